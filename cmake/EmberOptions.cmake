@@ -1,0 +1,32 @@
+# Compiler flags shared by all of Ember's own targets.
+# Link `ember_warnings` (PRIVATE) into every target built from our sources.
+add_library(ember_warnings INTERFACE)
+target_compile_options(ember_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-align
+  -Woverloaded-virtual -Wimplicit-fallthrough)
+if(EMBER_WERROR)
+  target_compile_options(ember_warnings INTERFACE -Werror)
+endif()
+
+if(EMBER_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+if(EMBER_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "EMBER_FUZZ=ON needs clang (CC=clang CXX=clang++)")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# ember_add_fuzzer(NAME SOURCE LIBS...): a libFuzzer target when EMBER_FUZZ=ON.
+function(ember_add_fuzzer name source)
+  if(EMBER_FUZZ)
+    add_executable(${name} ${source})
+    target_link_libraries(${name} PRIVATE ${ARGN} ember_warnings)
+    target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+  endif()
+endfunction()

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Install every dependency Ember needs (Debian packages only), then configure and build.
+# Idempotent: packages already installed are not touched; a configured build is reused.
+# Environment: BUILD_DIR (default build), EMBER_CMAKE_ARGS (extra -D options),
+#              EMBER_SKIP_BUILD=1 to stop after configuring.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+
+mapfile -t wanted < <(grep -v '^\s*#' "$root/scripts/deps.txt" | sed '/^\s*$/d')
+missing=()
+for p in "${wanted[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+  [[ "$status" == ii* ]] || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${#missing[@]} Debian packages: ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all ${#wanted[@]} Debian packages present"
+fi
+
+llvm=ON
+[[ -d /usr/lib/llvm-19/lib/cmake/llvm ]] || llvm=OFF
+if [[ ! -f "$build/build.ninja" ]]; then
+  echo "setup: configuring $build"
+  # shellcheck disable=SC2086
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DEMBER_WITH_LLVM=$llvm ${EMBER_CMAKE_ARGS:-}
+fi
+if [[ "${EMBER_SKIP_BUILD:-0}" != 1 ]]; then
+  echo "setup: building (ninja, $(nproc) jobs)"
+  cmake --build "$build" --parallel "$(nproc)"
+fi

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Set everything up on this machine, build, and run every test (ctest).
+# Extra arguments go to ctest (e.g. scripts/test.sh -R isa).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+"$root/scripts/setup.sh"
+cd "$build"
+ctest --output-on-failure --timeout 1500 -j "$(nproc)" "$@"
