@@ -1,0 +1,47 @@
+#include "ember/graph/InferUtil.h"
+
+namespace ember {
+
+void inferError(const std::string& reason) {
+  throw Error(reason);
+}
+
+Shape broadcastShapes(const Shape& a, const Shape& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      inferError("shapes " + shapeToString(a) + " and " + shapeToString(b) + " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+int64_t normalizeAxis(int64_t axis, size_t rank, const char* what) {
+  const int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r)
+    inferError(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +
+               std::to_string(rank));
+  return axis < 0 ? axis + r : axis;
+}
+
+void requireKind(const NodeValue& v, std::initializer_list<ElemKind> kinds, const char* operand) {
+  for (ElemKind k : kinds)
+    if (v.kind() == k)
+      return;
+  std::string allowed;
+  for (ElemKind k : kinds)
+    allowed += std::string(allowed.empty() ? "" : "/") + elemKindName(k);
+  inferError(std::string(operand) + " has element kind " + elemKindName(v.kind()) + ", expected " +
+             allowed);
+}
+
+void requireRank(const NodeValue& v, size_t rank, const char* operand) {
+  if (v.dims().size() != rank)
+    inferError(std::string(operand) + " has rank " + std::to_string(v.dims().size()) +
+               ", expected " + std::to_string(rank));
+}
+
+} // namespace ember

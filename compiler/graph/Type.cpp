@@ -1,0 +1,69 @@
+#include "ember/graph/Type.h"
+
+#include <sstream>
+
+namespace ember {
+
+namespace {
+struct KindInfo {
+  ElemKind kind;
+  const char* name;
+  size_t size;
+};
+constexpr KindInfo kKinds[] = {
+    {ElemKind::Float32, "float32", 4}, {ElemKind::Int8, "int8", 1}, {ElemKind::Int32, "int32", 4},
+    {ElemKind::Int64, "int64", 8},     {ElemKind::Bool, "bool", 1},
+};
+const KindInfo& info(ElemKind k) {
+  return kKinds[static_cast<size_t>(k)];
+}
+} // namespace
+
+size_t elemSize(ElemKind k) {
+  return info(k).size;
+}
+const char* elemKindName(ElemKind k) {
+  return info(k).name;
+}
+
+bool parseElemKind(const std::string& s, ElemKind* out) {
+  for (const auto& k : kKinds) {
+    if (s == k.name) {
+      *out = k.kind;
+      return true;
+    }
+  }
+  return false;
+}
+
+int64_t numElements(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s)
+    n *= d;
+  return n;
+}
+
+std::string shapeToString(const Shape& s) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < s.size(); ++i)
+    os << (i ? ", " : "") << s[i];
+  os << ']';
+  return os.str();
+}
+
+std::string Type::toString() const {
+  std::ostringstream os;
+  os << elemKindName(kind) << shapeToString(dims);
+  if (quant.isQuantized()) {
+    if (quant.scales.size() == 1 && quant.axis < 0) {
+      os << "{s=" << quant.scales[0]
+         << ",zp=" << (quant.zeroPoints.empty() ? 0 : quant.zeroPoints[0]) << '}';
+    } else {
+      os << "{per-channel axis=" << quant.axis << " n=" << quant.scales.size() << '}';
+    }
+  }
+  return os.str();
+}
+
+} // namespace ember

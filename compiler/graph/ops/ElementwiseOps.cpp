@@ -1,0 +1,123 @@
+// Type inference of the elementwise node kinds: unary, binary (broadcasting), Where.
+#include "ember/graph/InferUtil.h"
+#include "ember/graph/OpInfo.h"
+
+namespace ember {
+
+namespace {
+
+constexpr std::initializer_list<ElemKind> kNumeric = {ElemKind::Float32, ElemKind::Int8,
+                                                      ElemKind::Int32, ElemKind::Int64};
+
+std::vector<Type> floatUnary(const std::vector<NodeValue>& in, const Attrs&) {
+  requireKind(in[0], {ElemKind::Float32}, "input");
+  return {in[0].type()};
+}
+
+std::vector<Type> numericUnary(const std::vector<NodeValue>& in, const Attrs&) {
+  requireKind(in[0], kNumeric, "input");
+  Type t(in[0].kind(), in[0].dims());
+  return {t};
+}
+
+std::vector<Type> floatToBool(const std::vector<NodeValue>& in, const Attrs&) {
+  requireKind(in[0], {ElemKind::Float32}, "input");
+  return {Type(ElemKind::Bool, in[0].dims())};
+}
+
+std::vector<Type> boolUnary(const std::vector<NodeValue>& in, const Attrs&) {
+  requireKind(in[0], {ElemKind::Bool}, "input");
+  return {in[0].type()};
+}
+
+std::vector<Type> castInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  ElemKind to;
+  if (!parseElemKind(a.getString("to"), &to))
+    inferError("attribute 'to' names no element kind: '" + a.getString("to") + "'");
+  return {Type(to, in[0].dims())};
+}
+
+void checkSameKind(const std::vector<NodeValue>& in, size_t first, size_t count) {
+  for (size_t i = first + 1; i < first + count; ++i)
+    if (in[i].kind() != in[first].kind())
+      inferError(std::string("operands have different element kinds: ") +
+                 elemKindName(in[first].kind()) + " and " + elemKindName(in[i].kind()));
+}
+
+std::vector<Type> arithBinary(const std::vector<NodeValue>& in, const Attrs&) {
+  requireKind(in[0], kNumeric, "a");
+  checkSameKind(in, 0, 2);
+  return {Type(in[0].kind(), broadcastShapes(in[0].dims(), in[1].dims()))};
+}
+
+std::vector<Type> powInfer(const std::vector<NodeValue>& in, const Attrs&) {
+  // ONNX allows a different exponent type; the result has the base's kind.
+  requireKind(in[0], kNumeric, "a");
+  requireKind(in[1], kNumeric, "b");
+  return {Type(in[0].kind(), broadcastShapes(in[0].dims(), in[1].dims()))};
+}
+
+std::vector<Type> compareBinary(const std::vector<NodeValue>& in, const Attrs&) {
+  checkSameKind(in, 0, 2);
+  return {Type(ElemKind::Bool, broadcastShapes(in[0].dims(), in[1].dims()))};
+}
+
+std::vector<Type> logicBinary(const std::vector<NodeValue>& in, const Attrs&) {
+  requireKind(in[0], {ElemKind::Bool}, "a");
+  requireKind(in[1], {ElemKind::Bool}, "b");
+  return {Type(ElemKind::Bool, broadcastShapes(in[0].dims(), in[1].dims()))};
+}
+
+std::vector<Type> whereInfer(const std::vector<NodeValue>& in, const Attrs&) {
+  requireKind(in[0], {ElemKind::Bool}, "condition");
+  checkSameKind(in, 1, 2);
+  Shape s = broadcastShapes(broadcastShapes(in[0].dims(), in[1].dims()), in[2].dims());
+  return {Type(in[1].kind(), s)};
+}
+
+std::vector<Type> clipInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  requireKind(in[0], kNumeric, "input");
+  if (a.has("min") && a.has("max") && a.getFloat("min") > a.getFloat("max"))
+    inferError("attribute min is greater than max");
+  return {in[0].type()};
+}
+
+void add(NodeKind k, InferFn fn, std::vector<std::string> operands) {
+  OpInfo info;
+  info.kind = k;
+  info.minInputs = static_cast<unsigned>(operands.size());
+  info.operandNames = std::move(operands);
+  info.infer = std::move(fn);
+  registerOpInfo(std::move(info));
+}
+
+} // namespace
+
+void registerElementwiseOps() {
+  using K = NodeKind;
+  for (K k :
+       {K::Sigmoid,     K::Tanh,      K::Exp,       K::Log,  K::Sqrt,  K::Erf,   K::Reciprocal,
+        K::Floor,       K::Ceil,      K::Round,     K::Sin,  K::Cos,   K::Tan,   K::Asin,
+        K::Acos,        K::Atan,      K::Sinh,      K::Cosh, K::Asinh, K::Acosh, K::Atanh,
+        K::Softplus,    K::Softsign,  K::LeakyRelu, K::Elu,  K::Selu,  K::Celu,  K::ThresholdedRelu,
+        K::HardSigmoid, K::HardSwish, K::Shrink})
+    add(k, floatUnary, {"input"});
+  for (K k : {K::Relu, K::Neg, K::Abs, K::Sign})
+    add(k, numericUnary, {"input"});
+  add(K::Clip, clipInfer, {"input"});
+  add(K::IsNaN, floatToBool, {"input"});
+  add(K::IsInf, floatToBool, {"input"});
+  add(K::Not, boolUnary, {"input"});
+  add(K::Cast, castInfer, {"input"});
+  for (K k : {K::Add, K::Sub, K::Mul, K::Div, K::Max, K::Min, K::Mod})
+    add(k, arithBinary, {"a", "b"});
+  add(K::Pow, powInfer, {"a", "b"});
+  add(K::PRelu, arithBinary, {"input", "slope"});
+  for (K k : {K::Equal, K::Less, K::LessOrEqual, K::Greater, K::GreaterOrEqual})
+    add(k, compareBinary, {"a", "b"});
+  for (K k : {K::And, K::Or, K::Xor})
+    add(k, logicBinary, {"a", "b"});
+  add(K::Where, whereInfer, {"condition", "a", "b"});
+}
+
+} // namespace ember

@@ -1,0 +1,52 @@
+#pragma once
+/// \file
+/// The one interface every backend (interpreter, cpu, npu) implements, and the
+/// registry that finds them by name. The compiler core never includes a backend; it
+/// asks this interface what a backend supports and wants lowered.
+
+#include "ember/graph/Graph.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ember {
+
+/// Named tensors: inputs by placeholder name, outputs by function output name.
+using TensorMap = std::map<std::string, Tensor>;
+
+/// A function prepared for execution by one backend.
+class CompiledFunction {
+public:
+  virtual ~CompiledFunction() = default;
+  /// Runs once. Inputs must match the function's placeholders in name, kind and shape
+  /// (ember::Error otherwise, naming the input); returns every output.
+  virtual TensorMap run(const TensorMap& inputs) = 0;
+};
+
+/// A code generator / executor for one target.
+class Backend {
+public:
+  virtual ~Backend() = default;
+  /// Short name used on command lines ("interp", "cpu", "npu").
+  virtual std::string name() const = 0;
+  /// Whether this backend can execute node `n` as it is.
+  virtual bool supports(const Node& n) const = 0;
+  /// Whether the lowering pass should break `n` into simpler primitives for this
+  /// backend (default: no).
+  virtual bool shouldLower(const Node& /*n*/) const { return false; }
+  /// Prepares `f` for execution; the function must outlive the result.
+  virtual std::unique_ptr<CompiledFunction> compile(const Function& f) const = 0;
+};
+
+/// Creates the backend called `name`; throws ember::Error listing the known names.
+std::unique_ptr<Backend> createBackend(const std::string& name);
+/// Names of all backends built into this binary.
+std::vector<std::string> backendNames();
+
+/// Every node of `f` that `b` does not support, as "Kind 'name'" strings (all of them,
+/// so a user sees the whole list at once).
+std::vector<std::string> unsupportedNodes(const Backend& b, const Function& f);
+
+} // namespace ember

@@ -1,0 +1,25 @@
+#pragma once
+/// \file
+/// Small helpers shared by the type inference functions of compiler/graph/ops.
+
+#include "ember/graph/Node.h"
+#include "ember/support/Error.h"
+
+namespace ember {
+
+/// Numpy-style broadcast of two shapes; throws ember::Error when incompatible.
+Shape broadcastShapes(const Shape& a, const Shape& b);
+
+/// Maps a possibly negative axis into [0, rank); throws when out of range.
+int64_t normalizeAxis(int64_t axis, size_t rank, const char* what = "axis");
+
+/// Throws unless v's element kind is one of `kinds`.
+void requireKind(const NodeValue& v, std::initializer_list<ElemKind> kinds, const char* operand);
+
+/// Throws unless v has the given rank.
+void requireRank(const NodeValue& v, size_t rank, const char* operand);
+
+/// Throws with "REASON" built from parts.
+[[noreturn]] void inferError(const std::string& reason);
+
+} // namespace ember
