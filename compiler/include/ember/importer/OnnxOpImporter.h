@@ -74,6 +74,8 @@ public:
 
   /// Throws ember::Error naming the model, the node and its op type.
   [[noreturn]] virtual void fail(const std::string& reason) const = 0;
+  /// Throws ember::Unsupported (well-formed, but a feature Ember lacks), same naming.
+  [[noreturn]] virtual void unsupported(const std::string& reason) const = 0;
 };
 
 using OnnxOpImportFn = std::function<void(OnnxNodeContext&)>;

@@ -30,4 +30,12 @@ private:
   std::string reason_;
 };
 
+/// An input that is well-formed but uses something Ember does not support (an ONNX
+/// operator, an element type, an attribute value). Tools and the conformance runner
+/// count these apart from real failures.
+class Unsupported : public Error {
+public:
+  using Error::Error;
+};
+
 } // namespace ember
