@@ -1,0 +1,137 @@
+// The NPU binary: an ELF64 container of instruction stream, constants, I/O table,
+// memory map, ISA identity and debug map. See docs/isa.md, "Binary format".
+#pragma once
+
+#include "ember/isa/description.h"
+#include "ember/isa/instruction.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ember::isa {
+
+/// ELF constants of the Ember container. e_machine is outside the gABI registry (which
+/// assigns values below 0x0400); 0x9000-0xFFFF is where unofficial machines
+/// traditionally live (e.g. EM_ALPHA 0x9026). Section types are in the
+/// application range [SHT_LOUSER, SHT_HIUSER].
+namespace elf {
+constexpr std::uint16_t kMachine = 0xEB01; ///< EM_EMBER_NPU
+constexpr std::uint32_t kShtLoUser = 0x80000000u;
+constexpr std::uint32_t kShtText = kShtLoUser + 0xEB01;   ///< .ember.text
+constexpr std::uint32_t kShtConst = kShtLoUser + 0xEB02;  ///< .ember.const
+constexpr std::uint32_t kShtIo = kShtLoUser + 0xEB03;     ///< .ember.io
+constexpr std::uint32_t kShtMemmap = kShtLoUser + 0xEB04; ///< .ember.memmap
+constexpr std::uint32_t kShtIsa = kShtLoUser + 0xEB05;    ///< .ember.isa
+constexpr std::uint32_t kShtDebug = kShtLoUser + 0xEB06;  ///< .ember.debug
+constexpr std::uint32_t kFormatVersion = 1;               ///< In .ember.isa and e_flags.
+} // namespace elf
+
+/// Element type of an I/O tensor.
+enum class DType : std::uint8_t { Int8 = 0, UInt8 = 1, Int32 = 2, Float32 = 3 };
+/// How the tensor is laid out in DRAM. `Flat`: row-major as its shape says.
+/// `Nchwc`: N, C/L, H, W, L with L = act row lanes, channels zero-padded to L.
+enum class Layout : std::uint8_t { Flat = 0, Nchwc = 1 };
+/// Direction of an I/O tensor.
+enum class IoDir : std::uint8_t { Input = 0, Output = 1 };
+/// What a memory-map region holds.
+enum class RegionKind : std::uint8_t { Const = 0, Input = 1, Output = 2, Scratch = 3 };
+
+const char* toString(DType);
+const char* toString(Layout);
+const char* toString(IoDir);
+const char* toString(RegionKind);
+/// Parse the names above; return false if unknown.
+bool parse(std::string_view s, DType& out);
+bool parse(std::string_view s, Layout& out);
+bool parse(std::string_view s, IoDir& out);
+bool parse(std::string_view s, RegionKind& out);
+/// Bytes of one element.
+unsigned sizeOf(DType);
+
+/// One entry of the I/O table: a model input or output in DRAM.
+struct IoEntry {
+  std::string name;
+  IoDir dir = IoDir::Input;
+  DType dtype = DType::Int8;
+  Layout layout = Layout::Flat;
+  std::vector<std::int64_t> shape; ///< Logical shape (e.g. N, C, H, W), rank <= 8.
+  double scale = 1.0;              ///< Quantization: real = scale * (q - zero_point).
+  std::int32_t zero_point = 0;
+  std::uint64_t dram_offset = 0; ///< Byte offset in the job's DRAM window.
+  std::uint64_t size_bytes = 0;  ///< Bytes it occupies there (after padding/blocking).
+  bool operator==(const IoEntry& o) const;
+};
+
+/// One region of the job's DRAM window.
+struct MemRegion {
+  std::string name;
+  RegionKind kind = RegionKind::Scratch;
+  std::uint64_t dram_offset = 0;
+  std::uint64_t size_bytes = 0;
+  bool operator==(const MemRegion& o) const {
+    return name == o.name && kind == o.kind && dram_offset == o.dram_offset &&
+           size_bytes == o.size_bytes;
+  }
+};
+
+/// Instructions [first, first + count) come from graph node `node`.
+struct DebugRange {
+  std::uint32_t first = 0;
+  std::uint32_t count = 0;
+  std::string node;
+  bool operator==(const DebugRange& o) const {
+    return first == o.first && count == o.count && node == o.node;
+  }
+};
+
+/// An NPU program with everything the runtime needs to run it.
+struct Binary {
+  std::string isa_name;                ///< Description it was built for.
+  Sha256Digest isa_hash{};             ///< Its hash.
+  std::vector<Instruction> code;       ///< Instruction stream (one queue-split stream).
+  std::vector<std::uint8_t> constants; ///< Loaded at the `const` region's offset.
+  std::vector<IoEntry> io;
+  std::vector<MemRegion> memmap;
+  std::vector<DebugRange> debug; ///< Sorted, non-overlapping.
+
+  /// A binary for `isa` (name and hash filled in), otherwise empty.
+  static Binary forIsa(const IsaDescription& isa);
+  /// Graph node of instruction `index`, or nullptr.
+  const std::string* nodeOf(std::size_t index) const;
+  bool operator==(const Binary& o) const;
+};
+
+/// Checks a binary's tables against `isa` (regions inside DRAM and not overlapping; I/O
+/// entries inside a region of their direction and consistent with shape/dtype; constants
+/// fit the const region; debug ranges sorted and inside the code). Throws Error.
+void validateBinary(const Binary& bin, const IsaDescription& isa, const std::string& file);
+
+/// ELF image of `bin` (validates first).
+std::vector<std::uint8_t> serializeElf(const Binary& bin, const IsaDescription& isa);
+/// Writes the ELF atomically (temporary file in the same folder, then rename).
+void writeElf(const std::string& path, const Binary& bin, const IsaDescription& isa);
+/// Parses an ELF image; never trusts it: every offset, size, count and string is checked,
+/// and a binary built for another description is rejected. `file` names it in errors.
+Binary parseElf(const std::uint8_t* data, std::size_t size, const IsaDescription& isa,
+                const std::string& file = "<memory>");
+/// Reads and parses an ELF file.
+Binary readElf(const std::string& path, const IsaDescription& isa);
+
+/// A section as listed in the section header table (for ember-objdump).
+struct SectionInfo {
+  std::string name;
+  std::uint32_t type = 0;
+  std::uint64_t flags = 0, offset = 0, size = 0, entsize = 0;
+};
+/// Section headers of a (structurally valid) Ember ELF image. Throws Error.
+std::vector<SectionInfo> listSections(const std::uint8_t* data, std::size_t size,
+                                      const std::string& file = "<memory>");
+
+/// Whole file as bytes; throws Error on I/O failure.
+std::vector<std::uint8_t> readFileBytes(const std::string& path);
+/// Writes bytes atomically (temp file + rename); throws Error on failure.
+void writeFileAtomic(const std::string& path, const void* data, std::size_t size);
+
+} // namespace ember::isa

@@ -1,0 +1,25 @@
+// Self-contained SHA-256 (FIPS 180-4), used for the ISA identity of binaries.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ember::isa {
+
+/// A SHA-256 digest.
+using Sha256Digest = std::array<std::uint8_t, 32>;
+
+/// SHA-256 of `size` bytes at `data`. Implemented here so libember_isa needs no crypto
+/// library; it identifies descriptions, it is not used for security.
+Sha256Digest sha256(const void* data, std::size_t size);
+/// SHA-256 of a string's bytes.
+inline Sha256Digest sha256(std::string_view s) {
+  return sha256(s.data(), s.size());
+}
+/// Lower-case hexadecimal of a digest (64 characters).
+std::string toHex(const Sha256Digest& d);
+
+} // namespace ember::isa

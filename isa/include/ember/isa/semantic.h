@@ -1,0 +1,101 @@
+// Semantic classes: the C++ side of the ISA. Instructions in JSON are instances of them.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ember::isa {
+
+class IsaDescription;
+struct InstrDesc;
+
+/// The three engines of the decoupled access/execute pipeline, in token order: a
+/// token "to next" goes load -> compute -> store, "to prev" goes the other way.
+enum class Engine { Load = 0, Compute = 1, Store = 2 };
+
+/// Name of an engine: "load", "compute", "store".
+const char* engineName(Engine e);
+
+/// What a field role means, which decides how it is validated and printed.
+enum class RoleKind {
+  Flag,      ///< One bit (token flags, gemm reset). Width must be exactly 1.
+  Count,     ///< Unsigned loop count or size.
+  Stride,    ///< Unsigned stride in rows of the memory it walks.
+  Addr,      ///< Unsigned SRAM row address; must reach every row of its memory/memories.
+  DramAddr,  ///< Unsigned DRAM byte address; must reach hardware.dram.size_bytes.
+  MemSelect, ///< Selects an SRAM by its `id`; printed as the memory's name.
+  Enum,      ///< Small enumeration whose names are given by the field's `enum` in JSON.
+  SignedImm, ///< Signed two's-complement immediate (zero point, clamp bounds, shift).
+  Index,     ///< Unsigned index (LUT table number).
+};
+
+/// One field a class needs. The JSON maps each role to a bit range.
+struct RoleSpec {
+  std::string name;                 ///< Role name, e.g. "sram_addr". Also the assembly key.
+  RoleKind kind = RoleKind::Count;  ///< Meaning.
+  unsigned min_width = 1;           ///< Narrowest acceptable width in bits.
+  std::string memory;               ///< Addr: fixed memory ("act", ...), or empty when
+                                    ///< the memory comes from `select_role`.
+  std::string select_role;          ///< Addr: the MemSelect role choosing its memory.
+  std::vector<std::string> choices; ///< MemSelect: memories it may select (empty: taken
+                                    ///< from the instruction's `properties.memories`).
+                                    ///< Enum: names the JSON `enum` must define.
+  std::string doc;                  ///< One line for generated docs.
+};
+
+class Checker;
+
+/// A semantic class: the roles its instructions need, the engine that runs them, the
+/// timing/energy keys the simulator needs, and which per-instruction properties apply.
+/// Adding a class is the documented C++ extension point (docs/extending-isa.md):
+/// register a `ClassSpec` and implement its semantics in the simulator/compiler/RTL.
+struct ClassSpec {
+  std::string name;                     ///< e.g. "vector-binary".
+  Engine engine = Engine::Compute;      ///< Queue its instructions go to (a class with an
+                                        ///< "engine" Enum role chooses per instruction).
+  std::vector<RoleSpec> roles;          ///< Every role is required, none other allowed.
+  std::vector<std::string> timing_keys; ///< Required keys of `timing` (cycles).
+  std::vector<std::string> energy_keys; ///< Required keys of `energy` (pJ).
+  std::vector<std::string> op_choices;  ///< Allowed `properties.op`; empty: no op.
+  bool needs_memories = false;          ///< Requires `properties.memories`.
+  bool allows_table_offset = false;     ///< Accepts `properties.table_offset`.
+  std::string doc;                      ///< One line for generated docs.
+  /// Optional extra validation for this class (called after the generic checks).
+  std::function<void(const IsaDescription&, const InstrDesc&, Checker&)> extra_check;
+
+  /// The role named `role`, or nullptr.
+  const RoleSpec* findRole(const std::string& role) const;
+};
+
+/// Reports a validation failure at a JSON pointer of the description being checked.
+class Checker {
+public:
+  explicit Checker(std::string file) : file_(std::move(file)) {}
+  /// Throws `Error(file, path, reason)`.
+  [[noreturn]] void fail(const std::string& path, const std::string& reason) const;
+  const std::string& file() const { return file_; }
+
+private:
+  std::string file_;
+};
+
+/// The set of known semantic classes. `global()` holds the built-in ones; a vendor adds
+/// a class with `add()` before loading a description that uses it.
+class ClassRegistry {
+public:
+  /// The process-wide registry, with the built-in classes registered.
+  static ClassRegistry& global();
+  /// Registers a class; throws `Error` if the name exists.
+  void add(ClassSpec spec);
+  /// The class named `name`, or nullptr. Pointers stay valid for the process lifetime.
+  const ClassSpec* find(const std::string& name) const;
+  /// All class names, in registration order.
+  std::vector<std::string> names() const;
+
+private:
+  std::vector<std::unique_ptr<ClassSpec>> classes_;
+};
+
+} // namespace ember::isa

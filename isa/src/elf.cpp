@@ -1,0 +1,545 @@
+// The ELF64 container: writer and a reader that never trusts its input.
+#include "ember/isa/binary.h"
+#include "ember/isa/error.h"
+
+#include <cstring>
+#include <limits>
+
+namespace ember::isa {
+
+namespace {
+
+constexpr std::size_t kEhdrSize = 64;
+constexpr std::size_t kShdrSize = 64;
+constexpr std::uint32_t kShtStrtab = 3;
+constexpr std::uint64_t kShfAlloc = 0x2, kShfExec = 0x4;
+constexpr std::size_t kMaxSections = 256;
+constexpr std::size_t kMaxStr = 65535;
+
+struct SectionDef {
+  const char* name;
+  std::uint32_t type;
+  bool required;
+};
+const SectionDef kSections[] = {
+    {".ember.text", elf::kShtText, true}, {".ember.const", elf::kShtConst, false},
+    {".ember.io", elf::kShtIo, false},    {".ember.memmap", elf::kShtMemmap, false},
+    {".ember.isa", elf::kShtIsa, true},   {".ember.debug", elf::kShtDebug, false}};
+
+// ------------------------------------------------------------------ little-endian writer
+
+class Writer {
+public:
+  void u8(std::uint8_t v) { buf.push_back(v); }
+  void u16(std::uint16_t v) { le(v, 2); }
+  void u32(std::uint32_t v) { le(v, 4); }
+  void u64(std::uint64_t v) { le(v, 8); }
+  void i32(std::int32_t v) { le(std::uint32_t(v), 4); }
+  void i64(std::int64_t v) { le(std::uint64_t(v), 8); }
+  void f64(double v) {
+    std::uint64_t b;
+    std::memcpy(&b, &v, 8);
+    u64(b);
+  }
+  void str(const std::string& s, const char* what) {
+    if (s.size() > kMaxStr)
+      throw Error("<writer>", what, "string longer than 65535 bytes");
+    u16(std::uint16_t(s.size()));
+    buf.insert(buf.end(), s.begin(), s.end());
+  }
+  void bytes(const void* p, std::size_t n) {
+    const auto* b = static_cast<const std::uint8_t*>(p);
+    buf.insert(buf.end(), b, b + n);
+  }
+  void align(std::size_t a) {
+    while (buf.size() % a)
+      buf.push_back(0);
+  }
+  std::vector<std::uint8_t> buf;
+
+private:
+  void le(std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i)
+      buf.push_back(std::uint8_t(v >> (8 * i)));
+  }
+};
+
+// ------------------------------------------------------------------ bounded reader
+
+class Cursor {
+public:
+  Cursor(const std::uint8_t* p, std::size_t n, std::string file, std::string where)
+      : p_(p), n_(n), file_(std::move(file)), where_(std::move(where)) {}
+
+  std::uint8_t u8(const char* what) { return std::uint8_t(le(1, what)); }
+  std::uint16_t u16(const char* what) { return std::uint16_t(le(2, what)); }
+  std::uint32_t u32(const char* what) { return std::uint32_t(le(4, what)); }
+  std::uint64_t u64(const char* what) { return le(8, what); }
+  std::int32_t i32(const char* what) { return std::int32_t(std::uint32_t(le(4, what))); }
+  std::int64_t i64(const char* what) { return std::int64_t(le(8, what)); }
+  double f64(const char* what) {
+    std::uint64_t b = le(8, what);
+    double v;
+    std::memcpy(&v, &b, 8);
+    return v;
+  }
+  std::string str(const char* what) {
+    std::size_t len = u16(what);
+    need(len, what);
+    std::string s(reinterpret_cast<const char*>(p_ + pos_), len);
+    pos_ += len;
+    return s;
+  }
+  void raw(void* out, std::size_t len, const char* what) {
+    need(len, what);
+    std::memcpy(out, p_ + pos_, len);
+    pos_ += len;
+  }
+  /// Entries of at least `min_bytes` each must fit in what is left.
+  std::uint32_t count(std::size_t min_bytes, const char* what) {
+    std::uint32_t c = u32(what);
+    if (std::uint64_t(c) * min_bytes > n_ - pos_)
+      fail(std::string(what) + " " + std::to_string(c) + " cannot fit in the " +
+           std::to_string(n_ - pos_) + " bytes left");
+    return c;
+  }
+  void end() {
+    if (pos_ != n_)
+      fail(std::to_string(n_ - pos_) + " unexpected bytes after the table at offset " +
+           std::to_string(pos_));
+  }
+  [[noreturn]] void fail(const std::string& reason) const { throw Error(file_, where_, reason); }
+
+private:
+  void need(std::size_t len, const char* what) const {
+    if (len > n_ - pos_)
+      fail(std::string("truncated: ") + what + " needs " + std::to_string(len) +
+           " bytes at offset " + std::to_string(pos_) + ", " + std::to_string(n_ - pos_) + " left");
+  }
+  std::uint64_t le(int n, const char* what) {
+    need(std::size_t(n), what);
+    std::uint64_t v = 0;
+    for (int i = 0; i < n; ++i)
+      v |= std::uint64_t(p_[pos_ + std::size_t(i)]) << (8 * i);
+    pos_ += std::size_t(n);
+    return v;
+  }
+  const std::uint8_t* p_;
+  std::size_t n_, pos_ = 0;
+  std::string file_, where_;
+};
+
+// ------------------------------------------------------------------ section payloads
+
+std::vector<std::uint8_t> encodeIsa(const Binary& b) {
+  Writer w;
+  w.u32(elf::kFormatVersion);
+  w.str(b.isa_name, "isa name");
+  w.bytes(b.isa_hash.data(), b.isa_hash.size());
+  return w.buf;
+}
+
+std::vector<std::uint8_t> encodeIo(const Binary& b) {
+  Writer w;
+  w.u32(std::uint32_t(b.io.size()));
+  for (const auto& e : b.io) {
+    w.str(e.name, "io name");
+    w.u8(std::uint8_t(e.dir));
+    w.u8(std::uint8_t(e.dtype));
+    w.u8(std::uint8_t(e.layout));
+    w.u8(std::uint8_t(e.shape.size()));
+    for (auto d : e.shape)
+      w.i64(d);
+    w.f64(e.scale);
+    w.i32(e.zero_point);
+    w.u64(e.dram_offset);
+    w.u64(e.size_bytes);
+  }
+  return w.buf;
+}
+
+std::vector<std::uint8_t> encodeMemmap(const Binary& b) {
+  Writer w;
+  w.u32(std::uint32_t(b.memmap.size()));
+  for (const auto& r : b.memmap) {
+    w.str(r.name, "region name");
+    w.u8(std::uint8_t(r.kind));
+    w.u64(r.dram_offset);
+    w.u64(r.size_bytes);
+  }
+  return w.buf;
+}
+
+std::vector<std::uint8_t> encodeDebug(const Binary& b) {
+  Writer w;
+  w.u32(std::uint32_t(b.debug.size()));
+  for (const auto& r : b.debug) {
+    w.u32(r.first);
+    w.u32(r.count);
+    w.str(r.node, "debug node");
+  }
+  return w.buf;
+}
+
+void decodeIsa(Cursor c, Binary& b) {
+  std::uint32_t v = c.u32("format version");
+  if (v != elf::kFormatVersion)
+    c.fail("container format version " + std::to_string(v) + ", this reader knows " +
+           std::to_string(elf::kFormatVersion));
+  b.isa_name = c.str("ISA name");
+  c.raw(b.isa_hash.data(), b.isa_hash.size(), "ISA hash");
+  c.end();
+}
+
+void decodeIo(Cursor c, Binary& b) {
+  std::uint32_t n = c.count(2 + 4 + 8 + 4 + 16, "entry count");
+  for (std::uint32_t i = 0; i < n; ++i) {
+    IoEntry e;
+    e.name = c.str("name");
+    std::uint8_t dir = c.u8("direction"), dt = c.u8("dtype"), lay = c.u8("layout");
+    std::uint8_t rank = c.u8("rank");
+    if (dir > 1)
+      c.fail("entry " + std::to_string(i) + ": bad direction " + std::to_string(dir));
+    if (dt > 3)
+      c.fail("entry " + std::to_string(i) + ": bad dtype " + std::to_string(dt));
+    if (lay > 1)
+      c.fail("entry " + std::to_string(i) + ": bad layout " + std::to_string(lay));
+    if (rank > 8)
+      c.fail("entry " + std::to_string(i) + ": rank " + std::to_string(rank) + " > 8");
+    e.dir = IoDir(dir);
+    e.dtype = DType(dt);
+    e.layout = Layout(lay);
+    for (unsigned k = 0; k < rank; ++k)
+      e.shape.push_back(c.i64("dimension"));
+    e.scale = c.f64("scale");
+    e.zero_point = c.i32("zero point");
+    e.dram_offset = c.u64("DRAM offset");
+    e.size_bytes = c.u64("size");
+    b.io.push_back(std::move(e));
+  }
+  c.end();
+}
+
+void decodeMemmap(Cursor c, Binary& b) {
+  std::uint32_t n = c.count(2 + 1 + 16, "region count");
+  for (std::uint32_t i = 0; i < n; ++i) {
+    MemRegion r;
+    r.name = c.str("name");
+    std::uint8_t k = c.u8("kind");
+    if (k > 3)
+      c.fail("region " + std::to_string(i) + ": bad kind " + std::to_string(k));
+    r.kind = RegionKind(k);
+    r.dram_offset = c.u64("DRAM offset");
+    r.size_bytes = c.u64("size");
+    b.memmap.push_back(std::move(r));
+  }
+  c.end();
+}
+
+void decodeDebug(Cursor c, Binary& b) {
+  std::uint32_t n = c.count(4 + 4 + 2, "range count");
+  for (std::uint32_t i = 0; i < n; ++i) {
+    DebugRange r;
+    r.first = c.u32("first instruction");
+    r.count = c.u32("instruction count");
+    r.node = c.str("node name");
+    b.debug.push_back(std::move(r));
+  }
+  c.end();
+}
+
+// ------------------------------------------------------------------ ELF structure
+
+struct Shdr {
+  std::uint32_t name = 0, type = 0, link = 0, info = 0;
+  std::uint64_t flags = 0, addr = 0, offset = 0, size = 0, addralign = 0, entsize = 0;
+};
+
+std::uint64_t rd(const std::uint8_t* p, int n) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < n; ++i)
+    v |= std::uint64_t(p[i]) << (8 * i);
+  return v;
+}
+
+struct Parsed {
+  std::vector<Shdr> shdrs;
+  std::vector<std::string> names;
+};
+
+std::string hex(std::uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+void checkHeader(const std::uint8_t* d, std::size_t n, const std::string& file) {
+  const std::string w = "ELF header";
+  if (n < kEhdrSize)
+    throw Error(file, w, "truncated: " + std::to_string(n) + " bytes, an ELF64 header needs 64");
+  if (std::memcmp(d,
+                  "\x7f"
+                  "ELF",
+                  4) != 0)
+    throw Error(file, w, "bad magic (not an ELF file)");
+  if (d[4] != 2)
+    throw Error(file, w, "not ELF64 (EI_CLASS " + std::to_string(d[4]) + ")");
+  if (d[5] != 1)
+    throw Error(file, w, "not little-endian (EI_DATA " + std::to_string(d[5]) + ")");
+  if (d[6] != 1)
+    throw Error(file, w, "bad EI_VERSION " + std::to_string(d[6]));
+  if (rd(d + 16, 2) != 2)
+    throw Error(file, w, "e_type " + std::to_string(rd(d + 16, 2)) + " is not ET_EXEC");
+  if (rd(d + 18, 2) != elf::kMachine)
+    throw Error(file, w,
+                "e_machine " + hex(rd(d + 18, 2)) + " is not the Ember NPU (" + hex(elf::kMachine) +
+                    ")");
+  if (rd(d + 20, 4) != 1)
+    throw Error(file, w, "bad e_version");
+  if (rd(d + 48, 4) != elf::kFormatVersion)
+    throw Error(file, w,
+                "e_flags " + hex(rd(d + 48, 4)) + ": container format version " +
+                    std::to_string(elf::kFormatVersion) + " expected");
+  if (rd(d + 52, 2) != kEhdrSize)
+    throw Error(file, w, "e_ehsize is not 64");
+  if (rd(d + 58, 2) != kShdrSize)
+    throw Error(file, w, "e_shentsize is not 64");
+}
+
+Parsed parseStructure(const std::uint8_t* d, std::size_t n, const std::string& file) {
+  checkHeader(d, n, file);
+  const std::string w = "ELF header";
+  std::uint64_t shoff = rd(d + 40, 8), shnum = rd(d + 60, 2), shstrndx = rd(d + 62, 2);
+  if (shnum == 0)
+    throw Error(file, w, "no section headers");
+  if (shnum > kMaxSections)
+    throw Error(file, w, "too many sections (" + std::to_string(shnum) + ")");
+  if (shoff < kEhdrSize || shoff > n || shnum * kShdrSize > n - shoff)
+    throw Error(file, w,
+                "section header table [" + std::to_string(shoff) + ", +" +
+                    std::to_string(shnum * kShdrSize) + ") lies outside the " + std::to_string(n) +
+                    "-byte file");
+  if (shstrndx >= shnum)
+    throw Error(file, w, "e_shstrndx " + std::to_string(shstrndx) + " out of range");
+  Parsed p;
+  for (std::uint64_t i = 0; i < shnum; ++i) {
+    const std::uint8_t* s = d + shoff + i * kShdrSize;
+    Shdr h;
+    h.name = std::uint32_t(rd(s, 4));
+    h.type = std::uint32_t(rd(s + 4, 4));
+    h.flags = rd(s + 8, 8);
+    h.addr = rd(s + 16, 8);
+    h.offset = rd(s + 24, 8);
+    h.size = rd(s + 32, 8);
+    h.link = std::uint32_t(rd(s + 40, 4));
+    h.info = std::uint32_t(rd(s + 44, 4));
+    h.addralign = rd(s + 48, 8);
+    h.entsize = rd(s + 56, 8);
+    if (i != 0 && (h.offset > n || h.size > n - h.offset))
+      throw Error(file, "section header " + std::to_string(i),
+                  "data [" + std::to_string(h.offset) + ", +" + std::to_string(h.size) +
+                      ") lies outside the " + std::to_string(n) + "-byte file");
+    p.shdrs.push_back(h);
+  }
+  const Shdr& strtab = p.shdrs[shstrndx];
+  if (strtab.type != kShtStrtab || shstrndx == 0)
+    throw Error(file, "section header " + std::to_string(shstrndx),
+                "e_shstrndx is not a string table");
+  for (std::uint64_t i = 0; i < shnum; ++i) {
+    const Shdr& h = p.shdrs[i];
+    if (i == 0) {
+      p.names.emplace_back();
+      continue;
+    }
+    if (h.name >= strtab.size)
+      throw Error(file, "section header " + std::to_string(i), "name offset outside .shstrtab");
+    const char* base = reinterpret_cast<const char*>(d + strtab.offset);
+    const void* nul = std::memchr(base + h.name, 0, strtab.size - h.name);
+    if (!nul)
+      throw Error(file, "section header " + std::to_string(i), "name is not NUL-terminated");
+    p.names.emplace_back(base + h.name, static_cast<const char*>(nul) - (base + h.name));
+  }
+  // No section may overlap the ELF header, the section header table or another section.
+  struct Span {
+    std::string name;
+    std::uint64_t lo, hi;
+  };
+  std::vector<Span> spans{{"ELF header", 0, kEhdrSize},
+                          {"section header table", shoff, shoff + shnum * kShdrSize}};
+  for (std::uint64_t i = 1; i < shnum; ++i) {
+    const Shdr& h = p.shdrs[i];
+    if (h.size == 0)
+      continue;
+    Span s{p.names[i].empty() ? "#" + std::to_string(i) : p.names[i], h.offset, h.offset + h.size};
+    for (const auto& o : spans)
+      if (s.lo < o.hi && o.lo < s.hi)
+        throw Error(file, "section " + s.name,
+                    "[" + std::to_string(s.lo) + ", " + std::to_string(s.hi) + ") overlaps " +
+                        o.name + " [" + std::to_string(o.lo) + ", " + std::to_string(o.hi) + ")");
+    spans.push_back(s);
+  }
+  return p;
+}
+
+} // namespace
+
+std::vector<SectionInfo> listSections(const std::uint8_t* data, std::size_t size,
+                                      const std::string& file) {
+  Parsed p = parseStructure(data, size, file);
+  std::vector<SectionInfo> out;
+  for (std::size_t i = 1; i < p.shdrs.size(); ++i) {
+    const Shdr& h = p.shdrs[i];
+    out.push_back({p.names[i], h.type, h.flags, h.offset, h.size, h.entsize});
+  }
+  return out;
+}
+
+Binary parseElf(const std::uint8_t* data, std::size_t size, const IsaDescription& isa,
+                const std::string& file) {
+  Parsed p = parseStructure(data, size, file);
+  const Shdr* found[std::size(kSections)] = {};
+  for (std::size_t i = 1; i < p.shdrs.size(); ++i) {
+    for (std::size_t k = 0; k < std::size(kSections); ++k) {
+      if (p.names[i] != kSections[k].name)
+        continue;
+      std::string w = std::string("section ") + kSections[k].name;
+      if (found[k])
+        throw Error(file, w, "appears twice");
+      if (p.shdrs[i].type != kSections[k].type)
+        throw Error(file, w,
+                    "has type " + hex(p.shdrs[i].type) + ", expected " + hex(kSections[k].type));
+      found[k] = &p.shdrs[i];
+    }
+  }
+  for (std::size_t k = 0; k < std::size(kSections); ++k)
+    if (kSections[k].required && !found[k])
+      throw Error(file, "", std::string("missing section ") + kSections[k].name);
+  auto cursor = [&](std::size_t k) {
+    const Shdr* h = found[k];
+    return Cursor(h ? data + h->offset : data, h ? std::size_t(h->size) : 0, file,
+                  std::string("section ") + kSections[k].name);
+  };
+  Binary b;
+  decodeIsa(cursor(4), b);
+  if (b.isa_name != isa.name() || b.isa_hash != isa.hash())
+    throw Error(file, "section .ember.isa",
+                "built for ISA \"" + b.isa_name + "\" (sha256 " + toHex(b.isa_hash) +
+                    "), but the description is \"" + isa.name() + "\" (sha256 " + isa.hashHex() +
+                    ")");
+  const Shdr& text = *found[0];
+  const std::size_t ib = isa.instructionBytes();
+  if (text.size % ib != 0)
+    throw Error(file, "section .ember.text",
+                "size " + std::to_string(text.size) + " is not a multiple of the " +
+                    std::to_string(ib) + "-byte instruction");
+  if (text.entsize != ib)
+    throw Error(file, "section .ember.text",
+                "sh_entsize " + std::to_string(text.entsize) + ", expected " + std::to_string(ib));
+  for (std::uint64_t i = 0; i < text.size / ib; ++i)
+    b.code.push_back(Instruction::decode(isa, data + text.offset + i * ib, file,
+                                         "section .ember.text: instruction " + std::to_string(i)));
+  if (found[1])
+    b.constants.assign(data + found[1]->offset, data + found[1]->offset + found[1]->size);
+  if (found[2])
+    decodeIo(cursor(2), b);
+  if (found[3])
+    decodeMemmap(cursor(3), b);
+  if (found[5])
+    decodeDebug(cursor(5), b);
+  validateBinary(b, isa, file);
+  return b;
+}
+
+std::vector<std::uint8_t> serializeElf(const Binary& bin, const IsaDescription& isa) {
+  validateBinary(bin, isa, "<output>");
+  const std::size_t ib = isa.instructionBytes();
+  std::vector<std::uint8_t> text(bin.code.size() * ib);
+  for (std::size_t i = 0; i < bin.code.size(); ++i)
+    bin.code[i].encodeInto(text.data() + i * ib);
+  std::vector<std::vector<std::uint8_t>> payload = {
+      text, bin.constants, encodeIo(bin), encodeMemmap(bin), encodeIsa(bin), encodeDebug(bin)};
+  Writer w;
+  w.buf.resize(kEhdrSize);
+  std::vector<Shdr> sh(1);
+  std::string shstr(1, '\0');
+  for (std::size_t k = 0; k < std::size(kSections); ++k) {
+    w.align(16);
+    Shdr h;
+    h.name = std::uint32_t(shstr.size());
+    shstr += kSections[k].name;
+    shstr += '\0';
+    h.type = kSections[k].type;
+    h.flags = k == 0 ? (kShfAlloc | kShfExec) : (k == 1 ? kShfAlloc : 0);
+    h.offset = w.buf.size();
+    h.size = payload[k].size();
+    h.addralign = 16;
+    h.entsize = k == 0 ? ib : 0;
+    w.bytes(payload[k].data(), payload[k].size());
+    sh.push_back(h);
+  }
+  Shdr strtab;
+  strtab.name = std::uint32_t(shstr.size());
+  shstr += ".shstrtab";
+  shstr += '\0';
+  strtab.type = kShtStrtab;
+  strtab.offset = w.buf.size();
+  strtab.size = shstr.size();
+  strtab.addralign = 1;
+  w.bytes(shstr.data(), shstr.size());
+  sh.push_back(strtab);
+  w.align(8);
+  std::uint64_t shoff = w.buf.size();
+  for (const Shdr& h : sh) {
+    w.u32(h.name);
+    w.u32(h.type);
+    w.u64(h.flags);
+    w.u64(h.addr);
+    w.u64(h.offset);
+    w.u64(h.size);
+    w.u32(h.link);
+    w.u32(h.info);
+    w.u64(h.addralign);
+    w.u64(h.entsize);
+  }
+  Writer e;
+  e.bytes("\x7f"
+          "ELF",
+          4);
+  e.u8(2);   // ELFCLASS64
+  e.u8(1);   // ELFDATA2LSB
+  e.u8(1);   // EV_CURRENT
+  e.u8(255); // ELFOSABI_STANDALONE
+  e.align(16);
+  e.u16(2); // ET_EXEC
+  e.u16(elf::kMachine);
+  e.u32(1); // e_version
+  e.u64(0); // e_entry: instruction 0 of .ember.text
+  e.u64(0); // e_phoff: no program headers
+  e.u64(shoff);
+  e.u32(elf::kFormatVersion); // e_flags
+  e.u16(kEhdrSize);
+  e.u16(0); // e_phentsize
+  e.u16(0); // e_phnum
+  e.u16(kShdrSize);
+  e.u16(std::uint16_t(sh.size()));
+  e.u16(std::uint16_t(sh.size() - 1)); // e_shstrndx
+  std::memcpy(w.buf.data(), e.buf.data(), kEhdrSize);
+  return w.buf;
+}
+
+void writeElf(const std::string& path, const Binary& bin, const IsaDescription& isa) {
+  std::vector<std::uint8_t> img;
+  try {
+    img = serializeElf(bin, isa);
+  } catch (const Error& e) {
+    throw Error(path, e.where(), e.reason());
+  }
+  writeFileAtomic(path, img.data(), img.size());
+}
+
+Binary readElf(const std::string& path, const IsaDescription& isa) {
+  std::vector<std::uint8_t> data = readFileBytes(path);
+  return parseElf(data.data(), data.size(), isa, path);
+}
+
+} // namespace ember::isa

@@ -1,0 +1,270 @@
+// The built-in semantic classes and their registry.
+#include "ember/isa/semantic.h"
+
+#include "ember/isa/description.h"
+#include "ember/isa/error.h"
+
+#include <string>
+
+namespace ember::isa {
+
+const char* engineName(Engine e) {
+  switch (e) {
+  case Engine::Load:
+    return "load";
+  case Engine::Compute:
+    return "compute";
+  case Engine::Store:
+    return "store";
+  }
+  return "?";
+}
+
+const RoleSpec* ClassSpec::findRole(const std::string& role) const {
+  for (const auto& r : roles)
+    if (r.name == role)
+      return &r;
+  return nullptr;
+}
+
+void Checker::fail(const std::string& path, const std::string& reason) const {
+  throw Error(file_, path, reason);
+}
+
+namespace {
+
+RoleSpec role(std::string name, RoleKind kind, std::string doc, unsigned min_width = 1) {
+  RoleSpec r;
+  r.name = std::move(name);
+  r.kind = kind;
+  r.doc = std::move(doc);
+  r.min_width = min_width;
+  return r;
+}
+
+RoleSpec addr(std::string name, std::string memory, std::string select, std::string doc) {
+  RoleSpec r = role(std::move(name), RoleKind::Addr, std::move(doc));
+  r.memory = std::move(memory);
+  r.select_role = std::move(select);
+  return r;
+}
+
+RoleSpec memsel(std::string name, std::vector<std::string> choices, std::string doc) {
+  RoleSpec r = role(std::move(name), RoleKind::MemSelect, std::move(doc));
+  r.choices = std::move(choices);
+  return r;
+}
+
+void addTokens(std::vector<RoleSpec>& roles) {
+  roles.push_back(role("pop_prev", RoleKind::Flag, "wait for a token from the previous engine"));
+  roles.push_back(role("pop_next", RoleKind::Flag, "wait for a token from the next engine"));
+  roles.push_back(role("push_prev", RoleKind::Flag, "send a token to the previous engine"));
+  roles.push_back(role("push_next", RoleKind::Flag, "send a token to the next engine"));
+}
+
+void addLoop2(std::vector<RoleSpec>& roles, const std::vector<std::string>& operands) {
+  roles.push_back(role("n0", RoleKind::Count, "inner loop count"));
+  roles.push_back(role("n1", RoleKind::Count, "outer loop count"));
+  for (const auto& o : operands) {
+    roles.push_back(role(o + "_s0", RoleKind::Stride, "row stride of " + o + " in the inner loop"));
+    roles.push_back(role(o + "_s1", RoleKind::Stride, "row stride of " + o + " in the outer loop"));
+  }
+}
+
+const std::vector<std::string> kVectorTimingKeys = {"issue", "cycles_per_row", "pipeline_latency"};
+const std::vector<std::string> kVectorEnergyKeys = {"issue", "per_lane"};
+
+ClassSpec dmaClass(bool load) {
+  ClassSpec c;
+  c.name = load ? "dma-load" : "dma-store";
+  c.engine = load ? Engine::Load : Engine::Store;
+  c.doc = load ? "DRAM -> SRAM copy of a 1-3-D strided box of rows, with padding"
+               : "SRAM -> DRAM copy of a 1-3-D box of rows to strided DRAM";
+  addTokens(c.roles);
+  c.roles.push_back(memsel("sram", {}, "SRAM (one of properties.memories)"));
+  c.roles.push_back(addr("sram_addr", "", "sram", "first SRAM row"));
+  c.roles.push_back(role("dram_addr", RoleKind::DramAddr, "DRAM byte address of the first row"));
+  c.roles.push_back(role("size0", RoleKind::Count, "rows per line (contiguous in DRAM)"));
+  c.roles.push_back(role("size1", RoleKind::Count, "lines per plane"));
+  c.roles.push_back(role("size2", RoleKind::Count, "planes"));
+  c.roles.push_back(role("stride1", RoleKind::Stride, "DRAM distance between lines, in rows"));
+  c.roles.push_back(role("stride2", RoleKind::Stride, "DRAM distance between planes, in rows"));
+  if (load) {
+    c.roles.push_back(role("pad_left", RoleKind::Count, "padding rows before each line"));
+    c.roles.push_back(role("pad_right", RoleKind::Count, "padding rows after each line"));
+    c.roles.push_back(role("pad_top", RoleKind::Count, "padding lines before each plane"));
+    c.roles.push_back(role("pad_bottom", RoleKind::Count, "padding lines after each plane"));
+    c.roles.push_back(role("pad_value", RoleKind::SignedImm, "byte written to padding", 8));
+  }
+  c.timing_keys = {"issue", "setup"};
+  c.energy_keys = {"issue", "per_burst"};
+  c.needs_memories = true;
+  return c;
+}
+
+ClassSpec gemmClass() {
+  ClassSpec c;
+  c.name = "gemm";
+  c.doc = "weight-stationary matrix multiply over a 3-level affine loop nest";
+  addTokens(c.roles);
+  c.roles.push_back(role("reset", RoleKind::Flag, "write zeros to the acc rows instead"));
+  c.roles.push_back(addr("act_addr", "act", "", "first activation row"));
+  c.roles.push_back(addr("acc_addr", "acc", "", "first accumulator row"));
+  c.roles.push_back(addr("wgt_addr", "weight", "", "first weight block"));
+  c.roles.push_back(role("n0", RoleKind::Count, "inner loop count"));
+  c.roles.push_back(role("n1", RoleKind::Count, "middle loop count"));
+  c.roles.push_back(role("n2", RoleKind::Count, "outer loop count (one weight block each)"));
+  for (const char* o : {"act", "acc"})
+    for (int l = 0; l < 3; ++l)
+      c.roles.push_back(role(std::string(o) + "_s" + std::to_string(l), RoleKind::Stride,
+                             std::string(o) + " row stride of loop " + std::to_string(l)));
+  c.roles.push_back(role("wgt_s2", RoleKind::Stride, "weight block stride of the outer loop"));
+  c.timing_keys = {"issue", "cycles_per_row"};
+  c.energy_keys = {"issue"};
+  return c;
+}
+
+ClassSpec vectorBinaryClass() {
+  ClassSpec c;
+  c.name = "vector-binary";
+  c.doc = "dst = op(src0, src1) lane-wise over a 2-level strided loop";
+  addTokens(c.roles);
+  c.roles.push_back(memsel("dst_mem", {"act", "acc"}, "memory of dst"));
+  c.roles.push_back(memsel("src_mem", {"act", "acc"}, "memory of src0 and src1"));
+  c.roles.push_back(addr("dst_addr", "", "dst_mem", "first dst row"));
+  c.roles.push_back(addr("src0_addr", "", "src_mem", "first src0 row"));
+  c.roles.push_back(addr("src1_addr", "", "src_mem", "first src1 row"));
+  addLoop2(c.roles, {"dst", "src0", "src1"});
+  c.timing_keys = kVectorTimingKeys;
+  c.energy_keys = kVectorEnergyKeys;
+  c.op_choices = {"add", "sub", "mul", "min", "max"};
+  return c;
+}
+
+ClassSpec vectorUnaryClass() {
+  ClassSpec c;
+  c.name = "vector-unary";
+  c.doc = "dst = op(src, imm0, imm1) lane-wise over a 2-level strided loop";
+  addTokens(c.roles);
+  c.roles.push_back(memsel("dst_mem", {"act", "acc"}, "memory of dst"));
+  c.roles.push_back(memsel("src_mem", {"act", "acc"}, "memory of src"));
+  c.roles.push_back(addr("dst_addr", "", "dst_mem", "first dst row"));
+  c.roles.push_back(addr("src_addr", "", "src_mem", "first src row"));
+  addLoop2(c.roles, {"dst", "src"});
+  c.roles.push_back(role("imm0", RoleKind::SignedImm, "shift amount / clamp low bound", 8));
+  c.roles.push_back(role("imm1", RoleKind::SignedImm, "clamp high bound", 8));
+  c.timing_keys = kVectorTimingKeys;
+  c.energy_keys = kVectorEnergyKeys;
+  c.op_choices = {"shift", "clamp", "copy"};
+  return c;
+}
+
+ClassSpec requantizeClass() {
+  ClassSpec c;
+  c.name = "requantize";
+  c.doc = "acc int32 -> act int8 with per-channel multiplier/shift, zero point, clamp";
+  addTokens(c.roles);
+  c.roles.push_back(addr("dst_addr", "act", "", "first act row written"));
+  c.roles.push_back(addr("src_addr", "acc", "", "first acc row read"));
+  c.roles.push_back(addr("param_addr", "param", "", "param row of M (row + 1 holds S)"));
+  c.roles.push_back(role("zero_point", RoleKind::SignedImm, "output zero point", 8));
+  c.roles.push_back(role("lo", RoleKind::SignedImm, "lower clamp bound", 8));
+  c.roles.push_back(role("hi", RoleKind::SignedImm, "upper clamp bound", 8));
+  addLoop2(c.roles, {"dst", "src"});
+  c.timing_keys = kVectorTimingKeys;
+  c.energy_keys = kVectorEnergyKeys;
+  return c;
+}
+
+void checkLut(const IsaDescription& isa, const InstrDesc& d, Checker& ck) {
+  const FieldDesc* table = d.field("table");
+  const MemoryDesc& param = isa.memory("param");
+  std::uint64_t tables = (std::uint64_t(table->maxValue()) + 1) + std::uint64_t(d.table_offset);
+  if (tables * 256 > param.size_bytes) {
+    ck.fail(d.json_path + "/fields/table",
+            "table field with table_offset " + std::to_string(d.table_offset) + " reaches table " +
+                std::to_string(tables - 1) + " at param byte " +
+                std::to_string((tables - 1) * 256) + ", beyond the param SRAM (" +
+                std::to_string(param.size_bytes) + " bytes)");
+  }
+}
+
+ClassSpec lutClass() {
+  ClassSpec c;
+  c.name = "lut";
+  c.doc = "act int8 -> act int8 through a 256-entry table in the param SRAM";
+  addTokens(c.roles);
+  c.roles.push_back(role("table", RoleKind::Index, "table number (plus properties.table_offset)"));
+  c.roles.push_back(addr("dst_addr", "act", "", "first act row written"));
+  c.roles.push_back(addr("src_addr", "act", "", "first act row read"));
+  addLoop2(c.roles, {"dst", "src"});
+  c.timing_keys = kVectorTimingKeys;
+  c.energy_keys = kVectorEnergyKeys;
+  c.allows_table_offset = true;
+  c.extra_check = checkLut;
+  return c;
+}
+
+ClassSpec syncClass() {
+  ClassSpec c;
+  c.name = "sync";
+  c.doc = "no-op on one engine that only moves dependency tokens";
+  addTokens(c.roles);
+  RoleSpec e = role("engine", RoleKind::Enum, "engine whose queue runs it");
+  e.choices = {"load", "compute", "store"};
+  c.roles.push_back(e);
+  c.timing_keys = {"issue"};
+  c.energy_keys = {"issue"};
+  return c;
+}
+
+ClassSpec haltClass() {
+  ClassSpec c;
+  c.name = "halt";
+  c.doc = "end of program (compute engine)";
+  addTokens(c.roles);
+  c.timing_keys = {"issue"};
+  c.energy_keys = {"issue"};
+  return c;
+}
+
+} // namespace
+
+ClassRegistry& ClassRegistry::global() {
+  static ClassRegistry* reg = [] {
+    auto* r = new ClassRegistry();
+    r->add(dmaClass(true));
+    r->add(dmaClass(false));
+    r->add(gemmClass());
+    r->add(vectorBinaryClass());
+    r->add(vectorUnaryClass());
+    r->add(requantizeClass());
+    r->add(lutClass());
+    r->add(syncClass());
+    r->add(haltClass());
+    return r;
+  }();
+  return *reg;
+}
+
+void ClassRegistry::add(ClassSpec spec) {
+  if (find(spec.name))
+    throw Error("<registry>", spec.name, "semantic class registered twice");
+  classes_.push_back(std::make_unique<ClassSpec>(std::move(spec)));
+}
+
+const ClassSpec* ClassRegistry::find(const std::string& name) const {
+  for (const auto& c : classes_)
+    if (c->name == name)
+      return c.get();
+  return nullptr;
+}
+
+std::vector<std::string> ClassRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& c : classes_)
+    out.push_back(c->name);
+  return out;
+}
+
+} // namespace ember::isa

@@ -1,0 +1,132 @@
+// ember-isa: check an NPU description, generate headers and docs from it.
+#include "ember/isa/binary.h"
+#include "ember/isa/codegen.h"
+#include "ember/isa/description.h"
+#include "ember/isa/error.h"
+
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace ember::isa;
+
+namespace {
+
+const char* kUsage =
+    "usage: ember-isa check [FILE.json] [--isa FILE.json]\n"
+    "       ember-isa gen [--isa FILE.json] [--c-header OUT.h] [--sv-package OUT.sv]\n"
+    "                     [--md-tables OUT.md] [--check-md DOC.md] [--update-md DOC.md]\n"
+    "\n"
+    "check      validate a description and print a summary (peak MAC/cycle, SRAM sizes,\n"
+    "           DRAM bytes/cycle, roofline ridge point).\n"
+    "gen        generate the firmware C header, the SystemVerilog parameter package and the\n"
+    "           Markdown tables of docs/isa.md; --check-md fails if DOC.md's generated\n"
+    "           tables differ, --update-md rewrites them in place.\n"
+    "--isa      description to use; default $EMBER_ISA, else the source tree's\n"
+    "           isa/ember-v1.json.\n";
+
+std::string readText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(path, "", "cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void writeText(const std::string& path, const std::string& text) {
+  writeFileAtomic(path, text.data(), text.size());
+}
+
+struct Args {
+  std::string cmd, isa, c_header, sv_package, md_tables, check_md, update_md;
+};
+
+bool parseArgs(int argc, char** argv, Args& a) {
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    auto value = [&](std::string& out) {
+      if (i + 1 >= argc)
+        throw Error("ember-isa", "", s + " needs a value");
+      out = argv[++i];
+    };
+    if (s == "-h" || s == "--help") {
+      std::cout << kUsage;
+      return false;
+    }
+    if (s == "--isa")
+      value(a.isa);
+    else if (s == "--c-header")
+      value(a.c_header);
+    else if (s == "--sv-package")
+      value(a.sv_package);
+    else if (s == "--md-tables")
+      value(a.md_tables);
+    else if (s == "--check-md")
+      value(a.check_md);
+    else if (s == "--update-md")
+      value(a.update_md);
+    else if (a.cmd.empty() && s[0] != '-')
+      a.cmd = s;
+    else if (a.cmd == "check" && a.isa.empty() && s[0] != '-')
+      a.isa = s;
+    else
+      throw Error("ember-isa", "", "unexpected argument \"" + s + "\" (see --help)");
+  }
+  return true;
+}
+
+int gen(const Args& a, const IsaDescription& isa) {
+  if (!a.c_header.empty())
+    writeText(a.c_header, generateCHeader(isa));
+  if (!a.sv_package.empty())
+    writeText(a.sv_package, generateSvPackage(isa));
+  std::string tables = generateMarkdownTables(isa);
+  if (!a.md_tables.empty())
+    writeText(a.md_tables, tables);
+  if (!a.update_md.empty()) {
+    std::string doc = readText(a.update_md);
+    std::string out = spliceMarkdown(doc, tables, a.update_md);
+    if (out != doc)
+      writeText(a.update_md, out);
+  }
+  if (!a.check_md.empty()) {
+    std::string committed = extractMarkdown(readText(a.check_md), a.check_md);
+    if (committed != tables) {
+      std::cerr << a.check_md << ": the generated tables differ from " << isa.file()
+                << "; run: ember-isa gen --isa " << isa.file() << " --update-md " << a.check_md
+                << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    Args a;
+    if (!parseArgs(argc, argv, a))
+      return 0;
+    if (a.cmd != "check" && a.cmd != "gen") {
+      std::cerr << kUsage;
+      return 2;
+    }
+    IsaDescription isa = IsaDescription::loadDefault(a.isa);
+    if (a.cmd == "check") {
+      std::cout << summarize(isa);
+      return 0;
+    }
+    return gen(a, isa);
+  } catch (const Error& e) {
+    std::cerr << "ember-isa: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "ember-isa: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,54 @@
+// ember-objdump: Ember ELF binary -> assembly text (re-assembles with ember-as).
+#include "ember/isa/assembler.h"
+#include "ember/isa/binary.h"
+#include "ember/isa/error.h"
+
+#include <iostream>
+#include <string>
+
+using namespace ember::isa;
+
+namespace {
+const char* kUsage =
+    "usage: ember-objdump IN.elf [--isa FILE.json] [--no-encoding]\n"
+    "Prints sections, memory map, I/O table, constants and the disassembly with debug names\n"
+    "to stdout. Everything that is not an instruction or directive is a ';' comment, so the\n"
+    "output re-assembles with ember-as to the same bytes.\n"
+    "--isa  description to use; default $EMBER_ISA, else the source tree's isa/ember-v1.json.\n";
+}
+
+int main(int argc, char** argv) {
+  try {
+    std::string in, isa_path;
+    DisasmOptions opts;
+    for (int i = 1; i < argc; ++i) {
+      std::string s = argv[i];
+      if (s == "-h" || s == "--help") {
+        std::cout << kUsage;
+        return 0;
+      }
+      if (s == "--isa" && i + 1 < argc)
+        isa_path = argv[++i];
+      else if (s == "--no-encoding")
+        opts.show_encoding = false;
+      else if (in.empty() && !s.empty() && s[0] != '-')
+        in = s;
+      else
+        throw Error("ember-objdump", "", "unexpected argument \"" + s + "\" (see --help)");
+    }
+    if (in.empty()) {
+      std::cerr << kUsage;
+      return 2;
+    }
+    IsaDescription isa = IsaDescription::loadDefault(isa_path);
+    std::vector<std::uint8_t> data = readFileBytes(in);
+    opts.sections = listSections(data.data(), data.size(), in);
+    opts.source = in;
+    Binary bin = parseElf(data.data(), data.size(), isa, in);
+    std::cout << disassemble(bin, isa, opts);
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "ember-objdump: " << e.what() << "\n";
+    return 1;
+  }
+}
