@@ -1,0 +1,309 @@
+// NumPy .npy reader and writer (format versions 1.0 / 2.0 / 3.0, C order, little-endian).
+#include "ember/support/Npy.h"
+
+#include "ember/support/AtomicFile.h"
+#include "ember/support/Error.h"
+
+#include <cctype>
+#include <cstring>
+#include <limits>
+#include <map>
+
+namespace ember {
+
+namespace {
+
+const char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicLen = 6;
+
+/// The dtypes Ember reads: descriptor -> element kind. Byte-order-free types
+/// (one byte) are accepted with '|' and with '<'.
+const std::map<std::string, ElemKind>& descrTable() {
+  static const std::map<std::string, ElemKind> t = {
+      {"<f4", ElemKind::Float32}, {"|i1", ElemKind::Int8},  {"<i1", ElemKind::Int8},
+      {"<i4", ElemKind::Int32},   {"<i8", ElemKind::Int64}, {"|b1", ElemKind::Bool},
+      {"<b1", ElemKind::Bool},
+  };
+  return t;
+}
+
+/// One value of the header dictionary: a string, a boolean or a tuple of integers.
+struct HeaderValue {
+  enum Kind { String, Bool, Tuple } kind = String;
+  std::string str;
+  bool flag = false;
+  std::vector<int64_t> ints;
+};
+
+/// A strict parser of the Python dict literal NumPy writes, e.g.
+/// "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }".
+class HeaderParser {
+public:
+  HeaderParser(const std::string& text, const std::string& what) : s_(text), what_(what) {}
+
+  std::map<std::string, HeaderValue> parseDict() {
+    std::map<std::string, HeaderValue> out;
+    expect('{');
+    skipSpace();
+    while (peek() != '}') {
+      std::string key = parseString();
+      expect(':');
+      HeaderValue v = parseValue();
+      if (!out.emplace(key, std::move(v)).second)
+        fail("key '" + key + "' appears twice");
+      skipSpace();
+      if (peek() == ',') {
+        ++pos_;
+        skipSpace();
+      } else if (peek() != '}') {
+        fail("expected ',' or '}' after the value of '" + key + "'");
+      }
+    }
+    ++pos_;
+    skipSpace();
+    if (pos_ != s_.size())
+      fail("unexpected text after the closing '}'");
+    return out;
+  }
+
+private:
+  [[noreturn]] void fail(const std::string& why) const {
+    throw Error(what_, "malformed .npy header (" + why + ") in \"" + printable() + "\"");
+  }
+  std::string printable() const {
+    std::string p;
+    for (char c : s_.substr(0, 200))
+      p += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+    return p;
+  }
+  void skipSpace() {
+    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_])))
+      ++pos_;
+  }
+  char peek() {
+    skipSpace();
+    if (pos_ >= s_.size())
+      fail("unexpected end of header");
+    return s_[pos_];
+  }
+  void expect(char c) {
+    if (peek() != c)
+      fail(std::string("expected '") + c + "'");
+    ++pos_;
+  }
+  std::string parseString() {
+    char q = peek();
+    if (q != '\'' && q != '"')
+      fail("expected a quoted string");
+    size_t end = s_.find(q, pos_ + 1);
+    if (end == std::string::npos)
+      fail("unterminated string");
+    std::string out = s_.substr(pos_ + 1, end - pos_ - 1);
+    pos_ = end + 1;
+    return out;
+  }
+  int64_t parseInt() {
+    skipSpace();
+    size_t start = pos_;
+    int64_t v = 0;
+    while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
+      int d = s_[pos_++] - '0';
+      if (v > (std::numeric_limits<int64_t>::max() - d) / 10)
+        fail("dimension too large");
+      v = v * 10 + d;
+    }
+    if (pos_ == start)
+      fail("expected a non-negative integer dimension");
+    if (pos_ < s_.size() && s_[pos_] == 'L') // Python 2 longs
+      ++pos_;
+    return v;
+  }
+  HeaderValue parseValue() {
+    HeaderValue v;
+    char c = peek();
+    if (c == '\'' || c == '"') {
+      v.kind = HeaderValue::String;
+      v.str = parseString();
+    } else if (c == '(') {
+      v.kind = HeaderValue::Tuple;
+      ++pos_;
+      while (peek() != ')') {
+        v.ints.push_back(parseInt());
+        if (peek() == ',')
+          ++pos_;
+        else if (peek() != ')')
+          fail("expected ',' or ')' in the shape");
+      }
+      ++pos_;
+    } else if (s_.compare(pos_, 4, "True") == 0) {
+      v.kind = HeaderValue::Bool;
+      v.flag = true;
+      pos_ += 4;
+    } else if (s_.compare(pos_, 5, "False") == 0) {
+      v.kind = HeaderValue::Bool;
+      pos_ += 5;
+    } else {
+      fail("expected a string, True/False or a tuple");
+    }
+    return v;
+  }
+
+  const std::string& s_;
+  const std::string& what_;
+  size_t pos_ = 0;
+};
+
+uint32_t readLE(const std::string& b, size_t at, size_t n) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < n; ++i)
+    v |= static_cast<uint32_t>(static_cast<uint8_t>(b[at + i])) << (8 * i);
+  return v;
+}
+
+/// Validates the header dict and returns the type it describes.
+Type typeFromHeader(const std::map<std::string, HeaderValue>& dict, const std::string& what) {
+  auto get = [&](const char* key, HeaderValue::Kind kind) -> const HeaderValue& {
+    auto it = dict.find(key);
+    if (it == dict.end())
+      throw Error(what, std::string("malformed .npy header: no '") + key + "' key");
+    if (it->second.kind != kind)
+      throw Error(what, std::string("malformed .npy header: '") + key + "' has the wrong type");
+    return it->second;
+  };
+  for (const auto& [key, _] : dict)
+    if (key != "descr" && key != "fortran_order" && key != "shape")
+      throw Error(what, "malformed .npy header: unexpected key '" + key + "'");
+  const std::string& descr = get("descr", HeaderValue::String).str;
+  bool fortran = get("fortran_order", HeaderValue::Bool).flag;
+  const std::vector<int64_t>& shape = get("shape", HeaderValue::Tuple).ints;
+
+  auto it = descrTable().find(descr);
+  if (it == descrTable().end()) {
+    std::string why = "dtype '" + descr + "' is not supported";
+    if (!descr.empty() && descr[0] == '>')
+      why += " (big-endian; save it little-endian, e.g. a.astype(a.dtype.newbyteorder('<')))";
+    else
+      why += " (Ember reads float32 '<f4', int8 '|i1', int32 '<i4', int64 '<i8', bool '|b1';"
+             " convert with a.astype(np.float32) etc.)";
+    throw Unsupported(what, why);
+  }
+  if (fortran && shape.size() > 1)
+    throw Unsupported(what, "Fortran-order arrays are not supported (save "
+                            "np.ascontiguousarray(a) instead)");
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d != 0 && count > std::numeric_limits<int64_t>::max() / 16 / d)
+      throw Error(what, "malformed .npy header: shape too large");
+    count *= d;
+  }
+  return Type(it->second, shape);
+}
+
+} // namespace
+
+const char* npyDescr(ElemKind k) {
+  switch (k) {
+  case ElemKind::Float32:
+    return "<f4";
+  case ElemKind::Int8:
+    return "|i1";
+  case ElemKind::Int32:
+    return "<i4";
+  case ElemKind::Int64:
+    return "<i8";
+  case ElemKind::Bool:
+    return "|b1";
+  }
+  return "?";
+}
+
+Tensor parseNpy(const std::string& bytes, const std::string& what) {
+  if (bytes.size() < kMagicLen || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0)
+    throw Error(what, "not a .npy file (bad magic: expected \\x93NUMPY)");
+  if (bytes.size() < kMagicLen + 2)
+    throw Error(what, "truncated .npy file (no version)");
+  unsigned major = static_cast<uint8_t>(bytes[6]), minor = static_cast<uint8_t>(bytes[7]);
+  size_t lenBytes;
+  if (major == 1)
+    lenBytes = 2;
+  else if (major == 2 || major == 3)
+    lenBytes = 4;
+  else
+    throw Unsupported(what, ".npy format version " + std::to_string(major) + "." +
+                                std::to_string(minor) + " is not supported (1.0, 2.0, 3.0 are)");
+  size_t headerStart = kMagicLen + 2 + lenBytes;
+  if (bytes.size() < headerStart)
+    throw Error(what, "truncated .npy file (header length incomplete)");
+  size_t headerLen = readLE(bytes, kMagicLen + 2, lenBytes);
+  if (bytes.size() - headerStart < headerLen)
+    throw Error(what, "truncated .npy header: " + std::to_string(headerLen) + " bytes announced, " +
+                          std::to_string(bytes.size() - headerStart) + " present");
+  std::string header = bytes.substr(headerStart, headerLen);
+  Type type = typeFromHeader(HeaderParser(header, what).parseDict(), what);
+
+  size_t dataStart = headerStart + headerLen;
+  size_t have = bytes.size() - dataStart, want = type.sizeInBytes();
+  if (have < want)
+    throw Error(what, "truncated .npy data: shape " + shapeToString(type.dims) + " of " +
+                          elemKindName(type.kind) + " needs " + std::to_string(want) +
+                          " bytes, the file has " + std::to_string(have));
+  if (have > want)
+    throw Error(what, "size mismatch: shape " + shapeToString(type.dims) + " of " +
+                          elemKindName(type.kind) + " needs " + std::to_string(want) +
+                          " bytes, the file has " + std::to_string(have) + " (trailing data)");
+  Tensor t(type);
+  if (want)
+    std::memcpy(t.raw(), bytes.data() + dataStart, want);
+  if (type.kind == ElemKind::Bool)
+    for (size_t i = 0; i < want; ++i)
+      if (t.raw()[i] > 1)
+        throw Error(what, "bool element " + std::to_string(i) + " is " +
+                              std::to_string(t.raw()[i]) + " (must be 0 or 1)");
+  return t;
+}
+
+Tensor readNpy(const std::string& path) {
+  return parseNpy(readFileBytes(path), path);
+}
+
+std::string serializeNpy(const Tensor& t) {
+  std::string shape = "(";
+  for (size_t i = 0; i < t.dims().size(); ++i)
+    shape += (i ? ", " : "") + std::to_string(t.dims()[i]);
+  if (t.dims().size() == 1)
+    shape += ","; // "(5,)" as Python writes a 1-tuple
+  shape += ")";
+  std::string dict = std::string("{'descr': '") + npyDescr(t.kind()) +
+                     "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Like NumPy: spare room for the first dimension to grow to 21 digits, then spaces
+  // and a final newline so that the data starts on a 64-byte boundary.
+  if (!t.dims().empty()) {
+    size_t digits = std::to_string(t.dims()[0]).size();
+    dict.append(digits < 21 ? 21 - digits : 0, ' ');
+  }
+  size_t lenBytes = 2, major = 1;
+  size_t total = kMagicLen + 2 + lenBytes + dict.size() + 1;
+  if (total + 63 > 65535 + kMagicLen + 2 + lenBytes) {
+    lenBytes = 4;
+    major = 2;
+    total = kMagicLen + 2 + lenBytes + dict.size() + 1;
+  }
+  size_t padded = (total + 63) / 64 * 64;
+  dict.append(padded - total, ' ');
+  dict += '\n';
+  std::string out(kMagic, kMagicLen);
+  out += static_cast<char>(major);
+  out += '\0';
+  size_t hl = dict.size();
+  for (size_t i = 0; i < lenBytes; ++i)
+    out += static_cast<char>((hl >> (8 * i)) & 0xff);
+  out += dict;
+  out.append(reinterpret_cast<const char*>(t.raw()), t.sizeInBytes());
+  return out;
+}
+
+void writeNpy(const std::string& path, const Tensor& t) {
+  writeFileAtomic(path, serializeNpy(t));
+}
+
+} // namespace ember
