@@ -13,13 +13,13 @@ using detail::quote;
 
 std::string formatInstruction(const Instruction& insn) {
   const InstrDesc& d = insn.desc();
-  std::string s = d.name;
+  std::string s = d.name, flags;
   for (std::size_t i = 0; i < d.fields.size(); ++i) {
     const FieldDesc& f = d.fields[i];
     std::int64_t v = insn.values()[i];
     if (f.kind == RoleKind::Flag) {
       if (v)
-        s += " " + f.role;
+        flags += " " + f.role; // flags (tokens, reset) go last, only when set
       continue;
     }
     s += " " + f.role + "=";
@@ -30,7 +30,7 @@ std::string formatInstruction(const Instruction& insn) {
     else
       s += std::to_string(v);
   }
-  return s;
+  return s + flags;
 }
 
 namespace {
@@ -96,14 +96,24 @@ void tables(std::ostringstream& o, const Binary& bin) {
     o << "\n";
   if (!bin.constants.empty())
     o << "; Constants (" << bin.constants.size() << " bytes)\n";
-  for (std::size_t i = 0; i < bin.constants.size(); i += 16) {
+  const auto& c = bin.constants;
+  for (std::size_t i = 0; i < c.size();) {
+    std::size_t z = i;
+    while (z < c.size() && c[z] == 0)
+      ++z;
+    if (z - i >= 32) { // long runs of zeros print as .zero
+      o << ".zero " << (z - i) << "   ; " << hexU(i) << "\n";
+      i = z;
+      continue;
+    }
     o << ".byte ";
-    for (std::size_t k = i; k < i + 16 && k < bin.constants.size(); ++k) {
+    for (std::size_t k = i; k < i + 16 && k < c.size(); ++k) {
       char b[8];
-      std::snprintf(b, sizeof b, "%s0x%02x", k == i ? "" : ", ", bin.constants[k]);
+      std::snprintf(b, sizeof b, "%s0x%02x", k == i ? "" : ", ", c[k]);
       o << b;
     }
     o << "   ; " << hexU(i) << "\n";
+    i += 16;
   }
   if (!bin.constants.empty())
     o << "\n";

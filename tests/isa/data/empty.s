@@ -1,0 +1,3 @@
+; The smallest valid program.
+.isa "ember-v1"
+  finish
