@@ -1,9 +1,319 @@
-// Type inference of the NN node kinds (being written).
+// Type inference of the neural-network node kinds: convolutions, pools, normalisations,
+// matrix products and the softmax family.
+//
+// Convolution and pooling windows use the canonical attributes the ONNX importer
+// resolves (kernel_shape, strides, pads = all begins then all ends, dilations, group,
+// ceil_mode, output_padding). Absent attributes take the ONNX defaults, so hand-built
+// graphs may omit them.
 #include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
 
 namespace ember {
 
-void registerNNOps() {}
+namespace {
+
+std::string str(int64_t v) {
+  return std::to_string(v);
+}
+
+/// A convolution / pooling window over `nsp` spatial dimensions.
+struct Window {
+  std::vector<int64_t> kernel, strides, pads, dilations;
+};
+
+/// Reads an int list attribute of `count` values (or `def` repeated when absent) whose
+/// values are all >= `min`.
+std::vector<int64_t> readList(const Attrs& a, const char* name, size_t count, int64_t def,
+                              int64_t min) {
+  std::vector<int64_t> v = a.getInts(name, std::vector<int64_t>(count, def));
+  if (v.size() != count)
+    inferError(std::string("attribute ") + name + " has " + str(int64_t(v.size())) +
+               " values, expected " + str(int64_t(count)));
+  for (int64_t x : v)
+    if (x < min)
+      inferError(std::string("attribute ") + name + " has value " + str(x) +
+                 ", must be >= " + str(min));
+  return v;
+}
+
+/// Reads the window attributes; `kernelFromWeights` (spatial dims of a filter) is the
+/// default kernel_shape and must agree with it when both exist.
+Window readWindow(const Attrs& a, size_t nsp, const Shape* kernelFromWeights) {
+  Window w;
+  if (kernelFromWeights) {
+    w.kernel = readList(a, "kernel_shape", nsp, 1, 1);
+    if (!a.has("kernel_shape"))
+      w.kernel = *kernelFromWeights;
+    else if (w.kernel != *kernelFromWeights)
+      inferError("attribute kernel_shape " + shapeToString(w.kernel) +
+                 " disagrees with the filter's spatial shape " + shapeToString(*kernelFromWeights));
+  } else {
+    if (!a.has("kernel_shape"))
+      inferError("attribute kernel_shape is required");
+    w.kernel = readList(a, "kernel_shape", nsp, 1, 1);
+  }
+  w.strides = readList(a, "strides", nsp, 1, 1);
+  w.pads = readList(a, "pads", 2 * nsp, 0, 0);
+  w.dilations = readList(a, "dilations", nsp, 1, 1);
+  return w;
+}
+
+/// Output extent of one spatial dimension of a convolution or pool.
+int64_t windowOutDim(int64_t in, const Window& w, size_t d, bool ceilMode) {
+  const size_t nsp = w.kernel.size();
+  const int64_t padded = in + w.pads[d] + w.pads[d + nsp];
+  const int64_t extent = (w.kernel[d] - 1) * w.dilations[d] + 1;
+  if (padded < extent)
+    inferError("spatial dimension " + str(int64_t(d)) + ": window of extent " + str(extent) +
+               " is larger than the padded input (" + str(padded) + ")");
+  const int64_t span = padded - extent, s = w.strides[d];
+  int64_t out = (ceilMode ? (span + s - 1) / s : span / s) + 1;
+  // As PyTorch and ONNX: the last window must start inside the input or left padding.
+  if (ceilMode && (out - 1) * s >= in + w.pads[d])
+    --out;
+  return out;
+}
+
+/// Whether `s` broadcasts to `target` unidirectionally (numpy rules, right-aligned).
+bool broadcastsTo(const Shape& s, const Shape& target) {
+  if (s.size() > target.size())
+    return false;
+  const size_t lead = target.size() - s.size();
+  for (size_t d = 0; d < s.size(); ++d)
+    if (s[d] != 1 && s[d] != target[lead + d])
+      return false;
+  return true;
+}
+
+/// Checks that x is float32 with rank 3..5 (N, C, 1 to 3 spatial dims).
+void requireImage(const NodeValue& x, const char* operand) {
+  requireKind(x, {ElemKind::Float32}, operand);
+  if (x.dims().size() < 3 || x.dims().size() > 5)
+    inferError(std::string(operand) + " has shape " + shapeToString(x.dims()) +
+               ", expected N x C x 1 to 3 spatial dimensions");
+}
+
+/// Checks an optional per-channel vector operand of `channels` elements.
+void requireChannelVector(const NodeValue& v, int64_t channels, const char* operand) {
+  if (!v)
+    return;
+  requireKind(v, {ElemKind::Float32}, operand);
+  if (v.dims() != Shape{channels})
+    inferError(std::string(operand) + " has shape " + shapeToString(v.dims()) + ", expected [" +
+               str(channels) + "]");
+}
+
+std::vector<Type> convInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  const NodeValue &x = in[0], &w = in[1];
+  requireImage(x, "input");
+  requireKind(w, {ElemKind::Float32}, "filter");
+  const size_t nsp = x.dims().size() - 2;
+  if (w.dims().size() != nsp + 2)
+    inferError("filter has shape " + shapeToString(w.dims()) + ", expected rank " +
+               str(int64_t(nsp + 2)) + " like input " + shapeToString(x.dims()));
+  const int64_t group = a.getInt("group", 1), c = x.dims()[1], m = w.dims()[0];
+  if (group < 1 || c % group != 0 || m % group != 0)
+    inferError("group " + str(group) + " does not divide input channels " + str(c) +
+               " and output channels " + str(m));
+  if (w.dims()[1] * group != c)
+    inferError("input has " + str(c) + " channels but filter " + shapeToString(w.dims()) +
+               " with group " + str(group) + " expects " + str(w.dims()[1] * group));
+  requireChannelVector(in.size() > 2 ? in[2] : NodeValue(), m, "bias");
+  const Shape ks(w.dims().begin() + 2, w.dims().end());
+  Window win = readWindow(a, nsp, &ks);
+  Shape out = {x.dims()[0], m};
+  for (size_t d = 0; d < nsp; ++d)
+    out.push_back(windowOutDim(x.dims()[d + 2], win, d, false));
+  return {Type(ElemKind::Float32, out)};
+}
+
+std::vector<Type> convTransposeInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  const NodeValue &x = in[0], &w = in[1];
+  requireImage(x, "input");
+  requireKind(w, {ElemKind::Float32}, "filter");
+  const size_t nsp = x.dims().size() - 2;
+  if (w.dims().size() != nsp + 2)
+    inferError("filter has shape " + shapeToString(w.dims()) + ", expected rank " +
+               str(int64_t(nsp + 2)) + " like input " + shapeToString(x.dims()));
+  const int64_t group = a.getInt("group", 1), c = x.dims()[1];
+  if (group < 1 || c % group != 0)
+    inferError("group " + str(group) + " does not divide input channels " + str(c));
+  if (w.dims()[0] != c)
+    inferError("input has " + str(c) + " channels but filter " + shapeToString(w.dims()) +
+               " expects " + str(w.dims()[0]));
+  const int64_t m = w.dims()[1] * group;
+  requireChannelVector(in.size() > 2 ? in[2] : NodeValue(), m, "bias");
+  const Shape ks(w.dims().begin() + 2, w.dims().end());
+  Window win = readWindow(a, nsp, &ks);
+  std::vector<int64_t> outPad = readList(a, "output_padding", nsp, 0, 0);
+  Shape out = {x.dims()[0], m};
+  for (size_t d = 0; d < nsp; ++d) {
+    const int64_t o = win.strides[d] * (x.dims()[d + 2] - 1) + outPad[d] +
+                      (win.kernel[d] - 1) * win.dilations[d] + 1 - win.pads[d] - win.pads[d + nsp];
+    if (o < 1)
+      inferError("spatial dimension " + str(int64_t(d)) + " of the result would be " + str(o));
+    out.push_back(o);
+  }
+  return {Type(ElemKind::Float32, out)};
+}
+
+std::vector<Type> poolInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  const NodeValue& x = in[0];
+  requireImage(x, "input");
+  const size_t nsp = x.dims().size() - 2;
+  Window win = readWindow(a, nsp, nullptr);
+  const bool ceilMode = a.getInt("ceil_mode", 0) != 0;
+  for (size_t d = 0; d < nsp; ++d)
+    if (win.pads[d] >= win.kernel[d] * win.dilations[d] ||
+        win.pads[d + nsp] >= win.kernel[d] * win.dilations[d])
+      inferError("pads " + shapeToString(win.pads) + " must be smaller than the kernel " +
+                 shapeToString(win.kernel));
+  Shape out = {x.dims()[0], x.dims()[1]};
+  for (size_t d = 0; d < nsp; ++d)
+    out.push_back(windowOutDim(x.dims()[d + 2], win, d, ceilMode));
+  return {Type(ElemKind::Float32, out)};
+}
+
+std::vector<Type> globalPoolInfer(const std::vector<NodeValue>& in, const Attrs&) {
+  requireImage(in[0], "input");
+  Shape out = in[0].dims();
+  for (size_t d = 2; d < out.size(); ++d)
+    out[d] = 1;
+  return {Type(ElemKind::Float32, out)};
+}
+
+std::vector<Type> batchNormInfer(const std::vector<NodeValue>& in, const Attrs&) {
+  const NodeValue& x = in[0];
+  requireKind(x, {ElemKind::Float32}, "input");
+  if (x.dims().size() < 2)
+    inferError("input has shape " + shapeToString(x.dims()) + ", expected at least N x C");
+  const int64_t c = x.dims()[1];
+  const char* names[] = {"scale", "bias", "mean", "var"};
+  for (size_t i = 1; i < 5; ++i)
+    requireChannelVector(in[i], c, names[i - 1]);
+  return {x.type()};
+}
+
+std::vector<Type> instanceNormInfer(const std::vector<NodeValue>& in, const Attrs&) {
+  const NodeValue& x = in[0];
+  requireKind(x, {ElemKind::Float32}, "input");
+  if (x.dims().size() < 3)
+    inferError("input has shape " + shapeToString(x.dims()) + ", expected N x C x D1 ...");
+  requireChannelVector(in[1], x.dims()[1], "scale");
+  requireChannelVector(in[2], x.dims()[1], "bias");
+  return {x.type()};
+}
+
+// Results: Y, Mean and InvStdDev (the latter two of shape dims[:axis] + ones).
+std::vector<Type> layerNormInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  const NodeValue& x = in[0];
+  requireKind(x, {ElemKind::Float32}, "input");
+  if (x.dims().empty())
+    inferError("input must have rank >= 1");
+  const int64_t axis = normalizeAxis(a.getInt("axis", -1), x.dims().size());
+  const Shape inner(x.dims().begin() + axis, x.dims().end());
+  const char* names[] = {"scale", "bias"};
+  for (size_t i = 1; i < 3 && i < in.size(); ++i) {
+    if (!in[i])
+      continue;
+    requireKind(in[i], {ElemKind::Float32}, names[i - 1]);
+    if (!broadcastsTo(in[i].dims(), inner))
+      inferError(std::string(names[i - 1]) + " of shape " + shapeToString(in[i].dims()) +
+                 " does not broadcast to the normalised shape " + shapeToString(inner));
+  }
+  Shape stats = x.dims();
+  for (size_t d = static_cast<size_t>(axis); d < stats.size(); ++d)
+    stats[d] = 1;
+  return {x.type(), Type(ElemKind::Float32, stats), Type(ElemKind::Float32, stats)};
+}
+
+std::vector<Type> lrnInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  requireImage(in[0], "input");
+  if (a.getInt("size", 0) < 1)
+    inferError("attribute size must be >= 1");
+  return {in[0].type()};
+}
+
+std::vector<Type> matMulInfer(const std::vector<NodeValue>& in, const Attrs&) {
+  requireKind(in[0], {ElemKind::Float32}, "a");
+  requireKind(in[1], {ElemKind::Float32}, "b");
+  Shape a = in[0].dims(), b = in[1].dims();
+  if (a.empty() || b.empty())
+    inferError("operands must have rank >= 1");
+  const bool vecA = a.size() == 1, vecB = b.size() == 1;
+  if (vecA)
+    a.insert(a.begin(), 1);
+  if (vecB)
+    b.push_back(1);
+  const int64_t m = a[a.size() - 2], k = a.back(), kb = b[b.size() - 2], n = b.back();
+  if (k != kb)
+    inferError("inner dimensions differ: a " + shapeToString(in[0].dims()) + ", b " +
+               shapeToString(in[1].dims()));
+  Shape batch = broadcastShapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+  if (!vecA)
+    batch.push_back(m);
+  if (!vecB)
+    batch.push_back(n);
+  return {Type(ElemKind::Float32, batch)};
+}
+
+std::vector<Type> gemmInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  requireKind(in[0], {ElemKind::Float32}, "a");
+  requireKind(in[1], {ElemKind::Float32}, "b");
+  requireRank(in[0], 2, "a");
+  requireRank(in[1], 2, "b");
+  const bool ta = a.getInt("transA", 0) != 0, tb = a.getInt("transB", 0) != 0;
+  const int64_t m = in[0].dims()[ta ? 1 : 0], k = in[0].dims()[ta ? 0 : 1];
+  const int64_t kb = in[1].dims()[tb ? 1 : 0], n = in[1].dims()[tb ? 0 : 1];
+  if (k != kb)
+    inferError("inner dimensions differ: a " + shapeToString(in[0].dims()) +
+               (ta ? " (transposed)" : "") + ", b " + shapeToString(in[1].dims()) +
+               (tb ? " (transposed)" : ""));
+  const Shape out = {m, n};
+  if (in.size() > 2 && in[2]) {
+    requireKind(in[2], {ElemKind::Float32}, "c");
+    if (!broadcastsTo(in[2].dims(), out))
+      inferError("c of shape " + shapeToString(in[2].dims()) + " does not broadcast to " +
+                 shapeToString(out));
+  }
+  return {Type(ElemKind::Float32, out)};
+}
+
+std::vector<Type> softmaxInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  requireKind(in[0], {ElemKind::Float32}, "input");
+  if (in[0].dims().empty())
+    inferError("input must have rank >= 1");
+  normalizeAxis(a.getInt("axis", -1), in[0].dims().size());
+  return {in[0].type()};
+}
+
+void add(NodeKind k, InferFn fn, std::vector<std::string> operands, unsigned minInputs) {
+  OpInfo info;
+  info.kind = k;
+  info.operandNames = std::move(operands);
+  info.minInputs = minInputs;
+  info.infer = std::move(fn);
+  registerOpInfo(std::move(info));
+}
+
+} // namespace
+
+void registerNNOps() {
+  using K = NodeKind;
+  add(K::Conv, convInfer, {"input", "filter", "bias"}, 2);
+  add(K::ConvTranspose, convTransposeInfer, {"input", "filter", "bias"}, 2);
+  add(K::MaxPool, poolInfer, {"input"}, 1);
+  add(K::AveragePool, poolInfer, {"input"}, 1);
+  add(K::GlobalAveragePool, globalPoolInfer, {"input"}, 1);
+  add(K::GlobalMaxPool, globalPoolInfer, {"input"}, 1);
+  add(K::BatchNormalization, batchNormInfer, {"input", "scale", "bias", "mean", "var"}, 5);
+  add(K::InstanceNormalization, instanceNormInfer, {"input", "scale", "bias"}, 3);
+  add(K::LayerNormalization, layerNormInfer, {"input", "scale", "bias"}, 2);
+  add(K::LRN, lrnInfer, {"input"}, 1);
+  add(K::MatMul, matMulInfer, {"a", "b"}, 2);
+  add(K::Gemm, gemmInfer, {"a", "b", "c"}, 2);
+  for (K k : {K::Softmax, K::LogSoftmax, K::Hardmax})
+    add(k, softmaxInfer, {"input"}, 1);
+}
 
 } // namespace ember

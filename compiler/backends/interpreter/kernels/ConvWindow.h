@@ -1,0 +1,71 @@
+#pragma once
+/// \file
+/// Spatial window geometry shared by the convolution and pooling kernels.
+///
+/// 1-D, 2-D and 3-D windows are all handled as 3-D ones: missing leading spatial
+/// dimensions get extent 1, kernel 1, stride 1 and no padding, so each kernel is
+/// written once.
+
+#include "ember/graph/Node.h"
+#include "ember/support/Error.h"
+
+#include <algorithm>
+
+namespace ember {
+
+/// Geometry of a window over up to three spatial dimensions (index 0 = depth).
+struct Window3 {
+  int64_t in[3] = {1, 1, 1};  ///< input extents
+  int64_t out[3] = {1, 1, 1}; ///< output extents
+  int64_t k[3] = {1, 1, 1};   ///< kernel extents
+  int64_t s[3] = {1, 1, 1};   ///< strides
+  int64_t d[3] = {1, 1, 1};   ///< dilations
+  int64_t pb[3] = {0, 0, 0};  ///< padding at the beginning
+  int64_t pe[3] = {0, 0, 0};  ///< padding at the end
+  int64_t inSize() const { return in[0] * in[1] * in[2]; }
+  int64_t outSize() const { return out[0] * out[1] * out[2]; }
+  int64_t kSize() const { return k[0] * k[1] * k[2]; }
+
+  /// The range [lo, hi) of output positions o of dimension `dim` for which the input
+  /// position o * s + offset lies inside [0, in).
+  void validRange(int dim, int64_t offset, int64_t* lo, int64_t* hi) const {
+    const int64_t st = s[dim];
+    *lo = offset >= 0 ? 0 : (-offset + st - 1) / st;
+    const int64_t last = in[dim] - 1 - offset; // largest o * s allowed
+    *hi = last < 0 ? 0 : std::min(out[dim], last / st + 1);
+    if (*lo > *hi)
+      *lo = *hi;
+  }
+};
+
+/// Builds the window of node `n` from its canonical attributes (ONNX defaults when
+/// absent), input shape `x` (N, C, spatial...), output shape `y` and, for
+/// convolutions, the filter's spatial extents. For ConvTranspose, `in`/`out` are
+/// swapped by the caller as needed.
+inline Window3 makeWindow3(const Node& n, const Shape& x, const Shape& y,
+                           const Shape* filterSpatial) {
+  const size_t nsp = x.size() - 2;
+  if (nsp < 1 || nsp > 3)
+    throw Error("only 1 to 3 spatial dimensions are supported");
+  const Attrs& a = n.attrs();
+  std::vector<int64_t> k = filterSpatial ? *filterSpatial : a.getInts("kernel_shape");
+  std::vector<int64_t> s = a.getInts("strides", std::vector<int64_t>(nsp, 1));
+  std::vector<int64_t> p = a.getInts("pads", std::vector<int64_t>(2 * nsp, 0));
+  std::vector<int64_t> d = a.getInts("dilations", std::vector<int64_t>(nsp, 1));
+  if (k.size() != nsp || s.size() != nsp || p.size() != 2 * nsp || d.size() != nsp)
+    throw Error("window attributes do not match " + std::to_string(nsp) + " spatial dimensions");
+  Window3 w;
+  const size_t off = 3 - nsp;
+  for (size_t i = 0; i < nsp; ++i) {
+    w.in[off + i] = x[2 + i];
+    w.out[off + i] = y[2 + i];
+    w.k[off + i] = k[i];
+    w.s[off + i] = s[i];
+    w.d[off + i] = d[i];
+    w.pb[off + i] = p[i];
+    w.pe[off + i] = p[nsp + i];
+  }
+  return w;
+}
+
+} // namespace ember
