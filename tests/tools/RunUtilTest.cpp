@@ -1,0 +1,97 @@
+// Tests of ember-run's helpers; expected values worked out by hand.
+#include "RunUtil.h"
+#include "Devices.h"
+
+#include "ember/support/Error.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace ember;
+using namespace ember::run;
+
+TEST(RunUtil, SanitizesOutputNames) {
+  EXPECT_EQ(sanitizeOutputName("output"), "output");
+  EXPECT_EQ(sanitizeOutputName("a-b_c.d9"), "a-b_c.d9");
+  EXPECT_EQ(sanitizeOutputName("onnx::Gemm/out:0"), "onnx__Gemm_out_0");
+  EXPECT_EQ(sanitizeOutputName("../../etc/passwd"), ".._.._etc_passwd");
+  EXPECT_EQ(sanitizeOutputName("sp ace\t\xc3\xa9"), "sp_ace___");
+  EXPECT_EQ(sanitizeOutputName(""), "_");
+}
+
+TEST(RunUtil, RandomInputsAreDeterministicAndInRange) {
+  Type t(ElemKind::Float32, {4, 1000});
+  Tensor a = randomTensor(t, 42, 0), b = randomTensor(t, 42, 0);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, randomTensor(t, 43, 0));
+  EXPECT_NE(a, randomTensor(t, 42, 1));
+  double lo = 1, hi = -1, sum = 0;
+  for (float v : a.toVector<float>()) {
+    EXPECT_GE(v, -1.0f);
+    EXPECT_LT(v, 1.0f);
+    lo = std::min<double>(lo, v);
+    hi = std::max<double>(hi, v);
+    sum += v;
+  }
+  // 4000 uniform samples: the extremes are near +-1 and the mean near 0.
+  EXPECT_LT(lo, -0.99);
+  EXPECT_GT(hi, 0.99);
+  EXPECT_LT(std::fabs(sum / 4000), 0.05);
+  Tensor ints = randomTensor(Type(ElemKind::Int64, {100}), 1, 0);
+  for (int64_t v : ints.toVector<int64_t>()) {
+    EXPECT_GE(v, 0);
+    EXPECT_LT(v, 16);
+  }
+  Tensor flags = randomTensor(Type(ElemKind::Bool, {100}), 1, 0);
+  int ones = 0;
+  for (bool v : flags.toVector<bool>())
+    ones += v;
+  EXPECT_GT(ones, 20);
+  EXPECT_LT(ones, 80);
+}
+
+TEST(RunUtil, TopKMedianAndDifferences) {
+  Tensor t = Tensor::fromVector<float>({2, 3}, {0.5f, 3.f, -1.f, 3.f, 2.f, 0.f});
+  auto top = topK(t, 3);
+  ASSERT_EQ(top.size(), 3u);
+  EXPECT_EQ(top[0].first, 1); // ties: lower index first
+  EXPECT_EQ(top[1].first, 3);
+  EXPECT_EQ(top[2].first, 4);
+  EXPECT_EQ(top[2].second, 2.0);
+  EXPECT_EQ(topK(t, 10).size(), 6u);
+
+  EXPECT_EQ(median({3, 1, 2}), 2);
+  EXPECT_EQ(median({4, 1, 2, 3}), 2.5);
+  EXPECT_EQ(median({}), 0);
+
+  Tensor u = Tensor::fromVector<float>({2, 3}, {0.5f, 3.25f, -1.f, 3.f, 2.f, 0.f});
+  EXPECT_DOUBLE_EQ(maxAbsDiff(t, u), 0.25);
+  EXPECT_DOUBLE_EQ(maxAbs(t), 3.0);
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(maxAbsDiff(t, t.reshaped({3, 2})), inf);
+  EXPECT_EQ(maxAbsDiff(t, t.convertTo(ElemKind::Int32)), inf);
+  Tensor n = Tensor::fromVector<float>({1}, {NAN});
+  EXPECT_EQ(maxAbsDiff(n, Tensor::fromVector<float>({1}, {0.f})), inf);
+  EXPECT_EQ(maxAbsDiff(n, n), 0.0);
+}
+
+TEST(RunUtil, SummaryNamesTypeAndRange) {
+  Tensor t = Tensor::fromVector<float>({2, 2}, {1.f, -2.f, 4.f, 1.f});
+  std::string s = summarize(t);
+  EXPECT_NE(s.find("float32[2, 2]"), std::string::npos) << s;
+  EXPECT_NE(s.find("min -2"), std::string::npos) << s;
+  EXPECT_NE(s.find("max 4"), std::string::npos) << s;
+  EXPECT_NE(s.find("mean 1"), std::string::npos) << s;
+}
+
+TEST(Devices, TableHasTheInterpreterAndRejectsUnknownNames) {
+  EXPECT_STREQ(findDevice("interp").name, "interp");
+  try {
+    findDevice("tpu");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("interp"), std::string::npos) << e.what();
+  }
+}

@@ -1,0 +1,93 @@
+# Command-line tests of ember-run: good runs checked with NumPy, and bad input (files,
+# names, shapes, options) that must give a clear message and exit status 1, not a crash.
+set(CLI_IN ${CMAKE_CURRENT_BINARY_DIR}/cli_inputs)
+set(CLI_OUT ${CMAKE_CURRENT_BINARY_DIR}/cli_outputs)
+set(EXPECT_ERROR ${CMAKE_CURRENT_SOURCE_DIR}/expect_error.sh)
+set(RUN ${CMAKE_CURRENT_BINARY_DIR}/../../tools/ember-run/ember-run)
+
+add_test(NAME tools.cli_inputs
+         COMMAND ${EMBER_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gen_cli_inputs.py ${CLI_IN})
+set_tests_properties(tools.cli_inputs PROPERTIES FIXTURES_SETUP ember_cli_inputs LABELS tools)
+
+# ember_cli_error(NAME REGEX... -- ARGS...): ember-run ARGS must exit 1 with stderr
+# matching every REGEX.
+function(ember_cli_error name)
+  set(patterns)
+  set(args ${ARGN})
+  list(FIND args "--" sep)
+  list(SUBLIST args 0 ${sep} patterns)
+  math(EXPR first "${sep} + 1")
+  set(rest)
+  list(LENGTH args n)
+  if(first LESS n)
+    list(SUBLIST args ${first} -1 rest)
+  endif()
+  add_test(NAME tools.ember_run.error.${name}
+           COMMAND ${EXPECT_ERROR} ${patterns} -- $<TARGET_FILE:ember-run> ${rest})
+  set_tests_properties(tools.ember_run.error.${name} PROPERTIES
+                       FIXTURES_REQUIRED ember_cli_inputs LABELS tools TIMEOUT 60)
+endfunction()
+
+add_test(NAME tools.ember_run.help COMMAND ember-run --help)
+set_tests_properties(tools.ember_run.help PROPERTIES LABELS tools
+                     PASS_REGULAR_EXPRESSION "usage: ember-run MODEL.onnx.*--random-input.*interp")
+
+# Good runs, checked by NumPy against values NumPy computed.
+add_test(NAME tools.ember_run.relu_input
+         COMMAND ${EMBER_PYTHON} ${PROJECT_SOURCE_DIR}/tests/models/run_and_compare.py
+                 --ember-run $<TARGET_FILE:ember-run> --model ${CLI_IN}/relu.onnx
+                 --out ${CLI_OUT}/relu --input x=${CLI_IN}/x.npy
+                 --expected y_0_out=${CLI_IN}/x_expected_relu.npy --exact)
+add_test(NAME tools.ember_run.random_input
+         COMMAND ${EMBER_PYTHON} ${PROJECT_SOURCE_DIR}/tests/models/run_and_compare.py
+                 --ember-run $<TARGET_FILE:ember-run> --model ${CLI_IN}/relu.onnx
+                 --out ${CLI_OUT}/random --extra=--random-input --extra=5 --extra=--top
+                 --extra=3 --extra=--repeat --extra=3 --extra=--compare --extra=interp)
+set_tests_properties(tools.ember_run.relu_input tools.ember_run.random_input PROPERTIES
+                     FIXTURES_REQUIRED ember_cli_inputs LABELS tools TIMEOUT 60)
+
+# Options.
+ember_cli_error(no_model "no model given" --)
+ember_cli_error(unknown_option "unknown option '--frobnicate'" -- --frobnicate)
+ember_cli_error(two_models "more than one model" -- a.onnx b.onnx)
+ember_cli_error(bad_input_syntax "expects NAME=FILE.npy" -- ${CLI_IN}/relu.onnx --input x)
+ember_cli_error(bad_repeat "--repeat" -- ${CLI_IN}/relu.onnx --repeat 0)
+ember_cli_error(bad_seed "non-negative integer" -- ${CLI_IN}/relu.onnx --random-input -3)
+ember_cli_error(missing_value "--out needs a value" -- ${CLI_IN}/relu.onnx --out)
+ember_cli_error(unknown_device "unknown device" "interp" --
+                ${CLI_IN}/relu.onnx --device tpu --random-input 1)
+ember_cli_error(unknown_compare_device "unknown device" --
+                ${CLI_IN}/relu.onnx --compare tpu --random-input 1)
+# Model files.
+ember_cli_error(missing_model "${CLI_IN}/nope.onnx" "No such file|cannot open" --
+                ${CLI_IN}/nope.onnx --random-input 1)
+ember_cli_error(truncated_onnx "truncated.onnx" -- ${CLI_IN}/truncated.onnx --random-input 1)
+ember_cli_error(non_onnx_file "not_onnx.onnx" -- ${CLI_IN}/not_onnx.onnx --random-input 1)
+ember_cli_error(text_file "text.onnx" -- ${CLI_IN}/text.onnx --random-input 1)
+ember_cli_error(empty_file "empty.onnx" -- ${CLI_IN}/empty.onnx --random-input 1)
+ember_cli_error(directory_as_model "cli_inputs" -- ${CLI_IN} --random-input 1)
+ember_cli_error(unsupported_operators "unsupported" "Det" "the_det" "Frobnicate" "the_frob" --
+                ${CLI_IN}/unsupported.onnx --random-input 1)
+# Inputs.
+ember_cli_error(wrong_input_name "no input named 'nope'" "x: float32\\[2, 3\\]" --
+                ${CLI_IN}/relu.onnx --input nope=${CLI_IN}/x.npy)
+ember_cli_error(input_given_twice "given twice" --
+                ${CLI_IN}/relu.onnx --input x=${CLI_IN}/x.npy --input x=${CLI_IN}/x.npy)
+ember_cli_error(missing_input "no value for 1 model input" "--random-input" --
+                ${CLI_IN}/relu.onnx)
+ember_cli_error(wrong_input_shape "x_wrong_shape.npy" "float32\\[3, 2\\]" "float32\\[2, 3\\]" --
+                ${CLI_IN}/relu.onnx --input x=${CLI_IN}/x_wrong_shape.npy)
+ember_cli_error(wrong_input_kind "x_wrong_kind.npy" "int32\\[2, 3\\]" --
+                ${CLI_IN}/relu.onnx --input x=${CLI_IN}/x_wrong_kind.npy)
+ember_cli_error(missing_npy "missing.npy" "No such file" --
+                ${CLI_IN}/relu.onnx --input x=${CLI_IN}/missing.npy)
+ember_cli_error(out_is_a_file "exists and is not a directory" --
+                ${CLI_IN}/relu.onnx --input x=${CLI_IN}/x.npy --out ${CLI_IN}/x.npy)
+# Malformed or unsupported .npy files.
+set(bad_npy_kinds f8 big_endian fortran truncated bad_magic bad_dict size_mismatch)
+set(bad_npy_messages "'<f8' is not supported" "big-endian" "Fortran" "truncated .npy data"
+    "bad magic" "malformed .npy header" "size mismatch")
+foreach(kind message IN ZIP_LISTS bad_npy_kinds bad_npy_messages)
+  ember_cli_error(npy_${kind} "x_${kind}.npy" "${message}" --
+                  ${CLI_IN}/relu.onnx --input x=${CLI_IN}/x_${kind}.npy)
+endforeach()

@@ -1,0 +1,292 @@
+// ember-run: import a model, run it on a device, write and summarise its outputs.
+// A thin main over the libraries: the device table is in Devices.cpp.
+#include "Devices.h"
+#include "RunUtil.h"
+
+#include "ember/importer/OnnxImporter.h"
+#include "ember/support/Error.h"
+#include "ember/support/Npy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace ember;
+using namespace ember::run;
+
+namespace {
+
+const char* kUsage = R"(usage: ember-run MODEL.onnx [options]
+
+Imports an ONNX model, runs it on a device and prints (and optionally writes) every
+output, with the wall time of import and run.
+
+options:
+  --device NAME          device to run on (default: interp); see the list below
+  --input NAME=FILE.npy  value of model input NAME (repeat for several inputs)
+  --random-input SEED    inputs not given get deterministic random values from SEED
+                         (float: uniform in [-1, 1); integers: [0, 16); bool: 0/1)
+  --out DIR              write every output to DIR/NAME.npy (characters of NAME outside
+                         [A-Za-z0-9_.-] become '_'); DIR is created if needed
+  --repeat N             run N times and report the median run time (default 1)
+  --top K                also print the K largest values of each output with their
+                         flat indices (e.g. the top-5 classes of a classifier)
+  --compare DEVICE       also run on DEVICE and check that every output agrees within
+                         1e-4 * max(1, max|reference|) (the first device is the reference)
+  --quiet                print only errors and the timing line
+  -h, --help             this text
+
+exit status: 0 on success, 1 on any error (bad arguments, unreadable or malformed model
+or .npy file, wrong input name/kind/shape, unsupported operators, outputs that
+disagree under --compare).
+)";
+
+struct Options {
+  std::string model;
+  std::string device = "interp";
+  std::vector<std::pair<std::string, std::string>> inputs; // name, file
+  std::optional<uint64_t> randomSeed;
+  std::string outDir;
+  int repeat = 1;
+  size_t top = 0;
+  std::string compare;
+  bool quiet = false;
+  bool help = false;
+};
+
+[[noreturn]] void usageError(const std::string& msg) {
+  throw Error("ember-run", msg + " (see ember-run --help)");
+}
+
+uint64_t parseUnsigned(const std::string& opt, const std::string& v, uint64_t max) {
+  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 19)
+    usageError(opt + " expects a non-negative integer, got '" + v + "'");
+  uint64_t n = std::stoull(v);
+  if (n > max)
+    usageError(opt + " is at most " + std::to_string(max) + ", got " + v);
+  return n;
+}
+
+Options parseArgs(int argc, char** argv) {
+  Options o;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size())
+        usageError(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      o.help = true;
+    } else if (a == "--device") {
+      o.device = value();
+    } else if (a == "--input") {
+      const std::string& v = value();
+      size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+        usageError("--input expects NAME=FILE.npy, got '" + v + "'");
+      o.inputs.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+    } else if (a == "--random-input") {
+      o.randomSeed = parseUnsigned(a, value(), UINT64_MAX / 2);
+    } else if (a == "--out") {
+      o.outDir = value();
+    } else if (a == "--repeat") {
+      o.repeat = static_cast<int>(parseUnsigned(a, value(), 100000));
+      if (o.repeat < 1)
+        usageError("--repeat must be at least 1");
+    } else if (a == "--top") {
+      o.top = parseUnsigned(a, value(), 1000000);
+    } else if (a == "--compare") {
+      o.compare = value();
+    } else if (a == "--quiet") {
+      o.quiet = true;
+    } else if (a.size() > 1 && a[0] == '-') {
+      usageError("unknown option '" + a + "'");
+    } else if (o.model.empty()) {
+      o.model = a;
+    } else {
+      usageError("more than one model given ('" + o.model + "' and '" + a + "')");
+    }
+  }
+  if (!o.help && o.model.empty())
+    usageError("no model given");
+  return o;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string describeInputs(const std::vector<Node*>& ins) {
+  std::string s;
+  for (const Node* p : ins)
+    s += std::string(s.empty() ? "" : ", ") + p->name() + ": " + p->resultType().toString();
+  return s.empty() ? "none" : s;
+}
+
+/// Reads the given .npy files and completes the inputs of `f` (random values for the
+/// rest when a seed is given), checking names, kinds and shapes.
+TensorMap buildInputs(const Options& o, const Function& f) {
+  std::vector<Node*> placeholders = f.inputs();
+  std::map<std::string, const Node*> byName;
+  for (const Node* p : placeholders)
+    byName[p->name()] = p;
+  TensorMap inputs;
+  for (const auto& [name, file] : o.inputs) {
+    auto it = byName.find(name);
+    if (it == byName.end())
+      throw Error("--input " + name + "=" + file,
+                  "the model has no input named '" + name +
+                      "' (its inputs: " + describeInputs(placeholders) + ")");
+    if (inputs.count(name))
+      throw Error("--input " + name + "=" + file, "input '" + name + "' is given twice");
+    Tensor t = readNpy(file);
+    const Type& want = it->second->resultType();
+    if (t.kind() != want.kind || t.dims() != want.dims)
+      throw Error("--input " + name + "=" + file, "the file holds " + t.type().toString() +
+                                                      ", the model's input '" + name + "' is " +
+                                                      Type(want.kind, want.dims).toString());
+    inputs.emplace(name, std::move(t));
+  }
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < placeholders.size(); ++i) {
+    const Node* p = placeholders[i];
+    if (inputs.count(p->name()))
+      continue;
+    if (o.randomSeed)
+      inputs.emplace(p->name(), randomTensor(p->resultType(), *o.randomSeed, i));
+    else
+      missing.push_back(p->name() + ": " + p->resultType().toString());
+  }
+  if (!missing.empty()) {
+    std::string msg = "no value for " + std::to_string(missing.size()) + " model input(s):";
+    for (const auto& m : missing)
+      msg += "\n  " + m;
+    msg += "\ngive them with --input NAME=FILE.npy, or use --random-input SEED";
+    throw Error(o.model, msg);
+  }
+  return inputs;
+}
+
+/// Output file paths, checked for collisions after sanitising the names.
+std::map<std::string, std::string> outputPaths(const Options& o, const Function& f) {
+  std::map<std::string, std::string> paths, owner;
+  for (const auto& out : f.outputs()) {
+    std::string stem = sanitizeOutputName(out.name);
+    auto [it, fresh] = owner.emplace(stem, out.name);
+    if (!fresh)
+      throw Error("--out " + o.outDir, "outputs '" + it->second + "' and '" + out.name +
+                                           "' would both be written to " + stem + ".npy");
+    paths[out.name] = (std::filesystem::path(o.outDir) / (stem + ".npy")).string();
+  }
+  return paths;
+}
+
+void compareOutputs(const TensorMap& ref, const TensorMap& other, const Options& o) {
+  std::vector<std::string> bad;
+  for (const auto& [name, r] : ref) {
+    auto it = other.find(name);
+    double err =
+        it == other.end() ? std::numeric_limits<double>::infinity() : maxAbsDiff(r, it->second);
+    double tol = 1e-4 * std::max(1.0, maxAbs(r));
+    std::printf("compare %s vs %s: output '%s' max abs error %.3g (tolerance %.3g) %s\n",
+                o.compare.c_str(), o.device.c_str(), name.c_str(), err, tol,
+                err <= tol ? "ok" : "MISMATCH");
+    if (!(err <= tol))
+      bad.push_back(name);
+  }
+  if (!bad.empty())
+    throw Error("--compare " + o.compare, std::to_string(bad.size()) + " output(s) of device '" +
+                                              o.compare + "' disagree with '" + o.device + "'");
+}
+
+int runTool(const Options& o) {
+  const Device& device = findDevice(o.device);
+  const Device* compare = o.compare.empty() ? nullptr : &findDevice(o.compare);
+  if (!o.outDir.empty() && std::filesystem::exists(o.outDir) &&
+      !std::filesystem::is_directory(o.outDir))
+    throw Error("--out " + o.outDir, "exists and is not a directory");
+
+  auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Module> module = importOnnxFile(o.model);
+  double importSeconds = secondsSince(t0);
+  if (module->functions().empty())
+    throw Error(o.model, "the imported module has no function");
+  const Function& f = *module->functions().front();
+
+  TensorMap inputs = buildInputs(o, f);
+  std::map<std::string, std::string> paths;
+  if (!o.outDir.empty())
+    paths = outputPaths(o, f);
+
+  DeviceTiming timing;
+  TensorMap outputs = device.run(f, inputs, o.repeat, timing);
+  if (compare) {
+    DeviceTiming other;
+    compareOutputs(outputs, compare->run(f, inputs, 1, other), o);
+  }
+
+  if (!o.outDir.empty())
+    std::filesystem::create_directories(o.outDir);
+  for (const auto& out : f.outputs()) {
+    const Tensor& t = outputs.at(out.name);
+    if (!o.quiet)
+      std::printf("output %s: %s\n", out.name.c_str(), summarize(t).c_str());
+    if (o.top && !o.quiet) {
+      std::printf("  top-%zu:", o.top);
+      for (const auto& [idx, v] : topK(t, o.top))
+        std::printf("  [%lld] %.6g", static_cast<long long>(idx), v);
+      std::printf("\n");
+    }
+    if (!o.outDir.empty()) {
+      writeNpy(paths.at(out.name), t);
+      if (!o.quiet)
+        std::printf("  written to %s\n", paths.at(out.name).c_str());
+    }
+  }
+  const std::vector<double>& runs = timing.runSeconds;
+  std::printf("time: import %.3f s, prepare (%s) %.3f s, run %.3f s", importSeconds, device.name,
+              timing.prepareSeconds, median(runs));
+  if (runs.size() > 1)
+    std::printf(" (median of %zu, min %.3f s)", runs.size(),
+                *std::min_element(runs.begin(), runs.end()));
+  std::printf("\n");
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    Options o = parseArgs(argc, argv);
+    if (o.help) {
+      std::fputs(kUsage, stdout);
+      std::printf("\ndevices:\n");
+      for (const Device& d : devices())
+        std::printf("  %-8s %s\n", d.name, d.description);
+      return 0;
+    }
+    return runTool(o);
+  } catch (const Unsupported& e) {
+    std::fprintf(stderr, "ember-run: unsupported: %s\n", e.what());
+  } catch (const Error& e) {
+    std::fprintf(stderr, "ember-run: error: %s\n", e.what());
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::fprintf(stderr, "ember-run: error: %s\n", e.what());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "ember-run: error: out of memory\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ember-run: internal error: %s\n", e.what());
+  }
+  return 1;
+}
