@@ -46,7 +46,7 @@ def main(out):
     npy_raw(p("x_bad_dict.npy"), "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)",
             xs.tobytes())
     npy_raw(p("x_size_mismatch.npy"), "{'descr': '<f4', 'fortran_order': False, "
-            "'shape': (2, 4), }", xs.tobytes())
+            "'shape': (2, 2), }", xs.tobytes())
 
     # unsupported.onnx: two operators Ember lacks (Det, and one of a custom domain).
     a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3, 3])

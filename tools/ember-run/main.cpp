@@ -64,7 +64,7 @@ struct Options {
 };
 
 [[noreturn]] void usageError(const std::string& msg) {
-  throw Error("ember-run", msg + " (see ember-run --help)");
+  throw Error(msg + " (see ember-run --help)");
 }
 
 uint64_t parseUnsigned(const std::string& opt, const std::string& v, uint64_t max) {
