@@ -117,6 +117,17 @@ std::vector<std::pair<std::string, std::uint64_t>> params(const IsaDescription& 
   return p;
 }
 
+/// DRAM bytes/cycle the DMA can sustain: bandwidth, or by Little's law the bytes in
+/// flight (outstanding requests x burst) over the latency, whichever is smaller.
+double sustainedDma(const IsaDescription& isa) {
+  const HardwareDesc& h = isa.hw();
+  double bw = double(h.dram.bytes_per_cycle);
+  if (h.dma.latency_cycles == 0)
+    return bw;
+  double flight = double(h.dma.max_outstanding * h.dma.burst_bytes) / double(h.dma.latency_cycles);
+  return flight < bw ? flight : bw;
+}
+
 } // namespace
 
 std::string generateCHeader(const IsaDescription& isa) {
@@ -180,6 +191,8 @@ void mdHardware(std::ostringstream& o, const IsaDescription& isa) {
   o << "| DRAM bandwidth | " << h.dram.bytes_per_cycle << " B/cycle |\n";
   o << "| DMA latency / burst / outstanding | " << h.dma.latency_cycles << " cycles / "
     << h.dma.burst_bytes << " B / " << h.dma.max_outstanding << " |\n";
+  o << "| sustained DMA bandwidth | " << num(sustainedDma(isa))
+    << " B/cycle (min of bandwidth and outstanding x burst / latency) |\n";
   o << "| queue depth load / compute / store | " << h.queues.load_depth << " / "
     << h.queues.compute_depth << " / " << h.queues.store_depth << " |\n";
   o << "| token FIFO depth | " << h.queues.token_fifo_depth << " |\n";

@@ -1,7 +1,8 @@
 ; Double-buffered 3x3 convolution (16 -> 16 channels, 8x8 output) for ember-v1, in four
 ; tiles of two output rows. The load engine fills act buffers A (rows 0..39) and B (rows
 ; 64..103) alternately; compute frees a buffer with push_prev and load waits for it with
-; pop_next. Output rows go through two act buffers (128.., 144..) to the store engine.
+; pop_next. Output rows go through two act buffers (128.., 144..) to the store engine,
+; which frees them with push_prev; finish waits for the last store.
 .isa "ember-v1"
 
 .region "const" const 0x0 0xa00
@@ -52,7 +53,7 @@
 .node "conv1.store"
   dma.st sram=act sram_addr=128 dram_addr=0x20000 size0=16 size1=1 size2=1 pop_prev push_prev
   dma.st sram=act sram_addr=144 dram_addr=0x20100 size0=16 size1=1 size2=1 pop_prev push_prev
-  dma.st sram=act sram_addr=128 dram_addr=0x20200 size0=16 size1=1 size2=1 pop_prev push_prev
+  dma.st sram=act sram_addr=128 dram_addr=0x20200 size0=16 size1=1 size2=1 pop_prev
   dma.st sram=act sram_addr=144 dram_addr=0x20300 size0=16 size1=1 size2=1 pop_prev push_prev
 .endnode
   finish pop_next
