@@ -31,6 +31,11 @@ if [[ ! -f "$build/build.ninja" ]]; then
   # shellcheck disable=SC2086
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DEMBER_WITH_LLVM=$llvm ${EMBER_CMAKE_ARGS:-}
+else
+  # Re-run CMake on the existing cache (fast): picks up new test and tool folders, which
+  # the build's folder globs only see at configure time.
+  # shellcheck disable=SC2086
+  cmake -S "$root" -B "$build" ${EMBER_CMAKE_ARGS:-} >/dev/null
 fi
 if [[ "${EMBER_SKIP_BUILD:-0}" != 1 ]]; then
   echo "setup: building (ninja, $(nproc) jobs)"
