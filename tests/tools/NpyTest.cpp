@@ -238,3 +238,49 @@ TEST(AtomicFile, WritesReplacesAndFailsCleanly) {
   std::remove(path.c_str());
   rmdir(dir.c_str());
 }
+
+// Without libFuzzer: deterministic mutations (byte flips, truncations, header edits) of
+// valid files must each give a tensor or an ember::Error, never anything else.
+TEST(NpyFuzzSmoke, MutatedFilesGiveTensorsOrErrors) {
+  const std::string seeds[] = {kI32, kF32, kI64, kBool, kI8};
+  uint64_t state = 12345;
+  auto next = [&state]() {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  int parsed = 0, rejected = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string b = seeds[next() % 5];
+    int edits = 1 + static_cast<int>(next() % 4);
+    for (int e = 0; e < edits; ++e) {
+      size_t at = next() % b.size();
+      switch (next() % 4) {
+      case 0: // flip a byte, mostly in the header
+        b[next() % 2 ? at % 128 : at] = static_cast<char>(next());
+        break;
+      case 1: // truncate
+        b.resize(at);
+        break;
+      case 2: // insert a header-ish character
+        b.insert(at % (b.size() + 1), 1, "{}(),:' 0123456789TFalse<f4|b1"[next() % 30]);
+        break;
+      default: // change the announced header length
+        if (b.size() > 9)
+          b[8 + next() % 2] = static_cast<char>(next());
+        break;
+      }
+      if (b.empty())
+        break;
+    }
+    try {
+      Tensor t = parseNpy(b, "m.npy");
+      EXPECT_EQ(parseNpy(serializeNpy(t), "again"), t);
+      ++parsed;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.where(), "m.npy");
+      ++rejected;
+    }
+  }
+  EXPECT_GT(parsed, 20); // some mutations (padding bytes, data) stay valid
+  EXPECT_GT(rejected, 10000);
+}
