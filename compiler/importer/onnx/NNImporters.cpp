@@ -1,8 +1,325 @@
-// ONNX importers of the NN operators (being written).
+// ONNX importers of the NN operators (opsets 7-17): convolutions, pools,
+// normalisations, matrix products and the softmax family.
+//
+// Window attributes are resolved here once and for all: auto_pad becomes explicit
+// pads (all begins, then all ends), absent attributes get their ONNX defaults and
+// ConvTranspose's output_shape becomes pads + output_padding. Softmax, LogSoftmax and
+// Hardmax before opset 13 (which flatten to 2-D at `axis`) become Reshape, the
+// opset-13 node along axis 1, Reshape back, unless `axis` is already the last one.
 #include "ember/importer/OnnxOpImporter.h"
+
+#include <string>
 
 namespace ember {
 
-void registerOnnxNNImporters() {}
+namespace {
+
+std::string str(int64_t v) {
+  return std::to_string(v);
+}
+
+/// Operands in `which` that are present must be float32 (Ember's NN kernels are float).
+void requireFloat(OnnxNodeContext& ctx, std::initializer_list<size_t> which) {
+  for (size_t i : which)
+    if (i < ctx.numInputs() && ctx.hasInput(i) && ctx.input(i).kind() != ElemKind::Float32)
+      ctx.unsupported("operand " + str(int64_t(i)) + " has element kind " +
+                      elemKindName(ctx.input(i).kind()) + "; only float32 is supported");
+}
+
+/// Only result 0 may be used (extra ONNX outputs: indices, training statistics).
+void requireOnlyFirstOutput(OnnxNodeContext& ctx, const char* what) {
+  for (size_t i = 1; i < ctx.numOutputs(); ++i)
+    if (ctx.hasOutput(i))
+      ctx.unsupported(std::string("output ") + str(int64_t(i)) + " (" + what +
+                      ") is not supported");
+}
+
+/// Number of spatial dimensions of operand 0 (N x C x spatial...).
+size_t spatialRank(OnnxNodeContext& ctx) {
+  const Shape& x = ctx.input(0).dims();
+  if (x.size() < 3 || x.size() > 5)
+    ctx.fail("input " + shapeToString(x) + " must be N x C x 1 to 3 spatial dimensions");
+  return x.size() - 2;
+}
+
+/// An int list attribute of exactly `count` values, `def` repeated when absent.
+std::vector<int64_t> listAttr(OnnxNodeContext& ctx, const char* name, size_t count, int64_t def) {
+  std::vector<int64_t> v = ctx.attrInts(name, std::vector<int64_t>(count, def));
+  if (v.size() != count)
+    ctx.fail(std::string("attribute ") + name + " has " + str(int64_t(v.size())) +
+             " values, expected " + str(int64_t(count)));
+  return v;
+}
+
+/// The common window of Conv, ConvTranspose and the pools.
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, pads;
+};
+
+/// Reads kernel_shape (from the filter when `filter` and the attribute is absent),
+/// strides and dilations.
+Window readWindow(OnnxNodeContext& ctx, size_t nsp, bool fromFilter) {
+  Window w;
+  if (ctx.hasAttr("kernel_shape")) {
+    w.kernel = listAttr(ctx, "kernel_shape", nsp, 1);
+  } else if (fromFilter) {
+    const Shape& f = ctx.input(1).dims();
+    if (f.size() != nsp + 2)
+      ctx.fail("filter " + shapeToString(f) + " must have rank " + str(int64_t(nsp + 2)));
+    w.kernel.assign(f.begin() + 2, f.end());
+  } else {
+    ctx.fail("attribute kernel_shape is required");
+  }
+  w.strides = listAttr(ctx, "strides", nsp, 1);
+  w.dilations = listAttr(ctx, "dilations", nsp, 1);
+  for (size_t d = 0; d < nsp; ++d)
+    if (w.kernel[d] < 1 || w.strides[d] < 1 || w.dilations[d] < 1)
+      ctx.fail("kernel_shape, strides and dilations must be positive");
+  return w;
+}
+
+/// Explicit pads of a Conv or pool: auto_pad resolved against the input extents.
+std::vector<int64_t> resolvePads(OnnxNodeContext& ctx, const Window& w) {
+  const size_t nsp = w.kernel.size();
+  const Shape& x = ctx.input(0).dims();
+  const std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
+  if (autoPad == "NOTSET" || autoPad.empty()) {
+    std::vector<int64_t> pads = listAttr(ctx, "pads", 2 * nsp, 0);
+    for (int64_t p : pads)
+      if (p < 0)
+        ctx.unsupported("negative pads are not supported");
+    return pads;
+  }
+  if (autoPad == "VALID")
+    return std::vector<int64_t>(2 * nsp, 0);
+  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
+    ctx.fail("unknown auto_pad '" + autoPad + "'");
+  std::vector<int64_t> pads(2 * nsp);
+  for (size_t d = 0; d < nsp; ++d) {
+    const int64_t in = x[d + 2], s = w.strides[d];
+    const int64_t out = (in + s - 1) / s;
+    const int64_t extent = (w.kernel[d] - 1) * w.dilations[d] + 1;
+    const int64_t total = std::max<int64_t>(0, (out - 1) * s + extent - in);
+    const int64_t small = total / 2, large = total - small;
+    pads[d] = autoPad == "SAME_UPPER" ? small : large;
+    pads[d + nsp] = autoPad == "SAME_UPPER" ? large : small;
+  }
+  return pads;
+}
+
+Attrs windowAttrs(const Window& w) {
+  Attrs a;
+  a.set("kernel_shape", w.kernel);
+  a.set("strides", w.strides);
+  a.set("dilations", w.dilations);
+  a.set("pads", w.pads);
+  return a;
+}
+
+std::vector<NodeValue> presentInputs(OnnxNodeContext& ctx, size_t max) {
+  std::vector<NodeValue> in;
+  for (size_t i = 0; i < max && i < ctx.numInputs(); ++i)
+    in.push_back(ctx.hasInput(i) ? ctx.input(i) : NodeValue());
+  while (!in.empty() && !in.back())
+    in.pop_back();
+  return in;
+}
+
+void importConv(OnnxNodeContext& ctx) {
+  requireFloat(ctx, {0, 1, 2});
+  const size_t nsp = spatialRank(ctx);
+  Window w = readWindow(ctx, nsp, true);
+  w.pads = resolvePads(ctx, w);
+  Attrs a = windowAttrs(w);
+  a.set("group", ctx.attrInt("group", 1));
+  ctx.setOutput(0, ctx.emit(NodeKind::Conv, presentInputs(ctx, 3), a));
+}
+
+void importConvTranspose(OnnxNodeContext& ctx) {
+  requireFloat(ctx, {0, 1, 2});
+  const size_t nsp = spatialRank(ctx);
+  Window w = readWindow(ctx, nsp, true);
+  std::vector<int64_t> outPad = listAttr(ctx, "output_padding", nsp, 0);
+  const std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
+  const Shape& x = ctx.input(0).dims();
+  std::vector<int64_t> target;
+  if (ctx.hasAttr("output_shape")) {
+    target = ctx.attrInts("output_shape");
+    if (target.size() == nsp + 2)
+      target.erase(target.begin(), target.begin() + 2);
+    if (target.size() != nsp)
+      ctx.fail("attribute output_shape has " + str(int64_t(target.size())) + " values, expected " +
+               str(int64_t(nsp)));
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (size_t d = 0; d < nsp; ++d)
+      target.push_back(x[d + 2] * w.strides[d]);
+  }
+  if (target.empty()) {
+    w.pads =
+        autoPad == "VALID" ? std::vector<int64_t>(2 * nsp, 0) : listAttr(ctx, "pads", 2 * nsp, 0);
+  } else {
+    // total = full extent - wanted extent, split as the ONNX specification says; a
+    // negative total (the output is larger) becomes extra output padding at the end.
+    w.pads.assign(2 * nsp, 0);
+    for (size_t d = 0; d < nsp; ++d) {
+      const int64_t total = w.strides[d] * (x[d + 2] - 1) + outPad[d] +
+                            (w.kernel[d] - 1) * w.dilations[d] + 1 - target[d];
+      if (total < 0) {
+        outPad[d] -= total;
+        continue;
+      }
+      const int64_t small = total / 2, large = total - small;
+      w.pads[d] = autoPad == "SAME_UPPER" ? small : large;
+      w.pads[d + nsp] = autoPad == "SAME_UPPER" ? large : small;
+    }
+  }
+  for (int64_t p : w.pads)
+    if (p < 0)
+      ctx.unsupported("negative pads are not supported");
+  Attrs a = windowAttrs(w);
+  a.set("group", ctx.attrInt("group", 1));
+  a.set("output_padding", outPad);
+  ctx.setOutput(0, ctx.emit(NodeKind::ConvTranspose, presentInputs(ctx, 3), a));
+}
+
+void importPool(OnnxNodeContext& ctx, NodeKind kind) {
+  requireFloat(ctx, {0});
+  requireOnlyFirstOutput(ctx, "Indices");
+  const size_t nsp = spatialRank(ctx);
+  Window w = readWindow(ctx, nsp, false);
+  w.pads = resolvePads(ctx, w);
+  Attrs a = windowAttrs(w);
+  a.set("ceil_mode", ctx.attrInt("ceil_mode", 0));
+  if (kind == NodeKind::AveragePool)
+    a.set("count_include_pad", ctx.attrInt("count_include_pad", 0));
+  ctx.setOutput(0, ctx.emit(kind, {ctx.input(0)}, a));
+}
+
+void importGlobalPool(OnnxNodeContext& ctx, NodeKind kind) {
+  requireFloat(ctx, {0});
+  spatialRank(ctx);
+  ctx.setOutput(0, ctx.emit(kind, {ctx.input(0)}));
+}
+
+void importBatchNorm(OnnxNodeContext& ctx) {
+  requireFloat(ctx, {0, 1, 2, 3, 4});
+  if (ctx.attrInt("training_mode", 0) != 0)
+    ctx.unsupported("training_mode=1 is not supported (inference only)");
+  if (ctx.opset() < 7 && ctx.attrInt("is_test", 0) == 0 && ctx.numOutputs() > 1)
+    ctx.unsupported("training (is_test=0) is not supported");
+  requireOnlyFirstOutput(ctx, "training statistics");
+  if (ctx.opset() < 9 && ctx.attrInt("spatial", 1) == 0 && ctx.input(0).dims().size() > 2)
+    ctx.unsupported("spatial=0 (per-activation statistics) is not supported");
+  for (size_t i = 0; i < 5; ++i)
+    if (!ctx.hasInput(i))
+      ctx.fail("operand " + str(int64_t(i)) + " is required");
+  Attrs a;
+  a.set("epsilon", ctx.attrFloat("epsilon", 1e-5));
+  ctx.setOutput(0, ctx.emit(NodeKind::BatchNormalization, presentInputs(ctx, 5), a));
+}
+
+void importInstanceNorm(OnnxNodeContext& ctx) {
+  requireFloat(ctx, {0, 1, 2});
+  Attrs a;
+  a.set("epsilon", ctx.attrFloat("epsilon", 1e-5));
+  ctx.setOutput(0, ctx.emit(NodeKind::InstanceNormalization, presentInputs(ctx, 3), a));
+}
+
+void importLayerNorm(OnnxNodeContext& ctx) {
+  requireFloat(ctx, {0, 1, 2});
+  Attrs a;
+  a.set("axis", ctx.attrInt("axis", -1));
+  a.set("epsilon", ctx.attrFloat("epsilon", 1e-5));
+  Node* n = ctx.emitNode(NodeKind::LayerNormalization, presentInputs(ctx, 3), a);
+  for (size_t i = 0; i < ctx.numOutputs() && i < 3; ++i) {
+    if (!ctx.hasOutput(i))
+      continue;
+    if (i >= n->numResults())
+      ctx.unsupported("output " + str(int64_t(i)) + " of a constant-folded node");
+    ctx.setOutput(i, NodeValue(n, static_cast<unsigned>(i)));
+  }
+}
+
+void importLRN(OnnxNodeContext& ctx) {
+  requireFloat(ctx, {0});
+  if (!ctx.hasAttr("size"))
+    ctx.fail("attribute size is required");
+  Attrs a;
+  a.set("size", ctx.attrInt("size", 1));
+  a.set("alpha", ctx.attrFloat("alpha", 1e-4));
+  a.set("beta", ctx.attrFloat("beta", 0.75));
+  a.set("bias", ctx.attrFloat("bias", 1.0));
+  ctx.setOutput(0, ctx.emit(NodeKind::LRN, {ctx.input(0)}, a));
+}
+
+void importMatMul(OnnxNodeContext& ctx) {
+  requireFloat(ctx, {0, 1});
+  ctx.setOutput(0, ctx.emit(NodeKind::MatMul, {ctx.input(0), ctx.input(1)}));
+}
+
+void importGemm(OnnxNodeContext& ctx) {
+  requireFloat(ctx, {0, 1, 2});
+  Attrs a;
+  a.set("transA", ctx.attrInt("transA", 0));
+  a.set("transB", ctx.attrInt("transB", 0));
+  a.set("alpha", ctx.attrFloat("alpha", 1.0));
+  a.set("beta", ctx.attrFloat("beta", 1.0));
+  ctx.setOutput(0, ctx.emit(NodeKind::Gemm, presentInputs(ctx, 3), a));
+}
+
+void importSoftmaxLike(OnnxNodeContext& ctx, NodeKind kind) {
+  requireFloat(ctx, {0});
+  NodeValue x = ctx.input(0);
+  const Shape dims = x.dims();
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  int64_t axis = ctx.attrInt("axis", ctx.opset() < 13 ? 1 : -1);
+  if (rank == 0)
+    ctx.fail("input must have rank >= 1");
+  if (axis < -rank || axis >= rank)
+    ctx.fail("axis " + str(axis) + " is out of range for rank " + str(rank));
+  if (axis < 0)
+    axis += rank;
+  Attrs a;
+  if (ctx.opset() >= 13 || axis == rank - 1) {
+    a.set("axis", axis);
+    ctx.setOutput(0, ctx.emit(kind, {x}, a));
+    return;
+  }
+  // Before opset 13 the operator works on the input flattened to 2-D at axis.
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? outer : inner) *= dims[static_cast<size_t>(d)];
+  Attrs flat;
+  flat.set("shape", std::vector<int64_t>{outer, inner});
+  NodeValue x2 = ctx.emit(NodeKind::Reshape, {x}, flat, "_flatten");
+  a.set("axis", int64_t(1));
+  NodeValue y2 = ctx.emit(kind, {x2}, a);
+  Attrs back;
+  back.set("shape", std::vector<int64_t>(dims.begin(), dims.end()));
+  ctx.setOutput(0, ctx.emit(NodeKind::Reshape, {y2}, back, "_unflatten"));
+}
+
+} // namespace
+
+void registerOnnxNNImporters() {
+  using K = NodeKind;
+  registerOnnxOp("Conv", importConv);
+  registerOnnxOp("ConvTranspose", importConvTranspose);
+  registerOnnxOp("MaxPool", [](OnnxNodeContext& c) { importPool(c, K::MaxPool); });
+  registerOnnxOp("AveragePool", [](OnnxNodeContext& c) { importPool(c, K::AveragePool); });
+  registerOnnxOp("GlobalAveragePool",
+                 [](OnnxNodeContext& c) { importGlobalPool(c, K::GlobalAveragePool); });
+  registerOnnxOp("GlobalMaxPool",
+                 [](OnnxNodeContext& c) { importGlobalPool(c, K::GlobalMaxPool); });
+  registerOnnxOp("BatchNormalization", importBatchNorm);
+  registerOnnxOp("InstanceNormalization", importInstanceNorm);
+  registerOnnxOp("LayerNormalization", importLayerNorm);
+  registerOnnxOp("LRN", importLRN);
+  registerOnnxOp("MatMul", importMatMul);
+  registerOnnxOp("Gemm", importGemm);
+  registerOnnxOp("Softmax", [](OnnxNodeContext& c) { importSoftmaxLike(c, K::Softmax); });
+  registerOnnxOp("LogSoftmax", [](OnnxNodeContext& c) { importSoftmaxLike(c, K::LogSoftmax); });
+  registerOnnxOp("Hardmax", [](OnnxNodeContext& c) { importSoftmaxLike(c, K::Hardmax); });
+}
 
 } // namespace ember
