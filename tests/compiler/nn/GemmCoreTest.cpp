@@ -56,15 +56,18 @@ TEST_P(GemmCore, MatchesNaiveProduct) {
       EXPECT_EQ(c[size_t(i * ldc + j)], c0[size_t(i * ldc + j)]);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, GemmCore,
-                         ::testing::Values(GemmShape{1, 1, 1, false, false, 1.f, 0.f},
-                                           GemmShape{5, 7, 3, false, false, 1.f, 0.f},
-                                           GemmShape{6, 16, 8, true, false, 2.f, 0.f},
-                                           GemmShape{13, 33, 17, false, true, 1.f, 1.f},
-                                           GemmShape{37, 29, 300, true, true, 0.5f, -0.25f},
-                                           GemmShape{150, 70, 513, false, false, 1.f, 0.f},
-                                           GemmShape{7, 2100, 20, false, false, 1.f, 1.f},
-                                           GemmShape{4, 3, 0, false, false, 1.f, 0.5f}));
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, GemmCore,
+    ::testing::Values(
+        GemmShape{1, 1, 1, false, false, 1.f, 0.f}, GemmShape{5, 7, 3, false, false, 1.f, 0.f},
+        GemmShape{6, 16, 8, true, false, 2.f, 0.f}, GemmShape{13, 33, 17, false, true, 1.f, 1.f},
+        GemmShape{37, 29, 300, true, true, 0.5f, -0.25f},
+        GemmShape{150, 70, 513, false, false, 1.f, 0.f},
+        GemmShape{7, 2100, 20, false, false, 1.f, 1.f}, GemmShape{4, 3, 0, false, false, 1.f, 0.5f},
+        // Matrix-vector paths (m == 1 or n == 1) and their fallbacks.
+        GemmShape{1, 37, 50, false, true, 1.f, 0.f}, GemmShape{1, 45, 33, true, false, 2.f, 1.f},
+        GemmShape{29, 1, 70, false, false, 1.f, 0.5f}, GemmShape{23, 1, 40, true, false, 1.f, 0.f},
+        GemmShape{1, 1, 100, true, true, 1.f, 0.f}));
 
 TEST(GemmCoreBeta, ZeroBetaIgnoresNaNInC) {
   std::vector<float> a = {1, 2, 3, 4}, b = {5, 6, 7, 8};

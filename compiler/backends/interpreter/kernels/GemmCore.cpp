@@ -132,6 +132,69 @@ void storeTile(const float* acc, int64_t mr, int64_t nr, float alpha, float beta
   }
 }
 
+/// sum of x[i] * y[i] over n contiguous elements, with eight-lane partial sums.
+float dot(const float* x, const float* y, int64_t n) {
+  v8f acc0{}, acc1{};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    v8f x0, x1, y0, y1;
+    std::memcpy(&x0, x + i, sizeof x0);
+    std::memcpy(&x1, x + i + 8, sizeof x1);
+    std::memcpy(&y0, y + i, sizeof y0);
+    std::memcpy(&y1, y + i + 8, sizeof y1);
+    acc0 += x0 * y0;
+    acc1 += x1 * y1;
+  }
+  acc0 += acc1;
+  float s = 0.f;
+  for (int j = 0; j < 8; ++j)
+    s += acc0[j];
+  for (; i < n; ++i)
+    s += x[i] * y[i];
+  return s;
+}
+
+/// Matrix-vector products (m == 1 or n == 1), where packing would cost more than the
+/// arithmetic. Returns false when the layout does not suit (then the blocked path runs).
+bool gemv(int64_t m, int64_t n, int64_t k, float alpha, MatView a, MatView b, float beta, float* c,
+          int64_t ldc) {
+  auto store = [&](float* dst, float v) { *dst = alpha * v + (beta == 0.f ? 0.f : beta * *dst); };
+  std::vector<float> tmp;
+  auto contiguous = [&](const float* p, int64_t stride) -> const float* {
+    if (stride == 1)
+      return p;
+    tmp.resize(static_cast<size_t>(k));
+    for (int64_t i = 0; i < k; ++i)
+      tmp[size_t(i)] = p[i * stride];
+    return tmp.data();
+  };
+  if (n == 1 && a.colStride == 1) {
+    const float* x = contiguous(b.data, b.rowStride);
+    for (int64_t i = 0; i < m; ++i)
+      store(c + i * ldc, dot(a.data + i * a.rowStride, x, k));
+    return true;
+  }
+  if (m == 1 && b.rowStride == 1) {
+    const float* x = contiguous(a.data, a.colStride);
+    for (int64_t j = 0; j < n; ++j)
+      store(c + j, dot(b.data + j * b.colStride, x, k));
+    return true;
+  }
+  if (m == 1 && b.colStride == 1) {
+    std::vector<float> acc(static_cast<size_t>(n), 0.f);
+    for (int64_t p = 0; p < k; ++p) {
+      const float s = a.data[p * a.colStride];
+      const float* row = b.data + p * b.rowStride;
+      for (int64_t j = 0; j < n; ++j)
+        acc[size_t(j)] += s * row[j];
+    }
+    for (int64_t j = 0; j < n; ++j)
+      store(c + j, acc[size_t(j)]);
+    return true;
+  }
+  return false;
+}
+
 /// 64-byte aligned scratch buffers, one pair per thread, grown on demand.
 struct PackBuffers {
   std::vector<float> a, b;
@@ -155,6 +218,8 @@ void sgemm(int64_t m, int64_t n, int64_t k, float alpha, MatView a, MatView b, f
         c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
     return;
   }
+  if ((m == 1 || n == 1) && gemv(m, n, k, alpha, a, b, beta, c, ldc))
+    return;
   static const MicroKernel kernel = selectMicroKernel();
   thread_local PackBuffers buffers;
   float* bp = PackBuffers::aligned(buffers.b, static_cast<size_t>(KC * NC));
