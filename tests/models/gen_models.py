@@ -62,6 +62,28 @@ def transformer(d_model, nhead, dim_ff, layers, activation="relu", norm_first=Fa
     return build
 
 
+class TokenClassifier(nn.Module):
+    """Embedding (Gather on int64 tokens) + learned positions + encoder + mean + head."""
+
+    def __init__(self, vocab=100, seq=16, d_model=128, nhead=8, dim_ff=256, classes=10):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d_model)
+        self.pos = nn.Parameter(torch.randn(1, seq, d_model) * 0.1)
+        self.encoder = transformer(d_model, nhead, dim_ff, 2)()
+        self.head = nn.Linear(d_model, classes)
+
+    def forward(self, tokens):
+        return self.head(self.encoder(self.embed(tokens) + self.pos).mean(dim=1))
+
+
+def make_input(shape):
+    """A float input of `shape` (standard normal), or ("int64", shape, high): tokens."""
+    gen = torch.Generator().manual_seed(7)
+    if shape and shape[0] == "int64":
+        return torch.randint(0, shape[2], shape[1], generator=gen, dtype=torch.int64)
+    return torch.randn(*shape, generator=gen)
+
+
 # name -> (builder, input shape, opset, do_constant_folding, group)
 # "core" models are the ones issue 2 names; "other" ones prove generality.
 # KEEP_BN: exported with TrainingMode.PRESERVE so that torch does not fold BatchNorm
@@ -81,6 +103,8 @@ MODELS = {
     "efficientnet_b0": (vision("efficientnet_b0"), IMAGE, 13, True, "other"),
     "transformer_gelu": (transformer(96, 6, 256, 3, activation="gelu", norm_first=True),
                          (1, 12, 96), 17, True, "other"),
+    "transformer_classifier": (TokenClassifier, ("int64", (1, 16), 100), 13, True, "other"),
+    "regnet_x_400mf": (vision("regnet_x_400mf"), IMAGE, 13, True, "other"),
 }
 
 
@@ -107,7 +131,7 @@ def export(name, out_dir, stamp_value):
     start = time.time()
     torch.manual_seed(0)
     model = build().eval()
-    x = torch.randn(*shape, generator=torch.Generator().manual_seed(7))
+    x = make_input(shape)
     with torch.no_grad():
         expected = model(x).numpy()
     tmp = os.path.join(folder, "model.onnx.tmp")
@@ -116,12 +140,12 @@ def export(name, out_dir, stamp_value):
     torch.onnx.export(model, x, tmp, opset_version=opset, do_constant_folding=fold,
                       training=mode, input_names=["input"], output_names=["output"])
     os.replace(tmp, os.path.join(folder, "model.onnx"))
-    np.save(os.path.join(folder, "input.npy"), x.numpy().astype(np.float32))
+    np.save(os.path.join(folder, "input.npy"), x.numpy())
     np.save(os.path.join(folder, "expected.npy"), expected.astype(np.float32))
     with open(os.path.join(folder, "info.json"), "w") as f:
         json.dump({"name": name, "group": group, "opset": opset, "constant_folding": fold,
                    "batchnorm_kept": name in KEEP_BN,
-                   "input_shape": list(shape), "output_shape": list(expected.shape),
+                   "input_shape": list(x.shape), "input_dtype": str(x.numpy().dtype), "output_shape": list(expected.shape),
                    "torch": torch.__version__, "torchvision": torchvision.__version__}, f,
                   indent=1)
     with open(stamp, "w") as f:
