@@ -1,0 +1,503 @@
+// ONNX ModelProto -> Ember Module: model checks, graph inputs and initializers, the
+// per-node import context handed to the operator importers, constant folding.
+#include "ember/importer/OnnxImporter.h"
+
+#include "OnnxTensor.h"
+#include "ember/graph/Verifier.h"
+#include "ember/importer/OnnxOpImporter.h"
+#include "ember/interpreter/Interpreter.h"
+#include "ember/support/Error.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+namespace ember {
+
+namespace {
+
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 17;
+/// Largest element count accepted for a graph input (guards against absurd shapes).
+constexpr int64_t kMaxInputElements = int64_t(1) << 34;
+
+bool isDefaultDomain(const std::string& d) {
+  return d.empty() || d == "ai.onnx";
+}
+
+/// "Conv 'conv_1'" for messages.
+std::string nodeRef(const std::string& opType, const std::string& name) {
+  return opType + " '" + name + "'";
+}
+
+/// The import state of one model.
+class ModelImporter {
+public:
+  ModelImporter(const onnx::ModelProto& model, std::string what, const OnnxImportOptions& opts)
+      : model_(model), graph_(model.graph()), what_(std::move(what)), opts_(opts) {}
+
+  std::unique_ptr<Module> run();
+
+  // Used by NodeContext.
+  Module& module() { return *module_; }
+  Function& function() { return *fn_; }
+  const std::string& what() const { return what_; }
+  int64_t opset() const { return opset_; }
+  Node* emit(NodeKind kind, const std::string& name, std::vector<NodeValue> inputs, Attrs attrs);
+
+private:
+  void checkOpset();
+  void checkOperators();
+  void importInputs();
+  void importInitializers();
+  void importNodes();
+  void importOutputs();
+  void bind(const std::string& name, NodeValue v, const std::string& where);
+  Type inputType(const onnx::ValueInfoProto& vi);
+
+  const onnx::ModelProto& model_;
+  const onnx::GraphProto& graph_;
+  std::string what_;
+  const OnnxImportOptions& opts_;
+  int64_t opset_ = 0;
+  std::unique_ptr<Module> module_;
+  Function* fn_ = nullptr;
+  /// Where constant folding builds its temporary nodes.
+  Module scratch_;
+  Function* scratchFn_ = scratch_.createFunction("fold");
+  std::unordered_map<std::string, NodeValue> values_;
+  std::set<std::string> initializerNames_;
+};
+
+/// OnnxNodeContext over one NodeProto.
+class NodeContext : public OnnxNodeContext {
+public:
+  NodeContext(ModelImporter& imp, const onnx::NodeProto& node, std::string name,
+              std::vector<NodeValue> inputs)
+      : imp_(imp), node_(node), name_(std::move(name)), opType_(node.op_type()),
+        inputs_(std::move(inputs)), outputs_(static_cast<size_t>(node.output_size())) {
+    for (const auto& a : node.attribute())
+      attrs_[a.name()] = &a;
+  }
+
+  /// "FILE: node 'NAME' (OP)" prefix of every message about this node.
+  std::string where() const { return imp_.what() + ": node '" + name_ + "' (" + opType_ + ")"; }
+  const std::vector<NodeValue>& outputs() const { return outputs_; }
+
+  Function& function() override { return imp_.function(); }
+  Module& module() override { return imp_.module(); }
+  const std::string& opType() const override { return opType_; }
+  const std::string& nodeName() const override { return name_; }
+  int64_t opset() const override { return imp_.opset(); }
+
+  size_t numInputs() const override { return inputs_.size(); }
+  bool hasInput(size_t i) const override { return i < inputs_.size() && inputs_[i]; }
+  NodeValue input(size_t i) override {
+    if (!hasInput(i))
+      fail("input " + std::to_string(i) + " is missing");
+    return inputs_[i];
+  }
+  std::optional<Tensor> constantInput(size_t i) override {
+    if (!hasInput(i) || inputs_[i].node->kind() != NodeKind::Constant)
+      return std::nullopt;
+    return inputs_[i].node->payload();
+  }
+  std::vector<int64_t> constantInts(size_t i, const char* what) override {
+    std::optional<Tensor> t = constantInput(i);
+    if (!t)
+      unsupported(std::string("operand ") + what + " must be known at compile time");
+    if (t->kind() == ElemKind::Float32)
+      fail(std::string("operand ") + what + " must hold integers, not float32");
+    std::vector<int64_t> v(static_cast<size_t>(t->size()));
+    for (int64_t k = 0; k < t->size(); ++k)
+      v[static_cast<size_t>(k)] = t->getAsInt(k);
+    return v;
+  }
+  std::vector<double> constantFloats(size_t i, const char* what) override {
+    std::optional<Tensor> t = constantInput(i);
+    if (!t)
+      unsupported(std::string("operand ") + what + " must be known at compile time");
+    std::vector<double> v(static_cast<size_t>(t->size()));
+    for (int64_t k = 0; k < t->size(); ++k)
+      v[static_cast<size_t>(k)] = t->getAsDouble(k);
+    return v;
+  }
+
+  size_t numOutputs() const override { return outputs_.size(); }
+  bool hasOutput(size_t i) const override {
+    return i < outputs_.size() && !node_.output(static_cast<int>(i)).empty();
+  }
+
+  bool hasAttr(const std::string& name) const override { return attrs_.count(name) != 0; }
+  int64_t attrInt(const std::string& name, int64_t def) const override {
+    const onnx::AttributeProto* a = attr(name);
+    if (!a)
+      return def;
+    if (!isType(*a, onnx::AttributeProto::INT, a->has_i()))
+      fail("attribute '" + name + "' must be an int");
+    return a->i();
+  }
+  double attrFloat(const std::string& name, double def) const override {
+    const onnx::AttributeProto* a = attr(name);
+    if (!a)
+      return def;
+    if (isType(*a, onnx::AttributeProto::FLOAT, a->has_f()))
+      return a->f();
+    if (isType(*a, onnx::AttributeProto::INT, a->has_i()))
+      return static_cast<double>(a->i());
+    fail("attribute '" + name + "' must be a float");
+  }
+  std::string attrString(const std::string& name, const std::string& def) const override {
+    const onnx::AttributeProto* a = attr(name);
+    if (!a)
+      return def;
+    if (!isType(*a, onnx::AttributeProto::STRING, a->has_s()))
+      fail("attribute '" + name + "' must be a string");
+    return a->s();
+  }
+  std::vector<int64_t> attrInts(const std::string& name, std::vector<int64_t> def) const override {
+    const onnx::AttributeProto* a = attr(name);
+    if (!a)
+      return def;
+    if (!isType(*a, onnx::AttributeProto::INTS, a->ints_size() > 0))
+      fail("attribute '" + name + "' must be a list of ints");
+    return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+  }
+  std::vector<double> attrFloats(const std::string& name, std::vector<double> def) const override {
+    const onnx::AttributeProto* a = attr(name);
+    if (!a)
+      return def;
+    if (isType(*a, onnx::AttributeProto::FLOATS, a->floats_size() > 0))
+      return std::vector<double>(a->floats().begin(), a->floats().end());
+    if (isType(*a, onnx::AttributeProto::INTS, a->ints_size() > 0))
+      return std::vector<double>(a->ints().begin(), a->ints().end());
+    fail("attribute '" + name + "' must be a list of floats");
+  }
+  std::optional<Tensor> attrTensor(const std::string& name) const override {
+    const onnx::AttributeProto* a = attr(name);
+    if (!a)
+      return std::nullopt;
+    if (!isType(*a, onnx::AttributeProto::TENSOR, a->has_t()))
+      fail("attribute '" + name + "' must be a tensor");
+    return tensorFromOnnx(a->t(), where() + ": attribute '" + name + "'");
+  }
+
+  Node* emitNode(NodeKind kind, std::vector<NodeValue> inputs, Attrs attrs,
+                 const std::string& suffix) override {
+    return imp_.emit(kind, name_ + suffix, std::move(inputs), std::move(attrs));
+  }
+  NodeValue constant(Tensor t, const std::string& suffix) override {
+    return NodeValue(imp_.module().createConstant(name_ + suffix, std::move(t)), 0);
+  }
+
+  void setOutput(size_t i, NodeValue v) override {
+    if (i >= outputs_.size())
+      fail("the importer set output " + std::to_string(i) + ", the node declares " +
+           std::to_string(outputs_.size()));
+    if (!v)
+      fail("the importer set output " + std::to_string(i) + " to no value");
+    outputs_[i] = v;
+  }
+
+  [[noreturn]] void fail(const std::string& reason) const override { throw Error(where(), reason); }
+  [[noreturn]] void unsupported(const std::string& reason) const override {
+    throw Unsupported(where(), reason);
+  }
+
+private:
+  const onnx::AttributeProto* attr(const std::string& name) const {
+    auto it = attrs_.find(name);
+    return it == attrs_.end() ? nullptr : it->second;
+  }
+  /// Attribute type check; old models may leave `type` UNDEFINED and set the field.
+  static bool isType(const onnx::AttributeProto& a, onnx::AttributeProto::AttributeType t,
+                     bool fieldSet) {
+    return a.type() == t || (a.type() == onnx::AttributeProto::UNDEFINED && fieldSet);
+  }
+
+  ModelImporter& imp_;
+  const onnx::NodeProto& node_;
+  std::string name_;
+  std::string opType_;
+  std::vector<NodeValue> inputs_;
+  std::vector<NodeValue> outputs_;
+  std::map<std::string, const onnx::AttributeProto*> attrs_;
+};
+
+// ---------------------------------------------------------------------------
+// ModelImporter
+// ---------------------------------------------------------------------------
+
+std::unique_ptr<Module> ModelImporter::run() {
+  if (!model_.has_graph())
+    throw Error(what_, "the model has no graph");
+  checkOpset();
+  checkOperators();
+  module_ = std::make_unique<Module>();
+  fn_ = module_->createFunction(opts_.functionName.empty() ? "main" : opts_.functionName);
+  importInputs();
+  importInitializers();
+  importNodes();
+  importOutputs();
+  fn_->eraseDeadNodes();
+  module_->eraseUnusedConstants();
+  try {
+    verifyOrThrow(*fn_);
+  } catch (const Error& e) {
+    throw Error(what_, std::string("the imported graph is invalid: ") + e.what());
+  }
+  return std::move(module_);
+}
+
+void ModelImporter::checkOpset() {
+  bool found = false;
+  for (const auto& op : model_.opset_import()) {
+    if (!isDefaultDomain(op.domain()))
+      continue;
+    found = true;
+    opset_ = op.version();
+  }
+  if (!found) {
+    if (model_.opset_import_size() == 0 && model_.ir_version() > 0 && model_.ir_version() < 3)
+      opset_ = 1; // IR < 3 models carry no opset_import: opset 1.
+    else if (model_.opset_import_size() == 0)
+      throw Error(what_, "the model declares no opset (opset_import is empty)");
+    else
+      opset_ = 0;
+  }
+  if (found || opset_ != 0) {
+    if (opset_ < kMinOpset || opset_ > kMaxOpset)
+      throw Unsupported(what_, "default-domain opset " + std::to_string(opset_) +
+                                   " is outside the supported range " + std::to_string(kMinOpset) +
+                                   "-" + std::to_string(kMaxOpset));
+  }
+}
+
+void ModelImporter::checkOperators() {
+  std::vector<std::string> missing;
+  for (int i = 0; i < graph_.node_size(); ++i) {
+    const onnx::NodeProto& n = graph_.node(i);
+    std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
+    std::string op = isDefaultDomain(n.domain()) ? n.op_type() : n.domain() + "::" + n.op_type();
+    bool hasGraph = false;
+    for (const auto& a : n.attribute())
+      hasGraph |= a.type() == onnx::AttributeProto::GRAPH ||
+                  a.type() == onnx::AttributeProto::GRAPHS || a.has_g() || a.graphs_size() > 0;
+    if (!isDefaultDomain(n.domain()) || hasGraph || !findOnnxOp(n.op_type()))
+      missing.push_back(nodeRef(op, name) + (hasGraph ? " (subgraph attribute)" : ""));
+  }
+  if (missing.empty())
+    return;
+  std::string msg = std::to_string(missing.size()) + " unsupported operator" +
+                    (missing.size() == 1 ? "" : "s") + ":";
+  for (const auto& m : missing)
+    msg += "\n  " + m;
+  throw Unsupported(what_, msg);
+}
+
+Type ModelImporter::inputType(const onnx::ValueInfoProto& vi) {
+  const std::string where = what_ + ": input '" + vi.name() + "'";
+  if (!vi.has_type() || !vi.type().has_tensor_type())
+    throw Unsupported(where, "only tensor inputs are supported (not sequences, maps, ...)");
+  const onnx::TypeProto::Tensor& tt = vi.type().tensor_type();
+  ElemKind kind = onnxElemKind(tt.elem_type(), where);
+  auto ov = opts_.inputShapes.find(vi.name());
+  Shape dims;
+  if (ov != opts_.inputShapes.end()) {
+    dims = ov->second;
+    if (tt.has_shape() && tt.shape().dim_size() != static_cast<int>(dims.size()))
+      throw Error(where, "the given shape " + shapeToString(dims) + " has rank " +
+                             std::to_string(dims.size()) + ", the model's input has rank " +
+                             std::to_string(tt.shape().dim_size()));
+  } else {
+    if (!tt.has_shape())
+      throw Error(where, "the model gives no shape for this input; give one (input shapes "
+                         "option)");
+    for (int i = 0; i < tt.shape().dim_size(); ++i) {
+      const auto& d = tt.shape().dim(i);
+      if (!d.has_dim_value())
+        throw Error(where, "dimension " + std::to_string(i) + " is unknown" +
+                               (d.has_dim_param() ? " ('" + d.dim_param() + "')" : "") +
+                               "; give the input's shape (input shapes option)");
+      dims.push_back(d.dim_value());
+    }
+  }
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0)
+      throw Error(where, "negative dimension in " + shapeToString(dims));
+    if (d != 0 && n > kMaxInputElements / d)
+      throw Error(where, "shape " + shapeToString(dims) + " is too large");
+    n *= d;
+  }
+  return Type(kind, dims);
+}
+
+void ModelImporter::bind(const std::string& name, NodeValue v, const std::string& where) {
+  if (name.empty())
+    throw Error(where, "a value has an empty name");
+  if (!values_.emplace(name, v).second)
+    throw Error(where, "value '" + name + "' is defined more than once");
+}
+
+void ModelImporter::importInputs() {
+  for (const auto& init : graph_.initializer())
+    initializerNames_.insert(init.name());
+  if (graph_.sparse_initializer_size() > 0)
+    throw Unsupported(what_, "sparse initializers are not supported");
+  std::set<std::string> inputNames;
+  for (const auto& vi : graph_.input()) {
+    const std::string& name = vi.name();
+    const std::string where = what_ + ": input '" + name + "'";
+    inputNames.insert(name);
+    auto c = opts_.constantInputs.find(name);
+    if (c != opts_.constantInputs.end()) {
+      bind(name, NodeValue(module_->createConstant(name, c->second), 0), where);
+      continue;
+    }
+    if (initializerNames_.count(name))
+      continue; // IR < 4 style: an initializer listed as input is a constant.
+    if (name.empty())
+      throw Error(what_, "a graph input has an empty name");
+    if (values_.count(name))
+      throw Error(where, "the graph lists this input twice");
+    bind(name, NodeValue(module_->createPlaceholder(name, inputType(vi)), 0), where);
+  }
+  for (const auto& [name, t] : opts_.constantInputs)
+    if (!inputNames.count(name))
+      throw Error(what_, "constant input '" + name + "': the model has no input of this name");
+  for (const auto& [name, s] : opts_.inputShapes)
+    if (!inputNames.count(name))
+      throw Error(what_, "input shape for '" + name + "': the model has no input of this name");
+}
+
+void ModelImporter::importInitializers() {
+  for (const auto& init : graph_.initializer()) {
+    if (values_.count(init.name()) && opts_.constantInputs.count(init.name()))
+      continue; // overridden by the caller
+    const std::string where = what_ + ": initializer '" + init.name() + "'";
+    Tensor t = tensorFromOnnx(init, where);
+    bind(init.name(), NodeValue(module_->createConstant(init.name(), std::move(t)), 0), where);
+  }
+}
+
+Node* ModelImporter::emit(NodeKind kind, const std::string& name, std::vector<NodeValue> inputs,
+                          Attrs attrs) {
+  bool allConstant = true;
+  for (const NodeValue& v : inputs)
+    allConstant &= !v || v.node->kind() == NodeKind::Constant;
+  if (allConstant) {
+    Node* tmp = scratchFn_->create(kind, name, inputs, attrs);
+    if (tmp->numResults() == 1 && interpreterSupports(*tmp)) {
+      std::vector<const Tensor*> in;
+      for (const NodeValue& v : inputs)
+        in.push_back(v ? &v.node->payload() : nullptr);
+      std::vector<Tensor> out = evaluateNode(*tmp, in);
+      scratchFn_->erase(tmp);
+      return module_->createConstant(name, std::move(out.at(0)));
+    }
+    scratchFn_->erase(tmp);
+  }
+  return fn_->create(kind, name, std::move(inputs), std::move(attrs));
+}
+
+void ModelImporter::importNodes() {
+  for (int i = 0; i < graph_.node_size(); ++i) {
+    const onnx::NodeProto& n = graph_.node(i);
+    std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
+    const std::string where = what_ + ": node '" + name + "' (" + n.op_type() + ")";
+    std::vector<NodeValue> inputs;
+    for (const std::string& in : n.input()) {
+      if (in.empty()) {
+        inputs.emplace_back();
+        continue;
+      }
+      auto it = values_.find(in);
+      if (it == values_.end())
+        throw Error(where, "input '" + in +
+                               "' is not defined before this node (not a graph input, "
+                               "initializer or output of an earlier node)");
+      inputs.push_back(it->second);
+    }
+    NodeContext ctx(*this, n, name, std::move(inputs));
+    try {
+      (*findOnnxOp(n.op_type()))(ctx);
+    } catch (const Unsupported& e) {
+      if (e.where().rfind(where, 0) == 0)
+        throw;
+      throw Unsupported(where, e.what());
+    } catch (const Error& e) {
+      if (e.where().rfind(where, 0) == 0)
+        throw;
+      throw Error(where, e.what());
+    } catch (const std::exception& e) {
+      throw Error(where, std::string("internal error: ") + e.what());
+    }
+    for (int o = 0; o < n.output_size(); ++o) {
+      const std::string& out = n.output(o);
+      if (out.empty())
+        continue;
+      NodeValue v = ctx.outputs()[static_cast<size_t>(o)];
+      if (!v)
+        throw Error(where, "output " + std::to_string(o) + " ('" + out +
+                               "') is not produced by Ember's importer of " + n.op_type());
+      bind(out, v, where);
+    }
+  }
+}
+
+void ModelImporter::importOutputs() {
+  if (graph_.output_size() == 0)
+    throw Error(what_, "the graph has no outputs");
+  for (const auto& o : graph_.output()) {
+    auto it = values_.find(o.name());
+    if (it == values_.end())
+      throw Error(what_, "graph output '" + o.name() + "' is not produced by any node");
+    fn_->addOutput(o.name(), it->second);
+  }
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(path, "cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad())
+    throw Error(path, "read error");
+  return ss.str();
+}
+
+} // namespace
+
+std::unique_ptr<Module> importOnnxBytes(const std::string& bytes, const std::string& what,
+                                        const OnnxImportOptions& options) {
+  onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                static_cast<int>(bytes.size()));
+  stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  if (bytes.empty())
+    throw Error(what, "empty file: not an ONNX model");
+  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
+    throw Error(what, "not an ONNX model (protobuf parse of ModelProto failed: truncated or "
+                      "not ONNX)");
+  if (!model.has_graph() || model.ir_version() <= 0)
+    throw Error(what, "not an ONNX model (no graph or no IR version)");
+  ModelImporter imp(model, what, options);
+  return imp.run();
+}
+
+std::unique_ptr<Module> importOnnxFile(const std::string& path, const OnnxImportOptions& options) {
+  std::string bytes = readFile(path);
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    throw Unsupported(path, "models over 2 GiB are not supported");
+  return importOnnxBytes(bytes, path, options);
+}
+
+} // namespace ember
