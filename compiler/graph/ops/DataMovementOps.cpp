@@ -1,9 +1,273 @@
-// Type inference of the DataMovement node kinds (being written).
+// Type inference of the data-movement node kinds. Shapes are static, so every
+// shape-like operand is an attribute, already resolved by the importer (Reshape's
+// shape has no 0 or -1, Slice's starts/ends/steps are per dimension and clamped).
 #include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
 
+#include <algorithm>
+
 namespace ember {
 
-void registerDataMovementOps() {}
+namespace {
+
+using Ins = std::vector<NodeValue>;
+using Types = std::vector<Type>;
+
+std::string str(int64_t v) {
+  return std::to_string(v);
+}
+
+/// Reads int list attribute `name`, requiring `count` values.
+std::vector<int64_t> listOf(const Attrs& a, const char* name, size_t count) {
+  if (!a.has(name))
+    inferError(std::string("attribute ") + name + " is required");
+  std::vector<int64_t> v = a.getInts(name);
+  if (v.size() != count)
+    inferError(std::string("attribute ") + name + " has " + str(int64_t(v.size())) +
+               " values, expected " + str(int64_t(count)));
+  return v;
+}
+
+Types reshapeInfer(const Ins& in, const Attrs& a) {
+  Shape s = a.getInts("shape");
+  if (!a.has("shape"))
+    inferError("attribute shape is required");
+  for (int64_t d : s)
+    if (d < 0)
+      inferError("attribute shape " + shapeToString(s) + " is not fully resolved");
+  if (numElements(s) != in[0].type().size())
+    inferError("cannot reshape " + shapeToString(in[0].dims()) + " (" + str(in[0].type().size()) +
+               " elements) to " + shapeToString(s) + " (" + str(numElements(s)) + " elements)");
+  return {Type(in[0].kind(), s, in[0].type().quant)};
+}
+
+Types transposeInfer(const Ins& in, const Attrs& a) {
+  const Shape& d = in[0].dims();
+  std::vector<int64_t> perm = a.getInts("perm");
+  if (!a.has("perm"))
+    for (size_t i = d.size(); i-- > 0;)
+      perm.push_back(int64_t(i));
+  if (perm.size() != d.size())
+    inferError("perm " + shapeToString(perm) + " does not match rank " + str(int64_t(d.size())));
+  std::vector<bool> seen(d.size(), false);
+  Shape out;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= int64_t(d.size()) || seen[size_t(p)])
+      inferError("perm " + shapeToString(perm) + " is not a permutation");
+    seen[size_t(p)] = true;
+    out.push_back(d[size_t(p)]);
+  }
+  return {Type(in[0].kind(), out, in[0].type().quant)};
+}
+
+Types concatInfer(const Ins& in, const Attrs& a) {
+  const Shape& d0 = in[0].dims();
+  if (d0.empty())
+    inferError("cannot concatenate scalars");
+  const size_t axis = size_t(normalizeAxis(a.getInt("axis", 0), d0.size()));
+  Shape out = d0;
+  out[axis] = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Shape& d = in[i].dims();
+    if (in[i].kind() != in[0].kind())
+      inferError("input " + str(int64_t(i)) + " has element kind " + elemKindName(in[i].kind()) +
+                 ", input 0 has " + elemKindName(in[0].kind()));
+    bool ok = d.size() == d0.size();
+    for (size_t k = 0; ok && k < d.size(); ++k)
+      ok = k == axis || d[k] == d0[k];
+    if (!ok)
+      inferError("input " + str(int64_t(i)) + " has shape " + shapeToString(d) +
+                 ", which does not match input 0 " + shapeToString(d0) + " outside axis " +
+                 str(int64_t(axis)));
+    out[axis] += d[axis];
+  }
+  return {Type(in[0].kind(), out, in[0].type().quant)};
+}
+
+Types splitInfer(const Ins& in, const Attrs& a) {
+  const Shape& d = in[0].dims();
+  if (d.empty())
+    inferError("cannot split a scalar");
+  const size_t axis = size_t(normalizeAxis(a.getInt("axis", 0), d.size()));
+  std::vector<int64_t> sizes = a.getInts("split");
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0)
+      inferError("attribute split " + shapeToString(sizes) + " has a negative size");
+    total += s;
+  }
+  if (sizes.empty() || total != d[axis])
+    inferError("attribute split " + shapeToString(sizes) + " does not sum to dimension " +
+               str(int64_t(axis)) + " of " + shapeToString(d));
+  Types out;
+  for (int64_t s : sizes) {
+    Shape o = d;
+    o[axis] = s;
+    out.push_back(Type(in[0].kind(), o, in[0].type().quant));
+  }
+  return out;
+}
+
+Types sliceInfer(const Ins& in, const Attrs& a) {
+  const Shape& d = in[0].dims();
+  const size_t r = d.size();
+  std::vector<int64_t> starts = listOf(a, "starts", r), ends = listOf(a, "ends", r);
+  std::vector<int64_t> steps = a.has("steps") ? listOf(a, "steps", r) : std::vector<int64_t>(r, 1);
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t s = starts[i], e = ends[i], st = steps[i];
+    const bool ok = st > 0 ? (0 <= s && s <= d[i] && 0 <= e && e <= d[i])
+                           : (st < 0 && -1 <= s && s < std::max<int64_t>(d[i], 1) && -1 <= e &&
+                              e < std::max<int64_t>(d[i], 1));
+    if (!ok)
+      inferError("dimension " + str(int64_t(i)) + " of " + shapeToString(d) + ": start " + str(s) +
+                 ", end " + str(e) + ", step " + str(st) + " are not normalised");
+    out[i] = st > 0 ? std::max<int64_t>(0, (e - s + st - 1) / st)
+                    : std::max<int64_t>(0, (s - e + (-st) - 1) / (-st));
+  }
+  return {Type(in[0].kind(), out, in[0].type().quant)};
+}
+
+Types gatherInfer(const Ins& in, const Attrs& a) {
+  const Shape& d = in[0].dims();
+  requireKind(in[1], {ElemKind::Int32, ElemKind::Int64}, "indices");
+  if (d.empty())
+    inferError("data must have rank >= 1");
+  const size_t axis = size_t(normalizeAxis(a.getInt("axis", 0), d.size()));
+  Shape out(d.begin(), d.begin() + std::ptrdiff_t(axis));
+  out.insert(out.end(), in[1].dims().begin(), in[1].dims().end());
+  out.insert(out.end(), d.begin() + std::ptrdiff_t(axis) + 1, d.end());
+  return {Type(in[0].kind(), out, in[0].type().quant)};
+}
+
+Types gatherElementsInfer(const Ins& in, const Attrs& a) {
+  const Shape& d = in[0].dims();
+  requireKind(in[1], {ElemKind::Int32, ElemKind::Int64}, "indices");
+  if (d.empty() || in[1].dims().size() != d.size())
+    inferError("indices " + shapeToString(in[1].dims()) + " must have the rank of data " +
+               shapeToString(d) + " (>= 1)");
+  const size_t axis = size_t(normalizeAxis(a.getInt("axis", 0), d.size()));
+  for (size_t i = 0; i < d.size(); ++i)
+    if (i != axis && in[1].dims()[i] > d[i])
+      inferError("indices " + shapeToString(in[1].dims()) + " exceed data " + shapeToString(d) +
+                 " in dimension " + str(int64_t(i)));
+  return {Type(in[0].kind(), in[1].dims(), in[0].type().quant)};
+}
+
+Types padInfer(const Ins& in, const Attrs& a) {
+  const Shape& d = in[0].dims();
+  const std::vector<int64_t> pads = listOf(a, "pads", 2 * d.size());
+  const std::string mode = a.getString("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    inferError("mode '" + mode + "' is not constant, reflect or edge");
+  Shape out(d.size());
+  for (size_t i = 0; i < d.size(); ++i) {
+    out[i] = d[i] + pads[i] + pads[i + d.size()];
+    if (out[i] < 0)
+      inferError("pads " + shapeToString(pads) + " remove more than dimension " + str(int64_t(i)) +
+                 " of " + shapeToString(d));
+    const int64_t p = std::max(pads[i], pads[i + d.size()]);
+    if (p > 0 && mode != "constant" && (d[i] == 0 || (mode == "reflect" && p >= d[i])))
+      inferError("mode " + mode + " cannot pad dimension " + str(int64_t(i)) + " of extent " +
+                 str(d[i]) + " by " + str(p));
+  }
+  return {Type(in[0].kind(), out, in[0].type().quant)};
+}
+
+Types expandInfer(const Ins& in, const Attrs& a) {
+  if (!a.has("shape"))
+    inferError("attribute shape is required");
+  return {
+      Type(in[0].kind(), broadcastShapes(in[0].dims(), a.getInts("shape")), in[0].type().quant)};
+}
+
+Types tileInfer(const Ins& in, const Attrs& a) {
+  const Shape& d = in[0].dims();
+  const std::vector<int64_t> rep = listOf(a, "repeats", d.size());
+  Shape out(d.size());
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (rep[i] < 0)
+      inferError("repeats " + shapeToString(rep) + " has a negative value");
+    out[i] = d[i] * rep[i];
+  }
+  return {Type(in[0].kind(), out, in[0].type().quant)};
+}
+
+Types cumSumInfer(const Ins& in, const Attrs& a) {
+  requireKind(in[0], {ElemKind::Float32, ElemKind::Int32, ElemKind::Int64}, "input");
+  if (in[0].dims().empty())
+    inferError("input must have rank >= 1");
+  normalizeAxis(a.getInt("axis", 0), in[0].dims().size());
+  return {in[0].type()};
+}
+
+Types triluInfer(const Ins& in, const Attrs&) {
+  if (in[0].dims().size() < 2)
+    inferError("input " + shapeToString(in[0].dims()) + " must have rank >= 2");
+  return {in[0].type()};
+}
+
+Types depthToSpaceInfer(const Ins& in, const Attrs& a) {
+  requireRank(in[0], 4, "input");
+  const int64_t b = a.getInt("blocksize", 0);
+  const Shape& d = in[0].dims();
+  const std::string mode = a.getString("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD")
+    inferError("mode '" + mode + "' is not DCR or CRD");
+  if (b < 1 || d[1] % (b * b) != 0)
+    inferError("blocksize " + str(b) + " squared does not divide the channels of " +
+               shapeToString(d));
+  return {Type(in[0].kind(), {d[0], d[1] / (b * b), d[2] * b, d[3] * b}, in[0].type().quant)};
+}
+
+Types spaceToDepthInfer(const Ins& in, const Attrs& a) {
+  requireRank(in[0], 4, "input");
+  const int64_t b = a.getInt("blocksize", 0);
+  const Shape& d = in[0].dims();
+  if (b < 1 || d[2] % b != 0 || d[3] % b != 0)
+    inferError("blocksize " + str(b) + " does not divide the spatial dimensions of " +
+               shapeToString(d));
+  return {Type(in[0].kind(), {d[0], d[1] * b * b, d[2] / b, d[3] / b}, in[0].type().quant)};
+}
+
+Types resizeInfer(const Ins& in, const Attrs& a) {
+  requireKind(in[0], {ElemKind::Float32, ElemKind::Int8, ElemKind::Int32, ElemKind::Int64},
+              "input");
+  const Shape sizes = listOf(a, "sizes", in[0].dims().size());
+  for (int64_t s : sizes)
+    if (s < 0)
+      inferError("attribute sizes " + shapeToString(sizes) + " has a negative size");
+  if (a.has("scales") && a.getFloats("scales").size() != sizes.size())
+    inferError("attribute scales must have one value per dimension");
+  const std::string mode = a.getString("mode", "nearest");
+  if (mode != "nearest" && mode != "linear")
+    inferError("mode '" + mode + "' is not nearest or linear");
+  return {Type(in[0].kind(), sizes, in[0].type().quant)};
+}
+
+void add(NodeKind k, InferFn fn, std::vector<std::string> operands, unsigned minInputs = 1) {
+  registerOpInfo({k, std::move(operands), minInputs, std::move(fn)});
+}
+
+} // namespace
+
+void registerDataMovementOps() {
+  using K = NodeKind;
+  add(K::Reshape, reshapeInfer, {"input"});
+  add(K::Transpose, transposeInfer, {"input"});
+  add(K::Concat, concatInfer, {"input", "..."});
+  add(K::Split, splitInfer, {"input"});
+  add(K::Slice, sliceInfer, {"input"});
+  add(K::Gather, gatherInfer, {"data", "indices"}, 2);
+  add(K::GatherElements, gatherElementsInfer, {"data", "indices"}, 2);
+  add(K::Pad, padInfer, {"input"});
+  add(K::Expand, expandInfer, {"input"});
+  add(K::Tile, tileInfer, {"input"});
+  add(K::CumSum, cumSumInfer, {"input"});
+  add(K::Trilu, triluInfer, {"input"});
+  add(K::DepthToSpace, depthToSpaceInfer, {"input"});
+  add(K::SpaceToDepth, spaceToDepthInfer, {"input"});
+  add(K::Resize, resizeInfer, {"input"});
+}
 
 } // namespace ember

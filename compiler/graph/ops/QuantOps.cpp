@@ -1,4 +1,9 @@
 // Type inference of the quantization boundary kinds (ARCHITECTURE section 4).
+//
+// The quantization parameters of QuantizeLinear's result come from the result type
+// given to Function::create, or from attributes: scale + zero_point (per tensor) or
+// scales + zero_points + axis (per axis). DequantizeLinear uses the same attributes
+// when present, else the quantization parameters of its input's type.
 #include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
 
@@ -6,22 +11,44 @@ namespace ember {
 
 namespace {
 
-// QuantizeLinear: float32 -> int8. The quantization parameters come from the result
-// type given to Function::create (or attributes scale/zero_point when not given).
-std::vector<Type> quantizeInfer(const std::vector<NodeValue>& in, const Attrs& a) {
-  requireKind(in[0], {ElemKind::Float32}, "input");
-  Type t(ElemKind::Int8, in[0].dims());
+/// Quantization parameters from attributes (empty scales when there are none).
+QuantParams quantFromAttrs(const Attrs& a, const Shape& dims) {
+  QuantParams q;
   if (a.has("scale")) {
-    t.quant.scales = {static_cast<float>(a.getFloat("scale"))};
-    t.quant.zeroPoints = {static_cast<int32_t>(a.getInt("zero_point", 0))};
+    q.scales = {static_cast<float>(a.getFloat("scale"))};
+    q.zeroPoints = {static_cast<int32_t>(a.getInt("zero_point", 0))};
+  } else if (a.has("scales")) {
+    q.axis = static_cast<int>(normalizeAxis(a.getInt("axis", 1), dims.size()));
+    for (double s : a.getFloats("scales"))
+      q.scales.push_back(static_cast<float>(s));
+    for (int64_t z : a.getInts("zero_points", std::vector<int64_t>(q.scales.size(), 0)))
+      q.zeroPoints.push_back(static_cast<int32_t>(z));
+    if (int64_t(q.scales.size()) != dims[size_t(q.axis)] || q.zeroPoints.size() != q.scales.size())
+      inferError("per-axis scales/zero_points have " + std::to_string(q.scales.size()) + "/" +
+                 std::to_string(q.zeroPoints.size()) + " values, axis " + std::to_string(q.axis) +
+                 " of " + shapeToString(dims) + " has " + std::to_string(dims[size_t(q.axis)]));
   }
-  return {t};
+  for (float s : q.scales)
+    if (!(s > 0))
+      inferError("scale " + std::to_string(s) + " is not positive");
+  return q;
 }
 
-std::vector<Type> dequantizeInfer(const std::vector<NodeValue>& in, const Attrs&) {
+std::vector<Type> quantizeInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  requireKind(in[0], {ElemKind::Float32}, "input");
+  for (int64_t z : a.getInts("zero_points"))
+    if (z < -128 || z > 127)
+      inferError("zero point " + std::to_string(z) + " is outside int8");
+  if (a.has("zero_point") && (a.getInt("zero_point") < -128 || a.getInt("zero_point") > 127))
+    inferError("zero point " + std::to_string(a.getInt("zero_point")) + " is outside int8");
+  return {Type(ElemKind::Int8, in[0].dims(), quantFromAttrs(a, in[0].dims()))};
+}
+
+std::vector<Type> dequantizeInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   requireKind(in[0], {ElemKind::Int8, ElemKind::Int32}, "input");
-  if (!in[0].type().quant.isQuantized())
-    inferError("input " + in[0].type().toString() + " carries no quantization parameters");
+  if (!quantFromAttrs(a, in[0].dims()).isQuantized() && !in[0].type().quant.isQuantized())
+    inferError("input " + in[0].type().toString() +
+               " carries no quantization parameters and the node has no scale attribute");
   return {Type(ElemKind::Float32, in[0].dims())};
 }
 

@@ -1,9 +1,69 @@
-// Type inference of the Reduction node kinds (being written).
+// Type inference of the reduction node kinds: Reduce* (attributes axes, keepdims,
+// noop_with_empty_axes) and ArgMax/ArgMin (axis, keepdims, select_last_index).
 #include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
 
+#include <algorithm>
+
 namespace ember {
 
-void registerReductionOps() {}
+namespace {
+
+/// The reduced axes of a Reduce* node on an input of rank `rank`: attribute axes,
+/// normalised and sorted; absent or empty means all axes unless noop_with_empty_axes.
+std::vector<bool> reducedAxes(const Attrs& a, size_t rank) {
+  std::vector<int64_t> axes = a.getInts("axes");
+  std::vector<bool> reduced(rank, axes.empty() && a.getInt("noop_with_empty_axes", 0) == 0);
+  for (int64_t ax : axes) {
+    const int64_t n = normalizeAxis(ax, rank, "axes value");
+    if (reduced[static_cast<size_t>(n)])
+      inferError("axes lists axis " + std::to_string(n) + " twice");
+    reduced[static_cast<size_t>(n)] = true;
+  }
+  return reduced;
+}
+
+std::vector<Type> reduceInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  requireKind(in[0], {ElemKind::Float32, ElemKind::Int8, ElemKind::Int32, ElemKind::Int64},
+              "input");
+  const Shape& d = in[0].dims();
+  const std::vector<bool> reduced = reducedAxes(a, d.size());
+  const bool keep = a.getInt("keepdims", 1) != 0;
+  Shape out;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (!reduced[i])
+      out.push_back(d[i]);
+    else if (keep)
+      out.push_back(1);
+  }
+  return {Type(in[0].kind(), out)};
+}
+
+std::vector<Type> argInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  requireKind(in[0], {ElemKind::Float32, ElemKind::Int8, ElemKind::Int32, ElemKind::Int64},
+              "input");
+  Shape d = in[0].dims();
+  if (d.empty())
+    inferError("input must have rank >= 1");
+  const size_t axis = static_cast<size_t>(normalizeAxis(a.getInt("axis", 0), d.size()));
+  if (d[axis] == 0)
+    inferError("cannot take the arg-extremum of an empty axis");
+  if (a.getInt("keepdims", 1) != 0)
+    d[axis] = 1;
+  else
+    d.erase(d.begin() + static_cast<std::ptrdiff_t>(axis));
+  return {Type(ElemKind::Int64, d)};
+}
+
+} // namespace
+
+void registerReductionOps() {
+  using K = NodeKind;
+  for (K k : {K::ReduceMean, K::ReduceSum, K::ReduceMax, K::ReduceMin, K::ReduceProd, K::ReduceL1,
+              K::ReduceL2, K::ReduceLogSum, K::ReduceLogSumExp, K::ReduceSumSquare})
+    registerOpInfo({k, {"input"}, 1, reduceInfer});
+  registerOpInfo({K::ArgMax, {"input"}, 1, argInfer});
+  registerOpInfo({K::ArgMin, {"input"}, 1, argInfer});
+}
 
 } // namespace ember

@@ -1,8 +1,292 @@
-// Interpreter kernels of the DataMovement node kinds (being written).
+// Interpreter kernels of the data-movement node kinds. Most of them only move
+// elements, so they work on bytes (any element kind) through one strided copy:
+// Transpose, Slice, Expand, Tile, DepthToSpace and SpaceToDepth are each a choice of
+// output shape and source strides. Resize lives in ResizeKernels.cpp.
+#include "Broadcast.h"
+
 #include "ember/interpreter/Kernels.h"
+
+#include <cstring>
 
 namespace ember {
 
-void registerDataMovementKernels() {}
+void registerResizeKernels(); // ResizeKernels.cpp
+
+namespace {
+
+using namespace kernels;
+using Ins = std::vector<const Tensor*>;
+using Outs = std::vector<Tensor>;
+
+/// out[o] = in[base + sum index[d] * srcStrides[d]] (strides in elements), over the
+/// shape `walkDims`, whose element count equals out's.
+void stridedCopy(const Tensor& in, Tensor& out, const Shape& walkDims,
+                 const std::vector<int64_t>& srcStrides, int64_t base = 0) {
+  const size_t es = elemSize(in.kind());
+  const uint8_t* src = in.raw();
+  uint8_t* dst = out.raw();
+  forEachStrided<1>(walkDims, {srcStrides}, {base},
+                    [&](int64_t o, const std::array<int64_t, 1>& i) {
+                      std::memcpy(dst + size_t(o) * es, src + size_t(i[0]) * es, es);
+                    });
+}
+
+/// Copies `in` viewed with shape `view` and permuted by `perm` into out.
+void permutedCopy(const Tensor& in, Tensor& out, const Shape& view,
+                  const std::vector<size_t>& perm) {
+  const std::vector<int64_t> s = stridesOf(view);
+  Shape walk;
+  std::vector<int64_t> strides;
+  for (size_t p : perm) {
+    walk.push_back(view[p]);
+    strides.push_back(s[p]);
+  }
+  stridedCopy(in, out, walk, strides);
+}
+
+int64_t axisAttr(const Node& n, size_t rank) {
+  int64_t axis = n.attrs().getInt("axis", 0);
+  return axis < 0 ? axis + int64_t(rank) : axis;
+}
+
+void reshapeKernel(const Node&, const Ins& in, Outs& out) {
+  std::memcpy(out[0].raw(), in[0]->raw(), in[0]->sizeInBytes());
+}
+
+void transposeKernel(const Node& n, const Ins& in, Outs& out) {
+  const Shape& d = in[0]->dims();
+  std::vector<size_t> perm;
+  if (n.attrs().has("perm"))
+    for (int64_t p : n.attrs().getInts("perm"))
+      perm.push_back(size_t(p));
+  else
+    for (size_t i = d.size(); i-- > 0;)
+      perm.push_back(i);
+  permutedCopy(*in[0], out[0], d, perm);
+}
+
+void sliceKernel(const Node& n, const Ins& in, Outs& out) {
+  const Shape& d = in[0]->dims();
+  const std::vector<int64_t> starts = n.attrs().getInts("starts");
+  const std::vector<int64_t> steps = n.attrs().getInts("steps", std::vector<int64_t>(d.size(), 1));
+  std::vector<int64_t> s = stridesOf(d), strides(d.size());
+  int64_t base = 0;
+  for (size_t i = 0; i < d.size(); ++i) {
+    base += starts[i] * s[i];
+    strides[i] = steps[i] * s[i];
+  }
+  stridedCopy(*in[0], out[0], out[0].dims(), strides, base);
+}
+
+void expandKernel(const Node&, const Ins& in, Outs& out) {
+  stridedCopy(*in[0], out[0], out[0].dims(), broadcastStrides(in[0]->dims(), out[0].dims()));
+}
+
+/// Tile: the output viewed as [r0, d0, r1, d1, ...] reads the input with stride 0 on
+/// the repeat dimensions.
+void tileKernel(const Node& n, const Ins& in, Outs& out) {
+  const Shape& d = in[0]->dims();
+  const std::vector<int64_t> rep = n.attrs().getInts("repeats");
+  const std::vector<int64_t> s = stridesOf(d);
+  Shape walk;
+  std::vector<int64_t> strides;
+  for (size_t i = 0; i < d.size(); ++i) {
+    walk.insert(walk.end(), {rep[i], d[i]});
+    strides.insert(strides.end(), {0, s[i]});
+  }
+  stridedCopy(*in[0], out[0], walk, strides);
+}
+
+void depthToSpaceKernel(const Node& n, const Ins& in, Outs& out) {
+  const Shape& d = in[0]->dims();
+  const int64_t b = n.attrs().getInt("blocksize", 1), c = d[1] / (b * b);
+  if (n.attrs().getString("mode", "DCR") == "CRD")
+    permutedCopy(*in[0], out[0], {d[0], c, b, b, d[2], d[3]}, {0, 1, 4, 2, 5, 3});
+  else
+    permutedCopy(*in[0], out[0], {d[0], b, b, c, d[2], d[3]}, {0, 3, 4, 1, 5, 2});
+}
+
+void spaceToDepthKernel(const Node& n, const Ins& in, Outs& out) {
+  const Shape& d = in[0]->dims();
+  const int64_t b = n.attrs().getInt("blocksize", 1);
+  permutedCopy(*in[0], out[0], {d[0], d[1], d[2] / b, b, d[3] / b, b}, {0, 3, 5, 1, 2, 4});
+}
+
+/// Concat (split = false) or Split (split = true): blocks along the axis.
+void blockCopy(const Node& n, const Tensor& whole, const std::vector<Tensor*>& parts, bool split) {
+  const size_t axis = size_t(axisAttr(n, whole.dims().size()));
+  const size_t es = elemSize(whole.kind());
+  int64_t outer, extent, inner;
+  splitAround(whole.dims(), axis, &outer, &extent, &inner);
+  int64_t offset = 0; // along the axis, in elements of one row
+  for (Tensor* p : parts) {
+    const int64_t pe = p->dims()[axis];
+    const size_t rowBytes = size_t(pe * inner) * es;
+    for (int64_t o = 0; o < outer; ++o) {
+      uint8_t* wp = const_cast<uint8_t*>(whole.raw()) + size_t(o * extent * inner + offset) * es;
+      uint8_t* pp = p->raw() + size_t(o) * rowBytes;
+      if (split)
+        std::memcpy(pp, wp, rowBytes);
+      else
+        std::memcpy(wp, pp, rowBytes);
+    }
+    offset += pe * inner;
+  }
+}
+
+void concatKernel(const Node& n, const Ins& in, Outs& out) {
+  std::vector<Tensor*> parts;
+  for (const Tensor* t : in)
+    parts.push_back(const_cast<Tensor*>(t)); // only read: blockCopy(split = false)
+  blockCopy(n, out[0], parts, false);
+}
+
+void splitKernel(const Node& n, const Ins& in, Outs& out) {
+  std::vector<Tensor*> parts;
+  for (Tensor& t : out)
+    parts.push_back(&t);
+  blockCopy(n, *in[0], parts, true);
+}
+
+/// Reads index i of an int32/int64 tensor, normalised into [0, extent).
+int64_t indexAt(const Tensor& idx, int64_t i, int64_t extent, const char* what) {
+  int64_t v = idx.getAsInt(i);
+  if (v < -extent || v >= extent)
+    throw Error(std::string(what) + ": index " + std::to_string(v) +
+                " is out of range for an axis of extent " + std::to_string(extent));
+  return v < 0 ? v + extent : v;
+}
+
+void gatherKernel(const Node& n, const Ins& in, Outs& out) {
+  const Tensor &data = *in[0], &idx = *in[1];
+  const size_t es = elemSize(data.kind());
+  int64_t outer, extent, inner;
+  splitAround(data.dims(), size_t(axisAttr(n, data.dims().size())), &outer, &extent, &inner);
+  const int64_t m = idx.size();
+  std::vector<int64_t> rows(static_cast<size_t>(m));
+  for (int64_t j = 0; j < m; ++j)
+    rows[size_t(j)] = indexAt(idx, j, extent, "Gather");
+  const size_t rowBytes = size_t(inner) * es;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < m; ++j)
+      std::memcpy(out[0].raw() + size_t(o * m + j) * rowBytes,
+                  data.raw() + size_t(o * extent + rows[size_t(j)]) * rowBytes, rowBytes);
+}
+
+void gatherElementsKernel(const Node& n, const Ins& in, Outs& out) {
+  const Tensor &data = *in[0], &idx = *in[1];
+  const size_t es = elemSize(data.kind());
+  const size_t axis = size_t(axisAttr(n, data.dims().size()));
+  const std::vector<int64_t> s = stridesOf(data.dims());
+  std::vector<int64_t> mi;
+  for (int64_t o = 0, e = idx.size(); o < e; ++o) {
+    unravel(o, idx.dims(), mi);
+    mi[axis] = indexAt(idx, o, data.dims()[axis], "GatherElements");
+    int64_t src = 0;
+    for (size_t k = 0; k < mi.size(); ++k)
+      src += mi[k] * s[k];
+    std::memcpy(out[0].raw() + size_t(o) * es, data.raw() + size_t(src) * es, es);
+  }
+}
+
+/// Source coordinate of padded coordinate c in a dimension of extent n (-1 = pad value).
+int64_t padSource(int64_t c, int64_t n, int mode) {
+  if (c >= 0 && c < n)
+    return c;
+  if (mode == 0)
+    return -1;
+  if (mode == 2) // edge
+    return c < 0 ? 0 : n - 1;
+  // reflect (without repeating the edge); pads < n so one reflection suffices.
+  if (n == 1)
+    return 0;
+  const int64_t period = 2 * (n - 1);
+  int64_t m = ((c % period) + period) % period;
+  return m < n ? m : period - m;
+}
+
+void padKernel(const Node& n, const Ins& in, Outs& out) {
+  const Shape& d = in[0]->dims();
+  const std::vector<int64_t> pads = n.attrs().getInts("pads");
+  const std::string modeName = n.attrs().getString("mode", "constant");
+  const int mode = modeName == "reflect" ? 1 : (modeName == "edge" ? 2 : 0);
+  Tensor value(in[0]->kind(), {});
+  value.setFromDouble(0, n.attrs().getFloat("value", 0.0));
+  const size_t es = elemSize(in[0]->kind());
+  const std::vector<int64_t> s = stridesOf(d);
+  std::vector<int64_t> mi;
+  for (int64_t o = 0, e = out[0].size(); o < e; ++o) {
+    unravel(o, out[0].dims(), mi);
+    int64_t src = 0;
+    for (size_t k = 0; k < d.size() && src >= 0; ++k) {
+      const int64_t c = padSource(mi[k] - pads[k], d[k], mode);
+      src = c < 0 ? -1 : src + c * s[k];
+    }
+    std::memcpy(out[0].raw() + size_t(o) * es,
+                src < 0 ? value.raw() : in[0]->raw() + size_t(src) * es, es);
+  }
+}
+
+void cumSumKernel(const Node& n, const Ins& in, Outs& out) {
+  const bool exclusive = n.attrs().getInt("exclusive", 0) != 0;
+  const bool reverse = n.attrs().getInt("reverse", 0) != 0;
+  int64_t outer, extent, inner;
+  splitAround(in[0]->dims(), size_t(axisAttr(n, in[0]->dims().size())), &outer, &extent, &inner);
+  dispatchKind<kNumeric>(in[0]->kind(), "CumSum", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in[0]->data<T>();
+    T* y = out[0].data<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        T acc = 0;
+        for (int64_t k = 0; k < extent; ++k) {
+          const int64_t kk = reverse ? extent - 1 - k : k;
+          const int64_t at = (o * extent + kk) * inner + i;
+          if (exclusive) {
+            y[at] = acc;
+            acc = static_cast<T>(acc + x[at]);
+          } else {
+            acc = static_cast<T>(acc + x[at]);
+            y[at] = acc;
+          }
+        }
+      }
+  });
+}
+
+void triluKernel(const Node& n, const Ins& in, Outs& out) {
+  const bool upper = n.attrs().getInt("upper", 1) != 0;
+  const int64_t k = n.attrs().getInt("k", 0);
+  const Shape& d = in[0]->dims();
+  const int64_t rows = d[d.size() - 2], cols = d.back();
+  const size_t es = elemSize(in[0]->kind());
+  std::memcpy(out[0].raw(), in[0]->raw(), in[0]->sizeInBytes());
+  for (int64_t b = 0, nb = rows * cols != 0 ? in[0]->size() / (rows * cols) : 0; b < nb; ++b)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        if (upper ? j - i < k : j - i > k)
+          std::memset(out[0].raw() + size_t((b * rows + i) * cols + j) * es, 0, es);
+}
+
+} // namespace
+
+void registerDataMovementKernels() {
+  using K = NodeKind;
+  registerKernel(K::Reshape, reshapeKernel);
+  registerKernel(K::Transpose, transposeKernel);
+  registerKernel(K::Slice, sliceKernel);
+  registerKernel(K::Expand, expandKernel);
+  registerKernel(K::Tile, tileKernel);
+  registerKernel(K::DepthToSpace, depthToSpaceKernel);
+  registerKernel(K::SpaceToDepth, spaceToDepthKernel);
+  registerKernel(K::Concat, concatKernel);
+  registerKernel(K::Split, splitKernel);
+  registerKernel(K::Gather, gatherKernel);
+  registerKernel(K::GatherElements, gatherElementsKernel);
+  registerKernel(K::Pad, padKernel);
+  registerKernel(K::CumSum, cumSumKernel);
+  registerKernel(K::Trilu, triluKernel);
+  registerResizeKernels();
+}
 
 } // namespace ember

@@ -1,8 +1,300 @@
-// Interpreter kernels of the Elementwise node kinds (being written).
+// Interpreter kernels of the elementwise node kinds: unary maps, numpy-broadcasting
+// binary and ternary operators, comparisons, logic, Clip and Cast.
+//
+// Each operator is one scalar lambda in a table; the loops, the broadcasting and the
+// element-kind dispatch are written once (runUnary / runBinary below).
+#include "Broadcast.h"
+
 #include "ember/interpreter/Kernels.h"
+
+#include <cmath>
+#include <limits>
 
 namespace ember {
 
-void registerElementwiseKernels() {}
+namespace {
+
+using namespace kernels;
+using Ins = std::vector<const Tensor*>;
+using Outs = std::vector<Tensor>;
+
+/// y[i] = op(x[i]) for the kinds in Kinds; op's return type is the result's C++ type.
+template <unsigned Kinds, typename Op>
+void runUnary(const Node& n, const Ins& in, Outs& out, const Op& op) {
+  dispatchKind<Kinds>(in[0]->kind(), n.kindName(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using R = decltype(op(T{}));
+    const T* x = in[0]->data<T>();
+    R* y = out[0].data<R>();
+    for (int64_t i = 0, e = in[0]->size(); i < e; ++i)
+      y[i] = op(x[i]);
+  });
+}
+
+/// y = op(a, b) with numpy broadcasting, a and b of the same kind.
+template <unsigned Kinds, typename Op>
+void runBinary(const Node& n, const Ins& in, Outs& out, const Op& op) {
+  dispatchKind<Kinds>(in[0]->kind(), n.kindName(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using R = decltype(op(T{}, T{}));
+    const T* a = in[0]->data<T>();
+    const T* b = in[1]->data<T>();
+    R* y = out[0].data<R>();
+    forEachBroadcast<2>(
+        out[0].dims(), {&in[0]->dims(), &in[1]->dims()},
+        [&](int64_t o, const std::array<int64_t, 2>& i) { y[o] = op(a[i[0]], b[i[1]]); });
+  });
+}
+
+template <unsigned Kinds, typename Op> KernelFn binaryKernel(Op op) {
+  return [op](const Node& n, const Ins& in, Outs& out) { runBinary<Kinds>(n, in, out, op); };
+}
+
+template <unsigned Kinds, typename Op> KernelFn unaryKernel(Op op) {
+  return [op](const Node& n, const Ins& in, Outs& out) { runUnary<Kinds>(n, in, out, op); };
+}
+
+// ---- float unary maps with attributes --------------------------------------------
+
+/// The attributes a float unary map may read (ONNX names), with per-kind defaults.
+struct UnaryParams {
+  double alpha = 0, beta = 0, gamma = 0, bias = 0, lambd = 0;
+};
+
+struct FloatUnary {
+  NodeKind kind;
+  UnaryParams defaults;
+  double (*fn)(double x, const UnaryParams& p);
+};
+
+double sigmoid(double x) {
+  return x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
+}
+
+const FloatUnary kFloatUnary[] = {
+    {NodeKind::Sigmoid, {}, [](double x, const UnaryParams&) { return sigmoid(x); }},
+    {NodeKind::Tanh, {}, [](double x, const UnaryParams&) { return std::tanh(x); }},
+    {NodeKind::Exp, {}, [](double x, const UnaryParams&) { return std::exp(x); }},
+    {NodeKind::Log, {}, [](double x, const UnaryParams&) { return std::log(x); }},
+    {NodeKind::Sqrt, {}, [](double x, const UnaryParams&) { return std::sqrt(x); }},
+    {NodeKind::Erf, {}, [](double x, const UnaryParams&) { return std::erf(x); }},
+    {NodeKind::Reciprocal, {}, [](double x, const UnaryParams&) { return 1.0 / x; }},
+    {NodeKind::Floor, {}, [](double x, const UnaryParams&) { return std::floor(x); }},
+    {NodeKind::Ceil, {}, [](double x, const UnaryParams&) { return std::ceil(x); }},
+    // nearbyint rounds half to even in the default rounding mode.
+    {NodeKind::Round, {}, [](double x, const UnaryParams&) { return std::nearbyint(x); }},
+    {NodeKind::Sin, {}, [](double x, const UnaryParams&) { return std::sin(x); }},
+    {NodeKind::Cos, {}, [](double x, const UnaryParams&) { return std::cos(x); }},
+    {NodeKind::Tan, {}, [](double x, const UnaryParams&) { return std::tan(x); }},
+    {NodeKind::Asin, {}, [](double x, const UnaryParams&) { return std::asin(x); }},
+    {NodeKind::Acos, {}, [](double x, const UnaryParams&) { return std::acos(x); }},
+    {NodeKind::Atan, {}, [](double x, const UnaryParams&) { return std::atan(x); }},
+    {NodeKind::Sinh, {}, [](double x, const UnaryParams&) { return std::sinh(x); }},
+    {NodeKind::Cosh, {}, [](double x, const UnaryParams&) { return std::cosh(x); }},
+    {NodeKind::Asinh, {}, [](double x, const UnaryParams&) { return std::asinh(x); }},
+    {NodeKind::Acosh, {}, [](double x, const UnaryParams&) { return std::acosh(x); }},
+    {NodeKind::Atanh, {}, [](double x, const UnaryParams&) { return std::atanh(x); }},
+    {NodeKind::Softplus,
+     {},
+     [](double x, const UnaryParams&) {
+       return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+     }},
+    {NodeKind::Softsign, {}, [](double x, const UnaryParams&) { return x / (1 + std::fabs(x)); }},
+    {NodeKind::LeakyRelu,
+     {0.01},
+     [](double x, const UnaryParams& p) { return x < 0 ? p.alpha * x : x; }},
+    {NodeKind::Elu,
+     {1.0},
+     [](double x, const UnaryParams& p) { return x < 0 ? p.alpha * std::expm1(x) : x; }},
+    {NodeKind::Selu,
+     {1.67326319217681884765625, 0, 1.05070102214813232421875},
+     [](double x, const UnaryParams& p) {
+       return p.gamma * (x <= 0 ? p.alpha * std::expm1(x) : x);
+     }},
+    {NodeKind::Celu,
+     {1.0},
+     [](double x, const UnaryParams& p) {
+       return std::max(0.0, x) + std::min(0.0, p.alpha * std::expm1(x / p.alpha));
+     }},
+    {NodeKind::ThresholdedRelu,
+     {1.0},
+     [](double x, const UnaryParams& p) { return x > p.alpha ? x : 0.0; }},
+    {NodeKind::HardSigmoid,
+     {0.2, 0.5},
+     [](double x, const UnaryParams& p) {
+       return std::max(0.0, std::min(1.0, p.alpha * x + p.beta));
+     }},
+    {NodeKind::HardSwish,
+     {},
+     [](double x, const UnaryParams&) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); }},
+    {NodeKind::Shrink,
+     {0, 0, 0, 0, 0.5},
+     [](double x, const UnaryParams& p) {
+       return x < -p.lambd ? x + p.bias : (x > p.lambd ? x - p.bias : 0.0);
+     }},
+};
+
+KernelFn floatUnaryKernel(const FloatUnary& e) {
+  return [e](const Node& n, const Ins& in, Outs& out) {
+    const Attrs& a = n.attrs();
+    UnaryParams p;
+    p.alpha = a.getFloat("alpha", e.defaults.alpha);
+    p.beta = a.getFloat("beta", e.defaults.beta);
+    p.gamma = a.getFloat("gamma", e.defaults.gamma);
+    p.bias = a.getFloat("bias", e.defaults.bias);
+    p.lambd = a.getFloat("lambd", e.defaults.lambd);
+    runUnary<kF32>(n, in, out, [&](float x) { return static_cast<float>(e.fn(x, p)); });
+  };
+}
+
+// ---- numeric unary maps ---------------------------------------------------------
+
+template <typename T> T neg(T x) {
+  return static_cast<T>(-x);
+}
+
+void registerNumericUnary() {
+  registerKernel(NodeKind::Relu,
+                 unaryKernel<kNumeric>([](auto x) { return x > 0 ? x : decltype(x)(0); }));
+  registerKernel(NodeKind::Neg, unaryKernel<kNumeric>([](auto x) { return neg(x); }));
+  registerKernel(NodeKind::Abs, unaryKernel<kNumeric>([](auto x) { return x < 0 ? neg(x) : x; }));
+  registerKernel(NodeKind::Sign, unaryKernel<kNumeric>([](auto x) {
+                   using T = decltype(x);
+                   return static_cast<T>(x > 0 ? 1 : (x < 0 ? -1 : 0));
+                 }));
+  registerKernel(NodeKind::IsNaN, unaryKernel<kF32>([](float x) { return std::isnan(x); }));
+  registerKernel(NodeKind::Not, unaryKernel<kBool>([](bool x) { return !x; }));
+  registerKernel(NodeKind::IsInf, [](const Node& n, const Ins& in, Outs& out) {
+    const bool neg = n.attrs().getInt("detect_negative", 1) != 0;
+    const bool pos = n.attrs().getInt("detect_positive", 1) != 0;
+    runUnary<kF32>(n, in, out,
+                   [&](float x) { return std::isinf(x) && ((x > 0 && pos) || (x < 0 && neg)); });
+  });
+  registerKernel(NodeKind::Clip, [](const Node& n, const Ins& in, Outs& out) {
+    const double lo = n.attrs().getFloat("min", -std::numeric_limits<double>::infinity());
+    const double hi = n.attrs().getFloat("max", std::numeric_limits<double>::infinity());
+    runUnary<kNumeric>(n, in, out, [&](auto x) {
+      using T = decltype(x);
+      const double v = static_cast<double>(x);
+      return v < lo ? static_cast<T>(lo) : (v > hi ? static_cast<T>(hi) : x);
+    });
+  });
+  registerKernel(NodeKind::Cast, [](const Node&, const Ins& in, Outs& out) {
+    Tensor t = in[0]->convertTo(out[0].kind());
+    std::memcpy(out[0].raw(), t.raw(), t.sizeInBytes());
+  });
+}
+
+// ---- binary operators -----------------------------------------------------------
+
+/// Integer division by zero is an error, not a trap.
+template <typename T> void checkDivisor(T b, const char* what) {
+  if constexpr (std::is_integral_v<T>)
+    if (b == 0)
+      throw Error(std::string(what) + ": integer division by zero");
+}
+
+template <typename T> T pythonMod(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    checkDivisor(b, "Mod");
+    T r = static_cast<T>(a % b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
+  } else {
+    T r = std::fmod(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  }
+}
+
+template <typename T> T cMod(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    checkDivisor(b, "Mod");
+    return static_cast<T>(a % b);
+  } else {
+    return std::fmod(a, b);
+  }
+}
+
+void registerBinary() {
+  using K = NodeKind;
+  registerKernel(K::Add, binaryKernel<kNumeric>([](auto a, auto b) { return decltype(a)(a + b); }));
+  registerKernel(K::Sub, binaryKernel<kNumeric>([](auto a, auto b) { return decltype(a)(a - b); }));
+  registerKernel(K::Mul, binaryKernel<kNumeric>([](auto a, auto b) { return decltype(a)(a * b); }));
+  registerKernel(K::Div, binaryKernel<kNumeric>([](auto a, auto b) {
+                   checkDivisor(b, "Div");
+                   return decltype(a)(a / b);
+                 }));
+  registerKernel(K::Max, binaryKernel<kNumeric>([](auto a, auto b) {
+                   if constexpr (std::is_floating_point_v<decltype(a)>)
+                     if (std::isnan(a) || std::isnan(b))
+                       return std::numeric_limits<decltype(a)>::quiet_NaN();
+                   return a < b ? b : a;
+                 }));
+  registerKernel(K::Min, binaryKernel<kNumeric>([](auto a, auto b) {
+                   if constexpr (std::is_floating_point_v<decltype(a)>)
+                     if (std::isnan(a) || std::isnan(b))
+                       return std::numeric_limits<decltype(a)>::quiet_NaN();
+                   return b < a ? b : a;
+                 }));
+  registerKernel(K::PRelu, binaryKernel<kNumeric>(
+                               [](auto a, auto s) { return a < 0 ? decltype(a)(s * a) : a; }));
+  registerKernel(K::Mod, [](const Node& n, const Ins& in, Outs& out) {
+    if (n.attrs().getInt("fmod", 0) != 0)
+      runBinary<kNumeric>(n, in, out, [](auto a, auto b) { return cMod(a, b); });
+    else
+      runBinary<kNumeric>(n, in, out, [](auto a, auto b) { return pythonMod(a, b); });
+  });
+  registerKernel(K::Equal, binaryKernel<kAll>([](auto a, auto b) { return a == b; }));
+  registerKernel(K::Less, binaryKernel<kAll>([](auto a, auto b) { return a < b; }));
+  registerKernel(K::LessOrEqual, binaryKernel<kAll>([](auto a, auto b) { return a <= b; }));
+  registerKernel(K::Greater, binaryKernel<kAll>([](auto a, auto b) { return a > b; }));
+  registerKernel(K::GreaterOrEqual, binaryKernel<kAll>([](auto a, auto b) { return a >= b; }));
+  registerKernel(K::And, binaryKernel<kBool>([](bool a, bool b) { return a && b; }));
+  registerKernel(K::Or, binaryKernel<kBool>([](bool a, bool b) { return a || b; }));
+  registerKernel(K::Xor, binaryKernel<kBool>([](bool a, bool b) { return a != b; }));
+}
+
+/// Pow: the exponent may have another kind than the base; the result has the base's.
+void powKernel(const Node& n, const Ins& in, Outs& out) {
+  dispatchKind<kNumeric>(in[0]->kind(), "Pow", [&](auto tb) {
+    using T = typename decltype(tb)::type;
+    dispatchKind<kNumeric>(in[1]->kind(), "Pow", [&](auto te) {
+      using E = typename decltype(te)::type;
+      const T* a = in[0]->data<T>();
+      const E* b = in[1]->data<E>();
+      T* y = out[0].data<T>();
+      forEachBroadcast<2>(out[0].dims(), {&in[0]->dims(), &in[1]->dims()},
+                          [&](int64_t o, const std::array<int64_t, 2>& i) {
+                            const double r = std::pow(double(a[i[0]]), double(b[i[1]]));
+                            y[o] = std::is_integral_v<T> ? static_cast<T>(std::llround(r))
+                                                         : static_cast<T>(r);
+                          });
+    });
+  });
+  (void)n;
+}
+
+void whereKernel(const Node& n, const Ins& in, Outs& out) {
+  const bool* c = in[0]->data<bool>();
+  dispatchKind<kAll>(in[1]->kind(), n.kindName(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* a = in[1]->data<T>();
+    const T* b = in[2]->data<T>();
+    T* y = out[0].data<T>();
+    forEachBroadcast<3>(
+        out[0].dims(), {&in[0]->dims(), &in[1]->dims(), &in[2]->dims()},
+        [&](int64_t o, const std::array<int64_t, 3>& i) { y[o] = c[i[0]] ? a[i[1]] : b[i[2]]; });
+  });
+}
+
+} // namespace
+
+void registerElementwiseKernels() {
+  for (const FloatUnary& e : kFloatUnary)
+    registerKernel(e.kind, floatUnaryKernel(e));
+  registerNumericUnary();
+  registerBinary();
+  registerKernel(NodeKind::Pow, powKernel);
+  registerKernel(NodeKind::Where, whereKernel);
+}
 
 } // namespace ember
