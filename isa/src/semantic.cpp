@@ -179,7 +179,10 @@ ClassSpec requantizeClass() {
 void checkLut(const IsaDescription& isa, const InstrDesc& d, Checker& ck) {
   const FieldDesc* table = d.field("table");
   const MemoryDesc& param = isa.memory("param");
-  std::uint64_t tables = (std::uint64_t(table->maxValue()) + 1) + std::uint64_t(d.table_offset);
+  // Widths above 32 bits can never fit (and would overflow the arithmetic below).
+  std::uint64_t tables = table->bits.width >= 32 ? UINT64_MAX / 512
+                                                 : (std::uint64_t(1) << table->bits.width) +
+                                                       std::uint64_t(d.table_offset);
   if (tables * 256 > param.size_bytes) {
     ck.fail(d.json_path + "/fields/table",
             "table field with table_offset " + std::to_string(d.table_offset) + " reaches table " +
