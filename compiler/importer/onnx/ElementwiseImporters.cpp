@@ -1,8 +1,193 @@
-// ONNX importers of the Elementwise operators (being written).
+// ONNX importers of the elementwise operators: unary maps (with their attributes),
+// binary and logic operators, Where, the variadic Sum/Mean/Max/Min (a chain of
+// binaries), Clip, Cast and CastLike. All of them fold into Constants when their
+// operands are constants (OnnxNodeContext::emit), which is how shape arithmetic in
+// int64 disappears at import time.
 #include "ember/importer/OnnxOpImporter.h"
+
+#include "ember/graph/Tensor.h"
+
+#include <limits>
 
 namespace ember {
 
-void registerOnnxElementwiseImporters() {}
+namespace {
+
+/// An ONNX op that maps 1:1 onto the node kind of the same name, with the attributes
+/// it forwards (float or int valued, ONNX names).
+struct Direct {
+  const char* op;
+  NodeKind kind;
+  std::vector<const char*> floatAttrs;
+  std::vector<const char*> intAttrs;
+};
+
+const std::vector<Direct>& directOps() {
+  using K = NodeKind;
+  static const std::vector<Direct> ops = {
+      {"Relu", K::Relu, {}, {}},
+      {"Sigmoid", K::Sigmoid, {}, {}},
+      {"Tanh", K::Tanh, {}, {}},
+      {"Exp", K::Exp, {}, {}},
+      {"Log", K::Log, {}, {}},
+      {"Sqrt", K::Sqrt, {}, {}},
+      {"Erf", K::Erf, {}, {}},
+      {"Neg", K::Neg, {}, {}},
+      {"Abs", K::Abs, {}, {}},
+      {"Reciprocal", K::Reciprocal, {}, {}},
+      {"Floor", K::Floor, {}, {}},
+      {"Ceil", K::Ceil, {}, {}},
+      {"Round", K::Round, {}, {}},
+      {"Sign", K::Sign, {}, {}},
+      {"Sin", K::Sin, {}, {}},
+      {"Cos", K::Cos, {}, {}},
+      {"Tan", K::Tan, {}, {}},
+      {"Asin", K::Asin, {}, {}},
+      {"Acos", K::Acos, {}, {}},
+      {"Atan", K::Atan, {}, {}},
+      {"Sinh", K::Sinh, {}, {}},
+      {"Cosh", K::Cosh, {}, {}},
+      {"Asinh", K::Asinh, {}, {}},
+      {"Acosh", K::Acosh, {}, {}},
+      {"Atanh", K::Atanh, {}, {}},
+      {"Softplus", K::Softplus, {}, {}},
+      {"Softsign", K::Softsign, {}, {}},
+      {"Not", K::Not, {}, {}},
+      {"IsNaN", K::IsNaN, {}, {}},
+      {"IsInf", K::IsInf, {}, {"detect_negative", "detect_positive"}},
+      {"LeakyRelu", K::LeakyRelu, {"alpha"}, {}},
+      {"Elu", K::Elu, {"alpha"}, {}},
+      {"Selu", K::Selu, {"alpha", "gamma"}, {}},
+      {"Celu", K::Celu, {"alpha"}, {}},
+      {"ThresholdedRelu", K::ThresholdedRelu, {"alpha"}, {}},
+      {"HardSigmoid", K::HardSigmoid, {"alpha", "beta"}, {}},
+      {"HardSwish", K::HardSwish, {}, {}},
+      {"Shrink", K::Shrink, {"bias", "lambd"}, {}},
+      {"Add", K::Add, {}, {}},
+      {"Sub", K::Sub, {}, {}},
+      {"Mul", K::Mul, {}, {}},
+      {"Div", K::Div, {}, {}},
+      {"Pow", K::Pow, {}, {}},
+      {"Mod", K::Mod, {}, {"fmod"}},
+      {"PRelu", K::PRelu, {}, {}},
+      {"Equal", K::Equal, {}, {}},
+      {"Less", K::Less, {}, {}},
+      {"LessOrEqual", K::LessOrEqual, {}, {}},
+      {"Greater", K::Greater, {}, {}},
+      {"GreaterOrEqual", K::GreaterOrEqual, {}, {}},
+      {"And", K::And, {}, {}},
+      {"Or", K::Or, {}, {}},
+      {"Xor", K::Xor, {}, {}},
+      {"Where", K::Where, {}, {}},
+  };
+  return ops;
+}
+
+void importDirect(OnnxNodeContext& ctx, const Direct& d) {
+  Attrs attrs;
+  for (const char* a : d.floatAttrs)
+    if (ctx.hasAttr(a))
+      attrs.set(a, ctx.attrFloat(a, 0.0));
+  for (const char* a : d.intAttrs)
+    if (ctx.hasAttr(a))
+      attrs.set(a, ctx.attrInt(a, 0));
+  if (ctx.opType() == "Mod" && ctx.input(0).kind() == ElemKind::Float32 &&
+      ctx.attrInt("fmod", 0) == 0)
+    ctx.fail("Mod of floating-point operands requires fmod = 1");
+  std::vector<NodeValue> in;
+  for (size_t i = 0; i < ctx.numInputs(); ++i)
+    in.push_back(ctx.input(i));
+  ctx.setOutput(0, ctx.emit(d.kind, std::move(in), std::move(attrs)));
+}
+
+/// Sum, Mean, Max, Min over any number of operands: a left-to-right chain.
+void importVariadic(OnnxNodeContext& ctx, NodeKind kind, bool mean) {
+  if (ctx.numInputs() == 0)
+    ctx.fail("needs at least one operand");
+  NodeValue acc = ctx.input(0);
+  for (size_t i = 1; i < ctx.numInputs(); ++i)
+    acc = ctx.emit(kind, {acc, ctx.input(i)}, {}, "_" + std::to_string(i));
+  if (mean && ctx.numInputs() > 1) {
+    Tensor n(acc.kind(), {});
+    n.setFromDouble(0, double(ctx.numInputs()));
+    acc = ctx.emit(NodeKind::Div, {acc, ctx.constant(std::move(n), "_count")}, {}, "_mean");
+  }
+  ctx.setOutput(0, acc);
+}
+
+/// Clip: attributes min/max before opset 11, optional constant operands from 11 on.
+void importClip(OnnxNodeContext& ctx) {
+  Attrs attrs;
+  if (ctx.opset() < 11) {
+    if (ctx.hasAttr("min"))
+      attrs.set("min", ctx.attrFloat("min", 0));
+    if (ctx.hasAttr("max"))
+      attrs.set("max", ctx.attrFloat("max", 0));
+  } else {
+    const char* names[] = {"", "min", "max"};
+    for (size_t i = 1; i < 3; ++i) {
+      if (!ctx.hasInput(i))
+        continue;
+      std::optional<Tensor> t = ctx.constantInput(i);
+      if (!t)
+        ctx.unsupported(std::string("operand ") + names[i] + " must be known at compile time");
+      if (t->size() != 1)
+        ctx.fail(std::string("operand ") + names[i] + " must be a scalar, has shape " +
+                 shapeToString(t->dims()));
+      attrs.set(names[i], t->getAsDouble(0));
+    }
+  }
+  ctx.setOutput(0, ctx.emit(NodeKind::Clip, {ctx.input(0)}, std::move(attrs)));
+}
+
+/// ONNX TensorProto::DataType -> ElemKind for Cast's 'to'.
+ElemKind castTarget(OnnxNodeContext& ctx, int64_t to) {
+  switch (to) {
+  case 1:
+    return ElemKind::Float32;
+  case 3:
+    return ElemKind::Int8;
+  case 6:
+    return ElemKind::Int32;
+  case 7:
+    return ElemKind::Int64;
+  case 9:
+    return ElemKind::Bool;
+  default:
+    break;
+  }
+  static const char* names[] = {"UNDEFINED",  "FLOAT",   "UINT8",  "INT8",   "UINT16",
+                                "INT16",      "INT32",   "INT64",  "STRING", "BOOL",
+                                "FLOAT16",    "DOUBLE",  "UINT32", "UINT64", "COMPLEX64",
+                                "COMPLEX128", "BFLOAT16"};
+  const std::string name =
+      to >= 0 && to < 17 ? names[to] : "type " + std::to_string(static_cast<long long>(to));
+  ctx.unsupported("cast to element type " + name);
+  return ElemKind::Float32; // not reached
+}
+
+void emitCast(OnnxNodeContext& ctx, ElemKind to) {
+  Attrs attrs;
+  attrs.set("to", std::string(elemKindName(to)));
+  ctx.setOutput(0, ctx.emit(NodeKind::Cast, {ctx.input(0)}, std::move(attrs)));
+}
+
+} // namespace
+
+void registerOnnxElementwiseImporters() {
+  for (const Direct& d : directOps())
+    registerOnnxOp(d.op, [&d](OnnxNodeContext& ctx) { importDirect(ctx, d); });
+  registerOnnxOp("Sum", [](OnnxNodeContext& c) { importVariadic(c, NodeKind::Add, false); });
+  registerOnnxOp("Mean", [](OnnxNodeContext& c) { importVariadic(c, NodeKind::Add, true); });
+  registerOnnxOp("Max", [](OnnxNodeContext& c) { importVariadic(c, NodeKind::Max, false); });
+  registerOnnxOp("Min", [](OnnxNodeContext& c) { importVariadic(c, NodeKind::Min, false); });
+  registerOnnxOp("Clip", importClip);
+  registerOnnxOp("Cast", [](OnnxNodeContext& c) {
+    if (!c.hasAttr("to"))
+      c.fail("attribute 'to' is required");
+    emitCast(c, castTarget(c, c.attrInt("to", 0)));
+  });
+  registerOnnxOp("CastLike", [](OnnxNodeContext& c) { emitCast(c, c.input(1).kind()); });
+}
 
 } // namespace ember
