@@ -1,0 +1,21 @@
+// Host-side layout of I/O tensors: logical row-major elements <-> the bytes the I/O table
+// places in DRAM (Flat: as is; Nchwc: N, C/L, H, W, L with channels zero-padded to L).
+#pragma once
+
+#include "ember/isa/binary.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ember::sim {
+
+/// Bytes of `entry` in DRAM from its logical elements (row-major, `entry.shape`,
+/// isa::sizeOf(entry.dtype) bytes each). `lanes` is the act row's lane count (the L of
+/// Nchwc). Throws isa::Error if `elems` has the wrong size or an Nchwc shape is not 4-D.
+std::vector<std::uint8_t> packIo(const isa::IoEntry& entry, const std::vector<std::uint8_t>& elems,
+                                 unsigned lanes);
+/// The inverse: logical row-major elements of `entry` from its DRAM bytes.
+std::vector<std::uint8_t> unpackIo(const isa::IoEntry& entry, const std::uint8_t* dram,
+                                   unsigned lanes);
+
+} // namespace ember::sim

@@ -1,0 +1,70 @@
+// Nchwc blocking of I/O tensors (ARCHITECTURE section 2, "Data layout on the NPU").
+#include "ember/sim/Io.h"
+
+#include "ember/isa/error.h"
+
+#include <cstring>
+
+namespace ember::sim {
+
+namespace {
+
+using u64 = std::uint64_t;
+
+u64 elements(const isa::IoEntry& e) {
+  u64 n = 1;
+  for (auto d : e.shape)
+    n *= static_cast<u64>(d);
+  return n;
+}
+
+/// Calls f(logical element index, DRAM element index) for every element of an Nchwc entry.
+template <typename F> void forNchwc(const isa::IoEntry& e, unsigned L, F f) {
+  if (e.shape.size() != 4)
+    throw isa::Error("<io>", e.name, "an nchwc tensor must be 4-D (N, C, H, W)");
+  const u64 N = u64(e.shape[0]), C = u64(e.shape[1]), H = u64(e.shape[2]), W = u64(e.shape[3]);
+  const u64 CB = (C + L - 1) / L;
+  for (u64 n = 0; n < N; ++n)
+    for (u64 c = 0; c < C; ++c)
+      for (u64 h = 0; h < H; ++h)
+        for (u64 w = 0; w < W; ++w)
+          f(((n * C + c) * H + h) * W + w, (((n * CB + c / L) * H + h) * W + w) * L + c % L);
+}
+
+} // namespace
+
+std::vector<std::uint8_t> packIo(const isa::IoEntry& e, const std::vector<std::uint8_t>& elems,
+                                 unsigned lanes) {
+  const unsigned es = isa::sizeOf(e.dtype);
+  if (elems.size() != elements(e) * es)
+    throw isa::Error("<io>", e.name,
+                     std::to_string(elems.size() / es) + " elements given, the shape holds " +
+                         std::to_string(elements(e)));
+  std::vector<std::uint8_t> out(e.size_bytes, 0);
+  if (e.layout == isa::Layout::Flat) {
+    std::memcpy(out.data(), elems.data(), std::min<std::size_t>(out.size(), elems.size()));
+    return out;
+  }
+  forNchwc(e, lanes, [&](u64 li, u64 di) {
+    if ((di + 1) * es <= out.size())
+      std::memcpy(out.data() + di * es, elems.data() + li * es, es);
+  });
+  return out;
+}
+
+std::vector<std::uint8_t> unpackIo(const isa::IoEntry& e, const std::uint8_t* dram,
+                                   unsigned lanes) {
+  const unsigned es = isa::sizeOf(e.dtype);
+  std::vector<std::uint8_t> out(elements(e) * es, 0);
+  if (e.layout == isa::Layout::Flat) {
+    std::memcpy(out.data(), dram, std::min<std::size_t>(out.size(), e.size_bytes));
+    return out;
+  }
+  forNchwc(e, lanes, [&](u64 li, u64 di) {
+    if ((di + 1) * es <= e.size_bytes)
+      std::memcpy(out.data() + li * es, dram + di * es, es);
+  });
+  return out;
+}
+
+} // namespace ember::sim

@@ -1,0 +1,274 @@
+// Data semantics and closed-form timing of every instruction class (docs/simulator.md).
+#include "Machine.h"
+
+#include "ember/isa/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace ember::sim::detail {
+
+namespace {
+
+using isa::Instruction;
+using u64 = std::uint64_t;
+using i64 = std::int64_t;
+
+u64 U(const Instruction& in, const char* role) {
+  return static_cast<u64>(in.get(role));
+}
+u64 ceilDiv(u64 a, u64 b) {
+  return b == 0 ? 0 : (a + b - 1) / b;
+}
+
+ExecFault sramRange(const char* operand, const isa::MemoryDesc& m, u64 last) {
+  return {FaultKind::SramOutOfRange, std::string(operand) + " reaches " + m.name + " row " +
+                                         std::to_string(last) + ", beyond its " +
+                                         std::to_string(m.rows()) + " rows"};
+}
+
+/// Last row of a strided loop nest (strides are unsigned, so the last index is the max).
+u64 lastRow(u64 base, std::initializer_list<std::pair<u64, u64>> loops) {
+  u64 r = base;
+  for (auto [n, s] : loops)
+    r += (n - 1) * s;
+  return r;
+}
+
+} // namespace
+
+Cls classOf(const isa::InstrDesc& d) {
+  const std::string& n = d.cls->name;
+  if (n == "dma-load")
+    return Cls::DmaLoad;
+  if (n == "dma-store")
+    return Cls::DmaStore;
+  if (n == "gemm")
+    return Cls::Gemm;
+  if (n == "vector-binary")
+    return Cls::VecBinary;
+  if (n == "vector-unary")
+    return Cls::VecUnary;
+  if (n == "requantize")
+    return Cls::Requant;
+  if (n == "lut")
+    return Cls::Lut;
+  if (n == "sync")
+    return Cls::Sync;
+  if (n == "halt")
+    return Cls::Halt;
+  throw isa::Error("<simulator>", d.json_path,
+                   "semantic class '" + n + "' has no simulator implementation");
+}
+
+std::int64_t roundingShift(std::int64_t x, std::int64_t s) {
+  if (s > 0) {
+    s = std::min<i64>(s, 62);
+    return (x + (i64(1) << (s - 1))) >> s;
+  }
+  if (s < 0) {
+    i64 l = std::min<i64>(-s, 32);
+    return static_cast<i64>(static_cast<std::uint64_t>(x) << l);
+  }
+  return x;
+}
+
+std::int32_t requantize(std::int32_t a, std::int32_t m, std::int32_t s, std::int32_t zp,
+                        std::int32_t lo, std::int32_t hi) {
+  i64 prod = static_cast<i64>(a) * static_cast<i64>(m);
+  i64 y = ((prod + (i64(1) << (s - 1))) >> s) + zp;
+  return static_cast<std::int32_t>(std::max<i64>(lo, std::min<i64>(y, hi)));
+}
+
+Machine::Machine(const isa::IsaDescription& isa, std::vector<std::uint8_t> dram)
+    : isa_(isa), dram_(std::move(dram)) {
+  for (const auto& m : isa.memories()) {
+    Sram s;
+    s.desc = &m;
+    s.bytes.assign(m.size_bytes, 0);
+    srams_.push_back(std::move(s));
+  }
+  for (auto& s : srams_) {
+    if (s.desc->name == "act")
+      act_ = &s;
+    else if (s.desc->name == "weight")
+      weight_ = &s;
+    else if (s.desc->name == "acc")
+      acc_ = &s;
+    else if (s.desc->name == "param")
+      param_ = &s;
+  }
+  const auto& mac = isa.hw().mac;
+  wblock_.assign(std::size_t(mac.rows) * mac.cols, 0);
+}
+
+Machine::Sram* Machine::sramById(std::int64_t id) {
+  for (auto& s : srams_)
+    if (static_cast<std::int64_t>(s.desc->id) == id)
+      return &s;
+  return nullptr;
+}
+
+std::size_t Machine::posOf(const isa::MemoryDesc* m) const {
+  for (std::size_t i = 0; i < srams_.size(); ++i)
+    if (srams_[i].desc == m)
+      return i;
+  return 0;
+}
+
+std::optional<ExecFault> Machine::execute(const Instruction& insn, Cls cls, Counts& c) {
+  c.sram_read.assign(srams_.size(), 0);
+  c.sram_write.assign(srams_.size(), 0);
+  switch (cls) {
+  case Cls::DmaLoad:
+    return dma(insn, true, c);
+  case Cls::DmaStore:
+    return dma(insn, false, c);
+  case Cls::Gemm:
+    return gemm(insn, c);
+  case Cls::VecBinary:
+  case Cls::VecUnary:
+  case Cls::Requant:
+  case Cls::Lut:
+    return vector(insn, cls, c);
+  case Cls::Sync:
+  case Cls::Halt:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<ExecFault> Machine::dma(const Instruction& insn, bool load, Counts& c) {
+  std::int64_t id = insn.get("sram");
+  Sram* mem = sramById(id);
+  const auto& allowed = insn.desc().memories;
+  if (!mem || std::find(allowed.begin(), allowed.end(), mem->desc->name) == allowed.end())
+    return ExecFault{FaultKind::BadOperand, "sram selects memory id " + std::to_string(id) +
+                                                ", which " + insn.name() + " cannot access"};
+  const u64 B = mem->desc->row_bytes;
+  const u64 s0 = U(insn, "size0"), s1 = U(insn, "size1"), s2 = U(insn, "size2");
+  const u64 st1 = U(insn, "stride1"), st2 = U(insn, "stride2");
+  u64 pl = 0, pr = 0, pt = 0, pb = 0;
+  std::uint8_t pv = 0;
+  if (load) {
+    pl = U(insn, "pad_left"), pr = U(insn, "pad_right"), pt = U(insn, "pad_top"),
+    pb = U(insn, "pad_bottom");
+    pv = static_cast<std::uint8_t>(insn.get("pad_value"));
+  }
+  const u64 lineRows = pl + s0 + pr, planeLines = pt + s1 + pb;
+  const u64 sramRows = s2 * planeLines * lineRows;
+  const u64 addr = U(insn, "sram_addr"), daddr = U(insn, "dram_addr");
+  if (sramRows == 0)
+    return std::nullopt;
+  if (addr + sramRows > mem->desc->rows())
+    return sramRange("sram_addr", *mem->desc, addr + sramRows - 1);
+  if (s0 * s1 * s2 > 0) {
+    u64 end = daddr + ((s2 - 1) * st2 + (s1 - 1) * st1 + s0) * B;
+    if (end > dram_.size())
+      return ExecFault{FaultKind::DramOutOfRange, "DRAM bytes [" + std::to_string(daddr) + ", " +
+                                                      std::to_string(end) +
+                                                      ") leave the job's DRAM window of " +
+                                                      std::to_string(dram_.size()) + " bytes"};
+  }
+  std::uint8_t* sram = mem->bytes.data();
+  for (u64 p = 0; p < s2; ++p) {
+    for (u64 L = 0; L < planeLines; ++L) {
+      u64 row = addr + (p * planeLines + L) * lineRows;
+      if (L < pt || L >= pt + s1) {
+        std::memset(sram + row * B, pv, lineRows * B);
+        continue;
+      }
+      u64 l = L - pt;
+      u64 dram = daddr + (p * st2 + l * st1) * B;
+      if (load) {
+        std::memset(sram + row * B, pv, pl * B);
+        std::memcpy(sram + (row + pl) * B, dram_.data() + dram, s0 * B);
+        std::memset(sram + (row + pl + s0) * B, pv, pr * B);
+      } else {
+        std::memcpy(dram_.data() + dram, sram + row * B, s0 * B);
+      }
+    }
+  }
+  const u64 burst = isa_.hw().dma.burst_bytes;
+  c.bursts = s1 * s2 * ceilDiv(s0 * B, burst);
+  std::size_t pos = posOf(mem->desc);
+  if (load) {
+    c.dram_read = s0 * s1 * s2 * B;
+    c.sram_write[pos] = sramRows * B;
+  } else {
+    c.dram_write = s0 * s1 * s2 * B;
+    c.sram_read[pos] = sramRows * B;
+  }
+  return std::nullopt;
+}
+
+std::optional<ExecFault> Machine::gemm(const Instruction& insn, Counts& c) {
+  const u64 n0 = U(insn, "n0"), n1 = U(insn, "n1"), n2 = U(insn, "n2");
+  if (n0 * n1 * n2 == 0)
+    return std::nullopt;
+  const auto& ad = *act_->desc;
+  const auto& cd = *acc_->desc;
+  const auto& wd = *weight_->desc;
+  const u64 accA = U(insn, "acc_addr"), aS0 = U(insn, "acc_s0"), aS1 = U(insn, "acc_s1"),
+            aS2 = U(insn, "acc_s2");
+  u64 lastAcc = lastRow(accA, {{n0, aS0}, {n1, aS1}, {n2, aS2}});
+  if (lastAcc >= cd.rows())
+    return sramRange("acc_addr", cd, lastAcc);
+  const u64 n = n0 * n1 * n2;
+  const unsigned R = isa_.hw().mac.rows, C = isa_.hw().mac.cols;
+  if (insn.get("reset")) {
+    for (u64 i2 = 0; i2 < n2; ++i2)
+      for (u64 i1 = 0; i1 < n1; ++i1)
+        for (u64 i0 = 0; i0 < n0; ++i0)
+          std::memset(acc_->bytes.data() + (accA + i0 * aS0 + i1 * aS1 + i2 * aS2) * cd.row_bytes,
+                      0, cd.row_bytes);
+    c.sram_write[posOf(&cd)] = n * cd.row_bytes;
+    return std::nullopt;
+  }
+  const u64 actA = U(insn, "act_addr"), xS0 = U(insn, "act_s0"), xS1 = U(insn, "act_s1"),
+            xS2 = U(insn, "act_s2");
+  const u64 wA = U(insn, "wgt_addr"), wS2 = U(insn, "wgt_s2");
+  u64 lastAct = lastRow(actA, {{n0, xS0}, {n1, xS1}, {n2, xS2}});
+  if (lastAct >= ad.rows())
+    return sramRange("act_addr", ad, lastAct);
+  u64 lastW = lastRow(wA, {{n2, wS2}});
+  if (lastW >= wd.rows())
+    return sramRange("wgt_addr", wd, lastW);
+  std::vector<std::uint32_t> accRow(C);
+  std::uint32_t* acc = accRow.data();
+  const std::int32_t* wb = wblock_.data();
+  for (u64 i2 = 0; i2 < n2; ++i2) {
+    // Block layout: byte k * R + c holds W[k][c] (output channel k, input channel c).
+    const auto* w = reinterpret_cast<const std::int8_t*>(weight_->bytes.data() +
+                                                         (wA + i2 * wS2) * wd.row_bytes);
+    for (unsigned k = 0; k < C; ++k)
+      for (unsigned ci = 0; ci < R; ++ci)
+        wblock_[std::size_t(ci) * C + k] = w[std::size_t(k) * R + ci];
+    for (u64 i1 = 0; i1 < n1; ++i1) {
+      for (u64 i0 = 0; i0 < n0; ++i0) {
+        const auto* a = reinterpret_cast<const std::int8_t*>(
+            act_->bytes.data() + (actA + i0 * xS0 + i1 * xS1 + i2 * xS2) * ad.row_bytes);
+        std::uint8_t* accBytes =
+            acc_->bytes.data() + (accA + i0 * aS0 + i1 * aS1 + i2 * aS2) * cd.row_bytes;
+        std::memcpy(acc, accBytes, std::size_t(C) * 4);
+        for (unsigned ci = 0; ci < R; ++ci) {
+          const std::int32_t x = a[ci];
+          const std::int32_t* wr = wb + std::size_t(ci) * C;
+          for (unsigned k = 0; k < C; ++k)
+            acc[k] += static_cast<std::uint32_t>(x * wr[k]);
+        }
+        std::memcpy(accBytes, acc, std::size_t(C) * 4);
+      }
+    }
+  }
+  c.macs = n * R * C;
+  c.sram_read[posOf(&ad)] = n * ad.row_bytes;
+  c.sram_read[posOf(&wd)] = n2 * wd.row_bytes;
+  c.sram_read[posOf(&cd)] = n * cd.row_bytes;
+  c.sram_write[posOf(&cd)] = n * cd.row_bytes;
+  return std::nullopt;
+}
+
+} // namespace ember::sim::detail

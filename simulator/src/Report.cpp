@@ -1,0 +1,253 @@
+// Report formatting: the text table, the JSON report and the Chrome / Perfetto trace.
+#include "ember/sim/Report.h"
+
+#include "ember/isa/binary.h"
+
+#include <cstdio>
+#include <string>
+
+namespace ember::sim {
+
+const char* faultKindName(FaultKind k) {
+  switch (k) {
+  case FaultKind::IllegalOpcode:
+    return "illegal-opcode";
+  case FaultKind::SramOutOfRange:
+    return "sram-out-of-range";
+  case FaultKind::DramOutOfRange:
+    return "dram-out-of-range";
+  case FaultKind::TokenUnderflow:
+    return "token-underflow";
+  case FaultKind::TokenOverflow:
+    return "token-overflow";
+  case FaultKind::Deadlock:
+    return "deadlock";
+  case FaultKind::CycleBudget:
+    return "cycle-budget";
+  case FaultKind::BadOperand:
+    return "bad-operand";
+  }
+  return "?";
+}
+
+std::string Fault::message() const {
+  return std::string("fault ") + faultKindName(kind) + " at cycle " + std::to_string(cycle) +
+         ", engine " + engine + ", instruction " +
+         (instruction >= 0 ? std::to_string(instruction) : std::string("-")) + ": " + reason;
+}
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string pct(double v) {
+  return fmt("%.1f%%", v * 100.0);
+}
+
+std::string pad(std::string s, std::size_t w, bool right = true) {
+  if (s.size() >= w)
+    return s;
+  return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+}
+
+std::string humanBytes(std::uint64_t b) {
+  if (b >= (1ull << 30))
+    return fmt("%.2f GiB", double(b) / double(1ull << 30));
+  if (b >= (1ull << 20))
+    return fmt("%.2f MiB", double(b) / double(1ull << 20));
+  if (b >= (1ull << 10))
+    return fmt("%.2f KiB", double(b) / 1024.0);
+  return std::to_string(b) + " B";
+}
+
+std::string energyStr(double pj) {
+  if (pj >= 1e6)
+    return fmt("%.3f uJ", pj / 1e6);
+  if (pj >= 1e3)
+    return fmt("%.3f nJ", pj / 1e3);
+  return fmt("%.1f pJ", pj);
+}
+
+} // namespace
+
+std::string formatTable(const Report& r) {
+  std::string o;
+  o += "Ember NPU simulation (" + r.isa_name + ")\n";
+  o += "  cycles            " + std::to_string(r.cycles) + "  (" + fmt("%.3f us", r.seconds * 1e6) +
+       " at " + fmt("%.0f MHz", double(r.clock_hz) / 1e6) + ")\n";
+  o += "  instructions      " + std::to_string(r.retired) + " of " +
+       std::to_string(r.instructions) + " retired\n";
+  o += "  MACs              " + std::to_string(r.macs) + "  (utilisation " +
+       pct(r.mac_utilization) + " of " + std::to_string(r.peak_macs_per_cycle) + "/cycle)\n";
+  o += "  fetch stalled     " + std::to_string(r.fetch_stall) + " cycles on full queues\n";
+  if (r.fault)
+    o += "  FAULT             " + r.fault->message() + "\n";
+  o += "\n  engine    instrs        busy   token-stall  memory-stall        idle\n";
+  for (const auto& e : r.engines) {
+    auto cell = [&](std::uint64_t v) {
+      return pad(std::to_string(v), 9) + " " +
+             pad(pct(r.cycles ? double(v) / double(r.cycles) : 0), 6);
+    };
+    o += "  " + pad(e.name, 8, false) + pad(std::to_string(e.instructions), 8) + " " +
+         cell(e.busy) + cell(e.token_stall) + cell(e.memory_stall) + cell(e.idle) + "\n";
+  }
+  o += "\n  memory        read     written   peak B/cycle  utilisation      energy\n";
+  for (const auto& m : r.memories)
+    o += "  " + pad(m.name, 8, false) + pad(humanBytes(m.bytes_read), 10) +
+         pad(humanBytes(m.bytes_written), 12) + pad(fmt("%.0f", m.peak_bytes_per_cycle), 15) +
+         pad(pct(m.utilization), 13) + pad(energyStr(m.energy_pj), 12) + "\n";
+  o += "\n  energy component          pJ   share\n";
+  for (const auto& e : r.energy)
+    o += "  " + pad(e.component, 14, false) + pad(fmt("%.1f", e.pj), 14) +
+         pad(pct(r.energy_total_pj > 0 ? e.pj / r.energy_total_pj : 0), 8) + "\n";
+  o += "  " + pad("total", 14, false) + pad(fmt("%.1f", r.energy_total_pj), 14) + "  (" +
+       energyStr(r.energy_total_pj) + ")\n";
+  if (!r.layers.empty()) {
+    o += "\n  layer                        cycles        MACs  MAC util   DRAM bytes      energy\n";
+    for (const auto& l : r.layers)
+      o += "  " + pad(l.name, 24, false) + pad(std::to_string(l.cycles), 11) +
+           pad(std::to_string(l.macs), 12) + pad(pct(l.mac_utilization), 10) +
+           pad(std::to_string(l.dram_bytes), 13) + pad(energyStr(l.energy_pj), 12) + "\n";
+  }
+  return o;
+}
+
+nlohmann::json toJson(const Report& r) {
+  using nlohmann::json;
+  json j;
+  j["isa"] = r.isa_name;
+  j["cycles"] = r.cycles;
+  j["clock_hz"] = r.clock_hz;
+  j["seconds"] = r.seconds;
+  j["instructions"] = r.instructions;
+  j["retired"] = r.retired;
+  j["macs"] = r.macs;
+  j["peak_macs_per_cycle"] = r.peak_macs_per_cycle;
+  j["mac_utilization"] = r.mac_utilization;
+  j["fetch_stall_cycles"] = r.fetch_stall;
+  json engines = json::object();
+  for (const auto& e : r.engines)
+    engines[e.name] = {{"instructions", e.instructions},
+                       {"busy", e.busy},
+                       {"token_stall", e.token_stall},
+                       {"memory_stall", e.memory_stall},
+                       {"idle", e.idle}};
+  j["engines"] = engines;
+  json mems = json::object();
+  for (const auto& m : r.memories)
+    mems[m.name] = {{"bytes_read", m.bytes_read},
+                    {"bytes_written", m.bytes_written},
+                    {"peak_bytes_per_cycle", m.peak_bytes_per_cycle},
+                    {"utilization", m.utilization},
+                    {"energy_pj", m.energy_pj}};
+  j["memories"] = mems;
+  json energy = json::object();
+  energy["total_pj"] = r.energy_total_pj;
+  for (const auto& e : r.energy)
+    energy[e.component] = e.pj;
+  j["energy"] = energy;
+  json layers = json::array();
+  for (const auto& l : r.layers)
+    layers.push_back({{"name", l.name},
+                      {"first", l.first},
+                      {"count", l.count},
+                      {"start", l.start},
+                      {"end", l.end},
+                      {"cycles", l.cycles},
+                      {"macs", l.macs},
+                      {"mac_utilization", l.mac_utilization},
+                      {"dram_bytes", l.dram_bytes},
+                      {"energy_pj", l.energy_pj}});
+  j["layers"] = layers;
+  if (r.fault)
+    j["fault"] = {{"kind", faultKindName(r.fault->kind)},
+                  {"cycle", r.fault->cycle},
+                  {"engine", r.fault->engine},
+                  {"instruction", r.fault->instruction},
+                  {"reason", r.fault->reason},
+                  {"message", r.fault->message()}};
+  else
+    j["fault"] = nullptr;
+  j["host_seconds"] = r.host_seconds;
+  j["simulated_cycles_per_second"] = r.host_seconds > 0 ? double(r.cycles) / r.host_seconds : 0.0;
+  return j;
+}
+
+nlohmann::json toChromeTrace(const Report& r) {
+  using nlohmann::json;
+  const double usPerCycle = r.clock_hz ? 1e6 / double(r.clock_hz) : 1e-3;
+  json ev = json::array();
+  const char* tracks[4] = {"load engine", "compute engine", "store engine", "layers"};
+  ev.push_back({{"ph", "M"},
+                {"pid", 1},
+                {"name", "process_name"},
+                {"args", {{"name", "Ember NPU (" + r.isa_name + ")"}}}});
+  for (int t = 0; t < 4; ++t) {
+    ev.push_back({{"ph", "M"},
+                  {"pid", 1},
+                  {"tid", t + 1},
+                  {"name", "thread_name"},
+                  {"args", {{"name", tracks[t]}}}});
+    ev.push_back({{"ph", "M"},
+                  {"pid", 1},
+                  {"tid", t + 1},
+                  {"name", "thread_sort_index"},
+                  {"args", {{"sort_index", t}}}});
+  }
+  for (const auto& s : r.slices) {
+    if (s.start > s.take)
+      ev.push_back({{"ph", "X"},
+                    {"pid", 1},
+                    {"tid", s.engine + 1},
+                    {"name", "wait token"},
+                    {"cat", "stall"},
+                    {"ts", double(s.take) * usPerCycle},
+                    {"dur", double(s.start - s.take) * usPerCycle}});
+    ev.push_back({{"ph", "X"},
+                  {"pid", 1},
+                  {"tid", s.engine + 1},
+                  {"name", s.name},
+                  {"cat", "instruction"},
+                  {"ts", double(s.start) * usPerCycle},
+                  {"dur", double(s.end - s.start) * usPerCycle},
+                  {"args",
+                   {{"index", s.index},
+                    {"dispatch_cycle", s.dispatch},
+                    {"start_cycle", s.start},
+                    {"end_cycle", s.end},
+                    {"memory_stall", s.memory_stall}}}});
+  }
+  for (const auto& l : r.layers)
+    if (l.end > l.start)
+      ev.push_back(
+          {{"ph", "X"},
+           {"pid", 1},
+           {"tid", 4},
+           {"name", l.name},
+           {"cat", "layer"},
+           {"ts", double(l.start) * usPerCycle},
+           {"dur", double(l.cycles) * usPerCycle},
+           {"args", {{"cycles", l.cycles}, {"macs", l.macs}, {"energy_pj", l.energy_pj}}}});
+  if (r.fault)
+    ev.push_back({{"ph", "i"},
+                  {"pid", 1},
+                  {"tid", 2},
+                  {"s", "g"},
+                  {"name", "fault"},
+                  {"ts", double(r.fault->cycle) * usPerCycle},
+                  {"args", {{"message", r.fault->message()}}}});
+  return json{{"traceEvents", ev},
+              {"displayTimeUnit", "ns"},
+              {"otherData", {{"isa", r.isa_name}, {"cycles", r.cycles}, {"clock_hz", r.clock_hz}}}};
+}
+
+void writeJsonFile(const std::string& path, const nlohmann::json& j, int indent) {
+  std::string text = j.dump(indent) + "\n";
+  isa::writeFileAtomic(path, text.data(), text.size());
+}
+
+} // namespace ember::sim

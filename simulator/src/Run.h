@@ -1,0 +1,49 @@
+// Internal: the state one run accumulates (shared by the SystemC model and the report).
+#pragma once
+
+#include "Machine.h"
+#include "ember/sim/Report.h"
+#include "ember/sim/Simulator.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ember::sim::detail {
+
+/// Per-layer accumulators.
+struct LayerAcc {
+  std::uint64_t start = UINT64_MAX, end = 0, macs = 0, dram_bytes = 0;
+  double energy_pj = 0;
+};
+
+/// Everything a run measures, filled by the engines.
+struct RunState {
+  explicit RunState(const isa::IsaDescription& isa, const Job& job);
+
+  std::uint64_t instructions = 0, retired = 0;
+  std::uint64_t last_cycle = 0;
+  std::array<std::uint64_t, 3> busy{}, token_stall{}, memory_stall{}, count{};
+  std::uint64_t fetch_stall = 0;
+  std::uint64_t macs = 0, dram_read = 0, dram_write = 0;
+  std::vector<std::uint64_t> sram_read, sram_write;
+  // Energy components (pJ), leakage added at the end.
+  double e_mac = 0, e_dma = 0, e_vector = 0, e_control = 0;
+  std::vector<Slice> slices;
+  std::vector<LayerAcc> layers;
+  std::optional<Fault> fault;
+
+  /// Accounts one retired instruction.
+  void retire(const isa::IsaDescription& isa, const isa::Instruction& insn, Cls cls,
+              const Counts& c, Slice s, bool keepSlice);
+  /// Builds the report at the end of the run.
+  Report finish(const isa::IsaDescription& isa, const Job& job, double hostSeconds) const;
+
+private:
+  int layerOf(std::uint32_t index) const;
+  const Job* job_;
+};
+
+} // namespace ember::sim::detail

@@ -1,0 +1,183 @@
+// The vector unit: vector-binary, vector-unary, requantize and lut classes.
+#include "Machine.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ember::sim::detail {
+
+namespace {
+
+using isa::Instruction;
+using u64 = std::uint64_t;
+using i64 = std::int64_t;
+
+u64 U(const Instruction& in, const char* role) {
+  return static_cast<u64>(in.get(role));
+}
+
+std::int32_t wrap32(i64 v) {
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(v));
+}
+
+/// One operand of a vector instruction: memory, first row, strides.
+struct Operand {
+  const char* role;
+  const isa::MemoryDesc* mem;
+  std::uint8_t* base;
+  u64 addr, s0, s1;
+  u64 row(u64 i0, u64 i1) const { return addr + i0 * s0 + i1 * s1; }
+};
+
+void readRow(const Operand& o, u64 row, std::int32_t* lanes, unsigned n) {
+  const std::uint8_t* p = o.base + row * o.mem->row_bytes;
+  if (o.mem->elem_bits == 8) {
+    for (unsigned j = 0; j < n; ++j)
+      lanes[j] = static_cast<std::int8_t>(p[j]);
+  } else {
+    std::memcpy(lanes, p, std::size_t(n) * 4);
+  }
+}
+
+void writeRow(const Operand& o, u64 row, const std::int32_t* lanes, unsigned n) {
+  std::uint8_t* p = o.base + row * o.mem->row_bytes;
+  if (o.mem->elem_bits == 8) {
+    for (unsigned j = 0; j < n; ++j)
+      p[j] = static_cast<std::uint8_t>(static_cast<std::int8_t>(std::clamp(lanes[j], -128, 127)));
+  } else {
+    std::memcpy(p, lanes, std::size_t(n) * 4);
+  }
+}
+
+} // namespace
+
+std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Counts& c) {
+  const u64 n0 = U(insn, "n0"), n1 = U(insn, "n1");
+  const unsigned L = isa_.hw().vector.lanes;
+  auto pick = [&](const char* selRole, Sram*& out) -> std::optional<ExecFault> {
+    std::int64_t id = insn.get(selRole);
+    Sram* s = sramById(id);
+    if (s != act_ && s != acc_)
+      return ExecFault{FaultKind::BadOperand, std::string(selRole) + " selects memory id " +
+                                                  std::to_string(id) +
+                                                  "; vector operands live in act or acc"};
+    out = s;
+    return std::nullopt;
+  };
+  Sram *dstMem = act_, *srcMem = act_;
+  if (cls == Cls::VecBinary || cls == Cls::VecUnary) {
+    if (auto f = pick("dst_mem", dstMem))
+      return f;
+    if (auto f = pick("src_mem", srcMem))
+      return f;
+  } else if (cls == Cls::Requant) {
+    srcMem = acc_;
+  }
+  auto operand = [&](const char* role, Sram* m, const std::string& p) {
+    return Operand{role,
+                   m->desc,
+                   m->bytes.data(),
+                   U(insn, (p + "_addr").c_str()),
+                   U(insn, (p + "_s0").c_str()),
+                   U(insn, (p + "_s1").c_str())};
+  };
+  std::vector<Operand> srcs;
+  Operand dst = operand("dst_addr", dstMem, "dst");
+  if (cls == Cls::VecBinary) {
+    srcs.push_back(operand("src0_addr", srcMem, "src0"));
+    srcs.push_back(operand("src1_addr", srcMem, "src1"));
+  } else {
+    srcs.push_back(operand("src_addr", srcMem, "src"));
+  }
+  if (n0 * n1 == 0)
+    return std::nullopt;
+  for (const Operand* o : {&dst, &srcs[0], srcs.size() > 1 ? &srcs[1] : &srcs[0]}) {
+    u64 last = o->row(n0 - 1, n1 - 1);
+    if (last >= o->mem->rows())
+      return ExecFault{FaultKind::SramOutOfRange, std::string(o->role) + " reaches " +
+                                                      o->mem->name + " row " +
+                                                      std::to_string(last) + ", beyond its " +
+                                                      std::to_string(o->mem->rows()) + " rows"};
+  }
+  // Parameters read once per instruction.
+  std::vector<std::int32_t> M(L), S(L);
+  std::int32_t zp = 0, lo = 0, hi = 0;
+  const std::uint8_t* table = nullptr;
+  const auto& pd = *param_->desc;
+  if (cls == Cls::Requant) {
+    u64 prow = U(insn, "param_addr");
+    if (prow + 1 >= pd.rows())
+      return ExecFault{FaultKind::SramOutOfRange, "param_addr reaches param row " +
+                                                      std::to_string(prow + 1) + ", beyond its " +
+                                                      std::to_string(pd.rows()) + " rows"};
+    std::memcpy(M.data(), param_->bytes.data() + prow * pd.row_bytes, std::size_t(L) * 4);
+    std::memcpy(S.data(), param_->bytes.data() + (prow + 1) * pd.row_bytes, std::size_t(L) * 4);
+    for (unsigned j = 0; j < L; ++j)
+      if (S[j] < 1 || S[j] > 62)
+        return ExecFault{FaultKind::BadOperand, "requant shift S of lane " + std::to_string(j) +
+                                                    " (param row " + std::to_string(prow + 1) +
+                                                    ") is " + std::to_string(S[j]) +
+                                                    ", outside 1..62"};
+    zp = static_cast<std::int32_t>(insn.get("zero_point"));
+    lo = static_cast<std::int32_t>(insn.get("lo"));
+    hi = static_cast<std::int32_t>(insn.get("hi"));
+    c.sram_read[posOf(&pd)] += 2 * pd.row_bytes;
+  } else if (cls == Cls::Lut) {
+    u64 t = U(insn, "table") + static_cast<u64>(insn.desc().table_offset);
+    if ((t + 1) * 256 > pd.size_bytes)
+      return ExecFault{FaultKind::SramOutOfRange,
+                       "lut table " + std::to_string(t) + " lies beyond the param SRAM"};
+    table = param_->bytes.data() + t * 256;
+    c.sram_read[posOf(&pd)] += 256;
+  }
+  const std::string& op = insn.desc().op;
+  const i64 imm0 = (cls == Cls::VecUnary) ? insn.get("imm0") : 0;
+  const i64 imm1 = (cls == Cls::VecUnary) ? insn.get("imm1") : 0;
+  std::vector<std::int32_t> a(L), b(L), y(L);
+  for (u64 i1 = 0; i1 < n1; ++i1) {
+    for (u64 i0 = 0; i0 < n0; ++i0) {
+      readRow(srcs[0], srcs[0].row(i0, i1), a.data(), L);
+      if (cls == Cls::VecBinary) {
+        readRow(srcs[1], srcs[1].row(i0, i1), b.data(), L);
+        for (unsigned j = 0; j < L; ++j) {
+          i64 x = a[j], z = b[j];
+          if (op == "add")
+            y[j] = wrap32(x + z);
+          else if (op == "sub")
+            y[j] = wrap32(x - z);
+          else if (op == "mul")
+            y[j] = wrap32(
+                static_cast<i64>(static_cast<std::uint64_t>(x) * static_cast<std::uint64_t>(z)));
+          else if (op == "min")
+            y[j] = static_cast<std::int32_t>(std::min(x, z));
+          else
+            y[j] = static_cast<std::int32_t>(std::max(x, z));
+        }
+      } else if (cls == Cls::VecUnary) {
+        for (unsigned j = 0; j < L; ++j) {
+          if (op == "shift")
+            y[j] = wrap32(roundingShift(a[j], imm0));
+          else if (op == "clamp")
+            y[j] = static_cast<std::int32_t>(std::max<i64>(imm0, std::min<i64>(a[j], imm1)));
+          else
+            y[j] = a[j];
+        }
+      } else if (cls == Cls::Requant) {
+        for (unsigned j = 0; j < L; ++j)
+          y[j] = requantize(a[j], M[j], S[j], zp, lo, hi);
+      } else {
+        for (unsigned j = 0; j < L; ++j)
+          y[j] = static_cast<std::int8_t>(table[a[j] + 128]);
+      }
+      writeRow(dst, dst.row(i0, i1), y.data(), L);
+    }
+  }
+  const u64 n = n0 * n1;
+  c.lane_ops = n * L;
+  for (const auto& s : srcs)
+    c.sram_read[posOf(s.mem)] += n * s.mem->row_bytes;
+  c.sram_write[posOf(dst.mem)] += n * dst.mem->row_bytes;
+  return std::nullopt;
+}
+
+} // namespace ember::sim::detail

@@ -1,0 +1,152 @@
+// ember-sim / ember-run --device sim: .npy in, NPU simulation, .npy + reports out.
+#include "SimRun.h"
+
+#include "ember/isa/binary.h"
+#include "ember/isa/error.h"
+#include "ember/sim/Io.h"
+#include "ember/sim/Report.h"
+#include "ember/support/Npy.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <ostream>
+#include <unistd.h>
+
+namespace ember::simrun {
+
+namespace {
+
+using isa::DType;
+
+/// Elements of `t` as the bytes of `e.dtype` (float32 data for an integer input is
+/// quantized with the entry's scale and zero point, docs/numerics.md section 2).
+std::vector<std::uint8_t> elementsFor(const isa::IoEntry& e, const Tensor& t,
+                                      const std::string& file) {
+  std::int64_t want = 1;
+  for (auto d : e.shape)
+    want *= d;
+  if (t.size() != want)
+    throw isa::Error(file, e.name,
+                     "has " + std::to_string(t.size()) + " elements, input '" + e.name +
+                         "' needs " + std::to_string(want));
+  std::vector<std::uint8_t> out(std::size_t(want) * isa::sizeOf(e.dtype));
+  for (std::int64_t i = 0; i < want; ++i) {
+    double v = t.getAsDouble(i);
+    if (t.kind() == ElemKind::Float32 && (e.dtype == DType::Int8 || e.dtype == DType::UInt8))
+      v = std::nearbyint(v / e.scale) + e.zero_point;
+    switch (e.dtype) {
+    case DType::Int8:
+      out[std::size_t(i)] = std::uint8_t(std::int8_t(std::clamp(v, -128.0, 127.0)));
+      break;
+    case DType::UInt8:
+      out[std::size_t(i)] = std::uint8_t(std::clamp(v, 0.0, 255.0));
+      break;
+    case DType::Int32: {
+      std::int32_t x = std::int32_t(std::clamp(v, -2147483648.0, 2147483647.0));
+      std::memcpy(out.data() + i * 4, &x, 4);
+      break;
+    }
+    case DType::Float32: {
+      float x = float(v);
+      std::memcpy(out.data() + i * 4, &x, 4);
+      break;
+    }
+    }
+  }
+  return out;
+}
+
+Tensor tensorOf(const isa::IoEntry& e, const std::vector<std::uint8_t>& elems) {
+  ElemKind k = ElemKind::Int8;
+  if (e.dtype == DType::Int32)
+    k = ElemKind::Int32;
+  else if (e.dtype == DType::Float32)
+    k = ElemKind::Float32;
+  Tensor t(k, Shape(e.shape.begin(), e.shape.end()));
+  if (e.dtype == DType::UInt8) {
+    // No uint8 in .npy support: widen to int32.
+    Tensor w(ElemKind::Int32, Shape(e.shape.begin(), e.shape.end()));
+    for (std::size_t i = 0; i < elems.size(); ++i) {
+      std::int32_t v = elems[i];
+      std::memcpy(w.raw() + i * 4, &v, 4);
+    }
+    return w;
+  }
+  std::memcpy(t.raw(), elems.data(), std::min(elems.size(), t.sizeInBytes()));
+  return t;
+}
+
+} // namespace
+
+std::pair<std::string, std::string> parseInputArg(const std::string& arg) {
+  auto eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+    throw isa::Error("--input", arg, "expected NAME=FILE.npy");
+  return {arg.substr(0, eq), arg.substr(eq + 1)};
+}
+
+int runBinaryOnSim(const SimRunRequest& req, std::ostream& out, std::ostream& err) {
+  isa::IsaDescription desc = isa::IsaDescription::loadDefault(req.isa);
+  isa::Binary bin = isa::readElf(req.binary, desc);
+  sim::Simulator simulator(desc);
+  const unsigned lanes = unsigned(desc.memory("act").lanes());
+  std::map<std::string, std::vector<std::uint8_t>> inputs;
+  for (const auto& [name, file] : req.inputs) {
+    const isa::IoEntry* entry = nullptr;
+    for (const auto& io : bin.io)
+      if (io.name == name && io.dir == isa::IoDir::Input)
+        entry = &io;
+    if (!entry)
+      throw isa::Error(req.binary, "--input " + name, "the binary has no input of this name");
+    Tensor t = readNpy(file);
+    inputs[name] = sim::packIo(*entry, elementsFor(*entry, t, file), lanes);
+  }
+  for (const auto& io : bin.io)
+    if (io.dir == isa::IoDir::Input && !inputs.count(io.name))
+      err << "ember-sim: warning: input '" << io.name << "' not given; it is all zeros\n";
+  sim::Options opts = req.options;
+  const bool tty = req.progress && isatty(fileno(stderr));
+  auto last = std::chrono::steady_clock::now();
+  bool printed = false;
+  if (tty && !opts.progress)
+    opts.progress = [&](std::uint64_t cycle, std::uint64_t retired, std::uint64_t total) {
+      auto now = std::chrono::steady_clock::now();
+      if (now - last < std::chrono::milliseconds(250))
+        return;
+      last = now;
+      printed = true;
+      std::fprintf(stderr, "\r[sim] cycle %llu, %llu/%llu instructions retired",
+                   (unsigned long long)cycle, (unsigned long long)retired,
+                   (unsigned long long)total);
+      std::fflush(stderr);
+    };
+  sim::Result res = simulator.run(bin, inputs, opts);
+  if (printed)
+    std::fprintf(stderr, "\r%60s\r", "");
+  if (!req.out_dir.empty()) {
+    std::filesystem::create_directories(req.out_dir);
+    for (const auto& io : bin.io) {
+      if (io.dir != isa::IoDir::Output)
+        continue;
+      auto elems = sim::unpackIo(io, res.dram.data() + io.dram_offset, lanes);
+      writeNpy((std::filesystem::path(req.out_dir) / (io.name + ".npy")).string(),
+               tensorOf(io, elems));
+    }
+  }
+  if (!req.report_json.empty())
+    sim::writeJsonFile(req.report_json, sim::toJson(res.report));
+  if (!req.trace_json.empty())
+    sim::writeJsonFile(req.trace_json, sim::toChromeTrace(res.report), -1);
+  if (req.table)
+    out << sim::formatTable(res.report);
+  if (res.report.fault) {
+    err << "ember-sim: " << req.binary << ": " << res.report.fault->message() << "\n";
+    return 3;
+  }
+  return 0;
+}
+
+} // namespace ember::simrun
