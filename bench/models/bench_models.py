@@ -27,11 +27,11 @@ def ember_figures(args, folder):
     if r.returncode != 0:
         sys.stderr.write(r.stderr)
         raise SystemExit(f"bench: ember-run failed (exit {r.returncode})")
-    m = re.search(r"time: import ([0-9.]+) s, prepare \(\w+\) ([0-9.]+) s, run ([0-9.]+) s",
-                  r.stdout)
+    m = re.search(r"time: import ([0-9.]+) s \(cpu ([0-9.]+) s\), prepare \(\w+\) ([0-9.]+) s, "
+                  r"run ([0-9.]+) s \(cpu ([0-9.]+) s\)", r.stdout)
     if not m:
         raise SystemExit("bench: could not parse ember-run's timing line:\n" + r.stdout)
-    return float(m.group(1)), float(m.group(2)), float(m.group(3))
+    return [float(g) for g in m.groups()]
 
 
 def torch_latency(model_name, iterations, threads):
@@ -43,14 +43,16 @@ def torch_latency(model_name, iterations, threads):
     torch.manual_seed(0)
     model = build().eval()
     x = torch.from_numpy(np.load(os.path.join(ARGS.models_dir, model_name, "input.npy")))
-    times = []
+    times, cpu = [], []
     with torch.no_grad():
-        model(x)  # warm-up
+        for _ in range(2):  # warm-up (thread pools, allocator)
+            model(x)
         for _ in range(iterations):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             model(x)
             times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+            cpu.append(time.process_time() - c0)
+    return statistics.median(times), statistics.median(cpu)
 
 
 def main():
@@ -66,19 +68,22 @@ def main():
                    check=True, stderr=subprocess.DEVNULL)
     folder = os.path.join(args.models_dir, args.model)
 
-    imp, prep, run = ember_figures(args, folder)
-    t1 = torch_latency(args.model, args.iterations, 1)
-    t2 = torch_latency(args.model, args.iterations, 2)
-    n = args.iterations
+    imp, imp_cpu, prep, run, run_cpu = ember_figures(args, folder)
+    t1, c1 = torch_latency(args.model, args.iterations, 1)
+    t2, c2 = torch_latency(args.model, args.iterations, 2)
+    load = os.getloadavg()[0]
     print()
-    print(f"bench {args.model} (batch 1, float32, {n} iteration(s), median)")
-    print(f"  ember import (ONNX -> graph)      {imp * 1e3:10.1f} ms")
-    print(f"  ember prepare (interp)            {prep * 1e3:10.1f} ms")
-    print(f"  ember interpreter latency         {run * 1e3:10.1f} ms")
-    print(f"  pytorch eager latency, 1 thread   {t1 * 1e3:10.1f} ms   "
-          f"ember/pytorch = {run / t1:6.2f}x")
-    print(f"  pytorch eager latency, 2 threads  {t2 * 1e3:10.1f} ms   "
-          f"ember/pytorch = {run / t2:6.2f}x")
+    print(f"bench {args.model} (batch 1, float32, median of {args.iterations}; "
+          f"{os.cpu_count()} CPUs, load average {load:.1f})")
+    print(f"  {'':34} {'wall ms':>10} {'cpu ms':>10}   ratio ember/pytorch (wall)")
+    print(f"  {'ember import (ONNX -> graph)':34} {imp * 1e3:10.1f} {imp_cpu * 1e3:10.1f}")
+    print(f"  {'ember prepare (interp)':34} {prep * 1e3:10.1f}")
+    print(f"  {'ember interpreter latency':34} {run * 1e3:10.1f} {run_cpu * 1e3:10.1f}")
+    print(f"  {'pytorch eager latency, 1 thread':34} {t1 * 1e3:10.1f} {c1 * 1e3:10.1f}"
+          f"   {run / t1:6.2f}x")
+    print(f"  {'pytorch eager latency, 2 threads':34} {t2 * 1e3:10.1f} {c2 * 1e3:10.1f}"
+          f"   {run / t2:6.2f}x")
+    print("  (cpu = process CPU time: on a busy machine, wall time includes waiting)")
     return 0
 
 

@@ -4,6 +4,7 @@
 #include "ember/support/Error.h"
 
 #include <chrono>
+#include <ctime>
 
 namespace ember::run {
 
@@ -33,8 +34,10 @@ Device backendDevice(const char* name, const char* description) {
         TensorMap out;
         for (int i = 0; i < repeat; ++i) {
           auto t1 = std::chrono::steady_clock::now();
+          std::clock_t c1 = std::clock();
           out = compiled->run(inputs);
           timing.runSeconds.push_back(secondsSince(t1));
+          timing.runCpuSeconds.push_back(static_cast<double>(std::clock() - c1) / CLOCKS_PER_SEC);
         }
         return out;
       }};

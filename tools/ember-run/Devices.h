@@ -15,8 +15,9 @@ namespace ember::run {
 
 /// Timing of one device run (seconds), filled by the device.
 struct DeviceTiming {
-  double prepareSeconds = 0;      ///< compile / load / lower for the device
-  std::vector<double> runSeconds; ///< one entry per repetition
+  double prepareSeconds = 0;         ///< compile / load / lower for the device
+  std::vector<double> runSeconds;    ///< wall time, one entry per repetition
+  std::vector<double> runCpuSeconds; ///< process CPU time, one entry per repetition
 };
 
 /// One row of the device table.
