@@ -158,6 +158,9 @@ Types padInfer(const Ins& in, const Attrs& a) {
   const Shape& d = in[0].dims();
   const std::vector<int64_t> pads = listOf(a, "pads", 2 * d.size());
   const std::string mode = a.getString("mode", "constant");
+  if (in.size() > 1 && in[1] && (in[1].kind() != in[0].kind() || in[1].type().size() != 1))
+    inferError("value operand " + in[1].type().toString() + " must be one element of the " +
+               "input's kind");
   if (mode != "constant" && mode != "reflect" && mode != "edge")
     inferError("mode '" + mode + "' is not constant, reflect or edge");
   Shape out(d.size());
@@ -260,7 +263,7 @@ void registerDataMovementOps() {
   add(K::Slice, sliceInfer, {"input"});
   add(K::Gather, gatherInfer, {"data", "indices"}, 2);
   add(K::GatherElements, gatherElementsInfer, {"data", "indices"}, 2);
-  add(K::Pad, padInfer, {"input"});
+  add(K::Pad, padInfer, {"input", "value"});
   add(K::Expand, expandInfer, {"input"});
   add(K::Tile, tileInfer, {"input"});
   add(K::CumSum, cumSumInfer, {"input"});

@@ -262,18 +262,19 @@ void importPad(Ctx& ctx) {
   const size_t r = x.dims().size();
   std::vector<int64_t> pads;
   double value = 0;
+  NodeValue runtimeValue;
   if (ctx.opset() < 11) {
     pads = ctx.attrInts(ctx.opset() < 2 ? "paddings" : "pads");
     value = ctx.attrFloat("value", 0.0);
   } else {
     pads = ctx.constantInts(1, "pads");
     if (ctx.hasInput(2)) {
-      std::optional<Tensor> v = ctx.constantInput(2);
-      if (!v)
-        ctx.unsupported("operand constant_value must be known at compile time");
-      if (v->size() != 1)
+      if (ctx.input(2).type().size() != 1)
         ctx.fail("constant_value must hold one value");
-      value = v->getAsDouble(0);
+      if (std::optional<Tensor> v = ctx.constantInput(2))
+        value = v->getAsDouble(0);
+      else
+        runtimeValue = ctx.input(2); // a run-time pad value: the Pad's second operand
     }
     if (ctx.hasInput(3)) { // opset 18 axes: scatter into full-rank pads
       std::vector<int64_t> axes = ctx.constantInts(3, "axes"), full(2 * r, 0);
@@ -298,7 +299,10 @@ void importPad(Ctx& ctx) {
   a.set("pads", pads);
   a.set("mode", mode);
   a.set("value", value);
-  ctx.setOutput(0, ctx.emit(NodeKind::Pad, {x}, std::move(a)));
+  std::vector<NodeValue> in = {x};
+  if (runtimeValue)
+    in.push_back(runtimeValue);
+  ctx.setOutput(0, ctx.emit(NodeKind::Pad, std::move(in), std::move(a)));
 }
 
 void importExpand(Ctx& ctx) {

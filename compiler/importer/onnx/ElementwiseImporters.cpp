@@ -115,9 +115,11 @@ void importVariadic(OnnxNodeContext& ctx, NodeKind kind, bool mean) {
   ctx.setOutput(0, acc);
 }
 
-/// Clip: attributes min/max before opset 11, optional constant operands from 11 on.
+/// Clip: attributes min/max before opset 11, optional operands from 11 on. A constant
+/// bound becomes an attribute; a run-time bound becomes Max(x, min) / Min(x, max).
 void importClip(OnnxNodeContext& ctx) {
   Attrs attrs;
+  NodeValue x = ctx.input(0);
   if (ctx.opset() < 11) {
     if (ctx.hasAttr("min"))
       attrs.set("min", ctx.attrFloat("min", 0));
@@ -128,16 +130,17 @@ void importClip(OnnxNodeContext& ctx) {
     for (size_t i = 1; i < 3; ++i) {
       if (!ctx.hasInput(i))
         continue;
-      std::optional<Tensor> t = ctx.constantInput(i);
-      if (!t)
-        ctx.unsupported(std::string("operand ") + names[i] + " must be known at compile time");
-      if (t->size() != 1)
+      if (ctx.input(i).type().size() != 1)
         ctx.fail(std::string("operand ") + names[i] + " must be a scalar, has shape " +
-                 shapeToString(t->dims()));
-      attrs.set(names[i], t->getAsDouble(0));
+                 shapeToString(ctx.input(i).dims()));
+      if (std::optional<Tensor> t = ctx.constantInput(i))
+        attrs.set(names[i], t->getAsDouble(0));
+      else
+        x = ctx.emit(i == 1 ? NodeKind::Max : NodeKind::Min, {x, ctx.input(i)}, {},
+                     std::string("_") + names[i]);
     }
   }
-  ctx.setOutput(0, ctx.emit(NodeKind::Clip, {ctx.input(0)}, std::move(attrs)));
+  ctx.setOutput(0, ctx.emit(NodeKind::Clip, {x}, std::move(attrs)));
 }
 
 /// ONNX TensorProto::DataType -> ElemKind for Cast's 'to'.

@@ -210,8 +210,11 @@ void padKernel(const Node& n, const Ins& in, Outs& out) {
   const std::vector<int64_t> pads = n.attrs().getInts("pads");
   const std::string modeName = n.attrs().getString("mode", "constant");
   const int mode = modeName == "reflect" ? 1 : (modeName == "edge" ? 2 : 0);
+  // The pad value: the optional run-time operand, else attribute value.
   Tensor value(in[0]->kind(), {});
   value.setFromDouble(0, n.attrs().getFloat("value", 0.0));
+  if (in.size() > 1 && in[1])
+    std::memcpy(value.raw(), in[1]->raw(), value.sizeInBytes());
   const size_t es = elemSize(in[0]->kind());
   const std::vector<int64_t> s = stridesOf(d);
   std::vector<int64_t> mi;

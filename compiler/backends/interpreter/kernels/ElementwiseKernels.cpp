@@ -175,8 +175,10 @@ void registerNumericUnary() {
     const double hi = n.attrs().getFloat("max", std::numeric_limits<double>::infinity());
     runUnary<kNumeric>(n, in, out, [&](auto x) {
       using T = decltype(x);
+      // As ONNX: max first, then min (so min > max gives max everywhere).
       const double v = static_cast<double>(x);
-      return v < lo ? static_cast<T>(lo) : (v > hi ? static_cast<T>(hi) : x);
+      const T y = v < lo ? static_cast<T>(lo) : x;
+      return static_cast<double>(y) > hi ? static_cast<T>(hi) : y;
     });
   });
   registerKernel(NodeKind::Cast, [](const Node&, const Ins& in, Outs& out) {
