@@ -352,10 +352,17 @@ void ModelImporter::importInputs() {
   if (graph_.sparse_initializer_size() > 0)
     throw Unsupported(what_, "sparse initializers are not supported");
   std::set<std::string> inputNames;
+  for (const auto& vi : graph_.input())
+    inputNames.insert(vi.name());
+  for (const auto& [name, t] : opts_.constantInputs)
+    if (!inputNames.count(name))
+      throw Error(what_, "constant input '" + name + "': the model has no input of this name");
+  for (const auto& [name, s] : opts_.inputShapes)
+    if (!inputNames.count(name))
+      throw Error(what_, "input shape for '" + name + "': the model has no input of this name");
   for (const auto& vi : graph_.input()) {
     const std::string& name = vi.name();
     const std::string where = what_ + ": input '" + name + "'";
-    inputNames.insert(name);
     auto c = opts_.constantInputs.find(name);
     if (c != opts_.constantInputs.end()) {
       bind(name, NodeValue(module_->createConstant(name, c->second), 0), where);
@@ -369,12 +376,6 @@ void ModelImporter::importInputs() {
       throw Error(where, "the graph lists this input twice");
     bind(name, NodeValue(module_->createPlaceholder(name, inputType(vi)), 0), where);
   }
-  for (const auto& [name, t] : opts_.constantInputs)
-    if (!inputNames.count(name))
-      throw Error(what_, "constant input '" + name + "': the model has no input of this name");
-  for (const auto& [name, s] : opts_.inputShapes)
-    if (!inputNames.count(name))
-      throw Error(what_, "input shape for '" + name + "': the model has no input of this name");
 }
 
 void ModelImporter::importInitializers() {

@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+"""Small ONNX models for Ember's importer tests, built with onnx.helper.
+
+Usage: gen_importer_models.py OUTDIR
+Writes NAME.onnx for every model below, NAME.in<i>.npy / NAME.out<j>.npy where a test
+needs values (computed here with numpy, never with Ember), and a stamp file.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = sys.argv[1]
+os.makedirs(OUT, exist_ok=True)
+rng = np.random.default_rng(42)
+
+
+def model(name, nodes, inputs, outputs, inits=(), opset=13, ir=8, extra_opsets=()):
+    g = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
+    ops = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
+    m = helper.make_model(g, opset_imports=ops, producer_name="ember-tests")
+    m.ir_version = ir
+    onnx.save(m, os.path.join(OUT, name + ".onnx"))
+
+
+def npy(name, arrays, kind):
+    for i, a in enumerate(arrays):
+        np.save(os.path.join(OUT, "%s.%s%d.npy" % (name, kind, i)), a)
+
+
+def vi(name, dims, t=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, t, dims)
+
+
+# A small valid model (also the seed of truncation tests): y = relu(x + b).
+b = rng.standard_normal((2, 3)).astype(np.float32)
+x = rng.standard_normal((2, 3)).astype(np.float32)
+model("valid", [helper.make_node("Add", ["x", "b"], ["s"], name="add"),
+                helper.make_node("Relu", ["s"], ["y"], name="relu")],
+      [vi("x", [2, 3])], [vi("y", [2, 3])], [numpy_helper.from_array(b, "b")])
+npy("valid", [x], "in")
+npy("valid", [np.maximum(x + b, 0)], "out")
+
+# Operators Ember lacks, all in one graph: the import must list every one.
+model("unsupported",
+      [helper.make_node("Relu", ["x"], ["r"], name="relu_ok"),
+       helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["sel"], name="nms_1"),
+       helper.make_node("MyCustomOp", ["r"], ["c"], name="custom_1", domain="com.example"),
+       helper.make_node("StringNormalizer", ["strs"], ["strs2"]),  # unnamed -> index name
+       helper.make_node("If", ["cond"], ["z"], name="if_1",
+                        then_branch=helper.make_graph(
+                            [helper.make_node("Identity", ["x"], ["t"])], "then", [],
+                            [vi("t", [2, 3])]),
+                        else_branch=helper.make_graph(
+                            [helper.make_node("Identity", ["x"], ["e"])], "else", [],
+                            [vi("e", [2, 3])]))],
+      [vi("x", [2, 3]), vi("boxes", [1, 4, 4]), vi("scores", [1, 1, 4]),
+       vi("strs", [2], TensorProto.STRING), vi("cond", [], TensorProto.BOOL)],
+      [vi("sel", [1, 3], TensorProto.INT64), vi("c", [2, 3]), vi("strs2", [2], TensorProto.STRING),
+       vi("z", [2, 3])],
+      extra_opsets=[("com.example", 1)])
+
+# Opsets outside 7..17.
+for opset in (6, 18):
+    model("opset%d" % opset, [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+          [vi("x", [2, 3])], [vi("y", [2, 3])], opset=opset)
+
+# A symbolic batch dimension.
+model("symbolic", [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+      [vi("x", ["N", 3])], [vi("y", ["N", 3])])
+
+# A float64 input.
+model("float64", [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+      [vi("x", [2, 3], TensorProto.DOUBLE)], [vi("y", [2, 3], TensorProto.DOUBLE)])
+
+# Shape -> Gather -> Concat -> Reshape: y = reshape(x, [x.shape[0], -1]).
+x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+model("shape_chain",
+      [helper.make_node("Shape", ["x"], ["shp"], name="shape"),
+       helper.make_node("Gather", ["shp", "idx"], ["n"], name="gather", axis=0),
+       helper.make_node("Concat", ["n", "minus1"], ["newshape"], name="concat", axis=0),
+       helper.make_node("Reshape", ["x", "newshape"], ["y"], name="reshape")],
+      [vi("x", [2, 3, 4])], [vi("y", [2, 12])],
+      [numpy_helper.from_array(np.array([0], np.int64), "idx"),
+       numpy_helper.from_array(np.array([-1], np.int64), "minus1")])
+npy("shape_chain", [x], "in")
+npy("shape_chain", [x.reshape(2, 12)], "out")
+
+# Identity and Dropout (inference) disappear: y = relu(x).
+x = rng.standard_normal((2, 3)).astype(np.float32)
+model("identity_dropout",
+      [helper.make_node("Identity", ["x"], ["a"], name="ident"),
+       helper.make_node("Relu", ["a"], ["r"], name="relu"),
+       helper.make_node("Dropout", ["r"], ["y"], name="drop")],
+      [vi("x", [2, 3])], [vi("y", [2, 3])])
+npy("identity_dropout", [x], "in")
+npy("identity_dropout", [np.maximum(x, 0)], "out")
+
+# IR 3 style: the initializer W is also listed as a graph input. y = x + W.
+x = rng.standard_normal((2, 3)).astype(np.float32)
+w = rng.standard_normal((2, 3)).astype(np.float32)
+model("init_as_input", [helper.make_node("Add", ["x", "W"], ["y"], name="add")],
+      [vi("x", [2, 3]), vi("W", [2, 3])], [vi("y", [2, 3])],
+      [numpy_helper.from_array(w, "W")], opset=7, ir=3)
+npy("init_as_input", [x], "in")
+npy("init_as_input", [x + w], "out")
+
+# A node reading a value defined only later (not topologically sorted).
+model("not_topological",
+      [helper.make_node("Relu", ["t"], ["y"], name="relu_first"),
+       helper.make_node("Neg", ["x"], ["t"], name="neg_second")],
+      [vi("x", [2, 3])], [vi("y", [2, 3])])
+
+# Incompatible shapes: the error names the node and op type.
+model("bad_shapes", [helper.make_node("Add", ["x", "z"], ["y"], name="add_bad")],
+      [vi("x", [2, 3]), vi("z", [4])], [vi("y", [2, 3])])
+
+# A graph output that is a constant (and an unnamed Constant node).
+c = np.arange(6, dtype=np.float32).reshape(2, 3)
+model("const_output",
+      [helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(c)),
+       helper.make_node("Relu", ["x"], ["y"], name="relu")],
+      [vi("x", [2, 3])], [vi("y", [2, 3]), vi("c", [2, 3])])
+npy("const_output", [c], "out")
+
+# An initializer whose data lives in an external file.
+t = TensorProto()
+t.name, t.data_type = "w", TensorProto.FLOAT
+t.dims.extend([2, 3])
+t.data_location = TensorProto.EXTERNAL
+e = t.external_data.add()
+e.key, e.value = "location", "weights.bin"
+model("external", [helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+      [vi("x", [2, 3])], [vi("y", [2, 3])], [t])
+
+# Typed-field initializers of every supported kind, reached through a Cast-free chain:
+# outputs are the constants themselves (int8 via int32_data, bool via int32_data).
+i8 = helper.make_tensor("i8", TensorProto.INT8, [3], [-128, 0, 127])
+bl = helper.make_tensor("bl", TensorProto.BOOL, [2], [True, False])
+i32 = helper.make_tensor("i32", TensorProto.INT32, [2], [-7, 2147483647])
+i64 = helper.make_tensor("i64", TensorProto.INT64, [2], [-(2 ** 40), 5])
+raw = numpy_helper.from_array(np.array([1.5, -2.25], np.float32), "raw")
+model("init_kinds", [helper.make_node("Identity", ["x"], ["y"], name="id")],
+      [vi("x", [2])],
+      [vi("y", [2]), vi("i8", [3], TensorProto.INT8), vi("bl", [2], TensorProto.BOOL),
+       vi("i32", [2], TensorProto.INT32), vi("i64", [2], TensorProto.INT64), vi("raw", [2])],
+      [i8, bl, i32, i64, raw])
+
+open(os.path.join(OUT, "stamp"), "w").write("ok\n")
