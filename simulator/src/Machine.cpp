@@ -19,9 +19,6 @@ using i64 = std::int64_t;
 u64 U(const Instruction& in, const char* role) {
   return static_cast<u64>(in.get(role));
 }
-u64 ceilDiv(u64 a, u64 b) {
-  return b == 0 ? 0 : (a + b - 1) / b;
-}
 
 ExecFault sramRange(const char* operand, const isa::MemoryDesc& m, u64 last) {
   return {FaultKind::SramOutOfRange, std::string(operand) + " reaches " + m.name + " row " +
@@ -82,8 +79,46 @@ std::int32_t requantize(std::int32_t a, std::int32_t m, std::int32_t s, std::int
   return static_cast<std::int32_t>(std::max<i64>(lo, std::min<i64>(y, hi)));
 }
 
-Machine::Machine(const isa::IsaDescription& isa, std::vector<std::uint8_t> dram)
-    : isa_(isa), dram_(std::move(dram)) {
+Dram::Dram(std::vector<std::uint8_t> image, std::uint64_t window)
+    : flat_(std::move(image)), window_(window) {}
+
+void Dram::read(u64 addr, std::uint8_t* out, u64 n) const {
+  while (n) {
+    if (addr < flat_.size()) {
+      u64 k = std::min<u64>(n, flat_.size() - addr);
+      std::memcpy(out, flat_.data() + addr, k);
+      addr += k, out += k, n -= k;
+      continue;
+    }
+    u64 page = addr / kPage, off = addr % kPage, k = std::min(n, kPage - off);
+    auto it = pages_.find(page);
+    if (it == pages_.end())
+      std::memset(out, 0, k);
+    else
+      std::memcpy(out, it->second.data() + off, k);
+    addr += k, out += k, n -= k;
+  }
+}
+
+void Dram::write(u64 addr, const std::uint8_t* in, u64 n) {
+  while (n) {
+    if (addr < flat_.size()) {
+      u64 k = std::min<u64>(n, flat_.size() - addr);
+      std::memcpy(flat_.data() + addr, in, k);
+      addr += k, in += k, n -= k;
+      continue;
+    }
+    u64 page = addr / kPage, off = addr % kPage, k = std::min(n, kPage - off);
+    auto& p = pages_[page];
+    if (p.empty())
+      p.assign(kPage, 0);
+    std::memcpy(p.data() + off, in, k);
+    addr += k, in += k, n -= k;
+  }
+}
+
+Machine::Machine(const isa::IsaDescription& isa, std::vector<std::uint8_t> dram, u64 window)
+    : isa_(isa), dram_(std::move(dram), window) {
   for (const auto& m : isa.memories()) {
     Sram s;
     s.desc = &m;
@@ -166,11 +201,11 @@ std::optional<ExecFault> Machine::dma(const Instruction& insn, bool load, Counts
     return sramRange("sram_addr", *mem->desc, addr + sramRows - 1);
   if (s0 * s1 * s2 > 0) {
     u64 end = daddr + ((s2 - 1) * st2 + (s1 - 1) * st1 + s0) * B;
-    if (end > dram_.size())
+    if (end > dram_.window())
       return ExecFault{FaultKind::DramOutOfRange, "DRAM bytes [" + std::to_string(daddr) + ", " +
                                                       std::to_string(end) +
                                                       ") leave the job's DRAM window of " +
-                                                      std::to_string(dram_.size()) + " bytes"};
+                                                      std::to_string(dram_.window()) + " bytes"};
   }
   std::uint8_t* sram = mem->bytes.data();
   for (u64 p = 0; p < s2; ++p) {
@@ -184,15 +219,19 @@ std::optional<ExecFault> Machine::dma(const Instruction& insn, bool load, Counts
       u64 dram = daddr + (p * st2 + l * st1) * B;
       if (load) {
         std::memset(sram + row * B, pv, pl * B);
-        std::memcpy(sram + (row + pl) * B, dram_.data() + dram, s0 * B);
+        dram_.read(dram, sram + (row + pl) * B, s0 * B);
         std::memset(sram + (row + pl + s0) * B, pv, pr * B);
       } else {
-        std::memcpy(dram_.data() + dram, sram + row * B, s0 * B);
+        dram_.write(dram, sram + row * B, s0 * B);
       }
     }
   }
-  const u64 burst = isa_.hw().dma.burst_bytes;
-  c.bursts = s1 * s2 * ceilDiv(s0 * B, burst);
+  const u64 burst = std::max<u64>(1, isa_.hw().dma.burst_bytes);
+  for (u64 p = 0; p < s2 && s0; ++p)
+    for (u64 l = 0; l < s1; ++l) { // burst-aligned bursts touched by each DRAM line
+      u64 a = daddr + (p * st2 + l * st1) * B;
+      c.bursts += (a + s0 * B - 1) / burst - a / burst + 1;
+    }
   std::size_t pos = posOf(mem->desc);
   if (load) {
     c.dram_read = s0 * s1 * s2 * B;

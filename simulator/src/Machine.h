@@ -8,6 +8,7 @@
 #include "ember/sim/Report.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,24 @@ struct ExecFault {
   std::string reason;
 };
 
+/// The job's DRAM window: the initial image (flat) plus sparse 64 KiB pages beyond it,
+/// so a window as large as hardware.dram.size_bytes costs only what is touched.
+class Dram {
+public:
+  Dram(std::vector<std::uint8_t> image, std::uint64_t window);
+  std::uint64_t window() const { return window_; }
+  void read(std::uint64_t addr, std::uint8_t* out, std::uint64_t n) const;
+  void write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t n);
+  /// Moves out the flat image (bytes [0, image size)).
+  std::vector<std::uint8_t> takeImage() { return std::move(flat_); }
+
+private:
+  static constexpr std::uint64_t kPage = 1u << 16;
+  std::vector<std::uint8_t> flat_;
+  std::uint64_t window_;
+  mutable std::map<std::uint64_t, std::vector<std::uint8_t>> pages_;
+};
+
 /// The DRAM data bus, shared by the load and store engines.
 struct DramBus {
   std::uint64_t free_at = 0; ///< First cycle the bus is not reserved.
@@ -48,7 +67,7 @@ struct Timing {
 
 class Machine {
 public:
-  Machine(const isa::IsaDescription& isa, std::vector<std::uint8_t> dram);
+  Machine(const isa::IsaDescription& isa, std::vector<std::uint8_t> dram, std::uint64_t window);
 
   /// Checks operands and applies the data effect of `insn`; fills `counts`.
   std::optional<ExecFault> execute(const isa::Instruction& insn, Cls cls, Counts& counts);
@@ -56,7 +75,7 @@ public:
   /// DMA instructions reserve the DRAM bus in `bus`.
   Timing timing(const isa::Instruction& insn, Cls cls, std::uint64_t start, DramBus& bus) const;
 
-  std::vector<std::uint8_t>& dram() { return dram_; }
+  Dram& dram() { return dram_; }
   std::size_t memoryCount() const { return srams_.size(); }
 
 private:
@@ -79,7 +98,7 @@ private:
   const isa::IsaDescription& isa_;
   std::vector<Sram> srams_; ///< In memories() order.
   Sram *act_ = nullptr, *weight_ = nullptr, *acc_ = nullptr, *param_ = nullptr;
-  std::vector<std::uint8_t> dram_;
+  Dram dram_;
   std::vector<std::int32_t> wblock_; ///< Current weight block, as int32 [c][k].
 };
 

@@ -38,10 +38,9 @@ int fifoIndex(int from, bool toNext) {
     return from < 2 ? from * 2 : -1;         // 0: load->compute, 2: compute->store
   return from > 0 ? (from - 1) * 2 + 1 : -1; // 1: compute->load, 3: store->compute
 }
-/// The engine at the other end of FIFO `f` from `e`.
-int fifoProducer(int f) {
-  return (f == 0) ? 0 : (f == 1) ? 1 : (f == 2) ? 1 : 2;
-}
+/// Producer / consumer engine of FIFO `f`.
+int fifoProducer(int f) { return (f == 0) ? 0 : (f == 1) ? 1 : (f == 2) ? 1 : 2; }
+int fifoConsumer(int f) { return (f == 0) ? 1 : (f == 1) ? 0 : (f == 2) ? 2 : 1; }
 
 struct Pending {
   std::uint32_t index;
@@ -53,6 +52,7 @@ struct Pending {
 /// Where an engine is blocked, for the deadlock report.
 struct WaitState {
   bool on_token = false;
+  bool push = false; ///< Waiting for room (push) rather than for a token (pop).
   int fifo = -1;
   std::int64_t index = -1;
   std::string mnemonic;
@@ -101,6 +101,8 @@ private:
   void notifyTokens() {
     for (auto& ev : tok_ev_)
       ev.notify(sc_core::SC_ZERO_TIME);
+    for (auto& ev : room_ev_)
+      ev.notify(sc_core::SC_ZERO_TIME);
   }
 
   const isa::IsaDescription& isa_;
@@ -113,7 +115,7 @@ private:
   std::array<std::deque<Pending>, 3> queue_;
   std::array<sc_core::sc_event, 3> put_ev_, get_ev_;
   std::array<u64, 4> tokens_{};
-  std::array<sc_core::sc_event, 4> tok_ev_;
+  std::array<sc_core::sc_event, 4> tok_ev_, room_ev_;
   std::array<bool, 3> drained_{};
   std::array<WaitState, 3> wait_{};
   std::int64_t fetch_wait_ = -1;
@@ -142,7 +144,6 @@ void Npu::fetch() {
       insn = isa::Instruction::decode(isa_, job_.text.data() + i * W, "<program>", where);
       cls = detail::classOf(insn->desc());
     } catch (const std::exception& ex) {
-      waitCycles(1);
       return raise(FaultKind::IllegalOpcode, "fetch", std::int64_t(i), ex.what());
     }
     try {
@@ -153,7 +154,6 @@ void Npu::fetch() {
     if (e < 0 || e > 2)
       return raise(FaultKind::BadOperand, "fetch", std::int64_t(i),
                    insn->name() + " names no engine (engine field out of range)");
-    waitCycles(static_cast<u64>(std::llround(insn->desc().timingOf("issue"))));
     u64 t0 = now();
     while (queue_[e].size() >= depth_[e]) {
       fetch_wait_ = std::int64_t(i);
@@ -195,13 +195,14 @@ bool Npu::popTokens(int e, const Pending& p) {
                   " engine has retired all its instructions");
         return false;
       }
-      wait_[e] = WaitState{true, f, p.index, p.insn.name()};
+      wait_[e] = WaitState{true, false, f, p.index, p.insn.name()};
       sc_core::wait(tok_ev_[f]);
       if (stopped_)
         return false;
     }
     wait_[e] = WaitState{};
     --tokens_[f];
+    room_ev_[f].notify(sc_core::SC_ZERO_TIME);
   }
   return true;
 }
@@ -219,13 +220,22 @@ bool Npu::pushTokens(int e, const Pending& p) {
       return false;
     }
     const u64 depth = isa_.hw().queues.token_fifo_depth;
-    if (tokens_[f] >= depth) {
-      int to = next ? e + 1 : e - 1;
-      raise(FaultKind::TokenOverflow, kEngineNames[e], p.index,
-            std::string(flag) + " of " + p.insn.name() + " into the full " + kEngineNames[e] +
-                "->" + kEngineNames[to] + " token FIFO (depth " + std::to_string(depth) + ")");
-      return false;
+    const int to = next ? e + 1 : e - 1;
+    while (tokens_[f] >= depth) {
+      if (drained_[to]) {
+        raise(FaultKind::TokenOverflow, kEngineNames[e], p.index,
+              std::string(flag) + " of " + p.insn.name() + " into the full " + kEngineNames[e] +
+                  "->" + kEngineNames[to] + " token FIFO (depth " + std::to_string(depth) +
+                  "), and the " + kEngineNames[to] +
+                  " engine has retired all its instructions: no room will ever come");
+        return false;
+      }
+      wait_[e] = WaitState{true, true, f, p.index, p.insn.name()};
+      sc_core::wait(room_ev_[f]);
+      if (stopped_)
+        return false;
     }
+    wait_[e] = WaitState{};
     ++tokens_[f];
     tok_ev_[f].notify(sc_core::SC_ZERO_TIME);
   }
@@ -288,10 +298,11 @@ void Npu::describeDeadlock() {
       continue;
     }
     if (w.on_token) {
-      int from = fifoProducer(w.fifo);
+      int other = w.push ? fifoConsumer(w.fifo) : fifoProducer(w.fifo);
       reason += std::string(" ") + kEngineNames[e] + " waits at instruction " +
-                std::to_string(w.index) + " (" + w.mnemonic + ") for a token from " +
-                kEngineNames[from] + ";";
+                std::to_string(w.index) + " (" + w.mnemonic + ") " +
+                (w.push ? "for room in its full token FIFO to " : "for a token from ") +
+                kEngineNames[other] + ";";
       if (first < 0 || w.index < first) {
         first = w.index;
         firstEngine = kEngineNames[e];
@@ -370,7 +381,8 @@ Result Simulator::run(const Job& job, const Options& opts) const {
   Result res;
   detail::RunState st(isa_, job);
   {
-    detail::Machine machine(isa_, job.dram);
+    detail::Machine machine(isa_, job.dram,
+                            opts.dram_window_bytes ? opts.dram_window_bytes : isa_.hw().dram.size_bytes);
     {
       ContextGuard ctx;
       auto npu = std::make_unique<Npu>("npu", isa_, job, opts, machine, st);
@@ -401,7 +413,7 @@ Result Simulator::run(const Job& job, const Options& opts) const {
         st.last_cycle = std::max(st.last_cycle, st.fault->cycle);
       npu.reset();
     }
-    res.dram = std::move(machine.dram());
+    res.dram = machine.dram().takeImage();
   }
   double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   res.report = st.finish(isa_, job, host);

@@ -39,13 +39,17 @@ void readRow(const Operand& o, u64 row, std::int32_t* lanes, unsigned n) {
   }
 }
 
-void writeRow(const Operand& o, u64 row, const std::int32_t* lanes, unsigned n) {
+/// Writes int64 lane results: act saturates to int8, acc keeps the low 32 bits.
+void writeRow(const Operand& o, u64 row, const i64* lanes, unsigned n) {
   std::uint8_t* p = o.base + row * o.mem->row_bytes;
   if (o.mem->elem_bits == 8) {
     for (unsigned j = 0; j < n; ++j)
-      p[j] = static_cast<std::uint8_t>(static_cast<std::int8_t>(std::clamp(lanes[j], -128, 127)));
+      p[j] = static_cast<std::uint8_t>(static_cast<std::int8_t>(std::clamp<i64>(lanes[j], -128, 127)));
   } else {
-    std::memcpy(p, lanes, std::size_t(n) * 4);
+    for (unsigned j = 0; j < n; ++j) {
+      auto v = static_cast<std::uint32_t>(static_cast<std::uint64_t>(lanes[j]));
+      std::memcpy(p + 4 * j, &v, 4);
+    }
   }
 }
 
@@ -128,12 +132,16 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
       return ExecFault{FaultKind::SramOutOfRange,
                        "lut table " + std::to_string(t) + " lies beyond the param SRAM"};
     table = param_->bytes.data() + t * 256;
-    c.sram_read[posOf(&pd)] += 256;
+    c.sram_read[posOf(&pd)] += n0 * n1 * L; // one table byte per lane and row
   }
   const std::string& op = insn.desc().op;
   const i64 imm0 = (cls == Cls::VecUnary) ? insn.get("imm0") : 0;
   const i64 imm1 = (cls == Cls::VecUnary) ? insn.get("imm1") : 0;
-  std::vector<std::int32_t> a(L), b(L), y(L);
+  if (cls == Cls::VecUnary && op == "shift" && (imm0 < -31 || imm0 > 31))
+    return ExecFault{FaultKind::BadOperand,
+                     "shift amount imm0 = " + std::to_string(imm0) + " is outside -31..31"};
+  std::vector<std::int32_t> a(L), b(L);
+  std::vector<i64> y(L);
   for (u64 i1 = 0; i1 < n1; ++i1) {
     for (u64 i0 = 0; i0 < n0; ++i0) {
       readRow(srcs[0], srcs[0].row(i0, i1), a.data(), L);
@@ -156,9 +164,9 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
       } else if (cls == Cls::VecUnary) {
         for (unsigned j = 0; j < L; ++j) {
           if (op == "shift")
-            y[j] = wrap32(roundingShift(a[j], imm0));
+            y[j] = roundingShift(a[j], imm0);
           else if (op == "clamp")
-            y[j] = static_cast<std::int32_t>(std::max<i64>(imm0, std::min<i64>(a[j], imm1)));
+            y[j] = std::min<i64>(std::max<i64>(a[j], imm0), imm1);
           else
             y[j] = a[j];
         }

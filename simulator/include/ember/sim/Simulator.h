@@ -17,8 +17,8 @@ namespace ember::sim {
 struct Options {
   /// Stop with a CycleBudget fault after this many cycles (0: 2^40).
   std::uint64_t cycle_budget = 0;
-  /// Size of the job's DRAM window in bytes (0: the end of the binary's memory map,
-  /// at least the constants). Accesses beyond it fault.
+  /// Size of the job's DRAM window in bytes (0: hardware.dram.size_bytes, as docs/isa.md
+  /// says). Accesses beyond it fault. Memory is allocated only where touched.
   std::uint64_t dram_window_bytes = 0;
   /// Keep one Slice per instruction for the trace (costs memory on long programs).
   bool record_slices = true;
@@ -38,7 +38,7 @@ struct Job {
 struct Result {
   bool ok() const { return !report.fault.has_value(); }
   Report report;
-  std::vector<std::uint8_t> dram; ///< The DRAM window after the run.
+  std::vector<std::uint8_t> dram; ///< The DRAM image after the run (same size as the job's).
 };
 
 /// A simulator for one NPU description. `run` may be called any number of times (each
@@ -55,8 +55,9 @@ public:
   /// `Result::report.fault`.
   Result run(const Job& job, const Options& opts = {}) const;
 
-  /// Builds the job of `bin`: encodes the code, lays out the DRAM window (constants at
-  /// the const region, every input at its I/O entry's offset). `inputs` maps input names
+  /// Builds the job of `bin`: encodes the code, lays out the DRAM image up to the end of the
+  /// memory map (constants at the const region, every input at its I/O entry's offset;
+  /// at least `dram_window_bytes` long if given). `inputs` maps input names
   /// to their bytes in DRAM layout (exactly `size_bytes`); missing inputs are zeros.
   /// Throws isa::Error for an input of the wrong size or an unknown name.
   Job makeJob(const isa::Binary& bin,
