@@ -479,6 +479,8 @@ std::string readFile(const std::string& path) {
 
 std::unique_ptr<Module> importOnnxBytes(const std::string& bytes, const std::string& what,
                                         const OnnxImportOptions& options) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    throw Unsupported(what, "models over 2 GiB are not supported");
   onnx::ModelProto model;
   google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
                                                 static_cast<int>(bytes.size()));
@@ -496,8 +498,6 @@ std::unique_ptr<Module> importOnnxBytes(const std::string& bytes, const std::str
 
 std::unique_ptr<Module> importOnnxFile(const std::string& path, const OnnxImportOptions& options) {
   std::string bytes = readFile(path);
-  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
-    throw Unsupported(path, "models over 2 GiB are not supported");
   return importOnnxBytes(bytes, path, options);
 }
 

@@ -32,7 +32,7 @@ std::string readBytes(const std::string& path) {
 }
 
 std::string writeTemp(const std::string& name, const std::string& bytes) {
-  std::string path = std::string(IMPORTER_MODELS_DIR) + "/tmp_" + name;
+  std::string path = std::string(IMPORTER_MODELS_DIR) + "/tmp_" + name + ".tmp";
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
 }
