@@ -25,22 +25,24 @@ struct Tap {
   bool outside = false; // tf_crop_and_resize outside the input: extrapolation value
 };
 
-double originalCoord(const std::string& ctm, double x, double scale, int64_t in, int64_t out,
+/// The input coordinate of output coordinate x. `out` is the output length before
+/// flooring (input * scale) when the model gave scales, as ONNX's reference uses it.
+double originalCoord(const std::string& ctm, double x, double scale, int64_t in, double out,
                      double roiStart, double roiEnd) {
   if (ctm == "half_pixel")
     return (x + 0.5) / scale - 0.5;
   if (ctm == "pytorch_half_pixel")
     return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
   if (ctm == "align_corners")
-    return out == 1 ? 0.0 : x * double(in - 1) / double(out - 1);
+    return out == 1 ? 0.0 : x * double(in - 1) / (out - 1);
   if (ctm == "asymmetric")
     return x / scale;
   if (ctm == "tf_half_pixel_for_nn")
     return (x + 0.5) / scale;
   if (ctm == "tf_crop_and_resize")
-    return out > 1 ? roiStart * double(in - 1) +
-                         x * (roiEnd - roiStart) * double(in - 1) / double(out - 1)
-                   : 0.5 * (roiStart + roiEnd) * double(in - 1);
+    return out > 1
+               ? roiStart * double(in - 1) + x * (roiEnd - roiStart) * double(in - 1) / (out - 1)
+               : 0.5 * (roiStart + roiEnd) * double(in - 1);
   throw Error("Resize: coordinate_transformation_mode '" + ctm + "' is not supported");
 }
 
@@ -57,7 +59,8 @@ int64_t nearestIndex(const std::string& nm, double x) {
   throw Error("Resize: nearest_mode '" + nm + "' is not supported");
 }
 
-std::vector<Tap> dimTaps(const Node& n, size_t d, int64_t in, int64_t out, double scale) {
+std::vector<Tap> dimTaps(const Node& n, size_t d, int64_t in, int64_t out, double scale,
+                         double outLen) {
   const Attrs& a = n.attrs();
   const std::string ctm = a.getString("coordinate_transformation_mode", "half_pixel");
   const bool linear = a.getString("mode", "nearest") == "linear";
@@ -68,7 +71,7 @@ std::vector<Tap> dimTaps(const Node& n, size_t d, int64_t in, int64_t out, doubl
   std::vector<Tap> taps(static_cast<size_t>(out));
   for (int64_t o = 0; o < out; ++o) {
     Tap& t = taps[size_t(o)];
-    const double x = originalCoord(ctm, double(o), scale, in, out, rs, re);
+    const double x = originalCoord(ctm, double(o), scale, in, outLen, rs, re);
     if (ctm == "tf_crop_and_resize" && (x < 0 || x > double(in - 1))) {
       t.outside = true;
       continue;
@@ -92,8 +95,9 @@ void resizeKernel(const Node& n, const std::vector<const Tensor*>& in, std::vect
   const std::vector<double> scales = n.attrs().getFloats("scales");
   std::vector<std::vector<Tap>> taps(rank);
   for (size_t d = 0; d < rank; ++d) {
-    const double s = d < scales.size() ? scales[d] : double(od[d]) / double(id[d]);
-    taps[d] = dimTaps(n, d, id[d], od[d], s);
+    const bool given = d < scales.size();
+    const double s = given ? scales[d] : double(od[d]) / double(id[d]);
+    taps[d] = dimTaps(n, d, id[d], od[d], s, given ? double(id[d]) * s : double(od[d]));
   }
   const double extrapolation = n.attrs().getFloat("extrapolation_value", 0.0);
   const std::vector<int64_t> st = stridesOf(id);
