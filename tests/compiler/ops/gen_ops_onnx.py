@@ -45,10 +45,10 @@ def save(name, nodes, inputs, outputs, opset, inits=(), out_shapes=None):
     m.ir_version = 7
     onnx.save(m, os.path.join(OUT, name + ".onnx"))
     for n, a in inputs:
-        np.save(os.path.join(OUT, "%s.in.%s.npy" % (name, n)), np.ascontiguousarray(a))
+        np.save(os.path.join(OUT, "%s.in.%s.npy" % (name, n)), np.array(a, order="C"))
     for i, (_, a) in enumerate(outputs):
         if a is not None:
-            np.save(os.path.join(OUT, "%s.out%d.npy" % (name, i)), np.ascontiguousarray(a))
+            np.save(os.path.join(OUT, "%s.out%d.npy" % (name, i)), np.array(a, order="C"))
 
 
 def f32(*shape):
