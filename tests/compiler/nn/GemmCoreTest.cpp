@@ -1,6 +1,7 @@
 // The blocked GEMM core against a plain triple loop in double precision, over sizes
-// that cross the micro-tile (6 x 16) and packing-block (144 x 256 x 2048) boundaries,
-// transposes, strided views, alpha and beta.
+// that cross the micro-tile (6 x 16 or 6 x 32) and packing-block (144 x 256 x 2048)
+// boundaries, transposes, strided views, alpha and beta. EMBER_GEMM_ISA=generic|avx2|
+// avx512 selects the micro-kernel, EMBER_NUM_THREADS the number of threads.
 #include "GemmCore.h"
 
 #include <gtest/gtest.h>
@@ -64,6 +65,9 @@ INSTANTIATE_TEST_SUITE_P(
         GemmShape{37, 29, 300, true, true, 0.5f, -0.25f},
         GemmShape{150, 70, 513, false, false, 1.f, 0.f},
         GemmShape{7, 2100, 20, false, false, 1.f, 1.f}, GemmShape{4, 3, 0, false, false, 1.f, 0.5f},
+        // A read in place (few column panels), with a partial last row tile.
+        GemmShape{47, 50, 300, false, true, 1.f, 0.f},
+        GemmShape{300, 129, 70, false, false, 1.f, 1.f},
         // Matrix-vector paths (m == 1 or n == 1) and their fallbacks.
         GemmShape{1, 37, 50, false, true, 1.f, 0.f}, GemmShape{1, 45, 33, true, false, 2.f, 1.f},
         GemmShape{29, 1, 70, false, false, 1.f, 0.5f}, GemmShape{23, 1, 40, true, false, 1.f, 0.f},

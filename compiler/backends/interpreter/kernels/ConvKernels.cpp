@@ -110,8 +110,10 @@ void convKernel(const Node& n, const std::vector<const Tensor*>& in, std::vector
   bool direct1x1 = w.kSize() == 1;
   for (int i = 0; i < 3; ++i)
     direct1x1 = direct1x1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
-  std::vector<float> col;
-  if (!depthwise && !direct1x1)
+  // The column buffer is kept per thread and only grows: no allocation (and no page
+  // faults) per node once the largest layer has run.
+  thread_local std::vector<float> col;
+  if (!depthwise && !direct1x1 && col.size() < static_cast<size_t>(kdim * outPlane))
     col.resize(static_cast<size_t>(kdim * outPlane));
 
   for (int64_t b = 0; b < batch; ++b) {
@@ -180,7 +182,9 @@ void convTransposeKernel(const Node& n, const std::vector<const Tensor*>& in,
   const float* xp = x.data<float>();
   const float* wp = filt.data<float>();
   float* yp = y.data<float>();
-  std::vector<float> col(static_cast<size_t>(rows * inPlane));
+  thread_local std::vector<float> col;
+  if (col.size() < static_cast<size_t>(rows * inPlane))
+    col.resize(static_cast<size_t>(rows * inPlane));
   for (int64_t b = 0; b < batch; ++b) {
     float* yb = yp + b * m * outPlane;
     fillBias(yb, m, outPlane, bias);

@@ -5,36 +5,48 @@
 #include "GemmCore.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <unistd.h>
 #include <vector>
 
 namespace ember {
 
 namespace {
 
-constexpr int64_t MR = 6;    // rows of the micro-tile
-constexpr int64_t NR = 16;   // columns of the micro-tile (two 8-float vectors)
-constexpr int64_t KC = 256;  // depth of a packed panel
-constexpr int64_t MC = 144;  // rows of A packed at once (multiple of MR)
-constexpr int64_t NC = 2048; // columns of B packed at once (multiple of NR)
+constexpr int64_t MR = 6;     // rows of the micro-tile
+constexpr int64_t MAXNR = 32; // widest micro-tile (AVX-512: two 16-float vectors)
+constexpr int64_t KC = 256;   // depth of a packed panel
+constexpr int64_t MC = 144;   // rows of A packed at once (multiple of MR)
+constexpr int64_t NC = 2048;  // columns of B packed at once (multiple of every NR)
 
 typedef float v8f __attribute__((vector_size(32)));
+typedef float v16f __attribute__((vector_size(64)));
 
-/// out[MR x NR] = sum over p < kc of a[p * MR + i] * b[p * NR + j] (packed panels).
-__attribute__((always_inline)) inline void microKernelBody(int64_t kc, const float* a,
+/// out[MR x NR] = sum over p < kc of A(i, p) * b[p * NR + j], with NR = 2 vectors of
+/// type V held in registers for each of the MR rows. A(i, p) is a[p * MR + i] in a
+/// packed panel (Packed) or a[i * lda + p] read in place from a row-major A.
+template <typename V, bool Packed>
+__attribute__((always_inline)) inline void microKernelBody(int64_t kc, const float* a, int64_t lda,
                                                            const float* b, float* out) {
-  v8f c[MR][2];
+  constexpr int64_t W = sizeof(V) / sizeof(float), NR = 2 * W;
+  V c[MR][2];
 #pragma GCC unroll 6
   for (int64_t i = 0; i < MR; ++i)
-    c[i][0] = c[i][1] = v8f{};
+    c[i][0] = c[i][1] = V{};
   for (int64_t p = 0; p < kc; ++p) {
-    v8f b0, b1;
+    V b0, b1;
     std::memcpy(&b0, b + p * NR, sizeof b0);
-    std::memcpy(&b1, b + p * NR + 8, sizeof b1);
+    std::memcpy(&b1, b + p * NR + W, sizeof b1);
 #pragma GCC unroll 6
     for (int64_t i = 0; i < MR; ++i) {
-      const float s = a[p * MR + i];
-      const v8f ai = {s, s, s, s, s, s, s, s};
+      const V ai = V{} + (Packed ? a[p * MR + i] : a[i * lda + p]);
       c[i][0] += ai * b0;
       c[i][1] += ai * b1;
     }
@@ -42,61 +54,83 @@ __attribute__((always_inline)) inline void microKernelBody(int64_t kc, const flo
 #pragma GCC unroll 6
   for (int64_t i = 0; i < MR; ++i) {
     std::memcpy(out + i * NR, &c[i][0], sizeof c[i][0]);
-    std::memcpy(out + i * NR + 8, &c[i][1], sizeof c[i][1]);
+    std::memcpy(out + i * NR + W, &c[i][1], sizeof c[i][1]);
   }
 }
 
-void microKernelGeneric(int64_t kc, const float* a, const float* b, float* out) {
-  microKernelBody(kc, a, b, out);
-}
+using MicroKernelFn = void (*)(int64_t, const float*, int64_t, const float*, float*);
 
-using MicroKernel = void (*)(int64_t, const float*, const float*, float*);
+/// The micro-kernels chosen for this CPU (A packed, A in place) and their tile width.
+struct MicroKernel {
+  MicroKernelFn packed, direct;
+  int64_t nr;
+};
+
+#define EMBER_MICRO_KERNELS(NAME, V, ATTR)                                                         \
+  ATTR void NAME##Packed(int64_t kc, const float* a, int64_t lda, const float* b, float* out) {    \
+    microKernelBody<V, true>(kc, a, lda, b, out);                                                  \
+  }                                                                                                \
+  ATTR void NAME##Direct(int64_t kc, const float* a, int64_t lda, const float* b, float* out) {    \
+    microKernelBody<V, false>(kc, a, lda, b, out);                                                 \
+  }
+
+EMBER_MICRO_KERNELS(microKernelGeneric, v8f, )
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #if defined(__clang__)
-#define EMBER_AVX2_FMA __attribute__((target("avx2,fma")))
+#define EMBER_TARGET(isa) __attribute__((target(isa)))
 #else
-#define EMBER_AVX2_FMA __attribute__((target("avx2,fma"), optimize("fp-contract=fast")))
+#define EMBER_TARGET(isa) __attribute__((target(isa), optimize("fp-contract=fast")))
 #endif
-EMBER_AVX2_FMA void microKernelAvx2(int64_t kc, const float* a, const float* b, float* out) {
-  microKernelBody(kc, a, b, out);
-}
+EMBER_MICRO_KERNELS(microKernelAvx2, v8f, EMBER_TARGET("avx2,fma"))
+EMBER_MICRO_KERNELS(microKernelAvx512, v16f, EMBER_TARGET("avx512f,fma"))
 
 MicroKernel selectMicroKernel() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return microKernelAvx2;
-  return microKernelGeneric;
+  const char* isa = std::getenv("EMBER_GEMM_ISA"); // "avx512", "avx2" or "generic"
+  const std::string want = isa ? isa : "";
+  if ((want.empty() || want == "avx512") && __builtin_cpu_supports("avx512f"))
+    return {microKernelAvx512Packed, microKernelAvx512Direct, 32};
+  if ((want.empty() || want == "avx512" || want == "avx2") && __builtin_cpu_supports("avx2") &&
+      __builtin_cpu_supports("fma"))
+    return {microKernelAvx2Packed, microKernelAvx2Direct, 16};
+  return {microKernelGenericPacked, microKernelGenericDirect, 16};
 }
 #else
 MicroKernel selectMicroKernel() {
-  return microKernelGeneric;
+  return {microKernelGenericPacked, microKernelGenericDirect, 16};
 }
 #endif
 
-/// Packs rows [0, mc) x depth [0, kc) of A into panels of MR rows (zero-padded).
+const MicroKernel& microKernel() {
+  static const MicroKernel k = selectMicroKernel();
+  return k;
+}
+
+/// Packs rows [0, mc) x depth [0, kc) of A into panels of MR rows (zero-padded). The
+/// panel is written sequentially, reading MR rows of A side by side.
 void packA(int64_t mc, int64_t kc, MatView a, float* dst) {
   for (int64_t ir = 0; ir < mc; ir += MR) {
     const int64_t mr = std::min(MR, mc - ir);
-    for (int64_t i = 0; i < mr; ++i) {
-      const float* src = a.data + (ir + i) * a.rowStride;
-      float* d = dst + i;
-      if (a.colStride == 1)
-        for (int64_t p = 0; p < kc; ++p)
-          d[p * MR] = src[p];
-      else
-        for (int64_t p = 0; p < kc; ++p)
-          d[p * MR] = src[p * a.colStride];
-    }
-    for (int64_t i = mr; i < MR; ++i)
+    if (mr == MR && a.colStride == 1) {
+      const float* src[MR];
+      for (int64_t i = 0; i < MR; ++i)
+        src[i] = a.data + (ir + i) * a.rowStride;
       for (int64_t p = 0; p < kc; ++p)
-        dst[p * MR + i] = 0.f;
+#pragma GCC unroll 6
+        for (int64_t i = 0; i < MR; ++i)
+          dst[p * MR + i] = src[i][p];
+    } else {
+      for (int64_t p = 0; p < kc; ++p)
+        for (int64_t i = 0; i < MR; ++i)
+          dst[p * MR + i] = i < mr ? a.data[(ir + i) * a.rowStride + p * a.colStride] : 0.f;
+    }
     dst += MR * kc;
   }
 }
 
 /// Packs depth [0, kc) x columns [0, nc) of B into panels of NR columns (zero-padded).
-void packB(int64_t kc, int64_t nc, MatView b, float* dst) {
+void packB(int64_t kc, int64_t nc, MatView b, float* dst, int64_t NR) {
   for (int64_t jr = 0; jr < nc; jr += NR) {
     const int64_t nr = std::min(NR, nc - jr);
     for (int64_t p = 0; p < kc; ++p) {
@@ -115,8 +149,8 @@ void packB(int64_t kc, int64_t nc, MatView b, float* dst) {
 }
 
 /// Writes one micro-tile into C: C = alpha * acc + (first ? beta * C : C).
-void storeTile(const float* acc, int64_t mr, int64_t nr, float alpha, float beta, bool first,
-               float* c, int64_t ldc) {
+void storeTile(const float* acc, int64_t mr, int64_t nr, int64_t NR, float alpha, float beta,
+               bool first, float* c, int64_t ldc) {
   for (int64_t i = 0; i < mr; ++i) {
     float* row = c + i * ldc;
     const float* t = acc + i * NR;
@@ -206,6 +240,130 @@ struct PackBuffers {
   }
 };
 
+/// A small persistent pool: run(parts, f) calls f(0 .. parts-1), part 0 on the caller.
+/// One caller at a time; a concurrent caller gets `false` and runs serially.
+class WorkerPool {
+public:
+  explicit WorkerPool(int workers) {
+    for (int i = 0; i < workers; ++i)
+      threads_.emplace_back([this, i] { loop(i + 1); });
+  }
+  ~WorkerPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : threads_)
+      t.join();
+  }
+  int size() const { return static_cast<int>(threads_.size()) + 1; }
+
+  bool run(const std::function<void(int)>& f) {
+    std::unique_lock<std::mutex> busy(callMu_, std::try_to_lock);
+    if (!busy.owns_lock())
+      return false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      task_ = &f;
+      pending_ = static_cast<int>(threads_.size());
+      ++generation_;
+    }
+    wake_.notify_all();
+    f(0);
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+    task_ = nullptr;
+    return true;
+  }
+
+private:
+  void loop(int part) {
+    uint64_t seen = 0;
+    for (;;) {
+      const std::function<void(int)>* f;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_)
+          return;
+        seen = generation_;
+        f = task_;
+      }
+      (*f)(part);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--pending_ == 0)
+        done_.notify_one();
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex mu_, callMu_;
+  std::condition_variable wake_, done_;
+  const std::function<void(int)>* task_ = nullptr;
+  int pending_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+/// Threads used by one product: EMBER_NUM_THREADS, else the hardware's (at most 4).
+int gemmThreads() {
+  static const int n = [] {
+    if (const char* e = std::getenv("EMBER_NUM_THREADS")) {
+      const int v = std::atoi(e);
+      return std::max(1, std::min(v, 64));
+    }
+    const int hw = static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(1, std::min(hw, 4));
+  }();
+  return n;
+}
+
+/// The single-threaded blocked product (see sgemm).
+void sgemmBlocked(int64_t m, int64_t n, int64_t k, float alpha, MatView a, MatView b, float beta,
+                  float* c, int64_t ldc) {
+  const MicroKernel& kernel = microKernel();
+  const int64_t NR = kernel.nr;
+  thread_local PackBuffers buffers;
+  float* bp = PackBuffers::aligned(buffers.b, static_cast<size_t>(KC * NC));
+  float* ap = PackBuffers::aligned(buffers.a, static_cast<size_t>(KC * MC));
+  alignas(64) float acc[MR * MAXNR];
+
+  for (int64_t jc = 0; jc < n; jc += NC) {
+    const int64_t nc = std::min(NC, n - jc);
+    // With few column panels, A is read in place (packing it would cost about as much
+    // as the arithmetic it saves).
+    const bool direct = a.colStride == 1 && nc <= 4 * NR;
+    for (int64_t pc = 0; pc < k; pc += KC) {
+      const int64_t kc = std::min(KC, k - pc);
+      const bool first = pc == 0;
+      packB(kc, nc, {b.data + pc * b.rowStride + jc * b.colStride, b.rowStride, b.colStride}, bp,
+            NR);
+      for (int64_t ic = 0; ic < m; ic += MC) {
+        const int64_t mc = std::min(MC, m - ic);
+        const float* a0 = a.data + ic * a.rowStride + pc * a.colStride;
+        if (!direct)
+          packA(mc, kc, {a0, a.rowStride, a.colStride}, ap);
+        for (int64_t jr = 0; jr < nc; jr += NR) {
+          const int64_t nr = std::min(NR, nc - jr);
+          for (int64_t ir = 0; ir < mc; ir += MR) {
+            const int64_t mr = std::min(MR, mc - ir);
+            if (!direct) {
+              kernel.packed(kc, ap + ir * kc, 0, bp + jr * kc, acc);
+            } else if (mr == MR) {
+              kernel.direct(kc, a0 + ir * a.rowStride, a.rowStride, bp + jr * kc, acc);
+            } else {
+              packA(mr, kc, {a0 + ir * a.rowStride, a.rowStride, 1}, ap);
+              kernel.packed(kc, ap, 0, bp + jr * kc, acc);
+            }
+            storeTile(acc, mr, nr, NR, alpha, beta, first, c + (ic + ir) * ldc + jc + jr, ldc);
+          }
+        }
+      }
+    }
+  }
+}
+
 } // namespace
 
 void sgemm(int64_t m, int64_t n, int64_t k, float alpha, MatView a, MatView b, float beta, float* c,
@@ -220,32 +378,33 @@ void sgemm(int64_t m, int64_t n, int64_t k, float alpha, MatView a, MatView b, f
   }
   if ((m == 1 || n == 1) && gemv(m, n, k, alpha, a, b, beta, c, ldc))
     return;
-  static const MicroKernel kernel = selectMicroKernel();
-  thread_local PackBuffers buffers;
-  float* bp = PackBuffers::aligned(buffers.b, static_cast<size_t>(KC * NC));
-  float* ap = PackBuffers::aligned(buffers.a, static_cast<size_t>(KC * MC));
-  alignas(64) float acc[MR * NR];
-
-  for (int64_t jc = 0; jc < n; jc += NC) {
-    const int64_t nc = std::min(NC, n - jc);
-    for (int64_t pc = 0; pc < k; pc += KC) {
-      const int64_t kc = std::min(KC, k - pc);
-      const bool first = pc == 0;
-      packB(kc, nc, {b.data + pc * b.rowStride + jc * b.colStride, b.rowStride, b.colStride}, bp);
-      for (int64_t ic = 0; ic < m; ic += MC) {
-        const int64_t mc = std::min(MC, m - ic);
-        packA(mc, kc, {a.data + ic * a.rowStride + pc * a.colStride, a.rowStride, a.colStride}, ap);
-        for (int64_t jr = 0; jr < nc; jr += NR) {
-          const int64_t nr = std::min(NR, nc - jr);
-          for (int64_t ir = 0; ir < mc; ir += MR) {
-            const int64_t mr = std::min(MR, mc - ir);
-            kernel(kc, ap + ir * kc, bp + jr * kc, acc);
-            storeTile(acc, mr, nr, alpha, beta, first, c + (ic + ir) * ldc + jc + jr, ldc);
-          }
-        }
-      }
-    }
+  // Large products are split into independent slabs of C (columns when C is wide,
+  // rows otherwise), one per thread. Every element is still computed by the same
+  // sequence of operations, so results do not depend on the number of threads.
+  const int threads = gemmThreads();
+  if (threads > 1 && double(m) * double(n) * double(k) >= double(1 << 21)) {
+    static WorkerPool pool(threads - 1);
+    static const pid_t owner = getpid(); // a forked child has no workers: run serially
+    const bool byCols = n >= m;
+    const int64_t extent = byCols ? n : m, unit = byCols ? microKernel().nr : MR;
+    const int64_t units = (extent + unit - 1) / unit;
+    const int parts = static_cast<int>(std::min<int64_t>(pool.size(), units));
+    const std::function<void(int)> slab = [&](int part) {
+      const int64_t lo = units * part / parts * unit;
+      const int64_t hi = std::min(extent, units * (part + 1) / parts * unit);
+      if (lo >= hi)
+        return;
+      if (byCols)
+        sgemmBlocked(m, hi - lo, k, alpha, a, {b.data + lo * b.colStride, b.rowStride, b.colStride},
+                     beta, c + lo, ldc);
+      else
+        sgemmBlocked(hi - lo, n, k, alpha, {a.data + lo * a.rowStride, a.rowStride, a.colStride}, b,
+                     beta, c + lo * ldc, ldc);
+    };
+    if (parts > 1 && getpid() == owner && pool.run(slab))
+      return;
   }
+  sgemmBlocked(m, n, k, alpha, a, b, beta, c, ldc);
 }
 
 void sgemmRowMajor(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
