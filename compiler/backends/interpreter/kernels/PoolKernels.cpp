@@ -10,14 +10,45 @@ namespace ember {
 
 namespace {
 
-/// Calls f(od, oh, ow, id0, ih0, iw0) for each output position with the window's
-/// first input coordinates (possibly negative, in the padding).
-template <typename F> void forEachWindow(const Window3& w, F&& f) {
+/// The kernel taps [lo, hi) of one dimension whose input position start + k * dil lies
+/// inside [0, in).
+inline void tapRange(int64_t start, int64_t in, int64_t k, int64_t dil, int64_t* lo, int64_t* hi) {
+  *lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+  *hi = start >= in ? 0 : std::min(k, (in - start + dil - 1) / dil);
+  if (*lo > *hi)
+    *lo = *hi;
+}
+
+/// Calls f(out, value) once per input element inside the window of every output
+/// position, after begin(out) and before end(out, taps inside the padded input); the
+/// window bounds are computed once per output, so the inner loop has no tests.
+template <typename Begin, typename Acc, typename End>
+void forEachWindow(const Window3& w, const float* x, Begin&& begin, Acc&& acc, End&& end) {
+  int64_t o = 0;
   for (int64_t od = 0; od < w.out[0]; ++od)
     for (int64_t oh = 0; oh < w.out[1]; ++oh)
-      for (int64_t ow = 0; ow < w.out[2]; ++ow)
-        f((od * w.out[1] + oh) * w.out[2] + ow, od * w.s[0] - w.pb[0], oh * w.s[1] - w.pb[1],
-          ow * w.s[2] - w.pb[2]);
+      for (int64_t ow = 0; ow < w.out[2]; ++ow, ++o) {
+        const int64_t st[3] = {od * w.s[0] - w.pb[0], oh * w.s[1] - w.pb[1], ow * w.s[2] - w.pb[2]};
+        int64_t lo[3], hi[3], padded = 1;
+        for (int dim = 0; dim < 3; ++dim) {
+          tapRange(st[dim], w.in[dim], w.k[dim], w.d[dim], &lo[dim], &hi[dim]);
+          // Taps inside the padded input [-pb, in + pe), for count_include_pad.
+          int64_t plo, phi;
+          tapRange(st[dim] + w.pb[dim], w.in[dim] + w.pb[dim] + w.pe[dim], w.k[dim], w.d[dim], &plo,
+                   &phi);
+          padded *= phi - plo;
+        }
+        begin(o);
+        for (int64_t kd = lo[0]; kd < hi[0]; ++kd) {
+          const int64_t id = st[0] + kd * w.d[0];
+          for (int64_t kh = lo[1]; kh < hi[1]; ++kh) {
+            const float* row = x + (id * w.in[1] + st[1] + kh * w.d[1]) * w.in[2] + st[2];
+            for (int64_t kw = lo[2]; kw < hi[2]; ++kw)
+              acc(o, row[kw * w.d[2]]);
+          }
+        }
+        end(o, padded, (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]));
+      }
 }
 
 /// Runs `plane(x, y, w)` on every (image, channel) plane of a pool node.
@@ -36,26 +67,14 @@ void poolPlanes(const Node& n, const std::vector<const Tensor*>& in, std::vector
 
 void maxPoolKernel(const Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
   poolPlanes(n, in, out, [](const float* x, float* y, const Window3& w) {
-    forEachWindow(w, [&](int64_t o, int64_t d0, int64_t h0, int64_t w0) {
-      float m = -std::numeric_limits<float>::infinity();
-      for (int64_t kd = 0; kd < w.k[0]; ++kd) {
-        const int64_t id = d0 + kd * w.d[0];
-        if (id < 0 || id >= w.in[0])
-          continue;
-        for (int64_t kh = 0; kh < w.k[1]; ++kh) {
-          const int64_t ih = h0 + kh * w.d[1];
-          if (ih < 0 || ih >= w.in[1])
-            continue;
-          const float* row = x + (id * w.in[1] + ih) * w.in[2];
-          for (int64_t kw = 0; kw < w.k[2]; ++kw) {
-            const int64_t iw = w0 + kw * w.d[2];
-            if (iw >= 0 && iw < w.in[2] && (row[iw] > m || row[iw] != row[iw]))
-              m = row[iw];
-          }
-        }
-      }
-      y[o] = m;
-    });
+    float m = 0.f;
+    forEachWindow(
+        w, x, [&](int64_t) { m = -std::numeric_limits<float>::infinity(); },
+        [&](int64_t, float v) {
+          if (v > m || v != v)
+            m = m != m ? m : v;
+        },
+        [&](int64_t o, int64_t, int64_t) { y[o] = m; });
   });
 }
 
@@ -63,40 +82,13 @@ void averagePoolKernel(const Node& n, const std::vector<const Tensor*>& in,
                        std::vector<Tensor>& out) {
   const bool includePad = n.attrs().getInt("count_include_pad", 0) != 0;
   poolPlanes(n, in, out, [includePad](const float* x, float* y, const Window3& w) {
-    forEachWindow(w, [&](int64_t o, int64_t d0, int64_t h0, int64_t w0) {
-      float sum = 0.f;
-      int64_t count = 0, padded = 1;
-      for (int dim = 0; dim < 3; ++dim) {
-        // Window positions inside the padded input [-pb, in + pe).
-        const int64_t start = dim == 0 ? d0 : dim == 1 ? h0 : w0;
-        int64_t inside = 0;
-        for (int64_t k = 0; k < w.k[dim]; ++k) {
-          const int64_t i = start + k * w.d[dim];
-          inside += i >= -w.pb[dim] && i < w.in[dim] + w.pe[dim];
-        }
-        padded *= inside;
-      }
-      for (int64_t kd = 0; kd < w.k[0]; ++kd) {
-        const int64_t id = d0 + kd * w.d[0];
-        if (id < 0 || id >= w.in[0])
-          continue;
-        for (int64_t kh = 0; kh < w.k[1]; ++kh) {
-          const int64_t ih = h0 + kh * w.d[1];
-          if (ih < 0 || ih >= w.in[1])
-            continue;
-          const float* row = x + (id * w.in[1] + ih) * w.in[2];
-          for (int64_t kw = 0; kw < w.k[2]; ++kw) {
-            const int64_t iw = w0 + kw * w.d[2];
-            if (iw >= 0 && iw < w.in[2]) {
-              sum += row[iw];
-              ++count;
-            }
-          }
-        }
-      }
-      const int64_t divisor = includePad ? padded : count;
-      y[o] = divisor > 0 ? sum / static_cast<float>(divisor) : 0.f;
-    });
+    float sum = 0.f;
+    forEachWindow(
+        w, x, [&](int64_t) { sum = 0.f; }, [&](int64_t, float v) { sum += v; },
+        [&](int64_t o, int64_t padded, int64_t count) {
+          const int64_t divisor = includePad ? padded : count;
+          y[o] = divisor > 0 ? sum / static_cast<float>(divisor) : 0.f;
+        });
   });
 }
 
