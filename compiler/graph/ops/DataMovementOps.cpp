@@ -122,8 +122,9 @@ Types sliceInfer(const Ins& in, const Attrs& a) {
     if (!ok)
       inferError("dimension " + str(int64_t(i)) + " of " + shapeToString(d) + ": start " + str(s) +
                  ", end " + str(e) + ", step " + str(st) + " are not normalised");
-    out[i] = st > 0 ? std::max<int64_t>(0, (e - s + st - 1) / st)
-                    : std::max<int64_t>(0, (s - e + (-st) - 1) / (-st));
+    out[i] = d[i] == 0 ? 0
+             : st > 0  ? std::max<int64_t>(0, (e - s + st - 1) / st)
+                       : std::max<int64_t>(0, (s - e + (-st) - 1) / (-st));
   }
   return {Type(in[0].kind(), out, in[0].type().quant)};
 }
@@ -217,7 +218,7 @@ Types depthToSpaceInfer(const Ins& in, const Attrs& a) {
   const std::string mode = a.getString("mode", "DCR");
   if (mode != "DCR" && mode != "CRD")
     inferError("mode '" + mode + "' is not DCR or CRD");
-  if (b < 1 || d[1] % (b * b) != 0)
+  if (b < 1 || b > d[1] || d[1] % (b * b) != 0)
     inferError("blocksize " + str(b) + " squared does not divide the channels of " +
                shapeToString(d));
   return {Type(in[0].kind(), {d[0], d[1] / (b * b), d[2] * b, d[3] * b}, in[0].type().quant)};
@@ -237,9 +238,10 @@ Types resizeInfer(const Ins& in, const Attrs& a) {
   requireKind(in[0], {ElemKind::Float32, ElemKind::Int8, ElemKind::Int32, ElemKind::Int64},
               "input");
   const Shape sizes = listOf(a, "sizes", in[0].dims().size());
-  for (int64_t s : sizes)
-    if (s < 0)
-      inferError("attribute sizes " + shapeToString(sizes) + " has a negative size");
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] < 0 || (sizes[i] > 0 && in[0].dims()[i] == 0))
+      inferError("attribute sizes " + shapeToString(sizes) + " cannot be reached from " +
+                 shapeToString(in[0].dims()));
   if (a.has("scales") && a.getFloats("scales").size() != sizes.size())
     inferError("attribute scales must have one value per dimension");
   const std::string mode = a.getString("mode", "nearest");
@@ -248,8 +250,27 @@ Types resizeInfer(const Ins& in, const Attrs& a) {
   return {Type(in[0].kind(), sizes, in[0].type().quant)};
 }
 
+/// Largest result Ember materialises (elements): Expand, Tile, Pad and Resize can ask
+/// for absurd sizes from small attributes; they get an error, not an allocation failure.
+constexpr int64_t kMaxElements = int64_t(1) << 31;
+
+void checkSize(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (d != 0 && n > kMaxElements / d)
+      inferError("result shape " + shapeToString(s) + " has more than 2^31 elements");
+    n *= d;
+  }
+}
+
 void add(NodeKind k, InferFn fn, std::vector<std::string> operands, unsigned minInputs = 1) {
-  registerOpInfo({k, std::move(operands), minInputs, std::move(fn)});
+  InferFn checked = [fn](const Ins& in, const Attrs& a) {
+    Types t = fn(in, a);
+    for (const Type& r : t)
+      checkSize(r.dims);
+    return t;
+  };
+  registerOpInfo({k, std::move(operands), minInputs, std::move(checked)});
 }
 
 } // namespace

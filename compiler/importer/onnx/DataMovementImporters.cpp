@@ -409,6 +409,18 @@ void importResize(Ctx& ctx) {
 
 // ---- import-time-only operators: results are Constants ----------------------------
 
+/// Fails unless `s` has at most 2^31 elements (a Constant Ember can materialise).
+void checkConstantSize(Ctx& ctx, const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (d < 0)
+      ctx.fail("shape " + shapeToString(s) + " has a negative dimension");
+    if (d != 0 && n > (int64_t(1) << 31) / d)
+      ctx.fail("shape " + shapeToString(s) + " has more than 2^31 elements");
+    n *= d;
+  }
+}
+
 void importConstantOfShape(Ctx& ctx) {
   const Shape shape = ctx.constantInts(0, "input");
   Tensor value = Tensor::scalar<float>(0.0f);
@@ -417,9 +429,7 @@ void importConstantOfShape(Ctx& ctx) {
       ctx.fail("attribute value must hold one element");
     value = *v;
   }
-  for (int64_t s : shape)
-    if (s < 0)
-      ctx.fail("shape " + shapeToString(shape) + " has a negative dimension");
+  checkConstantSize(ctx, shape);
   Tensor t(value.kind(), shape);
   const size_t es = elemSize(value.kind());
   for (int64_t i = 0; i < t.size(); ++i)
@@ -442,7 +452,10 @@ void importRange(Ctx& ctx) {
                delta = v[2]->getAsDouble(0);
   if (delta == 0)
     ctx.fail("delta must not be 0");
-  const int64_t n = std::max<int64_t>(int64_t(std::ceil((limit - start) / delta)), 0);
+  const double count = std::ceil((limit - start) / delta);
+  if (!(count < double(int64_t(1) << 31)))
+    ctx.fail("the range has more than 2^31 elements (or is not finite)");
+  const int64_t n = std::max<int64_t>(int64_t(count), 0);
   Tensor t(k, {n});
   if (k == ElemKind::Float32) {
     // As the ONNX reference: repeated float32 additions.

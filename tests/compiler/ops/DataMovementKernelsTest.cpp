@@ -165,3 +165,15 @@ TEST(DataMovementKernels, IllFormedAttributesAreErrors) {
       eval1(K::DepthToSpace, {F({1, 3, 1, 1}, {1, 2, 3})}, attrs({{"blocksize", int64_t(2)}})),
       Error);
 }
+
+TEST(DataMovementKernels, EmptyDimensionsAndHugeResults) {
+  Tensor empty(ElemKind::Float32, {0, 3});
+  Tensor y =
+      eval1(K::Slice, {empty},
+            attrs({{"starts", Ints{0, 2}}, {"ends", Ints{-1, -1}}, {"steps", Ints{-1, -1}}}));
+  EXPECT_EQ(y.dims(), (Shape{0, 3}));
+  EXPECT_THROW(eval1(K::Expand, {F({1}, {1})}, attrs({{"shape", Ints{1 << 20, 1 << 20}}})), Error);
+  EXPECT_THROW(eval1(K::Tile, {F({2}, {1, 2})}, attrs({{"repeats", Ints{int64_t(1) << 40}}})),
+               Error);
+  EXPECT_THROW(eval1(K::Resize, {empty}, attrs({{"sizes", Ints{2, 3}}})), Error);
+}

@@ -5,6 +5,8 @@
 
 #include "ember/support/Error.h"
 
+#include <limits>
+
 using namespace ember;
 using namespace ember::test;
 using K = NodeKind;
@@ -130,4 +132,11 @@ TEST(ElementwiseKernels, MixedKindsAreRejected) {
   Node* a = m.createConstant("a", F({2}, {1, 2}));
   Node* b = m.createConstant("b", I64({2}, {1, 2}));
   EXPECT_THROW(f->create(K::Add, "mixed", {a, b}), Error);
+}
+
+TEST(ElementwiseKernels, MinimumDividedByMinusOneWrapsInsteadOfTrapping) {
+  const int64_t lo = std::numeric_limits<int64_t>::min();
+  expectExact<int64_t>(eval1(K::Div, {I64({1}, {lo}), I64({1}, {-1})}), {1}, {lo});
+  expectExact<int64_t>(eval1(K::Mod, {I64({1}, {lo}), I64({1}, {-1})}), {1}, {0});
+  expectExact<int8_t>(eval1(K::Div, {T_<int8_t>({1}, {-128}), T_<int8_t>({1}, {-1})}), {1}, {-128});
 }

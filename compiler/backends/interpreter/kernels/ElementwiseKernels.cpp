@@ -196,10 +196,23 @@ template <typename T> void checkDivisor(T b, const char* what) {
       throw Error(std::string(what) + ": integer division by zero");
 }
 
+/// a / b and a % b for integers without the x86 trap of MIN / -1 (two's-complement wrap).
+template <typename T> T safeDiv(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    checkDivisor(b, "Div");
+    if (b == -1)
+      return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
+  }
+  return static_cast<T>(a / b);
+}
+template <typename T> T safeRem(T a, T b) {
+  checkDivisor(b, "Mod");
+  return b == -1 ? T(0) : static_cast<T>(a % b);
+}
+
 template <typename T> T pythonMod(T a, T b) {
   if constexpr (std::is_integral_v<T>) {
-    checkDivisor(b, "Mod");
-    T r = static_cast<T>(a % b);
+    T r = safeRem(a, b);
     return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
   } else {
     T r = std::fmod(a, b);
@@ -209,8 +222,7 @@ template <typename T> T pythonMod(T a, T b) {
 
 template <typename T> T cMod(T a, T b) {
   if constexpr (std::is_integral_v<T>) {
-    checkDivisor(b, "Mod");
-    return static_cast<T>(a % b);
+    return safeRem(a, b);
   } else {
     return std::fmod(a, b);
   }
@@ -221,10 +233,7 @@ void registerBinary() {
   registerKernel(K::Add, binaryKernel<kNumeric>([](auto a, auto b) { return decltype(a)(a + b); }));
   registerKernel(K::Sub, binaryKernel<kNumeric>([](auto a, auto b) { return decltype(a)(a - b); }));
   registerKernel(K::Mul, binaryKernel<kNumeric>([](auto a, auto b) { return decltype(a)(a * b); }));
-  registerKernel(K::Div, binaryKernel<kNumeric>([](auto a, auto b) {
-                   checkDivisor(b, "Div");
-                   return decltype(a)(a / b);
-                 }));
+  registerKernel(K::Div, binaryKernel<kNumeric>([](auto a, auto b) { return safeDiv(a, b); }));
   registerKernel(K::Max, binaryKernel<kNumeric>([](auto a, auto b) {
                    if constexpr (std::is_floating_point_v<decltype(a)>)
                      if (std::isnan(a) || std::isnan(b))
