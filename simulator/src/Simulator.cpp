@@ -39,8 +39,12 @@ int fifoIndex(int from, bool toNext) {
   return from > 0 ? (from - 1) * 2 + 1 : -1; // 1: compute->load, 3: store->compute
 }
 /// Producer / consumer engine of FIFO `f`.
-int fifoProducer(int f) { return (f == 0) ? 0 : (f == 1) ? 1 : (f == 2) ? 1 : 2; }
-int fifoConsumer(int f) { return (f == 0) ? 1 : (f == 1) ? 0 : (f == 2) ? 2 : 1; }
+int fifoProducer(int f) {
+  return (f == 0) ? 0 : (f == 1) ? 1 : (f == 2) ? 1 : 2;
+}
+int fifoConsumer(int f) {
+  return (f == 0) ? 1 : (f == 1) ? 0 : (f == 2) ? 2 : 1;
+}
 
 struct Pending {
   std::uint32_t index;
@@ -382,7 +386,8 @@ Result Simulator::run(const Job& job, const Options& opts) const {
   detail::RunState st(isa_, job);
   {
     detail::Machine machine(isa_, job.dram,
-                            opts.dram_window_bytes ? opts.dram_window_bytes : isa_.hw().dram.size_bytes);
+                            opts.dram_window_bytes ? opts.dram_window_bytes
+                                                   : isa_.hw().dram.size_bytes);
     {
       ContextGuard ctx;
       auto npu = std::make_unique<Npu>("npu", isa_, job, opts, machine, st);
@@ -401,7 +406,7 @@ Result Simulator::run(const Job& job, const Options& opts) const {
           std::int64_t oldest = -1;
           std::string engine = "fetch";
           npu->oldestInFlight(engine, oldest);
-          st.fault = Fault{FaultKind::CycleBudget, npu->now(), engine, oldest,
+          st.fault = Fault{FaultKind::CycleBudget, budget, engine, oldest,
                            "cycle budget of " + std::to_string(budget) + " cycles exceeded after " +
                                std::to_string(st.retired) + " of " +
                                std::to_string(st.instructions) + " instructions retired"};

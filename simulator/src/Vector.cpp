@@ -16,10 +16,6 @@ u64 U(const Instruction& in, const char* role) {
   return static_cast<u64>(in.get(role));
 }
 
-std::int32_t wrap32(i64 v) {
-  return static_cast<std::int32_t>(static_cast<std::uint32_t>(v));
-}
-
 /// One operand of a vector instruction: memory, first row, strides.
 struct Operand {
   const char* role;
@@ -44,7 +40,8 @@ void writeRow(const Operand& o, u64 row, const i64* lanes, unsigned n) {
   std::uint8_t* p = o.base + row * o.mem->row_bytes;
   if (o.mem->elem_bits == 8) {
     for (unsigned j = 0; j < n; ++j)
-      p[j] = static_cast<std::uint8_t>(static_cast<std::int8_t>(std::clamp<i64>(lanes[j], -128, 127)));
+      p[j] =
+          static_cast<std::uint8_t>(static_cast<std::int8_t>(std::clamp<i64>(lanes[j], -128, 127)));
   } else {
     for (unsigned j = 0; j < n; ++j) {
       auto v = static_cast<std::uint32_t>(static_cast<std::uint64_t>(lanes[j]));
@@ -150,16 +147,15 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
         for (unsigned j = 0; j < L; ++j) {
           i64 x = a[j], z = b[j];
           if (op == "add")
-            y[j] = wrap32(x + z);
+            y[j] = x + z;
           else if (op == "sub")
-            y[j] = wrap32(x - z);
+            y[j] = x - z;
           else if (op == "mul")
-            y[j] = wrap32(
-                static_cast<i64>(static_cast<std::uint64_t>(x) * static_cast<std::uint64_t>(z)));
+            y[j] = x * z;
           else if (op == "min")
-            y[j] = static_cast<std::int32_t>(std::min(x, z));
+            y[j] = std::min(x, z);
           else
-            y[j] = static_cast<std::int32_t>(std::max(x, z));
+            y[j] = std::max(x, z);
         }
       } else if (cls == Cls::VecUnary) {
         for (unsigned j = 0; j < L; ++j) {

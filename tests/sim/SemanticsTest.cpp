@@ -1,0 +1,252 @@
+// Every instruction class on real data, checked against references written here from
+// docs/isa.md section 2 (not from the simulator's code).
+#include "SimTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace simtest;
+using ember::sim::Result;
+
+namespace {
+
+std::int64_t sat8(std::int64_t v) {
+  return std::clamp<std::int64_t>(v, -128, 127);
+}
+std::int32_t wrap(std::int64_t v) {
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(v));
+}
+
+// Load -> compute -> store handshake used by most programs below.
+const char* kSyncToStore = "sync engine=compute pop_prev push_next\n";
+
+TEST(SimSemantics, DmaLoadStorePaddedStridedBox) {
+  const auto& isa = refIsa();
+  auto image = randomBytes(0x10000, 1);
+  // 3-D box: size0=3 rows, size1=2 lines (stride1 = 4 rows), size2=2 planes (stride2 = 10),
+  // halo of 1 left, 2 right, 1 top, 1 bottom filled with -3. Then store the packed SRAM
+  // box back to DRAM at 0x8000.
+  const int s0 = 3, s1 = 2, s2 = 2, st1 = 4, st2 = 10, pl = 1, pr = 2, pt = 1, pb = 1;
+  const int P0 = pl + s0 + pr, P1 = pt + s1 + pb;
+  std::string prog = "dma.ld sram=act sram_addr=5 dram_addr=0x100 size0=3 size1=2 size2=2 "
+                     "stride1=4 stride2=10 pad_left=1 pad_right=2 pad_top=1 pad_bottom=1 "
+                     "pad_value=-3 push_next\n" +
+                     std::string(kSyncToStore) +
+                     "dma.st sram=act sram_addr=5 dram_addr=0x8000 size0=" + std::to_string(P0) +
+                     " size1=" + std::to_string(P1) + " size2=2 stride1=" + std::to_string(P0) +
+                     " stride2=" + std::to_string(P0 * P1) +
+                     " pop_prev push_prev\nfinish pop_next\n";
+  Result r = run(isa, prog, image);
+  ASSERT_TRUE(r.ok()) << r.report.fault->message();
+  const int R = 16;
+  for (int z = 0; z < s2; ++z)
+    for (int y = 0; y < P1; ++y)
+      for (int x = 0; x < P0; ++x)
+        for (int b = 0; b < R; ++b) {
+          std::size_t out = 0x8000 + std::size_t(((z * P1 + y) * P0 + x) * R + b);
+          std::uint8_t want = 0xFD; // -3
+          if (y >= pt && y < pt + s1 && x >= pl && x < pl + s0)
+            want = image[std::size_t(0x100 + (z * st2 + (y - pt) * st1 + (x - pl)) * R + b)];
+          ASSERT_EQ(r.dram[out], want) << "z=" << z << " y=" << y << " x=" << x << " b=" << b;
+        }
+  // Bytes outside the stored box are untouched.
+  EXPECT_EQ(r.dram[0x8000 + std::size_t(2 * P0 * P1 * R)],
+            image[0x8000 + std::size_t(2 * P0 * P1 * R)]);
+  EXPECT_EQ(r.report.memories.back().bytes_read, std::uint64_t(s0 * s1 * s2 * R));
+  EXPECT_EQ(r.report.memories.back().bytes_written, std::uint64_t(P0 * P1 * s2 * R));
+}
+
+TEST(SimSemantics, GemmTwoInputBlocksMatchesReference) {
+  const auto& isa = refIsa();
+  const int M = 20, C = 32, K = 16;
+  auto image = randomBytes(0x4000, 2);
+  // act: block cb, pixel m at row cb*M + m (lane c % 16); weights: block cb at 0x1000.
+  std::string prog =
+      "dma.ld sram=act sram_addr=0 dram_addr=0 size0=40 size1=1 size2=1\n"
+      "dma.ld sram=weight sram_addr=0 dram_addr=0x1000 size0=2 size1=1 size2=1 push_next\n"
+      "gemm reset acc_addr=0 n0=20 n1=1 n2=1 acc_s0=1 pop_prev\n"
+      "gemm act_addr=0 acc_addr=0 wgt_addr=0 n0=20 n1=1 n2=2 act_s0=1 act_s2=20 "
+      "acc_s0=1 wgt_s2=1 push_next\n"
+      "dma.st sram=acc sram_addr=0 dram_addr=0x2000 size0=20 size1=1 size2=1 pop_prev push_prev\n"
+      "finish pop_next\n";
+  // Garbage in acc region of DRAM must not matter (reset).
+  Result r = run(isa, prog, image);
+  ASSERT_TRUE(r.ok()) << r.report.fault->message();
+  for (int m = 0; m < M; ++m)
+    for (int k = 0; k < K; ++k) {
+      std::int64_t want = 0;
+      for (int c = 0; c < C; ++c) {
+        auto x = static_cast<std::int8_t>(image[std::size_t(((c / 16) * M + m) * 16 + c % 16)]);
+        auto w =
+            static_cast<std::int8_t>(image[std::size_t(0x1000 + (c / 16) * 256 + k * 16 + c % 16)]);
+        want += std::int64_t(x) * w;
+      }
+      EXPECT_EQ(i32At(r.dram, std::size_t(0x2000 + (m * 16 + k) * 4)), wrap(want)) << m << "," << k;
+    }
+  EXPECT_EQ(r.report.macs, std::uint64_t(M * 2 * 256));
+}
+
+TEST(SimSemantics, VectorBinaryOpsWrapAndSaturate) {
+  const auto& isa = refIsa();
+  std::vector<std::uint8_t> image(0x4000, 0);
+  std::mt19937 rng(3);
+  // 4 acc rows of a (0x0), 4 of b (0x100); include extremes for wrap-around.
+  for (int i = 0; i < 64; ++i) {
+    putI32(image, std::size_t(i * 4), static_cast<std::int32_t>(rng()));
+    putI32(image, std::size_t(0x100 + i * 4), static_cast<std::int32_t>(rng() % 2001) - 1000);
+  }
+  putI32(image, 0, INT32_MAX);
+  putI32(image, 0x100, 5);
+  std::string prog =
+      "dma.ld sram=acc sram_addr=0 dram_addr=0 size0=4 size1=1 size2=1\n"
+      "dma.ld sram=acc sram_addr=4 dram_addr=0x100 size0=4 size1=1 size2=1 push_next\n"
+      "vadd dst_mem=acc src_mem=acc dst_addr=10 src0_addr=0 src1_addr=4 n0=4 n1=1 dst_s0=1 "
+      "src0_s0=1 src1_s0=1 pop_prev\n"
+      "vsub dst_mem=acc src_mem=acc dst_addr=14 src0_addr=0 src1_addr=4 n0=4 n1=1 dst_s0=1 "
+      "src0_s0=1 src1_s0=1\n"
+      "vmul dst_mem=acc src_mem=acc dst_addr=18 src0_addr=0 src1_addr=4 n0=4 n1=1 dst_s0=1 "
+      "src0_s0=1 src1_s0=1\n"
+      "vmin dst_mem=acc src_mem=acc dst_addr=22 src0_addr=0 src1_addr=4 n0=4 n1=1 dst_s0=1 "
+      "src0_s0=1 src1_s0=1\n"
+      "vmax dst_mem=acc src_mem=acc dst_addr=26 src0_addr=0 src1_addr=4 n0=2 n1=2 dst_s0=1 "
+      "dst_s1=2 src0_s0=1 src0_s1=2 src1_s0=1 src1_s1=2\n"
+      "vadd dst_mem=act src_mem=acc dst_addr=0 src0_addr=0 src1_addr=4 n0=4 n1=1 dst_s0=1 "
+      "src0_s0=1 src1_s0=0 push_next\n"
+      "dma.st sram=acc sram_addr=10 dram_addr=0x1000 size0=20 size1=1 size2=1 pop_prev\n"
+      "dma.st sram=act sram_addr=0 dram_addr=0x2000 size0=4 size1=1 size2=1 push_prev\n"
+      "finish pop_next\n";
+  Result r = run(isa, prog, image);
+  ASSERT_TRUE(r.ok()) << r.report.fault->message();
+  for (int row = 0; row < 4; ++row)
+    for (int l = 0; l < 16; ++l) {
+      std::int64_t a = i32At(image, std::size_t((row * 16 + l) * 4));
+      std::int64_t b = i32At(image, std::size_t(0x100 + (row * 16 + l) * 4));
+      auto out = [&](int op) {
+        return i32At(r.dram, std::size_t(0x1000 + ((op * 4 + row) * 16 + l) * 4));
+      };
+      EXPECT_EQ(out(0), wrap(a + b));
+      EXPECT_EQ(out(1), wrap(a - b));
+      EXPECT_EQ(out(2), wrap(a * b));
+      EXPECT_EQ(out(3), std::min(a, b));
+      EXPECT_EQ(out(4), std::max(a, b));
+      // act destination saturates the int64 result; src1 stride 0 broadcasts b's row 0.
+      std::int64_t b0 = i32At(image, std::size_t(0x100 + l * 4));
+      EXPECT_EQ(static_cast<std::int8_t>(r.dram[std::size_t(0x2000 + row * 16 + l)]), sat8(a + b0));
+    }
+}
+
+TEST(SimSemantics, VectorUnaryShiftClampCopy) {
+  const auto& isa = refIsa();
+  std::vector<std::uint8_t> image(0x4000, 0);
+  std::mt19937 rng(4);
+  for (int i = 0; i < 32; ++i)
+    putI32(image, std::size_t(i * 4), static_cast<std::int32_t>(rng() % 200001) - 100000);
+  for (int i = 0; i < 32; ++i)
+    image[std::size_t(0x200 + i)] = static_cast<std::uint8_t>(rng());
+  std::string prog =
+      "dma.ld sram=acc sram_addr=0 dram_addr=0 size0=2 size1=1 size2=1\n"
+      "dma.ld sram=act sram_addr=0 dram_addr=0x200 size0=2 size1=1 size2=1 push_next\n"
+      "vshr dst_mem=acc src_mem=acc dst_addr=10 src_addr=0 n0=2 n1=1 dst_s0=1 src_s0=1 imm0=5 "
+      "pop_prev\n"
+      "vshr dst_mem=acc src_mem=acc dst_addr=12 src_addr=0 n0=2 n1=1 dst_s0=1 src_s0=1 imm0=-3\n"
+      "vclamp dst_mem=acc src_mem=acc dst_addr=14 src_addr=0 n0=2 n1=1 dst_s0=1 src_s0=1 imm0=-500 "
+      "imm1=700\n"
+      "vmov dst_mem=acc src_mem=act dst_addr=16 src_addr=0 n0=2 n1=1 dst_s0=1 src_s0=1\n"
+      "vmov dst_mem=act src_mem=acc dst_addr=8 src_addr=0 n0=2 n1=1 dst_s0=1 src_s0=1 push_next\n"
+      "dma.st sram=acc sram_addr=10 dram_addr=0x1000 size0=8 size1=1 size2=1 pop_prev\n"
+      "dma.st sram=act sram_addr=8 dram_addr=0x2000 size0=2 size1=1 size2=1 push_prev\n"
+      "finish pop_next\n";
+  Result r = run(isa, prog, image);
+  ASSERT_TRUE(r.ok()) << r.report.fault->message();
+  for (int i = 0; i < 32; ++i) {
+    std::int64_t x = i32At(image, std::size_t(i * 4));
+    auto out = [&](int blk) { return i32At(r.dram, std::size_t(0x1000 + (blk * 32 + i) * 4)); };
+    EXPECT_EQ(out(0), (x + 16) >> 5);
+    EXPECT_EQ(out(1), wrap(x * 8));
+    EXPECT_EQ(out(2), std::clamp<std::int64_t>(x, -500, 700));
+    EXPECT_EQ(out(3), static_cast<std::int8_t>(image[std::size_t(0x200 + i)]));
+    EXPECT_EQ(static_cast<std::int8_t>(r.dram[std::size_t(0x2000 + i)]), sat8(x));
+  }
+}
+
+TEST(SimSemantics, RequantizeIsTheArchitectureContract) {
+  const auto& isa = refIsa();
+  std::vector<std::uint8_t> image(0x4000, 0);
+  std::mt19937 rng(5);
+  for (int i = 0; i < 48; ++i) // 3 acc rows
+    putI32(image, std::size_t(i * 4), static_cast<std::int32_t>(rng()));
+  putI32(image, 0, INT32_MIN);
+  putI32(image, 4, INT32_MAX);
+  std::vector<std::int32_t> M(16), S(16);
+  for (int l = 0; l < 16; ++l) {
+    M[std::size_t(l)] = static_cast<std::int32_t>((rng() % 0x7FFFFFFEu) + 1);
+    S[std::size_t(l)] = static_cast<std::int32_t>(1 + rng() % 62);
+    putI32(image, std::size_t(0x400 + l * 4), M[std::size_t(l)]);
+    putI32(image, std::size_t(0x440 + l * 4), S[std::size_t(l)]);
+  }
+  std::string prog =
+      "dma.ld sram=acc sram_addr=0 dram_addr=0 size0=3 size1=1 size2=1\n"
+      "dma.ld sram=param sram_addr=6 dram_addr=0x400 size0=2 size1=1 size2=1 push_next\n"
+      "requant dst_addr=20 src_addr=0 param_addr=6 zero_point=-7 lo=-7 hi=100 n0=3 n1=1 dst_s0=1 "
+      "src_s0=1 pop_prev push_next\n"
+      "dma.st sram=act sram_addr=20 dram_addr=0x1000 size0=3 size1=1 size2=1 pop_prev push_prev\n"
+      "finish pop_next\n";
+  Result r = run(isa, prog, image);
+  ASSERT_TRUE(r.ok()) << r.report.fault->message();
+  for (int i = 0; i < 48; ++i) {
+    int l = i % 16;
+    std::int64_t a = i32At(image, std::size_t(i * 4));
+    std::int64_t s = S[std::size_t(l)];
+    std::int64_t y = ((a * M[std::size_t(l)] + (std::int64_t(1) << (s - 1))) >> s) + (-7);
+    y = std::min<std::int64_t>(std::max<std::int64_t>(y, -7), 100);
+    EXPECT_EQ(static_cast<std::int8_t>(r.dram[std::size_t(0x1000 + i)]), y) << "element " << i;
+  }
+}
+
+TEST(SimSemantics, LutMapsThroughParamTable) {
+  const auto& isa = refIsa();
+  std::vector<std::uint8_t> image(0x4000, 0);
+  auto table = randomBytes(256 * 2, 6);
+  std::copy(table.begin(), table.end(), image.begin() + 0x800);
+  for (int i = 0; i < 48; ++i)
+    image[std::size_t(i)] = static_cast<std::uint8_t>(i * 37 + 128);
+  // Tables 0 and 1 at param rows 0..7 (64-byte rows); use table 1.
+  std::string prog =
+      "dma.ld sram=act sram_addr=0 dram_addr=0 size0=3 size1=1 size2=1\n"
+      "dma.ld sram=param sram_addr=0 dram_addr=0x800 size0=8 size1=1 size2=1 push_next\n"
+      "lut table=1 dst_addr=10 src_addr=0 n0=3 n1=1 dst_s0=1 src_s0=1 pop_prev push_next\n"
+      "dma.st sram=act sram_addr=10 dram_addr=0x1000 size0=3 size1=1 size2=1 pop_prev push_prev\n"
+      "finish pop_next\n";
+  Result r = run(isa, prog, image);
+  ASSERT_TRUE(r.ok()) << r.report.fault->message();
+  for (int i = 0; i < 48; ++i) {
+    int x = static_cast<std::int8_t>(image[std::size_t(i)]);
+    EXPECT_EQ(r.dram[std::size_t(0x1000 + i)], table[std::size_t(256 + x + 128)]) << i;
+  }
+}
+
+TEST(SimSemantics, LargeVariantRunsGemmWith32Lanes) {
+  const auto& isa = largeIsa();
+  const int M = 8;
+  auto image = randomBytes(0x4000, 7);
+  std::string prog =
+      "dma.ld sram=act sram_addr=0 dram_addr=0 size0=8 size1=1 size2=1\n"
+      "dma.ld sram=weight sram_addr=0 dram_addr=0x1000 size0=1 size1=1 size2=1 push_next\n"
+      "gemm reset acc_addr=0 n0=8 n1=1 n2=1 acc_s0=1 pop_prev\n"
+      "gemm act_addr=0 acc_addr=0 wgt_addr=0 n0=8 n1=1 n2=1 act_s0=1 acc_s0=1 push_next\n"
+      "dma.st sram=acc sram_addr=0 dram_addr=0x2000 size0=8 size1=1 size2=1 pop_prev push_prev\n"
+      "finish pop_next\n";
+  Result r = run(isa, prog, image);
+  ASSERT_TRUE(r.ok()) << r.report.fault->message();
+  for (int m = 0; m < M; ++m)
+    for (int k = 0; k < 32; ++k) {
+      std::int64_t want = 0;
+      for (int c = 0; c < 32; ++c)
+        want += std::int64_t(static_cast<std::int8_t>(image[std::size_t(m * 32 + c)])) *
+                static_cast<std::int8_t>(image[std::size_t(0x1000 + k * 32 + c)]);
+      EXPECT_EQ(i32At(r.dram, std::size_t(0x2000 + (m * 32 + k) * 4)), wrap(want));
+    }
+}
+
+} // namespace
