@@ -112,40 +112,43 @@ void spaceToDepthKernel(const Node& n, const Ins& in, Outs& out) {
   permutedCopy(*in[0], out[0], {d[0], d[1], d[2] / b, b, d[3] / b, b}, {0, 3, 5, 1, 2, 4});
 }
 
-/// Concat (split = false) or Split (split = true): blocks along the axis.
-void blockCopy(const Node& n, const Tensor& whole, const std::vector<Tensor*>& parts, bool split) {
-  const size_t axis = size_t(axisAttr(n, whole.dims().size()));
-  const size_t es = elemSize(whole.kind());
+/// The blocks that Concat joins and Split cuts: for every outer index and part p,
+/// calls f(p, wholeByteOffset, partByteOffset, bytes). `parts` are the parts' shapes.
+template <typename F>
+void forEachBlock(const Node& n, const Shape& whole, ElemKind kind,
+                  const std::vector<const Shape*>& parts, F f) {
+  const size_t axis = size_t(axisAttr(n, whole.size()));
+  const size_t es = elemSize(kind);
   int64_t outer, extent, inner;
-  splitAround(whole.dims(), axis, &outer, &extent, &inner);
+  splitAround(whole, axis, &outer, &extent, &inner);
   int64_t offset = 0; // along the axis, in elements of one row
-  for (Tensor* p : parts) {
-    const int64_t pe = p->dims()[axis];
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const int64_t pe = (*parts[p])[axis];
     const size_t rowBytes = size_t(pe * inner) * es;
-    for (int64_t o = 0; o < outer; ++o) {
-      uint8_t* wp = const_cast<uint8_t*>(whole.raw()) + size_t(o * extent * inner + offset) * es;
-      uint8_t* pp = p->raw() + size_t(o) * rowBytes;
-      if (split)
-        std::memcpy(pp, wp, rowBytes);
-      else
-        std::memcpy(wp, pp, rowBytes);
-    }
+    for (int64_t o = 0; o < outer; ++o)
+      f(p, size_t(o * extent * inner + offset) * es, size_t(o) * rowBytes, rowBytes);
     offset += pe * inner;
   }
 }
 
 void concatKernel(const Node& n, const Ins& in, Outs& out) {
-  std::vector<Tensor*> parts;
+  std::vector<const Shape*> parts;
   for (const Tensor* t : in)
-    parts.push_back(const_cast<Tensor*>(t)); // only read: blockCopy(split = false)
-  blockCopy(n, out[0], parts, false);
+    parts.push_back(&t->dims());
+  forEachBlock(n, out[0].dims(), out[0].kind(), parts,
+               [&](size_t p, size_t w, size_t po, size_t bytes) {
+                 std::memcpy(out[0].raw() + w, in[p]->raw() + po, bytes);
+               });
 }
 
 void splitKernel(const Node& n, const Ins& in, Outs& out) {
-  std::vector<Tensor*> parts;
-  for (Tensor& t : out)
-    parts.push_back(&t);
-  blockCopy(n, *in[0], parts, true);
+  std::vector<const Shape*> parts;
+  for (const Tensor& t : out)
+    parts.push_back(&t.dims());
+  forEachBlock(n, in[0]->dims(), in[0]->kind(), parts,
+               [&](size_t p, size_t w, size_t po, size_t bytes) {
+                 std::memcpy(out[p].raw() + po, in[0]->raw() + w, bytes);
+               });
 }
 
 /// Reads index i of an int32/int64 tensor, normalised into [0, extent).

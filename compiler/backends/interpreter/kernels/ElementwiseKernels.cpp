@@ -265,7 +265,7 @@ void registerBinary() {
 }
 
 /// Pow: the exponent may have another kind than the base; the result has the base's.
-void powKernel(const Node& n, const Ins& in, Outs& out) {
+void powKernel(const Node&, const Ins& in, Outs& out) {
   dispatchKind<kNumeric>(in[0]->kind(), "Pow", [&](auto tb) {
     using T = typename decltype(tb)::type;
     dispatchKind<kNumeric>(in[1]->kind(), "Pow", [&](auto te) {
@@ -281,7 +281,6 @@ void powKernel(const Node& n, const Ins& in, Outs& out) {
                           });
     });
   });
-  (void)n;
 }
 
 void whereKernel(const Node& n, const Ins& in, Outs& out) {
