@@ -34,7 +34,7 @@ void importQuant(OnnxNodeContext& ctx, NodeKind kind) {
   if (!quantize && x.kind() != ElemKind::Int8 && x.kind() != ElemKind::Int32)
     ctx.unsupported(std::string("dequantizing ") + elemKindName(x.kind()));
   Attrs a;
-  if (scale->dims().empty() || (scale->size() == 1 && ctx.opset() < 13)) {
+  if (scale->size() == 1) { // scalar or one-element: per tensor
     a.set("scale", scale->getAsDouble(0));
     a.set("zero_point", zp ? zp->getAsInt(0) : int64_t(0));
   } else {
