@@ -1,5 +1,6 @@
 // Small NN cases computed by hand, and ill-formed nodes that must be rejected with an
 // ember::Error naming the node.
+#include "NNTestUtil.h"
 #include "ember/backend/Backend.h"
 #include "ember/graph/Graph.h"
 #include "ember/interpreter/Interpreter.h"
@@ -24,21 +25,7 @@ Attrs attrs(std::initializer_list<std::pair<const char*, AttrValue>> list) {
   return a;
 }
 
-/// Runs one node on the given inputs; returns result 0.
-Tensor run1(NodeKind kind, const Attrs& a, const std::vector<Tensor>& inputs) {
-  Module m;
-  Function* f = m.createFunction("main");
-  std::vector<NodeValue> ins;
-  TensorMap feed;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const std::string name = "in" + std::to_string(i);
-    ins.push_back(m.createPlaceholder(name, inputs[i].type()));
-    feed[name] = inputs[i];
-  }
-  Node* n = f->create(kind, "node", ins, a);
-  f->addOutput("out", n->result(0));
-  return createInterpreterBackend()->compile(*f)->run(feed).at("out");
-}
+using nntest::run1;
 
 void expectValues(const Tensor& t, Shape dims, std::vector<float> want, float tol = 1e-6f) {
   ASSERT_EQ(t.dims(), dims);

@@ -2,6 +2,7 @@
 // BatchNormalization attributes of opsets 7-9), auto_pad resolution, and models that
 // must be rejected. Models and expected values come from gen_nn_onnx.py (numpy and
 // PyTorch), written into the build folder at build time.
+#include "NNTestUtil.h"
 #include "ember/backend/Backend.h"
 #include "ember/graph/Graph.h"
 #include "ember/importer/OnnxImporter.h"
@@ -19,20 +20,7 @@ namespace {
 
 const std::string kDir = std::string(EMBER_BINARY_DIR) + "/tests/compiler/nn/onnx/";
 
-Tensor readBin(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f)
-    throw std::runtime_error("cannot open " + path + " (run gen_nn_onnx.py)");
-  int64_t rank = 0;
-  f.read(reinterpret_cast<char*>(&rank), sizeof rank);
-  Shape dims(static_cast<size_t>(rank));
-  f.read(reinterpret_cast<char*>(dims.data()), static_cast<std::streamsize>(rank * 8));
-  Tensor t(ElemKind::Float32, dims);
-  f.read(reinterpret_cast<char*>(t.raw()), static_cast<std::streamsize>(t.sizeInBytes()));
-  if (!f)
-    throw std::runtime_error("truncated " + path);
-  return t;
-}
+using nntest::readBin;
 
 /// Imports NAME.onnx, feeds the placeholders in module order from NAME.in<i>.bin and
 /// compares the first output with NAME.out0.bin.

@@ -1,5 +1,6 @@
 // NN operators end to end on the interpreter (type inference + kernel), compared with
 // PyTorch results that gen_nn_refs.py writes into the build folder at build time.
+#include "NNTestUtil.h"
 #include "ember/backend/Backend.h"
 #include "ember/graph/Graph.h"
 #include "ember/interpreter/Interpreter.h"
@@ -19,20 +20,9 @@ using I = std::vector<int64_t>;
 
 const std::string kRefDir = std::string(EMBER_BINARY_DIR) + "/tests/compiler/nn/refs/";
 
-/// Reads a .bin written by gen_nn_refs.py: int64 rank, int64 dims, float32 data.
+using nntest::runNode;
 Tensor readRef(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f)
-    throw std::runtime_error("cannot open " + path + " (run gen_nn_refs.py)");
-  int64_t rank = 0;
-  f.read(reinterpret_cast<char*>(&rank), sizeof rank);
-  Shape dims(static_cast<size_t>(rank));
-  f.read(reinterpret_cast<char*>(dims.data()), static_cast<std::streamsize>(rank * 8));
-  Tensor t(ElemKind::Float32, dims);
-  f.read(reinterpret_cast<char*>(t.raw()), static_cast<std::streamsize>(t.sizeInBytes()));
-  if (!f)
-    throw std::runtime_error("truncated " + path);
-  return t;
+  return nntest::readBin(path);
 }
 
 struct RefCase {
@@ -147,24 +137,6 @@ void expectClose(const Tensor& got, const Tensor& want, const std::string& what)
         ADD_FAILURE() << what << " element " << i << ": got " << g[i] << ", want " << w[i];
     }
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << got.size() << " elements differ";
-}
-
-/// Builds a one-node function over placeholders for `inputs` and runs it.
-TensorMap runNode(NodeKind kind, const Attrs& a, const std::vector<Tensor>& inputs,
-                  int numOutputs) {
-  Module m;
-  Function* f = m.createFunction("main");
-  std::vector<NodeValue> ins;
-  TensorMap feed;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const std::string name = "in" + std::to_string(i);
-    ins.push_back(m.createPlaceholder(name, inputs[i].type()));
-    feed[name] = inputs[i];
-  }
-  Node* n = f->create(kind, "node", ins, a);
-  for (int j = 0; j < numOutputs; ++j)
-    f->addOutput("out" + std::to_string(j), n->result(static_cast<unsigned>(j)));
-  return createInterpreterBackend()->compile(*f)->run(feed);
 }
 
 class NNReference : public ::testing::TestWithParam<RefCase> {};
