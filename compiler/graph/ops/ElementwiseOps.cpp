@@ -98,7 +98,7 @@ void registerElementwiseOps() {
         K::Floor,       K::Ceil,      K::Round,     K::Sin,  K::Cos,   K::Tan,   K::Asin,
         K::Acos,        K::Atan,      K::Sinh,      K::Cosh, K::Asinh, K::Acosh, K::Atanh,
         K::Softplus,    K::Softsign,  K::LeakyRelu, K::Elu,  K::Selu,  K::Celu,  K::ThresholdedRelu,
-        K::HardSigmoid, K::HardSwish, K::Shrink})
+        K::HardSigmoid, K::HardSwish, K::Shrink,    K::Silu, K::Gelu})
     add(k, floatUnary, {"input"});
   for (K k : {K::Relu, K::Neg, K::Abs, K::Sign})
     add(k, numericUnary, {"input"});

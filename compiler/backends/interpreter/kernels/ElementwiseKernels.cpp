@@ -127,6 +127,10 @@ const FloatUnary kFloatUnary[] = {
     {NodeKind::HardSwish,
      {},
      [](double x, const UnaryParams&) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); }},
+    {NodeKind::Silu, {}, [](double x, const UnaryParams&) { return x * sigmoid(x); }},
+    {NodeKind::Gelu,
+     {},
+     [](double x, const UnaryParams&) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }},
     {NodeKind::Shrink,
      {0, 0, 0, 0, 0.5},
      [](double x, const UnaryParams& p) {
