@@ -8,6 +8,7 @@
 #include "ConvWindow.h"
 #include "GemmCore.h"
 #include "ember/interpreter/Kernels.h"
+#include "ember/passes/FusedActivation.h"
 
 #include <cstring>
 #include <vector>
@@ -136,6 +137,7 @@ void convKernel(const Node& n, const std::vector<const Tensor*>& in, std::vector
       sgemm(mg, outPlane, kdim, 1.f, {wg, kdim, 1}, {cols, outPlane, 1}, 1.f, yg, outPlane);
     }
   }
+  applyFusedActivation(n, y);
 }
 
 /// Scatter-adds columns (rows: channel, kd, kh, kw; columns: input positions) into the

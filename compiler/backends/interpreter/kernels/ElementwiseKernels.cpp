@@ -6,6 +6,7 @@
 #include "Broadcast.h"
 
 #include "ember/interpreter/Kernels.h"
+#include "ember/passes/FusedActivation.h"
 
 #include <cmath>
 #include <limits>
@@ -234,7 +235,11 @@ template <typename T> T cMod(T a, T b) {
 
 void registerBinary() {
   using K = NodeKind;
-  registerKernel(K::Add, binaryKernel<kNumeric>([](auto a, auto b) { return decltype(a)(a + b); }));
+  // Add may carry a fused activation (ember/passes/FusedActivation.h).
+  registerKernel(K::Add, [](const Node& n, const Ins& in, Outs& out) {
+    runBinary<kNumeric>(n, in, out, [](auto a, auto b) { return decltype(a)(a + b); });
+    applyFusedActivation(n, out[0]);
+  });
   registerKernel(K::Sub, binaryKernel<kNumeric>([](auto a, auto b) { return decltype(a)(a - b); }));
   registerKernel(K::Mul, binaryKernel<kNumeric>([](auto a, auto b) { return decltype(a)(a * b); }));
   registerKernel(K::Div, binaryKernel<kNumeric>([](auto a, auto b) { return safeDiv(a, b); }));

@@ -3,6 +3,7 @@
 // blocked GEMM core.
 #include "GemmCore.h"
 #include "ember/interpreter/Kernels.h"
+#include "ember/passes/FusedActivation.h"
 
 #include <vector>
 
@@ -32,7 +33,7 @@ std::vector<int64_t> batchOffsets(const Shape& full, const Shape& own, int64_t m
   return offsets;
 }
 
-void matMulKernel(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
+void matMulProduct(const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
   Shape a = in[0]->dims(), b = in[1]->dims();
   if (a.size() == 1)
     a.insert(a.begin(), 1);
@@ -86,6 +87,13 @@ void gemmKernel(const Node& node, const std::vector<const Tensor*>& in, std::vec
   }
   sgemmRowMajor(ta, tb, m, n, k, alpha, a.data<float>(), a.dims()[1], b.data<float>(), b.dims()[1],
                 gemmBeta, yp, n);
+  applyFusedActivation(node, out[0]);
+}
+
+void matMulKernel(const Node& node, const std::vector<const Tensor*>& in,
+                  std::vector<Tensor>& out) {
+  matMulProduct(in, out);
+  applyFusedActivation(node, out[0]);
 }
 
 } // namespace

@@ -1,0 +1,59 @@
+#pragma once
+/// \file
+/// The built-in graph passes, callable one by one (tests, tools) or by name through the
+/// registry of Pass.h. Each returns the number of rewrites it made and leaves the
+/// function verified-valid and topologically sorted; the nodes it makes dead are
+/// removed (unused Constants stay in the Module until `dce`).
+
+#include "ember/passes/Pass.h"
+
+namespace ember {
+
+/// `dce`: removes nodes whose results reach no output, then unused Constants.
+size_t runDce(Function& f, const PassContext& ctx = {});
+
+/// `cse`: merges nodes of the same kind, inputs, attributes and result types, and
+/// Constants of identical type and content.
+size_t runCse(Function& f, const PassContext& ctx = {});
+
+/// `constant-fold`: evaluates nodes whose inputs are all Constants with the
+/// interpreter's kernels and replaces them by Constants (size cap:
+/// PassContext::foldLimitElements). Quantize/DequantizeLinear are kept, so QDQ
+/// patterns survive for the quantizer.
+size_t runConstantFold(Function& f, const PassContext& ctx = {});
+
+/// `fold-batchnorm`: BatchNormalization (constant parameters) after a single-use Conv
+/// with constant weights becomes new weights and bias; so do Mul / Add by per-channel
+/// constants after such a Conv.
+size_t runFoldBatchNorm(Function& f, const PassContext& ctx = {});
+
+/// `sink-transpose`: merges Transpose of Transpose, removes identity transposes, and
+/// moves a single-use Transpose below an elementwise unary op (so that transposes meet
+/// and cancel).
+size_t runSinkTranspose(Function& f, const PassContext& ctx = {});
+
+/// `merge-reshape`: Reshape of Reshape becomes one Reshape; a Reshape to its input's
+/// shape is removed.
+size_t runMergeReshape(Function& f, const PassContext& ctx = {});
+
+/// `fuse-activation`: Relu, or Clip, whose producer is a single-use float Conv, Gemm,
+/// MatMul or Add becomes the producer's `activation` attribute (FusedActivation.h).
+size_t runFuseActivation(Function& f, const PassContext& ctx = {});
+
+/// `fuse-silu-gelu`: x * Sigmoid(x) -> Silu(x); torch's erf form of GELU
+/// (x * 0.5 * (1 + Erf(x / sqrt 2)), any association and operand order, division by
+/// sqrt 2 or multiplication by 1 / sqrt 2) -> Gelu(x).
+size_t runFuseSiluGelu(Function& f, const PassContext& ctx = {});
+
+/// `lower`: rewrites every node for which ctx.backend->shouldLower(node) is true and a
+/// lowering exists into primitives: Gemm -> (Transpose) MatMul (Mul) (Add);
+/// LayerNormalization -> ReduceMean/Sub/Mul/Add/Sqrt/Div; BatchNormalization -> Mul +
+/// Add of folded constants; GlobalAveragePool <-> ReduceMean over the spatial axes;
+/// HardSigmoid -> Mul/Add/Clip; HardSwish -> x * HardSigmoid form; Silu -> x *
+/// Sigmoid(x); Gelu -> its erf form. No backend: nothing is lowered.
+size_t runLower(Function& f, const PassContext& ctx = {});
+
+/// Node kinds for which runLower has a lowering.
+std::vector<NodeKind> lowerableKinds();
+
+} // namespace ember

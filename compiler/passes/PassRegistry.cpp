@@ -1,0 +1,165 @@
+// The pass registry, the default pipeline and the pipeline runner.
+#include "ember/graph/Verifier.h"
+#include "ember/passes/Passes.h"
+#include "ember/support/Error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <iomanip>
+#include <map>
+#include <mutex>
+
+namespace ember {
+
+namespace {
+
+std::map<std::string, PassInfo>& table() {
+  static std::map<std::string, PassInfo> t;
+  return t;
+}
+
+/// The built-in passes: one row each (name, description, function).
+void registerBuiltinPasses() {
+  const PassInfo builtins[] = {
+      {"dce", "remove nodes that reach no output, then unused constants", runDce},
+      {"cse", "merge nodes with equal kind, inputs, attributes and types, and equal constants",
+       runCse},
+      {"constant-fold",
+       "evaluate nodes whose inputs are all constants (interpreter kernels, size-capped)",
+       runConstantFold},
+      {"fold-batchnorm",
+       "fold BatchNormalization and per-channel Mul/Add after a Conv into its weights/bias",
+       runFoldBatchNorm},
+      {"sink-transpose",
+       "merge Transpose pairs, drop identity transposes, sink transposes below unary ops",
+       runSinkTranspose},
+      {"merge-reshape", "merge Reshape chains and drop reshapes to the same shape",
+       runMergeReshape},
+      {"fuse-silu-gelu", "x*Sigmoid(x) -> Silu; torch's erf GELU decomposition -> Gelu",
+       runFuseSiluGelu},
+      {"fuse-activation",
+       "Relu/Clip after a single-use Conv, Gemm, MatMul or Add -> its 'activation' attribute",
+       runFuseActivation},
+      {"lower", "rewrite high-level nodes the backend asks for (shouldLower) into primitives",
+       runLower},
+  };
+  for (const PassInfo& p : builtins)
+    table()[p.name] = p;
+}
+
+std::map<std::string, PassInfo>& registry() {
+  static std::once_flag once;
+  std::call_once(once, registerBuiltinPasses);
+  return table();
+}
+
+std::string knownPasses() {
+  std::string s;
+  for (const auto& [name, _] : registry())
+    s += (s.empty() ? "" : ", ") + name;
+  return s;
+}
+
+} // namespace
+
+void registerPass(PassInfo info) {
+  if (info.name.empty() || !info.run)
+    throw Error("pass registry", "a pass needs a name and a function");
+  registry()[info.name] = std::move(info);
+}
+
+const PassInfo* findPass(const std::string& name) {
+  auto& r = registry();
+  auto it = r.find(name);
+  return it == r.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> passNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, _] : registry())
+    names.push_back(name);
+  return names;
+}
+
+std::vector<std::string> defaultPipeline() {
+  // Clean up the import first, so that patterns are visible; fold batch norms and
+  // fuse SiLU/GELU before lowering (lowering may expand what they match); clean up
+  // what lowering produced; fuse activations last, on the final producers.
+  return {"dce",
+          "constant-fold",
+          "cse",
+          "merge-reshape",
+          "sink-transpose",
+          "fold-batchnorm",
+          "fuse-silu-gelu",
+          "lower",
+          "constant-fold",
+          "cse",
+          "fuse-activation",
+          "dce"};
+}
+
+std::vector<PassStats> runPipeline(Function& f, const std::vector<std::string>& names) {
+  return runPipeline(f, names, PassContext{});
+}
+
+std::vector<PassStats> runPipeline(Function& f, const std::vector<std::string>& names,
+                                   const PassContext& ctx) {
+  std::vector<const PassInfo*> passes;
+  for (const std::string& n : names) {
+    const PassInfo* p = findPass(n);
+    if (!p)
+      throw Error("pipeline", "unknown pass '" + n + "' (known passes: " + knownPasses() + ")");
+    passes.push_back(p);
+  }
+  std::vector<PassStats> stats;
+  for (const PassInfo* p : passes) {
+    PassStats s;
+    s.pass = p->name;
+    s.nodesBefore = f.numNodes();
+    const auto t0 = std::chrono::steady_clock::now();
+    s.changed = p->run(f, ctx);
+    s.milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    s.nodesAfter = f.numNodes();
+    if (ctx.verify) {
+      const std::vector<std::string> problems = verifyFunction(f);
+      if (!problems.empty()) {
+        std::string msg = "left an invalid function:";
+        for (const std::string& pr : problems)
+          msg += "\n  " + pr;
+        throw Error("pass '" + p->name + "'", msg);
+      }
+    }
+    stats.push_back(s);
+  }
+  return stats;
+}
+
+void printPipeline(std::ostream& os) {
+  printPipeline(os, defaultPipeline());
+}
+
+void printPipeline(std::ostream& os, const std::vector<std::string>& pipeline) {
+  size_t width = 0;
+  for (const std::string& n : pipeline)
+    width = std::max(width, n.size());
+  for (size_t i = 0; i < pipeline.size(); ++i) {
+    const PassInfo* p = findPass(pipeline[i]);
+    os << std::setw(3) << i + 1 << ". " << std::left << std::setw(static_cast<int>(width))
+       << pipeline[i] << std::right << "  " << (p ? p->description : "(unknown pass)") << "\n";
+  }
+}
+
+void printPassStats(std::ostream& os, const std::vector<PassStats>& stats) {
+  os << std::left << std::setw(18) << "pass" << std::right << std::setw(8) << "before"
+     << std::setw(8) << "after" << std::setw(9) << "changed" << std::setw(10) << "ms"
+     << "\n";
+  for (const PassStats& s : stats)
+    os << std::left << std::setw(18) << s.pass << std::right << std::setw(8) << s.nodesBefore
+       << std::setw(8) << s.nodesAfter << std::setw(9) << s.changed << std::setw(10) << std::fixed
+       << std::setprecision(2) << s.milliseconds << "\n";
+  os.unsetf(std::ios::floatfield);
+}
+
+} // namespace ember

@@ -1,0 +1,189 @@
+// fuse-activation, fuse-silu-gelu, the Silu / Gelu kernels and the fused-activation
+// attribute in the float kernels.
+#include "PassTestUtil.h"
+
+#include "ember/passes/FusedActivation.h"
+#include "ember/support/Error.h"
+
+namespace ember {
+namespace {
+
+using namespace passtest;
+
+TEST(SiluGeluKernels, MatchTheirDefinitions) {
+  G g;
+  NodeValue x = g.input("x", {7});
+  g.output("silu", g.node(NodeKind::Silu, "s", {x}));
+  g.output("gelu", g.node(NodeKind::Gelu, "g", {x}));
+  const std::vector<float> xs = {-6.f, -1.5f, -0.25f, 0.f, 0.3f, 1.f, 5.f};
+  const TensorMap out = g.run({{"x", Tensor::fromVector<float>({7}, xs)}});
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double v = xs[i];
+    EXPECT_NEAR(out.at("silu").data<float>()[i], v / (1 + std::exp(-v)), 1e-6);
+    EXPECT_NEAR(out.at("gelu").data<float>()[i], 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))),
+                1e-6);
+  }
+}
+
+TEST(FusedActivationKernels, ConvGemmMatMulAddHonourTheAttribute) {
+  // Each kind computed with and without a fused clip; expected = clamp of the plain
+  // result, computed here.
+  struct Case {
+    NodeKind kind;
+    std::vector<Shape> shapes;
+  };
+  const Case cases[] = {{NodeKind::Conv, {{1, 2, 5, 5}, {3, 2, 3, 3}}},
+                        {NodeKind::Gemm, {{4, 6}, {6, 5}, {5}}},
+                        {NodeKind::MatMul, {{2, 3, 4}, {4, 5}}},
+                        {NodeKind::Add, {{3, 4}, {4}}}};
+  for (const Case& c : cases) {
+    G g;
+    std::vector<NodeValue> in;
+    for (size_t i = 0; i < c.shapes.size(); ++i)
+      in.push_back(g.input("in" + std::to_string(i), c.shapes[i]));
+    FusedActivation clip;
+    clip.kind = FusedActivation::Kind::Clip;
+    clip.lo = -0.3;
+    clip.hi = 0.5;
+    Attrs withClip, withRelu;
+    clip.writeTo(withClip);
+    withRelu.set(kActivationAttr, std::string("relu"));
+    g.output("plain", g.node(c.kind, "plain", in));
+    g.output("clip", g.node(c.kind, "clip", in, withClip));
+    g.output("relu", g.node(c.kind, "relu", in, withRelu));
+    const TensorMap out = g.run(g.randomInputs());
+    const Tensor &p = out.at("plain"), &cl = out.at("clip"), &re = out.at("relu");
+    int clipped = 0;
+    for (int64_t i = 0; i < p.size(); ++i) {
+      const float v = p.data<float>()[i];
+      EXPECT_EQ(cl.data<float>()[i], std::min(std::max(v, -0.3f), 0.5f)) << nodeKindName(c.kind);
+      EXPECT_EQ(re.data<float>()[i], std::max(v, 0.f)) << nodeKindName(c.kind);
+      clipped += v < -0.3f || v > 0.5f;
+    }
+    EXPECT_GT(clipped, 0) << nodeKindName(c.kind); // the test exercises the clamp
+  }
+}
+
+TEST(FusedActivationKernels, UnknownActivationIsAnErrorNamingTheNode) {
+  G g;
+  NodeValue x = g.input("x", {2});
+  Attrs a;
+  a.set(kActivationAttr, std::string("swish"));
+  g.output("y", g.node(NodeKind::Add, "bad_add", {x, x}, a));
+  try {
+    g.run(g.randomInputs());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad_add"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("swish"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FuseActivation, ReluAndClipFuseIntoSingleUseProducers) {
+  G g;
+  NodeValue x = g.input("x", {1, 3, 6, 6});
+  NodeValue c = g.node(NodeKind::Conv, "conv", {x, g.constant("w", {4, 3, 3, 3})});
+  NodeValue r = g.node(NodeKind::Relu, "relu", {c});
+  NodeValue flat =
+      g.node(NodeKind::Reshape, "flat", {r}, attrs({{"shape", std::vector<int64_t>{1, 64}}}));
+  NodeValue gm = g.node(NodeKind::Gemm, "fc", {flat, g.constant("fw", {64, 8})});
+  NodeValue six = g.node(NodeKind::Clip, "relu6", {gm}, attrs({{"min", 0.0}, {"max", 0.2}}));
+  NodeValue mm = g.node(NodeKind::MatMul, "mm", {six, g.constant("m", {8, 8})});
+  NodeValue lo = g.node(NodeKind::Clip, "min_only", {mm}, attrs({{"min", 0.0}}));
+  NodeValue add = g.node(NodeKind::Add, "add", {lo, g.input("y", {1, 8})});
+  g.output("out", g.node(NodeKind::Clip, "clip", {add}, attrs({{"min", -0.1}, {"max", 0.1}})));
+  EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runFuseActivation(f); }), 4u);
+  EXPECT_EQ(g.count(NodeKind::Relu), 0u);
+  EXPECT_EQ(g.count(NodeKind::Clip), 0u);
+  EXPECT_EQ(g.f->findNode("conv")->attrs().getString(kActivationAttr), "relu");
+  EXPECT_EQ(g.f->findNode("fc")->attrs().getString(kActivationAttr), "clip");
+  EXPECT_EQ(g.f->findNode("fc")->attrs().getFloat(kActivationMaxAttr), 0.2);
+  EXPECT_EQ(g.f->findNode("mm")->attrs().getString(kActivationAttr), "relu"); // Clip(min 0)
+  EXPECT_EQ(g.f->findNode("add")->attrs().getFloat(kActivationMinAttr), -0.1);
+}
+
+TEST(FuseActivation, DoesNotFuseWhenTheProducerHasOtherUsesOrCannotCarryIt) {
+  G g;
+  NodeValue x = g.input("x", {4, 4});
+  NodeValue a = g.node(NodeKind::Add, "add", {x, x});
+  NodeValue r = g.node(NodeKind::Relu, "relu", {a});
+  g.output("r", r);
+  g.output("a", g.node(NodeKind::Exp, "second_use", {a})); // Relu's producer has 2 uses
+  NodeValue s = g.node(NodeKind::Sub, "sub", {x, x});      // Sub cannot carry one
+  g.output("s", g.node(NodeKind::Relu, "relu2", {s}));
+  NodeValue a2 = g.node(NodeKind::Add, "add2", {x, x});
+  g.output("a2", a2); // the producer itself is an output
+  g.output("r2", g.node(NodeKind::Relu, "relu3", {a2}));
+  EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runFuseActivation(f); }), 0u);
+  EXPECT_EQ(g.count(NodeKind::Relu), 3u);
+  EXPECT_FALSE(g.f->findNode("add")->attrs().has(kActivationAttr));
+}
+
+TEST(FuseSiluGelu, SiluInEitherOperandOrderButNotSqueezeExcite) {
+  G g;
+  NodeValue x = g.input("x", {2, 8});
+  NodeValue s1 = g.node(NodeKind::Mul, "silu1", {x, g.node(NodeKind::Sigmoid, "sig1", {x})});
+  NodeValue s2 = g.node(NodeKind::Mul, "silu2", {g.node(NodeKind::Sigmoid, "sig2", {s1}), s1});
+  // x * sigmoid(y) with y != x: a gate, not SiLU.
+  NodeValue gate = g.node(NodeKind::Mul, "gate", {s2, g.node(NodeKind::Sigmoid, "sig3", {x})});
+  g.output("y", gate);
+  EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runFuseSiluGelu(f); }), 2u);
+  EXPECT_EQ(g.count(NodeKind::Silu), 2u);
+  EXPECT_EQ(g.count(NodeKind::Sigmoid), 1u);
+  EXPECT_EQ(g.count(NodeKind::Mul), 1u);
+}
+
+/// torch's GELU: variant 0: ((1+erf(x/sqrt2)) * x) * 0.5 (operands swapped where odd),
+/// 1: x * 0.5 * (1+erf(x*(1/sqrt2))), 2: ((1+erf) * 0.5) * x.
+NodeValue geluPattern(G& g, NodeValue x, int variant, bool swap, const std::string& p) {
+  NodeValue d = variant == 1
+                    ? g.node(NodeKind::Mul, p + "mul_rsqrt2", {x, g.scalar(p + "r", 0.70710678f)})
+                    : g.node(NodeKind::Div, p + "div", {x, g.scalar(p + "s", 1.4142135f)});
+  NodeValue e = g.node(NodeKind::Erf, p + "erf", {d});
+  NodeValue one = g.scalar(p + "one", 1.f), half = g.scalar(p + "half", 0.5f);
+  NodeValue a = g.node(NodeKind::Add, p + "add",
+                       swap ? std::vector<NodeValue>{one, e} : std::vector<NodeValue>{e, one});
+  if (variant == 0) {
+    NodeValue m = g.node(NodeKind::Mul, p + "mul_x",
+                         swap ? std::vector<NodeValue>{a, x} : std::vector<NodeValue>{x, a});
+    return g.node(NodeKind::Mul, p + "mul_half",
+                  swap ? std::vector<NodeValue>{half, m} : std::vector<NodeValue>{m, half});
+  }
+  if (variant == 1) {
+    NodeValue h = g.node(NodeKind::Mul, p + "half_x",
+                         swap ? std::vector<NodeValue>{half, x} : std::vector<NodeValue>{x, half});
+    return g.node(NodeKind::Mul, p + "mul",
+                  swap ? std::vector<NodeValue>{a, h} : std::vector<NodeValue>{h, a});
+  }
+  NodeValue h = g.node(NodeKind::Mul, p + "half_a", {a, half});
+  return g.node(NodeKind::Mul, p + "mul", {x, h});
+}
+
+TEST(FuseSiluGelu, GeluInEveryAssociationAndOperandOrder) {
+  for (int variant = 0; variant < 3; ++variant)
+    for (bool swap : {false, true}) {
+      G g;
+      NodeValue x = g.input("x", {3, 16});
+      g.output("y", geluPattern(g, x, variant, swap, "g."));
+      EXPECT_EQ(g.f->numNodes(), 5u);
+      EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runFuseSiluGelu(f); }), 1u)
+          << variant << swap;
+      EXPECT_EQ(g.f->numNodes(), 1u) << variant << swap;
+      EXPECT_EQ(g.count(NodeKind::Gelu), 1u);
+    }
+}
+
+TEST(FuseSiluGelu, NoGeluWhenAConstantIsWrong) {
+  G g;
+  NodeValue x = g.input("x", {4});
+  NodeValue d = g.node(NodeKind::Div, "div", {x, g.scalar("s", 1.5f)}); // not sqrt(2)
+  NodeValue a =
+      g.node(NodeKind::Add, "add", {g.node(NodeKind::Erf, "erf", {d}), g.scalar("one", 1.f)});
+  NodeValue m = g.node(NodeKind::Mul, "mul", {x, a});
+  g.output("y", g.node(NodeKind::Mul, "half", {m, g.scalar("h", 0.5f)}));
+  EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runFuseSiluGelu(f); }), 0u);
+  EXPECT_EQ(g.count(NodeKind::Gelu), 0u);
+}
+
+} // namespace
+} // namespace ember

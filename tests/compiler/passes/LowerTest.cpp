@@ -1,0 +1,152 @@
+// The lower pass with a backend that asks for everything (and one that asks for
+// nothing), on each lowering.
+#include "PassTestUtil.h"
+
+#include "ember/passes/FusedActivation.h"
+
+namespace ember {
+namespace {
+
+using namespace passtest;
+
+size_t lowerAll(Function& f) {
+  LowerAllBackend b;
+  PassContext ctx;
+  ctx.backend = &b;
+  return runLower(f, ctx);
+}
+
+TEST(Lower, NothingWithoutABackendOrWithTheInterpreter) {
+  G g;
+  NodeValue x = g.input("x", {2, 3});
+  g.output("y", g.node(NodeKind::HardSwish, "hs", {x}));
+  EXPECT_EQ(runLower(*g.f), 0u);
+  auto interp = createInterpreterBackend();
+  PassContext ctx;
+  ctx.backend = interp.get();
+  EXPECT_EQ(runLower(*g.f, ctx), 0u);
+  EXPECT_EQ(g.count(NodeKind::HardSwish), 1u);
+}
+
+TEST(Lower, GemmWithAlphaBetaAndTransposes) {
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb) {
+      G g;
+      NodeValue a = g.input("a", ta ? Shape{6, 4} : Shape{4, 6});
+      NodeValue b = g.constant("b", tb ? Shape{5, 6} : Shape{6, 5});
+      Attrs at =
+          attrs({{"alpha", 0.5}, {"beta", 2.0}, {"transA", int64_t(ta)}, {"transB", int64_t(tb)}});
+      at.set(kActivationAttr, std::string("relu"));
+      g.output("y", g.node(NodeKind::Gemm, "gemm", {a, b, g.constant("c", {5})}, at));
+      EXPECT_EQ(checkPassKeepsResults(g, lowerAll), 1u);
+      EXPECT_EQ(g.count(NodeKind::Gemm), 0u);
+      EXPECT_EQ(g.count(NodeKind::MatMul), 1u);
+      EXPECT_EQ(g.count(NodeKind::Transpose), size_t(ta + tb));
+      // The fused ReLU moved to the final Add.
+      const Node* last = g.f->outputs()[0].value.node;
+      EXPECT_EQ(last->kind(), NodeKind::Add);
+      EXPECT_EQ(last->attrs().getString(kActivationAttr), "relu");
+    }
+}
+
+TEST(Lower, PlainGemmBecomesOneMatMulCarryingTheActivation) {
+  G g;
+  NodeValue a = g.input("a", {3, 4});
+  Attrs at;
+  FusedActivation clip;
+  clip.kind = FusedActivation::Kind::Clip;
+  clip.lo = 0;
+  clip.hi = 0.3;
+  clip.writeTo(at);
+  g.output("y", g.node(NodeKind::Gemm, "gemm", {a, g.constant("b", {4, 2})}, at));
+  checkPassKeepsResults(g, lowerAll);
+  EXPECT_EQ(g.f->numNodes(), 1u);
+  EXPECT_EQ(g.f->nodes().front()->kind(), NodeKind::MatMul);
+  EXPECT_EQ(g.f->nodes().front()->attrs().getString(kActivationAttr), "clip");
+}
+
+TEST(Lower, LayerNormalizationWithAndWithoutBias) {
+  for (bool bias : {true, false}) {
+    G g;
+    NodeValue x = g.input("x", {2, 5, 8});
+    std::vector<NodeValue> in = {x, g.constant("scale", {8})};
+    if (bias)
+      in.push_back(g.constant("bias", {8}));
+    g.output("y", g.node(NodeKind::LayerNormalization, "ln", in,
+                         attrs({{"axis", int64_t(-1)}, {"epsilon", 1e-5}})));
+    EXPECT_EQ(checkPassKeepsResults(g, lowerAll), 1u);
+    EXPECT_EQ(g.count(NodeKind::LayerNormalization), 0u);
+    EXPECT_EQ(g.count(NodeKind::ReduceMean), 2u);
+    EXPECT_EQ(g.count(NodeKind::Sqrt), 1u);
+    EXPECT_EQ(g.count(NodeKind::Div), 1u);
+    EXPECT_EQ(g.f->numNodes(), bias ? 9u : 8u);
+  }
+}
+
+TEST(Lower, LayerNormalizationOverSeveralAxes) {
+  G g;
+  NodeValue x = g.input("x", {2, 3, 4});
+  g.output("y", g.node(NodeKind::LayerNormalization, "ln", {x, g.constant("scale", {3, 4})},
+                       attrs({{"axis", int64_t(1)}})));
+  EXPECT_EQ(checkPassKeepsResults(g, lowerAll), 1u);
+}
+
+TEST(Lower, StandaloneBatchNormalizationIsMulAdd) {
+  G g;
+  NodeValue x = g.input("x", {2, 3, 4, 4});
+  g.output("y", g.node(NodeKind::BatchNormalization, "bn",
+                       {x, g.constant("s", {3}), g.constant("b", {3}), g.constant("m", {3}),
+                        g.constant("v", {3}, 0.2f, 2.f)}));
+  EXPECT_EQ(checkPassKeepsResults(g, lowerAll), 1u);
+  EXPECT_EQ(g.f->numNodes(), 2u);
+  EXPECT_EQ(g.count(NodeKind::Mul), 1u);
+  EXPECT_EQ(g.count(NodeKind::Add), 1u);
+}
+
+TEST(Lower, GlobalAveragePoolAndSpatialReduceMeanSwapPlaces) {
+  G g;
+  NodeValue x = g.input("x", {2, 3, 5, 4});
+  g.output("gap", g.node(NodeKind::GlobalAveragePool, "gap", {x}));
+  g.output("rm",
+           g.node(NodeKind::ReduceMean, "rm", {x}, attrs({{"axes", std::vector<int64_t>{-1, 2}}})));
+  g.output("other",
+           g.node(NodeKind::ReduceMean, "rm1", {x}, attrs({{"axes", std::vector<int64_t>{1}}})));
+  EXPECT_EQ(checkPassKeepsResults(g, lowerAll), 2u); // rm1 is not a spatial mean
+  EXPECT_EQ(g.count(NodeKind::GlobalAveragePool), 1u);
+  EXPECT_EQ(g.count(NodeKind::ReduceMean), 2u);
+  EXPECT_EQ(g.f->outputs()[0].value.node->kind(), NodeKind::ReduceMean);
+  EXPECT_EQ(g.f->outputs()[1].value.node->kind(), NodeKind::GlobalAveragePool);
+}
+
+TEST(Lower, HardSigmoidHardSwishSiluGeluBecomePrimitives) {
+  G g;
+  NodeValue x = g.input("x", {4, 16});
+  g.output("hsig",
+           g.node(NodeKind::HardSigmoid, "hsig", {x}, attrs({{"alpha", 0.3}, {"beta", 0.4}})));
+  g.output("hsw", g.node(NodeKind::HardSwish, "hsw", {x}));
+  g.output("silu", g.node(NodeKind::Silu, "silu", {x}));
+  g.output("gelu", g.node(NodeKind::Gelu, "gelu", {x}));
+  EXPECT_EQ(checkPassKeepsResults(g, lowerAll), 4u);
+  for (NodeKind k : {NodeKind::HardSigmoid, NodeKind::HardSwish, NodeKind::Silu, NodeKind::Gelu})
+    EXPECT_EQ(g.count(k), 0u) << nodeKindName(k);
+  EXPECT_EQ(g.count(NodeKind::Clip), 2u);
+  EXPECT_EQ(g.count(NodeKind::Erf), 1u);
+  // And fuse-silu-gelu recognises the lowered Gelu and Silu again.
+  EXPECT_EQ(runFuseSiluGelu(*g.f), 2u);
+}
+
+TEST(Lower, OnlyWhatTheBackendAsksFor) {
+  G g;
+  NodeValue x = g.input("x", {2, 3});
+  g.output("a", g.node(NodeKind::HardSwish, "hs", {x}));
+  g.output("b", g.node(NodeKind::Gemm, "gemm", {x, g.constant("w", {3, 3})}));
+  LowerAllBackend onlyGemm([](const Node& n) { return n.kind() == NodeKind::Gemm; });
+  PassContext ctx;
+  ctx.backend = &onlyGemm;
+  EXPECT_EQ(checkPassKeepsResults(g, [&](Function& f) { return runLower(f, ctx); }), 1u);
+  EXPECT_EQ(g.count(NodeKind::HardSwish), 1u);
+  EXPECT_EQ(g.count(NodeKind::Gemm), 0u);
+}
+
+} // namespace
+} // namespace ember
