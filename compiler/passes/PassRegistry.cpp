@@ -1,5 +1,6 @@
 // The pass registry, the default pipeline and the pipeline runner.
 #include "ember/graph/Verifier.h"
+#include "ember/passes/FusedActivation.h"
 #include "ember/passes/Passes.h"
 #include "ember/support/Error.h"
 
@@ -123,7 +124,14 @@ std::vector<PassStats> runPipeline(Function& f, const std::vector<std::string>& 
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     s.nodesAfter = f.numNodes();
     if (ctx.verify) {
-      const std::vector<std::string> problems = verifyFunction(f);
+      std::vector<std::string> problems = verifyFunction(f);
+      for (const auto& n : f.nodes()) {
+        try {
+          FusedActivation::of(*n); // the attribute contract of FusedActivation.h
+        } catch (const Error& e) {
+          problems.push_back(e.what());
+        }
+      }
       if (!problems.empty()) {
         std::string msg = "left an invalid function:";
         for (const std::string& pr : problems)

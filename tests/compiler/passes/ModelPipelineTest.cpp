@@ -42,6 +42,11 @@ struct ModelCase {
   bool lowerAll; ///< also lower everything the lower pass can
 };
 
+/// gtest prints the parameter in test listings: the model's name, not its bytes.
+void PrintTo(const ModelCase& c, std::ostream* os) {
+  *os << c.name << (c.lowerAll ? " (lower all)" : "");
+}
+
 class ZooPipeline : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(ZooPipeline, DefaultPipelineMatchesPyTorch) {

@@ -85,6 +85,23 @@ TEST(Pipeline, CustomPassCanRegisterAndTheVerifierCatchesBrokenRewrites) {
   }
 }
 
+TEST(Pipeline, TheVerifierChecksTheFusedActivationContract) {
+  registerPass(
+      {"test-bad-activation", "puts an activation on a Sub", [](Function& f, const PassContext&) {
+         f.nodes().front()->attrs().set("activation", std::string("relu"));
+         return size_t(1);
+       }});
+  G g;
+  NodeValue x = g.input("x", {2});
+  g.output("y", g.node(NodeKind::Sub, "the_sub", {x, x}));
+  try {
+    runPipeline(*g.f, {"test-bad-activation"});
+    FAIL() << "expected a verifier error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the_sub"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Pipeline, DefaultPipelineKeepsResultsOnAMixedGraph) {
   G g;
   NodeValue x = g.input("x", {1, 3, 8, 8});
