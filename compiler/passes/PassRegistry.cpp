@@ -83,9 +83,10 @@ std::vector<std::string> passNames() {
 }
 
 std::vector<std::string> defaultPipeline() {
-  // Clean up the import first, so that patterns are visible; fold batch norms and
-  // fuse SiLU/GELU before lowering (lowering may expand what they match); clean up
-  // what lowering produced; fuse activations last, on the final producers.
+  // Clean up the import first, so that patterns are visible; fold batch norms and fuse
+  // SiLU/GELU before lowering (lowering may expand what they match); after lowering,
+  // fold constants and the per-channel Mul/Add it produced after convolutions; fuse
+  // activations last, on the final producers.
   return {"dce",
           "constant-fold",
           "cse",
@@ -95,6 +96,7 @@ std::vector<std::string> defaultPipeline() {
           "fuse-silu-gelu",
           "lower",
           "constant-fold",
+          "fold-batchnorm",
           "cse",
           "fuse-activation",
           "dce"};
