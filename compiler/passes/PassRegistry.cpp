@@ -106,6 +106,34 @@ std::vector<PassStats> runPipeline(Function& f, const std::vector<std::string>& 
   return runPipeline(f, names, PassContext{});
 }
 
+namespace {
+
+/// Every problem of `f`: the verifier's, and fused-activation attributes that break the
+/// contract of FusedActivation.h.
+std::vector<std::string> problemsOf(const Function& f) {
+  std::vector<std::string> problems = verifyFunction(f);
+  for (const auto& n : f.nodes()) {
+    try {
+      FusedActivation::of(*n);
+    } catch (const Error& e) {
+      problems.push_back(e.what());
+    }
+  }
+  return problems;
+}
+
+void throwIfInvalid(const Function& f, const std::string& where, const std::string& what) {
+  const std::vector<std::string> problems = problemsOf(f);
+  if (problems.empty())
+    return;
+  std::string msg = what + ":";
+  for (const std::string& pr : problems)
+    msg += "\n  " + pr;
+  throw Error(where, msg);
+}
+
+} // namespace
+
 std::vector<PassStats> runPipeline(Function& f, const std::vector<std::string>& names,
                                    const PassContext& ctx) {
   std::vector<const PassInfo*> passes;
@@ -115,6 +143,9 @@ std::vector<PassStats> runPipeline(Function& f, const std::vector<std::string>& 
       throw Error("pipeline", "unknown pass '" + n + "' (known passes: " + knownPasses() + ")");
     passes.push_back(p);
   }
+  // Passes assume a valid function: check it once before, then after every pass.
+  if (ctx.verify)
+    throwIfInvalid(f, "pipeline on function '" + f.name() + "'", "the input is invalid");
   std::vector<PassStats> stats;
   for (const PassInfo* p : passes) {
     PassStats s;
@@ -125,22 +156,8 @@ std::vector<PassStats> runPipeline(Function& f, const std::vector<std::string>& 
     s.milliseconds =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     s.nodesAfter = f.numNodes();
-    if (ctx.verify) {
-      std::vector<std::string> problems = verifyFunction(f);
-      for (const auto& n : f.nodes()) {
-        try {
-          FusedActivation::of(*n); // the attribute contract of FusedActivation.h
-        } catch (const Error& e) {
-          problems.push_back(e.what());
-        }
-      }
-      if (!problems.empty()) {
-        std::string msg = "left an invalid function:";
-        for (const std::string& pr : problems)
-          msg += "\n  " + pr;
-        throw Error("pass '" + p->name + "'", msg);
-      }
-    }
+    if (ctx.verify)
+      throwIfInvalid(f, "pass '" + p->name + "'", "left an invalid function");
     stats.push_back(s);
   }
   return stats;

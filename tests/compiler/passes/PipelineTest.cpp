@@ -102,6 +102,21 @@ TEST(Pipeline, TheVerifierChecksTheFusedActivationContract) {
   }
 }
 
+TEST(Pipeline, AnInvalidInputFunctionIsAnErrorBeforeAnyPassRuns) {
+  G g;
+  NodeValue x = g.input("x", {2});
+  NodeValue r = g.node(NodeKind::Relu, "r", {x});
+  g.output("y", g.node(NodeKind::Neg, "n", {r}));
+  g.f->nodes().front()->setResultType(0, Type(ElemKind::Float32, {3})); // wrong type
+  try {
+    runPipeline(*g.f, defaultPipeline());
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input is invalid"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(g.f->numNodes(), 2u);
+}
+
 TEST(Pipeline, DefaultPipelineKeepsResultsOnAMixedGraph) {
   G g;
   NodeValue x = g.input("x", {1, 3, 8, 8});
