@@ -135,22 +135,25 @@ std::pair<NodeValue, Node*> geluAt(const Users& users, const Node& erf) {
   return {x, result};
 }
 
-/// Replaces one SiLU or GELU pattern; false when none is left.
-bool fuseOnePattern(Function& f) {
+/// Replaces one SiLU or GELU pattern; false when none is left. `made` / `name`: the
+/// new node and the name of the node it replaced.
+bool fuseOnePattern(Function& f, Node** made, std::string* name) {
   const Users users = usersOf(f);
   for (const auto& p : f.nodes()) {
     Node* n = p.get();
     if (NodeValue x = siluInput(*n)) {
-      Node* s = f.create(NodeKind::Silu, n->name(), {x});
-      f.replaceAllUsesOf(n->result(), s->result());
+      *name = n->name();
+      *made = f.create(NodeKind::Silu, *name, {x});
+      f.replaceAllUsesOf(n->result(), (*made)->result());
       return true;
     }
     if (n->kind() == NodeKind::Erf && allPlainFloat(*n)) {
       auto [x, result] = geluAt(users, *n);
       if (!result)
         continue;
-      Node* g = f.create(NodeKind::Gelu, result->name(), {x});
-      f.replaceAllUsesOf(result->result(), g->result());
+      *name = result->name();
+      *made = f.create(NodeKind::Gelu, *name, {x});
+      f.replaceAllUsesOf(result->result(), (*made)->result());
       return true;
     }
   }
@@ -170,9 +173,12 @@ size_t runFuseActivation(Function& f, const PassContext&) {
 
 size_t runFuseSiluGelu(Function& f, const PassContext&) {
   size_t fused = 0;
-  while (fuseOnePattern(f)) {
+  Node* made = nullptr;
+  std::string name;
+  while (fuseOnePattern(f, &made, &name)) {
     ++fused;
     tidy(f);
+    takeNameIfFree(f, made, name);
   }
   return fused;
 }

@@ -94,9 +94,14 @@ bool sinkBelow(Function& f, Node* u) {
   Node* t = u->input(0).node;
   if (t->kind() != NodeKind::Transpose || singleUser(f, t) != u)
     return false;
-  Node* nu = f.create(u->kind(), u->name(), {t->input(0)}, u->attrs());
-  Node* nt = f.create(NodeKind::Transpose, t->name(), {nu->result()}, t->attrs());
+  const std::string uName = u->name(), tName = t->name();
+  Node* nu = f.create(u->kind(), uName, {t->input(0)}, u->attrs());
+  Node* nt = f.create(NodeKind::Transpose, tName, {nu->result()}, t->attrs());
   f.replaceAllUsesOf(u->result(), nt->result());
+  f.erase(u);
+  f.erase(t);
+  takeNameIfFree(f, nu, uName);
+  takeNameIfFree(f, nt, tName);
   return true;
 }
 

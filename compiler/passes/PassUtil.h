@@ -87,6 +87,13 @@ inline Node* singleUser(const Function& f, const Node* n) {
   return uses == 1 ? user : nullptr;
 }
 
+/// Gives `n` the name `want` if no node of `f` has it any more (a replacement takes the
+/// name of the node it replaced once that one is gone, so names stay readable).
+inline void takeNameIfFree(Function& f, Node* n, const std::string& want) {
+  if (n->name() != want && !f.findNode(want))
+    n->setName(want);
+}
+
 /// After a rewrite: restore topological order and drop what became dead.
 inline void tidy(Function& f) {
   f.topoSort();

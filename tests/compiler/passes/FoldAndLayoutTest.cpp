@@ -124,6 +124,8 @@ TEST(SinkTranspose, SinksBelowUnaryOpsSoTransposesCancel) {
   EXPECT_GT(checkPassKeepsResults(g, [](Function& f) { return runSinkTranspose(f); }), 0u);
   EXPECT_EQ(g.count(NodeKind::Transpose), 0u);
   EXPECT_EQ(g.f->numNodes(), 2u);
+  ASSERT_NE(g.f->findNode("sig"), nullptr); // sunk nodes keep their names
+  EXPECT_EQ(g.f->findNode("sig")->kind(), NodeKind::Sigmoid);
 }
 
 TEST(SinkTranspose, DoesNotSinkATransposeWithOtherUses) {

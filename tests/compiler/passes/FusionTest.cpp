@@ -129,6 +129,8 @@ TEST(FuseSiluGelu, SiluInEitherOperandOrderButNotSqueezeExcite) {
   g.output("y", gate);
   EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runFuseSiluGelu(f); }), 2u);
   EXPECT_EQ(g.count(NodeKind::Silu), 2u);
+  ASSERT_NE(g.f->findNode("silu1"), nullptr); // the Silu takes the Mul's name
+  EXPECT_EQ(g.f->findNode("silu1")->kind(), NodeKind::Silu);
   EXPECT_EQ(g.count(NodeKind::Sigmoid), 1u);
   EXPECT_EQ(g.count(NodeKind::Mul), 1u);
 }
