@@ -41,6 +41,9 @@ void registerBuiltinPasses() {
       {"fuse-activation",
        "Relu/Clip after a single-use Conv, Gemm, MatMul or Add -> its 'activation' attribute",
        runFuseActivation},
+      {"normalize-gemm",
+       "Gemm -> A*B+C form: fold transB/alpha into constant B, beta into C, transA out",
+       runNormalizeGemm},
       {"lower", "rewrite high-level nodes the backend asks for (shouldLower) into primitives",
        runLower},
   };
@@ -94,6 +97,7 @@ std::vector<std::string> defaultPipeline() {
           "sink-transpose",
           "fold-batchnorm",
           "fuse-silu-gelu",
+          "normalize-gemm",
           "lower",
           "constant-fold",
           "fold-batchnorm",

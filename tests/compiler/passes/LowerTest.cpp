@@ -150,3 +150,46 @@ TEST(Lower, OnlyWhatTheBackendAsksFor) {
 
 } // namespace
 } // namespace ember
+
+namespace ember {
+namespace {
+
+using namespace passtest;
+
+TEST(NormalizeGemm, EveryFlagCombinationBecomesAPlainGemm) {
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb)
+      for (double beta : {1.0, 0.0, -1.5}) {
+        G g;
+        NodeValue a = g.input("a", ta ? Shape{6, 4} : Shape{4, 6});
+        NodeValue b = g.constant("b", tb ? Shape{5, 6} : Shape{6, 5});
+        Attrs at = attrs(
+            {{"alpha", 0.75}, {"beta", beta}, {"transA", int64_t(ta)}, {"transB", int64_t(tb)}});
+        at.set("activation", std::string("relu"));
+        g.output("y", g.node(NodeKind::Gemm, "fc", {a, b, g.constant("c", {4, 5})}, at));
+        SCOPED_TRACE(std::to_string(ta) + std::to_string(tb) + " beta " + std::to_string(beta));
+        EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runNormalizeGemm(f); }), 1u);
+        const Node* fc = g.f->findNode("fc");
+        ASSERT_NE(fc, nullptr);
+        EXPECT_EQ(fc->kind(), NodeKind::Gemm);
+        for (const char* k : {"alpha", "beta", "transA", "transB"})
+          EXPECT_FALSE(fc->attrs().has(k)) << k;
+        EXPECT_EQ(fc->attrs().getString("activation"), "relu");
+        EXPECT_EQ(fc->input(1).dims(), (Shape{6, 5}));
+        EXPECT_EQ(fc->numInputs(), beta == 0.0 ? 2u : 3u);
+        EXPECT_EQ(g.count(NodeKind::Transpose), size_t(ta)); // A is not constant
+        EXPECT_EQ(runNormalizeGemm(*g.f), 0u);               // already normal
+      }
+}
+
+TEST(NormalizeGemm, LeavesAGemmWithRunTimeWeightsAndTransB) {
+  G g;
+  NodeValue a = g.input("a", {3, 4});
+  NodeValue b = g.input("b", {5, 4});
+  g.output("y", g.node(NodeKind::Gemm, "fc", {a, b}, attrs({{"transB", int64_t(1)}})));
+  EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runNormalizeGemm(f); }), 0u);
+  EXPECT_EQ(g.f->findNode("fc")->attrs().getInt("transB"), 1);
+}
+
+} // namespace
+} // namespace ember

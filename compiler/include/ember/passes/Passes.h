@@ -36,6 +36,12 @@ size_t runSinkTranspose(Function& f, const PassContext& ctx = {});
 /// shape is removed.
 size_t runMergeReshape(Function& f, const PassContext& ctx = {});
 
+/// `normalize-gemm`: brings every Gemm to one form, Y = A * B + C with alpha = beta = 1
+/// and no transposition flags (B [K, N], as MatMul's): transB and alpha are folded into
+/// a constant B, beta into a constant C (beta = 0 drops C), transA becomes a Transpose
+/// (folded when A is constant). A Gemm whose B is not constant keeps transB / alpha.
+size_t runNormalizeGemm(Function& f, const PassContext& ctx = {});
+
 /// `fuse-activation`: Relu, or Clip, whose producer is a single-use float Conv, Gemm,
 /// MatMul or Add becomes the producer's `activation` attribute (FusedActivation.h).
 size_t runFuseActivation(Function& f, const PassContext& ctx = {});
