@@ -26,8 +26,7 @@ FusedActivation activationOf(const Node& n) {
     a.kind = FusedActivation::Kind::Clip;
     a.lo = n.attrs().getFloat("min", a.lo);
     a.hi = n.attrs().getFloat("max", a.hi);
-    if (a.lo == 0 && std::isinf(a.hi) && a.hi > 0)
-      a.kind = FusedActivation::Kind::Relu;
+    // Clip(min = 0) stays a clip: unlike Relu it keeps NaN, and fusion must be exact.
   }
   return a;
 }

@@ -33,37 +33,13 @@ bool isIdentity(const std::vector<int64_t>& p) {
 /// Elementwise unary kinds a transpose commutes with (one input, same shape out).
 bool isElementwiseUnary(NodeKind k) {
   using K = NodeKind;
-  static const std::set<K> kinds = {K::Relu,
-                                    K::Sigmoid,
-                                    K::Tanh,
-                                    K::Exp,
-                                    K::Log,
-                                    K::Sqrt,
-                                    K::Erf,
-                                    K::Neg,
-                                    K::Abs,
-                                    K::Reciprocal,
-                                    K::Floor,
-                                    K::Ceil,
-                                    K::Round,
-                                    K::Sign,
-                                    K::Sin,
-                                    K::Cos,
-                                    K::Softplus,
-                                    K::Softsign,
-                                    K::LeakyRelu,
-                                    K::Elu,
-                                    K::Selu,
-                                    K::Celu,
-                                    K::ThresholdedRelu,
-                                    K::HardSigmoid,
-                                    K::HardSwish,
-                                    K::Shrink,
-                                    K::Clip,
-                                    K::Silu,
-                                    K::Gelu,
-                                    K::Cast,
-                                    K::Not};
+  // clang-format off
+  static const std::set<K> kinds = {
+      K::Relu, K::Sigmoid, K::Tanh, K::Exp, K::Log, K::Sqrt, K::Erf, K::Neg, K::Abs,
+      K::Reciprocal, K::Floor, K::Ceil, K::Round, K::Sign, K::Sin, K::Cos, K::Softplus,
+      K::Softsign, K::LeakyRelu, K::Elu, K::Selu, K::Celu, K::ThresholdedRelu,
+      K::HardSigmoid, K::HardSwish, K::Shrink, K::Clip, K::Silu, K::Gelu, K::Cast, K::Not};
+  // clang-format on
   return kinds.count(k) != 0;
 }
 

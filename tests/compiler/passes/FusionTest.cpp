@@ -98,7 +98,10 @@ TEST(FuseActivation, ReluAndClipFuseIntoSingleUseProducers) {
   EXPECT_EQ(g.f->findNode("conv")->attrs().getString(kActivationAttr), "relu");
   EXPECT_EQ(g.f->findNode("fc")->attrs().getString(kActivationAttr), "clip");
   EXPECT_EQ(g.f->findNode("fc")->attrs().getFloat(kActivationMaxAttr), 0.2);
-  EXPECT_EQ(g.f->findNode("mm")->attrs().getString(kActivationAttr), "relu"); // Clip(min 0)
+  // Clip(min = 0): a clip with an infinite upper bound (it keeps NaN, unlike Relu).
+  EXPECT_EQ(g.f->findNode("mm")->attrs().getString(kActivationAttr), "clip");
+  EXPECT_EQ(g.f->findNode("mm")->attrs().getFloat(kActivationMinAttr), 0.0);
+  EXPECT_TRUE(std::isinf(g.f->findNode("mm")->attrs().getFloat(kActivationMaxAttr)));
   EXPECT_EQ(g.f->findNode("add")->attrs().getFloat(kActivationMinAttr), -0.1);
 }
 
