@@ -4,6 +4,7 @@
 
 #include "ember/passes/Passes.h"
 
+#include <algorithm>
 #include <numeric>
 #include <set>
 
@@ -63,19 +64,80 @@ bool simplifyTranspose(Function& f, Node* n) {
   return true;
 }
 
-/// Unary(Transpose(x)) -> Transpose(Unary(x)) when the Transpose has no other use.
+bool isElementwiseBinary(NodeKind k) {
+  using K = NodeKind;
+  static const std::set<K> kinds = {K::Add, K::Sub, K::Mul,   K::Div,         K::Pow,
+                                    K::Max, K::Min, K::Equal, K::Less,        K::Greater,
+                                    K::And, K::Or,  K::Xor,   K::LessOrEqual, K::GreaterOrEqual};
+  return kinds.count(k) != 0;
+}
+
+bool anyQuantized(const Node& n) {
+  for (const Type& t : n.resultTypes())
+    if (t.quant.isQuantized())
+      return true;
+  for (const NodeValue& v : n.inputs())
+    if (v && v.type().quant.isQuantized())
+      return true;
+  return false;
+}
+
+/// Whether every use of `t` is an input of `u` (and `t` is no output).
+bool onlyUsedBy(const Function& f, const Node* t, const Node* u) {
+  for (const auto& m : f.nodes())
+    if (m.get() != u)
+      for (const NodeValue& v : m->inputs())
+        if (v.node == t)
+          return false;
+  for (const auto& o : f.outputs())
+    if (o.value.node == t)
+      return false;
+  return true;
+}
+
+/// Op(Transpose(x1, p), ..., Transpose(xn, p)) -> Transpose(Op(x1, ..., xn), p) for an
+/// elementwise unary or binary op (operands of equal shape) or a Concat (whose axis
+/// becomes p[axis]), when the transposes have no other use.
 bool sinkBelow(Function& f, Node* u) {
-  if (!isElementwiseUnary(u->kind()) || u->numInputs() != 1 || u->numResults() != 1)
+  const NodeKind k = u->kind();
+  const bool binary = isElementwiseBinary(k) && u->numInputs() == 2;
+  if (!((isElementwiseUnary(k) && u->numInputs() == 1) || binary ||
+        (k == NodeKind::Concat && u->numInputs() >= 1)) ||
+      u->numResults() != 1 || anyQuantized(*u))
     return false;
-  Node* t = u->input(0).node;
-  if (t->kind() != NodeKind::Transpose || singleUser(f, t) != u)
-    return false;
-  const std::string uName = u->name(), tName = t->name();
-  Node* nu = f.create(u->kind(), uName, {t->input(0)}, u->attrs());
-  Node* nt = f.create(NodeKind::Transpose, tName, {nu->result()}, t->attrs());
+  std::vector<int64_t> perm;
+  std::vector<NodeValue> inner;
+  for (const NodeValue& v : u->inputs()) {
+    if (!v || v.node->kind() != NodeKind::Transpose || !onlyUsedBy(f, v.node, u))
+      return false;
+    if (perm.empty())
+      perm = permOf(*v.node);
+    else if (permOf(*v.node) != perm)
+      return false;
+    inner.push_back(v.node->input(0));
+  }
+  if (binary && inner[0].dims() != inner[1].dims())
+    return false; // broadcasting: the operands' ranks or shapes may not line up
+  Attrs a = u->attrs();
+  if (k == NodeKind::Concat) {
+    const size_t rank = perm.size();
+    const int64_t axis = a.getInt("axis", 0);
+    a.set("axis", perm[static_cast<size_t>(axis < 0 ? axis + int64_t(rank) : axis)]);
+  }
+  const std::string uName = u->name();
+  std::vector<Node*> transposes;
+  for (const NodeValue& v : u->inputs())
+    if (std::find(transposes.begin(), transposes.end(), v.node) == transposes.end())
+      transposes.push_back(v.node);
+  const std::string tName = transposes.front()->name();
+  Node* nu = f.create(k, uName, inner, a);
+  Attrs ta;
+  ta.set("perm", perm);
+  Node* nt = f.create(NodeKind::Transpose, tName, {nu->result()}, ta);
   f.replaceAllUsesOf(u->result(), nt->result());
   f.erase(u);
-  f.erase(t);
+  for (Node* t : transposes)
+    f.erase(t);
   takeNameIfFree(f, nu, uName);
   takeNameIfFree(f, nt, tName);
   return true;

@@ -128,6 +128,35 @@ TEST(SinkTranspose, SinksBelowUnaryOpsSoTransposesCancel) {
   EXPECT_EQ(g.f->findNode("sig")->kind(), NodeKind::Sigmoid);
 }
 
+TEST(SinkTranspose, SinksBelowBinaryOpsAndConcatWhenAllOperandsAgree) {
+  G g;
+  const std::vector<int64_t> nhwc = {0, 2, 3, 1}, nchw = {0, 3, 1, 2};
+  auto tr = [&](NodeValue v, const std::vector<int64_t>& p, const std::string& n) {
+    return g.node(NodeKind::Transpose, n, {v}, attrs({{"perm", p}}));
+  };
+  NodeValue a = g.input("a", {1, 3, 4, 5}), b = g.input("b", {1, 3, 4, 5});
+  NodeValue c = g.input("c", {1, 2, 4, 5});
+  NodeValue sum = g.node(NodeKind::Add, "sum", {tr(a, nhwc, "ta"), tr(b, nhwc, "tb")});
+  NodeValue cat = g.node(NodeKind::Concat, "cat", {sum, tr(c, nhwc, "tc")},
+                         attrs({{"axis", int64_t(-1)}})); // channels last: [1, 4, 5, 5]
+  g.output("y", tr(g.node(NodeKind::Relu, "relu", {cat}), nchw, "back"));
+  EXPECT_GT(checkPassKeepsResults(g, [](Function& f) { return runSinkTranspose(f); }), 0u);
+  EXPECT_EQ(g.count(NodeKind::Transpose), 0u); // every transpose met its inverse
+  EXPECT_EQ(g.f->findNode("cat")->attrs().getInt("axis"), 1);
+}
+
+TEST(SinkTranspose, KeepsBinaryOpsWithDifferentPermsOrBroadcasting) {
+  G g;
+  auto tr = [&](NodeValue v, const std::vector<int64_t>& p, const std::string& n) {
+    return g.node(NodeKind::Transpose, n, {v}, attrs({{"perm", p}}));
+  };
+  NodeValue a = g.input("a", {2, 3, 4}), b = g.input("b", {2, 4, 3}), c = g.input("c", {1, 3, 4});
+  g.output("x", g.node(NodeKind::Add, "perms", {tr(a, {0, 2, 1}, "ta"), tr(b, {0, 1, 2}, "tb")}));
+  g.output("y", g.node(NodeKind::Mul, "bcast", {tr(a, {0, 2, 1}, "ta2"), tr(c, {0, 2, 1}, "tc")}));
+  EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runSinkTranspose(f); }), 1u);
+  EXPECT_EQ(g.count(NodeKind::Transpose), 3u); // only the identity "tb" went away
+}
+
 TEST(SinkTranspose, DoesNotSinkATransposeWithOtherUses) {
   G g;
   NodeValue x = g.input("x", {2, 3});
