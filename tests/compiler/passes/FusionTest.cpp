@@ -79,6 +79,31 @@ TEST(FusedActivationKernels, UnknownActivationIsAnErrorNamingTheNode) {
   }
 }
 
+TEST(FusedActivationKernels, IntegerResultsClampByValueQuantizedOnesAreRefused) {
+  G g;
+  NodeValue a = g.m.createPlaceholder("a", Type(ElemKind::Int64, {4}))->result();
+  Attrs relu;
+  relu.set(kActivationAttr, std::string("relu"));
+  g.output("y", g.node(NodeKind::Add, "iadd", {a, a}, relu));
+  const TensorMap out = g.run({{"a", Tensor::fromVector<int64_t>({4}, {-3, -1, 0, 2})}});
+  EXPECT_EQ(out.at("y").toVector<int64_t>(), (std::vector<int64_t>{0, 0, 0, 4}));
+
+  G q;
+  QuantParams qp;
+  qp.scales = {0.5f};
+  qp.zeroPoints = {3};
+  const Type t(ElemKind::Int8, {2}, qp);
+  NodeValue x = q.m.createPlaceholder("x", t)->result();
+  q.output("y", q.f->create(NodeKind::Add, "qadd", {x, x}, relu, std::vector<Type>{t})->result());
+  Tensor in(t);
+  try {
+    q.run({{"x", in}});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("quantized"), std::string::npos) << e.what();
+  }
+}
+
 TEST(FuseActivation, ReluAndClipFuseIntoSingleUseProducers) {
   G g;
   NodeValue x = g.input("x", {1, 3, 6, 6});

@@ -98,7 +98,13 @@ inline void applyFusedActivation(const Node& n, Tensor& out) {
       p[i] = a.apply(p[i]);
     return;
   }
-  // Integer results (not produced by the passes; kept exact and crash-free).
+  // A quantized result is clamped in the integer domain by the int8 kernel itself (the
+  // bounds quantized with the result's scale and zero point, docs/numerics.md).
+  if (out.type().quant.isQuantized())
+    throw Unsupported(std::string(n.kindName()) + " '" + n.name() + "'",
+                      "a fused activation on a quantized result must be applied by the int8 "
+                      "kernel's requantization clamp");
+  // Plain integer results (not produced by the passes): clamped by value.
   for (int64_t i = 0, e = out.size(); i < e; ++i) {
     const double v = out.getAsDouble(i);
     out.setFromDouble(i, v < a.lo ? a.lo : (v > a.hi ? a.hi : v));
