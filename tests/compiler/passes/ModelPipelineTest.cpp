@@ -135,7 +135,7 @@ std::string caseName(const ::testing::TestParamInfo<ModelCase>& i) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Zoo, ZooPipeline,
+    PassesZoo, ZooPipeline,
     ::testing::Values(ModelCase{"resnet18", false}, ModelCase{"mobilenet_v2", false},
                       ModelCase{"mobilenet_v3_small", false}, ModelCase{"mobilenet_v3_small", true},
                       ModelCase{"efficientnet_b0", false}, ModelCase{"squeezenet1_0", false},
