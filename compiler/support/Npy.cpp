@@ -306,4 +306,12 @@ void writeNpy(const std::string& path, const Tensor& t) {
   writeFileAtomic(path, serializeNpy(t));
 }
 
+std::string npyFileStem(const std::string& name) {
+  std::string out = name;
+  for (char& c : out)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'))
+      c = '_';
+  return out.empty() ? "_" : out;
+}
+
 } // namespace ember

@@ -20,9 +20,14 @@ u64 elements(const isa::IoEntry& e) {
 
 /// Calls f(logical element index, DRAM element index) for every element of an Nchwc entry.
 template <typename F> void forNchwc(const isa::IoEntry& e, unsigned L, F f) {
-  if (e.shape.size() != 4)
-    throw isa::Error("<io>", e.name, "an nchwc tensor must be 4-D (N, C, H, W)");
-  const u64 N = u64(e.shape[0]), C = u64(e.shape[1]), H = u64(e.shape[2]), W = u64(e.shape[3]);
+  if (e.shape.size() != 4 && e.shape.size() != 2)
+    throw isa::Error("<io>", e.name,
+                     "an nchwc tensor must be 4-D (N, C, H, W) or 2-D (N, C), not " +
+                         std::to_string(e.shape.size()) + "-D");
+  // A 2-D [N, C] tensor (a fully connected layer's) is [N, C, 1, 1].
+  const bool flat2 = e.shape.size() == 2;
+  const u64 N = u64(e.shape[0]), C = u64(e.shape[1]);
+  const u64 H = flat2 ? 1 : u64(e.shape[2]), W = flat2 ? 1 : u64(e.shape[3]);
   const u64 CB = (C + L - 1) / L;
   for (u64 n = 0; n < N; ++n)
     for (u64 c = 0; c < C; ++c)

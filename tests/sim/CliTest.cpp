@@ -3,11 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -90,5 +93,75 @@ TEST(SimCli, FaultingProgramExitsNonZeroWithTheRecord) {
       sh(std::string(EMBER_SIM_EXE) + " " + (dir / "dead.elf").string() + " --input x 2>/dev/null"),
       1);
 }
+
+#ifdef EMBER_RUN_EXE
+// ember-run BIN.elf --device sim: float inputs quantized from the I/O table, outputs,
+// report, trace and the table; errors for the wrong device, unknown inputs, NaN.
+TEST(SimCli, EmberRunRunsABinaryOnTheSimDevice) {
+  fs::path dir = fs::path(EMBER_BINARY_DIR) / "tests" / "sim" / "cli_run_relu";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "relu.s") << kRelu;
+  const std::string elf = (dir / "relu.elf").string();
+  ASSERT_EQ(sh(std::string(EMBER_AS_EXE) + " " + (dir / "relu.s").string() + " -o " + elf), 0);
+  // Float input: quantized with scale 0.1, zero point 0 (round half to even, saturate).
+  std::vector<float> x(120);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] = -20.0f + 0.35f * float(i);
+  ember::writeNpy((dir / "x.npy").string(), ember::Tensor::fromVector<float>({1, 20, 2, 3}, x));
+  const std::string run = std::string(EMBER_RUN_EXE) + " " + elf;
+  ASSERT_EQ(sh(run + " --device sim --input x=" + (dir / "x.npy").string() + " --out " +
+               (dir / "out").string() + " --report " + (dir / "r.json").string() + " --trace " +
+               (dir / "t.json").string() + " > " + (dir / "stdout.txt").string()),
+            0);
+  auto yv = ember::readNpy((dir / "out" / "y.npy").string()).toVector<std::int8_t>();
+  ASSERT_EQ(yv.size(), x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    double q = std::min(127.0, std::max(-128.0, std::nearbyint(double(x[i]) / 0.1)));
+    EXPECT_EQ(int(yv[i]), int(std::max(q, 0.0))) << i;
+  }
+  const std::string table = slurp(dir / "stdout.txt");
+  EXPECT_NE(table.find("energy component"), std::string::npos);
+  EXPECT_NE(table.find("output y: int8[1, 20, 2, 3]"), std::string::npos);
+  EXPECT_NE(table.find("NPU cycles"), std::string::npos);
+  auto rep = nlohmann::json::parse(slurp(dir / "r.json"));
+  EXPECT_EQ(rep["layers"][0]["name"], "relu");
+  EXPECT_TRUE(nlohmann::json::parse(slurp(dir / "t.json")).contains("traceEvents"));
+  // Random inputs for what is not given.
+  EXPECT_EQ(sh(run + " --random-input 7 --quiet > /dev/null"), 0);
+  // Errors name the problem and exit with 1.
+  const std::string err = (dir / "err.txt").string();
+  EXPECT_EQ(sh(run + " --device interp 2> " + err), 1);
+  EXPECT_NE(slurp(err).find("runs only on --device sim"), std::string::npos);
+  EXPECT_EQ(sh(run + " --input z=" + (dir / "x.npy").string() + " 2> " + err), 1);
+  EXPECT_NE(slurp(err).find("no input named 'z' (its inputs: x)"), std::string::npos);
+  std::vector<float> nan(120, std::nanf(""));
+  ember::writeNpy((dir / "nan.npy").string(), ember::Tensor::fromVector<float>({1, 20, 2, 3}, nan));
+  EXPECT_EQ(sh(run + " --input x=" + (dir / "nan.npy").string() + " 2> " + err), 1);
+  EXPECT_NE(slurp(err).find("element 0 is NaN"), std::string::npos);
+  std::vector<float> few(7, 0.0f);
+  ember::writeNpy((dir / "few.npy").string(), ember::Tensor::fromVector<float>({7}, few));
+  EXPECT_EQ(sh(run + " --input x=" + (dir / "few.npy").string() + " 2> " + err), 1);
+  EXPECT_NE(slurp(err).find("has 7 elements, input 'x' needs 120"), std::string::npos);
+}
+
+// A faulting binary: status 3, the fault printed, no outputs written.
+TEST(SimCli, EmberRunReportsAFaultAndWritesNoOutputs) {
+  fs::path dir = fs::path(EMBER_BINARY_DIR) / "tests" / "sim" / "cli_run_fault";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string bad = kRelu;
+  // Store 12 act rows from row 16380 of 16384: sram-out-of-range.
+  bad.replace(bad.find("dma.st sram=act sram_addr=0"), 27, "dma.st sram=act sram_addr=16380");
+  std::ofstream(dir / "bad.s") << bad;
+  const std::string elf = (dir / "bad.elf").string();
+  ASSERT_EQ(sh(std::string(EMBER_AS_EXE) + " " + (dir / "bad.s").string() + " -o " + elf), 0);
+  EXPECT_EQ(sh(std::string(EMBER_RUN_EXE) + " " + elf + " --random-input 1 --out " +
+               (dir / "out").string() + " > /dev/null 2> " + (dir / "err.txt").string()),
+            3);
+  EXPECT_NE(slurp(dir / "err.txt").find("fault sram-out-of-range"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "out" / "y.npy"));
+}
+#endif
 
 } // namespace

@@ -1,6 +1,8 @@
 // Helpers of ember-run: output names, random inputs, summaries, comparisons.
 #include "RunUtil.h"
 
+#include "ember/support/Npy.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -11,11 +13,7 @@
 namespace ember::run {
 
 std::string sanitizeOutputName(const std::string& name) {
-  std::string out = name;
-  for (char& c : out)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'))
-      c = '_';
-  return out.empty() ? "_" : out;
+  return npyFileStem(name);
 }
 
 namespace {

@@ -3,7 +3,11 @@
 #include "Devices.h"
 #include "RunUtil.h"
 
+#include "SimRun.h"
+
 #include "ember/importer/OnnxImporter.h"
+#include "ember/isa/error.h"
+#include "ember/sim/Report.h"
 #include "ember/support/Error.h"
 #include "ember/support/Npy.h"
 
@@ -14,6 +18,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <optional>
@@ -27,9 +32,14 @@ using namespace ember::run;
 namespace {
 
 const char* kUsage = R"(usage: ember-run MODEL.onnx [options]
+       ember-run BIN.elf [--device sim] [options]
 
 Imports an ONNX model, runs it on a device and prints (and optionally writes) every
-output, with the wall time of import and run.
+output, with the wall time of import and run. Given an NPU binary (an ELF file made by
+emberc or ember-as), runs it on the cycle-accurate NPU simulator: inputs are placed in
+DRAM from the binary's I/O table (float32 .npy data for an int8 input is quantized with
+the entry's scale and zero point), the per-layer cycle/energy report is printed, and
+outputs are written in the binary's element type.
 
 options:
   --device NAME          device to run on (default: interp); see the list below
@@ -43,12 +53,15 @@ options:
                          flat indices (e.g. the top-5 classes of a classifier)
   --compare DEVICE       also run on DEVICE and check that every output agrees within
                          1e-4 * max(1, max|reference|) (the first device is the reference)
+  --report R.json        (sim) write the simulation report as JSON (docs/simulator.md)
+  --trace T.json         (sim) write a Chrome/Perfetto trace (one track per engine)
+  --isa FILE.json        (sim) the NPU description (default: isa/ember-v1.json)
   --quiet                print only errors and the timing line
   -h, --help             this text
 
-exit status: 0 on success, 1 on any error (bad arguments, unreadable or malformed model
-or .npy file, wrong input name/kind/shape, unsupported operators, outputs that
-disagree under --compare).
+exit status: 0 on success, 1 on any error (bad arguments, unreadable or malformed model,
+binary or .npy file, wrong input name/kind/shape, unsupported operators, outputs that
+disagree under --compare), 3 when the NPU program faulted (the fault is printed).
 )";
 
 struct Options {
@@ -60,6 +73,8 @@ struct Options {
   int repeat = 1;
   size_t top = 0;
   std::string compare;
+  std::string reportJson, traceJson, isa;
+  bool deviceGiven = false;
   bool quiet = false;
   bool help = false;
 };
@@ -91,6 +106,13 @@ Options parseArgs(int argc, char** argv) {
       o.help = true;
     } else if (a == "--device") {
       o.device = value();
+      o.deviceGiven = true;
+    } else if (a == "--report") {
+      o.reportJson = value();
+    } else if (a == "--trace") {
+      o.traceJson = value();
+    } else if (a == "--isa") {
+      o.isa = value();
     } else if (a == "--input") {
       const std::string& v = value();
       size_t eq = v.find('=');
@@ -211,7 +233,70 @@ void compareOutputs(const TensorMap& ref, const TensorMap& other, const Options&
                                               o.compare + "' disagree with '" + o.device + "'");
 }
 
+/// True if `path` starts with the ELF magic (an NPU binary rather than an ONNX model).
+bool isElfFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return false;
+  unsigned char m[4] = {0, 0, 0, 0};
+  size_t n = std::fread(m, 1, 4, f);
+  std::fclose(f);
+  return n == 4 && m[0] == 0x7f && m[1] == 'E' && m[2] == 'L' && m[3] == 'F';
+}
+
+/// BIN.elf on the simulator (the `sim` device for binaries).
+int runBinary(const Options& o) {
+  if (o.deviceGiven && o.device != "sim")
+    throw Error(o.model, "an NPU binary runs only on --device sim (given: " + o.device + ")");
+  if (!o.compare.empty())
+    throw Error("--compare " + o.compare,
+                "needs an ONNX model (a binary has no float graph to run elsewhere)");
+  if (!o.outDir.empty() && std::filesystem::exists(o.outDir) &&
+      !std::filesystem::is_directory(o.outDir))
+    throw Error("--out " + o.outDir, "exists and is not a directory");
+  simrun::SimRunRequest req;
+  req.binary = o.model;
+  req.isa = o.isa;
+  req.inputs = o.inputs;
+  if (o.randomSeed)
+    req.fill_missing = [seed = *o.randomSeed](const isa::IoEntry& e, size_t index) {
+      return randomTensor(Type(ElemKind::Float32, Shape(e.shape.begin(), e.shape.end())), seed,
+                          index);
+    };
+  req.out_dir = o.outDir;
+  req.report_json = o.reportJson;
+  req.trace_json = o.traceJson;
+  req.table = false;
+  auto t0 = std::chrono::steady_clock::now();
+  simrun::SimRunResult r = simrun::runBinary(req, std::cerr);
+  double host = secondsSince(t0);
+  if (!o.quiet) {
+    std::fputs(sim::formatTable(r.report).c_str(), stdout);
+    for (const auto& [name, t] : r.outputs) {
+      std::printf("output %s: %s\n", name.c_str(), summarize(t).c_str());
+      if (o.top) {
+        std::printf("  top-%zu:", o.top);
+        for (const auto& [idx, v] : topK(t, o.top))
+          std::printf("  [%lld] %.6g", static_cast<long long>(idx), v);
+        std::printf("\n");
+      }
+      if (!o.outDir.empty() && r.status == 0)
+        std::printf("  written to %s\n",
+                    (std::filesystem::path(o.outDir) / (npyFileStem(name) + ".npy")).c_str());
+    }
+  }
+  std::printf("time: simulate %.3f s on the host for %llu NPU cycles (%.3f us at %.0f MHz)\n", host,
+              static_cast<unsigned long long>(r.report.cycles), r.report.seconds * 1e6,
+              double(r.report.clock_hz) / 1e6);
+  return r.status;
+}
+
 int runTool(const Options& o) {
+  if (isElfFile(o.model))
+    return runBinary(o);
+  if (!o.reportJson.empty() || !o.traceJson.empty())
+    throw Error(o.reportJson.empty() ? "--trace" : "--report",
+                "reports come from the NPU simulator: give an NPU binary (BIN.elf)");
   const Device& device = findDevice(o.device);
   const Device* compare = o.compare.empty() ? nullptr : &findDevice(o.compare);
   if (!o.outDir.empty() && std::filesystem::exists(o.outDir) &&
@@ -285,6 +370,8 @@ int main(int argc, char** argv) {
   } catch (const Unsupported& e) {
     std::fprintf(stderr, "ember-run: unsupported: %s\n", e.what());
   } catch (const Error& e) {
+    std::fprintf(stderr, "ember-run: error: %s\n", e.what());
+  } catch (const isa::Error& e) {
     std::fprintf(stderr, "ember-run: error: %s\n", e.what());
   } catch (const std::filesystem::filesystem_error& e) {
     std::fprintf(stderr, "ember-run: error: %s\n", e.what());

@@ -7,9 +7,11 @@
 #include "ember/sim/Report.h"
 #include "ember/support/Npy.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <ostream>
@@ -35,6 +37,8 @@ std::vector<std::uint8_t> elementsFor(const isa::IoEntry& e, const Tensor& t,
   std::vector<std::uint8_t> out(std::size_t(want) * isa::sizeOf(e.dtype));
   for (std::int64_t i = 0; i < want; ++i) {
     double v = t.getAsDouble(i);
+    if (std::isnan(v))
+      throw isa::Error(file, e.name, "element " + std::to_string(i) + " is NaN");
     if (t.kind() == ElemKind::Float32 && (e.dtype == DType::Int8 || e.dtype == DType::UInt8))
       v = std::nearbyint(v / e.scale) + e.zero_point;
     switch (e.dtype) {
@@ -88,25 +92,41 @@ std::pair<std::string, std::string> parseInputArg(const std::string& arg) {
   return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
-int runBinaryOnSim(const SimRunRequest& req, std::ostream& out, std::ostream& err) {
+SimRunResult runBinary(const SimRunRequest& req, std::ostream& err) {
   isa::IsaDescription desc = isa::IsaDescription::loadDefault(req.isa);
   isa::Binary bin = isa::readElf(req.binary, desc);
   sim::Simulator simulator(desc);
   const unsigned lanes = unsigned(desc.memory("act").lanes());
-  std::map<std::string, std::vector<std::uint8_t>> inputs;
-  for (const auto& [name, file] : req.inputs) {
-    const isa::IoEntry* entry = nullptr;
+  auto inputEntry = [&](const std::string& name, const std::string& where) {
     for (const auto& io : bin.io)
       if (io.name == name && io.dir == isa::IoDir::Input)
-        entry = &io;
-    if (!entry)
-      throw isa::Error(req.binary, "--input " + name, "the binary has no input of this name");
-    Tensor t = readNpy(file);
-    inputs[name] = sim::packIo(*entry, elementsFor(*entry, t, file), lanes);
+        return &io;
+    std::string known;
+    for (const auto& io : bin.io)
+      if (io.dir == isa::IoDir::Input)
+        known += (known.empty() ? "" : ", ") + io.name;
+    throw isa::Error(req.binary, where,
+                     "the binary has no input named '" + name + "' (its inputs: " + known + ")");
+  };
+  std::map<std::string, std::vector<std::uint8_t>> inputs;
+  for (const auto& [name, file] : req.inputs) {
+    const isa::IoEntry* entry = inputEntry(name, "--input " + name);
+    inputs[name] = sim::packIo(*entry, elementsFor(*entry, readNpy(file), file), lanes);
   }
-  for (const auto& io : bin.io)
-    if (io.dir == isa::IoDir::Input && !inputs.count(io.name))
+  for (const auto& [name, t] : req.input_tensors) {
+    const isa::IoEntry* entry = inputEntry(name, "input " + name);
+    inputs[name] = sim::packIo(*entry, elementsFor(*entry, t, "input " + name), lanes);
+  }
+  for (std::size_t i = 0; i < bin.io.size(); ++i) {
+    const isa::IoEntry& io = bin.io[i];
+    if (io.dir != isa::IoDir::Input || inputs.count(io.name))
+      continue;
+    if (req.fill_missing)
+      inputs[io.name] =
+          sim::packIo(io, elementsFor(io, req.fill_missing(io, i), "input " + io.name), lanes);
+    else
       err << "ember-sim: warning: input '" << io.name << "' not given; it is all zeros\n";
+  }
   sim::Options opts = req.options;
   const bool tty = req.progress && isatty(fileno(stderr));
   auto last = std::chrono::steady_clock::now();
@@ -118,35 +138,44 @@ int runBinaryOnSim(const SimRunRequest& req, std::ostream& out, std::ostream& er
         return;
       last = now;
       printed = true;
-      std::fprintf(stderr, "\r[sim] cycle %llu, %llu/%llu instructions retired",
+      std::fprintf(stderr, "\r[sim] cycle %llu, %llu/%llu instructions retired (%.0f%%)",
                    (unsigned long long)cycle, (unsigned long long)retired,
-                   (unsigned long long)total);
+                   (unsigned long long)total,
+                   total ? 100.0 * double(retired) / double(total) : 0.0);
       std::fflush(stderr);
     };
   sim::Result res = simulator.run(bin, inputs, opts);
   if (printed)
-    std::fprintf(stderr, "\r%60s\r", "");
-  if (!req.out_dir.empty()) {
+    std::fprintf(stderr, "\r%70s\r", "");
+  SimRunResult out;
+  out.io = bin.io;
+  for (const auto& io : bin.io)
+    if (io.dir == isa::IoDir::Output)
+      out.outputs.emplace_back(
+          io.name, tensorOf(io, sim::unpackIo(io, res.dram.data() + io.dram_offset, lanes)));
+  // A faulted run's outputs are not results: none are written (report and trace are).
+  if (!req.out_dir.empty() && !res.report.fault) {
     std::filesystem::create_directories(req.out_dir);
-    for (const auto& io : bin.io) {
-      if (io.dir != isa::IoDir::Output)
-        continue;
-      auto elems = sim::unpackIo(io, res.dram.data() + io.dram_offset, lanes);
-      writeNpy((std::filesystem::path(req.out_dir) / (io.name + ".npy")).string(),
-               tensorOf(io, elems));
-    }
+    for (const auto& [name, t] : out.outputs)
+      writeNpy((std::filesystem::path(req.out_dir) / (npyFileStem(name) + ".npy")).string(), t);
   }
   if (!req.report_json.empty())
     sim::writeJsonFile(req.report_json, sim::toJson(res.report));
   if (!req.trace_json.empty())
     sim::writeJsonFile(req.trace_json, sim::toChromeTrace(res.report), -1);
-  if (req.table)
-    out << sim::formatTable(res.report);
   if (res.report.fault) {
     err << "ember-sim: " << req.binary << ": " << res.report.fault->message() << "\n";
-    return 3;
+    out.status = 3;
   }
-  return 0;
+  out.report = std::move(res.report);
+  return out;
+}
+
+int runBinaryOnSim(const SimRunRequest& req, std::ostream& out, std::ostream& err) {
+  SimRunResult r = runBinary(req, err);
+  if (req.table)
+    out << sim::formatTable(r.report);
+  return r.status;
 }
 
 } // namespace ember::simrun

@@ -2,10 +2,14 @@
 // `sim` device of ember-run.
 #pragma once
 
+#include "ember/graph/Tensor.h"
+#include "ember/isa/binary.h"
 #include "ember/isa/description.h"
 #include "ember/sim/Simulator.h"
 
+#include <functional>
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,16 +21,32 @@ struct SimRunRequest {
   std::string binary;                                      ///< BIN.elf
   std::string isa;                                         ///< Description ("": default).
   std::vector<std::pair<std::string, std::string>> inputs; ///< NAME, FILE.npy
-  std::string out_dir;                                     ///< Outputs as NAME.npy.
+  std::map<std::string, Tensor> input_tensors;             ///< NAME -> value already in memory.
+  /// Value of an input given neither as a file nor as a tensor (`index`: its position in
+  /// the I/O table). Unset: such inputs are all zeros, with a warning.
+  std::function<Tensor(const isa::IoEntry&, std::size_t index)> fill_missing;
+  std::string out_dir; ///< Outputs as DIR/STEM.npy, STEM = npyFileStem(name).
   std::string report_json, trace_json;
   sim::Options options;
   bool progress = true; ///< Progress line on stderr when it is a terminal.
   bool table = true;    ///< Print the report table to `out`.
 };
 
-/// Loads, runs, writes outputs/report/trace and prints the table. Returns the exit
-/// status: 0 done, 3 the program faulted (the fault is printed to `err`). Throws
-/// isa::Error / ember::Error for bad inputs (missing file, wrong shape, ...).
+/// What one run produced.
+struct SimRunResult {
+  int status = 0; ///< 0 done, 3 the program faulted.
+  sim::Report report;
+  std::vector<std::pair<std::string, Tensor>> outputs; ///< In I/O-table order, binary dtype.
+  std::vector<isa::IoEntry> io;                        ///< The binary's I/O table.
+};
+
+/// Loads the binary, places the inputs (int8 entries accept float32 data, quantized with
+/// the entry's scale and zero point as QuantizeLinear does), runs, and writes outputs,
+/// report and trace. A fault is printed to `err` and gives status 3. Throws isa::Error /
+/// ember::Error for bad inputs (missing file, wrong element count, NaN, unknown name).
+SimRunResult runBinary(const SimRunRequest& req, std::ostream& err);
+
+/// runBinary, then the report table to `out` (if `req.table`). Returns the status.
 int runBinaryOnSim(const SimRunRequest& req, std::ostream& out, std::ostream& err);
 
 /// Parses "NAME=FILE" (throws isa::Error otherwise).

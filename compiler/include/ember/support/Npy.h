@@ -30,6 +30,11 @@ std::string serializeNpy(const Tensor& t);
 /// Writes `t` to `path` atomically (see writeFileAtomic).
 void writeNpy(const std::string& path, const Tensor& t);
 
+/// The file stem under which a tensor called `name` is written: every character outside
+/// [A-Za-z0-9_.-] becomes '_' (an empty name becomes "_"), so that any ONNX or I/O-table
+/// name is a safe file name inside the output folder. Shared by every tool.
+std::string npyFileStem(const std::string& name);
+
 /// The NumPy dtype descriptor of `k` ("<f4", "|i1", "<i4", "<i8", "|b1").
 const char* npyDescr(ElemKind k);
 

@@ -1,0 +1,64 @@
+// Host-side I/O layout: NCHWc blocking of 4-D and 2-D entries, flat entries, errors.
+#include "ember/sim/Io.h"
+#include "ember/isa/error.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+using ember::isa::IoEntry;
+
+IoEntry entry(std::vector<std::int64_t> shape, std::uint64_t size, ember::isa::Layout layout) {
+  IoEntry e;
+  e.name = "t";
+  e.dtype = ember::isa::DType::Int8;
+  e.layout = layout;
+  e.shape = std::move(shape);
+  e.size_bytes = size;
+  return e;
+}
+
+std::vector<std::uint8_t> iota(std::size_t n) {
+  std::vector<std::uint8_t> v(n);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = std::uint8_t(i + 1);
+  return v;
+}
+
+// [1, 5, 2, 1] with L = 4: two channel blocks; byte ((cb*H + h)*W + w)*L + c%L.
+TEST(SimIo, Nchwc4dBlocksChannelsAndPadsWithZeros) {
+  IoEntry e = entry({1, 5, 2, 1}, 2 * 2 * 4, ember::isa::Layout::Nchwc);
+  auto packed = ember::sim::packIo(e, iota(10), 4);
+  // logical element (c, h) holds 1 + c*2 + h.
+  std::vector<std::uint8_t> want = {1, 3, 5, 7, 2, 4, 6, 8, 9, 0, 0, 0, 10, 0, 0, 0};
+  EXPECT_EQ(packed, want);
+  EXPECT_EQ(ember::sim::unpackIo(e, packed.data(), 4), iota(10));
+}
+
+// A 2-D [N, C] entry is [N, C, 1, 1]: rows of L channels per batch element.
+TEST(SimIo, Nchwc2dIsNc11) {
+  IoEntry e = entry({2, 6}, 2 * 2 * 4, ember::isa::Layout::Nchwc);
+  auto packed = ember::sim::packIo(e, iota(12), 4);
+  std::vector<std::uint8_t> want = {1, 2, 3, 4, 5, 6, 0, 0, 7, 8, 9, 10, 11, 12, 0, 0};
+  EXPECT_EQ(packed, want);
+  EXPECT_EQ(ember::sim::unpackIo(e, packed.data(), 4), iota(12));
+}
+
+TEST(SimIo, FlatIsCopiedAndErrorsNameTheEntry) {
+  IoEntry flat = entry({3}, 4, ember::isa::Layout::Flat);
+  EXPECT_EQ(ember::sim::packIo(flat, iota(3), 16), (std::vector<std::uint8_t>{1, 2, 3, 0}));
+  EXPECT_THROW(ember::sim::packIo(flat, iota(2), 16), ember::isa::Error);
+  IoEntry three = entry({1, 4, 2}, 64, ember::isa::Layout::Nchwc);
+  try {
+    ember::sim::packIo(three, iota(8), 4);
+    FAIL() << "a 3-D nchwc entry must be refused";
+  } catch (const ember::isa::Error& err) {
+    EXPECT_NE(std::string(err.what()).find("4-D (N, C, H, W) or 2-D (N, C), not 3-D"),
+              std::string::npos);
+  }
+}
+
+} // namespace
