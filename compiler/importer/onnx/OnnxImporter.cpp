@@ -151,7 +151,8 @@ public:
       return a->f();
     if (isType(*a, onnx::AttributeProto::INT, a->has_i()))
       return static_cast<double>(a->i());
-    fail("attribute '" + name + "' must be a float");
+    // Thrown here (not through the virtual fail) so every compiler sees no fall-through.
+    throw Error(where(), "attribute '" + name + "' must be a float");
   }
   std::string attrString(const std::string& name, const std::string& def) const override {
     const onnx::AttributeProto* a = attr(name);
@@ -177,7 +178,8 @@ public:
       return std::vector<double>(a->floats().begin(), a->floats().end());
     if (isType(*a, onnx::AttributeProto::INTS, a->ints_size() > 0))
       return std::vector<double>(a->ints().begin(), a->ints().end());
-    fail("attribute '" + name + "' must be a list of floats");
+    // Thrown here (not through the virtual fail) so every compiler sees no fall-through.
+    throw Error(where(), "attribute '" + name + "' must be a list of floats");
   }
   std::optional<Tensor> attrTensor(const std::string& name) const override {
     const onnx::AttributeProto* a = attr(name);
