@@ -112,7 +112,6 @@ Report RunState::finish(const isa::IsaDescription& isa, const Job& job, double h
     er.idle = r.cycles > used ? r.cycles - used : 0;
     r.engines.push_back(er);
   }
-  double sramTotal = 0;
   const auto& mems = isa.memories();
   for (std::size_t i = 0; i < mems.size(); ++i) {
     MemoryReport m;
@@ -127,7 +126,6 @@ Report RunState::finish(const isa::IsaDescription& isa, const Job& job, double h
                              : 0;
     m.energy_pj = double(m.bytes_read) * mems[i].read_pj_per_byte +
                   double(m.bytes_written) * mems[i].write_pj_per_byte;
-    sramTotal += m.energy_pj;
     r.memories.push_back(m);
   }
   MemoryReport dram;
@@ -151,7 +149,6 @@ Report RunState::finish(const isa::IsaDescription& isa, const Job& job, double h
   r.energy.push_back({"leakage", double(r.cycles) * et.leakage_per_cycle});
   for (const auto& e : r.energy)
     r.energy_total_pj += e.pj;
-  (void)sramTotal;
   for (std::size_t i = 0; i < job.debug.size(); ++i) {
     const LayerAcc& a = layers[i];
     LayerReport l;
