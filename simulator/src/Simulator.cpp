@@ -88,6 +88,12 @@ public:
       }
   }
   u64 now() const { return sc_core::sc_time_stamp().value() / unit_; }
+  /// Wakes every waiting thread so that it returns (SystemC never unwinds the stack of
+  /// a thread that is still waiting when its context is destroyed: its locals would leak).
+  void stop() {
+    stopped_ = true;
+    stop_ev_.notify(sc_core::SC_ZERO_TIME);
+  }
 
 private:
   void fetch();
@@ -100,7 +106,7 @@ private:
   void raise(FaultKind k, const std::string& engine, std::int64_t index, std::string reason);
   void waitCycles(u64 c) {
     if (c)
-      sc_core::wait(sc_core::sc_time::from_value(c * unit_));
+      sc_core::wait(sc_core::sc_time::from_value(c * unit_), stop_ev_);
   }
   void notifyTokens() {
     for (auto& ev : tok_ev_)
@@ -126,14 +132,14 @@ private:
   std::array<std::int64_t, 3> current_{-1, -1, -1};
   bool fetch_done_ = false, stopped_ = false;
   detail::DramBus bus_;
+  sc_core::sc_event stop_ev_; ///< Notified once, when the run stops early.
 };
 
 void Npu::raise(FaultKind k, const std::string& engine, std::int64_t index, std::string reason) {
   if (stopped_)
     return;
-  stopped_ = true;
   st_.fault = Fault{k, now(), engine, index, std::move(reason)};
-  sc_core::sc_stop();
+  stop();
 }
 
 void Npu::fetch() {
@@ -161,7 +167,7 @@ void Npu::fetch() {
     u64 t0 = now();
     while (queue_[e].size() >= depth_[e]) {
       fetch_wait_ = std::int64_t(i);
-      sc_core::wait(get_ev_[e]);
+      sc_core::wait(get_ev_[e] | stop_ev_);
       if (stopped_)
         return;
     }
@@ -200,7 +206,7 @@ bool Npu::popTokens(int e, const Pending& p) {
         return false;
       }
       wait_[e] = WaitState{true, false, f, p.index, p.insn.name()};
-      sc_core::wait(tok_ev_[f]);
+      sc_core::wait(tok_ev_[f] | stop_ev_);
       if (stopped_)
         return false;
     }
@@ -235,7 +241,7 @@ bool Npu::pushTokens(int e, const Pending& p) {
         return false;
       }
       wait_[e] = WaitState{true, true, f, p.index, p.insn.name()};
-      sc_core::wait(room_ev_[f]);
+      sc_core::wait(room_ev_[f] | stop_ev_);
       if (stopped_)
         return false;
     }
@@ -254,7 +260,7 @@ void Npu::engine(int e) {
         notifyTokens();
         return;
       }
-      sc_core::wait(put_ev_[e]);
+      sc_core::wait(put_ev_[e] | stop_ev_);
       if (stopped_)
         return;
     }
@@ -416,6 +422,16 @@ Result Simulator::run(const Job& job, const Options& opts) const {
       }
       if (st.fault)
         st.last_cycle = std::max(st.last_cycle, st.fault->cycle);
+      if (!npu->finished()) { // budget, deadlock or fault: let every thread return
+        npu->stop();
+        try {
+          sc_core::sc_start(sc_core::SC_ZERO_TIME);
+          while (sc_core::sc_pending_activity_at_current_time())
+            sc_core::sc_start(sc_core::SC_ZERO_TIME);
+        } catch (const std::exception&) {
+          // Unwinding only; the fault is already recorded.
+        }
+      }
       npu.reset();
     }
     res.dram = machine.dram().takeImage();
