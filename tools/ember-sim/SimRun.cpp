@@ -94,7 +94,11 @@ std::pair<std::string, std::string> parseInputArg(const std::string& arg) {
 
 SimRunResult runBinary(const SimRunRequest& req, std::ostream& err) {
   isa::IsaDescription desc = isa::IsaDescription::loadDefault(req.isa);
-  isa::Binary bin = isa::readElf(req.binary, desc);
+  return runLoadedBinary(isa::readElf(req.binary, desc), desc, req, err);
+}
+
+SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& desc,
+                             const SimRunRequest& req, std::ostream& err) {
   sim::Simulator simulator(desc);
   const unsigned lanes = unsigned(desc.memory("act").lanes());
   auto inputEntry = [&](const std::string& name, const std::string& where) {

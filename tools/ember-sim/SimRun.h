@@ -46,6 +46,11 @@ struct SimRunResult {
 /// ember::Error for bad inputs (missing file, wrong element count, NaN, unknown name).
 SimRunResult runBinary(const SimRunRequest& req, std::ostream& err);
 
+/// runBinary on a binary already in memory (`req.binary` only names it in messages;
+/// `req.isa` is ignored: `desc` is the description it was built for).
+SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& desc,
+                             const SimRunRequest& req, std::ostream& err);
+
 /// runBinary, then the report table to `out` (if `req.table`). Returns the status.
 int runBinaryOnSim(const SimRunRequest& req, std::ostream& out, std::ostream& err);
 
