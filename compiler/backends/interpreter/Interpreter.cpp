@@ -16,12 +16,18 @@ std::vector<KernelFn>& kernelTable() {
   return t;
 }
 
+std::vector<KernelFn>& quantizedKernelTable() {
+  static std::vector<KernelFn> t(numNodeKinds());
+  return t;
+}
+
 void registerAllKernels() {
   registerElementwiseKernels();
   registerReductionKernels();
   registerNNKernels();
   registerDataMovementKernels();
   registerQuantKernels();
+  registerInt8Kernels();
 }
 
 std::string nodeRef(const Node& n) {
@@ -41,12 +47,30 @@ const KernelFn* findKernel(NodeKind k) {
   return fn ? &fn : nullptr;
 }
 
+void registerQuantizedKernel(NodeKind k, KernelFn fn) {
+  quantizedKernelTable().at(static_cast<size_t>(k)) = std::move(fn);
+}
+
+const KernelFn* findQuantizedKernel(NodeKind k) {
+  findKernel(k); // registers every table on first use
+  const KernelFn& fn = quantizedKernelTable().at(static_cast<size_t>(k));
+  return fn ? &fn : nullptr;
+}
+
+const KernelFn* selectKernel(const Node& n) {
+  if (n.numResults() > 0 && n.resultType(0).kind == ElemKind::Int8 &&
+      n.resultType(0).quant.isQuantized())
+    if (const KernelFn* q = findQuantizedKernel(n.kind()))
+      return q;
+  return findKernel(n.kind());
+}
+
 bool interpreterSupports(const Node& n) {
-  return n.isStorage() || findKernel(n.kind());
+  return n.isStorage() || selectKernel(n);
 }
 
 std::vector<Tensor> evaluateNode(const Node& n, const std::vector<const Tensor*>& inputs) {
-  const KernelFn* kernel = findKernel(n.kind());
+  const KernelFn* kernel = selectKernel(n);
   if (!kernel)
     throw Error(nodeRef(n), "the interpreter has no kernel for this kind");
   std::vector<Tensor> out;

@@ -52,9 +52,31 @@ std::vector<Type> dequantizeInfer(const std::vector<NodeValue>& in, const Attrs&
   return {Type(ElemKind::Float32, in[0].dims())};
 }
 
+/// Lut: x int8 with per-tensor parameters, table int8 [256]; result int8 of x's shape
+/// (its parameters come from the result type the creator gives).
+std::vector<Type> lutInfer(const std::vector<NodeValue>& in, const Attrs&) {
+  requireKind(in[0], {ElemKind::Int8}, "input");
+  requireKind(in[1], {ElemKind::Int8}, "table");
+  if (in[1].dims() != Shape{256})
+    inferError("table has shape " + shapeToString(in[1].dims()) + ", expected [256]");
+  return {Type(ElemKind::Int8, in[0].dims())};
+}
+
+/// Rescale: quantized int8 -> int8 of the same shape; the new parameters come from the
+/// given result type or from attributes scale / zero_point.
+std::vector<Type> rescaleInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  requireKind(in[0], {ElemKind::Int8}, "input");
+  const QuantParams& q = in[0].type().quant;
+  if (q.scales.size() != 1 || q.axis >= 0)
+    inferError("input " + in[0].type().toString() + " needs per-tensor quantization parameters");
+  return {Type(ElemKind::Int8, in[0].dims(), quantFromAttrs(a, in[0].dims()))};
+}
+
 } // namespace
 
 void registerQuantOps() {
+  registerOpInfo({NodeKind::Lut, {"input", "table"}, 2, lutInfer});
+  registerOpInfo({NodeKind::Rescale, {"input"}, 1, rescaleInfer});
   registerOpInfo({NodeKind::QuantizeLinear, {"input"}, 1, quantizeInfer});
   registerOpInfo({NodeKind::DequantizeLinear, {"input"}, 1, dequantizeInfer});
 }
