@@ -150,6 +150,8 @@ TensorMap Interpreter::run(const TensorMap& inputs) {
     for (const NodeValue& v : n->inputs())
       in.push_back(lookup(v));
     std::vector<Tensor> out = evaluateNode(*n, in);
+    if (observer_)
+      observer_(*n, out);
     for (size_t r = 0; r < out.size(); ++r)
       values.insert_or_assign(NodeValue(n.get(), static_cast<unsigned>(r)), std::move(out[r]));
     for (const NodeValue& v : n->inputs()) {

@@ -85,19 +85,21 @@ bool broadcastsTo(const Shape& s, const Shape& target) {
   return true;
 }
 
-/// Checks that x is float32 with rank 3..5 (N, C, 1 to 3 spatial dims).
+/// Checks that x is float32 (or int8: a quantized value, docs/numerics.md section 4)
+/// with rank 3..5 (N, C, 1 to 3 spatial dims).
 void requireImage(const NodeValue& x, const char* operand) {
-  requireKind(x, {ElemKind::Float32}, operand);
+  requireKind(x, {ElemKind::Float32, ElemKind::Int8}, operand);
   if (x.dims().size() < 3 || x.dims().size() > 5)
     inferError(std::string(operand) + " has shape " + shapeToString(x.dims()) +
                ", expected N x C x 1 to 3 spatial dimensions");
 }
 
-/// Checks an optional per-channel vector operand of `channels` elements.
-void requireChannelVector(const NodeValue& v, int64_t channels, const char* operand) {
+/// Checks an optional per-channel vector operand of `channels` elements and kind `kind`.
+void requireChannelVector(const NodeValue& v, int64_t channels, const char* operand,
+                          ElemKind kind = ElemKind::Float32) {
   if (!v)
     return;
-  requireKind(v, {ElemKind::Float32}, operand);
+  requireKind(v, {kind}, operand);
   if (v.dims() != Shape{channels})
     inferError(std::string(operand) + " has shape " + shapeToString(v.dims()) + ", expected [" +
                str(channels) + "]");
@@ -106,7 +108,9 @@ void requireChannelVector(const NodeValue& v, int64_t channels, const char* oper
 std::vector<Type> convInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   const NodeValue &x = in[0], &w = in[1];
   requireImage(x, "input");
-  requireKind(w, {ElemKind::Float32}, "filter");
+  // Int8 (docs/numerics.md 4.1): int8 input and filter, int32 bias, int8 result.
+  const bool q = x.kind() == ElemKind::Int8;
+  requireKind(w, {q ? ElemKind::Int8 : ElemKind::Float32}, "filter");
   const size_t nsp = x.dims().size() - 2;
   if (w.dims().size() != nsp + 2)
     inferError("filter has shape " + shapeToString(w.dims()) + ", expected rank " +
@@ -118,18 +122,20 @@ std::vector<Type> convInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   if (w.dims()[1] * group != c)
     inferError("input has " + str(c) + " channels but filter " + shapeToString(w.dims()) +
                " with group " + str(group) + " expects " + str(w.dims()[1] * group));
-  requireChannelVector(in.size() > 2 ? in[2] : NodeValue(), m, "bias");
+  requireChannelVector(in.size() > 2 ? in[2] : NodeValue(), m, "bias",
+                       q ? ElemKind::Int32 : ElemKind::Float32);
   const Shape ks(w.dims().begin() + 2, w.dims().end());
   Window win = readWindow(a, nsp, &ks);
   Shape out = {x.dims()[0], m};
   for (size_t d = 0; d < nsp; ++d)
     out.push_back(windowOutDim(x.dims()[d + 2], win, d, false));
-  return {Type(ElemKind::Float32, out)};
+  return {Type(x.kind(), out)};
 }
 
 std::vector<Type> convTransposeInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   const NodeValue &x = in[0], &w = in[1];
   requireImage(x, "input");
+  requireKind(x, {ElemKind::Float32}, "input");
   requireKind(w, {ElemKind::Float32}, "filter");
   const size_t nsp = x.dims().size() - 2;
   if (w.dims().size() != nsp + 2)
@@ -171,7 +177,7 @@ std::vector<Type> poolInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   Shape out = {x.dims()[0], x.dims()[1]};
   for (size_t d = 0; d < nsp; ++d)
     out.push_back(windowOutDim(x.dims()[d + 2], win, d, ceilMode));
-  return {Type(ElemKind::Float32, out)};
+  return {Type(x.kind(), out, x.type().quant)};
 }
 
 std::vector<Type> globalPoolInfer(const std::vector<NodeValue>& in, const Attrs&) {
@@ -179,7 +185,7 @@ std::vector<Type> globalPoolInfer(const std::vector<NodeValue>& in, const Attrs&
   Shape out = in[0].dims();
   for (size_t d = 2; d < out.size(); ++d)
     out[d] = 1;
-  return {Type(ElemKind::Float32, out)};
+  return {Type(in[0].kind(), out, in[0].type().quant)};
 }
 
 std::vector<Type> batchNormInfer(const std::vector<NodeValue>& in, const Attrs&) {
@@ -229,14 +235,16 @@ std::vector<Type> layerNormInfer(const std::vector<NodeValue>& in, const Attrs& 
 
 std::vector<Type> lrnInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   requireImage(in[0], "input");
+  requireKind(in[0], {ElemKind::Float32}, "input");
   if (a.getInt("size", 0) < 1)
     inferError("attribute size must be >= 1");
   return {in[0].type()};
 }
 
 std::vector<Type> matMulInfer(const std::vector<NodeValue>& in, const Attrs&) {
-  requireKind(in[0], {ElemKind::Float32}, "a");
-  requireKind(in[1], {ElemKind::Float32}, "b");
+  // Int8 (docs/numerics.md 4.1): int8 operands, int8 result.
+  requireKind(in[0], {ElemKind::Float32, ElemKind::Int8}, "a");
+  requireKind(in[1], {in[0].kind()}, "b");
   Shape a = in[0].dims(), b = in[1].dims();
   if (a.empty() || b.empty())
     inferError("operands must have rank >= 1");
@@ -254,12 +262,14 @@ std::vector<Type> matMulInfer(const std::vector<NodeValue>& in, const Attrs&) {
     batch.push_back(m);
   if (!vecB)
     batch.push_back(n);
-  return {Type(ElemKind::Float32, batch)};
+  return {Type(in[0].kind(), batch)};
 }
 
 std::vector<Type> gemmInfer(const std::vector<NodeValue>& in, const Attrs& a) {
-  requireKind(in[0], {ElemKind::Float32}, "a");
-  requireKind(in[1], {ElemKind::Float32}, "b");
+  // Int8 (docs/numerics.md 4.1): int8 a and b, int32 c, int8 result.
+  const bool q = in[0].kind() == ElemKind::Int8;
+  requireKind(in[0], {ElemKind::Float32, ElemKind::Int8}, "a");
+  requireKind(in[1], {in[0].kind()}, "b");
   requireRank(in[0], 2, "a");
   requireRank(in[1], 2, "b");
   const bool ta = a.getInt("transA", 0) != 0, tb = a.getInt("transB", 0) != 0;
@@ -271,12 +281,12 @@ std::vector<Type> gemmInfer(const std::vector<NodeValue>& in, const Attrs& a) {
                (tb ? " (transposed)" : ""));
   const Shape out = {m, n};
   if (in.size() > 2 && in[2]) {
-    requireKind(in[2], {ElemKind::Float32}, "c");
+    requireKind(in[2], {q ? ElemKind::Int32 : ElemKind::Float32}, "c");
     if (!broadcastsTo(in[2].dims(), out))
       inferError("c of shape " + shapeToString(in[2].dims()) + " does not broadcast to " +
                  shapeToString(out));
   }
-  return {Type(ElemKind::Float32, out)};
+  return {Type(in[0].kind(), out)};
 }
 
 std::vector<Type> softmaxInfer(const std::vector<NodeValue>& in, const Attrs& a) {

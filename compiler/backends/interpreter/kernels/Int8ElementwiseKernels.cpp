@@ -42,7 +42,7 @@ void addKernel(const Node& n, const Ins& in, Outs& out) {
 void mulKernel(const Node& n, const Ins& in, Outs& out) {
   const TensorQ a = perTensor(in[0]->type(), "a"), b = perTensor(in[1]->type(), "b");
   const TensorQ y = perTensor(out[0].type(), "result");
-  const quant::Multiplier m = quant::quantizeMultiplier(a.scale * b.scale / y.scale);
+  const quant::Multiplier m = quant::productMultiplier(a.scale, b.scale, y.scale);
   const quant::Bounds bd = quant::activationBounds(n, out[0].type().quant);
   const int8_t* ap = in[0]->data<int8_t>();
   const int8_t* bp = in[1]->data<int8_t>();
@@ -78,7 +78,7 @@ void lutKernel(const Node&, const Ins& in, Outs& out) {
 void rescaleKernel(const Node& n, const Ins& in, Outs& out) {
   const TensorQ x = perTensor(in[0]->type(), "input");
   const TensorQ y = perTensor(out[0].type(), "result");
-  const quant::Multiplier m = quant::quantizeMultiplier(x.scale / y.scale);
+  const quant::Multiplier m = quant::averageMultiplier(x.scale, y.scale, 1);
   const quant::Bounds bd = quant::activationBounds(n, out[0].type().quant);
   const int8_t* xp = in[0]->data<int8_t>();
   int8_t* yp = out[0].data<int8_t>();

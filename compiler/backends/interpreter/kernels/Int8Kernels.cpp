@@ -9,6 +9,9 @@ namespace ember {
 
 void registerInt8Kernels() {
   registerInt8ElementwiseKernels();
+  registerInt8PoolKernels();
+  registerInt8ConvKernels();
+  registerInt8MatMulKernels();
 }
 
 } // namespace ember

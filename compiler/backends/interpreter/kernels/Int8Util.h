@@ -15,7 +15,7 @@ namespace kernels {
 
 /// Per-tensor parameters of one int8 operand.
 struct TensorQ {
-  double scale = 1;
+  float scale = 1;
   int32_t zp = 0;
 };
 
@@ -25,7 +25,7 @@ inline TensorQ perTensor(const Type& t, const char* operand) {
   if (t.kind != ElemKind::Int8 || t.quant.scales.size() != 1 || t.quant.zeroPoints.size() != 1)
     throw Error(std::string(operand) + " is " + t.toString() +
                 ", expected int8 with per-tensor quantization parameters");
-  return {static_cast<double>(t.quant.scales[0]), t.quant.zeroPoints[0]};
+  return {t.quant.scales[0], t.quant.zeroPoints[0]};
 }
 
 /// Throws unless `a` and `b` have the same quantization parameters (operators that move

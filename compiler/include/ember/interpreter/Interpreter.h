@@ -6,6 +6,8 @@
 
 #include "ember/backend/Backend.h"
 
+#include <functional>
+
 namespace ember {
 
 /// Executes `f` node by node on the host. Tensors are freed after their last use.
@@ -14,8 +16,15 @@ public:
   explicit Interpreter(const Function& f);
   TensorMap run(const TensorMap& inputs) override;
 
+  /// Called with every node and its results right after the node ran (before any
+  /// tensor is freed): how calibration (ember/quantization/Profile.h) observes the
+  /// intermediate values of a run. Null (the default) = no observer.
+  using Observer = std::function<void(const Node& n, const std::vector<Tensor>& results)>;
+  void setObserver(Observer o) { observer_ = std::move(o); }
+
 private:
   const Function& f_;
+  Observer observer_;
 };
 
 /// Evaluates one node on given input tensors (null for absent optional inputs) and

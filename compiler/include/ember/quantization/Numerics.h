@@ -71,6 +71,21 @@ inline int8_t requantize(int32_t acc, Multiplier m, int32_t zp, int32_t lo, int3
   return static_cast<int8_t>(y < lo ? lo : (y > hi ? hi : y));
 }
 
+/// The multiplier of a product (Conv, Gemm, MatMul: s_x * s_w[k] / s_y; Mul: s_a * s_b /
+/// s_y), evaluated as (double(s_1) * double(s_2)) / double(s_y), in that order, so that
+/// every executor derives the same (M, S).
+inline Multiplier productMultiplier(float s1, float s2, float sY) {
+  return quantizeMultiplier(static_cast<double>(s1) * static_cast<double>(s2) /
+                            static_cast<double>(sY));
+}
+
+/// The multiplier of an average over `count` elements (section 4.5): double(s_x) /
+/// (double(s_y) * count). Also Rescale's s_x / s_y with count = 1 (section 4.7).
+inline Multiplier averageMultiplier(float sX, float sY, int64_t count) {
+  return quantizeMultiplier(static_cast<double>(sX) /
+                            (static_cast<double>(sY) * static_cast<double>(count)));
+}
+
 /// The multipliers of a rescaled Add (section 4.2): t = (a - zp_a) * Ma + (b - zp_b) * Mb,
 /// y = clamp(((t + 2^(S-1)) >> S) + zp_y, lo, hi) = requantize(t, {1, S}, ...).
 struct AddMultipliers {

@@ -1,0 +1,178 @@
+// The int8 Conv kernel (docs/numerics.md 4.1), 1-D to 3-D, any stride, padding,
+// dilation and group:
+//   acc[k] = wrap32(b[k] + sum over taps and the group's input channels of (x - zp_x) * w)
+//   y      = requantize(acc[k]; s_x * s_w[k] / s_y, zp_y, activation bounds)
+// Per image and group: im2col of the int8 codes with padding zp_x (1x1 unit-stride
+// filters read the input directly), the int8 GEMM core, then -zp_x * sum w[k] folded into
+// the bias (exact modulo 2^32, as the NPU computes it). Depthwise convolutions run a
+// direct loop on (x - zp_x), taps outside the input skipped (they contribute 0).
+#include "ConvWindow.h"
+#include "Int8GemmCore.h"
+#include "Int8Util.h"
+
+#include "ember/interpreter/Kernels.h"
+
+#include <cstring>
+
+namespace ember {
+
+namespace {
+
+using namespace kernels;
+
+/// Rows: (channel, kd, kh, kw); columns: output positions; padding holds `pad`.
+void im2col(const int8_t* x, int64_t channels, const Window3& w, int8_t pad, int8_t* col) {
+  const int64_t outPlane = w.outSize();
+  for (int64_t c = 0; c < channels; ++c) {
+    const int8_t* xc = x + c * w.inSize();
+    for (int64_t kd = 0; kd < w.k[0]; ++kd)
+      for (int64_t kh = 0; kh < w.k[1]; ++kh)
+        for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+          const int64_t offW = kw * w.d[2] - w.pb[2];
+          int64_t lo, hi;
+          w.validRange(2, offW, &lo, &hi);
+          for (int64_t od = 0; od < w.out[0]; ++od) {
+            const int64_t id = od * w.s[0] + kd * w.d[0] - w.pb[0];
+            for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+              const int64_t ih = oh * w.s[1] + kh * w.d[1] - w.pb[1];
+              int8_t* dst = col + (od * w.out[1] + oh) * w.out[2];
+              if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
+                std::fill(dst, dst + w.out[2], pad);
+                continue;
+              }
+              const int8_t* src = xc + (id * w.in[1] + ih) * w.in[2] + offW;
+              std::fill(dst, dst + lo, pad);
+              if (w.s[2] == 1)
+                std::memcpy(dst + lo, src + lo, static_cast<size_t>(hi - lo));
+              else
+                for (int64_t ow = lo; ow < hi; ++ow)
+                  dst[ow] = src[ow * w.s[2]];
+              std::fill(dst + hi, dst + w.out[2], pad);
+            }
+          }
+          col += outPlane;
+        }
+  }
+}
+
+/// Direct depthwise accumulation of one plane: acc += sum over taps of (x - zp) * f.
+void depthwisePlane(const int8_t* x, int32_t zp, const int8_t* filt, const Window3& w,
+                    int32_t* acc) {
+  for (int64_t kd = 0; kd < w.k[0]; ++kd)
+    for (int64_t kh = 0; kh < w.k[1]; ++kh)
+      for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+        const int32_t f = filt[(kd * w.k[1] + kh) * w.k[2] + kw];
+        const int64_t offW = kw * w.d[2] - w.pb[2];
+        int64_t lo, hi;
+        w.validRange(2, offW, &lo, &hi);
+        for (int64_t od = 0; od < w.out[0]; ++od) {
+          const int64_t id = od * w.s[0] + kd * w.d[0] - w.pb[0];
+          if (id < 0 || id >= w.in[0])
+            continue;
+          for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+            const int64_t ih = oh * w.s[1] + kh * w.d[1] - w.pb[1];
+            if (ih < 0 || ih >= w.in[1])
+              continue;
+            const int8_t* src = x + (id * w.in[1] + ih) * w.in[2] + offW;
+            int32_t* dst = acc + (od * w.out[1] + oh) * w.out[2];
+            for (int64_t ow = lo; ow < hi; ++ow)
+              dst[ow] += f * (src[ow * w.s[2]] - zp);
+          }
+        }
+      }
+}
+
+/// The per-channel weight scales of an int8 filter (zero points must be 0).
+std::vector<float> weightScales(const Type& t, int64_t channels, int axis, const char* operand) {
+  const QuantParams& q = t.quant;
+  const bool perTensorOk = q.scales.size() == 1 && q.axis < 0;
+  const bool perChannelOk = int64_t(q.scales.size()) == channels && q.axis == axis;
+  if (t.kind != ElemKind::Int8 || !(perTensorOk || perChannelOk))
+    throw Error(std::string(operand) + " is " + t.toString() +
+                ", expected int8 with one scale or one per channel along axis " +
+                std::to_string(axis));
+  for (int32_t z : q.zeroPoints)
+    if (z != 0)
+      throw Error(std::string(operand) + " has zero point " + std::to_string(z) +
+                  ", weights are symmetric (zero point 0)");
+  return q.scales;
+}
+
+void convKernel(const Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
+  const Tensor &x = *in[0], &filt = *in[1];
+  const Tensor* bias = in.size() > 2 ? in[2] : nullptr;
+  Tensor& y = out[0];
+  const TensorQ xq = perTensor(x.type(), "input"), yq = perTensor(y.type(), "result");
+  const Shape ks(filt.dims().begin() + 2, filt.dims().end());
+  const Window3 w = makeWindow3(n, x.dims(), y.dims(), &ks);
+  const int64_t batch = x.dims()[0], c = x.dims()[1], m = y.dims()[1];
+  const int64_t group = n.attrs().getInt("group", 1), cg = c / group, mg = m / group;
+  const int64_t kdim = cg * w.kSize(), inPlane = w.inSize(), outPlane = w.outSize();
+  const std::vector<float> sw = weightScales(filt.type(), m, 0, "filter");
+  if (bias && (bias->kind() != ElemKind::Int32 || bias->size() != m))
+    throw Error("bias is " + bias->type().toString() + ", expected int32[" + std::to_string(m) +
+                "]");
+  const quant::Bounds bd = quant::activationBounds(n, y.type().quant);
+  ChannelRequant rq;
+  for (float s : sw)
+    rq.mult.push_back(quant::productMultiplier(xq.scale, s, yq.scale));
+  const int8_t* xp = x.data<int8_t>();
+  const int8_t* wp = filt.data<int8_t>();
+  const int32_t* bp = bias ? bias->data<int32_t>() : nullptr;
+  int8_t* yp = y.data<int8_t>();
+
+  // Per channel: bias - zp_x * sum w[k] (the padded taps hold zp_x in the columns).
+  std::vector<int32_t> fold(static_cast<size_t>(m));
+  for (int64_t k = 0; k < m; ++k) {
+    int32_t sum = 0;
+    for (int64_t i = 0; i < kdim; ++i)
+      sum += wp[k * kdim + i];
+    fold[size_t(k)] = wrapAdd(bp ? bp[k] : 0, wrapMul(-xq.zp, sum));
+  }
+  const bool depthwise = cg == 1 && group > 1;
+  bool direct1x1 = w.kSize() == 1;
+  for (int i = 0; i < 3; ++i)
+    direct1x1 = direct1x1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
+  thread_local std::vector<int8_t> col;
+  thread_local std::vector<int32_t> acc;
+  if (!depthwise && !direct1x1 && col.size() < size_t(kdim * outPlane))
+    col.resize(size_t(kdim * outPlane));
+  if (acc.size() < size_t(mg * outPlane))
+    acc.resize(size_t(mg * outPlane));
+
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t g = 0; g < group; ++g) {
+      const int8_t* xg = xp + (b * c + g * cg) * inPlane;
+      const int8_t* wg = wp + g * mg * kdim;
+      if (depthwise) {
+        std::fill(acc.begin(), acc.begin() + mg * outPlane, 0);
+        for (int64_t j = 0; j < mg; ++j)
+          depthwisePlane(xg, xq.zp, wg + j * w.kSize(), w, acc.data() + j * outPlane);
+      } else {
+        const int8_t* cols = xg;
+        if (!direct1x1) {
+          im2col(xg, cg, w, static_cast<int8_t>(xq.zp), col.data());
+          cols = col.data();
+        }
+        igemm(mg, outPlane, kdim, wg, kdim, cols, outPlane, acc.data(), outPlane);
+      }
+      for (int64_t j = 0; j < mg; ++j) {
+        const int64_t k = g * mg + j;
+        // Depthwise sums already subtract zp_x: only the bias is added.
+        const int32_t add = depthwise ? (bp ? bp[k] : 0) : fold[size_t(k)];
+        const quant::Multiplier mk = rq.of(k);
+        const int32_t* a = acc.data() + j * outPlane;
+        int8_t* dst = yp + (b * m + k) * outPlane;
+        for (int64_t o = 0; o < outPlane; ++o)
+          dst[o] = quant::requantize(wrapAdd(a[o], add), mk, yq.zp, bd.lo, bd.hi);
+      }
+    }
+}
+
+} // namespace
+
+void registerInt8ConvKernels() {
+  registerQuantizedKernel(NodeKind::Conv, convKernel);
+}
+
+} // namespace ember
