@@ -45,9 +45,9 @@ std::string kib(size_t bytes) {
 
 void printMemoryStatsHeader(std::ostream& os) {
   os << std::left << std::setw(22) << "model" << std::right << std::setw(6) << "nodes"
-     << std::setw(8) << "buffers" << std::setw(12) << "sum KiB" << std::setw(12) << "peak KiB"
-     << std::setw(12) << "bound KiB" << std::setw(11) << "peak/bound" << std::setw(14)
-     << "greedy KiB" << std::setw(12) << "topo KiB"
+     << std::setw(10) << "buffers" << std::setw(11) << "sum KiB" << std::setw(10) << "peak KiB"
+     << std::setw(11) << "bound KiB" << std::setw(12) << "peak/bound" << std::setw(14)
+     << "sched:greedy" << std::setw(12) << "sched:topo" << std::setw(13) << "bound(topo)"
      << "\n";
 }
 
@@ -55,10 +55,11 @@ void printMemoryStatsRow(std::ostream& os, const std::string& model, const Memor
   std::ostringstream ratio;
   ratio << std::fixed << std::setprecision(3)
         << (s.lowerBound ? double(s.arenaBytes) / double(s.lowerBound) : 1.0);
-  os << std::left << std::setw(22) << model << std::right << std::setw(6) << s.nodes << std::setw(8)
-     << s.buffers << std::setw(12) << kib(s.sumBytes) << std::setw(12) << kib(s.arenaBytes)
-     << std::setw(12) << kib(s.lowerBound) << std::setw(11) << ratio.str() << std::setw(14)
-     << kib(s.greedyPeak) << std::setw(12) << kib(s.topoPeak) << "\n";
+  os << std::left << std::setw(22) << model << std::right << std::setw(6) << s.nodes
+     << std::setw(10) << (std::to_string(s.buffersBefore) + "->" + std::to_string(s.buffers))
+     << std::setw(11) << kib(s.sumBytes) << std::setw(10) << kib(s.arenaBytes) << std::setw(11)
+     << kib(s.lowerBound) << std::setw(12) << ratio.str() << std::setw(14) << kib(s.greedyPeak)
+     << std::setw(12) << kib(s.topoPeak) << std::setw(13) << kib(s.topoLowerBound) << "\n";
 }
 
 } // namespace ember::lir

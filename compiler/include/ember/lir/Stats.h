@@ -28,7 +28,9 @@ struct MemoryStats {
 /// the greedy one with `opts` and returns the figures.
 MemoryStats measureMemory(const ember::Function& g, const MemoryPlanOptions& opts = {});
 
-/// One header line and one row per model: name + the figures (bytes in KiB).
+/// One header line and one row per model: name, nodes, buffers (IRGen -> after the
+/// passes), sum of buffers, arena peak, lower bound, their ratio, the schedule peaks
+/// (greedy, topological) and the IR lower bound of the topological schedule (KiB).
 void printMemoryStatsHeader(std::ostream& os);
 void printMemoryStatsRow(std::ostream& os, const std::string& model, const MemoryStats& s);
 

@@ -1,0 +1,71 @@
+// Low-level IR memory figures per zoo model (docs/compiler.md, "Low-level IR"): every
+// model folder with a model.onnx under --models is imported, optimised with the default
+// graph pipeline, scheduled, lowered to the IR, optimised and planned. Prints figures;
+// never fails on time.
+//   lir_bench [--models DIR] [--alignment N] [--fit first|best]
+#include "ember/importer/OnnxImporter.h"
+#include "ember/lir/Stats.h"
+#include "ember/passes/Pass.h"
+#include "ember/passes/Passes.h"
+#include "ember/support/Error.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+int main(int argc, char** argv) {
+  std::string models = std::getenv("EMBER_MODELS_DIR") ? std::getenv("EMBER_MODELS_DIR") : "models";
+  ember::lir::MemoryPlanOptions opts;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--models" && i + 1 < argc)
+      models = argv[++i];
+    else if (a == "--alignment" && i + 1 < argc)
+      opts.alignment = std::strtoul(argv[++i], nullptr, 10);
+    else if (a == "--fit" && i + 1 < argc)
+      opts.fit = std::strcmp(argv[++i], "first") == 0 ? ember::lir::MemoryPlanOptions::Fit::First
+                                                      : ember::lir::MemoryPlanOptions::Fit::Best;
+    else {
+      std::cerr << "usage: lir_bench [--models DIR] [--alignment N] [--fit first|best]\n";
+      return 2;
+    }
+  }
+  if (!fs::is_directory(models)) {
+    std::cerr << "lir_bench: no model folder " << models << " (run `ninja models`)\n";
+    return 1;
+  }
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(models))
+    if (fs::exists(e.path() / "model.onnx"))
+      dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  std::cout << "alignment " << opts.alignment << ", "
+            << (opts.fit == ember::lir::MemoryPlanOptions::Fit::Best ? "best" : "first")
+            << " fit; KiB\n";
+  ember::lir::printMemoryStatsHeader(std::cout);
+  int failures = 0;
+  for (const fs::path& d : dirs) {
+    try {
+      std::unique_ptr<ember::Module> m = ember::importOnnxFile((d / "model.onnx").string());
+      ember::Function& f = *m->functions().front();
+      ember::runPipeline(f, ember::defaultPipeline());
+      const auto t0 = std::chrono::steady_clock::now();
+      const ember::lir::MemoryStats s = ember::lir::measureMemory(f, opts);
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      ember::lir::printMemoryStatsRow(std::cout, d.filename().string(), s);
+      std::cerr << "  (" << d.filename().string() << ": schedules, IR and plan in " << ms
+                << " ms)\n";
+    } catch (const ember::Error& e) {
+      std::cout << d.filename().string() << ": " << e.what() << "\n";
+      ++failures;
+    }
+  }
+  return failures ? 1 : 0;
+}
