@@ -39,8 +39,10 @@ std::vector<std::uint8_t> elementsFor(const isa::IoEntry& e, const Tensor& t,
     double v = t.getAsDouble(i);
     if (std::isnan(v))
       throw isa::Error(file, e.name, "element " + std::to_string(i) + " is NaN");
+    // As the interpreter's QuantizeLinear: the division in float32, then round half to
+    // even, so that host-side quantization gives the same codes as the graph's.
     if (t.kind() == ElemKind::Float32 && (e.dtype == DType::Int8 || e.dtype == DType::UInt8))
-      v = std::nearbyint(v / e.scale) + e.zero_point;
+      v = double(std::nearbyint(t.data<float>()[i] / static_cast<float>(e.scale))) + e.zero_point;
     switch (e.dtype) {
     case DType::Int8:
       out[std::size_t(i)] = std::uint8_t(std::int8_t(std::clamp(v, -128.0, 127.0)));
