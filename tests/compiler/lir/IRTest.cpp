@@ -192,5 +192,29 @@ TEST(LirIR, IRGenRejectsAnOrderThatIsNotTopological) {
   EXPECT_THROW(lir::generateIR(*g.f, order), Error);
 }
 
+TEST(LirInterpreter, InputErrorsNameTheInput) {
+  SmallGraph g;
+  lir::LirInterpreter run(lir::compileToLir(*g.f));
+  const auto message = [&](const TensorMap& in) -> std::string {
+    try {
+      run.run(in);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(message({}), "input 'x': no value given (expects float32[2, 3])");
+  EXPECT_EQ(message({{"x", Tensor(ElemKind::Float32, {3, 2})}}),
+            "input 'x': given float32[3, 2], the model expects float32[2, 3]");
+  EXPECT_EQ(message({{"x", Tensor(ElemKind::Float32, {2, 3})}, {"z", Tensor()}}),
+            "input 'z': the model has no input of this name");
+}
+
+TEST(LirInterpreter, RefusesFunctionsThatDoNotVerify) {
+  lir::Function f("bad");
+  alloc(f, "a", f23);
+  EXPECT_THROW(lir::LirInterpreter{f}, Error);
+}
+
 } // namespace
 } // namespace ember
