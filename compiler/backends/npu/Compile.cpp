@@ -1,0 +1,150 @@
+// The NPU compiler driver: classify nodes (I/O boundaries, layers, unsupported), plan
+// DRAM (inputs, outputs, a liveness-planned scratch region, constants), emit every layer
+// in topological order and assemble the binary and its summary.
+#include "DramPlan.h"
+#include "Layer.h"
+
+#include "ember/support/Error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+namespace ember::npu {
+
+namespace {
+
+bool isInputBoundary(const Node& n) {
+  return n.kind() == NodeKind::QuantizeLinear && n.input(0).node->kind() == NodeKind::Placeholder;
+}
+
+/// Whether every use of `n`'s result is a function output.
+bool onlyFeedsOutputs(const Function& f, const Node& n) {
+  size_t asOutput = 0;
+  for (const auto& o : f.outputs())
+    if (o.value.node == &n)
+      ++asOutput;
+  return asOutput > 0 && f.numUses(&n) == asOutput;
+}
+
+/// "" when the NPU runs node `n` of `f`, else the reason.
+std::string whyUnsupported(const Function& f, const Node& n, const Target& t) {
+  if (n.kind() == NodeKind::QuantizeLinear) {
+    if (!isInputBoundary(n))
+      return "only QuantizeLinear of a graph input runs on the host (a float value in the "
+             "middle of the graph)";
+    return checkActivation(resultOf(n), "the quantized input");
+  }
+  if (n.kind() == NodeKind::DequantizeLinear) {
+    if (!onlyFeedsOutputs(f, n))
+      return "only a DequantizeLinear producing a graph output runs on the host";
+    if (n.input(0).node->kind() == NodeKind::QuantizeLinear)
+      return "the graph returns an input unchanged (nothing for the NPU to compute)";
+    return checkActivation(n.input(0), "the dequantized value");
+  }
+  const Layer* l = findLayer(n.kind());
+  if (!l)
+    return "no NPU layer for this kind";
+  for (size_t i = 0; i < n.numInputs(); ++i)
+    if (n.input(i) && n.input(i).kind() == ElemKind::Float32)
+      return "float32 operand (the node was not quantized)";
+  return l->check(n, t);
+}
+
+} // namespace
+
+std::vector<std::string> unsupportedNodes(const Function& f, const isa::IsaDescription& isa) {
+  const Target t(isa);
+  std::vector<std::string> out;
+  for (const auto& n : f.nodes()) {
+    std::string why;
+    try {
+      why = whyUnsupported(f, *n, t);
+    } catch (const Error& e) {
+      why = e.what();
+    }
+    if (!why.empty())
+      out.push_back(nodeRef(*n) + ": " + why);
+  }
+  return out;
+}
+
+std::vector<std::string> unsupportedNodes(const Function& f) {
+  return unsupportedNodes(f, isa::IsaDescription::loadDefault());
+}
+
+CompileResult compile(const Function& f, const isa::IsaDescription& isa,
+                      const CompileOptions& opts) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Target t(isa);
+  const std::vector<std::string> bad = unsupportedNodes(f, isa);
+  if (!bad.empty()) {
+    std::string msg = std::to_string(bad.size()) + " node(s) cannot run on the NPU:";
+    for (const auto& b : bad)
+      msg += "\n  " + b;
+    throw Unsupported("function '" + f.name() + "'", msg);
+  }
+
+  DramPlan plan = planDram(f, t);
+  ConstPool pool(plan.constBase);
+  Program prog(t, opts.doubleBuffer ? 2 : 1);
+  LayerCtx ctx{t, prog, pool, opts, plan.tensors};
+  CompileResult res;
+  CompileSummary& sum = res.summary;
+  sum.isa_name = isa.name();
+  int64_t peak[4] = {};
+  std::vector<const Node*> work;
+  for (const auto& n : f.nodes())
+    if (n->kind() != NodeKind::QuantizeLinear && n->kind() != NodeKind::DequantizeLinear &&
+        !plan.aliased.count(n.get()))
+      work.push_back(n.get());
+  for (size_t i = 0; i < work.size(); ++i) {
+    const Node& n = *work[i];
+    prog.beginLayer(n.name());
+    LayerInfo info = findLayer(n.kind())->emit(n, ctx);
+    LayerTiming lt = prog.endLayer(i + 1 == work.size());
+    LayerSummary ls;
+    ls.name = n.name();
+    ls.kind = n.kindName();
+    ls.tiles = lt.steps;
+    ls.instructions = lt.instructions;
+    ls.cycles = lt.cycles;
+    ls.macs = info.macs;
+    ls.tiling = info.tiling;
+    sum.layers.push_back(ls);
+    sum.macs += info.macs;
+    for (int m = 0; m < 4; ++m)
+      peak[m] = std::max(peak[m], info.sram[m]);
+  }
+  prog.finish();
+
+  isa::Binary& bin = res.binary;
+  bin = isa::Binary::forIsa(isa);
+  bin.code = std::move(prog.code());
+  bin.debug = std::move(prog.debug());
+  bin.constants = std::move(pool.bytes());
+  bin.io = plan.io;
+  bin.memmap = plan.regions;
+  if (!bin.constants.empty())
+    bin.memmap.push_back(
+        {"const", isa::RegionKind::Const, plan.constBase, roundUp(bin.constants.size(), 64)});
+  const std::vector<uint8_t> elf = isa::serializeElf(bin, isa);
+
+  sum.instructions = static_cast<int64_t>(bin.code.size());
+  sum.cycles = prog.cycles();
+  const char* names[4] = {"act", "weight", "acc", "param"};
+  const Mem mems[4] = {Mem::Act, Mem::Weight, Mem::Acc, Mem::Param};
+  for (int m = 0; m < 4; ++m)
+    sum.sram.push_back({names[m], peak[m], t.rows(mems[m])});
+  sum.constant_bytes = bin.constants.size();
+  sum.scratch_bytes = plan.scratchBytes;
+  sum.io_bytes = plan.ioBytes;
+  sum.binary_bytes = elf.size();
+  sum.peak_macs_per_cycle = isa.peakMacsPerCycle();
+  sum.clock_hz = isa.hw().clock_hz;
+  sum.compile_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+} // namespace ember::npu

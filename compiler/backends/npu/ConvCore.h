@@ -1,0 +1,78 @@
+// The convolution engine every MAC-array layer goes through: Conv (any kernel, stride,
+// padding, dilation, groups, depthwise), Gemm / MatMul with constant weights (1x1
+// convolutions) and the average pools (depthwise convolutions with weights 1).
+//
+// Loop order (weight-stationary): for each tile of output-channel blocks (kt blocks of
+// L channels, weights, biases and requantization rows loaded once), for each image and
+// spatial tile (th output rows x tw output columns): load the input tile with its halo
+// (padding = zp_x), initialise the accumulators with the zp-folded bias, one gemm per
+// (output block, input block, kernel row), requantize into the output buffer, store.
+#pragma once
+
+#include "Layer.h"
+
+#include "ember/quantization/Numerics.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ember::npu {
+
+/// Row addressing of an activation in DRAM: row of (n, cb, y, x) = base row +
+/// n * image + cb * block + y * line + x (rows of L bytes).
+struct ActView {
+  uint64_t base = 0; ///< Byte offset of row (0, 0, 0, 0).
+  int64_t image = 0, block = 0, line = 0;
+  static ActView of(const DramTensor& t) { return {t.offset, t.CB * t.H * t.W, t.H * t.W, t.W}; }
+};
+
+/// One convolution as the NPU computes it.
+struct ConvJob {
+  int64_t N = 1, C = 0, H = 1, W = 1; ///< Input.
+  int64_t K = 0, OH = 1, OW = 1;      ///< Output.
+  int64_t KH = 1, KW = 1, sH = 1, sW = 1, dH = 1, dW = 1, padT = 0, padL = 0, group = 1;
+  ActView in, out;
+  std::vector<int8_t> w;               ///< [K][C / group][KH][KW]
+  std::vector<int32_t> bias;           ///< [K] (before folding the input zero point)
+  int32_t zpIn = 0;                    ///< Also the padding value.
+  std::vector<quant::Multiplier> mult; ///< [K]
+  int32_t zpOut = 0, lo = -128, hi = 127;
+  int64_t macs = 0; ///< Useful MACs (for the summary).
+};
+
+/// A tiling of a ConvJob.
+struct ConvTiling {
+  int64_t kt = 1, th = 1, tw = 1; ///< Output-channel blocks, rows and columns per tile.
+  double cycles = 0;              ///< Cost-model estimate.
+  int64_t actRows = 0, wgtRows = 0, accRows = 0, paramRows = 0;
+};
+
+/// The input rows/columns a tile reads, [y0, y1] x [x0, x1] (may reach into padding).
+struct Halo {
+  int64_t y0, y1, x0, x1;
+  int64_t lines() const { return y1 - y0 + 1; }
+  int64_t width() const { return x1 - x0 + 1; }
+};
+
+/// dma.ld instructions bringing input blocks [cbA, cbB) of image `n` (H x W pixels) for
+/// `h` into act row `sramAddr` (packed: block, line, pixel), positions outside the image
+/// filled with `padValue`.
+std::vector<isa::Instruction> loadHalo(const Program& p, const ActView& in, int64_t n, int64_t cbA,
+                                       int64_t cbB, int64_t H, int64_t W, const Halo& h,
+                                       int64_t sramAddr, int64_t padValue);
+
+/// Input-channel block range [first, second) that output block `kb` reads.
+std::pair<int64_t, int64_t> inputBlocks(const ConvJob& j, int64_t L, int64_t kb);
+
+/// "" when the job fits the NPU's fields at all (some tiling exists), else why not.
+std::string checkConvJob(const ConvJob& j, const Target& t, int depth);
+
+/// The cheapest tiling under every SRAM's capacity (docs/isa.md section 3 formulas).
+ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
+                            const CompileOptions& opts);
+
+/// Emits the job as steps of the current layer; returns the summary figures.
+LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx);
+
+} // namespace ember::npu

@@ -1,0 +1,181 @@
+#include "DramPlan.h"
+
+#include "ember/support/Error.h"
+
+#include <algorithm>
+
+namespace ember::npu {
+
+namespace {
+
+constexpr uint64_t kAlign = 64;    // DMA burst
+constexpr uint64_t kRegion = 4096; // region boundaries
+
+DramTensor tensorOf(const NodeValue& v, int64_t L) {
+  const Shape s = nchwOf(v.dims());
+  DramTensor d;
+  d.N = s[0];
+  d.C = s[1];
+  d.H = s[2];
+  d.W = s[3];
+  d.CB = ceilDiv(d.C, L);
+  d.scale = scaleOf(v);
+  d.zp = zeroPointOf(v);
+  return d;
+}
+
+uint64_t bytesOf(const DramTensor& d, int64_t L) {
+  return uint64_t(d.rows() * L);
+}
+
+isa::IoEntry ioEntry(const std::string& name, isa::IoDir dir, const NodeValue& v,
+                     const DramTensor& d, int64_t L) {
+  isa::IoEntry e;
+  e.name = name;
+  e.dir = dir;
+  e.dtype = isa::DType::Int8;
+  e.layout = isa::Layout::Nchwc;
+  // A rank-2 [N, C] value is laid out as [N, C, 1, 1]; the I/O table says so explicitly
+  // (the binary format's Nchwc layout is defined on rank-4 shapes).
+  e.shape = nchwOf(v.dims());
+  e.scale = d.scale;
+  e.zero_point = d.zp;
+  e.dram_offset = d.offset;
+  e.size_bytes = bytesOf(d, L);
+  return e;
+}
+
+/// A buffer of the scratch region with its lifetime in node positions.
+struct Interval {
+  uint64_t offset, size;
+  size_t def, lastUse;
+};
+
+} // namespace
+
+DramPlan planDram(const Function& f, const Target& t) {
+  const int64_t L = t.lanes();
+  DramPlan plan;
+  std::map<const Node*, size_t> pos;
+  size_t i = 0;
+  for (const auto& n : f.nodes())
+    pos[n.get()] = i++;
+  std::set<NodeValue> outputValues;
+  for (const auto& o : f.outputs())
+    if (o.value.node->kind() == NodeKind::DequantizeLinear)
+      outputValues.insert(o.value.node->input(0));
+
+  // Inputs: QuantizeLinear of a placeholder.
+  uint64_t off = 0;
+  std::set<std::string> names;
+  for (const auto& n : f.nodes()) {
+    if (n->kind() != NodeKind::QuantizeLinear)
+      continue;
+    const NodeValue v = resultOf(*n);
+    DramTensor d = tensorOf(v, L);
+    d.offset = off;
+    plan.tensors[v] = d;
+    std::string name = n->input(0).node->name();
+    if (!names.insert(name).second)
+      name = n->name();
+    plan.io.push_back(ioEntry(name, isa::IoDir::Input, v, d, L));
+    off = roundUp(off + bytesOf(d, L), kAlign);
+  }
+  if (off > 0)
+    plan.regions.push_back({"input", isa::RegionKind::Input, 0, roundUp(off, kRegion)});
+  const uint64_t outBase = roundUp(off, kRegion);
+  off = outBase;
+  for (const auto& o : f.outputs()) {
+    const NodeValue v = o.value.node->input(0);
+    auto it = plan.tensors.find(v);
+    if (it == plan.tensors.end()) {
+      DramTensor d = tensorOf(v, L);
+      d.offset = off;
+      off = roundUp(off + bytesOf(d, L), kAlign);
+      it = plan.tensors.emplace(v, d).first;
+    }
+    plan.io.push_back(ioEntry(o.name, isa::IoDir::Output, v, it->second, L));
+  }
+  if (off > outBase)
+    plan.regions.push_back(
+        {"output", isa::RegionKind::Output, outBase, roundUp(off - outBase, kRegion)});
+  const uint64_t scratchBase = roundUp(off, kRegion);
+  plan.ioBytes = scratchBase;
+
+  // Intermediate values: roots (aliases share their input's buffer) with lifetimes.
+  std::map<NodeValue, NodeValue> root;
+  std::map<NodeValue, Interval> life;
+  for (const auto& n : f.nodes()) {
+    const Node& node = *n;
+    if (node.kind() == NodeKind::QuantizeLinear || node.kind() == NodeKind::DequantizeLinear)
+      continue;
+    const size_t p = pos[&node];
+    for (const auto& in : node.inputs()) {
+      if (!in || !root.count(in))
+        continue;
+      Interval& iv = life[root[in]];
+      iv.lastUse = std::max(iv.lastUse, p);
+    }
+    const NodeValue v = resultOf(node);
+    if (plan.tensors.count(v))
+      continue; // an output
+    const Layer* l = findLayer(node.kind());
+    const NodeValue src = node.input(0);
+    if (l && l->aliasesInput(node, t) && plan.tensors.count(src) == 0 && root.count(src)) {
+      root[v] = root[src];
+      plan.aliased.insert(&node);
+      continue;
+    }
+    if (l && l->aliasesInput(node, t) && plan.tensors.count(src) && !outputValues.count(src)) {
+      // Alias of an input tensor: same bytes, new shape.
+      DramTensor d = tensorOf(v, L);
+      d.offset = plan.tensors[src].offset;
+      plan.tensors[v] = d;
+      plan.aliased.insert(&node);
+      continue;
+    }
+    root[v] = v;
+    DramTensor d = tensorOf(v, L);
+    life[v] = Interval{0, roundUp(bytesOf(d, L), kAlign), p, p};
+    plan.tensors[v] = d;
+  }
+  // Values read after an alias extend their root's life (done above through root[]);
+  // place roots in definition order, first fit among the buffers still alive.
+  std::vector<NodeValue> order;
+  for (auto& kv : life)
+    order.push_back(kv.first);
+  std::sort(order.begin(), order.end(),
+            [&](const NodeValue& a, const NodeValue& b) { return life[a].def < life[b].def; });
+  std::vector<Interval*> placed;
+  uint64_t scratchEnd = 0;
+  for (const NodeValue& v : order) {
+    Interval& iv = life[v];
+    std::vector<std::pair<uint64_t, uint64_t>> busy;
+    for (Interval* o : placed)
+      if (o->lastUse >= iv.def)
+        busy.push_back({o->offset, o->offset + o->size});
+    std::sort(busy.begin(), busy.end());
+    uint64_t at = 0;
+    for (auto& b : busy) {
+      if (at + iv.size <= b.first)
+        break;
+      at = std::max(at, b.second);
+    }
+    iv.offset = at;
+    placed.push_back(&iv);
+    scratchEnd = std::max(scratchEnd, at + iv.size);
+  }
+  for (auto& kv : root) {
+    DramTensor d = tensorOf(kv.first, L);
+    d.offset = scratchBase + life[kv.second].offset;
+    plan.tensors[kv.first] = d;
+  }
+  plan.scratchBytes = scratchEnd;
+  if (scratchEnd > 0)
+    plan.regions.push_back(
+        {"scratch", isa::RegionKind::Scratch, scratchBase, roundUp(scratchEnd, kRegion)});
+  plan.constBase = scratchBase + roundUp(scratchEnd, kRegion);
+  return plan;
+}
+
+} // namespace ember::npu

@@ -1,0 +1,32 @@
+// DRAM planning: the binary's inputs and outputs (I/O table), the scratch region where
+// intermediate tensors live (a liveness-based first-fit planner that reuses space once a
+// tensor's last reader has run) and where the constant region starts.
+#pragma once
+
+#include "Layer.h"
+
+#include "ember/isa/binary.h"
+
+#include <map>
+#include <set>
+#include <vector>
+
+namespace ember::npu {
+
+inline uint64_t roundUp(uint64_t v, uint64_t a) {
+  return (v + a - 1) / a * a;
+}
+
+struct DramPlan {
+  std::map<NodeValue, DramTensor> tensors; ///< Every int8 value the NPU reads or writes.
+  std::set<const Node*> aliased;           ///< Nodes whose result is their input's bytes.
+  std::vector<isa::IoEntry> io;
+  std::vector<isa::MemRegion> regions; ///< input, output, scratch (const added later).
+  uint64_t constBase = 0;
+  uint64_t scratchBytes = 0, ioBytes = 0;
+};
+
+/// Plans `f` (which unsupportedNodes accepted) for target `t`.
+DramPlan planDram(const Function& f, const Target& t);
+
+} // namespace ember::npu

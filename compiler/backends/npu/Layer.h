@@ -1,0 +1,116 @@
+// The layer registry: one file per layer kind (layers/*.cpp), each registering the node
+// kinds it lowers. A layer checks whether the NPU can run a node (and says why not) and
+// emits its instructions through Program's step protocol.
+#pragma once
+
+#include "Program.h"
+#include "Target.h"
+
+#include "ember/graph/Graph.h"
+#include "ember/npu/Compile.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ember::npu {
+
+/// An int8 tensor in DRAM, NCHWc with channels padded to L (a rank-2 [N, C] value is
+/// [N, C, 1, 1]). Addresses of a pixel row: ((n * CB + cb) * H + y) * W + x rows of L bytes.
+struct DramTensor {
+  uint64_t offset = 0; ///< Byte offset in the job's DRAM window.
+  int64_t N = 1, C = 0, H = 1, W = 1, CB = 0;
+  float scale = 1.f;
+  int32_t zp = 0;
+  int64_t rows() const { return N * CB * H * W; }
+  /// Byte address of row (n, cb, y, x).
+  uint64_t at(int64_t L, int64_t n, int64_t cb, int64_t y, int64_t x) const {
+    return offset + uint64_t((((n * CB + cb) * H + y) * W + x) * L);
+  }
+};
+
+/// Constant bytes of the binary (weights, biases, parameters, tables).
+class ConstPool {
+public:
+  /// A pool whose first byte lands at DRAM offset `base` (the const region).
+  explicit ConstPool(uint64_t base) : base_(base) {}
+  /// Appends `bytes` aligned to `align` bytes; returns their DRAM offset.
+  uint64_t add(const std::vector<uint8_t>& bytes, uint64_t align = 64);
+  uint64_t addInt32(const std::vector<int32_t>& words, uint64_t align = 64);
+  std::vector<uint8_t>& bytes() { return bytes_; }
+
+private:
+  uint64_t base_;
+  std::vector<uint8_t> bytes_;
+};
+
+/// What one layer reports for the compile summary.
+struct LayerInfo {
+  int64_t macs = 0;     ///< Useful multiply-accumulates.
+  std::string tiling;   ///< e.g. "kt=4 th=8 tw=56" (free text for the summary).
+  int64_t sram[4] = {}; ///< Rows used per SRAM (act, weight, acc, param).
+};
+
+/// What a layer may use while emitting.
+struct LayerCtx {
+  const Target& t;
+  Program& prog;
+  ConstPool& consts;
+  const CompileOptions& opts;
+  std::map<NodeValue, DramTensor>& tensors;
+  /// The DRAM tensor of value `v` (ember::Error if it has none).
+  const DramTensor& tensor(const NodeValue& v) const;
+};
+
+/// A node kind the NPU runs.
+class Layer {
+public:
+  virtual ~Layer() = default;
+  /// "" when the NPU can run `n` exactly; otherwise the reason.
+  virtual std::string check(const Node& n, const Target& t) const = 0;
+  /// True when the result occupies the very bytes of input 0 (no instructions).
+  virtual bool aliasesInput(const Node& /*n*/, const Target& /*t*/) const { return false; }
+  /// Emits the node (between Program::beginLayer and endLayer).
+  virtual LayerInfo emit(const Node& n, LayerCtx& ctx) const = 0;
+};
+
+/// The layer registered for `k`, or nullptr.
+const Layer* findLayer(NodeKind k);
+/// Registers the layer of kind `k` (called by the per-file registration functions).
+void registerLayer(NodeKind k, std::shared_ptr<const Layer> l);
+
+// Per-file registration functions (LayerRegistry.cpp calls each once).
+void registerConvLayers();
+void registerGemmLayers();
+void registerAddLayers();
+void registerRescaleLayers();
+void registerLutLayers();
+void registerClampLayers();
+
+// ---- helpers shared by the layers ----
+/// "Kind 'name'".
+std::string nodeRef(const Node& n);
+/// "" if `v` is an int8 value with per-tensor parameters and rank 2 or 4, else why not.
+std::string checkActivation(const NodeValue& v, const char* what);
+/// Per-tensor scale / zero point of a quantized value.
+float scaleOf(const NodeValue& v);
+int32_t zeroPointOf(const NodeValue& v);
+/// Result `i` of a const node (as a NodeValue key).
+inline NodeValue resultOf(const Node& n, unsigned i = 0) {
+  return NodeValue(const_cast<Node*>(&n), i);
+}
+/// Why the constant weights (input `wIndex`) / bias (input `bIndex`) of a MAC-array node
+/// cannot be used, or "".
+std::string checkWeights(const Node& n, size_t wIndex, size_t bIndex);
+/// Scale of output channel k of quantized weights (per tensor or per channel).
+float weightScale(const NodeValue& w, int64_t k);
+/// The 4-D shape of an activation (rank 2 as [N, C, 1, 1]).
+Shape nchwOf(const Shape& s);
+/// Ceil division.
+inline int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+} // namespace ember::npu

@@ -1,0 +1,119 @@
+#include "Layer.h"
+
+#include "ember/support/Error.h"
+
+#include <mutex>
+
+namespace ember::npu {
+
+namespace {
+std::vector<std::shared_ptr<const Layer>>& table() {
+  static std::vector<std::shared_ptr<const Layer>> t(numNodeKinds());
+  return t;
+}
+
+/// Every per-file registration function, in one list.
+void registerAll() {
+  registerConvLayers();
+  registerGemmLayers();
+  registerAddLayers();
+  registerRescaleLayers();
+  registerLutLayers();
+  registerClampLayers();
+}
+} // namespace
+
+void registerLayer(NodeKind k, std::shared_ptr<const Layer> l) {
+  table().at(static_cast<size_t>(k)) = std::move(l);
+}
+
+const Layer* findLayer(NodeKind k) {
+  static std::once_flag once;
+  std::call_once(once, registerAll);
+  return table().at(static_cast<size_t>(k)).get();
+}
+
+uint64_t ConstPool::add(const std::vector<uint8_t>& bytes, uint64_t align) {
+  while (bytes_.size() % align)
+    bytes_.push_back(0);
+  const uint64_t off = bytes_.size();
+  bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
+  return base_ + off;
+}
+
+uint64_t ConstPool::addInt32(const std::vector<int32_t>& words, uint64_t align) {
+  std::vector<uint8_t> b(words.size() * 4);
+  for (size_t i = 0; i < words.size(); ++i) {
+    const uint32_t w = static_cast<uint32_t>(words[i]);
+    for (int j = 0; j < 4; ++j)
+      b[i * 4 + size_t(j)] = static_cast<uint8_t>(w >> (8 * j));
+  }
+  return add(b, align);
+}
+
+const DramTensor& LayerCtx::tensor(const NodeValue& v) const {
+  auto it = tensors.find(v);
+  if (it == tensors.end())
+    throw Error(nodeRef(*v.node), "NPU backend: value has no DRAM tensor (not an int8 value)");
+  return it->second;
+}
+
+std::string nodeRef(const Node& n) {
+  return std::string(n.kindName()) + " '" + n.name() + "'";
+}
+
+std::string checkActivation(const NodeValue& v, const char* what) {
+  const Type& t = v.type();
+  if (t.kind != ElemKind::Int8 || !t.quant.isQuantized())
+    return std::string(what) + " is " + elemKindName(t.kind) +
+           ", the NPU runs quantized int8 values only";
+  if (t.quant.scales.size() != 1 || t.quant.zeroPoints.size() != 1)
+    return std::string(what) + " has per-channel parameters; activations must be per tensor";
+  if (t.rank() != 2 && t.rank() != 4)
+    return std::string(what) + " has rank " + std::to_string(t.rank()) +
+           "; the NPU keeps rank-2 and rank-4 (NCHW) values";
+  return "";
+}
+
+float scaleOf(const NodeValue& v) {
+  return v.type().quant.scales.at(0);
+}
+
+int32_t zeroPointOf(const NodeValue& v) {
+  return v.type().quant.zeroPoints.at(0);
+}
+
+/// Why the constant operands of a Conv/Gemm/MatMul cannot be used, or "".
+std::string checkWeights(const Node& n, size_t wIndex, size_t bIndex) {
+  const NodeValue w = n.input(wIndex);
+  if (w.node->kind() != NodeKind::Constant)
+    return "the weights are not a constant (the NPU keeps weights in its constant region)";
+  const Type& wt = w.type();
+  if (wt.kind != ElemKind::Int8 || !wt.quant.isQuantized())
+    return "the weights are " + wt.toString() + ", expected quantized int8";
+  for (int32_t z : wt.quant.zeroPoints)
+    if (z != 0)
+      return "the weights have a non-zero zero point (expected symmetric weights)";
+  const NodeValue b = n.optionalInput(bIndex);
+  if (b) {
+    if (b.node->kind() != NodeKind::Constant)
+      return "the bias is not a constant";
+    if (b.type().kind != ElemKind::Int32)
+      return "the bias is " + b.type().toString() + ", expected int32";
+  }
+  return "";
+}
+
+/// The per-output-channel weight scale of channel k.
+float weightScale(const NodeValue& w, int64_t k) {
+  const auto& s = w.type().quant.scales;
+  return s.size() == 1 ? s[0] : s.at(size_t(k));
+}
+
+Shape nchwOf(const Shape& s) {
+  if (s.size() == 2)
+    return {s[0], s[1], 1, 1};
+  return s;
+}
+
+} // namespace ember::npu

@@ -1,0 +1,330 @@
+#include "Program.h"
+
+#include "ember/support/Error.h"
+
+#include <algorithm>
+
+namespace ember::npu {
+
+Program::Program(const Target& t, int depth) : t_(t), depth_(std::max(1, depth)) {}
+
+void Program::set(isa::Instruction& in, const std::string& role, int64_t v) {
+  const isa::FieldDesc* f = in.desc().field(role);
+  if (!f)
+    throw Error("NPU backend: instruction '" + in.name() + "'", "has no field '" + role + "'");
+  if (v < f->minValue() || v > f->maxValue())
+    throw Error("NPU backend: instruction '" + in.name() + "'",
+                "field '" + role + "' cannot hold " + std::to_string(v) + " (range " +
+                    std::to_string(f->minValue()) + ".." + std::to_string(f->maxValue()) + ")");
+  in.set(role, v);
+}
+
+isa::Instruction Program::dmaLoad(Mem m, int64_t sramAddr, uint64_t dramByte, int64_t size0,
+                                  int64_t size1, int64_t size2, int64_t stride1,
+                                  int64_t stride2) const {
+  isa::Instruction in(t_.dmaLoad());
+  set(in, "sram", t_.memId(m));
+  set(in, "sram_addr", sramAddr);
+  set(in, "dram_addr", static_cast<int64_t>(dramByte));
+  set(in, "size0", size0);
+  set(in, "size1", size1);
+  set(in, "size2", size2);
+  set(in, "stride1", stride1);
+  set(in, "stride2", stride2);
+  return in;
+}
+
+isa::Instruction Program::dmaStore(Mem m, int64_t sramAddr, uint64_t dramByte, int64_t size0,
+                                   int64_t size1, int64_t size2, int64_t stride1,
+                                   int64_t stride2) const {
+  isa::Instruction in(t_.dmaStore());
+  set(in, "sram", t_.memId(m));
+  set(in, "sram_addr", sramAddr);
+  set(in, "dram_addr", static_cast<int64_t>(dramByte));
+  set(in, "size0", size0);
+  set(in, "size1", size1);
+  set(in, "size2", size2);
+  set(in, "stride1", stride1);
+  set(in, "stride2", stride2);
+  return in;
+}
+
+void Program::setPads(isa::Instruction& in, int64_t left, int64_t right, int64_t top,
+                      int64_t bottom, int64_t value) {
+  set(in, "pad_left", left);
+  set(in, "pad_right", right);
+  set(in, "pad_top", top);
+  set(in, "pad_bottom", bottom);
+  set(in, "pad_value", value);
+}
+
+namespace {
+/// Splits a contiguous run of rows into boxes size0 x size1 (stride1 = size0).
+template <typename Make>
+std::vector<isa::Instruction> contiguous(const isa::InstrDesc& d, int64_t sramAddr,
+                                         uint64_t dramByte, int64_t rows, int64_t rowBytes,
+                                         Make make) {
+  std::vector<isa::Instruction> out;
+  const int64_t max0 = Target::maxOf(d, "size0"), max1 = Target::maxOf(d, "size1");
+  const int64_t maxStride = Target::maxOf(d, "stride1");
+  const int64_t s0 = std::min(max0, maxStride);
+  int64_t done = 0;
+  while (done < rows) {
+    const int64_t left = rows - done;
+    int64_t size0 = std::min(left, s0), size1 = std::min(max1, left / size0);
+    out.push_back(make(sramAddr + done, dramByte + uint64_t(done * rowBytes), size0, size1,
+                       int64_t(1), size0, int64_t(0)));
+    done += size0 * size1;
+  }
+  return out;
+}
+} // namespace
+
+std::vector<isa::Instruction> Program::loadRows(Mem m, int64_t sramAddr, uint64_t dramByte,
+                                                int64_t rows) const {
+  return contiguous(t_.dmaLoad(), sramAddr, dramByte, rows, t_.rowBytes(m),
+                    [&](int64_t sa, uint64_t da, int64_t a, int64_t b, int64_t c, int64_t s1,
+                        int64_t s2) { return dmaLoad(m, sa, da, a, b, c, s1, s2); });
+}
+
+std::vector<isa::Instruction> Program::storeRows(Mem m, int64_t sramAddr, uint64_t dramByte,
+                                                 int64_t rows) const {
+  return contiguous(t_.dmaStore(), sramAddr, dramByte, rows, t_.rowBytes(m),
+                    [&](int64_t sa, uint64_t da, int64_t a, int64_t b, int64_t c, int64_t s1,
+                        int64_t s2) { return dmaStore(m, sa, da, a, b, c, s1, s2); });
+}
+
+isa::Instruction Program::vecBinary(const std::string& op, Mem dstMem, Mem srcMem, Walk dst, Walk a,
+                                    Walk b, int64_t n0, int64_t n1) const {
+  isa::Instruction in(t_.vecBinary(op));
+  set(in, "dst_mem", t_.memId(dstMem));
+  set(in, "src_mem", t_.memId(srcMem));
+  set(in, "dst_addr", dst.addr);
+  set(in, "src0_addr", a.addr);
+  set(in, "src1_addr", b.addr);
+  set(in, "n0", n0);
+  set(in, "n1", n1);
+  set(in, "dst_s0", dst.s0);
+  set(in, "dst_s1", dst.s1);
+  set(in, "src0_s0", a.s0);
+  set(in, "src0_s1", a.s1);
+  set(in, "src1_s0", b.s0);
+  set(in, "src1_s1", b.s1);
+  return in;
+}
+
+isa::Instruction Program::vecUnary(const std::string& op, Mem dstMem, Mem srcMem, Walk dst,
+                                   Walk src, int64_t n0, int64_t n1, int64_t imm0,
+                                   int64_t imm1) const {
+  isa::Instruction in(t_.vecUnary(op));
+  set(in, "dst_mem", t_.memId(dstMem));
+  set(in, "src_mem", t_.memId(srcMem));
+  set(in, "dst_addr", dst.addr);
+  set(in, "src_addr", src.addr);
+  set(in, "n0", n0);
+  set(in, "n1", n1);
+  set(in, "dst_s0", dst.s0);
+  set(in, "dst_s1", dst.s1);
+  set(in, "src_s0", src.s0);
+  set(in, "src_s1", src.s1);
+  set(in, "imm0", imm0);
+  set(in, "imm1", imm1);
+  return in;
+}
+
+isa::Instruction Program::requant(Walk dst, Walk src, int64_t paramRow, int64_t zp, int64_t lo,
+                                  int64_t hi, int64_t n0, int64_t n1) const {
+  isa::Instruction in(t_.requant());
+  set(in, "dst_addr", dst.addr);
+  set(in, "src_addr", src.addr);
+  set(in, "param_addr", paramRow);
+  set(in, "zero_point", zp);
+  set(in, "lo", lo);
+  set(in, "hi", hi);
+  set(in, "n0", n0);
+  set(in, "n1", n1);
+  set(in, "dst_s0", dst.s0);
+  set(in, "dst_s1", dst.s1);
+  set(in, "src_s0", src.s0);
+  set(in, "src_s1", src.s1);
+  return in;
+}
+
+isa::Instruction Program::lut(int64_t table, Walk dst, Walk src, int64_t n0, int64_t n1) const {
+  isa::Instruction in(t_.lut());
+  set(in, "table", table);
+  set(in, "dst_addr", dst.addr);
+  set(in, "src_addr", src.addr);
+  set(in, "n0", n0);
+  set(in, "n1", n1);
+  set(in, "dst_s0", dst.s0);
+  set(in, "dst_s1", dst.s1);
+  set(in, "src_s0", src.s0);
+  set(in, "src_s1", src.s1);
+  return in;
+}
+
+std::vector<std::array<int64_t, 3>> Program::rowChunks(const isa::InstrDesc& d, int64_t rows) {
+  std::vector<std::array<int64_t, 3>> out;
+  const int64_t max0 = Target::maxOf(d, "n0"), max1 = Target::maxOf(d, "n1");
+  int64_t done = 0;
+  while (done < rows) {
+    const int64_t left = rows - done;
+    const int64_t n0 = std::min(left, max0), n1 = std::min(max1, left / n0);
+    out.push_back({done, n0, n1});
+    done += n0 * n1;
+  }
+  return out;
+}
+
+isa::Instruction Program::syncOn(isa::Engine e) const {
+  isa::Instruction in(t_.sync());
+  set(in, "engine", static_cast<int64_t>(e));
+  return in;
+}
+
+void Program::beginLayer(const std::string& name) {
+  layer_ = name;
+  layerFirst_ = code_.size();
+  layerSteps_ = 0;
+  layerStart_ = now_;
+  loadEnd_.clear();
+  computeEnd_.clear();
+  storeEnd_.clear();
+}
+
+void Program::emit(std::vector<isa::Instruction>& v) {
+  for (auto& in : v)
+    code_.push_back(std::move(in));
+  v.clear();
+}
+
+void Program::emitPending() {
+  if (!pending_)
+    return;
+  emit(pending_->computes);
+  emit(pending_->stores);
+  pending_.reset();
+}
+
+void Program::commitStep(Step s) {
+  if (s.loads.empty())
+    s.loads.push_back(syncOn(isa::Engine::Load));
+  if (s.computes.empty())
+    s.computes.push_back(syncOn(isa::Engine::Compute));
+  if (s.stores.empty())
+    s.stores.push_back(syncOn(isa::Engine::Store));
+  const int64_t k = stepsSinceBarrier_;
+  const bool reuse = k >= depth_;
+  if (reuse)
+    s.loads.front().set("pop_next", 1);
+  s.loads.back().set("push_next", 1);
+  s.computes.front().set("pop_prev", 1);
+  if (reuse)
+    s.computes.front().set("pop_next", 1);
+  s.computes.back().set("push_prev", 1);
+  s.computes.back().set("push_next", 1);
+  s.stores.front().set("pop_prev", 1);
+  s.stores.back().set("push_prev", 1);
+
+  // Cycle estimate (docs/isa.md section 3 per instruction; engines overlap by tokens).
+  auto sum = [&](const std::vector<isa::Instruction>& v) {
+    double c = 0;
+    for (const auto& in : v)
+      c += t_.cyclesOf(in);
+    return c;
+  };
+  const size_t i = loadEnd_.size();
+  const size_t D = static_cast<size_t>(depth_);
+  const double base = now_;
+  double l =
+      std::max(i ? loadEnd_[i - 1] : base, i >= D ? computeEnd_[i - D] : base) + sum(s.loads);
+  double c = std::max({i ? computeEnd_[i - 1] : base, l, i >= D ? storeEnd_[i - D] : base}) +
+             sum(s.computes);
+  double st = std::max(i ? storeEnd_[i - 1] : base, c) + sum(s.stores);
+  loadEnd_.push_back(l);
+  computeEnd_.push_back(c);
+  storeEnd_.push_back(st);
+
+  // Stream order: loads of this step before the compute of the previous one, so the
+  // load engine runs ahead (only when a second buffer exists: with one buffer the load
+  // waits for that compute, which must then be fetched first).
+  if (depth_ >= 2) {
+    emit(s.loads);
+    emitPending();
+    pending_ = Step{{}, std::move(s.computes), std::move(s.stores)};
+  } else {
+    emit(s.loads);
+    emit(s.computes);
+    emit(s.stores);
+  }
+  ++stepsSinceBarrier_;
+  ++layerSteps_;
+}
+
+LayerTiming Program::endLayer(bool last) {
+  emitPending();
+  const int64_t m = std::min<int64_t>(stepsSinceBarrier_, depth_);
+  const double issue = t_.sync().timingOf("issue");
+  if (m > 0 && last) {
+    // The end of the program: compute takes the outstanding store tokens, the last one
+    // by `finish` itself; the load engine takes its outstanding buffer-free tokens.
+    for (int64_t j = 0; j < m; ++j) {
+      isa::Instruction s = syncOn(isa::Engine::Load);
+      s.set("pop_next", 1);
+      code_.push_back(s);
+    }
+    for (int64_t j = 0; j + 1 < m; ++j) {
+      isa::Instruction s = syncOn(isa::Engine::Compute);
+      s.set("pop_next", 1);
+      code_.push_back(s);
+    }
+    isa::Instruction f(t_.halt());
+    f.set("pop_next", 1);
+    code_.push_back(f);
+    finished_ = true;
+  } else if (m > 0) {
+    // Compute takes every outstanding store token (all stores done), then releases the
+    // load engine, which takes the outstanding buffer-free tokens and that one.
+    for (int64_t j = 0; j < m; ++j) {
+      isa::Instruction s = syncOn(isa::Engine::Compute);
+      s.set("pop_next", 1);
+      if (j == m - 1)
+        s.set("push_prev", 1);
+      code_.push_back(s);
+    }
+    for (int64_t j = 0; j <= m; ++j) {
+      isa::Instruction s = syncOn(isa::Engine::Load);
+      s.set("pop_next", 1);
+      code_.push_back(s);
+    }
+  }
+  double end = now_;
+  if (!storeEnd_.empty())
+    end = std::max({storeEnd_.back(), computeEnd_.back(), loadEnd_.back()});
+  now_ = end + (m > 0 ? double(m + 1) * issue : 0);
+  stepsSinceBarrier_ = 0;
+  LayerTiming lt;
+  lt.cycles = now_ - layerStart_;
+  lt.instructions = static_cast<int64_t>(code_.size() - layerFirst_);
+  lt.steps = layerSteps_;
+  if (lt.instructions > 0)
+    debug_.push_back(
+        {static_cast<uint32_t>(layerFirst_), static_cast<uint32_t>(lt.instructions), layer_});
+  loadEnd_.clear();
+  computeEnd_.clear();
+  storeEnd_.clear();
+  return lt;
+}
+
+void Program::finish() {
+  emitPending();
+  if (finished_)
+    return;
+  // The last layer ended with a barrier (or there was none): every FIFO is empty.
+  isa::Instruction f(t_.halt());
+  code_.push_back(f);
+  now_ += t_.halt().timingOf("issue");
+}
+
+} // namespace ember::npu

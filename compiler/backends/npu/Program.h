@@ -1,0 +1,117 @@
+// The instruction stream under construction: instruction builders by role name, the
+// pipelined "step" protocol that inserts every dependency token, layer barriers, the
+// debug map and the cycle estimate of docs/isa.md section 3.
+//
+// A layer is a sequence of steps. A step is a group of loads (DRAM -> SRAM), a group of
+// compute instructions and a group of stores (SRAM -> DRAM). With pipeline depth D
+// (2 = double buffering), the SRAM buffers of step k are those of step k - D, so:
+//   - load k waits until compute k - D has finished (token compute -> load);
+//   - compute k waits for load k (token load -> compute) and, before overwriting its
+//     output buffer, for store k - D (token store -> compute);
+//   - store k waits for compute k (token compute -> store).
+// Loads of step k + 1 are placed in the stream before compute k so that the load engine
+// runs ahead. A barrier between layers waits for every store (so the next layer reads
+// what this one wrote) and drains every token.
+#pragma once
+
+#include "Target.h"
+
+#include "ember/isa/binary.h"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ember::npu {
+
+/// One step's instructions (token flags are set by Program::commitStep).
+struct Step {
+  std::vector<isa::Instruction> loads, computes, stores;
+};
+
+/// Cycle figures of a finished layer.
+struct LayerTiming {
+  double cycles = 0;        ///< Estimated cycles from the first to the last instruction.
+  int64_t instructions = 0; ///< Instructions emitted for the layer.
+  int64_t steps = 0;        ///< Pipeline steps (tiles).
+};
+
+class Program {
+public:
+  Program(const Target& t, int depth);
+
+  const Target& target() const { return t_; }
+  int depth() const { return depth_; }
+
+  // ---- instruction builders (values range-checked against the field widths) ----
+  isa::Instruction make(const isa::InstrDesc& d) const { return isa::Instruction(d); }
+  /// Sets `role`, throwing ember::Error naming the instruction if the value does not fit.
+  static void set(isa::Instruction& in, const std::string& role, int64_t v);
+  isa::Instruction dmaLoad(Mem m, int64_t sramAddr, uint64_t dramByte, int64_t size0, int64_t size1,
+                           int64_t size2, int64_t stride1, int64_t stride2) const;
+  isa::Instruction dmaStore(Mem m, int64_t sramAddr, uint64_t dramByte, int64_t size0,
+                            int64_t size1, int64_t size2, int64_t stride1, int64_t stride2) const;
+  /// Padding of a dma-load (pad rows are filled with `value`).
+  static void setPads(isa::Instruction& in, int64_t left, int64_t right, int64_t top,
+                      int64_t bottom, int64_t value);
+  /// Contiguous copies of `rows` rows (split as the size/stride fields require).
+  std::vector<isa::Instruction> loadRows(Mem m, int64_t sramAddr, uint64_t dramByte,
+                                         int64_t rows) const;
+  std::vector<isa::Instruction> storeRows(Mem m, int64_t sramAddr, uint64_t dramByte,
+                                          int64_t rows) const;
+  /// Strides of one loop level of a vector instruction.
+  struct Walk {
+    int64_t addr = 0, s0 = 1, s1 = 0;
+  };
+  isa::Instruction vecBinary(const std::string& op, Mem dstMem, Mem srcMem, Walk dst, Walk a,
+                             Walk b, int64_t n0, int64_t n1) const;
+  isa::Instruction vecUnary(const std::string& op, Mem dstMem, Mem srcMem, Walk dst, Walk src,
+                            int64_t n0, int64_t n1, int64_t imm0 = 0, int64_t imm1 = 0) const;
+  isa::Instruction requant(Walk dst, Walk src, int64_t paramRow, int64_t zp, int64_t lo, int64_t hi,
+                           int64_t n0, int64_t n1) const;
+  isa::Instruction lut(int64_t table, Walk dst, Walk src, int64_t n0, int64_t n1) const;
+  /// Splits `rows` contiguous rows into (offset, n0, n1) chunks that fit n0/n1 of `d`.
+  static std::vector<std::array<int64_t, 3>> rowChunks(const isa::InstrDesc& d, int64_t rows);
+
+  // ---- steps, layers, end ----
+  /// Starts the instructions of graph node `name` (its debug range).
+  void beginLayer(const std::string& name);
+  /// Adds one step (sets its token flags; see the file comment).
+  void commitStep(Step s);
+  /// Ends the layer: emits what is pending and a barrier (for the `last` layer instead
+  /// the end of the program: tokens drained and `finish` popping the last store's
+  /// token). Returns its figures.
+  LayerTiming endLayer(bool last = false);
+  /// Ends the program with `finish` unless the last layer already did.
+  void finish();
+
+  /// The instructions and debug map, ready for the binary.
+  std::vector<isa::Instruction>& code() { return code_; }
+  std::vector<isa::DebugRange>& debug() { return debug_; }
+  /// Estimated total cycles so far.
+  double cycles() const { return now_; }
+
+private:
+  isa::Instruction syncOn(isa::Engine e) const;
+  void emitPending();
+  void emit(std::vector<isa::Instruction>& v);
+
+  const Target& t_;
+  int depth_;
+  std::vector<isa::Instruction> code_;
+  std::vector<isa::DebugRange> debug_;
+  std::optional<Step> pending_; ///< Compute and stores of the last committed step.
+  int64_t stepsSinceBarrier_ = 0;
+  bool finished_ = false;
+  // Layer bookkeeping.
+  std::string layer_;
+  size_t layerFirst_ = 0;
+  int64_t layerSteps_ = 0;
+  double layerStart_ = 0;
+  // Cycle estimate: a three-stage pipeline recurrence over the steps.
+  double now_ = 0;
+  std::vector<double> loadEnd_, computeEnd_, storeEnd_;
+};
+
+} // namespace ember::npu

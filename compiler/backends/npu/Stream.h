@@ -1,0 +1,40 @@
+// Row streaming for layers whose operands and result have one NCHWc layout (elementwise
+// layers, copies): the tensors are walked as one run of rows, cut into tiles of T rows;
+// each step loads T rows of every input into its act slot, computes, and stores T rows.
+#pragma once
+
+#include "Layer.h"
+
+#include <functional>
+
+namespace ember::npu {
+
+/// SRAM addresses of one step of a row stream.
+struct StreamStep {
+  int64_t rows = 0;           ///< Rows in this step (T, or fewer at the end).
+  int64_t tile = 0;           ///< T, the rows of a full tile (acc regions are T apart).
+  std::vector<int64_t> inAct; ///< Act row of each input's tile.
+  int64_t outAct = 0;         ///< Act row of the result tile.
+  bool first = false;         ///< First step of the layer (constants to load).
+};
+
+/// A stream of `rows` rows over `inputs` (DRAM byte offsets) into `output`.
+struct StreamSpec {
+  std::vector<uint64_t> inputs;
+  uint64_t output = 0;
+  int64_t rows = 0;
+  int64_t actReserved = 0; ///< Act rows kept at the bottom for constants.
+  int64_t accPerRow = 0;   ///< Acc rows needed per tile row (after accReserved).
+  int64_t accReserved = 0;
+  /// Adds the constant loads of the first step.
+  std::function<void(Step&)> constants;
+  /// Adds the compute of one step.
+  std::function<void(const StreamStep&, Step&)> compute;
+  /// When true the result is the first input's tile itself (no compute output slot).
+  bool inPlace = false;
+};
+
+/// Emits the stream; returns the rows per tile (0 if nothing to do) and fills `info`.
+int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info);
+
+} // namespace ember::npu

@@ -1,0 +1,100 @@
+// The compile summary as a table, and the NPU as an ember::Backend.
+#include "Layer.h"
+
+#include "ember/isa/description.h"
+#include "ember/support/Error.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace ember::npu {
+
+namespace {
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string human(uint64_t bytes) {
+  if (bytes >= (1u << 20))
+    return fmt("%.2f MiB", double(bytes) / double(1u << 20));
+  if (bytes >= 1024)
+    return fmt("%.1f KiB", double(bytes) / 1024.0);
+  return std::to_string(bytes) + " B";
+}
+
+std::string pad(const std::string& s, size_t w) {
+  return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' ');
+}
+} // namespace
+
+std::string formatSummary(const CompileSummary& s) {
+  std::ostringstream o;
+  o << "NPU compile summary (" << s.isa_name << ")\n";
+  o << pad("layer", 28) << pad("kind", 18) << pad("tiles", 7) << pad("insns", 8)
+    << pad("est. cycles", 13) << pad("MACs", 12) << pad("MAC util", 9) << "tiling\n";
+  for (const auto& l : s.layers) {
+    const double util = l.cycles > 0 && s.peak_macs_per_cycle
+                            ? double(l.macs) / (l.cycles * double(s.peak_macs_per_cycle))
+                            : 0.0;
+    o << pad(l.name, 28) << pad(l.kind, 18) << pad(std::to_string(l.tiles), 7)
+      << pad(std::to_string(l.instructions), 8) << pad(fmt("%.0f", l.cycles), 13)
+      << pad(std::to_string(l.macs), 12) << pad(fmt("%.1f%%", 100.0 * util), 9) << l.tiling << "\n";
+  }
+  o << "layers: " << s.layers.size() << ", instructions: " << s.instructions << ", MACs: " << s.macs
+    << "\n";
+  o << "estimated cycles: " << fmt("%.0f", s.cycles);
+  if (s.clock_hz)
+    o << " (" << fmt("%.3f", s.cycles / double(s.clock_hz) * 1e3) << " ms at "
+      << fmt("%.0f", double(s.clock_hz) / 1e6) << " MHz)";
+  if (s.cycles > 0 && s.peak_macs_per_cycle)
+    o << ", MAC utilisation "
+      << fmt("%.1f%%", 100.0 * double(s.macs) / (s.cycles * double(s.peak_macs_per_cycle)));
+  o << "\nSRAM peak use:";
+  for (const auto& m : s.sram)
+    o << " " << m.name << " " << m.peak_rows << "/" << m.rows << " rows"
+      << fmt(" (%.0f%%)", m.rows ? 100.0 * double(m.peak_rows) / double(m.rows) : 0.0);
+  o << "\nDRAM: constants " << human(s.constant_bytes) << ", scratch " << human(s.scratch_bytes)
+    << ", I/O " << human(s.io_bytes) << "; binary " << human(s.binary_bytes) << "\n";
+  o << "compile time: " << fmt("%.3f", s.compile_seconds) << " s\n";
+  return o.str();
+}
+
+namespace {
+
+/// The NPU behind the Backend interface: answers `supports` per node; cannot execute.
+class NpuBackend : public Backend {
+public:
+  NpuBackend() : isa_(isa::IsaDescription::loadDefault()), t_(isa_) {}
+  std::string name() const override { return "npu"; }
+  bool supports(const Node& n) const override {
+    if (n.kind() == NodeKind::QuantizeLinear || n.kind() == NodeKind::DequantizeLinear)
+      return true;
+    const Layer* l = findLayer(n.kind());
+    if (!l)
+      return false;
+    try {
+      return l->check(n, t_).empty();
+    } catch (const Error&) {
+      return false;
+    }
+  }
+  std::unique_ptr<CompiledFunction> compile(const Function& f) const override {
+    throw Error("backend 'npu', function '" + f.name() + "'",
+                "the compiler does not execute NPU binaries; compile with emberc and run with "
+                "`ember-run BIN.elf --device sim` (or the simulator library)");
+  }
+
+private:
+  isa::IsaDescription isa_;
+  Target t_;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> createNpuBackend() {
+  return std::make_unique<NpuBackend>();
+}
+
+} // namespace ember::npu

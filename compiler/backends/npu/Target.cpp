@@ -1,0 +1,140 @@
+#include "Target.h"
+
+#include "ember/support/Error.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ember::npu {
+
+namespace {
+const char* memName(Mem m) {
+  switch (m) {
+  case Mem::Act:
+    return "act";
+  case Mem::Weight:
+    return "weight";
+  case Mem::Acc:
+    return "acc";
+  case Mem::Param:
+    return "param";
+  }
+  return "act";
+}
+} // namespace
+
+Target::Target(const isa::IsaDescription& isa) : isa_(isa) {
+  lanes_ = isa_.hw().vector.lanes;
+  const std::string where = "NPU description '" + isa_.name() + "' (" + isa_.file() + ")";
+  if (lanes_ <= 0 || isa_.hw().mac.rows != lanes_ || isa_.hw().mac.cols != lanes_)
+    throw Error(where, "the NPU backend needs vector lanes = MAC rows = MAC cols");
+  for (Mem m : {Mem::Act, Mem::Weight, Mem::Acc, Mem::Param})
+    if (!isa_.findMemory(memName(m)))
+      throw Error(where, std::string("has no '") + memName(m) + "' memory");
+  dmaLoad_ = findClass("dma-load");
+  dmaStore_ = findClass("dma-store");
+  gemm_ = findClass("gemm");
+  requant_ = findClass("requantize");
+  lut_ = findClass("lut");
+  sync_ = findClass("sync");
+  halt_ = findClass("halt");
+  for (const char* op : {"add", "sub", "mul", "max"})
+    vecBinary(op);
+  for (const char* op : {"clamp", "copy"})
+    vecUnary(op);
+}
+
+const isa::InstrDesc* Target::findClass(const std::string& cls, const std::string& op) const {
+  // The first instruction of the class (file order); a LUT prefers table_offset 0.
+  for (const auto& d : isa_.instructions())
+    if (d.cls && d.cls->name == cls && (op.empty() || d.op == op))
+      return &d;
+  throw Error("NPU description '" + isa_.name() + "'", "has no instruction of class '" + cls + "'" +
+                                                           (op.empty() ? "" : " with op " + op) +
+                                                           ", which the NPU backend needs");
+}
+
+const isa::InstrDesc& Target::vecBinary(const std::string& op) const {
+  return *findClass("vector-binary", op);
+}
+
+const isa::InstrDesc& Target::vecUnary(const std::string& op) const {
+  return *findClass("vector-unary", op);
+}
+
+int64_t Target::rows(Mem m) const {
+  return static_cast<int64_t>(isa_.memory(memName(m)).rows());
+}
+
+int64_t Target::rowBytes(Mem m) const {
+  return static_cast<int64_t>(isa_.memory(memName(m)).row_bytes);
+}
+
+int64_t Target::memId(Mem m) const {
+  return isa_.memory(memName(m)).id;
+}
+
+int64_t Target::maxOf(const isa::InstrDesc& d, const std::string& role) {
+  const isa::FieldDesc* f = d.field(role);
+  if (!f)
+    throw Error("instruction '" + d.name + "'", "has no field '" + role + "'");
+  return f->maxValue();
+}
+
+int64_t Target::minOf(const isa::InstrDesc& d, const std::string& role) {
+  const isa::FieldDesc* f = d.field(role);
+  if (!f)
+    throw Error("instruction '" + d.name + "'", "has no field '" + role + "'");
+  return f->minValue();
+}
+
+double Target::dmaCycles(const isa::InstrDesc& d, int64_t bytes) const {
+  const auto& hw = isa_.hw();
+  const double head = d.timingOf("issue") + d.timingOf("setup");
+  if (bytes <= 0)
+    return head;
+  const double lat = static_cast<double>(hw.dma.latency_cycles);
+  const double inflight = std::max<double>(1, double(hw.dma.max_outstanding * hw.dma.burst_bytes));
+  double X = std::ceil(double(bytes) / std::max<double>(1, double(hw.dram.bytes_per_cycle)));
+  if (lat > 0)
+    X = std::max(X, std::ceil(double(bytes) * lat / inflight));
+  return head + lat + X;
+}
+
+double Target::gemmCycles(int64_t n2, int64_t n1, int64_t n0) const {
+  const auto& mac = isa_.hw().mac;
+  const double cpr = gemm_->timingOf("cycles_per_row"), issue = gemm_->timingOf("issue");
+  if (n0 * n1 * n2 == 0)
+    return issue;
+  const double rows = double(n0 * n1) * cpr, WL = double(mac.weight_load_cycles);
+  const double fd = double(mac.fill_cycles + mac.drain_cycles);
+  const double T = mac.weight_buffers >= 2 ? std::max(rows, WL) : WL + rows;
+  return issue + WL + double(n2 - 1) * T + rows + fd;
+}
+
+double Target::vectorCycles(const isa::InstrDesc& d, int64_t n1, int64_t n0) const {
+  const double issue = d.timingOf("issue");
+  if (n0 * n1 == 0)
+    return issue;
+  return issue + double(n0 * n1) * d.timingOf("cycles_per_row") + d.timingOf("pipeline_latency");
+}
+
+double Target::cyclesOf(const isa::Instruction& in) const {
+  const std::string& cls = in.desc().cls->name;
+  if (cls == "dma-load" || cls == "dma-store") {
+    const isa::MemoryDesc* m = isa_.memoryById(in.get("sram"));
+    const int64_t R = m ? static_cast<int64_t>(m->row_bytes) : 1;
+    return dmaCycles(in.desc(), in.get("size0") * in.get("size1") * in.get("size2") * R);
+  }
+  if (cls == "gemm") {
+    if (in.get("reset"))
+      return in.desc().timingOf("issue") + double(in.get("n0") * in.get("n1") * in.get("n2")) *
+                                               in.desc().timingOf("cycles_per_row");
+    return gemmCycles(in.get("n2"), in.get("n1"), in.get("n0"));
+  }
+  if (cls == "vector-binary" || cls == "vector-unary" || cls == "requantize" || cls == "lut")
+    return vectorCycles(in.desc(), in.get("n1"), in.get("n0"));
+  return in.desc().timingOf("issue");
+}
+
+} // namespace ember::npu

@@ -1,0 +1,68 @@
+// The NPU as the backend sees it: everything read from the ISA description (instructions
+// found by semantic class, lane count, SRAM sizes, field limits, timing formulas of
+// docs/isa.md section 3). No opcode, size or latency is a constant in the backend.
+#pragma once
+
+#include "ember/isa/description.h"
+#include "ember/isa/instruction.h"
+
+#include <cstdint>
+#include <string>
+
+namespace ember::npu {
+
+/// Which SRAM an operand lives in.
+enum class Mem { Act, Weight, Acc, Param };
+
+/// The description plus the lookups every layer needs.
+class Target {
+public:
+  /// Finds every instruction the backend uses; ember::Error naming the description and
+  /// the missing semantic class (or vector op) if one is absent.
+  explicit Target(const isa::IsaDescription& isa);
+
+  const isa::IsaDescription& isa() const { return isa_; }
+  /// L: vector lanes = MAC rows = MAC cols = act row bytes.
+  int64_t lanes() const { return lanes_; }
+  /// Rows of an SRAM.
+  int64_t rows(Mem m) const;
+  /// Bytes of one row of an SRAM.
+  int64_t rowBytes(Mem m) const;
+  /// The description's id of an SRAM (the value of memory-select fields).
+  int64_t memId(Mem m) const;
+
+  const isa::InstrDesc& dmaLoad() const { return *dmaLoad_; }
+  const isa::InstrDesc& dmaStore() const { return *dmaStore_; }
+  const isa::InstrDesc& gemm() const { return *gemm_; }
+  const isa::InstrDesc& requant() const { return *requant_; }
+  const isa::InstrDesc& lut() const { return *lut_; }
+  const isa::InstrDesc& sync() const { return *sync_; }
+  const isa::InstrDesc& halt() const { return *halt_; }
+  /// The vector-binary instruction with properties.op `op` (add, sub, mul, min, max).
+  const isa::InstrDesc& vecBinary(const std::string& op) const;
+  /// The vector-unary instruction with properties.op `op` (shift, clamp, copy).
+  const isa::InstrDesc& vecUnary(const std::string& op) const;
+
+  /// Largest value field `role` of `d` can hold (ember::Error if it has no such role).
+  static int64_t maxOf(const isa::InstrDesc& d, const std::string& role);
+  static int64_t minOf(const isa::InstrDesc& d, const std::string& role);
+
+  // ---- timing (docs/isa.md section 3, no contention) ----
+  /// A dma-load / dma-store moving `bytes` DRAM bytes.
+  double dmaCycles(const isa::InstrDesc& d, int64_t bytes) const;
+  /// A gemm with loop counts n2, n1, n0.
+  double gemmCycles(int64_t n2, int64_t n1, int64_t n0) const;
+  /// A vector, requantize or lut instruction over n1 x n0 rows.
+  double vectorCycles(const isa::InstrDesc& d, int64_t n1, int64_t n0) const;
+  /// Cycles of any instruction instance (the dispatcher of the three above).
+  double cyclesOf(const isa::Instruction& in) const;
+
+private:
+  const isa::InstrDesc* findClass(const std::string& cls, const std::string& op = "") const;
+
+  isa::IsaDescription isa_;
+  int64_t lanes_ = 0;
+  const isa::InstrDesc *dmaLoad_, *dmaStore_, *gemm_, *requant_, *lut_, *sync_, *halt_;
+};
+
+} // namespace ember::npu

@@ -1,0 +1,98 @@
+// Rescaled Add of two equally shaped int8 tensors (docs/numerics.md section 4.2), with a
+// fused ReLU / Clip: in the accumulators t = (a - zp_a) * M_a + (b - zp_b) * M_b by vsub
+// (act rows minus a zero-point row), vmul (times a multiplier row) and vadd, then requant
+// with M = 1 and the shift S.
+#include "../Stream.h"
+
+#include "ember/quantization/Numerics.h"
+
+namespace ember::npu {
+
+namespace {
+
+class AddLayer : public Layer {
+public:
+  std::string check(const Node& n, const Target&) const override {
+    for (const auto& r : {checkActivation(n.input(0), "a"), checkActivation(n.input(1), "b"),
+                          checkActivation(resultOf(n), "the result")})
+      if (!r.empty())
+        return r;
+    if (n.input(0).dims() != n.input(1).dims() || n.input(0).dims() != n.resultType(0).dims)
+      return "broadcasting Add is not supported (operands " + shapeToString(n.input(0).dims()) +
+             " and " + shapeToString(n.input(1).dims()) + ")";
+    quant::addMultipliers(scaleOf(n.input(0)), scaleOf(n.input(1)),
+                          n.resultType(0).quant.scales[0]);
+    return "";
+  }
+
+  LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
+    const Target& t = ctx.t;
+    Program& p = ctx.prog;
+    const int64_t L = t.lanes();
+    const NodeValue a = n.input(0), b = n.input(1), y = resultOf(n);
+    const quant::AddMultipliers m = quant::addMultipliers(scaleOf(a), scaleOf(b), scaleOf(y));
+    const quant::Bounds bd = quant::activationBounds(n, y.type().quant);
+    // Constants: act rows zp_a, zp_b (int8 lanes); acc rows M_a, M_b; param rows 1, S.
+    std::vector<uint8_t> zpRows(size_t(2 * L));
+    for (int64_t l = 0; l < L; ++l) {
+      zpRows[size_t(l)] = static_cast<uint8_t>(zeroPointOf(a));
+      zpRows[size_t(L + l)] = static_cast<uint8_t>(zeroPointOf(b));
+    }
+    std::vector<int32_t> mRows(size_t(2 * L)), qRows(size_t(2 * L));
+    for (int64_t l = 0; l < L; ++l) {
+      mRows[size_t(l)] = m.Ma;
+      mRows[size_t(L + l)] = m.Mb;
+      qRows[size_t(l)] = 1;
+      qRows[size_t(L + l)] = m.S;
+    }
+    const uint64_t zpC = ctx.consts.add(zpRows), mC = ctx.consts.addInt32(mRows),
+                   qC = ctx.consts.addInt32(qRows);
+    const DramTensor &ta = ctx.tensor(a), &tb = ctx.tensor(b), &ty = ctx.tensor(y);
+    StreamSpec s;
+    s.inputs = {ta.offset, tb.offset};
+    s.output = ty.offset;
+    s.rows = ty.rows();
+    s.actReserved = 2;
+    s.accReserved = 2;
+    s.accPerRow = 2;
+    s.constants = [&](Step& st) {
+      for (auto& in : p.loadRows(Mem::Act, 0, zpC, 2))
+        st.loads.push_back(in);
+      for (auto& in : p.loadRows(Mem::Acc, 0, mC, 2))
+        st.loads.push_back(in);
+      for (auto& in : p.loadRows(Mem::Param, 0, qC, 2))
+        st.loads.push_back(in);
+    };
+    s.compute = [&](const StreamStep& ss, Step& st) {
+      const int64_t A = 2, B = 2 + ss.tile;
+      for (const auto& c : Program::rowChunks(t.vecBinary("add"), ss.rows)) {
+        const int64_t o = c[0], n0 = c[1], n1 = c[2];
+        const Program::Walk zA{0, 0, 0}, zB{1, 0, 0}, mA{0, 0, 0}, mB{1, 0, 0};
+        st.computes.push_back(p.vecBinary("sub", Mem::Acc, Mem::Act, {A + o, 1, n0},
+                                          {ss.inAct[0] + o, 1, n0}, zA, n0, n1));
+        st.computes.push_back(
+            p.vecBinary("mul", Mem::Acc, Mem::Acc, {A + o, 1, n0}, {A + o, 1, n0}, mA, n0, n1));
+        st.computes.push_back(p.vecBinary("sub", Mem::Acc, Mem::Act, {B + o, 1, n0},
+                                          {ss.inAct[1] + o, 1, n0}, zB, n0, n1));
+        st.computes.push_back(
+            p.vecBinary("mul", Mem::Acc, Mem::Acc, {B + o, 1, n0}, {B + o, 1, n0}, mB, n0, n1));
+        st.computes.push_back(p.vecBinary("add", Mem::Acc, Mem::Acc, {A + o, 1, n0}, {A + o, 1, n0},
+                                          {B + o, 1, n0}, n0, n1));
+        st.computes.push_back(p.requant({ss.outAct + o, 1, n0}, {A + o, 1, n0}, 0, zeroPointOf(y),
+                                        bd.lo, bd.hi, n0, n1));
+      }
+    };
+    LayerInfo info;
+    emitStream(s, ctx, info);
+    info.sram[3] = 2;
+    return info;
+  }
+};
+
+} // namespace
+
+void registerAddLayers() {
+  registerLayer(NodeKind::Add, std::make_shared<AddLayer>());
+}
+
+} // namespace ember::npu

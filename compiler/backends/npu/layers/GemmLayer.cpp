@@ -1,0 +1,93 @@
+// Gemm (B constant [K, N] after normalize-gemm, optional bias C) and MatMul with a
+// constant right operand: 1x1 convolutions over the rows of A. A rank-2 [M, C] value in
+// NCHWc is M rows of CB blocks (row of (m, cb) = m * CB + cb), which the convolution
+// engine walks as one image of M lines, one pixel per line (line stride CB, block
+// stride 1).
+#include "../ConvCore.h"
+
+#include "ember/quantization/Numerics.h"
+
+namespace ember::npu {
+
+namespace {
+
+class GemmLayer : public Layer {
+public:
+  std::string check(const Node& n, const Target& t) const override {
+    for (const auto& r : {checkActivation(n.input(0), "A"),
+                          checkActivation(resultOf(n), "the result"), checkWeights(n, 1, 2)})
+      if (!r.empty())
+        return r;
+    if (n.input(0).dims().size() != 2 || n.input(1).dims().size() != 2)
+      return "only 2-D operands are supported";
+    if (n.kind() == NodeKind::Gemm) {
+      const Attrs& a = n.attrs();
+      if (a.getInt("transA", 0) || a.getInt("transB", 0) || a.getFloat("alpha", 1.0) != 1.0 ||
+          a.getFloat("beta", 1.0) != 1.0)
+        return "Gemm is not normalised (run the normalize-gemm pass first)";
+      const NodeValue c = n.optionalInput(2);
+      if (c && c.dims() != Shape{n.input(1).dims()[1]})
+        return "the bias must have one value per output column";
+    }
+    const auto& wq = n.input(1).type().quant;
+    if (wq.scales.size() > 1 && wq.axis != 1)
+      return "the weights must be quantized per output column (axis 1)";
+    return checkConvJob(jobOf(n, t, false), t, 2);
+  }
+
+  LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
+    ConvJob j = jobOf(n, ctx.t, true);
+    const DramTensor& x = ctx.tensor(n.input(0));
+    const DramTensor& y = ctx.tensor(resultOf(n));
+    j.in = {x.offset, 0, 1, x.CB};
+    j.out = {y.offset, 0, 1, y.CB};
+    return emitConv(j, ctx);
+  }
+
+private:
+  static ConvJob jobOf(const Node& n, const Target& t, bool withData) {
+    const NodeValue a = n.input(0), b = n.input(1);
+    const int64_t M = a.dims()[0], C = a.dims()[1], K = b.dims()[1];
+    ConvJob j;
+    j.N = 1;
+    j.C = C;
+    j.H = M;
+    j.W = 1;
+    j.K = K;
+    j.OH = M;
+    j.OW = 1;
+    const int64_t L = t.lanes();
+    j.in = {0, 0, 1, ceilDiv(C, L)};
+    j.out = {0, 0, 1, ceilDiv(K, L)};
+    j.zpIn = zeroPointOf(a);
+    j.macs = M * C * K;
+    if (!withData)
+      return j;
+    // B is [C, K]; the engine wants [K][C].
+    const std::vector<int8_t> bw = b.node->payload().toVector<int8_t>();
+    j.w.resize(size_t(K * C));
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t k = 0; k < K; ++k)
+        j.w[size_t(k * C + c)] = bw[size_t(c * K + k)];
+    const NodeValue bias = n.kind() == NodeKind::Gemm ? n.optionalInput(2) : NodeValue();
+    if (bias)
+      j.bias = bias.node->payload().toVector<int32_t>();
+    const QuantParams& yq = n.resultType(0).quant;
+    for (int64_t k = 0; k < K; ++k)
+      j.mult.push_back(quant::productMultiplier(scaleOf(a), weightScale(b, k), yq.scales.at(0)));
+    j.zpOut = yq.zeroPoints.at(0);
+    const quant::Bounds bd = quant::activationBounds(n, yq);
+    j.lo = bd.lo;
+    j.hi = bd.hi;
+    return j;
+  }
+};
+
+} // namespace
+
+void registerGemmLayers() {
+  registerLayer(NodeKind::Gemm, std::make_shared<GemmLayer>());
+  registerLayer(NodeKind::MatMul, std::make_shared<GemmLayer>());
+}
+
+} // namespace ember::npu

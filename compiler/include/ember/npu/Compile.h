@@ -1,0 +1,92 @@
+#pragma once
+/// \file
+/// The NPU backend: compiles a quantized function (docs/numerics.md section 5) into an
+/// NPU binary for one ISA description (instruction stream, pre-packed constants, I/O
+/// table, memory map, debug map). Everything about the hardware (lanes, SRAM sizes,
+/// field widths, timing) is read from the description, so another description (e.g.
+/// isa/examples/ember-v1-large.json) needs no code change. The compiler never runs the
+/// binary; tools and tests do that with the simulator (`ember-run --device sim`).
+
+#include "ember/backend/Backend.h"
+#include "ember/graph/Graph.h"
+#include "ember/isa/binary.h"
+#include "ember/isa/description.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ember::npu {
+
+/// Knobs of the compilation (defaults: what the cost model picks).
+struct CompileOptions {
+  /// Two SRAM buffers per operand so that DMA overlaps compute. Off: one buffer, every
+  /// step waits for the previous one (for tests of the token protocol).
+  bool doubleBuffer = true;
+  /// Upper bound on output rows (H) per convolution / pool tile; 0 = no bound. Tests use
+  /// it to force many tiles.
+  int64_t maxTileHeight = 0;
+  /// Upper bound on output-channel blocks per convolution tile; 0 = no bound.
+  int64_t maxTileKBlocks = 0;
+};
+
+/// One layer (graph node) of the compiled program.
+struct LayerSummary {
+  std::string name, kind;
+  int64_t tiles = 0;        ///< Pipeline steps.
+  int64_t instructions = 0; ///< Instructions emitted for it (its debug range).
+  double cycles = 0;        ///< Estimated cycles (docs/isa.md section 3 timing).
+  int64_t macs = 0;         ///< Useful multiply-accumulates.
+  std::string tiling;       ///< Tiling chosen by the cost model (free text).
+};
+
+/// Figures of one compilation.
+struct CompileSummary {
+  std::string isa_name;
+  std::vector<LayerSummary> layers;
+  int64_t instructions = 0;
+  double cycles = 0; ///< Estimated total.
+  int64_t macs = 0;
+  /// Peak rows used per SRAM by any layer, with the SRAM's size in rows.
+  struct SramUse {
+    std::string name;
+    int64_t peak_rows = 0, rows = 0;
+  };
+  std::vector<SramUse> sram;
+  uint64_t constant_bytes = 0, scratch_bytes = 0, io_bytes = 0;
+  uint64_t binary_bytes = 0; ///< Size of the ELF image.
+  double compile_seconds = 0;
+  uint64_t peak_macs_per_cycle = 0;
+  uint64_t clock_hz = 0;
+};
+
+/// A readable multi-line table of the summary (layers, tiles, instructions, SRAM use,
+/// estimated cycles, binary size, compile time).
+std::string formatSummary(const CompileSummary& s);
+
+/// What `compile` produces.
+struct CompileResult {
+  isa::Binary binary;
+  CompileSummary summary;
+};
+
+/// Compiles `quantized` for `isa`. Inputs are the int8 results of QuantizeLinear nodes
+/// reading placeholders (I/O entries named after the placeholder), outputs the int8
+/// inputs of DequantizeLinear nodes that are function outputs (named after the output).
+/// Throws one ember::Error listing every node the NPU cannot run (kind, name, reason).
+CompileResult compile(const Function& quantized, const isa::IsaDescription& isa,
+                      const CompileOptions& opts = {});
+
+/// Every node of `f` the NPU cannot run, as "Kind 'name': reason" (empty: all run).
+/// `isa` decides limits that depend on field widths (e.g. the largest padding).
+std::vector<std::string> unsupportedNodes(const Function& f, const isa::IsaDescription& isa);
+/// The same with the default description (isa::IsaDescription::loadDefault()).
+std::vector<std::string> unsupportedNodes(const Function& f);
+
+/// The NPU as an ember::Backend ("npu"): `supports` answers per node; `compile` refuses
+/// (execution needs the simulator, which the compiler does not link: use
+/// `ember-run --device sim` or the simulator library).
+std::unique_ptr<Backend> createNpuBackend();
+
+} // namespace ember::npu

@@ -1,0 +1,187 @@
+// Helpers of the NPU backend tests: hand-built int8 graphs (float placeholder ->
+// QuantizeLinear -> int8 nodes -> DequantizeLinear -> output), running a compiled
+// binary on the simulator, and the int8 interpreter as an independent reference.
+#pragma once
+
+#include "ember/backend/Backend.h"
+#include "ember/graph/Graph.h"
+#include "ember/npu/Compile.h"
+#include "ember/sim/Io.h"
+#include "ember/sim/Simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace ember::npu::test {
+
+inline std::string isaPath(const std::string& rel) {
+  return std::string(EMBER_SOURCE_DIR) + "/" + rel;
+}
+inline const isa::IsaDescription& refIsa() {
+  static isa::IsaDescription d = isa::IsaDescription::loadFile(isaPath("isa/ember-v1.json"));
+  return d;
+}
+inline const isa::IsaDescription& largeIsa() {
+  static isa::IsaDescription d =
+      isa::IsaDescription::loadFile(isaPath("isa/examples/ember-v1-large.json"));
+  return d;
+}
+
+inline QuantParams perTensor(float s, int32_t zp) {
+  QuantParams q;
+  q.scales = {s};
+  q.zeroPoints = {zp};
+  return q;
+}
+
+/// A module with one function under construction.
+struct G {
+  Module m;
+  Function* f = m.createFunction("main");
+  std::mt19937 rng{1234};
+
+  /// A float placeholder quantized to int8 with (s, zp).
+  NodeValue input(const std::string& name, Shape dims, float s, int32_t zp) {
+    Node* ph = m.createPlaceholder(name, Type(ElemKind::Float32, dims));
+    return f
+        ->create(NodeKind::QuantizeLinear, name + "_q", {ph->result()}, {},
+                 std::vector<Type>{Type(ElemKind::Int8, dims, perTensor(s, zp))})
+        ->result();
+  }
+  /// Dequantizes `v` into function output `name`.
+  void output(const std::string& name, NodeValue v) {
+    Node* d = f->create(NodeKind::DequantizeLinear, name + "_dq", {v});
+    f->addOutput(name, d->result());
+  }
+  /// Random int8 constant with per-channel scales along `axis` (zero points 0).
+  NodeValue weights(const std::string& name, Shape dims, int axis, int lim = 127) {
+    Tensor t(ElemKind::Int8, dims);
+    std::uniform_int_distribution<int> d(-lim, lim);
+    for (int64_t i = 0; i < t.size(); ++i)
+      t.data<int8_t>()[i] = static_cast<int8_t>(d(rng));
+    QuantParams q;
+    std::uniform_real_distribution<float> sd(0.002f, 0.02f);
+    for (int64_t k = 0; k < dims[size_t(axis)]; ++k) {
+      q.scales.push_back(sd(rng));
+      q.zeroPoints.push_back(0);
+    }
+    q.axis = axis;
+    t.mutableType().quant = q;
+    return m.createConstant(name, t)->result();
+  }
+  NodeValue bias(const std::string& name, int64_t k, int lim = 3000) {
+    Tensor t(ElemKind::Int32, {k});
+    std::uniform_int_distribution<int> d(-lim, lim);
+    for (int64_t i = 0; i < k; ++i)
+      t.data<int32_t>()[i] = d(rng);
+    return m.createConstant(name, t)->result();
+  }
+  NodeValue node(NodeKind k, const std::string& name, std::vector<NodeValue> in, Attrs a,
+                 Shape dims, float s, int32_t zp) {
+    return f
+        ->create(k, name, std::move(in), std::move(a),
+                 std::vector<Type>{Type(ElemKind::Int8, std::move(dims), perTensor(s, zp))})
+        ->result();
+  }
+};
+
+/// Random int8 codes for every input entry of `bin`, logical row-major.
+inline std::map<std::string, std::vector<int8_t>> randomInputs(const isa::Binary& bin,
+                                                               unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(-128, 127);
+  std::map<std::string, std::vector<int8_t>> out;
+  for (const auto& e : bin.io)
+    if (e.dir == isa::IoDir::Input) {
+      std::vector<int8_t> v(size_t(numElements(e.shape)));
+      for (auto& x : v)
+        x = static_cast<int8_t>(d(rng));
+      out[e.name] = v;
+    }
+  return out;
+}
+
+/// What one simulation gave.
+struct SimOut {
+  std::map<std::string, std::vector<int8_t>> outputs;
+  sim::Report report;
+};
+
+/// Runs `bin` on the simulator with int8 inputs (logical layout); fails the test on a fault.
+inline SimOut simulate(const isa::Binary& bin, const isa::IsaDescription& isa,
+                       const std::map<std::string, std::vector<int8_t>>& in) {
+  const unsigned L = isa.hw().vector.lanes;
+  std::map<std::string, std::vector<uint8_t>> packed;
+  for (const auto& e : bin.io)
+    if (e.dir == isa::IoDir::Input) {
+      const auto& v = in.at(e.name);
+      packed[e.name] = sim::packIo(e, std::vector<uint8_t>(v.begin(), v.end()), L);
+    }
+  sim::Simulator s(isa);
+  sim::Options o;
+  o.record_slices = false;
+  sim::Result r = s.run(bin, packed, o);
+  SimOut out;
+  out.report = r.report;
+  EXPECT_TRUE(r.ok()) << (r.report.fault ? r.report.fault->message() : "");
+  if (!r.ok())
+    return out;
+  for (const auto& e : bin.io)
+    if (e.dir == isa::IoDir::Output) {
+      auto v = sim::unpackIo(e, r.dram.data() + e.dram_offset, L);
+      out.outputs[e.name] = std::vector<int8_t>(v.begin(), v.end());
+    }
+  return out;
+}
+
+/// The int8 interpreter's result codes for every output of `f` (the input values given
+/// as int8 codes are dequantized to floats that QuantizeLinear maps back exactly).
+inline std::map<std::string, std::vector<int8_t>>
+interpret(const Function& f, const std::map<std::string, std::vector<int8_t>>& in) {
+  TensorMap feeds;
+  for (Node* ph : f.inputs()) {
+    const Node* q = nullptr;
+    for (const auto& n : f.nodes())
+      if (n->kind() == NodeKind::QuantizeLinear && n->input(0).node == ph)
+        q = n.get();
+    const auto& qp = q->resultType(0).quant;
+    const auto& codes = in.at(ph->name());
+    Tensor t(ElemKind::Float32, ph->resultType(0).dims);
+    for (size_t i = 0; i < codes.size(); ++i)
+      t.data<float>()[i] = (float(codes[i]) - float(qp.zeroPoints[0])) * qp.scales[0];
+    feeds[ph->name()] = t;
+  }
+  // Read the int8 values feeding the outputs: a copy of the function whose outputs are
+  // the DequantizeLinear inputs is not needed; dequantized floats map back exactly.
+  auto be = createBackend("interp");
+  auto cf = be->compile(f);
+  TensorMap res = cf->run(feeds);
+  std::map<std::string, std::vector<int8_t>> out;
+  for (const auto& o : f.outputs()) {
+    const auto& qp = o.value.node->input(0).type().quant;
+    const Tensor& t = res.at(o.name);
+    std::vector<int8_t> codes(size_t(t.size()));
+    for (int64_t i = 0; i < t.size(); ++i) {
+      const float r = t.data<float>()[i] / qp.scales[0];
+      codes[size_t(i)] = static_cast<int8_t>(std::lrint(r) + qp.zeroPoints[0]);
+    }
+    out[o.name] = codes;
+  }
+  return out;
+}
+
+/// Number of positions where a and b differ (sizes must agree).
+inline size_t mismatches(const std::vector<int8_t>& a, const std::vector<int8_t>& b) {
+  if (a.size() != b.size())
+    return std::max(a.size(), b.size());
+  size_t n = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    n += a[i] != b[i];
+  return n;
+}
+
+} // namespace ember::npu::test
