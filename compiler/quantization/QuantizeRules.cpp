@@ -1,0 +1,243 @@
+// The quantizer's per-kind rules (see ember/quantization/Quantize.h): one entry per node
+// kind, each building the int8 form of a node or declining (the node then stays float).
+// A rule checks everything that could fail (constant weights, known parameters,
+// multipliers in range) BEFORE it creates a node.
+#include "Quantizer.h"
+
+#include <map>
+
+namespace ember {
+namespace quant {
+
+namespace {
+
+using K = NodeKind;
+
+/// The parameters of every float operand in `ins` (nullopt if one is unknown or not
+/// per tensor float32).
+std::optional<std::vector<QuantParams>> operandParams(Quantizer& q,
+                                                      const std::vector<NodeValue>& ins) {
+  std::vector<QuantParams> out;
+  for (const NodeValue& v : ins) {
+    if (!v || v.type().kind != ElemKind::Float32)
+      return std::nullopt;
+    std::optional<QuantParams> p = q.paramsOf(v);
+    if (!p)
+      return std::nullopt;
+    out.push_back(*p);
+  }
+  return out;
+}
+
+/// Whether `f` does not throw (a multiplier in range).
+template <typename F> bool valid(F&& f) {
+  try {
+    f();
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+/// A Constant's float payload, or nullptr.
+const Tensor* floatConstant(const NodeValue& v) {
+  if (!v || v.node->kind() != K::Constant || v.type().kind != ElemKind::Float32)
+    return nullptr;
+  return &v.node->payload();
+}
+
+/// Conv, Gemm and MatMul: int8 input, per-channel int8 weights along `wAxis`, int32 bias.
+bool weightedProduct(const Node& n, Quantizer& q, size_t biasIndex, int wAxis) {
+  const NodeValue x = n.input(0), y = const_cast<Node&>(n).result();
+  const Tensor* w = floatConstant(n.input(1));
+  const NodeValue biasV = biasIndex ? n.optionalInput(biasIndex) : NodeValue();
+  const Tensor* b = biasIndex ? floatConstant(biasV) : nullptr;
+  if (!w || (biasV && !b))
+    return false;
+  auto ps = operandParams(q, {x, y});
+  if (!ps)
+    return false;
+  const QuantParams &xq = (*ps)[0], &yq = (*ps)[1];
+  const int64_t channels = w->dims()[size_t(wAxis)];
+  if (b && b->size() != channels)
+    return false;
+  Tensor w8 = quantizeWeights(*w, wAxis);
+  const std::vector<float> sw = w8.type().quant.scales;
+  for (float s : sw)
+    if (!valid([&] { productMultiplier(xq.scales[0], s, yq.scales[0]); }))
+      return false;
+  std::vector<NodeValue> ins = {
+      q.int8Of(x), q.constant(n.input(1).node->name() + "_int8", std::move(w8))->result()};
+  if (b)
+    ins.push_back(q.constant(biasV.node->name() + "_int32",
+                             quantizeBias(b->reshaped({channels}), xq.scales[0], sw))
+                      ->result());
+  Node* made = q.createInt8(n.kind(), n.name(), ins, n.attrs(), {int8Type(y.dims(), yq)});
+  q.setInt8(y, made->result());
+  return true;
+}
+
+bool convRule(const Node& n, Quantizer& q) {
+  return weightedProduct(n, q, 2, 0);
+}
+
+bool gemmRule(const Node& n, Quantizer& q) {
+  const Attrs& a = n.attrs();
+  if (a.getInt("transA", 0) != 0 || a.getFloat("alpha", 1.0) != 1.0 ||
+      a.getFloat("beta", 1.0) != 1.0)
+    return false;
+  return weightedProduct(n, q, 2, a.getInt("transB", 0) != 0 ? 0 : 1);
+}
+
+bool matMulRule(const Node& n, Quantizer& q) {
+  if (n.input(1).dims().size() != 2)
+    return false;
+  return weightedProduct(n, q, 0, 1);
+}
+
+/// Add and Mul: both operands int8 (a float constant operand is quantized), own params.
+bool binaryRule(const Node& n, Quantizer& q) {
+  const NodeValue y = const_cast<Node&>(n).result();
+  auto ps = operandParams(q, {n.input(0), n.input(1), y});
+  if (!ps)
+    return false;
+  const float sa = (*ps)[0].scales[0], sb = (*ps)[1].scales[0], sy = (*ps)[2].scales[0];
+  const bool ok = n.kind() == K::Add ? valid([&] { addMultipliers(sa, sb, sy); })
+                                     : valid([&] { productMultiplier(sa, sb, sy); });
+  if (!ok)
+    return false;
+  Node* made = q.createInt8(n.kind(), n.name(), {q.int8Of(n.input(0)), q.int8Of(n.input(1))},
+                            n.attrs(), {int8Type(y.dims(), (*ps)[2])});
+  q.setInt8(y, made->result());
+  return true;
+}
+
+/// Average pools: own parameters (section 4.5).
+bool averageRule(const Node& n, Quantizer& q) {
+  const NodeValue y = const_cast<Node&>(n).result();
+  auto ps = operandParams(q, {n.input(0), y});
+  if (!ps || !valid([&] { averageMultiplier((*ps)[0].scales[0], (*ps)[1].scales[0], 1); }))
+    return false;
+  Node* made = q.createInt8(n.kind(), n.name(), {q.int8Of(n.input(0))}, n.attrs(),
+                            {int8Type(y.dims(), (*ps)[1])});
+  q.setInt8(y, made->result());
+  return true;
+}
+
+/// Max pools, Relu, Clip: codes keep the input's parameters (section 4.4).
+bool sameParamsRule(const Node& n, Quantizer& q) {
+  auto ps = operandParams(q, {n.input(0)});
+  if (!ps)
+    return false;
+  const NodeValue x8 = q.int8Of(n.input(0));
+  const NodeValue y = const_cast<Node&>(n).result();
+  Node* made =
+      q.createInt8(n.kind(), n.name(), {x8}, n.attrs(), {int8Type(y.dims(), x8.type().quant)});
+  q.setInt8(y, made->result());
+  return true;
+}
+
+/// Data movement: int8 only when the input already is (else a float move is cheaper
+/// than a QuantizeLinear); every result keeps the input's parameters. Operands after the
+/// first (indices) are passed as they are.
+bool movingRule(const Node& n, Quantizer& q) {
+  if (!q.hasInt8(n.input(0)))
+    return false;
+  if (n.kind() == K::Pad && n.optionalInput(1))
+    return false; // a run-time pad value
+  const NodeValue x8 = q.int8Of(n.input(0));
+  std::vector<NodeValue> ins = {x8};
+  for (size_t i = 1; i < n.numInputs(); ++i)
+    ins.push_back(n.input(i) ? q.origOf(n.input(i)) : NodeValue());
+  std::vector<Type> types;
+  for (const Type& t : n.resultTypes())
+    types.push_back(int8Type(t.dims, x8.type().quant));
+  Node* made = q.createInt8(n.kind(), n.name(), ins, n.attrs(), types);
+  for (unsigned r = 0; r < n.numResults(); ++r)
+    q.setInt8(NodeValue(const_cast<Node*>(&n), r), made->result(r));
+  return true;
+}
+
+/// Concat: own parameters; inputs of other parameters are Rescaled (section 4.7).
+bool concatRule(const Node& n, Quantizer& q) {
+  const NodeValue y = const_cast<Node&>(n).result();
+  std::vector<NodeValue> all(n.inputs());
+  all.push_back(y);
+  auto ps = operandParams(q, all);
+  if (!ps)
+    return false;
+  const QuantParams& yq = ps->back();
+  for (size_t i = 0; i + 1 < ps->size(); ++i)
+    if (!valid([&] { averageMultiplier((*ps)[i].scales[0], yq.scales[0], 1); }))
+      return false;
+  std::vector<NodeValue> ins;
+  for (size_t i = 0; i < n.numInputs(); ++i)
+    ins.push_back(q.rescaled(q.int8Of(n.input(i)), yq, n.name() + "_rescale" + std::to_string(i)));
+  Node* made = q.createInt8(n.kind(), n.name(), ins, n.attrs(), {int8Type(y.dims(), yq)});
+  q.setInt8(y, made->result());
+  return true;
+}
+
+/// Elementwise functions as a 256-entry table (section 4.6).
+bool lutRule(const Node& n, Quantizer& q) {
+  std::function<double(double)> f = lutFunctionOf(n);
+  const NodeValue y = const_cast<Node&>(n).result();
+  auto ps = f ? operandParams(q, {n.input(0), y}) : std::nullopt;
+  if (!ps)
+    return false;
+  const NodeValue x8 = q.int8Of(n.input(0));
+  const std::vector<int8_t> table = buildLut(f, x8.type().quant, (*ps)[1]);
+  Node* t = q.constant(n.name() + "_table", Tensor::fromVector<int8_t>({256}, table));
+  Attrs a;
+  a.set("function", std::string(n.kindName()));
+  Node* made = q.createInt8(K::Lut, n.name(), {x8, t->result()}, a, {int8Type(y.dims(), (*ps)[1])});
+  q.setInt8(y, made->result());
+  return true;
+}
+
+struct RuleEntry {
+  RuleFn fn;
+  const char* doc;
+};
+
+const std::map<NodeKind, RuleEntry>& rules() {
+  static const std::map<NodeKind, RuleEntry> table = [] {
+    std::map<NodeKind, RuleEntry> t;
+    t[K::Conv] = {convRule, "int8 x, weights per channel (axis 0), int32 bias; constant W/B only"};
+    t[K::Gemm] = {gemmRule, "int8 a, constant B per channel (axis 1, or 0 with transB), int32 "
+                            "c of N values; alpha = beta = 1, transA = 0"};
+    t[K::MatMul] = {matMulRule, "int8 a, constant 2-D B per channel (axis 1)"};
+    t[K::Add] = {binaryRule, "rescaled add of two int8 values (constants quantized), own params"};
+    t[K::Mul] = {binaryRule, "int8 product, own params"};
+    for (K k : {K::AveragePool, K::GlobalAveragePool})
+      t[k] = {averageRule, "int8 average, own params"};
+    for (K k : {K::MaxPool, K::GlobalMaxPool, K::Relu, K::Clip})
+      t[k] = {sameParamsRule, "on the codes, the input's params"};
+    t[K::Concat] = {concatRule, "own params; inputs of other params Rescaled"};
+    for (K k : {K::Reshape, K::Transpose, K::Slice, K::Pad, K::Gather, K::Split, K::Expand, K::Tile,
+                K::DepthToSpace, K::SpaceToDepth})
+      t[k] = {movingRule, "moves codes when its input is int8; the input's params"};
+    for (K k : {K::Sigmoid, K::Tanh, K::HardSigmoid, K::HardSwish, K::Silu, K::Gelu, K::Erf, K::Exp,
+                K::Softplus, K::Softsign, K::LeakyRelu, K::Elu, K::Selu, K::Celu, K::Neg, K::Abs})
+      t[k] = {lutRule, "Lut with a 256-entry table, own params"};
+    return t;
+  }();
+  return table;
+}
+
+} // namespace
+
+const RuleFn* findRule(NodeKind k) {
+  auto it = rules().find(k);
+  return it == rules().end() ? nullptr : &it->second.fn;
+}
+
+std::vector<QuantizeRuleInfo> quantizeRules() {
+  std::vector<QuantizeRuleInfo> out;
+  for (const auto& [k, e] : rules())
+    out.push_back({k, e.doc});
+  return out;
+}
+
+} // namespace quant
+} // namespace ember
