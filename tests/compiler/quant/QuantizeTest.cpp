@@ -1,0 +1,181 @@
+// The quantize pass on hand-built graphs: the form of docs/numerics.md section 5, the
+// parameters of weights and biases (section 4.8), Rescale before Concat, Lut tables, the
+// float fallback, and agreement with the float function.
+#include "ember/quantization/Quantize.h"
+#include "ember/graph/Verifier.h"
+#include "ember/interpreter/Interpreter.h"
+#include "ember/passes/Pass.h"
+#include "ember/quantization/Numerics.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace ember;
+using namespace ember::quant;
+
+namespace {
+
+Tensor randomTensor(Shape dims, uint32_t seed, float scale = 1.f) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> d(0.f, scale);
+  Tensor t(ElemKind::Float32, std::move(dims));
+  for (int64_t i = 0; i < t.size(); ++i)
+    t.data<float>()[i] = d(gen);
+  return t;
+}
+
+double cosine(const Tensor& a, const Tensor& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (int64_t i = 0; i < a.size(); ++i) {
+    ab += double(a.data<float>()[i]) * b.data<float>()[i];
+    aa += double(a.data<float>()[i]) * a.data<float>()[i];
+    bb += double(b.data<float>()[i]) * b.data<float>()[i];
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+std::vector<std::string> kinds(const Function& f) {
+  std::vector<std::string> out;
+  for (const auto& n : f.nodes())
+    out.push_back(n->kindName());
+  return out;
+}
+
+/// x [1, 2, 6, 6] -> Conv (relu fused) -> MaxPool 2x2 -> Reshape [1, 18] -> Gemm [18, 4]
+/// -> Softmax.
+struct SmallCnn {
+  Module m;
+  Function* f;
+  SmallCnn() {
+    f = m.createFunction("main");
+    Node* x = m.createPlaceholder("x", Type(ElemKind::Float32, {1, 2, 6, 6}));
+    Node* w = m.createConstant("w", randomTensor({2, 2, 3, 3}, 1, 0.5f));
+    Node* b = m.createConstant("b", randomTensor({2}, 2, 0.1f));
+    Attrs ca;
+    ca.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    ca.set("activation", std::string("relu"));
+    Node* conv = f->create(NodeKind::Conv, "conv", {x->result(), w->result(), b->result()}, ca);
+    Attrs pa;
+    pa.set("kernel_shape", std::vector<int64_t>{2, 2});
+    pa.set("strides", std::vector<int64_t>{2, 2});
+    Node* pool = f->create(NodeKind::MaxPool, "pool", {conv->result()}, pa);
+    Attrs ra;
+    ra.set("shape", std::vector<int64_t>{1, 18});
+    Node* flat = f->create(NodeKind::Reshape, "flat", {pool->result()}, ra);
+    Node* gw = m.createConstant("gw", randomTensor({18, 4}, 3, 0.3f));
+    Node* gc = m.createConstant("gc", randomTensor({4}, 4, 0.1f));
+    Node* gemm = f->create(NodeKind::Gemm, "gemm", {flat->result(), gw->result(), gc->result()});
+    Node* sm = f->create(NodeKind::Softmax, "softmax", {gemm->result()});
+    f->addOutput("probs", sm->result());
+    f->addOutput("logits", gemm->result());
+  }
+};
+
+std::vector<TensorMap> calibration(const Function& f, int n) {
+  return loadCalibration(f, "random:" + std::to_string(n));
+}
+
+TEST(Quantize, SmallCnnHasTheQuantizedForm) {
+  SmallCnn c;
+  Profile p = profileFunction(*c.f, calibration(*c.f, 16));
+  QuantizeStats st;
+  Function* q = quantize(*c.f, p, {}, &st);
+  EXPECT_EQ(q->name(), "main_int8");
+  EXPECT_TRUE(verifyFunction(*q).empty());
+  // One Q after the input; int8 conv, pool, reshape, gemm; one DQ shared by the two
+  // outputs; Softmax in float.
+  EXPECT_EQ(kinds(*q), (std::vector<std::string>{"QuantizeLinear", "Conv", "MaxPool", "Reshape",
+                                                 "Gemm", "DequantizeLinear", "Softmax"}));
+  EXPECT_EQ(st.int8Nodes, 4u);
+  EXPECT_EQ(st.quantizes, 1u);
+  EXPECT_EQ(st.dequantizes, 1u);
+  const Node* conv = q->findNode("conv__1");
+  ASSERT_NE(conv, nullptr);
+  // Weights: int8 per output channel (axis 0), |w| <= 127 and the channel maximum at 127;
+  // bias int32 with scales s_x * s_w[k].
+  const Tensor& w8 = conv->input(1).node->payload();
+  EXPECT_EQ(w8.kind(), ElemKind::Int8);
+  EXPECT_EQ(w8.type().quant.axis, 0);
+  ASSERT_EQ(w8.type().quant.scales.size(), 2u);
+  const float sx = conv->input(0).type().quant.scales[0];
+  const Tensor& b32 = conv->input(2).node->payload();
+  EXPECT_EQ(b32.kind(), ElemKind::Int32);
+  EXPECT_FLOAT_EQ(b32.type().quant.scales[1], float(double(sx) * w8.type().quant.scales[1]));
+  // The input's parameters come from its profile: min/max widened to 0 (section 4.8).
+  const TensorProfile* xp = p.find("x");
+  EXPECT_EQ(conv->input(0).type().quant, chooseActivationParams(xp->min, xp->max));
+  // The relu'd conv output has a range starting at 0: zero point -128, and the MaxPool
+  // and Reshape keep the parameters.
+  EXPECT_EQ(conv->resultType().quant.zeroPoints[0], -128);
+  EXPECT_EQ(q->findNode("pool__1")->resultType().quant, conv->resultType().quant);
+  EXPECT_EQ(q->findNode("flat__1")->resultType().quant, conv->resultType().quant);
+  // Gemm weights per column (axis 1 of [K, N]).
+  EXPECT_EQ(q->findNode("gemm__1")->input(1).type().quant.axis, 1);
+
+  TensorMap in = {{"x", randomTensor({1, 2, 6, 6}, 99)}};
+  TensorMap ref = Interpreter(*c.f).run(in), got = Interpreter(*q).run(in);
+  EXPECT_GT(cosine(ref.at("logits"), got.at("logits")), 0.99);
+  EXPECT_GT(cosine(ref.at("probs"), got.at("probs")), 0.99);
+}
+
+TEST(Quantize, KeepFloatAndMissingProfileFallBack) {
+  SmallCnn c;
+  Profile p = profileFunction(*c.f, calibration(*c.f, 4));
+  QuantizeOptions o;
+  o.keepFloat = {"gemm"};
+  o.functionName = "kept";
+  Function* q = quantize(*c.f, p, o);
+  EXPECT_EQ(kinds(*q), (std::vector<std::string>{"QuantizeLinear", "Conv", "MaxPool", "Reshape",
+                                                 "DequantizeLinear", "Gemm", "Softmax"}));
+  // An empty profile: nothing can be quantized, the function is copied in float.
+  Function* none = quantize(*c.f, Profile(), {});
+  EXPECT_EQ(kinds(*none), kinds(*c.f));
+}
+
+TEST(Quantize, ConcatInputsAreRescaledAndSigmoidBecomesALut) {
+  Module m;
+  Function* f = m.createFunction("main");
+  Node* x = m.createPlaceholder("x", Type(ElemKind::Float32, {1, 4}));
+  Node* big = m.createConstant("k", Tensor::fromVector<float>({1, 4}, {4, 4, 4, 4}));
+  Node* mul = f->create(NodeKind::Mul, "mul", {x->result(), big->result()});
+  Node* sig = f->create(NodeKind::Sigmoid, "sig", {x->result()});
+  Attrs ca;
+  ca.set("axis", int64_t(1));
+  Node* cat = f->create(NodeKind::Concat, "cat", {mul->result(), sig->result()}, ca);
+  f->addOutput("y", cat->result());
+  Profile p = profileFunction(*f, calibration(*f, 8));
+  QuantizeStats st;
+  Function* q = quantize(*f, p, {}, &st);
+  EXPECT_EQ(st.floatNodes, 0u);
+  // The concat's range is the union, here the range of x * 4: only the sigmoid's input
+  // needs a Rescale.
+  EXPECT_EQ(st.rescales, 1u);
+  EXPECT_EQ(q->findNode("cat__1")->input(0).node->kind(), NodeKind::Mul);
+  EXPECT_EQ(q->findNode("cat__1")->input(1).node->kind(), NodeKind::Rescale);
+  const Node* lut = q->findNode("sig__1");
+  ASSERT_NE(lut, nullptr);
+  EXPECT_EQ(lut->kind(), NodeKind::Lut);
+  EXPECT_EQ(lut->attrs().getString("function"), "Sigmoid");
+  const std::vector<int8_t> want = buildLut([](double v) { return 1 / (1 + std::exp(-v)); },
+                                            lut->input(0).type().quant, lut->resultType().quant);
+  EXPECT_EQ(lut->input(1).node->payload().toVector<int8_t>(), want);
+  TensorMap in = {{"x", randomTensor({1, 4}, 5)}};
+  EXPECT_GT(cosine(Interpreter(*f).run(in).at("y"), Interpreter(*q).run(in).at("y")), 0.99);
+}
+
+TEST(Quantize, RuleTableCoversTheContractKinds) {
+  std::set<NodeKind> covered;
+  for (const auto& r : quantizeRules()) {
+    covered.insert(r.kind);
+    EXPECT_FALSE(r.rule.empty());
+  }
+  for (NodeKind k : {NodeKind::Conv, NodeKind::Gemm, NodeKind::MatMul, NodeKind::Add, NodeKind::Mul,
+                     NodeKind::MaxPool, NodeKind::AveragePool, NodeKind::GlobalAveragePool,
+                     NodeKind::Concat, NodeKind::Sigmoid, NodeKind::Reshape, NodeKind::Transpose})
+    EXPECT_TRUE(covered.count(k)) << nodeKindName(k);
+  EXPECT_FALSE(covered.count(NodeKind::Softmax));
+}
+
+} // namespace
