@@ -104,6 +104,9 @@ TEST(QuantInt8Kernels, MatchNumpyReferenceBitForBit) {
   }
   for (const auto& [op, count] : perOp)
     std::cout << op << ": " << count << " cases\n";
+  for (const char* op : {"Conv", "Gemm", "MatMul", "Add", "Mul", "MaxPool", "AveragePool",
+                         "GlobalAveragePool", "GlobalMaxPool", "Relu", "Clip", "Rescale", "Pad"})
+    EXPECT_GE(perOp[op], 1) << op;
 }
 
 TEST(QuantInt8Kernels, ParameterMismatchesAreErrors) {

@@ -103,6 +103,7 @@ class Writer:
     def __init__(self, out):
         self.out = out
         self.cases = []
+        self.skipped = 0
 
     def tensor(self, name, arr):
         path = os.path.join(self.out, name + ".npy")
@@ -112,6 +113,9 @@ class Writer:
     def add(self, name, op, attrs, operands, expected, y_scale, y_zp):
         """operands: list of (role, array, params) with params {scale, zp} or
         {scales, zps, axis} or None (plain tensor); role 'input' or 'const'."""
+        if len(np.unique(expected)) <= 2:
+            self.skipped += 1  # saturated everywhere: would test nothing
+            return
         ops = []
         for i, (role, arr, params) in enumerate(operands):
             entry = {"role": role, "file": self.tensor(f"{name}_in{i}", arr)}
@@ -136,8 +140,9 @@ def out_dim(n, k, s, pb, pe, d=1, ceil=False):
     return o
 
 
-def conv_acc(x, zpx, w, b, group, strides, pads, dil):
-    """acc[n, m, oh, ow] = b[m] + sum (x - zp_x) * w over taps and the group's channels."""
+def conv_acc(x, zpx, w, b, group, strides, pads, dil, zpw=None):
+    """acc[n, m, oh, ow] = b[m] + sum (x - zp_x) * (w - zp_w[m]) over taps and the group's
+    channels (zp_w = 0 unless given: imported models may have weight zero points)."""
     n, c, h, wd = x.shape
     m, cg, kh, kw = w.shape
     xp = np.full((n, c, h + pads[0] + pads[2], wd + pads[1] + pads[3]), zpx, dtype=np.int64)
@@ -155,6 +160,8 @@ def conv_acc(x, zpx, w, b, group, strides, pads, dil):
                         r0:r0 + strides[0] * (oh - 1) + 1:strides[0],
                         c0:c0 + strides[1] * (ow - 1) + 1:strides[1]]
                 wt = w[g * mg:(g + 1) * mg, :, i, j].astype(np.int64)
+                if zpw is not None:
+                    wt = wt - np.asarray(zpw, dtype=np.int64)[g * mg:(g + 1) * mg, None]
                 acc[:, g * mg:(g + 1) * mg] += np.einsum("nchw,mc->nmhw", xs, wt)
     if b is not None:
         acc += b.astype(np.int64)[None, :, None, None]
@@ -214,6 +221,40 @@ def conv_cases(wr):
                 operands.append(("const", b, {"scales": [f32(sx * s) for s in sw],
                                               "zero_points": [0] * m, "axis": 0}))
             wr.add(f"conv{idx}_{variant}", "Conv", attrs, operands, y, sy, zpy)
+
+
+def asymmetric_weight_cases(wr):
+    """Weight zero points != 0 (imported QLinearConv / QDQ models) and a batched b."""
+    for idx, (c, m, k, pads, group) in enumerate([(3, 5, (3, 3), (1, 1, 1, 1), 1),
+                                                  (4, 4, (3, 3), (0, 1, 1, 0), 4),
+                                                  (6, 4, (1, 1), (0, 0, 0, 0), 2)]):
+        x = random_codes((1, c, 7, 6))
+        w = random_codes((m, c // group, k[0], k[1]))
+        zpw = [int(v) for v in RNG.integers(-30, 31, size=m)]
+        sx, zpx = f32(RNG.uniform(0.01, 0.1)), random_zp()
+        sw = [f32(v) for v in RNG.uniform(0.001, 0.02, size=m)]
+        acc = conv_acc(x, zpx, w, None, group, (1, 1), pads, (1, 1), zpw)
+        real = acc * sx * np.array(sw)[None, :, None, None]
+        sy = choose_out_scale(real)
+        zpy = center_zp(real, sy)
+        y = np.zeros(acc.shape, dtype=np.int8)
+        for mm in range(m):
+            y[:, mm] = requant(acc[:, mm], f32(sx) * f32(sw[mm]) / f32(sy), zpy)
+        attrs = {"kernel_shape": list(k), "pads": list(pads), "group": group}
+        wr.add(f"convzpw{idx}", "Conv", attrs,
+               [("input", x, {"scale": sx, "zero_point": zpx}),
+                ("const", w, {"scales": sw, "zero_points": zpw, "axis": 0})], y, sy, zpy)
+    a = random_codes((2, 3, 5))
+    b = random_codes((2, 5, 4))
+    sa, zpa, sb, zpb = f32(0.05), random_zp(), f32(0.03), random_zp()
+    acc = np.matmul(a.astype(np.int64) - zpa, b.astype(np.int64) - zpb)
+    real = acc * sa * sb
+    sy = choose_out_scale(real)
+    zpy = center_zp(real, sy)
+    y = requant(acc, f32(sa) * f32(sb) / f32(sy), zpy)
+    wr.add("matmul_batched_b", "MatMul", {},
+           [("input", a, {"scale": sa, "zero_point": zpa}),
+            ("const", b, {"scale": sb, "zero_point": zpb})], y, sy, zpy)
 
 
 def gemm_cases(wr):
@@ -404,11 +445,12 @@ def main():
     wr = Writer(args.out)
     conv_cases(wr)
     gemm_cases(wr)
+    asymmetric_weight_cases(wr)
     add_mul_cases(wr)
     pool_cases(wr)
     unary_cases(wr)
     wr.save()
-    print(f"{len(wr.cases)} int8 reference cases in {args.out}")
+    print(f"{len(wr.cases)} int8 reference cases in {args.out} ({wr.skipped} degenerate skipped)")
 
 
 if __name__ == "__main__":

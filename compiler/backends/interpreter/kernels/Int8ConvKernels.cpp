@@ -6,6 +6,11 @@
 // filters read the input directly), the int8 GEMM core, then -zp_x * sum w[k] folded into
 // the bias (exact modulo 2^32, as the NPU computes it). Depthwise convolutions run a
 // direct loop on (x - zp_x), taps outside the input skipped (they contribute 0).
+//
+// Weights from the quantizer have zero point 0. An imported model (QLinearConv, QDQ) may
+// carry weight zero points zp_w[k] != 0: the interpreter then computes
+// sum (x - zp_x) * (w - zp_w[k]), the GEMM path subtracting zp_w[k] * sum (x - zp_x) per
+// output position from the column sums.
 #include "ConvWindow.h"
 #include "Int8GemmCore.h"
 #include "Int8Util.h"
@@ -55,13 +60,13 @@ void im2col(const int8_t* x, int64_t channels, const Window3& w, int8_t pad, int
   }
 }
 
-/// Direct depthwise accumulation of one plane: acc += sum over taps of (x - zp) * f.
-void depthwisePlane(const int8_t* x, int32_t zp, const int8_t* filt, const Window3& w,
+/// Direct depthwise accumulation of one plane: acc += sum over taps of (x - zp) * (f - zpw).
+void depthwisePlane(const int8_t* x, int32_t zp, const int8_t* filt, int32_t zpw, const Window3& w,
                     int32_t* acc) {
   for (int64_t kd = 0; kd < w.k[0]; ++kd)
     for (int64_t kh = 0; kh < w.k[1]; ++kh)
       for (int64_t kw = 0; kw < w.k[2]; ++kw) {
-        const int32_t f = filt[(kd * w.k[1] + kh) * w.k[2] + kw];
+        const int32_t f = filt[(kd * w.k[1] + kh) * w.k[2] + kw] - zpw;
         const int64_t offW = kw * w.d[2] - w.pb[2];
         int64_t lo, hi;
         w.validRange(2, offW, &lo, &hi);
@@ -82,20 +87,24 @@ void depthwisePlane(const int8_t* x, int32_t zp, const int8_t* filt, const Windo
       }
 }
 
-/// The per-channel weight scales of an int8 filter (zero points must be 0).
-std::vector<float> weightScales(const Type& t, int64_t channels, int axis, const char* operand) {
+/// The scales and zero points of an int8 filter, one per output channel.
+struct FilterParams {
+  std::vector<float> scales;
+  std::vector<int32_t> zeroPoints;
+};
+
+FilterParams filterParams(const Type& t, int64_t channels) {
   const QuantParams& q = t.quant;
-  const bool perTensorOk = q.scales.size() == 1 && q.axis < 0;
-  const bool perChannelOk = int64_t(q.scales.size()) == channels && q.axis == axis;
+  const bool perTensorOk = q.scales.size() == 1 && q.zeroPoints.size() == 1 && q.axis < 0;
+  const bool perChannelOk = int64_t(q.scales.size()) == channels &&
+                            int64_t(q.zeroPoints.size()) == channels && q.axis == 0;
   if (t.kind != ElemKind::Int8 || !(perTensorOk || perChannelOk))
-    throw Error(std::string(operand) + " is " + t.toString() +
-                ", expected int8 with one scale or one per channel along axis " +
-                std::to_string(axis));
-  for (int32_t z : q.zeroPoints)
-    if (z != 0)
-      throw Error(std::string(operand) + " has zero point " + std::to_string(z) +
-                  ", weights are symmetric (zero point 0)");
-  return q.scales;
+    throw Error("filter is " + t.toString() +
+                ", expected int8 with one scale or one per output channel along axis 0");
+  FilterParams f{q.scales, q.zeroPoints};
+  f.scales.resize(size_t(channels), q.scales[0]);
+  f.zeroPoints.resize(size_t(channels), q.zeroPoints[0]);
+  return f;
 }
 
 void convKernel(const Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
@@ -108,14 +117,17 @@ void convKernel(const Node& n, const std::vector<const Tensor*>& in, std::vector
   const int64_t batch = x.dims()[0], c = x.dims()[1], m = y.dims()[1];
   const int64_t group = n.attrs().getInt("group", 1), cg = c / group, mg = m / group;
   const int64_t kdim = cg * w.kSize(), inPlane = w.inSize(), outPlane = w.outSize();
-  const std::vector<float> sw = weightScales(filt.type(), m, 0, "filter");
+  const FilterParams fp = filterParams(filt.type(), m);
   if (bias && (bias->kind() != ElemKind::Int32 || bias->size() != m))
     throw Error("bias is " + bias->type().toString() + ", expected int32[" + std::to_string(m) +
                 "]");
   const quant::Bounds bd = quant::activationBounds(n, y.type().quant);
   ChannelRequant rq;
-  for (float s : sw)
+  for (float s : fp.scales)
     rq.mult.push_back(quant::productMultiplier(xq.scale, s, yq.scale));
+  bool weightZeroPoints = false;
+  for (int32_t z : fp.zeroPoints)
+    weightZeroPoints = weightZeroPoints || z != 0;
   const int8_t* xp = x.data<int8_t>();
   const int8_t* wp = filt.data<int8_t>();
   const int32_t* bp = bias ? bias->data<int32_t>() : nullptr;
@@ -135,6 +147,7 @@ void convKernel(const Node& n, const std::vector<const Tensor*>& in, std::vector
     direct1x1 = direct1x1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
   thread_local std::vector<int8_t> col;
   thread_local std::vector<int32_t> acc;
+  std::vector<int32_t> colSum;
   if (!depthwise && !direct1x1 && col.size() < size_t(kdim * outPlane))
     col.resize(size_t(kdim * outPlane));
   if (acc.size() < size_t(mg * outPlane))
@@ -147,7 +160,8 @@ void convKernel(const Node& n, const std::vector<const Tensor*>& in, std::vector
       if (depthwise) {
         std::fill(acc.begin(), acc.begin() + mg * outPlane, 0);
         for (int64_t j = 0; j < mg; ++j)
-          depthwisePlane(xg, xq.zp, wg + j * w.kSize(), w, acc.data() + j * outPlane);
+          depthwisePlane(xg, xq.zp, wg + j * w.kSize(), fp.zeroPoints[size_t(g * mg + j)], w,
+                         acc.data() + j * outPlane);
       } else {
         const int8_t* cols = xg;
         if (!direct1x1) {
@@ -155,6 +169,19 @@ void convKernel(const Node& n, const std::vector<const Tensor*>& in, std::vector
           cols = col.data();
         }
         igemm(mg, outPlane, kdim, wg, kdim, cols, outPlane, acc.data(), outPlane);
+        if (weightZeroPoints) {
+          // sum over k of (col - zp_x) per output position, then -zp_w[k] times it.
+          colSum.assign(size_t(outPlane), wrapMul(-int32_t(kdim), xq.zp));
+          for (int64_t r = 0; r < kdim; ++r)
+            for (int64_t o = 0; o < outPlane; ++o)
+              colSum[size_t(o)] += cols[r * outPlane + o];
+          for (int64_t j = 0; j < mg; ++j) {
+            const int32_t zw = fp.zeroPoints[size_t(g * mg + j)];
+            int32_t* a = acc.data() + j * outPlane;
+            for (int64_t o = 0; o < outPlane; ++o)
+              a[o] = wrapAdd(a[o], wrapMul(-zw, colSum[size_t(o)]));
+          }
+        }
       }
       for (int64_t j = 0; j < mg; ++j) {
         const int64_t k = g * mg + j;

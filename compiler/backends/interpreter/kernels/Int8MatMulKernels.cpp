@@ -13,6 +13,8 @@
 
 #include "ember/interpreter/Kernels.h"
 
+#include <algorithm>
+
 namespace ember {
 
 namespace {
@@ -36,44 +38,52 @@ ColumnParams columnParams(const Type& t, int64_t n, int axis) {
   return {q.scales, q.zeroPoints};
 }
 
-/// y[rows, n] = requantized product of a[rows, k] and b[k, n] (see the file comment).
+/// y[rows, n] = requantized product of a[rows, k] and b[k, n] (see the file comment);
+/// `batches` consecutive (a, b, y) matrices when b is batched (b of [batches, k, n]).
 void productRequant(const Node& node, int64_t rows, int64_t k, int64_t n, const Tensor& a,
-                    const int8_t* b, const ColumnParams& bq, const Tensor* bias, Tensor& y) {
+                    const int8_t* b, const ColumnParams& bq, const Tensor* bias, Tensor& y,
+                    int64_t batches = 1) {
   const TensorQ aq = perTensor(a.type(), "a"), yq = perTensor(y.type(), "result");
   if (bias && (bias->kind() != ElemKind::Int32 || (bias->size() != n && bias->size() != 1)))
     throw Error("bias is " + bias->type().toString() + ", expected int32[" + std::to_string(n) +
                 "]");
   const quant::Bounds bd = quant::activationBounds(node, y.type().quant);
-  const int8_t* ap = a.data<int8_t>();
   const int32_t* cp = bias ? bias->data<int32_t>() : nullptr;
   auto col = [](const auto& v, int64_t j) { return v.size() == 1 ? v[0] : v[size_t(j)]; };
   std::vector<quant::Multiplier> mult(static_cast<size_t>(n));
-  std::vector<int32_t> colFold(static_cast<size_t>(n)), zb(static_cast<size_t>(n));
+  std::vector<int32_t> zb(static_cast<size_t>(n));
   for (int64_t j = 0; j < n; ++j) {
     mult[size_t(j)] = quant::productMultiplier(aq.scale, col(bq.scales, j), yq.scale);
     zb[size_t(j)] = col(bq.zeroPoints, j);
-    int32_t colSum = 0;
-    for (int64_t i = 0; i < k; ++i)
-      colSum = wrapAdd(colSum, b[i * n + j]);
-    // c[j] - za * colsum(b) + K * za * zb
-    int32_t f = cp ? cp[bias->size() == 1 ? 0 : j] : 0;
-    f = wrapAdd(f, wrapMul(-aq.zp, colSum));
-    f = wrapAdd(f, wrapMul(wrapMul(int32_t(k), aq.zp), zb[size_t(j)]));
-    colFold[size_t(j)] = f;
   }
   thread_local std::vector<int32_t> acc;
   if (acc.size() < size_t(rows * n))
     acc.resize(size_t(rows * n));
-  igemm(rows, n, k, ap, k, b, n, acc.data(), n);
-  int8_t* yp = y.data<int8_t>();
-  for (int64_t i = 0; i < rows; ++i) {
-    int32_t rowSum = 0;
-    for (int64_t t = 0; t < k; ++t)
-      rowSum += ap[i * k + t];
+  std::vector<int32_t> colFold(static_cast<size_t>(n));
+  for (int64_t bt = 0; bt < batches; ++bt) {
+    const int8_t* ap = a.data<int8_t>() + bt * rows * k;
+    const int8_t* bb = b + bt * k * n;
+    int8_t* yp = y.data<int8_t>() + bt * rows * n;
     for (int64_t j = 0; j < n; ++j) {
-      int32_t v = wrapAdd(acc[size_t(i * n + j)], colFold[size_t(j)]);
-      v = wrapAdd(v, wrapMul(-zb[size_t(j)], rowSum));
-      yp[i * n + j] = quant::requantize(v, mult[size_t(j)], yq.zp, bd.lo, bd.hi);
+      int32_t colSum = 0;
+      for (int64_t i = 0; i < k; ++i)
+        colSum = wrapAdd(colSum, bb[i * n + j]);
+      // c[j] - za * colsum(b) + K * za * zb
+      int32_t f = cp ? cp[bias->size() == 1 ? 0 : j] : 0;
+      f = wrapAdd(f, wrapMul(-aq.zp, colSum));
+      f = wrapAdd(f, wrapMul(wrapMul(int32_t(k), aq.zp), zb[size_t(j)]));
+      colFold[size_t(j)] = f;
+    }
+    igemm(rows, n, k, ap, k, bb, n, acc.data(), n);
+    for (int64_t i = 0; i < rows; ++i) {
+      int32_t rowSum = 0;
+      for (int64_t t = 0; t < k; ++t)
+        rowSum += ap[i * k + t];
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t v = wrapAdd(acc[size_t(i * n + j)], colFold[size_t(j)]);
+        v = wrapAdd(v, wrapMul(-zb[size_t(j)], rowSum));
+        yp[i * n + j] = quant::requantize(v, mult[size_t(j)], yq.zp, bd.lo, bd.hi);
+      }
     }
   }
 }
@@ -102,12 +112,22 @@ void gemmKernel(const Node& node, const std::vector<const Tensor*>& in, std::vec
 void matMulKernel(const Node& node, const std::vector<const Tensor*>& in,
                   std::vector<Tensor>& out) {
   const Tensor &a = *in[0], &b = *in[1];
-  if (b.dims().size() != 2)
-    throw Error("an int8 MatMul needs a 2-D b, has " + shapeToString(b.dims()));
-  const int64_t k = b.dims()[0], n = b.dims()[1];
-  const int64_t rows = k ? a.size() / k : 0;
-  productRequant(node, rows, k, n, a, b.data<int8_t>(), columnParams(b.type(), n, 1), nullptr,
-                 out[0]);
+  const size_t rb = b.dims().size();
+  if (rb < 2)
+    throw Error("an int8 MatMul needs b of rank >= 2, has " + shapeToString(b.dims()));
+  const int64_t k = b.dims()[rb - 2], n = b.dims()[rb - 1];
+  const ColumnParams bq = columnParams(b.type(), n, int(rb) - 1);
+  if (rb == 2) { // one matrix: a's batch folds into rows
+    const int64_t rows = k ? a.size() / k : 0;
+    productRequant(node, rows, k, n, a, b.data<int8_t>(), bq, nullptr, out[0]);
+    return;
+  }
+  // Batched b: a must have the same batch dimensions (no broadcasting).
+  if (a.dims().size() != rb || !std::equal(a.dims().begin(), a.dims().end() - 2, b.dims().begin()))
+    throw Error("an int8 MatMul with a batched b needs a of the same batch dimensions: a " +
+                shapeToString(a.dims()) + ", b " + shapeToString(b.dims()));
+  const int64_t batches = b.size() / (k * n);
+  productRequant(node, a.dims()[rb - 2], k, n, a, b.data<int8_t>(), bq, nullptr, out[0], batches);
 }
 
 } // namespace
