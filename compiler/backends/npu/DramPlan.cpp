@@ -121,13 +121,14 @@ DramPlan planDram(const Function& f, const Target& t) {
       continue; // an output
     const Layer* l = findLayer(node.kind());
     const NodeValue src = node.input(0);
-    if (l && l->aliasesInput(node, t) && plan.tensors.count(src) == 0 && root.count(src)) {
+    if (l && l->aliasesInput(node, t) && root.count(src)) {
+      // Alias of an intermediate value: shares (and extends the life of) its buffer.
       root[v] = root[src];
       plan.aliased.insert(&node);
       continue;
     }
     if (l && l->aliasesInput(node, t) && plan.tensors.count(src) && !outputValues.count(src)) {
-      // Alias of an input tensor: same bytes, new shape.
+      // Alias of a graph input: same bytes, new shape.
       DramTensor d = tensorOf(v, L);
       d.offset = plan.tensors[src].offset;
       plan.tensors[v] = d;
@@ -137,7 +138,6 @@ DramPlan planDram(const Function& f, const Target& t) {
     root[v] = v;
     DramTensor d = tensorOf(v, L);
     life[v] = Interval{0, roundUp(bytesOf(d, L), kAlign), p, p};
-    plan.tensors[v] = d;
   }
   // Values read after an alias extend their root's life (done above through root[]);
   // place roots in definition order, first fit among the buffers still alive.

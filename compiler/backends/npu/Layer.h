@@ -88,6 +88,11 @@ void registerAddLayers();
 void registerRescaleLayers();
 void registerLutLayers();
 void registerClampLayers();
+void registerPoolLayers();
+void registerAvgPoolLayers();
+void registerConcatLayers();
+void registerPadLayers();
+void registerReshapeLayers();
 
 // ---- helpers shared by the layers ----
 /// "Kind 'name'".

@@ -20,6 +20,11 @@ void registerAll() {
   registerRescaleLayers();
   registerLutLayers();
   registerClampLayers();
+  registerPoolLayers();
+  registerAvgPoolLayers();
+  registerConcatLayers();
+  registerPadLayers();
+  registerReshapeLayers();
 }
 } // namespace
 

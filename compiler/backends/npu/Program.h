@@ -77,6 +77,9 @@ public:
   // ---- steps, layers, end ----
   /// Starts the instructions of graph node `name` (its debug range).
   void beginLayer(const std::string& name);
+  /// Index of the next step since the last barrier (a layer's buffer slot is
+  /// stepIndex() % depth()).
+  int64_t stepIndex() const { return stepsSinceBarrier_; }
   /// Adds one step (sets its token flags; see the file comment).
   void commitStep(Step s);
   /// Ends the layer: emits what is pending and a barrier (for the `last` layer instead

@@ -23,14 +23,13 @@ int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info) {
   info.sram[0] = std::max(info.sram[0], s.actReserved + D * slotRows);
   info.sram[2] = std::max(info.sram[2], s.accReserved + s.accPerRow * T);
   info.tiling = "rows/tile=" + std::to_string(T);
-  int64_t step = 0;
-  for (int64_t r0 = 0; r0 < s.rows; r0 += T, ++step) {
+  for (int64_t r0 = 0; r0 < s.rows; r0 += T) {
     const int64_t n = std::min(T, s.rows - r0);
-    const int64_t base = s.actReserved + (step % D) * slotRows;
+    const int64_t base = s.actReserved + (p.stepIndex() % D) * slotRows;
     StreamStep ss;
     ss.rows = n;
     ss.tile = T;
-    ss.first = step == 0;
+    ss.first = r0 == 0;
     for (int64_t i = 0; i < nIn; ++i)
       ss.inAct.push_back(base + i * T);
     ss.outAct = s.inPlace ? base : base + nIn * T;

@@ -34,7 +34,9 @@ struct StreamSpec {
   bool inPlace = false;
 };
 
-/// Emits the stream; returns the rows per tile (0 if nothing to do) and fills `info`.
+/// Emits the stream (buffer slots follow Program::stepIndex, so several streams may
+/// follow each other in one layer); returns the rows per tile (0 if nothing to do) and fills
+/// `info`.
 int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info);
 
 } // namespace ember::npu

@@ -1,0 +1,98 @@
+// Pad (constant mode, spatial pads of an NCHW value): each tile of output rows is loaded
+// with dma.ld's padding fields (value = the quantized pad value) and stored whole.
+#include "../ConvCore.h"
+
+#include "ember/quantization/Numerics.h"
+
+#include <algorithm>
+
+namespace ember::npu {
+
+namespace {
+
+class PadLayer : public Layer {
+public:
+  std::string check(const Node& n, const Target& t) const override {
+    for (const auto& r :
+         {checkActivation(n.input(0), "the input"), checkActivation(resultOf(n), "the result")})
+      if (!r.empty())
+        return r;
+    if (n.input(0).dims().size() != 4)
+      return "only NCHW values are padded on the NPU";
+    if (n.attrs().getString("mode", "constant") != "constant")
+      return "only constant padding runs on the NPU";
+    if (n.input(0).type().quant != n.resultType(0).quant)
+      return "input and result quantization parameters differ";
+    if (n.numInputs() > 1 && n.input(1) && n.input(1).node->kind() != NodeKind::Constant)
+      return "the pad value is not a constant";
+    const auto p = n.attrs().getInts("pads");
+    if (p.size() != 8 || p[0] || p[1] || p[4] || p[5])
+      return "only spatial (H, W) padding runs on the NPU";
+    const isa::InstrDesc& ld = t.dmaLoad();
+    for (int i : {2, 3, 6, 7})
+      if (p[size_t(i)] < 0 || p[size_t(i)] > Target::maxOf(ld, "pad_top"))
+        return "pad " + std::to_string(p[size_t(i)]) +
+               " is negative or exceeds what dma.ld can pad";
+    const Shape y = n.resultType(0).dims;
+    if (y[3] > Target::maxOf(t.dmaStore(), "size0"))
+      return "rows wider than the DMA size field";
+    return "";
+  }
+
+  LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
+    const Target& t = ctx.t;
+    Program& p = ctx.prog;
+    const int64_t L = t.lanes(), D = p.depth();
+    const DramTensor& x = ctx.tensor(n.input(0));
+    const DramTensor& y = ctx.tensor(resultOf(n));
+    const auto pads = n.attrs().getInts("pads");
+    const int64_t pt = pads[2], pl = pads[3], pb = pads[6];
+    int32_t value;
+    if (n.numInputs() > 1 && n.input(1))
+      value = n.input(1).node->payload().data<int8_t>()[0];
+    else
+      value = quant::quantizeBound(n.attrs().getFloat("value", 0.0), n.resultType(0).quant);
+    // Row tiles; a tile starting in the bottom padding joins the previous one, so every
+    // tile reads at least one input row (th >= pads + 1 keeps the first one valid too).
+    const int64_t size2 = Target::maxOf(t.dmaStore(), "size2");
+    const int64_t cbt = std::min(x.CB, size2);
+    int64_t th = std::min(y.H, (t.rows(Mem::Act) / D) / (cbt * y.W) - pb);
+    th = std::min(th, Target::maxOf(t.dmaStore(), "size1") - pb);
+    th = std::max<int64_t>(th, std::min(y.H, pt + 1));
+    std::vector<std::pair<int64_t, int64_t>> tiles;
+    for (int64_t oy0 = 0; oy0 < y.H; oy0 += th) {
+      const int64_t rows = std::min(th, y.H - oy0);
+      if (!tiles.empty() && oy0 - pt > x.H - 1)
+        tiles.back().second += rows;
+      else
+        tiles.push_back({oy0, rows});
+    }
+    const ActView in = ActView::of(x), out = ActView::of(y);
+    for (int64_t b = 0; b < x.N; ++b)
+      for (int64_t cb0 = 0; cb0 < x.CB; cb0 += cbt)
+        for (const auto& tile : tiles) {
+          const int64_t cb1 = std::min(x.CB, cb0 + cbt);
+          const int64_t slot = (p.stepIndex() % D) * cbt * (th + pb) * y.W;
+          const Halo h{tile.first - pt, tile.first + tile.second - 1 - pt, -pl, y.W - 1 - pl};
+          Step s;
+          s.loads = loadHalo(p, in, b, cb0, cb1, x.H, x.W, h, slot, value);
+          s.stores.push_back(p.dmaStore(
+              Mem::Act, slot,
+              out.base + uint64_t((b * out.image + cb0 * out.block + tile.first * out.line) * L),
+              y.W, tile.second, cb1 - cb0, out.line, out.block));
+          p.commitStep(std::move(s));
+        }
+    LayerInfo info;
+    info.tiling = "th=" + std::to_string(th);
+    info.sram[0] = D * cbt * (th + pb) * y.W;
+    return info;
+  }
+};
+
+} // namespace
+
+void registerPadLayers() {
+  registerLayer(NodeKind::Pad, std::make_shared<PadLayer>());
+}
+
+} // namespace ember::npu

@@ -1,0 +1,216 @@
+// The vector and data-movement layers (Add, Rescale, Lut, Relu/Clip, MaxPool,
+// AveragePool, GlobalAveragePool, GlobalMaxPool, Concat, Pad, Reshape) and multi-layer
+// chains: compiled for both descriptions, simulated, and compared bit for bit with the
+// interpreter's int8 kernels (a separate implementation of docs/numerics.md).
+#include "NpuTestUtil.h"
+
+#include "ember/passes/FusedActivation.h"
+
+#include <functional>
+
+namespace ember::npu::test {
+namespace {
+
+using Builder = std::function<void(G&)>;
+
+struct VecCase {
+  const char* name;
+  Builder build;
+};
+
+Attrs ints(std::initializer_list<std::pair<const char*, std::vector<int64_t>>> kv) {
+  Attrs a;
+  for (auto& p : kv)
+    a.set(p.first, p.second);
+  return a;
+}
+
+NodeValue conv3x3(G& g, NodeValue x, int64_t C, int64_t K, int64_t H, int64_t W, const char* nm) {
+  Attrs a = ints({{"pads", {1, 1, 1, 1}}, {"kernel_shape", {3, 3}}});
+  FusedActivation fa;
+  fa.kind = FusedActivation::Kind::Relu;
+  fa.writeTo(a);
+  return g.node(
+      NodeKind::Conv, nm,
+      {x, g.weights(std::string(nm) + "_w", {K, C, 3, 3}, 0), g.bias(std::string(nm) + "_b", K)}, a,
+      {1, K, H, W}, 0.07f, -20);
+}
+
+const VecCase kCases[] = {
+    {"add_relu",
+     [](G& g) {
+       NodeValue a = g.input("a", {1, 20, 7, 9}, 0.05f, 3);
+       NodeValue b = g.input("b", {1, 20, 7, 9}, 0.11f, -9);
+       Attrs at;
+       FusedActivation fa;
+       fa.kind = FusedActivation::Kind::Relu;
+       fa.writeTo(at);
+       g.output("y", g.node(NodeKind::Add, "add", {a, b}, at, {1, 20, 7, 9}, 0.09f, -4));
+     }},
+    {"add_plain_rank2",
+     [](G& g) {
+       NodeValue a = g.input("a", {3, 70}, 0.02f, 0);
+       NodeValue b = g.input("b", {3, 70}, 0.03f, 17);
+       g.output("y", g.node(NodeKind::Add, "add", {a, b}, {}, {3, 70}, 0.04f, 2));
+     }},
+    {"rescale",
+     [](G& g) {
+       NodeValue x = g.input("x", {1, 33, 5, 5}, 0.05f, 10);
+       g.output("y", g.node(NodeKind::Rescale, "rs", {x}, {}, {1, 33, 5, 5}, 0.021f, -30));
+     }},
+    {"lut",
+     [](G& g) {
+       NodeValue x = g.input("x", {1, 18, 6, 6}, 0.05f, 10);
+       Tensor tab(ElemKind::Int8, {256});
+       for (int i = 0; i < 256; ++i)
+         tab.data<int8_t>()[i] = static_cast<int8_t>((i * 37 + 11) % 256 - 128);
+       NodeValue t = g.m.createConstant("table", tab)->result();
+       g.output("y", g.node(NodeKind::Lut, "lut", {x, t}, {}, {1, 18, 6, 6}, 0.01f, 0));
+     }},
+    {"relu_and_clip",
+     [](G& g) {
+       NodeValue x = g.input("x", {1, 17, 4, 5}, 0.05f, 10);
+       NodeValue r = g.node(NodeKind::Relu, "relu", {x}, {}, {1, 17, 4, 5}, 0.05f, 10);
+       Attrs a;
+       a.set("min", 0.2);
+       a.set("max", 3.0);
+       g.output("y", g.node(NodeKind::Clip, "clip", {r}, a, {1, 17, 4, 5}, 0.05f, 10));
+     }},
+    {"maxpool_3x3_s2_p1",
+     [](G& g) {
+       NodeValue x = g.input("x", {1, 20, 11, 11}, 0.05f, 10);
+       Attrs a = ints({{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}});
+       g.output("y", g.node(NodeKind::MaxPool, "mp", {x}, a, {1, 20, 6, 6}, 0.05f, 10));
+     }},
+    {"maxpool_2x2_s2",
+     [](G& g) {
+       NodeValue x = g.input("x", {1, 33, 8, 8}, 0.05f, -3);
+       Attrs a = ints({{"kernel_shape", {2, 2}}, {"strides", {2, 2}}});
+       g.output("y", g.node(NodeKind::MaxPool, "mp", {x}, a, {1, 33, 4, 4}, 0.05f, -3));
+     }},
+    {"globalmaxpool",
+     [](G& g) {
+       NodeValue x = g.input("x", {1, 24, 5, 6}, 0.05f, -3);
+       g.output("y", g.node(NodeKind::GlobalMaxPool, "gmp", {x}, {}, {1, 24, 1, 1}, 0.05f, -3));
+     }},
+    {"avgpool_3x3_p1_include_pad",
+     [](G& g) {
+       NodeValue x = g.input("x", {1, 20, 9, 9}, 0.05f, 7);
+       Attrs a = ints({{"kernel_shape", {3, 3}}, {"pads", {1, 1, 1, 1}}});
+       a.set("count_include_pad", int64_t(1));
+       g.output("y", g.node(NodeKind::AveragePool, "ap", {x}, a, {1, 20, 9, 9}, 0.04f, 3));
+     }},
+    {"avgpool_2x2_s2",
+     [](G& g) {
+       NodeValue x = g.input("x", {1, 16, 8, 10}, 0.05f, 7);
+       Attrs a = ints({{"kernel_shape", {2, 2}}, {"strides", {2, 2}}});
+       g.output("y", g.node(NodeKind::AveragePool, "ap", {x}, a, {1, 16, 4, 5}, 0.03f, -1));
+     }},
+    {"globalavgpool",
+     [](G& g) {
+       NodeValue x = g.input("x", {1, 40, 7, 7}, 0.05f, 7);
+       g.output("y", g.node(NodeKind::GlobalAveragePool, "gap", {x}, {}, {1, 40, 1, 1}, 0.02f, -5));
+     }},
+    {"concat",
+     [](G& g) {
+       // Channel offsets 0, 32 and 96: multiples of L on both descriptions.
+       NodeValue a = g.input("a", {1, 32, 5, 5}, 0.05f, 1);
+       NodeValue b = g.input("b", {1, 64, 5, 5}, 0.05f, 1);
+       NodeValue c = g.input("c", {1, 7, 5, 5}, 0.05f, 1);
+       Attrs at;
+       at.set("axis", int64_t(1));
+       g.output("y", g.node(NodeKind::Concat, "cat", {a, b, c}, at, {1, 103, 5, 5}, 0.05f, 1));
+     }},
+    {"pad",
+     [](G& g) {
+       NodeValue x = g.input("x", {1, 20, 6, 7}, 0.05f, 4);
+       Attrs a = ints({{"pads", {0, 0, 1, 2, 0, 0, 3, 1}}});
+       a.set("value", 0.3);
+       g.output("y", g.node(NodeKind::Pad, "pad", {x}, a, {1, 20, 10, 10}, 0.05f, 4));
+     }},
+    {"reshape_as_output",
+     [](G& g) {
+       NodeValue x = g.input("x", {1, 40, 7, 7}, 0.05f, 7);
+       NodeValue p = g.node(NodeKind::GlobalAveragePool, "gap", {x}, {}, {1, 40, 1, 1}, 0.02f, -5);
+       g.output("y", g.node(NodeKind::Reshape, "flat", {p}, ints({{"shape", {1, 40}}}), {1, 40},
+                            0.02f, -5));
+     }},
+    {"chain_residual_pool_fc",
+     [](G& g) {
+       NodeValue x = g.input("x", {1, 16, 12, 12}, 0.05f, 7);
+       NodeValue c1 = conv3x3(g, x, 16, 24, 12, 12, "c1");
+       NodeValue c2 = conv3x3(g, c1, 24, 24, 12, 12, "c2");
+       NodeValue add = g.node(NodeKind::Add, "res", {c1, c2}, {}, {1, 24, 12, 12}, 0.1f, -11);
+       Attrs mp = ints({{"kernel_shape", {2, 2}}, {"strides", {2, 2}}});
+       NodeValue pool = g.node(NodeKind::MaxPool, "mp", {add}, mp, {1, 24, 6, 6}, 0.1f, -11);
+       NodeValue c3 = conv3x3(g, pool, 24, 40, 6, 6, "c3");
+       NodeValue gap =
+           g.node(NodeKind::GlobalAveragePool, "gap", {c3}, {}, {1, 40, 1, 1}, 0.03f, 2);
+       NodeValue flat =
+           g.node(NodeKind::Reshape, "flat", {gap}, ints({{"shape", {1, 40}}}), {1, 40}, 0.03f, 2);
+       NodeValue fc =
+           g.node(NodeKind::Gemm, "fc", {flat, g.weights("fcw", {40, 10}, 1), g.bias("fcb", 10)},
+                  {}, {1, 10}, 0.2f, 0);
+       g.output("logits", fc);
+       g.output("features", pool);
+     }},
+};
+
+class VectorOnNpu : public ::testing::TestWithParam<std::tuple<VecCase, bool>> {};
+
+TEST_P(VectorOnNpu, BitExactAgainstInt8Interpreter) {
+  const VecCase& c = std::get<0>(GetParam());
+  const isa::IsaDescription& isa = std::get<1>(GetParam()) ? largeIsa() : refIsa();
+  G g;
+  c.build(g);
+  for (bool dbl : {true, false}) {
+    CompileOptions o;
+    o.doubleBuffer = dbl;
+    o.maxTileHeight = dbl ? 0 : 2;
+    CompileResult r = compile(*g.f, isa, o);
+    auto in = randomInputs(r.binary, 21);
+    SimOut s = simulate(r.binary, isa, in);
+    auto want = interpret(*g.f, in);
+    for (const auto& kv : want) {
+      ASSERT_EQ(s.outputs.count(kv.first), 1u) << kv.first;
+      EXPECT_EQ(mismatches(s.outputs[kv.first], kv.second), 0u)
+          << c.name << " output " << kv.first << " double buffer " << dbl << "\n"
+          << formatSummary(r.summary);
+    }
+    if (dbl)
+      std::printf("[ %s on %s ] estimated %.0f / simulated %llu cycles = %.3f\n", c.name,
+                  isa.name().c_str(), r.summary.cycles, (unsigned long long)s.report.cycles,
+                  r.summary.cycles / double(s.report.cycles));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layers, VectorOnNpu,
+                         ::testing::Combine(::testing::ValuesIn(kCases), ::testing::Bool()),
+                         [](const auto& p) {
+                           return std::string(std::get<0>(p.param).name) +
+                                  (std::get<1>(p.param) ? "_large" : "_ref");
+                         });
+
+TEST(VectorRefusal, ReasonsNameTheLimit) {
+  G g;
+  NodeValue a = g.input("a", {1, 7, 4, 4}, 0.05f, 1);
+  NodeValue b = g.input("b", {1, 16, 4, 4}, 0.05f, 1);
+  Attrs at;
+  at.set("axis", int64_t(1));
+  NodeValue cat = g.node(NodeKind::Concat, "cat", {a, b}, at, {1, 23, 4, 4}, 0.05f, 1);
+  Attrs ap;
+  ap.set("kernel_shape", std::vector<int64_t>{3, 3});
+  ap.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  NodeValue avg = g.node(NodeKind::AveragePool, "avg", {cat}, ap, {1, 23, 4, 4}, 0.05f, 1);
+  NodeValue flat =
+      g.node(NodeKind::Reshape, "flat", {avg}, ints({{"shape", {1, 368}}}), {1, 368}, 0.05f, 1);
+  g.output("y", flat);
+  const auto bad = unsupportedNodes(*g.f, refIsa());
+  ASSERT_EQ(bad.size(), 3u);
+  EXPECT_NE(bad[0].find("not a multiple of the 16 lanes"), std::string::npos) << bad[0];
+  EXPECT_NE(bad[1].find("count_include_pad = 0"), std::string::npos) << bad[1];
+  EXPECT_NE(bad[2].find("moves channels"), std::string::npos) << bad[2];
+}
+
+} // namespace
+} // namespace ember::npu::test
