@@ -104,7 +104,8 @@ TEST(SimCli, EmberRunRunsABinaryOnTheSimDevice) {
   std::ofstream(dir / "relu.s") << kRelu;
   const std::string elf = (dir / "relu.elf").string();
   ASSERT_EQ(sh(std::string(EMBER_AS_EXE) + " " + (dir / "relu.s").string() + " -o " + elf), 0);
-  // Float input: quantized with scale 0.1, zero point 0 (round half to even, saturate).
+  // Float input: quantized with scale 0.1, zero point 0 as QuantizeLinear does (float32
+  // division, round half to even, saturate).
   std::vector<float> x(120);
   for (std::size_t i = 0; i < x.size(); ++i)
     x[i] = -20.0f + 0.35f * float(i);
@@ -117,7 +118,7 @@ TEST(SimCli, EmberRunRunsABinaryOnTheSimDevice) {
   auto yv = ember::readNpy((dir / "out" / "y.npy").string()).toVector<std::int8_t>();
   ASSERT_EQ(yv.size(), x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
-    double q = std::min(127.0, std::max(-128.0, std::nearbyint(double(x[i]) / 0.1)));
+    double q = std::min(127.0, std::max(-128.0, double(std::nearbyint(x[i] / 0.1f))));
     EXPECT_EQ(int(yv[i]), int(std::max(q, 0.0))) << i;
   }
   const std::string table = slurp(dir / "stdout.txt");
