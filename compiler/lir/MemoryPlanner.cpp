@@ -41,32 +41,21 @@ size_t liveBytesLowerBound(const std::vector<BufferInterval>& buffers) {
   return size_t(peak);
 }
 
-MemoryPlan planIntervals(const std::vector<BufferInterval>& buffers,
-                         const MemoryPlanOptions& opts) {
-  const size_t align = opts.alignment;
-  if (align == 0 || (align & (align - 1)) != 0)
-    throw Error("memory planner", "alignment " + std::to_string(align) + " is not a power of two");
-  for (size_t i = 0; i < buffers.size(); ++i)
-    if (buffers[i].end < buffers[i].begin)
-      throw Error("memory planner", "buffer " + std::to_string(i) + " ends before it begins");
-  std::vector<size_t> order(buffers.size());
-  std::iota(order.begin(), order.end(), size_t(0));
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (buffers[a].size != buffers[b].size)
-      return buffers[a].size > buffers[b].size;
-    return buffers[a].begin < buffers[b].begin;
-  });
+namespace {
 
-  MemoryPlan plan;
-  plan.offsets.assign(buffers.size(), 0);
+/// Places buffers in `order`, each at the lowest aligned offset (first fit) or in the
+/// smallest aligned gap (best fit) among the placed buffers live at the same time.
+std::vector<size_t> placeInOrder(const std::vector<BufferInterval>& buffers,
+                                 const std::vector<size_t>& order, const MemoryPlanOptions& opts) {
+  const size_t align = opts.alignment;
+  std::vector<size_t> offsets(buffers.size(), 0);
   std::vector<size_t> placed;
   for (size_t i : order) {
     const BufferInterval& b = buffers[i];
-    // Conflicting placed buffers by offset; walk the gaps between them.
-    std::vector<std::pair<size_t, size_t>> busy; // offset, end
+    std::vector<std::pair<size_t, size_t>> busy; // offset, end of conflicting buffers
     for (size_t j : placed)
       if (liveTogether(b, buffers[j]) && buffers[j].size != 0)
-        busy.emplace_back(plan.offsets[j], plan.offsets[j] + buffers[j].size);
+        busy.emplace_back(offsets[j], offsets[j] + buffers[j].size);
     std::sort(busy.begin(), busy.end());
     size_t candidate = 0, bestOffset = SIZE_MAX, bestGap = SIZE_MAX;
     for (const auto& [start, stop] : busy) {
@@ -83,14 +72,86 @@ MemoryPlan planIntervals(const std::vector<BufferInterval>& buffers,
       }
       candidate = std::max(candidate, alignUp(stop, align));
     }
-    plan.offsets[i] = bestOffset != SIZE_MAX ? bestOffset : candidate;
+    offsets[i] = bestOffset != SIZE_MAX ? bestOffset : candidate;
     placed.push_back(i);
   }
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    plan.sumBytes += buffers[i].size;
+  return offsets;
+}
+
+size_t arenaOf(const std::vector<BufferInterval>& buffers, const std::vector<size_t>& offsets) {
+  size_t arena = 0;
+  for (size_t i = 0; i < buffers.size(); ++i)
     if (buffers[i].size)
-      plan.arenaBytes = std::max(plan.arenaBytes, plan.offsets[i] + buffers[i].size);
+      arena = std::max(arena, offsets[i] + buffers[i].size);
+  return arena;
+}
+
+/// The placement orders tried, each a strict order (ties: index).
+std::vector<std::vector<size_t>> placementOrders(const std::vector<BufferInterval>& b) {
+  std::vector<size_t> base(b.size());
+  std::iota(base.begin(), base.end(), size_t(0));
+  auto sorted = [&](auto less) {
+    std::vector<size_t> o = base;
+    std::stable_sort(o.begin(), o.end(), less);
+    return o;
+  };
+  // Buffers live when the live bytes peak.
+  std::map<size_t, long long> delta;
+  for (const BufferInterval& i : b) {
+    delta[i.begin] += (long long)i.size;
+    delta[i.end + 1] -= (long long)i.size;
   }
+  long long live = 0, peak = -1;
+  size_t peakTime = 0;
+  for (const auto& [t, d] : delta) {
+    live += d;
+    if (live > peak) {
+      peak = live;
+      peakTime = t;
+    }
+  }
+  auto atPeak = [&](size_t i) { return b[i].begin <= peakTime && peakTime <= b[i].end; };
+  return {
+      sorted([&](size_t x, size_t y) { // largest first
+        return b[x].size != b[y].size ? b[x].size > b[y].size : b[x].begin < b[y].begin;
+      }),
+      sorted([&](size_t x, size_t y) { // those live at the peak first, then largest
+        if (atPeak(x) != atPeak(y))
+          return atPeak(x);
+        return b[x].size != b[y].size ? b[x].size > b[y].size : b[x].begin < b[y].begin;
+      }),
+      sorted([&](size_t x, size_t y) { // largest size x lifetime first
+        const size_t ax = b[x].size * (b[x].end - b[x].begin + 1);
+        const size_t ay = b[y].size * (b[y].end - b[y].begin + 1);
+        return ax > ay;
+      }),
+      sorted([&](size_t x, size_t y) { return b[x].begin < b[y].begin; }), // program order
+  };
+}
+
+} // namespace
+
+MemoryPlan planIntervals(const std::vector<BufferInterval>& buffers,
+                         const MemoryPlanOptions& opts) {
+  const size_t align = opts.alignment;
+  if (align == 0 || (align & (align - 1)) != 0)
+    throw Error("memory planner", "alignment " + std::to_string(align) + " is not a power of two");
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].end < buffers[i].begin)
+      throw Error("memory planner", "buffer " + std::to_string(i) + " ends before it begins");
+  MemoryPlan plan;
+  bool first = true;
+  for (const std::vector<size_t>& order : placementOrders(buffers)) {
+    std::vector<size_t> offsets = placeInOrder(buffers, order, opts);
+    const size_t arena = arenaOf(buffers, offsets);
+    if (first || arena < plan.arenaBytes) {
+      plan.offsets = std::move(offsets);
+      plan.arenaBytes = arena;
+      first = false;
+    }
+  }
+  for (const BufferInterval& b : buffers)
+    plan.sumBytes += b.size;
   plan.lowerBound = liveBytesLowerBound(buffers);
   return plan;
 }

@@ -18,6 +18,9 @@ const std::vector<LirPassInfo>& lirPasses() {
        "an in-place-safe instruction writes its result over a same-shaped input that dies "
        "there",
        runShareBuffers},
+      {"concat-into-views",
+       "producers of a Concat's inputs write into views of its result; the Concat goes",
+       runConcatIntoViews},
       {"dead-allocation-removal",
        "remove instructions writing only unread activations, then unused allocations and views",
        runDeadAllocationRemoval},
@@ -29,7 +32,8 @@ const std::vector<LirPassInfo>& lirPasses() {
 }
 
 std::vector<std::string> defaultLirPipeline() {
-  return {"copy-elimination", "share-buffers", "dead-allocation-removal", "shrink-live-ranges"};
+  return {"copy-elimination", "share-buffers", "concat-into-views", "dead-allocation-removal",
+          "shrink-live-ranges"};
 }
 
 std::vector<LirPassStats> runLirPipeline(Function& f, const std::vector<std::string>& names) {

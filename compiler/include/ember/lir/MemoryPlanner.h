@@ -3,10 +3,12 @@
 /// Static memory planning: every activation buffer gets an offset in one arena.
 ///
 /// A buffer is live from its `allocactivation` to its `deallocactivation` (instruction
-/// positions, both included). Buffers are placed largest first (ties: earlier
-/// allocation), each at the lowest aligned offset (first fit) or in the smallest
-/// aligned gap that holds it (best fit) among the buffers already placed whose live
-/// ranges intersect its own. The statistics compare the arena's size with the sum of
+/// positions, both included). Buffers are placed one by one, each at the lowest aligned
+/// offset (first fit) or in the smallest aligned gap that holds it (best fit) among the
+/// buffers already placed whose live ranges intersect its own. Four placement orders
+/// are tried — largest first (ties: earlier allocation), those live at the peak first,
+/// largest size x lifetime first, program order — and the smallest arena is kept (ties:
+/// the first order). The statistics compare the arena's size with the sum of
 /// all buffers (no reuse) and with the theoretical minimum: the largest number of bytes
 /// live at one time.
 

@@ -9,6 +9,12 @@
 /// - `share-buffers`: an instruction of an in-place-safe kind (`isInPlaceSafe`) writes
 ///   its result over an input whose allocation dies at that instruction, of the same
 ///   element kind and shape; the result's allocation disappears.
+/// - `concat-into-views`: a Concat whose inputs are contiguous parts of its result (no
+///   dimension before the axis larger than one) and share its type's element kind and
+///   quantization: every input that is a whole allocation used once by it and dying
+///   there becomes a view of the result (latest produced first, each only if it lowers
+///   the peak of live bytes: the result then lives from that producer on), so its producer writes
+///   there; the other inputs are copied into their parts; the Concat disappears.
 /// - `dead-allocation-removal`: instructions whose written buffers are all activations
 ///   that nothing reads are removed, then allocations (and views) nothing uses.
 /// - `shrink-live-ranges`: every allocation moves right before the first instruction
@@ -25,6 +31,7 @@ namespace ember::lir {
 
 size_t runCopyElimination(Function& f);
 size_t runShareBuffers(Function& f);
+size_t runConcatIntoViews(Function& f);
 size_t runDeadAllocationRemoval(Function& f);
 size_t runShrinkLiveRanges(Function& f);
 
@@ -37,7 +44,8 @@ struct LirPassInfo {
 /// Every registered pass, in registration order.
 const std::vector<LirPassInfo>& lirPasses();
 
-/// copy-elimination, share-buffers, dead-allocation-removal, shrink-live-ranges.
+/// copy-elimination, share-buffers, concat-into-views, dead-allocation-removal,
+/// shrink-live-ranges.
 std::vector<std::string> defaultLirPipeline();
 
 /// What one pass did.
