@@ -1,0 +1,149 @@
+// The emberc command line: help, argument and input errors (exit status and message),
+// compiling small ONNX CNNs written by make_tiny_models.py, profile dump/reload giving the
+// same binary, the large description, the list of unsupported nodes; and the binary it
+// writes simulated bit for bit against the int8 interpreter on the same quantized graph.
+#include "NpuTestUtil.h"
+
+#include "ember/importer/OnnxImporter.h"
+#include "ember/passes/Pass.h"
+#include "ember/quantization/Profile.h"
+#include "ember/quantization/Quantize.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ember::npu::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A folder of this test's own (ctest runs tests in parallel) with the generated models.
+const std::string& dir() {
+  static const std::string d = [] {
+    const std::string out = std::string(EMBER_BINARY_DIR) + "/npu_cli/" +
+                            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::create_directories(out);
+    const std::string cmd = std::string(EMBER_PYTHON) + " " + EMBER_SOURCE_DIR +
+                            "/tests/compiler/npu/make_tiny_models.py --out " + out;
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return out;
+  }();
+  return d;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct CliRun {
+  int status = -1;
+  std::string out, err;
+};
+
+CliRun emberc(const std::string& args) {
+  const std::string o = dir() + "/stdout.txt", e = dir() + "/stderr.txt";
+  const std::string cmd = std::string(EMBERC_PATH) + " " + args + " > " + o + " 2> " + e;
+  CliRun r;
+  const int rc = std::system(cmd.c_str());
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = slurp(o);
+  r.err = slurp(e);
+  return r;
+}
+
+bool has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+
+TEST(Emberc, HelpDescribesEveryOption) {
+  CliRun r = emberc("--help");
+  EXPECT_EQ(r.status, 0);
+  for (const char* o : {"usage: emberc", "--isa", "--calibrate", "--calibration", "--dump-profile",
+                        "--load-profile", "--print-pipeline", "exit status"})
+    EXPECT_TRUE(has(r.out, o)) << o;
+}
+
+TEST(Emberc, BadArgumentsExitTwo) {
+  CliRun r = emberc("");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "no model given")) << r.err;
+  r = emberc(dir() + "/tiny_cnn.onnx");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "-o OUT.elf")) << r.err;
+  r = emberc("--frobnicate");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "unknown option '--frobnicate'")) << r.err;
+  r = emberc(dir() + "/tiny_cnn.onnx -o x.elf --calibrate");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "--calibrate needs a value")) << r.err;
+}
+
+TEST(Emberc, BadInputsNameTheCulprit) {
+  CliRun r = emberc(dir() + "/no_such.onnx -o " + dir() + "/x.elf");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(has(r.err, "no_such.onnx")) << r.err;
+  r = emberc(dir() + "/tiny_cnn.onnx -o " + dir() + "/x.elf --calibration median");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(has(r.err, "median")) << r.err;
+  r = emberc(dir() + "/tiny_cnn.onnx -o " + dir() + "/x.elf --isa " + dir() + "/calib.npy");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(has(r.err, "calib.npy")) << r.err;
+  EXPECT_FALSE(fs::exists(dir() + "/x.elf"));
+}
+
+TEST(Emberc, UnsupportedNodesAreAllListed) {
+  CliRun r = emberc(dir() + "/tiny_softmax.onnx -o " + dir() + "/softmax.elf");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(has(r.err, "Softmax")) << r.err;
+  EXPECT_TRUE(has(r.err, "cannot run on the NPU")) << r.err;
+  EXPECT_FALSE(fs::exists(dir() + "/softmax.elf"));
+}
+
+TEST(Emberc, PrintPipelineAlone) {
+  CliRun r = emberc("--print-pipeline");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(has(r.out, "fold-batchnorm")) << r.out;
+}
+
+TEST(Emberc, LargeDescription) {
+  const std::string elf = dir() + "/large.elf";
+  CliRun r = emberc(dir() + "/tiny_cnn.onnx -o " + elf + " --calibrate random:2 --isa " +
+                    isaPath("isa/examples/ember-v1-large.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "ember-v1-large")) << r.out;
+  EXPECT_NO_THROW(isa::readElf(elf, largeIsa()));
+}
+
+TEST(Emberc, ProfileRoundTripAndBitExactSimulation) {
+  const std::string a = dir() + "/a.elf", b = dir() + "/b.elf", p = dir() + "/profile.json";
+  CliRun r = emberc(dir() + "/tiny_cnn.onnx -o " + a + " --calibrate " + dir() +
+                    "/calib.npy --calibration percentile --dump-profile " + p);
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* want : {"estimated cycles", "SRAM peak use", "binary", "compile time", "Conv"})
+    EXPECT_TRUE(has(r.out, want)) << want << " in\n" << r.out;
+  r = emberc(dir() + "/tiny_cnn.onnx -o " + b + " --calibration percentile --load-profile " + p);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(a), slurp(b));
+
+  // The same quantized graph in process; the binary emberc wrote against its interpreter.
+  std::unique_ptr<Module> m = importOnnxFile(dir() + "/tiny_cnn.onnx");
+  Function* f = m->getFunction("main");
+  runPipeline(*f, defaultPipeline());
+  quant::QuantizeOptions qo;
+  qo.method = quant::CalibrationMethod::Percentile;
+  Function* q = quant::quantize(*f, quant::Profile::load(p), qo);
+  isa::Binary bin = isa::readElf(b, refIsa());
+  auto in = randomInputs(bin, 99);
+  SimOut s = simulate(bin, refIsa(), in);
+  auto want = interpret(*q, in);
+  ASSERT_EQ(want.size(), 1u);
+  EXPECT_EQ(mismatches(s.outputs["logits"], want["logits"]), 0u);
+}
+
+} // namespace
+} // namespace ember::npu::test

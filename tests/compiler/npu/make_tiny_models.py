@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Writes small ONNX CNNs for the emberc command-line tests (seeded, deterministic):
+  tiny_cnn.onnx      Conv+Relu, MaxPool, Conv+BatchNorm+Relu, a 1x1 branch, Add,
+                     GlobalAveragePool, Flatten, Gemm (everything the NPU runs)
+  tiny_softmax.onnx  the same with a Softmax at the end (stays float: refused)
+"""
+import argparse
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def build(with_softmax):
+    rng = np.random.default_rng(7)
+    inits = []
+
+    def const(name, arr):
+        inits.append(numpy_helper.from_array(arr.astype(np.float32), name))
+        return name
+
+    nodes = [
+        helper.make_node("Conv", ["x", const("w1", rng.normal(0, 0.3, (16, 3, 3, 3))),
+                                  const("b1", rng.normal(0, 0.1, 16))], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p1", const("w2", rng.normal(0, 0.2, (32, 16, 3, 3)))], ["c2"],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization",
+                         ["c2", const("g", rng.uniform(0.5, 1.5, 32)), const("be", rng.normal(0, 0.1, 32)),
+                          const("mu", rng.normal(0, 0.1, 32)), const("var", rng.uniform(0.5, 2, 32))],
+                         ["bn"]),
+        helper.make_node("Relu", ["bn"], ["r2"]),
+        helper.make_node("Conv", ["p1", const("w3", rng.normal(0, 0.2, (32, 16, 1, 1)))], ["c3"]),
+        helper.make_node("Add", ["r2", "c3"], ["sum"]),
+        helper.make_node("GlobalAveragePool", ["sum"], ["gap"]),
+        helper.make_node("Flatten", ["gap"], ["flat"]),
+        helper.make_node("Gemm", ["flat", const("fw", rng.normal(0, 0.2, (10, 32))),
+                                  const("fb", rng.normal(0, 0.1, 10))], ["logits" if not with_softmax else "fc"],
+                         transB=1),
+    ]
+    if with_softmax:
+        nodes.append(helper.make_node("Softmax", ["fc"], ["logits"], axis=1))
+    graph = helper.make_graph(nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    return model
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    onnx.save(build(False), os.path.join(args.out, "tiny_cnn.onnx"))
+    onnx.save(build(True), os.path.join(args.out, "tiny_softmax.onnx"))
+    x = np.random.default_rng(3).normal(0, 1, (4, 3, 16, 16)).astype(np.float32)
+    np.save(os.path.join(args.out, "calib.npy"), x)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+// emberc: compile an ONNX model for the Ember NPU. A thin main over the libraries:
+// import (ember_onnx), the default pass pipeline (ember_passes), calibration and
+// quantization (ember_quant), the NPU backend (ember_npu), the ELF writer (ember_isa).
+#include "ember/importer/OnnxImporter.h"
+#include "ember/isa/binary.h"
+#include "ember/isa/error.h"
+#include "ember/npu/Compile.h"
+#include "ember/passes/Pass.h"
+#include "ember/quantization/Profile.h"
+#include "ember/quantization/Quantize.h"
+#include "ember/support/Error.h"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+using namespace ember;
+
+namespace {
+
+const char* kUsage = R"(usage: emberc MODEL.onnx -o OUT.elf [options]
+
+Compiles an ONNX model for the Ember NPU: imports it, runs the default optimisation
+pipeline, calibrates and quantizes it to int8 (docs/numerics.md), lowers every layer to
+NPU instructions (tiling chosen by a cost model read from the ISA description) and writes
+the binary (ELF: instructions, constants, I/O table, memory map, debug map) atomically.
+Prints a compile summary: layers, tiles, instructions, SRAM use, estimated cycles,
+binary size and compile time. Run the binary with `ember-run OUT.elf --device sim`.
+
+options:
+  -o, --output OUT.elf      the binary to write (required unless --print-pipeline alone)
+  --isa FILE.json           the NPU description (default: $EMBER_ISA, else isa/ember-v1.json)
+  --calibrate SPEC          calibration inputs: FILE.npy, a folder of .npy files, or
+                            random:N (default random:8)
+  --calibration METHOD      how ranges are chosen: minmax (default), percentile or kl
+  --dump-profile P.json     write the calibration profile (to reuse with --load-profile)
+  --load-profile P.json     quantize with this profile instead of calibrating
+  --print-pipeline          print the default pass pipeline
+  -q, --quiet               print only errors
+  -h, --help                this text
+
+exit status: 0 on success, 1 on any error (unreadable or malformed model, bad calibration
+data, operators the NPU cannot run: all of them are listed), 2 on bad arguments.
+)";
+
+/// A bad command line (exit status 2).
+struct UsageError : Error {
+  explicit UsageError(const std::string& m) : Error(m + " (see emberc --help)") {}
+};
+
+struct Options {
+  std::string model, output, isa;
+  std::string calibrate = "random:8", calibration = "minmax";
+  std::string dumpProfile, loadProfile;
+  bool printPipeline = false, quiet = false, help = false;
+};
+
+Options parseArgs(int argc, char** argv) {
+  Options o;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size())
+        throw UsageError(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "-h" || a == "--help")
+      o.help = true;
+    else if (a == "-o" || a == "--output")
+      o.output = value();
+    else if (a == "--isa")
+      o.isa = value();
+    else if (a == "--calibrate")
+      o.calibrate = value();
+    else if (a == "--calibration")
+      o.calibration = value();
+    else if (a == "--dump-profile")
+      o.dumpProfile = value();
+    else if (a == "--load-profile")
+      o.loadProfile = value();
+    else if (a == "--print-pipeline")
+      o.printPipeline = true;
+    else if (a == "-q" || a == "--quiet")
+      o.quiet = true;
+    else if (!a.empty() && a[0] == '-')
+      throw UsageError("unknown option '" + a + "'");
+    else if (o.model.empty())
+      o.model = a;
+    else
+      throw UsageError("more than one model given ('" + o.model + "' and '" + a + "')");
+  }
+  if (o.help)
+    return o;
+  if (o.model.empty() && !o.printPipeline)
+    throw UsageError("no model given");
+  if (!o.model.empty() && o.output.empty())
+    throw UsageError("no output given (-o OUT.elf)");
+  if (!o.loadProfile.empty() && !o.dumpProfile.empty())
+    throw UsageError("--load-profile and --dump-profile exclude each other");
+  return o;
+}
+
+int runTool(const Options& o) {
+  using clock = std::chrono::steady_clock;
+  if (o.printPipeline) {
+    printPipeline(std::cout);
+    if (o.model.empty())
+      return 0;
+  }
+  const quant::CalibrationMethod method = quant::parseCalibrationMethod(o.calibration);
+  const isa::IsaDescription isa = isa::IsaDescription::loadDefault(o.isa);
+  const auto t0 = clock::now();
+  std::unique_ptr<Module> m = importOnnxFile(o.model);
+  Function* f = m->getFunction("main");
+  if (!f)
+    throw Error(o.model, "the imported module has no function 'main'");
+  runPipeline(*f, defaultPipeline());
+  quant::Profile profile;
+  if (!o.loadProfile.empty()) {
+    profile = quant::Profile::load(o.loadProfile);
+  } else {
+    profile = quant::profileFunction(*f, quant::loadCalibration(*f, o.calibrate));
+    if (!o.dumpProfile.empty())
+      profile.save(o.dumpProfile);
+  }
+  quant::QuantizeOptions qo;
+  qo.method = method;
+  quant::QuantizeStats qs;
+  Function* q = quant::quantize(*f, profile, qo, &qs);
+  const auto t1 = clock::now();
+  npu::CompileResult r = npu::compile(*q, isa);
+  isa::writeElf(o.output, r.binary, isa);
+  if (!o.quiet) {
+    std::printf("%s: %zu int8 nodes, %zu float nodes left on the host boundary, %zu Rescale\n",
+                o.model.c_str(), qs.int8Nodes, qs.floatNodes, qs.rescales);
+    std::fputs(npu::formatSummary(r.summary).c_str(), stdout);
+    std::printf("import + optimise + quantize: %.3f s; wrote %s\n",
+                std::chrono::duration<double>(t1 - t0).count(), o.output.c_str());
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    Options o = parseArgs(argc, argv);
+    if (o.help) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    return runTool(o);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "emberc: error: %s\n", e.what());
+    return 2;
+  } catch (const Unsupported& e) {
+    std::fprintf(stderr, "emberc: unsupported: %s\n", e.what());
+  } catch (const Error& e) {
+    std::fprintf(stderr, "emberc: error: %s\n", e.what());
+  } catch (const isa::Error& e) {
+    std::fprintf(stderr, "emberc: error: %s\n", e.what());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "emberc: error: out of memory\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "emberc: internal error: %s\n", e.what());
+  }
+  return 1;
+}
