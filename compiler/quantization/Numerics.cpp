@@ -91,6 +91,20 @@ Tensor quantizeBias(const Tensor& bias, float inputScale, const std::vector<floa
   return out;
 }
 
+Tensor quantizeTensor(const Tensor& x, const QuantParams& q) {
+  if (q.scales.size() != 1 || q.zeroPoints.size() != 1)
+    throw Error("quantizeTensor: per-tensor parameters expected");
+  Tensor out(Type(ElemKind::Int8, x.dims(), q));
+  const double s = q.scales[0];
+  const float* p = x.data<float>();
+  int8_t* y = out.data<int8_t>();
+  for (int64_t i = 0; i < x.size(); ++i) {
+    const double r = std::nearbyint(double(p[i]) / s) + q.zeroPoints[0];
+    y[i] = static_cast<int8_t>(std::min(127.0, std::max(-128.0, r)));
+  }
+  return out;
+}
+
 std::vector<int8_t> buildLut(const std::function<double(double)>& f, const QuantParams& x,
                              const QuantParams& y) {
   if (x.scales.size() != 1 || y.scales.size() != 1 || x.zeroPoints.size() != 1 ||

@@ -5,6 +5,7 @@
 
 #include "ember/graph/Verifier.h"
 #include "ember/passes/Pass.h"
+#include "ember/quantization/FoldQdq.h"
 
 #include <algorithm>
 #include <cmath>
@@ -58,13 +59,7 @@ NodeValue Quantizer::int8Of(NodeValue v) {
   if (v.node->kind() == NodeKind::Constant) {
     // A float constant operand (an Add's addend, a Concat piece): quantized with
     // QuantizeLinear's formula at compile time.
-    const Tensor& t = v.node->payload();
-    Tensor c(int8Type(t.dims(), *q));
-    const double s = q->scales[0];
-    for (int64_t i = 0; i < t.size(); ++i) {
-      const double r = std::nearbyint(double(t.data<float>()[i]) / s) + q->zeroPoints[0];
-      c.data<int8_t>()[i] = static_cast<int8_t>(std::min(127.0, std::max(-128.0, r)));
-    }
+    Tensor c = quantizeTensor(v.node->payload(), *q);
     made = constant(v.node->name() + "_q", std::move(c))->result();
   } else {
     Node* qn = dst_.create(NodeKind::QuantizeLinear, v.node->name() + "_quantize", {origOf(v)}, {},
@@ -154,6 +149,7 @@ void Quantizer::run() {
 
 Function* quantize(const Function& floatFn, const Profile& profile, const QuantizeOptions& options,
                    QuantizeStats* stats) {
+  registerQuantPasses();
   Module& m = floatFn.module();
   const std::string name =
       options.functionName.empty() ? floatFn.name() + "_int8" : options.functionName;

@@ -94,6 +94,7 @@ void registerAll() {
   registerOnnxNNImporters();
   registerOnnxDataMovementImporters();
   registerOnnxQuantImporters();
+  registerOnnxQLinearImporters();
   // Framework fall-backs: only where no family provides its own.
   const std::pair<const char*, void (*)(OnnxNodeContext&)> builtins[] = {
       {"Constant", importConstant}, {"Identity", importIdentity}, {"Dropout", importDropout},

@@ -91,5 +91,6 @@ void registerOnnxReductionImporters();
 void registerOnnxNNImporters();
 void registerOnnxDataMovementImporters();
 void registerOnnxQuantImporters();
+void registerOnnxQLinearImporters(); // QLinearImporters.cpp
 
 } // namespace ember

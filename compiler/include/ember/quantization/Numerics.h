@@ -174,6 +174,11 @@ Tensor quantizeWeights(const Tensor& w, int axis);
 /// for every k). The result type carries scales s_x * s_w[k] (axis 0) and zero points 0.
 Tensor quantizeBias(const Tensor& bias, float inputScale, const std::vector<float>& weightScales);
 
+/// QuantizeLinear at compile time: an int8 tensor of `q` (per tensor) holding
+/// saturate_int8(round_half_even(x / s) + zp) of the float tensor `x` (docs/numerics.md
+/// section 2), typed with `q`.
+Tensor quantizeTensor(const Tensor& x, const QuantParams& q);
+
 /// The 256-entry table of a LUT activation (section 4.6): entry i is
 /// saturate_int8(round_half_even(f(s_x * (i - 128 - zp_x)) / s_y) + zp_y), f in double
 /// (a NaN result maps to zp_y). x and y must be per tensor.

@@ -1,0 +1,290 @@
+// The fold-qdq pass (see ember/quantization/FoldQdq.h).
+#include "ember/quantization/FoldQdq.h"
+
+#include "ember/quantization/Numerics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <optional>
+
+namespace ember {
+namespace quant {
+
+namespace {
+
+using K = NodeKind;
+
+/// The parameters a DequantizeLinear applies: its attributes, else its input's type.
+std::optional<QuantParams> dqParams(const Node& dq) {
+  const Attrs& a = dq.attrs();
+  QuantParams q;
+  if (a.has("scale")) {
+    q.scales = {static_cast<float>(a.getFloat("scale"))};
+    q.zeroPoints = {static_cast<int32_t>(a.getInt("zero_point", 0))};
+  } else if (a.has("scales")) {
+    q.axis = static_cast<int>(a.getInt("axis", 1));
+    for (double s : a.getFloats("scales"))
+      q.scales.push_back(static_cast<float>(s));
+    for (int64_t z : a.getInts("zero_points", std::vector<int64_t>(q.scales.size(), 0)))
+      q.zeroPoints.push_back(static_cast<int32_t>(z));
+  } else {
+    q = dq.input(0).type().quant;
+  }
+  if (!q.isQuantized())
+    return std::nullopt;
+  return q;
+}
+
+bool perTensor(const QuantParams& q) {
+  return q.scales.size() == 1 && q.axis < 0;
+}
+
+class Folder {
+public:
+  explicit Folder(Function& f) : f_(f) {}
+
+  /// The int8 (or int32) value a DequantizeLinear output stands for, typed with its
+  /// parameters; nullopt when `v` is not such a value.
+  std::optional<NodeValue> quantOperand(NodeValue v) {
+    if (!v || v.node->kind() != K::DequantizeLinear)
+      return std::nullopt;
+    const Node& dq = *v.node;
+    std::optional<QuantParams> q = dqParams(dq);
+    NodeValue x = dq.input(0);
+    if (!q)
+      return std::nullopt;
+    if (x.type().quant == *q)
+      return x;
+    if (x.node->kind() == K::Constant) {
+      auto key = std::make_pair(x.node, dq.name());
+      auto it = retyped_.find(key);
+      if (it != retyped_.end())
+        return it->second;
+      Tensor t = x.node->payload();
+      t.mutableType().quant = *q;
+      NodeValue c = f_.module().createConstant(x.node->name() + "_q", std::move(t))->result();
+      retyped_[key] = c;
+      return c;
+    }
+    if (x.node->kind() == K::Placeholder && !x.type().quant.isQuantized() &&
+        x.type().kind == ElemKind::Int8 && perTensor(*q)) {
+      Type t = x.type();
+      t.quant = *q;
+      x.node->setResultType(0, t);
+      return x;
+    }
+    return std::nullopt;
+  }
+
+  /// Float constant weights quantized per channel along `axis` (section 4.8).
+  std::optional<NodeValue> constantWeights(NodeValue v, int axis) {
+    const Tensor& w = v.node->payload();
+    if (axis < 0 || size_t(axis) >= w.dims().size())
+      return std::nullopt;
+    return f_.module().createConstant(v.node->name() + "_int8", quantizeWeights(w, axis))->result();
+  }
+
+  /// A float constant operand (an addend) quantized per tensor over its range.
+  std::optional<NodeValue> constantActivation(NodeValue v) {
+    const Tensor& t = v.node->payload();
+    if (t.size() == 0)
+      return std::nullopt;
+    const float* d = t.data<float>();
+    const float lo = *std::min_element(d, d + t.size()), hi = *std::max_element(d, d + t.size());
+    if (!std::isfinite(lo) || !std::isfinite(hi))
+      return std::nullopt;
+    return f_.module()
+        .createConstant(v.node->name() + "_q", quantizeTensor(t, chooseActivationParams(lo, hi)))
+        ->result();
+  }
+
+  /// Tries to replace QuantizeLinear `qn` (see the header); true if it did.
+  bool fold(Node& qn) {
+    const NodeValue src = qn.input(0);
+    const QuantParams& yq = qn.resultType().quant;
+    if (!perTensor(yq))
+      return false;
+    if (src.node->kind() == K::DequantizeLinear)
+      return foldPair(qn, src);
+    Node& p = *src.node;
+    if (p.isStorage() || p.numResults() != 1 || f_.numUses(&p) != 1)
+      return false;
+    const bool weighted = p.kind() == K::Conv || p.kind() == K::Gemm || p.kind() == K::MatMul;
+    std::vector<NodeValue> ins;
+    std::vector<QuantParams> params;
+    const Tensor* floatBias = nullptr;
+    for (size_t i = 0; i < p.numInputs(); ++i) {
+      const NodeValue v = p.input(i);
+      if (!v || v.type().kind != ElemKind::Float32) { // absent, indices, shapes: as they are
+        ins.push_back(v);
+        continue;
+      }
+      std::optional<NodeValue> q = quantOperand(v);
+      if (!q && v.node->kind() == K::Constant) {
+        // The importer evaluates DequantizeLinear of a constant at once: such weights come
+        // back as float constants and are re-quantized (per channel for weights, which
+        // recovers symmetric exported codes; after the weights for a bias).
+        if (weighted && i == 2) {
+          floatBias = &v.node->payload();
+          ins.push_back(NodeValue());
+          continue;
+        }
+        q = weighted && i == 1 ? constantWeights(v, weightAxis(p)) : constantActivation(v);
+      }
+      if (!q)
+        return false;
+      ins.push_back(*q);
+      params.push_back(q->type().quant);
+    }
+    if (floatBias) {
+      if (params.size() < 2 || floatBias->size() != int64_t(params[1].scales.size()) ||
+          !perTensor(params[0]))
+        return false;
+      ins[2] = f_.module()
+                   .createConstant(p.input(2).node->name() + "_int32",
+                                   quantizeBias(floatBias->reshaped({floatBias->size()}),
+                                                params[0].scales[0], params[1].scales))
+                   ->result();
+    }
+    if (params.empty() || !accepts(p, params, yq))
+      return false;
+    if (p.kind() == K::Concat)
+      for (size_t i = 0; i < ins.size(); ++i)
+        if (ins[i].type().quant != yq)
+          ins[i] = f_.create(K::Rescale, p.name() + "_rescale" + std::to_string(i), {ins[i]}, {},
+                             std::vector<Type>{Type(ElemKind::Int8, ins[i].dims(), yq)})
+                       ->result();
+    NodeKind kind = p.kind();
+    Attrs attrs = p.attrs();
+    if (std::function<double(double)> fn = lutFunctionOf(p)) {
+      const std::vector<int8_t> table = buildLut(fn, params[0], yq);
+      ins = {ins[0],
+             f_.module()
+                 .createConstant(p.name() + "_table", Tensor::fromVector<int8_t>({256}, table))
+                 ->result()};
+      attrs = Attrs();
+      attrs.set("function", std::string(p.kindName()));
+      kind = K::Lut;
+    }
+    Node* made = f_.create(kind, p.name(), ins, attrs, std::vector<Type>{qn.resultType()});
+    f_.replaceAllUsesOf(qn.result(), made->result());
+    return true;
+  }
+
+private:
+  /// Q(DQ(x)): x itself when the parameters agree, else a Rescale.
+  bool foldPair(Node& qn, NodeValue dqOut) {
+    std::optional<NodeValue> x = quantOperand(dqOut);
+    if (!x || x->type().kind != ElemKind::Int8 || !perTensor(x->type().quant))
+      return false;
+    const QuantParams& yq = qn.resultType().quant;
+    NodeValue to = *x;
+    if (x->type().quant != yq) {
+      if (!valid([&] { averageMultiplier(x->type().quant.scales[0], yq.scales[0], 1); }))
+        return false;
+      to = f_.create(K::Rescale, qn.name(), {*x}, {}, std::vector<Type>{qn.resultType()})->result();
+    }
+    f_.replaceAllUsesOf(qn.result(), to);
+    return true;
+  }
+
+  template <typename F> static bool valid(F&& f) {
+    try {
+      f();
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  }
+
+  /// The output-channel axis the int8 kernel of p expects of its weights.
+  static int weightAxis(const Node& p) {
+    if (p.kind() == K::Conv)
+      return 0;
+    if (p.kind() == K::Gemm)
+      return p.attrs().getInt("transB", 0) != 0 ? 0 : 1;
+    return int(p.input(1).dims().size()) - 1;
+  }
+
+  /// Whether kind p can be int8 with operand parameters `in` and result `yq`.
+  bool accepts(const Node& p, const std::vector<QuantParams>& in, const QuantParams& yq) const {
+    const float sy = yq.scales[0];
+    switch (p.kind()) {
+    case K::Conv:
+    case K::Gemm:
+    case K::MatMul:
+      return perTensor(in[0]) && in.size() >= 2 &&
+             (perTensor(in[1]) || in[1].axis == weightAxis(p)) && valid([&] {
+               for (float s : in[1].scales)
+                 productMultiplier(in[0].scales[0], s, sy);
+             });
+    case K::Add:
+      return in.size() == 2 && perTensor(in[0]) && perTensor(in[1]) &&
+             valid([&] { addMultipliers(in[0].scales[0], in[1].scales[0], sy); });
+    case K::Mul:
+      return in.size() == 2 && perTensor(in[0]) && perTensor(in[1]) &&
+             valid([&] { productMultiplier(in[0].scales[0], in[1].scales[0], sy); });
+    case K::AveragePool:
+    case K::GlobalAveragePool:
+      return perTensor(in[0]) && valid([&] { averageMultiplier(in[0].scales[0], sy, 1); });
+    case K::Concat:
+      for (const QuantParams& q : in)
+        if (!perTensor(q) || !valid([&] { averageMultiplier(q.scales[0], sy, 1); }))
+          return false;
+      return true;
+    case K::MaxPool:
+    case K::GlobalMaxPool:
+    case K::Relu:
+    case K::Clip:
+    case K::Reshape:
+    case K::Transpose:
+    case K::Slice:
+    case K::Pad:
+    case K::Gather:
+    case K::Expand:
+    case K::Tile:
+    case K::DepthToSpace:
+    case K::SpaceToDepth:
+      return in.size() == 1 && in[0] == yq;
+    default:
+      return in.size() == 1 && perTensor(in[0]) && bool(lutFunctionOf(p));
+    }
+  }
+
+  Function& f_;
+  std::map<std::pair<const Node*, std::string>, NodeValue> retyped_;
+};
+
+} // namespace
+
+size_t runFoldQdq(Function& f, const PassContext&) {
+  Folder folder(f);
+  std::vector<Node*> quantizes;
+  for (const auto& n : f.nodes())
+    if (n->kind() == K::QuantizeLinear)
+      quantizes.push_back(n.get());
+  size_t changed = 0;
+  for (Node* q : quantizes) // in order: a fold's result feeds the next DQ
+    changed += folder.fold(*q);
+  if (changed) {
+    f.topoSort();
+    f.eraseDeadNodes();
+  }
+  f.module().eraseUnusedConstants(); // also those of folds that were given up
+  return changed;
+}
+
+void registerQuantPasses() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerPass({"fold-qdq",
+                  "QuantizeLinear(op(DequantizeLinear...)) -> the int8 op; Q(DQ(x)) -> x or a "
+                  "Rescale",
+                  [](Function& f, const PassContext& ctx) { return runFoldQdq(f, ctx); }});
+  });
+}
+
+} // namespace quant
+} // namespace ember
