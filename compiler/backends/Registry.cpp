@@ -1,5 +1,8 @@
 // The list of backends built into Ember. A backend joins by adding one line here.
 #include "ember/backend/Backend.h"
+#ifdef EMBER_HAVE_CPU_BACKEND
+#include "ember/cpu/CpuBackend.h"
+#endif
 #include "ember/interpreter/Interpreter.h"
 #include "ember/support/Error.h"
 
@@ -16,6 +19,9 @@ struct BackendEntry {
 const std::vector<BackendEntry>& entries() {
   static const std::vector<BackendEntry> e = {
       {"interp", createInterpreterBackend},
+#ifdef EMBER_HAVE_CPU_BACKEND
+      {"cpu", [] { return createCpuBackend(); }},
+#endif
   };
   return e;
 }

@@ -1,0 +1,106 @@
+#pragma once
+// Code generation of the cpu backend: one unit per operator family, registered by node
+// kind in a table (CodegenRegistry.cpp), never a switch over kinds. A unit says whether
+// it handles a node (element kinds, attributes) and emits, into the node's own LLVM
+// function `void(i64 tid, i64 nth)`, calls of libjit kernels with the node's shapes,
+// attributes and buffer addresses as constants.
+
+#include "ember/graph/Graph.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ember::cpu {
+
+class CodegenContext;
+
+/// One code-generation unit: the node kinds of one family share a unit.
+struct CodegenUnit {
+  const char* family;
+  /// Whether the unit can compile this node as it is (types and attributes).
+  bool (*supports)(const Node& n);
+  /// Emits the node's code.
+  void (*emit)(const Node& n, CodegenContext& ctx);
+};
+
+/// Registers the unit of `k` (one per kind).
+void registerCodegenUnit(NodeKind k, CodegenUnit u);
+/// The unit of `k`, or nullptr.
+const CodegenUnit* findCodegenUnit(NodeKind k);
+/// Every registered kind, with its family, in kind order (for docs and tests).
+std::vector<std::pair<NodeKind, const char*>> codegenTable();
+
+/// Family registration functions, one per file in codegen/.
+void registerElementwiseCodegen();
+void registerConvCodegen();
+void registerMatMulCodegen();
+void registerPoolCodegen();
+void registerMovementCodegen();
+void registerNormCodegen();
+void registerReduceCodegen();
+
+/// Where the generated code finds memory and host services; owned by the compiled
+/// function, which must outlive the JIT-compiled code.
+class CodegenServices {
+public:
+  virtual ~CodegenServices() = default;
+  /// Address of the memory of value `v` (arena, constant payload).
+  virtual const void* addressOf(const NodeValue& v) const = 0;
+  /// Keeps `data` alive with the compiled function; returns its address.
+  virtual const float* keep(std::vector<float> data) = 0;
+  /// Records that a kernel needs `bytes` of scratch per thread.
+  virtual void needScratch(size_t bytesPerThread) = 0;
+  /// The barrier function and its argument (all threads wait for each other).
+  virtual void (*barrierFn() const)(void*) = 0;
+  virtual void* barrierArg() const = 0;
+};
+
+/// What a unit emits code with.
+class CodegenContext {
+public:
+  CodegenContext(llvm::Module& m, llvm::IRBuilder<>& b, CodegenServices& s,
+                 llvm::GlobalVariable* scratch, llvm::Value* tid, llvm::Value* nth);
+
+  llvm::IRBuilder<>& builder() { return b_; }
+  llvm::Module& module() { return m_; }
+  /// A pointer constant to the memory of `v` (null pointer for an absent value).
+  llvm::Value* addr(const NodeValue& v);
+  /// The address of result i of node n.
+  llvm::Value* result(const Node& n, unsigned i = 0);
+  llvm::Value* i32(int64_t v);
+  llvm::Value* i64(int64_t v);
+  llvm::Value* f32(double v);
+  llvm::Value* f64(double v);
+  llvm::Value* nullPtr();
+  /// A pointer to a private constant array holding `v`.
+  llvm::Value* int64Array(const std::vector<int64_t>& v);
+  /// A pointer to `data`, kept alive by the compiled function (packed weights).
+  llvm::Value* keep(std::vector<float> data);
+  /// The scratch buffer base (each thread uses its own `bytesPerThread` part).
+  llvm::Value* scratch(size_t bytesPerThread);
+  llvm::Value* tid() { return tid_; }
+  llvm::Value* nth() { return nth_; }
+  /// Calls libjit kernel `name`; integer and float constants are converted to the
+  /// parameter types. ember::Error if the kernel is missing or the arity differs.
+  void call(const std::string& name, std::vector<llvm::Value*> args);
+  /// Every thread waits until all have reached this point (between the steps of a node).
+  void barrier();
+
+private:
+  llvm::Module& m_;
+  llvm::IRBuilder<>& b_;
+  CodegenServices& s_;
+  llvm::GlobalVariable* scratch_;
+  llvm::Value* tid_;
+  llvm::Value* nth_;
+};
+
+/// "Kind 'name'" for messages.
+std::string nodeRef(const Node& n);
+
+} // namespace ember::cpu

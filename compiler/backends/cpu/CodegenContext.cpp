@@ -1,0 +1,94 @@
+// CodegenContext: constants, addresses and kernel calls for the codegen units.
+#include "Codegen.h"
+
+#include "ember/support/Error.h"
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/GlobalVariable.h>
+
+namespace ember::cpu {
+
+CodegenContext::CodegenContext(llvm::Module& m, llvm::IRBuilder<>& b, CodegenServices& s,
+                               llvm::GlobalVariable* scratch, llvm::Value* tid, llvm::Value* nth)
+    : m_(m), b_(b), s_(s), scratch_(scratch), tid_(tid), nth_(nth) {}
+
+namespace {
+llvm::Value* pointerConstant(llvm::IRBuilder<>& b, const void* p) {
+  auto* addr = llvm::ConstantInt::get(b.getInt64Ty(), reinterpret_cast<uintptr_t>(p));
+  return llvm::ConstantExpr::getIntToPtr(addr, b.getPtrTy());
+}
+} // namespace
+
+llvm::Value* CodegenContext::addr(const NodeValue& v) {
+  if (!v)
+    return nullPtr();
+  return pointerConstant(b_, s_.addressOf(v));
+}
+
+llvm::Value* CodegenContext::result(const Node& n, unsigned i) {
+  return addr(NodeValue(const_cast<Node*>(&n), i));
+}
+
+llvm::Value* CodegenContext::i32(int64_t v) {
+  return b_.getInt32(static_cast<uint32_t>(v));
+}
+llvm::Value* CodegenContext::i64(int64_t v) {
+  return b_.getInt64(static_cast<uint64_t>(v));
+}
+llvm::Value* CodegenContext::f32(double v) {
+  return llvm::ConstantFP::get(b_.getFloatTy(), v);
+}
+llvm::Value* CodegenContext::f64(double v) {
+  return llvm::ConstantFP::get(b_.getDoubleTy(), v);
+}
+llvm::Value* CodegenContext::nullPtr() {
+  return llvm::ConstantPointerNull::get(b_.getPtrTy());
+}
+
+llvm::Value* CodegenContext::int64Array(const std::vector<int64_t>& v) {
+  std::vector<uint64_t> u(v.begin(), v.end());
+  auto* init = llvm::ConstantDataArray::get(m_.getContext(), u);
+  return new llvm::GlobalVariable(m_, init->getType(), /*isConstant=*/true,
+                                  llvm::GlobalValue::PrivateLinkage, init, "ember.dims");
+}
+
+llvm::Value* CodegenContext::keep(std::vector<float> data) {
+  return pointerConstant(b_, s_.keep(std::move(data)));
+}
+
+llvm::Value* CodegenContext::scratch(size_t bytesPerThread) {
+  s_.needScratch(bytesPerThread);
+  return b_.CreateLoad(b_.getPtrTy(), scratch_, "scratch");
+}
+
+void CodegenContext::call(const std::string& name, std::vector<llvm::Value*> args) {
+  llvm::Function* f = m_.getFunction(name);
+  if (!f)
+    throw Error("cpu backend", "libjit has no kernel '" + name + "'");
+  llvm::FunctionType* ft = f->getFunctionType();
+  if (ft->getNumParams() != args.size())
+    throw Error("cpu backend", "kernel '" + name + "' takes " + std::to_string(ft->getNumParams()) +
+                                   " arguments, not " + std::to_string(args.size()));
+  for (unsigned i = 0; i < args.size(); ++i) {
+    llvm::Type* want = ft->getParamType(i);
+    llvm::Value*& a = args[i];
+    if (a->getType() == want)
+      continue;
+    if (want->isIntegerTy() && a->getType()->isIntegerTy())
+      a = b_.CreateSExtOrTrunc(a, want);
+    else if (want->isFloatingPointTy() && a->getType()->isFloatingPointTy())
+      a = b_.CreateFPCast(a, want);
+    else
+      throw Error("cpu backend",
+                  "kernel '" + name + "': argument " + std::to_string(i) + " has the wrong type");
+  }
+  b_.CreateCall(f, args);
+}
+
+void CodegenContext::barrier() {
+  auto* fnTy = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false);
+  llvm::Value* fn = pointerConstant(b_, reinterpret_cast<const void*>(s_.barrierFn()));
+  b_.CreateCall(fnTy, fn, {pointerConstant(b_, s_.barrierArg())});
+}
+
+} // namespace ember::cpu

@@ -1,0 +1,39 @@
+#pragma once
+// The LLVM side of the cpu backend: loading the embedded libjit bitcode, preparing the
+// generated module for the host (target attributes, internalisation, the O3 pipeline)
+// and JIT-compiling it with ORC LLJIT.
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <memory>
+#include <string>
+
+namespace llvm::orc {
+class LLJIT;
+}
+
+namespace ember::cpu {
+
+/// Whether the host CPU has AVX-512F (the GEMM kernels pick their register blocking).
+bool hostHasAvx512();
+
+/// Parses the embedded libjit bitcode into a new module of `ctx`.
+std::unique_ptr<llvm::Module> loadLibjit(llvm::LLVMContext& ctx);
+
+/// A JIT-compiled module.
+class JitModule {
+public:
+  /// Specialises and optimises `m` for the host (every function but the `keep`
+  /// symbols internal, O3) and compiles it. Timings go to the two pointers.
+  JitModule(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
+            const std::vector<std::string>& keep, double* optimizeSeconds, double* jitSeconds);
+  ~JitModule();
+  /// Address of an external symbol of the module (ember::Error if absent).
+  void* lookup(const std::string& name);
+
+private:
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+};
+
+} // namespace ember::cpu

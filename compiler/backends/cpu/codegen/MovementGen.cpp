@@ -1,0 +1,196 @@
+// Codegen of data movement (any element kind, codes moved unchanged): Transpose,
+// Slice, Expand, Concat, Split and constant-mode Pad are strided copies
+// (ember_copy_strided) with the source and destination strides of each; Gather with
+// constant indices copies rows. Reshape is a view (BufferPlan) and emits nothing.
+#include "Codegen.h"
+#include "Strides.h"
+
+#include "ember/graph/InferUtil.h"
+
+#include <cstring>
+
+namespace ember::cpu {
+
+namespace {
+
+/// Copies the box `dims` from src (strides ss) to dst (strides ds).
+void stridedCopy(CodegenContext& ctx, ElemKind k, llvm::Value* src, llvm::Value* dst,
+                 const Shape& dims, const std::vector<int64_t>& ss,
+                 const std::vector<int64_t>& ds) {
+  if (numElements(dims) == 0)
+    return;
+  const Box6<2> box = simplifyBox<2>(dims, {ss, ds});
+  ctx.call("ember_copy_strided",
+           {ctx.i32(int64_t(elemSize(k))), src, dst, ctx.int64Array(box.dims),
+            ctx.int64Array(box.strides[0]), ctx.int64Array(box.strides[1]), ctx.tid(), ctx.nth()});
+}
+
+llvm::Value* offsetPtr(CodegenContext& ctx, llvm::Value* p, int64_t bytes) {
+  return ctx.builder().CreateConstGEP1_64(ctx.builder().getInt8Ty(), p, uint64_t(bytes));
+}
+
+bool supportsSimple(const Node& n) {
+  return n.numResults() == 1 && n.resultType().rank() <= 6 && elemSize(n.resultType().kind) != 2;
+}
+
+void emitTranspose(const Node& n, CodegenContext& ctx) {
+  const Shape& d = n.input(0).dims();
+  std::vector<int64_t> perm = n.attrs().getInts("perm");
+  if (perm.empty())
+    for (size_t i = d.size(); i-- > 0;)
+      perm.push_back(int64_t(i));
+  const std::vector<int64_t> s = contiguousStrides(d);
+  Shape walk;
+  std::vector<int64_t> src;
+  for (int64_t p : perm) {
+    walk.push_back(d[size_t(p)]);
+    src.push_back(s[size_t(p)]);
+  }
+  stridedCopy(ctx, n.resultType().kind, ctx.addr(n.input(0)), ctx.result(n), walk, src,
+              contiguousStrides(walk));
+}
+
+void emitSlice(const Node& n, CodegenContext& ctx) {
+  const Shape& d = n.input(0).dims();
+  const std::vector<int64_t> starts = n.attrs().getInts("starts");
+  const std::vector<int64_t> steps = n.attrs().getInts("steps", std::vector<int64_t>(d.size(), 1));
+  if (starts.size() != d.size() || steps.size() != d.size())
+    throw Error("starts/steps do not cover every dimension");
+  const std::vector<int64_t> s = contiguousStrides(d);
+  std::vector<int64_t> src(d.size());
+  int64_t base = 0;
+  for (size_t i = 0; i < d.size(); ++i) {
+    base += starts[i] * s[i];
+    src[i] = steps[i] * s[i];
+  }
+  const Shape& out = n.resultType().dims;
+  const int64_t es = int64_t(elemSize(n.resultType().kind));
+  stridedCopy(ctx, n.resultType().kind, offsetPtr(ctx, ctx.addr(n.input(0)), base * es),
+              ctx.result(n), out, src, contiguousStrides(out));
+}
+
+void emitExpand(const Node& n, CodegenContext& ctx) {
+  const Shape& out = n.resultType().dims;
+  stridedCopy(ctx, n.resultType().kind, ctx.addr(n.input(0)), ctx.result(n), out,
+              broadcastStrides(n.input(0).dims(), out), contiguousStrides(out));
+}
+
+/// Concat / Split: each part is a box of the joined tensor at an offset along the axis.
+void emitConcat(const Node& n, CodegenContext& ctx) {
+  const Shape& out = n.resultType().dims;
+  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", 0), out.size());
+  const std::vector<int64_t> os = contiguousStrides(out);
+  const int64_t es = int64_t(elemSize(n.resultType().kind));
+  int64_t at = 0;
+  for (const NodeValue& v : n.inputs()) {
+    stridedCopy(ctx, n.resultType().kind, ctx.addr(v),
+                offsetPtr(ctx, ctx.result(n), at * os[size_t(axis)] * es), v.dims(),
+                contiguousStrides(v.dims()), os);
+    at += v.dims()[size_t(axis)];
+  }
+}
+
+void emitSplit(const Node& n, CodegenContext& ctx) {
+  const Shape& in = n.input(0).dims();
+  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", 0), in.size());
+  const std::vector<int64_t> is = contiguousStrides(in);
+  const int64_t es = int64_t(elemSize(n.input(0).kind()));
+  int64_t at = 0;
+  for (unsigned r = 0; r < n.numResults(); ++r) {
+    const Shape& part = n.resultType(r).dims;
+    stridedCopy(ctx, n.resultType(r).kind,
+                offsetPtr(ctx, ctx.addr(n.input(0)), at * is[size_t(axis)] * es), ctx.result(n, r),
+                part, is, contiguousStrides(part));
+    at += part[size_t(axis)];
+  }
+}
+
+bool supportsSplit(const Node& n) {
+  return n.numInputs() == 1 && n.input(0).dims().size() <= 6;
+}
+
+bool supportsPad(const Node& n) {
+  return supportsSimple(n) && n.attrs().getString("mode", "constant") == "constant" &&
+         (n.numInputs() < 2 || !n.input(1) || n.input(1).node->kind() == NodeKind::Constant);
+}
+
+void emitPad(const Node& n, CodegenContext& ctx) {
+  const Shape& in = n.input(0).dims();
+  const Shape& out = n.resultType().dims;
+  const std::vector<int64_t> pads = n.attrs().getInts("pads");
+  const ElemKind k = n.resultType().kind;
+  Tensor value(k, {});
+  value.setFromDouble(0, n.attrs().getFloat("value", 0.0));
+  if (n.numInputs() > 1 && n.input(1))
+    std::memcpy(value.raw(), n.input(1).node->payload().raw(), value.sizeInBytes());
+  uint64_t bits = 0;
+  std::memcpy(&bits, value.raw(), value.sizeInBytes());
+  ctx.call("ember_fill", {ctx.i32(int64_t(elemSize(k))), ctx.result(n), ctx.i64(numElements(out)),
+                          ctx.i64(int64_t(bits)), ctx.tid(), ctx.nth()});
+  ctx.barrier();
+  // The interior: negative pads crop the input.
+  const std::vector<int64_t> os = contiguousStrides(out), is = contiguousStrides(in);
+  Shape box(in.size());
+  int64_t src = 0, dst = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const int64_t b = pads[i], e = pads[in.size() + i];
+    const int64_t lo = b < 0 ? -b : 0;
+    box[i] = in[i] - lo - (e < 0 ? -e : 0);
+    if (box[i] <= 0)
+      return;
+    src += lo * is[i];
+    dst += (b > 0 ? b : 0) * os[i];
+  }
+  const int64_t es = int64_t(elemSize(k));
+  stridedCopy(ctx, k, offsetPtr(ctx, ctx.addr(n.input(0)), src * es),
+              offsetPtr(ctx, ctx.result(n), dst * es), box, is, os);
+}
+
+bool supportsGather(const Node& n) {
+  if (!supportsSimple(n) || n.input(1).node->kind() != NodeKind::Constant)
+    return false;
+  const Tensor& idx = n.input(1).node->payload();
+  const Shape& d = n.input(0).dims();
+  const int64_t axis = n.attrs().getInt("axis", 0);
+  if (axis < -int64_t(d.size()) || axis >= int64_t(d.size()))
+    return false;
+  const int64_t extent = d[size_t(axis < 0 ? axis + int64_t(d.size()) : axis)];
+  for (int64_t i = 0; i < idx.size(); ++i)
+    if (idx.getAsInt(i) < -extent || idx.getAsInt(i) >= extent)
+      return false;
+  return true;
+}
+
+void emitGather(const Node& n, CodegenContext& ctx) {
+  const Shape& d = n.input(0).dims();
+  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", 0), d.size());
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= d[size_t(i)];
+  for (size_t i = size_t(axis) + 1; i < d.size(); ++i)
+    inner *= d[i];
+  const Tensor& idx = n.input(1).node->payload();
+  std::vector<int64_t> rows;
+  for (int64_t i = 0; i < idx.size(); ++i)
+    rows.push_back(idx.getAsInt(i) < 0 ? idx.getAsInt(i) + d[size_t(axis)] : idx.getAsInt(i));
+  if (rows.empty())
+    return;
+  ctx.call("ember_gather",
+           {ctx.i32(int64_t(elemSize(n.resultType().kind))), ctx.addr(n.input(0)),
+            ctx.int64Array(rows), ctx.result(n), ctx.i64(outer), ctx.i64(d[size_t(axis)]),
+            ctx.i64(inner), ctx.i64(int64_t(rows.size())), ctx.tid(), ctx.nth()});
+}
+
+} // namespace
+
+void registerMovementCodegen() {
+  registerCodegenUnit(NodeKind::Transpose, {"movement", supportsSimple, emitTranspose});
+  registerCodegenUnit(NodeKind::Slice, {"movement", supportsSimple, emitSlice});
+  registerCodegenUnit(NodeKind::Expand, {"movement", supportsSimple, emitExpand});
+  registerCodegenUnit(NodeKind::Concat, {"movement", supportsSimple, emitConcat});
+  registerCodegenUnit(NodeKind::Split, {"movement", supportsSplit, emitSplit});
+  registerCodegenUnit(NodeKind::Pad, {"movement", supportsPad, emitPad});
+  registerCodegenUnit(NodeKind::Gather, {"movement", supportsGather, emitGather});
+}
+
+} // namespace ember::cpu

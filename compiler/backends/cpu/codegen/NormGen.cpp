@@ -1,0 +1,69 @@
+// Codegen of Softmax / LogSoftmax (along one axis) and LayerNormalization (normalised
+// result and, when the node has them, its Mean and InvStdDev results).
+#include "Codegen.h"
+#include "ember/support/Error.h"
+
+#include "ember/graph/InferUtil.h"
+
+namespace ember::cpu {
+
+namespace {
+
+bool plainFloat(const Type& t) {
+  return t.kind == ElemKind::Float32 && !t.quant.isQuantized();
+}
+
+bool supportsSoftmax(const Node& n) {
+  return plainFloat(n.input(0).type()) && !n.input(0).dims().empty();
+}
+
+void emitSoftmax(const Node& n, CodegenContext& ctx) {
+  const Shape& d = n.input(0).dims();
+  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", -1), d.size());
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= d[size_t(i)];
+  for (size_t i = size_t(axis) + 1; i < d.size(); ++i)
+    inner *= d[i];
+  ctx.call("ember_softmax_f32",
+           {ctx.i32(n.kind() == NodeKind::LogSoftmax), ctx.addr(n.input(0)), ctx.result(n),
+            ctx.i64(outer), ctx.i64(d[size_t(axis)]), ctx.i64(inner), ctx.tid(), ctx.nth()});
+}
+
+bool supportsLayerNorm(const Node& n) {
+  if (!plainFloat(n.input(0).type()) || n.input(0).dims().empty())
+    return false;
+  const Shape& d = n.input(0).dims();
+  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", -1), d.size());
+  const Shape tail(d.begin() + axis, d.end());
+  // Scale and bias must cover the normalised dimensions exactly (no broadcasting).
+  for (size_t i = 1; i < 3; ++i) {
+    const NodeValue v = n.optionalInput(i);
+    if (v && (!plainFloat(v.type()) || numElements(v.dims()) != numElements(tail)))
+      return false;
+  }
+  return n.optionalInput(1) && n.attrs().getInt("stash_type", 1) == 1;
+}
+
+void emitLayerNorm(const Node& n, CodegenContext& ctx) {
+  const Shape& d = n.input(0).dims();
+  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", -1), d.size());
+  int64_t rows = 1, cols = 1;
+  for (size_t i = 0; i < d.size(); ++i)
+    (int64_t(i) < axis ? rows : cols) *= d[i];
+  ctx.call("ember_layernorm_f32",
+           {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.addr(n.optionalInput(2)), ctx.result(n),
+            n.numResults() > 1 ? ctx.result(n, 1) : ctx.nullPtr(),
+            n.numResults() > 2 ? ctx.result(n, 2) : ctx.nullPtr(), ctx.i64(rows), ctx.i64(cols),
+            ctx.f64(n.attrs().getFloat("epsilon", 1e-5)), ctx.tid(), ctx.nth()});
+}
+
+} // namespace
+
+void registerNormCodegen() {
+  registerCodegenUnit(NodeKind::Softmax, {"softmax", supportsSoftmax, emitSoftmax});
+  registerCodegenUnit(NodeKind::LogSoftmax, {"softmax", supportsSoftmax, emitSoftmax});
+  registerCodegenUnit(NodeKind::LayerNormalization, {"norm", supportsLayerNorm, emitLayerNorm});
+}
+
+} // namespace ember::cpu

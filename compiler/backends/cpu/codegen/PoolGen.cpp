@@ -1,0 +1,65 @@
+// Codegen of the float pools (1-D and 2-D windows): MaxPool, AveragePool,
+// GlobalAveragePool and GlobalMaxPool.
+#include "Codegen.h"
+
+#include "ember/support/Error.h"
+
+namespace ember::cpu {
+
+namespace {
+
+bool supportsPool(const Node& n) {
+  const Type& x = n.input(0).type();
+  if (x.kind != ElemKind::Float32 || x.quant.isQuantized() || n.numResults() != 1)
+    return false;
+  if (n.kind() == NodeKind::GlobalAveragePool || n.kind() == NodeKind::GlobalMaxPool)
+    return x.rank() >= 3;
+  return x.rank() == 3 || x.rank() == 4;
+}
+
+void emitPool(const Node& n, CodegenContext& ctx) {
+  const Shape& x = n.input(0).dims();
+  const Shape& y = n.resultType().dims;
+  const bool oneD = x.size() == 3;
+  const size_t nsp = x.size() - 2;
+  const Attrs& a = n.attrs();
+  const auto k = a.getInts("kernel_shape");
+  const auto s = a.getInts("strides", std::vector<int64_t>(nsp, 1));
+  const auto p = a.getInts("pads", std::vector<int64_t>(2 * nsp, 0));
+  const auto d = a.getInts("dilations", std::vector<int64_t>(nsp, 1));
+  if (k.size() != nsp || s.size() != nsp || p.size() != 2 * nsp || d.size() != nsp)
+    throw Error("window attributes do not match the input's rank");
+  // [H, W, OH, OW, KH, KW, sh, sw, ph, pw, peh, pew, dh, dw]
+  std::vector<int64_t> v;
+  if (oneD)
+    v = {1, x[2], 1, y[2], 1, k[0], 1, s[0], 0, p[0], 0, p[1], 1, d[0]};
+  else
+    v = {x[2], x[3], y[2], y[3], k[0], k[1], s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
+  std::vector<llvm::Value*> args = {ctx.i32(n.kind() == NodeKind::MaxPool),
+                                    ctx.i32(a.getInt("count_include_pad", 0) != 0),
+                                    ctx.addr(n.input(0)), ctx.result(n), ctx.i64(x[0] * x[1])};
+  for (int64_t e : v)
+    args.push_back(ctx.i64(e));
+  args.push_back(ctx.tid());
+  args.push_back(ctx.nth());
+  ctx.call("ember_pool_f32", args);
+}
+
+void emitGlobalPool(const Node& n, CodegenContext& ctx) {
+  const Shape& x = n.input(0).dims();
+  const int64_t planes = x[0] * x[1];
+  ctx.call("ember_global_pool_f32",
+           {ctx.i32(n.kind() == NodeKind::GlobalMaxPool), ctx.addr(n.input(0)), ctx.result(n),
+            ctx.i64(planes), ctx.i64(planes ? numElements(x) / planes : 0), ctx.tid(), ctx.nth()});
+}
+
+} // namespace
+
+void registerPoolCodegen() {
+  registerCodegenUnit(NodeKind::MaxPool, {"pool", supportsPool, emitPool});
+  registerCodegenUnit(NodeKind::AveragePool, {"pool", supportsPool, emitPool});
+  registerCodegenUnit(NodeKind::GlobalAveragePool, {"pool", supportsPool, emitGlobalPool});
+  registerCodegenUnit(NodeKind::GlobalMaxPool, {"pool", supportsPool, emitGlobalPool});
+}
+
+} // namespace ember::cpu

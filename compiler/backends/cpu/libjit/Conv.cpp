@@ -1,0 +1,197 @@
+// Convolution (2-D; 1-D as height 1) as a blocked, packed GEMM per image and group:
+//   Y[m, p] = sum_k W[m, k] * X_col[k, p]   (k = input channel, kernel row, kernel column)
+// The weights are packed at compile time (CpuBackend: packConvWeights) into blocks of MR
+// output channels, k-major: wp[block][k][i]. At run time each thread takes panels of NR
+// output positions, gathers the panel's columns of X_col (im2col, zeros in the padding)
+// into its scratch buffer, and runs an MR x NR register-blocked micro-kernel over every
+// weight block. A panel row is gathered per output-row segment, so stride-1 rows are
+// plain copies. Depthwise convolutions (one input channel per group) use a direct loop.
+#include "Libjit.h"
+
+namespace {
+
+/// The gather plan of one panel: NR positions split into runs of one output row.
+struct Segment {
+  int64_t col; ///< first column of the panel
+  int64_t len; ///< positions in this run
+  int64_t ih0; ///< input row of kernel row 0
+  int64_t iw0; ///< input column of kernel column 0 at the first position
+};
+
+struct ConvGeom {
+  int64_t C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group;
+};
+
+/// Gathers columns [p0, p0 + NR) of X_col for channels [c0, c0 + cg) into panel[k][NR].
+template <int NR>
+inline void packPanel(const float* x, const ConvGeom& g, int64_t cg, int64_t p0, float* panel) {
+  const int64_t P = g.OH * g.OW;
+  Segment seg[NR];
+  int nseg = 0;
+  for (int64_t j = 0; j < NR && p0 + j < P;) {
+    const int64_t p = p0 + j, oh = p / g.OW, ow = p % g.OW;
+    int64_t len = g.OW - ow;
+    if (len > NR - j)
+      len = NR - j;
+    if (len > P - p)
+      len = P - p;
+    seg[nseg++] = Segment{j, len, oh * g.sh - g.ph, ow * g.sw - g.pw};
+    j += len;
+  }
+  const int64_t filled = nseg ? seg[nseg - 1].col + seg[nseg - 1].len : 0;
+  float* row = panel;
+  for (int64_t c = 0; c < cg; ++c) {
+    const float* xc = x + c * g.H * g.W;
+    for (int64_t kh = 0; kh < g.KH; ++kh)
+      for (int64_t kw = 0; kw < g.KW; ++kw, row += NR) {
+        for (int s = 0; s < nseg; ++s) {
+          const Segment& sg = seg[s];
+          float* dst = row + sg.col;
+          const int64_t ih = sg.ih0 + kh * g.dh;
+          if (ih < 0 || ih >= g.H) {
+            for (int64_t j = 0; j < sg.len; ++j)
+              dst[j] = 0.f;
+            continue;
+          }
+          const float* src = xc + ih * g.W;
+          const int64_t iw0 = sg.iw0 + kw * g.dw;
+          if (g.sw == 1 && iw0 >= 0 && iw0 + sg.len <= g.W) {
+            for (int64_t j = 0; j < sg.len; ++j)
+              dst[j] = src[iw0 + j];
+            continue;
+          }
+          for (int64_t j = 0; j < sg.len; ++j) {
+            const int64_t iw = iw0 + j * g.sw;
+            dst[j] = iw >= 0 && iw < g.W ? src[iw] : 0.f;
+          }
+        }
+        for (int64_t j = filled; j < NR; ++j)
+          row[j] = 0.f;
+      }
+  }
+}
+
+/// acc[MR][NR] = sum_k a[k][MR] (outer) b[k][NR], with NV vectors V of NR / NV floats.
+template <int MR, int NV, typename V>
+inline void microKernel(int64_t K, const float* __restrict a, const float* __restrict b,
+                        float* __restrict out) {
+  constexpr int VW = sizeof(V) / sizeof(float);
+  V acc[MR][NV];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j)
+      acc[i][j] = V{} * 0.f;
+  for (int64_t k = 0; k < K; ++k) {
+    V bv[NV];
+    for (int j = 0; j < NV; ++j)
+      __builtin_memcpy(&bv[j], b + k * NV * VW + j * VW, sizeof(V));
+    for (int i = 0; i < MR; ++i) {
+      const float av = a[k * MR + i];
+      for (int j = 0; j < NV; ++j)
+        acc[i][j] += av * bv[j];
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j)
+      __builtin_memcpy(out + i * NV * VW + j * VW, &acc[i][j], sizeof(V));
+}
+
+template <int MR, int NV, typename V>
+inline void convGemm(const float* x, const float* wp, const float* bias, float* y,
+                     const ConvGeom& g, int64_t N, int32_t act, float lo, float hi, float* scratch,
+                     int64_t tid, int64_t nth) {
+  constexpr int NR = NV * (sizeof(V) / sizeof(float));
+  const int64_t cg = g.C / g.group, mg = g.M / g.group, K = cg * g.KH * g.KW;
+  const int64_t P = g.OH * g.OW, panels = (P + NR - 1) / NR, mblocks = (mg + MR - 1) / MR;
+  float* panel = scratch + tid * (K * NR + MR * NR);
+  float* tile = panel + K * NR;
+  int64_t begin, end;
+  libjit::threadRange(N * g.group * panels, tid, nth, &begin, &end);
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t pi = item % panels, ng = item / panels, grp = ng % g.group, n = ng / g.group;
+    const int64_t p0 = pi * NR;
+    packPanel<NR>(x + (n * g.C + grp * cg) * g.H * g.W, g, cg, p0, panel);
+    const int64_t cols = P - p0 < NR ? P - p0 : NR;
+    for (int64_t mb = 0; mb < mblocks; ++mb) {
+      microKernel<MR, NV, V>(K, wp + (grp * mblocks + mb) * K * MR, panel, tile);
+      const int64_t rows = mg - mb * MR < MR ? mg - mb * MR : MR;
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t m = grp * mg + mb * MR + i;
+        const float bv = bias ? bias[m] : 0.f;
+        float* yr = y + (n * g.M + m) * P + p0;
+        const float* tr = tile + i * NR;
+        for (int64_t j = 0; j < cols; ++j)
+          yr[j] = libjit::activate(act, tr[j] + bv, lo, hi);
+      }
+    }
+  }
+}
+
+typedef float V8 __attribute__((vector_size(32)));
+typedef float V16 __attribute__((vector_size(64)));
+
+} // namespace
+
+#define EMBER_CONV_ARGS                                                                            \
+  const float *x, const float *wp, const float *bias, float *y, int64_t N, int64_t C, int64_t H,   \
+      int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,            \
+      int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t group, int32_t act,      \
+      float lo, float hi, float *scratch, int64_t tid, int64_t nth
+
+/// Packed-GEMM convolution for AVX-512 hosts: MR = 8 channels x NR = 32 positions.
+EMBER_KERNEL void ember_conv_f32_mr8_nr32(EMBER_CONV_ARGS) {
+  const ConvGeom g{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group};
+  convGemm<8, 2, V16>(x, wp, bias, y, g, N, act, lo, hi, scratch, tid, nth);
+}
+
+/// Packed-GEMM convolution for AVX2 (and narrower) hosts: MR = 6 x NR = 16.
+EMBER_KERNEL void ember_conv_f32_mr6_nr16(EMBER_CONV_ARGS) {
+  const ConvGeom g{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group};
+  convGemm<6, 2, V8>(x, wp, bias, y, g, N, act, lo, hi, scratch, tid, nth);
+}
+
+/// Depthwise convolution (C / group == 1; M / group output channels per input channel):
+/// one output plane per (image, channel), accumulated tap by tap in the plane.
+EMBER_KERNEL void ember_dwconv_f32(const float* x, const float* w, const float* bias, float* y,
+                                   int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
+                                   int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                                   int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                                   int32_t act, float lo, float hi, int64_t tid, int64_t nth) {
+  const int64_t mult = M / C;
+  int64_t begin, end;
+  libjit::threadRange(N * M, tid, nth, &begin, &end);
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t m = item % M, n = item / M, c = m / mult;
+    const float* xc = x + (n * C + c) * H * W;
+    const float* wm = w + m * KH * KW;
+    float* yp = y + item * OH * OW;
+    const float bv = bias ? bias[m] : 0.f;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      float* yr = yp + oh * OW;
+      for (int64_t ow = 0; ow < OW; ++ow)
+        yr[ow] = bv;
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        const int64_t ih = oh * sh - ph + kh * dh;
+        if (ih < 0 || ih >= H)
+          continue;
+        const float* xr = xc + ih * W;
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const float f = wm[kh * KW + kw];
+          const int64_t off = kw * dw - pw;
+          // Output columns whose input column ow * sw + off lies inside [0, W).
+          const int64_t lo0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
+          const int64_t last = W - 1 - off;
+          int64_t hi0 = last < 0 ? 0 : last / sw + 1;
+          hi0 = hi0 < OW ? hi0 : OW;
+          if (sw == 1)
+            for (int64_t ow = lo0; ow < hi0; ++ow)
+              yr[ow] += f * xr[ow + off];
+          else
+            for (int64_t ow = lo0; ow < hi0; ++ow)
+              yr[ow] += f * xr[ow * sw + off];
+        }
+      }
+      for (int64_t ow = 0; ow < OW; ++ow)
+        yr[ow] = libjit::activate(act, yr[ow], lo, hi);
+    }
+  }
+}

@@ -1,0 +1,170 @@
+// Elementwise kernels: float unary maps (one op code per node kind, folded to one
+// branch once the code is a constant), numpy-broadcasting binary operators over up to
+// six coalesced dimensions, and the fused activation of Add.
+#include "Libjit.h"
+
+namespace {
+
+/// Op codes of the unary maps (codegen/ElementwiseGen.cpp has the same table).
+enum UnaryOp : int32_t {
+  kRelu,
+  kSigmoid,
+  kTanh,
+  kExp,
+  kLog,
+  kSqrt,
+  kErf,
+  kNeg,
+  kAbs,
+  kReciprocal,
+  kFloor,
+  kCeil,
+  kLeakyRelu,
+  kClip,
+  kHardSigmoid,
+  kHardSwish,
+  kSilu,
+  kGelu,
+  kSoftplus,
+  kElu,
+  kRound,
+  kSign,
+};
+
+inline float sigmoid(float x) {
+  return x >= 0 ? 1.f / (1.f + expf(-x)) : expf(x) / (1.f + expf(x));
+}
+
+inline float unary(int32_t op, float x, float a, float b) {
+  switch (op) {
+  case kRelu:
+    return x > 0 ? x : 0.f;
+  case kSigmoid:
+    return sigmoid(x);
+  case kTanh:
+    return tanhf(x);
+  case kExp:
+    return expf(x);
+  case kLog:
+    return logf(x);
+  case kSqrt:
+    return sqrtf(x);
+  case kErf:
+    return erff(x);
+  case kNeg:
+    return -x;
+  case kAbs:
+    return fabsf(x);
+  case kReciprocal:
+    return 1.f / x;
+  case kFloor:
+    return floorf(x);
+  case kCeil:
+    return ceilf(x);
+  case kLeakyRelu:
+    return x < 0 ? a * x : x;
+  case kClip: {
+    const float y = x < a ? a : x;
+    return y > b ? b : y;
+  }
+  case kHardSigmoid: {
+    const float v = a * x + b;
+    return v < 0 ? 0.f : (v > 1 ? 1.f : v);
+  }
+  case kHardSwish: {
+    const float v = x / 6.f + 0.5f;
+    return x * (v < 0 ? 0.f : (v > 1 ? 1.f : v));
+  }
+  case kSilu:
+    return x * sigmoid(x);
+  case kGelu:
+    return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+  case kSoftplus:
+    return x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x));
+  case kElu:
+    return x < 0 ? a * expm1f(x) : x;
+  case kRound:
+    return nearbyintf(x);
+  case kSign:
+    return x > 0 ? 1.f : (x < 0 ? -1.f : 0.f);
+  default:
+    return x;
+  }
+}
+
+enum BinaryOp : int32_t { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow, kPRelu };
+
+inline float binary(int32_t op, float a, float b) {
+  switch (op) {
+  case kAdd:
+    return a + b;
+  case kSub:
+    return a - b;
+  case kMul:
+    return a * b;
+  case kDiv:
+    return a / b;
+  case kMax:
+    return a != a || b != b ? __builtin_nanf("") : (a < b ? b : a);
+  case kMin:
+    return a != a || b != b ? __builtin_nanf("") : (b < a ? b : a);
+  case kPow:
+    return b == 2.f ? a * a : powf(a, b);
+  case kPRelu:
+    return a < 0 ? b * a : a;
+  default:
+    return a;
+  }
+}
+
+} // namespace
+
+/// y[i] = op(x[i]) for i in [0, n); `a`, `b` are the op's parameters.
+EMBER_KERNEL void ember_unary_f32(int32_t op, const float* x, float* y, int64_t n, float a, float b,
+                                  int64_t tid, int64_t nth) {
+  int64_t begin, end;
+  libjit::threadRangeGrain(n, 64, tid, nth, &begin, &end);
+  for (int64_t i = begin; i < end; ++i)
+    y[i] = unary(op, x[i], a, b);
+}
+
+/// y = act(op(a, b)) over the output dims d[0..5] (coalesced; d[5] innermost); as[] and
+/// bs[] are the operands' strides in elements (0 where broadcast).
+EMBER_KERNEL void ember_binary_f32(int32_t op, const float* a, const float* b, float* y,
+                                   const int64_t* d, const int64_t* as, const int64_t* bs,
+                                   int32_t act, float lo, float hi, int64_t tid, int64_t nth) {
+  const int64_t rows = d[0] * d[1] * d[2] * d[3] * d[4];
+  const int64_t inner = d[5];
+  int64_t begin, end;
+  libjit::threadRange(rows, tid, nth, &begin, &end);
+  for (int64_t r = begin; r < end; ++r) {
+    int64_t rem = r;
+    const int64_t i4 = rem % d[4];
+    rem /= d[4];
+    const int64_t i3 = rem % d[3];
+    rem /= d[3];
+    const int64_t i2 = rem % d[2];
+    rem /= d[2];
+    const int64_t i1 = rem % d[1];
+    const int64_t i0 = rem / d[1];
+    const float* ar = a + i0 * as[0] + i1 * as[1] + i2 * as[2] + i3 * as[3] + i4 * as[4];
+    const float* br = b + i0 * bs[0] + i1 * bs[1] + i2 * bs[2] + i3 * bs[3] + i4 * bs[4];
+    float* yr = y + r * inner;
+    const int64_t sa = as[5], sb = bs[5];
+    if (sa == 1 && sb == 1) {
+      for (int64_t i = 0; i < inner; ++i)
+        yr[i] = libjit::activate(act, binary(op, ar[i], br[i]), lo, hi);
+    } else if (sa == 1 && sb == 0) {
+      const float bv = br[0];
+      for (int64_t i = 0; i < inner; ++i)
+        yr[i] = libjit::activate(act, binary(op, ar[i], bv), lo, hi);
+    } else if (sa == 0 && sb == 1) {
+      const float av = ar[0];
+      for (int64_t i = 0; i < inner; ++i)
+        yr[i] = libjit::activate(act, binary(op, av, br[i]), lo, hi);
+    } else {
+      for (int64_t i = 0; i < inner; ++i)
+        yr[i] = libjit::activate(act, binary(op, ar[i * sa], br[i * sb]), lo, hi);
+    }
+  }
+}

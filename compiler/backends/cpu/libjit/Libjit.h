@@ -1,0 +1,52 @@
+// Shared helpers of the libjit kernels (compiled to LLVM bitcode by clang, never by the
+// host compiler). Every kernel is an extern "C" function whose shape arguments the
+// generated code passes as constants, so that after inlining LLVM specialises it on the
+// model's static shapes. The last two arguments of every kernel are the calling
+// thread's index and the number of threads: a kernel computes its share of the output
+// (a contiguous range of an outer loop), so results never depend on the thread count.
+#pragma once
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define EMBER_KERNEL extern "C"
+
+namespace libjit {
+
+/// The part [*begin, *end) of [0, n) that thread `tid` of `nth` computes.
+inline void threadRange(int64_t n, int64_t tid, int64_t nth, int64_t* begin, int64_t* end) {
+  const int64_t chunk = n / nth, rest = n % nth;
+  *begin = tid * chunk + (tid < rest ? tid : rest);
+  *end = *begin + chunk + (tid < rest ? 1 : 0);
+}
+
+/// The same in units of `grain` elements (the last unit may be partial).
+inline void threadRangeGrain(int64_t n, int64_t grain, int64_t tid, int64_t nth, int64_t* begin,
+                             int64_t* end) {
+  const int64_t units = (n + grain - 1) / grain;
+  int64_t b, e;
+  threadRange(units, tid, nth, &b, &e);
+  *begin = b * grain;
+  *end = e * grain < n ? e * grain : n;
+}
+
+/// Fused activation of Conv/Gemm/MatMul/Add (ember/passes/FusedActivation.h):
+/// 0 none, 1 relu, 2 clip(lo, hi) with Clip's semantics (max first, then min).
+inline float activate(int32_t act, float x, float lo, float hi) {
+  if (act == 1)
+    return x > 0 ? x : 0.f;
+  if (act == 2) {
+    const float y = x < lo ? lo : x;
+    return y > hi ? hi : y;
+  }
+  return x;
+}
+
+/// Six-dimensional index walk helpers: strides are in elements.
+struct Dims6 {
+  int64_t d[6];
+};
+
+} // namespace libjit

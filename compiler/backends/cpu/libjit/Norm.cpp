@@ -1,0 +1,58 @@
+// Softmax / LogSoftmax along one axis (outer x len x inner lines, maximum subtracted
+// first, sums in double as the interpreter) and LayerNormalization over the trailing
+// `cols` elements of each row (statistics in double).
+#include "Libjit.h"
+
+EMBER_KERNEL void ember_softmax_f32(int32_t isLog, const float* x, float* y, int64_t outer,
+                                    int64_t len, int64_t inner, int64_t tid, int64_t nth) {
+  int64_t begin, end;
+  libjit::threadRange(outer * inner, tid, nth, &begin, &end);
+  for (int64_t line = begin; line < end; ++line) {
+    const int64_t o = line / inner, i = line % inner;
+    const float* xl = x + o * len * inner + i;
+    float* yl = y + o * len * inner + i;
+    float mx = xl[0];
+    for (int64_t k = 1; k < len; ++k)
+      if (xl[k * inner] > mx)
+        mx = xl[k * inner];
+    double sum = 0;
+    for (int64_t k = 0; k < len; ++k)
+      sum += exp(static_cast<double>(xl[k * inner]) - mx);
+    if (isLog) {
+      const double logSum = log(sum);
+      for (int64_t k = 0; k < len; ++k)
+        yl[k * inner] = static_cast<float>(static_cast<double>(xl[k * inner]) - mx - logSum);
+    } else {
+      const double inv = 1.0 / sum;
+      for (int64_t k = 0; k < len; ++k)
+        yl[k * inner] = static_cast<float>(exp(static_cast<double>(xl[k * inner]) - mx) * inv);
+    }
+  }
+}
+
+/// y = (x - mean) / sqrt(var + eps) * scale + bias over each row of `cols` elements;
+/// the row's mean and 1 / sqrt(var + eps) go to meanOut / invOut when not null.
+EMBER_KERNEL void ember_layernorm_f32(const float* x, const float* scale, const float* bias,
+                                      float* y, float* meanOut, float* invOut, int64_t rows,
+                                      int64_t cols, double eps, int64_t tid, int64_t nth) {
+  int64_t begin, end;
+  libjit::threadRange(rows, tid, nth, &begin, &end);
+  for (int64_t r = begin; r < end; ++r) {
+    const float* xr = x + r * cols;
+    float* yr = y + r * cols;
+    double s = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      s += xr[c];
+    const double mean = s / static_cast<double>(cols);
+    double v = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      v += (xr[c] - mean) * (xr[c] - mean);
+    const double inv = 1.0 / sqrt(v / static_cast<double>(cols) + eps);
+    for (int64_t c = 0; c < cols; ++c)
+      yr[c] = static_cast<float>((xr[c] - mean) * inv * scale[c] + (bias ? bias[c] : 0.f));
+    if (meanOut)
+      meanOut[r] = static_cast<float>(mean);
+    if (invOut)
+      invOut[r] = static_cast<float>(inv);
+  }
+}

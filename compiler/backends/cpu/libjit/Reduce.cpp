@@ -1,0 +1,46 @@
+// Reductions over any set of axes: the output is walked over up to six dimensions (od,
+// input strides os) and each output element reduces the box rd (input strides rs).
+// Accumulation in double, as the interpreter.
+#include "Libjit.h"
+
+namespace {
+enum ReduceOp : int32_t { kSum, kMean, kMax, kMin, kSumSquare, kL2 };
+}
+
+EMBER_KERNEL void ember_reduce_f32(int32_t op, const float* x, float* y, const int64_t* od,
+                                   const int64_t* os, const int64_t* rd, const int64_t* rs,
+                                   int64_t tid, int64_t nth) {
+  const int64_t outs = od[0] * od[1] * od[2] * od[3] * od[4] * od[5];
+  const int64_t count = rd[0] * rd[1] * rd[2] * rd[3] * rd[4] * rd[5];
+  int64_t begin, end;
+  libjit::threadRange(outs, tid, nth, &begin, &end);
+  for (int64_t o = begin; o < end; ++o) {
+    int64_t rem = o, base = 0;
+    for (int k = 5; k >= 0; --k) {
+      base += (rem % od[k]) * os[k];
+      rem /= od[k];
+    }
+    double acc = op == kMax ? -__builtin_inf() : (op == kMin ? __builtin_inf() : 0.0);
+    for (int64_t r = 0; r < count; ++r) {
+      int64_t rr = r, off = base;
+      for (int k = 5; k >= 0; --k) {
+        off += (rr % rd[k]) * rs[k];
+        rr /= rd[k];
+      }
+      const double v = x[off];
+      if (op == kMax)
+        acc = v > acc || v != v ? v : acc;
+      else if (op == kMin)
+        acc = v < acc || v != v ? v : acc;
+      else if (op == kSumSquare || op == kL2)
+        acc += v * v;
+      else
+        acc += v;
+    }
+    if (op == kMean)
+      acc /= static_cast<double>(count);
+    else if (op == kL2)
+      acc = sqrt(acc);
+    y[o] = static_cast<float>(acc);
+  }
+}
