@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 
 namespace ember {
 namespace {
@@ -67,6 +68,15 @@ TEST_P(QuantZoo, QuantizedMatchesFloat) {
   EXPECT_TRUE(verifyFunction(*q).empty());
   EXPECT_GT(stats.int8Nodes, 0u);
 
+  std::map<std::string, int> floatKinds;
+  for (const auto& n : q->nodes())
+    if (n->kind() != NodeKind::QuantizeLinear && n->kind() != NodeKind::DequantizeLinear &&
+        !n->resultType(0).quant.isQuantized())
+      ++floatKinds[n->kindName()];
+  std::cout << "[quant-zoo] " << zc.name << " float nodes:";
+  for (const auto& [k, c] : floatKinds)
+    std::cout << " " << k << " x" << c;
+  std::cout << "\n";
   TensorMap inputs = {{in->name(), readNpy(dir + "/input.npy")}};
   TensorMap ref = Interpreter(f).run(inputs);
   const auto t2 = std::chrono::steady_clock::now();
