@@ -8,6 +8,7 @@
 #include "ember/npu/Compile.h"
 #include "ember/sim/Io.h"
 #include "ember/sim/Simulator.h"
+#include "ember/support/Error.h"
 
 #include <gtest/gtest.h>
 

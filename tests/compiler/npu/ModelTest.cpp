@@ -1,0 +1,63 @@
+// Whole networks of the model zoo on the NPU: imported, optimised, quantized with random
+// calibration, compiled for the reference description, simulated, and compared bit for
+// bit with the int8 interpreter on the same quantized function. Prints cycles, MAC
+// utilisation and compile time. The zoo folder is $EMBER_MODELS_DIR, else the build's
+// models/ folder; an absent model is skipped.
+#include "NpuTestUtil.h"
+
+#include "ember/importer/OnnxImporter.h"
+#include "ember/passes/Pass.h"
+#include "ember/quantization/Profile.h"
+#include "ember/quantization/Quantize.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+namespace ember::npu::test {
+namespace {
+
+std::string modelPath(const std::string& name) {
+  std::string d = EMBER_DEFAULT_MODELS_DIR;
+  if (const char* env = std::getenv("EMBER_MODELS_DIR"))
+    d = env;
+  return d + "/" + name + "/model.onnx";
+}
+
+class ZooOnNpu : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ZooOnNpu, BitExactAgainstInt8Interpreter) {
+  const std::string path = modelPath(GetParam());
+  if (!std::filesystem::exists(path))
+    GTEST_SKIP() << "no " << path << " (run `ninja models` or set EMBER_MODELS_DIR)";
+  std::unique_ptr<Module> m = importOnnxFile(path);
+  Function* f = m->getFunction("main");
+  runPipeline(*f, defaultPipeline());
+  Function* q =
+      quant::quantize(*f, quant::profileFunction(*f, quant::loadCalibration(*f, "random:2")));
+  const auto t0 = std::chrono::steady_clock::now();
+  CompileResult r = compile(*q, refIsa());
+  const double compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto in = randomInputs(r.binary, 1);
+  const auto t1 = std::chrono::steady_clock::now();
+  SimOut s = simulate(r.binary, refIsa(), in);
+  const double simSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  auto want = interpret(*q, in);
+  for (const auto& kv : want)
+    EXPECT_EQ(mismatches(s.outputs[kv.first], kv.second), 0u) << kv.first;
+  std::printf("%s: %zu layers, %lld instructions, compile %.3f s; simulated %llu cycles "
+              "(estimated %.0f, ratio %.3f), MAC utilisation %.1f%%, energy %.1f uJ, "
+              "simulation %.1f s\n",
+              GetParam(), r.summary.layers.size(), (long long)r.summary.instructions,
+              compileSeconds, (unsigned long long)s.report.cycles, r.summary.cycles,
+              r.summary.cycles / double(s.report.cycles), 100.0 * s.report.mac_utilization,
+              s.report.energy_total_pj * 1e-6, simSeconds);
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, ZooOnNpu, ::testing::Values("resnet18", "mobilenet_v2"),
+                         [](const auto& p) { return std::string(p.param); });
+
+} // namespace
+} // namespace ember::npu::test
