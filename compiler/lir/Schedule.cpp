@@ -112,7 +112,7 @@ NodeOrder topologicalOrder(const ember::Function& f) {
   return order;
 }
 
-NodeOrder memoryMinimizingOrder(const ember::Function& f) {
+NodeOrder greedyOrder(const ember::Function& f, GreedyRule rule) {
   const MemoryModel m(f);
   Simulation sim(m);
   // Number of producers (non-storage input nodes) each node still waits for.
@@ -141,14 +141,25 @@ NodeOrder memoryMinimizingOrder(const ember::Function& f) {
           latest = std::max(latest, ranAt[in.node] + 1);
       return latest;
     };
+    auto delta = [&](const Node* n) {
+      return (long long)m.allocBytes.at(n) - (long long)sim.freedBy(n);
+    };
     auto better = [&](const Node* a, const Node* b) {
-      const long long da = (long long)m.allocBytes.at(a) - (long long)sim.freedBy(a);
-      const long long db = (long long)m.allocBytes.at(b) - (long long)sim.freedBy(b);
-      if (da != db)
-        return da < db;
+      const long long da = delta(a), db = delta(b);
       const size_t ra = recency(a), rb = recency(b);
-      if (ra != rb)
-        return ra > rb;
+      if (rule == GreedyRule::FreeFirstThenDepth && (da <= 0) != (db <= 0))
+        return da <= 0;
+      if (rule == GreedyRule::FewestBytes || (rule == GreedyRule::FreeFirstThenDepth && da <= 0)) {
+        if (da != db)
+          return da < db;
+        if (ra != rb)
+          return ra > rb;
+      } else {
+        if (ra != rb)
+          return ra > rb;
+        if (da != db)
+          return da < db;
+      }
       return m.index.at(a) < m.index.at(b);
     };
     auto best = std::min_element(ready.begin(), ready.end(), better);
@@ -164,6 +175,21 @@ NodeOrder memoryMinimizingOrder(const ember::Function& f) {
   if (order.size() != f.numNodes())
     throw Error("function '" + f.name() + "'", "the graph has a cycle; it cannot be scheduled");
   return order;
+}
+
+NodeOrder memoryMinimizingOrder(const ember::Function& f) {
+  NodeOrder best;
+  size_t bestPeak = SIZE_MAX;
+  for (NodeOrder o :
+       {greedyOrder(f, GreedyRule::FewestBytes), greedyOrder(f, GreedyRule::FreeFirstThenDepth),
+        greedyOrder(f, GreedyRule::DepthFirst), topologicalOrder(f)}) {
+    const size_t peak = schedulePeakBytes(f, o);
+    if (peak < bestPeak) {
+      bestPeak = peak;
+      best = std::move(o);
+    }
+  }
+  return best;
 }
 
 size_t schedulePeakBytes(const ember::Function& f, const NodeOrder& order) {

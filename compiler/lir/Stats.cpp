@@ -15,6 +15,9 @@ MemoryStats measureMemory(const ember::Function& g, const MemoryPlanOptions& opt
   const NodeOrder greedy = memoryMinimizingOrder(g);
   const NodeOrder topo = topologicalOrder(g);
   s.greedyPeak = schedulePeakBytes(g, greedy);
+  s.fewestBytesPeak = schedulePeakBytes(g, greedyOrder(g, GreedyRule::FewestBytes));
+  s.freeFirstPeak = schedulePeakBytes(g, greedyOrder(g, GreedyRule::FreeFirstThenDepth));
+  s.depthFirstPeak = schedulePeakBytes(g, greedyOrder(g, GreedyRule::DepthFirst));
   s.topoPeak = schedulePeakBytes(g, topo);
 
   std::unique_ptr<Function> f = generateIR(g, greedy);
@@ -45,9 +48,10 @@ std::string kib(size_t bytes) {
 
 void printMemoryStatsHeader(std::ostream& os) {
   os << std::left << std::setw(22) << "model" << std::right << std::setw(6) << "nodes"
-     << std::setw(10) << "buffers" << std::setw(11) << "sum KiB" << std::setw(10) << "peak KiB"
-     << std::setw(11) << "bound KiB" << std::setw(12) << "peak/bound" << std::setw(14)
-     << "sched:greedy" << std::setw(12) << "sched:topo" << std::setw(13) << "bound(topo)"
+     << std::setw(11) << "buffers" << std::setw(11) << "sum" << std::setw(9) << "peak"
+     << std::setw(9) << "bound" << std::setw(11) << "peak/bound" << std::setw(12) << "bound(topo)"
+     << "  | sched:" << std::setw(8) << "chosen" << std::setw(9) << "bytes" << std::setw(9)
+     << "free1st" << std::setw(9) << "depth" << std::setw(9) << "topo"
      << "\n";
 }
 
@@ -56,10 +60,12 @@ void printMemoryStatsRow(std::ostream& os, const std::string& model, const Memor
   ratio << std::fixed << std::setprecision(3)
         << (s.lowerBound ? double(s.arenaBytes) / double(s.lowerBound) : 1.0);
   os << std::left << std::setw(22) << model << std::right << std::setw(6) << s.nodes
-     << std::setw(10) << (std::to_string(s.buffersBefore) + "->" + std::to_string(s.buffers))
-     << std::setw(11) << kib(s.sumBytes) << std::setw(10) << kib(s.arenaBytes) << std::setw(11)
-     << kib(s.lowerBound) << std::setw(12) << ratio.str() << std::setw(14) << kib(s.greedyPeak)
-     << std::setw(12) << kib(s.topoPeak) << std::setw(13) << kib(s.topoLowerBound) << "\n";
+     << std::setw(11) << (std::to_string(s.buffersBefore) + "->" + std::to_string(s.buffers))
+     << std::setw(11) << kib(s.sumBytes) << std::setw(9) << kib(s.arenaBytes) << std::setw(9)
+     << kib(s.lowerBound) << std::setw(11) << ratio.str() << std::setw(12) << kib(s.topoLowerBound)
+     << "  |       " << std::setw(8) << kib(s.greedyPeak) << std::setw(9) << kib(s.fewestBytesPeak)
+     << std::setw(9) << kib(s.freeFirstPeak) << std::setw(9) << kib(s.depthFirstPeak)
+     << std::setw(9) << kib(s.topoPeak) << "\n";
 }
 
 } // namespace ember::lir

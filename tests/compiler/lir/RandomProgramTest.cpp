@@ -66,6 +66,12 @@ TEST(LirRandomPrograms, MatchTheGraphInterpreterBitForBit) {
     const TensorMap ref = Interpreter(*g.f).run(in);
     const lir::NodeOrder topo = lir::topologicalOrder(*g.f);
     const lir::NodeOrder greedy = lir::memoryMinimizingOrder(*g.f);
+    // The chosen order peaks no higher than any rule's or the function's own.
+    const size_t chosen = lir::schedulePeakBytes(*g.f, greedy);
+    EXPECT_LE(chosen, lir::schedulePeakBytes(*g.f, topo));
+    for (auto rule : {lir::GreedyRule::FewestBytes, lir::GreedyRule::FreeFirstThenDepth,
+                      lir::GreedyRule::DepthFirst})
+      EXPECT_LE(chosen, lir::schedulePeakBytes(*g.f, lir::greedyOrder(*g.f, rule)));
     for (const lir::NodeOrder* order : {&topo, &greedy}) {
       for (bool optimize : {false, true}) {
         auto f = lir::generateIR(*g.f, *order);

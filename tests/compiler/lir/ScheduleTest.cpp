@@ -36,6 +36,9 @@ TEST(LirSchedule, GreedyFinishesAChainBeforeStartingTheNext) {
   const lir::NodeOrder topo = lir::topologicalOrder(*g.f);
   const lir::NodeOrder greedy = lir::memoryMinimizingOrder(*g.f);
   EXPECT_EQ(names(greedy), (std::vector<std::string>{"a1", "a2", "b1", "b2", "add"}));
+  for (auto rule : {lir::GreedyRule::FewestBytes, lir::GreedyRule::FreeFirstThenDepth,
+                    lir::GreedyRule::DepthFirst})
+    EXPECT_EQ(names(lir::greedyOrder(*g.f, rule)), names(greedy));
   // Topological: a1 (400) + b1 (400) + a2 (4) live at a2. Greedy: b1 (400) + a2 (4) + b2
   // (4) at b2. The output (add) is written in place of the output: 0 bytes.
   EXPECT_EQ(lir::schedulePeakBytes(*g.f, topo), 804u);

@@ -19,10 +19,22 @@ using NodeOrder = std::vector<const Node*>;
 /// The function's own (topological) node order.
 NodeOrder topologicalOrder(const ember::Function& f);
 
-/// A memory-minimising topological order, greedy: among the ready nodes, run the one
-/// that adds the fewest bytes (its allocations minus the buffers it frees); ties go to
-/// the node that reads the most recently produced value (depth first), then to the
-/// earlier node of the function's order. Deterministic.
+/// How a greedy schedule picks among the ready nodes. "Adds" = the bytes a node
+/// allocates minus the bytes it frees; "depth" = it reads the most recently produced
+/// value. Every rule ends with the function's order as the last tie-break.
+enum class GreedyRule {
+  FewestBytes,        ///< least added bytes, then depth
+  FreeFirstThenDepth, ///< nodes adding nothing first (least added), then depth, then bytes
+  DepthFirst,         ///< depth, then least added bytes
+};
+
+/// A topological order built greedily with `rule`. Deterministic.
+NodeOrder greedyOrder(const ember::Function& f, GreedyRule rule);
+
+/// The memory-minimising order: the lowest-peak (schedulePeakBytes) of the three greedy
+/// orders and the function's own order (ties: in that order). No greedy rule wins
+/// everywhere (FewestBytes starts wide branches too early on the int8 transformers), so
+/// the result is never worse than the function's order by construction.
 NodeOrder memoryMinimizingOrder(const ember::Function& f);
 
 /// Peak live bytes of running `order` under the memory model above. Throws
