@@ -1,13 +1,15 @@
 // Low-level IR memory figures per zoo model (docs/compiler.md, "Low-level IR"): every
 // model folder with a model.onnx under --models is imported, optimised with the default
-// graph pipeline, scheduled, lowered to the IR, optimised and planned. Prints figures;
-// never fails on time.
-//   lir_bench [--models DIR] [--alignment N] [--fit first|best]
+// graph pipeline (with --int8: quantized, calibrated on the folder's input.npy),
+// scheduled, lowered to the IR, optimised and planned. Prints figures; never fails on time.
+//   lir_bench [--models DIR] [--alignment N] [--fit first|best] [--int8]
 #include "ember/importer/OnnxImporter.h"
 #include "ember/lir/Stats.h"
 #include "ember/passes/Pass.h"
 #include "ember/passes/Passes.h"
+#include "ember/quantization/Quantize.h"
 #include "ember/support/Error.h"
+#include "ember/support/Npy.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -22,17 +24,20 @@ namespace fs = std::filesystem;
 int main(int argc, char** argv) {
   std::string models = std::getenv("EMBER_MODELS_DIR") ? std::getenv("EMBER_MODELS_DIR") : "models";
   ember::lir::MemoryPlanOptions opts;
+  bool int8 = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--models" && i + 1 < argc)
       models = argv[++i];
     else if (a == "--alignment" && i + 1 < argc)
       opts.alignment = std::strtoul(argv[++i], nullptr, 10);
+    else if (a == "--int8")
+      int8 = true;
     else if (a == "--fit" && i + 1 < argc)
       opts.fit = std::strcmp(argv[++i], "first") == 0 ? ember::lir::MemoryPlanOptions::Fit::First
                                                       : ember::lir::MemoryPlanOptions::Fit::Best;
     else {
-      std::cerr << "usage: lir_bench [--models DIR] [--alignment N] [--fit first|best]\n";
+      std::cerr << "usage: lir_bench [--models DIR] [--alignment N] [--fit first|best] [--int8]\n";
       return 2;
     }
   }
@@ -46,17 +51,25 @@ int main(int argc, char** argv) {
       dirs.push_back(e.path());
   std::sort(dirs.begin(), dirs.end());
   std::cout << "alignment " << opts.alignment << ", "
-            << (opts.fit == ember::lir::MemoryPlanOptions::Fit::Best ? "best" : "first")
-            << " fit; KiB\n";
+            << (opts.fit == ember::lir::MemoryPlanOptions::Fit::Best ? "best" : "first") << " fit; "
+            << (int8 ? "int8 (quantized, calibrated on input.npy)" : "float32") << "; KiB\n";
   ember::lir::printMemoryStatsHeader(std::cout);
   int failures = 0;
   for (const fs::path& d : dirs) {
     try {
       std::unique_ptr<ember::Module> m = ember::importOnnxFile((d / "model.onnx").string());
-      ember::Function& f = *m->functions().front();
-      ember::runPipeline(f, ember::defaultPipeline());
+      ember::Function* f = m->functions().front().get();
+      if (int8) {
+        if (!fs::exists(d / "input.npy") || f->inputs().size() != 1)
+          continue; // nothing to calibrate on
+        const ember::TensorMap in = {
+            {f->inputs()[0]->name(), ember::readNpy((d / "input.npy").string())}};
+        f = ember::quant::quantizeModel(*f, {in});
+      } else {
+        ember::runPipeline(*f, ember::defaultPipeline());
+      }
       const auto t0 = std::chrono::steady_clock::now();
-      const ember::lir::MemoryStats s = ember::lir::measureMemory(f, opts);
+      const ember::lir::MemoryStats s = ember::lir::measureMemory(*f, opts);
       const double ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       ember::lir::printMemoryStatsRow(std::cout, d.filename().string(), s);
