@@ -5,6 +5,7 @@
 #include "ember/graph/Verifier.h"
 #include "ember/interpreter/Interpreter.h"
 #include "ember/passes/Pass.h"
+#include "ember/quantization/FoldQdq.h"
 #include "ember/quantization/Numerics.h"
 
 #include <gtest/gtest.h>
@@ -176,6 +177,47 @@ TEST(Quantize, RuleTableCoversTheContractKinds) {
                      NodeKind::Concat, NodeKind::Sigmoid, NodeKind::Reshape, NodeKind::Transpose})
     EXPECT_TRUE(covered.count(k)) << nodeKindName(k);
   EXPECT_FALSE(covered.count(NodeKind::Softmax));
+}
+
+} // namespace
+
+namespace {
+
+TEST(Quantize, ErrorsNameTheirPlace) {
+  SmallCnn c;
+  Profile p = profileFunction(*c.f, calibration(*c.f, 2));
+  quantize(*c.f, p);
+  // The default name is taken now.
+  EXPECT_THROW(quantize(*c.f, p), Error);
+  // An int8 Conv whose input carries no quantization parameters is refused by its
+  // kernel with the node's name.
+  Module m;
+  Function* f = m.createFunction("main");
+  Node* x = m.createPlaceholder("x", Type(ElemKind::Int8, {1, 1, 3, 3}));
+  QuantParams wq;
+  wq.scales = {0.1f};
+  wq.zeroPoints = {0};
+  Tensor w(Type(ElemKind::Int8, {1, 1, 1, 1}, wq));
+  Node* wc = m.createConstant("w", w);
+  Node* conv = f->create(NodeKind::Conv, "qconv", {x->result(), wc->result()}, {},
+                         std::vector<Type>{Type(ElemKind::Int8, {1, 1, 3, 3}, wq)});
+  f->addOutput("y", conv->result());
+  try {
+    Interpreter(*f).run({{"x", Tensor(ElemKind::Int8, {1, 1, 3, 3})}});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'qconv'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("per-tensor"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Quantize, FoldQdqLeavesFloatModelsAlone) {
+  SmallCnn c;
+  const size_t before = c.f->numNodes();
+  EXPECT_EQ(runFoldQdq(*c.f), 0u);
+  EXPECT_EQ(c.f->numNodes(), before);
+  registerQuantPasses();
+  EXPECT_NE(findPass("fold-qdq"), nullptr);
 }
 
 } // namespace
