@@ -4,6 +4,7 @@
 // multipliers in range) BEFORE it creates a node.
 #include "Quantizer.h"
 
+#include <cmath>
 #include <map>
 
 namespace ember {
@@ -46,35 +47,76 @@ const Tensor* floatConstant(const NodeValue& v) {
   return &v.node->payload();
 }
 
+/// The int8 form of a weighted product `kind` (Conv, Gemm, MatMul) of x with float
+/// weights `w` (per channel along `wAxis`) and an optional float bias `b`, producing the
+/// float value `y`; `wName` / `bName` name the new constants.
+bool weightedCore(Quantizer& q, NodeKind kind, const std::string& name, const Attrs& attrs,
+                  NodeValue x, NodeValue y, const Tensor& w, const Tensor* b, int wAxis,
+                  const std::string& wName, const std::string& bName) {
+  auto ps = operandParams(q, {x, y});
+  if (!ps)
+    return false;
+  const QuantParams &xq = (*ps)[0], &yq = (*ps)[1];
+  const int64_t channels = w.dims()[size_t(wAxis)];
+  if (b && b->size() != channels)
+    return false;
+  Tensor w8 = quantizeWeights(w, wAxis);
+  const std::vector<float> sw = w8.type().quant.scales;
+  for (float s : sw)
+    if (!valid([&] { productMultiplier(xq.scales[0], s, yq.scales[0]); }))
+      return false;
+  std::vector<NodeValue> ins = {q.int8Of(x), q.constant(wName + "_int8", std::move(w8))->result()};
+  if (b)
+    ins.push_back(
+        q.constant(bName + "_int32", quantizeBias(b->reshaped({channels}), xq.scales[0], sw))
+            ->result());
+  Node* made = q.createInt8(kind, name, ins, attrs, {int8Type(y.dims(), yq)});
+  q.setInt8(y, made->result());
+  return true;
+}
+
 /// Conv, Gemm and MatMul: int8 input, per-channel int8 weights along `wAxis`, int32 bias.
 bool weightedProduct(const Node& n, Quantizer& q, size_t biasIndex, int wAxis) {
-  const NodeValue x = n.input(0), y = const_cast<Node&>(n).result();
   const Tensor* w = floatConstant(n.input(1));
   const NodeValue biasV = biasIndex ? n.optionalInput(biasIndex) : NodeValue();
   const Tensor* b = biasIndex ? floatConstant(biasV) : nullptr;
   if (!w || (biasV && !b))
     return false;
-  auto ps = operandParams(q, {x, y});
-  if (!ps)
+  return weightedCore(q, n.kind(), n.name(), n.attrs(), n.input(0), const_cast<Node&>(n).result(),
+                      *w, b, wAxis, n.input(1).node->name(),
+                      biasV ? biasV.node->name() : std::string());
+}
+
+/// A BatchNormalization with constant parameters over N x C x spatial becomes a
+/// depthwise 1x1 int8 Conv: w[c] = scale / sqrt(var + eps), b[c] = bias - mean * w[c]
+/// (double, stored float32), group = C (section 4.1).
+bool batchNormRule(const Node& n, Quantizer& q) {
+  const NodeValue x = n.input(0);
+  const size_t rank = x.dims().size();
+  if (rank < 3 || rank > 5 || n.numResults() != 1)
     return false;
-  const QuantParams &xq = (*ps)[0], &yq = (*ps)[1];
-  const int64_t channels = w->dims()[size_t(wAxis)];
-  if (b && b->size() != channels)
-    return false;
-  Tensor w8 = quantizeWeights(*w, wAxis);
-  const std::vector<float> sw = w8.type().quant.scales;
-  for (float s : sw)
-    if (!valid([&] { productMultiplier(xq.scales[0], s, yq.scales[0]); }))
+  const Tensor* p[4];
+  for (size_t i = 0; i < 4; ++i)
+    if (!(p[i] = floatConstant(n.input(i + 1))))
       return false;
-  std::vector<NodeValue> ins = {
-      q.int8Of(x), q.constant(n.input(1).node->name() + "_int8", std::move(w8))->result()};
-  if (b)
-    ins.push_back(q.constant(biasV.node->name() + "_int32",
-                             quantizeBias(b->reshaped({channels}), xq.scales[0], sw))
-                      ->result());
-  Node* made = q.createInt8(n.kind(), n.name(), ins, n.attrs(), {int8Type(y.dims(), yq)});
-  q.setInt8(y, made->result());
-  return true;
+  const int64_t c = x.dims()[1];
+  const double eps = n.attrs().getFloat("epsilon", 1e-5);
+  Shape wd = {c, 1};
+  wd.resize(rank, 1);
+  Tensor w(ElemKind::Float32, wd), b(ElemKind::Float32, {c});
+  for (int64_t k = 0; k < c; ++k) {
+    const double s =
+        double(p[0]->data<float>()[k]) / std::sqrt(double(p[3]->data<float>()[k]) + eps);
+    w.data<float>()[k] = static_cast<float>(s);
+    b.data<float>()[k] =
+        static_cast<float>(double(p[1]->data<float>()[k]) - double(p[2]->data<float>()[k]) * s);
+  }
+  Attrs a;
+  a.set("group", c);
+  a.set("kernel_shape", std::vector<int64_t>(rank - 2, 1));
+  a.set("pads", std::vector<int64_t>(2 * (rank - 2), 0));
+  return weightedCore(q, K::Conv, n.name(), a, x, const_cast<Node&>(n).result(), w, &b, 0,
+                      n.name() + "_w", n.name() + "_b");
 }
 
 bool convRule(const Node& n, Quantizer& q) {
@@ -207,6 +249,9 @@ const std::map<NodeKind, RuleEntry>& rules() {
     t[K::Gemm] = {gemmRule, "int8 a, constant B per channel (axis 1, or 0 with transB), int32 "
                             "c of N values; alpha = beta = 1, transA = 0"};
     t[K::MatMul] = {matMulRule, "int8 a, constant 2-D B per channel (axis 1)"};
+    t[K::BatchNormalization] = {batchNormRule,
+                                "constant parameters over N x C x spatial: a "
+                                "depthwise 1x1 int8 Conv (scale folded per channel)"};
     t[K::Add] = {binaryRule, "rescaled add of two int8 values (constants quantized), own params"};
     t[K::Mul] = {binaryRule, "int8 product, own params"};
     for (K k : {K::AveragePool, K::GlobalAveragePool})

@@ -221,3 +221,36 @@ TEST(Quantize, FoldQdqLeavesFloatModelsAlone) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Quantize, StandaloneBatchNormBecomesADepthwiseConv) {
+  Module m;
+  Function* f = m.createFunction("main");
+  Node* x = m.createPlaceholder("x", Type(ElemKind::Float32, {1, 3, 4, 4}));
+  std::vector<NodeValue> ins = {x->result()};
+  const std::vector<std::vector<float>> params = {
+      {1.5f, -0.5f, 2.f}, {0.1f, 0.2f, -0.3f}, {0.5f, -1.f, 0.f}, {1.f, 0.25f, 4.f}};
+  for (size_t i = 0; i < params.size(); ++i)
+    ins.push_back(
+        m.createConstant("p" + std::to_string(i), Tensor::fromVector<float>({3}, params[i]))
+            ->result());
+  Node* bn = f->create(NodeKind::BatchNormalization, "bn", ins);
+  f->addOutput("y", bn->result());
+  Profile p = profileFunction(*f, calibration(*f, 8));
+  Function* q = quantize(*f, p);
+  const Node* conv = q->findNode("bn__1");
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(conv->kind(), NodeKind::Conv);
+  EXPECT_EQ(conv->attrs().getInt("group"), 3);
+  // Weight of channel 1: -0.5 / sqrt(0.25 + 1e-5), one element per channel: the code is
+  // -127 and the scale |w| / 127.
+  const Tensor& w = conv->input(1).node->payload();
+  EXPECT_EQ(w.dims(), (Shape{3, 1, 1, 1}));
+  EXPECT_EQ(w.data<int8_t>()[1], -127);
+  EXPECT_NEAR(w.type().quant.scales[1], 0.5 / std::sqrt(0.25 + 1e-5) / 127, 1e-7);
+  TensorMap in = {{"x", randomTensor({1, 3, 4, 4}, 11)}};
+  EXPECT_GT(cosine(Interpreter(*f).run(in).at("y"), Interpreter(*q).run(in).at("y")), 0.99);
+}
+
+} // namespace
