@@ -90,6 +90,9 @@ struct Checker {
     expectKinds(in, {OperandKind::In});
     if (in.operands().size() == 1 && checkBuffer(in, 0)) {
       const Value* base = in.operand(0).value;
+      if (base->type().kind != in.type().kind)
+        problem(in, std::string("views %") + base->name() + " of " +
+                        elemKindName(base->type().kind) + " as " + elemKindName(in.type().kind));
       if (in.offset() + in.sizeInBytes() > base->sizeInBytes())
         problem(in, "views bytes [" + std::to_string(in.offset()) + ", " +
                         std::to_string(in.offset() + in.sizeInBytes()) + ") of %" + base->name() +

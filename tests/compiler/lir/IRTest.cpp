@@ -181,8 +181,13 @@ TEST(LirVerifier, ViewsStayInsideTheirBuffer) {
   lir::Instruction* v = f.insert(f.instructions().end(), ValueKind::View, "v",
                                  Type(ElemKind::Float32, {2}), {{a, OperandKind::In}});
   v->setOffset(20); // bytes [20, 28) of 24
+  lir::Instruction* w = f.insert(f.instructions().end(), ValueKind::View, "w",
+                                 Type(ElemKind::Int32, {2}), {{a, OperandKind::In}});
+  w->setOffset(0);
   dealloc(f, a);
-  EXPECT_TRUE(mentions(lir::verify(f), "views bytes [20, 28) of %a, which has 24"));
+  const auto problems = lir::verify(f);
+  EXPECT_TRUE(mentions(problems, "views bytes [20, 28) of %a, which has 24"));
+  EXPECT_TRUE(mentions(problems, "'w' (tensorview): views %a of float32 as int32"));
 }
 
 TEST(LirIR, IRGenRejectsAnOrderThatIsNotTopological) {
