@@ -90,6 +90,7 @@ void registerLutLayers();
 void registerClampLayers();
 void registerPoolLayers();
 void registerAvgPoolLayers();
+void registerGlobalAvgPoolLayers();
 void registerConcatLayers();
 void registerPadLayers();
 void registerReshapeLayers();

@@ -22,6 +22,7 @@ void registerAll() {
   registerClampLayers();
   registerPoolLayers();
   registerAvgPoolLayers();
+  registerGlobalAvgPoolLayers();
   registerConcatLayers();
   registerPadLayers();
   registerReshapeLayers();

@@ -111,6 +111,12 @@ const VecCase kCases[] = {
        NodeValue x = g.input("x", {1, 40, 7, 7}, 0.05f, 7);
        g.output("y", g.node(NodeKind::GlobalAveragePool, "gap", {x}, {}, {1, 40, 1, 1}, 0.02f, -5));
      }},
+    {"globalavgpool_big_image",
+     [](G& g) {
+       // 3 channel blocks of 90 x 90 pixels: more rows than one step holds.
+       NodeValue x = g.input("x", {2, 40, 90, 90}, 0.05f, -7);
+       g.output("y", g.node(NodeKind::GlobalAveragePool, "gap", {x}, {}, {2, 40, 1, 1}, 0.002f, 9));
+     }},
     {"concat",
      [](G& g) {
        // Channel offsets 0, 32 and 96: multiples of L on both descriptions.

@@ -1,4 +1,4 @@
-// AveragePool and GlobalAveragePool (docs/numerics.md section 4.5) as depthwise
+// AveragePool (docs/numerics.md section 4.5) as depthwise
 // convolutions with weights 1 on the MAC array: acc = sum over the window of (x - zp_x)
 // (padding holds zp_x), y = R(acc; s_x / (s_y * n)). The NPU applies one multiplier per
 // channel, so every window must count the same n: refused when count_include_pad = 0
@@ -85,7 +85,6 @@ public:
 
 void registerAvgPoolLayers() {
   registerLayer(NodeKind::AveragePool, std::make_shared<AvgPoolLayer>());
-  registerLayer(NodeKind::GlobalAveragePool, std::make_shared<AvgPoolLayer>());
 }
 
 } // namespace ember::npu

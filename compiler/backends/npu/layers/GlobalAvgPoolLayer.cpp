@@ -1,0 +1,132 @@
+// GlobalAveragePool (docs/numerics.md section 4.5, n = H * W): a reduction on the MAC
+// array. One diagonal block of ones stays in the array; every pixel row of a channel
+// block streams through a gemm whose accumulator walk has stride 0, so all of them add
+// into one accumulator row (initialised with -zp_x * n, the folded zero point). Images
+// of any size are cut into chunks of rows that accumulate across steps; the last chunk
+// requantizes with M, S of s_x / (s_y * n) and stores one row per channel block.
+#include "../ConvCore.h"
+
+#include "ember/quantization/Numerics.h"
+
+#include <algorithm>
+
+namespace ember::npu {
+
+namespace {
+
+class GlobalAvgPoolLayer : public Layer {
+public:
+  std::string check(const Node& n, const Target& t) const override {
+    for (const auto& r :
+         {checkActivation(n.input(0), "the input"), checkActivation(resultOf(n), "the result")})
+      if (!r.empty())
+        return r;
+    if (n.input(0).dims().size() != 4)
+      return "only NCHW values are pooled on the NPU";
+    quant::averageMultiplier(scaleOf(n.input(0)), n.resultType(0).quant.scales.at(0), 1);
+    if (t.rows(Mem::Act) < 8 || t.rows(Mem::Acc) < 4)
+      return "the SRAMs are too small";
+    return "";
+  }
+
+  LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
+    const Target& t = ctx.t;
+    Program& p = ctx.prog;
+    const int64_t L = t.lanes(), D = p.depth();
+    const NodeValue x = n.input(0), y = resultOf(n);
+    const DramTensor& tx = ctx.tensor(x);
+    const DramTensor& ty = ctx.tensor(y);
+    const int64_t HW = tx.H * tx.W, CB = tx.CB;
+    // Constants: a diagonal block of ones, the bias row -zp_x * n, the M and S rows.
+    std::vector<uint8_t> eye(size_t(L * L), 0);
+    for (int64_t k = 0; k < L; ++k)
+      eye[size_t(k * L + k)] = 1;
+    const uint64_t eyeC = ctx.consts.add(eye);
+    const uint32_t bias = 0u - static_cast<uint32_t>(int64_t(tx.zp) * HW);
+    const uint64_t biasC =
+        ctx.consts.addInt32(std::vector<int32_t>(size_t(L), static_cast<int32_t>(bias)));
+    const quant::Multiplier m = quant::averageMultiplier(tx.scale, ty.scale, HW);
+    std::vector<int32_t> q(size_t(2 * L));
+    for (int64_t l = 0; l < L; ++l) {
+      q[size_t(l)] = m.M;
+      q[size_t(L + l)] = m.S;
+    }
+    const uint64_t qC = ctx.consts.addInt32(q);
+    const quant::Bounds bd = quant::activationBounds(n, y.type().quant);
+    // Acc: rows [0, CB) accumulators of one image, row CB the bias. Act: D slots of
+    // T rows, then D output slots of CB rows.
+    const int64_t cbt =
+        std::min({CB, t.rows(Mem::Acc) - 1, Target::maxOf(t.dmaStore(), "size0"),
+                  Target::maxOf(t.vecUnary("copy"), "n0"), Target::maxOf(t.requant(), "n0")});
+    const int64_t outBase = t.rows(Mem::Act) - D * cbt;
+    const int64_t T = std::min(HW * cbt, outBase / D);
+    const isa::InstrDesc& g = t.gemm();
+    LayerInfo info;
+    bool first = true;
+    for (int64_t b = 0; b < tx.N; ++b)
+      for (int64_t cb0 = 0; cb0 < CB; cb0 += cbt) {
+        const int64_t cb1 = std::min(CB, cb0 + cbt);
+        // Rows of blocks cb0..cb1 of image b are contiguous: (cb - cb0) * HW + pixel.
+        const int64_t rows = (cb1 - cb0) * HW;
+        for (int64_t r0 = 0; r0 < rows; r0 += T) {
+          const int64_t nr = std::min(T, rows - r0);
+          const int64_t slot = (p.stepIndex() % D) * T;
+          Step s;
+          if (first) {
+            for (auto& in : p.loadRows(Mem::Weight, 0, eyeC, 1))
+              s.loads.push_back(in);
+            for (auto& in : p.loadRows(Mem::Acc, cbt, biasC, 1))
+              s.loads.push_back(in);
+            for (auto& in : p.loadRows(Mem::Param, 0, qC, 2))
+              s.loads.push_back(in);
+            first = false;
+          }
+          for (auto& in : p.loadRows(Mem::Act, slot, tx.at(L, b, cb0, 0, 0) + uint64_t(r0 * L), nr))
+            s.loads.push_back(in);
+          if (r0 == 0)
+            s.computes.push_back(
+                p.vecUnary("copy", Mem::Acc, Mem::Acc, {0, 1, 1}, {cbt, 0, 0}, cb1 - cb0, 1));
+          // Each block's rows add into its accumulator row.
+          for (int64_t i = 0; i < nr;) {
+            const int64_t r = r0 + i, cb = r / HW, left = std::min(nr - i, (cb + 1) * HW - r);
+            for (const auto& c : Program::rowChunks(g, left)) {
+              isa::Instruction in = p.make(g);
+              Program::set(in, "act_addr", slot + i + c[0]);
+              Program::set(in, "acc_addr", cb);
+              Program::set(in, "wgt_addr", 0);
+              Program::set(in, "n0", c[1]);
+              Program::set(in, "n1", c[2]);
+              Program::set(in, "n2", 1);
+              Program::set(in, "act_s0", 1);
+              Program::set(in, "act_s1", c[1]);
+              s.computes.push_back(in);
+            }
+            i += left;
+          }
+          if (r0 + nr == rows) {
+            const int64_t out = outBase + (p.stepIndex() % D) * cbt;
+            s.computes.push_back(
+                p.requant({out, 1, 1}, {0, 1, 1}, 0, ty.zp, bd.lo, bd.hi, cb1 - cb0, 1));
+            for (auto& in : p.storeRows(Mem::Act, out, ty.at(L, b, cb0, 0, 0), cb1 - cb0))
+              s.stores.push_back(in);
+          }
+          p.commitStep(std::move(s));
+        }
+      }
+    info.macs = tx.N * tx.C * HW;
+    info.tiling = "rows/step=" + std::to_string(T) + " blocks=" + std::to_string(cbt);
+    info.sram[0] = D * T + D * cbt;
+    info.sram[1] = 1;
+    info.sram[2] = cbt + 1;
+    info.sram[3] = 2;
+    return info;
+  }
+};
+
+} // namespace
+
+void registerGlobalAvgPoolLayers() {
+  registerLayer(NodeKind::GlobalAveragePool, std::make_shared<GlobalAvgPoolLayer>());
+}
+
+} // namespace ember::npu
