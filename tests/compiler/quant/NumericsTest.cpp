@@ -246,3 +246,43 @@ TEST(QuantNumerics, LutNodeChecksItsTable) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(QuantNumerics, DataMovementMovesCodesAndKeepsParameters) {
+  // x = [[1, 2, 3], [4, 5, 6]] (codes); Transpose -> [[1, 4], [2, 5], [3, 6]];
+  // Slice of row 1 -> [4, 5, 6]; Concat(x, x) on axis 0; Gather rows {1, 0}.
+  Module m;
+  Function* f = m.createFunction("main");
+  const QuantParams q = pq(0.25f, -7);
+  Node* x = int8Input(m, {2, 3}, q);
+  auto t8 = [&](Shape d) { return std::vector<Type>{Type(ElemKind::Int8, std::move(d), q)}; };
+  Attrs ta;
+  ta.set("perm", std::vector<int64_t>{1, 0});
+  Node* tr = f->create(NodeKind::Transpose, "tr", {x->result()}, ta, t8({3, 2}));
+  Attrs sa;
+  sa.set("starts", std::vector<int64_t>{1, 0});
+  sa.set("ends", std::vector<int64_t>{2, 3});
+  sa.set("steps", std::vector<int64_t>{1, 1});
+  Node* sl = f->create(NodeKind::Slice, "sl", {x->result()}, sa, t8({1, 3}));
+  Attrs ca;
+  ca.set("axis", int64_t(0));
+  Node* cat = f->create(NodeKind::Concat, "cat", {x->result(), x->result()}, ca, t8({4, 3}));
+  Node* idx = m.createConstant("idx", Tensor::fromVector<int64_t>({2}, {1, 0}));
+  Attrs ga;
+  ga.set("axis", int64_t(0));
+  Node* ga_ = f->create(NodeKind::Gather, "ga", {x->result(), idx->result()}, ga, t8({2, 3}));
+  for (Node* n : {tr, sl, cat, ga_})
+    f->addOutput(n->name(), n->result());
+  Tensor xin = Tensor::fromVector<int8_t>({2, 3}, {1, 2, 3, 4, 5, 6});
+  xin.mutableType().quant = q;
+  TensorMap out = Interpreter(*f).run({{"x", xin}});
+  EXPECT_EQ(out["tr"].toVector<int8_t>(), (std::vector<int8_t>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(out["sl"].toVector<int8_t>(), (std::vector<int8_t>{4, 5, 6}));
+  EXPECT_EQ(out["cat"].toVector<int8_t>(),
+            (std::vector<int8_t>{1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(out["ga"].toVector<int8_t>(), (std::vector<int8_t>{4, 5, 6, 1, 2, 3}));
+  EXPECT_EQ(out["tr"].type().quant, q);
+}
+
+} // namespace
