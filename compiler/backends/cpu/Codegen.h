@@ -58,13 +58,17 @@ public:
   /// The barrier function and its argument (all threads wait for each other).
   virtual void (*barrierFn() const)(void*) = 0;
   virtual void* barrierArg() const = 0;
+  /// A flag the node's kernel sets (non-zero) on a run-time error; run() then throws an
+  /// ember::Error naming `node` with `reason`.
+  virtual int32_t* errorFlag(const Node& node, const std::string& reason) = 0;
 };
 
 /// What a unit emits code with.
 class CodegenContext {
 public:
   CodegenContext(llvm::Module& m, llvm::IRBuilder<>& b, CodegenServices& s,
-                 llvm::GlobalVariable* scratch, llvm::Value* tid, llvm::Value* nth);
+                 llvm::GlobalVariable* scratch, llvm::Value* tid, llvm::Value* nth,
+                 const Node* node = nullptr);
 
   llvm::IRBuilder<>& builder() { return b_; }
   llvm::Module& module() { return m_; }
@@ -88,6 +92,8 @@ public:
   /// Calls libjit kernel `name`; integer and float constants are converted to the
   /// parameter types. ember::Error if the kernel is missing or the arity differs.
   void call(const std::string& name, std::vector<llvm::Value*> args);
+  /// A pointer to a run-time error flag of the current node (see CodegenServices).
+  llvm::Value* errorFlag(const std::string& reason);
   /// Every thread waits until all have reached this point (between the steps of a node).
   void barrier();
 
@@ -98,6 +104,7 @@ private:
   llvm::GlobalVariable* scratch_;
   llvm::Value* tid_;
   llvm::Value* nth_;
+  const Node* node_;
 };
 
 /// "Kind 'name'" for messages.

@@ -9,8 +9,9 @@
 namespace ember::cpu {
 
 CodegenContext::CodegenContext(llvm::Module& m, llvm::IRBuilder<>& b, CodegenServices& s,
-                               llvm::GlobalVariable* scratch, llvm::Value* tid, llvm::Value* nth)
-    : m_(m), b_(b), s_(s), scratch_(scratch), tid_(tid), nth_(nth) {}
+                               llvm::GlobalVariable* scratch, llvm::Value* tid, llvm::Value* nth,
+                               const Node* node)
+    : m_(m), b_(b), s_(s), scratch_(scratch), tid_(tid), nth_(nth), node_(node) {}
 
 namespace {
 llvm::Value* pointerConstant(llvm::IRBuilder<>& b, const void* p) {
@@ -83,6 +84,12 @@ void CodegenContext::call(const std::string& name, std::vector<llvm::Value*> arg
                   "kernel '" + name + "': argument " + std::to_string(i) + " has the wrong type");
   }
   b_.CreateCall(f, args);
+}
+
+llvm::Value* CodegenContext::errorFlag(const std::string& reason) {
+  if (!node_)
+    throw Error("cpu backend", "an error flag needs a node");
+  return pointerConstant(b_, s_.errorFlag(*node_, reason));
 }
 
 void CodegenContext::barrier() {

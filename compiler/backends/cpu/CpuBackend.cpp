@@ -70,6 +70,10 @@ public:
   }
   void (*barrierFn() const)(void*) override { return &ThreadTeam::barrierEntry; }
   void* barrierArg() const override { return const_cast<ThreadTeam*>(&team_); }
+  int32_t* errorFlag(const Node& node, const std::string& reason) override {
+    errors_.push_back(ErrorFlag{0, nodeRef(node), reason});
+    return &errors_.back().flag;
+  }
 
 private:
   void generate(llvm::Module& m);
@@ -80,6 +84,11 @@ private:
   AlignedBytes arenaStore_, scratchStore_;
   uint8_t* arena_ = nullptr;
   std::list<std::vector<float>> kept_;
+  struct ErrorFlag {
+    int32_t flag;
+    std::string where, reason;
+  };
+  std::list<ErrorFlag> errors_;
   size_t scratchPerThread_ = 0;
   std::unique_ptr<JitModule> jit_;
   void (*entry_)(int64_t, int64_t) = nullptr;
@@ -133,7 +142,7 @@ void Program::generate(llvm::Module& m) {
                                       "node." + std::to_string(index++) + "." + n->name(), m);
     fn->addFnAttr(llvm::Attribute::NoInline);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", fn));
-    CodegenContext ctx(m, b, *this, scratch, fn->getArg(0), fn->getArg(1));
+    CodegenContext ctx(m, b, *this, scratch, fn->getArg(0), fn->getArg(1), n.get());
     try {
       unit->emit(*n, ctx);
     } catch (const Unsupported&) {
@@ -168,7 +177,12 @@ TensorMap Program::run(const TensorMap& inputs) {
     std::memcpy(const_cast<void*>(addressOf(NodeValue(p, 0))), it->second.raw(),
                 it->second.sizeInBytes());
   }
+  for (ErrorFlag& e : errors_)
+    e.flag = 0;
   team_.run(entry_);
+  for (const ErrorFlag& e : errors_)
+    if (e.flag)
+      throw Error(e.where, e.reason);
   TensorMap out;
   for (const auto& o : f_.outputs()) {
     Tensor t(o.value.type());

@@ -272,6 +272,23 @@ TEST(CpuBackend, RejectsBadInputs) {
   EXPECT_THROW(cf->run({{"x", Tensor(ElemKind::Float32, {2, 3})}, {"nope", Tensor()}}), Error);
 }
 
+TEST(CpuBackend, GatherWithRunTimeIndices) {
+  G g;
+  NodeValue idx = g.m.createPlaceholder("idx", Type(ElemKind::Int64, {2, 3}))->result();
+  g.output("y", g.node(NodeKind::Gather, "gather", {g.input("x", {5, 4}), idx}));
+  auto cf = createBackend("cpu")->compile(*g.f);
+  TensorMap in = g.randomInputs();
+  in["idx"] = Tensor::fromVector<int64_t>({2, 3}, {4, 0, -1, 2, 2, -5});
+  EXPECT_EQ(compare(cf->run(in), createInterpreterBackend()->compile(*g.f)->run(in), 0), "");
+  in["idx"] = Tensor::fromVector<int64_t>({2, 3}, {4, 0, 5, 2, 2, 1});
+  try {
+    cf->run(in);
+    FAIL() << "an index out of range was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "Gather 'gather'") << e.what();
+  }
+}
+
 TEST(CpuBackend, RunsRepeatedlyWithFreshInputs) {
   G g;
   g.output("y", g.node(NodeKind::Conv, "conv",

@@ -1,7 +1,8 @@
 // Codegen of data movement (any element kind, codes moved unchanged): Transpose,
 // Slice, Expand, Concat, Split and constant-mode Pad are strided copies
-// (ember_copy_strided) with the source and destination strides of each; Gather with
-// constant indices copies rows. Reshape is a view (BufferPlan) and emits nothing.
+// (ember_copy_strided) with the source and destination strides of each; Gather copies
+// rows (an index out of range is a run-time error naming the node). Reshape is a view (BufferPlan)
+// and emits nothing.
 #include "Codegen.h"
 #include "Strides.h"
 
@@ -147,18 +148,9 @@ void emitPad(const Node& n, CodegenContext& ctx) {
 }
 
 bool supportsGather(const Node& n) {
-  if (!supportsSimple(n) || n.input(1).node->kind() != NodeKind::Constant)
-    return false;
-  const Tensor& idx = n.input(1).node->payload();
   const Shape& d = n.input(0).dims();
   const int64_t axis = n.attrs().getInt("axis", 0);
-  if (axis < -int64_t(d.size()) || axis >= int64_t(d.size()))
-    return false;
-  const int64_t extent = d[size_t(axis < 0 ? axis + int64_t(d.size()) : axis)];
-  for (int64_t i = 0; i < idx.size(); ++i)
-    if (idx.getAsInt(i) < -extent || idx.getAsInt(i) >= extent)
-      return false;
-  return true;
+  return supportsSimple(n) && !d.empty() && axis >= -int64_t(d.size()) && axis < int64_t(d.size());
 }
 
 void emitGather(const Node& n, CodegenContext& ctx) {
@@ -169,16 +161,16 @@ void emitGather(const Node& n, CodegenContext& ctx) {
     outer *= d[size_t(i)];
   for (size_t i = size_t(axis) + 1; i < d.size(); ++i)
     inner *= d[i];
-  const Tensor& idx = n.input(1).node->payload();
-  std::vector<int64_t> rows;
-  for (int64_t i = 0; i < idx.size(); ++i)
-    rows.push_back(idx.getAsInt(i) < 0 ? idx.getAsInt(i) + d[size_t(axis)] : idx.getAsInt(i));
-  if (rows.empty())
+  const NodeValue idx = n.input(1);
+  if (idx.type().size() == 0 || outer * inner == 0)
     return;
   ctx.call("ember_gather",
-           {ctx.i32(int64_t(elemSize(n.resultType().kind))), ctx.addr(n.input(0)),
-            ctx.int64Array(rows), ctx.result(n), ctx.i64(outer), ctx.i64(d[size_t(axis)]),
-            ctx.i64(inner), ctx.i64(int64_t(rows.size())), ctx.tid(), ctx.nth()});
+           {ctx.i32(int64_t(elemSize(n.resultType().kind))), ctx.addr(n.input(0)), ctx.addr(idx),
+            ctx.i32(int64_t(elemSize(idx.kind()))), ctx.result(n), ctx.i64(outer),
+            ctx.i64(d[size_t(axis)]), ctx.i64(inner), ctx.i64(idx.type().size()),
+            ctx.errorFlag("an index is out of range for axis " + std::to_string(axis) +
+                          " of extent " + std::to_string(d[size_t(axis)])),
+            ctx.tid(), ctx.nth()});
 }
 
 } // namespace

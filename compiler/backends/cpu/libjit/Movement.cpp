@@ -63,24 +63,28 @@ EMBER_KERNEL void ember_fill(int32_t elemBytes, void* y, int64_t n, uint64_t val
       static_cast<uint64_t*>(y)[i] = value;
 }
 
-/// Gather along an axis: x viewed as [outer, axisLen, inner], indices (int64, already
-/// checked and made non-negative when constant; checked here when computed) as [count];
-/// y as [outer, count, inner]. An index out of range writes zeros.
-EMBER_KERNEL void ember_gather(int32_t elemBytes, const void* x, const int64_t* idx, void* y,
-                               int64_t outer, int64_t axisLen, int64_t inner, int64_t count,
-                               int64_t tid, int64_t nth) {
+/// Gather along an axis: x viewed as [outer, axisLen, inner], indices (int64 when
+/// idxBytes is 8, else int32; negative ones count from the end) as [count], y as
+/// [outer, count, inner]. An index out of range writes zeros and sets *status to 1, which
+/// the host turns into an error naming the node.
+EMBER_KERNEL void ember_gather(int32_t elemBytes, const void* x, const void* idx, int32_t idxBytes,
+                               void* y, int64_t outer, int64_t axisLen, int64_t inner,
+                               int64_t count, int32_t* status, int64_t tid, int64_t nth) {
   int64_t begin, end;
   libjit::threadRange(outer * count, tid, nth, &begin, &end);
   const size_t row = static_cast<size_t>(inner * elemBytes);
   for (int64_t r = begin; r < end; ++r) {
     const int64_t o = r / count, c = r % count;
-    int64_t i = idx[c];
+    int64_t i =
+        idxBytes == 8 ? static_cast<const int64_t*>(idx)[c] : static_cast<const int32_t*>(idx)[c];
     if (i < 0)
       i += axisLen;
     uint8_t* dst = static_cast<uint8_t*>(y) + r * row;
-    if (i < 0 || i >= axisLen)
+    if (i < 0 || i >= axisLen) {
       memset(dst, 0, row);
-    else
+      __atomic_store_n(status, 1, __ATOMIC_RELAXED);
+    } else {
       memcpy(dst, static_cast<const uint8_t*>(x) + (o * axisLen + i) * row, row);
+    }
   }
 }

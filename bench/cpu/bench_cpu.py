@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""cpu backend benchmark: float32 latency at batch 1 with 1 and 2 threads of Ember's
+LLVM cpu backend (ember-cpu-bench) beside PyTorch eager with the same thread count, in
+this one run; compile (JIT) time printed apart. Prints figures; never fails on time
+(exit status is non-zero only if something could not run at all).
+
+  /usr/bin/python3 bench/cpu/bench_cpu.py --bench BUILD/bench/cpu/ember-cpu-bench \\
+      --models-dir BUILD/models [--model resnet18 --model resnet50] [--iterations 10]
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "models"))
+THREADS = (1, 2)
+
+
+def ember_figures(args, folder):
+    cmd = [args.bench, "--model-dir", folder, "--iterations", str(args.iterations),
+           "--threads", ",".join(str(t) for t in THREADS)]
+    print("+", " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.stderr.write(r.stderr)
+        raise SystemExit(f"bench: ember-cpu-bench failed (exit {r.returncode})")
+    figures = {}
+    for line in r.stdout.splitlines():
+        if line.startswith("cpu-bench "):
+            kv = dict(item.split("=") for item in line.split()[1:])
+            figures[int(kv["threads"])] = {k: float(v) for k, v in kv.items()}
+    if set(figures) != set(THREADS):
+        raise SystemExit("bench: could not parse ember-cpu-bench's output:\n" + r.stdout)
+    return figures
+
+
+def torch_latency(models_dir, model_name, iterations, threads):
+    import numpy as np
+    import torch
+    import gen_models
+    torch.set_num_threads(threads)
+    build = gen_models.MODELS[model_name][0]
+    torch.manual_seed(0)
+    model = build().eval()
+    x = torch.from_numpy(np.load(os.path.join(models_dir, model_name, "input.npy")))
+    times = []
+    with torch.no_grad():
+        for _ in range(2):  # warm-up (thread pools, allocator)
+            model(x)
+        for _ in range(iterations):
+            t0 = time.perf_counter()
+            model(x)
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True, help="path of ember-cpu-bench")
+    ap.add_argument("--models-dir", required=True)
+    ap.add_argument("--model", action="append", help="zoo model (repeatable)")
+    ap.add_argument("--iterations", type=int, default=10)
+    args = ap.parse_args()
+    models = args.model or ["resnet18", "resnet50"]
+    gen = os.path.join(HERE, "..", "..", "tests", "models", "gen_models.py")
+    for name in models:
+        subprocess.run([sys.executable, gen, "--out", args.models_dir, "--only", name],
+                       check=True, stderr=subprocess.DEVNULL)
+    rows = []
+    for name in models:
+        folder = os.path.join(args.models_dir, name)
+        ember = ember_figures(args, folder)
+        for t in THREADS:
+            torch_s = torch_latency(args.models_dir, name, args.iterations, t)
+            rows.append((name, t, ember[t], torch_s))
+    load = os.getloadavg()[0]
+    print()
+    print(f"bench cpu backend (float32, batch 1, median of {args.iterations} after 2 warm-up "
+          f"runs; {os.cpu_count()} CPUs, load average {load:.1f})")
+    print(f"  {'model':10} {'threads':>7} {'compile s':>10} {'(opt / jit)':>14} "
+          f"{'ember ms':>9} {'pytorch ms':>11} {'ember/pytorch':>14}")
+    for name, t, e, torch_s in rows:
+        split = f"{e['optimize_s']:.2f} / {e['jit_s']:.2f}"
+        print(f"  {name:10} {t:7d} {e['compile_s']:10.2f} {split:>14} {e['median_ms']:9.1f} "
+              f"{torch_s * 1e3:11.1f} {e['median_ms'] / (torch_s * 1e3):13.2f}x")
+    print("  (ratio < 1: the cpu backend is faster than PyTorch eager at that thread count)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
