@@ -194,9 +194,10 @@ bool isInPlaceSafe(NodeKind k);
 /// Every problem of `f` (empty when valid): operands that are not buffers of this
 /// function, buffers used before their allocation or after their deallocation (through
 /// views too), allocations without exactly one later deallocation, views outside their
-/// buffer or of another element kind, operand types that differ from the node's, operand kinds that
-/// differ from the instruction's contract, writes to constants or inputs, and overlapping operands
-/// other than an identical in-place pair of a kind `isInPlaceSafe` accepts.
+/// buffer or of another element kind, operand types that differ from the node's,
+/// operand kinds that differ from the instruction's contract, writes to constants or
+/// inputs, and overlapping operands other than an identical in-place pair of a kind
+/// `isInPlaceSafe` accepts.
 std::vector<std::string> verify(const Function& f);
 /// Throws ember::Error listing every problem `verify` finds.
 void verifyOrThrow(const Function& f);
