@@ -104,5 +104,34 @@ TEST(LirRandomPrograms, MatchTheGraphInterpreterBitForBit) {
   EXPECT_GT(copiesLeft, 0u);
 }
 
+TEST(LirRandomPrograms, TheVerifierCatchesBrokenLiveRanges) {
+  // Valid optimised programs, then one deallocation moved right after its allocation
+  // (before the buffer's first use): the verifier must report a use after deallocation.
+  std::mt19937 rng(99);
+  size_t broken = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    G g;
+    buildRandomGraph(g, rng);
+    auto f = lir::compileToLir(*g.f);
+    ASSERT_TRUE(lir::verify(*f).empty());
+    std::vector<lir::Instruction*> deallocs;
+    for (const auto& in : f->instructions())
+      if (in->valueKind() == lir::ValueKind::Dealloc)
+        deallocs.push_back(in.get());
+    if (deallocs.empty())
+      continue;
+    lir::Instruction* d = deallocs[rng() % deallocs.size()];
+    auto* a = static_cast<lir::Instruction*>(d->operand(0).value);
+    lir::InstrList& list = f->instructions();
+    list.splice(std::next(f->find(a)), list, f->find(d));
+    const auto problems = lir::verify(*f);
+    ASSERT_FALSE(problems.empty()) << lir::dump(*f);
+    EXPECT_NE(problems[0].find("uses %" + a->name() + " after its dealloc"), std::string::npos)
+        << problems[0];
+    ++broken;
+  }
+  EXPECT_GT(broken, 40u);
+}
+
 } // namespace
 } // namespace ember
