@@ -126,7 +126,28 @@ void Quantizer::translate(const Node& n) {
   copyFloat(n);
 }
 
+void Quantizer::shareConcatParams() {
+  // A Concat input made only for the Concat by a kind with its own output parameters
+  // (Conv, Add, a pool's average, a Lut, another Concat, ...) is produced directly with
+  // the Concat's parameters (whose range contains the input's under minmax), so the
+  // Concat needs no Rescale for it.
+  for (const auto& n : src_.nodes()) {
+    if (n->kind() != NodeKind::Concat || options_.keepFloat.count(n->name()))
+      continue;
+    std::optional<QuantParams> out = paramsOf(n->result());
+    if (!out)
+      continue;
+    for (const NodeValue& v : n->inputs()) {
+      if (!v || v.node->isStorage() || v.node->numResults() != 1 || src_.numUses(v.node) != 1 ||
+          !ownsOutputParams(v.node->kind()) || options_.keepFloat.count(v.node->name()))
+        continue;
+      params_[v] = *out;
+    }
+  }
+}
+
 void Quantizer::run() {
+  shareConcatParams();
   for (const auto& n : src_.nodes())
     translate(*n);
   for (const auto& o : src_.outputs())

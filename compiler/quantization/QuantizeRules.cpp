@@ -240,6 +240,7 @@ bool lutRule(const Node& n, Quantizer& q) {
 struct RuleEntry {
   RuleFn fn;
   const char* doc;
+  bool ownParams = true; ///< chooses its output parameters (else keeps its input's)
 };
 
 const std::map<NodeKind, RuleEntry>& rules() {
@@ -257,11 +258,11 @@ const std::map<NodeKind, RuleEntry>& rules() {
     for (K k : {K::AveragePool, K::GlobalAveragePool})
       t[k] = {averageRule, "int8 average, own params"};
     for (K k : {K::MaxPool, K::GlobalMaxPool, K::Relu, K::Clip})
-      t[k] = {sameParamsRule, "on the codes, the input's params"};
+      t[k] = {sameParamsRule, "on the codes, the input's params", false};
     t[K::Concat] = {concatRule, "own params; inputs of other params Rescaled"};
     for (K k : {K::Reshape, K::Transpose, K::Slice, K::Pad, K::Gather, K::Split, K::Expand, K::Tile,
                 K::DepthToSpace, K::SpaceToDepth})
-      t[k] = {movingRule, "moves codes when its input is int8; the input's params"};
+      t[k] = {movingRule, "moves codes when its input is int8; the input's params", false};
     for (K k : {K::Sigmoid, K::Tanh, K::HardSigmoid, K::HardSwish, K::Silu, K::Gelu, K::Erf, K::Exp,
                 K::Softplus, K::Softsign, K::LeakyRelu, K::Elu, K::Selu, K::Celu, K::Neg, K::Abs})
       t[k] = {lutRule, "Lut with a 256-entry table, own params"};
@@ -275,6 +276,11 @@ const std::map<NodeKind, RuleEntry>& rules() {
 const RuleFn* findRule(NodeKind k) {
   auto it = rules().find(k);
   return it == rules().end() ? nullptr : &it->second.fn;
+}
+
+bool ownsOutputParams(NodeKind k) {
+  auto it = rules().find(k);
+  return it != rules().end() && it->second.ownParams;
 }
 
 std::vector<QuantizeRuleInfo> quantizeRules() {

@@ -23,6 +23,9 @@ using RuleFn = std::function<bool(const Node& n, Quantizer& q)>;
 
 /// The rule of `k`, or nullptr.
 const RuleFn* findRule(NodeKind k);
+/// Whether the int8 form of kind `k` chooses its own output parameters (rather than
+/// keeping its input's, as max pools, Relu, Clip and data movement do).
+bool ownsOutputParams(NodeKind k);
 
 class Quantizer {
 public:
@@ -57,6 +60,7 @@ public:
   NodeValue rescaled(NodeValue int8Value, const QuantParams& to, const std::string& name);
 
 private:
+  void shareConcatParams();
   void translate(const Node& n);
   void copyFloat(const Node& n);
 

@@ -135,27 +135,45 @@ TEST(Quantize, KeepFloatAndMissingProfileFallBack) {
   EXPECT_EQ(kinds(*none), kinds(*c.f));
 }
 
-TEST(Quantize, ConcatInputsAreRescaledAndSigmoidBecomesALut) {
+/// x [1, 4] -> {x * 4, Sigmoid(x)} -> Concat; the sigmoid is also an output when
+/// `sigmoidOutput`.
+struct ConcatModel {
   Module m;
-  Function* f = m.createFunction("main");
-  Node* x = m.createPlaceholder("x", Type(ElemKind::Float32, {1, 4}));
-  Node* big = m.createConstant("k", Tensor::fromVector<float>({1, 4}, {4, 4, 4, 4}));
-  Node* mul = f->create(NodeKind::Mul, "mul", {x->result(), big->result()});
-  Node* sig = f->create(NodeKind::Sigmoid, "sig", {x->result()});
-  Attrs ca;
-  ca.set("axis", int64_t(1));
-  Node* cat = f->create(NodeKind::Concat, "cat", {mul->result(), sig->result()}, ca);
-  f->addOutput("y", cat->result());
-  Profile p = profileFunction(*f, calibration(*f, 8));
+  Function* f;
+  explicit ConcatModel(bool sigmoidOutput) {
+    f = m.createFunction("main");
+    Node* x = m.createPlaceholder("x", Type(ElemKind::Float32, {1, 4}));
+    Node* big = m.createConstant("k", Tensor::fromVector<float>({1, 4}, {4, 4, 4, 4}));
+    Node* mul = f->create(NodeKind::Mul, "mul", {x->result(), big->result()});
+    Node* sig = f->create(NodeKind::Sigmoid, "sig", {x->result()});
+    Attrs ca;
+    ca.set("axis", int64_t(1));
+    Node* cat = f->create(NodeKind::Concat, "cat", {mul->result(), sig->result()}, ca);
+    f->addOutput("y", cat->result());
+    if (sigmoidOutput)
+      f->addOutput("s", sig->result());
+  }
+};
+
+TEST(Quantize, ConcatInputsShareItsParametersOrAreRescaled) {
+  // Inputs made only for the Concat are produced with its parameters: no Rescale.
+  ConcatModel a(false);
+  Profile pa = profileFunction(*a.f, calibration(*a.f, 8));
   QuantizeStats st;
-  Function* q = quantize(*f, p, {}, &st);
+  Function* qa = quantize(*a.f, pa, {}, &st);
   EXPECT_EQ(st.floatNodes, 0u);
-  // The concat's range is the union, here the range of x * 4: only the sigmoid's input
-  // needs a Rescale.
+  EXPECT_EQ(st.rescales, 0u);
+  const Node* cat = qa->findNode("cat__1");
+  EXPECT_EQ(cat->input(0).type().quant, cat->resultType().quant);
+  EXPECT_EQ(cat->input(1).type().quant, cat->resultType().quant);
+  // A sigmoid that is also an output keeps its own range and is Rescaled for the
+  // Concat (whose range, the union, is x * 4's here).
+  ConcatModel b(true);
+  Profile pb = profileFunction(*b.f, calibration(*b.f, 8));
+  Function* qb = quantize(*b.f, pb, {}, &st);
   EXPECT_EQ(st.rescales, 1u);
-  EXPECT_EQ(q->findNode("cat__1")->input(0).node->kind(), NodeKind::Mul);
-  EXPECT_EQ(q->findNode("cat__1")->input(1).node->kind(), NodeKind::Rescale);
-  const Node* lut = q->findNode("sig__1");
+  EXPECT_EQ(qb->findNode("cat__1")->input(1).node->kind(), NodeKind::Rescale);
+  const Node* lut = qb->findNode("sig__1");
   ASSERT_NE(lut, nullptr);
   EXPECT_EQ(lut->kind(), NodeKind::Lut);
   EXPECT_EQ(lut->attrs().getString("function"), "Sigmoid");
@@ -163,7 +181,8 @@ TEST(Quantize, ConcatInputsAreRescaledAndSigmoidBecomesALut) {
                                             lut->input(0).type().quant, lut->resultType().quant);
   EXPECT_EQ(lut->input(1).node->payload().toVector<int8_t>(), want);
   TensorMap in = {{"x", randomTensor({1, 4}, 5)}};
-  EXPECT_GT(cosine(Interpreter(*f).run(in).at("y"), Interpreter(*q).run(in).at("y")), 0.99);
+  EXPECT_GT(cosine(Interpreter(*a.f).run(in).at("y"), Interpreter(*qa).run(in).at("y")), 0.99);
+  EXPECT_GT(cosine(Interpreter(*b.f).run(in).at("s"), Interpreter(*qb).run(in).at("s")), 0.99);
 }
 
 TEST(Quantize, RuleTableCoversTheContractKinds) {
