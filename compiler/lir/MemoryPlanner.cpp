@@ -210,6 +210,7 @@ size_t FunctionMemoryPlan::offsetOf(const Value* alloc) const {
 }
 
 FunctionMemoryPlan planMemory(const Function& f, const MemoryPlanOptions& opts) {
+  verifyOrThrow(f); // live ranges are only meaningful for a valid function
   FunctionMemoryPlan fp;
   for (const Instruction* a : f.allocations())
     fp.allocs.push_back(a);

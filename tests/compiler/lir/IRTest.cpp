@@ -219,6 +219,7 @@ TEST(LirInterpreter, RefusesFunctionsThatDoNotVerify) {
   lir::Function f("bad");
   alloc(f, "a", f23);
   EXPECT_THROW(lir::LirInterpreter{f}, Error);
+  EXPECT_THROW(lir::planMemory(f), Error); // 'a' is never deallocated
 }
 
 } // namespace

@@ -63,7 +63,8 @@ struct FunctionMemoryPlan {
   size_t offsetOf(const Value* alloc) const;
 };
 
-/// Plans a function's activations and checks the result (ember::Error if invalid).
+/// Plans a function's activations and checks the result (ember::Error if the function
+/// does not verify or the plan is invalid).
 FunctionMemoryPlan planMemory(const Function& f, const MemoryPlanOptions& opts = {});
 
 } // namespace ember::lir
