@@ -66,8 +66,8 @@ size_t runDeadAllocationRemoval(Function& f) {
 size_t runShrinkLiveRanges(Function& f) {
   const Uses u(f);
   InstrList& list = f.instructions();
-  // Where each allocation / deallocation sits now: the next instruction that is not an
-  // allocation / the previous one that is not a deallocation.
+  // Where each allocation / deallocation sits now: the next instruction that is neither
+  // an allocation nor a deallocation / the previous one that is not a deallocation.
   std::unordered_map<const Instruction*, const Instruction*> oldAnchor;
   const Instruction* prev = nullptr;
   for (const auto& p : list) {
@@ -80,8 +80,8 @@ size_t runShrinkLiveRanges(Function& f) {
   for (auto it = list.rbegin(); it != list.rend(); ++it) {
     if ((*it)->valueKind() == ValueKind::Alloc)
       oldAnchor[it->get()] = next;
-    else
-      next = it->get();
+    else if ((*it)->valueKind() != ValueKind::Dealloc)
+      next = it->get(); // an instruction that stays in place (allocs go before one)
   }
 
   std::unordered_map<const Instruction*, std::vector<std::unique_ptr<Instruction>>> before, after;

@@ -172,6 +172,28 @@ TEST(LirShrinkLiveRanges, DeallocatesAfterTheLastUse) {
   expectSameResults(g, *f);
 }
 
+TEST(LirShrinkLiveRanges, KeepsUnusedAllocationsTogether) {
+  // An allocation nobody uses, its deallocation among IRGen's at the end: both stay
+  // (dead-allocation-removal is the pass that drops them), next to each other.
+  G g;
+  g.output("out", g.node(NodeKind::Relu, "a", {g.input("x", {2, 3})}));
+  auto f = irOf(g);
+  // Right before the deallocations: no instruction that stays in place follows it.
+  lir::Instruction* u = f->insert(std::prev(f->instructions().end()), ValueKind::Alloc, "unused",
+                                  Type(ElemKind::Float32, {4}), {});
+  f->insert(f->instructions().end(), ValueKind::Dealloc, "", Type(), {{u, lir::OperandKind::Out}});
+  const size_t before = f->instructions().size();
+  lir::runShrinkLiveRanges(*f);
+  EXPECT_EQ(f->instructions().size(), before);
+  EXPECT_TRUE(lir::verify(*f).empty());
+  EXPECT_NE(lir::dump(*f).find("  %unused = allocactivation : float32[4]\n"
+                               "  deallocactivation @out %unused\n"),
+            std::string::npos)
+      << lir::dump(*f);
+  EXPECT_EQ(lir::runDeadAllocationRemoval(*f), 1u);
+  EXPECT_EQ(f->instructions().size(), before - 2);
+}
+
 TEST(LirConcatIntoViews, ProducersWriteIntoTheParts) {
   // a = Relu(x), b = Neg(x) [1, 2, 4] (32 bytes each), c = Concat(a, b) on axis 1 (64),
   // out = Sigmoid(c). Live bytes peak at the Concat: 32 + 32 + 64 = 128. With b inside c:
