@@ -62,6 +62,15 @@ bool canShare(const Uses& u, const Instruction* in, size_t r, size_t j) {
   for (size_t k = 0; k < in->numResults(); ++k)
     if (k != r && locate(in->operand(k).value).root == alloc)
       return false; // another result already lives there
+  // Another input in the same buffer must be the same elements (x + x), not a part of
+  // them that writing the result would change before it is read (x + x[0] broadcast).
+  for (size_t k = in->numResults(); k < in->operands().size(); ++k) {
+    Value* y = in->operand(k).value;
+    if (k == j || !y || locate(y).root != alloc)
+      continue;
+    if (wholeAllocation(y) != alloc || y->type().dims != out->type().dims)
+      return false;
+  }
   return true;
 }
 
