@@ -24,7 +24,7 @@ void buildRandomGraph(G& g, std::mt19937& rng) {
   const int steps = 3 + int(rng() % 12);
   for (int i = 0; i < steps; ++i) {
     const std::string name = "n" + std::to_string(i);
-    switch (rng() % 6) {
+    switch (rng() % 7) {
     case 0:
     case 1:
       pool.push_back(g.node(unary[rng() % 5], name, {pick()}));
@@ -39,6 +39,14 @@ void buildRandomGraph(G& g, std::mt19937& rng) {
       NodeValue s = g.node(NodeKind::Softmax, name + "s", {r});
       pool.push_back(
           g.node(NodeKind::Reshape, name, {s}, attrs({{"shape", std::vector<int64_t>{2, 3, 4}}})));
+      break;
+    }
+    case 5: { // a view of one outer slice, broadcast against a whole value
+      NodeValue v = pick();
+      NodeValue row = g.node(NodeKind::Slice, name + "row", {v},
+                             attrs({{"starts", std::vector<int64_t>{1, 0, 0}},
+                                    {"ends", std::vector<int64_t>{2, 3, 4}}}));
+      pool.push_back(g.node(binary[rng() % 4], name, {rng() % 2 ? v : pick(), row}));
       break;
     }
     default: { // split into two views along the outer axis, recombine
