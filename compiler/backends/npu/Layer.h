@@ -85,6 +85,7 @@ void registerLayer(NodeKind k, std::shared_ptr<const Layer> l);
 void registerConvLayers();
 void registerGemmLayers();
 void registerAddLayers();
+void registerMulLayers();
 void registerRescaleLayers();
 void registerLutLayers();
 void registerClampLayers();

@@ -17,6 +17,7 @@ void registerAll() {
   registerConvLayers();
   registerGemmLayers();
   registerAddLayers();
+  registerMulLayers();
   registerRescaleLayers();
   registerLutLayers();
   registerClampLayers();

@@ -119,6 +119,23 @@ double Target::vectorCycles(const isa::InstrDesc& d, int64_t n1, int64_t n0) con
   return issue + double(n0 * n1) * d.timingOf("cycles_per_row") + d.timingOf("pipeline_latency");
 }
 
+double Target::bankConflicts(const isa::Instruction& in) const {
+  const isa::MemoryDesc* m = isa_.memoryById(in.get("src_mem"));
+  if (!m)
+    return 0;
+  const int64_t banks = std::max(1u, m->banks), ports = std::max(1u, m->read_ports);
+  const int64_t perConflict = (2 + ports - 1) / ports - 1;
+  if (perConflict == 0 || banks == 1)
+    return perConflict == 0 ? 0 : double(in.get("n0") * in.get("n1") * perConflict);
+  const int64_t a = in.get("src0_addr"), as0 = in.get("src0_s0"), as1 = in.get("src0_s1");
+  const int64_t b = in.get("src1_addr"), bs0 = in.get("src1_s0"), bs1 = in.get("src1_s1");
+  int64_t n = 0;
+  for (int64_t i1 = 0, n1 = in.get("n1"); i1 < n1; ++i1)
+    for (int64_t i0 = 0, n0 = in.get("n0"); i0 < n0; ++i0)
+      n += (a + i0 * as0 + i1 * as1) % banks == (b + i0 * bs0 + i1 * bs1) % banks;
+  return double(n * perConflict);
+}
+
 double Target::cyclesOf(const isa::Instruction& in) const {
   const std::string& cls = in.desc().cls->name;
   if (cls == "dma-load" || cls == "dma-store") {
@@ -132,7 +149,9 @@ double Target::cyclesOf(const isa::Instruction& in) const {
                                                in.desc().timingOf("cycles_per_row");
     return gemmCycles(in.get("n2"), in.get("n1"), in.get("n0"));
   }
-  if (cls == "vector-binary" || cls == "vector-unary" || cls == "requantize" || cls == "lut")
+  if (cls == "vector-binary")
+    return vectorCycles(in.desc(), in.get("n1"), in.get("n0")) + bankConflicts(in);
+  if (cls == "vector-unary" || cls == "requantize" || cls == "lut")
     return vectorCycles(in.desc(), in.get("n1"), in.get("n0"));
   return in.desc().timingOf("issue");
 }

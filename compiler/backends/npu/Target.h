@@ -54,6 +54,9 @@ public:
   double gemmCycles(int64_t n2, int64_t n1, int64_t n0) const;
   /// A vector, requantize or lut instruction over n1 x n0 rows.
   double vectorCycles(const isa::InstrDesc& d, int64_t n1, int64_t n0) const;
+  /// Extra cycles of a vector-binary instruction whose two sources meet in one bank of
+  /// their memory beyond its read ports (docs/isa.md section 3).
+  double bankConflicts(const isa::Instruction& in) const;
   /// Cycles of any instruction instance (the dispatcher of the three above).
   double cyclesOf(const isa::Instruction& in) const;
 

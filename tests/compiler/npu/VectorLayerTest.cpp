@@ -53,6 +53,19 @@ const VecCase kCases[] = {
        NodeValue b = g.input("b", {3, 70}, 0.03f, 17);
        g.output("y", g.node(NodeKind::Add, "add", {a, b}, {}, {3, 70}, 0.04f, 2));
      }},
+    {"mul_same_shape",
+     [](G& g) {
+       NodeValue a = g.input("a", {1, 20, 7, 9}, 0.05f, 3);
+       NodeValue b = g.input("b", {1, 20, 7, 9}, 0.11f, -9);
+       g.output("y", g.node(NodeKind::Mul, "mul", {a, b}, {}, {1, 20, 7, 9}, 0.2f, -4));
+     }},
+    {"mul_per_channel",
+     [](G& g) {
+       // Squeeze-and-excitation: every pixel of a channel times that channel's scale.
+       NodeValue a = g.input("a", {2, 40, 30, 30}, 0.05f, 3);
+       NodeValue b = g.input("b", {2, 40, 1, 1}, 0.004f, -128);
+       g.output("y", g.node(NodeKind::Mul, "mul", {b, a}, {}, {2, 40, 30, 30}, 0.03f, 1));
+     }},
     {"rescale",
      [](G& g) {
        NodeValue x = g.input("x", {1, 33, 5, 5}, 0.05f, 10);

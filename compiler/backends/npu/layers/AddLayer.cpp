@@ -53,7 +53,7 @@ public:
     s.output = ty.offset;
     s.rows = ty.rows();
     s.actReserved = 2;
-    s.accReserved = 2;
+    s.accReserved = 3;
     s.accPerRow = 2;
     s.constants = [&](Step& st) {
       for (auto& in : p.loadRows(Mem::Act, 0, zpC, 2))
@@ -64,7 +64,9 @@ public:
         st.loads.push_back(in);
     };
     s.compute = [&](const StreamStep& ss, Step& st) {
-      const int64_t A = 2, B = 2 + ss.tile;
+      // Bank-aware: an odd distance between the two regions keeps vadd's reads of row i
+      // of each in different acc banks.
+      const int64_t A = 2, B = 2 + ss.tile + (ss.tile % 2 == 0 ? 1 : 0);
       for (const auto& c : Program::rowChunks(t.vecBinary("add"), ss.rows)) {
         const int64_t o = c[0], n0 = c[1], n1 = c[2];
         const Program::Walk zA{0, 0, 0}, zB{1, 0, 0}, mA{0, 0, 0}, mB{1, 0, 0};
