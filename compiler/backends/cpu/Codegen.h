@@ -28,11 +28,11 @@ struct CodegenUnit {
   void (*emit)(const Node& n, CodegenContext& ctx);
 };
 
-/// Registers the unit of `k` (one per kind).
+/// Adds a unit for kind `k` (a kind may have several, e.g. float and int8).
 void registerCodegenUnit(NodeKind k, CodegenUnit u);
-/// The unit of `k`, or nullptr.
-const CodegenUnit* findCodegenUnit(NodeKind k);
-/// Every registered kind, with its family, in kind order (for docs and tests).
+/// The first unit of n's kind that supports `n`, or nullptr.
+const CodegenUnit* findCodegenUnit(const Node& n);
+/// Every registered (kind, family) pair, in kind order (for docs and tests).
 std::vector<std::pair<NodeKind, const char*>> codegenTable();
 
 /// Family registration functions, one per file in codegen/.
@@ -43,6 +43,7 @@ void registerPoolCodegen();
 void registerMovementCodegen();
 void registerNormCodegen();
 void registerReduceCodegen();
+void registerInt8Codegen();
 
 /// Where the generated code finds memory and host services; owned by the compiled
 /// function, which must outlive the JIT-compiled code.
@@ -51,8 +52,9 @@ public:
   virtual ~CodegenServices() = default;
   /// Address of the memory of value `v` (arena, constant payload).
   virtual const void* addressOf(const NodeValue& v) const = 0;
-  /// Keeps `data` alive with the compiled function; returns its address.
-  virtual const float* keep(std::vector<float> data) = 0;
+  /// Keeps `bytes` alive (64-byte aligned) with the compiled function; returns their
+  /// address.
+  virtual const void* keep(std::vector<uint8_t> bytes) = 0;
   /// Records that a kernel needs `bytes` of scratch per thread.
   virtual void needScratch(size_t bytesPerThread) = 0;
   /// The barrier function and its argument (all threads wait for each other).
@@ -83,8 +85,11 @@ public:
   llvm::Value* nullPtr();
   /// A pointer to a private constant array holding `v`.
   llvm::Value* int64Array(const std::vector<int64_t>& v);
+  /// A pointer to a private constant array holding `v`.
+  llvm::Value* int32Array(const std::vector<int32_t>& v);
   /// A pointer to `data`, kept alive by the compiled function (packed weights).
-  llvm::Value* keep(std::vector<float> data);
+  llvm::Value* keep(const std::vector<float>& data);
+  llvm::Value* keep(const std::vector<int8_t>& data);
   /// The scratch buffer base (each thread uses its own `bytesPerThread` part).
   llvm::Value* scratch(size_t bytesPerThread);
   llvm::Value* tid() { return tid_; }

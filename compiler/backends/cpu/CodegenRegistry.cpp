@@ -7,8 +7,8 @@ namespace ember::cpu {
 
 namespace {
 
-std::vector<std::unique_ptr<CodegenUnit>>& table() {
-  static std::vector<std::unique_ptr<CodegenUnit>> t(numNodeKinds());
+std::vector<std::vector<CodegenUnit>>& table() {
+  static std::vector<std::vector<CodegenUnit>> t(numNodeKinds());
   return t;
 }
 
@@ -20,6 +20,7 @@ void registerAll() {
   registerMovementCodegen();
   registerNormCodegen();
   registerReduceCodegen();
+  registerInt8Codegen();
 }
 
 void ensureRegistered() {
@@ -30,20 +31,23 @@ void ensureRegistered() {
 } // namespace
 
 void registerCodegenUnit(NodeKind k, CodegenUnit u) {
-  table().at(static_cast<size_t>(k)) = std::make_unique<CodegenUnit>(u);
+  table().at(static_cast<size_t>(k)).push_back(u);
 }
 
-const CodegenUnit* findCodegenUnit(NodeKind k) {
+const CodegenUnit* findCodegenUnit(const Node& n) {
   ensureRegistered();
-  return table().at(static_cast<size_t>(k)).get();
+  for (const CodegenUnit& u : table().at(static_cast<size_t>(n.kind())))
+    if (u.supports(n))
+      return &u;
+  return nullptr;
 }
 
 std::vector<std::pair<NodeKind, const char*>> codegenTable() {
   ensureRegistered();
   std::vector<std::pair<NodeKind, const char*>> out;
   for (size_t i = 0; i < table().size(); ++i)
-    if (table()[i])
-      out.emplace_back(static_cast<NodeKind>(i), table()[i]->family);
+    for (const CodegenUnit& u : table()[i])
+      out.emplace_back(static_cast<NodeKind>(i), u.family);
   return out;
 }
 

@@ -60,9 +60,11 @@ public:
       throw Error(nodeRef(*v.node), "value has no memory in the cpu backend");
     return r.node->payload().raw();
   }
-  const float* keep(std::vector<float> data) override {
-    stats_.packedBytes += data.size() * sizeof(float);
-    kept_.push_back(std::move(data));
+  const void* keep(std::vector<uint8_t> bytes) override {
+    stats_.packedBytes += bytes.size();
+    kept_.emplace_back();
+    kept_.back().resize(bytes.size());
+    std::memcpy(kept_.back().data(), bytes.data(), bytes.size());
     return kept_.back().data();
   }
   void needScratch(size_t bytes) override {
@@ -83,7 +85,7 @@ private:
   ThreadTeam team_;
   AlignedBytes arenaStore_, scratchStore_;
   uint8_t* arena_ = nullptr;
-  std::list<std::vector<float>> kept_;
+  std::list<AlignedBytes> kept_;
   struct ErrorFlag {
     int32_t flag;
     std::string where, reason;
@@ -135,8 +137,8 @@ void Program::generate(llvm::Module& m) {
   for (const auto& n : f_.nodes()) {
     if (BufferPlan::isView(*n))
       continue;
-    const CodegenUnit* unit = findCodegenUnit(n->kind());
-    if (!unit || !unit->supports(*n))
+    const CodegenUnit* unit = findCodegenUnit(*n);
+    if (!unit)
       throw Unsupported(nodeRef(*n), "the cpu backend cannot compile this node");
     auto* fn = llvm::Function::Create(stepTy, llvm::GlobalValue::InternalLinkage,
                                       "node." + std::to_string(index++) + "." + n->name(), m);
@@ -199,8 +201,7 @@ public:
   bool supports(const Node& n) const override {
     if (n.isStorage() || BufferPlan::isView(n))
       return true;
-    const CodegenUnit* u = findCodegenUnit(n.kind());
-    return u && u->supports(n);
+    return findCodegenUnit(n) != nullptr;
   }
   std::unique_ptr<CompiledFunction> compile(const Function& f) const override {
     std::vector<std::string> missing;

@@ -7,6 +7,7 @@
 #include "Strides.h"
 
 #include "ember/graph/InferUtil.h"
+#include "ember/quantization/Numerics.h"
 
 #include <cstring>
 
@@ -30,8 +31,18 @@ llvm::Value* offsetPtr(CodegenContext& ctx, llvm::Value* p, int64_t bytes) {
   return ctx.builder().CreateConstGEP1_64(ctx.builder().getInt8Ty(), p, uint64_t(bytes));
 }
 
+/// Moving codes keeps values only when the moved inputs (the first, or all for Concat)
+/// have the result's quantization parameters (docs/numerics.md 4.4).
+bool sameParams(const Node& n, bool allInputs) {
+  for (size_t i = 0; i < (allInputs ? n.numInputs() : 1); ++i)
+    if (n.input(i).type().quant != n.resultType().quant)
+      return false;
+  return true;
+}
+
 bool supportsSimple(const Node& n) {
-  return n.numResults() == 1 && n.resultType().rank() <= 6 && elemSize(n.resultType().kind) != 2;
+  return n.numResults() == 1 && n.resultType().rank() <= 6 &&
+         sameParams(n, n.kind() == NodeKind::Concat);
 }
 
 void emitTranspose(const Node& n, CodegenContext& ctx) {
@@ -107,7 +118,12 @@ void emitSplit(const Node& n, CodegenContext& ctx) {
 }
 
 bool supportsSplit(const Node& n) {
-  return n.numInputs() == 1 && n.input(0).dims().size() <= 6;
+  if (n.numInputs() != 1 || n.input(0).dims().size() > 6)
+    return false;
+  for (const Type& t : n.resultTypes())
+    if (t.quant != n.input(0).type().quant)
+      return false;
+  return true;
 }
 
 bool supportsPad(const Node& n) {
@@ -121,7 +137,11 @@ void emitPad(const Node& n, CodegenContext& ctx) {
   const std::vector<int64_t> pads = n.attrs().getInts("pads");
   const ElemKind k = n.resultType().kind;
   Tensor value(k, {});
-  value.setFromDouble(0, n.attrs().getFloat("value", 0.0));
+  if (n.resultType().quant.isQuantized() && k == ElemKind::Int8)
+    value.data<int8_t>()[0] = static_cast<int8_t>(
+        quant::quantizeBound(n.attrs().getFloat("value", 0.0), n.resultType().quant));
+  else
+    value.setFromDouble(0, n.attrs().getFloat("value", 0.0));
   if (n.numInputs() > 1 && n.input(1))
     std::memcpy(value.raw(), n.input(1).node->payload().raw(), value.sizeInBytes());
   uint64_t bits = 0;

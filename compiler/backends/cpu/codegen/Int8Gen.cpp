@@ -1,0 +1,348 @@
+// Codegen of the int8 operators (docs/numerics.md section 4): QuantizeLinear /
+// DequantizeLinear (per tensor), Conv (packed GEMM with the zero point folded into the
+// bias, or depthwise), Gemm with constant B, rescaled Add and Mul, Relu/Clip on codes,
+// Rescale, Lut, MaxPool and the global pools. Every multiplier is chosen here, at
+// compile time, by the functions of ember/quantization/Numerics.h, so the kernels
+// compute exactly the interpreter's integers.
+#include "Codegen.h"
+#include "Strides.h"
+
+#include "ember/quantization/Numerics.h"
+
+namespace ember::cpu {
+
+namespace {
+
+/// An int8 value with per-tensor parameters.
+bool q8(const Type& t) {
+  return t.kind == ElemKind::Int8 && t.quant.scales.size() == 1 && t.quant.zeroPoints.size() == 1 &&
+         t.quant.axis < 0;
+}
+float scaleOf(const Type& t) {
+  return t.quant.scales[0];
+}
+int32_t zpOf(const Type& t) {
+  return t.quant.zeroPoints[0];
+}
+
+/// Weights of zero point 0, per tensor or per channel along `axis` with `channels` scales.
+bool symmetricWeights(const NodeValue& w, int axis, int64_t channels) {
+  if (!w || w.node->kind() != NodeKind::Constant || w.kind() != ElemKind::Int8)
+    return false;
+  const QuantParams& q = w.type().quant;
+  const bool perTensor = q.scales.size() == 1 && q.axis < 0;
+  const bool perChannel = int64_t(q.scales.size()) == channels && q.axis == axis;
+  if (!(perTensor || perChannel) || q.zeroPoints.size() != q.scales.size())
+    return false;
+  for (int32_t z : q.zeroPoints)
+    if (z != 0)
+      return false;
+  return true;
+}
+
+float channelScale(const NodeValue& w, int64_t c) {
+  const auto& s = w.type().quant.scales;
+  return s.size() == 1 ? s[0] : s[size_t(c)];
+}
+
+bool constantBias(const NodeValue& b, int64_t channels, bool allowOne) {
+  return !b || (b.node->kind() == NodeKind::Constant && b.kind() == ElemKind::Int32 &&
+                (b.type().size() == channels || (allowOne && b.type().size() == 1)));
+}
+
+/// The (M, S) of each output channel: s_x * s_w[c] / s_y.
+void channelMultipliers(const Type& x, const NodeValue& w, const Type& y, int64_t channels,
+                        std::vector<int32_t>* M, std::vector<int32_t>* S) {
+  for (int64_t c = 0; c < channels; ++c) {
+    const quant::Multiplier m =
+        quant::productMultiplier(scaleOf(x), channelScale(w, c), scaleOf(y));
+    M->push_back(m.M);
+    S->push_back(m.S);
+  }
+}
+
+// ---- QuantizeLinear / DequantizeLinear ------------------------------------------
+
+bool supportsQuantize(const Node& n) {
+  return n.input(0).kind() == ElemKind::Float32 && q8(n.resultType()) && !n.attrs().has("scales") &&
+         n.numInputs() == 1;
+}
+
+void emitQuantize(const Node& n, CodegenContext& ctx) {
+  const Attrs& a = n.attrs();
+  const double s = a.has("scale") ? a.getFloat("scale") : scaleOf(n.resultType());
+  const int64_t zp = a.has("scale") ? a.getInt("zero_point", 0) : zpOf(n.resultType());
+  ctx.call("ember_quantize_i8",
+           {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(n.resultType().size()), ctx.f32(float(s)),
+            ctx.i32(zp), ctx.tid(), ctx.nth()});
+}
+
+bool supportsDequantize(const Node& n) {
+  return q8(n.input(0).type()) && n.resultType().kind == ElemKind::Float32 &&
+         !n.attrs().has("scales") && n.numInputs() == 1;
+}
+
+void emitDequantize(const Node& n, CodegenContext& ctx) {
+  const Attrs& a = n.attrs();
+  const Type& x = n.input(0).type();
+  const double s = a.has("scale") ? a.getFloat("scale") : scaleOf(x);
+  const int64_t zp = a.has("scale") ? a.getInt("zero_point", 0) : zpOf(x);
+  ctx.call("ember_dequantize_i8",
+           {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(n.resultType().size()), ctx.f32(float(s)),
+            ctx.i32(zp), ctx.tid(), ctx.nth()});
+}
+
+// ---- Conv ----------------------------------------------------------------------
+
+bool supportsConv(const Node& n) {
+  if (n.numInputs() < 2 || !q8(n.input(0).type()) || !q8(n.resultType()))
+    return false;
+  const Shape& x = n.input(0).dims();
+  if (x.size() != 3 && x.size() != 4)
+    return false;
+  const int64_t m = n.resultType().dims[1];
+  return symmetricWeights(n.input(1), 0, m) && constantBias(n.optionalInput(2), m, false);
+}
+
+/// [N, C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw] of a 1-D or 2-D Conv.
+std::vector<int64_t> convGeom(const Node& n) {
+  const Shape& x = n.input(0).dims();
+  const Shape& w = n.input(1).dims();
+  const Shape& y = n.resultType().dims;
+  const size_t nsp = x.size() - 2;
+  const Attrs& a = n.attrs();
+  const auto s = a.getInts("strides", std::vector<int64_t>(nsp, 1));
+  const auto p = a.getInts("pads", std::vector<int64_t>(2 * nsp, 0));
+  const auto d = a.getInts("dilations", std::vector<int64_t>(nsp, 1));
+  if (nsp == 1)
+    return {x[0], x[1], 1, x[2], y[1], 1, y[2], 1, w[2], 1, s[0], 0, p[0], 1, d[0]};
+  return {x[0], x[1], x[2], x[3], y[1], y[2], y[3], w[2], w[3], s[0], s[1], p[0], p[1], d[0], d[1]};
+}
+
+void emitConv(const Node& n, CodegenContext& ctx) {
+  const std::vector<int64_t> g = convGeom(n);
+  const int64_t C = g[1], M = g[4], KH = g[7], KW = g[8];
+  const int64_t group = n.attrs().getInt("group", 1), cg = C / group, mg = M / group;
+  const int64_t K = cg * KH * KW;
+  const Type &xt = n.input(0).type(), &yt = n.resultType();
+  const quant::Bounds bd = quant::activationBounds(n, yt.quant);
+  std::vector<int32_t> Mq, Sq;
+  channelMultipliers(xt, n.input(1), yt, M, &Mq, &Sq);
+  const int8_t* w = n.input(1).node->payload().data<int8_t>();
+  const NodeValue b = n.optionalInput(2);
+  const int32_t* bias = b ? b.node->payload().data<int32_t>() : nullptr;
+  std::vector<llvm::Value*> args = {ctx.addr(n.input(0))};
+  const bool depthwise = C == group && group > 1;
+  if (depthwise) {
+    args.push_back(ctx.addr(n.input(1)));
+    args.push_back(ctx.addr(b));
+  } else {
+    constexpr int64_t mr = 8;
+    const int64_t mblocks = (mg + mr - 1) / mr;
+    std::vector<int8_t> packed(size_t(group * mblocks * K * mr), 0);
+    std::vector<int32_t> fold(static_cast<size_t>(M));
+    for (int64_t m = 0; m < M; ++m) {
+      uint32_t sum = 0;
+      for (int64_t k = 0; k < K; ++k)
+        sum += uint32_t(int32_t(w[m * K + k]));
+      const uint32_t zpx = uint32_t(zpOf(xt));
+      fold[size_t(m)] = int32_t(uint32_t(bias ? bias[m] : 0) + (0u - zpx) * sum);
+      const int64_t grp = m / mg, mb = (m % mg) / mr, i = (m % mg) % mr;
+      int8_t* dst = packed.data() + (grp * mblocks + mb) * K * mr + i;
+      for (int64_t k = 0; k < K; ++k)
+        dst[k * mr] = w[m * K + k];
+    }
+    args.push_back(ctx.keep(packed));
+    args.push_back(ctx.int32Array(fold));
+  }
+  args.push_back(ctx.int32Array(Mq));
+  args.push_back(ctx.int32Array(Sq));
+  args.push_back(ctx.result(n));
+  for (int64_t v : g)
+    args.push_back(ctx.i64(v));
+  if (!depthwise)
+    args.push_back(ctx.i64(group));
+  for (int64_t v : {int64_t(zpOf(xt)), int64_t(zpOf(yt)), int64_t(bd.lo), int64_t(bd.hi)})
+    args.push_back(ctx.i32(v));
+  if (depthwise) {
+    args.push_back(ctx.scratch(size_t(g[6]) * 4));
+    args.push_back(ctx.tid());
+    args.push_back(ctx.nth());
+    ctx.call("ember_dwconv_i8", args);
+    return;
+  }
+  args.push_back(ctx.scratch(size_t(K * 16)));
+  args.push_back(ctx.tid());
+  args.push_back(ctx.nth());
+  ctx.call("ember_conv_i8", args);
+}
+
+// ---- Gemm ----------------------------------------------------------------------
+
+bool supportsGemm(const Node& n) {
+  const Attrs& a = n.attrs();
+  if (a.getInt("transA", 0) || a.getInt("transB", 0) || a.getFloat("alpha", 1.0) != 1.0 ||
+      a.getFloat("beta", 1.0) != 1.0 || !q8(n.input(0).type()) || !q8(n.resultType()) ||
+      n.input(0).dims().size() != 2 || n.input(1).dims().size() != 2)
+    return false;
+  const int64_t N = n.input(1).dims()[1];
+  return symmetricWeights(n.input(1), 1, N) && constantBias(n.optionalInput(2), N, true);
+}
+
+void emitGemm(const Node& n, CodegenContext& ctx) {
+  const int64_t rows = n.input(0).dims()[0], K = n.input(0).dims()[1], N = n.input(1).dims()[1];
+  const Type &xt = n.input(0).type(), &yt = n.resultType();
+  const quant::Bounds bd = quant::activationBounds(n, yt.quant);
+  std::vector<int32_t> Mq, Sq;
+  channelMultipliers(xt, n.input(1), yt, N, &Mq, &Sq);
+  const int8_t* w = n.input(1).node->payload().data<int8_t>();
+  const NodeValue c = n.optionalInput(2);
+  std::vector<int32_t> fold(static_cast<size_t>(N));
+  for (int64_t j = 0; j < N; ++j) {
+    uint32_t sum = 0;
+    for (int64_t k = 0; k < K; ++k)
+      sum += uint32_t(int32_t(w[k * N + j]));
+    const int32_t* cp = c ? c.node->payload().data<int32_t>() : nullptr;
+    const int32_t cv = cp ? cp[c.type().size() == 1 ? 0 : j] : 0;
+    fold[size_t(j)] = int32_t(uint32_t(cv) + (0u - uint32_t(zpOf(xt))) * sum);
+  }
+  ctx.call("ember_gemm_i8", {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.int32Array(fold),
+                             ctx.int32Array(Mq), ctx.int32Array(Sq), ctx.result(n), ctx.i64(rows),
+                             ctx.i64(N), ctx.i64(K), ctx.i32(zpOf(yt)), ctx.i32(bd.lo),
+                             ctx.i32(bd.hi), ctx.scratch(size_t(N) * 4), ctx.tid(), ctx.nth()});
+}
+
+// ---- elementwise ---------------------------------------------------------------
+
+bool supportsBinary(const Node& n) {
+  return n.numInputs() == 2 && q8(n.input(0).type()) && q8(n.input(1).type()) && q8(n.resultType());
+}
+
+void emitBinary(const Node& n, CodegenContext& ctx) {
+  const Type &a = n.input(0).type(), &b = n.input(1).type(), &y = n.resultType();
+  const quant::Bounds bd = quant::activationBounds(n, y.quant);
+  int32_t Ma, Mb = 0, S;
+  const bool isMul = n.kind() == NodeKind::Mul;
+  if (isMul) {
+    const quant::Multiplier m = quant::productMultiplier(scaleOf(a), scaleOf(b), scaleOf(y));
+    Ma = m.M;
+    S = m.S;
+  } else {
+    const quant::AddMultipliers m = quant::addMultipliers(scaleOf(a), scaleOf(b), scaleOf(y));
+    Ma = m.Ma;
+    Mb = m.Mb;
+    S = m.S;
+  }
+  const Box6<2> box =
+      simplifyBox<2>(y.dims, {broadcastStrides(a.dims, y.dims), broadcastStrides(b.dims, y.dims)});
+  ctx.call("ember_binary_i8",
+           {ctx.i32(isMul), ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.result(n),
+            ctx.int64Array(box.dims), ctx.int64Array(box.strides[0]),
+            ctx.int64Array(box.strides[1]), ctx.i32(zpOf(a)), ctx.i32(zpOf(b)), ctx.i32(Ma),
+            ctx.i32(Mb), ctx.i32(S), ctx.i32(zpOf(y)), ctx.i32(bd.lo), ctx.i32(bd.hi), ctx.tid(),
+            ctx.nth()});
+}
+
+bool supportsClamp(const Node& n) {
+  return q8(n.resultType()) && n.input(0).type() == n.resultType();
+}
+
+void emitClamp(const Node& n, CodegenContext& ctx) {
+  const quant::Bounds bd = quant::activationBounds(n, n.resultType().quant);
+  ctx.call("ember_clamp_i8", {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(n.resultType().size()),
+                              ctx.i32(bd.lo), ctx.i32(bd.hi), ctx.tid(), ctx.nth()});
+}
+
+bool supportsRescale(const Node& n) {
+  return q8(n.input(0).type()) && q8(n.resultType());
+}
+
+void emitRescale(const Node& n, CodegenContext& ctx) {
+  const Type &x = n.input(0).type(), &y = n.resultType();
+  const quant::Multiplier m = quant::averageMultiplier(scaleOf(x), scaleOf(y), 1);
+  const quant::Bounds bd = quant::activationBounds(n, y.quant);
+  ctx.call("ember_rescale_i8",
+           {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(y.size()), ctx.i32(zpOf(x)), ctx.i32(m.M),
+            ctx.i32(m.S), ctx.i32(zpOf(y)), ctx.i32(bd.lo), ctx.i32(bd.hi), ctx.tid(), ctx.nth()});
+}
+
+bool supportsLut(const Node& n) {
+  return n.numInputs() == 2 && n.input(0).kind() == ElemKind::Int8 &&
+         n.input(1).kind() == ElemKind::Int8 && n.input(1).type().size() == 256 &&
+         n.resultType().kind == ElemKind::Int8;
+}
+
+void emitLut(const Node& n, CodegenContext& ctx) {
+  ctx.call("ember_lut_i8", {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.result(n),
+                            ctx.i64(n.resultType().size()), ctx.tid(), ctx.nth()});
+}
+
+// ---- pools ---------------------------------------------------------------------
+
+bool supportsMaxPool(const Node& n) {
+  const size_t rank = n.input(0).dims().size();
+  return q8(n.resultType()) && n.input(0).kind() == ElemKind::Int8 &&
+         n.input(0).type().quant == n.resultType().quant && (rank == 3 || rank == 4);
+}
+
+void emitMaxPool(const Node& n, CodegenContext& ctx) {
+  const Shape& x = n.input(0).dims();
+  const Shape& y = n.resultType().dims;
+  const size_t nsp = x.size() - 2;
+  const Attrs& a = n.attrs();
+  const auto k = a.getInts("kernel_shape");
+  const auto s = a.getInts("strides", std::vector<int64_t>(nsp, 1));
+  const auto p = a.getInts("pads", std::vector<int64_t>(2 * nsp, 0));
+  const auto d = a.getInts("dilations", std::vector<int64_t>(nsp, 1));
+  std::vector<int64_t> v;
+  if (nsp == 1)
+    v = {1, x[2], 1, y[2], 1, k[0], 1, s[0], 0, p[0], 1, d[0]};
+  else
+    v = {x[2], x[3], y[2], y[3], k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1]};
+  std::vector<llvm::Value*> args = {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(x[0] * x[1])};
+  for (int64_t e : v)
+    args.push_back(ctx.i64(e));
+  args.push_back(ctx.tid());
+  args.push_back(ctx.nth());
+  ctx.call("ember_maxpool_i8", args);
+}
+
+bool supportsGlobalPool(const Node& n) {
+  if (!q8(n.input(0).type()) || !q8(n.resultType()) || n.input(0).dims().size() < 3)
+    return false;
+  return n.kind() == NodeKind::GlobalAveragePool || n.input(0).type() == n.resultType() ||
+         n.input(0).type().quant == n.resultType().quant;
+}
+
+void emitGlobalPool(const Node& n, CodegenContext& ctx) {
+  const Type &x = n.input(0).type(), &y = n.resultType();
+  const int64_t planes = x.dims[0] * x.dims[1], size = planes ? x.size() / planes : 0;
+  const bool isMax = n.kind() == NodeKind::GlobalMaxPool;
+  quant::Multiplier m;
+  if (!isMax)
+    m = quant::averageMultiplier(scaleOf(x), scaleOf(y), size);
+  ctx.call("ember_global_pool_i8",
+           {ctx.i32(isMax), ctx.addr(n.input(0)), ctx.result(n), ctx.i64(planes), ctx.i64(size),
+            ctx.i32(zpOf(x)), ctx.i32(m.M), ctx.i32(m.S), ctx.i32(zpOf(y)), ctx.tid(), ctx.nth()});
+}
+
+} // namespace
+
+void registerInt8Codegen() {
+  using K = NodeKind;
+  registerCodegenUnit(K::QuantizeLinear, {"int8", supportsQuantize, emitQuantize});
+  registerCodegenUnit(K::DequantizeLinear, {"int8", supportsDequantize, emitDequantize});
+  registerCodegenUnit(K::Conv, {"int8", supportsConv, emitConv});
+  registerCodegenUnit(K::Gemm, {"int8", supportsGemm, emitGemm});
+  registerCodegenUnit(K::Add, {"int8", supportsBinary, emitBinary});
+  registerCodegenUnit(K::Mul, {"int8", supportsBinary, emitBinary});
+  registerCodegenUnit(K::Relu, {"int8", supportsClamp, emitClamp});
+  registerCodegenUnit(K::Clip, {"int8", supportsClamp, emitClamp});
+  registerCodegenUnit(K::Rescale, {"int8", supportsRescale, emitRescale});
+  registerCodegenUnit(K::Lut, {"int8", supportsLut, emitLut});
+  registerCodegenUnit(K::MaxPool, {"int8", supportsMaxPool, emitMaxPool});
+  registerCodegenUnit(K::GlobalAveragePool, {"int8", supportsGlobalPool, emitGlobalPool});
+  registerCodegenUnit(K::GlobalMaxPool, {"int8", supportsGlobalPool, emitGlobalPool});
+}
+
+} // namespace ember::cpu

@@ -1,0 +1,288 @@
+// The int8 kernels of docs/numerics.md section 4, bit-exact with the interpreter's
+// (compiler/backends/interpreter/kernels/Int8*.cpp): every int32 sum wraps (computed in
+// uint32), every result goes through requant() (section 3), whose (M, S) were chosen at
+// compile time by ember::quant. Convolutions fold -zp_x * sum w into the bias and pad
+// with zp_x, as section 4.1 allows; the GEMM panels are the float kernel's, in int8.
+#include "Libjit.h"
+
+namespace {
+
+/// Section 3: clamp(((int64) acc * M + 2^(S-1)) >> S + zp, lo, hi).
+inline int8_t requant(int32_t acc, int32_t M, int32_t S, int32_t zp, int32_t lo, int32_t hi) {
+  const int64_t prod = static_cast<int64_t>(acc) * M;
+  const int64_t y = ((prod + (int64_t(1) << (S - 1))) >> S) + zp;
+  return static_cast<int8_t>(y < lo ? lo : (y > hi ? hi : y));
+}
+
+inline int32_t wrap(uint32_t v) {
+  return static_cast<int32_t>(v);
+}
+
+struct Geom8 {
+  int64_t C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group;
+};
+
+/// The columns [p0, p0 + NR) of X_col (int8 codes, zp in the padding and past the end)
+/// into panel[k][NR].
+template <int NR>
+inline void packPanel8(const int8_t* x, const Geom8& g, int64_t cg, int64_t p0, int8_t zp,
+                       int8_t* panel) {
+  const int64_t P = g.OH * g.OW;
+  for (int64_t c = 0; c < cg; ++c)
+    for (int64_t kh = 0; kh < g.KH; ++kh)
+      for (int64_t kw = 0; kw < g.KW; ++kw, panel += NR)
+        for (int64_t j = 0; j < NR; ++j) {
+          const int64_t p = p0 + j;
+          int8_t v = zp;
+          if (p < P) {
+            const int64_t ih = (p / g.OW) * g.sh - g.ph + kh * g.dh;
+            const int64_t iw = (p % g.OW) * g.sw - g.pw + kw * g.dw;
+            if (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W)
+              v = x[(c * g.H + ih) * g.W + iw];
+          }
+          panel[j] = v;
+        }
+}
+
+typedef int32_t I16 __attribute__((vector_size(64)));
+typedef int8_t B16 __attribute__((vector_size(16)));
+
+} // namespace
+
+/// y = saturate(round_half_even(x / s) + zp), per tensor (x / s in float, as the
+/// interpreter).
+EMBER_KERNEL void ember_quantize_i8(const float* x, int8_t* y, int64_t n, float s, int32_t zp,
+                                    int64_t tid, int64_t nth) {
+  int64_t begin, end;
+  libjit::threadRangeGrain(n, 64, tid, nth, &begin, &end);
+  for (int64_t i = begin; i < end; ++i) {
+    const double r = static_cast<double>(nearbyintf(x[i] / s)) + zp;
+    y[i] = static_cast<int8_t>(r < -128.0 ? -128.0 : (r > 127.0 ? 127.0 : r));
+  }
+}
+
+/// y = float(x - zp) * s.
+EMBER_KERNEL void ember_dequantize_i8(const int8_t* x, float* y, int64_t n, float s, int32_t zp,
+                                      int64_t tid, int64_t nth) {
+  int64_t begin, end;
+  libjit::threadRangeGrain(n, 64, tid, nth, &begin, &end);
+  for (int64_t i = begin; i < end; ++i)
+    y[i] = static_cast<float>(static_cast<int64_t>(x[i]) - zp) * s;
+}
+
+/// Codes clamped to [lo, hi] (Relu, Clip with the input's parameters).
+EMBER_KERNEL void ember_clamp_i8(const int8_t* x, int8_t* y, int64_t n, int32_t lo, int32_t hi,
+                                 int64_t tid, int64_t nth) {
+  int64_t begin, end;
+  libjit::threadRangeGrain(n, 64, tid, nth, &begin, &end);
+  for (int64_t i = begin; i < end; ++i)
+    y[i] = static_cast<int8_t>(x[i] < lo ? lo : (x[i] > hi ? hi : x[i]));
+}
+
+/// Packed-GEMM int8 convolution: wp as the float kernel's packing (MR = 8 channels,
+/// k-major), fold[m] = b[m] - zp_x * sum w[m], (Mq, Sq) per output channel.
+EMBER_KERNEL void ember_conv_i8(const int8_t* x, const int8_t* wp, const int32_t* fold,
+                                const int32_t* Mq, const int32_t* Sq, int8_t* y, int64_t N,
+                                int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW,
+                                int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
+                                int64_t pw, int64_t dh, int64_t dw, int64_t group, int32_t zpx,
+                                int32_t zpy, int32_t lo, int32_t hi, int8_t* scratch, int64_t tid,
+                                int64_t nth) {
+  constexpr int MR = 8, NR = 16;
+  const Geom8 g{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group};
+  const int64_t cg = C / group, mg = M / group, K = cg * KH * KW;
+  const int64_t P = OH * OW, panels = (P + NR - 1) / NR, mblocks = (mg + MR - 1) / MR;
+  int8_t* panel = scratch + tid * K * NR;
+  int64_t begin, end;
+  libjit::threadRange(N * group * panels, tid, nth, &begin, &end);
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t pi = item % panels, ng = item / panels, grp = ng % group, n = ng / group;
+    const int64_t p0 = pi * NR;
+    packPanel8<NR>(x + (n * C + grp * cg) * H * W, g, cg, p0, static_cast<int8_t>(zpx), panel);
+    const int64_t cols = P - p0 < NR ? P - p0 : NR;
+    for (int64_t mb = 0; mb < mblocks; ++mb) {
+      const int8_t* a = wp + (grp * mblocks + mb) * K * MR;
+      I16 acc[MR];
+      for (int i = 0; i < MR; ++i)
+        acc[i] = I16{} * 0;
+      for (int64_t k = 0; k < K; ++k) {
+        B16 b8;
+        __builtin_memcpy(&b8, panel + k * NR, sizeof(b8));
+        const I16 bv = __builtin_convertvector(b8, I16);
+        for (int i = 0; i < MR; ++i)
+          acc[i] = (I16)((__attribute__((vector_size(64))) uint32_t)acc[i] +
+                         (__attribute__((vector_size(64))) uint32_t)(a[k * MR + i] * bv));
+      }
+      const int64_t rows = mg - mb * MR < MR ? mg - mb * MR : MR;
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t m = grp * mg + mb * MR + i;
+        int8_t* yr = y + (n * M + m) * P + p0;
+        for (int64_t j = 0; j < cols; ++j)
+          yr[j] = requant(wrap(static_cast<uint32_t>(acc[i][j]) + static_cast<uint32_t>(fold[m])),
+                          Mq[m], Sq[m], zpy, lo, hi);
+      }
+    }
+  }
+}
+
+/// Depthwise int8 convolution: acc = b[m] + sum over taps inside the input of
+/// (x - zp_x) * w (the interpreter's order of wrap-around sums), one int32 row buffer
+/// of OW per thread in scratch.
+EMBER_KERNEL void ember_dwconv_i8(const int8_t* x, const int8_t* w, const int32_t* bias,
+                                  const int32_t* Mq, const int32_t* Sq, int8_t* y, int64_t N,
+                                  int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
+                                  int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                                  int64_t ph, int64_t pw, int64_t dh, int64_t dw, int32_t zpx,
+                                  int32_t zpy, int32_t lo, int32_t hi, int32_t* scratch,
+                                  int64_t tid, int64_t nth) {
+  const int64_t mult = M / C;
+  uint32_t* row = reinterpret_cast<uint32_t*>(scratch) + tid * OW;
+  int64_t begin, end;
+  libjit::threadRange(N * M, tid, nth, &begin, &end);
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t m = item % M, n = item / M, c = m / mult;
+    const int8_t* xc = x + (n * C + c) * H * W;
+    const int8_t* wm = w + m * KH * KW;
+    int8_t* yp = y + item * OH * OW;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      for (int64_t ow = 0; ow < OW; ++ow)
+        row[ow] = 0;
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        const int64_t ih = oh * sh - ph + kh * dh;
+        if (ih < 0 || ih >= H)
+          continue;
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const int32_t f = wm[kh * KW + kw];
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const int64_t iw = ow * sw - pw + kw * dw;
+            if (iw >= 0 && iw < W)
+              row[ow] += static_cast<uint32_t>(f * (xc[ih * W + iw] - zpx));
+          }
+        }
+      }
+      for (int64_t ow = 0; ow < OW; ++ow)
+        yp[oh * OW + ow] = requant(wrap(row[ow] + static_cast<uint32_t>(bias ? bias[m] : 0)), Mq[m],
+                                   Sq[m], zpy, lo, hi);
+    }
+  }
+}
+
+/// y[r, n] = requant(fold[n] + sum_k a[r, k] * b[k, n]); fold[n] = c[n] - zp_a * colsum(b).
+EMBER_KERNEL void ember_gemm_i8(const int8_t* a, const int8_t* b, const int32_t* fold,
+                                const int32_t* Mq, const int32_t* Sq, int8_t* y, int64_t rows,
+                                int64_t N, int64_t K, int32_t zpy, int32_t lo, int32_t hi,
+                                uint32_t* scratch, int64_t tid, int64_t nth) {
+  int64_t n0, n1;
+  libjit::threadRangeGrain(N, 64, tid, nth, &n0, &n1);
+  uint32_t* acc = scratch + tid * N;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t n = n0; n < n1; ++n)
+      acc[n] = static_cast<uint32_t>(fold[n]);
+    for (int64_t k = 0; k < K; ++k) {
+      const int32_t av = a[r * K + k];
+      const int8_t* br = b + k * N;
+      for (int64_t n = n0; n < n1; ++n)
+        acc[n] += static_cast<uint32_t>(av * br[n]);
+    }
+    for (int64_t n = n0; n < n1; ++n)
+      y[r * N + n] = requant(wrap(acc[n]), Mq[n], Sq[n], zpy, lo, hi);
+  }
+}
+
+/// Rescaled Add (section 4.2: multipliers Ma, Mb, shift S) or, when isMul, Mul (4.3:
+/// requantization (Ma, S)) with broadcasting over a six-dimensional box.
+EMBER_KERNEL void ember_binary_i8(int32_t isMul, const int8_t* a, const int8_t* b, int8_t* y,
+                                  const int64_t* d, const int64_t* as, const int64_t* bs,
+                                  int32_t zpa, int32_t zpb, int32_t Ma, int32_t Mb, int32_t S,
+                                  int32_t zpy, int32_t lo, int32_t hi, int64_t tid, int64_t nth) {
+  const int64_t rows = d[0] * d[1] * d[2] * d[3] * d[4];
+  int64_t begin, end;
+  libjit::threadRange(rows, tid, nth, &begin, &end);
+  for (int64_t r = begin; r < end; ++r) {
+    int64_t rem = r;
+    const int64_t i4 = rem % d[4];
+    rem /= d[4];
+    const int64_t i3 = rem % d[3];
+    rem /= d[3];
+    const int64_t i2 = rem % d[2];
+    rem /= d[2];
+    const int64_t i1 = rem % d[1];
+    const int64_t i0 = rem / d[1];
+    const int8_t* ar = a + i0 * as[0] + i1 * as[1] + i2 * as[2] + i3 * as[3] + i4 * as[4];
+    const int8_t* br = b + i0 * bs[0] + i1 * bs[1] + i2 * bs[2] + i3 * bs[3] + i4 * bs[4];
+    int8_t* yr = y + r * d[5];
+    for (int64_t i = 0; i < d[5]; ++i) {
+      const int32_t xa = ar[i * as[5]] - zpa, xb = br[i * bs[5]] - zpb;
+      yr[i] = isMul ? requant(xa * xb, Ma, S, zpy, lo, hi)
+                    : requant(xa * Ma + xb * Mb, 1, S, zpy, lo, hi);
+    }
+  }
+}
+
+/// Rescale (section 4.7): requant(x - zp_x; M, S) into [lo, hi].
+EMBER_KERNEL void ember_rescale_i8(const int8_t* x, int8_t* y, int64_t n, int32_t zpx, int32_t Mq,
+                                   int32_t Sq, int32_t zpy, int32_t lo, int32_t hi, int64_t tid,
+                                   int64_t nth) {
+  int64_t begin, end;
+  libjit::threadRangeGrain(n, 64, tid, nth, &begin, &end);
+  for (int64_t i = begin; i < end; ++i)
+    y[i] = requant(x[i] - zpx, Mq, Sq, zpy, lo, hi);
+}
+
+/// Lut (section 4.6): y = table[x + 128].
+EMBER_KERNEL void ember_lut_i8(const int8_t* x, const int8_t* table, int8_t* y, int64_t n,
+                               int64_t tid, int64_t nth) {
+  int64_t begin, end;
+  libjit::threadRangeGrain(n, 64, tid, nth, &begin, &end);
+  for (int64_t i = begin; i < end; ++i)
+    y[i] = table[x[i] + 128];
+}
+
+/// MaxPool on codes (padding -128; the result keeps the input's parameters).
+EMBER_KERNEL void ember_maxpool_i8(const int8_t* x, int8_t* y, int64_t planes, int64_t H, int64_t W,
+                                   int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                                   int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                                   int64_t tid, int64_t nth) {
+  int64_t begin, end;
+  libjit::threadRange(planes, tid, nth, &begin, &end);
+  for (int64_t p = begin; p < end; ++p) {
+    const int8_t* xp = x + p * H * W;
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int32_t m = -128;
+        for (int64_t kh = 0; kh < KH; ++kh) {
+          const int64_t ih = oh * sh - ph + kh * dh;
+          if (ih < 0 || ih >= H)
+            continue;
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const int64_t iw = ow * sw - pw + kw * dw;
+            if (iw >= 0 && iw < W && xp[ih * W + iw] > m)
+              m = xp[ih * W + iw];
+          }
+        }
+        y[p * OH * OW + oh * OW + ow] = static_cast<int8_t>(m);
+      }
+  }
+}
+
+/// GlobalAveragePool (section 4.5 with n = size) or GlobalMaxPool on codes.
+EMBER_KERNEL void ember_global_pool_i8(int32_t isMax, const int8_t* x, int8_t* y, int64_t planes,
+                                       int64_t size, int32_t zpx, int32_t Mq, int32_t Sq,
+                                       int32_t zpy, int64_t tid, int64_t nth) {
+  int64_t begin, end;
+  libjit::threadRange(planes, tid, nth, &begin, &end);
+  for (int64_t p = begin; p < end; ++p) {
+    const int8_t* v = x + p * size;
+    if (isMax) {
+      int32_t m = -128;
+      for (int64_t i = 0; i < size; ++i)
+        m = v[i] > m ? v[i] : m;
+      y[p] = static_cast<int8_t>(m);
+      continue;
+    }
+    uint32_t acc = 0;
+    for (int64_t i = 0; i < size; ++i)
+      acc += static_cast<uint32_t>(v[i] - zpx);
+    y[p] = requant(wrap(acc), Mq, Sq, zpy, -128, 127);
+  }
+}
