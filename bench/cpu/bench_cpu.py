@@ -22,7 +22,7 @@ THREADS = (1, 2)
 
 def ember_figures(args, folder):
     cmd = [args.bench, "--model-dir", folder, "--iterations", str(args.iterations),
-           "--threads", ",".join(str(t) for t in THREADS)]
+           "--threads", ",".join(str(t) for t in THREADS), "--int8"]
     print("+", " ".join(cmd), flush=True)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -32,8 +32,9 @@ def ember_figures(args, folder):
     for line in r.stdout.splitlines():
         if line.startswith("cpu-bench "):
             kv = dict(item.split("=") for item in line.split()[1:])
-            figures[int(kv["threads"])] = {k: float(v) for k, v in kv.items()}
-    if set(figures) != set(THREADS):
+            key = (kv.pop("precision"), int(kv["threads"]))
+            figures[key] = {k: float(v) for k, v in kv.items()}
+    if set(figures) != {(p, t) for p in ("float32", "int8") for t in THREADS}:
         raise SystemExit("bench: could not parse ember-cpu-bench's output:\n" + r.stdout)
     return figures
 
@@ -76,18 +77,21 @@ def main():
         ember = ember_figures(args, folder)
         for t in THREADS:
             torch_s = torch_latency(args.models_dir, name, args.iterations, t)
-            rows.append((name, t, ember[t], torch_s))
+            rows.append((name, t, ember[("float32", t)], ember[("int8", t)], torch_s))
     load = os.getloadavg()[0]
     print()
-    print(f"bench cpu backend (float32, batch 1, median of {args.iterations} after 2 warm-up "
+    print(f"bench cpu backend (batch 1, median of {args.iterations} after 2 warm-up "
           f"runs; {os.cpu_count()} CPUs, load average {load:.1f})")
     print(f"  {'model':10} {'threads':>7} {'compile s':>10} {'(opt / jit)':>14} "
-          f"{'ember ms':>9} {'pytorch ms':>11} {'ember/pytorch':>14}")
-    for name, t, e, torch_s in rows:
+          f"{'float ms':>9} {'pytorch ms':>11} {'float/pytorch':>14} {'int8 ms':>8} "
+          f"{'int8 compile s':>15}")
+    for name, t, e, q, torch_s in rows:
         split = f"{e['optimize_s']:.2f} / {e['jit_s']:.2f}"
         print(f"  {name:10} {t:7d} {e['compile_s']:10.2f} {split:>14} {e['median_ms']:9.1f} "
-              f"{torch_s * 1e3:11.1f} {e['median_ms'] / (torch_s * 1e3):13.2f}x")
-    print("  (ratio < 1: the cpu backend is faster than PyTorch eager at that thread count)")
+              f"{torch_s * 1e3:11.1f} {e['median_ms'] / (torch_s * 1e3):13.2f}x "
+              f"{q['median_ms']:8.1f} {q['compile_s']:15.2f}")
+    print("  (float/pytorch < 1: the cpu backend is faster than PyTorch eager (float32) at that "
+          "thread count;\n   int8: the model quantized by ember::quant, calibrated on input.npy)")
     return 0
 
 
