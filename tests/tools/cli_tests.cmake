@@ -46,6 +46,16 @@ add_test(NAME tools.ember_run.random_input
 set_tests_properties(tools.ember_run.relu_input tools.ember_run.random_input PROPERTIES
                      FIXTURES_REQUIRED ember_cli_inputs LABELS tools TIMEOUT 60)
 
+# int8 on the interpreter and the simulated NPU: bit-exact cross-check, report and trace.
+add_test(NAME tools.ember_run.int8_compare_sim
+         COMMAND ember-run ${CLI_IN}/relu.onnx --random-input 1 --compare interp,sim
+                 --report ${CMAKE_CURRENT_BINARY_DIR}/relu_sim_report.json
+                 --trace ${CMAKE_CURRENT_BINARY_DIR}/relu_sim_trace.json)
+set_tests_properties(tools.ember_run.int8_compare_sim PROPERTIES
+                     FIXTURES_REQUIRED ember_cli_inputs LABELS tools TIMEOUT 60
+                     PASS_REGULAR_EXPRESSION
+                     "note: device 'sim' runs int8 only.*energy component.*sim +yes +0 .*NPU [0-9]+ cycles")
+
 # Options.
 ember_cli_error(no_model "no model given" --)
 ember_cli_error(unknown_option "unknown option '--frobnicate'" -- --frobnicate)
@@ -58,6 +68,19 @@ ember_cli_error(unknown_device "unknown device" "interp" --
                 ${CLI_IN}/relu.onnx --device tpu --random-input 1)
 ember_cli_error(unknown_compare_device "unknown device" --
                 ${CLI_IN}/relu.onnx --compare tpu --random-input 1)
+ember_cli_error(unknown_device_in_list "unknown device 'tpu'|--device 'tpu'" --
+                ${CLI_IN}/relu.onnx --compare interp,tpu --random-input 1)
+ember_cli_error(empty_compare_entry "comma-separated list" --
+                ${CLI_IN}/relu.onnx --compare interp,,sim --random-input 1)
+ember_cli_error(bad_precision "--precision is float or int8" --
+                ${CLI_IN}/relu.onnx --precision fp16 --random-input 1)
+ember_cli_error(report_without_sim "reports come from the NPU simulator" --
+                ${CLI_IN}/relu.onnx --report r.json --random-input 1)
+ember_cli_error(bad_calibration_method "kl" --
+                ${CLI_IN}/relu.onnx --precision int8 --calibration best --random-input 1)
+ember_cli_error(missing_calibration_file "nope.npy" --
+                ${CLI_IN}/relu.onnx --precision int8 --calibrate ${CLI_IN}/nope.npy
+                --random-input 1)
 # Model files.
 ember_cli_error(missing_model "${CLI_IN}/nope.onnx" "No such file|cannot open" --
                 ${CLI_IN}/nope.onnx --random-input 1)

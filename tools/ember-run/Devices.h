@@ -1,33 +1,48 @@
 #pragma once
 /// \file
 /// The devices `ember-run` can run a model on, as a table: a device is a name, a
-/// one-line description and a function that runs an imported function on inputs.
-/// Later devices (cpu, sim, rtl) join by adding one row in Devices.cpp; `--compare`
-/// works for any pair of rows.
+/// one-line description and a function that runs a function of the imported model on
+/// inputs. Every registered compiler backend that executes (interp, cpu when built) is a
+/// row; `sim` compiles the quantized function for the NPU and runs the binary on the
+/// cycle-accurate simulator. `--compare` works for any list of rows.
 
 #include "ember/backend/Backend.h"
+#include "ember/sim/Report.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace ember::run {
+
+/// Settings some devices read (the NPU's description, report files).
+struct DeviceOptions {
+  std::string isa;        ///< NPU description ("" = isa/ember-v1.json).
+  std::string reportJson; ///< sim: write the JSON report here ("" = not written).
+  std::string traceJson;  ///< sim: write the Chrome trace here ("" = not written).
+};
 
 /// Timing of one device run (seconds), filled by the device.
 struct DeviceTiming {
   double prepareSeconds = 0;         ///< compile / load / lower for the device
   std::vector<double> runSeconds;    ///< wall time, one entry per repetition
   std::vector<double> runCpuSeconds; ///< process CPU time, one entry per repetition
+  std::optional<sim::Report> npu;    ///< sim: the simulation report of the last run
+  std::string compileSummary;        ///< sim: the NPU compiler's summary table
 };
 
 /// One row of the device table.
 struct Device {
-  const char* name;
-  const char* description;
+  std::string name;
+  std::string description;
+  bool int8Only = false; ///< Runs only quantized functions (the NPU).
   /// Prepares `f` for the device, runs it `repeat` (>= 1) times on `inputs` and returns
-  /// the outputs of the last run. Throws ember::Error for anything the user can fix.
+  /// the outputs of the last run (float32 outputs of a quantized function are dequantized
+  /// exactly as its DequantizeLinear nodes do). Throws ember::Error for anything the
+  /// user can fix (unsupported nodes are all listed at once).
   std::function<TensorMap(const Function& f, const TensorMap& inputs, int repeat,
-                          DeviceTiming& timing)>
+                          const DeviceOptions& opts, DeviceTiming& timing)>
       run;
 };
 

@@ -1,5 +1,6 @@
 // ember-run: import a model, run it on a device, write and summarise its outputs.
 // A thin main over the libraries: the device table is in Devices.cpp.
+#include "Compare.h"
 #include "Devices.h"
 #include "RunUtil.h"
 
@@ -7,6 +8,8 @@
 
 #include "ember/importer/OnnxImporter.h"
 #include "ember/isa/error.h"
+#include "ember/quantization/Profile.h"
+#include "ember/quantization/Quantize.h"
 #include "ember/sim/Report.h"
 #include "ember/support/Error.h"
 #include "ember/support/Npy.h"
@@ -51,8 +54,17 @@ options:
   --repeat N             run N times and report the median run time (default 1)
   --top K                also print the K largest values of each output with their
                          flat indices (e.g. the top-5 classes of a classifier)
-  --compare DEVICE       also run on DEVICE and check that every output agrees within
-                         1e-4 * max(1, max|reference|) (the first device is the reference)
+  --compare LIST         run on every device of the comma-separated LIST (e.g. interp,sim;
+                         a single name means --device and that one) and print one table:
+                         float: every output within 1e-4 * max(1, max|reference|) of the
+                         first device's; int8: bit for bit, plus cosine similarity and
+                         top-1 agreement with the float interpreter, and the NPU's cycles
+                         and energy
+  --precision P          float (default) or int8: quantize the model first (the default
+                         pass pipeline, calibration, docs/numerics.md); sim implies int8
+  --calibrate SPEC       calibration inputs for int8: FILE.npy, a folder of .npy files, or
+                         random:N (default random:4)
+  --calibration METHOD   minmax (default), percentile or kl
   --report R.json        (sim) write the simulation report as JSON (docs/simulator.md)
   --trace T.json         (sim) write a Chrome/Perfetto trace (one track per engine)
   --isa FILE.json        (sim) the NPU description (default: isa/ember-v1.json)
@@ -73,6 +85,9 @@ struct Options {
   int repeat = 1;
   size_t top = 0;
   std::string compare;
+  std::string precision = "float";
+  std::string calibrate = "random:4";
+  std::string calibration = "minmax";
   std::string reportJson, traceJson, isa;
   bool deviceGiven = false;
   bool quiet = false;
@@ -107,6 +122,14 @@ Options parseArgs(int argc, char** argv) {
     } else if (a == "--device") {
       o.device = value();
       o.deviceGiven = true;
+    } else if (a == "--precision") {
+      o.precision = value();
+      if (o.precision != "float" && o.precision != "int8")
+        usageError("--precision is float or int8, got '" + o.precision + "'");
+    } else if (a == "--calibrate") {
+      o.calibrate = value();
+    } else if (a == "--calibration") {
+      o.calibration = value();
     } else if (a == "--report") {
       o.reportJson = value();
     } else if (a == "--trace") {
@@ -215,22 +238,29 @@ std::map<std::string, std::string> outputPaths(const Options& o, const Function&
   return paths;
 }
 
-void compareOutputs(const TensorMap& ref, const TensorMap& other, const Options& o) {
-  std::vector<std::string> bad;
-  for (const auto& [name, r] : ref) {
-    auto it = other.find(name);
-    double err =
-        it == other.end() ? std::numeric_limits<double>::infinity() : maxAbsDiff(r, it->second);
-    double tol = 1e-4 * std::max(1.0, maxAbs(r));
-    std::printf("compare %s vs %s: output '%s' max abs error %.3g (tolerance %.3g) %s\n",
-                o.compare.c_str(), o.device.c_str(), name.c_str(), err, tol,
-                err <= tol ? "ok" : "MISMATCH");
-    if (!(err <= tol))
-      bad.push_back(name);
+/// The devices to run on: --device, or the --compare list (a single --compare name
+/// means --device then that device).
+std::vector<const Device*> deviceList(const Options& o) {
+  std::vector<const Device*> devs;
+  if (o.compare.find(',') != std::string::npos) {
+    size_t start = 0;
+    while (start <= o.compare.size()) {
+      size_t comma = o.compare.find(',', start);
+      std::string name =
+          o.compare.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (name.empty())
+        usageError("--compare expects a comma-separated list of devices, got '" + o.compare + "'");
+      devs.push_back(&findDevice(name));
+      if (comma == std::string::npos)
+        break;
+      start = comma + 1;
+    }
+  } else {
+    devs.push_back(&findDevice(o.device));
+    if (!o.compare.empty())
+      devs.push_back(&findDevice(o.compare));
   }
-  if (!bad.empty())
-    throw Error("--compare " + o.compare, std::to_string(bad.size()) + " output(s) of device '" +
-                                              o.compare + "' disagree with '" + o.device + "'");
+  return devs;
 }
 
 /// True if `path` starts with the ELF magic (an NPU binary rather than an ONNX model).
@@ -294,11 +324,20 @@ int runBinary(const Options& o) {
 int runTool(const Options& o) {
   if (isElfFile(o.model))
     return runBinary(o);
-  if (!o.reportJson.empty() || !o.traceJson.empty())
+  if ((!o.reportJson.empty() || !o.traceJson.empty()) && o.device != "sim" &&
+      o.compare.find("sim") == std::string::npos)
     throw Error(o.reportJson.empty() ? "--trace" : "--report",
-                "reports come from the NPU simulator: give an NPU binary (BIN.elf)");
-  const Device& device = findDevice(o.device);
-  const Device* compare = o.compare.empty() ? nullptr : &findDevice(o.compare);
+                "reports come from the NPU simulator: use --device sim (or a binary)");
+  std::vector<const Device*> devs = deviceList(o);
+  bool int8 = o.precision == "int8";
+  for (const Device* d : devs)
+    if (d->int8Only && !int8) {
+      int8 = true;
+      if (!o.quiet)
+        std::printf("note: device '%s' runs int8 only: quantizing the model "
+                    "(--precision int8)\n",
+                    d->name.c_str());
+    }
   if (!o.outDir.empty() && std::filesystem::exists(o.outDir) &&
       !std::filesystem::is_directory(o.outDir))
     throw Error("--out " + o.outDir, "exists and is not a directory");
@@ -310,23 +349,42 @@ int runTool(const Options& o) {
   double importCpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
   if (module->functions().empty())
     throw Error(o.model, "the imported module has no function");
-  const Function& f = *module->functions().front();
+  Function& floatFn = *module->functions().front();
+  TensorMap inputs = buildInputs(o, floatFn);
 
-  TensorMap inputs = buildInputs(o, f);
+  const Function* f = &floatFn;
+  double quantizeSeconds = 0;
+  if (int8) {
+    auto tq = std::chrono::steady_clock::now();
+    quant::QuantizeOptions qo;
+    qo.method = quant::parseCalibrationMethod(o.calibration);
+    std::vector<TensorMap> calib = quant::loadCalibration(floatFn, o.calibrate);
+    f = quant::quantizeModel(floatFn, calib, qo);
+    quantizeSeconds = secondsSince(tq);
+  }
   std::map<std::string, std::string> paths;
   if (!o.outDir.empty())
-    paths = outputPaths(o, f);
+    paths = outputPaths(o, *f);
 
-  DeviceTiming timing;
-  TensorMap outputs = device.run(f, inputs, o.repeat, timing);
-  if (compare) {
-    DeviceTiming other;
-    compareOutputs(outputs, compare->run(f, inputs, 1, other), o);
+  DeviceOptions dopts;
+  dopts.isa = o.isa;
+  dopts.reportJson = o.reportJson;
+  dopts.traceJson = o.traceJson;
+  std::vector<DeviceOutputs> runs;
+  std::vector<DeviceTiming> timings;
+  for (const Device* d : devs) {
+    DeviceTiming timing;
+    TensorMap out = d->run(*f, inputs, runs.empty() ? o.repeat : 1, dopts, timing);
+    runs.push_back(DeviceOutputs{d->name, std::move(out), median(timing.runSeconds), timing.npu});
+    timings.push_back(std::move(timing));
   }
+  const TensorMap& outputs = runs.front().outputs;
+  const DeviceTiming& timing = timings.front();
+  const Device& device = *devs.front();
 
   if (!o.outDir.empty())
     std::filesystem::create_directories(o.outDir);
-  for (const auto& out : f.outputs()) {
+  for (const auto& out : f->outputs()) {
     const Tensor& t = outputs.at(out.name);
     if (!o.quiet)
       std::printf("output %s: %s\n", out.name.c_str(), summarize(t).c_str());
@@ -342,14 +400,39 @@ int runTool(const Options& o) {
         std::printf("  written to %s\n", paths.at(out.name).c_str());
     }
   }
+  for (size_t i = 0; i < runs.size() && !o.quiet; ++i)
+    if (timings[i].npu) {
+      std::fputs(timings[i].compileSummary.c_str(), stdout);
+      std::fputs(sim::formatTable(*timings[i].npu).c_str(), stdout);
+    }
+  if (runs.size() > 1) {
+    std::vector<std::string> names;
+    for (const auto& out : f->outputs())
+      names.push_back(out.name);
+    std::optional<TensorMap> floatRef;
+    if (int8) {
+      DeviceTiming ft;
+      floatRef = findDevice("interp").run(floatFn, inputs, 1, dopts, ft);
+    }
+    CompareResult cmp = compareRuns(names, runs, int8, floatRef ? &*floatRef : nullptr);
+    std::fputs(cmp.table.c_str(), stdout);
+    if (!cmp.mismatch.empty()) {
+      std::string msg = std::to_string(cmp.mismatch.size()) + " disagreement(s):";
+      for (const auto& m : cmp.mismatch)
+        msg += "\n  " + m;
+      throw Error("--compare " + o.compare, msg);
+    }
+  }
   // Wall time, and process CPU time (which a busy shared machine does not inflate).
-  const std::vector<double>& runs = timing.runSeconds;
-  std::printf("time: import %.3f s (cpu %.3f s), prepare (%s) %.3f s, run %.3f s (cpu %.3f s)",
-              importSeconds, importCpu, device.name, timing.prepareSeconds, median(runs),
-              median(timing.runCpuSeconds));
-  if (runs.size() > 1)
-    std::printf(", median of %zu, min %.3f s", runs.size(),
-                *std::min_element(runs.begin(), runs.end()));
+  const std::vector<double>& times = timing.runSeconds;
+  std::printf("time: import %.3f s (cpu %.3f s), ", importSeconds, importCpu);
+  if (int8)
+    std::printf("quantize %.3f s, ", quantizeSeconds);
+  std::printf("prepare (%s) %.3f s, run %.3f s (cpu %.3f s)", device.name.c_str(),
+              timing.prepareSeconds, median(times), median(timing.runCpuSeconds));
+  if (times.size() > 1)
+    std::printf(", median of %zu, min %.3f s", times.size(),
+                *std::min_element(times.begin(), times.end()));
   std::printf("\n");
   return 0;
 }
@@ -363,7 +446,7 @@ int main(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       std::printf("\ndevices:\n");
       for (const Device& d : devices())
-        std::printf("  %-8s %s\n", d.name, d.description);
+        std::printf("  %-8s %s\n", d.name.c_str(), d.description.c_str());
       return 0;
     }
     return runTool(o);

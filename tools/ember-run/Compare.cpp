@@ -1,0 +1,115 @@
+// ember-run --compare: the cross-check table.
+#include "Compare.h"
+
+#include "RunUtil.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace ember::run {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string cell(const std::string& s, size_t w) {
+  return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' ');
+}
+
+} // namespace
+
+double cosineSimilarity(const Tensor& a, const Tensor& b) {
+  if (a.size() != b.size())
+    return 0;
+  double ab = 0, aa = 0, bb = 0;
+  for (int64_t i = 0; i < a.size(); ++i) {
+    double x = a.getAsDouble(i), y = b.getAsDouble(i);
+    ab += x * y;
+    aa += x * x;
+    bb += y * y;
+  }
+  if (aa == 0 && bb == 0)
+    return 1;
+  if (aa == 0 || bb == 0)
+    return 0;
+  return ab / std::sqrt(aa * bb);
+}
+
+double top1Agreement(const Tensor& a, const Tensor& b) {
+  if (a.size() != b.size() || a.size() == 0)
+    return 0;
+  const int64_t cols = a.dims().empty() ? 1 : std::max<int64_t>(1, a.dims().back());
+  const int64_t rows = a.size() / cols;
+  int64_t same = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t ia = 0, ib = 0;
+    for (int64_t c = 1; c < cols; ++c) {
+      if (a.getAsDouble(r * cols + c) > a.getAsDouble(r * cols + ia))
+        ia = c;
+      if (b.getAsDouble(r * cols + c) > b.getAsDouble(r * cols + ib))
+        ib = c;
+    }
+    same += ia == ib;
+  }
+  return double(same) / double(rows);
+}
+
+CompareResult compareRuns(const std::vector<std::string>& outputNames,
+                          const std::vector<DeviceOutputs>& runs, bool exact,
+                          const std::map<std::string, Tensor>* floatRef) {
+  CompareResult res;
+  std::string& t = res.table;
+  const DeviceOutputs& ref = runs.front();
+  t += "cross-check (" + std::string(exact ? "int8, must be bit-exact" : "float32") +
+       ", reference: " + ref.device + ")\n";
+  t += "  " + cell("output", 24) + cell("device", 8) + cell(exact ? "bit-exact" : "agrees", 10) +
+       cell("max diff", 12) + (floatRef ? cell("cosine vs float", 17) + "top-1 vs float" : "") +
+       "\n";
+  for (const std::string& name : outputNames) {
+    for (const DeviceOutputs& d : runs) {
+      auto it = d.outputs.find(name);
+      auto rit = ref.outputs.find(name);
+      std::string verdict = "-", diff = "-";
+      if (&d != &ref) {
+        double err = (it == d.outputs.end() || rit == ref.outputs.end())
+                         ? std::numeric_limits<double>::infinity()
+                         : maxAbsDiff(rit->second, it->second);
+        double tol = exact ? 0.0 : 1e-4 * std::max(1.0, maxAbs(rit->second));
+        bool ok = err <= tol;
+        verdict = ok ? "yes" : "NO";
+        diff = fmt("%.3g", err);
+        if (!ok)
+          res.mismatch.push_back("output '" + name + "' on " + d.device);
+      }
+      std::string line =
+          "  " + cell(name, 24) + cell(d.device, 8) + cell(verdict, 10) + cell(diff, 12);
+      if (floatRef && it != d.outputs.end()) {
+        auto fit = floatRef->find(name);
+        if (fit != floatRef->end())
+          line += cell(fmt("%.6f", cosineSimilarity(fit->second, it->second)), 17) +
+                  fmt("%.1f%%", 100.0 * top1Agreement(fit->second, it->second));
+      }
+      t += line + "\n";
+    }
+  }
+  for (const DeviceOutputs& d : runs) {
+    t += "  " + cell(d.device, 8) + fmt("run %.3f s", d.runSeconds);
+    if (d.npu) {
+      const sim::Report& r = *d.npu;
+      t += fmt(", NPU %.0f cycles", double(r.cycles)) + fmt(" (%.3f ms", r.seconds * 1e3) +
+           fmt(" at %.0f MHz)", double(r.clock_hz) / 1e6) +
+           fmt(", energy %.3f uJ", r.energy_total_pj / 1e6) +
+           fmt(", MAC utilisation %.1f%%", 100.0 * r.mac_utilization);
+    }
+    t += "\n";
+  }
+  return res;
+}
+
+} // namespace ember::run

@@ -1,0 +1,46 @@
+#pragma once
+/// \file
+/// The cross-check of `ember-run --compare`: every device's outputs against the first
+/// device's, as one table. Quantized runs must agree bit for bit and are also compared
+/// with the float interpreter (cosine similarity, top-1 agreement), so a user sees both
+/// "is the NPU exact?" and "how much did int8 cost?".
+
+#include "ember/graph/Tensor.h"
+#include "ember/sim/Report.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ember::run {
+
+/// The outputs of one device.
+struct DeviceOutputs {
+  std::string device;
+  std::map<std::string, Tensor> outputs;
+  double runSeconds = 0;          ///< Median wall time of a run.
+  std::optional<sim::Report> npu; ///< Cycles and energy when the device is the NPU.
+};
+
+/// Cosine similarity of two float tensors of equal size (1 when both are zero; 0 when
+/// only one is).
+double cosineSimilarity(const Tensor& a, const Tensor& b);
+
+/// Fraction of rows (last axis = classes) whose largest element is at the same index.
+double top1Agreement(const Tensor& a, const Tensor& b);
+
+/// What the comparison found.
+struct CompareResult {
+  std::string table;                 ///< The printed table.
+  std::vector<std::string> mismatch; ///< "output 'y' on sim" for every disagreement.
+};
+
+/// Compares every device with `runs[0]` for each output in `outputNames`. `exact`:
+/// quantized outputs must be equal bit for bit; otherwise within 1e-4 * max(1, max|ref|).
+/// `floatRef` (optional): the float interpreter's outputs, for cosine and top-1.
+CompareResult compareRuns(const std::vector<std::string>& outputNames,
+                          const std::vector<DeviceOutputs>& runs, bool exact,
+                          const std::map<std::string, Tensor>* floatRef);
+
+} // namespace ember::run
