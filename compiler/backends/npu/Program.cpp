@@ -227,24 +227,36 @@ void Program::commitStep(Step s) {
   s.stores.front().set("pop_prev", 1);
   s.stores.back().set("push_prev", 1);
 
-  // Cycle estimate (docs/isa.md section 3 per instruction; engines overlap by tokens).
-  auto sum = [&](const std::vector<isa::Instruction>& v) {
-    double c = 0;
-    for (const auto& in : v)
-      c += t_.cyclesOf(in);
-    return c;
+  // Cycle estimate (docs/isa.md section 3 per instruction; engines overlap by tokens;
+  // the DRAM transfers of both DMA engines share one bus).
+  auto run = [&](double start, const std::vector<isa::Instruction>& v) {
+    double at = start;
+    for (const auto& in : v) {
+      const std::string& cls = in.desc().cls->name;
+      if (cls == "dma-load" || cls == "dma-store") {
+        const auto hx = t_.dmaParts(in);
+        const double begin = std::max(at + hx.first, busFree_);
+        busFree_ = begin + hx.second;
+        at = busFree_;
+      } else {
+        at += t_.cyclesOf(in);
+      }
+    }
+    return at;
   };
+  // Bus order as on the machine: the loads of step k, the stores of step k - 1 (which
+  // wait for its compute), then the compute of step k.
   const size_t i = loadEnd_.size();
   const size_t D = static_cast<size_t>(depth_);
   const double base = now_;
-  double l =
-      std::max(i ? loadEnd_[i - 1] : base, i >= D ? computeEnd_[i - D] : base) + sum(s.loads);
-  double c = std::max({i ? computeEnd_[i - 1] : base, l, i >= D ? storeEnd_[i - D] : base}) +
-             sum(s.computes);
-  double st = std::max(i ? storeEnd_[i - 1] : base, c) + sum(s.stores);
+  const double l =
+      run(std::max(i ? loadEnd_[i - 1] : base, i >= D ? computeEnd_[i - D] : base), s.loads);
   loadEnd_.push_back(l);
+  estimatePendingStores(base);
+  const double c = run(
+      std::max({i ? computeEnd_[i - 1] : base, l, i >= D ? storeEnd_[i - D] : base}), s.computes);
   computeEnd_.push_back(c);
-  storeEnd_.push_back(st);
+  pendingStoreEstimate_ = s.stores;
 
   // Stream order: loads of this step before the compute of the previous one, so the
   // load engine runs ahead (only when a second buffer exists: with one buffer the load
@@ -262,8 +274,28 @@ void Program::commitStep(Step s) {
   ++layerSteps_;
 }
 
+void Program::estimatePendingStores(double base) {
+  if (storeEnd_.size() >= computeEnd_.size())
+    return;
+  const size_t k = storeEnd_.size();
+  double at = std::max(k ? storeEnd_[k - 1] : base, computeEnd_[k]);
+  for (const auto& in : pendingStoreEstimate_) {
+    if (in.desc().cls->name != "dma-store") {
+      at += t_.cyclesOf(in);
+      continue;
+    }
+    const auto hx = t_.dmaParts(in);
+    const double begin = std::max(at + hx.first, busFree_);
+    busFree_ = begin + hx.second;
+    at = busFree_;
+  }
+  storeEnd_.push_back(at);
+  pendingStoreEstimate_.clear();
+}
+
 LayerTiming Program::endLayer(bool last) {
   emitPending();
+  estimatePendingStores(layerStart_);
   const int64_t m = std::min<int64_t>(stepsSinceBarrier_, depth_);
   const double issue = t_.sync().timingOf("issue");
   if (m > 0 && last) {

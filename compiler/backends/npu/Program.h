@@ -114,6 +114,9 @@ private:
   double layerStart_ = 0;
   // Cycle estimate: a three-stage pipeline recurrence over the steps.
   double now_ = 0;
+  double busFree_ = 0;                                 ///< When the DRAM bus is next free.
+  std::vector<isa::Instruction> pendingStoreEstimate_; ///< Stores of the last step, not yet timed.
+  void estimatePendingStores(double base);
   std::vector<double> loadEnd_, computeEnd_, storeEnd_;
 };
 

@@ -12,27 +12,33 @@ int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info) {
   const int64_t L = t.lanes(), D = p.depth();
   const int64_t nIn = static_cast<int64_t>(s.inputs.size());
   const int64_t slotsPerStep = nIn + (s.inPlace ? 0 : 1);
-  // Largest tile that fits act (D slots per operand) and acc.
-  int64_t T = (t.rows(Mem::Act) - s.actReserved) / (D * std::max<int64_t>(1, slotsPerStep));
+  // In place, the store of step k reads the buffer the load of step k + D would refill:
+  // the token protocol orders that load after the store of step k - D only, so an
+  // in-place stream cycles through 2 D buffers.
+  const int64_t slots = s.inPlace ? 2 * D : D;
+  // Largest tile that fits act (`slots` buffers per operand) and acc.
+  int64_t T = (t.rows(Mem::Act) - s.actReserved) / (slots * std::max<int64_t>(1, slotsPerStep));
   if (s.accPerRow > 0)
     T = std::min(T, (t.rows(Mem::Acc) - s.accReserved) / s.accPerRow);
-  T = std::min(T, s.rows);
   if (T <= 0)
     throw Error("NPU backend", "a row stream does not fit the SRAMs");
-  const int64_t slotRows = T * slotsPerStep;
-  info.sram[0] = std::max(info.sram[0], s.actReserved + D * slotRows);
+  // Buffers are placed by capacity, not by this stream's length, so that several streams
+  // of one layer (Concat) agree on where each buffer lies.
+  const int64_t cap = T, slotRows = cap * slotsPerStep;
+  T = std::min(T, s.rows);
+  info.sram[0] = std::max(info.sram[0], s.actReserved + slots * slotRows);
   info.sram[2] = std::max(info.sram[2], s.accReserved + s.accPerRow * T);
   info.tiling = "rows/tile=" + std::to_string(T);
   for (int64_t r0 = 0; r0 < s.rows; r0 += T) {
     const int64_t n = std::min(T, s.rows - r0);
-    const int64_t base = s.actReserved + (p.stepIndex() % D) * slotRows;
+    const int64_t base = s.actReserved + (p.stepIndex() % slots) * slotRows;
     StreamStep ss;
     ss.rows = n;
-    ss.tile = T;
+    ss.tile = cap;
     ss.first = r0 == 0;
     for (int64_t i = 0; i < nIn; ++i)
-      ss.inAct.push_back(base + i * T);
-    ss.outAct = s.inPlace ? base : base + nIn * T;
+      ss.inAct.push_back(base + i * cap);
+    ss.outAct = s.inPlace ? base : base + nIn * cap;
     Step st;
     if (ss.first && s.constants)
       s.constants(st);

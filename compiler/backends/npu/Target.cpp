@@ -101,6 +101,18 @@ double Target::dmaCycles(const isa::InstrDesc& d, int64_t bytes) const {
   return head + lat + X;
 }
 
+std::pair<double, double> Target::dmaParts(const isa::Instruction& in) const {
+  const isa::MemoryDesc* m = isa_.memoryById(in.get("sram"));
+  const int64_t R = m ? static_cast<int64_t>(m->row_bytes) : 1;
+  const int64_t bytes = in.get("size0") * in.get("size1") * in.get("size2") * R;
+  const double head = in.desc().timingOf("issue") + in.desc().timingOf("setup");
+  if (bytes <= 0)
+    return {head, 0.0};
+  const double total = dmaCycles(in.desc(), bytes);
+  const double lat = static_cast<double>(isa_.hw().dma.latency_cycles);
+  return {head + lat, total - head - lat};
+}
+
 double Target::gemmCycles(int64_t n2, int64_t n1, int64_t n0) const {
   const auto& mac = isa_.hw().mac;
   const double cpr = gemm_->timingOf("cycles_per_row"), issue = gemm_->timingOf("issue");

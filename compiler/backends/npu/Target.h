@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace ember::npu {
 
@@ -50,6 +51,8 @@ public:
   // ---- timing (docs/isa.md section 3, no contention) ----
   /// A dma-load / dma-store moving `bytes` DRAM bytes.
   double dmaCycles(const isa::InstrDesc& d, int64_t bytes) const;
+  /// A dma instruction as {issue + setup + latency, transfer cycles on the DRAM bus}.
+  std::pair<double, double> dmaParts(const isa::Instruction& in) const;
   /// A gemm with loop counts n2, n1, n0.
   double gemmCycles(int64_t n2, int64_t n1, int64_t n0) const;
   /// A vector, requantize or lut instruction over n1 x n0 rows.

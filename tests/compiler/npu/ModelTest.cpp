@@ -56,7 +56,10 @@ TEST_P(ZooOnNpu, BitExactAgainstInt8Interpreter) {
               s.report.energy_total_pj * 1e-6, simSeconds);
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, ZooOnNpu, ::testing::Values("resnet18", "mobilenet_v2"),
+INSTANTIATE_TEST_SUITE_P(Zoo, ZooOnNpu,
+                         ::testing::Values("resnet18", "mobilenet_v2", "resnet50",
+                                           "mobilenet_v3_small", "efficientnet_b0", "googlenet",
+                                           "squeezenet1_0", "regnet_x_400mf"),
                          [](const auto& p) { return std::string(p.param); });
 
 } // namespace

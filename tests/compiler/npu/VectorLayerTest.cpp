@@ -89,6 +89,27 @@ const VecCase kCases[] = {
        a.set("max", 3.0);
        g.output("y", g.node(NodeKind::Clip, "clip", {r}, a, {1, 17, 4, 5}, 0.05f, 10));
      }},
+    {"relu_in_place_many_steps",
+     [](G& g) {
+       // More rows than one act buffer: the store of a step and the load reusing its
+       // buffer must be ordered (in-place streams cycle through 2 D buffers).
+       NodeValue x = g.input("x", {1, 32, 112, 112}, 0.05f, 10);
+       g.output("y", g.node(NodeKind::Relu, "relu", {x}, {}, {1, 32, 112, 112}, 0.05f, 10));
+     }},
+    {"concat_many_steps",
+     [](G& g) {
+       NodeValue a = g.input("a", {1, 32, 90, 90}, 0.05f, 1);
+       NodeValue b = g.input("b", {1, 64, 90, 90}, 0.05f, 1);
+       Attrs at;
+       at.set("axis", int64_t(1));
+       g.output("y", g.node(NodeKind::Concat, "cat", {a, b}, at, {1, 96, 90, 90}, 0.05f, 1));
+     }},
+    {"pad_many_steps",
+     [](G& g) {
+       NodeValue x = g.input("x", {1, 64, 100, 100}, 0.05f, 4);
+       Attrs a = ints({{"pads", {0, 0, 1, 1, 0, 0, 1, 1}}});
+       g.output("y", g.node(NodeKind::Pad, "pad", {x}, a, {1, 64, 102, 102}, 0.05f, 4));
+     }},
     {"maxpool_3x3_s2_p1",
      [](G& g) {
        NodeValue x = g.input("x", {1, 20, 11, 11}, 0.05f, 10);

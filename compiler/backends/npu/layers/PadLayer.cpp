@@ -1,5 +1,6 @@
 // Pad (constant mode, spatial pads of an NCHW value): each tile of output rows is loaded
-// with dma.ld's padding fields (value = the quantized pad value) and stored whole.
+// with dma.ld's padding fields (value = the quantized pad value) and stored whole from
+// the same buffer, so the buffers cycle over twice the pipeline depth.
 #include "../ConvCore.h"
 
 #include "ember/quantization/Numerics.h"
@@ -42,7 +43,8 @@ public:
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
     const Target& t = ctx.t;
     Program& p = ctx.prog;
-    const int64_t L = t.lanes(), D = p.depth();
+    // The store reads the buffer the load filled: 2 D buffers (see Stream.cpp).
+    const int64_t L = t.lanes(), D = 2 * p.depth();
     const DramTensor& x = ctx.tensor(n.input(0));
     const DramTensor& y = ctx.tensor(resultOf(n));
     const auto pads = n.attrs().getInts("pads");
