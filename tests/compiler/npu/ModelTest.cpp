@@ -59,7 +59,7 @@ TEST_P(ZooOnNpu, BitExactAgainstInt8Interpreter) {
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooOnNpu,
                          ::testing::Values("resnet18", "mobilenet_v2", "resnet50",
                                            "mobilenet_v3_small", "efficientnet_b0", "googlenet",
-                                           "squeezenet1_0", "regnet_x_400mf"),
+                                           "squeezenet1_0", "regnet_x_400mf", "densenet121"),
                          [](const auto& p) { return std::string(p.param); });
 
 } // namespace
