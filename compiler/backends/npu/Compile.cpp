@@ -101,6 +101,7 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   for (size_t i = 0; i < work.size(); ++i) {
     const Node& n = *work[i];
     prog.beginLayer(n.name());
+    ctx.temp = plan.temps.count(&n) ? plan.temps.at(&n) : 0;
     LayerInfo info = findLayer(n.kind())->emit(n, ctx);
     LayerTiming lt = prog.endLayer(i + 1 == work.size());
     LayerSummary ls;

@@ -105,6 +105,7 @@ DramPlan planDram(const Function& f, const Target& t) {
   // Intermediate values: roots (aliases share their input's buffer) with lifetimes.
   std::map<NodeValue, NodeValue> root;
   std::map<NodeValue, Interval> life;
+  std::map<const Node*, NodeValue> tempKeys;
   for (const auto& n : f.nodes()) {
     const Node& node = *n;
     if (node.kind() == NodeKind::QuantizeLinear || node.kind() == NodeKind::DequantizeLinear)
@@ -116,10 +117,19 @@ DramPlan planDram(const Function& f, const Target& t) {
       Interval& iv = life[root[in]];
       iv.lastUse = std::max(iv.lastUse, p);
     }
+    const Layer* l = findLayer(node.kind());
+    if (l) {
+      if (const uint64_t tb = l->tempBytes(node, t)) {
+        // A temporary alive only while its layer runs: keyed by a result index no node
+        // has (the node's numResults()).
+        const NodeValue key(const_cast<Node*>(&node), unsigned(node.numResults()));
+        life[key] = Interval{0, roundUp(tb, kAlign), p, p};
+        tempKeys[&node] = key;
+      }
+    }
     const NodeValue v = resultOf(node);
     if (plan.tensors.count(v))
       continue; // an output
-    const Layer* l = findLayer(node.kind());
     const NodeValue src = node.input(0);
     if (l && l->aliasesInput(node, t) && root.count(src)) {
       // Alias of an intermediate value: shares (and extends the life of) its buffer.
@@ -170,6 +180,8 @@ DramPlan planDram(const Function& f, const Target& t) {
     d.offset = scratchBase + life[kv.second].offset;
     plan.tensors[kv.first] = d;
   }
+  for (auto& kv : tempKeys)
+    plan.temps[kv.first] = scratchBase + life[kv.second].offset;
   plan.scratchBytes = scratchEnd;
   if (scratchEnd > 0)
     plan.regions.push_back(

@@ -20,6 +20,7 @@ inline uint64_t roundUp(uint64_t v, uint64_t a) {
 struct DramPlan {
   std::map<NodeValue, DramTensor> tensors; ///< Every int8 value the NPU reads or writes.
   std::set<const Node*> aliased;           ///< Nodes whose result is their input's bytes.
+  std::map<const Node*, uint64_t> temps;   ///< DRAM offset of each layer's temporary.
   std::vector<isa::IoEntry> io;
   std::vector<isa::MemRegion> regions; ///< input, output, scratch (const added later).
   uint64_t constBase = 0;

@@ -60,6 +60,7 @@ struct LayerCtx {
   ConstPool& consts;
   const CompileOptions& opts;
   std::map<NodeValue, DramTensor>& tensors;
+  uint64_t temp = 0; ///< DRAM offset of the current layer's tempBytes() scratch.
   /// The DRAM tensor of value `v` (ember::Error if it has none).
   const DramTensor& tensor(const NodeValue& v) const;
 };
@@ -72,6 +73,9 @@ public:
   virtual std::string check(const Node& n, const Target& t) const = 0;
   /// True when the result occupies the very bytes of input 0 (no instructions).
   virtual bool aliasesInput(const Node& /*n*/, const Target& /*t*/) const { return false; }
+  /// Bytes of DRAM scratch the layer needs while it runs (LayerCtx::temp), e.g. for a
+  /// re-layout of its input; 0 for none.
+  virtual uint64_t tempBytes(const Node& /*n*/, const Target& /*t*/) const { return 0; }
   /// Emits the node (between Program::beginLayer and endLayer).
   virtual LayerInfo emit(const Node& n, LayerCtx& ctx) const = 0;
 };

@@ -293,12 +293,47 @@ void Program::estimatePendingStores(double base) {
   pendingStoreEstimate_.clear();
 }
 
-LayerTiming Program::endLayer(bool last) {
+void Program::barrier() {
   emitPending();
-  estimatePendingStores(layerStart_);
+  estimatePendingStores(now_);
   const int64_t m = std::min<int64_t>(stepsSinceBarrier_, depth_);
-  const double issue = t_.sync().timingOf("issue");
-  if (m > 0 && last) {
+  if (m > 0) {
+    // Compute takes every outstanding store token (all stores done), then releases the
+    // load engine, which takes the outstanding buffer-free tokens and that one.
+    for (int64_t j = 0; j < m; ++j) {
+      isa::Instruction s = syncOn(isa::Engine::Compute);
+      s.set("pop_next", 1);
+      if (j == m - 1)
+        s.set("push_prev", 1);
+      code_.push_back(s);
+    }
+    for (int64_t j = 0; j <= m; ++j) {
+      isa::Instruction s = syncOn(isa::Engine::Load);
+      s.set("pop_next", 1);
+      code_.push_back(s);
+    }
+  }
+  advanceClock(m);
+}
+
+void Program::advanceClock(int64_t syncs) {
+  double end = now_;
+  if (!storeEnd_.empty())
+    end = std::max({storeEnd_.back(), computeEnd_.back(), loadEnd_.back()});
+  now_ = end + (syncs > 0 ? double(syncs + 1) * t_.sync().timingOf("issue") : 0);
+  stepsSinceBarrier_ = 0;
+  loadEnd_.clear();
+  computeEnd_.clear();
+  storeEnd_.clear();
+}
+
+LayerTiming Program::endLayer(bool last) {
+  if (!last || stepsSinceBarrier_ == 0) {
+    barrier();
+  } else {
+    emitPending();
+    estimatePendingStores(now_);
+    const int64_t m = std::min<int64_t>(stepsSinceBarrier_, depth_);
     // The end of the program: compute takes the outstanding store tokens, the last one
     // by `finish` itself; the load engine takes its outstanding buffer-free tokens.
     for (int64_t j = 0; j < m; ++j) {
@@ -315,27 +350,8 @@ LayerTiming Program::endLayer(bool last) {
     f.set("pop_next", 1);
     code_.push_back(f);
     finished_ = true;
-  } else if (m > 0) {
-    // Compute takes every outstanding store token (all stores done), then releases the
-    // load engine, which takes the outstanding buffer-free tokens and that one.
-    for (int64_t j = 0; j < m; ++j) {
-      isa::Instruction s = syncOn(isa::Engine::Compute);
-      s.set("pop_next", 1);
-      if (j == m - 1)
-        s.set("push_prev", 1);
-      code_.push_back(s);
-    }
-    for (int64_t j = 0; j <= m; ++j) {
-      isa::Instruction s = syncOn(isa::Engine::Load);
-      s.set("pop_next", 1);
-      code_.push_back(s);
-    }
+    advanceClock(m);
   }
-  double end = now_;
-  if (!storeEnd_.empty())
-    end = std::max({storeEnd_.back(), computeEnd_.back(), loadEnd_.back()});
-  now_ = end + (m > 0 ? double(m + 1) * issue : 0);
-  stepsSinceBarrier_ = 0;
   LayerTiming lt;
   lt.cycles = now_ - layerStart_;
   lt.instructions = static_cast<int64_t>(code_.size() - layerFirst_);

@@ -82,6 +82,9 @@ public:
   int64_t stepIndex() const { return stepsSinceBarrier_; }
   /// Adds one step (sets its token flags; see the file comment).
   void commitStep(Step s);
+  /// A barrier inside a layer: every store so far completes before any later load
+  /// (a layer that reads back what it wrote, e.g. a packing pass), tokens drained.
+  void barrier();
   /// Ends the layer: emits what is pending and a barrier (for the `last` layer instead
   /// the end of the program: tokens drained and `finish` popping the last store's
   /// token). Returns its figures.
@@ -117,6 +120,8 @@ private:
   double busFree_ = 0;                                 ///< When the DRAM bus is next free.
   std::vector<isa::Instruction> pendingStoreEstimate_; ///< Stores of the last step, not yet timed.
   void estimatePendingStores(double base);
+  /// Moves the estimate past the last step (+ `syncs` + 1 sync instructions).
+  void advanceClock(int64_t syncs);
   std::vector<double> loadEnd_, computeEnd_, storeEnd_;
 };
 

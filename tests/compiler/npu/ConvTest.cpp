@@ -97,6 +97,10 @@ const ConvCase kConvCases[] = {
     {"k3_s2_odd_channels", 1, 20, 9, 9, 24, 3, 3, 2, 1, 1, 1, 1, 1, 1, ""},
     {"k5_c3", 1, 3, 12, 12, 8, 5, 5, 1, 2, 2, 2, 2, 1, 1, "relu"},
     {"k7_s2_stem", 1, 3, 20, 20, 16, 7, 7, 2, 3, 3, 3, 3, 1, 1, "relu"},
+    // Few input channels: candidates for packing P pixels per row (the cost model decides).
+    {"k7_s2_c3_wide", 1, 3, 40, 48, 16, 7, 7, 2, 3, 3, 3, 3, 1, 1, "relu"},
+    {"k3_c5", 1, 5, 10, 10, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, "relu"},
+    {"k5_c7", 1, 7, 9, 11, 20, 5, 5, 1, 2, 1, 2, 0, 1, 1, ""},
     {"k3_dilation2_clip", 1, 16, 10, 10, 16, 3, 3, 1, 2, 2, 2, 2, 2, 1, "clip"},
     {"groups2", 1, 32, 6, 6, 32, 3, 3, 1, 1, 1, 1, 1, 1, 2, ""},
     {"groups3_unaligned", 1, 12, 6, 6, 18, 3, 3, 1, 1, 1, 1, 1, 1, 3, ""},
@@ -152,6 +156,24 @@ TEST(ConvOnNpu, ForcedSmallTilesWithAndWithoutDoubleBuffering) {
     SimOut s = simulate(r.binary, refIsa(), in);
     EXPECT_EQ(mismatches(s.outputs["y"], want(in["x"])), 0u) << "double buffer " << dbl;
   }
+}
+
+TEST(ConvOnNpu, StemChannelsPackedIntoTheReduction) {
+  // A ResNet-like stem: 3 channels, 7x7, stride 2, pads 3, on a 96x96 image.
+  const ConvCase c{"stem", 1, 3, 96, 96, 64, 7, 7, 2, 3, 3, 3, 3, 1, 1, "relu"};
+  Built b = buildConv(c);
+  CompileResult r = compile(*b.g->f, refIsa());
+  EXPECT_NE(r.summary.layers.at(0).tiling.find("packed 4x3ch"), std::string::npos)
+      << formatSummary(r.summary);
+  auto in = randomInputs(r.binary, 8);
+  SimOut s = simulate(r.binary, refIsa(), in);
+  const Node& conv = *b.conv;
+  EXPECT_EQ(
+      mismatches(s.outputs["y"], referenceConv(c, in["x"], conv.input(1).node->payload(),
+                                               conv.input(2).node->payload(), conv, b.OH, b.OW)),
+      0u);
+  std::printf("packed stem: %llu simulated cycles, estimate ratio %.3f\n",
+              (unsigned long long)s.report.cycles, r.summary.cycles / double(s.report.cycles));
 }
 
 TEST(ConvOnNpu, EstimateWithinAQuarterOfSimulatedCycles) {

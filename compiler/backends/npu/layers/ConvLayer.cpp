@@ -4,6 +4,8 @@
 
 #include "ember/quantization/Numerics.h"
 
+#include <algorithm>
+
 namespace ember::npu {
 
 namespace {
@@ -57,7 +59,93 @@ ConvJob convJobOf(const Node& n, const Target& t, bool withData) {
   return j;
 }
 
+/// Packing of a convolution with few input channels (the stem's 3): P neighbouring
+/// pixels of C channels side by side in one row of L lanes (P * C <= L), so one gemm row
+/// does P kernel columns at once and KW taps become G = ceil(KW / P). The packed tensor
+/// is made on the MAC array by a 1 x P convolution whose weights pick channel c of pixel
+/// x + dx into lane dx * C + c (multiplier 1: the codes are copied exactly), padded left
+/// by padL and right by `padR` (both within the dma pad fields).
+struct Packing {
+  int64_t P = 0, G = 0, Wp = 0, padR = 0;
+};
+
+Packing packingOf(const ConvJob& j, const Target& t) {
+  Packing pk;
+  const int64_t L = t.lanes();
+  const isa::InstrDesc& ld = t.dmaLoad();
+  if (j.group != 1 || j.dW != 1 || j.KW < 2 || 2 * j.C > L)
+    return pk;
+  const int64_t maxPad = std::min(Target::maxOf(ld, "pad_right"), Target::maxOf(ld, "pad_left"));
+  // The widest packing whose right padding the dma pad field can express.
+  for (int64_t P = std::min({L / j.C, maxPad + 1, j.KW}); P >= 2; --P) {
+    if (j.padL > maxPad)
+      return pk;
+    const int64_t G = ceilDiv(j.KW, P);
+    const int64_t need = (j.OW - 1) * j.sW + (G - 1) * P + 1; // packed pixels the conv reads
+    const int64_t padR = std::max<int64_t>(0, need + P - 1 - j.W - j.padL);
+    if (padR > maxPad)
+      continue;
+    pk.P = P;
+    pk.G = G;
+    pk.padR = padR;
+    pk.Wp = j.W + j.padL + padR - P + 1;
+    return pk;
+  }
+  return pk;
+}
+
+/// The packing job (input -> packed tensor at `packed`) and the convolution on the
+/// packed tensor, from the original job `j`.
+std::pair<ConvJob, ConvJob> packedJobs(const ConvJob& j, const Packing& pk, uint64_t packed,
+                                       bool withData) {
+  ConvJob a; // 1 x P selection convolution
+  a.N = j.N, a.C = j.C, a.H = j.H, a.W = j.W, a.K = pk.P * j.C, a.OH = j.H, a.OW = pk.Wp;
+  a.KH = 1, a.KW = pk.P, a.padT = 0, a.padL = j.padL;
+  a.in = j.in;
+  a.out = {packed, j.H * pk.Wp, j.H * pk.Wp, pk.Wp};
+  a.zpIn = j.zpIn;
+  a.zpOut = j.zpIn;
+  ConvJob b = j; // the convolution on packed rows
+  b.C = pk.P * j.C, b.W = pk.Wp, b.KW = pk.G, b.dW = pk.P, b.padL = 0;
+  b.in = a.out;
+  if (!withData)
+    return {a, b};
+  a.w.assign(size_t(a.K * a.C * a.KW), 0);
+  for (int64_t dx = 0; dx < pk.P; ++dx)
+    for (int64_t c = 0; c < j.C; ++c)
+      a.w[size_t(((dx * j.C + c) * j.C + c) * pk.P + dx)] = 1;
+  a.mult.assign(size_t(a.K), quant::quantizeMultiplier(1.0));
+  b.w.assign(size_t(j.K * b.C * j.KH * pk.G), 0);
+  for (int64_t k = 0; k < j.K; ++k)
+    for (int64_t c = 0; c < j.C; ++c)
+      for (int64_t kh = 0; kh < j.KH; ++kh)
+        for (int64_t kw = 0; kw < j.KW; ++kw) {
+          const int64_t g = kw / pk.P, dx = kw % pk.P;
+          b.w[size_t(((k * b.C + dx * j.C + c) * j.KH + kh) * pk.G + g)] =
+              j.w[size_t(((k * j.C + c) * j.KH + kh) * j.KW + kw)];
+        }
+  return {a, b};
+}
+
 class ConvLayer : public Layer {
+  /// The packing when both jobs fit the NPU and the cost model prices the packing pass
+  /// plus the packed convolution (plus a barrier: two DMA latencies) below the plain
+  /// convolution; else P = 0.
+  static Packing usablePacking(const ConvJob& j, const Target& t) {
+    const Packing pk = packingOf(j, t);
+    if (!pk.P)
+      return pk;
+    const auto jobs = packedJobs(j, pk, 0, false);
+    if (!checkConvJob(jobs.first, t, 2).empty() || !checkConvJob(jobs.second, t, 2).empty() ||
+        !checkConvJob(j, t, 2).empty())
+      return checkConvJob(j, t, 2).empty() ? Packing{} : pk;
+    const CompileOptions none;
+    const double packed = chooseConvTiling(jobs.first, t, 2, none).cycles +
+                          chooseConvTiling(jobs.second, t, 2, none).cycles +
+                          2.0 * double(t.isa().hw().dma.latency_cycles);
+    return packed < chooseConvTiling(j, t, 2, none).cycles ? pk : Packing{};
+  }
+
 public:
   std::string check(const Node& n, const Target& t) const override {
     for (const auto& r : {checkActivation(n.input(0), "the input"),
@@ -70,11 +158,29 @@ public:
       return "auto_pad is not resolved into pads";
     return checkConvJob(convJobOf(n, t, false), t, 2);
   }
+
+  uint64_t tempBytes(const Node& n, const Target& t) const override {
+    const ConvJob j = convJobOf(n, t, false);
+    const Packing pk = usablePacking(j, t);
+    return pk.P ? uint64_t(j.N * j.H * pk.Wp * t.lanes()) : 0;
+  }
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
     ConvJob j = convJobOf(n, ctx.t, true);
     j.in = ActView::of(ctx.tensor(n.input(0)));
     j.out = ActView::of(ctx.tensor(resultOf(n)));
-    return emitConv(j, ctx);
+    const Packing pk = usablePacking(j, ctx.t);
+    if (!pk.P)
+      return emitConv(j, ctx);
+    const auto jobs = packedJobs(j, pk, ctx.temp, true);
+    LayerInfo pack = emitConv(jobs.first, ctx);
+    ctx.prog.barrier(); // the convolution reads the packed rows just stored
+    LayerInfo info = emitConv(jobs.second, ctx);
+    info.macs = j.macs;
+    info.tiling = "packed " + std::to_string(pk.P) + "x" + std::to_string(j.C) + "ch (" +
+                  pack.tiling + "), " + info.tiling;
+    for (int m = 0; m < 4; ++m)
+      info.sram[m] = std::max(info.sram[m], pack.sram[m]);
+    return info;
   }
 };
 
