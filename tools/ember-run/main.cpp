@@ -63,7 +63,7 @@ options:
   --precision P          float (default) or int8: quantize the model first (the default
                          pass pipeline, calibration, docs/numerics.md); sim implies int8
   --calibrate SPEC       calibration inputs for int8: FILE.npy, a folder of .npy files, or
-                         random:N (default random:4)
+                         random:N (default random:8, as emberc)
   --calibration METHOD   minmax (default), percentile or kl
   --report R.json        (sim) write the simulation report as JSON (docs/simulator.md)
   --trace T.json         (sim) write a Chrome/Perfetto trace (one track per engine)
@@ -86,7 +86,7 @@ struct Options {
   size_t top = 0;
   std::string compare;
   std::string precision = "float";
-  std::string calibrate = "random:4";
+  std::string calibrate = "random:8";
   std::string calibration = "minmax";
   std::string reportJson, traceJson, isa;
   bool deviceGiven = false;
