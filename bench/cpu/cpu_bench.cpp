@@ -48,9 +48,10 @@ void measure(const ember::Function& f, const ember::TensorMap& in, const char* p
   }
   std::sort(times.begin(), times.end());
   std::printf("cpu-bench precision=%s threads=%d compile_s=%.3f codegen_s=%.3f optimize_s=%.3f "
-              "jit_s=%.3f median_ms=%.3f min_ms=%.3f arena_kib=%zu\n",
+              "jit_s=%.3f median_ms=%.3f min_ms=%.3f arena_kib=%zu nodes=%zu instances=%zu\n",
               precision, threads, compile, st.codegenSeconds, st.optimizeSeconds, st.jitSeconds,
-              times[times.size() / 2] * 1e3, times.front() * 1e3, st.arenaBytes / 1024);
+              times[times.size() / 2] * 1e3, times.front() * 1e3, st.arenaBytes / 1024, st.nodes,
+              st.kernelInstances);
   std::fflush(stdout);
 }
 

@@ -11,6 +11,7 @@
 #include <llvm/IR/Module.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,9 +69,13 @@ public:
 /// What a unit emits code with.
 class CodegenContext {
 public:
+  /// Kernel instances specialised on the same constants (shapes, attributes, constant
+  /// arrays) are shared between nodes: `instances` maps such a key to its function.
+  using InstanceCache = std::map<std::string, llvm::Function*>;
+
   CodegenContext(llvm::Module& m, llvm::IRBuilder<>& b, CodegenServices& s,
                  llvm::GlobalVariable* scratch, llvm::Value* tid, llvm::Value* nth,
-                 const Node* node = nullptr);
+                 const Node* node = nullptr, InstanceCache* instances = nullptr);
 
   llvm::IRBuilder<>& builder() { return b_; }
   llvm::Module& module() { return m_; }
@@ -95,7 +100,10 @@ public:
   llvm::Value* tid() { return tid_; }
   llvm::Value* nth() { return nth_; }
   /// Calls libjit kernel `name`; integer and float constants are converted to the
-  /// parameter types. ember::Error if the kernel is missing or the arity differs.
+  /// parameter types. ember::Error if the kernel is missing or the arity differs. With an
+  /// instance cache, the call goes through a function that holds every constant argument
+  /// (the specialised kernel) and takes the addresses as parameters, made once per
+  /// distinct set of constants.
   void call(const std::string& name, std::vector<llvm::Value*> args);
   /// A pointer to a run-time error flag of the current node (see CodegenServices).
   llvm::Value* errorFlag(const std::string& reason);
@@ -110,6 +118,7 @@ private:
   llvm::Value* tid_;
   llvm::Value* nth_;
   const Node* node_;
+  InstanceCache* instances_;
 };
 
 /// "Kind 'name'" for messages.

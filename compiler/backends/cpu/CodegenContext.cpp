@@ -3,8 +3,10 @@
 
 #include "ember/support/Error.h"
 
+#include <llvm/ADT/StringExtras.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/GlobalVariable.h>
+#include <llvm/Support/raw_ostream.h>
 
 #include <cstring>
 
@@ -12,8 +14,9 @@ namespace ember::cpu {
 
 CodegenContext::CodegenContext(llvm::Module& m, llvm::IRBuilder<>& b, CodegenServices& s,
                                llvm::GlobalVariable* scratch, llvm::Value* tid, llvm::Value* nth,
-                               const Node* node)
-    : m_(m), b_(b), s_(s), scratch_(scratch), tid_(tid), nth_(nth), node_(node) {}
+                               const Node* node, InstanceCache* instances)
+    : m_(m), b_(b), s_(s), scratch_(scratch), tid_(tid), nth_(nth), node_(node),
+      instances_(instances) {}
 
 namespace {
 llvm::Value* pointerConstant(llvm::IRBuilder<>& b, const void* p) {
@@ -98,7 +101,49 @@ void CodegenContext::call(const std::string& name, std::vector<llvm::Value*> arg
       throw Error("cpu backend",
                   "kernel '" + name + "': argument " + std::to_string(i) + " has the wrong type");
   }
-  b_.CreateCall(f, args);
+  if (!instances_) {
+    b_.CreateCall(f, args);
+    return;
+  }
+  // The key: the kernel and every constant argument (constant arrays by content); the
+  // other arguments (addresses, the thread index) become the instance's parameters.
+  std::string key = name;
+  std::vector<llvm::Value*> dynamic;
+  std::vector<llvm::Type*> dynamicTypes;
+  std::vector<int> slot(args.size(), -1);
+  for (size_t i = 0; i < args.size(); ++i) {
+    llvm::Value* a = args[i];
+    std::string part;
+    llvm::raw_string_ostream os(part);
+    if (auto* gv = llvm::dyn_cast<llvm::GlobalVariable>(a); gv && gv->isConstant()) {
+      if (auto* data = llvm::dyn_cast<llvm::ConstantDataSequential>(gv->getInitializer()))
+        os << "g" << data->getElementByteSize() << ":" << llvm::toHex(data->getRawDataValues());
+    } else if (llvm::isa<llvm::ConstantInt>(a) || llvm::isa<llvm::ConstantFP>(a) ||
+               llvm::isa<llvm::ConstantPointerNull>(a)) {
+      a->printAsOperand(os, /*PrintType=*/true);
+    }
+    if (os.str().empty()) {
+      slot[i] = static_cast<int>(dynamic.size());
+      dynamic.push_back(a);
+      dynamicTypes.push_back(a->getType());
+      key += "|*";
+    } else {
+      key += "|" + os.str();
+    }
+  }
+  llvm::Function*& inst = (*instances_)[key];
+  if (!inst) {
+    auto* ty = llvm::FunctionType::get(b_.getVoidTy(), dynamicTypes, false);
+    inst = llvm::Function::Create(ty, llvm::GlobalValue::InternalLinkage, "instance." + name, m_);
+    inst->addFnAttr(llvm::Attribute::NoInline);
+    llvm::IRBuilder<> ib(llvm::BasicBlock::Create(m_.getContext(), "entry", inst));
+    std::vector<llvm::Value*> inner;
+    for (size_t i = 0; i < args.size(); ++i)
+      inner.push_back(slot[i] >= 0 ? inst->getArg(unsigned(slot[i])) : args[i]);
+    ib.CreateCall(f, inner);
+    ib.CreateRetVoid();
+  }
+  b_.CreateCall(inst, dynamic);
 }
 
 llvm::Value* CodegenContext::errorFlag(const std::string& reason) {

@@ -134,6 +134,7 @@ void Program::generate(llvm::Module& m) {
   auto* run = llvm::Function::Create(stepTy, llvm::GlobalValue::ExternalLinkage, "ember_run", m);
   llvm::IRBuilder<> rb(llvm::BasicBlock::Create(c, "entry", run));
   size_t index = 0;
+  CodegenContext::InstanceCache instances;
   for (const auto& n : f_.nodes()) {
     if (BufferPlan::isView(*n))
       continue;
@@ -144,7 +145,7 @@ void Program::generate(llvm::Module& m) {
                                       "node." + std::to_string(index++) + "." + n->name(), m);
     fn->addFnAttr(llvm::Attribute::NoInline);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", fn));
-    CodegenContext ctx(m, b, *this, scratch, fn->getArg(0), fn->getArg(1), n.get());
+    CodegenContext ctx(m, b, *this, scratch, fn->getArg(0), fn->getArg(1), n.get(), &instances);
     try {
       unit->emit(*n, ctx);
     } catch (const Unsupported&) {
@@ -160,6 +161,8 @@ void Program::generate(llvm::Module& m) {
     rb.CreateCall(fn, {run->getArg(0), run->getArg(1)});
   }
   rb.CreateRetVoid();
+  stats_.nodes = index;
+  stats_.kernelInstances = instances.size();
 }
 
 TensorMap Program::run(const TensorMap& inputs) {

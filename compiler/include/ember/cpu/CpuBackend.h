@@ -26,6 +26,8 @@ struct CpuCompileStats {
   double jitSeconds = 0;      ///< machine code generation by LLJIT
   size_t arenaBytes = 0;      ///< activations (static memory plan)
   size_t packedBytes = 0;     ///< weights repacked for the GEMM kernels
+  size_t nodes = 0;           ///< nodes with code (views excluded)
+  size_t kernelInstances = 0; ///< distinct specialised kernel instances they call
   int threads = 1;
 };
 
