@@ -196,17 +196,20 @@ TEST(ConvOnNpu, EstimateWithinAQuarterOfSimulatedCycles) {
 }
 
 TEST(GemmOnNpu, BitExactAgainstReference) {
-  for (bool large : {false, true}) {
+  for (int variant = 0; variant < 4; ++variant) {
+    const bool large = variant & 1, transB = variant & 2;
     const isa::IsaDescription& isa = large ? largeIsa() : refIsa();
     G g;
     const int64_t M = 3, C = 40, K = 50;
     NodeValue a = g.input("a", {M, C}, 0.04f, 3);
-    NodeValue w = g.weights("B", {C, K}, 1);
+    NodeValue w = transB ? g.weights("B", {K, C}, 0) : g.weights("B", {C, K}, 1);
     NodeValue bias = g.bias("c", K);
     Attrs at;
     FusedActivation fa;
     fa.kind = FusedActivation::Kind::Relu;
     fa.writeTo(at);
+    if (transB)
+      at.set("transB", int64_t(1));
     NodeValue y = g.node(NodeKind::Gemm, "fc", {a, w, bias}, at, {M, K}, 0.1f, -3);
     g.output("y", y);
     CompileResult r = compile(*g.f, isa);
@@ -216,19 +219,20 @@ TEST(GemmOnNpu, BitExactAgainstReference) {
     const auto& wq = w.type().quant;
     const auto& yq = y.type().quant;
     const quant::Bounds bd = quant::activationBounds(*y.node, yq);
+    const int8_t* wp = w.node->payload().data<int8_t>();
     std::vector<int8_t> want(size_t(M * K));
     for (int64_t m = 0; m < M; ++m)
       for (int64_t k = 0; k < K; ++k) {
         int64_t acc = bias.node->payload().data<int32_t>()[k];
         for (int64_t c = 0; c < C; ++c)
           acc += (int64_t(in["a"][size_t(m * C + c)]) - xq.zeroPoints[0]) *
-                 w.node->payload().data<int8_t>()[c * K + k];
+                 (transB ? wp[k * C + c] : wp[c * K + k]);
         want[size_t(m * K + k)] = quant::requantize(
             int32_t(acc),
             quant::productMultiplier(xq.scales[0], wq.scales[size_t(k)], yq.scales[0]),
             yq.zeroPoints[0], bd.lo, bd.hi);
       }
-    EXPECT_EQ(mismatches(s.outputs["y"], want), 0u) << isa.name();
+    EXPECT_EQ(mismatches(s.outputs["y"], want), 0u) << isa.name() << " transB " << transB;
   }
 }
 

@@ -1,4 +1,5 @@
-// Gemm (B constant [K, N] after normalize-gemm, optional bias C) and MatMul with a
+// Gemm (B constant [K, N] after normalize-gemm, or [N, K] with transB; optional bias C)
+// and MatMul with a
 // constant right operand: 1x1 convolutions over the rows of A. A rank-2 [M, C] value in
 // NCHWc is M rows of CB blocks (row of (m, cb) = m * CB + cb), which the convolution
 // engine walks as one image of M lines, one pixel per line (line stride CB, block
@@ -22,16 +23,17 @@ public:
       return "only 2-D operands are supported";
     if (n.kind() == NodeKind::Gemm) {
       const Attrs& a = n.attrs();
-      if (a.getInt("transA", 0) || a.getInt("transB", 0) || a.getFloat("alpha", 1.0) != 1.0 ||
+      if (a.getInt("transA", 0) || a.getFloat("alpha", 1.0) != 1.0 ||
           a.getFloat("beta", 1.0) != 1.0)
-        return "Gemm is not normalised (run the normalize-gemm pass first)";
+        return "Gemm is not normalised (transA = 0, alpha = beta = 1: run normalize-gemm)";
       const NodeValue c = n.optionalInput(2);
-      if (c && c.dims() != Shape{n.input(1).dims()[1]})
+      if (c && c.dims() != Shape{outputs(n)})
         return "the bias must have one value per output column";
     }
     const auto& wq = n.input(1).type().quant;
-    if (wq.scales.size() > 1 && wq.axis != 1)
-      return "the weights must be quantized per output column (axis 1)";
+    if (wq.scales.size() > 1 && wq.axis != (transB(n) ? 0 : 1))
+      return std::string("the weights must be quantized per output column (axis ") +
+             (transB(n) ? "0" : "1") + ")";
     return checkConvJob(jobOf(n, t, false), t, 2);
   }
 
@@ -45,9 +47,15 @@ public:
   }
 
 private:
+  /// B given as [K, C] (Gemm transB = 1) rather than [C, K].
+  static bool transB(const Node& n) {
+    return n.kind() == NodeKind::Gemm && n.attrs().getInt("transB", 0) != 0;
+  }
+  static int64_t outputs(const Node& n) { return n.input(1).dims()[transB(n) ? 0 : 1]; }
+
   static ConvJob jobOf(const Node& n, const Target& t, bool withData) {
     const NodeValue a = n.input(0), b = n.input(1);
-    const int64_t M = a.dims()[0], C = a.dims()[1], K = b.dims()[1];
+    const int64_t M = a.dims()[0], C = a.dims()[1], K = outputs(n);
     ConvJob j;
     j.N = 1;
     j.C = C;
@@ -63,12 +71,12 @@ private:
     j.macs = M * C * K;
     if (!withData)
       return j;
-    // B is [C, K]; the engine wants [K][C].
+    // The engine wants [K][C]: B as is with transB, else transposed from [C, K].
     const std::vector<int8_t> bw = b.node->payload().toVector<int8_t>();
     j.w.resize(size_t(K * C));
     for (int64_t c = 0; c < C; ++c)
       for (int64_t k = 0; k < K; ++k)
-        j.w[size_t(k * C + c)] = bw[size_t(c * K + k)];
+        j.w[size_t(k * C + c)] = transB(n) ? bw[size_t(k * C + c)] : bw[size_t(c * K + k)];
     const NodeValue bias = n.kind() == NodeKind::Gemm ? n.optionalInput(2) : NodeValue();
     if (bias)
       j.bias = bias.node->payload().toVector<int32_t>();
