@@ -53,5 +53,18 @@ TEST(NpuSummary, TableListsLayersAndTotals) {
   EXPECT_EQ(r.binary.debug[0].node, "conv1");
 }
 
+TEST(NpuIo, OneValueAsTwoOutputs) {
+  G g;
+  NodeValue x = g.input("x", {1, 16, 4, 4}, 0.1f, 0);
+  NodeValue r = g.node(NodeKind::Relu, "relu", {x}, {}, {1, 16, 4, 4}, 0.1f, 0);
+  g.output("y1", r);
+  g.output("y2", r);
+  CompileResult res = compile(*g.f, refIsa());
+  auto in = randomInputs(res.binary, 1);
+  SimOut s = simulate(res.binary, refIsa(), in);
+  auto want = interpret(*g.f, in);
+  EXPECT_EQ(mismatches(s.outputs["y1"], want["y1"]), 0u);
+  EXPECT_EQ(mismatches(s.outputs["y2"], want["y2"]), 0u);
+
 } // namespace
 } // namespace ember::npu::test

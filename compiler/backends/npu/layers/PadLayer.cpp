@@ -24,8 +24,9 @@ public:
       return "only constant padding runs on the NPU";
     if (n.input(0).type().quant != n.resultType(0).quant)
       return "input and result quantization parameters differ";
-    if (n.numInputs() > 1 && n.input(1) && n.input(1).node->kind() != NodeKind::Constant)
-      return "the pad value is not a constant";
+    if (n.numInputs() > 1 && n.input(1) &&
+        (n.input(1).node->kind() != NodeKind::Constant || n.input(1).type().kind != ElemKind::Int8))
+      return "the pad value is not an int8 constant";
     const auto p = n.attrs().getInts("pads");
     if (p.size() != 8 || p[0] || p[1] || p[4] || p[5])
       return "only spatial (H, W) padding runs on the NPU";
