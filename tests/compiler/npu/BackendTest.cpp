@@ -65,6 +65,7 @@ TEST(NpuIo, OneValueAsTwoOutputs) {
   auto want = interpret(*g.f, in);
   EXPECT_EQ(mismatches(s.outputs["y1"], want["y1"]), 0u);
   EXPECT_EQ(mismatches(s.outputs["y2"], want["y2"]), 0u);
+}
 
 } // namespace
 } // namespace ember::npu::test
