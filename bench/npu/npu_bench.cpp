@@ -1,0 +1,142 @@
+// npu_bench: zoo CNNs quantized (random:8 calibration), compiled for each description and
+// simulated; per model and description: compile time, simulated cycles, MAC utilisation,
+// roofline efficiency, and the cost model's estimate beside the simulation.
+//
+//   npu_bench --models DIR [--isa FILE.json]... MODEL...
+//
+// Roofline efficiency (issue 5): for each layer, ideal cycles = max(MACs / peak MACs per
+// cycle, compulsory DRAM bytes / DRAM bytes per cycle), where the compulsory bytes are the
+// layer's int8 inputs and result and its constants, each moved once; efficiency = sum of
+// ideal cycles / simulated cycles. Figures only: nothing here fails on time.
+#include "ember/importer/OnnxImporter.h"
+#include "ember/isa/description.h"
+#include "ember/npu/Compile.h"
+#include "ember/quantization/Profile.h"
+#include "ember/quantization/Quantize.h"
+#include "ember/sim/Io.h"
+#include "ember/sim/Simulator.h"
+#include "ember/support/Npy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace ember;
+
+double seconds(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Bytes a layer must move at least once: its non-constant inputs, its constants and its
+/// result.
+double compulsoryBytes(const Node& n) {
+  double b = 0;
+  for (const auto& in : n.inputs())
+    if (in)
+      b += double(in.type().sizeInBytes());
+  for (unsigned r = 0; r < n.numResults(); ++r)
+    b += double(n.resultType(r).sizeInBytes());
+  return b;
+}
+
+void benchModel(const std::string& dir, const std::string& model,
+                const std::vector<std::string>& isas) {
+  const std::string path = dir + "/" + model + "/model.onnx";
+  auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Module> m = importOnnxFile(path);
+  Function& f = *m->functions().front();
+  Function* q = quant::quantizeModel(f, quant::loadCalibration(f, "random:8"));
+  const double prepare = seconds(t0);
+  const Tensor input = readNpy(dir + "/" + model + "/input.npy");
+  for (const std::string& isaPath : isas) {
+    isa::IsaDescription desc = isa::IsaDescription::loadDefault(isaPath);
+    auto t1 = std::chrono::steady_clock::now();
+    npu::CompileResult c = npu::compile(*q, desc);
+    const double compile = seconds(t1);
+    // The input, quantized as the graph's QuantizeLinear does, blocked by the simulator.
+    sim::Simulator simulator(desc);
+    const isa::IoEntry* in = nullptr;
+    for (const auto& io : c.binary.io)
+      if (io.dir == isa::IoDir::Input)
+        in = &io;
+    std::map<std::string, std::vector<uint8_t>> inputs;
+    if (in) {
+      std::vector<uint8_t> codes(size_t(input.size()));
+      for (int64_t i = 0; i < input.size(); ++i) {
+        double v =
+            double(std::nearbyint(input.data<float>()[i] / float(in->scale))) + in->zero_point;
+        codes[size_t(i)] = uint8_t(int8_t(std::min(127.0, std::max(-128.0, v))));
+      }
+      inputs[in->name] = sim::packIo(*in, codes, unsigned(desc.memory("act").lanes()));
+    }
+    sim::Options opts;
+    opts.record_slices = false;
+    auto t2 = std::chrono::steady_clock::now();
+    sim::Result r = simulator.run(c.binary, inputs, opts);
+    const double host = seconds(t2);
+    if (r.report.fault) {
+      std::printf("%-14s %-16s FAULT %s\n", model.c_str(), desc.name().c_str(),
+                  r.report.fault->message().c_str());
+      continue;
+    }
+    const double peak = double(desc.peakMacsPerCycle());
+    const double bw = double(desc.hw().dram.bytes_per_cycle);
+    double ideal = 0;
+    for (const auto& l : c.summary.layers) {
+      const Node* n = q->findNode(l.name);
+      const double bytes = n ? compulsoryBytes(*n) : 0;
+      ideal += std::max(double(l.macs) / peak, bytes / bw);
+    }
+    const double cycles = double(r.report.cycles);
+    // Useful MACs (the model's) per cycle over the peak; the array's own count also holds
+    // the zero MACs of depthwise (diagonal) weight blocks and channel padding.
+    const double useful = double(c.summary.macs) / (cycles * peak);
+    std::printf("%-14s %-16s %9.3f s %12.0f %7.1f%% %7.1f%% %9.1f%% %12.0f %6.2f %7.2f s "
+                "%5.1f M/s\n",
+                model.c_str(), desc.name().c_str(), compile, cycles, 100.0 * useful,
+                100.0 * r.report.mac_utilization, 100.0 * ideal / cycles, c.summary.cycles,
+                c.summary.cycles / cycles, host, cycles / host / 1e6);
+  }
+  std::printf("%-14s (import + pipeline + calibration + quantize: %.2f s)\n", model.c_str(),
+              prepare);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::string dir;
+  std::vector<std::string> isas, models;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if ((a == "--models" || a == "--isa") && i + 1 < argc)
+      (a == "--models" ? dir : (isas.emplace_back(), isas.back())) = argv[++i];
+    else if (!a.empty() && a[0] != '-')
+      models.push_back(a);
+    else {
+      std::fprintf(stderr, "usage: npu_bench --models DIR [--isa FILE.json]... MODEL...\n");
+      return 1;
+    }
+  }
+  if (isas.empty())
+    isas.push_back("");
+  std::printf("%-14s %-16s %11s %12s %8s %8s %10s %12s %6s %9s %7s\n", "model", "description",
+              "compile", "sim cycles", "MAC use", "array", "roofline", "est. cycles", "est/sim",
+              "sim host", "speed");
+  std::printf("(MAC use: the model's MACs / (cycles x peak); array: MACs the array did, zero "
+              "blocks of depthwise convolutions included)\n");
+  try {
+    for (const auto& m : models)
+      benchModel(dir, m, isas);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "npu_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
