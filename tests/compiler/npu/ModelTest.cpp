@@ -24,10 +24,8 @@ std::string modelPath(const std::string& name) {
   return d + "/" + name + "/model.onnx";
 }
 
-class ZooOnNpu : public ::testing::TestWithParam<const char*> {};
-
-TEST_P(ZooOnNpu, BitExactAgainstInt8Interpreter) {
-  const std::string path = modelPath(GetParam());
+void runZooModel(const char* name, const isa::IsaDescription& isa) {
+  const std::string path = modelPath(name);
   if (!std::filesystem::exists(path))
     GTEST_SKIP() << "no " << path << " (run `ninja models` or set EMBER_MODELS_DIR)";
   std::unique_ptr<Module> m = importOnnxFile(path);
@@ -36,25 +34,39 @@ TEST_P(ZooOnNpu, BitExactAgainstInt8Interpreter) {
   Function* q =
       quant::quantize(*f, quant::profileFunction(*f, quant::loadCalibration(*f, "random:2")));
   const auto t0 = std::chrono::steady_clock::now();
-  CompileResult r = compile(*q, refIsa());
+  CompileResult r = compile(*q, isa);
   const double compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   auto in = randomInputs(r.binary, 1);
   const auto t1 = std::chrono::steady_clock::now();
-  SimOut s = simulate(r.binary, refIsa(), in);
+  SimOut s = simulate(r.binary, isa, in);
   const double simSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   auto want = interpret(*q, in);
   for (const auto& kv : want)
     EXPECT_EQ(mismatches(s.outputs[kv.first], kv.second), 0u) << kv.first;
-  std::printf("%s: %zu layers, %lld instructions, compile %.3f s; simulated %llu cycles "
+  std::printf("%s on %s: %zu layers, %lld instructions, compile %.3f s; simulated %llu cycles "
               "(estimated %.0f, ratio %.3f), MAC utilisation %.1f%%, energy %.1f uJ, "
               "simulation %.1f s\n",
-              GetParam(), r.summary.layers.size(), (long long)r.summary.instructions,
+              name, isa.name().c_str(), r.summary.layers.size(), (long long)r.summary.instructions,
               compileSeconds, (unsigned long long)s.report.cycles, r.summary.cycles,
               r.summary.cycles / double(s.report.cycles), 100.0 * s.report.mac_utilization,
               s.report.energy_total_pj * 1e-6, simSeconds);
 }
+
+class ZooOnNpu : public ::testing::TestWithParam<const char*> {};
+TEST_P(ZooOnNpu, BitExactAgainstInt8Interpreter) {
+  runZooModel(GetParam(), refIsa());
+}
+
+/// The same on the 32 x 32 vendor description (different lanes, field widths, SRAMs).
+class ZooOnLargeNpu : public ::testing::TestWithParam<const char*> {};
+TEST_P(ZooOnLargeNpu, BitExactAgainstInt8Interpreter) {
+  runZooModel(GetParam(), largeIsa());
+}
+INSTANTIATE_TEST_SUITE_P(Zoo, ZooOnLargeNpu,
+                         ::testing::Values("resnet18", "mobilenet_v2", "efficientnet_b0"),
+                         [](const auto& p) { return std::string(p.param); });
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooOnNpu,
                          ::testing::Values("resnet18", "mobilenet_v2", "resnet50",
