@@ -116,7 +116,17 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Conv
   const double steps = double(j.N * ceilDiv(j.OH, c.th) * ceilDiv(j.OW, c.tw));
   const double ktiles = double(ceilDiv(g.KB, c.kt));
   const double total = steps * ktiles;
-  return std::max({total * Lt + ktiles * Wt, total * Ct, total * St}) + Lt + Wt + Ct + St;
+  // Both DMA engines share the DRAM bus: its busy time bounds the layer too.
+  const auto& hw = t.isa().hw();
+  double bw = double(hw.dram.bytes_per_cycle);
+  if (hw.dma.latency_cycles)
+    bw = std::min(bw, double(hw.dma.max_outstanding * hw.dma.burst_bytes) /
+                          double(hw.dma.latency_cycles));
+  bw = std::max(1.0, bw);
+  const double bus = (total * double(maxCB * validH * validW * L + c.kt * c.th * c.tw * L) +
+                      ktiles * double(maxWgt * t.rowBytes(Mem::Weight))) /
+                     bw;
+  return std::max({total * Lt + ktiles * Wt, total * Ct, total * St, bus}) + Lt + Wt + Ct + St;
 }
 
 } // namespace
