@@ -90,11 +90,10 @@ public:
   llvm::Value* nullPtr();
   /// A pointer to a private constant array holding `v`.
   llvm::Value* int64Array(const std::vector<int64_t>& v);
-  /// A pointer to a private constant array holding `v`.
-  llvm::Value* int32Array(const std::vector<int32_t>& v);
   /// A pointer to `data`, kept alive by the compiled function (packed weights).
   llvm::Value* keep(const std::vector<float>& data);
   llvm::Value* keep(const std::vector<int8_t>& data);
+  llvm::Value* keep(const std::vector<int32_t>& data);
   /// The scratch buffer base (each thread uses its own `bytesPerThread` part).
   llvm::Value* scratch(size_t bytesPerThread);
   llvm::Value* tid() { return tid_; }

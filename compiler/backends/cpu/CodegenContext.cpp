@@ -58,15 +58,14 @@ llvm::Value* CodegenContext::int64Array(const std::vector<int64_t>& v) {
                                   llvm::GlobalValue::PrivateLinkage, init, "ember.dims");
 }
 
-llvm::Value* CodegenContext::int32Array(const std::vector<int32_t>& v) {
-  std::vector<uint32_t> u(v.begin(), v.end());
-  auto* init = llvm::ConstantDataArray::get(m_.getContext(), u);
-  return new llvm::GlobalVariable(m_, init->getType(), /*isConstant=*/true,
-                                  llvm::GlobalValue::PrivateLinkage, init, "ember.ints");
-}
-
 llvm::Value* CodegenContext::keep(const std::vector<float>& data) {
   std::vector<uint8_t> bytes(data.size() * sizeof(float));
+  std::memcpy(bytes.data(), data.data(), bytes.size());
+  return pointerConstant(b_, s_.keep(std::move(bytes)));
+}
+
+llvm::Value* CodegenContext::keep(const std::vector<int32_t>& data) {
+  std::vector<uint8_t> bytes(data.size() * sizeof(int32_t));
   std::memcpy(bytes.data(), data.data(), bytes.size());
   return pointerConstant(b_, s_.keep(std::move(bytes)));
 }

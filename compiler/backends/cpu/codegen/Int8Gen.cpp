@@ -3,7 +3,9 @@
 // bias, or depthwise), Gemm with constant B, rescaled Add and Mul, Relu/Clip on codes,
 // Rescale, Lut, MaxPool and the global pools. Every multiplier is chosen here, at
 // compile time, by the functions of ember/quantization/Numerics.h, so the kernels
-// compute exactly the interpreter's integers.
+// compute exactly the interpreter's integers. Per-channel tables (multipliers, folded
+// biases) are data kept by the compiled function, not constants of the code, so layers
+// of the same shape share one kernel instance.
 #include "Codegen.h"
 #include "Strides.h"
 
@@ -153,10 +155,10 @@ void emitConv(const Node& n, CodegenContext& ctx) {
         dst[k * mr] = w[m * K + k];
     }
     args.push_back(ctx.keep(packed));
-    args.push_back(ctx.int32Array(fold));
+    args.push_back(ctx.keep(fold));
   }
-  args.push_back(ctx.int32Array(Mq));
-  args.push_back(ctx.int32Array(Sq));
+  args.push_back(ctx.keep(Mq));
+  args.push_back(ctx.keep(Sq));
   args.push_back(ctx.result(n));
   for (int64_t v : g)
     args.push_back(ctx.i64(v));
@@ -206,10 +208,10 @@ void emitGemm(const Node& n, CodegenContext& ctx) {
     const int32_t cv = cp ? cp[c.type().size() == 1 ? 0 : j] : 0;
     fold[size_t(j)] = int32_t(uint32_t(cv) + (0u - uint32_t(zpOf(xt))) * sum);
   }
-  ctx.call("ember_gemm_i8", {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.int32Array(fold),
-                             ctx.int32Array(Mq), ctx.int32Array(Sq), ctx.result(n), ctx.i64(rows),
-                             ctx.i64(N), ctx.i64(K), ctx.i32(zpOf(yt)), ctx.i32(bd.lo),
-                             ctx.i32(bd.hi), ctx.scratch(size_t(N) * 4), ctx.tid(), ctx.nth()});
+  ctx.call("ember_gemm_i8",
+           {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.keep(fold), ctx.keep(Mq), ctx.keep(Sq),
+            ctx.result(n), ctx.i64(rows), ctx.i64(N), ctx.i64(K), ctx.i32(zpOf(yt)), ctx.i32(bd.lo),
+            ctx.i32(bd.hi), ctx.scratch(size_t(N) * 4), ctx.tid(), ctx.nth()});
 }
 
 // ---- elementwise ---------------------------------------------------------------

@@ -6,70 +6,13 @@
 // into its scratch buffer, and runs an MR x NR register-blocked micro-kernel over every
 // weight block. A panel row is gathered per output-row segment, so stride-1 rows are
 // plain copies. Depthwise convolutions (one input channel per group) use a direct loop.
+#include "ConvPanel.h"
 #include "Libjit.h"
 
 namespace {
 
-/// The gather plan of one panel: NR positions split into runs of one output row.
-struct Segment {
-  int64_t col; ///< first column of the panel
-  int64_t len; ///< positions in this run
-  int64_t ih0; ///< input row of kernel row 0
-  int64_t iw0; ///< input column of kernel column 0 at the first position
-};
-
-struct ConvGeom {
-  int64_t C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group;
-};
-
-/// Gathers columns [p0, p0 + NR) of X_col for channels [c0, c0 + cg) into panel[k][NR].
-template <int NR>
-inline void packPanel(const float* x, const ConvGeom& g, int64_t cg, int64_t p0, float* panel) {
-  const int64_t P = g.OH * g.OW;
-  Segment seg[NR];
-  int nseg = 0;
-  for (int64_t j = 0; j < NR && p0 + j < P;) {
-    const int64_t p = p0 + j, oh = p / g.OW, ow = p % g.OW;
-    int64_t len = g.OW - ow;
-    if (len > NR - j)
-      len = NR - j;
-    if (len > P - p)
-      len = P - p;
-    seg[nseg++] = Segment{j, len, oh * g.sh - g.ph, ow * g.sw - g.pw};
-    j += len;
-  }
-  const int64_t filled = nseg ? seg[nseg - 1].col + seg[nseg - 1].len : 0;
-  float* row = panel;
-  for (int64_t c = 0; c < cg; ++c) {
-    const float* xc = x + c * g.H * g.W;
-    for (int64_t kh = 0; kh < g.KH; ++kh)
-      for (int64_t kw = 0; kw < g.KW; ++kw, row += NR) {
-        for (int s = 0; s < nseg; ++s) {
-          const Segment& sg = seg[s];
-          float* dst = row + sg.col;
-          const int64_t ih = sg.ih0 + kh * g.dh;
-          if (ih < 0 || ih >= g.H) {
-            for (int64_t j = 0; j < sg.len; ++j)
-              dst[j] = 0.f;
-            continue;
-          }
-          const float* src = xc + ih * g.W;
-          const int64_t iw0 = sg.iw0 + kw * g.dw;
-          if (g.sw == 1 && iw0 >= 0 && iw0 + sg.len <= g.W) {
-            for (int64_t j = 0; j < sg.len; ++j)
-              dst[j] = src[iw0 + j];
-            continue;
-          }
-          for (int64_t j = 0; j < sg.len; ++j) {
-            const int64_t iw = iw0 + j * g.sw;
-            dst[j] = iw >= 0 && iw < g.W ? src[iw] : 0.f;
-          }
-        }
-        for (int64_t j = filled; j < NR; ++j)
-          row[j] = 0.f;
-      }
-  }
-}
+using libjit::ConvGeom;
+using libjit::packPanel;
 
 /// acc[MR][NR] = sum_k a[k][MR] (outer) b[k][NR], with NV vectors V of NR / NV floats.
 template <int MR, int NV, typename V>
@@ -109,7 +52,7 @@ inline void convGemm(const float* x, const float* wp, const float* bias, float* 
   for (int64_t item = begin; item < end; ++item) {
     const int64_t pi = item % panels, ng = item / panels, grp = ng % g.group, n = ng / g.group;
     const int64_t p0 = pi * NR;
-    packPanel<NR>(x + (n * g.C + grp * cg) * g.H * g.W, g, cg, p0, panel);
+    packPanel<NR>(x + (n * g.C + grp * cg) * g.H * g.W, g, cg, p0, 0.f, panel);
     const int64_t cols = P - p0 < NR ? P - p0 : NR;
     for (int64_t mb = 0; mb < mblocks; ++mb) {
       microKernel<MR, NV, V>(K, wp + (grp * mblocks + mb) * K * MR, panel, tile);

@@ -3,6 +3,7 @@
 // uint32), every result goes through requant() (section 3), whose (M, S) were chosen at
 // compile time by ember::quant. Convolutions fold -zp_x * sum w into the bias and pad
 // with zp_x, as section 4.1 allows; the GEMM panels are the float kernel's, in int8.
+#include "ConvPanel.h"
 #include "Libjit.h"
 
 namespace {
@@ -16,32 +17,6 @@ inline int8_t requant(int32_t acc, int32_t M, int32_t S, int32_t zp, int32_t lo,
 
 inline int32_t wrap(uint32_t v) {
   return static_cast<int32_t>(v);
-}
-
-struct Geom8 {
-  int64_t C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group;
-};
-
-/// The columns [p0, p0 + NR) of X_col (int8 codes, zp in the padding and past the end)
-/// into panel[k][NR].
-template <int NR>
-inline void packPanel8(const int8_t* x, const Geom8& g, int64_t cg, int64_t p0, int8_t zp,
-                       int8_t* panel) {
-  const int64_t P = g.OH * g.OW;
-  for (int64_t c = 0; c < cg; ++c)
-    for (int64_t kh = 0; kh < g.KH; ++kh)
-      for (int64_t kw = 0; kw < g.KW; ++kw, panel += NR)
-        for (int64_t j = 0; j < NR; ++j) {
-          const int64_t p = p0 + j;
-          int8_t v = zp;
-          if (p < P) {
-            const int64_t ih = (p / g.OW) * g.sh - g.ph + kh * g.dh;
-            const int64_t iw = (p % g.OW) * g.sw - g.pw + kw * g.dw;
-            if (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W)
-              v = x[(c * g.H + ih) * g.W + iw];
-          }
-          panel[j] = v;
-        }
 }
 
 typedef int32_t I16 __attribute__((vector_size(64)));
@@ -89,7 +64,7 @@ EMBER_KERNEL void ember_conv_i8(const int8_t* x, const int8_t* wp, const int32_t
                                 int32_t zpy, int32_t lo, int32_t hi, int8_t* scratch, int64_t tid,
                                 int64_t nth) {
   constexpr int MR = 8, NR = 16;
-  const Geom8 g{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group};
+  const libjit::ConvGeom g{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group};
   const int64_t cg = C / group, mg = M / group, K = cg * KH * KW;
   const int64_t P = OH * OW, panels = (P + NR - 1) / NR, mblocks = (mg + MR - 1) / MR;
   int8_t* panel = scratch + tid * K * NR;
@@ -98,7 +73,8 @@ EMBER_KERNEL void ember_conv_i8(const int8_t* x, const int8_t* wp, const int32_t
   for (int64_t item = begin; item < end; ++item) {
     const int64_t pi = item % panels, ng = item / panels, grp = ng % group, n = ng / group;
     const int64_t p0 = pi * NR;
-    packPanel8<NR>(x + (n * C + grp * cg) * H * W, g, cg, p0, static_cast<int8_t>(zpx), panel);
+    libjit::packPanel<NR>(x + (n * C + grp * cg) * H * W, g, cg, p0, static_cast<int8_t>(zpx),
+                          panel);
     const int64_t cols = P - p0 < NR ? P - p0 : NR;
     for (int64_t mb = 0; mb < mblocks; ++mb) {
       const int8_t* a = wp + (grp * mblocks + mb) * K * MR;
