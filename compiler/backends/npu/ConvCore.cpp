@@ -69,7 +69,50 @@ struct Tile {
   int64_t n, oy0, th, ox0, tw;
 };
 
+/// The gemms of one output block over `blocks` input blocks of a tile.
+struct GemmNest {
+  int64_t act, acc, wgt, blocks, plane, wp, th, tw;
+};
+
+void appendGemms(const ConvJob& j, const Program& p, const GemmNest& g,
+                 std::vector<isa::Instruction>& out) {
+  const Target& t = p.target();
+  const int64_t n2max = Target::maxOf(t.gemm(), "n2");
+  const bool blocksInner = gemmBlocksInner(j, t, g.blocks, g.plane);
+  // n2 walks the kernel columns (act_s2 = dilation, wgt_s2 = 1) or the input blocks
+  // (act_s2 = the tile's plane, wgt_s2 = KH * KW), whichever needs fewer gemms.
+  const int64_t outer = blocksInner ? j.KW : g.blocks, inner = blocksInner ? g.blocks : j.KW;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t kh = 0; kh < j.KH; ++kh)
+      for (int64_t i0 = 0; i0 < inner; i0 += n2max) {
+        const int64_t n = std::min(n2max, inner - i0);
+        const int64_t cb = blocksInner ? i0 : o, kw = blocksInner ? o : i0;
+        isa::Instruction in = p.make(t.gemm());
+        Program::set(in, "act_addr", g.act + cb * g.plane + kh * j.dH * g.wp + kw * j.dW);
+        Program::set(in, "acc_addr", g.acc);
+        Program::set(in, "wgt_addr", g.wgt + (cb * j.KH + kh) * j.KW + kw);
+        Program::set(in, "n0", g.tw);
+        Program::set(in, "n1", g.th);
+        Program::set(in, "n2", n);
+        Program::set(in, "act_s0", j.sW);
+        Program::set(in, "act_s1", j.sH * g.wp);
+        Program::set(in, "act_s2", blocksInner ? g.plane : j.dW);
+        Program::set(in, "acc_s0", 1);
+        Program::set(in, "acc_s1", g.tw);
+        Program::set(in, "acc_s2", 0);
+        Program::set(in, "wgt_s2", blocksInner ? j.KH * j.KW : 1);
+        out.push_back(in);
+      }
+}
+
 } // namespace
+
+bool gemmBlocksInner(const ConvJob& j, const Target& t, int64_t blocks, int64_t plane) {
+  const int64_t n2max = Target::maxOf(t.gemm(), "n2");
+  if (plane > Target::maxOf(t.gemm(), "act_s2") || j.KH * j.KW > Target::maxOf(t.gemm(), "wgt_s2"))
+    return false;
+  return j.KW * ceilDiv(blocks, n2max) < blocks * ceilDiv(j.KW, n2max);
+}
 
 std::vector<isa::Instruction> loadHalo(const Program& p, const ActView& in, int64_t n, int64_t cbA,
                                        int64_t cbB, int64_t H, int64_t W, const Halo& h,
@@ -114,7 +157,6 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
   const int64_t inSlot = maxCB * Hp * Wp, outSlot = tl.kt * tl.th * tl.tw;
   const int64_t outBase = D * inSlot, biasBase = tl.kt * tl.th * tl.tw;
   const int64_t size2St = Target::maxOf(t.dmaStore(), "size2");
-  const int64_t n2max = Target::maxOf(t.gemm(), "n2");
 
   int64_t step = 0;
   for (int64_t kb0 = 0, ktile = 0; kb0 < KB; kb0 += tl.kt, ++ktile) {
@@ -157,29 +199,16 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
       for (int64_t kbl = 0; kbl < ktl; ++kbl) {
         const int64_t kb = kb0 + kbl;
         const auto r = inputBlocks(j, L, kb);
-        for (int64_t cb = r.first; cb < r.second; ++cb)
-          for (int64_t kh = 0; kh < j.KH; ++kh)
-            for (int64_t kw0 = 0; kw0 < j.KW; kw0 += n2max) {
-              const int64_t nk = std::min(n2max, j.KW - kw0);
-              isa::Instruction g = p.make(t.gemm());
-              Program::set(g, "act_addr",
-                           inAddr + (cb - cbA) * plane + kh * j.dH * wp + kw0 * j.dW);
-              Program::set(g, "acc_addr", kbl * P);
-              Program::set(g, "wgt_addr",
-                           wslot + cc.wOff[size_t(kb)] - cc.wOff[size_t(kb0)] +
-                               ((cb - r.first) * j.KH + kh) * j.KW + kw0);
-              Program::set(g, "n0", tile.tw);
-              Program::set(g, "n1", tile.th);
-              Program::set(g, "n2", nk);
-              Program::set(g, "act_s0", j.sW);
-              Program::set(g, "act_s1", j.sH * wp);
-              Program::set(g, "act_s2", j.dW);
-              Program::set(g, "acc_s0", 1);
-              Program::set(g, "acc_s1", tile.tw);
-              Program::set(g, "acc_s2", 0);
-              Program::set(g, "wgt_s2", 1);
-              s.computes.push_back(g);
-            }
+        GemmNest g;
+        g.act = inAddr + (r.first - cbA) * plane;
+        g.acc = kbl * P;
+        g.wgt = wslot + cc.wOff[size_t(kb)] - cc.wOff[size_t(kb0)];
+        g.blocks = r.second - r.first;
+        g.plane = plane;
+        g.wp = wp;
+        g.th = tile.th;
+        g.tw = tile.tw;
+        appendGemms(j, p, g, s.computes);
       }
       for (int64_t kbl = 0; kbl < ktl; ++kbl)
         s.computes.push_back(p.requant({outAddr + kbl * P, 1, tile.tw}, {kbl * P, 1, tile.tw},

@@ -72,6 +72,12 @@ std::string checkConvJob(const ConvJob& j, const Target& t, int depth);
 ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
                             const CompileOptions& opts);
 
+/// Whether a tile's gemms should walk the `blocks` input blocks in their n2 loop (one
+/// gemm per kernel tap, act_s2 = the tile's `plane`) rather than the kernel columns (one
+/// gemm per input block and kernel row): the fewer gemms, the less weight-load, fill
+/// and drain overhead (docs/isa.md section 3), when the stride fields allow it.
+bool gemmBlocksInner(const ConvJob& j, const Target& t, int64_t blocks, int64_t plane);
+
 /// Emits the job as steps of the current layer; returns the summary figures.
 LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx);
 
