@@ -289,6 +289,22 @@ TEST(CpuBackend, GatherWithRunTimeIndices) {
   }
 }
 
+TEST(CpuBackend, LayersOfOneShapeShareAKernelInstance) {
+  G g;
+  NodeValue x = g.input("x", {1, 8, 9, 9});
+  Attrs pads = ints({{"pads", {1, 1, 1, 1}}});
+  NodeValue a = g.node(NodeKind::Conv, "c1", {x, g.constant("w1", {8, 8, 3, 3})}, pads);
+  NodeValue b = g.node(NodeKind::Conv, "c2", {a, g.constant("w2", {8, 8, 3, 3})}, pads);
+  NodeValue c = g.node(NodeKind::Conv, "c3", {b, g.constant("w3", {4, 8, 1, 1})});
+  g.output("y", c);
+  auto cf = createCpuBackend(CpuOptions{1})->compile(*g.f);
+  const CpuCompileStats& st = dynamic_cast<const CpuCompiledFunction&>(*cf).stats();
+  EXPECT_EQ(st.nodes, 3u);
+  EXPECT_EQ(st.kernelInstances, 2u); // c1 and c2 share one
+  const TensorMap in = g.randomInputs();
+  EXPECT_EQ(compare(cf->run(in), createInterpreterBackend()->compile(*g.f)->run(in), 1e-5), "");
+}
+
 TEST(CpuBackend, RunsRepeatedlyWithFreshInputs) {
   G g;
   g.output("y", g.node(NodeKind::Conv, "conv",
