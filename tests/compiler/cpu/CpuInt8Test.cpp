@@ -30,7 +30,7 @@ Attrs ints(std::initializer_list<std::pair<const char*, std::vector<int64_t>>> l
 
 /// Quantizes g's function, checks the cpu backend runs it int8 and returns the same
 /// bytes as the interpreter (1 and 3 threads).
-void expectBitExact(G& g, size_t minInt8Nodes) {
+void expectBitExact(G& g, size_t minInt8Nodes, std::vector<NodeKind> int8Kinds = {}) {
   std::vector<TensorMap> calib;
   for (int i = 0; i < 4; ++i)
     calib.push_back(g.randomInputs());
@@ -39,6 +39,12 @@ void expectBitExact(G& g, size_t minInt8Nodes) {
   for (const auto& n : q->nodes())
     int8Nodes += n->resultType().kind == ElemKind::Int8;
   EXPECT_GE(int8Nodes, minInt8Nodes);
+  for (NodeKind k : int8Kinds) {
+    size_t found = 0;
+    for (const auto& n : q->nodes())
+      found += n->kind() == k && n->resultType().kind == ElemKind::Int8;
+    EXPECT_GT(found, 0u) << "no int8 " << nodeKindName(k);
+  }
   const auto missing = unsupportedNodes(*createBackend("cpu"), *q);
   ASSERT_TRUE(missing.empty()) << missing.front();
   for (int run = 0; run < 2; ++run) {
@@ -70,7 +76,9 @@ TEST(CpuInt8, ConvBlock) {
   NodeValue flat = g.node(NodeKind::Reshape, "flat", {gap}, ints({{"shape", {1, 16}}}));
   g.output("y", g.node(NodeKind::Gemm, "fc",
                        {flat, g.constant("wf", {16, 10}), g.constant("bf", {10})}));
-  expectBitExact(g, 8);
+  expectBitExact(g, 8,
+                 {NodeKind::Conv, NodeKind::Add, NodeKind::MaxPool, NodeKind::GlobalAveragePool,
+                  NodeKind::Gemm});
 }
 
 TEST(CpuInt8, DepthwiseClipMulConcat) {
@@ -90,7 +98,11 @@ TEST(CpuInt8, DepthwiseClipMulConcat) {
   cat.set("axis", int64_t(1));
   g.output("y", g.node(NodeKind::Concat, "cat", {p, c}, cat));
   g.output("s", g.node(NodeKind::Sigmoid, "sig", {p}));
-  expectBitExact(g, 5);
+  Attrs avg = ints({{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}});
+  g.output("avg", g.node(NodeKind::AveragePool, "avg", {c}, avg));
+  avg.set("count_include_pad", int64_t(1));
+  g.output("avgpad", g.node(NodeKind::AveragePool, "avgpad", {m}, avg));
+  expectBitExact(g, 7, {NodeKind::Conv, NodeKind::Mul, NodeKind::Concat, NodeKind::AveragePool});
 }
 
 std::string modelsDir() {

@@ -1,7 +1,7 @@
 // Codegen of the int8 operators (docs/numerics.md section 4): QuantizeLinear /
 // DequantizeLinear (per tensor), Conv (packed GEMM with the zero point folded into the
 // bias, or depthwise), Gemm with constant B, rescaled Add and Mul, Relu/Clip on codes,
-// Rescale, Lut, MaxPool and the global pools. Every multiplier is chosen here, at
+// Rescale, Lut, MaxPool, AveragePool and the global pools. Every multiplier is chosen here, at
 // compile time, by the functions of ember/quantization/Numerics.h, so the kernels
 // compute exactly the interpreter's integers. Per-channel tables (multipliers, folded
 // biases) are data kept by the compiled function, not constants of the code, so layers
@@ -10,6 +10,8 @@
 #include "Strides.h"
 
 #include "ember/quantization/Numerics.h"
+
+#include <algorithm>
 
 namespace ember::cpu {
 
@@ -309,6 +311,63 @@ void emitMaxPool(const Node& n, CodegenContext& ctx) {
   ctx.call("ember_maxpool_i8", args);
 }
 
+bool supportsAvgPool(const Node& n) {
+  const size_t rank = n.input(0).dims().size();
+  return q8(n.input(0).type()) && q8(n.resultType()) && (rank == 3 || rank == 4);
+}
+
+/// The taps [lo, hi) of one dimension whose position start + t * dil lies in [0, in)
+/// (the interpreter's window walk).
+int64_t tapCount(int64_t start, int64_t in, int64_t k, int64_t dil) {
+  int64_t lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+  const int64_t hi = start >= in ? 0 : std::min(k, (in - start + dil - 1) / dil);
+  lo = std::min(lo, hi);
+  return hi - lo;
+}
+
+void emitAvgPool(const Node& n, CodegenContext& ctx) {
+  const Shape& x = n.input(0).dims();
+  const Shape& y = n.resultType().dims;
+  const size_t nsp = x.size() - 2;
+  const Attrs& a = n.attrs();
+  const auto k = a.getInts("kernel_shape");
+  const auto s = a.getInts("strides", std::vector<int64_t>(nsp, 1));
+  const auto p = a.getInts("pads", std::vector<int64_t>(2 * nsp, 0));
+  const auto d = a.getInts("dilations", std::vector<int64_t>(nsp, 1));
+  // [H, W, OH, OW, KH, KW, sh, sw, ph, pw, peh, pew, dh, dw]
+  std::vector<int64_t> v;
+  if (nsp == 1)
+    v = {1, x[2], 1, y[2], 1, k[0], 1, s[0], 0, p[0], 0, p[1], 1, d[0]};
+  else
+    v = {x[2], x[3], y[2], y[3], k[0], k[1], s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
+  const bool includePad = a.getInt("count_include_pad", 0) != 0;
+  const Type &xt = n.input(0).type(), &yt = n.resultType();
+  std::vector<int32_t> Mpos, Spos;
+  for (int64_t oh = 0; oh < v[2]; ++oh)
+    for (int64_t ow = 0; ow < v[3]; ++ow) {
+      const int64_t sth = oh * v[6] - v[8], stw = ow * v[7] - v[9];
+      const int64_t count =
+          includePad ? tapCount(sth + v[8], v[0] + v[8] + v[10], v[4], v[12]) *
+                           tapCount(stw + v[9], v[1] + v[9] + v[11], v[5], v[13])
+                     : tapCount(sth, v[0], v[4], v[12]) * tapCount(stw, v[1], v[5], v[13]);
+      quant::Multiplier m{-1, 1};
+      if (count > 0)
+        m = quant::averageMultiplier(scaleOf(xt), scaleOf(yt), count);
+      Mpos.push_back(m.M);
+      Spos.push_back(m.S);
+    }
+  std::vector<llvm::Value*> args = {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(x[0] * x[1])};
+  for (size_t i : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13})
+    args.push_back(ctx.i64(v[i]));
+  args.push_back(ctx.keep(Mpos));
+  args.push_back(ctx.keep(Spos));
+  args.push_back(ctx.i32(zpOf(xt)));
+  args.push_back(ctx.i32(zpOf(yt)));
+  args.push_back(ctx.tid());
+  args.push_back(ctx.nth());
+  ctx.call("ember_avgpool_i8", args);
+}
+
 bool supportsGlobalPool(const Node& n) {
   if (!q8(n.input(0).type()) || !q8(n.resultType()) || n.input(0).dims().size() < 3)
     return false;
@@ -343,6 +402,7 @@ void registerInt8Codegen() {
   registerCodegenUnit(K::Rescale, {"int8", supportsRescale, emitRescale});
   registerCodegenUnit(K::Lut, {"int8", supportsLut, emitLut});
   registerCodegenUnit(K::MaxPool, {"int8", supportsMaxPool, emitMaxPool});
+  registerCodegenUnit(K::AveragePool, {"int8", supportsAvgPool, emitAvgPool});
   registerCodegenUnit(K::GlobalAveragePool, {"int8", supportsGlobalPool, emitGlobalPool});
   registerCodegenUnit(K::GlobalMaxPool, {"int8", supportsGlobalPool, emitGlobalPool});
 }

@@ -241,6 +241,37 @@ EMBER_KERNEL void ember_maxpool_i8(const int8_t* x, int8_t* y, int64_t planes, i
   }
 }
 
+/// AveragePool (section 4.5): the sum of (x - zp_x) over the taps inside the input,
+/// requantized with the multiplier (Mpos, Spos) of its output position (which depends on
+/// the window's count, chosen at compile time); Mpos < 0 marks an empty window (zp_y).
+EMBER_KERNEL void ember_avgpool_i8(const int8_t* x, int8_t* y, int64_t planes, int64_t H, int64_t W,
+                                   int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                                   int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                                   const int32_t* Mpos, const int32_t* Spos, int32_t zpx,
+                                   int32_t zpy, int64_t tid, int64_t nth) {
+  int64_t begin, end;
+  libjit::threadRange(planes, tid, nth, &begin, &end);
+  for (int64_t p = begin; p < end; ++p) {
+    const int8_t* xp = x + p * H * W;
+    for (int64_t o = 0; o < OH * OW; ++o) {
+      const int64_t oh = o / OW, ow = o % OW;
+      uint32_t acc = 0;
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        const int64_t ih = oh * sh - ph + kh * dh;
+        if (ih < 0 || ih >= H)
+          continue;
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const int64_t iw = ow * sw - pw + kw * dw;
+          if (iw >= 0 && iw < W)
+            acc += static_cast<uint32_t>(xp[ih * W + iw] - zpx);
+        }
+      }
+      y[p * OH * OW + o] = Mpos[o] < 0 ? static_cast<int8_t>(zpy)
+                                       : requant(wrap(acc), Mpos[o], Spos[o], zpy, -128, 127);
+    }
+  }
+}
+
 /// GlobalAveragePool (section 4.5 with n = size) or GlobalMaxPool on codes.
 EMBER_KERNEL void ember_global_pool_i8(int32_t isMax, const int8_t* x, int8_t* y, int64_t planes,
                                        int64_t size, int32_t zpx, int32_t Mq, int32_t Sq,
