@@ -16,14 +16,11 @@ ConvJob jobOf(const Node& n, const Target& t, bool withData) {
   ConvJob j;
   j.N = x[0], j.C = x[1], j.H = x[2], j.W = x[3], j.K = x[1], j.OH = y[2], j.OW = y[3];
   j.group = j.C;
-  j.KH = j.H, j.KW = j.W;
-  if (n.kind() == NodeKind::AveragePool) {
-    const Attrs& a = n.attrs();
-    const auto k = a.getInts("kernel_shape"), s = a.getInts("strides", {1, 1});
-    const auto p = a.getInts("pads", {0, 0, 0, 0});
-    j.KH = k.at(0), j.KW = k.at(1), j.sH = s.at(0), j.sW = s.at(1), j.padT = p.at(0),
-    j.padL = p.at(1);
-  }
+  const Attrs& a = n.attrs();
+  const auto k = a.getInts("kernel_shape"), s = a.getInts("strides", {1, 1});
+  const auto p = a.getInts("pads", {0, 0, 0, 0});
+  j.KH = k.at(0), j.KW = k.at(1), j.sH = s.at(0), j.sW = s.at(1), j.padT = p.at(0),
+  j.padL = p.at(1);
   const int64_t L = t.lanes();
   DramTensor in, out;
   in.N = j.N, in.C = j.C, in.H = j.H, in.W = j.W, in.CB = ceilDiv(j.C, L);
@@ -55,22 +52,20 @@ public:
         return r;
     if (n.input(0).dims().size() != 4)
       return "only 2-D pooling (NCHW) runs on the NPU";
-    if (n.kind() == NodeKind::AveragePool) {
-      const Attrs& a = n.attrs();
-      const auto p = a.getInts("pads", {0, 0, 0, 0});
-      const bool padded = p[0] || p[1] || p[2] || p[3];
-      if (padded && !a.getInt("count_include_pad", 0))
-        return "count_include_pad = 0 with padding gives border windows other counts; the "
-               "NPU applies one multiplier per channel";
-      if (a.getInts("dilations", {1, 1}) != std::vector<int64_t>{1, 1})
-        return "dilated average pooling is not supported";
-      const ConvJob j = jobOf(n, t, false);
-      if ((j.OH - 1) * j.sH + j.KH > j.H + p[0] + p[2] ||
-          (j.OW - 1) * j.sW + j.KW > j.W + p[1] + p[3])
-        return "ceil_mode windows run past the padded input and count fewer elements; the NPU "
-               "applies one multiplier per channel";
-    }
-    return checkConvJob(jobOf(n, t, false), t, 2);
+    const Attrs& a = n.attrs();
+    const auto p = a.getInts("pads", {0, 0, 0, 0});
+    const bool padded = p[0] || p[1] || p[2] || p[3];
+    if (padded && !a.getInt("count_include_pad", 0))
+      return "count_include_pad = 0 with padding gives border windows other counts; the "
+             "NPU applies one multiplier per channel";
+    if (a.getInts("dilations", {1, 1}) != std::vector<int64_t>{1, 1})
+      return "dilated average pooling is not supported";
+    const ConvJob j = jobOf(n, t, false);
+    if ((j.OH - 1) * j.sH + j.KH > j.H + p[0] + p[2] ||
+        (j.OW - 1) * j.sW + j.KW > j.W + p[1] + p[3])
+      return "ceil_mode windows run past the padded input and count fewer elements; the NPU "
+             "applies one multiplier per channel";
+    return checkConvJob(j, t, 2);
   }
 
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
