@@ -1,6 +1,7 @@
 #include "ConvCore.h"
 
 #include <algorithm>
+#include <array>
 
 namespace ember::npu {
 
@@ -159,6 +160,7 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
   const int64_t size2St = Target::maxOf(t.dmaStore(), "size2");
 
   int64_t step = 0;
+  std::vector<std::array<int64_t, 7>> slotHolds(size_t(D), {-1, -1, -1, -1, -1, -1, -1});
   for (int64_t kb0 = 0, ktile = 0; kb0 < KB; kb0 += tl.kt, ++ktile) {
     const int64_t kb1 = std::min(KB, kb0 + tl.kt), ktl = kb1 - kb0;
     const int64_t cbA = inputBlocks(j, L, kb0).first, cbB = inputBlocks(j, L, kb1 - 1).second;
@@ -189,8 +191,14 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
           tile.oy0 * j.sH - j.padT, (tile.oy0 + tile.th - 1) * j.sH - j.padT + (j.KH - 1) * j.dH,
           tile.ox0 * j.sW - j.padL, (tile.ox0 + tile.tw - 1) * j.sW - j.padL + (j.KW - 1) * j.dW};
       const int64_t wp = h.width(), plane = h.lines() * wp;
-      for (auto& in : loadHalo(p, j.in, tile.n, cbA, cbB, j.H, j.W, h, inAddr, j.zpIn))
-        s.loads.push_back(in);
+      // The buffer may still hold this very tile (loaded D steps ago for the previous
+      // output-channel tile): then it is not fetched again.
+      const std::array<int64_t, 7> key{tile.n, tile.oy0, tile.ox0, tile.th, tile.tw, cbA, cbB};
+      if (slotHolds[size_t(slot)] != key) {
+        for (auto& in : loadHalo(p, j.in, tile.n, cbA, cbB, j.H, j.W, h, inAddr, j.zpIn))
+          s.loads.push_back(in);
+        slotHolds[size_t(slot)] = key;
+      }
       // Accumulators = bias, then one gemm per (output block, input block, kernel row).
       const int64_t P = tile.th * tile.tw;
       for (int64_t kbl = 0; kbl < ktl; ++kbl)
