@@ -105,6 +105,15 @@ TEST(CpuInt8, DepthwiseClipMulConcat) {
   expectBitExact(g, 7, {NodeKind::Conv, NodeKind::Mul, NodeKind::Concat, NodeKind::AveragePool});
 }
 
+TEST(CpuInt8, MatMulWithConstantWeights) {
+  G g;
+  NodeValue x = g.input("x", {2, 5, 12});
+  NodeValue mm = g.node(NodeKind::MatMul, "mm", {x, g.constant("w", {12, 7})});
+  NodeValue add = g.node(NodeKind::Add, "add", {mm, g.constant("b", {7})});
+  g.output("y", g.node(NodeKind::MatMul, "mm2", {add, g.constant("w2", {7, 3})}));
+  expectBitExact(g, 3, {NodeKind::MatMul, NodeKind::Add});
+}
+
 std::string modelsDir() {
   if (const char* env = std::getenv("EMBER_MODELS_DIR"))
     return env;

@@ -1,6 +1,6 @@
 // Codegen of the int8 operators (docs/numerics.md section 4): QuantizeLinear /
 // DequantizeLinear (per tensor), Conv (packed GEMM with the zero point folded into the
-// bias, or depthwise), Gemm with constant B, rescaled Add and Mul, Relu/Clip on codes,
+// bias, or depthwise), Gemm and MatMul with constant B, rescaled Add and Mul, Relu/Clip on codes,
 // Rescale, Lut, MaxPool, AveragePool and the global pools. Every multiplier is chosen here, at
 // compile time, by the functions of ember/quantization/Numerics.h, so the kernels
 // compute exactly the interpreter's integers. Per-channel tables (multipliers, folded
@@ -216,6 +216,35 @@ void emitGemm(const Node& n, CodegenContext& ctx) {
             ctx.i32(bd.hi), ctx.scratch(size_t(N) * 4), ctx.tid(), ctx.nth()});
 }
 
+/// MatMul with a constant B [K, N]: the batch of A folds into rows, as a Gemm without C.
+bool supportsMatMul(const Node& n) {
+  if (!q8(n.input(0).type()) || !q8(n.resultType()) || n.input(0).dims().size() < 2 ||
+      n.input(1).dims().size() != 2)
+    return false;
+  return symmetricWeights(n.input(1), 1, n.input(1).dims()[1]);
+}
+
+void emitMatMul(const Node& n, CodegenContext& ctx) {
+  const Shape& a = n.input(0).dims();
+  const int64_t K = a.back(), N = n.input(1).dims()[1], rows = numElements(a) / K;
+  const Type &xt = n.input(0).type(), &yt = n.resultType();
+  const quant::Bounds bd = quant::activationBounds(n, yt.quant);
+  std::vector<int32_t> Mq, Sq;
+  channelMultipliers(xt, n.input(1), yt, N, &Mq, &Sq);
+  const int8_t* w = n.input(1).node->payload().data<int8_t>();
+  std::vector<int32_t> fold(static_cast<size_t>(N));
+  for (int64_t j = 0; j < N; ++j) {
+    uint32_t sum = 0;
+    for (int64_t k = 0; k < K; ++k)
+      sum += uint32_t(int32_t(w[k * N + j]));
+    fold[size_t(j)] = int32_t((0u - uint32_t(zpOf(xt))) * sum);
+  }
+  ctx.call("ember_gemm_i8",
+           {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.keep(fold), ctx.keep(Mq), ctx.keep(Sq),
+            ctx.result(n), ctx.i64(rows), ctx.i64(N), ctx.i64(K), ctx.i32(zpOf(yt)), ctx.i32(bd.lo),
+            ctx.i32(bd.hi), ctx.scratch(size_t(N) * 4), ctx.tid(), ctx.nth()});
+}
+
 // ---- elementwise ---------------------------------------------------------------
 
 bool supportsBinary(const Node& n) {
@@ -395,6 +424,7 @@ void registerInt8Codegen() {
   registerCodegenUnit(K::DequantizeLinear, {"int8", supportsDequantize, emitDequantize});
   registerCodegenUnit(K::Conv, {"int8", supportsConv, emitConv});
   registerCodegenUnit(K::Gemm, {"int8", supportsGemm, emitGemm});
+  registerCodegenUnit(K::MatMul, {"int8", supportsMatMul, emitMatMul});
   registerCodegenUnit(K::Add, {"int8", supportsBinary, emitBinary});
   registerCodegenUnit(K::Mul, {"int8", supportsBinary, emitBinary});
   registerCodegenUnit(K::Relu, {"int8", supportsClamp, emitClamp});
