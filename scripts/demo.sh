@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Ember demo (this stage): set up and build, export the bundled example model (ResNet-18
-# with random weights, from the model-zoo generator) into the build folder, import it
-# and run it on Ember's interpreter with ember-run, print the top-5 outputs and timing,
-# and compare with PyTorch's own output for the same input.
+# Ember demo: set up and build, export the bundled example model (ResNet-18 with random
+# weights, from the model-zoo generator) into the build folder, compile it for the Ember
+# NPU (quantized to int8, calibrated on random inputs), simulate it on the cycle-accurate
+# model and print the per-layer cycle/energy report and the cross-check (NPU == int8
+# interpreter bit for bit; int8 vs float), then check the float interpreter against
+# PyTorch's own output for the same input.
 # Environment: BUILD_DIR (default build), EMBER_DEMO_MODEL (default resnet18; any name of
-# `tests/models/gen_models.py --list`).
+# `tests/models/gen_models.py --list`), EMBER_ISA (default isa/ember-v1.json).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 model=${EMBER_DEMO_MODEL:-resnet18}
+isa=${EMBER_ISA:-$root/isa/ember-v1.json}
 py=/usr/bin/python3
 
 echo "== 1. set-up and build"
@@ -20,15 +23,26 @@ echo "== 2. export $model from PyTorch to ONNX (cached in $build/models/$model)"
   2> >(grep -v -i "warn" >&2)
 dir=$build/models/$model
 out=$build/demo/$model
-
-echo
-echo "== 3. import and run on Ember's interpreter"
+mkdir -p "$out"
 run=$build/tools/ember-run/ember-run
-"$run" "$dir/model.onnx" --device interp --input "input=$dir/input.npy" --out "$out" --top 5
 
 echo
-echo "== 4. compare with PyTorch"
-"$py" - "$out/output.npy" "$dir/expected.npy" <<'PY'
+echo "== 3. compile for the NPU ($(basename "$isa")): $out/$model.elf"
+"$build/tools/emberc/emberc" "$dir/model.onnx" -o "$out/$model.elf" --isa "$isa" \
+  --calibrate random:8
+
+echo
+echo "== 4. simulate on the NPU, cross-check with the int8 interpreter"
+"$run" "$dir/model.onnx" --compare interp,sim --precision int8 --isa "$isa" \
+  --input "input=$dir/input.npy" --out "$out/int8" --top 5 \
+  --report "$out/report.json" --trace "$out/trace.json"
+echo "report: $out/report.json; timeline: $out/trace.json (open in https://ui.perfetto.dev)"
+
+echo
+echo "== 5. the float interpreter against PyTorch"
+"$run" "$dir/model.onnx" --device interp --input "input=$dir/input.npy" --out "$out/float" \
+  --quiet
+"$py" - "$out/float/output.npy" "$dir/expected.npy" <<'PY'
 import sys
 import numpy as np
 ours, ref = np.load(sys.argv[1]), np.load(sys.argv[2])

@@ -1,5 +1,6 @@
 // Tests of ember-run's helpers; expected values worked out by hand.
 #include "RunUtil.h"
+#include "Compare.h"
 #include "Devices.h"
 
 #include "ember/support/Error.h"
@@ -86,12 +87,42 @@ TEST(RunUtil, SummaryNamesTypeAndRange) {
   EXPECT_NE(s.find("mean 1"), std::string::npos) << s;
 }
 
-TEST(Devices, TableHasTheInterpreterAndRejectsUnknownNames) {
-  EXPECT_STREQ(findDevice("interp").name, "interp");
+TEST(Devices, TableHasTheInterpreterAndTheNpuAndRejectsUnknownNames) {
+  EXPECT_EQ(findDevice("interp").name, "interp");
+  EXPECT_FALSE(findDevice("interp").int8Only);
+  EXPECT_EQ(findDevice("sim").name, "sim");
+  EXPECT_TRUE(findDevice("sim").int8Only);
   try {
     findDevice("tpu");
     ADD_FAILURE();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("interp"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sim"), std::string::npos) << e.what();
   }
+}
+
+// The cross-check's figures, hand-computed.
+TEST(Compare, CosineAndTopOne) {
+  Tensor a = Tensor::fromVector<float>({2, 3}, {1, 0, 0, 0, 2, 1});
+  Tensor b = Tensor::fromVector<float>({2, 3}, {2, 0, 0, 0, 1, 2});
+  // a.b = 2 + 2 + 2 = 6; |a| = sqrt(6), |b| = sqrt(9): 6 / sqrt(54).
+  EXPECT_NEAR(cosineSimilarity(a, b), 6.0 / std::sqrt(54.0), 1e-12);
+  EXPECT_DOUBLE_EQ(top1Agreement(a, b), 0.5); // row 0 agrees (0), row 1 does not (1 vs 2)
+  Tensor z = Tensor::fromVector<float>({2, 3}, {0, 0, 0, 0, 0, 0});
+  EXPECT_DOUBLE_EQ(cosineSimilarity(z, z), 1.0);
+  EXPECT_DOUBLE_EQ(cosineSimilarity(a, z), 0.0);
+}
+
+TEST(Compare, Int8MismatchIsListedAndFloatUsesTheTolerance) {
+  DeviceOutputs ref{"interp", {}, 0.1, std::nullopt};
+  ref.outputs.emplace("y", Tensor::fromVector<float>({2}, {1.0f, 2.0f}));
+  DeviceOutputs same{"sim", {}, 0.2, std::nullopt};
+  same.outputs.emplace("y", Tensor::fromVector<float>({2}, {1.0f, 2.0f}));
+  DeviceOutputs near{"cpu", {}, 0.2, std::nullopt};
+  near.outputs.emplace("y", Tensor::fromVector<float>({2}, {1.0f, 2.00001f}));
+  EXPECT_TRUE(compareRuns({"y"}, {ref, same}, true, nullptr).mismatch.empty());
+  CompareResult exact = compareRuns({"y"}, {ref, near}, true, nullptr);
+  ASSERT_EQ(exact.mismatch.size(), 1u);
+  EXPECT_EQ(exact.mismatch[0], "output 'y' on cpu");
+  EXPECT_TRUE(compareRuns({"y"}, {ref, near}, false, nullptr).mismatch.empty());
 }
