@@ -19,34 +19,33 @@ void Program::set(isa::Instruction& in, const std::string& role, int64_t v) {
   in.set(role, v);
 }
 
+namespace {
+/// A DMA of either direction: the two classes share their roles.
+isa::Instruction dma(const isa::InstrDesc& desc, int64_t mem, int64_t sramAddr, uint64_t dramByte,
+                     const int64_t (&sizes)[3], int64_t stride1, int64_t stride2) {
+  isa::Instruction in(desc);
+  const std::pair<const char*, int64_t> fields[] = {
+      {"sram", mem},        {"sram_addr", sramAddr}, {"dram_addr", static_cast<int64_t>(dramByte)},
+      {"size0", sizes[0]},  {"size1", sizes[1]},     {"size2", sizes[2]},
+      {"stride1", stride1}, {"stride2", stride2}};
+  for (const auto& [role, v] : fields)
+    Program::set(in, role, v);
+  return in;
+}
+} // namespace
+
 isa::Instruction Program::dmaLoad(Mem m, int64_t sramAddr, uint64_t dramByte, int64_t size0,
                                   int64_t size1, int64_t size2, int64_t stride1,
                                   int64_t stride2) const {
-  isa::Instruction in(t_.dmaLoad());
-  set(in, "sram", t_.memId(m));
-  set(in, "sram_addr", sramAddr);
-  set(in, "dram_addr", static_cast<int64_t>(dramByte));
-  set(in, "size0", size0);
-  set(in, "size1", size1);
-  set(in, "size2", size2);
-  set(in, "stride1", stride1);
-  set(in, "stride2", stride2);
-  return in;
+  return dma(t_.dmaLoad(), t_.memId(m), sramAddr, dramByte, {size0, size1, size2}, stride1,
+             stride2);
 }
 
 isa::Instruction Program::dmaStore(Mem m, int64_t sramAddr, uint64_t dramByte, int64_t size0,
                                    int64_t size1, int64_t size2, int64_t stride1,
                                    int64_t stride2) const {
-  isa::Instruction in(t_.dmaStore());
-  set(in, "sram", t_.memId(m));
-  set(in, "sram_addr", sramAddr);
-  set(in, "dram_addr", static_cast<int64_t>(dramByte));
-  set(in, "size0", size0);
-  set(in, "size1", size1);
-  set(in, "size2", size2);
-  set(in, "stride1", stride1);
-  set(in, "stride2", stride2);
-  return in;
+  return dma(t_.dmaStore(), t_.memId(m), sramAddr, dramByte, {size0, size1, size2}, stride1,
+             stride2);
 }
 
 void Program::setPads(isa::Instruction& in, int64_t left, int64_t right, int64_t top,
