@@ -60,13 +60,12 @@ TEST_P(CpuZoo, MatchesPyTorch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, CpuZoo,
-                         ::testing::Values("resnet18", "resnet50", "mobilenet_v2", "transformer",
-                                           "transformer_gelu", "transformer_classifier",
-                                           "squeezenet1_0", "googlenet"),
-                         [](const ::testing::TestParamInfo<const char*>& i) {
-                           return std::string(i.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Models, CpuZoo,
+    ::testing::Values("resnet18", "resnet50", "mobilenet_v2", "transformer", "transformer_gelu",
+                      "transformer_classifier", "squeezenet1_0", "googlenet", "mobilenet_v3_small",
+                      "efficientnet_b0", "regnet_x_400mf", "shufflenet_v2_x0_5", "densenet121"),
+    [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
 } // namespace
 } // namespace ember

@@ -174,6 +174,14 @@ std::vector<OpCase> cases() {
                                        g.constant("b", {16})},
                                       with({}, "epsilon", 1e-5)));
                }});
+  c.push_back({"BatchNorm", [](G& g) {
+                 Tensor var = randomTensor({6}, g.rng, 0.1f, 2.f);
+                 g.output("y", g.node(NodeKind::BatchNormalization, "bn",
+                                      {g.input("x", {2, 6, 5, 4}), g.constant("s", {6}),
+                                       g.constant("b", {6}), g.constant("m", {6}),
+                                       g.constant("v", std::move(var))},
+                                      with({}, "epsilon", 1e-3)));
+               }});
   c.push_back({"Reductions", [](G& g) {
                  NodeValue x = g.input("x", {2, 3, 4, 5});
                  g.output("mean", g.node(NodeKind::ReduceMean, "r1", {x},

@@ -1,9 +1,12 @@
-// Codegen of Softmax / LogSoftmax (along one axis) and LayerNormalization (normalised
-// result and, when the node has them, its Mean and InvStdDev results).
+// Codegen of Softmax / LogSoftmax (along one axis), BatchNormalization (constant
+// parameters) and LayerNormalization (normalised result and, when the node has them,
+// its Mean and InvStdDev results).
 #include "Codegen.h"
 #include "ember/support/Error.h"
 
 #include "ember/graph/InferUtil.h"
+
+#include <cmath>
 
 namespace ember::cpu {
 
@@ -58,12 +61,44 @@ void emitLayerNorm(const Node& n, CodegenContext& ctx) {
             ctx.f64(n.attrs().getFloat("epsilon", 1e-5)), ctx.tid(), ctx.nth()});
 }
 
+bool supportsBatchNorm(const Node& n) {
+  if (n.numResults() != 1 || !plainFloat(n.input(0).type()) || n.input(0).dims().size() < 2 ||
+      n.numInputs() != 5)
+    return false;
+  for (size_t i = 1; i < 5; ++i)
+    if (n.input(i).node->kind() != NodeKind::Constant || !plainFloat(n.input(i).type()))
+      return false;
+  return true;
+}
+
+/// The interpreter's factors: mul = scale / sqrt(var + eps) (double, rounded to float),
+/// add = bias - mean * mul (float).
+void emitBatchNorm(const Node& n, CodegenContext& ctx) {
+  const Shape& d = n.input(0).dims();
+  const int64_t C = d[1], images = d[0] * C;
+  const int64_t plane = images != 0 ? numElements(d) / images : 0;
+  const double eps = n.attrs().getFloat("epsilon", 1e-5);
+  const float* scale = n.input(1).node->payload().data<float>();
+  const float* bias = n.input(2).node->payload().data<float>();
+  const float* mean = n.input(3).node->payload().data<float>();
+  const float* var = n.input(4).node->payload().data<float>();
+  std::vector<float> mul(static_cast<size_t>(C)), add(static_cast<size_t>(C));
+  for (int64_t c = 0; c < C; ++c) {
+    mul[size_t(c)] = static_cast<float>(scale[c] / std::sqrt(double(var[c]) + eps));
+    add[size_t(c)] = bias[c] - mean[c] * mul[size_t(c)];
+  }
+  ctx.call("ember_scale_shift_f32",
+           {ctx.addr(n.input(0)), ctx.keep(mul), ctx.keep(add), ctx.result(n), ctx.i64(d[0]),
+            ctx.i64(C), ctx.i64(plane), ctx.tid(), ctx.nth()});
+}
+
 } // namespace
 
 void registerNormCodegen() {
   registerCodegenUnit(NodeKind::Softmax, {"softmax", supportsSoftmax, emitSoftmax});
   registerCodegenUnit(NodeKind::LogSoftmax, {"softmax", supportsSoftmax, emitSoftmax});
   registerCodegenUnit(NodeKind::LayerNormalization, {"norm", supportsLayerNorm, emitLayerNorm});
+  registerCodegenUnit(NodeKind::BatchNormalization, {"norm", supportsBatchNorm, emitBatchNorm});
 }
 
 } // namespace ember::cpu

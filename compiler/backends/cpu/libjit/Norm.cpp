@@ -1,6 +1,7 @@
 // Softmax / LogSoftmax along one axis (outer x len x inner lines, maximum subtracted
 // first, sums in double as the interpreter) and LayerNormalization over the trailing
-// `cols` elements of each row (statistics in double).
+// `cols` elements of each row (statistics in double); BatchNormalization as a per-channel
+// scale and shift.
 #include "Libjit.h"
 
 EMBER_KERNEL void ember_softmax_f32(int32_t isLog, const float* x, float* y, int64_t outer,
@@ -54,5 +55,21 @@ EMBER_KERNEL void ember_layernorm_f32(const float* x, const float* scale, const 
       meanOut[r] = static_cast<float>(mean);
     if (invOut)
       invOut[r] = static_cast<float>(inv);
+  }
+}
+
+/// Inference BatchNormalization with per-channel factors folded at compile time:
+/// y = x * mul[c] + add[c] over [N, C, plane].
+EMBER_KERNEL void ember_scale_shift_f32(const float* x, const float* mul, const float* add,
+                                        float* y, int64_t N, int64_t C, int64_t plane, int64_t tid,
+                                        int64_t nth) {
+  int64_t begin, end;
+  libjit::threadRange(N * C, tid, nth, &begin, &end);
+  for (int64_t nc = begin; nc < end; ++nc) {
+    const float m = mul[nc % C], a = add[nc % C];
+    const float* xr = x + nc * plane;
+    float* yr = y + nc * plane;
+    for (int64_t i = 0; i < plane; ++i)
+      yr[i] = xr[i] * m + a;
   }
 }
