@@ -24,41 +24,6 @@ void fillBias(float* out, int64_t channels, int64_t plane, const Tensor* bias) {
     std::fill(out + c * plane, out + (c + 1) * plane, b ? b[c] : 0.f);
 }
 
-/// Rows of the column matrix: one per (channel, kd, kh, kw); columns: output positions.
-void im2col(const float* x, int64_t channels, const Window3& w, float* col) {
-  const int64_t outPlane = w.outSize();
-  for (int64_t c = 0; c < channels; ++c) {
-    const float* xc = x + c * w.inSize();
-    for (int64_t kd = 0; kd < w.k[0]; ++kd)
-      for (int64_t kh = 0; kh < w.k[1]; ++kh)
-        for (int64_t kw = 0; kw < w.k[2]; ++kw) {
-          const int64_t offW = kw * w.d[2] - w.pb[2];
-          int64_t lo, hi;
-          w.validRange(2, offW, &lo, &hi);
-          for (int64_t od = 0; od < w.out[0]; ++od) {
-            const int64_t id = od * w.s[0] + kd * w.d[0] - w.pb[0];
-            for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-              const int64_t ih = oh * w.s[1] + kh * w.d[1] - w.pb[1];
-              float* dst = col + (od * w.out[1] + oh) * w.out[2];
-              if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
-                std::fill(dst, dst + w.out[2], 0.f);
-                continue;
-              }
-              const float* src = xc + (id * w.in[1] + ih) * w.in[2] + offW;
-              std::fill(dst, dst + lo, 0.f);
-              if (w.s[2] == 1)
-                std::memcpy(dst + lo, src + lo, sizeof(float) * static_cast<size_t>(hi - lo));
-              else
-                for (int64_t ow = lo; ow < hi; ++ow)
-                  dst[ow] = src[ow * w.s[2]];
-              std::fill(dst + hi, dst + w.out[2], 0.f);
-            }
-          }
-          col += outPlane;
-        }
-  }
-}
-
 /// Direct depthwise convolution of one input plane into one output plane (which
 /// already holds the bias).
 void depthwisePlane(const float* x, const float* filt, const Window3& w, float* y) {
@@ -131,7 +96,7 @@ void convKernel(const Node& n, const std::vector<const Tensor*>& in, std::vector
       }
       const float* cols = xg;
       if (!direct1x1) {
-        im2col(xg, cg, w, col.data());
+        im2col(xg, cg, w, 0.0f, col.data());
         cols = col.data();
       }
       sgemm(mg, outPlane, kdim, 1.f, {wg, kdim, 1}, {cols, outPlane, 1}, 1.f, yg, outPlane);

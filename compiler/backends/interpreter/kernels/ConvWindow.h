@@ -10,6 +10,7 @@
 #include "ember/support/Error.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace ember {
 
@@ -66,6 +67,43 @@ inline Window3 makeWindow3(const Node& n, const Shape& x, const Shape& y,
     w.pe[off + i] = p[nsp + i];
   }
   return w;
+}
+
+/// Column matrix of a convolution over `channels` input planes: one row per (channel, kd,
+/// kh, kw), one column per output position; positions in the padding hold `pad` (0 for
+/// float, the input's zero point for int8). Shared by the float and the int8 kernels.
+template <typename T> void im2col(const T* x, int64_t channels, const Window3& w, T pad, T* col) {
+  const int64_t outPlane = w.outSize();
+  for (int64_t c = 0; c < channels; ++c) {
+    const T* xc = x + c * w.inSize();
+    for (int64_t kd = 0; kd < w.k[0]; ++kd)
+      for (int64_t kh = 0; kh < w.k[1]; ++kh)
+        for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+          const int64_t offW = kw * w.d[2] - w.pb[2];
+          int64_t lo, hi;
+          w.validRange(2, offW, &lo, &hi);
+          for (int64_t od = 0; od < w.out[0]; ++od) {
+            const int64_t id = od * w.s[0] + kd * w.d[0] - w.pb[0];
+            for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+              const int64_t ih = oh * w.s[1] + kh * w.d[1] - w.pb[1];
+              T* dst = col + (od * w.out[1] + oh) * w.out[2];
+              if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
+                std::fill(dst, dst + w.out[2], pad);
+                continue;
+              }
+              const T* src = xc + (id * w.in[1] + ih) * w.in[2] + offW;
+              std::fill(dst, dst + lo, pad);
+              if (w.s[2] == 1)
+                std::memcpy(dst + lo, src + lo, sizeof(T) * static_cast<size_t>(hi - lo));
+              else
+                for (int64_t ow = lo; ow < hi; ++ow)
+                  dst[ow] = src[ow * w.s[2]];
+              std::fill(dst + hi, dst + w.out[2], pad);
+            }
+          }
+          col += outPlane;
+        }
+  }
 }
 
 } // namespace ember

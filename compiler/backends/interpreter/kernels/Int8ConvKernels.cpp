@@ -25,41 +25,6 @@ namespace {
 
 using namespace kernels;
 
-/// Rows: (channel, kd, kh, kw); columns: output positions; padding holds `pad`.
-void im2col(const int8_t* x, int64_t channels, const Window3& w, int8_t pad, int8_t* col) {
-  const int64_t outPlane = w.outSize();
-  for (int64_t c = 0; c < channels; ++c) {
-    const int8_t* xc = x + c * w.inSize();
-    for (int64_t kd = 0; kd < w.k[0]; ++kd)
-      for (int64_t kh = 0; kh < w.k[1]; ++kh)
-        for (int64_t kw = 0; kw < w.k[2]; ++kw) {
-          const int64_t offW = kw * w.d[2] - w.pb[2];
-          int64_t lo, hi;
-          w.validRange(2, offW, &lo, &hi);
-          for (int64_t od = 0; od < w.out[0]; ++od) {
-            const int64_t id = od * w.s[0] + kd * w.d[0] - w.pb[0];
-            for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-              const int64_t ih = oh * w.s[1] + kh * w.d[1] - w.pb[1];
-              int8_t* dst = col + (od * w.out[1] + oh) * w.out[2];
-              if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
-                std::fill(dst, dst + w.out[2], pad);
-                continue;
-              }
-              const int8_t* src = xc + (id * w.in[1] + ih) * w.in[2] + offW;
-              std::fill(dst, dst + lo, pad);
-              if (w.s[2] == 1)
-                std::memcpy(dst + lo, src + lo, static_cast<size_t>(hi - lo));
-              else
-                for (int64_t ow = lo; ow < hi; ++ow)
-                  dst[ow] = src[ow * w.s[2]];
-              std::fill(dst + hi, dst + w.out[2], pad);
-            }
-          }
-          col += outPlane;
-        }
-  }
-}
-
 /// Direct depthwise accumulation of one plane: acc += sum over taps of (x - zp) * (f - zpw).
 void depthwisePlane(const int8_t* x, int32_t zp, const int8_t* filt, int32_t zpw, const Window3& w,
                     int32_t* acc) {
