@@ -8,6 +8,7 @@
 
 #include "ember/importer/OnnxImporter.h"
 #include "ember/isa/error.h"
+#include "ember/passes/Pass.h"
 #include "ember/quantization/Profile.h"
 #include "ember/quantization/Quantize.h"
 #include "ember/sim/Report.h"
@@ -354,6 +355,13 @@ int runTool(const Options& o) {
 
   const Function* f = &floatFn;
   double quantizeSeconds = 0;
+  // A compiling device (cpu) runs the default pass pipeline first, as emberc does; the
+  // interpreter alone runs the graph as imported. int8 runs it inside quantizeModel.
+  bool compiling = false;
+  for (const Device* d : devs)
+    compiling = compiling || d->name != "interp";
+  if (!int8 && compiling)
+    runPipeline(floatFn, defaultPipeline());
   if (int8) {
     auto tq = std::chrono::steady_clock::now();
     quant::QuantizeOptions qo;
