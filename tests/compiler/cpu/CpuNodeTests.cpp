@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 namespace ember {
 namespace {
@@ -66,6 +67,7 @@ TEST(CpuNodeTests, AgreeWithTheInterpreterOnEverySupportedCase) {
   std::sort(cases.begin(), cases.end());
   auto cpu = createBackend("cpu");
   size_t checked = 0, unsupported = 0;
+  std::map<std::string, size_t> missingKinds;
   for (const fs::path& dir : cases) {
     std::unique_ptr<Module> m;
     TensorMap in;
@@ -81,6 +83,9 @@ TEST(CpuNodeTests, AgreeWithTheInterpreterOnEverySupportedCase) {
       continue; // folded to constants: nothing for a backend to run
     if (!unsupportedNodes(*cpu, f).empty()) {
       ++unsupported;
+      for (const auto& n : f.nodes())
+        if (!cpu->supports(*n))
+          ++missingKinds[std::string(n->kindName()) + "/" + elemKindName(n->resultType().kind)];
       continue;
     }
     TensorMap ref;
@@ -100,7 +105,10 @@ TEST(CpuNodeTests, AgreeWithTheInterpreterOnEverySupportedCase) {
     ++checked;
   }
   std::cout << "[cpu node tests] " << checked << " cases checked, " << unsupported
-            << " with nodes the cpu backend does not support\n";
+            << " with nodes the cpu backend does not support:";
+  for (const auto& [kind, count] : missingKinds)
+    std::cout << " " << kind << " x" << count;
+  std::cout << "\n";
   EXPECT_GT(checked, 150u);
 }
 

@@ -61,11 +61,25 @@ OpCase binary(const char* name, NodeKind k, Shape a, Shape b, Attrs at = {}) {
 
 std::vector<OpCase> cases() {
   std::vector<OpCase> c;
-  for (NodeKind k :
-       {NodeKind::Relu, NodeKind::Sigmoid, NodeKind::Tanh, NodeKind::Exp, NodeKind::Erf,
-        NodeKind::Neg, NodeKind::Abs, NodeKind::Floor, NodeKind::Ceil, NodeKind::HardSwish,
-        NodeKind::Silu, NodeKind::Gelu, NodeKind::Softplus, NodeKind::Round, NodeKind::Sign})
+  for (NodeKind k : {NodeKind::Relu,     NodeKind::Sigmoid,   NodeKind::Tanh,  NodeKind::Exp,
+                     NodeKind::Erf,      NodeKind::Neg,       NodeKind::Abs,   NodeKind::Floor,
+                     NodeKind::Ceil,     NodeKind::HardSwish, NodeKind::Silu,  NodeKind::Gelu,
+                     NodeKind::Softplus, NodeKind::Round,     NodeKind::Sign,  NodeKind::Sin,
+                     NodeKind::Cos,      NodeKind::Tan,       NodeKind::Asin,  NodeKind::Atan,
+                     NodeKind::Sinh,     NodeKind::Asinh,     NodeKind::Atanh, NodeKind::Softsign})
     c.push_back(unary(k));
+  c.push_back(unary(NodeKind::Celu, with({}, "alpha", 0.8)));
+  c.push_back(unary(NodeKind::ThresholdedRelu, with({}, "alpha", 0.3)));
+  c.push_back(unary(NodeKind::Shrink, with(with({}, "lambd", 0.6), "bias", 0.2)));
+  c.push_back({"CompareLogicWhere", [](G& g) {
+                 NodeValue a = g.input("a", {3, 4, 5}), b = g.input("b", {4, 1});
+                 NodeValue lt = g.node(NodeKind::Less, "lt", {a, b});
+                 NodeValue ge = g.node(NodeKind::GreaterOrEqual, "ge", {a, g.input("c", {5})});
+                 NodeValue both = g.node(NodeKind::And, "and", {lt, ge});
+                 g.output("xor", g.node(NodeKind::Xor, "xor", {lt, ge}));
+                 g.output("eq", g.node(NodeKind::Equal, "eq", {a, a}));
+                 g.output("where", g.node(NodeKind::Where, "where", {both, a, b}));
+               }});
   c.push_back(unary(NodeKind::LeakyRelu, with({}, "alpha", 0.1)));
   c.push_back(unary(NodeKind::Clip, with(with({}, "min", -0.5), "max", 0.75)));
   c.push_back(unary(NodeKind::HardSigmoid, with(with({}, "alpha", 0.3), "beta", 0.4)));
@@ -190,6 +204,8 @@ std::vector<OpCase> cases() {
                                         with(ints({{"axes", {1, 3}}}), "keepdims", int64_t(0))));
                  g.output("max", g.node(NodeKind::ReduceMax, "r3", {x}));
                  g.output("l2", g.node(NodeKind::ReduceL2, "r4", {x}, ints({{"axes", {0, 2}}})));
+                 g.output("l1", g.node(NodeKind::ReduceL1, "r5", {x}, ints({{"axes", {1}}})));
+                 g.output("prod", g.node(NodeKind::ReduceProd, "r6", {x}, ints({{"axes", {2}}})));
                }});
   c.push_back(
       {"TransposeSliceConcat", [](G& g) {

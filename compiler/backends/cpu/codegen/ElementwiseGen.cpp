@@ -1,6 +1,7 @@
 // Codegen of the float elementwise family: unary maps (ember_unary_f32 with an op code
 // and up to two parameters) and broadcasting binary operators (ember_binary_f32 over a
-// simplified six-dimensional box), Add with its fused activation.
+// simplified six-dimensional box), Add with its fused activation; comparisons of
+// float32 and logic of bool values (bool results) and Where of any element kind.
 #include "Codegen.h"
 #include "Strides.h"
 
@@ -36,6 +37,21 @@ enum UnaryOp : int {
   kElu,
   kRound,
   kSign,
+  kSin,
+  kCos,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kSoftsign,
+  kCelu,
+  kThresholdedRelu,
+  kShrink,
 };
 enum BinaryOp : int { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow, kPRelu };
 
@@ -73,6 +89,21 @@ const UnaryEntry kUnary[] = {
     {NodeKind::Elu, kElu, "alpha", 1.0, "", 0},
     {NodeKind::Round, kRound, "", 0, "", 0},
     {NodeKind::Sign, kSign, "", 0, "", 0},
+    {NodeKind::Sin, kSin, "", 0, "", 0},
+    {NodeKind::Cos, kCos, "", 0, "", 0},
+    {NodeKind::Tan, kTan, "", 0, "", 0},
+    {NodeKind::Asin, kAsin, "", 0, "", 0},
+    {NodeKind::Acos, kAcos, "", 0, "", 0},
+    {NodeKind::Atan, kAtan, "", 0, "", 0},
+    {NodeKind::Sinh, kSinh, "", 0, "", 0},
+    {NodeKind::Cosh, kCosh, "", 0, "", 0},
+    {NodeKind::Asinh, kAsinh, "", 0, "", 0},
+    {NodeKind::Acosh, kAcosh, "", 0, "", 0},
+    {NodeKind::Atanh, kAtanh, "", 0, "", 0},
+    {NodeKind::Softsign, kSoftsign, "", 0, "", 0},
+    {NodeKind::Celu, kCelu, "alpha", 1.0, "", 0},
+    {NodeKind::ThresholdedRelu, kThresholdedRelu, "alpha", 1.0, "", 0},
+    {NodeKind::Shrink, kShrink, "lambd", 0.5, "bias", 0.0},
 };
 
 const std::pair<NodeKind, int> kBinary[] = {
@@ -111,7 +142,7 @@ void emitUnary(const Node& n, CodegenContext& ctx) {
   const double b = *e.beta ? n.attrs().getFloat(e.beta, e.betaDefault) : 0.0;
   ctx.call("ember_unary_f32",
            {ctx.i32(e.op), ctx.addr(n.input(0)), ctx.result(n), ctx.i64(n.resultType().size()),
-            ctx.f32(a), ctx.f32(b), ctx.tid(), ctx.nth()});
+            ctx.f64(a), ctx.f64(b), ctx.tid(), ctx.nth()});
 }
 
 void emitBinary(const Node& n, CodegenContext& ctx) {
@@ -134,9 +165,69 @@ bool supportsBinary(const Node& n) {
   return true;
 }
 
+// ---- comparisons, logic, Where --------------------------------------------------
+
+const std::pair<NodeKind, int> kCompare[] = {
+    {NodeKind::Equal, 0},
+    {NodeKind::Less, 1},
+    {NodeKind::LessOrEqual, 2},
+    {NodeKind::Greater, 3},
+    {NodeKind::GreaterOrEqual, 4},
+    {NodeKind::And, 5},
+    {NodeKind::Or, 6},
+    {NodeKind::Xor, 7},
+};
+
+bool supportsCompare(const Node& n) {
+  if (n.numInputs() != 2 || n.resultType().kind != ElemKind::Bool)
+    return false;
+  const bool logic =
+      n.kind() == NodeKind::And || n.kind() == NodeKind::Or || n.kind() == NodeKind::Xor;
+  for (const NodeValue& v : n.inputs())
+    if (logic ? v.kind() != ElemKind::Bool : !plainFloat(v.type()))
+      return false;
+  return true;
+}
+
+void emitCompare(const Node& n, CodegenContext& ctx) {
+  int op = 0;
+  for (const auto& [kind, code] : kCompare)
+    if (kind == n.kind())
+      op = code;
+  const Shape& out = n.resultType().dims;
+  const Box6<2> box = simplifyBox<2>(
+      out, {broadcastStrides(n.input(0).dims(), out), broadcastStrides(n.input(1).dims(), out)});
+  ctx.call("ember_compare", {ctx.i32(op), ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.result(n),
+                             ctx.int64Array(box.dims), ctx.int64Array(box.strides[0]),
+                             ctx.int64Array(box.strides[1]), ctx.tid(), ctx.nth()});
+}
+
+bool supportsWhere(const Node& n) {
+  if (n.numInputs() != 3 || n.input(0).kind() != ElemKind::Bool)
+    return false;
+  const Type& y = n.resultType();
+  return n.input(1).type().kind == y.kind && n.input(2).type().kind == y.kind &&
+         n.input(1).type().quant == y.quant && n.input(2).type().quant == y.quant;
+}
+
+void emitWhere(const Node& n, CodegenContext& ctx) {
+  const Shape& out = n.resultType().dims;
+  const Box6<3> box = simplifyBox<3>(out, {broadcastStrides(n.input(0).dims(), out),
+                                           broadcastStrides(n.input(1).dims(), out),
+                                           broadcastStrides(n.input(2).dims(), out)});
+  ctx.call("ember_where",
+           {ctx.i32(int64_t(elemSize(n.resultType().kind))), ctx.addr(n.input(0)),
+            ctx.addr(n.input(1)), ctx.addr(n.input(2)), ctx.result(n), ctx.int64Array(box.dims),
+            ctx.int64Array(box.strides[0]), ctx.int64Array(box.strides[1]),
+            ctx.int64Array(box.strides[2]), ctx.tid(), ctx.nth()});
+}
+
 } // namespace
 
 void registerElementwiseCodegen() {
+  for (const auto& [kind, op] : kCompare)
+    registerCodegenUnit(kind, {"elementwise", supportsCompare, emitCompare});
+  registerCodegenUnit(NodeKind::Where, {"elementwise", supportsWhere, emitWhere});
   for (const UnaryEntry& e : kUnary)
     registerCodegenUnit(e.kind, {"elementwise", allPlainFloat, emitUnary});
   for (const auto& [kind, op] : kBinary)

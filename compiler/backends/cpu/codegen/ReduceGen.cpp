@@ -1,6 +1,6 @@
-// Codegen of the float reductions ReduceSum/Mean/Max/Min/SumSquare/L2 over any axes:
-// the kept dimensions and the reduced ones become two six-dimensional boxes of the
-// input's strides.
+// Codegen of the float reductions ReduceSum/Mean/Max/Min/SumSquare/L1/L2/Prod/LogSum
+// over any axes: the kept dimensions and the reduced ones become two six-dimensional
+// boxes of the input's strides.
 #include "Codegen.h"
 #include "Strides.h"
 
@@ -8,7 +8,7 @@ namespace ember::cpu {
 
 namespace {
 
-enum ReduceOp : int { kSum, kMean, kMax, kMin, kSumSquare, kL2 };
+enum ReduceOp : int { kSum, kMean, kMax, kMin, kSumSquare, kL2, kL1, kProd, kLogSum };
 
 const std::pair<NodeKind, int> kOps[] = {
     {NodeKind::ReduceSum, kSum},
@@ -17,6 +17,9 @@ const std::pair<NodeKind, int> kOps[] = {
     {NodeKind::ReduceMin, kMin},
     {NodeKind::ReduceSumSquare, kSumSquare},
     {NodeKind::ReduceL2, kL2},
+    {NodeKind::ReduceL1, kL1},
+    {NodeKind::ReduceProd, kProd},
+    {NodeKind::ReduceLogSum, kLogSum},
 };
 
 /// Whether each input axis is reduced (ONNX: empty axes = all, unless noop_with_empty_axes).

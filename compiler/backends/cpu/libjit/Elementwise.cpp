@@ -29,10 +29,65 @@ enum UnaryOp : int32_t {
   kElu,
   kRound,
   kSign,
+  // Evaluated in double precision, as the interpreter does.
+  kSin,
+  kCos,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kSoftsign,
+  kCelu,
+  kThresholdedRelu,
+  kShrink,
 };
 
 inline float sigmoid(float x) {
   return x >= 0 ? 1.f / (1.f + expf(-x)) : expf(x) / (1.f + expf(x));
+}
+
+inline double unaryDouble(int32_t op, double x, double a, double b) {
+  switch (op) {
+  case kSin:
+    return sin(x);
+  case kCos:
+    return cos(x);
+  case kTan:
+    return tan(x);
+  case kAsin:
+    return asin(x);
+  case kAcos:
+    return acos(x);
+  case kAtan:
+    return atan(x);
+  case kSinh:
+    return sinh(x);
+  case kCosh:
+    return cosh(x);
+  case kAsinh:
+    return asinh(x);
+  case kAcosh:
+    return acosh(x);
+  case kAtanh:
+    return atanh(x);
+  case kSoftsign:
+    return x / (1 + fabs(x));
+  case kCelu: {
+    const double e = a * expm1(x / a);
+    return (x > 0 ? x : 0.0) + (e < 0 ? e : 0.0);
+  }
+  case kThresholdedRelu:
+    return x > a ? x : 0.0;
+  case kShrink: // a = lambd, b = bias
+    return x < -a ? x + b : (x > a ? x - b : 0.0);
+  default:
+    return x;
+  }
 }
 
 inline float unary(int32_t op, float x, float a, float b) {
@@ -119,13 +174,19 @@ inline float binary(int32_t op, float a, float b) {
 
 } // namespace
 
-/// y[i] = op(x[i]) for i in [0, n); `a`, `b` are the op's parameters.
-EMBER_KERNEL void ember_unary_f32(int32_t op, const float* x, float* y, int64_t n, float a, float b,
-                                  int64_t tid, int64_t nth) {
+/// y[i] = op(x[i]) for i in [0, n); `a`, `b` are the op's parameters (attributes, in
+/// double as the graph stores them).
+EMBER_KERNEL void ember_unary_f32(int32_t op, const float* x, float* y, int64_t n, double a,
+                                  double b, int64_t tid, int64_t nth) {
   int64_t begin, end;
   libjit::threadRangeGrain(n, 64, tid, nth, &begin, &end);
-  for (int64_t i = begin; i < end; ++i)
-    y[i] = unary(op, x[i], a, b);
+  const float af = static_cast<float>(a), bf = static_cast<float>(b);
+  if (op >= kSin)
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = static_cast<float>(unaryDouble(op, x[i], a, b));
+  else
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = unary(op, x[i], af, bf);
 }
 
 /// y = act(op(a, b)) over the output dims d[0..5] (coalesced; d[5] innermost); as[] and
@@ -167,4 +228,95 @@ EMBER_KERNEL void ember_binary_f32(int32_t op, const float* a, const float* b, f
         yr[i] = libjit::activate(act, binary(op, ar[i * sa], br[i * sb]), lo, hi);
     }
   }
+}
+
+namespace {
+
+/// Calls f(o, i0, i1, i2) for every output element o of the box d (row-major) with the
+/// operands' element offsets i_k = sum idx[j] * s_k[j]; threads split the rows.
+template <typename F>
+inline void walkBox(const int64_t* d, const int64_t* s0, const int64_t* s1, const int64_t* s2,
+                    int64_t tid, int64_t nth, F f) {
+  const int64_t rows = d[0] * d[1] * d[2] * d[3] * d[4];
+  int64_t begin, end;
+  libjit::threadRange(rows, tid, nth, &begin, &end);
+  for (int64_t r = begin; r < end; ++r) {
+    int64_t rem = r, o0 = 0, o1 = 0, o2 = 0;
+    for (int k = 4; k >= 0; --k) {
+      const int64_t i = rem % d[k];
+      rem /= d[k];
+      o0 += i * s0[k];
+      o1 += i * s1[k];
+      o2 += i * s2[k];
+    }
+    for (int64_t i = 0; i < d[5]; ++i)
+      f(r * d[5] + i, o0 + i * s0[5], o1 + i * s1[5], o2 + i * s2[5]);
+  }
+}
+
+enum CompareOp : int32_t {
+  kEqual,
+  kLess,
+  kLessOrEqual,
+  kGreater,
+  kGreaterOrEqual,
+  kAnd,
+  kOr,
+  kXor
+};
+
+} // namespace
+
+/// Comparisons of float32 operands and logic on bool operands (one byte each), numpy
+/// broadcasting over the box d; bool results.
+EMBER_KERNEL void ember_compare(int32_t op, const void* a, const void* b, uint8_t* y,
+                                const int64_t* d, const int64_t* as, const int64_t* bs, int64_t tid,
+                                int64_t nth) {
+  const float* fa = static_cast<const float*>(a);
+  const float* fb = static_cast<const float*>(b);
+  const uint8_t* ba = static_cast<const uint8_t*>(a);
+  const uint8_t* bb = static_cast<const uint8_t*>(b);
+  walkBox(d, as, bs, as, tid, nth, [&](int64_t o, int64_t i, int64_t j, int64_t) {
+    bool r = false;
+    switch (op) {
+    case kEqual:
+      r = fa[i] == fb[j];
+      break;
+    case kLess:
+      r = fa[i] < fb[j];
+      break;
+    case kLessOrEqual:
+      r = fa[i] <= fb[j];
+      break;
+    case kGreater:
+      r = fa[i] > fb[j];
+      break;
+    case kGreaterOrEqual:
+      r = fa[i] >= fb[j];
+      break;
+    case kAnd:
+      r = ba[i] && bb[j];
+      break;
+    case kOr:
+      r = ba[i] || bb[j];
+      break;
+    default:
+      r = (ba[i] != 0) != (bb[j] != 0);
+      break;
+    }
+    y[o] = r;
+  });
+}
+
+/// Where: y = cond ? a : b with broadcasting; elements of `elemBytes` (1, 4 or 8) bytes.
+EMBER_KERNEL void ember_where(int32_t elemBytes, const uint8_t* cond, const void* a, const void* b,
+                              void* y, const int64_t* d, const int64_t* cs, const int64_t* as,
+                              const int64_t* bs, int64_t tid, int64_t nth) {
+  const uint8_t* pa = static_cast<const uint8_t*>(a);
+  const uint8_t* pb = static_cast<const uint8_t*>(b);
+  uint8_t* py = static_cast<uint8_t*>(y);
+  const size_t es = static_cast<size_t>(elemBytes);
+  walkBox(d, cs, as, bs, tid, nth, [&](int64_t o, int64_t c, int64_t i, int64_t j) {
+    memcpy(py + o * elemBytes, cond[c] ? pa + i * elemBytes : pb + j * elemBytes, es);
+  });
 }

@@ -4,7 +4,7 @@
 #include "Libjit.h"
 
 namespace {
-enum ReduceOp : int32_t { kSum, kMean, kMax, kMin, kSumSquare, kL2 };
+enum ReduceOp : int32_t { kSum, kMean, kMax, kMin, kSumSquare, kL2, kL1, kProd, kLogSum };
 }
 
 EMBER_KERNEL void ember_reduce_f32(int32_t op, const float* x, float* y, const int64_t* od,
@@ -21,6 +21,8 @@ EMBER_KERNEL void ember_reduce_f32(int32_t op, const float* x, float* y, const i
       rem /= od[k];
     }
     double acc = op == kMax ? -__builtin_inf() : (op == kMin ? __builtin_inf() : 0.0);
+    if (op == kProd)
+      acc = 1.0;
     for (int64_t r = 0; r < count; ++r) {
       int64_t rr = r, off = base;
       for (int k = 5; k >= 0; --k) {
@@ -34,6 +36,10 @@ EMBER_KERNEL void ember_reduce_f32(int32_t op, const float* x, float* y, const i
         acc = v < acc || v != v ? v : acc;
       else if (op == kSumSquare || op == kL2)
         acc += v * v;
+      else if (op == kL1)
+        acc += fabs(v);
+      else if (op == kProd)
+        acc *= v;
       else
         acc += v;
     }
@@ -41,6 +47,8 @@ EMBER_KERNEL void ember_reduce_f32(int32_t op, const float* x, float* y, const i
       acc /= static_cast<double>(count);
     else if (op == kL2)
       acc = sqrt(acc);
+    else if (op == kLogSum)
+      acc = log(acc);
     y[o] = static_cast<float>(acc);
   }
 }
