@@ -206,6 +206,12 @@ std::vector<OpCase> cases() {
                  g.output("l2", g.node(NodeKind::ReduceL2, "r4", {x}, ints({{"axes", {0, 2}}})));
                  g.output("l1", g.node(NodeKind::ReduceL1, "r5", {x}, ints({{"axes", {1}}})));
                  g.output("prod", g.node(NodeKind::ReduceProd, "r6", {x}, ints({{"axes", {2}}})));
+                 g.output("argmax",
+                          g.node(NodeKind::ArgMax, "a1", {x}, with({}, "axis", int64_t(2))));
+                 Attrs last = with({}, "axis", int64_t(-1));
+                 last.set("select_last_index", int64_t(1));
+                 last.set("keepdims", int64_t(0));
+                 g.output("argmin", g.node(NodeKind::ArgMin, "a2", {x}, last));
                }});
   c.push_back(
       {"TransposeSliceConcat", [](G& g) {

@@ -1,6 +1,6 @@
 // Codegen of the float reductions ReduceSum/Mean/Max/Min/SumSquare/L1/L2/Prod/LogSum
 // over any axes: the kept dimensions and the reduced ones become two six-dimensional
-// boxes of the input's strides.
+// boxes of the input's strides. ArgMax / ArgMin along one axis.
 #include "Codegen.h"
 #include "Strides.h"
 
@@ -74,9 +74,36 @@ void emitReduce(const Node& n, CodegenContext& ctx) {
             ctx.int64Array(red.strides[0]), ctx.tid(), ctx.nth()});
 }
 
+bool supportsArg(const Node& n) {
+  const Type& x = n.input(0).type();
+  return x.kind == ElemKind::Float32 && !x.quant.isQuantized() && !x.dims.empty() &&
+         n.resultType().kind == ElemKind::Int64;
+}
+
+void emitArg(const Node& n, CodegenContext& ctx) {
+  const Shape& d = n.input(0).dims();
+  int64_t axis = n.attrs().getInt("axis", 0);
+  if (axis < 0)
+    axis += int64_t(d.size());
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= d[size_t(i)];
+  for (size_t i = size_t(axis) + 1; i < d.size(); ++i)
+    inner *= d[i];
+  if (outer * inner == 0)
+    return;
+  ctx.call("ember_argextreme_f32",
+           {ctx.i32(n.kind() == NodeKind::ArgMax),
+            ctx.i32(n.attrs().getInt("select_last_index", 0) != 0), ctx.addr(n.input(0)),
+            ctx.result(n), ctx.i64(outer), ctx.i64(d[size_t(axis)]), ctx.i64(inner), ctx.tid(),
+            ctx.nth()});
+}
+
 } // namespace
 
 void registerReduceCodegen() {
+  registerCodegenUnit(NodeKind::ArgMax, {"reduce", supportsArg, emitArg});
+  registerCodegenUnit(NodeKind::ArgMin, {"reduce", supportsArg, emitArg});
   for (const auto& [k, op] : kOps)
     registerCodegenUnit(k, {"reduce", supportsReduce, emitReduce});
 }

@@ -52,3 +52,25 @@ EMBER_KERNEL void ember_reduce_f32(int32_t op, const float* x, float* y, const i
     y[o] = static_cast<float>(acc);
   }
 }
+
+/// ArgMax (isMax) / ArgMin of float32 along an axis (x as [outer, extent, inner]): the
+/// first extremum, or the last when selectLast; int64 indices.
+EMBER_KERNEL void ember_argextreme_f32(int32_t isMax, int32_t selectLast, const float* x,
+                                       int64_t* y, int64_t outer, int64_t extent, int64_t inner,
+                                       int64_t tid, int64_t nth) {
+  int64_t begin, end;
+  libjit::threadRange(outer * inner, tid, nth, &begin, &end);
+  for (int64_t line = begin; line < end; ++line) {
+    const int64_t o = line / inner, i = line % inner;
+    const float* p = x + o * extent * inner + i;
+    int64_t best = 0;
+    for (int64_t k = 1; k < extent; ++k) {
+      const float v = p[k * inner], b = p[best * inner];
+      const bool better =
+          isMax ? (v > b || (selectLast && v == b)) : (v < b || (selectLast && v == b));
+      if (better)
+        best = k;
+    }
+    y[line] = best;
+  }
+}
