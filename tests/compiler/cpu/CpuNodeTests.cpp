@@ -2,7 +2,7 @@
 // supports, after the default pipeline, against the interpreter on the same function:
 // within 1e-5 * max(1, max |ref|), NaN where the reference has NaN, integers exactly.
 #include "CpuTestUtil.h"
-#include "OnnxTensor.h"
+#include "OnnxNodeCases.h"
 
 #include "ember/backend/Backend.h"
 #include "ember/importer/OnnxImporter.h"
@@ -19,52 +19,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace cputest;
-
-std::string dataDir() {
-  const char* env = std::getenv("EMBER_ONNX_TESTDATA");
-  return env ? env : "/usr/share/libonnx-testdata/data/node";
-}
-
-/// Imports one case with its first data set's inputs (int64 inputs become constants,
-/// as the conformance runner does); false if Ember cannot import it.
-bool loadCase(const fs::path& dir, std::unique_ptr<Module>* m, TensorMap* inputs) {
-  const fs::path set = dir / "test_data_set_0";
-  if (!fs::exists(dir / "model.onnx") || !fs::exists(set))
-    return false;
-  try {
-    std::unique_ptr<Module> probe = importOnnxFile((dir / "model.onnx").string());
-    std::vector<std::string> names;
-    for (const auto& p : probe->placeholders())
-      names.push_back(p->name());
-    OnnxImportOptions opts;
-    TensorMap in;
-    for (size_t i = 0; fs::exists(set / ("input_" + std::to_string(i) + ".pb")); ++i) {
-      if (i >= names.size())
-        return false;
-      Tensor t = readOnnxTensorFile((set / ("input_" + std::to_string(i) + ".pb")).string());
-      if (t.kind() == ElemKind::Int64)
-        opts.constantInputs.emplace(names[i], std::move(t));
-      else
-        in.emplace(names[i], std::move(t));
-    }
-    *m = importOnnxFile((dir / "model.onnx").string(), opts);
-    inputs->clear();
-    for (auto& [name, t] : in)
-      if ((*m)->getPlaceholder(name))
-        inputs->emplace(name, std::move(t));
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
-}
+using namespace nodecases;
 
 TEST(CpuNodeTests, AgreeWithTheInterpreterOnEverySupportedCase) {
   if (!fs::exists(dataDir()))
     GTEST_SKIP() << "no ONNX node tests at " << dataDir() << " (package libonnx-testdata)";
-  std::vector<fs::path> cases;
-  for (const auto& e : fs::directory_iterator(dataDir()))
-    cases.push_back(e.path());
-  std::sort(cases.begin(), cases.end());
+  const std::vector<fs::path> cases = listCases();
   auto cpu = createBackend("cpu");
   size_t checked = 0, unsupported = 0;
   std::map<std::string, size_t> missingKinds;
