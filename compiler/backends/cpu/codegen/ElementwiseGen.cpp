@@ -4,6 +4,7 @@
 // float32 and logic of bool values (bool results) and Where of any element kind.
 #include "Codegen.h"
 #include "Strides.h"
+#include "libjit/OpCodes.h"
 
 #include "ember/passes/FusedActivation.h"
 
@@ -13,48 +14,7 @@ namespace ember::cpu {
 
 namespace {
 
-// Op codes: the order of the enums in libjit/Elementwise.cpp.
-enum UnaryOp : int {
-  kRelu,
-  kSigmoid,
-  kTanh,
-  kExp,
-  kLog,
-  kSqrt,
-  kErf,
-  kNeg,
-  kAbs,
-  kReciprocal,
-  kFloor,
-  kCeil,
-  kLeakyRelu,
-  kClip,
-  kHardSigmoid,
-  kHardSwish,
-  kSilu,
-  kGelu,
-  kSoftplus,
-  kElu,
-  kRound,
-  kSign,
-  kSin,
-  kCos,
-  kTan,
-  kAsin,
-  kAcos,
-  kAtan,
-  kSinh,
-  kCosh,
-  kAsinh,
-  kAcosh,
-  kAtanh,
-  kSoftsign,
-  kCelu,
-  kThresholdedRelu,
-  kShrink,
-};
-enum BinaryOp : int { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow, kPRelu };
-
+using namespace jitops;
 struct UnaryEntry {
   NodeKind kind;
   int op;

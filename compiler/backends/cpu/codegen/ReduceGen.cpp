@@ -3,12 +3,13 @@
 // boxes of the input's strides. ArgMax / ArgMin along one axis.
 #include "Codegen.h"
 #include "Strides.h"
+#include "libjit/OpCodes.h"
 
 namespace ember::cpu {
 
 namespace {
 
-enum ReduceOp : int { kSum, kMean, kMax, kMin, kSumSquare, kL2, kL1, kProd, kLogSum };
+using namespace jitops::reduce;
 
 const std::pair<NodeKind, int> kOps[] = {
     {NodeKind::ReduceSum, kSum},

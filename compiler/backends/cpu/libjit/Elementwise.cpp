@@ -2,50 +2,11 @@
 // branch once the code is a constant), numpy-broadcasting binary operators over up to
 // six coalesced dimensions, and the fused activation of Add.
 #include "Libjit.h"
+#include "OpCodes.h"
 
 namespace {
 
-/// Op codes of the unary maps (codegen/ElementwiseGen.cpp has the same table).
-enum UnaryOp : int32_t {
-  kRelu,
-  kSigmoid,
-  kTanh,
-  kExp,
-  kLog,
-  kSqrt,
-  kErf,
-  kNeg,
-  kAbs,
-  kReciprocal,
-  kFloor,
-  kCeil,
-  kLeakyRelu,
-  kClip,
-  kHardSigmoid,
-  kHardSwish,
-  kSilu,
-  kGelu,
-  kSoftplus,
-  kElu,
-  kRound,
-  kSign,
-  // Evaluated in double precision, as the interpreter does.
-  kSin,
-  kCos,
-  kTan,
-  kAsin,
-  kAcos,
-  kAtan,
-  kSinh,
-  kCosh,
-  kAsinh,
-  kAcosh,
-  kAtanh,
-  kSoftsign,
-  kCelu,
-  kThresholdedRelu,
-  kShrink,
-};
+using namespace ember::jitops;
 
 inline float sigmoid(float x) {
   return x >= 0 ? 1.f / (1.f + expf(-x)) : expf(x) / (1.f + expf(x));
@@ -146,8 +107,6 @@ inline float unary(int32_t op, float x, float a, float b) {
     return x;
   }
 }
-
-enum BinaryOp : int32_t { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow, kPRelu };
 
 inline float binary(int32_t op, float a, float b) {
   switch (op) {
@@ -253,17 +212,6 @@ inline void walkBox(const int64_t* d, const int64_t* s0, const int64_t* s1, cons
       f(r * d[5] + i, o0 + i * s0[5], o1 + i * s1[5], o2 + i * s2[5]);
   }
 }
-
-enum CompareOp : int32_t {
-  kEqual,
-  kLess,
-  kLessOrEqual,
-  kGreater,
-  kGreaterOrEqual,
-  kAnd,
-  kOr,
-  kXor
-};
 
 } // namespace
 

@@ -2,9 +2,10 @@
 // input strides os) and each output element reduces the box rd (input strides rs).
 // Accumulation in double, as the interpreter.
 #include "Libjit.h"
+#include "OpCodes.h"
 
 namespace {
-enum ReduceOp : int32_t { kSum, kMean, kMax, kMin, kSumSquare, kL2, kL1, kProd, kLogSum };
+using namespace ember::jitops::reduce;
 }
 
 EMBER_KERNEL void ember_reduce_f32(int32_t op, const float* x, float* y, const int64_t* od,
