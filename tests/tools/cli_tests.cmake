@@ -56,6 +56,14 @@ set_tests_properties(tools.ember_run.int8_compare_sim PROPERTIES
                      PASS_REGULAR_EXPRESSION
                      "note: device 'sim' runs int8 only.*energy component.*sim +yes +0 .*NPU [0-9]+ cycles")
 
+add_test(NAME tools.ember_run.iterations_warmup
+         COMMAND ember-run ${CLI_IN}/relu.onnx --random-input 1 --compare interp,sim
+                 --iterations 3 --warmup 1 --quiet)
+set_tests_properties(tools.ember_run.iterations_warmup PROPERTIES
+                     FIXTURES_REQUIRED ember_cli_inputs LABELS tools TIMEOUT 60
+                     PASS_REGULAR_EXPRESSION
+                     "interp: median latency: [0-9.]+ ms \\(3 runs after 1 warm-up\\).*sim: median latency")
+
 # Options.
 ember_cli_error(no_model "no model given" --)
 ember_cli_error(unknown_option "unknown option '--frobnicate'" -- --frobnicate)
@@ -72,6 +80,8 @@ ember_cli_error(unknown_device_in_list "unknown device 'tpu'|--device 'tpu'" --
                 ${CLI_IN}/relu.onnx --compare interp,tpu --random-input 1)
 ember_cli_error(empty_compare_entry "comma-separated list" --
                 ${CLI_IN}/relu.onnx --compare interp,,sim --random-input 1)
+ember_cli_error(bad_iterations "--iterations must be at least 1" --
+                ${CLI_IN}/relu.onnx --iterations 0 --random-input 1)
 ember_cli_error(bad_precision "--precision is float or int8" --
                 ${CLI_IN}/relu.onnx --precision fp16 --random-input 1)
 ember_cli_error(report_without_sim "reports come from the NPU simulator" --

@@ -53,6 +53,10 @@ options:
   --out DIR              write every output to DIR/NAME.npy (characters of NAME outside
                          [A-Za-z0-9_.-] become '_'); DIR is created if needed
   --repeat N             run N times and report the median run time (default 1)
+  --iterations N         with --compare: time N runs on every device (default: --repeat
+                         on the first device, 1 on the others); prints per device
+                         "median latency: X ms"
+  --warmup K             runs before the timed ones, on every device (default 0)
   --top K                also print the K largest values of each output with their
                          flat indices (e.g. the top-5 classes of a classifier)
   --compare LIST         run on every device of the comma-separated LIST (e.g. interp,sim;
@@ -84,6 +88,8 @@ struct Options {
   std::optional<uint64_t> randomSeed;
   std::string outDir;
   int repeat = 1;
+  int iterations = 0; ///< 0: --repeat on the first device, one run on the others.
+  int warmup = 0;
   size_t top = 0;
   std::string compare;
   std::string precision = "float";
@@ -147,6 +153,12 @@ Options parseArgs(int argc, char** argv) {
       o.randomSeed = parseUnsigned(a, value(), UINT64_MAX / 2);
     } else if (a == "--out") {
       o.outDir = value();
+    } else if (a == "--iterations") {
+      o.iterations = static_cast<int>(parseUnsigned(a, value(), 100000));
+      if (o.iterations < 1)
+        usageError("--iterations must be at least 1");
+    } else if (a == "--warmup") {
+      o.warmup = static_cast<int>(parseUnsigned(a, value(), 100000));
     } else if (a == "--repeat") {
       o.repeat = static_cast<int>(parseUnsigned(a, value(), 100000));
       if (o.repeat < 1)
@@ -382,7 +394,15 @@ int runTool(const Options& o) {
   std::vector<DeviceTiming> timings;
   for (const Device* d : devs) {
     DeviceTiming timing;
-    TensorMap out = d->run(*f, inputs, runs.empty() ? o.repeat : 1, dopts, timing);
+    const int timed = o.iterations ? o.iterations : (runs.empty() ? o.repeat : 1);
+    TensorMap out = d->run(*f, inputs, o.warmup + timed, dopts, timing);
+    // Warm-up runs are not timed.
+    for (auto* v : {&timing.runSeconds, &timing.runCpuSeconds})
+      v->erase(v->begin(),
+               v->begin() + std::min<std::ptrdiff_t>(o.warmup, std::ptrdiff_t(v->size())));
+    if (o.iterations)
+      std::printf("%s: median latency: %.3f ms (%d runs after %d warm-up)\n", d->name.c_str(),
+                  1e3 * median(timing.runSeconds), timed, o.warmup);
     runs.push_back(DeviceOutputs{d->name, std::move(out), median(timing.runSeconds), timing.npu});
     timings.push_back(std::move(timing));
   }
