@@ -158,17 +158,9 @@ EMBER_KERNEL void ember_binary_f32(int32_t op, const float* a, const float* b, f
   int64_t begin, end;
   libjit::threadRange(rows, tid, nth, &begin, &end);
   for (int64_t r = begin; r < end; ++r) {
-    int64_t rem = r;
-    const int64_t i4 = rem % d[4];
-    rem /= d[4];
-    const int64_t i3 = rem % d[3];
-    rem /= d[3];
-    const int64_t i2 = rem % d[2];
-    rem /= d[2];
-    const int64_t i1 = rem % d[1];
-    const int64_t i0 = rem / d[1];
-    const float* ar = a + i0 * as[0] + i1 * as[1] + i2 * as[2] + i3 * as[3] + i4 * as[4];
-    const float* br = b + i0 * bs[0] + i1 * bs[1] + i2 * bs[2] + i3 * bs[3] + i4 * bs[4];
+    const libjit::Row5 row = libjit::decodeRow(r, d);
+    const float* ar = a + row.offset(as);
+    const float* br = b + row.offset(bs);
     float* yr = y + r * inner;
     const int64_t sa = as[5], sb = bs[5];
     if (sa == 1 && sb == 1) {

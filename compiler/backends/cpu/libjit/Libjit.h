@@ -22,6 +22,25 @@ inline void threadRange(int64_t n, int64_t tid, int64_t nth, int64_t* begin, int
   *end = *begin + chunk + (tid < rest ? 1 : 0);
 }
 
+/// The five outer indices of row `r` of a six-dimensional box `d` whose last dimension is
+/// the row (the boxes of broadcasting and strided kernels).
+struct Row5 {
+  int64_t i[5];
+  /// Offset of the row's first element for the strides `s` of the five outer dimensions.
+  int64_t offset(const int64_t* s) const {
+    return i[0] * s[0] + i[1] * s[1] + i[2] * s[2] + i[3] * s[3] + i[4] * s[4];
+  }
+};
+inline Row5 decodeRow(int64_t r, const int64_t* d) {
+  Row5 x;
+  for (int k = 4; k > 0; --k) {
+    x.i[k] = r % d[k];
+    r /= d[k];
+  }
+  x.i[0] = r;
+  return x;
+}
+
 /// The same in units of `grain` elements (the last unit may be partial).
 inline void threadRangeGrain(int64_t n, int64_t grain, int64_t tid, int64_t nth, int64_t* begin,
                              int64_t* end) {

@@ -12,17 +12,9 @@ void stridedCopy(const T* x, T* y, const int64_t* d, const int64_t* xs, const in
   int64_t begin, end;
   libjit::threadRange(rows, tid, nth, &begin, &end);
   for (int64_t r = begin; r < end; ++r) {
-    int64_t rem = r;
-    const int64_t i4 = rem % d[4];
-    rem /= d[4];
-    const int64_t i3 = rem % d[3];
-    rem /= d[3];
-    const int64_t i2 = rem % d[2];
-    rem /= d[2];
-    const int64_t i1 = rem % d[1];
-    const int64_t i0 = rem / d[1];
-    const T* xr = x + i0 * xs[0] + i1 * xs[1] + i2 * xs[2] + i3 * xs[3] + i4 * xs[4];
-    T* yr = y + i0 * ys[0] + i1 * ys[1] + i2 * ys[2] + i3 * ys[3] + i4 * ys[4];
+    const libjit::Row5 row = libjit::decodeRow(r, d);
+    const T* xr = x + row.offset(xs);
+    T* yr = y + row.offset(ys);
     const int64_t sx = xs[5], sy = ys[5];
     if (sx == 1 && sy == 1)
       memcpy(yr, xr, sizeof(T) * static_cast<size_t>(d[5]));
