@@ -93,22 +93,29 @@ std::vector<isa::Instruction> Program::storeRows(Mem m, int64_t sramAddr, uint64
                         int64_t s2) { return dmaStore(m, sa, da, a, b, c, s1, s2); });
 }
 
+namespace {
+/// Sets the walk of one operand: `<name>_addr`, `<name>_s0`, `<name>_s1`.
+void setWalk(isa::Instruction& in, const std::string& name, const Program::Walk& w) {
+  Program::set(in, name + "_addr", w.addr);
+  Program::set(in, name + "_s0", w.s0);
+  Program::set(in, name + "_s1", w.s1);
+}
+/// The loop counts every vector-class instruction has.
+void setLoop(isa::Instruction& in, int64_t n0, int64_t n1) {
+  Program::set(in, "n0", n0);
+  Program::set(in, "n1", n1);
+}
+} // namespace
+
 isa::Instruction Program::vecBinary(const std::string& op, Mem dstMem, Mem srcMem, Walk dst, Walk a,
                                     Walk b, int64_t n0, int64_t n1) const {
   isa::Instruction in(t_.vecBinary(op));
   set(in, "dst_mem", t_.memId(dstMem));
   set(in, "src_mem", t_.memId(srcMem));
-  set(in, "dst_addr", dst.addr);
-  set(in, "src0_addr", a.addr);
-  set(in, "src1_addr", b.addr);
-  set(in, "n0", n0);
-  set(in, "n1", n1);
-  set(in, "dst_s0", dst.s0);
-  set(in, "dst_s1", dst.s1);
-  set(in, "src0_s0", a.s0);
-  set(in, "src0_s1", a.s1);
-  set(in, "src1_s0", b.s0);
-  set(in, "src1_s1", b.s1);
+  setWalk(in, "dst", dst);
+  setWalk(in, "src0", a);
+  setWalk(in, "src1", b);
+  setLoop(in, n0, n1);
   return in;
 }
 
@@ -118,14 +125,9 @@ isa::Instruction Program::vecUnary(const std::string& op, Mem dstMem, Mem srcMem
   isa::Instruction in(t_.vecUnary(op));
   set(in, "dst_mem", t_.memId(dstMem));
   set(in, "src_mem", t_.memId(srcMem));
-  set(in, "dst_addr", dst.addr);
-  set(in, "src_addr", src.addr);
-  set(in, "n0", n0);
-  set(in, "n1", n1);
-  set(in, "dst_s0", dst.s0);
-  set(in, "dst_s1", dst.s1);
-  set(in, "src_s0", src.s0);
-  set(in, "src_s1", src.s1);
+  setWalk(in, "dst", dst);
+  setWalk(in, "src", src);
+  setLoop(in, n0, n1);
   set(in, "imm0", imm0);
   set(in, "imm1", imm1);
   return in;
@@ -134,32 +136,22 @@ isa::Instruction Program::vecUnary(const std::string& op, Mem dstMem, Mem srcMem
 isa::Instruction Program::requant(Walk dst, Walk src, int64_t paramRow, int64_t zp, int64_t lo,
                                   int64_t hi, int64_t n0, int64_t n1) const {
   isa::Instruction in(t_.requant());
-  set(in, "dst_addr", dst.addr);
-  set(in, "src_addr", src.addr);
+  setWalk(in, "dst", dst);
+  setWalk(in, "src", src);
+  setLoop(in, n0, n1);
   set(in, "param_addr", paramRow);
   set(in, "zero_point", zp);
   set(in, "lo", lo);
   set(in, "hi", hi);
-  set(in, "n0", n0);
-  set(in, "n1", n1);
-  set(in, "dst_s0", dst.s0);
-  set(in, "dst_s1", dst.s1);
-  set(in, "src_s0", src.s0);
-  set(in, "src_s1", src.s1);
   return in;
 }
 
 isa::Instruction Program::lut(int64_t table, Walk dst, Walk src, int64_t n0, int64_t n1) const {
   isa::Instruction in(t_.lut());
   set(in, "table", table);
-  set(in, "dst_addr", dst.addr);
-  set(in, "src_addr", src.addr);
-  set(in, "n0", n0);
-  set(in, "n1", n1);
-  set(in, "dst_s0", dst.s0);
-  set(in, "dst_s1", dst.s1);
-  set(in, "src_s0", src.s0);
-  set(in, "src_s1", src.s1);
+  setWalk(in, "dst", dst);
+  setWalk(in, "src", src);
+  setLoop(in, n0, n1);
   return in;
 }
 
