@@ -8,7 +8,6 @@ namespace ember::npu {
 
 namespace {
 
-constexpr uint64_t kAlign = 64;    // DMA burst
 constexpr uint64_t kRegion = 4096; // region boundaries
 
 DramTensor tensorOf(const NodeValue& v, int64_t L) {
@@ -54,6 +53,9 @@ struct Interval {
 } // namespace
 
 DramPlan planDram(const Function& f, const Target& t) {
+  // Buffers start on a DMA burst boundary (hardware.dma.burst_bytes), so a row run never
+  // costs an extra burst at its start.
+  const uint64_t kAlign = std::max<uint64_t>(1, t.isa().hw().dma.burst_bytes);
   const int64_t L = t.lanes();
   DramPlan plan;
   std::map<const Node*, size_t> pos;
