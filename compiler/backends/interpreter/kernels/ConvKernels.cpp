@@ -27,32 +27,17 @@ void fillBias(float* out, int64_t channels, int64_t plane, const Tensor* bias) {
 /// Direct depthwise convolution of one input plane into one output plane (which
 /// already holds the bias).
 void depthwisePlane(const float* x, const float* filt, const Window3& w, float* y) {
-  for (int64_t kd = 0; kd < w.k[0]; ++kd)
-    for (int64_t kh = 0; kh < w.k[1]; ++kh)
-      for (int64_t kw = 0; kw < w.k[2]; ++kw) {
-        const float f = filt[(kd * w.k[1] + kh) * w.k[2] + kw];
-        const int64_t offW = kw * w.d[2] - w.pb[2];
-        int64_t lo, hi;
-        w.validRange(2, offW, &lo, &hi);
-        for (int64_t od = 0; od < w.out[0]; ++od) {
-          const int64_t id = od * w.s[0] + kd * w.d[0] - w.pb[0];
-          if (id < 0 || id >= w.in[0])
-            continue;
-          for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-            const int64_t ih = oh * w.s[1] + kh * w.d[1] - w.pb[1];
-            if (ih < 0 || ih >= w.in[1])
-              continue;
-            const float* src = x + (id * w.in[1] + ih) * w.in[2] + offW;
-            float* dst = y + (od * w.out[1] + oh) * w.out[2];
-            if (w.s[2] == 1)
-              for (int64_t ow = lo; ow < hi; ++ow)
-                dst[ow] += f * src[ow];
-            else
-              for (int64_t ow = lo; ow < hi; ++ow)
-                dst[ow] += f * src[ow * w.s[2]];
-          }
-        }
-      }
+  forEachTapRow(w, [&](int64_t tap, int64_t so, int64_t dOff, int64_t lo, int64_t hi) {
+    const float f = filt[tap];
+    const float* src = x + so;
+    float* dst = y + dOff;
+    if (w.s[2] == 1)
+      for (int64_t ow = lo; ow < hi; ++ow)
+        dst[ow] += f * src[ow];
+    else
+      for (int64_t ow = lo; ow < hi; ++ow)
+        dst[ow] += f * src[ow * w.s[2]];
+  });
 }
 
 Shape spatialOf(const Shape& s) {

@@ -106,4 +106,31 @@ template <typename T> void im2col(const T* x, int64_t channels, const Window3& w
   }
 }
 
+/// Calls row(tap, src, dst, lo, hi) for every kernel tap (index into a KD x KH x KW filter)
+/// and every output row whose input row lies inside the input: `src` is the offset of
+/// the tap's input row (shifted by the tap's W offset), `dst` that of the output row, and
+/// output columns [lo, hi) read inside the input (column ow reads src + ow * s[2]). The
+/// walk of direct (depthwise) convolutions, float and int8.
+template <typename F> void forEachTapRow(const Window3& w, F row) {
+  for (int64_t kd = 0; kd < w.k[0]; ++kd)
+    for (int64_t kh = 0; kh < w.k[1]; ++kh)
+      for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+        const int64_t tap = (kd * w.k[1] + kh) * w.k[2] + kw;
+        const int64_t offW = kw * w.d[2] - w.pb[2];
+        int64_t lo, hi;
+        w.validRange(2, offW, &lo, &hi);
+        for (int64_t od = 0; od < w.out[0]; ++od) {
+          const int64_t id = od * w.s[0] + kd * w.d[0] - w.pb[0];
+          if (id < 0 || id >= w.in[0])
+            continue;
+          for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+            const int64_t ih = oh * w.s[1] + kh * w.d[1] - w.pb[1];
+            if (ih < 0 || ih >= w.in[1])
+              continue;
+            row(tap, (id * w.in[1] + ih) * w.in[2] + offW, (od * w.out[1] + oh) * w.out[2], lo, hi);
+          }
+        }
+      }
+}
+
 } // namespace ember

@@ -28,28 +28,13 @@ using namespace kernels;
 /// Direct depthwise accumulation of one plane: acc += sum over taps of (x - zp) * (f - zpw).
 void depthwisePlane(const int8_t* x, int32_t zp, const int8_t* filt, int32_t zpw, const Window3& w,
                     int32_t* acc) {
-  for (int64_t kd = 0; kd < w.k[0]; ++kd)
-    for (int64_t kh = 0; kh < w.k[1]; ++kh)
-      for (int64_t kw = 0; kw < w.k[2]; ++kw) {
-        const int32_t f = filt[(kd * w.k[1] + kh) * w.k[2] + kw] - zpw;
-        const int64_t offW = kw * w.d[2] - w.pb[2];
-        int64_t lo, hi;
-        w.validRange(2, offW, &lo, &hi);
-        for (int64_t od = 0; od < w.out[0]; ++od) {
-          const int64_t id = od * w.s[0] + kd * w.d[0] - w.pb[0];
-          if (id < 0 || id >= w.in[0])
-            continue;
-          for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-            const int64_t ih = oh * w.s[1] + kh * w.d[1] - w.pb[1];
-            if (ih < 0 || ih >= w.in[1])
-              continue;
-            const int8_t* src = x + (id * w.in[1] + ih) * w.in[2] + offW;
-            int32_t* dst = acc + (od * w.out[1] + oh) * w.out[2];
-            for (int64_t ow = lo; ow < hi; ++ow)
-              dst[ow] += f * (src[ow * w.s[2]] - zp);
-          }
-        }
-      }
+  forEachTapRow(w, [&](int64_t tap, int64_t so, int64_t dOff, int64_t lo, int64_t hi) {
+    const int32_t f = filt[tap] - zpw;
+    const int8_t* src = x + so;
+    int32_t* dst = acc + dOff;
+    for (int64_t ow = lo; ow < hi; ++ow)
+      dst[ow] += f * (src[ow * w.s[2]] - zp);
+  });
 }
 
 /// The scales and zero points of an int8 filter, one per output channel.
