@@ -105,6 +105,8 @@ void registerReshapeLayers();
 std::string nodeRef(const Node& n);
 /// "" if `v` is an int8 value with per-tensor parameters and rank 2 or 4, else why not.
 std::string checkActivation(const NodeValue& v, const char* what);
+/// checkActivation of a one-input layer's input, then of its result.
+std::string checkInputAndResult(const Node& n);
 /// Per-tensor scale / zero point of a quantized value.
 float scaleOf(const NodeValue& v);
 int32_t zeroPointOf(const NodeValue& v);

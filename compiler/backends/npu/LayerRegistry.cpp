@@ -82,6 +82,12 @@ std::string checkActivation(const NodeValue& v, const char* what) {
   return "";
 }
 
+std::string checkInputAndResult(const Node& n) {
+  if (auto r = checkActivation(n.input(0), "the input"); !r.empty())
+    return r;
+  return checkActivation(resultOf(n), "the result");
+}
+
 float scaleOf(const NodeValue& v) {
   return v.type().quant.scales.at(0);
 }

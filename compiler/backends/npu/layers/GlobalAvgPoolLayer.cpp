@@ -17,10 +17,8 @@ namespace {
 class GlobalAvgPoolLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
-    for (const auto& r :
-         {checkActivation(n.input(0), "the input"), checkActivation(resultOf(n), "the result")})
-      if (!r.empty())
-        return r;
+    if (auto r = checkInputAndResult(n); !r.empty())
+      return r;
     if (n.input(0).dims().size() != 4)
       return "only NCHW values are pooled on the NPU";
     quant::averageMultiplier(scaleOf(n.input(0)), n.resultType(0).quant.scales.at(0), 1);

@@ -10,10 +10,8 @@ namespace {
 class LutLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
-    for (const auto& r :
-         {checkActivation(n.input(0), "the input"), checkActivation(resultOf(n), "the result")})
-      if (!r.empty())
-        return r;
+    if (auto r = checkInputAndResult(n); !r.empty())
+      return r;
     const NodeValue tab = n.input(1);
     if (tab.node->kind() != NodeKind::Constant || tab.type().kind != ElemKind::Int8 ||
         tab.type().size() != 256)

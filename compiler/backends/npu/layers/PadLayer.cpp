@@ -14,10 +14,8 @@ namespace {
 class PadLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
-    for (const auto& r :
-         {checkActivation(n.input(0), "the input"), checkActivation(resultOf(n), "the result")})
-      if (!r.empty())
-        return r;
+    if (auto r = checkInputAndResult(n); !r.empty())
+      return r;
     if (n.input(0).dims().size() != 4)
       return "only NCHW values are padded on the NPU";
     if (n.attrs().getString("mode", "constant") != "constant")

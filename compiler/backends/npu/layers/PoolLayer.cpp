@@ -64,10 +64,8 @@ PoolTiling choose(const PoolGeom& g, const Target& t, int64_t D, const CompileOp
 class MaxPoolLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
-    for (const auto& r :
-         {checkActivation(n.input(0), "the input"), checkActivation(resultOf(n), "the result")})
-      if (!r.empty())
-        return r;
+    if (auto r = checkInputAndResult(n); !r.empty())
+      return r;
     if (n.input(0).dims().size() != 4)
       return "only 2-D pooling (NCHW) runs on the NPU";
     if (n.numResults() != 1)

@@ -11,10 +11,8 @@ namespace {
 class RescaleLayer : public Layer {
 public:
   std::string check(const Node& n, const Target&) const override {
-    for (const auto& r :
-         {checkActivation(n.input(0), "the input"), checkActivation(resultOf(n), "the result")})
-      if (!r.empty())
-        return r;
+    if (auto r = checkInputAndResult(n); !r.empty())
+      return r;
     quant::averageMultiplier(scaleOf(n.input(0)), n.resultType(0).quant.scales[0], 1);
     return "";
   }

@@ -16,10 +16,8 @@ bool sameBytes(const Node& n) {
 class ReshapeLayer : public Layer {
 public:
   std::string check(const Node& n, const Target&) const override {
-    for (const auto& r :
-         {checkActivation(n.input(0), "the input"), checkActivation(resultOf(n), "the result")})
-      if (!r.empty())
-        return r;
+    if (auto r = checkInputAndResult(n); !r.empty())
+      return r;
     if (n.input(0).type().quant != n.resultType(0).quant)
       return "input and result quantization parameters differ";
     if (!sameBytes(n))
