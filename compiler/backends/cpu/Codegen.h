@@ -36,6 +36,11 @@ const CodegenUnit* findCodegenUnit(const Node& n);
 /// Every registered (kind, family) pair, in kind order (for docs and tests).
 std::vector<std::pair<NodeKind, const char*>> codegenTable();
 
+/// The window of a 1-D or 2-D pooling node as the libjit pool kernels take it:
+/// [H, W, OH, OW, KH, KW, sh, sw, ph, pw, peh, pew, dh, dw] (1-D: H = OH = KH = 1).
+/// Throws ember::Error if the attributes do not match the input's rank.
+std::vector<int64_t> poolWindow(const Node& n);
+
 /// Family registration functions, one per file in codegen/.
 void registerElementwiseCodegen();
 void registerConvCodegen();

@@ -320,18 +320,11 @@ bool supportsMaxPool(const Node& n) {
 
 void emitMaxPool(const Node& n, CodegenContext& ctx) {
   const Shape& x = n.input(0).dims();
-  const Shape& y = n.resultType().dims;
-  const size_t nsp = x.size() - 2;
-  const Attrs& a = n.attrs();
-  const auto k = a.getInts("kernel_shape");
-  const auto s = a.getInts("strides", std::vector<int64_t>(nsp, 1));
-  const auto p = a.getInts("pads", std::vector<int64_t>(2 * nsp, 0));
-  const auto d = a.getInts("dilations", std::vector<int64_t>(nsp, 1));
+  const std::vector<int64_t> w = poolWindow(n);
+  // The int8 max pool takes no end pads (they add nothing to a maximum).
   std::vector<int64_t> v;
-  if (nsp == 1)
-    v = {1, x[2], 1, y[2], 1, k[0], 1, s[0], 0, p[0], 1, d[0]};
-  else
-    v = {x[2], x[3], y[2], y[3], k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1]};
+  for (size_t i : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13})
+    v.push_back(w[i]);
   std::vector<llvm::Value*> args = {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(x[0] * x[1])};
   for (int64_t e : v)
     args.push_back(ctx.i64(e));
@@ -356,19 +349,9 @@ int64_t tapCount(int64_t start, int64_t in, int64_t k, int64_t dil) {
 
 void emitAvgPool(const Node& n, CodegenContext& ctx) {
   const Shape& x = n.input(0).dims();
-  const Shape& y = n.resultType().dims;
-  const size_t nsp = x.size() - 2;
   const Attrs& a = n.attrs();
-  const auto k = a.getInts("kernel_shape");
-  const auto s = a.getInts("strides", std::vector<int64_t>(nsp, 1));
-  const auto p = a.getInts("pads", std::vector<int64_t>(2 * nsp, 0));
-  const auto d = a.getInts("dilations", std::vector<int64_t>(nsp, 1));
   // [H, W, OH, OW, KH, KW, sh, sw, ph, pw, peh, pew, dh, dw]
-  std::vector<int64_t> v;
-  if (nsp == 1)
-    v = {1, x[2], 1, y[2], 1, k[0], 1, s[0], 0, p[0], 0, p[1], 1, d[0]};
-  else
-    v = {x[2], x[3], y[2], y[3], k[0], k[1], s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
+  const std::vector<int64_t> v = poolWindow(n);
   const bool includePad = a.getInt("count_include_pad", 0) != 0;
   const Type &xt = n.input(0).type(), &yt = n.resultType();
   std::vector<int32_t> Mpos, Spos;

@@ -17,10 +17,11 @@ bool supportsPool(const Node& n) {
   return x.rank() == 3 || x.rank() == 4;
 }
 
-void emitPool(const Node& n, CodegenContext& ctx) {
+} // namespace
+
+std::vector<int64_t> poolWindow(const Node& n) {
   const Shape& x = n.input(0).dims();
   const Shape& y = n.resultType().dims;
-  const bool oneD = x.size() == 3;
   const size_t nsp = x.size() - 2;
   const Attrs& a = n.attrs();
   const auto k = a.getInts("kernel_shape");
@@ -29,12 +30,17 @@ void emitPool(const Node& n, CodegenContext& ctx) {
   const auto d = a.getInts("dilations", std::vector<int64_t>(nsp, 1));
   if (k.size() != nsp || s.size() != nsp || p.size() != 2 * nsp || d.size() != nsp)
     throw Error("window attributes do not match the input's rank");
-  // [H, W, OH, OW, KH, KW, sh, sw, ph, pw, peh, pew, dh, dw]
-  std::vector<int64_t> v;
-  if (oneD)
-    v = {1, x[2], 1, y[2], 1, k[0], 1, s[0], 0, p[0], 0, p[1], 1, d[0]};
-  else
-    v = {x[2], x[3], y[2], y[3], k[0], k[1], s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
+  if (nsp == 1)
+    return {1, x[2], 1, y[2], 1, k[0], 1, s[0], 0, p[0], 0, p[1], 1, d[0]};
+  return {x[2], x[3], y[2], y[3], k[0], k[1], s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
+}
+
+namespace {
+
+void emitPool(const Node& n, CodegenContext& ctx) {
+  const Shape& x = n.input(0).dims();
+  const Attrs& a = n.attrs();
+  const std::vector<int64_t> v = poolWindow(n);
   std::vector<llvm::Value*> args = {ctx.i32(n.kind() == NodeKind::MaxPool),
                                     ctx.i32(a.getInt("count_include_pad", 0) != 0),
                                     ctx.addr(n.input(0)), ctx.result(n), ctx.i64(x[0] * x[1])};
