@@ -1,11 +1,13 @@
 #pragma once
 // Code generation of the cpu backend: one unit per operator family, registered by node
 // kind in a table (CodegenRegistry.cpp), never a switch over kinds. A unit says whether
-// it handles a node (element kinds, attributes) and emits, into the node's own LLVM
-// function `void(i64 tid, i64 nth)`, calls of libjit kernels with the node's shapes,
-// attributes and buffer addresses as constants.
+// it handles an operation (element kinds, attributes) and emits, into the operation's
+// own LLVM function `void(ptr env, i64 tid, i64 nth)`, calls of libjit kernels with the
+// operation's shapes and attributes as constants. Addresses are never constants: every
+// buffer is a byte offset into one of the regions the environment `env` points to, so
+// the same code runs in the JIT and, linked into a C program, as an AOT bundle.
 
-#include "ember/graph/Graph.h"
+#include "Op.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
@@ -24,22 +26,22 @@ class CodegenContext;
 struct CodegenUnit {
   const char* family;
   /// Whether the unit can compile this node as it is (types and attributes).
-  bool (*supports)(const Node& n);
+  bool (*supports)(const Op& n);
   /// Emits the node's code.
-  void (*emit)(const Node& n, CodegenContext& ctx);
+  void (*emit)(const Op& n, CodegenContext& ctx);
 };
 
 /// Adds a unit for kind `k` (a kind may have several, e.g. float and int8).
 void registerCodegenUnit(NodeKind k, CodegenUnit u);
 /// The first unit of n's kind that supports `n`, or nullptr.
-const CodegenUnit* findCodegenUnit(const Node& n);
+const CodegenUnit* findCodegenUnit(const Op& n);
 /// Every registered (kind, family) pair, in kind order (for docs and tests).
 std::vector<std::pair<NodeKind, const char*>> codegenTable();
 
 /// The window of a 1-D or 2-D pooling node as the libjit pool kernels take it:
 /// [H, W, OH, OW, KH, KW, sh, sw, ph, pw, peh, pew, dh, dw] (1-D: H = OH = KH = 1).
 /// Throws ember::Error if the attributes do not match the input's rank.
-std::vector<int64_t> poolWindow(const Node& n);
+std::vector<int64_t> poolWindow(const Op& n);
 
 /// Family registration functions, one per file in codegen/.
 void registerElementwiseCodegen();
@@ -51,24 +53,30 @@ void registerNormCodegen();
 void registerReduceCodegen();
 void registerInt8Codegen();
 
-/// Where the generated code finds memory and host services; owned by the compiled
-/// function, which must outlive the JIT-compiled code.
+/// The environment of the generated code: an array of pointers every generated
+/// function receives; the host (JIT) or the bundle's entry point fills it.
+enum EnvField : unsigned {
+  kEnvConstants,   ///< constant region: weights and repacked weights (read only)
+  kEnvIo,          ///< inputs and outputs
+  kEnvActivations, ///< activations (the static memory plan of the low-level IR)
+  kEnvScratch,     ///< per-thread scratch, threads x scratchPerThread bytes
+  kEnvErrors,      ///< int32 run-time error flags, one per error site
+  kEnvBarrier,     ///< void (*)(void*): all threads wait for each other
+  kEnvBarrierArg,  ///< its argument
+  kEnvFields
+};
+
+/// What the units register while code is generated.
 class CodegenServices {
 public:
   virtual ~CodegenServices() = default;
-  /// Address of the memory of value `v` (arena, constant payload).
-  virtual const void* addressOf(const NodeValue& v) const = 0;
-  /// Keeps `bytes` alive (64-byte aligned) with the compiled function; returns their
-  /// address.
-  virtual const void* keep(std::vector<uint8_t> bytes) = 0;
+  /// Appends `bytes` (64-byte aligned) to the constant region; returns their offset.
+  virtual size_t keep(std::vector<uint8_t> bytes) = 0;
   /// Records that a kernel needs `bytes` of scratch per thread.
   virtual void needScratch(size_t bytesPerThread) = 0;
-  /// The barrier function and its argument (all threads wait for each other).
-  virtual void (*barrierFn() const)(void*) = 0;
-  virtual void* barrierArg() const = 0;
-  /// A flag the node's kernel sets (non-zero) on a run-time error; run() then throws an
-  /// ember::Error naming `node` with `reason`.
-  virtual int32_t* errorFlag(const Node& node, const std::string& reason) = 0;
+  /// A new error flag (its index in the flag array): a kernel sets it (non-zero) on a
+  /// run-time error of operation `where`, described by `reason`.
+  virtual size_t errorFlag(const std::string& where, const std::string& reason) = 0;
 };
 
 /// What a unit emits code with.
@@ -78,16 +86,23 @@ public:
   /// arrays) are shared between nodes: `instances` maps such a key to its function.
   using InstanceCache = std::map<std::string, llvm::Function*>;
 
-  CodegenContext(llvm::Module& m, llvm::IRBuilder<>& b, CodegenServices& s,
-                 llvm::GlobalVariable* scratch, llvm::Value* tid, llvm::Value* nth,
-                 const Node* node = nullptr, InstanceCache* instances = nullptr);
+  /// `env` is the generated function's environment pointer; `inputs` and `results` the
+  /// addresses of the operation's inputs (null for absent ones) and results.
+  CodegenContext(llvm::Module& m, llvm::IRBuilder<>& b, CodegenServices& s, llvm::Value* env,
+                 llvm::Value* tid, llvm::Value* nth, const Op* op = nullptr,
+                 std::vector<llvm::Value*> inputs = {}, std::vector<llvm::Value*> results = {},
+                 InstanceCache* instances = nullptr);
 
   llvm::IRBuilder<>& builder() { return b_; }
   llvm::Module& module() { return m_; }
-  /// A pointer constant to the memory of `v` (null pointer for an absent value).
-  llvm::Value* addr(const NodeValue& v);
-  /// The address of result i of node n.
-  llvm::Value* result(const Node& n, unsigned i = 0);
+  /// The address of input `v` of the operation (null pointer for an absent input).
+  llvm::Value* addr(const OpInput& v);
+  /// The address of result i of the operation.
+  llvm::Value* result(const Op& n, unsigned i = 0);
+  /// The base address of region `f` of the environment (a pointer field).
+  llvm::Value* field(EnvField f);
+  /// The address `offset` bytes into region `f`.
+  llvm::Value* at(EnvField f, size_t offset);
   llvm::Value* i32(int64_t v);
   llvm::Value* i64(int64_t v);
   llvm::Value* f32(double v);
@@ -95,7 +110,7 @@ public:
   llvm::Value* nullPtr();
   /// A pointer to a private constant array holding `v`.
   llvm::Value* int64Array(const std::vector<int64_t>& v);
-  /// A pointer to `data`, kept alive by the compiled function (packed weights).
+  /// A pointer to `data`, placed in the constant region (packed weights).
   llvm::Value* keep(const std::vector<float>& data);
   llvm::Value* keep(const std::vector<int8_t>& data);
   llvm::Value* keep(const std::vector<int32_t>& data);
@@ -103,13 +118,14 @@ public:
   llvm::Value* scratch(size_t bytesPerThread);
   llvm::Value* tid() { return tid_; }
   llvm::Value* nth() { return nth_; }
+  llvm::Value* env() { return env_; }
   /// Calls libjit kernel `name`; integer and float constants are converted to the
   /// parameter types. ember::Error if the kernel is missing or the arity differs. With an
   /// instance cache, the call goes through a function that holds every constant argument
   /// (the specialised kernel) and takes the addresses as parameters, made once per
   /// distinct set of constants.
   void call(const std::string& name, std::vector<llvm::Value*> args);
-  /// A pointer to a run-time error flag of the current node (see CodegenServices).
+  /// A pointer to a new run-time error flag of the current operation (see CodegenServices).
   llvm::Value* errorFlag(const std::string& reason);
   /// Every thread waits until all have reached this point (between the steps of a node).
   void barrier();
@@ -118,14 +134,12 @@ private:
   llvm::Module& m_;
   llvm::IRBuilder<>& b_;
   CodegenServices& s_;
-  llvm::GlobalVariable* scratch_;
+  llvm::Value* env_;
   llvm::Value* tid_;
   llvm::Value* nth_;
-  const Node* node_;
+  const Op* op_;
+  std::vector<llvm::Value*> inputs_, results_;
   InstanceCache* instances_;
 };
-
-/// "Kind 'name'" for messages.
-std::string nodeRef(const Node& n);
 
 } // namespace ember::cpu

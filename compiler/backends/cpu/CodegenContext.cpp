@@ -13,26 +13,36 @@
 namespace ember::cpu {
 
 CodegenContext::CodegenContext(llvm::Module& m, llvm::IRBuilder<>& b, CodegenServices& s,
-                               llvm::GlobalVariable* scratch, llvm::Value* tid, llvm::Value* nth,
-                               const Node* node, InstanceCache* instances)
-    : m_(m), b_(b), s_(s), scratch_(scratch), tid_(tid), nth_(nth), node_(node),
-      instances_(instances) {}
+                               llvm::Value* env, llvm::Value* tid, llvm::Value* nth, const Op* op,
+                               std::vector<llvm::Value*> inputs, std::vector<llvm::Value*> results,
+                               InstanceCache* instances)
+    : m_(m), b_(b), s_(s), env_(env), tid_(tid), nth_(nth), op_(op), inputs_(std::move(inputs)),
+      results_(std::move(results)), instances_(instances) {}
 
-namespace {
-llvm::Value* pointerConstant(llvm::IRBuilder<>& b, const void* p) {
-  auto* addr = llvm::ConstantInt::get(b.getInt64Ty(), reinterpret_cast<uintptr_t>(p));
-  return llvm::ConstantExpr::getIntToPtr(addr, b.getPtrTy());
+llvm::Value* CodegenContext::field(EnvField f) {
+  llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), env_, f);
+  auto* load = b_.CreateLoad(b_.getPtrTy(), slot);
+  // The environment does not change while the generated code runs.
+  load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(m_.getContext(), {}));
+  return load;
 }
-} // namespace
 
-llvm::Value* CodegenContext::addr(const NodeValue& v) {
+llvm::Value* CodegenContext::at(EnvField f, size_t offset) {
+  return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), field(f), offset);
+}
+
+llvm::Value* CodegenContext::addr(const OpInput& v) {
   if (!v)
     return nullPtr();
-  return pointerConstant(b_, s_.addressOf(v));
+  if (v.index() >= inputs_.size() || !inputs_[v.index()])
+    throw Error("cpu backend", "input " + std::to_string(v.index()) + " has no address");
+  return inputs_[v.index()];
 }
 
-llvm::Value* CodegenContext::result(const Node& n, unsigned i) {
-  return addr(NodeValue(const_cast<Node*>(&n), i));
+llvm::Value* CodegenContext::result(const Op&, unsigned i) {
+  if (i >= results_.size())
+    throw Error("cpu backend", "result " + std::to_string(i) + " has no address");
+  return results_[i];
 }
 
 llvm::Value* CodegenContext::i32(int64_t v) {
@@ -61,22 +71,22 @@ llvm::Value* CodegenContext::int64Array(const std::vector<int64_t>& v) {
 llvm::Value* CodegenContext::keep(const std::vector<float>& data) {
   std::vector<uint8_t> bytes(data.size() * sizeof(float));
   std::memcpy(bytes.data(), data.data(), bytes.size());
-  return pointerConstant(b_, s_.keep(std::move(bytes)));
+  return at(kEnvConstants, s_.keep(std::move(bytes)));
 }
 
 llvm::Value* CodegenContext::keep(const std::vector<int32_t>& data) {
   std::vector<uint8_t> bytes(data.size() * sizeof(int32_t));
   std::memcpy(bytes.data(), data.data(), bytes.size());
-  return pointerConstant(b_, s_.keep(std::move(bytes)));
+  return at(kEnvConstants, s_.keep(std::move(bytes)));
 }
 
 llvm::Value* CodegenContext::keep(const std::vector<int8_t>& data) {
-  return pointerConstant(b_, s_.keep(std::vector<uint8_t>(data.begin(), data.end())));
+  return at(kEnvConstants, s_.keep(std::vector<uint8_t>(data.begin(), data.end())));
 }
 
 llvm::Value* CodegenContext::scratch(size_t bytesPerThread) {
   s_.needScratch(bytesPerThread);
-  return b_.CreateLoad(b_.getPtrTy(), scratch_, "scratch");
+  return field(kEnvScratch);
 }
 
 void CodegenContext::call(const std::string& name, std::vector<llvm::Value*> args) {
@@ -146,15 +156,14 @@ void CodegenContext::call(const std::string& name, std::vector<llvm::Value*> arg
 }
 
 llvm::Value* CodegenContext::errorFlag(const std::string& reason) {
-  if (!node_)
-    throw Error("cpu backend", "an error flag needs a node");
-  return pointerConstant(b_, s_.errorFlag(*node_, reason));
+  if (!op_)
+    throw Error("cpu backend", "an error flag needs an operation");
+  return at(kEnvErrors, s_.errorFlag(nodeRef(*op_), reason) * sizeof(int32_t));
 }
 
 void CodegenContext::barrier() {
   auto* fnTy = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false);
-  llvm::Value* fn = pointerConstant(b_, reinterpret_cast<const void*>(s_.barrierFn()));
-  b_.CreateCall(fnTy, fn, {pointerConstant(b_, s_.barrierArg())});
+  b_.CreateCall(fnTy, field(kEnvBarrier), {field(kEnvBarrierArg)});
 }
 
 } // namespace ember::cpu

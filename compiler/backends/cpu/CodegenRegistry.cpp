@@ -34,7 +34,7 @@ void registerCodegenUnit(NodeKind k, CodegenUnit u) {
   table().at(static_cast<size_t>(k)).push_back(u);
 }
 
-const CodegenUnit* findCodegenUnit(const Node& n) {
+const CodegenUnit* findCodegenUnit(const Op& n) {
   ensureRegistered();
   for (const CodegenUnit& u : table().at(static_cast<size_t>(n.kind())))
     if (u.supports(n))
@@ -49,10 +49,6 @@ std::vector<std::pair<NodeKind, const char*>> codegenTable() {
     for (const CodegenUnit& u : table()[i])
       out.emplace_back(static_cast<NodeKind>(i), u.family);
   return out;
-}
-
-std::string nodeRef(const Node& n) {
-  return std::string(n.kindName()) + " '" + n.name() + "'";
 }
 
 } // namespace ember::cpu

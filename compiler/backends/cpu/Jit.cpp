@@ -7,6 +7,7 @@
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/Error.h>
@@ -80,23 +81,20 @@ std::unique_ptr<llvm::Module> loadLibjit(llvm::LLVMContext& ctx) {
   return std::move(*m);
 }
 
-JitModule::JitModule(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
-                     const std::vector<std::string>& keep, double* optimizeSeconds,
-                     double* jitSeconds) {
-  auto t0 = std::chrono::steady_clock::now();
-  llvm::orc::JITTargetMachineBuilder jtmb = hostBuilder();
-  auto tm = jtmb.createTargetMachine();
-  if (!tm)
-    throw Error("cpu backend", "no target machine for the host: " + message(tm.takeError()));
-  m->setDataLayout((*tm)->createDataLayout());
-  m->setTargetTriple((*tm)->getTargetTriple().str());
+namespace {
+
+/// Host attributes, internalisation, verification and O3 (see Jit.h).
+void optimizeForHost(llvm::Module& m, llvm::TargetMachine& tm,
+                     const std::vector<std::string>& keep) {
+  m.setDataLayout(tm.createDataLayout());
+  m.setTargetTriple(tm.getTargetTriple().str());
 
   // The bitcode was compiled for a generic CPU: every function gets the host's CPU and
   // features instead, so the O3 pipeline vectorises for the host's registers.
-  const std::string cpu = (*tm)->getTargetCPU().str();
-  const std::string features = (*tm)->getTargetFeatureString().str();
+  const std::string cpu = tm.getTargetCPU().str();
+  const std::string features = tm.getTargetFeatureString().str();
   const bool wide = hostHasAvx512();
-  for (llvm::Function& f : *m) {
+  for (llvm::Function& f : m) {
     if (f.isDeclaration())
       continue;
     f.removeFnAttr("target-cpu");
@@ -111,29 +109,59 @@ JitModule::JitModule(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVM
   }
   const std::set<std::string> keepSet(keep.begin(), keep.end());
   llvm::internalizeModule(
-      *m, [&](const llvm::GlobalValue& gv) { return keepSet.count(gv.getName().str()) != 0; });
+      m, [&](const llvm::GlobalValue& gv) { return keepSet.count(gv.getName().str()) != 0; });
   std::string err;
   llvm::raw_string_ostream es(err);
-  if (llvm::verifyModule(*m, &es))
+  if (llvm::verifyModule(m, &es))
     throw Error("cpu backend", "generated LLVM IR is invalid: " + es.str());
 
-  {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(tm->get());
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    // Kernels the model does not call go first, so that O3 works on the used ones only.
-    llvm::ModulePassManager mpm;
-    mpm.addPass(llvm::GlobalDCEPass());
-    mpm.addPass(pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3));
-    mpm.run(*m, mam);
-  }
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  // Kernels the model does not call go first, so that O3 works on the used ones only.
+  llvm::ModulePassManager mpm;
+  mpm.addPass(llvm::GlobalDCEPass());
+  mpm.addPass(pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3));
+  mpm.run(m, mam);
+}
+
+} // namespace
+
+std::string compileToHostObject(std::unique_ptr<llvm::Module> m,
+                                const std::vector<std::string>& keep, double* optimizeSeconds) {
+  const auto t0 = std::chrono::steady_clock::now();
+  llvm::orc::JITTargetMachineBuilder jtmb = hostBuilder();
+  jtmb.setRelocationModel(llvm::Reloc::PIC_);
+  auto tm = jtmb.createTargetMachine();
+  if (!tm)
+    throw Error("cpu backend", "no target machine for the host: " + message(tm.takeError()));
+  optimizeForHost(*m, **tm, keep);
+  *optimizeSeconds = since(t0);
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    throw Error("cpu backend", "the host target cannot emit object files");
+  pm.run(*m);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+JitModule::JitModule(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
+                     const std::vector<std::string>& keep, double* optimizeSeconds,
+                     double* jitSeconds) {
+  auto t0 = std::chrono::steady_clock::now();
+  llvm::orc::JITTargetMachineBuilder jtmb = hostBuilder();
+  auto tm = jtmb.createTargetMachine();
+  if (!tm)
+    throw Error("cpu backend", "no target machine for the host: " + message(tm.takeError()));
+  optimizeForHost(*m, **tm, keep);
   *optimizeSeconds = since(t0);
 
   t0 = std::chrono::steady_clock::now();

@@ -1,13 +1,14 @@
 #pragma once
 // The LLVM side of the cpu backend: loading the embedded libjit bitcode, preparing the
-// generated module for the host (target attributes, internalisation, the O3 pipeline)
-// and JIT-compiling it with ORC LLJIT.
+// generated module for the host (target attributes, internalisation, the O3 pipeline),
+// and JIT-compiling it with ORC LLJIT or writing it as an object file (AOT bundles).
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm::orc {
 class LLJIT;
@@ -20,6 +21,12 @@ bool hostHasAvx512();
 
 /// Parses the embedded libjit bitcode into a new module of `ctx`.
 std::unique_ptr<llvm::Module> loadLibjit(llvm::LLVMContext& ctx);
+
+/// Specialises and optimises `m` for the host (every function but the `keep` symbols
+/// internal, the O3 pipeline) and emits it as a relocatable, position-independent object
+/// file. The optimisation time goes to `optimizeSeconds`.
+std::string compileToHostObject(std::unique_ptr<llvm::Module> m,
+                                const std::vector<std::string>& keep, double* optimizeSeconds);
 
 /// A JIT-compiled module.
 class JitModule {

@@ -27,7 +27,8 @@ ThreadTeam::~ThreadTeam() {
 void ThreadTeam::worker(int tid) {
   uint64_t seen = 0;
   for (;;) {
-    void (*fn)(int64_t, int64_t);
+    void (*fn)(void*, int64_t, int64_t);
+    void* env;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || job_ != seen; });
@@ -35,24 +36,26 @@ void ThreadTeam::worker(int tid) {
         return;
       seen = job_;
       fn = fn_;
+      env = env_;
     }
-    fn(tid, threads_);
+    fn(env, tid, threads_);
     barrier();
   }
 }
 
-void ThreadTeam::run(void (*fn)(int64_t, int64_t)) {
+void ThreadTeam::run(void (*fn)(void*, int64_t, int64_t), void* env) {
   if (threads_ == 1) {
-    fn(0, 1);
+    fn(env, 0, 1);
     return;
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     fn_ = fn;
+    env_ = env;
     ++job_;
   }
   wake_.notify_all();
-  fn(0, threads_);
+  fn(env, 0, threads_);
   barrier();
 }
 

@@ -20,8 +20,8 @@ public:
   ThreadTeam& operator=(const ThreadTeam&) = delete;
 
   int size() const { return threads_; }
-  /// Runs fn(tid, size()) on every member; returns when all have finished.
-  void run(void (*fn)(int64_t tid, int64_t nth));
+  /// Runs fn(env, tid, size()) on every member; returns when all have finished.
+  void run(void (*fn)(void* env, int64_t tid, int64_t nth), void* env);
   /// Every member waits until all have arrived.
   void barrier();
   /// C entry point of barrier() for the generated code (argument: the team).
@@ -36,7 +36,8 @@ private:
   std::condition_variable wake_;
   uint64_t job_ = 0;
   bool stop_ = false;
-  void (*fn_)(int64_t, int64_t) = nullptr;
+  void (*fn_)(void*, int64_t, int64_t) = nullptr;
+  void* env_ = nullptr;
   std::atomic<int> arrived_{0};
   std::atomic<uint64_t> phase_{0};
 };

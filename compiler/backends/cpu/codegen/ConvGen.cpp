@@ -11,7 +11,7 @@ namespace ember::cpu {
 
 namespace {
 
-bool plainFloat(const NodeValue& v) {
+bool plainFloat(const OpInput& v) {
   return !v || (v.kind() == ElemKind::Float32 && !v.type().quant.isQuantized());
 }
 
@@ -20,7 +20,7 @@ struct Geom {
   int64_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group;
 };
 
-Geom geomOf(const Node& n) {
+Geom geomOf(const Op& n) {
   const Shape& x = n.input(0).dims();
   const Shape& w = n.input(1).dims();
   const Shape& y = n.resultType().dims;
@@ -61,7 +61,7 @@ Geom geomOf(const Node& n) {
   return g;
 }
 
-bool supportsConv(const Node& n) {
+bool supportsConv(const Op& n) {
   if (n.numInputs() < 2 || !plainFloat(n.input(0)) || !plainFloat(n.input(1)) ||
       !plainFloat(n.optionalInput(2)) || n.resultType().kind != ElemKind::Float32 ||
       n.resultType().quant.isQuantized())
@@ -72,14 +72,13 @@ bool supportsConv(const Node& n) {
   const int64_t group = n.attrs().getInt("group", 1);
   const bool depthwise = n.input(0).dims()[1] == group && group > 1;
   // The packed-GEMM path needs its weights at compile time.
-  return depthwise || n.input(1).node->kind() == NodeKind::Constant;
+  return depthwise || n.input(1).isConstant();
 }
 
-std::vector<float> packWeights(const Tensor& w, const Geom& g, int64_t mr) {
+std::vector<float> packWeights(const float* src, const Geom& g, int64_t mr) {
   const int64_t mg = g.M / g.group, K = (g.C / g.group) * g.KH * g.KW;
   const int64_t mblocks = (mg + mr - 1) / mr;
   std::vector<float> out(static_cast<size_t>(g.group * mblocks * K * mr), 0.f);
-  const float* src = w.data<float>();
   for (int64_t grp = 0; grp < g.group; ++grp)
     for (int64_t mb = 0; mb < mblocks; ++mb)
       for (int64_t i = 0; i < mr && mb * mr + i < mg; ++i) {
@@ -91,16 +90,16 @@ std::vector<float> packWeights(const Tensor& w, const Geom& g, int64_t mr) {
   return out;
 }
 
-void emitConv(const Node& n, CodegenContext& ctx) {
+void emitConv(const Op& n, CodegenContext& ctx) {
   const Geom g = geomOf(n);
-  const FusedActivation act = FusedActivation::of(n);
+  const FusedActivation act = FusedActivation::of(n.node());
   const bool depthwise = g.C == g.group && g.group > 1;
   std::vector<llvm::Value*> args = {ctx.addr(n.input(0))};
   if (depthwise) {
     args.push_back(ctx.addr(n.input(1)));
   } else {
     const int64_t mr = hostHasAvx512() ? 8 : 6;
-    args.push_back(ctx.keep(packWeights(n.input(1).node->payload(), g, mr)));
+    args.push_back(ctx.keep(packWeights(n.input(1).constantData<float>(), g, mr)));
   }
   args.push_back(ctx.addr(n.optionalInput(2)));
   args.push_back(ctx.result(n));

@@ -75,8 +75,8 @@ bool plainFloat(const Type& t) {
   return t.kind == ElemKind::Float32 && !t.quant.isQuantized();
 }
 
-bool allPlainFloat(const Node& n) {
-  for (const NodeValue& v : n.inputs())
+bool allPlainFloat(const Op& n) {
+  for (const OpInput& v : n.inputs())
     if (v && !plainFloat(v.type()))
       return false;
   return plainFloat(n.resultType());
@@ -96,7 +96,7 @@ int binaryOf(NodeKind k) {
   throw Error("no binary entry");
 }
 
-void emitUnary(const Node& n, CodegenContext& ctx) {
+void emitUnary(const Op& n, CodegenContext& ctx) {
   const UnaryEntry& e = unaryOf(n.kind());
   const double a = *e.alpha ? n.attrs().getFloat(e.alpha, e.alphaDefault) : 0.0;
   const double b = *e.beta ? n.attrs().getFloat(e.beta, e.betaDefault) : 0.0;
@@ -105,11 +105,11 @@ void emitUnary(const Node& n, CodegenContext& ctx) {
             ctx.f64(a), ctx.f64(b), ctx.tid(), ctx.nth()});
 }
 
-void emitBinary(const Node& n, CodegenContext& ctx) {
+void emitBinary(const Op& n, CodegenContext& ctx) {
   const Shape& out = n.resultType().dims;
   const Box6<2> box = simplifyBox<2>(
       out, {broadcastStrides(n.input(0).dims(), out), broadcastStrides(n.input(1).dims(), out)});
-  const FusedActivation act = FusedActivation::of(n);
+  const FusedActivation act = FusedActivation::of(n.node());
   ctx.call("ember_binary_f32",
            {ctx.i32(binaryOf(n.kind())), ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.result(n),
             ctx.int64Array(box.dims), ctx.int64Array(box.strides[0]),
@@ -117,7 +117,7 @@ void emitBinary(const Node& n, CodegenContext& ctx) {
             ctx.f32(act.hi), ctx.tid(), ctx.nth()});
 }
 
-bool supportsBinary(const Node& n) {
+bool supportsBinary(const Op& n) {
   if (!allPlainFloat(n) || n.numInputs() != 2)
     return false;
   if (n.kind() == NodeKind::PRelu && n.input(1).dims().size() > n.resultType().rank())
@@ -138,18 +138,18 @@ const std::pair<NodeKind, int> kCompare[] = {
     {NodeKind::Xor, 7},
 };
 
-bool supportsCompare(const Node& n) {
+bool supportsCompare(const Op& n) {
   if (n.numInputs() != 2 || n.resultType().kind != ElemKind::Bool)
     return false;
   const bool logic =
       n.kind() == NodeKind::And || n.kind() == NodeKind::Or || n.kind() == NodeKind::Xor;
-  for (const NodeValue& v : n.inputs())
+  for (const OpInput& v : n.inputs())
     if (logic ? v.kind() != ElemKind::Bool : !plainFloat(v.type()))
       return false;
   return true;
 }
 
-void emitCompare(const Node& n, CodegenContext& ctx) {
+void emitCompare(const Op& n, CodegenContext& ctx) {
   int op = 0;
   for (const auto& [kind, code] : kCompare)
     if (kind == n.kind())
@@ -162,7 +162,7 @@ void emitCompare(const Node& n, CodegenContext& ctx) {
                              ctx.int64Array(box.strides[1]), ctx.tid(), ctx.nth()});
 }
 
-bool supportsWhere(const Node& n) {
+bool supportsWhere(const Op& n) {
   if (n.numInputs() != 3 || n.input(0).kind() != ElemKind::Bool)
     return false;
   const Type& y = n.resultType();
@@ -170,7 +170,7 @@ bool supportsWhere(const Node& n) {
          n.input(1).type().quant == y.quant && n.input(2).type().quant == y.quant;
 }
 
-void emitWhere(const Node& n, CodegenContext& ctx) {
+void emitWhere(const Op& n, CodegenContext& ctx) {
   const Shape& out = n.resultType().dims;
   const Box6<3> box = simplifyBox<3>(out, {broadcastStrides(n.input(0).dims(), out),
                                            broadcastStrides(n.input(1).dims(), out),

@@ -30,8 +30,8 @@ int32_t zpOf(const Type& t) {
 }
 
 /// Weights of zero point 0, per tensor or per channel along `axis` with `channels` scales.
-bool symmetricWeights(const NodeValue& w, int axis, int64_t channels) {
-  if (!w || w.node->kind() != NodeKind::Constant || w.kind() != ElemKind::Int8)
+bool symmetricWeights(const OpInput& w, int axis, int64_t channels) {
+  if (!w || !w.isConstant() || w.kind() != ElemKind::Int8)
     return false;
   const QuantParams& q = w.type().quant;
   const bool perTensor = q.scales.size() == 1 && q.axis < 0;
@@ -44,18 +44,18 @@ bool symmetricWeights(const NodeValue& w, int axis, int64_t channels) {
   return true;
 }
 
-float channelScale(const NodeValue& w, int64_t c) {
+float channelScale(const OpInput& w, int64_t c) {
   const auto& s = w.type().quant.scales;
   return s.size() == 1 ? s[0] : s[size_t(c)];
 }
 
-bool constantBias(const NodeValue& b, int64_t channels, bool allowOne) {
-  return !b || (b.node->kind() == NodeKind::Constant && b.kind() == ElemKind::Int32 &&
+bool constantBias(const OpInput& b, int64_t channels, bool allowOne) {
+  return !b || (b.isConstant() && b.kind() == ElemKind::Int32 &&
                 (b.type().size() == channels || (allowOne && b.type().size() == 1)));
 }
 
 /// The (M, S) of each output channel: s_x * s_w[c] / s_y.
-void channelMultipliers(const Type& x, const NodeValue& w, const Type& y, int64_t channels,
+void channelMultipliers(const Type& x, const OpInput& w, const Type& y, int64_t channels,
                         std::vector<int32_t>* M, std::vector<int32_t>* S) {
   for (int64_t c = 0; c < channels; ++c) {
     const quant::Multiplier m =
@@ -67,12 +67,12 @@ void channelMultipliers(const Type& x, const NodeValue& w, const Type& y, int64_
 
 // ---- QuantizeLinear / DequantizeLinear ------------------------------------------
 
-bool supportsQuantize(const Node& n) {
+bool supportsQuantize(const Op& n) {
   return n.input(0).kind() == ElemKind::Float32 && q8(n.resultType()) && !n.attrs().has("scales") &&
          n.numInputs() == 1;
 }
 
-void emitQuantize(const Node& n, CodegenContext& ctx) {
+void emitQuantize(const Op& n, CodegenContext& ctx) {
   const Attrs& a = n.attrs();
   const double s = a.has("scale") ? a.getFloat("scale") : scaleOf(n.resultType());
   const int64_t zp = a.has("scale") ? a.getInt("zero_point", 0) : zpOf(n.resultType());
@@ -81,12 +81,12 @@ void emitQuantize(const Node& n, CodegenContext& ctx) {
             ctx.i32(zp), ctx.tid(), ctx.nth()});
 }
 
-bool supportsDequantize(const Node& n) {
+bool supportsDequantize(const Op& n) {
   return q8(n.input(0).type()) && n.resultType().kind == ElemKind::Float32 &&
          !n.attrs().has("scales") && n.numInputs() == 1;
 }
 
-void emitDequantize(const Node& n, CodegenContext& ctx) {
+void emitDequantize(const Op& n, CodegenContext& ctx) {
   const Attrs& a = n.attrs();
   const Type& x = n.input(0).type();
   const double s = a.has("scale") ? a.getFloat("scale") : scaleOf(x);
@@ -98,7 +98,7 @@ void emitDequantize(const Node& n, CodegenContext& ctx) {
 
 // ---- Conv ----------------------------------------------------------------------
 
-bool supportsConv(const Node& n) {
+bool supportsConv(const Op& n) {
   if (n.numInputs() < 2 || !q8(n.input(0).type()) || !q8(n.resultType()))
     return false;
   const Shape& x = n.input(0).dims();
@@ -109,7 +109,7 @@ bool supportsConv(const Node& n) {
 }
 
 /// [N, C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw] of a 1-D or 2-D Conv.
-std::vector<int64_t> convGeom(const Node& n) {
+std::vector<int64_t> convGeom(const Op& n) {
   const Shape& x = n.input(0).dims();
   const Shape& w = n.input(1).dims();
   const Shape& y = n.resultType().dims;
@@ -123,18 +123,18 @@ std::vector<int64_t> convGeom(const Node& n) {
   return {x[0], x[1], x[2], x[3], y[1], y[2], y[3], w[2], w[3], s[0], s[1], p[0], p[1], d[0], d[1]};
 }
 
-void emitConv(const Node& n, CodegenContext& ctx) {
+void emitConv(const Op& n, CodegenContext& ctx) {
   const std::vector<int64_t> g = convGeom(n);
   const int64_t C = g[1], M = g[4], KH = g[7], KW = g[8];
   const int64_t group = n.attrs().getInt("group", 1), cg = C / group, mg = M / group;
   const int64_t K = cg * KH * KW;
   const Type &xt = n.input(0).type(), &yt = n.resultType();
-  const quant::Bounds bd = quant::activationBounds(n, yt.quant);
+  const quant::Bounds bd = quant::activationBounds(n.node(), yt.quant);
   std::vector<int32_t> Mq, Sq;
   channelMultipliers(xt, n.input(1), yt, M, &Mq, &Sq);
-  const int8_t* w = n.input(1).node->payload().data<int8_t>();
-  const NodeValue b = n.optionalInput(2);
-  const int32_t* bias = b ? b.node->payload().data<int32_t>() : nullptr;
+  const int8_t* w = n.input(1).constantData<int8_t>();
+  const OpInput b = n.optionalInput(2);
+  const int32_t* bias = b ? b.constantData<int32_t>() : nullptr;
   std::vector<llvm::Value*> args = {ctx.addr(n.input(0))};
   const bool depthwise = C == group && group > 1;
   if (depthwise) {
@@ -183,7 +183,7 @@ void emitConv(const Node& n, CodegenContext& ctx) {
 
 // ---- Gemm ----------------------------------------------------------------------
 
-bool supportsGemm(const Node& n) {
+bool supportsGemm(const Op& n) {
   const Attrs& a = n.attrs();
   if (a.getInt("transA", 0) || a.getInt("transB", 0) || a.getFloat("alpha", 1.0) != 1.0 ||
       a.getFloat("beta", 1.0) != 1.0 || !q8(n.input(0).type()) || !q8(n.resultType()) ||
@@ -193,20 +193,20 @@ bool supportsGemm(const Node& n) {
   return symmetricWeights(n.input(1), 1, N) && constantBias(n.optionalInput(2), N, true);
 }
 
-void emitGemm(const Node& n, CodegenContext& ctx) {
+void emitGemm(const Op& n, CodegenContext& ctx) {
   const int64_t rows = n.input(0).dims()[0], K = n.input(0).dims()[1], N = n.input(1).dims()[1];
   const Type &xt = n.input(0).type(), &yt = n.resultType();
-  const quant::Bounds bd = quant::activationBounds(n, yt.quant);
+  const quant::Bounds bd = quant::activationBounds(n.node(), yt.quant);
   std::vector<int32_t> Mq, Sq;
   channelMultipliers(xt, n.input(1), yt, N, &Mq, &Sq);
-  const int8_t* w = n.input(1).node->payload().data<int8_t>();
-  const NodeValue c = n.optionalInput(2);
+  const int8_t* w = n.input(1).constantData<int8_t>();
+  const OpInput c = n.optionalInput(2);
   std::vector<int32_t> fold(static_cast<size_t>(N));
   for (int64_t j = 0; j < N; ++j) {
     uint32_t sum = 0;
     for (int64_t k = 0; k < K; ++k)
       sum += uint32_t(int32_t(w[k * N + j]));
-    const int32_t* cp = c ? c.node->payload().data<int32_t>() : nullptr;
+    const int32_t* cp = c ? c.constantData<int32_t>() : nullptr;
     const int32_t cv = cp ? cp[c.type().size() == 1 ? 0 : j] : 0;
     fold[size_t(j)] = int32_t(uint32_t(cv) + (0u - uint32_t(zpOf(xt))) * sum);
   }
@@ -217,21 +217,21 @@ void emitGemm(const Node& n, CodegenContext& ctx) {
 }
 
 /// MatMul with a constant B [K, N]: the batch of A folds into rows, as a Gemm without C.
-bool supportsMatMul(const Node& n) {
+bool supportsMatMul(const Op& n) {
   if (!q8(n.input(0).type()) || !q8(n.resultType()) || n.input(0).dims().size() < 2 ||
       n.input(1).dims().size() != 2)
     return false;
   return symmetricWeights(n.input(1), 1, n.input(1).dims()[1]);
 }
 
-void emitMatMul(const Node& n, CodegenContext& ctx) {
+void emitMatMul(const Op& n, CodegenContext& ctx) {
   const Shape& a = n.input(0).dims();
   const int64_t K = a.back(), N = n.input(1).dims()[1], rows = numElements(a) / K;
   const Type &xt = n.input(0).type(), &yt = n.resultType();
-  const quant::Bounds bd = quant::activationBounds(n, yt.quant);
+  const quant::Bounds bd = quant::activationBounds(n.node(), yt.quant);
   std::vector<int32_t> Mq, Sq;
   channelMultipliers(xt, n.input(1), yt, N, &Mq, &Sq);
-  const int8_t* w = n.input(1).node->payload().data<int8_t>();
+  const int8_t* w = n.input(1).constantData<int8_t>();
   std::vector<int32_t> fold(static_cast<size_t>(N));
   for (int64_t j = 0; j < N; ++j) {
     uint32_t sum = 0;
@@ -247,13 +247,13 @@ void emitMatMul(const Node& n, CodegenContext& ctx) {
 
 // ---- elementwise ---------------------------------------------------------------
 
-bool supportsBinary(const Node& n) {
+bool supportsBinary(const Op& n) {
   return n.numInputs() == 2 && q8(n.input(0).type()) && q8(n.input(1).type()) && q8(n.resultType());
 }
 
-void emitBinary(const Node& n, CodegenContext& ctx) {
+void emitBinary(const Op& n, CodegenContext& ctx) {
   const Type &a = n.input(0).type(), &b = n.input(1).type(), &y = n.resultType();
-  const quant::Bounds bd = quant::activationBounds(n, y.quant);
+  const quant::Bounds bd = quant::activationBounds(n.node(), y.quant);
   int32_t Ma, Mb = 0, S;
   const bool isMul = n.kind() == NodeKind::Mul;
   if (isMul) {
@@ -276,49 +276,49 @@ void emitBinary(const Node& n, CodegenContext& ctx) {
             ctx.nth()});
 }
 
-bool supportsClamp(const Node& n) {
+bool supportsClamp(const Op& n) {
   return q8(n.resultType()) && n.input(0).type() == n.resultType();
 }
 
-void emitClamp(const Node& n, CodegenContext& ctx) {
-  const quant::Bounds bd = quant::activationBounds(n, n.resultType().quant);
+void emitClamp(const Op& n, CodegenContext& ctx) {
+  const quant::Bounds bd = quant::activationBounds(n.node(), n.resultType().quant);
   ctx.call("ember_clamp_i8", {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(n.resultType().size()),
                               ctx.i32(bd.lo), ctx.i32(bd.hi), ctx.tid(), ctx.nth()});
 }
 
-bool supportsRescale(const Node& n) {
+bool supportsRescale(const Op& n) {
   return q8(n.input(0).type()) && q8(n.resultType());
 }
 
-void emitRescale(const Node& n, CodegenContext& ctx) {
+void emitRescale(const Op& n, CodegenContext& ctx) {
   const Type &x = n.input(0).type(), &y = n.resultType();
   const quant::Multiplier m = quant::averageMultiplier(scaleOf(x), scaleOf(y), 1);
-  const quant::Bounds bd = quant::activationBounds(n, y.quant);
+  const quant::Bounds bd = quant::activationBounds(n.node(), y.quant);
   ctx.call("ember_rescale_i8",
            {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(y.size()), ctx.i32(zpOf(x)), ctx.i32(m.M),
             ctx.i32(m.S), ctx.i32(zpOf(y)), ctx.i32(bd.lo), ctx.i32(bd.hi), ctx.tid(), ctx.nth()});
 }
 
-bool supportsLut(const Node& n) {
+bool supportsLut(const Op& n) {
   return n.numInputs() == 2 && n.input(0).kind() == ElemKind::Int8 &&
          n.input(1).kind() == ElemKind::Int8 && n.input(1).type().size() == 256 &&
          n.resultType().kind == ElemKind::Int8;
 }
 
-void emitLut(const Node& n, CodegenContext& ctx) {
+void emitLut(const Op& n, CodegenContext& ctx) {
   ctx.call("ember_lut_i8", {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.result(n),
                             ctx.i64(n.resultType().size()), ctx.tid(), ctx.nth()});
 }
 
 // ---- pools ---------------------------------------------------------------------
 
-bool supportsMaxPool(const Node& n) {
+bool supportsMaxPool(const Op& n) {
   const size_t rank = n.input(0).dims().size();
   return q8(n.resultType()) && n.input(0).kind() == ElemKind::Int8 &&
          n.input(0).type().quant == n.resultType().quant && (rank == 3 || rank == 4);
 }
 
-void emitMaxPool(const Node& n, CodegenContext& ctx) {
+void emitMaxPool(const Op& n, CodegenContext& ctx) {
   const Shape& x = n.input(0).dims();
   const std::vector<int64_t> w = poolWindow(n);
   // The int8 max pool takes no end pads (they add nothing to a maximum).
@@ -333,7 +333,7 @@ void emitMaxPool(const Node& n, CodegenContext& ctx) {
   ctx.call("ember_maxpool_i8", args);
 }
 
-bool supportsAvgPool(const Node& n) {
+bool supportsAvgPool(const Op& n) {
   const size_t rank = n.input(0).dims().size();
   return q8(n.input(0).type()) && q8(n.resultType()) && (rank == 3 || rank == 4);
 }
@@ -347,7 +347,7 @@ int64_t tapCount(int64_t start, int64_t in, int64_t k, int64_t dil) {
   return hi - lo;
 }
 
-void emitAvgPool(const Node& n, CodegenContext& ctx) {
+void emitAvgPool(const Op& n, CodegenContext& ctx) {
   const Shape& x = n.input(0).dims();
   const Attrs& a = n.attrs();
   // [H, W, OH, OW, KH, KW, sh, sw, ph, pw, peh, pew, dh, dw]
@@ -380,14 +380,14 @@ void emitAvgPool(const Node& n, CodegenContext& ctx) {
   ctx.call("ember_avgpool_i8", args);
 }
 
-bool supportsGlobalPool(const Node& n) {
+bool supportsGlobalPool(const Op& n) {
   if (!q8(n.input(0).type()) || !q8(n.resultType()) || n.input(0).dims().size() < 3)
     return false;
   return n.kind() == NodeKind::GlobalAveragePool || n.input(0).type() == n.resultType() ||
          n.input(0).type().quant == n.resultType().quant;
 }
 
-void emitGlobalPool(const Node& n, CodegenContext& ctx) {
+void emitGlobalPool(const Op& n, CodegenContext& ctx) {
   const Type &x = n.input(0).type(), &y = n.resultType();
   const int64_t planes = x.dims[0] * x.dims[1], size = planes ? x.size() / planes : 0;
   const bool isMax = n.kind() == NodeKind::GlobalMaxPool;

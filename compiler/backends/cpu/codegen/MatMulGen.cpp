@@ -15,28 +15,28 @@ bool plainFloat(const Type& t) {
   return t.kind == ElemKind::Float32 && !t.quant.isQuantized();
 }
 
-bool supportsGemm(const Node& n) {
+bool supportsGemm(const Op& n) {
   const Attrs& a = n.attrs();
   if (a.getInt("transA", 0) || a.getInt("transB", 0) || a.getFloat("alpha", 1.0) != 1.0 ||
       a.getFloat("beta", 1.0) != 1.0)
     return false;
-  for (const NodeValue& v : n.inputs())
+  for (const OpInput& v : n.inputs())
     if (v && !plainFloat(v.type()))
       return false;
   return plainFloat(n.resultType()) && n.input(0).dims().size() == 2 &&
          n.input(1).dims().size() == 2;
 }
 
-void emitGemm(const Node& n, CodegenContext& ctx) {
+void emitGemm(const Op& n, CodegenContext& ctx) {
   const int64_t M = n.input(0).dims()[0], K = n.input(0).dims()[1], N = n.input(1).dims()[1];
-  const NodeValue c = n.optionalInput(2);
+  const OpInput c = n.optionalInput(2);
   int64_t cr = 0, cc = 0;
   if (c) {
     const std::vector<int64_t> st = broadcastStrides(c.dims(), {M, N});
     cr = st[0];
     cc = st[1];
   }
-  const FusedActivation act = FusedActivation::of(n);
+  const FusedActivation act = FusedActivation::of(n.node());
   ctx.call("ember_gemm_f32",
            {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.addr(c), ctx.i64(cr), ctx.i64(cc),
             ctx.result(n), ctx.i64(M), ctx.i64(N), ctx.i64(K), ctx.i32(static_cast<int>(act.kind)),
@@ -50,7 +50,7 @@ struct MatMulShape {
   bool ok = false;
 };
 
-MatMulShape shapeOf(const Node& n) {
+MatMulShape shapeOf(const Op& n) {
   MatMulShape s;
   Shape a = n.input(0).dims(), b = n.input(1).dims();
   if (a.empty() || b.empty())
@@ -87,16 +87,16 @@ MatMulShape shapeOf(const Node& n) {
   return s;
 }
 
-bool supportsMatMul(const Node& n) {
+bool supportsMatMul(const Op& n) {
   if (!plainFloat(n.input(0).type()) || !plainFloat(n.input(1).type()) ||
       !plainFloat(n.resultType()))
     return false;
   return shapeOf(n).ok;
 }
 
-void emitMatMul(const Node& n, CodegenContext& ctx) {
+void emitMatMul(const Op& n, CodegenContext& ctx) {
   const MatMulShape s = shapeOf(n);
-  const FusedActivation act = FusedActivation::of(n);
+  const FusedActivation act = FusedActivation::of(n.node());
   ctx.call("ember_matmul_f32", {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.result(n),
                                 ctx.i64(s.batch), ctx.i64(s.sa), ctx.i64(s.sb), ctx.i64(s.M),
                                 ctx.i64(s.N), ctx.i64(s.K), ctx.i32(static_cast<int>(act.kind)),

@@ -33,19 +33,19 @@ llvm::Value* offsetPtr(CodegenContext& ctx, llvm::Value* p, int64_t bytes) {
 
 /// Moving codes keeps values only when the moved inputs (the first, or all for Concat)
 /// have the result's quantization parameters (docs/numerics.md 4.4).
-bool sameParams(const Node& n, bool allInputs) {
+bool sameParams(const Op& n, bool allInputs) {
   for (size_t i = 0; i < (allInputs ? n.numInputs() : 1); ++i)
     if (n.input(i).type().quant != n.resultType().quant)
       return false;
   return true;
 }
 
-bool supportsSimple(const Node& n) {
+bool supportsSimple(const Op& n) {
   return n.numResults() == 1 && n.resultType().rank() <= 6 &&
          sameParams(n, n.kind() == NodeKind::Concat);
 }
 
-void emitTranspose(const Node& n, CodegenContext& ctx) {
+void emitTranspose(const Op& n, CodegenContext& ctx) {
   const Shape& d = n.input(0).dims();
   std::vector<int64_t> perm = n.attrs().getInts("perm");
   if (perm.empty())
@@ -62,7 +62,7 @@ void emitTranspose(const Node& n, CodegenContext& ctx) {
               contiguousStrides(walk));
 }
 
-void emitSlice(const Node& n, CodegenContext& ctx) {
+void emitSlice(const Op& n, CodegenContext& ctx) {
   const Shape& d = n.input(0).dims();
   const std::vector<int64_t> starts = n.attrs().getInts("starts");
   const std::vector<int64_t> steps = n.attrs().getInts("steps", std::vector<int64_t>(d.size(), 1));
@@ -81,20 +81,20 @@ void emitSlice(const Node& n, CodegenContext& ctx) {
               ctx.result(n), out, src, contiguousStrides(out));
 }
 
-void emitExpand(const Node& n, CodegenContext& ctx) {
+void emitExpand(const Op& n, CodegenContext& ctx) {
   const Shape& out = n.resultType().dims;
   stridedCopy(ctx, n.resultType().kind, ctx.addr(n.input(0)), ctx.result(n), out,
               broadcastStrides(n.input(0).dims(), out), contiguousStrides(out));
 }
 
 /// Concat / Split: each part is a box of the joined tensor at an offset along the axis.
-void emitConcat(const Node& n, CodegenContext& ctx) {
+void emitConcat(const Op& n, CodegenContext& ctx) {
   const Shape& out = n.resultType().dims;
   const int64_t axis = normalizeAxis(n.attrs().getInt("axis", 0), out.size());
   const std::vector<int64_t> os = contiguousStrides(out);
   const int64_t es = int64_t(elemSize(n.resultType().kind));
   int64_t at = 0;
-  for (const NodeValue& v : n.inputs()) {
+  for (const OpInput& v : n.inputs()) {
     stridedCopy(ctx, n.resultType().kind, ctx.addr(v),
                 offsetPtr(ctx, ctx.result(n), at * os[size_t(axis)] * es), v.dims(),
                 contiguousStrides(v.dims()), os);
@@ -102,7 +102,7 @@ void emitConcat(const Node& n, CodegenContext& ctx) {
   }
 }
 
-void emitSplit(const Node& n, CodegenContext& ctx) {
+void emitSplit(const Op& n, CodegenContext& ctx) {
   const Shape& in = n.input(0).dims();
   const int64_t axis = normalizeAxis(n.attrs().getInt("axis", 0), in.size());
   const std::vector<int64_t> is = contiguousStrides(in);
@@ -117,7 +117,7 @@ void emitSplit(const Node& n, CodegenContext& ctx) {
   }
 }
 
-bool supportsSplit(const Node& n) {
+bool supportsSplit(const Op& n) {
   if (n.numInputs() != 1 || n.input(0).dims().size() > 6)
     return false;
   for (const Type& t : n.resultTypes())
@@ -126,12 +126,12 @@ bool supportsSplit(const Node& n) {
   return true;
 }
 
-bool supportsPad(const Node& n) {
+bool supportsPad(const Op& n) {
   return supportsSimple(n) && n.attrs().getString("mode", "constant") == "constant" &&
-         (n.numInputs() < 2 || !n.input(1) || n.input(1).node->kind() == NodeKind::Constant);
+         (n.numInputs() < 2 || !n.input(1) || n.input(1).isConstant());
 }
 
-void emitPad(const Node& n, CodegenContext& ctx) {
+void emitPad(const Op& n, CodegenContext& ctx) {
   const Shape& in = n.input(0).dims();
   const Shape& out = n.resultType().dims;
   const std::vector<int64_t> pads = n.attrs().getInts("pads");
@@ -143,7 +143,7 @@ void emitPad(const Node& n, CodegenContext& ctx) {
   else
     value.setFromDouble(0, n.attrs().getFloat("value", 0.0));
   if (n.numInputs() > 1 && n.input(1))
-    std::memcpy(value.raw(), n.input(1).node->payload().raw(), value.sizeInBytes());
+    std::memcpy(value.raw(), n.input(1).constant(), value.sizeInBytes());
   uint64_t bits = 0;
   std::memcpy(&bits, value.raw(), value.sizeInBytes());
   ctx.call("ember_fill", {ctx.i32(int64_t(elemSize(k))), ctx.result(n), ctx.i64(numElements(out)),
@@ -167,13 +167,13 @@ void emitPad(const Node& n, CodegenContext& ctx) {
               offsetPtr(ctx, ctx.result(n), dst * es), box, is, os);
 }
 
-bool supportsGather(const Node& n) {
+bool supportsGather(const Op& n) {
   const Shape& d = n.input(0).dims();
   const int64_t axis = n.attrs().getInt("axis", 0);
   return supportsSimple(n) && !d.empty() && axis >= -int64_t(d.size()) && axis < int64_t(d.size());
 }
 
-void emitGather(const Node& n, CodegenContext& ctx) {
+void emitGather(const Op& n, CodegenContext& ctx) {
   const Shape& d = n.input(0).dims();
   const int64_t axis = normalizeAxis(n.attrs().getInt("axis", 0), d.size());
   int64_t outer = 1, inner = 1;
@@ -181,7 +181,7 @@ void emitGather(const Node& n, CodegenContext& ctx) {
     outer *= d[size_t(i)];
   for (size_t i = size_t(axis) + 1; i < d.size(); ++i)
     inner *= d[i];
-  const NodeValue idx = n.input(1);
+  const OpInput idx = n.input(1);
   if (idx.type().size() == 0 || outer * inner == 0)
     return;
   ctx.call("ember_gather",

@@ -16,11 +16,11 @@ bool plainFloat(const Type& t) {
   return t.kind == ElemKind::Float32 && !t.quant.isQuantized();
 }
 
-bool supportsSoftmax(const Node& n) {
+bool supportsSoftmax(const Op& n) {
   return plainFloat(n.input(0).type()) && !n.input(0).dims().empty();
 }
 
-void emitSoftmax(const Node& n, CodegenContext& ctx) {
+void emitSoftmax(const Op& n, CodegenContext& ctx) {
   const Shape& d = n.input(0).dims();
   const int64_t axis = normalizeAxis(n.attrs().getInt("axis", -1), d.size());
   int64_t outer = 1, inner = 1;
@@ -33,7 +33,7 @@ void emitSoftmax(const Node& n, CodegenContext& ctx) {
             ctx.i64(outer), ctx.i64(d[size_t(axis)]), ctx.i64(inner), ctx.tid(), ctx.nth()});
 }
 
-bool supportsLayerNorm(const Node& n) {
+bool supportsLayerNorm(const Op& n) {
   if (!plainFloat(n.input(0).type()) || n.input(0).dims().empty())
     return false;
   const Shape& d = n.input(0).dims();
@@ -41,14 +41,14 @@ bool supportsLayerNorm(const Node& n) {
   const Shape tail(d.begin() + axis, d.end());
   // Scale and bias must cover the normalised dimensions exactly (no broadcasting).
   for (size_t i = 1; i < 3; ++i) {
-    const NodeValue v = n.optionalInput(i);
+    const OpInput v = n.optionalInput(i);
     if (v && (!plainFloat(v.type()) || numElements(v.dims()) != numElements(tail)))
       return false;
   }
   return n.optionalInput(1) && n.attrs().getInt("stash_type", 1) == 1;
 }
 
-void emitLayerNorm(const Node& n, CodegenContext& ctx) {
+void emitLayerNorm(const Op& n, CodegenContext& ctx) {
   const Shape& d = n.input(0).dims();
   const int64_t axis = normalizeAxis(n.attrs().getInt("axis", -1), d.size());
   int64_t rows = 1, cols = 1;
@@ -61,27 +61,27 @@ void emitLayerNorm(const Node& n, CodegenContext& ctx) {
             ctx.f64(n.attrs().getFloat("epsilon", 1e-5)), ctx.tid(), ctx.nth()});
 }
 
-bool supportsBatchNorm(const Node& n) {
+bool supportsBatchNorm(const Op& n) {
   if (n.numResults() != 1 || !plainFloat(n.input(0).type()) || n.input(0).dims().size() < 2 ||
       n.numInputs() != 5)
     return false;
   for (size_t i = 1; i < 5; ++i)
-    if (n.input(i).node->kind() != NodeKind::Constant || !plainFloat(n.input(i).type()))
+    if (!n.input(i).isConstant() || !plainFloat(n.input(i).type()))
       return false;
   return true;
 }
 
 /// The interpreter's factors: mul = scale / sqrt(var + eps) (double, rounded to float),
 /// add = bias - mean * mul (float).
-void emitBatchNorm(const Node& n, CodegenContext& ctx) {
+void emitBatchNorm(const Op& n, CodegenContext& ctx) {
   const Shape& d = n.input(0).dims();
   const int64_t C = d[1], images = d[0] * C;
   const int64_t plane = images != 0 ? numElements(d) / images : 0;
   const double eps = n.attrs().getFloat("epsilon", 1e-5);
-  const float* scale = n.input(1).node->payload().data<float>();
-  const float* bias = n.input(2).node->payload().data<float>();
-  const float* mean = n.input(3).node->payload().data<float>();
-  const float* var = n.input(4).node->payload().data<float>();
+  const float* scale = n.input(1).constantData<float>();
+  const float* bias = n.input(2).constantData<float>();
+  const float* mean = n.input(3).constantData<float>();
+  const float* var = n.input(4).constantData<float>();
   std::vector<float> mul(static_cast<size_t>(C)), add(static_cast<size_t>(C));
   for (int64_t c = 0; c < C; ++c) {
     mul[size_t(c)] = static_cast<float>(scale[c] / std::sqrt(double(var[c]) + eps));

@@ -8,7 +8,7 @@ namespace ember::cpu {
 
 namespace {
 
-bool supportsPool(const Node& n) {
+bool supportsPool(const Op& n) {
   const Type& x = n.input(0).type();
   if (x.kind != ElemKind::Float32 || x.quant.isQuantized() || n.numResults() != 1)
     return false;
@@ -19,7 +19,7 @@ bool supportsPool(const Node& n) {
 
 } // namespace
 
-std::vector<int64_t> poolWindow(const Node& n) {
+std::vector<int64_t> poolWindow(const Op& n) {
   const Shape& x = n.input(0).dims();
   const Shape& y = n.resultType().dims;
   const size_t nsp = x.size() - 2;
@@ -37,7 +37,7 @@ std::vector<int64_t> poolWindow(const Node& n) {
 
 namespace {
 
-void emitPool(const Node& n, CodegenContext& ctx) {
+void emitPool(const Op& n, CodegenContext& ctx) {
   const Shape& x = n.input(0).dims();
   const Attrs& a = n.attrs();
   const std::vector<int64_t> v = poolWindow(n);
@@ -51,7 +51,7 @@ void emitPool(const Node& n, CodegenContext& ctx) {
   ctx.call("ember_pool_f32", args);
 }
 
-void emitGlobalPool(const Node& n, CodegenContext& ctx) {
+void emitGlobalPool(const Op& n, CodegenContext& ctx) {
   const Shape& x = n.input(0).dims();
   const int64_t planes = x[0] * x[1];
   ctx.call("ember_global_pool_f32",

@@ -24,7 +24,7 @@ const std::pair<NodeKind, int> kOps[] = {
 };
 
 /// Whether each input axis is reduced (ONNX: empty axes = all, unless noop_with_empty_axes).
-std::vector<bool> reducedAxes(const Node& n) {
+std::vector<bool> reducedAxes(const Op& n) {
   const size_t rank = n.input(0).dims().size();
   const std::vector<int64_t> axes = n.attrs().getInts("axes");
   std::vector<bool> r(rank, axes.empty() && n.attrs().getInt("noop_with_empty_axes", 0) == 0);
@@ -33,7 +33,7 @@ std::vector<bool> reducedAxes(const Node& n) {
   return r;
 }
 
-bool supportsReduce(const Node& n) {
+bool supportsReduce(const Op& n) {
   const Type& x = n.input(0).type();
   if (x.kind != ElemKind::Float32 || x.quant.isQuantized() || n.numInputs() != 1)
     return false;
@@ -54,7 +54,7 @@ bool supportsReduce(const Node& n) {
   }
 }
 
-void emitReduce(const Node& n, CodegenContext& ctx) {
+void emitReduce(const Op& n, CodegenContext& ctx) {
   const Shape& x = n.input(0).dims();
   const std::vector<bool> r = reducedAxes(n);
   const std::vector<int64_t> st = contiguousStrides(x);
@@ -75,13 +75,13 @@ void emitReduce(const Node& n, CodegenContext& ctx) {
             ctx.int64Array(red.strides[0]), ctx.tid(), ctx.nth()});
 }
 
-bool supportsArg(const Node& n) {
+bool supportsArg(const Op& n) {
   const Type& x = n.input(0).type();
   return x.kind == ElemKind::Float32 && !x.quant.isQuantized() && !x.dims.empty() &&
          n.resultType().kind == ElemKind::Int64;
 }
 
-void emitArg(const Node& n, CodegenContext& ctx) {
+void emitArg(const Op& n, CodegenContext& ctx) {
   const Shape& d = n.input(0).dims();
   int64_t axis = n.attrs().getInt("axis", 0);
   if (axis < 0)

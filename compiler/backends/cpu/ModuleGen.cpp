@@ -1,0 +1,218 @@
+#include "ModuleGen.h"
+
+#include "Jit.h"
+#include "codegen/Strides.h"
+
+#include "ember/lir/MemoryPlanner.h"
+#include "ember/support/Error.h"
+
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <set>
+
+namespace ember::cpu {
+
+namespace {
+
+size_t alignUp(size_t v) {
+  return (v + kRegionAlignment - 1) / kRegionAlignment * kRegionAlignment;
+}
+
+/// Where a buffer is: a region of the environment and a byte offset in it.
+struct Place {
+  EnvField region;
+  size_t offset;
+};
+
+class Generator final : public CodegenServices {
+public:
+  explicit Generator(const lir::Function& f) : f_(f), plan_(lir::planMemory(f)) {}
+
+  GeneratedModule run();
+
+  size_t keep(std::vector<uint8_t> bytes) override {
+    out_.stats.packedBytes += bytes.size();
+    return append(bytes.data(), bytes.size());
+  }
+  void needScratch(size_t bytes) override {
+    out_.scratchPerThread = std::max(out_.scratchPerThread, alignUp(bytes));
+  }
+  size_t errorFlag(const std::string& where, const std::string& reason) override {
+    out_.errors.push_back(ErrorSite{where, reason});
+    return out_.errors.size() - 1;
+  }
+
+private:
+  size_t append(const void* p, size_t n) {
+    const size_t at = alignUp(out_.constants.size());
+    out_.constants.resize(at + n);
+    if (n)
+      std::memcpy(out_.constants.data() + at, p, n);
+    return at;
+  }
+  void checkSupported() const;
+  void layoutIo();
+  Place place(const lir::Value* v);
+  llvm::Value* address(CodegenContext& ctx, const lir::Value* v);
+  void emitCopy(const lir::Instruction& in, CodegenContext& ctx);
+  void emitCompute(const lir::Instruction& in, CodegenContext& ctx,
+                   CodegenContext::InstanceCache& instances);
+
+  const lir::Function& f_;
+  lir::FunctionMemoryPlan plan_;
+  std::map<const lir::Value*, size_t> io_, constants_;
+  GeneratedModule out_;
+};
+
+void Generator::checkSupported() const {
+  std::vector<std::string> missing;
+  for (const auto& in : f_.instructions())
+    if (in->valueKind() == lir::ValueKind::Compute) {
+      const Op op = Op::ofInstruction(*in);
+      if (!findCodegenUnit(op))
+        missing.push_back(nodeRef(op) + " (" + op.resultType().toString() + ")");
+    }
+  if (missing.empty())
+    return;
+  std::string msg = "the cpu backend cannot run " + std::to_string(missing.size()) + " node(s):";
+  for (const auto& s : missing)
+    msg += "\n  " + s;
+  throw Unsupported("function '" + f_.name() + "'", msg);
+}
+
+void Generator::layoutIo() {
+  std::set<const lir::Value*> used;
+  for (const auto& in : f_.instructions())
+    for (const lir::Operand& op : in->operands())
+      if (op.value)
+        used.insert(lir::locate(op.value).root);
+  for (const auto& w : f_.weights()) {
+    if (w->role() == lir::WeightVar::Role::Constant)
+      continue;
+    const bool input = w->role() == lir::WeightVar::Role::Input;
+    if (input)
+      out_.knownInputs.push_back(w->ioName());
+    if (input && !used.count(w.get()))
+      continue;
+    io_[w.get()] = out_.ioBytes;
+    (input ? out_.inputs : out_.outputs).push_back(IoBuffer{w->ioName(), w->type(), out_.ioBytes});
+    out_.ioBytes += alignUp(std::max<size_t>(w->sizeInBytes(), 1));
+  }
+}
+
+Place Generator::place(const lir::Value* v) {
+  const lir::Location l = lir::locate(const_cast<lir::Value*>(v));
+  if (l.root->valueKind() == lir::ValueKind::Alloc)
+    return {kEnvActivations, plan_.offsetOf(l.root) + l.offset};
+  const auto* w = static_cast<const lir::WeightVar*>(l.root);
+  if (w->role() != lir::WeightVar::Role::Constant)
+    return {kEnvIo, io_.at(w) + l.offset};
+  auto it = constants_.find(w);
+  if (it == constants_.end())
+    it = constants_.emplace(w, append(w->payload()->raw(), w->payload()->sizeInBytes())).first;
+  return {kEnvConstants, it->second + l.offset};
+}
+
+llvm::Value* Generator::address(CodegenContext& ctx, const lir::Value* v) {
+  if (!v)
+    return nullptr;
+  const Place p = place(v);
+  return ctx.at(p.region, p.offset);
+}
+
+void Generator::emitCopy(const lir::Instruction& in, CodegenContext& ctx) {
+  const int64_t bytes = static_cast<int64_t>(in.operand(1).value->sizeInBytes());
+  if (bytes == 0)
+    return;
+  const Box6<2> box = simplifyBox<2>({bytes}, {std::vector<int64_t>{1}, std::vector<int64_t>{1}});
+  ctx.call("ember_copy_strided",
+           {ctx.i32(1), address(ctx, in.operand(1).value), address(ctx, in.operand(0).value),
+            ctx.int64Array(box.dims), ctx.int64Array(box.strides[0]),
+            ctx.int64Array(box.strides[1]), ctx.tid(), ctx.nth()});
+}
+
+void Generator::emitCompute(const lir::Instruction& in, CodegenContext& ctx,
+                            CodegenContext::InstanceCache& instances) {
+  const Op op = Op::ofInstruction(in);
+  const CodegenUnit* unit = findCodegenUnit(op);
+  if (!unit)
+    throw Unsupported(nodeRef(op), "the cpu backend cannot compile this node");
+  std::vector<llvm::Value*> results, inputs;
+  for (size_t i = 0; i < in.operands().size(); ++i)
+    (i < in.numResults() ? results : inputs).push_back(address(ctx, in.operand(i).value));
+  CodegenContext octx(ctx.module(), ctx.builder(), *this, ctx.env(), ctx.tid(), ctx.nth(), &op,
+                      std::move(inputs), std::move(results), &instances);
+  try {
+    unit->emit(op, octx);
+  } catch (const Unsupported&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error(nodeRef(op), e.what());
+  }
+}
+
+GeneratedModule Generator::run() {
+  const auto t0 = std::chrono::steady_clock::now();
+  checkSupported();
+  layoutIo();
+  out_.context = std::make_unique<llvm::LLVMContext>();
+  out_.module = loadLibjit(*out_.context);
+  llvm::Module& m = *out_.module;
+  llvm::LLVMContext& c = *out_.context;
+  // Kernels are inlined into the instances that call them, so each call is specialised
+  // on its constant shapes.
+  for (llvm::Function& fn : m)
+    if (!fn.isDeclaration() && fn.getName().starts_with("ember_")) {
+      fn.removeFnAttr(llvm::Attribute::NoInline);
+      fn.removeFnAttr(llvm::Attribute::OptimizeNone);
+      fn.addFnAttr(llvm::Attribute::AlwaysInline);
+    }
+  auto* i64 = llvm::Type::getInt64Ty(c);
+  auto* ptr = llvm::PointerType::get(c, 0);
+  auto* stepTy = llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr, i64, i64}, false);
+  auto* runFn = llvm::Function::Create(stepTy, llvm::GlobalValue::ExternalLinkage, kRunSymbol, m);
+  llvm::IRBuilder<> rb(llvm::BasicBlock::Create(c, "entry", runFn));
+  CodegenContext rctx(m, rb, *this, runFn->getArg(0), runFn->getArg(1), runFn->getArg(2));
+  CodegenContext::InstanceCache instances;
+  size_t index = 0;
+  for (const auto& in : f_.instructions()) {
+    const lir::ValueKind k = in->valueKind();
+    if (k != lir::ValueKind::Compute && k != lir::ValueKind::Copy)
+      continue;
+    auto* fn = llvm::Function::Create(stepTy, llvm::GlobalValue::InternalLinkage,
+                                      "op." + std::to_string(index++) + "." + in->name(), m);
+    fn->addFnAttr(llvm::Attribute::NoInline);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", fn));
+    CodegenContext ctx(m, b, *this, fn->getArg(0), fn->getArg(1), fn->getArg(2), nullptr, {}, {},
+                       &instances);
+    if (k == lir::ValueKind::Copy)
+      emitCopy(*in, ctx);
+    else
+      emitCompute(*in, ctx, instances);
+    b.CreateRetVoid();
+    if (index > 1)
+      rctx.barrier();
+    rb.CreateCall(fn, {runFn->getArg(0), runFn->getArg(1), runFn->getArg(2)});
+  }
+  rb.CreateRetVoid();
+  out_.activationBytes = plan_.plan.arenaBytes;
+  out_.stats.arenaBytes = plan_.plan.arenaBytes;
+  out_.stats.nodes = index;
+  out_.stats.kernelInstances = instances.size();
+  out_.stats.codegenSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return std::move(out_);
+}
+
+} // namespace
+
+GeneratedModule generateModule(const lir::Function& f) {
+  return Generator(f).run();
+}
+
+} // namespace ember::cpu
