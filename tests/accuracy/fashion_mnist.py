@@ -88,7 +88,8 @@ def main():
     model.eval()
     n = args.test_images
     with torch.no_grad():
-        pred = model(torch.from_numpy(xte[:n])).argmax(1).numpy()
+        logits = model(torch.from_numpy(xte[:n])).numpy()
+    pred = logits.argmax(1)
     acc = float((pred == yte[:n]).mean())
     print(f"fashion_mnist: PyTorch float accuracy on {n} test images: {100 * acc:.2f}%")
 
@@ -99,6 +100,8 @@ def main():
     np.save(os.path.join(args.out, "calib.npy"), calib)
     np.save(os.path.join(args.out, "test_images.npy"), xte[:n])
     np.save(os.path.join(args.out, "test_labels.npy"), yte[:n])
+    # PyTorch's float logits: the reference of the AOT bundle example (examples/bundle).
+    np.save(os.path.join(args.out, "test_logits.npy"), logits.astype(np.float32))
     with open(os.path.join(args.out, "info.json"), "w") as f:
         json.dump({"torch_float_accuracy": acc, "test_images": n, "epochs": args.epochs,
                    "train_seconds": time.time() - t0}, f, indent=1)

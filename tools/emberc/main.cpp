@@ -1,6 +1,10 @@
-// emberc: compile an ONNX model for the Ember NPU. A thin main over the libraries:
-// import (ember_onnx), the default pass pipeline (ember_passes), calibration and
-// quantization (ember_quant), the NPU backend (ember_npu), the ELF writer (ember_isa).
+// emberc: compile an ONNX model for the Ember NPU, or into an AOT bundle for the host
+// CPU. A thin main over the libraries: import (ember_onnx), the default pass pipeline
+// (ember_passes), calibration and quantization (ember_quant), the NPU backend
+// (ember_npu) and the ELF writer (ember_isa), or the cpu backend's bundles (ember_cpu).
+#ifdef EMBER_HAVE_CPU_BACKEND
+#include "ember/cpu/Bundle.h"
+#endif
 #include "ember/importer/OnnxImporter.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
@@ -10,6 +14,7 @@
 #include "ember/quantization/Quantize.h"
 #include "ember/support/Error.h"
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -21,6 +26,7 @@ using namespace ember;
 namespace {
 
 const char* kUsage = R"(usage: emberc MODEL.onnx -o OUT.elf [options]
+       emberc MODEL.onnx --backend cpu --emit-bundle DIR [options]
 
 Compiles an ONNX model for the Ember NPU: imports it, runs the default optimisation
 pipeline, calibrates and quantizes it to int8 (docs/numerics.md), lowers every layer to
@@ -29,8 +35,18 @@ the binary (ELF: instructions, constants, I/O table, memory map, debug map) atom
 Prints a compile summary: layers, tiles, instructions, SRAM use, estimated cycles,
 binary size and compile time. Run the binary with `ember-run OUT.elf --device sim`.
 
+With --backend cpu, compiles the model ahead of time for this host's CPU (LLVM) into a
+bundle: DIR/NAME.o (relocatable object), DIR/NAME.h (C header: entry point NAME_run,
+region sizes, input/output offsets) and DIR/NAME.weights (the constant region). Link
+NAME.o and libm into a C program (see examples/bundle). Float32 unless --precision int8.
+
 options:
   -o, --output OUT.elf      the binary to write (required unless --print-pipeline alone)
+  --backend npu|cpu         the target (default npu)
+  --emit-bundle DIR         cpu: the folder the bundle is written to (required for cpu)
+  --bundle-name NAME        cpu: the bundle's C name (default: the model file's stem)
+  --precision float|int8    cpu: compile the float model or the quantized one (default
+                            float; the NPU is always int8)
   --isa FILE.json           the NPU description (default: $EMBER_ISA, else isa/ember-v1.json)
   --calibrate SPEC          calibration inputs: FILE.npy, a folder of .npy files, or
                             random:N (default random:8)
@@ -52,6 +68,7 @@ struct UsageError : Error {
 
 struct Options {
   std::string model, output, isa;
+  std::string backend = "npu", bundleDir, bundleName, precision;
   std::string calibrate = "random:8", calibration = "minmax";
   std::string dumpProfile, loadProfile;
   bool printPipeline = false, quiet = false, help = false;
@@ -73,6 +90,14 @@ Options parseArgs(int argc, char** argv) {
       o.output = value();
     else if (a == "--isa")
       o.isa = value();
+    else if (a == "--backend")
+      o.backend = value();
+    else if (a == "--emit-bundle")
+      o.bundleDir = value();
+    else if (a == "--bundle-name")
+      o.bundleName = value();
+    else if (a == "--precision")
+      o.precision = value();
     else if (a == "--calibrate")
       o.calibrate = value();
     else if (a == "--calibration")
@@ -96,11 +121,80 @@ Options parseArgs(int argc, char** argv) {
     return o;
   if (o.model.empty() && !o.printPipeline)
     throw UsageError("no model given");
-  if (!o.model.empty() && o.output.empty())
-    throw UsageError("no output given (-o OUT.elf)");
+  if (o.backend != "npu" && o.backend != "cpu")
+    throw UsageError("unknown backend '" + o.backend + "' (npu or cpu)");
+  if (!o.precision.empty() && o.precision != "float" && o.precision != "int8")
+    throw UsageError("unknown precision '" + o.precision + "' (float or int8)");
+  if (o.backend == "cpu") {
+    if (!o.model.empty() && o.bundleDir.empty())
+      throw UsageError("--backend cpu needs --emit-bundle DIR");
+    if (!o.output.empty())
+      throw UsageError("-o is for NPU binaries; --backend cpu writes --emit-bundle DIR");
+  } else {
+    if (!o.bundleDir.empty() || !o.bundleName.empty())
+      throw UsageError("--emit-bundle and --bundle-name need --backend cpu");
+    if (o.precision == "float")
+      throw UsageError("the NPU runs int8 only (--precision float needs --backend cpu)");
+    if (!o.model.empty() && o.output.empty())
+      throw UsageError("no output given (-o OUT.elf)");
+  }
   if (!o.loadProfile.empty() && !o.dumpProfile.empty())
     throw UsageError("--load-profile and --dump-profile exclude each other");
   return o;
+}
+
+/// The bundle's default name: the model file's stem as a C identifier.
+std::string defaultBundleName(const std::string& model) {
+  std::string stem = model.substr(model.find_last_of('/') + 1);
+  stem = stem.substr(0, stem.find('.'));
+  std::string out;
+  for (char c : stem)
+    out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
+    out = "model_" + out;
+  return out;
+}
+
+/// Calibrates and quantizes `f` as the options say; prints the quantizer's counts.
+Function* quantizeModel(const Options& o, Function& f) {
+  const quant::CalibrationMethod method = quant::parseCalibrationMethod(o.calibration);
+  quant::Profile profile;
+  if (!o.loadProfile.empty()) {
+    profile = quant::Profile::load(o.loadProfile);
+  } else {
+    profile = quant::profileFunction(f, quant::loadCalibration(f, o.calibrate));
+    if (!o.dumpProfile.empty())
+      profile.save(o.dumpProfile);
+  }
+  quant::QuantizeOptions qo;
+  qo.method = method;
+  quant::QuantizeStats qs;
+  Function* q = quant::quantize(f, profile, qo, &qs);
+  if (!o.quiet)
+    std::printf("%s: %zu int8 nodes, %zu float nodes left on the host boundary, %zu Rescale\n",
+                o.model.c_str(), qs.int8Nodes, qs.floatNodes, qs.rescales);
+  return q;
+}
+
+int emitCpuBundle(const Options& o, Function& f) {
+#ifdef EMBER_HAVE_CPU_BACKEND
+  Function* target = o.precision == "int8" ? quantizeModel(o, f) : &f;
+  BundleOptions bo;
+  bo.name = o.bundleName.empty() ? defaultBundleName(o.model) : o.bundleName;
+  const BundleInfo info = emitBundle(*target, o.bundleDir, bo);
+  if (!o.quiet)
+    std::printf("%s: %s bundle '%s' (%zu operations) in %.2f s\n"
+                "  %s  %zu bytes\n  %s  %zu bytes (constants)\n  %s\n"
+                "  io %zu bytes, activations %zu bytes, scratch %zu bytes\n",
+                o.model.c_str(), o.precision.empty() ? "float" : o.precision.c_str(),
+                bo.name.c_str(), info.nodes, info.seconds, info.objectPath.c_str(),
+                info.objectBytes, info.weightsPath.c_str(), info.constantBytes,
+                info.headerPath.c_str(), info.ioBytes, info.activationBytes, info.scratchBytes);
+  return 0;
+#else
+  (void)f;
+  throw Error(o.model, "this emberc was built without the cpu backend (EMBER_WITH_LLVM=OFF)");
+#endif
 }
 
 int runTool(const Options& o) {
@@ -110,7 +204,15 @@ int runTool(const Options& o) {
     if (o.model.empty())
       return 0;
   }
-  const quant::CalibrationMethod method = quant::parseCalibrationMethod(o.calibration);
+  if (o.backend == "cpu") {
+    std::unique_ptr<Module> m = importOnnxFile(o.model);
+    Function* f = m->getFunction("main");
+    if (!f)
+      throw Error(o.model, "the imported module has no function 'main'");
+    runPipeline(*f, defaultPipeline());
+    return emitCpuBundle(o, *f);
+  }
+  (void)quant::parseCalibrationMethod(o.calibration); // bad names fail before any work
   const isa::IsaDescription isa = isa::IsaDescription::loadDefault(o.isa);
   const auto t0 = clock::now();
   std::unique_ptr<Module> m = importOnnxFile(o.model);
@@ -118,24 +220,11 @@ int runTool(const Options& o) {
   if (!f)
     throw Error(o.model, "the imported module has no function 'main'");
   runPipeline(*f, defaultPipeline());
-  quant::Profile profile;
-  if (!o.loadProfile.empty()) {
-    profile = quant::Profile::load(o.loadProfile);
-  } else {
-    profile = quant::profileFunction(*f, quant::loadCalibration(*f, o.calibrate));
-    if (!o.dumpProfile.empty())
-      profile.save(o.dumpProfile);
-  }
-  quant::QuantizeOptions qo;
-  qo.method = method;
-  quant::QuantizeStats qs;
-  Function* q = quant::quantize(*f, profile, qo, &qs);
+  Function* q = quantizeModel(o, *f);
   const auto t1 = clock::now();
   npu::CompileResult r = npu::compile(*q, isa);
   isa::writeElf(o.output, r.binary, isa);
   if (!o.quiet) {
-    std::printf("%s: %zu int8 nodes, %zu float nodes left on the host boundary, %zu Rescale\n",
-                o.model.c_str(), qs.int8Nodes, qs.floatNodes, qs.rescales);
     std::fputs(npu::formatSummary(r.summary).c_str(), stdout);
     std::printf("import + optimise + quantize: %.3f s; wrote %s\n",
                 std::chrono::duration<double>(t1 - t0).count(), o.output.c_str());

@@ -86,12 +86,14 @@ public:
   /// arrays) are shared between nodes: `instances` maps such a key to its function.
   using InstanceCache = std::map<std::string, llvm::Function*>;
 
-  /// `env` is the generated function's environment pointer; `inputs` and `results` the
-  /// addresses of the operation's inputs (null for absent ones) and results.
+  /// Gives the address of the operation's input i (isResult false) or result i; asked
+  /// only for the operands a unit uses, so constants nobody reads take no space.
+  using AddressFn = std::function<llvm::Value*(bool isResult, unsigned i)>;
+
+  /// `env` is the generated function's environment pointer.
   CodegenContext(llvm::Module& m, llvm::IRBuilder<>& b, CodegenServices& s, llvm::Value* env,
                  llvm::Value* tid, llvm::Value* nth, const Op* op = nullptr,
-                 std::vector<llvm::Value*> inputs = {}, std::vector<llvm::Value*> results = {},
-                 InstanceCache* instances = nullptr);
+                 AddressFn address = nullptr, InstanceCache* instances = nullptr);
 
   llvm::IRBuilder<>& builder() { return b_; }
   llvm::Module& module() { return m_; }
@@ -138,7 +140,7 @@ private:
   llvm::Value* tid_;
   llvm::Value* nth_;
   const Op* op_;
-  std::vector<llvm::Value*> inputs_, results_;
+  AddressFn address_;
   InstanceCache* instances_;
 };
 

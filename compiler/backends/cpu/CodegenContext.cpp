@@ -14,10 +14,9 @@ namespace ember::cpu {
 
 CodegenContext::CodegenContext(llvm::Module& m, llvm::IRBuilder<>& b, CodegenServices& s,
                                llvm::Value* env, llvm::Value* tid, llvm::Value* nth, const Op* op,
-                               std::vector<llvm::Value*> inputs, std::vector<llvm::Value*> results,
-                               InstanceCache* instances)
-    : m_(m), b_(b), s_(s), env_(env), tid_(tid), nth_(nth), op_(op), inputs_(std::move(inputs)),
-      results_(std::move(results)), instances_(instances) {}
+                               AddressFn address, InstanceCache* instances)
+    : m_(m), b_(b), s_(s), env_(env), tid_(tid), nth_(nth), op_(op), address_(std::move(address)),
+      instances_(instances) {}
 
 llvm::Value* CodegenContext::field(EnvField f) {
   llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), env_, f);
@@ -34,15 +33,17 @@ llvm::Value* CodegenContext::at(EnvField f, size_t offset) {
 llvm::Value* CodegenContext::addr(const OpInput& v) {
   if (!v)
     return nullPtr();
-  if (v.index() >= inputs_.size() || !inputs_[v.index()])
+  llvm::Value* a = address_ ? address_(false, v.index()) : nullptr;
+  if (!a)
     throw Error("cpu backend", "input " + std::to_string(v.index()) + " has no address");
-  return inputs_[v.index()];
+  return a;
 }
 
 llvm::Value* CodegenContext::result(const Op&, unsigned i) {
-  if (i >= results_.size())
+  llvm::Value* a = address_ ? address_(true, i) : nullptr;
+  if (!a)
     throw Error("cpu backend", "result " + std::to_string(i) + " has no address");
-  return results_[i];
+  return a;
 }
 
 llvm::Value* CodegenContext::i32(int64_t v) {

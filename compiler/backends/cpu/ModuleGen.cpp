@@ -142,11 +142,14 @@ void Generator::emitCompute(const lir::Instruction& in, CodegenContext& ctx,
   const CodegenUnit* unit = findCodegenUnit(op);
   if (!unit)
     throw Unsupported(nodeRef(op), "the cpu backend cannot compile this node");
-  std::vector<llvm::Value*> results, inputs;
-  for (size_t i = 0; i < in.operands().size(); ++i)
-    (i < in.numResults() ? results : inputs).push_back(address(ctx, in.operand(i).value));
+  auto operandAddress = [&](bool isResult, unsigned i) -> llvm::Value* {
+    const size_t k = isResult ? i : in.numResults() + i;
+    if ((isResult && i >= in.numResults()) || k >= in.operands().size())
+      return nullptr;
+    return address(ctx, in.operand(k).value);
+  };
   CodegenContext octx(ctx.module(), ctx.builder(), *this, ctx.env(), ctx.tid(), ctx.nth(), &op,
-                      std::move(inputs), std::move(results), &instances);
+                      operandAddress, &instances);
   try {
     unit->emit(op, octx);
   } catch (const Unsupported&) {
@@ -188,7 +191,7 @@ GeneratedModule Generator::run() {
                                       "op." + std::to_string(index++) + "." + in->name(), m);
     fn->addFnAttr(llvm::Attribute::NoInline);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", fn));
-    CodegenContext ctx(m, b, *this, fn->getArg(0), fn->getArg(1), fn->getArg(2), nullptr, {}, {},
+    CodegenContext ctx(m, b, *this, fn->getArg(0), fn->getArg(1), fn->getArg(2), nullptr, nullptr,
                        &instances);
     if (k == lir::ValueKind::Copy)
       emitCopy(*in, ctx);

@@ -1,0 +1,223 @@
+// AOT bundles: the module ModuleGen generates for the JIT, plus a C entry point that
+// fills the environment (no barrier: one thread) and reports the first raised error
+// flag, compiled to a PIC object; the header describes the regions; the weights file is
+// the constant region.
+#include "ember/cpu/Bundle.h"
+
+#include "Jit.h"
+#include "ModuleGen.h"
+
+#include "ember/lir/IRGen.h"
+#include "ember/support/AtomicFile.h"
+#include "ember/support/Error.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <cctype>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+namespace ember {
+namespace cpu {
+namespace {
+
+bool isCIdentifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+    return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      return false;
+  return true;
+}
+
+/// Upper-case C identifier characters of an I/O name (others become '_').
+std::string macroPart(const std::string& s) {
+  std::string out;
+  for (char c : s)
+    out += std::isalnum(static_cast<unsigned char>(c)) ? char(std::toupper(c)) : '_';
+  return out;
+}
+
+const char* cType(ElemKind k) {
+  switch (k) {
+  case ElemKind::Float32:
+    return "float";
+  case ElemKind::Int8:
+    return "int8_t";
+  case ElemKind::Int32:
+    return "int32_t";
+  case ElemKind::Int64:
+    return "int64_t";
+  case ElemKind::Bool:
+    return "uint8_t";
+  }
+  return "uint8_t";
+}
+
+/// `int32_t NAME_run(constants, io, activations, scratch)` and
+/// `const char* NAME_error_message(int32_t)`.
+void addEntryPoints(GeneratedModule& g, const std::string& name) {
+  llvm::Module& m = *g.module;
+  llvm::LLVMContext& c = *g.context;
+  auto* ptr = llvm::PointerType::get(c, 0);
+  auto* i32 = llvm::Type::getInt32Ty(c);
+  auto* i64 = llvm::Type::getInt64Ty(c);
+  auto* noBarrier =
+      llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr}, false),
+                             llvm::GlobalValue::InternalLinkage, "ember_no_barrier", m);
+  llvm::IRBuilder<> nb(llvm::BasicBlock::Create(c, "entry", noBarrier));
+  nb.CreateRetVoid();
+
+  auto* run = llvm::Function::Create(llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr}, false),
+                                     llvm::GlobalValue::ExternalLinkage, name + "_run", m);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", run));
+  auto* env = b.CreateAlloca(llvm::ArrayType::get(ptr, kEnvFields));
+  const size_t flags = std::max<size_t>(g.errors.size(), 1);
+  auto* flagTy = llvm::ArrayType::get(i32, flags);
+  auto* flagArray = b.CreateAlloca(flagTy);
+  b.CreateMemSet(flagArray, b.getInt8(0), flags * sizeof(int32_t), llvm::MaybeAlign(4));
+  auto set = [&](EnvField f, llvm::Value* v) {
+    b.CreateStore(v, b.CreateConstInBoundsGEP1_64(ptr, env, f));
+  };
+  set(kEnvConstants, run->getArg(0));
+  set(kEnvIo, run->getArg(1));
+  set(kEnvActivations, run->getArg(2));
+  set(kEnvScratch, run->getArg(3));
+  set(kEnvErrors, flagArray);
+  set(kEnvBarrier, noBarrier);
+  set(kEnvBarrierArg, llvm::ConstantPointerNull::get(ptr));
+  b.CreateCall(m.getFunction(kRunSymbol), {env, b.getInt64(0), b.getInt64(1)});
+  llvm::Value* code = b.getInt32(0);
+  for (size_t i = g.errors.size(); i-- > 0;) {
+    llvm::Value* flag = b.CreateLoad(i32, b.CreateConstInBoundsGEP2_64(flagTy, flagArray, 0, i));
+    code = b.CreateSelect(b.CreateICmpNE(flag, b.getInt32(0)), b.getInt32(int32_t(i + 1)), code);
+  }
+  b.CreateRet(code);
+
+  auto* message =
+      llvm::Function::Create(llvm::FunctionType::get(ptr, {i32}, false),
+                             llvm::GlobalValue::ExternalLinkage, name + "_error_message", m);
+  llvm::IRBuilder<> mb(llvm::BasicBlock::Create(c, "entry", message));
+  std::vector<llvm::Constant*> texts = {mb.CreateGlobalString("no error", "ember.msg")};
+  for (const ErrorSite& e : g.errors)
+    texts.push_back(mb.CreateGlobalString(e.where + ": " + e.reason, "ember.msg"));
+  texts.push_back(mb.CreateGlobalString("unknown error code", "ember.msg"));
+  auto* tableTy = llvm::ArrayType::get(ptr, texts.size());
+  auto* table = new llvm::GlobalVariable(m, tableTy, true, llvm::GlobalValue::PrivateLinkage,
+                                         llvm::ConstantArray::get(tableTy, texts), "ember.msgs");
+  llvm::Value* k = mb.CreateZExt(message->getArg(0), i64);
+  llvm::Value* inRange = mb.CreateICmpULT(k, mb.getInt64(texts.size() - 1));
+  k = mb.CreateSelect(inRange, k, mb.getInt64(texts.size() - 1));
+  mb.CreateRet(mb.CreateLoad(ptr, mb.CreateInBoundsGEP(tableTy, table, {mb.getInt64(0), k})));
+}
+
+void ioMacros(std::ostream& os, const std::string& prefix, const char* what,
+              const std::vector<IoBuffer>& list) {
+  std::map<std::string, int> uses;
+  for (const IoBuffer& b : list)
+    ++uses[macroPart(b.name)];
+  os << "#define " << prefix << "_NUM_" << what << "S " << list.size() << "\n";
+  for (size_t i = 0; i < list.size(); ++i) {
+    const IoBuffer& b = list[i];
+    std::ostringstream dims;
+    for (size_t d = 0; d < b.type.dims.size(); ++d)
+      dims << (d ? ", " : "") << b.type.dims[d];
+    os << "\n/* " << (what[0] == 'I' ? "input " : "output ") << i << ": \"" << b.name << "\", "
+       << elemKindName(b.type.kind) << " [" << dims.str() << "] (" << cType(b.type.kind)
+       << " elements, row-major)";
+    if (b.type.quant.isQuantized())
+      os << ", quantized";
+    os << " */\n";
+    std::vector<std::string> stems = {prefix + "_" + what + std::to_string(i)};
+    if (uses[macroPart(b.name)] == 1)
+      stems.push_back(prefix + "_" + what + "_" + macroPart(b.name));
+    for (const std::string& s : stems) {
+      os << "#define " << s << "_NAME \"" << b.name << "\"\n";
+      os << "#define " << s << "_OFFSET " << b.offset << "\n";
+      os << "#define " << s << "_BYTES " << b.type.sizeInBytes() << "\n";
+      os << "#define " << s << "_ELEMENTS " << b.type.size() << "\n";
+    }
+  }
+}
+
+std::string header(const GeneratedModule& g, const std::string& name, const std::string& source,
+                   size_t scratchBytes) {
+  const std::string P = macroPart(name);
+  std::ostringstream os;
+  os << "/* " << name << ".h: ahead-of-time bundle of '" << source
+     << "', generated by the Ember cpu backend. Do not edit.\n"
+     << " *\n"
+     << " * Link " << name << ".o and libm. The code is built for the compiling host ("
+     << llvm::sys::getProcessTriple() << ", cpu " << llvm::sys::getHostCPUName().str() << ").\n"
+     << " * The caller owns every region, each " << kRegionAlignment << "-byte aligned:\n"
+     << " *   constants    " << P << "_CONSTANT_BYTES    the bytes of " << name
+     << ".weights (read only)\n"
+     << " *   io           " << P << "_IO_BYTES          inputs and outputs at the offsets below\n"
+     << " *   activations  " << P << "_ACTIVATION_BYTES  intermediate tensors\n"
+     << " *   scratch      " << P << "_SCRATCH_BYTES     kernel scratch\n"
+     << " * " << name << "_run() runs on the calling thread; it may be called again and again.\n"
+     << " */\n"
+     << "#ifndef " << P << "_BUNDLE_H\n#define " << P << "_BUNDLE_H\n\n"
+     << "#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+     << "#define " << P << "_ALIGNMENT " << kRegionAlignment << "\n"
+     << "#define " << P << "_CONSTANT_BYTES " << g.constants.size() << "\n"
+     << "#define " << P << "_IO_BYTES " << g.ioBytes << "\n"
+     << "#define " << P << "_ACTIVATION_BYTES " << g.activationBytes << "\n"
+     << "#define " << P << "_SCRATCH_BYTES " << scratchBytes << "\n\n";
+  ioMacros(os, P, "INPUT", g.inputs);
+  os << "\n";
+  ioMacros(os, P, "OUTPUT", g.outputs);
+  os << "\n/* Runs the model: reads the inputs from io, writes the outputs into io. Returns 0,\n"
+     << " * or k > 0 when a run-time error occurred (see " << name << "_error_message). */\n"
+     << "int32_t " << name
+     << "_run(const uint8_t* constants, uint8_t* io, uint8_t* activations, uint8_t* scratch);\n\n"
+     << "/* The message of error code k (the node and the reason). */\n"
+     << "const char* " << name << "_error_message(int32_t k);\n\n"
+     << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << P << "_BUNDLE_H */\n";
+  return os.str();
+}
+
+} // namespace
+} // namespace cpu
+
+BundleInfo emitBundle(const Function& f, const std::string& dir, const BundleOptions& opts) {
+  using namespace cpu;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!isCIdentifier(opts.name))
+    throw Error("bundle name '" + opts.name + "'",
+                "must be a C identifier (letters, digits and '_', not starting with a digit)");
+  const std::unique_ptr<lir::Function> lf = lir::compileToLir(f);
+  GeneratedModule g = generateModule(*lf);
+  addEntryPoints(g, opts.name);
+  const size_t scratchBytes = std::max<size_t>(g.scratchPerThread, kRegionAlignment);
+  const std::string hdr = header(g, opts.name, f.name(), scratchBytes);
+  double optimizeSeconds = 0;
+  const std::string object = compileToHostObject(
+      std::move(g.module), {opts.name + "_run", opts.name + "_error_message"}, &optimizeSeconds);
+
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw Error(dir, "cannot create the bundle folder: " + ec.message());
+  BundleInfo info;
+  const std::string base = (std::filesystem::path(dir) / opts.name).string();
+  info.objectPath = base + ".o";
+  info.headerPath = base + ".h";
+  info.weightsPath = base + ".weights";
+  writeFileAtomic(info.weightsPath, std::string(g.constants.begin(), g.constants.end()));
+  writeFileAtomic(info.objectPath, object);
+  writeFileAtomic(info.headerPath, hdr);
+  info.constantBytes = g.constants.size();
+  info.ioBytes = g.ioBytes;
+  info.activationBytes = g.activationBytes;
+  info.scratchBytes = scratchBytes;
+  info.objectBytes = object.size();
+  info.nodes = g.stats.nodes;
+  info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return info;
+}
+
+} // namespace ember
