@@ -82,6 +82,8 @@ ember_cli_error(empty_compare_entry "comma-separated list" --
                 ${CLI_IN}/relu.onnx --compare interp,,sim --random-input 1)
 ember_cli_error(bad_iterations "--iterations must be at least 1" --
                 ${CLI_IN}/relu.onnx --iterations 0 --random-input 1)
+ember_cli_error(bad_threads "--threads must be at least 1" --
+                ${CLI_IN}/relu.onnx --threads 0 --random-input 1)
 ember_cli_error(bad_precision "--precision is float or int8" --
                 ${CLI_IN}/relu.onnx --precision fp16 --random-input 1)
 ember_cli_error(report_without_sim "reports come from the NPU simulator" --

@@ -57,6 +57,8 @@ options:
                          on the first device, 1 on the others); prints per device
                          "median latency: X ms"
   --warmup K             runs before the timed ones, on every device (default 0)
+  --threads N            threads of the host devices, interp and cpu (default:
+                         $EMBER_NUM_THREADS, else 1 for cpu and up to 4 for interp)
   --top K                also print the K largest values of each output with their
                          flat indices (e.g. the top-5 classes of a classifier)
   --compare LIST         run on every device of the comma-separated LIST (e.g. interp,sim;
@@ -159,6 +161,12 @@ Options parseArgs(int argc, char** argv) {
         usageError("--iterations must be at least 1");
     } else if (a == "--warmup") {
       o.warmup = static_cast<int>(parseUnsigned(a, value(), 100000));
+    } else if (a == "--threads") {
+      const uint64_t n = parseUnsigned(a, value(), 256);
+      if (n < 1)
+        usageError("--threads must be at least 1");
+      // Both host devices read it when they are created (after parsing).
+      setenv("EMBER_NUM_THREADS", std::to_string(n).c_str(), 1);
     } else if (a == "--repeat") {
       o.repeat = static_cast<int>(parseUnsigned(a, value(), 100000));
       if (o.repeat < 1)
