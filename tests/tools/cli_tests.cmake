@@ -64,6 +64,22 @@ set_tests_properties(tools.ember_run.iterations_warmup PROPERTIES
                      PASS_REGULAR_EXPRESSION
                      "interp: median latency: [0-9.]+ ms \\(3 runs after 1 warm-up\\).*sim: median latency")
 
+# int8 on the interpreter, the cpu backend and the simulated NPU: MobileNetV2 of the model
+# zoo (exported by the models.export fixture) must give the same bytes on all three.
+# expect_output.sh requires exit status 0 (--compare exits 1 on any disagreement) and the
+# cross-check table's lines.
+if(TARGET ember_cpu)
+  set(mnv2 ${EMBER_MODELS_DIR}/mobilenet_v2)
+  add_test(NAME tools.ember_run.int8_compare_cpu_sim.mobilenet_v2
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/expect_output.sh
+                   "^cross-check \\(int8, must be bit-exact, reference: interp\\)"
+                   "^  output +cpu +yes +0 " "^  output +sim +yes +0 " "^time: import"
+                   -- $<TARGET_FILE:ember-run> ${mnv2}/model.onnx --input input=${mnv2}/input.npy
+                   --compare interp,cpu,sim --precision int8)
+  set_tests_properties(tools.ember_run.int8_compare_cpu_sim.mobilenet_v2 PROPERTIES
+                       FIXTURES_REQUIRED ember_model_zoo LABELS "tools;models" TIMEOUT 900)
+endif()
+
 # Options.
 ember_cli_error(no_model "no model given" --)
 ember_cli_error(unknown_option "unknown option '--frobnicate'" -- --frobnicate)

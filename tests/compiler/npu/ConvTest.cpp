@@ -1,6 +1,7 @@
 // Convolution and Gemm on the NPU: hand-built int8 graphs compiled for both
 // descriptions, run on the simulator, compared bit for bit with a plain-loop reference
-// written here from docs/numerics.md section 4.1 (and with the int8 interpreter).
+// written here from docs/numerics.md section 4.1, which the int8 interpreter and (where
+// built) the cpu backend must give as well.
 #include "NpuTestUtil.h"
 
 #include "ember/passes/FusedActivation.h"
@@ -51,6 +52,18 @@ std::vector<int8_t> referenceConv(const ConvCase& c, const std::vector<int8_t>& 
         }
     }
   return y;
+}
+
+/// The int8 interpreter and, where built, the cpu backend (`threads` threads, bit-exact
+/// with the interpreter; `knownGap` as for expectCpuBitExact()) on the same graph and
+/// inputs give the reference's codes `want`.
+void expectInterpreterAndCpu(const Function& f,
+                             const std::map<std::string, std::vector<int8_t>>& in,
+                             const std::string& output, const std::vector<int8_t>& want,
+                             int threads, const std::string& what, const char* knownGap = nullptr) {
+  const auto got = interpretAndCpu(f, in, threads, what, knownGap);
+  ASSERT_EQ(got.count(output), 1u) << what;
+  EXPECT_EQ(mismatches(got.at(output), want), 0u) << what << ": int8 interpreter vs reference";
 }
 
 struct Built {
@@ -124,6 +137,7 @@ TEST_P(ConvOnNpu, BitExactAgainstReference) {
   const auto want = referenceConv(c, in["x"], conv.input(1).node->payload(),
                                   conv.input(2).node->payload(), conv, b.OH, b.OW);
   EXPECT_EQ(mismatches(s.outputs["y"], want), 0u) << formatSummary(r.summary);
+  expectInterpreterAndCpu(*b.g->f, in, "y", want, std::get<1>(GetParam()) ? 2 : 1, c.name);
   // The estimate follows the simulated cycles (report the ratio).
   const double ratio = r.summary.cycles / double(s.report.cycles);
   std::printf("[ %s on %s ] estimated %.0f / simulated %llu cycles = %.3f\n", c.name,
@@ -155,6 +169,8 @@ TEST(ConvOnNpu, ForcedSmallTilesWithAndWithoutDoubleBuffering) {
     auto in = randomInputs(r.binary, 3);
     SimOut s = simulate(r.binary, refIsa(), in);
     EXPECT_EQ(mismatches(s.outputs["y"], want(in["x"])), 0u) << "double buffer " << dbl;
+    if (dbl) // the same graph and inputs both times
+      expectInterpreterAndCpu(*b.g->f, in, "y", want(in["x"]), 2, c.name);
   }
 }
 
@@ -168,10 +184,10 @@ TEST(ConvOnNpu, StemChannelsPackedIntoTheReduction) {
   auto in = randomInputs(r.binary, 8);
   SimOut s = simulate(r.binary, refIsa(), in);
   const Node& conv = *b.conv;
-  EXPECT_EQ(
-      mismatches(s.outputs["y"], referenceConv(c, in["x"], conv.input(1).node->payload(),
-                                               conv.input(2).node->payload(), conv, b.OH, b.OW)),
-      0u);
+  const auto want = referenceConv(c, in["x"], conv.input(1).node->payload(),
+                                  conv.input(2).node->payload(), conv, b.OH, b.OW);
+  EXPECT_EQ(mismatches(s.outputs["y"], want), 0u);
+  expectInterpreterAndCpu(*b.g->f, in, "y", want, 2, c.name);
   std::printf("packed stem: %llu simulated cycles, estimate ratio %.3f\n",
               (unsigned long long)s.report.cycles, r.summary.cycles / double(s.report.cycles));
 }
@@ -189,10 +205,10 @@ TEST(ConvOnNpu, EstimateWithinAQuarterOfSimulatedCycles) {
   EXPECT_GT(ratio, 0.75);
   EXPECT_LT(ratio, 1.25);
   const Node& conv = *b.conv;
-  EXPECT_EQ(
-      mismatches(s.outputs["y"], referenceConv(c, in["x"], conv.input(1).node->payload(),
-                                               conv.input(2).node->payload(), conv, b.OH, b.OW)),
-      0u);
+  const auto want = referenceConv(c, in["x"], conv.input(1).node->payload(),
+                                  conv.input(2).node->payload(), conv, b.OH, b.OW);
+  EXPECT_EQ(mismatches(s.outputs["y"], want), 0u);
+  expectInterpreterAndCpu(*b.g->f, in, "y", want, 1, c.name);
 }
 
 TEST(GemmOnNpu, BitExactAgainstReference) {
@@ -233,6 +249,11 @@ TEST(GemmOnNpu, BitExactAgainstReference) {
             yq.zeroPoints[0], bd.lo, bd.hi);
       }
     EXPECT_EQ(mismatches(s.outputs["y"], want), 0u) << isa.name() << " transB " << transB;
+    // The cpu backend's int8 Gemm takes B as [K, N] only (no transB): its refusal of the
+    // transB form is printed; should it accept it, the result must be bit-exact.
+    expectInterpreterAndCpu(*g.f, in, "y", want, transB ? 2 : 1,
+                            std::string("gemm on ") + isa.name() + (transB ? ", transB" : ""),
+                            transB ? "no int8 Gemm with transB = 1" : nullptr);
   }
 }
 

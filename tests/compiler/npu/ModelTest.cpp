@@ -1,8 +1,11 @@
 // Whole networks of the model zoo on the NPU: imported, optimised, quantized with random
 // calibration, compiled for the reference description, simulated, and compared bit for
-// bit with the int8 interpreter on the same quantized function. Prints cycles, MAC
-// utilisation and compile time. The zoo folder is $EMBER_MODELS_DIR, else the build's
-// models/ folder; an absent model is skipped.
+// bit with the int8 interpreter on the same quantized function; where the cpu backend is
+// built, it runs that function too (2 threads with the reference description's test, 1
+// with the large one's) and must give the interpreter's outputs bit for bit, so interp,
+// cpu and sim agree exactly. Prints cycles, MAC utilisation and compile time. The zoo
+// folder is $EMBER_MODELS_DIR, else the build's models/ folder; an absent model is
+// skipped.
 #include "NpuTestUtil.h"
 
 #include "ember/importer/OnnxImporter.h"
@@ -24,7 +27,7 @@ std::string modelPath(const std::string& name) {
   return d + "/" + name + "/model.onnx";
 }
 
-void runZooModel(const char* name, const isa::IsaDescription& isa) {
+void runZooModel(const char* name, const isa::IsaDescription& isa, int cpuThreads) {
   const std::string path = modelPath(name);
   if (!std::filesystem::exists(path))
     GTEST_SKIP() << "no " << path << " (run `ninja models` or set EMBER_MODELS_DIR)";
@@ -42,9 +45,19 @@ void runZooModel(const char* name, const isa::IsaDescription& isa) {
   SimOut s = simulate(r.binary, isa, in);
   const double simSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-  auto want = interpret(*q, in);
+  const TensorMap feeds = floatFeeds(*q, in);
+  const TensorMap ref = createBackend("interp")->compile(*q)->run(feeds);
+  const auto want = outputCodes(*q, ref);
   for (const auto& kv : want)
     EXPECT_EQ(mismatches(s.outputs[kv.first], kv.second), 0u) << kv.first;
+#ifdef EMBER_HAVE_CPU
+  const auto t2 = std::chrono::steady_clock::now();
+  expectCpuBitExact(*q, feeds, ref, cpuThreads, name);
+  std::printf("%s on the cpu backend (%d thread(s)): compile and run %.1f s\n", name, cpuThreads,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count());
+#else
+  (void)cpuThreads;
+#endif
   std::printf("%s on %s: %zu layers, %lld instructions, compile %.3f s; simulated %llu cycles "
               "(estimated %.0f, ratio %.3f), MAC utilisation %.1f%%, energy %.1f uJ, "
               "simulation %.1f s\n",
@@ -56,13 +69,13 @@ void runZooModel(const char* name, const isa::IsaDescription& isa) {
 
 class ZooOnNpu : public ::testing::TestWithParam<const char*> {};
 TEST_P(ZooOnNpu, BitExactAgainstInt8Interpreter) {
-  runZooModel(GetParam(), refIsa());
+  runZooModel(GetParam(), refIsa(), 2);
 }
 
 /// The same on the 32 x 32 vendor description (different lanes, field widths, SRAMs).
 class ZooOnLargeNpu : public ::testing::TestWithParam<const char*> {};
 TEST_P(ZooOnLargeNpu, BitExactAgainstInt8Interpreter) {
-  runZooModel(GetParam(), largeIsa());
+  runZooModel(GetParam(), largeIsa(), 1);
 }
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooOnLargeNpu,
                          ::testing::Values("resnet18", "mobilenet_v2", "efficientnet_b0"),

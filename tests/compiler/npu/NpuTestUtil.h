@@ -1,9 +1,14 @@
 // Helpers of the NPU backend tests: hand-built int8 graphs (float placeholder ->
 // QuantizeLinear -> int8 nodes -> DequantizeLinear -> output), running a compiled
-// binary on the simulator, and the int8 interpreter as an independent reference.
+// binary on the simulator, and the int8 interpreter as an independent reference. Where
+// the cpu backend is built (EMBER_HAVE_CPU), interpretAndCpu() also runs each graph on it
+// and requires the interpreter's outputs bit for bit.
 #pragma once
 
 #include "ember/backend/Backend.h"
+#ifdef EMBER_HAVE_CPU
+#include "ember/cpu/CpuBackend.h"
+#endif
 #include "ember/graph/Graph.h"
 #include "ember/npu/Compile.h"
 #include "ember/sim/Io.h"
@@ -12,6 +17,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <string>
@@ -139,10 +147,20 @@ inline SimOut simulate(const isa::Binary& bin, const isa::IsaDescription& isa,
   return out;
 }
 
-/// The int8 interpreter's result codes for every output of `f` (the input values given
-/// as int8 codes are dequantized to floats that QuantizeLinear maps back exactly).
-inline std::map<std::string, std::vector<int8_t>>
-interpret(const Function& f, const std::map<std::string, std::vector<int8_t>>& in) {
+/// Number of positions where a and b differ (sizes must agree).
+inline size_t mismatches(const std::vector<int8_t>& a, const std::vector<int8_t>& b) {
+  if (a.size() != b.size())
+    return std::max(a.size(), b.size());
+  size_t n = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    n += a[i] != b[i];
+  return n;
+}
+
+/// The float feeds of `f` that its QuantizeLinear nodes map back to the int8 codes `in`
+/// exactly (each placeholder is read by one QuantizeLinear).
+inline TensorMap floatFeeds(const Function& f,
+                            const std::map<std::string, std::vector<int8_t>>& in) {
   TensorMap feeds;
   for (Node* ph : f.inputs()) {
     const Node* q = nullptr;
@@ -156,11 +174,13 @@ interpret(const Function& f, const std::map<std::string, std::vector<int8_t>>& i
       t.data<float>()[i] = (float(codes[i]) - float(qp.zeroPoints[0])) * qp.scales[0];
     feeds[ph->name()] = t;
   }
-  // Read the int8 values feeding the outputs: a copy of the function whose outputs are
-  // the DequantizeLinear inputs is not needed; dequantized floats map back exactly.
-  auto be = createBackend("interp");
-  auto cf = be->compile(f);
-  TensorMap res = cf->run(feeds);
+  return feeds;
+}
+
+/// The int8 codes behind the float outputs of `f` (each a DequantizeLinear of an int8
+/// value): dequantized floats map back exactly.
+inline std::map<std::string, std::vector<int8_t>> outputCodes(const Function& f,
+                                                              const TensorMap& res) {
   std::map<std::string, std::vector<int8_t>> out;
   for (const auto& o : f.outputs()) {
     const auto& qp = o.value.node->input(0).type().quant;
@@ -175,14 +195,78 @@ interpret(const Function& f, const std::map<std::string, std::vector<int8_t>>& i
   return out;
 }
 
-/// Number of positions where a and b differ (sizes must agree).
-inline size_t mismatches(const std::vector<int8_t>& a, const std::vector<int8_t>& b) {
-  if (a.size() != b.size())
-    return std::max(a.size(), b.size());
-  size_t n = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    n += a[i] != b[i];
-  return n;
+/// The int8 interpreter's result codes for every output of `f` (the input values given
+/// as int8 codes are dequantized to floats that QuantizeLinear maps back exactly).
+inline std::map<std::string, std::vector<int8_t>>
+interpret(const Function& f, const std::map<std::string, std::vector<int8_t>>& in) {
+  return outputCodes(f, createBackend("interp")->compile(f)->run(floatFeeds(f, in)));
+}
+
+#ifdef EMBER_HAVE_CPU
+/// Runs `f` on the cpu backend with `threads` threads on the feeds the interpreter got
+/// and fails the test unless every output tensor is bit-identical to the interpreter's
+/// `ref` (type and bytes). A refusal (ember::Unsupported) fails the test, unless
+/// `knownGap` names an operator form the cpu backend does not implement: then the
+/// refusal is printed with that reason (and an accepted graph must still be bit-exact).
+inline void expectCpuBitExact(const Function& f, const TensorMap& feeds, const TensorMap& ref,
+                              int threads, const std::string& what,
+                              const char* knownGap = nullptr) {
+  TensorMap got;
+  try {
+    got = createCpuBackend(CpuOptions{threads})->compile(f)->run(feeds);
+  } catch (const Unsupported& e) {
+    if (knownGap) {
+      std::printf("[ cpu leg ] %s: not run on the cpu backend (%s): %s\n", what.c_str(), knownGap,
+                  e.what());
+      return;
+    }
+    ADD_FAILURE() << what << ": the cpu backend refused the graph: " << e.what();
+    return;
+  }
+  for (const auto& o : f.outputs()) {
+    const Tensor& r = ref.at(o.name);
+    auto it = got.find(o.name);
+    if (it == got.end()) {
+      ADD_FAILURE() << what << ": no output " << o.name << " from the cpu backend";
+      continue;
+    }
+    const Tensor& g = it->second;
+    if (g == r)
+      continue;
+    std::string detail = g.type().toString() + " vs " + r.type().toString();
+    if (g.type() == r.type()) {
+      const auto gc = outputCodes(f, got).at(o.name), rc = outputCodes(f, ref).at(o.name);
+      size_t first = 0;
+      while (first < rc.size() && gc[first] == rc[first])
+        ++first;
+      detail += ", " + std::to_string(mismatches(gc, rc)) + " of " + std::to_string(rc.size()) +
+                " int8 codes differ";
+      if (first < rc.size())
+        detail += ", first at " + std::to_string(first) + ": cpu " + std::to_string(gc[first]) +
+                  ", interp " + std::to_string(rc[first]);
+    }
+    ADD_FAILURE() << what << ": output " << o.name << " on the cpu backend (" << threads
+                  << " thread(s)) differs from the int8 interpreter: " << detail;
+  }
+}
+#endif
+
+/// The int8 interpreter's result codes (as interpret()); where the cpu backend is built,
+/// the same graph also runs on it with `threads` threads and must give the interpreter's
+/// outputs bit for bit (see expectCpuBitExact() for `knownGap`).
+inline std::map<std::string, std::vector<int8_t>>
+interpretAndCpu(const Function& f, const std::map<std::string, std::vector<int8_t>>& in,
+                int threads, const std::string& what, const char* knownGap = nullptr) {
+  const TensorMap feeds = floatFeeds(f, in);
+  const TensorMap ref = createBackend("interp")->compile(f)->run(feeds);
+#ifdef EMBER_HAVE_CPU
+  expectCpuBitExact(f, feeds, ref, threads, what, knownGap);
+#else
+  (void)threads;
+  (void)what;
+  (void)knownGap;
+#endif
+  return outputCodes(f, ref);
 }
 
 } // namespace ember::npu::test
