@@ -183,37 +183,61 @@ void emitConv(const Op& n, CodegenContext& ctx) {
 
 // ---- Gemm ----------------------------------------------------------------------
 
-bool supportsGemm(const Op& n) {
-  const Attrs& a = n.attrs();
-  if (a.getInt("transA", 0) || a.getInt("transB", 0) || a.getFloat("alpha", 1.0) != 1.0 ||
-      a.getFloat("beta", 1.0) != 1.0 || !q8(n.input(0).type()) || !q8(n.resultType()) ||
-      n.input(0).dims().size() != 2 || n.input(1).dims().size() != 2)
-    return false;
-  const int64_t N = n.input(1).dims()[1];
-  return symmetricWeights(n.input(1), 1, N) && constantBias(n.optionalInput(2), N, true);
+/// Whether a Gemm's B is stored transposed ([N, K], per-channel scales along axis 0).
+bool transposedB(const Op& n) {
+  return n.attrs().getInt("transB", 0) != 0;
 }
 
-void emitGemm(const Op& n, CodegenContext& ctx) {
-  const int64_t rows = n.input(0).dims()[0], K = n.input(0).dims()[1], N = n.input(1).dims()[1];
+bool supportsGemm(const Op& n) {
+  const Attrs& a = n.attrs();
+  if (a.getInt("transA", 0) || a.getFloat("alpha", 1.0) != 1.0 || a.getFloat("beta", 1.0) != 1.0 ||
+      !q8(n.input(0).type()) || !q8(n.resultType()) || n.input(0).dims().size() != 2 ||
+      n.input(1).dims().size() != 2)
+    return false;
+  const bool tb = transposedB(n);
+  const int64_t N = n.input(1).dims()[tb ? 0 : 1];
+  return symmetricWeights(n.input(1), tb ? 0 : 1, N) && constantBias(n.optionalInput(2), N, true);
+}
+
+/// rows x K times the constant B [K, N] (`b`; `bt` when stored [N, K], then transposed
+/// into the constant region), plus the constant C broadcast over rows, requantized per
+/// output channel.
+void emitProduct(const Op& n, CodegenContext& ctx, int64_t rows, int64_t K, int64_t N, bool bt,
+                 const OpInput& c) {
   const Type &xt = n.input(0).type(), &yt = n.resultType();
   const quant::Bounds bd = quant::activationBounds(n.node(), yt.quant);
   std::vector<int32_t> Mq, Sq;
   channelMultipliers(xt, n.input(1), yt, N, &Mq, &Sq);
-  const int8_t* w = n.input(1).constantData<int8_t>();
-  const OpInput c = n.optionalInput(2);
+  const int8_t* src = n.input(1).constantData<int8_t>();
+  std::vector<int8_t> transposed;
+  if (bt) {
+    transposed.resize(static_cast<size_t>(K * N));
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t k = 0; k < K; ++k)
+        transposed[size_t(k * N + j)] = src[j * K + k];
+  }
+  const int8_t* w = bt ? transposed.data() : src;
+  const int32_t* cp = c ? c.constantData<int32_t>() : nullptr;
   std::vector<int32_t> fold(static_cast<size_t>(N));
   for (int64_t j = 0; j < N; ++j) {
     uint32_t sum = 0;
     for (int64_t k = 0; k < K; ++k)
       sum += uint32_t(int32_t(w[k * N + j]));
-    const int32_t* cp = c ? c.constantData<int32_t>() : nullptr;
     const int32_t cv = cp ? cp[c.type().size() == 1 ? 0 : j] : 0;
     fold[size_t(j)] = int32_t(uint32_t(cv) + (0u - uint32_t(zpOf(xt))) * sum);
   }
+  llvm::Value* wAddr = bt ? ctx.keep(transposed) : ctx.addr(n.input(1));
   ctx.call("ember_gemm_i8",
-           {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.keep(fold), ctx.keep(Mq), ctx.keep(Sq),
-            ctx.result(n), ctx.i64(rows), ctx.i64(N), ctx.i64(K), ctx.i32(zpOf(yt)), ctx.i32(bd.lo),
+           {ctx.addr(n.input(0)), wAddr, ctx.keep(fold), ctx.keep(Mq), ctx.keep(Sq), ctx.result(n),
+            ctx.i64(rows), ctx.i64(N), ctx.i64(K), ctx.i32(zpOf(yt)), ctx.i32(bd.lo),
             ctx.i32(bd.hi), ctx.scratch(size_t(N) * 4), ctx.tid(), ctx.nth()});
+}
+
+void emitGemm(const Op& n, CodegenContext& ctx) {
+  const bool tb = transposedB(n);
+  const int64_t rows = n.input(0).dims()[0], K = n.input(0).dims()[1];
+  const int64_t N = n.input(1).dims()[tb ? 0 : 1];
+  emitProduct(n, ctx, rows, K, N, tb, n.optionalInput(2));
 }
 
 /// MatMul with a constant B [K, N]: the batch of A folds into rows, as a Gemm without C.
@@ -226,23 +250,8 @@ bool supportsMatMul(const Op& n) {
 
 void emitMatMul(const Op& n, CodegenContext& ctx) {
   const Shape& a = n.input(0).dims();
-  const int64_t K = a.back(), N = n.input(1).dims()[1], rows = numElements(a) / K;
-  const Type &xt = n.input(0).type(), &yt = n.resultType();
-  const quant::Bounds bd = quant::activationBounds(n.node(), yt.quant);
-  std::vector<int32_t> Mq, Sq;
-  channelMultipliers(xt, n.input(1), yt, N, &Mq, &Sq);
-  const int8_t* w = n.input(1).constantData<int8_t>();
-  std::vector<int32_t> fold(static_cast<size_t>(N));
-  for (int64_t j = 0; j < N; ++j) {
-    uint32_t sum = 0;
-    for (int64_t k = 0; k < K; ++k)
-      sum += uint32_t(int32_t(w[k * N + j]));
-    fold[size_t(j)] = int32_t((0u - uint32_t(zpOf(xt))) * sum);
-  }
-  ctx.call("ember_gemm_i8",
-           {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.keep(fold), ctx.keep(Mq), ctx.keep(Sq),
-            ctx.result(n), ctx.i64(rows), ctx.i64(N), ctx.i64(K), ctx.i32(zpOf(yt)), ctx.i32(bd.lo),
-            ctx.i32(bd.hi), ctx.scratch(size_t(N) * 4), ctx.tid(), ctx.nth()});
+  const int64_t K = a.back();
+  emitProduct(n, ctx, numElements(a) / K, K, n.input(1).dims()[1], false, OpInput());
 }
 
 // ---- elementwise ---------------------------------------------------------------
