@@ -121,6 +121,11 @@ public:
   llvm::Value* tid() { return tid_; }
   llvm::Value* nth() { return nth_; }
   llvm::Value* env() { return env_; }
+  /// Declares whether a result of the operation may share memory with one of its
+  /// inputs (an in-place pair of the low-level IR). When it may not (the default), the
+  /// instances' pointer parameters are `noalias`: every other pair of operands is
+  /// disjoint (the LIR verifier checks it), so the vectoriser needs no overlap checks.
+  void setOperandsMayAlias(bool mayAlias) { mayAlias_ = mayAlias; }
   /// Calls libjit kernel `name`; integer and float constants are converted to the
   /// parameter types. ember::Error if the kernel is missing or the arity differs. With an
   /// instance cache, the call goes through a function that holds every constant argument
@@ -142,6 +147,7 @@ private:
   const Op* op_;
   AddressFn address_;
   InstanceCache* instances_;
+  bool mayAlias_ = false;
 };
 
 } // namespace ember::cpu

@@ -117,7 +117,7 @@ void CodegenContext::call(const std::string& name, std::vector<llvm::Value*> arg
   }
   // The key: the kernel and every constant argument (constant arrays by content); the
   // other arguments (addresses, the thread index) become the instance's parameters.
-  std::string key = name;
+  std::string key = name + (mayAlias_ ? "|alias" : "");
   std::vector<llvm::Value*> dynamic;
   std::vector<llvm::Type*> dynamicTypes;
   std::vector<int> slot(args.size(), -1);
@@ -146,6 +146,10 @@ void CodegenContext::call(const std::string& name, std::vector<llvm::Value*> arg
     auto* ty = llvm::FunctionType::get(b_.getVoidTy(), dynamicTypes, false);
     inst = llvm::Function::Create(ty, llvm::GlobalValue::InternalLinkage, "instance." + name, m_);
     inst->addFnAttr(llvm::Attribute::NoInline);
+    if (!mayAlias_)
+      for (llvm::Argument& a : inst->args())
+        if (a.getType()->isPointerTy())
+          a.addAttr(llvm::Attribute::NoAlias);
     llvm::IRBuilder<> ib(llvm::BasicBlock::Create(m_.getContext(), "entry", inst));
     std::vector<llvm::Value*> inner;
     for (size_t i = 0; i < args.size(); ++i)

@@ -60,6 +60,8 @@ private:
   Place place(const lir::Value* v);
   llvm::Value* address(CodegenContext& ctx, const lir::Value* v);
   void emitCopy(const lir::Instruction& in, CodegenContext& ctx);
+  /// Whether a result's bytes overlap an input's (an in-place pair).
+  static bool writesOverAnInput(const lir::Instruction& in);
   void emitCompute(const lir::Instruction& in, CodegenContext& ctx,
                    CodegenContext::InstanceCache& instances);
 
@@ -136,6 +138,23 @@ void Generator::emitCopy(const lir::Instruction& in, CodegenContext& ctx) {
             ctx.int64Array(box.strides[1]), ctx.tid(), ctx.nth()});
 }
 
+bool Generator::writesOverAnInput(const lir::Instruction& in) {
+  for (size_t r = 0; r < in.numResults(); ++r) {
+    const lir::Value* out = in.operand(r).value;
+    const lir::Location lo = lir::locate(const_cast<lir::Value*>(out));
+    for (size_t i = in.numResults(); i < in.operands().size(); ++i) {
+      lir::Value* v = in.operand(i).value;
+      if (!v)
+        continue;
+      const lir::Location li = lir::locate(v);
+      if (li.root == lo.root && li.offset < lo.offset + out->sizeInBytes() &&
+          lo.offset < li.offset + v->sizeInBytes())
+        return true;
+    }
+  }
+  return false;
+}
+
 void Generator::emitCompute(const lir::Instruction& in, CodegenContext& ctx,
                             CodegenContext::InstanceCache& instances) {
   const Op op = Op::ofInstruction(in);
@@ -150,6 +169,7 @@ void Generator::emitCompute(const lir::Instruction& in, CodegenContext& ctx,
   };
   CodegenContext octx(ctx.module(), ctx.builder(), *this, ctx.env(), ctx.tid(), ctx.nth(), &op,
                       operandAddress, &instances);
+  octx.setOperandsMayAlias(writesOverAnInput(in));
   try {
     unit->emit(op, octx);
   } catch (const Unsupported&) {
