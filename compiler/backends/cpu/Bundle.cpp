@@ -57,45 +57,64 @@ const char* cType(ElemKind k) {
   return "uint8_t";
 }
 
-/// `int32_t NAME_run(constants, io, activations, scratch)` and
-/// `const char* NAME_error_message(int32_t)`.
+/// The bundle's C entry points (see the header text): NAME_run_thread, NAME_first_error,
+/// NAME_run (one thread: no barrier, flags on its stack) and NAME_error_message.
 void addEntryPoints(GeneratedModule& g, const std::string& name) {
   llvm::Module& m = *g.module;
   llvm::LLVMContext& c = *g.context;
   auto* ptr = llvm::PointerType::get(c, 0);
   auto* i32 = llvm::Type::getInt32Ty(c);
   auto* i64 = llvm::Type::getInt64Ty(c);
+  auto* voidTy = llvm::Type::getVoidTy(c);
   auto* noBarrier =
-      llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr}, false),
+      llvm::Function::Create(llvm::FunctionType::get(voidTy, {ptr}, false),
                              llvm::GlobalValue::InternalLinkage, "ember_no_barrier", m);
   llvm::IRBuilder<> nb(llvm::BasicBlock::Create(c, "entry", noBarrier));
   nb.CreateRetVoid();
 
+  // void NAME_run_thread(constants, io, activations, scratch, errors, tid, nth, barrier, arg)
+  auto* thread = llvm::Function::Create(
+      llvm::FunctionType::get(voidTy, {ptr, ptr, ptr, ptr, ptr, i64, i64, ptr, ptr}, false),
+      llvm::GlobalValue::ExternalLinkage, name + "_run_thread", m);
+  {
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", thread));
+    auto* env = b.CreateAlloca(llvm::ArrayType::get(ptr, kEnvFields));
+    const EnvField fields[] = {kEnvConstants, kEnvIo,      kEnvActivations, kEnvScratch,
+                               kEnvErrors,    kEnvBarrier, kEnvBarrierArg};
+    const unsigned args[] = {0, 1, 2, 3, 4, 7, 8};
+    for (size_t i = 0; i < 7; ++i)
+      b.CreateStore(thread->getArg(args[i]), b.CreateConstInBoundsGEP1_64(ptr, env, fields[i]));
+    b.CreateCall(m.getFunction(kRunSymbol), {env, thread->getArg(5), thread->getArg(6)});
+    b.CreateRetVoid();
+  }
+
+  // int32_t NAME_first_error(const int32_t* errors): 0, or the first raised flag + 1.
+  auto* first =
+      llvm::Function::Create(llvm::FunctionType::get(i32, {ptr}, false),
+                             llvm::GlobalValue::ExternalLinkage, name + "_first_error", m);
+  {
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", first));
+    llvm::Value* code = b.getInt32(0);
+    for (size_t i = g.errors.size(); i-- > 0;) {
+      llvm::Value* flag = b.CreateLoad(i32, b.CreateConstInBoundsGEP1_64(i32, first->getArg(0), i));
+      code = b.CreateSelect(b.CreateICmpNE(flag, b.getInt32(0)), b.getInt32(int32_t(i + 1)), code);
+    }
+    b.CreateRet(code);
+  }
+
+  // int32_t NAME_run(constants, io, activations, scratch): one thread.
   auto* run = llvm::Function::Create(llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr}, false),
                                      llvm::GlobalValue::ExternalLinkage, name + "_run", m);
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", run));
-  auto* env = b.CreateAlloca(llvm::ArrayType::get(ptr, kEnvFields));
-  const size_t flags = std::max<size_t>(g.errors.size(), 1);
-  auto* flagTy = llvm::ArrayType::get(i32, flags);
-  auto* flagArray = b.CreateAlloca(flagTy);
-  b.CreateMemSet(flagArray, b.getInt8(0), flags * sizeof(int32_t), llvm::MaybeAlign(4));
-  auto set = [&](EnvField f, llvm::Value* v) {
-    b.CreateStore(v, b.CreateConstInBoundsGEP1_64(ptr, env, f));
-  };
-  set(kEnvConstants, run->getArg(0));
-  set(kEnvIo, run->getArg(1));
-  set(kEnvActivations, run->getArg(2));
-  set(kEnvScratch, run->getArg(3));
-  set(kEnvErrors, flagArray);
-  set(kEnvBarrier, noBarrier);
-  set(kEnvBarrierArg, llvm::ConstantPointerNull::get(ptr));
-  b.CreateCall(m.getFunction(kRunSymbol), {env, b.getInt64(0), b.getInt64(1)});
-  llvm::Value* code = b.getInt32(0);
-  for (size_t i = g.errors.size(); i-- > 0;) {
-    llvm::Value* flag = b.CreateLoad(i32, b.CreateConstInBoundsGEP2_64(flagTy, flagArray, 0, i));
-    code = b.CreateSelect(b.CreateICmpNE(flag, b.getInt32(0)), b.getInt32(int32_t(i + 1)), code);
+  {
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", run));
+    const size_t flags = std::max<size_t>(g.errors.size(), 1);
+    auto* flagArray = b.CreateAlloca(llvm::ArrayType::get(i32, flags));
+    b.CreateMemSet(flagArray, b.getInt8(0), flags * sizeof(int32_t), llvm::MaybeAlign(4));
+    b.CreateCall(thread,
+                 {run->getArg(0), run->getArg(1), run->getArg(2), run->getArg(3), flagArray,
+                  b.getInt64(0), b.getInt64(1), noBarrier, llvm::ConstantPointerNull::get(ptr)});
+    b.CreateRet(b.CreateCall(first, {flagArray}));
   }
-  b.CreateRet(code);
 
   auto* message =
       llvm::Function::Create(llvm::FunctionType::get(ptr, {i32}, false),
@@ -158,7 +177,9 @@ std::string header(const GeneratedModule& g, const std::string& name, const std:
      << " *   io           " << P << "_IO_BYTES          inputs and outputs at the offsets below\n"
      << " *   activations  " << P << "_ACTIVATION_BYTES  intermediate tensors\n"
      << " *   scratch      " << P << "_SCRATCH_BYTES     kernel scratch\n"
-     << " * " << name << "_run() runs on the calling thread; it may be called again and again.\n"
+     << " * " << name << "_run() runs on the calling thread, " << name
+     << "_run_thread() on threads of yours;\n"
+     << " * both may be called again and again.\n"
      << " */\n"
      << "#ifndef " << P << "_BUNDLE_H\n#define " << P << "_BUNDLE_H\n\n"
      << "#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
@@ -166,7 +187,8 @@ std::string header(const GeneratedModule& g, const std::string& name, const std:
      << "#define " << P << "_CONSTANT_BYTES " << g.constants.size() << "\n"
      << "#define " << P << "_IO_BYTES " << g.ioBytes << "\n"
      << "#define " << P << "_ACTIVATION_BYTES " << g.activationBytes << "\n"
-     << "#define " << P << "_SCRATCH_BYTES " << scratchBytes << "\n\n";
+     << "#define " << P << "_SCRATCH_BYTES " << scratchBytes << "\n"
+     << "#define " << P << "_ERROR_FLAGS " << std::max<size_t>(g.errors.size(), 1) << "\n\n";
   ioMacros(os, P, "INPUT", g.inputs);
   os << "\n";
   ioMacros(os, P, "OUTPUT", g.outputs);
@@ -174,6 +196,20 @@ std::string header(const GeneratedModule& g, const std::string& name, const std:
      << " * or k > 0 when a run-time error occurred (see " << name << "_error_message). */\n"
      << "int32_t " << name
      << "_run(const uint8_t* constants, uint8_t* io, uint8_t* activations, uint8_t* scratch);\n\n"
+     << "/* One thread's share of a run on nth threads (a thread pool of your own): every\n"
+     << " * thread 0 <= tid < nth calls it with the same regions, scratch of nth *\n"
+     << " * " << P << "_SCRATCH_BYTES bytes, the same errors array (" << P
+     << "_ERROR_FLAGS int32_t,\n"
+     << " * zeroed before the run) and a barrier function that returns once all nth threads\n"
+     << " * have called it (e.g. over pthread_barrier_wait). When all have returned,\n"
+     << " * " << name << "_first_error(errors) gives the status " << name
+     << "_run would have returned.\n"
+     << " * The results do not depend on nth. */\n"
+     << "void " << name
+     << "_run_thread(const uint8_t* constants, uint8_t* io, uint8_t* activations,\n"
+     << "    uint8_t* scratch, int32_t* errors, int64_t tid, int64_t nth,\n"
+     << "    void (*barrier)(void* arg), void* arg);\n"
+     << "int32_t " << name << "_first_error(const int32_t* errors);\n\n"
      << "/* The message of error code k (the node and the reason). */\n"
      << "const char* " << name << "_error_message(int32_t k);\n\n"
      << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << P << "_BUNDLE_H */\n";
@@ -195,8 +231,11 @@ BundleInfo emitBundle(const Function& f, const std::string& dir, const BundleOpt
   const size_t scratchBytes = std::max<size_t>(g.scratchPerThread, kRegionAlignment);
   const std::string hdr = header(g, opts.name, f.name(), scratchBytes);
   double optimizeSeconds = 0;
-  const std::string object = compileToHostObject(
-      std::move(g.module), {opts.name + "_run", opts.name + "_error_message"}, &optimizeSeconds);
+  const std::string object =
+      compileToHostObject(std::move(g.module),
+                          {opts.name + "_run", opts.name + "_run_thread",
+                           opts.name + "_first_error", opts.name + "_error_message"},
+                          &optimizeSeconds);
 
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

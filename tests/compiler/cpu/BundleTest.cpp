@@ -124,6 +124,86 @@ TEST(Bundle, CProgramMatchesTheInterpreterAndReportsRunTimeErrors) {
       << err;
 }
 
+// Threads of the program's own (pthreads): x[i] = sin(i), one run with convb_run, then
+// one on 3 threads with convb_run_thread; exit 4 if the bytes differ, else output y is
+// written to argv[2].
+const char* kThreadsDriver = R"(#define _POSIX_C_SOURCE 200809L
+#include "convb.h"
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static pthread_barrier_t bar;
+static void wait_all(void* a) { pthread_barrier_wait((pthread_barrier_t*)a); }
+static uint8_t *constants, *io, *act, *scratch;
+static int32_t errors[CONVB_ERROR_FLAGS];
+enum { NTH = 3 };
+static void* work(void* p) {
+  convb_run_thread(constants, io, act, scratch, errors, (int64_t)(intptr_t)p, NTH, wait_all, &bar);
+  return NULL;
+}
+static uint8_t* region(size_t n) { return aligned_alloc(64, (n + 64) / 64 * 64); }
+int main(int argc, char** argv) {
+  if (argc != 3) return 2;
+  FILE* f = fopen(argv[1], "rb");
+  constants = region(CONVB_CONSTANT_BYTES);
+  if (!f || fread(constants, 1, CONVB_CONSTANT_BYTES, f) != CONVB_CONSTANT_BYTES) return 2;
+  fclose(f);
+  io = region(CONVB_IO_BYTES);
+  act = region(CONVB_ACTIVATION_BYTES);
+  scratch = region(NTH * CONVB_SCRATCH_BYTES);
+  float* x = (float*)(io + CONVB_INPUT_X_OFFSET);
+  for (int i = 0; i < CONVB_INPUT_X_ELEMENTS; ++i) x[i] = (float)sin((double)i);
+  if (convb_run(constants, io, act, scratch) != 0) return 3;
+  static uint8_t one[CONVB_OUTPUT_Y_BYTES];
+  memcpy(one, io + CONVB_OUTPUT_Y_OFFSET, sizeof one);
+  memset(io + CONVB_OUTPUT_Y_OFFSET, 0, sizeof one);
+  pthread_barrier_init(&bar, NULL, NTH);
+  pthread_t t[NTH];
+  for (intptr_t i = 1; i < NTH; ++i) pthread_create(&t[i], NULL, work, (void*)i);
+  work((void*)0);
+  for (int i = 1; i < NTH; ++i) pthread_join(t[i], NULL);
+  if (convb_first_error(errors) != 0) return 3;
+  if (memcmp(one, io + CONVB_OUTPUT_Y_OFFSET, sizeof one) != 0) return 4;
+  FILE* y = fopen(argv[2], "wb");
+  fwrite(one, 1, sizeof one, y);
+  fclose(y);
+  return 0;
+}
+)";
+
+TEST(Bundle, ThreadsOfTheProgramGiveTheSameBytes) {
+  const std::string dir = testDir();
+  G g;
+  Attrs pads;
+  pads.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  NodeValue x = g.input("x", {1, 8, 12, 12});
+  NodeValue a = g.node(NodeKind::Conv, "c1", {x, g.constant("w1", {16, 8, 3, 3})}, pads);
+  NodeValue r = g.node(NodeKind::Relu, "r", {a});
+  NodeValue b = g.node(NodeKind::Conv, "c2", {r, g.constant("w2", {16, 16, 3, 3})}, pads);
+  g.output("y", g.node(NodeKind::Add, "add", {a, b}));
+  BundleOptions bo;
+  bo.name = "convb";
+  const BundleInfo info = emitBundle(*g.f, dir + "/b", bo);
+  std::ofstream(dir + "/driver.c") << kThreadsDriver;
+  const std::string exe = dir + "/driver";
+  ASSERT_EQ(shell(std::string(EMBER_C_COMPILER) + " -std=c11 -Wall -Wextra -Werror -I " + dir +
+                  "/b " + dir + "/driver.c " + info.objectPath + " -lm -lpthread -o " + exe),
+            0);
+  ASSERT_EQ(shell(exe + " " + info.weightsPath + " " + dir + "/y"), 0);
+  TensorMap in;
+  in["x"] = Tensor(ElemKind::Float32, {1, 8, 12, 12});
+  for (int64_t i = 0; i < in["x"].size(); ++i)
+    in["x"].data<float>()[i] = static_cast<float>(std::sin(double(i)));
+  const TensorMap ref = createInterpreterBackend()->compile(*g.f)->run(in);
+  Tensor y(ref.at("y").type());
+  const std::string bytes = readFileBytes(dir + "/y");
+  ASSERT_EQ(bytes.size(), y.sizeInBytes());
+  std::memcpy(y.raw(), bytes.data(), bytes.size());
+  EXPECT_EQ(compare({{"y", y}}, ref, 1e-5), "");
+}
+
 TEST(Bundle, RefusalsWriteNothing) {
   const std::string dir = testDir();
   G g;
