@@ -5,8 +5,8 @@
 /// C++ runtime at run time (the object needs only libc and libm).
 ///
 /// A bundle named NAME is three files in one folder:
-/// - `NAME.o`: the code, position independent, exporting `NAME_run` and
-///   `NAME_error_message`;
+/// - `NAME.o`: the code, position independent, exporting `NAME_run`,
+///   `NAME_run_thread`, `NAME_first_error` and `NAME_error_message`;
 /// - `NAME.h`: the C header: the entry point, and the size of every memory region and
 ///   the offset, size, element type and shape of every input and output;
 /// - `NAME.weights`: the constant region (weights, already repacked for the kernels),
@@ -14,7 +14,8 @@
 /// The program owns all memory: the constant region, the io region (inputs and outputs
 /// at their offsets), the activation region and the scratch region, each 64-byte
 /// aligned. `NAME_run` runs on the calling thread and returns 0, or k > 0 for run-time
-/// error k (`NAME_error_message(k)` names the node and the reason).
+/// error k (`NAME_error_message(k)` names the node and the reason); `NAME_run_thread` is
+/// one thread's share of a run on threads the program owns (with its barrier).
 
 #include "ember/graph/Graph.h"
 
