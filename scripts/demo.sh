@@ -31,9 +31,13 @@ echo "== 3. compile for the NPU ($(basename "$isa")): $out/$model.elf"
 "$build/tools/emberc/emberc" "$dir/model.onnx" -o "$out/$model.elf" --isa "$isa" \
   --calibrate random:8
 
+# The LLVM CPU backend joins the cross-check when the build has it.
+devices=interp,sim
+"$run" --help | grep -q '^  cpu ' && devices=interp,cpu,sim
+
 echo
-echo "== 4. simulate on the NPU, cross-check with the int8 interpreter"
-"$run" "$dir/model.onnx" --compare interp,sim --precision int8 --isa "$isa" \
+echo "== 4. simulate on the NPU, cross-check with the int8 interpreter ($devices)"
+"$run" "$dir/model.onnx" --compare "$devices" --precision int8 --isa "$isa" \
   --input "input=$dir/input.npy" --out "$out/int8" --top 5 \
   --report "$out/report.json" --trace "$out/trace.json"
 echo "report: $out/report.json; timeline: $out/trace.json (open in https://ui.perfetto.dev)"
