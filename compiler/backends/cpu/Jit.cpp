@@ -69,6 +69,17 @@ bool hostHasAvx512() {
   return has;
 }
 
+bool hostHasAvx512Vnni() {
+  static const bool has = [] {
+    const auto jtmb = hostBuilder();
+    for (const std::string& f : jtmb.getFeatures().getFeatures())
+      if (f == "+avx512vnni")
+        return true;
+    return false;
+  }();
+  return has;
+}
+
 std::unique_ptr<llvm::Module> loadLibjit(llvm::LLVMContext& ctx) {
   auto buf = llvm::MemoryBuffer::getMemBuffer(
       llvm::StringRef(reinterpret_cast<const char*>(kLibjitBitcode), kLibjitBitcodeSize),

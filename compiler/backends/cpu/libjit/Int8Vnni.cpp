@@ -1,0 +1,137 @@
+// The int8 convolution with AVX512-VNNI (vpdpbusd: 16 int32 lanes, each adding four
+// u8 x s8 products), bit-exact with ember_conv_i8 (libjit/Int8.cpp) and so with the
+// interpreter: the activations are shifted to unsigned (u = x + 128, the same bits with
+// the sign bit flipped), so sum u * w = sum x * w + 128 * sum w, and codegen
+// (codegen/Int8Packing.cpp) folds -(zp_x + 128) * sum w into the bias. vpdpbusd adds
+// without saturation, so every int32 sum wraps as docs/numerics.md section 4 requires.
+// The kernel is chosen at compile time only when the host has avx512vnni; its target
+// attribute lets this file compile to bitcode for any x86-64 host.
+#include "ConvPanel.h"
+#include "Libjit.h"
+
+#if defined(__x86_64__)
+
+#include <immintrin.h>
+
+#define EMBER_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline))
+
+namespace {
+
+/// MR output channels (one accumulator each) by NR output positions (the 16 lanes).
+constexpr int kMR = 16, kNR = 16;
+
+typedef int8_t B16 __attribute__((vector_size(16)));
+typedef int8_t B32 __attribute__((vector_size(32)));
+typedef int8_t B64 __attribute__((vector_size(64)));
+typedef int32_t I16 __attribute__((vector_size(64)));
+typedef uint32_t U16 __attribute__((vector_size(64)));
+typedef int64_t L16 __attribute__((vector_size(128)));
+
+/// The panel rows [K][NR] (codes) as vpdpbusd operands [K4][NR][4] (unsigned codes,
+/// x ^ 0x80 = x + 128): the four k of one lane are consecutive. Rows past K are 0x80
+/// (their weights are zero).
+inline void interleavePanel(const int8_t* rows, int64_t K, int8_t* out) {
+  const int64_t K4 = (K + 3) / 4;
+  for (int64_t q = 0; q < K4; ++q) {
+    B16 r[4];
+    for (int t = 0; t < 4; ++t) {
+      if (4 * q + t < K)
+        __builtin_memcpy(&r[t], rows + (4 * q + t) * kNR, sizeof(B16));
+      else
+        r[t] = B16{} * 0;
+    }
+    const B32 lo =
+        __builtin_shufflevector(r[0], r[1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+    const B32 hi =
+        __builtin_shufflevector(r[2], r[3], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+#define EMBER_LANE(j) j, 16 + j, 32 + j, 48 + j
+    B64 v = __builtin_shufflevector(
+        lo, hi, EMBER_LANE(0), EMBER_LANE(1), EMBER_LANE(2), EMBER_LANE(3), EMBER_LANE(4),
+        EMBER_LANE(5), EMBER_LANE(6), EMBER_LANE(7), EMBER_LANE(8), EMBER_LANE(9), EMBER_LANE(10),
+        EMBER_LANE(11), EMBER_LANE(12), EMBER_LANE(13), EMBER_LANE(14), EMBER_LANE(15));
+#undef EMBER_LANE
+    v ^= static_cast<int8_t>(-128);
+    __builtin_memcpy(out + q * 4 * kNR, &v, sizeof(v));
+  }
+}
+
+/// Section 3's requant() of 16 accumulators (acc + fold, wrapping) into 16 codes.
+EMBER_VNNI inline B16 requantRow(U16 acc, int32_t fold, int32_t M, int32_t S, int32_t zp,
+                                 int32_t lo, int32_t hi) {
+  const I16 s = (I16)(acc + static_cast<uint32_t>(fold));
+  L16 p = __builtin_convertvector(s, L16) * static_cast<int64_t>(M);
+  p = ((p + (int64_t(1) << (S - 1))) >> static_cast<int64_t>(S)) + static_cast<int64_t>(zp);
+  p = __builtin_elementwise_max(p, (L16{} * 0) + static_cast<int64_t>(lo));
+  p = __builtin_elementwise_min(p, (L16{} * 0) + static_cast<int64_t>(hi));
+  return __builtin_convertvector(p, B16);
+}
+
+/// acc[i] += sum over the K4 quads of panel[q] . a[q][i] (vpdpbusd), then requantized
+/// rows [0, rows) of columns [0, cols) into y (row stride P).
+EMBER_VNNI inline void vnniBlock(const int8_t* panel, const int8_t* a, int64_t K4,
+                                 const int32_t* fold, const int32_t* Mq, const int32_t* Sq,
+                                 int8_t* y, int64_t P, int64_t rows, int64_t cols, int32_t zpy,
+                                 int32_t lo, int32_t hi) {
+  __m512i acc[kMR];
+  for (int i = 0; i < kMR; ++i)
+    acc[i] = _mm512_setzero_si512();
+  for (int64_t q = 0; q < K4; ++q) {
+    const __m512i b = _mm512_loadu_si512(panel + q * 4 * kNR);
+    const int8_t* aq = a + q * 4 * kMR;
+    for (int i = 0; i < kMR; ++i) {
+      int32_t w4;
+      __builtin_memcpy(&w4, aq + 4 * i, sizeof(w4));
+      acc[i] = _mm512_dpbusd_epi32(acc[i], b, _mm512_set1_epi32(w4));
+    }
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    const B16 out = requantRow((U16)acc[i], fold[i], Mq[i], Sq[i], zpy, lo, hi);
+    int8_t* yr = y + i * P;
+    if (cols == kNR) {
+      __builtin_memcpy(yr, &out, sizeof(out));
+    } else {
+      for (int64_t j = 0; j < cols; ++j)
+        yr[j] = out[j];
+    }
+  }
+}
+
+} // namespace
+
+/// ember_conv_i8 with vpdpbusd: wp packed [group][M/MR blocks][K4][MR][4] (MR = 16, K4 =
+/// ceil(K / 4), zero past K and past the group's channels), fold[m] = b[m] - (zp_x + 128)
+/// * sum w[m]; scratch holds 2 * K4 * 64 bytes per thread (the gathered panel and its
+/// interleaved form).
+EMBER_KERNEL __attribute__((target("avx512f,avx512bw,avx512vnni"))) void
+ember_conv_i8_vnni(const int8_t* x, const int8_t* wp, const int32_t* fold, const int32_t* Mq,
+                   const int32_t* Sq, int8_t* y, int64_t N, int64_t C, int64_t H, int64_t W,
+                   int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                   int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t group,
+                   int32_t zpx, int32_t zpy, int32_t lo, int32_t hi, int8_t* scratch, int64_t tid,
+                   int64_t nth) {
+  const libjit::ConvGeom g{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group};
+  const int64_t cg = C / group, mg = M / group, K = cg * KH * KW, K4 = (K + 3) / 4;
+  const int64_t P = OH * OW, panels = (P + kNR - 1) / kNR, mblocks = (mg + kMR - 1) / kMR;
+  int8_t* rows = scratch + tid * 2 * K4 * 4 * kNR;
+  int8_t* panel = rows + K4 * 4 * kNR;
+  int64_t begin, end;
+  libjit::threadRange(N * group * panels, tid, nth, &begin, &end);
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t pi = item % panels, ng = item / panels, grp = ng % group, n = ng / group;
+    const int64_t p0 = pi * kNR;
+    libjit::packPanel<kNR>(x + (n * C + grp * cg) * H * W, g, cg, p0, static_cast<int8_t>(zpx),
+                           rows);
+    interleavePanel(rows, K, panel);
+    const int64_t cols = P - p0 < kNR ? P - p0 : kNR;
+    for (int64_t mb = 0; mb < mblocks; ++mb) {
+      const int64_t m0 = grp * mg + mb * kMR;
+      const int64_t nrows = mg - mb * kMR < kMR ? mg - mb * kMR : kMR;
+      vnniBlock(panel, wp + (grp * mblocks + mb) * K4 * 4 * kMR, K4, fold + m0, Mq + m0, Sq + m0,
+                y + (n * M + m0) * P + p0, P, nrows, cols, zpy, lo, hi);
+    }
+  }
+}
+
+#endif // __x86_64__
