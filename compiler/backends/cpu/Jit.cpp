@@ -72,10 +72,10 @@ bool hostHasAvx512() {
 bool hostHasAvx512Vnni() {
   static const bool has = [] {
     const auto jtmb = hostBuilder();
+    int found = 0;
     for (const std::string& f : jtmb.getFeatures().getFeatures())
-      if (f == "+avx512vnni")
-        return true;
-    return false;
+      found += f == "+avx512vnni" || f == "+avx512bw" || f == "+avx512vl";
+    return found == 3;
   }();
   return has;
 }

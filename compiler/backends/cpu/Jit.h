@@ -18,7 +18,7 @@ namespace ember::cpu {
 /// Whether the host CPU has AVX-512F (the GEMM kernels pick their register blocking).
 bool hostHasAvx512();
 
-/// Whether the host CPU has AVX512-VNNI (the int8 convolution uses vpdpbusd).
+/// Whether the host CPU has AVX512-VNNI, BW and VL (the int8 convolution uses vpdpbusd).
 bool hostHasAvx512Vnni();
 
 /// Parses the embedded libjit bitcode into a new module of `ctx`.

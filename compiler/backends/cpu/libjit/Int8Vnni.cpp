@@ -13,7 +13,7 @@
 
 #include <immintrin.h>
 
-#define EMBER_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline))
+#define EMBER_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"), always_inline))
 
 namespace {
 
@@ -54,6 +54,85 @@ inline void interleavePanel(const int8_t* rows, int64_t K, int8_t* out) {
 #undef EMBER_LANE
     v ^= static_cast<int8_t>(-128);
     __builtin_memcpy(out + q * 4 * kNR, &v, sizeof(v));
+  }
+}
+
+/// The largest kernel height and width of the masked-load gather.
+constexpr int kMaxTaps = 8;
+
+/// Lanes [lo, hi) of a mask.
+inline uint32_t laneRange(int64_t lo, int64_t hi) {
+  const uint64_t upto = (uint64_t(1) << hi) - 1, below = (uint64_t(1) << lo) - 1;
+  return static_cast<uint32_t>(upto & ~below);
+}
+
+/// Whether gatherRows handles the geometry (else packPanel does).
+inline bool maskedGather(const libjit::ConvGeom& g) {
+  return (g.sw == 1 || g.sw == 2) && g.KH <= kMaxTaps && g.KW <= kMaxTaps;
+}
+
+/// packPanel<NR> with AVX-512 masked loads: per kernel row, one masked load per run of
+/// positions in one output row (16 bytes at stride 1; at stride 2, 32 bytes of which
+/// vpmovwb keeps the even ones); lanes outside the input or past the last position keep
+/// `pad`. A masked-off byte is never read, so the loads may start outside the input.
+EMBER_VNNI inline void gatherRows(const int8_t* x, const libjit::ConvGeom& g, int64_t cg,
+                                  int64_t p0, int8_t pad, int8_t* rows) {
+  const int64_t P = g.OH * g.OW;
+  int64_t col[kNR], len[kNR], ih0[kNR], iw0[kNR];
+  int nseg = 0;
+  for (int64_t j = 0; j < kNR && p0 + j < P;) {
+    const int64_t p = p0 + j, ow = p % g.OW;
+    int64_t n = g.OW - ow;
+    n = n > kNR - j ? kNR - j : n;
+    n = n > P - p ? P - p : n;
+    col[nseg] = j;
+    len[nseg] = n;
+    ih0[nseg] = (p / g.OW) * g.sh - g.ph;
+    iw0[nseg] = ow * g.sw - g.pw;
+    ++nseg;
+    j += n;
+  }
+  // Per run and kernel column: the lanes inside the input and the load's start (lane 0)
+  // relative to the input row; per run and kernel row: the row's offset, -1 outside.
+  uint32_t lanes[kNR][kMaxTaps], bytes[kNR][kMaxTaps];
+  int64_t start[kNR][kMaxTaps], rowAt[kNR][kMaxTaps];
+  for (int s = 0; s < nseg; ++s) {
+    for (int64_t kw = 0; kw < g.KW; ++kw) {
+      const int64_t iw = iw0[s] + kw * g.dw;
+      int64_t lo = iw >= 0 ? 0 : (-iw + g.sw - 1) / g.sw;
+      int64_t hi = iw >= g.W ? 0 : (g.W - iw + g.sw - 1) / g.sw;
+      hi = hi < len[s] ? hi : len[s];
+      lo = lo < hi ? lo : hi;
+      lanes[s][kw] = laneRange(col[s] + lo, col[s] + hi);
+      bytes[s][kw] =
+          g.sw == 1 ? lanes[s][kw] : laneRange(2 * (col[s] + lo), 2 * (col[s] + hi)) & 0x55555555u;
+      start[s][kw] = iw - g.sw * col[s];
+    }
+    for (int64_t kh = 0; kh < g.KH; ++kh) {
+      const int64_t ih = ih0[s] + kh * g.dh;
+      rowAt[s][kh] = ih >= 0 && ih < g.H ? ih * g.W : -1;
+    }
+  }
+  const __m128i padv = _mm_set1_epi8(pad);
+  for (int64_t c = 0; c < cg; ++c) {
+    const uintptr_t xc = reinterpret_cast<uintptr_t>(x + c * g.H * g.W);
+    for (int64_t kh = 0; kh < g.KH; ++kh)
+      for (int64_t kw = 0; kw < g.KW; ++kw, rows += kNR) {
+        __m128i v = padv;
+        for (int s = 0; s < nseg; ++s) {
+          if (rowAt[s][kh] < 0)
+            continue;
+          const void* at =
+              reinterpret_cast<const void*>(xc + uintptr_t(rowAt[s][kh]) + uintptr_t(start[s][kw]));
+          if (g.sw == 1) {
+            v = _mm_mask_loadu_epi8(v, static_cast<__mmask16>(lanes[s][kw]), at);
+          } else {
+            const __m256i w = _mm256_maskz_loadu_epi8(static_cast<__mmask32>(bytes[s][kw]), at);
+            v = _mm_mask_mov_epi8(v, static_cast<__mmask16>(lanes[s][kw]), _mm256_cvtepi16_epi8(w));
+          }
+        }
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(rows), v);
+      }
   }
 }
 
@@ -104,7 +183,7 @@ EMBER_VNNI inline void vnniBlock(const int8_t* panel, const int8_t* a, int64_t K
 /// ceil(K / 4), zero past K and past the group's channels), fold[m] = b[m] - (zp_x + 128)
 /// * sum w[m]; scratch holds 2 * K4 * 64 bytes per thread (the gathered panel and its
 /// interleaved form).
-EMBER_KERNEL __attribute__((target("avx512f,avx512bw,avx512vnni"))) void
+EMBER_KERNEL __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void
 ember_conv_i8_vnni(const int8_t* x, const int8_t* wp, const int32_t* fold, const int32_t* Mq,
                    const int32_t* Sq, int8_t* y, int64_t N, int64_t C, int64_t H, int64_t W,
                    int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
@@ -121,8 +200,11 @@ ember_conv_i8_vnni(const int8_t* x, const int8_t* wp, const int32_t* fold, const
   for (int64_t item = begin; item < end; ++item) {
     const int64_t pi = item % panels, ng = item / panels, grp = ng % group, n = ng / group;
     const int64_t p0 = pi * kNR;
-    libjit::packPanel<kNR>(x + (n * C + grp * cg) * H * W, g, cg, p0, static_cast<int8_t>(zpx),
-                           rows);
+    if (maskedGather(g))
+      gatherRows(x + (n * C + grp * cg) * H * W, g, cg, p0, static_cast<int8_t>(zpx), rows);
+    else
+      libjit::packPanel<kNR>(x + (n * C + grp * cg) * H * W, g, cg, p0, static_cast<int8_t>(zpx),
+                             rows);
     interleavePanel(rows, K, panel);
     const int64_t cols = P - p0 < kNR ? P - p0 : kNR;
     for (int64_t mb = 0; mb < mblocks; ++mb) {
