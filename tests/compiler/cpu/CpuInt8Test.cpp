@@ -183,6 +183,31 @@ TEST(CpuInt8, ConvZeroPointsAtTheExtremes) {
   });
 }
 
+// Depthwise convolutions: strides 2 and 3, dilation, a channel multiplier, a 5 x 5
+// kernel, a positive input (zero point -128), and a 9 x 1 kernel whose stride and
+// dilation 3 take the portable kernel.
+TEST(CpuInt8, DepthwiseShapes) {
+  G g;
+  NodeValue x = g.input("x", {2, 6, 17, 15});
+  Attrs s2 = ints({{"pads", {1, 2, 1, 0}}, {"strides", {2, 2}}, {"dilations", {1, 2}}});
+  s2.set("group", int64_t(6));
+  g.output("s2", g.node(NodeKind::Conv, "dws2",
+                        {x, g.constant("w1", {12, 1, 3, 3}), g.constant("b1", {12})}, s2));
+  Attrs k5 = ints({{"pads", {2, 2, 2, 2}}});
+  k5.set("group", int64_t(6));
+  NodeValue pos = g.node(NodeKind::Sigmoid, "pos", {x});
+  g.output("k5", g.node(NodeKind::Conv, "dwk5", {pos, g.constant("w2", {6, 1, 5, 5})}, k5));
+  Attrs s3 = ints({{"pads", {1, 1, 1, 1}}, {"strides", {2, 3}}});
+  s3.set("group", int64_t(6));
+  g.output("s3", g.node(NodeKind::Conv, "dws3", {x, g.constant("w4", {6, 1, 3, 3})}, s3));
+  Attrs k9 = ints({{"pads", {4, 0, 4, 0}}, {"strides", {1, 3}}, {"dilations", {1, 3}}});
+  k9.set("group", int64_t(6));
+  g.output("k9", g.node(NodeKind::Conv, "dwk9",
+                        {x, g.constant("w3", {6, 1, 9, 1}), g.constant("b3", {6})}, k9));
+  expectBitExact(g, 3, {NodeKind::Conv},
+                 [](const Function& q) { EXPECT_EQ(convInputZeroPoint(q, "dwk5"), -128); });
+}
+
 std::string modelsDir() {
   if (const char* env = std::getenv("EMBER_MODELS_DIR"))
     return env;

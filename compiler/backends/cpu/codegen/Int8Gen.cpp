@@ -161,7 +161,7 @@ void emitConv(const Node& n, CodegenContext& ctx) {
     args.push_back(ctx.scratch(size_t(g[6]) * 4));
     args.push_back(ctx.tid());
     args.push_back(ctx.nth());
-    ctx.call("ember_dwconv_i8", args);
+    ctx.call(hostHasAvx512Vnni() ? "ember_dwconv_i8_vnni" : "ember_dwconv_i8", args);
     return;
   }
   args.push_back(ctx.scratch(pk.scratchBytes));

@@ -66,69 +66,76 @@ inline uint32_t laneRange(int64_t lo, int64_t hi) {
   return static_cast<uint32_t>(upto & ~below);
 }
 
-/// Whether gatherRows handles the geometry (else packPanel does).
+/// Whether planPanel and gatherRows handle the geometry (else packPanel does).
 inline bool maskedGather(const libjit::ConvGeom& g) {
   return (g.sw == 1 || g.sw == 2) && g.KH <= kMaxTaps && g.KW <= kMaxTaps;
 }
 
-/// packPanel<NR> with AVX-512 masked loads: per kernel row, one masked load per run of
-/// positions in one output row (16 bytes at stride 1; at stride 2, 32 bytes of which
-/// vpmovwb keeps the even ones); lanes outside the input or past the last position keep
-/// `pad`. A masked-off byte is never read, so the loads may start outside the input.
-EMBER_VNNI inline void gatherRows(const int8_t* x, const libjit::ConvGeom& g, int64_t cg,
-                                  int64_t p0, int8_t pad, int8_t* rows) {
-  const int64_t P = g.OH * g.OW;
-  int64_t col[kNR], len[kNR], ih0[kNR], iw0[kNR];
-  int nseg = 0;
-  for (int64_t j = 0; j < kNR && p0 + j < P;) {
-    const int64_t p = p0 + j, ow = p % g.OW;
-    int64_t n = g.OW - ow;
-    n = n > kNR - j ? kNR - j : n;
-    n = n > P - p ? P - p : n;
-    col[nseg] = j;
-    len[nseg] = n;
-    ih0[nseg] = (p / g.OW) * g.sh - g.ph;
-    iw0[nseg] = ow * g.sw - g.pw;
-    ++nseg;
-    j += n;
-  }
-  // Per run and kernel column: the lanes inside the input and the load's start (lane 0)
-  // relative to the input row; per run and kernel row: the row's offset, -1 outside.
+/// The masked loads of one panel of NR positions (split into runs of one output row):
+/// per run and kernel column, the lanes inside the input (and, at stride 2, the bytes of
+/// the 32-byte load) and the load's start relative to the input row; per run and kernel
+/// row, the row's offset in the plane, -1 outside the input. It depends on the panel's
+/// first position only, not on the channel.
+struct PanelPlan {
+  int nseg;
   uint32_t lanes[kNR][kMaxTaps], bytes[kNR][kMaxTaps];
   int64_t start[kNR][kMaxTaps], rowAt[kNR][kMaxTaps];
-  for (int s = 0; s < nseg; ++s) {
+};
+
+/// The plan of the panel of positions [p0, p0 + NR).
+inline void planPanel(const libjit::ConvGeom& g, int64_t p0, PanelPlan* plan) {
+  const int64_t P = g.OH * g.OW;
+  int nseg = 0;
+  for (int64_t j = 0; j < kNR && p0 + j < P; ++nseg) {
+    const int64_t p = p0 + j, ow = p % g.OW;
+    int64_t len = g.OW - ow;
+    len = len > kNR - j ? kNR - j : len;
+    len = len > P - p ? P - p : len;
+    const int64_t ih0 = (p / g.OW) * g.sh - g.ph, iw0 = ow * g.sw - g.pw;
     for (int64_t kw = 0; kw < g.KW; ++kw) {
-      const int64_t iw = iw0[s] + kw * g.dw;
+      const int64_t iw = iw0 + kw * g.dw;
       int64_t lo = iw >= 0 ? 0 : (-iw + g.sw - 1) / g.sw;
       int64_t hi = iw >= g.W ? 0 : (g.W - iw + g.sw - 1) / g.sw;
-      hi = hi < len[s] ? hi : len[s];
+      hi = hi < len ? hi : len;
       lo = lo < hi ? lo : hi;
-      lanes[s][kw] = laneRange(col[s] + lo, col[s] + hi);
-      bytes[s][kw] =
-          g.sw == 1 ? lanes[s][kw] : laneRange(2 * (col[s] + lo), 2 * (col[s] + hi)) & 0x55555555u;
-      start[s][kw] = iw - g.sw * col[s];
+      plan->lanes[nseg][kw] = laneRange(j + lo, j + hi);
+      plan->bytes[nseg][kw] =
+          g.sw == 1 ? plan->lanes[nseg][kw] : laneRange(2 * (j + lo), 2 * (j + hi)) & 0x55555555u;
+      plan->start[nseg][kw] = iw - g.sw * j;
     }
     for (int64_t kh = 0; kh < g.KH; ++kh) {
-      const int64_t ih = ih0[s] + kh * g.dh;
-      rowAt[s][kh] = ih >= 0 && ih < g.H ? ih * g.W : -1;
+      const int64_t ih = ih0 + kh * g.dh;
+      plan->rowAt[nseg][kh] = ih >= 0 && ih < g.H ? ih * g.W : -1;
     }
+    j += len;
   }
+  plan->nseg = nseg;
+}
+
+/// packPanel<NR> with AVX-512 masked loads, for the cg channels of x: per kernel row,
+/// one masked load per run (16 bytes at stride 1; at stride 2, 32 bytes of which vpmovwb
+/// keeps the even ones); lanes outside the input or past the last position keep `pad`.
+/// A masked-off byte is never read, so the loads may start outside the input.
+EMBER_VNNI inline void gatherRows(const PanelPlan& plan, const int8_t* x, const libjit::ConvGeom& g,
+                                  int64_t cg, int8_t pad, int8_t* rows) {
   const __m128i padv = _mm_set1_epi8(pad);
   for (int64_t c = 0; c < cg; ++c) {
     const uintptr_t xc = reinterpret_cast<uintptr_t>(x + c * g.H * g.W);
     for (int64_t kh = 0; kh < g.KH; ++kh)
       for (int64_t kw = 0; kw < g.KW; ++kw, rows += kNR) {
         __m128i v = padv;
-        for (int s = 0; s < nseg; ++s) {
-          if (rowAt[s][kh] < 0)
+        for (int s = 0; s < plan.nseg; ++s) {
+          if (plan.rowAt[s][kh] < 0)
             continue;
-          const void* at =
-              reinterpret_cast<const void*>(xc + uintptr_t(rowAt[s][kh]) + uintptr_t(start[s][kw]));
+          const void* at = reinterpret_cast<const void*>(xc + uintptr_t(plan.rowAt[s][kh]) +
+                                                         uintptr_t(plan.start[s][kw]));
           if (g.sw == 1) {
-            v = _mm_mask_loadu_epi8(v, static_cast<__mmask16>(lanes[s][kw]), at);
+            v = _mm_mask_loadu_epi8(v, static_cast<__mmask16>(plan.lanes[s][kw]), at);
           } else {
-            const __m256i w = _mm256_maskz_loadu_epi8(static_cast<__mmask32>(bytes[s][kw]), at);
-            v = _mm_mask_mov_epi8(v, static_cast<__mmask16>(lanes[s][kw]), _mm256_cvtepi16_epi8(w));
+            const __m256i w =
+                _mm256_maskz_loadu_epi8(static_cast<__mmask32>(plan.bytes[s][kw]), at);
+            v = _mm_mask_mov_epi8(v, static_cast<__mmask16>(plan.lanes[s][kw]),
+                                  _mm256_cvtepi16_epi8(w));
           }
         }
         _mm_storeu_si128(reinterpret_cast<__m128i*>(rows), v);
@@ -165,15 +172,10 @@ EMBER_VNNI inline void vnniBlock(const int8_t* panel, const int8_t* a, int64_t K
       acc[i] = _mm512_dpbusd_epi32(acc[i], b, _mm512_set1_epi32(w4));
     }
   }
+  const __mmask16 keep = static_cast<__mmask16>(laneRange(0, cols));
   for (int64_t i = 0; i < rows; ++i) {
     const B16 out = requantRow((U16)acc[i], fold[i], Mq[i], Sq[i], zpy, lo, hi);
-    int8_t* yr = y + i * P;
-    if (cols == kNR) {
-      __builtin_memcpy(yr, &out, sizeof(out));
-    } else {
-      for (int64_t j = 0; j < cols; ++j)
-        yr[j] = out[j];
-    }
+    _mm_mask_storeu_epi8(y + i * P, keep, (__m128i)out);
   }
 }
 
@@ -200,11 +202,14 @@ ember_conv_i8_vnni(const int8_t* x, const int8_t* wp, const int32_t* fold, const
   for (int64_t item = begin; item < end; ++item) {
     const int64_t pi = item % panels, ng = item / panels, grp = ng % group, n = ng / group;
     const int64_t p0 = pi * kNR;
-    if (maskedGather(g))
-      gatherRows(x + (n * C + grp * cg) * H * W, g, cg, p0, static_cast<int8_t>(zpx), rows);
-    else
+    if (maskedGather(g)) {
+      PanelPlan plan;
+      planPanel(g, p0, &plan);
+      gatherRows(plan, x + (n * C + grp * cg) * H * W, g, cg, static_cast<int8_t>(zpx), rows);
+    } else {
       libjit::packPanel<kNR>(x + (n * C + grp * cg) * H * W, g, cg, p0, static_cast<int8_t>(zpx),
                              rows);
+    }
     interleavePanel(rows, K, panel);
     const int64_t cols = P - p0 < kNR ? P - p0 : kNR;
     for (int64_t mb = 0; mb < mblocks; ++mb) {
@@ -213,6 +218,108 @@ ember_conv_i8_vnni(const int8_t* x, const int8_t* wp, const int32_t* fold, const
       vnniBlock(panel, wp + (grp * mblocks + mb) * K4 * 4 * kMR, K4, fold + m0, Mq + m0, Sq + m0,
                 y + (n * M + m0) * P + p0, P, nrows, cols, zpy, lo, hi);
     }
+  }
+}
+
+/// The portable depthwise kernel (libjit/Int8.cpp), for the geometries the VNNI one does
+/// not handle.
+EMBER_KERNEL void ember_dwconv_i8(const int8_t* x, const int8_t* w, const int32_t* bias,
+                                  const int32_t* Mq, const int32_t* Sq, int8_t* y, int64_t N,
+                                  int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH,
+                                  int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                                  int64_t ph, int64_t pw, int64_t dh, int64_t dw, int32_t zpx,
+                                  int32_t zpy, int32_t lo, int32_t hi, int32_t* scratch,
+                                  int64_t tid, int64_t nth);
+
+/// Bytes [lo, hi) of a 64-byte mask (0 <= lo, hi <= 64).
+inline uint64_t byteRange(int64_t lo, int64_t hi) {
+  if (hi <= lo)
+    return 0;
+  const uint64_t upto = hi >= 64 ? ~uint64_t(0) : (uint64_t(1) << hi) - 1;
+  return upto & ~((uint64_t(1) << lo) - 1);
+}
+
+/// The largest number of weight quads (KH * ceil(KW / 4)) of ember_dwconv_i8_vnni.
+constexpr int kMaxQuads = 64;
+
+/// ember_dwconv_i8 with vpdpbusd (same arguments). Lanes are 16 consecutive positions of
+/// one output row; per kernel row and quad of kernel columns, one masked 64-byte load of
+/// the input row (codes outside the input read as zp_x, so they add nothing to the
+/// sum of (x - zp_x) * w), a vpermd
+/// and a vpshufb put the four taps of each lane side by side (byte 4j + t = input column
+/// j * sw + t * dw of the load), and vpdpbusd adds them times the quad's weights (zero
+/// past KW). fold = b[m] - (zp_x + 128) * sum w[m] is computed here, per channel. The
+/// windows fit when sw + dw <= 5; other geometries go to ember_dwconv_i8 (which uses the
+/// OW int32 of scratch per thread).
+EMBER_KERNEL __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void
+ember_dwconv_i8_vnni(const int8_t* x, const int8_t* w, const int32_t* bias, const int32_t* Mq,
+                     const int32_t* Sq, int8_t* y, int64_t N, int64_t C, int64_t H, int64_t W,
+                     int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                     int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int32_t zpx,
+                     int32_t zpy, int32_t lo, int32_t hi, int32_t* scratch, int64_t tid,
+                     int64_t nth) {
+  const int64_t QW = (KW + 3) / 4;
+  if (sw < 1 || dw < 1 || sw + dw > 5 || KH * QW > kMaxQuads) {
+    ember_dwconv_i8(x, w, bias, Mq, Sq, y, N, C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw,
+                    zpx, zpy, lo, hi, scratch, tid, nth);
+    return;
+  }
+  int32_t dwords[16];
+  int8_t bytes[64];
+  for (int l = 0; l < 4; ++l)
+    for (int i = 0; i < 4; ++i) {
+      dwords[4 * l + i] = static_cast<int32_t>(l * sw + i);
+      for (int t = 0; t < 4; ++t)
+        bytes[16 * l + 4 * i + t] = static_cast<int8_t>(i * sw + t * dw);
+    }
+  const __m512i windows = _mm512_loadu_si512(dwords), taps = _mm512_loadu_si512(bytes);
+  const __m512i zp = _mm512_set1_epi8(static_cast<char>(zpx));
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(-128));
+  const int64_t mult = M / C;
+  int32_t quads[kMaxQuads];
+  int64_t begin, end;
+  libjit::threadRange(N * M, tid, nth, &begin, &end);
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t m = item % M, n = item / M;
+    const uintptr_t xc = reinterpret_cast<uintptr_t>(x + (n * C + m / mult) * H * W);
+    const int8_t* wm = w + m * KH * KW;
+    uint32_t sum = 0;
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t q = 0; q < QW; ++q) {
+        uint32_t quad = 0;
+        for (int64_t t = 0; t < 4 && 4 * q + t < KW; ++t) {
+          const int8_t v = wm[kh * KW + 4 * q + t];
+          quad |= uint32_t(uint8_t(v)) << (8 * t);
+          sum += static_cast<uint32_t>(int32_t(v));
+        }
+        quads[kh * QW + q] = static_cast<int32_t>(quad);
+      }
+    const int32_t fold = static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[m] : 0) -
+                                              (static_cast<uint32_t>(zpx) + 128u) * sum);
+    int8_t* yp = y + item * OH * OW;
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow0 = 0; ow0 < OW; ow0 += kNR) {
+        __m512i acc = _mm512_setzero_si512();
+        for (int64_t q = 0; q < QW; ++q) {
+          const int64_t s0 = ow0 * sw - pw + 4 * q * dw;
+          const __mmask64 inside = byteRange(s0 < 0 ? -s0 : 0, W - s0 < 64 ? W - s0 : 64);
+          for (int64_t kh = 0; kh < KH; ++kh) {
+            // A row outside the input reads as zp_x too: it adds (zp_x + 128) * w, which
+            // the fold takes away.
+            const int64_t ih = oh * sh - ph + kh * dh;
+            const bool rowInside = ih >= 0 && ih < H;
+            const void* at = reinterpret_cast<const void*>(xc + uintptr_t(ih * W + s0));
+            __m512i v = _mm512_mask_loadu_epi8(zp, rowInside ? inside : 0, at);
+            v = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(windows, v), taps);
+            acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(v, flip),
+                                      _mm512_set1_epi32(quads[kh * QW + q]));
+          }
+        }
+        const B16 out = requantRow((U16)acc, fold, Mq[m], Sq[m], zpy, lo, hi);
+        const int64_t cols = OW - ow0 < kNR ? OW - ow0 : kNR;
+        _mm_mask_storeu_epi8(yp + oh * OW + ow0, static_cast<__mmask16>(laneRange(0, cols)),
+                             (__m128i)out);
+      }
   }
 }
 
