@@ -27,10 +27,27 @@ typedef int32_t I16 __attribute__((vector_size(64)));
 typedef uint32_t U16 __attribute__((vector_size(64)));
 typedef int64_t L16 __attribute__((vector_size(128)));
 
-/// The panel rows [K][NR] (codes) as vpdpbusd operands [K4][NR][4] (unsigned codes,
-/// x ^ 0x80 = x + 128): the four k of one lane are consecutive. Rows past K are 0x80
-/// (their weights are zero).
-inline void interleavePanel(const int8_t* rows, int64_t K, int8_t* out) {
+/// Four panel rows of NR codes as one vpdpbusd operand: byte 4j + t is row t's code of
+/// lane j, plus 128 (x ^ 0x80).
+EMBER_VNNI inline B64 interleaveQuad(const B16 r[4]) {
+  const B32 lo =
+      __builtin_shufflevector(r[0], r[1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+                              17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+  const B32 hi =
+      __builtin_shufflevector(r[2], r[3], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+                              17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+#define EMBER_LANE(j) j, 16 + j, 32 + j, 48 + j
+  B64 v = __builtin_shufflevector(
+      lo, hi, EMBER_LANE(0), EMBER_LANE(1), EMBER_LANE(2), EMBER_LANE(3), EMBER_LANE(4),
+      EMBER_LANE(5), EMBER_LANE(6), EMBER_LANE(7), EMBER_LANE(8), EMBER_LANE(9), EMBER_LANE(10),
+      EMBER_LANE(11), EMBER_LANE(12), EMBER_LANE(13), EMBER_LANE(14), EMBER_LANE(15));
+#undef EMBER_LANE
+  return v ^ static_cast<int8_t>(-128);
+}
+
+/// The panel rows [K][NR] (codes) as vpdpbusd operands [K4][NR][4] (interleaveQuad);
+/// rows past K are 0x80 (their weights are zero).
+EMBER_VNNI inline void interleavePanel(const int8_t* rows, int64_t K, int8_t* out) {
   const int64_t K4 = (K + 3) / 4;
   for (int64_t q = 0; q < K4; ++q) {
     B16 r[4];
@@ -40,19 +57,7 @@ inline void interleavePanel(const int8_t* rows, int64_t K, int8_t* out) {
       else
         r[t] = B16{} * 0;
     }
-    const B32 lo =
-        __builtin_shufflevector(r[0], r[1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-                                16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
-    const B32 hi =
-        __builtin_shufflevector(r[2], r[3], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-                                16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
-#define EMBER_LANE(j) j, 16 + j, 32 + j, 48 + j
-    B64 v = __builtin_shufflevector(
-        lo, hi, EMBER_LANE(0), EMBER_LANE(1), EMBER_LANE(2), EMBER_LANE(3), EMBER_LANE(4),
-        EMBER_LANE(5), EMBER_LANE(6), EMBER_LANE(7), EMBER_LANE(8), EMBER_LANE(9), EMBER_LANE(10),
-        EMBER_LANE(11), EMBER_LANE(12), EMBER_LANE(13), EMBER_LANE(14), EMBER_LANE(15));
-#undef EMBER_LANE
-    v ^= static_cast<int8_t>(-128);
+    const B64 v = interleaveQuad(r);
     __builtin_memcpy(out + q * 4 * kNR, &v, sizeof(v));
   }
 }
@@ -66,7 +71,7 @@ inline uint32_t laneRange(int64_t lo, int64_t hi) {
   return static_cast<uint32_t>(upto & ~below);
 }
 
-/// Whether planPanel and gatherRows handle the geometry (else packPanel does).
+/// Whether planPanel and gatherPanel handle the geometry (else packPanel does).
 inline bool maskedGather(const libjit::ConvGeom& g) {
   return (g.sw == 1 || g.sw == 2) && g.KH <= kMaxTaps && g.KW <= kMaxTaps;
 }
@@ -112,34 +117,53 @@ inline void planPanel(const libjit::ConvGeom& g, int64_t p0, PanelPlan* plan) {
   plan->nseg = nseg;
 }
 
-/// packPanel<NR> with AVX-512 masked loads, for the cg channels of x: per kernel row,
-/// one masked load per run (16 bytes at stride 1; at stride 2, 32 bytes of which vpmovwb
-/// keeps the even ones); lanes outside the input or past the last position keep `pad`.
-/// A masked-off byte is never read, so the loads may start outside the input.
-EMBER_VNNI inline void gatherRows(const PanelPlan& plan, const int8_t* x, const libjit::ConvGeom& g,
-                                  int64_t cg, int8_t pad, int8_t* rows) {
+/// Panel row (c, kh, kw) of plane xc with AVX-512 masked loads: one per run (16 bytes at
+/// stride 1; at stride 2, 32 bytes of which vpmovwb keeps the even ones); lanes outside
+/// the input or past the last position keep `padv`. A masked-off byte is never read, so
+/// the loads may start outside the input.
+EMBER_VNNI inline __m128i gatherRow(const PanelPlan& plan, uintptr_t xc, const libjit::ConvGeom& g,
+                                    int64_t kh, int64_t kw, __m128i padv) {
+  __m128i v = padv;
+  for (int s = 0; s < plan.nseg; ++s) {
+    if (plan.rowAt[s][kh] < 0)
+      continue;
+    const void* at = reinterpret_cast<const void*>(xc + uintptr_t(plan.rowAt[s][kh]) +
+                                                   uintptr_t(plan.start[s][kw]));
+    if (g.sw == 1) {
+      v = _mm_mask_loadu_epi8(v, static_cast<__mmask16>(plan.lanes[s][kw]), at);
+    } else {
+      const __m256i w = _mm256_maskz_loadu_epi8(static_cast<__mmask32>(plan.bytes[s][kw]), at);
+      v = _mm_mask_mov_epi8(v, static_cast<__mmask16>(plan.lanes[s][kw]), _mm256_cvtepi16_epi8(w));
+    }
+  }
+  return v;
+}
+
+/// packPanel<NR> and interleavePanel in one pass, for the cg channels of x: the K4 quads
+/// of the panel, each from four rows gathered by gatherRow.
+EMBER_VNNI inline void gatherPanel(const PanelPlan& plan, const int8_t* x,
+                                   const libjit::ConvGeom& g, int64_t cg, int8_t pad, int8_t* out) {
   const __m128i padv = _mm_set1_epi8(pad);
-  for (int64_t c = 0; c < cg; ++c) {
-    const uintptr_t xc = reinterpret_cast<uintptr_t>(x + c * g.H * g.W);
-    for (int64_t kh = 0; kh < g.KH; ++kh)
-      for (int64_t kw = 0; kw < g.KW; ++kw, rows += kNR) {
-        __m128i v = padv;
-        for (int s = 0; s < plan.nseg; ++s) {
-          if (plan.rowAt[s][kh] < 0)
-            continue;
-          const void* at = reinterpret_cast<const void*>(xc + uintptr_t(plan.rowAt[s][kh]) +
-                                                         uintptr_t(plan.start[s][kw]));
-          if (g.sw == 1) {
-            v = _mm_mask_loadu_epi8(v, static_cast<__mmask16>(plan.lanes[s][kw]), at);
-          } else {
-            const __m256i w =
-                _mm256_maskz_loadu_epi8(static_cast<__mmask32>(plan.bytes[s][kw]), at);
-            v = _mm_mask_mov_epi8(v, static_cast<__mmask16>(plan.lanes[s][kw]),
-                                  _mm256_cvtepi16_epi8(w));
-          }
-        }
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(rows), v);
+  const int64_t K4 = (cg * g.KH * g.KW + 3) / 4;
+  int64_t c = 0, kh = 0, kw = 0;
+  for (int64_t q = 0; q < K4; ++q) {
+    B16 r[4];
+    for (int t = 0; t < 4; ++t) {
+      if (c == cg) {
+        r[t] = B16{} * 0;
+        continue;
       }
+      r[t] = (B16)gatherRow(plan, reinterpret_cast<uintptr_t>(x + c * g.H * g.W), g, kh, kw, padv);
+      if (++kw == g.KW) {
+        kw = 0;
+        if (++kh == g.KH) {
+          kh = 0;
+          ++c;
+        }
+      }
+    }
+    const B64 v = interleaveQuad(r);
+    __builtin_memcpy(out + q * 4 * kNR, &v, sizeof(v));
   }
 }
 
@@ -205,12 +229,12 @@ ember_conv_i8_vnni(const int8_t* x, const int8_t* wp, const int32_t* fold, const
     if (maskedGather(g)) {
       PanelPlan plan;
       planPanel(g, p0, &plan);
-      gatherRows(plan, x + (n * C + grp * cg) * H * W, g, cg, static_cast<int8_t>(zpx), rows);
+      gatherPanel(plan, x + (n * C + grp * cg) * H * W, g, cg, static_cast<int8_t>(zpx), panel);
     } else {
       libjit::packPanel<kNR>(x + (n * C + grp * cg) * H * W, g, cg, p0, static_cast<int8_t>(zpx),
                              rows);
+      interleavePanel(rows, K, panel);
     }
-    interleavePanel(rows, K, panel);
     const int64_t cols = P - p0 < kNR ? P - p0 : kNR;
     for (int64_t mb = 0; mb < mblocks; ++mb) {
       const int64_t m0 = grp * mg + mb * kMR;
