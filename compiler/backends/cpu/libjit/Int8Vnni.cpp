@@ -216,7 +216,12 @@ ember_conv_i8_vnni(const int8_t* x, const int8_t* wp, const int32_t* fold, const
                    int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t group,
                    int32_t zpx, int32_t zpy, int32_t lo, int32_t hi, int8_t* scratch, int64_t tid,
                    int64_t nth) {
-  const libjit::ConvGeom g{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group};
+  // A 1 x 1 convolution of stride 1 without padding reads each plane as one row, so
+  // that a panel is one run of positions.
+  const bool flat = KH == 1 && KW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
+  const libjit::ConvGeom g =
+      flat ? libjit::ConvGeom{C, 1, H * W, M, 1, OH * OW, 1, 1, 1, 1, 0, 0, dh, dw, group}
+           : libjit::ConvGeom{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group};
   const int64_t cg = C / group, mg = M / group, K = cg * KH * KW, K4 = (K + 3) / 4;
   const int64_t P = OH * OW, panels = (P + kNR - 1) / kNR, mblocks = (mg + kMR - 1) / kMR;
   int8_t* rows = scratch + tid * 2 * K4 * 4 * kNR;
