@@ -144,7 +144,7 @@ void emitConv(const Node& n, CodegenContext& ctx) {
     args.push_back(ctx.addr(n.input(1)));
     args.push_back(ctx.addr(b));
   } else {
-    pk = packInt8Conv(w, bias, M, group, K, zpOf(xt), hostHasAvx512Vnni());
+    pk = packInt8Conv(w, bias, M, group, K, KH * KW, zpOf(xt), hostHasAvx512Vnni());
     args.push_back(ctx.keep(pk.weights));
     args.push_back(ctx.keep(pk.fold));
   }

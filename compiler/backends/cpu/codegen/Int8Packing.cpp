@@ -35,12 +35,15 @@ Int8ConvPacking packPortable(const int8_t* w, const int32_t* bias, int64_t M, in
   return p;
 }
 
-/// ember_conv_i8_vnni: blocks of MR = 16 channels, [K4][MR][4] with K4 = ceil(K / 4);
-/// the kernel adds 128 to every activation, so fold = b - (zp_x + 128) * sum w.
+/// ember_conv_i8_vnni: blocks of MR = 16 channels, [K4][MR][4] where the K4 = taps *
+/// ceil(cg / 4) quads are tap-major, quad (tap, c4) holding input channels 4 c4 .. 4 c4 +
+/// 3 of that tap (zero past cg); the kernel adds 128 to every activation, so fold = b -
+/// (zp_x + 128) * sum w.
 Int8ConvPacking packVnni(const int8_t* w, const int32_t* bias, int64_t M, int64_t group, int64_t K,
-                         int32_t zpx) {
+                         int64_t taps, int32_t zpx) {
   constexpr int64_t mr = 16, nr = 16;
-  const int64_t mg = M / group, mblocks = (mg + mr - 1) / mr, K4 = (K + 3) / 4;
+  const int64_t mg = M / group, mblocks = (mg + mr - 1) / mr, cg = K / taps, C4 = (cg + 3) / 4;
+  const int64_t K4 = taps * C4;
   Int8ConvPacking p;
   p.kernel = "ember_conv_i8_vnni";
   p.weights.assign(size_t(group * mblocks * K4 * mr * 4), 0);
@@ -50,18 +53,19 @@ Int8ConvPacking packVnni(const int8_t* w, const int32_t* bias, int64_t M, int64_
     p.fold[size_t(m)] = int32_t(uint32_t(bias ? bias[m] : 0) + (0u - shift) * weightSum(w, m, K));
     const int64_t grp = m / mg, mb = (m % mg) / mr, i = (m % mg) % mr;
     int8_t* dst = p.weights.data() + (grp * mblocks + mb) * K4 * mr * 4 + i * 4;
-    for (int64_t k = 0; k < K; ++k)
-      dst[(k / 4) * mr * 4 + k % 4] = w[m * K + k];
+    for (int64_t c = 0; c < cg; ++c)
+      for (int64_t tap = 0; tap < taps; ++tap)
+        dst[(tap * C4 + c / 4) * mr * 4 + c % 4] = w[m * K + c * taps + tap];
   }
-  p.scratchBytes = size_t(2 * K4 * 4 * nr);
+  p.scratchBytes = size_t((K + 4 * K4) * nr);
   return p;
 }
 
 } // namespace
 
 Int8ConvPacking packInt8Conv(const int8_t* w, const int32_t* bias, int64_t M, int64_t group,
-                             int64_t K, int32_t zpx, bool vnni) {
-  return vnni ? packVnni(w, bias, M, group, K, zpx) : packPortable(w, bias, M, group, K, zpx);
+                             int64_t K, int64_t taps, int32_t zpx, bool vnni) {
+  return vnni ? packVnni(w, bias, M, group, K, taps, zpx) : packPortable(w, bias, M, group, K, zpx);
 }
 
 } // namespace ember::cpu

@@ -18,10 +18,10 @@ struct Int8ConvPacking {
   size_t scratchBytes = 0;     ///< scratch the kernel needs per thread
 };
 
-/// Packs the weights w [M][K] (K = C / group * KH * KW, codes of zero point 0) and the
-/// optional int32 bias of a convolution whose input has zero point `zpx`: for
+/// Packs the weights w [M][K] (K = C / group * taps, taps = KH * KW, codes of zero point
+/// 0) and the optional int32 bias of a convolution whose input has zero point `zpx`: for
 /// ember_conv_i8_vnni when `vnni` (the host has avx512vnni), else for ember_conv_i8.
 Int8ConvPacking packInt8Conv(const int8_t* w, const int32_t* bias, int64_t M, int64_t group,
-                             int64_t K, int32_t zpx, bool vnni);
+                             int64_t K, int64_t taps, int32_t zpx, bool vnni);
 
 } // namespace ember::cpu

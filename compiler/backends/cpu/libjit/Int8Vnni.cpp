@@ -45,21 +45,24 @@ EMBER_VNNI inline B64 interleaveQuad(const B16 r[4]) {
   return v ^ static_cast<int8_t>(-128);
 }
 
-/// The panel rows [K][NR] (codes) as vpdpbusd operands [K4][NR][4] (interleaveQuad);
-/// rows past K are 0x80 (their weights are zero).
-EMBER_VNNI inline void interleavePanel(const int8_t* rows, int64_t K, int8_t* out) {
-  const int64_t K4 = (K + 3) / 4;
-  for (int64_t q = 0; q < K4; ++q) {
-    B16 r[4];
-    for (int t = 0; t < 4; ++t) {
-      if (4 * q + t < K)
-        __builtin_memcpy(&r[t], rows + (4 * q + t) * kNR, sizeof(B16));
-      else
-        r[t] = B16{} * 0;
+/// The panel rows [cg][taps][NR] (codes, packPanel's order) as vpdpbusd operands in the
+/// kernel's order: quad (tap, c4) holds channels 4 c4 .. 4 c4 + 3 of that kernel tap
+/// (interleaveQuad); channels past cg are 0x80 (their weights are zero).
+EMBER_VNNI inline void interleavePanel(const int8_t* rows, int64_t cg, int64_t taps, int8_t* out) {
+  const int64_t C4 = (cg + 3) / 4;
+  for (int64_t tap = 0; tap < taps; ++tap)
+    for (int64_t c4 = 0; c4 < C4; ++c4) {
+      B16 r[4];
+      for (int t = 0; t < 4; ++t) {
+        const int64_t c = 4 * c4 + t;
+        if (c < cg)
+          __builtin_memcpy(&r[t], rows + (c * taps + tap) * kNR, sizeof(B16));
+        else
+          r[t] = B16{} * 0;
+      }
+      const B64 v = interleaveQuad(r);
+      __builtin_memcpy(out + (tap * C4 + c4) * 4 * kNR, &v, sizeof(v));
     }
-    const B64 v = interleaveQuad(r);
-    __builtin_memcpy(out + q * 4 * kNR, &v, sizeof(v));
-  }
 }
 
 /// The largest kernel height and width of the masked-load gather.
@@ -117,54 +120,53 @@ inline void planPanel(const libjit::ConvGeom& g, int64_t p0, PanelPlan* plan) {
   plan->nseg = nseg;
 }
 
-/// Panel row (c, kh, kw) of plane xc with AVX-512 masked loads: one per run (16 bytes at
-/// stride 1; at stride 2, 32 bytes of which vpmovwb keeps the even ones); lanes outside
-/// the input or past the last position keep `padv`. A masked-off byte is never read, so
-/// the loads may start outside the input.
-EMBER_VNNI inline __m128i gatherRow(const PanelPlan& plan, uintptr_t xc, const libjit::ConvGeom& g,
-                                    int64_t kh, int64_t kw, __m128i padv) {
-  __m128i v = padv;
-  for (int s = 0; s < plan.nseg; ++s) {
-    if (plan.rowAt[s][kh] < 0)
-      continue;
-    const void* at = reinterpret_cast<const void*>(xc + uintptr_t(plan.rowAt[s][kh]) +
-                                                   uintptr_t(plan.start[s][kw]));
-    if (g.sw == 1) {
-      v = _mm_mask_loadu_epi8(v, static_cast<__mmask16>(plan.lanes[s][kw]), at);
-    } else {
-      const __m256i w = _mm256_maskz_loadu_epi8(static_cast<__mmask32>(plan.bytes[s][kw]), at);
-      v = _mm_mask_mov_epi8(v, static_cast<__mmask16>(plan.lanes[s][kw]), _mm256_cvtepi16_epi8(w));
-    }
-  }
-  return v;
-}
-
-/// packPanel<NR> and interleavePanel in one pass, for the cg channels of x: the K4 quads
-/// of the panel, each from four rows gathered by gatherRow.
+/// packPanel<NR> and interleavePanel in one pass, for the cg channels of x (planes of
+/// `plane` codes), with AVX-512 masked loads: per kernel tap, the runs inside the input
+/// (PanelPlan), then per quad of channels four rows of one masked load per run (16 bytes
+/// at stride 1; at stride 2, 32 bytes of which vpmovwb keeps the even ones). Lanes
+/// outside the input or past the last position keep `pad`. A masked-off byte is never
+/// read, so the loads may start outside the input.
 EMBER_VNNI inline void gatherPanel(const PanelPlan& plan, const int8_t* x,
-                                   const libjit::ConvGeom& g, int64_t cg, int8_t pad, int8_t* out) {
+                                   const libjit::ConvGeom& g, int64_t cg, int64_t plane, int8_t pad,
+                                   int8_t* out) {
   const __m128i padv = _mm_set1_epi8(pad);
-  const int64_t K4 = (cg * g.KH * g.KW + 3) / 4;
-  int64_t c = 0, kh = 0, kw = 0;
-  for (int64_t q = 0; q < K4; ++q) {
-    B16 r[4];
-    for (int t = 0; t < 4; ++t) {
-      if (c == cg) {
-        r[t] = B16{} * 0;
-        continue;
+  const int64_t C4 = (cg + 3) / 4;
+  const uintptr_t x0 = reinterpret_cast<uintptr_t>(x);
+  for (int64_t kh = 0; kh < g.KH; ++kh)
+    for (int64_t kw = 0; kw < g.KW; ++kw) {
+      // The runs of this tap inside the input: offset in the plane and lanes (bytes).
+      int64_t at[kNR];
+      uint32_t lanes[kNR], bytes[kNR];
+      int nrun = 0;
+      for (int s = 0; s < plan.nseg; ++s) {
+        if (plan.rowAt[s][kh] < 0 || plan.lanes[s][kw] == 0)
+          continue;
+        at[nrun] = plan.rowAt[s][kh] + plan.start[s][kw];
+        lanes[nrun] = plan.lanes[s][kw];
+        bytes[nrun] = plan.bytes[s][kw];
+        ++nrun;
       }
-      r[t] = (B16)gatherRow(plan, reinterpret_cast<uintptr_t>(x + c * g.H * g.W), g, kh, kw, padv);
-      if (++kw == g.KW) {
-        kw = 0;
-        if (++kh == g.KH) {
-          kh = 0;
-          ++c;
+      for (int64_t c4 = 0; c4 < C4; ++c4) {
+        B16 r[4];
+        for (int t = 0; t < 4; ++t) {
+          const int64_t c = 4 * c4 + t;
+          __m128i v = padv;
+          const uintptr_t xc = x0 + uintptr_t(c * plane);
+          for (int s = 0; s < nrun && c < cg; ++s) {
+            const void* p = reinterpret_cast<const void*>(xc + uintptr_t(at[s]));
+            if (g.sw == 1) {
+              v = _mm_mask_loadu_epi8(v, static_cast<__mmask16>(lanes[s]), p);
+            } else {
+              const __m256i w = _mm256_maskz_loadu_epi8(static_cast<__mmask32>(bytes[s]), p);
+              v = _mm_mask_mov_epi8(v, static_cast<__mmask16>(lanes[s]), _mm256_cvtepi16_epi8(w));
+            }
+          }
+          r[t] = (B16)v;
         }
+        const B64 v = interleaveQuad(r);
+        __builtin_memcpy(out + ((kh * g.KW + kw) * C4 + c4) * 4 * kNR, &v, sizeof(v));
       }
     }
-    const B64 v = interleaveQuad(r);
-    __builtin_memcpy(out + q * 4 * kNR, &v, sizeof(v));
-  }
 }
 
 /// Section 3's requant() of 16 accumulators (acc + fold, wrapping) into 16 codes.
@@ -205,10 +207,11 @@ EMBER_VNNI inline void vnniBlock(const int8_t* panel, const int8_t* a, int64_t K
 
 } // namespace
 
-/// ember_conv_i8 with vpdpbusd: wp packed [group][M/MR blocks][K4][MR][4] (MR = 16, K4 =
-/// ceil(K / 4), zero past K and past the group's channels), fold[m] = b[m] - (zp_x + 128)
-/// * sum w[m]; scratch holds 2 * K4 * 64 bytes per thread (the gathered panel and its
-/// interleaved form).
+/// ember_conv_i8 with vpdpbusd: wp packed [group][M/MR blocks][K4][MR][4] (MR = 16) where
+/// the K4 = KH * KW * ceil(cg / 4) quads are tap-major, quad (tap, c4) holding channels
+/// 4 c4 .. 4 c4 + 3 (zero past the group's channels and past its output channels);
+/// fold[m] = b[m] - (zp_x + 128) * sum w[m]; scratch holds (K + 4 K4) * 16 bytes per
+/// thread (packPanel's rows and the panel).
 EMBER_KERNEL __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void
 ember_conv_i8_vnni(const int8_t* x, const int8_t* wp, const int32_t* fold, const int32_t* Mq,
                    const int32_t* Sq, int8_t* y, int64_t N, int64_t C, int64_t H, int64_t W,
@@ -222,10 +225,11 @@ ember_conv_i8_vnni(const int8_t* x, const int8_t* wp, const int32_t* fold, const
   const libjit::ConvGeom g =
       flat ? libjit::ConvGeom{C, 1, H * W, M, 1, OH * OW, 1, 1, 1, 1, 0, 0, dh, dw, group}
            : libjit::ConvGeom{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group};
-  const int64_t cg = C / group, mg = M / group, K = cg * KH * KW, K4 = (K + 3) / 4;
+  const int64_t cg = C / group, mg = M / group, taps = KH * KW, K = cg * taps;
+  const int64_t K4 = taps * ((cg + 3) / 4);
   const int64_t P = OH * OW, panels = (P + kNR - 1) / kNR, mblocks = (mg + kMR - 1) / kMR;
-  int8_t* rows = scratch + tid * 2 * K4 * 4 * kNR;
-  int8_t* panel = rows + K4 * 4 * kNR;
+  int8_t* rows = scratch + tid * (K + K4 * 4) * kNR;
+  int8_t* panel = rows + K * kNR;
   int64_t begin, end;
   libjit::threadRange(N * group * panels, tid, nth, &begin, &end);
   for (int64_t item = begin; item < end; ++item) {
@@ -234,11 +238,12 @@ ember_conv_i8_vnni(const int8_t* x, const int8_t* wp, const int32_t* fold, const
     if (maskedGather(g)) {
       PanelPlan plan;
       planPanel(g, p0, &plan);
-      gatherPanel(plan, x + (n * C + grp * cg) * H * W, g, cg, static_cast<int8_t>(zpx), panel);
+      gatherPanel(plan, x + (n * C + grp * cg) * H * W, g, cg, H * W, static_cast<int8_t>(zpx),
+                  panel);
     } else {
       libjit::packPanel<kNR>(x + (n * C + grp * cg) * H * W, g, cg, p0, static_cast<int8_t>(zpx),
                              rows);
-      interleavePanel(rows, K, panel);
+      interleavePanel(rows, cg, taps, panel);
     }
     const int64_t cols = P - p0 < kNR ? P - p0 : kNR;
     for (int64_t mb = 0; mb < mblocks; ++mb) {
