@@ -208,6 +208,22 @@ TEST(CpuInt8, DepthwiseShapes) {
                  [](const Function& q) { EXPECT_EQ(convInputZeroPoint(q, "dwk5"), -128); });
 }
 
+// MaxPool windows with padding on every side, strides 1 and 2 and dilation.
+TEST(CpuInt8, MaxPoolWindows) {
+  G g;
+  NodeValue x = g.input("x", {1, 4, 9, 11});
+  NodeValue c = g.node(NodeKind::Conv, "c", {x, g.constant("w", {5, 4, 1, 1})});
+  g.output("y", g.node(NodeKind::MaxPool, "mp", {c},
+                       ints({{"kernel_shape", {2, 3}},
+                             {"strides", {1, 2}},
+                             {"pads", {0, 1, 1, 2}},
+                             {"dilations", {2, 1}}})));
+  g.output("z",
+           g.node(NodeKind::MaxPool, "mp2", {c},
+                  ints({{"kernel_shape", {3, 3}}, {"strides", {2, 1}}, {"pads", {1, 1, 1, 1}}})));
+  expectBitExact(g, 3, {NodeKind::MaxPool});
+}
+
 std::string modelsDir() {
   if (const char* env = std::getenv("EMBER_MODELS_DIR"))
     return env;
