@@ -1,11 +1,13 @@
-// The int8 convolution with AVX512-VNNI (vpdpbusd: 16 int32 lanes, each adding four
-// u8 x s8 products), bit-exact with ember_conv_i8 (libjit/Int8.cpp) and so with the
-// interpreter: the activations are shifted to unsigned (u = x + 128, the same bits with
-// the sign bit flipped), so sum u * w = sum x * w + 128 * sum w, and codegen
-// (codegen/Int8Packing.cpp) folds -(zp_x + 128) * sum w into the bias. vpdpbusd adds
-// without saturation, so every int32 sum wraps as docs/numerics.md section 4 requires.
-// The kernel is chosen at compile time only when the host has avx512vnni; its target
-// attribute lets this file compile to bitcode for any x86-64 host.
+// The int8 convolutions with AVX512-VNNI (vpdpbusd: 16 int32 lanes, each adding four
+// u8 x s8 products), bit-exact with ember_conv_i8 and ember_dwconv_i8 (libjit/Int8.cpp)
+// and so with the interpreter: the activations are shifted to unsigned (u = x + 128, the
+// same bits with the sign bit flipped; padding is zp_x + 128), so sum u * w = sum (x -
+// zp_x) * w + (zp_x + 128) * sum w, and the bias folds -(zp_x + 128) * sum w in (codegen
+// (codegen/Int8Packing.cpp) for the packed GEMM, the kernel for the depthwise one).
+// vpdpbusd adds without saturation, so every int32 sum wraps as docs/numerics.md
+// section 4 requires. The kernels are chosen at compile time only when the host has
+// avx512vnni, bw and vl (hostHasAvx512Vnni in Jit.cpp); their target attributes let this
+// file compile to bitcode for any x86-64 host.
 #include "ConvPanel.h"
 #include "Libjit.h"
 
