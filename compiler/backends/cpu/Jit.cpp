@@ -70,6 +70,17 @@ bool hostHasAvx512() {
   return has;
 }
 
+bool hostHasAvx512Vnni() {
+  static const bool has = [] {
+    const auto jtmb = hostBuilder();
+    int found = 0;
+    for (const std::string& f : jtmb.getFeatures().getFeatures())
+      found += f == "+avx512vnni" || f == "+avx512bw" || f == "+avx512vl";
+    return found == 3;
+  }();
+  return has;
+}
+
 std::unique_ptr<llvm::Module> loadLibjit(llvm::LLVMContext& ctx) {
   auto buf = llvm::MemoryBuffer::getMemBuffer(
       llvm::StringRef(reinterpret_cast<const char*>(kLibjitBitcode), kLibjitBitcodeSize),

@@ -19,6 +19,9 @@ namespace ember::cpu {
 /// Whether the host CPU has AVX-512F (the GEMM kernels pick their register blocking).
 bool hostHasAvx512();
 
+/// Whether the host CPU has AVX512-VNNI, BW and VL (the int8 convolution uses vpdpbusd).
+bool hostHasAvx512Vnni();
+
 /// Parses the embedded libjit bitcode into a new module of `ctx`.
 std::unique_ptr<llvm::Module> loadLibjit(llvm::LLVMContext& ctx);
 

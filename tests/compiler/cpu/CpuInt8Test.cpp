@@ -29,12 +29,16 @@ Attrs ints(std::initializer_list<std::pair<const char*, std::vector<int64_t>>> l
 }
 
 /// Quantizes g's function, checks the cpu backend runs it int8 and returns the same
-/// bytes as the interpreter (1 and 3 threads).
-void expectBitExact(G& g, size_t minInt8Nodes, std::vector<NodeKind> int8Kinds = {}) {
+/// bytes as the interpreter (1 and 3 threads); `check` (optional) inspects the quantized
+/// function.
+void expectBitExact(G& g, size_t minInt8Nodes, std::vector<NodeKind> int8Kinds = {},
+                    const std::function<void(const Function&)>& check = {}) {
   std::vector<TensorMap> calib;
   for (int i = 0; i < 4; ++i)
     calib.push_back(g.randomInputs());
   Function* q = quant::quantizeModel(*g.f, calib);
+  if (check)
+    check(*q);
   size_t int8Nodes = 0;
   for (const auto& n : q->nodes())
     int8Nodes += n->resultType().kind == ElemKind::Int8;
@@ -112,6 +116,112 @@ TEST(CpuInt8, MatMulWithConstantWeights) {
   NodeValue add = g.node(NodeKind::Add, "add", {mm, g.constant("b", {7})});
   g.output("y", g.node(NodeKind::MatMul, "mm2", {add, g.constant("w2", {7, 3})}));
   expectBitExact(g, 3, {NodeKind::MatMul, NodeKind::Add});
+}
+
+/// The zero point of the (per-tensor) int8 input of q's convolution `name`.
+int32_t convInputZeroPoint(const Function& q, const std::string& name) {
+  for (const auto& n : q.nodes())
+    if (n->kind() == NodeKind::Conv && n->name().find(name) != std::string::npos &&
+        n->input(0).kind() == ElemKind::Int8)
+      return n->input(0).type().quant.zeroPoints.at(0);
+  ADD_FAILURE() << "no int8 Conv " << name;
+  return 0;
+}
+
+// The packed-GEMM convolution (with VNNI on hosts that have it): channel counts that
+// fill no register block, K not a multiple of 4, positions past the last panel,
+// padding, strides, dilations, groups and 1-D convolutions.
+TEST(CpuInt8, ConvOddShapes) {
+  G g;
+  NodeValue x = g.input("x", {2, 5, 11, 9});
+  NodeValue c1 =
+      g.node(NodeKind::Conv, "odd", {x, g.constant("w1", {21, 5, 3, 3}), g.constant("b1", {21})},
+             ints({{"pads", {1, 2, 0, 1}}}));
+  g.output("y1", c1);
+  Attrs grouped = ints({{"pads", {2, 2, 2, 2}}, {"strides", {2, 1}}, {"dilations", {2, 1}}});
+  grouped.set("group", int64_t(3));
+  g.output("y2",
+           g.node(NodeKind::Conv, "grouped",
+                  {g.node(NodeKind::Relu, "r", {c1}), g.constant("w2", {15, 7, 3, 2})}, grouped));
+  NodeValue stem = g.node(
+      NodeKind::Conv, "stem",
+      {g.input("img", {1, 3, 23, 23}), g.constant("w3", {40, 3, 7, 7}), g.constant("b3", {40})},
+      ints({{"pads", {3, 3, 3, 3}}, {"strides", {2, 2}}}));
+  g.output("stem", g.node(NodeKind::Relu, "stem_relu", {stem}));
+  NodeValue seq = g.input("seq", {1, 7, 30});
+  g.output("y1d", g.node(NodeKind::Conv, "conv1d", {seq, g.constant("w4", {33, 7, 5})},
+                         ints({{"pads", {2, 1}}, {"strides", {3}}})));
+  expectBitExact(g, 4, {NodeKind::Conv});
+}
+
+// Grouped convolution whose group channels fill several register blocks.
+TEST(CpuInt8, ConvGroupsOfManyChannels) {
+  G g;
+  NodeValue x = g.input("x", {1, 8, 10, 10});
+  Attrs a = ints({{"pads", {1, 1, 1, 1}}});
+  a.set("group", int64_t(2));
+  g.output("y", g.node(NodeKind::Conv, "g2",
+                       {x, g.constant("w", {36, 4, 3, 3}), g.constant("b", {36})}, a));
+  expectBitExact(g, 1, {NodeKind::Conv});
+}
+
+// Input zero points at the extremes: -128 (a positive input, padding with the code
+// -128) and 127 (a negative input, padding with 127).
+TEST(CpuInt8, ConvZeroPointsAtTheExtremes) {
+  G g;
+  NodeValue x = g.input("x", {1, 6, 9, 9});
+  NodeValue pos = g.node(NodeKind::Sigmoid, "pos", {x});
+  NodeValue neg = g.node(NodeKind::Neg, "neg", {pos});
+  const Attrs pads = ints({{"pads", {1, 1, 1, 1}}});
+  g.output("lo", g.node(NodeKind::Conv, "zplo",
+                        {pos, g.constant("w1", {17, 6, 3, 3}), g.constant("b1", {17})}, pads));
+  g.output("hi", g.node(NodeKind::Conv, "zphi",
+                        {neg, g.constant("w2", {17, 6, 3, 3}), g.constant("b2", {17})}, pads));
+  expectBitExact(g, 2, {NodeKind::Conv}, [](const Function& q) {
+    EXPECT_EQ(convInputZeroPoint(q, "zplo"), -128);
+    EXPECT_EQ(convInputZeroPoint(q, "zphi"), 127);
+  });
+}
+
+// Depthwise convolutions: strides 2 and 3, dilation, a channel multiplier, a 5 x 5
+// kernel, a positive input (zero point -128), and a 9 x 1 kernel whose stride and
+// dilation 3 take the portable kernel.
+TEST(CpuInt8, DepthwiseShapes) {
+  G g;
+  NodeValue x = g.input("x", {2, 6, 17, 15});
+  Attrs s2 = ints({{"pads", {1, 2, 1, 0}}, {"strides", {2, 2}}, {"dilations", {1, 2}}});
+  s2.set("group", int64_t(6));
+  g.output("s2", g.node(NodeKind::Conv, "dws2",
+                        {x, g.constant("w1", {12, 1, 3, 3}), g.constant("b1", {12})}, s2));
+  Attrs k5 = ints({{"pads", {2, 2, 2, 2}}});
+  k5.set("group", int64_t(6));
+  NodeValue pos = g.node(NodeKind::Sigmoid, "pos", {x});
+  g.output("k5", g.node(NodeKind::Conv, "dwk5", {pos, g.constant("w2", {6, 1, 5, 5})}, k5));
+  Attrs s3 = ints({{"pads", {1, 1, 1, 1}}, {"strides", {2, 3}}});
+  s3.set("group", int64_t(6));
+  g.output("s3", g.node(NodeKind::Conv, "dws3", {x, g.constant("w4", {6, 1, 3, 3})}, s3));
+  Attrs k9 = ints({{"pads", {4, 0, 4, 0}}, {"strides", {1, 3}}, {"dilations", {1, 3}}});
+  k9.set("group", int64_t(6));
+  g.output("k9", g.node(NodeKind::Conv, "dwk9",
+                        {x, g.constant("w3", {6, 1, 9, 1}), g.constant("b3", {6})}, k9));
+  expectBitExact(g, 3, {NodeKind::Conv},
+                 [](const Function& q) { EXPECT_EQ(convInputZeroPoint(q, "dwk5"), -128); });
+}
+
+// MaxPool windows with padding on every side, strides 1 and 2 and dilation.
+TEST(CpuInt8, MaxPoolWindows) {
+  G g;
+  NodeValue x = g.input("x", {1, 4, 9, 11});
+  NodeValue c = g.node(NodeKind::Conv, "c", {x, g.constant("w", {5, 4, 1, 1})});
+  g.output("y", g.node(NodeKind::MaxPool, "mp", {c},
+                       ints({{"kernel_shape", {2, 3}},
+                             {"strides", {1, 2}},
+                             {"pads", {0, 1, 1, 2}},
+                             {"dilations", {2, 1}}})));
+  g.output("z",
+           g.node(NodeKind::MaxPool, "mp2", {c},
+                  ints({{"kernel_shape", {3, 3}}, {"strides", {2, 1}}, {"pads", {1, 1, 1, 1}}})));
+  expectBitExact(g, 3, {NodeKind::MaxPool});
 }
 
 std::string modelsDir() {

@@ -7,6 +7,8 @@
 // biases) are data kept by the compiled function, not constants of the code, so layers
 // of the same shape share one kernel instance.
 #include "Codegen.h"
+#include "Int8Packing.h"
+#include "Jit.h"
 #include "Strides.h"
 
 #include "ember/quantization/Numerics.h"
@@ -126,7 +128,7 @@ std::vector<int64_t> convGeom(const Op& n) {
 void emitConv(const Op& n, CodegenContext& ctx) {
   const std::vector<int64_t> g = convGeom(n);
   const int64_t C = g[1], M = g[4], KH = g[7], KW = g[8];
-  const int64_t group = n.attrs().getInt("group", 1), cg = C / group, mg = M / group;
+  const int64_t group = n.attrs().getInt("group", 1), cg = C / group;
   const int64_t K = cg * KH * KW;
   const Type &xt = n.input(0).type(), &yt = n.resultType();
   const quant::Bounds bd = quant::activationBounds(n.node(), yt.quant);
@@ -137,27 +139,14 @@ void emitConv(const Op& n, CodegenContext& ctx) {
   const int32_t* bias = b ? b.constantData<int32_t>() : nullptr;
   std::vector<llvm::Value*> args = {ctx.addr(n.input(0))};
   const bool depthwise = C == group && group > 1;
+  Int8ConvPacking pk;
   if (depthwise) {
     args.push_back(ctx.addr(n.input(1)));
     args.push_back(ctx.addr(b));
   } else {
-    constexpr int64_t mr = 8;
-    const int64_t mblocks = (mg + mr - 1) / mr;
-    std::vector<int8_t> packed(size_t(group * mblocks * K * mr), 0);
-    std::vector<int32_t> fold(static_cast<size_t>(M));
-    for (int64_t m = 0; m < M; ++m) {
-      uint32_t sum = 0;
-      for (int64_t k = 0; k < K; ++k)
-        sum += uint32_t(int32_t(w[m * K + k]));
-      const uint32_t zpx = uint32_t(zpOf(xt));
-      fold[size_t(m)] = int32_t(uint32_t(bias ? bias[m] : 0) + (0u - zpx) * sum);
-      const int64_t grp = m / mg, mb = (m % mg) / mr, i = (m % mg) % mr;
-      int8_t* dst = packed.data() + (grp * mblocks + mb) * K * mr + i;
-      for (int64_t k = 0; k < K; ++k)
-        dst[k * mr] = w[m * K + k];
-    }
-    args.push_back(ctx.keep(packed));
-    args.push_back(ctx.keep(fold));
+    pk = packInt8Conv(w, bias, M, group, K, KH * KW, zpOf(xt), hostHasAvx512Vnni());
+    args.push_back(ctx.keep(pk.weights));
+    args.push_back(ctx.keep(pk.fold));
   }
   args.push_back(ctx.keep(Mq));
   args.push_back(ctx.keep(Sq));
@@ -172,13 +161,13 @@ void emitConv(const Op& n, CodegenContext& ctx) {
     args.push_back(ctx.scratch(size_t(g[6]) * 4));
     args.push_back(ctx.tid());
     args.push_back(ctx.nth());
-    ctx.call("ember_dwconv_i8", args);
+    ctx.call(hostHasAvx512Vnni() ? "ember_dwconv_i8_vnni" : "ember_dwconv_i8", args);
     return;
   }
-  args.push_back(ctx.scratch(size_t(K * 16)));
+  args.push_back(ctx.scratch(pk.scratchBytes));
   args.push_back(ctx.tid());
   args.push_back(ctx.nth());
-  ctx.call("ember_conv_i8", args);
+  ctx.call(pk.kernel, args);
 }
 
 // ---- Gemm ----------------------------------------------------------------------

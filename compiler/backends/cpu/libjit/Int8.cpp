@@ -206,7 +206,10 @@ EMBER_KERNEL void ember_lut_i8(const int8_t* x, const int8_t* table, int8_t* y, 
     y[i] = table[x[i] + 128];
 }
 
-/// MaxPool on codes (padding -128; the result keeps the input's parameters).
+/// MaxPool on codes (padding -128; the result keeps the input's parameters). Each output
+/// row starts at -128 and takes the maximum with every tap's run of positions inside the
+/// input (the range of ow is computed, so the inner loops have no bounds checks and
+/// vectorise).
 EMBER_KERNEL void ember_maxpool_i8(const int8_t* x, int8_t* y, int64_t planes, int64_t H, int64_t W,
                                    int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
                                    int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
@@ -215,21 +218,26 @@ EMBER_KERNEL void ember_maxpool_i8(const int8_t* x, int8_t* y, int64_t planes, i
   libjit::threadRange(planes, tid, nth, &begin, &end);
   for (int64_t p = begin; p < end; ++p) {
     const int8_t* xp = x + p * H * W;
-    for (int64_t oh = 0; oh < OH; ++oh)
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        int32_t m = -128;
-        for (int64_t kh = 0; kh < KH; ++kh) {
-          const int64_t ih = oh * sh - ph + kh * dh;
-          if (ih < 0 || ih >= H)
-            continue;
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            const int64_t iw = ow * sw - pw + kw * dw;
-            if (iw >= 0 && iw < W && xp[ih * W + iw] > m)
-              m = xp[ih * W + iw];
-          }
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      int8_t* __restrict yr = y + (p * OH + oh) * OW;
+      for (int64_t ow = 0; ow < OW; ++ow)
+        yr[ow] = -128;
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        const int64_t ih = oh * sh - ph + kh * dh;
+        if (ih < 0 || ih >= H)
+          continue;
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          // iw = ow * sw + off lies in [0, W) for ow in [lo, hi).
+          const int64_t off = kw * dw - pw;
+          const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+          int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+          hi = hi < OW ? hi : OW;
+          const int8_t* __restrict xr = xp + ih * W;
+          for (int64_t ow = lo; ow < hi; ++ow)
+            yr[ow] = xr[ow * sw + off] > yr[ow] ? xr[ow * sw + off] : yr[ow];
         }
-        y[p * OH * OW + oh * OW + ow] = static_cast<int8_t>(m);
       }
+    }
   }
 }
 
