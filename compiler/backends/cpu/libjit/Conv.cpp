@@ -47,14 +47,18 @@ inline void convGemm(const float* x, const float* wp, const float* bias, float* 
   const int64_t P = g.OH * g.OW, panels = (P + NR - 1) / NR, mblocks = (mg + MR - 1) / MR;
   float* panel = scratch + tid * (K * NR + MR * NR);
   float* tile = panel + K * NR;
+  const int64_t units = N * g.group * panels;
+  const int64_t chunks = libjit::weightChunks(units, mblocks, nth);
   int64_t begin, end;
-  libjit::threadRange(N * g.group * panels, tid, nth, &begin, &end);
+  libjit::threadRange(units * chunks, tid, nth, &begin, &end);
   for (int64_t item = begin; item < end; ++item) {
-    const int64_t pi = item % panels, ng = item / panels, grp = ng % g.group, n = ng / g.group;
+    const int64_t chunk = item % chunks, unit = item / chunks;
+    const int64_t pi = unit % panels, ng = unit / panels, grp = ng % g.group, n = ng / g.group;
     const int64_t p0 = pi * NR;
     packPanel<NR>(x + (n * g.C + grp * cg) * g.H * g.W, g, cg, p0, 0.f, panel);
     const int64_t cols = P - p0 < NR ? P - p0 : NR;
-    for (int64_t mb = 0; mb < mblocks; ++mb) {
+    const int64_t mbEnd = (chunk + 1) * mblocks / chunks;
+    for (int64_t mb = chunk * mblocks / chunks; mb < mbEnd; ++mb) {
       microKernel<MR, NV, V>(K, wp + (grp * mblocks + mb) * K * MR, panel, tile);
       const int64_t rows = mg - mb * MR < MR ? mg - mb * MR : MR;
       for (int64_t i = 0; i < rows; ++i) {

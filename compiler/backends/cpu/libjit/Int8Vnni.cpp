@@ -233,9 +233,12 @@ ember_conv_i8_vnni(const int8_t* x, const int8_t* wp, const int32_t* fold, const
   int8_t* rows = scratch + tid * (K + K4 * 4) * kNR;
   int8_t* panel = rows + K * kNR;
   int64_t begin, end;
-  libjit::threadRange(N * group * panels, tid, nth, &begin, &end);
+  const int64_t units = N * group * panels;
+  const int64_t chunks = libjit::weightChunks(units, mblocks, nth);
+  libjit::threadRange(units * chunks, tid, nth, &begin, &end);
   for (int64_t item = begin; item < end; ++item) {
-    const int64_t pi = item % panels, ng = item / panels, grp = ng % group, n = ng / group;
+    const int64_t chunk = item % chunks, unit = item / chunks;
+    const int64_t pi = unit % panels, ng = unit / panels, grp = ng % group, n = ng / group;
     const int64_t p0 = pi * kNR;
     if (maskedGather(g)) {
       PanelPlan plan;
@@ -248,7 +251,8 @@ ember_conv_i8_vnni(const int8_t* x, const int8_t* wp, const int32_t* fold, const
       interleavePanel(rows, cg, taps, panel);
     }
     const int64_t cols = P - p0 < kNR ? P - p0 : kNR;
-    for (int64_t mb = 0; mb < mblocks; ++mb) {
+    const int64_t mbEnd = (chunk + 1) * mblocks / chunks;
+    for (int64_t mb = chunk * mblocks / chunks; mb < mbEnd; ++mb) {
       const int64_t m0 = grp * mg + mb * kMR;
       const int64_t nrows = mg - mb * kMR < kMR ? mg - mb * kMR : kMR;
       vnniBlock(panel, wp + (grp * mblocks + mb) * K4 * 4 * kMR, K4, fold + m0, Mq + m0, Sq + m0,

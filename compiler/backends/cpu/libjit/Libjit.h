@@ -22,6 +22,18 @@ inline void threadRange(int64_t n, int64_t tid, int64_t nth, int64_t* begin, int
   *end = *begin + chunk + (tid < rest ? 1 : 0);
 }
 
+/// The panel GEMMs (convolutions) split work items of (image, group, panel of output
+/// positions) over threads; with fewer than four items per thread (the late layers of a
+/// CNN) each item's weight blocks are split into this many chunks too, so that every
+/// thread gets about the same share. Each output is computed by the same arithmetic.
+inline int64_t weightChunks(int64_t units, int64_t mblocks, int64_t nth) {
+  const int64_t want = 4 * nth;
+  if (units >= want)
+    return 1;
+  const int64_t c = (want + units - 1) / units;
+  return c < mblocks ? c : (mblocks > 0 ? mblocks : 1);
+}
+
 /// The five outer indices of row `r` of a six-dimensional box `d` whose last dimension is
 /// the row (the boxes of broadcasting and strided kernels).
 struct Row5 {
