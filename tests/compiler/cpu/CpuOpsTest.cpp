@@ -121,6 +121,13 @@ std::vector<OpCase> cases() {
                    ints({{"pads", {2, 2, 2, 2}}, {"dilations", {2, 2}}})));
   c.push_back(
       conv("ConvAsymmetricPads", {1, 3, 9, 7}, 5, 1, {2, 3}, ints({{"pads", {0, 1, 1, 2}}})));
+  // Stride 1 with runs of few positions per panel (width 5: seven runs of a 32-position
+  // panel), wide padding past the kernel, dilation, a kernel wider than the input, and
+  // a stride of 2 in height only: the masked-load panel gather of AVX-512 hosts.
+  c.push_back(conv("ConvNarrowRowsWidePads", {2, 3, 6, 5}, 9, 1, {3, 7},
+                   ints({{"pads", {2, 4, 3, 5}}, {"dilations", {1, 2}}})));
+  c.push_back(conv("ConvStrideHeightOnly", {1, 4, 9, 13}, 7, 1, {3, 3},
+                   with(pad1, "strides", std::vector<int64_t>{2, 1})));
   c.push_back(conv("Depthwise", {1, 8, 10, 10}, 8, 8, {3, 3},
                    with(with(with(pad1, "activation", std::string("clip")), "activation_min", 0.0),
                         "activation_max", 6.0)));

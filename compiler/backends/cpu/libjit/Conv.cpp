@@ -9,10 +9,72 @@
 #include "ConvPanel.h"
 #include "Libjit.h"
 
+#include <immintrin.h>
+
 namespace {
 
 using libjit::ConvGeom;
 using libjit::packPanel;
+
+/// packPanel<32> of a stride-1 convolution on AVX-512 hosts (the only hosts of the
+/// mr8_nr32 kernel): a panel row is two 16-lane vectors, built from one masked load per
+/// run of one output row and half; masked-off lanes keep the zero padding and never
+/// touch memory. The masks and offsets depend on the panel's first position only. Needs
+/// KW <= 16. (A masked gather for stride 2 was slower than the scalar packPanel here.)
+__attribute__((target("avx512f"))) __attribute__((noinline)) void
+packPanel32(const float* x, const ConvGeom& g, int64_t cg, int64_t p0, float* panel) {
+  constexpr int NR = 32, kMaxTaps = 16;
+  const int64_t P = g.OH * g.OW;
+  int nseg = 0;
+  int64_t col[NR], len[NR], ih0[NR], iw0[NR];
+  for (int64_t j = 0; j < NR && p0 + j < P;) {
+    const int64_t p = p0 + j, oh = p / g.OW, ow = p % g.OW;
+    int64_t n = g.OW - ow;
+    n = n < NR - j ? n : NR - j;
+    n = n < P - p ? n : P - p;
+    col[nseg] = j;
+    len[nseg] = n;
+    ih0[nseg] = oh * g.sh - g.ph;
+    iw0[nseg] = ow * g.sw - g.pw;
+    ++nseg;
+    j += n;
+  }
+  // Per run and kernel column: the lanes inside the input row and the load's start.
+  uint32_t lanes[NR][kMaxTaps];
+  int64_t start[NR][kMaxTaps];
+  for (int s = 0; s < nseg; ++s)
+    for (int64_t kw = 0; kw < g.KW; ++kw) {
+      // Lane col + j reads input column iw + j * sw.
+      const int64_t iw = iw0[s] + kw * g.dw;
+      uint32_t m = 0;
+      for (int64_t j = 0; j < len[s]; ++j)
+        if (iw + j * g.sw >= 0 && iw + j * g.sw < g.W)
+          m |= uint32_t(1) << (col[s] + j);
+      lanes[s][kw] = m;
+      start[s][kw] = iw - col[s] * g.sw;
+    }
+  const __m512 zero = _mm512_setzero_ps();
+  float* row = panel;
+  for (int64_t c = 0; c < cg; ++c) {
+    const float* xc = x + c * g.H * g.W;
+    for (int64_t kh = 0; kh < g.KH; ++kh)
+      for (int64_t kw = 0; kw < g.KW; ++kw, row += NR) {
+        __m512 lo = zero, hi = zero;
+        for (int s = 0; s < nseg; ++s) {
+          const int64_t ih = ih0[s] + kh * g.dh;
+          if (ih < 0 || ih >= g.H)
+            continue;
+          const float* at = xc + ih * g.W + start[s][kw];
+          const __mmask16 ml = static_cast<__mmask16>(lanes[s][kw]);
+          const __mmask16 mh = static_cast<__mmask16>(lanes[s][kw] >> 16);
+          lo = _mm512_mask_loadu_ps(lo, ml, at);
+          hi = _mm512_mask_loadu_ps(hi, mh, at + 16);
+        }
+        _mm512_storeu_ps(row, lo);
+        _mm512_storeu_ps(row + 16, hi);
+      }
+  }
+}
 
 /// acc[MR][NR] = sum_k a[k][MR] (outer) b[k][NR], with NV vectors V of NR / NV floats.
 template <int MR, int NV, typename V>
@@ -55,7 +117,11 @@ inline void convGemm(const float* x, const float* wp, const float* bias, float* 
     const int64_t chunk = item % chunks, unit = item / chunks;
     const int64_t pi = unit % panels, ng = unit / panels, grp = ng % g.group, n = ng / g.group;
     const int64_t p0 = pi * NR;
-    packPanel<NR>(x + (n * g.C + grp * cg) * g.H * g.W, g, cg, p0, 0.f, panel);
+    const float* xg = x + (n * g.C + grp * cg) * g.H * g.W;
+    if (NR == 32 && g.sw == 1 && g.KW <= 16)
+      packPanel32(xg, g, cg, p0, panel);
+    else
+      packPanel<NR>(xg, g, cg, p0, 0.f, panel);
     const int64_t cols = P - p0 < NR ? P - p0 : NR;
     const int64_t mbEnd = (chunk + 1) * mblocks / chunks;
     for (int64_t mb = chunk * mblocks / chunks; mb < mbEnd; ++mb) {
