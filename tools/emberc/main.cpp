@@ -143,6 +143,7 @@ Options parseArgs(int argc, char** argv) {
   return o;
 }
 
+#ifdef EMBER_HAVE_CPU_BACKEND
 /// The bundle's default name: the model file's stem as a C identifier.
 std::string defaultBundleName(const std::string& model) {
   std::string stem = model.substr(model.find_last_of('/') + 1);
@@ -154,6 +155,7 @@ std::string defaultBundleName(const std::string& model) {
     out = "model_" + out;
   return out;
 }
+#endif
 
 /// Calibrates and quantizes `f` as the options say; prints the quantizer's counts.
 Function* quantizeModel(const Options& o, Function& f) {
