@@ -16,11 +16,12 @@ namespace {
 using libjit::ConvGeom;
 using libjit::packPanel;
 
-/// packPanel<32> of a stride-1 convolution on AVX-512 hosts (the only hosts of the
-/// mr8_nr32 kernel): a panel row is two 16-lane vectors, built from one masked load per
-/// run of one output row and half; masked-off lanes keep the zero padding and never
-/// touch memory. The masks and offsets depend on the panel's first position only. Needs
-/// KW <= 16. (A masked gather for stride 2 was slower than the scalar packPanel here.)
+/// packPanel<32> of a stride-1 or stride-2 convolution on AVX-512 hosts (the only hosts
+/// of the mr8_nr32 kernel): a panel row is two 16-lane vectors, built per run of one
+/// output row and half from one masked load (stride 1) or two masked loads whose even
+/// lanes a permute joins (stride 2; a masked gather instruction was slower than the
+/// scalar packPanel here); masked-off lanes keep the zero padding and never touch memory.
+/// The masks and offsets depend on the panel's first position only. Needs KW <= 16.
 __attribute__((target("avx512f"))) __attribute__((noinline)) void
 packPanel32(const float* x, const ConvGeom& g, int64_t cg, int64_t p0, float* panel) {
   constexpr int NR = 32, kMaxTaps = 16;
@@ -42,6 +43,7 @@ packPanel32(const float* x, const ConvGeom& g, int64_t cg, int64_t p0, float* pa
   // Per run and kernel column: the lanes inside the input row and the load's start.
   uint32_t lanes[NR][kMaxTaps];
   int64_t start[NR][kMaxTaps];
+  __mmask16 evenA[NR][kMaxTaps][2], evenB[NR][kMaxTaps][2];
   for (int s = 0; s < nseg; ++s)
     for (int64_t kw = 0; kw < g.KW; ++kw) {
       // Lane col + j reads input column iw + j * sw.
@@ -52,8 +54,19 @@ packPanel32(const float* x, const ConvGeom& g, int64_t cg, int64_t p0, float* pa
           m |= uint32_t(1) << (col[s] + j);
       lanes[s][kw] = m;
       start[s][kw] = iw - col[s] * g.sw;
+      // Stride 2: output lane t of half h reads input lane 2t of the 32 floats at
+      // start + 32h, i.e. lane 2t of the first vector (t < 8) or 2t - 16 of the second.
+      for (int h = 0; h < 2; ++h) {
+        uint32_t a = 0, b = 0;
+        for (int t = 0; t < 16; ++t)
+          if (m >> (16 * h + t) & 1)
+            (t < 8 ? a : b) |= uint32_t(1) << (2 * (t & 7));
+        evenA[s][kw][h] = static_cast<__mmask16>(a);
+        evenB[s][kw][h] = static_cast<__mmask16>(b);
+      }
     }
   const __m512 zero = _mm512_setzero_ps();
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   float* row = panel;
   for (int64_t c = 0; c < cg; ++c) {
     const float* xc = x + c * g.H * g.W;
@@ -67,8 +80,17 @@ packPanel32(const float* x, const ConvGeom& g, int64_t cg, int64_t p0, float* pa
           const float* at = xc + ih * g.W + start[s][kw];
           const __mmask16 ml = static_cast<__mmask16>(lanes[s][kw]);
           const __mmask16 mh = static_cast<__mmask16>(lanes[s][kw] >> 16);
-          lo = _mm512_mask_loadu_ps(lo, ml, at);
-          hi = _mm512_mask_loadu_ps(hi, mh, at + 16);
+          if (g.sw == 1) {
+            lo = _mm512_mask_loadu_ps(lo, ml, at);
+            hi = _mm512_mask_loadu_ps(hi, mh, at + 16);
+            continue;
+          }
+          const __m512 a0 = _mm512_maskz_loadu_ps(evenA[s][kw][0], at);
+          const __m512 b0 = _mm512_maskz_loadu_ps(evenB[s][kw][0], at + 16);
+          const __m512 a1 = _mm512_maskz_loadu_ps(evenA[s][kw][1], at + 32);
+          const __m512 b1 = _mm512_maskz_loadu_ps(evenB[s][kw][1], at + 48);
+          lo = _mm512_mask_mov_ps(lo, ml, _mm512_permutex2var_ps(a0, even, b0));
+          hi = _mm512_mask_mov_ps(hi, mh, _mm512_permutex2var_ps(a1, even, b1));
         }
         _mm512_storeu_ps(row, lo);
         _mm512_storeu_ps(row + 16, hi);
@@ -118,7 +140,7 @@ inline void convGemm(const float* x, const float* wp, const float* bias, float* 
     const int64_t pi = unit % panels, ng = unit / panels, grp = ng % g.group, n = ng / g.group;
     const int64_t p0 = pi * NR;
     const float* xg = x + (n * g.C + grp * cg) * g.H * g.W;
-    if (NR == 32 && g.sw == 1 && g.KW <= 16)
+    if (NR == 32 && (g.sw == 1 || g.sw == 2) && g.KW <= 16)
       packPanel32(xg, g, cg, p0, panel);
     else
       packPanel<NR>(xg, g, cg, p0, 0.f, panel);
