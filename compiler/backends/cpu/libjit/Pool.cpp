@@ -4,6 +4,44 @@
 // split the (image, channel) planes.
 #include "Libjit.h"
 
+namespace {
+
+/// MaxPool of planes [begin, end) a row of outputs at a time: for each tap, the outputs
+/// whose input column lies inside the row form one range, updated without bounds checks
+/// (vectorisable). The taps of each output are visited in the same order as a window
+/// loop, with the same NaN rule (the first NaN wins), so the bits are the same.
+void maxPoolRows(const float* x, float* y, int64_t begin, int64_t end, int64_t H, int64_t W,
+                 int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
+                 int64_t pw, int64_t dh, int64_t dw) {
+  for (int64_t p = begin; p < end; ++p) {
+    const float* xp = x + p * H * W;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      float* __restrict yr = y + (p * OH + oh) * OW;
+      for (int64_t ow = 0; ow < OW; ++ow)
+        yr[ow] = -__builtin_inff();
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        const int64_t ih = oh * sh - ph + kh * dh;
+        if (ih < 0 || ih >= H)
+          continue;
+        const float* __restrict xr = xp + ih * W;
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          // iw = ow * sw + off lies in [0, W) for ow in [lo, hi).
+          const int64_t off = kw * dw - pw;
+          const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+          int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+          hi = hi < OW ? hi : OW;
+          for (int64_t ow = lo; ow < hi; ++ow) {
+            const float v = xr[ow * sw + off], m = yr[ow];
+            yr[ow] = m != m ? m : (v > m || v != v ? v : m);
+          }
+        }
+      }
+    }
+  }
+}
+
+} // namespace
+
 EMBER_KERNEL void ember_pool_f32(int32_t isMax, int32_t includePad, const float* x, float* y,
                                  int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW,
                                  int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
@@ -11,6 +49,10 @@ EMBER_KERNEL void ember_pool_f32(int32_t isMax, int32_t includePad, const float*
                                  int64_t tid, int64_t nth) {
   int64_t begin, end;
   libjit::threadRange(planes, tid, nth, &begin, &end);
+  if (isMax) {
+    maxPoolRows(x, y, begin, end, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw);
+    return;
+  }
   for (int64_t p = begin; p < end; ++p) {
     const float* xp = x + p * H * W;
     float* yp = y + p * OH * OW;
