@@ -309,6 +309,27 @@ TEST(CpuBackend, RejectsBadInputs) {
   EXPECT_THROW(cf->run({{"x", Tensor(ElemKind::Float32, {2, 3})}, {"nope", Tensor()}}), Error);
 }
 
+TEST(CpuBackend, MaxPoolPropagatesNaNAsTheInterpreter) {
+  G g;
+  g.output("y",
+           g.node(NodeKind::MaxPool, "mp", {g.input("x", {1, 2, 7, 8})},
+                  ints({{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}})));
+  TensorMap in = g.randomInputs();
+  float* x = in["x"].data<float>();
+  x[0] = std::nanf("");         // a corner: in one window
+  x[3 * 8 + 4] = std::nanf(""); // row 3, column 4: in two windows
+  x[56 + 55] = -std::nanf("");  // the second plane's last element: one window
+  const TensorMap ref = createInterpreterBackend()->compile(*g.f)->run(in);
+  for (int threads : {1, 2}) {
+    const TensorMap got = runCpu(*g.f, in, threads);
+    EXPECT_EQ(compare(got, ref, 0), "") << threads << " thread(s)";
+    int nans = 0;
+    for (int64_t i = 0; i < got.at("y").size(); ++i)
+      nans += std::isnan(got.at("y").data<float>()[i]);
+    EXPECT_EQ(nans, 4) << threads << " thread(s)";
+  }
+}
+
 TEST(CpuBackend, GatherWithRunTimeIndices) {
   G g;
   NodeValue idx = g.m.createPlaceholder("idx", Type(ElemKind::Int64, {2, 3}))->result();
