@@ -207,6 +207,10 @@ int runTool(const Options& o) {
       return 0;
   }
   if (o.backend == "cpu") {
+#ifndef EMBER_HAVE_CPU_BACKEND
+    throw Error("--backend cpu", "this emberc was built without the cpu backend "
+                                 "(EMBER_WITH_LLVM=OFF; scripts/setup.sh turns it on)");
+#endif
     std::unique_ptr<Module> m = importOnnxFile(o.model);
     Function* f = m->getFunction("main");
     if (!f)
