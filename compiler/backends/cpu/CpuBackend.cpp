@@ -128,18 +128,8 @@ public:
       return true;
     return findCodegenUnit(Op::ofNode(n)) != nullptr;
   }
+  /// Unsupported nodes are listed, all at once, by generateModule.
   std::unique_ptr<CompiledFunction> compile(const Function& f) const override {
-    std::vector<std::string> missing;
-    for (const auto& n : f.nodes())
-      if (!supports(*n))
-        missing.push_back(nodeRef(*n) + " (" + n->resultType().toString() + ")");
-    if (!missing.empty()) {
-      std::string msg =
-          "the cpu backend cannot run " + std::to_string(missing.size()) + " node(s):";
-      for (const auto& s : missing)
-        msg += "\n  " + s;
-      throw Unsupported("function '" + f.name() + "'", msg);
-    }
     const std::unique_ptr<lir::Function> lf = lir::compileToLir(f);
     return std::make_unique<Program>(*lf, resolveThreads(opts_.threads));
   }

@@ -1,8 +1,8 @@
 // Codegen of data movement (any element kind, codes moved unchanged): Transpose,
 // Slice, Expand, Concat, Split and constant-mode Pad are strided copies
 // (ember_copy_strided) with the source and destination strides of each; Gather copies
-// rows (an index out of range is a run-time error naming the node). Reshape is a view (BufferPlan)
-// and emits nothing.
+// rows (an index out of range is a run-time error naming the node). Reshape is a view (in the
+// low-level IR) and emits nothing.
 #include "Codegen.h"
 #include "Strides.h"
 

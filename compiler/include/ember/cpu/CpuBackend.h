@@ -1,11 +1,13 @@
 #pragma once
 /// \file
-/// The LLVM CPU backend ("cpu"): the host-side twin of the NPU. A graph function is
-/// compiled into LLVM IR that calls the libjit kernels (compiler/backends/cpu/libjit,
-/// embedded as bitcode) with the model's static shapes and buffer addresses as
-/// constants; the module is specialised, optimised for the host CPU (O3, the host's
-/// vector extensions) and JIT-compiled with ORC LLJIT. Heavy kernels split their outer
-/// loop over `threads` threads; results do not depend on the thread count.
+/// The LLVM CPU backend ("cpu"): the host-side twin of the NPU. A graph function goes
+/// through the low-level IR (schedule, IR passes, static memory plan) and is compiled
+/// into LLVM IR that calls the libjit kernels (compiler/backends/cpu/libjit, embedded as
+/// bitcode) with the model's static shapes as constants and every buffer as an offset
+/// into a region of the generated code's environment; the module is specialised,
+/// optimised for the host CPU (O3, the host's vector extensions) and JIT-compiled with
+/// ORC LLJIT (or written as an AOT bundle, ember/cpu/Bundle.h). Heavy kernels split
+/// their outer loop over `threads` threads; results do not depend on the thread count.
 
 #include "ember/backend/Backend.h"
 
