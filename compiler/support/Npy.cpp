@@ -4,10 +4,14 @@
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
+#include <sys/stat.h>
 
 namespace ember {
 
@@ -217,7 +221,19 @@ const char* npyDescr(ElemKind k) {
   return "?";
 }
 
-Tensor parseNpy(const std::string& bytes, const std::string& what) {
+namespace {
+
+/// Where the header dictionary starts and how long it is, from the first bytes of a
+/// file (magic, version, header length): enough to know how much more to read.
+struct Prelude {
+  size_t headerStart = 0;
+  size_t headerLen = 0;
+};
+
+/// The largest header Ember reads (NumPy writes a few hundred bytes at most).
+constexpr size_t kMaxHeaderLen = size_t(1) << 20;
+
+Prelude parsePrelude(const std::string& bytes, const std::string& what) {
   if (bytes.size() < kMagicLen || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0)
     throw Error(what, "not a .npy file (bad magic: expected \\x93NUMPY)");
   if (bytes.size() < kMagicLen + 2)
@@ -231,18 +247,21 @@ Tensor parseNpy(const std::string& bytes, const std::string& what) {
   else
     throw Unsupported(what, ".npy format version " + std::to_string(major) + "." +
                                 std::to_string(minor) + " is not supported (1.0, 2.0, 3.0 are)");
-  size_t headerStart = kMagicLen + 2 + lenBytes;
-  if (bytes.size() < headerStart)
+  Prelude p;
+  p.headerStart = kMagicLen + 2 + lenBytes;
+  if (bytes.size() < p.headerStart)
     throw Error(what, "truncated .npy file (header length incomplete)");
-  size_t headerLen = readLE(bytes, kMagicLen + 2, lenBytes);
-  if (bytes.size() - headerStart < headerLen)
-    throw Error(what, "truncated .npy header: " + std::to_string(headerLen) + " bytes announced, " +
-                          std::to_string(bytes.size() - headerStart) + " present");
-  std::string header = bytes.substr(headerStart, headerLen);
-  Type type = typeFromHeader(HeaderParser(header, what).parseDict(), what);
+  p.headerLen = readLE(bytes, kMagicLen + 2, lenBytes);
+  if (p.headerLen > kMaxHeaderLen)
+    throw Error(what, "malformed .npy header: " + std::to_string(p.headerLen) +
+                          " bytes announced, more than the " + std::to_string(kMaxHeaderLen) +
+                          " Ember reads");
+  return p;
+}
 
-  size_t dataStart = headerStart + headerLen;
-  size_t have = bytes.size() - dataStart, want = type.sizeInBytes();
+/// Checks that `have` data bytes are exactly what `type` needs.
+void checkDataSize(const Type& type, uint64_t have, const std::string& what) {
+  const uint64_t want = type.sizeInBytes();
   if (have < want)
     throw Error(what, "truncated .npy data: shape " + shapeToString(type.dims) + " of " +
                           elemKindName(type.kind) + " needs " + std::to_string(want) +
@@ -251,19 +270,93 @@ Tensor parseNpy(const std::string& bytes, const std::string& what) {
     throw Error(what, "size mismatch: shape " + shapeToString(type.dims) + " of " +
                           elemKindName(type.kind) + " needs " + std::to_string(want) +
                           " bytes, the file has " + std::to_string(have) + " (trailing data)");
+}
+
+void checkBools(const Tensor& t, const std::string& what) {
+  if (t.kind() != ElemKind::Bool)
+    return;
+  for (size_t i = 0; i < t.sizeInBytes(); ++i)
+    if (t.raw()[i] > 1)
+      throw Error(what, "bool element " + std::to_string(i) + " is " + std::to_string(t.raw()[i]) +
+                            " (must be 0 or 1)");
+}
+
+/// Reads up to `n` bytes from `f` (fewer only at the end of the file).
+size_t readUpTo(std::FILE* f, void* out, size_t n, const std::string& what) {
+  size_t got = std::fread(out, 1, n, f);
+  if (got < n && std::ferror(f))
+    throw Error(what, "read error");
+  return got;
+}
+
+} // namespace
+
+Tensor parseNpy(const std::string& bytes, const std::string& what) {
+  const Prelude p = parsePrelude(bytes, what);
+  if (bytes.size() - p.headerStart < p.headerLen)
+    throw Error(what, "truncated .npy header: " + std::to_string(p.headerLen) +
+                          " bytes announced, " + std::to_string(bytes.size() - p.headerStart) +
+                          " present");
+  std::string header = bytes.substr(p.headerStart, p.headerLen);
+  Type type = typeFromHeader(HeaderParser(header, what).parseDict(), what);
+  size_t dataStart = p.headerStart + p.headerLen;
+  checkDataSize(type, bytes.size() - dataStart, what);
   Tensor t(type);
-  if (want)
-    std::memcpy(t.raw(), bytes.data() + dataStart, want);
-  if (type.kind == ElemKind::Bool)
-    for (size_t i = 0; i < want; ++i)
-      if (t.raw()[i] > 1)
-        throw Error(what, "bool element " + std::to_string(i) + " is " +
-                              std::to_string(t.raw()[i]) + " (must be 0 or 1)");
+  if (type.sizeInBytes())
+    std::memcpy(t.raw(), bytes.data() + dataStart, type.sizeInBytes());
+  checkBools(t, what);
   return t;
 }
 
 Tensor readNpy(const std::string& path) {
-  return parseNpy(readFileBytes(path), path);
+  // Header first, then exactly the bytes it implies: a huge or endless file (/dev/zero,
+  // a FIFO) is refused after a few bytes instead of being read into memory.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw Error(path, "is a directory, not a file");
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    throw Error(path, std::string("cannot open: ") + std::strerror(errno));
+  struct Closer {
+    std::FILE* f;
+    ~Closer() { std::fclose(f); }
+  } closer{f};
+  std::string head(kMagicLen + 2 + 4, '\0');
+  head.resize(readUpTo(f, head.data(), head.size(), path));
+  const Prelude p = parsePrelude(head, path);
+  std::string header = head.substr(std::min(p.headerStart, head.size()));
+  const size_t spill = header.size(); // header bytes already read with the prelude
+  if (spill > p.headerLen)
+    header.resize(p.headerLen);
+  else {
+    header.resize(p.headerLen);
+    size_t got = readUpTo(f, header.data() + spill, p.headerLen - spill, path);
+    if (got < p.headerLen - spill)
+      throw Error(path, "truncated .npy header: " + std::to_string(p.headerLen) +
+                            " bytes announced, " + std::to_string(spill + got) + " present");
+  }
+  Type type = typeFromHeader(HeaderParser(header, path).parseDict(), path);
+  const uint64_t dataStart = p.headerStart + p.headerLen;
+  if (S_ISREG(st.st_mode))
+    checkDataSize(type, uint64_t(st.st_size) > dataStart ? uint64_t(st.st_size) - dataStart : 0,
+                  path);
+  // The data: bytes that came with the prelude (a header shorter than its spare room),
+  // then the rest in chunks, so memory grows only as far as the file really goes.
+  const uint64_t want = type.sizeInBytes();
+  std::string data = head.size() > dataStart ? head.substr(dataStart) : std::string();
+  char buf[1 << 16];
+  while (data.size() <= want) {
+    size_t got = readUpTo(f, buf, sizeof(buf), path);
+    if (got == 0)
+      break;
+    data.append(buf, got);
+  }
+  checkDataSize(type, data.size(), path);
+  Tensor t(type);
+  if (want)
+    std::memcpy(t.raw(), data.data(), want);
+  checkBools(t, path);
+  return t;
 }
 
 std::string serializeNpy(const Tensor& t) {

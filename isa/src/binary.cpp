@@ -1,6 +1,8 @@
 // Binary tables: names of enums, equality, and consistency checks against the ISA.
 #include "ember/isa/binary.h"
 
+#include "ember/support/AtomicFile.h"
+
 #include "ember/isa/error.h"
 
 #include <algorithm>
@@ -248,32 +250,23 @@ void validateBinary(const Binary& bin, const IsaDescription& isa, const std::str
 }
 
 std::vector<std::uint8_t> readFileBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error(path, "", "cannot open file");
-  std::vector<std::uint8_t> data((std::istreambuf_iterator<char>(in)),
-                                 std::istreambuf_iterator<char>());
-  if (in.bad())
-    throw Error(path, "", "cannot read file");
-  return data;
+  try {
+    std::string bytes = ember::readFileBytes(path);
+    return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
+  } catch (const isa::Error&) {
+    throw;
+  } catch (const ember::Error& e) {
+    throw Error(path, "", e.reason());
+  }
 }
 
 void writeFileAtomic(const std::string& path, const void* data, std::size_t size) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw Error(path, "", "cannot create temporary file " + tmp);
-    out.write(static_cast<const char*>(data), std::streamsize(size));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw Error(path, "", "cannot write temporary file " + tmp);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(path, "", "cannot rename " + tmp + " into place");
+  try {
+    ember::writeFileAtomic(path, data, size);
+  } catch (const isa::Error&) {
+    throw;
+  } catch (const ember::Error& e) {
+    throw Error(path, "", e.reason());
   }
 }
 

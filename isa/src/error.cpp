@@ -3,20 +3,16 @@
 namespace ember::isa {
 
 namespace {
-std::string format(const std::string& file, const std::string& where, const std::string& reason) {
+std::string location(const std::string& file, const std::string& where) {
   std::string s = file.empty() ? std::string("<input>") : file;
-  s += ": ";
-  if (!where.empty()) {
-    s += where;
-    s += ": ";
-  }
-  s += reason;
+  if (!where.empty())
+    s += ": " + where;
   return s;
 }
 } // namespace
 
 Error::Error(std::string file, std::string where, std::string reason)
-    : std::runtime_error(format(file, where, reason)), file_(std::move(file)),
-      where_(std::move(where)), reason_(std::move(reason)) {}
+    : ember::Error(location(file, where), std::move(reason)), file_(std::move(file)),
+      where_(std::move(where)) {}
 
 } // namespace ember::isa

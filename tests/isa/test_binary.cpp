@@ -73,7 +73,7 @@ TEST(Binary, WriterLeavesNoTemporaryFiles) {
   ::closedir(d);
   EXPECT_EQ(files, 1);
   EXPECT_ISA_ERROR(writeElf("/nonexistent-dir/x.elf", convTile(), reference()), "",
-                   "cannot create temporary file");
+                   "cannot create a temporary file");
   ASSERT_EQ(std::system(("rm -rf " + dir).c_str()), 0);
 }
 

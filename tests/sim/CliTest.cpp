@@ -143,7 +143,74 @@ TEST(SimCli, EmberRunRunsABinaryOnTheSimDevice) {
   std::vector<float> few(7, 0.0f);
   ember::writeNpy((dir / "few.npy").string(), ember::Tensor::fromVector<float>({7}, few));
   EXPECT_EQ(sh(run + " --input x=" + (dir / "few.npy").string() + " 2> " + err), 1);
-  EXPECT_NE(slurp(err).find("has 7 elements, input 'x' needs 120"), std::string::npos);
+  EXPECT_NE(slurp(err).find("holds shape [7], the binary's input 'x' is [1, 20, 2, 3]"),
+            std::string::npos);
+}
+
+// Inputs are checked against the I/O entry's logical shape and element type, never
+// reinterpreted (issue 16, item 4): an NHWC array for an NCHW input, int64/int32/bool
+// data for an int8 input, and out-of-range values for a uint8 input are refused.
+TEST(SimCli, InputsMustHaveTheLogicalShapeAndAFittingType) {
+  fs::path dir = fs::path(EMBER_BINARY_DIR) / "tests" / "sim" / "cli_input_checks";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string src = kRelu;
+  std::ofstream(dir / "relu.s") << src;
+  // The same program with a uint8 input (zero point 128).
+  std::string u8 = src;
+  u8.replace(u8.find(R"(.io input "x" dtype=int8)"), 24, R"(.io input "x" dtype=uint8)");
+  std::ofstream(dir / "relu_u8.s") << u8;
+  const std::string elf = (dir / "relu.elf").string(), elf8 = (dir / "relu_u8.elf").string();
+  ASSERT_EQ(sh(std::string(EMBER_AS_EXE) + " " + (dir / "relu.s").string() + " -o " + elf), 0);
+  ASSERT_EQ(sh(std::string(EMBER_AS_EXE) + " " + (dir / "relu_u8.s").string() + " -o " + elf8), 0);
+  const std::string err = (dir / "err.txt").string();
+  auto run = [&](const std::string& bin, const std::string& npy) {
+    return sh(std::string(EMBER_SIM_EXE) + " " + bin +
+              " --no-table --input x=" + (dir / npy).string() + " 2> " + err + " > /dev/null");
+  };
+  using ember::Tensor;
+  // Right shape, float32 and int8: accepted.
+  ember::writeNpy((dir / "f.npy").string(),
+                  Tensor::fromVector<float>({1, 20, 2, 3}, std::vector<float>(120, 0.5f)));
+  ember::writeNpy((dir / "i8.npy").string(),
+                  Tensor::fromVector<std::int8_t>({1, 20, 2, 3}, std::vector<std::int8_t>(120, 3)));
+  EXPECT_EQ(run(elf, "f.npy"), 0) << slurp(err);
+  EXPECT_EQ(run(elf, "i8.npy"), 0) << slurp(err);
+  // NHWC data for the NCHW input: same element count, refused.
+  ember::writeNpy((dir / "nhwc.npy").string(),
+                  Tensor::fromVector<float>({1, 2, 3, 20}, std::vector<float>(120, 0.5f)));
+  EXPECT_EQ(run(elf, "nhwc.npy"), 1);
+  EXPECT_NE(slurp(err).find("holds shape [1, 2, 3, 20], the binary's input 'x' is "
+                            "[1, 20, 2, 3]"),
+            std::string::npos)
+      << slurp(err);
+  // Integer data of another type than the entry's: refused, not reinterpreted.
+  ember::writeNpy(
+      (dir / "i64.npy").string(),
+      Tensor::fromVector<std::int64_t>({1, 20, 2, 3}, std::vector<std::int64_t>(120, 1)));
+  ember::writeNpy(
+      (dir / "i32.npy").string(),
+      Tensor::fromVector<std::int32_t>({1, 20, 2, 3}, std::vector<std::int32_t>(120, 1)));
+  Tensor b(ember::ElemKind::Bool, {1, 20, 2, 3});
+  ember::writeNpy((dir / "bool.npy").string(), b);
+  for (const char* f : {"i64.npy", "i32.npy", "bool.npy"}) {
+    EXPECT_EQ(run(elf, f), 1) << f;
+    EXPECT_NE(slurp(err).find("input 'x' takes float32 or int8"), std::string::npos)
+        << f << ": " << slurp(err);
+  }
+  // uint8 input: int32 data in [0, 255] is accepted, outside it refused (no saturation).
+  std::vector<std::int32_t> ok(120, 200), bad(120, 7);
+  bad[5] = 300;
+  ember::writeNpy((dir / "u_ok.npy").string(), Tensor::fromVector<std::int32_t>({1, 20, 2, 3}, ok));
+  ember::writeNpy((dir / "u_bad.npy").string(),
+                  Tensor::fromVector<std::int32_t>({1, 20, 2, 3}, bad));
+  EXPECT_EQ(run(elf8, "u_ok.npy"), 0) << slurp(err);
+  EXPECT_EQ(run(elf8, "u_bad.npy"), 1);
+  EXPECT_NE(slurp(err).find("element 5 is 300, outside [0, 255]"), std::string::npos) << slurp(err);
+  // An endless input (/dev/zero) fails on its first bytes instead of filling memory.
+  EXPECT_EQ(
+      sh(std::string(EMBER_SIM_EXE) + " " + elf + " --no-table --input x=/dev/zero 2> " + err), 1);
+  EXPECT_NE(slurp(err).find("/dev/zero: not a .npy file"), std::string::npos) << slurp(err);
 }
 
 // A faulting binary: status 3, the fault printed, no outputs written.

@@ -10,7 +10,11 @@ add_test(NAME tools.cli_inputs
 set_tests_properties(tools.cli_inputs PROPERTIES FIXTURES_SETUP ember_cli_inputs LABELS tools)
 
 # ember_cli_error(NAME REGEX... -- ARGS...): ember-run ARGS must exit 1 with stderr
-# matching every REGEX.
+# matching every REGEX. ember_cli_usage: the same for a bad command line (exit 2).
+function(ember_cli_usage name)
+  set(EXPECT_ERROR ${CMAKE_CURRENT_SOURCE_DIR}/expect_run.sh 2 stderr)
+  ember_cli_error(${name} ${ARGN})
+endfunction()
 function(ember_cli_error name)
   set(patterns)
   set(args ${ARGN})
@@ -81,26 +85,26 @@ if(TARGET ember_cpu)
 endif()
 
 # Options.
-ember_cli_error(no_model "no model given" --)
-ember_cli_error(unknown_option "unknown option '--frobnicate'" -- --frobnicate)
-ember_cli_error(two_models "more than one model" -- a.onnx b.onnx)
-ember_cli_error(bad_input_syntax "expects NAME=FILE.npy" -- ${CLI_IN}/relu.onnx --input x)
-ember_cli_error(bad_repeat "--repeat" -- ${CLI_IN}/relu.onnx --repeat 0)
-ember_cli_error(bad_seed "non-negative integer" -- ${CLI_IN}/relu.onnx --random-input -3)
-ember_cli_error(missing_value "--out needs a value" -- ${CLI_IN}/relu.onnx --out)
+ember_cli_usage(no_model "no model given" --)
+ember_cli_usage(unknown_option "unknown option '--frobnicate'" -- --frobnicate)
+ember_cli_usage(two_models "more than one model" -- a.onnx b.onnx)
+ember_cli_usage(bad_input_syntax "expects NAME=FILE.npy" -- ${CLI_IN}/relu.onnx --input x)
+ember_cli_usage(bad_repeat "--repeat" -- ${CLI_IN}/relu.onnx --repeat 0)
+ember_cli_usage(bad_seed "non-negative integer" -- ${CLI_IN}/relu.onnx --random-input -3)
+ember_cli_usage(missing_value "--out needs a value" -- ${CLI_IN}/relu.onnx --out)
 ember_cli_error(unknown_device "unknown device" "interp" --
                 ${CLI_IN}/relu.onnx --device tpu --random-input 1)
 ember_cli_error(unknown_compare_device "unknown device" --
                 ${CLI_IN}/relu.onnx --compare tpu --random-input 1)
 ember_cli_error(unknown_device_in_list "unknown device 'tpu'|--device 'tpu'" --
                 ${CLI_IN}/relu.onnx --compare interp,tpu --random-input 1)
-ember_cli_error(empty_compare_entry "comma-separated list" --
+ember_cli_usage(empty_compare_entry "comma-separated list" --
                 ${CLI_IN}/relu.onnx --compare interp,,sim --random-input 1)
-ember_cli_error(bad_iterations "--iterations must be at least 1" --
+ember_cli_usage(bad_iterations "--iterations must be at least 1" --
                 ${CLI_IN}/relu.onnx --iterations 0 --random-input 1)
-ember_cli_error(bad_threads "--threads must be at least 1" --
+ember_cli_usage(bad_threads "--threads must be at least 1" --
                 ${CLI_IN}/relu.onnx --threads 0 --random-input 1)
-ember_cli_error(bad_precision "--precision is float or int8" --
+ember_cli_usage(bad_precision "--precision is float or int8" --
                 ${CLI_IN}/relu.onnx --precision fp16 --random-input 1)
 ember_cli_error(report_without_sim "reports come from the NPU simulator" --
                 ${CLI_IN}/relu.onnx --report r.json --random-input 1)
@@ -134,6 +138,10 @@ ember_cli_error(missing_npy "missing.npy" "No such file" --
                 ${CLI_IN}/relu.onnx --input x=${CLI_IN}/missing.npy)
 ember_cli_error(out_is_a_file "exists and is not a directory" --
                 ${CLI_IN}/relu.onnx --input x=${CLI_IN}/x.npy --out ${CLI_IN}/x.npy)
+ember_cli_error(nan_input_int8 "x_nan.npy \\(--input x\\): element 5 is NaN" "no int8 value" --
+                ${CLI_IN}/relu.onnx --precision int8 --input x=${CLI_IN}/x_nan.npy)
+ember_cli_error(endless_npy "/dev/zero: not a .npy file" --
+                ${CLI_IN}/relu.onnx --input x=/dev/zero)
 # Malformed or unsupported .npy files.
 set(bad_npy_kinds f8 big_endian fortran truncated bad_magic bad_dict size_mismatch)
 set(bad_npy_messages "'<f8' is not supported" "big-endian" "Fortran" "truncated .npy data"
@@ -142,3 +150,14 @@ foreach(kind message IN ZIP_LISTS bad_npy_kinds bad_npy_messages)
   ember_cli_error(npy_${kind} "x_${kind}.npy" "${message}" --
                   ${CLI_IN}/relu.onnx --input x=${CLI_IN}/x_${kind}.npy)
 endforeach()
+
+# Output paths (issue 16, item 1): devices and FIFOs are written through, a symbolic link's
+# target is replaced (not the link), an input is never overwritten, a folder is refused
+# before any work, and no temporary file is left behind. One script, every tool.
+add_test(NAME tools.output_paths
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/output_paths.sh
+                 ${CMAKE_CURRENT_BINARY_DIR}/output_paths $<TARGET_FILE:emberc>
+                 $<TARGET_FILE:ember-run> $<TARGET_FILE:ember-sim> $<TARGET_FILE:ember-as>
+                 ${CLI_IN}/relu.onnx ${CLI_IN}/x.npy)
+set_tests_properties(tools.output_paths PROPERTIES FIXTURES_REQUIRED ember_cli_inputs
+                     LABELS tools TIMEOUT 300)

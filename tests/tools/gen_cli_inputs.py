@@ -37,6 +37,9 @@ def main(out):
     np.save(p("x_expected_relu.npy"), np.maximum(xs, 0))
     np.save(p("x_wrong_shape.npy"), xs.reshape(3, 2))
     np.save(p("x_wrong_kind.npy"), xs.astype(np.int32))
+    nan = xs.copy()
+    nan[1, 2] = np.nan
+    np.save(p("x_nan.npy"), nan)
     np.save(p("x_f8.npy"), xs.astype(np.float64))
     np.save(p("x_big_endian.npy"), xs.astype(">f4"))
     np.save(p("x_fortran.npy"), np.asfortranarray(xs))

@@ -2,10 +2,10 @@
 #include "ember/isa/assembler.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
+#include "ember/support/AtomicFile.h"
+#include "ember/support/ToolMain.h"
 
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 
 using namespace ember::isa;
@@ -19,7 +19,7 @@ const char* kUsage =
 }
 
 int main(int argc, char** argv) {
-  try {
+  return ember::toolMain("ember-as", [&] {
     std::string in, out, isa_path;
     for (int i = 1; i < argc; ++i) {
       std::string s = argv[i];
@@ -32,23 +32,17 @@ int main(int argc, char** argv) {
       else if (in.empty() && !s.empty() && s[0] != '-')
         in = s;
       else
-        throw Error("ember-as", "", "unexpected argument \"" + s + "\" (see --help)");
+        throw ember::UsageError("unexpected argument \"" + s + "\"");
     }
     if (in.empty() || out.empty()) {
       std::cerr << kUsage;
       return 2;
     }
+    ember::checkOutputFile(out, "-o");
+    ember::checkNotSameFile({out}, {in, isa_path});
     IsaDescription isa = IsaDescription::loadDefault(isa_path);
-    std::ifstream f(in, std::ios::binary);
-    if (!f)
-      throw Error(in, "", "cannot open file");
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    Binary bin = assemble(ss.str(), isa, in);
+    Binary bin = assemble(ember::readFileBytes(in), isa, in);
     writeElf(out, bin, isa);
     return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "ember-as: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }

@@ -3,11 +3,11 @@
 #include "ember/isa/codegen.h"
 #include "ember/isa/description.h"
 #include "ember/isa/error.h"
+#include "ember/support/AtomicFile.h"
+#include "ember/support/ToolMain.h"
 
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,12 +29,7 @@ const char* kUsage =
     "           isa/ember-v1.json.\n";
 
 std::string readText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error(path, "", "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ember::readFileBytes(path);
 }
 
 void writeText(const std::string& path, const std::string& text) {
@@ -50,7 +45,7 @@ bool parseArgs(int argc, char** argv, Args& a) {
     std::string s = argv[i];
     auto value = [&](std::string& out) {
       if (i + 1 >= argc)
-        throw Error("ember-isa", "", s + " needs a value");
+        throw ember::UsageError(s + " needs a value");
       out = argv[++i];
     };
     if (s == "-h" || s == "--help") {
@@ -74,7 +69,7 @@ bool parseArgs(int argc, char** argv, Args& a) {
     else if (a.cmd == "check" && a.isa.empty() && s[0] != '-')
       a.isa = s;
     else
-      throw Error("ember-isa", "", "unexpected argument \"" + s + "\" (see --help)");
+      throw ember::UsageError("unexpected argument \"" + s + "\"");
   }
   return true;
 }
@@ -108,7 +103,7 @@ int gen(const Args& a, const IsaDescription& isa) {
 } // namespace
 
 int main(int argc, char** argv) {
-  try {
+  return ember::toolMain("ember-isa", [&] {
     Args a;
     if (!parseArgs(argc, argv, a))
       return 0;
@@ -116,17 +111,15 @@ int main(int argc, char** argv) {
       std::cerr << kUsage;
       return 2;
     }
+    for (const std::string* out : {&a.c_header, &a.sv_package, &a.md_tables})
+      if (!out->empty())
+        ember::checkOutputFile(*out, "");
+    ember::checkNotSameFile({a.c_header, a.sv_package, a.md_tables}, {a.isa, a.check_md});
     IsaDescription isa = IsaDescription::loadDefault(a.isa);
     if (a.cmd == "check") {
       std::cout << summarize(isa);
       return 0;
     }
     return gen(a, isa);
-  } catch (const Error& e) {
-    std::cerr << "ember-isa: " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "ember-isa: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }

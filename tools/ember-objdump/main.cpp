@@ -2,6 +2,7 @@
 #include "ember/isa/assembler.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
+#include "ember/support/ToolMain.h"
 
 #include <iostream>
 #include <string>
@@ -18,7 +19,7 @@ const char* kUsage =
 }
 
 int main(int argc, char** argv) {
-  try {
+  return ember::toolMain("ember-objdump", [&] {
     std::string in, isa_path;
     DisasmOptions opts;
     for (int i = 1; i < argc; ++i) {
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
       else if (in.empty() && !s.empty() && s[0] != '-')
         in = s;
       else
-        throw Error("ember-objdump", "", "unexpected argument \"" + s + "\" (see --help)");
+        throw ember::UsageError("unexpected argument \"" + s + "\"");
     }
     if (in.empty()) {
       std::cerr << kUsage;
@@ -47,8 +48,5 @@ int main(int argc, char** argv) {
     Binary bin = parseElf(data.data(), data.size(), isa, in);
     std::cout << disassemble(bin, isa, opts);
     return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "ember-objdump: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }

@@ -12,8 +12,10 @@
 #include "ember/quantization/Profile.h"
 #include "ember/quantization/Quantize.h"
 #include "ember/sim/Report.h"
+#include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
 #include "ember/support/Npy.h"
+#include "ember/support/ToolMain.h"
 
 #include <algorithm>
 #include <chrono>
@@ -78,9 +80,14 @@ options:
   --quiet                print only errors and the timing line
   -h, --help             this text
 
-exit status: 0 on success, 1 on any error (bad arguments, unreadable or malformed model,
-binary or .npy file, wrong input name/kind/shape, unsupported operators, outputs that
-disagree under --compare), 3 when the NPU program faulted (the fault is printed).
+On int8 paths (--precision int8, sim) float inputs are quantized as QuantizeLinear
+does: values beyond the input's range saturate (+Inf to the largest code, -Inf to the
+smallest); NaN has no int8 code and is refused.
+
+exit status: 0 on success, 1 on any error (unreadable or malformed model, binary or .npy
+file, wrong input name/kind/shape, NaN input on an int8 path, unsupported operators, an
+output path that is a folder or an input, outputs that disagree under --compare), 2 on
+bad arguments, 3 when the NPU program faulted (the fault is printed).
 )";
 
 struct Options {
@@ -104,7 +111,7 @@ struct Options {
 };
 
 [[noreturn]] void usageError(const std::string& msg) {
-  throw Error(msg + " (see ember-run --help)");
+  throw UsageError(msg);
 }
 
 uint64_t parseUnsigned(const std::string& opt, const std::string& v, uint64_t max) {
@@ -302,9 +309,6 @@ int runBinary(const Options& o) {
   if (!o.compare.empty())
     throw Error("--compare " + o.compare,
                 "needs an ONNX model (a binary has no float graph to run elsewhere)");
-  if (!o.outDir.empty() && std::filesystem::exists(o.outDir) &&
-      !std::filesystem::is_directory(o.outDir))
-    throw Error("--out " + o.outDir, "exists and is not a directory");
   simrun::SimRunRequest req;
   req.binary = o.model;
   req.isa = o.isa;
@@ -318,6 +322,7 @@ int runBinary(const Options& o) {
   req.report_json = o.reportJson;
   req.trace_json = o.traceJson;
   req.table = false;
+  simrun::checkOutputs(req);
   auto t0 = std::chrono::steady_clock::now();
   simrun::SimRunResult r = simrun::runBinary(req, std::cerr);
   double host = secondsSince(t0);
@@ -342,6 +347,45 @@ int runBinary(const Options& o) {
   return r.status;
 }
 
+/// Every file the run reads (an output may not overwrite one of them).
+std::vector<std::string> inputPaths(const Options& o) {
+  std::vector<std::string> in{o.model, o.isa};
+  for (const auto& [name, file] : o.inputs)
+    in.push_back(file);
+  if (o.calibrate.rfind("random:", 0) != 0)
+    in.push_back(o.calibrate);
+  return in;
+}
+
+/// Refuses, before any work, output paths that are folders or inputs.
+void checkOutputs(const Options& o) {
+  if (!o.reportJson.empty())
+    checkOutputFile(o.reportJson, "--report");
+  if (!o.traceJson.empty())
+    checkOutputFile(o.traceJson, "--trace");
+  if (!o.outDir.empty())
+    checkOutputDir(o.outDir, "--out");
+  checkNotSameFile({o.reportJson, o.traceJson}, inputPaths(o));
+}
+
+/// NaN has no int8 code: an int8 path refuses it rather than quantizing it to a number.
+void refuseNaN(const Options& o, const TensorMap& inputs) {
+  for (const auto& [name, t] : inputs) {
+    if (t.kind() != ElemKind::Float32)
+      continue;
+    const float* v = t.data<float>();
+    for (int64_t i = 0; i < t.size(); ++i)
+      if (std::isnan(v[i])) {
+        std::string where = "input '" + name + "'";
+        for (const auto& [n, file] : o.inputs)
+          if (n == name)
+            where = file + " (--input " + name + ")";
+        throw Error(where, "element " + std::to_string(i) +
+                               " is NaN, which has no int8 value (the model runs in int8)");
+      }
+  }
+}
+
 int runTool(const Options& o) {
   if (isElfFile(o.model))
     return runBinary(o);
@@ -359,9 +403,7 @@ int runTool(const Options& o) {
                     "(--precision int8)\n",
                     d->name.c_str());
     }
-  if (!o.outDir.empty() && std::filesystem::exists(o.outDir) &&
-      !std::filesystem::is_directory(o.outDir))
-    throw Error("--out " + o.outDir, "exists and is not a directory");
+  checkOutputs(o);
 
   auto t0 = std::chrono::steady_clock::now();
   std::clock_t c0 = std::clock();
@@ -372,6 +414,8 @@ int runTool(const Options& o) {
     throw Error(o.model, "the imported module has no function");
   Function& floatFn = *module->functions().front();
   TensorMap inputs = buildInputs(o, floatFn);
+  if (int8)
+    refuseNaN(o, inputs);
 
   const Function* f = &floatFn;
   double quantizeSeconds = 0;
@@ -391,8 +435,15 @@ int runTool(const Options& o) {
     quantizeSeconds = secondsSince(tq);
   }
   std::map<std::string, std::string> paths;
-  if (!o.outDir.empty())
+  if (!o.outDir.empty()) {
     paths = outputPaths(o, *f);
+    std::vector<std::string> outs;
+    for (const auto& [name, path] : paths) {
+      checkOutputFile(path, "--out", true);
+      outs.push_back(path);
+    }
+    checkNotSameFile(outs, inputPaths(o));
+  }
 
   DeviceOptions dopts;
   dopts.isa = o.isa;
@@ -476,7 +527,7 @@ int runTool(const Options& o) {
 } // namespace
 
 int main(int argc, char** argv) {
-  try {
+  return toolMain("ember-run", [&] {
     Options o = parseArgs(argc, argv);
     if (o.help) {
       std::fputs(kUsage, stdout);
@@ -486,18 +537,5 @@ int main(int argc, char** argv) {
       return 0;
     }
     return runTool(o);
-  } catch (const Unsupported& e) {
-    std::fprintf(stderr, "ember-run: unsupported: %s\n", e.what());
-  } catch (const Error& e) {
-    std::fprintf(stderr, "ember-run: error: %s\n", e.what());
-  } catch (const isa::Error& e) {
-    std::fprintf(stderr, "ember-run: error: %s\n", e.what());
-  } catch (const std::filesystem::filesystem_error& e) {
-    std::fprintf(stderr, "ember-run: error: %s\n", e.what());
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "ember-run: error: out of memory\n");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ember-run: internal error: %s\n", e.what());
-  }
-  return 1;
+  });
 }

@@ -5,6 +5,8 @@
 #include "ember/isa/error.h"
 #include "ember/sim/Io.h"
 #include "ember/sim/Report.h"
+#include "ember/support/AtomicFile.h"
+#include "ember/support/Error.h"
 #include "ember/support/Npy.h"
 
 #include <algorithm>
@@ -23,26 +25,73 @@ namespace {
 
 using isa::DType;
 
+/// True if `t`'s shape is entry `e`'s logical shape, or `e`'s with trailing 1s dropped
+/// down to `t`'s rank (an [N, C] value for the [N, C, 1, 1] entry of a classifier).
+bool shapeFits(const isa::IoEntry& e, const Tensor& t) {
+  const auto& dims = t.dims();
+  if (dims.size() > e.shape.size())
+    return false;
+  for (std::size_t i = 0; i < e.shape.size(); ++i)
+    if (i < dims.size() ? dims[i] != e.shape[i] : e.shape[i] != 1)
+      return false;
+  return true;
+}
+
+std::string shapeText(const std::vector<std::int64_t>& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+/// The element kinds an input file may hold for entry `e`: float32 (quantized for
+/// integer entries) or the entry's own integer type.
+bool kindFits(const isa::IoEntry& e, ElemKind k) {
+  if (k == ElemKind::Float32)
+    return true;
+  switch (e.dtype) {
+  case DType::Int8:
+    return k == ElemKind::Int8;
+  case DType::UInt8:
+  case DType::Int32:
+    return k == ElemKind::Int32;
+  case DType::Float32:
+    return false;
+  }
+  return false;
+}
+
 /// Elements of `t` as the bytes of `e.dtype` (float32 data for an integer input is
 /// quantized with the entry's scale and zero point, docs/numerics.md section 2).
 std::vector<std::uint8_t> elementsFor(const isa::IoEntry& e, const Tensor& t,
                                       const std::string& file) {
-  std::int64_t want = 1;
-  for (auto d : e.shape)
-    want *= d;
-  if (t.size() != want)
-    throw isa::Error(file, e.name,
-                     "has " + std::to_string(t.size()) + " elements, input '" + e.name +
-                         "' needs " + std::to_string(want));
+  const std::string where = file + " (input '" + e.name + "')";
+  if (!shapeFits(e, t))
+    throw Error(where, "holds shape " + shapeText(t.dims()) + ", the binary's input '" + e.name +
+                           "' is " + shapeText(e.shape) + " (the logical shape, " +
+                           "e.g. NCHW; the simulator blocks it into NCHWc itself)");
+  if (!kindFits(e, t.kind()))
+    throw Error(where, "holds " + std::string(elemKindName(t.kind())) + " data; input '" + e.name +
+                           "' takes float32 or " +
+                           (e.dtype == DType::Int8      ? "int8"
+                            : e.dtype == DType::Float32 ? "nothing else"
+                                                        : "int32") +
+                           " (" + isa::toString(e.dtype) + " in the binary)");
+  const std::int64_t want = t.size();
   std::vector<std::uint8_t> out(std::size_t(want) * isa::sizeOf(e.dtype));
   for (std::int64_t i = 0; i < want; ++i) {
     double v = t.getAsDouble(i);
     if (std::isnan(v))
-      throw isa::Error(file, e.name, "element " + std::to_string(i) + " is NaN");
+      throw Error(where, "element " + std::to_string(i) + " is NaN, which has no " +
+                             isa::toString(e.dtype) + " value");
     // As the interpreter's QuantizeLinear: the division in float32, then round half to
     // even, so that host-side quantization gives the same codes as the graph's.
     if (t.kind() == ElemKind::Float32 && (e.dtype == DType::Int8 || e.dtype == DType::UInt8))
       v = double(std::nearbyint(t.data<float>()[i] / static_cast<float>(e.scale))) + e.zero_point;
+    else if (e.dtype == DType::UInt8 && (v < 0 || v > 255))
+      throw Error(where, "element " + std::to_string(i) + " is " +
+                             std::to_string(static_cast<long long>(v)) +
+                             ", outside [0, 255] of the uint8 input");
     switch (e.dtype) {
     case DType::Int8:
       out[std::size_t(i)] = std::uint8_t(std::int8_t(std::clamp(v, -128.0, 127.0)));
@@ -51,6 +100,7 @@ std::vector<std::uint8_t> elementsFor(const isa::IoEntry& e, const Tensor& t,
       out[std::size_t(i)] = std::uint8_t(std::clamp(v, 0.0, 255.0));
       break;
     case DType::Int32: {
+      // Float32 data for an int32 entry saturates like QuantizeLinear's int32 form.
       std::int32_t x = std::int32_t(std::clamp(v, -2147483648.0, 2147483647.0));
       std::memcpy(out.data() + i * 4, &x, 4);
       break;
@@ -86,6 +136,19 @@ Tensor tensorOf(const isa::IoEntry& e, const std::vector<std::uint8_t>& elems) {
 }
 
 } // namespace
+
+void checkOutputs(const SimRunRequest& req) {
+  if (!req.report_json.empty())
+    checkOutputFile(req.report_json, "--report");
+  if (!req.trace_json.empty())
+    checkOutputFile(req.trace_json, "--trace");
+  if (!req.out_dir.empty())
+    checkOutputDir(req.out_dir, "--out");
+  std::vector<std::string> inputs{req.binary, req.isa};
+  for (const auto& [name, file] : req.inputs)
+    inputs.push_back(file);
+  checkNotSameFile({req.report_json, req.trace_json}, inputs);
+}
 
 std::pair<std::string, std::string> parseInputArg(const std::string& arg) {
   auto eq = arg.find('=');
@@ -132,6 +195,18 @@ SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& 
           sim::packIo(io, elementsFor(io, req.fill_missing(io, i), "input " + io.name), lanes);
     else
       err << "ember-sim: warning: input '" << io.name << "' not given; it is all zeros\n";
+  }
+  if (!req.out_dir.empty()) {
+    std::vector<std::string> outs, ins{req.binary, req.isa};
+    for (const auto& io : bin.io)
+      if (io.dir == isa::IoDir::Output) {
+        outs.push_back(
+            (std::filesystem::path(req.out_dir) / (npyFileStem(io.name) + ".npy")).string());
+        checkOutputFile(outs.back(), "--out", true);
+      }
+    for (const auto& [name, file] : req.inputs)
+      ins.push_back(file);
+    checkNotSameFile(outs, ins);
   }
   sim::Options opts = req.options;
   const bool tty = req.progress && isatty(fileno(stderr));

@@ -40,10 +40,14 @@ struct SimRunResult {
   std::vector<isa::IoEntry> io;                        ///< The binary's I/O table.
 };
 
-/// Loads the binary, places the inputs (int8 entries accept float32 data, quantized with
-/// the entry's scale and zero point as QuantizeLinear does), runs, and writes outputs,
-/// report and trace. A fault is printed to `err` and gives status 3. Throws isa::Error /
-/// ember::Error for bad inputs (missing file, wrong element count, NaN, unknown name).
+/// Loads the binary, places the inputs, runs, and writes outputs, report and trace. An
+/// input must have the entry's logical shape (a rank-2 [N, C] value may feed an entry
+/// [N, C, 1, 1]) and hold float32 data or the entry's own integer type (int8 for int8,
+/// int32 for int32 and for uint8 entries, whose values must lie in [0, 255]). Float32
+/// data for an integer entry is quantized with the entry's scale and zero point as
+/// QuantizeLinear does: out-of-range values and ±Inf saturate; NaN is refused. A fault is
+/// printed to `err` and gives status 3. Throws ember::Error for bad inputs (missing
+/// file, wrong shape or element type, NaN, out-of-range integers, unknown name).
 SimRunResult runBinary(const SimRunRequest& req, std::ostream& err);
 
 /// runBinary on a binary already in memory (`req.binary` only names it in messages;
@@ -53,6 +57,10 @@ SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& 
 
 /// runBinary, then the report table to `out` (if `req.table`). Returns the status.
 int runBinaryOnSim(const SimRunRequest& req, std::ostream& out, std::ostream& err);
+
+/// Refuses, before any work, output paths that are folders or inputs (the binary, the
+/// description, an input .npy). Output .npy files are checked once the I/O table is read.
+void checkOutputs(const SimRunRequest& req);
 
 /// Parses "NAME=FILE" (throws isa::Error otherwise).
 std::pair<std::string, std::string> parseInputArg(const std::string& arg);

@@ -2,6 +2,8 @@
 #include "SimRun.h"
 
 #include "ember/isa/error.h"
+#include "ember/support/AtomicFile.h"
+#include "ember/support/ToolMain.h"
 
 #include <iostream>
 #include <string>
@@ -17,18 +19,19 @@ const char* kUsage =
     "report and the Chrome/Perfetto trace when asked.\n"
     "Inputs: int8 .npy in the logical shape of the I/O entry (float32 is quantized with\n"
     "the entry's scale and zero point).\n"
-    "Exit status: 0 done, 1 bad input or usage, 3 the program faulted (fault printed).\n";
+    "Exit status: 0 done, 1 bad input, 2 bad command line, 3 the program faulted (fault\n"
+    "printed; no outputs written).\n";
 }
 
 int main(int argc, char** argv) {
-  using ember::isa::Error;
-  try {
+  using ember::UsageError;
+  return ember::toolMain("ember-sim", [&] {
     ember::simrun::SimRunRequest req;
     for (int i = 1; i < argc; ++i) {
       std::string s = argv[i];
       auto value = [&]() -> std::string {
         if (i + 1 >= argc)
-          throw Error("ember-sim", "", s + " needs a value (see --help)");
+          throw UsageError(s + " needs a value");
         return argv[++i];
       };
       if (s == "-h" || s == "--help") {
@@ -53,8 +56,8 @@ int main(int argc, char** argv) {
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used != v.size() || v.empty())
-          throw Error("ember-sim", s, "expected a number, got \"" + v + "\"");
+        if (used != v.size() || v.empty() || v[0] == '-' || v[0] == '+')
+          throw UsageError(s, "expected a whole number of at least 0, got \"" + v + "\"");
         (s == "--cycle-budget" ? req.options.cycle_budget : req.options.dram_window_bytes) = n;
       } else if (s == "--no-table") {
         req.table = false;
@@ -63,16 +66,14 @@ int main(int argc, char** argv) {
       } else if (req.binary.empty() && !s.empty() && s[0] != '-') {
         req.binary = s;
       } else {
-        throw Error("ember-sim", "", "unexpected argument \"" + s + "\" (see --help)");
+        throw UsageError("unexpected argument \"" + s + "\"");
       }
     }
     if (req.binary.empty()) {
       std::cerr << kUsage;
-      return 1;
+      return 2;
     }
+    ember::simrun::checkOutputs(req);
     return ember::simrun::runBinaryOnSim(req, std::cout, std::cerr);
-  } catch (const std::exception& e) {
-    std::cerr << "ember-sim: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }

@@ -12,7 +12,9 @@
 #include "ember/passes/Pass.h"
 #include "ember/quantization/Profile.h"
 #include "ember/quantization/Quantize.h"
+#include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
+#include "ember/support/ToolMain.h"
 
 #include <cctype>
 #include <chrono>
@@ -58,13 +60,9 @@ options:
   -h, --help                this text
 
 exit status: 0 on success, 1 on any error (unreadable or malformed model, bad calibration
-data, operators the NPU cannot run: all of them are listed), 2 on bad arguments.
+data, operators the NPU cannot run: all of them are listed; an output path that is a
+folder or one of the inputs), 2 on bad arguments.
 )";
-
-/// A bad command line (exit status 2).
-struct UsageError : Error {
-  explicit UsageError(const std::string& m) : Error(m + " (see emberc --help)") {}
-};
 
 struct Options {
   std::string model, output, isa;
@@ -199,8 +197,24 @@ int emitCpuBundle(const Options& o, Function& f) {
 #endif
 }
 
+/// Refuses, before any work, output paths that are folders, in missing folders, or
+/// one of the inputs (`emberc m.onnx -o m.onnx`).
+void checkOutputs(const Options& o) {
+  if (!o.output.empty())
+    checkOutputFile(o.output, "-o");
+  if (!o.dumpProfile.empty())
+    checkOutputFile(o.dumpProfile, "--dump-profile");
+  if (!o.bundleDir.empty())
+    checkOutputDir(o.bundleDir, "--emit-bundle");
+  std::vector<std::string> inputs{o.model, o.isa, o.loadProfile};
+  if (o.calibrate.rfind("random:", 0) != 0)
+    inputs.push_back(o.calibrate);
+  checkNotSameFile({o.output, o.dumpProfile}, inputs);
+}
+
 int runTool(const Options& o) {
   using clock = std::chrono::steady_clock;
+  checkOutputs(o);
   if (o.printPipeline) {
     printPipeline(std::cout);
     if (o.model.empty())
@@ -241,26 +255,12 @@ int runTool(const Options& o) {
 } // namespace
 
 int main(int argc, char** argv) {
-  try {
+  return toolMain("emberc", [&] {
     Options o = parseArgs(argc, argv);
     if (o.help) {
       std::fputs(kUsage, stdout);
       return 0;
     }
     return runTool(o);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "emberc: error: %s\n", e.what());
-    return 2;
-  } catch (const Unsupported& e) {
-    std::fprintf(stderr, "emberc: unsupported: %s\n", e.what());
-  } catch (const Error& e) {
-    std::fprintf(stderr, "emberc: error: %s\n", e.what());
-  } catch (const isa::Error& e) {
-    std::fprintf(stderr, "emberc: error: %s\n", e.what());
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "emberc: error: out of memory\n");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "emberc: internal error: %s\n", e.what());
-  }
-  return 1;
+  });
 }

@@ -1,11 +1,14 @@
 #pragma once
 /// \file
-/// The one exception type of Ember's compiler and tools.
+/// The one exception base of Ember: every library beneath the tools (isa, compiler,
+/// simulator, runtime) throws an `ember::Error` or a class derived from it.
 ///
-/// Every error a user can cause (bad model, bad .npy, unsupported operator, wrong input
-/// shape) is reported as an `ember::Error` whose message names the file or object, the
-/// place inside it and the reason, so that tools can print it and exit non-zero instead
-/// of crashing.
+/// Every error a user can cause (bad model, bad binary, bad description, bad .npy,
+/// unsupported operator, wrong input shape, bad command line) is reported as an
+/// `ember::Error` whose message names the file or object, the place inside it and the
+/// reason, so that a tool prints it and exits with a documented status instead of
+/// crashing. `ember::isa::Error` (which adds the file as a separate field) derives from
+/// it, so one `catch (const ember::Error&)` sees every user-facing error.
 
 #include <stdexcept>
 #include <string>
@@ -34,6 +37,13 @@ private:
 /// operator, an element type, an attribute value). Tools and the conformance runner
 /// count these apart from real failures.
 class Unsupported : public Error {
+public:
+  using Error::Error;
+};
+
+/// A bad command line (unknown option, missing value, conflicting options): tools exit
+/// with status 2 and point at `--help` (see ToolMain.h).
+class UsageError : public Error {
 public:
   using Error::Error;
 };

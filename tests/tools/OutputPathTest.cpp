@@ -1,0 +1,160 @@
+// The atomic writer under kills and hostile paths (issue 16, item 1): a run killed by
+// SIGTERM/SIGINT leaves no temporary file, a stale one of a SIGKILLed run is removed by
+// the next write, devices are written through, and an input is never an output.
+#include "ember/support/AtomicFile.h"
+#include "ember/support/Error.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path freshDir(const std::string& name) {
+  fs::path d = fs::path(EMBER_TEST_TMP) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::vector<std::string> temps(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().find(".tmp.") != std::string::npos)
+      out.push_back(e.path().filename().string());
+  return out;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+/// Forks a child that writes 512 MiB to DIR/out while a second thread sends `sig` to the
+/// process as soon as the temporary file has data; returns the child's wait status.
+int killedWhileWriting(const fs::path& dir, int sig) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ember::installTempFileCleanup();
+    std::thread killer([&] {
+      for (int i = 0; i < 20000; ++i) {
+        for (const auto& e : fs::directory_iterator(dir))
+          if (e.path().filename().string().rfind("out.tmp.", 0) == 0 &&
+              fs::file_size(e.path()) > 0) {
+            ::kill(::getpid(), sig);
+            return;
+          }
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      }
+    });
+    std::string big(std::size_t(1) << 29, 'x');
+    ember::writeFileAtomic((dir / "out").string(), big);
+    killer.join();
+    ::_exit(42); // the write finished before the signal: the test cannot judge
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+} // namespace
+
+TEST(OutputPaths, SigtermAndSigintRemoveTheTemporaryFile) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    fs::path dir = freshDir("kill_" + std::to_string(sig));
+    std::ofstream(dir / "out") << "previous";
+    int status = killedWhileWriting(dir, sig);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "child exit " << WEXITSTATUS(status);
+    EXPECT_EQ(WTERMSIG(status), sig);
+    EXPECT_TRUE(temps(dir).empty()) << temps(dir).front();
+    EXPECT_EQ(slurp(dir / "out"), "previous"); // the old file is intact
+  }
+}
+
+TEST(OutputPaths, StaleTemporaryOfADeadProcessIsRemovedByTheNextWrite) {
+  fs::path dir = freshDir("stale");
+  pid_t dead = ::fork();
+  if (dead == 0)
+    ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  const std::string stale = "out.tmp." + std::to_string(dead) + ".AbC123";
+  const std::string live = "out.tmp." + std::to_string(::getppid()) + ".XyZ789";
+  std::ofstream(dir / stale) << "half";
+  std::ofstream(dir / live) << "in progress elsewhere";
+  ember::writeFileAtomic((dir / "out").string(), "new");
+  EXPECT_FALSE(fs::exists(dir / stale));
+  EXPECT_TRUE(fs::exists(dir / live)); // a running process's file is left alone
+  EXPECT_EQ(slurp(dir / "out"), "new");
+}
+
+TEST(OutputPaths, LinksAreFollowedAndKeepPermissions) {
+  fs::path dir = freshDir("links");
+  std::ofstream(dir / "t") << "old";
+  ::chmod((dir / "t").c_str(), 0640);
+  fs::create_symlink("t", dir / "l1");
+  fs::create_symlink("l1", dir / "l2"); // a chain
+  ember::writeFileAtomic((dir / "l2").string(), "new");
+  EXPECT_TRUE(fs::is_symlink(dir / "l1"));
+  EXPECT_TRUE(fs::is_symlink(dir / "l2"));
+  EXPECT_EQ(slurp(dir / "t"), "new");
+  struct stat st;
+  ASSERT_EQ(::stat((dir / "t").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  fs::create_symlink("loop2", dir / "loop1");
+  fs::create_symlink("loop1", dir / "loop2");
+  EXPECT_THROW(ember::writeFileAtomic((dir / "loop1").string(), "x"), ember::Error);
+}
+
+TEST(OutputPaths, DirectoriesAndInputsAreRefused) {
+  fs::path dir = freshDir("refuse");
+  fs::create_directories(dir / "sub");
+  fs::create_symlink("sub", dir / "sublink");
+  for (const char* p : {"sub", "sublink"}) {
+    try {
+      ember::checkOutputFile((dir / p).string(), "-o");
+      ADD_FAILURE() << p << " accepted";
+    } catch (const ember::Error& e) {
+      EXPECT_EQ(e.reason(), "is a directory") << e.what();
+    }
+    EXPECT_THROW(ember::writeFileAtomic((dir / p).string(), "x"), ember::Error);
+  }
+  std::ofstream(dir / "in.onnx") << "model";
+  fs::create_hard_link(dir / "in.onnx", dir / "hard.onnx");
+  fs::create_symlink("in.onnx", dir / "soft.onnx");
+  const std::string in = (dir / "in.onnx").string();
+  for (const char* p : {"in.onnx", "hard.onnx", "soft.onnx", "./../refuse/in.onnx"})
+    EXPECT_THROW(ember::checkNotSameFile({(dir / p).string()}, {in}), ember::Error) << p;
+  EXPECT_NO_THROW(ember::checkNotSameFile({(dir / "out.elf").string()}, {in}));
+  // Two outputs naming one new file.
+  EXPECT_THROW(ember::checkNotSameFile({(dir / "o").string(), (dir / "sub/../o").string()}, {}),
+               ember::Error);
+  // A device is written through, so it may appear on both sides (e.g. /dev/stdin).
+  EXPECT_NO_THROW(ember::checkNotSameFile({"/dev/null"}, {"/dev/null"}));
+}
+
+TEST(OutputPaths, ReadsAreBounded) {
+  fs::path dir = freshDir("limits");
+  std::ofstream(dir / "f") << std::string(100, 'a');
+  EXPECT_EQ(ember::readFileBytes((dir / "f").string(), 100).size(), 100u);
+  EXPECT_THROW(ember::readFileBytes((dir / "f").string(), 99), ember::Error);
+  // An endless device stops at the limit instead of filling memory.
+  try {
+    ember::readFileBytes("/dev/zero", 1 << 20);
+    ADD_FAILURE() << "/dev/zero read whole";
+  } catch (const ember::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/zero: is larger than 1048576 bytes"),
+              std::string::npos)
+        << e.what();
+  }
+}
