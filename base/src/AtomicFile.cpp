@@ -295,19 +295,41 @@ void checkOutputFile(const std::string& path, const std::string& what, bool fold
     return;
   }
   const std::string dir = parentOf(target);
-  if (folderMayBeMissing && ::stat(dir.c_str(), &st) != 0 && errno == ENOENT)
-    return;
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw Error(where, "its folder " + dir + " does not exist");
+  if (::stat(dir.c_str(), &st) != 0) {
+    if ((errno == ENOENT || errno == ENOTDIR) && folderMayBeMissing)
+      return checkOutputDir(dir, what);
+    throw Error(where,
+                "its folder " + dir +
+                    (errno == ENOENT ? " does not exist" : ": " + sysReason("cannot use it")));
+  }
+  if (!S_ISDIR(st.st_mode))
+    throw Error(where, "its folder " + dir + " is not a directory");
 }
 
 void checkOutputDir(const std::string& dir, const std::string& what) {
   const std::string where = what.empty() ? dir : what + " " + dir;
   if (dir.empty())
     throw Error(what, "needs a folder name");
-  struct stat st;
-  if (::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
-    throw Error(where, "exists and is not a directory");
+  // The folder, or else its nearest existing ancestor (the folders are created later),
+  // must be a folder.
+  std::string p = dir;
+  for (;;) {
+    struct stat st;
+    if (::stat(p.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode))
+        throw Error(where, p == dir ? "exists and is not a directory"
+                                    : p + " is not a directory, so the folder cannot be made");
+      return;
+    }
+    if (errno != ENOENT && errno != ENOTDIR)
+      throw Error(where, sysReason("cannot use it"));
+    const std::string up = parentOf(p);
+    if (up == p)
+      return;
+    p = up;
+    while (p.size() > 1 && p.back() == '/')
+      p.pop_back();
+  }
 }
 
 namespace {

@@ -161,3 +161,12 @@ add_test(NAME tools.output_paths
                  ${CLI_IN}/relu.onnx ${CLI_IN}/x.npy)
 set_tests_properties(tools.output_paths PROPERTIES FIXTURES_REQUIRED ember_cli_inputs
                      LABELS tools TIMEOUT 300)
+
+# One message convention across the tools (issue 16, item 8).
+add_test(NAME tools.messages
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/messages.sh ${CMAKE_CURRENT_BINARY_DIR}/messages
+                 $<TARGET_FILE:emberc> $<TARGET_FILE:ember-run> $<TARGET_FILE:ember-sim>
+                 $<TARGET_FILE:ember-as> $<TARGET_FILE:ember-objdump> $<TARGET_FILE:ember-isa>
+                 ${CLI_IN}/relu.onnx)
+set_tests_properties(tools.messages PROPERTIES FIXTURES_REQUIRED ember_cli_inputs
+                     LABELS tools TIMEOUT 300)
