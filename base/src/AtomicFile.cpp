@@ -200,6 +200,21 @@ std::string parentOf(const std::string& path) {
 
 } // namespace
 
+void checkRunPaths(const std::vector<OutputPath>& outputs, const std::vector<std::string>& inputs) {
+  std::vector<std::string> files;
+  for (const OutputPath& o : outputs) {
+    if (o.path.empty())
+      continue;
+    if (o.folder) {
+      checkOutputDir(o.path, o.option);
+    } else {
+      checkOutputFile(o.path, o.option);
+      files.push_back(o.path);
+    }
+  }
+  checkNotSameFile(files, inputs);
+}
+
 void installTempFileCleanup() {
   static std::atomic<bool> done{false};
   if (done.exchange(true))

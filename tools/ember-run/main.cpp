@@ -359,13 +359,8 @@ std::vector<std::string> inputPaths(const Options& o) {
 
 /// Refuses, before any work, output paths that are folders or inputs.
 void checkOutputs(const Options& o) {
-  if (!o.reportJson.empty())
-    checkOutputFile(o.reportJson, "--report");
-  if (!o.traceJson.empty())
-    checkOutputFile(o.traceJson, "--trace");
-  if (!o.outDir.empty())
-    checkOutputDir(o.outDir, "--out");
-  checkNotSameFile({o.reportJson, o.traceJson}, inputPaths(o));
+  checkRunPaths({{o.reportJson, "--report"}, {o.traceJson, "--trace"}, {o.outDir, "--out", true}},
+                inputPaths(o));
 }
 
 /// NaN has no int8 code: an int8 path refuses it rather than quantizing it to a number.

@@ -138,16 +138,12 @@ Tensor tensorOf(const isa::IoEntry& e, const std::vector<std::uint8_t>& elems) {
 } // namespace
 
 void checkOutputs(const SimRunRequest& req) {
-  if (!req.report_json.empty())
-    checkOutputFile(req.report_json, "--report");
-  if (!req.trace_json.empty())
-    checkOutputFile(req.trace_json, "--trace");
-  if (!req.out_dir.empty())
-    checkOutputDir(req.out_dir, "--out");
   std::vector<std::string> inputs{req.binary, req.isa};
   for (const auto& [name, file] : req.inputs)
     inputs.push_back(file);
-  checkNotSameFile({req.report_json, req.trace_json}, inputs);
+  checkRunPaths(
+      {{req.report_json, "--report"}, {req.trace_json, "--trace"}, {req.out_dir, "--out", true}},
+      inputs);
 }
 
 std::pair<std::string, std::string> parseInputArg(const std::string& arg) {

@@ -200,16 +200,12 @@ int emitCpuBundle(const Options& o, Function& f) {
 /// Refuses, before any work, output paths that are folders, in missing folders, or
 /// one of the inputs (`emberc m.onnx -o m.onnx`).
 void checkOutputs(const Options& o) {
-  if (!o.output.empty())
-    checkOutputFile(o.output, "-o");
-  if (!o.dumpProfile.empty())
-    checkOutputFile(o.dumpProfile, "--dump-profile");
-  if (!o.bundleDir.empty())
-    checkOutputDir(o.bundleDir, "--emit-bundle");
   std::vector<std::string> inputs{o.model, o.isa, o.loadProfile};
   if (o.calibrate.rfind("random:", 0) != 0)
     inputs.push_back(o.calibrate);
-  checkNotSameFile({o.output, o.dumpProfile}, inputs);
+  checkRunPaths(
+      {{o.output, "-o"}, {o.dumpProfile, "--dump-profile"}, {o.bundleDir, "--emit-bundle", true}},
+      inputs);
 }
 
 int runTool(const Options& o) {

@@ -55,6 +55,19 @@ void checkOutputDir(const std::string& dir, const std::string& what);
 void checkNotSameFile(const std::vector<std::string>& outputs,
                       const std::vector<std::string>& inputs);
 
+/// One output of a tool run: its path ("" when the option was not given), the option
+/// that names it (for messages), and whether it is a folder of outputs.
+struct OutputPath {
+  std::string path;
+  std::string option;
+  bool folder = false;
+};
+
+/// All of a run's output checks at once, before any work: checkOutputFile or
+/// checkOutputDir on each given output, then checkNotSameFile of the files against
+/// `inputs` (empty paths are skipped on both sides).
+void checkRunPaths(const std::vector<OutputPath>& outputs, const std::vector<std::string>& inputs);
+
 /// Installs SIGINT/SIGTERM handlers (where the disposition is still the default) that
 /// remove this process's temporary files and then die of the same signal. Called by
 /// toolMain and on the first atomic write; harmless to call again.
