@@ -79,45 +79,7 @@ std::int32_t requantize(std::int32_t a, std::int32_t m, std::int32_t s, std::int
   return static_cast<std::int32_t>(std::max<i64>(lo, std::min<i64>(y, hi)));
 }
 
-Dram::Dram(std::vector<std::uint8_t> image, std::uint64_t window)
-    : flat_(std::move(image)), window_(window) {}
-
-void Dram::read(u64 addr, std::uint8_t* out, u64 n) const {
-  while (n) {
-    if (addr < flat_.size()) {
-      u64 k = std::min<u64>(n, flat_.size() - addr);
-      std::memcpy(out, flat_.data() + addr, k);
-      addr += k, out += k, n -= k;
-      continue;
-    }
-    u64 page = addr / kPage, off = addr % kPage, k = std::min(n, kPage - off);
-    auto it = pages_.find(page);
-    if (it == pages_.end())
-      std::memset(out, 0, k);
-    else
-      std::memcpy(out, it->second.data() + off, k);
-    addr += k, out += k, n -= k;
-  }
-}
-
-void Dram::write(u64 addr, const std::uint8_t* in, u64 n) {
-  while (n) {
-    if (addr < flat_.size()) {
-      u64 k = std::min<u64>(n, flat_.size() - addr);
-      std::memcpy(flat_.data() + addr, in, k);
-      addr += k, in += k, n -= k;
-      continue;
-    }
-    u64 page = addr / kPage, off = addr % kPage, k = std::min(n, kPage - off);
-    auto& p = pages_[page];
-    if (p.empty())
-      p.assign(kPage, 0);
-    std::memcpy(p.data() + off, in, k);
-    addr += k, in += k, n -= k;
-  }
-}
-
-Machine::Machine(const isa::IsaDescription& isa, std::vector<std::uint8_t> dram, u64 window)
+Machine::Machine(const isa::IsaDescription& isa, DramImage dram, u64 window)
     : isa_(isa), dram_(std::move(dram), window) {
   for (const auto& m : isa.memories()) {
     Sram s;

@@ -17,7 +17,10 @@ const char* kUsage =
     "report and the Chrome/Perfetto trace when asked.\n"
     "Inputs: int8 .npy in the logical shape of the I/O entry (float32 is quantized with\n"
     "the entry's scale and zero point).\n"
-    "Exit status: 0 done, 1 bad input or usage, 3 the program faulted (fault printed).\n";
+    "--cycle-budget N  stop with a cycle-budget fault past N cycles (N >= 1; default: the\n"
+    "                  program's one-pass budget, docs/simulator.md section 4).\n"
+    "Exit status: 0 done, 1 bad input or usage, 2 bad option value, 3 the program faulted\n"
+    "(fault printed).\n";
 }
 
 int main(int argc, char** argv) {
@@ -55,6 +58,11 @@ int main(int argc, char** argv) {
         }
         if (used != v.size() || v.empty())
           throw Error("ember-sim", s, "expected a number, got \"" + v + "\"");
+        if (v[0] == '-' || (n == 0 && s == "--cycle-budget")) { // stoull accepts "-1"
+          std::cerr << "ember-sim: " << s << ": expected a positive number, got \"" << v
+                    << "\" (omit --cycle-budget for the default budget)\n";
+          return 2;
+        }
         (s == "--cycle-budget" ? req.options.cycle_budget : req.options.dram_window_bytes) = n;
       } else if (s == "--no-table") {
         req.table = false;
