@@ -30,7 +30,7 @@ ExecFault sramRange(const char* operand, const isa::MemoryDesc& m, u64 last) {
 u64 lastRow(u64 base, std::initializer_list<std::pair<u64, u64>> loops) {
   u64 r = base;
   for (auto [n, s] : loops)
-    r += (n - 1) * s;
+    r = satAdd(r, satMul(n - 1, s));
   return r;
 }
 
@@ -154,15 +154,16 @@ std::optional<ExecFault> Machine::dma(const Instruction& insn, bool load, Counts
     pb = U(insn, "pad_bottom");
     pv = static_cast<std::uint8_t>(insn.get("pad_value"));
   }
-  const u64 lineRows = pl + s0 + pr, planeLines = pt + s1 + pb;
-  const u64 sramRows = s2 * planeLines * lineRows;
+  const u64 lineRows = satAdd(satAdd(pl, s0), pr), planeLines = satAdd(satAdd(pt, s1), pb);
+  const u64 sramRows = satMul(satMul(s2, planeLines), lineRows);
   const u64 addr = U(insn, "sram_addr"), daddr = U(insn, "dram_addr");
   if (sramRows == 0)
     return std::nullopt;
-  if (addr + sramRows > mem->desc->rows())
-    return sramRange("sram_addr", *mem->desc, addr + sramRows - 1);
-  if (s0 * s1 * s2 > 0) {
-    u64 end = daddr + ((s2 - 1) * st2 + (s1 - 1) * st1 + s0) * B;
+  if (satAdd(addr, sramRows) > mem->desc->rows())
+    return sramRange("sram_addr", *mem->desc, satAdd(addr, sramRows) - 1);
+  if (s0 > 0 && s1 > 0 && s2 > 0) {
+    u64 end =
+        satAdd(daddr, satMul(satAdd(satAdd(satMul(s2 - 1, st2), satMul(s1 - 1, st1)), s0), B));
     if (end > dram_.window())
       return ExecFault{FaultKind::DramOutOfRange, "DRAM bytes [" + std::to_string(daddr) + ", " +
                                                       std::to_string(end) +
@@ -207,7 +208,7 @@ std::optional<ExecFault> Machine::dma(const Instruction& insn, bool load, Counts
 
 std::optional<ExecFault> Machine::gemm(const Instruction& insn, Counts& c) {
   const u64 n0 = U(insn, "n0"), n1 = U(insn, "n1"), n2 = U(insn, "n2");
-  if (n0 * n1 * n2 == 0)
+  if (n0 == 0 || n1 == 0 || n2 == 0)
     return std::nullopt;
   const auto& ad = *act_->desc;
   const auto& cd = *acc_->desc;

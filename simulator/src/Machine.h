@@ -110,6 +110,17 @@ private:
   std::vector<std::int32_t> wblock_; ///< Current weight block, as int32 [c][k].
 };
 
+/// Saturating uint64 arithmetic for range checks: with fields up to 64 bits wide, a
+/// wrapped address could pass a bounds check.
+inline std::uint64_t satAdd(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r;
+  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+inline std::uint64_t satMul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 /// Rounding arithmetic shift of the NPU (docs/numerics.md, NPU part).
 std::int64_t roundingShift(std::int64_t x, std::int64_t s);
 /// Requantization of ARCHITECTURE section 4.

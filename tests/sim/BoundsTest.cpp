@@ -208,6 +208,28 @@ TEST(SimBounds, CycleCountOverflowFaultsInsteadOfWrapping) {
       << r.report.fault->message();
 }
 
+TEST(SimBounds, WrappingAddressesAreOutOfRange) {
+  // 63-bit strides: 4 * 2^62 wraps to 0, which passed the range check and then wrote far
+  // outside the SRAM.
+  auto j = refIsa().json();
+  j["encoding"]["instruction_bits"] = 256;
+  for (auto& in : j["instructions"]) {
+    if (in["name"] == "vmov")
+      in["fields"]["dst_s0"] = {{"lsb", 128}, {"width", 63}};
+    if (in["name"] == "gemm")
+      in["fields"]["act_s0"] = {{"lsb", 128}, {"width", 63}};
+  }
+  auto isa = ember::isa::IsaDescription::loadString(j.dump(), "wide-strides.json");
+  const std::string s = std::to_string(u64(1) << 62);
+  Result r = run(isa, "vmov dst_mem=act src_mem=act dst_addr=0 src_addr=0 n0=5 n1=1 dst_s0=" + s +
+                          "\nfinish\n");
+  ASSERT_TRUE(r.report.fault.has_value());
+  EXPECT_EQ(r.report.fault->kind, FaultKind::SramOutOfRange) << r.report.fault->message();
+  r = run(isa, "gemm act_addr=0 acc_addr=0 wgt_addr=0 n0=5 n1=1 n2=1 act_s0=" + s + "\nfinish\n");
+  ASSERT_TRUE(r.report.fault.has_value());
+  EXPECT_EQ(r.report.fault->kind, FaultKind::SramOutOfRange) << r.report.fault->message();
+}
+
 TEST(SimBounds, ExtremeButLegalDescriptionGivesTheClosedForm) {
   // Every latency at the schema's maximum of 2^20 cycles.
   auto j = refIsa().json();
