@@ -193,12 +193,16 @@ Timing Machine::vectorTiming(const Instruction& insn, Cls cls, u64 maxRows) cons
       } else if (perConflict) {
         const u64 a = U(insn, "src0_addr"), as0 = U(insn, "src0_s0"), as1 = U(insn, "src0_s1");
         const u64 b = U(insn, "src1_addr"), bs0 = U(insn, "src1_s0"), bs1 = U(insn, "src1_s1");
-        // Rows modulo banks: exact in wrapping arithmetic since banks is a power of two.
-        for (u64 i1 = 0; i1 < n1; ++i1)
-          for (u64 i0 = 0; i0 < n0; ++i0) {
-            u64 ra = a + i0 * as0 + i1 * as1, rb = b + i0 * bs0 + i1 * bs1;
+        // Whether two rows share a bank depends only on i0 and i1 modulo `banks` (a power
+        // of two, so wrapping arithmetic is exact modulo banks): count each residue class
+        // once, so the work is at most banks^2 steps however long the loops are.
+        const u64 m0 = std::min(n0, banks), m1 = std::min(n1, banks);
+        auto members = [&](u64 n, u64 r) { return (n - r - 1) / banks + 1; }; // r < n
+        for (u64 r1 = 0; r1 < m1; ++r1)
+          for (u64 r0 = 0; r0 < m0; ++r0) {
+            u64 ra = a + r0 * as0 + r1 * as1, rb = b + r0 * bs0 + r1 * bs1;
             if (ra % banks == rb % banks)
-              extra += perConflict;
+              extra = k.add(extra, k.mul(perConflict, k.mul(members(n0, r0), members(n1, r1))));
           }
       }
     }

@@ -208,6 +208,32 @@ TEST(SimBounds, CycleCountOverflowFaultsInsteadOfWrapping) {
       << r.report.fault->message();
 }
 
+TEST(SimBounds, BankConflictsOfLongLoopsAreCountedExactly) {
+  // The timing model counts conflicts per residue class of the loop indices (bounded
+  // host work); the count must equal the step-by-step one.
+  const auto& isa = refIsa();
+  const auto& act = isa.memory("act");
+  const u64 n0 = 250, n1 = 60, a0 = 3, a1 = 7, b0 = 5, b1 = 2, A = 11, B = 100;
+  u64 conflicts = 0;
+  for (u64 i1 = 0; i1 < n1; ++i1)
+    for (u64 i0 = 0; i0 < n0; ++i0)
+      conflicts += (A + i0 * a0 + i1 * a1) % act.banks == (B + i0 * b0 + i1 * b1) % act.banks;
+  ASSERT_GT(conflicts, 0u);
+  ASSERT_LT(conflicts, n0 * n1);
+  ember::sim::Options o;
+  o.cycle_budget = ember::sim::kMaxCycleBudget;
+  Result r = run(isa,
+                 "vadd dst_mem=acc src_mem=act dst_addr=0 src0_addr=11 src1_addr=100 n0=250 "
+                 "n1=60 dst_s0=0 dst_s1=0 src0_s0=3 src0_s1=7 src1_s0=5 src1_s1=2\nfinish\n",
+                 {}, o);
+  ASSERT_TRUE(r.ok()) << r.report.fault->message();
+  const u64 per = (2 + act.read_ports - 1) / act.read_ports - 1;
+  EXPECT_EQ(r.report.cycles, tim(isa, "vadd", "issue") +
+                                 n0 * n1 * tim(isa, "vadd", "cycles_per_row") + conflicts * per +
+                                 tim(isa, "vadd", "pipeline_latency") +
+                                 tim(isa, "finish", "issue"));
+}
+
 TEST(SimBounds, WrappingAddressesAreOutOfRange) {
   // 63-bit strides: 4 * 2^62 wraps to 0, which passed the range check and then wrote far
   // outside the SRAM.
