@@ -52,7 +52,7 @@ void bench(const ember::isa::IsaDescription& isa, const char* name, const std::s
   ember::isa::Binary bin = ember::isa::assemble(text, isa, name);
   ember::sim::Simulator sim(isa);
   ember::sim::Job job = sim.makeJob(bin, {}, 0);
-  job.dram.assign(0x200000, 3);
+  job.dram = ember::sim::DramImage(std::vector<std::uint8_t>(0x200000, 3));
   ember::sim::Options opts;
   opts.record_slices = false;
   double best = 1e30;

@@ -60,14 +60,19 @@ void header(std::ostringstream& o, const Binary& bin, const IsaDescription& isa,
   o << "; " << isa.encoding().instruction_bits << "-bit instructions, " << bin.code.size()
     << " instructions, " << bin.constants.size() << " constant bytes\n";
   if (!opts.sections.empty()) {
-    o << ";\n; Sections:\n;   idx name            type        offset      size        entsize\n";
+    o << ";\n; Sections (crc32c: the digest .ember.digest stores, checked against the "
+         "contents):\n"
+         ";   idx name            type        offset      size        entsize  crc32c\n";
     int i = 1;
     for (const auto& s : opts.sections) {
-      char line[160];
-      std::snprintf(line, sizeof line, ";   %-3d %-15s 0x%08x  0x%08llx  0x%08llx  %llu\n", i++,
-                    s.name.c_str(), s.type, static_cast<unsigned long long>(s.offset),
+      char line[200], crc[64] = "-";
+      if (s.has_digest)
+        std::snprintf(crc, sizeof crc, "0x%08x %s", s.digest,
+                      s.digestOk() ? "ok" : "MISMATCH (contents corrupted)");
+      std::snprintf(line, sizeof line, ";   %-3d %-15s 0x%08x  0x%08llx  0x%08llx  %-7llu  %s\n",
+                    i++, s.name.c_str(), s.type, static_cast<unsigned long long>(s.offset),
                     static_cast<unsigned long long>(s.size),
-                    static_cast<unsigned long long>(s.entsize));
+                    static_cast<unsigned long long>(s.entsize), crc);
       o << line;
     }
   }

@@ -1,7 +1,9 @@
 // The ELF64 container: writer and a reader that never trusts its input.
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
+#include "ember/isa/hash.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -21,10 +23,24 @@ struct SectionDef {
   std::uint32_t type;
   bool required;
 };
+// Format 2 requires every section (the writer always emits them, empty or not), so a
+// section whose name was damaged is reported rather than silently missing.
 const SectionDef kSections[] = {
-    {".ember.text", elf::kShtText, true}, {".ember.const", elf::kShtConst, false},
-    {".ember.io", elf::kShtIo, false},    {".ember.memmap", elf::kShtMemmap, false},
-    {".ember.isa", elf::kShtIsa, true},   {".ember.debug", elf::kShtDebug, false}};
+    {".ember.text", elf::kShtText, true},    {".ember.const", elf::kShtConst, true},
+    {".ember.io", elf::kShtIo, true},        {".ember.memmap", elf::kShtMemmap, true},
+    {".ember.isa", elf::kShtIsa, true},      {".ember.debug", elf::kShtDebug, true},
+    {".ember.digest", elf::kShtDigest, true}};
+constexpr std::size_t kText = 0, kConst = 1, kIo = 2, kMemmap = 3, kIsa = 4, kDebug = 5,
+                      kDigest = 6;
+const char* const kStrtabName = ".shstrtab";
+
+// .ember.digest: u32 algorithm, u32 count, u32 header CRC, u32 zero, then `count` entries
+// of {char name[16] (NUL-padded), u64 size, u32 CRC-32C, u32 zero}, then u32 CRC-32C of
+// everything before it in the section.
+constexpr std::size_t kDigestHead = 16, kDigestEntry = 32, kDigestName = 16;
+std::size_t digestBytes(std::size_t entries) {
+  return kDigestHead + entries * kDigestEntry + 4;
+}
 
 // ------------------------------------------------------------------ little-endian writer
 
@@ -181,11 +197,15 @@ std::vector<std::uint8_t> encodeDebug(const Binary& b) {
   return w.buf;
 }
 
+std::string versionMismatch(std::uint64_t v) {
+  return "container format version " + std::to_string(v) + ", this tool reads " +
+         std::to_string(elf::kFormatVersion) + ": rebuild with emberc";
+}
+
 void decodeIsa(Cursor c, Binary& b) {
   std::uint32_t v = c.u32("format version");
   if (v != elf::kFormatVersion)
-    c.fail("container format version " + std::to_string(v) + ", this reader knows " +
-           std::to_string(elf::kFormatVersion));
+    c.fail(versionMismatch(v));
   b.isa_name = c.str("ISA name");
   c.raw(b.isa_hash.data(), b.isa_hash.size(), "ISA hash");
   c.end();
@@ -262,9 +282,17 @@ std::uint64_t rd(const std::uint8_t* p, int n) {
   return v;
 }
 
+/// A byte range of the file and what it holds.
+struct Span {
+  std::string name;
+  std::uint64_t lo, hi;
+};
+
 struct Parsed {
   std::vector<Shdr> shdrs;
   std::vector<std::string> names;
+  std::uint64_t shoff = 0, shstrndx = 0;
+  std::vector<Span> spans; ///< ELF header, section header table, non-empty sections.
 };
 
 std::string hex(std::uint64_t v) {
@@ -297,9 +325,7 @@ void checkHeader(const std::uint8_t* d, std::size_t n, const std::string& file) 
   if (rd(d + 20, 4) != 1)
     throw Error(file, w, "bad e_version");
   if (rd(d + 48, 4) != elf::kFormatVersion)
-    throw Error(file, w,
-                "e_flags " + hex(rd(d + 48, 4)) + ": container format version " +
-                    std::to_string(elf::kFormatVersion) + " expected");
+    throw Error(file, w, "e_flags: " + versionMismatch(rd(d + 48, 4)));
   if (rd(d + 52, 2) != kEhdrSize)
     throw Error(file, w, "e_ehsize is not 64");
   if (rd(d + 58, 2) != kShdrSize)
@@ -322,6 +348,8 @@ Parsed parseStructure(const std::uint8_t* d, std::size_t n, const std::string& f
   if (shstrndx >= shnum)
     throw Error(file, w, "e_shstrndx " + std::to_string(shstrndx) + " out of range");
   Parsed p;
+  p.shoff = shoff;
+  p.shstrndx = shstrndx;
   for (std::uint64_t i = 0; i < shnum; ++i) {
     const std::uint8_t* s = d + shoff + i * kShdrSize;
     Shdr h;
@@ -360,12 +388,9 @@ Parsed parseStructure(const std::uint8_t* d, std::size_t n, const std::string& f
     p.names.emplace_back(base + h.name, static_cast<const char*>(nul) - (base + h.name));
   }
   // No section may overlap the ELF header, the section header table or another section.
-  struct Span {
-    std::string name;
-    std::uint64_t lo, hi;
-  };
-  std::vector<Span> spans{{"ELF header", 0, kEhdrSize},
-                          {"section header table", shoff, shoff + shnum * kShdrSize}};
+  std::vector<Span>& spans = p.spans;
+  spans = {{"ELF header", 0, kEhdrSize},
+           {"section header table", shoff, shoff + shnum * kShdrSize}};
   for (std::uint64_t i = 1; i < shnum; ++i) {
     const Shdr& h = p.shdrs[i];
     if (h.size == 0)
@@ -381,52 +406,247 @@ Parsed parseStructure(const std::uint8_t* d, std::size_t n, const std::string& f
   return p;
 }
 
+/// CRC-32C of the ELF header followed by the section header table.
+std::uint32_t headerCrc(const std::uint8_t* d, const Parsed& p) {
+  return crc32c(d + p.shoff, p.shdrs.size() * kShdrSize, crc32c(d, kEhdrSize));
+}
+
+std::uint32_t sectionCrc(const std::uint8_t* d, const Shdr& h) {
+  return crc32c(d + h.offset, std::size_t(h.size));
+}
+
+struct DigestEntry {
+  std::string name;
+  std::uint64_t size = 0;
+  std::uint32_t crc = 0;
+};
+struct DigestTable {
+  std::uint32_t header_crc = 0;
+  std::vector<DigestEntry> entries;
+};
+
+/// Reads .ember.digest (checking its layout, algorithm and own CRC).
+DigestTable readDigestTable(const std::uint8_t* d, const Shdr& h, const std::string& file) {
+  Cursor c(d + h.offset, std::size_t(h.size), file, "section .ember.digest");
+  std::uint32_t algo = c.u32("algorithm");
+  if (algo != elf::kDigestCrc32c)
+    c.fail("digest algorithm " + std::to_string(algo) + ", this tool knows 1 (CRC-32C)");
+  std::uint32_t n = c.u32("entry count");
+  DigestTable t;
+  t.header_crc = c.u32("header CRC");
+  c.u32("reserved");
+  if (h.size != digestBytes(n))
+    c.fail("size " + std::to_string(h.size) + " does not hold " + std::to_string(n) + " entries (" +
+           std::to_string(digestBytes(n)) + " bytes)");
+  std::uint32_t self = crc32c(d + h.offset, std::size_t(h.size) - 4);
+  std::uint32_t stored = std::uint32_t(rd(d + h.offset + h.size - 4, 4));
+  if (self != stored)
+    c.fail("the table's own CRC-32C is " + hex(self) + ", it stores " + hex(stored) +
+           ": the digest table is corrupted");
+  for (std::uint32_t i = 0; i < n; ++i) {
+    char name[kDigestName];
+    c.raw(name, kDigestName, "entry name");
+    DigestEntry e;
+    e.name.assign(name, strnlen(name, kDigestName));
+    e.size = c.u64("entry size");
+    e.crc = c.u32("entry CRC");
+    c.u32("reserved");
+    t.entries.push_back(std::move(e));
+  }
+  return t;
+}
+
+/// Every byte of the file outside the headers and the sections is padding and must be 0,
+/// so that no byte of a binary can change without the reader noticing.
+void checkPadding(const std::uint8_t* d, std::size_t n, const Parsed& p, const std::string& file) {
+  std::vector<Span> spans = p.spans;
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.lo < b.lo; });
+  std::uint64_t at = 0;
+  auto gap = [&](std::uint64_t lo, std::uint64_t hi) {
+    for (std::uint64_t i = lo; i < hi; ++i)
+      if (d[i] != 0)
+        throw Error(file, "file offset " + std::to_string(i),
+                    "byte " + hex(d[i]) +
+                        " outside the headers and every section (padding must "
+                        "be zero): the file is corrupted");
+  };
+  for (const Span& s : spans) {
+    gap(at, s.lo);
+    at = std::max(at, s.hi);
+  }
+  gap(at, n);
+}
+
+/// Checks every section (except .ember.digest itself) and the headers against the table.
+void verifyDigests(const std::uint8_t* d, const Parsed& p, const Shdr& digest,
+                   const std::string& file) {
+  DigestTable t = readDigestTable(d, digest, file);
+  std::uint32_t hc = headerCrc(d, p);
+  if (hc != t.header_crc)
+    throw Error(file, "section headers",
+                "the ELF header and section header table have CRC-32C " + hex(hc) +
+                    ", .ember.digest says " + hex(t.header_crc) + ": the file is corrupted");
+  std::size_t listed = 0;
+  for (std::size_t i = 1; i < p.shdrs.size(); ++i) {
+    if (&p.shdrs[i] == &digest)
+      continue;
+    ++listed;
+    const std::string w = "section " + p.names[i];
+    const DigestEntry* e = nullptr;
+    for (const auto& x : t.entries)
+      if (x.name == p.names[i])
+        e = &x;
+    if (!e)
+      throw Error(file, w, "has no entry in .ember.digest");
+    if (e->size != p.shdrs[i].size)
+      throw Error(file, w,
+                  "size " + std::to_string(p.shdrs[i].size) + ", .ember.digest says " +
+                      std::to_string(e->size) + ": the file is corrupted");
+    std::uint32_t crc = sectionCrc(d, p.shdrs[i]);
+    if (crc != e->crc)
+      throw Error(file, w,
+                  "contents have CRC-32C " + hex(crc) + ", .ember.digest says " + hex(e->crc) +
+                      ": the file is corrupted");
+  }
+  if (t.entries.size() != listed)
+    throw Error(file, "section .ember.digest",
+                std::to_string(t.entries.size()) + " entries for " + std::to_string(listed) +
+                    " sections");
+}
+
+/// Writes the digest table of the image `d` into section `digest` (sized for every other
+/// section).
+void sealDigests(std::uint8_t* d, const Parsed& p, const Shdr& digest) {
+  Writer w;
+  w.u32(elf::kDigestCrc32c);
+  w.u32(std::uint32_t(p.shdrs.size() - 2));
+  w.u32(headerCrc(d, p));
+  w.u32(0);
+  for (std::size_t i = 1; i < p.shdrs.size(); ++i) {
+    if (&p.shdrs[i] == &digest)
+      continue;
+    char name[kDigestName] = {};
+    std::memcpy(name, p.names[i].data(), std::min(p.names[i].size(), kDigestName));
+    w.bytes(name, kDigestName);
+    w.u64(p.shdrs[i].size);
+    w.u32(sectionCrc(d, p.shdrs[i]));
+    w.u32(0);
+  }
+  w.u32(crc32c(w.buf.data(), w.buf.size()));
+  if (w.buf.size() != digest.size)
+    throw Error("<image>", "section .ember.digest",
+                "has " + std::to_string(digest.size) + " bytes, the table needs " +
+                    std::to_string(w.buf.size()));
+  std::memcpy(d + digest.offset, w.buf.data(), w.buf.size());
+}
+
+} // namespace
+
+namespace {
+
+/// The .ember.digest section of `p`, or nullptr.
+const Shdr* findDigest(const Parsed& p) {
+  for (std::size_t i = 1; i < p.shdrs.size(); ++i)
+    if (p.names[i] == kSections[kDigest].name && p.shdrs[i].type == elf::kShtDigest)
+      return &p.shdrs[i];
+  return nullptr;
+}
+
+/// Maps every section to its kSections index; refuses unknown names, duplicates, wrong
+/// types and missing sections.
+std::vector<const Shdr*> identifySections(const Parsed& p, const std::string& file) {
+  std::vector<const Shdr*> found(std::size(kSections), nullptr);
+  for (std::size_t i = 1; i < p.shdrs.size(); ++i) {
+    const std::string& name = p.names[i];
+    if (i == p.shstrndx) {
+      if (name != kStrtabName)
+        throw Error(file, "section header " + std::to_string(i),
+                    "the section name string table is named \"" + name + "\", not .shstrtab");
+      continue;
+    }
+    std::size_t k = 0;
+    while (k < std::size(kSections) && name != kSections[k].name)
+      ++k;
+    std::string w = "section " + (name.empty() ? "#" + std::to_string(i) : name);
+    if (k == std::size(kSections)) {
+      std::string known;
+      for (const auto& def : kSections)
+        known += std::string(known.empty() ? "" : ", ") + def.name;
+      throw Error(file, w,
+                  "unknown section name (container format " + std::to_string(elf::kFormatVersion) +
+                      " has " + known + " and " + kStrtabName + ")");
+    }
+    if (found[k])
+      throw Error(file, w, "appears twice");
+    if (p.shdrs[i].type != kSections[k].type)
+      throw Error(file, w,
+                  "has type " + hex(p.shdrs[i].type) + ", expected " + hex(kSections[k].type));
+    found[k] = &p.shdrs[i];
+  }
+  for (std::size_t k = 0; k < std::size(kSections); ++k)
+    if (kSections[k].required && !found[k])
+      throw Error(file, "", std::string("missing section ") + kSections[k].name);
+  return found;
+}
+
 } // namespace
 
 std::vector<SectionInfo> listSections(const std::uint8_t* data, std::size_t size,
                                       const std::string& file) {
   Parsed p = parseStructure(data, size, file);
+  DigestTable table;
+  const Shdr* digest = findDigest(p);
+  bool readable = false;
+  if (digest) {
+    try {
+      table = readDigestTable(data, *digest, file);
+      readable = true;
+    } catch (const Error&) {
+      // Listed without digests; parseElf reports why.
+    }
+  }
   std::vector<SectionInfo> out;
   for (std::size_t i = 1; i < p.shdrs.size(); ++i) {
     const Shdr& h = p.shdrs[i];
-    out.push_back({p.names[i], h.type, h.flags, h.offset, h.size, h.entsize});
+    SectionInfo s{p.names[i], h.type, h.flags, h.offset, h.size, h.entsize};
+    s.computed = sectionCrc(data, h);
+    for (const auto& e : table.entries)
+      if (readable && &h != digest && e.name == s.name) {
+        s.has_digest = true;
+        s.digest = e.crc;
+      }
+    out.push_back(std::move(s));
   }
   return out;
+}
+
+void resealElf(std::vector<std::uint8_t>& image) {
+  Parsed p = parseStructure(image.data(), image.size(), "<image>");
+  const Shdr* digest = findDigest(p);
+  if (!digest)
+    throw Error("<image>", "", "missing section .ember.digest");
+  sealDigests(image.data(), p, *digest);
 }
 
 Binary parseElf(const std::uint8_t* data, std::size_t size, const IsaDescription& isa,
                 const std::string& file) {
   Parsed p = parseStructure(data, size, file);
-  const Shdr* found[std::size(kSections)] = {};
-  for (std::size_t i = 1; i < p.shdrs.size(); ++i) {
-    for (std::size_t k = 0; k < std::size(kSections); ++k) {
-      if (p.names[i] != kSections[k].name)
-        continue;
-      std::string w = std::string("section ") + kSections[k].name;
-      if (found[k])
-        throw Error(file, w, "appears twice");
-      if (p.shdrs[i].type != kSections[k].type)
-        throw Error(file, w,
-                    "has type " + hex(p.shdrs[i].type) + ", expected " + hex(kSections[k].type));
-      found[k] = &p.shdrs[i];
-    }
-  }
-  for (std::size_t k = 0; k < std::size(kSections); ++k)
-    if (kSections[k].required && !found[k])
-      throw Error(file, "", std::string("missing section ") + kSections[k].name);
+  std::vector<const Shdr*> found = identifySections(p, file);
+  verifyDigests(data, p, *found[kDigest], file);
+  checkPadding(data, size, p, file);
   auto cursor = [&](std::size_t k) {
     const Shdr* h = found[k];
-    return Cursor(h ? data + h->offset : data, h ? std::size_t(h->size) : 0, file,
+    return Cursor(data + h->offset, std::size_t(h->size), file,
                   std::string("section ") + kSections[k].name);
   };
   Binary b;
-  decodeIsa(cursor(4), b);
+  decodeIsa(cursor(kIsa), b);
   if (b.isa_name != isa.name() || b.isa_hash != isa.hash())
     throw Error(file, "section .ember.isa",
                 "built for ISA \"" + b.isa_name + "\" (sha256 " + toHex(b.isa_hash) +
                     "), but the description is \"" + isa.name() + "\" (sha256 " + isa.hashHex() +
                     ")");
-  const Shdr& text = *found[0];
+  const Shdr& text = *found[kText];
   const std::size_t ib = isa.instructionBytes();
   if (text.size % ib != 0)
     throw Error(file, "section .ember.text",
@@ -438,14 +658,11 @@ Binary parseElf(const std::uint8_t* data, std::size_t size, const IsaDescription
   for (std::uint64_t i = 0; i < text.size / ib; ++i)
     b.code.push_back(Instruction::decode(isa, data + text.offset + i * ib, file,
                                          "section .ember.text: instruction " + std::to_string(i)));
-  if (found[1])
-    b.constants.assign(data + found[1]->offset, data + found[1]->offset + found[1]->size);
-  if (found[2])
-    decodeIo(cursor(2), b);
-  if (found[3])
-    decodeMemmap(cursor(3), b);
-  if (found[5])
-    decodeDebug(cursor(5), b);
+  b.constants.assign(data + found[kConst]->offset,
+                     data + found[kConst]->offset + found[kConst]->size);
+  decodeIo(cursor(kIo), b);
+  decodeMemmap(cursor(kMemmap), b);
+  decodeDebug(cursor(kDebug), b);
   validateBinary(b, isa, file);
   return b;
 }
@@ -456,8 +673,15 @@ std::vector<std::uint8_t> serializeElf(const Binary& bin, const IsaDescription& 
   std::vector<std::uint8_t> text(bin.code.size() * ib);
   for (std::size_t i = 0; i < bin.code.size(); ++i)
     bin.code[i].encodeInto(text.data() + i * ib);
+  // The digest table is filled in last, once every other byte is in place.
   std::vector<std::vector<std::uint8_t>> payload = {
-      text, bin.constants, encodeIo(bin), encodeMemmap(bin), encodeIsa(bin), encodeDebug(bin)};
+      text,
+      bin.constants,
+      encodeIo(bin),
+      encodeMemmap(bin),
+      encodeIsa(bin),
+      encodeDebug(bin),
+      std::vector<std::uint8_t>(digestBytes(std::size(kSections)))};
   Writer w;
   w.buf.resize(kEhdrSize);
   std::vector<Shdr> sh(1);
@@ -479,7 +703,7 @@ std::vector<std::uint8_t> serializeElf(const Binary& bin, const IsaDescription& 
   }
   Shdr strtab;
   strtab.name = std::uint32_t(shstr.size());
-  shstr += ".shstrtab";
+  shstr += kStrtabName;
   shstr += '\0';
   strtab.type = kShtStrtab;
   strtab.offset = w.buf.size();
@@ -524,6 +748,8 @@ std::vector<std::uint8_t> serializeElf(const Binary& bin, const IsaDescription& 
   e.u16(std::uint16_t(sh.size()));
   e.u16(std::uint16_t(sh.size() - 1)); // e_shstrndx
   std::memcpy(w.buf.data(), e.buf.data(), kEhdrSize);
+  Parsed p = parseStructure(w.buf.data(), w.buf.size(), "<output>");
+  sealDigests(w.buf.data(), p, p.shdrs[1 + kDigest]);
   return w.buf;
 }
 

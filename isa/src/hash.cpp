@@ -1,4 +1,4 @@
-// SHA-256 after FIPS 180-4.
+// SHA-256 after FIPS 180-4, and CRC-32C.
 #include "ember/isa/hash.h"
 
 #include <cstring>
@@ -99,6 +99,29 @@ std::string toHex(const Sha256Digest& d) {
     s += digits[b & 15];
   }
   return s;
+}
+
+namespace {
+struct Crc32cTable {
+  std::uint32_t t[256];
+  Crc32cTable() {
+    for (std::uint32_t i = 0; i < 256; ++i) {
+      std::uint32_t c = i;
+      for (int k = 0; k < 8; ++k)
+        c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+      t[i] = c;
+    }
+  }
+};
+} // namespace
+
+std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t crc) {
+  static const Crc32cTable table;
+  const auto* p = static_cast<const std::uint8_t*>(data);
+  crc = ~crc;
+  for (std::size_t i = 0; i < size; ++i)
+    crc = table.t[(crc ^ p[i]) & 0xFFu] ^ (crc >> 8);
+  return ~crc;
 }
 
 } // namespace ember::isa

@@ -30,7 +30,7 @@ ExecFault sramRange(const char* operand, const isa::MemoryDesc& m, u64 last) {
 u64 lastRow(u64 base, std::initializer_list<std::pair<u64, u64>> loops) {
   u64 r = base;
   for (auto [n, s] : loops)
-    r += (n - 1) * s;
+    r = satAdd(r, satMul(n - 1, s));
   return r;
 }
 
@@ -79,45 +79,7 @@ std::int32_t requantize(std::int32_t a, std::int32_t m, std::int32_t s, std::int
   return static_cast<std::int32_t>(std::max<i64>(lo, std::min<i64>(y, hi)));
 }
 
-Dram::Dram(std::vector<std::uint8_t> image, std::uint64_t window)
-    : flat_(std::move(image)), window_(window) {}
-
-void Dram::read(u64 addr, std::uint8_t* out, u64 n) const {
-  while (n) {
-    if (addr < flat_.size()) {
-      u64 k = std::min<u64>(n, flat_.size() - addr);
-      std::memcpy(out, flat_.data() + addr, k);
-      addr += k, out += k, n -= k;
-      continue;
-    }
-    u64 page = addr / kPage, off = addr % kPage, k = std::min(n, kPage - off);
-    auto it = pages_.find(page);
-    if (it == pages_.end())
-      std::memset(out, 0, k);
-    else
-      std::memcpy(out, it->second.data() + off, k);
-    addr += k, out += k, n -= k;
-  }
-}
-
-void Dram::write(u64 addr, const std::uint8_t* in, u64 n) {
-  while (n) {
-    if (addr < flat_.size()) {
-      u64 k = std::min<u64>(n, flat_.size() - addr);
-      std::memcpy(flat_.data() + addr, in, k);
-      addr += k, in += k, n -= k;
-      continue;
-    }
-    u64 page = addr / kPage, off = addr % kPage, k = std::min(n, kPage - off);
-    auto& p = pages_[page];
-    if (p.empty())
-      p.assign(kPage, 0);
-    std::memcpy(p.data() + off, in, k);
-    addr += k, in += k, n -= k;
-  }
-}
-
-Machine::Machine(const isa::IsaDescription& isa, std::vector<std::uint8_t> dram, u64 window)
+Machine::Machine(const isa::IsaDescription& isa, DramImage dram, u64 window)
     : isa_(isa), dram_(std::move(dram), window) {
   for (const auto& m : isa.memories()) {
     Sram s;
@@ -192,15 +154,16 @@ std::optional<ExecFault> Machine::dma(const Instruction& insn, bool load, Counts
     pb = U(insn, "pad_bottom");
     pv = static_cast<std::uint8_t>(insn.get("pad_value"));
   }
-  const u64 lineRows = pl + s0 + pr, planeLines = pt + s1 + pb;
-  const u64 sramRows = s2 * planeLines * lineRows;
+  const u64 lineRows = satAdd(satAdd(pl, s0), pr), planeLines = satAdd(satAdd(pt, s1), pb);
+  const u64 sramRows = satMul(satMul(s2, planeLines), lineRows);
   const u64 addr = U(insn, "sram_addr"), daddr = U(insn, "dram_addr");
   if (sramRows == 0)
     return std::nullopt;
-  if (addr + sramRows > mem->desc->rows())
-    return sramRange("sram_addr", *mem->desc, addr + sramRows - 1);
-  if (s0 * s1 * s2 > 0) {
-    u64 end = daddr + ((s2 - 1) * st2 + (s1 - 1) * st1 + s0) * B;
+  if (satAdd(addr, sramRows) > mem->desc->rows())
+    return sramRange("sram_addr", *mem->desc, satAdd(addr, sramRows) - 1);
+  if (s0 > 0 && s1 > 0 && s2 > 0) {
+    u64 end =
+        satAdd(daddr, satMul(satAdd(satAdd(satMul(s2 - 1, st2), satMul(s1 - 1, st1)), s0), B));
     if (end > dram_.window())
       return ExecFault{FaultKind::DramOutOfRange, "DRAM bytes [" + std::to_string(daddr) + ", " +
                                                       std::to_string(end) +
@@ -245,7 +208,7 @@ std::optional<ExecFault> Machine::dma(const Instruction& insn, bool load, Counts
 
 std::optional<ExecFault> Machine::gemm(const Instruction& insn, Counts& c) {
   const u64 n0 = U(insn, "n0"), n1 = U(insn, "n1"), n2 = U(insn, "n2");
-  if (n0 * n1 * n2 == 0)
+  if (n0 == 0 || n1 == 0 || n2 == 0)
     return std::nullopt;
   const auto& ad = *act_->desc;
   const auto& cd = *acc_->desc;

@@ -5,6 +5,7 @@
 
 #include "ember/isa/description.h"
 #include "ember/isa/instruction.h"
+#include "ember/sim/Dram.h"
 #include "ember/sim/Report.h"
 
 #include <cstdint>
@@ -36,22 +37,23 @@ struct ExecFault {
   std::string reason;
 };
 
-/// The job's DRAM window: the initial image (flat) plus sparse 64 KiB pages beyond it,
-/// so a window as large as hardware.dram.size_bytes costs only what is touched.
+/// The job's DRAM window: a sparse image (pages allocated when written) and its size.
 class Dram {
 public:
-  Dram(std::vector<std::uint8_t> image, std::uint64_t window);
+  Dram(DramImage image, std::uint64_t window) : image_(std::move(image)), window_(window) {}
   std::uint64_t window() const { return window_; }
-  void read(std::uint64_t addr, std::uint8_t* out, std::uint64_t n) const;
-  void write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t n);
-  /// Moves out the flat image (bytes [0, image size)).
-  std::vector<std::uint8_t> takeImage() { return std::move(flat_); }
+  void read(std::uint64_t addr, std::uint8_t* out, std::uint64_t n) const {
+    image_.read(addr, out, n);
+  }
+  void write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t n) {
+    image_.write(addr, in, n);
+  }
+  /// Moves out the image.
+  DramImage takeImage() { return std::move(image_); }
 
 private:
-  static constexpr std::uint64_t kPage = 1u << 16;
-  std::vector<std::uint8_t> flat_;
+  DramImage image_;
   std::uint64_t window_;
-  mutable std::map<std::uint64_t, std::vector<std::uint8_t>> pages_;
 };
 
 /// The DRAM data bus, shared by the load and store engines.
@@ -63,17 +65,22 @@ struct DramBus {
 struct Timing {
   std::uint64_t cycles = 0;       ///< From start to retirement.
   std::uint64_t memory_stall = 0; ///< Part of `cycles` lost to contention / conflicts.
+  bool overflow = false;          ///< The duration does not fit 64 bits (cycles is then max).
 };
 
 class Machine {
 public:
-  Machine(const isa::IsaDescription& isa, std::vector<std::uint8_t> dram, std::uint64_t window);
+  Machine(const isa::IsaDescription& isa, DramImage dram, std::uint64_t window);
 
   /// Checks operands and applies the data effect of `insn`; fills `counts`.
   std::optional<ExecFault> execute(const isa::Instruction& insn, Cls cls, Counts& counts);
   /// Closed-form duration of `insn` (already executed successfully) starting at `start`.
   /// DMA instructions reserve the DRAM bus in `bus`.
   Timing timing(const isa::Instruction& insn, Cls cls, std::uint64_t start, DramBus& bus) const;
+  /// Duration of `insn` (no contention) with its loop counts limited to one pass over the
+  /// SRAM rows each loop walks: its share of the default cycle budget. UINT64_MAX on
+  /// overflow.
+  std::uint64_t passCycles(const isa::Instruction& insn, Cls cls) const;
 
   Dram& dram() { return dram_; }
   std::size_t memoryCount() const { return srams_.size(); }
@@ -90,10 +97,11 @@ private:
   std::optional<ExecFault> gemm(const isa::Instruction& insn, Counts& c);
   std::optional<ExecFault> vector(const isa::Instruction& insn, Cls cls, Counts& c);
 
-  Timing dmaTiming(const isa::Instruction& insn, bool load, std::uint64_t start,
-                   DramBus& bus) const;
-  Timing gemmTiming(const isa::Instruction& insn) const;
-  Timing vectorTiming(const isa::Instruction& insn, Cls cls) const;
+  // `maxRows` limits the rows (loop steps) counted; UINT64_MAX for the real duration.
+  Timing dmaTiming(const isa::Instruction& insn, std::uint64_t start, DramBus& bus,
+                   std::uint64_t maxRows) const;
+  Timing gemmTiming(const isa::Instruction& insn, std::uint64_t maxRows) const;
+  Timing vectorTiming(const isa::Instruction& insn, Cls cls, std::uint64_t maxRows) const;
 
   const isa::IsaDescription& isa_;
   std::vector<Sram> srams_; ///< In memories() order.
@@ -101,6 +109,17 @@ private:
   Dram dram_;
   std::vector<std::int32_t> wblock_; ///< Current weight block, as int32 [c][k].
 };
+
+/// Saturating uint64 arithmetic for range checks: with fields up to 64 bits wide, a
+/// wrapped address could pass a bounds check.
+inline std::uint64_t satAdd(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r;
+  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+inline std::uint64_t satMul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
 
 /// Rounding arithmetic shift of the NPU (docs/numerics.md, NPU part).
 std::int64_t roundingShift(std::int64_t x, std::int64_t s);

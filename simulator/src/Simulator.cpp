@@ -66,8 +66,8 @@ class Npu : public sc_core::sc_module {
 public:
   SC_HAS_PROCESS(Npu);
   Npu(sc_core::sc_module_name name, const isa::IsaDescription& isa, const Job& job,
-      const Options& opts, detail::Machine& m, detail::RunState& st)
-      : sc_module(name), isa_(isa), job_(job), opts_(opts), m_(m), st_(st) {
+      const Options& opts, u64 budget, detail::Machine& m, detail::RunState& st)
+      : sc_module(name), isa_(isa), job_(job), opts_(opts), budget_(budget), m_(m), st_(st) {
     const auto& q = isa.hw().queues;
     depth_ = {q.load_depth, q.compute_depth, q.store_depth};
     unit_ = sc_core::sc_time(1, sc_core::SC_NS).value();
@@ -102,6 +102,7 @@ private:
   void storeEngine() { engine(2); }
   void engine(int e);
   bool popTokens(int e, const Pending& p);
+  bool withinBudget(int e, const Pending& p, u64 start);
   bool pushTokens(int e, const Pending& p);
   void raise(FaultKind k, const std::string& engine, std::int64_t index, std::string reason);
   void waitCycles(u64 c) {
@@ -118,6 +119,7 @@ private:
   const isa::IsaDescription& isa_;
   const Job& job_;
   const Options& opts_;
+  u64 budget_;
   detail::Machine& m_;
   detail::RunState& st_;
   u64 unit_ = 1000;
@@ -252,6 +254,29 @@ bool Npu::pushTokens(int e, const Pending& p) {
   return true;
 }
 
+/// An instruction that would end past the cycle budget stops the run before its data
+/// effect is computed, so a run's host time is bounded by its budget.
+bool Npu::withinBudget(int e, const Pending& p, u64 start) {
+  detail::DramBus probe = bus_;
+  detail::Timing t = m_.timing(p.insn, p.cls, start, probe);
+  if (t.overflow) {
+    raise(FaultKind::CycleBudget, kEngineNames[e], p.index,
+          p.insn.name() + ": its duration does not fit a 64-bit cycle count");
+    return false;
+  }
+  if (start > budget_ || t.cycles > budget_ - start) {
+    raise(FaultKind::CycleBudget, kEngineNames[e], p.index,
+          "cycle budget of " + std::to_string(budget_) + " cycles exceeded: " + p.insn.name() +
+              " starting at cycle " + std::to_string(start) + " takes " + std::to_string(t.cycles) +
+              " cycles (" + std::to_string(st_.retired) + " of " +
+              std::to_string(st_.instructions) + " instructions retired)");
+    if (st_.fault)
+      st_.fault->cycle = budget_; // where the budget runs out, as when time reaches it
+    return false;
+  }
+  return true;
+}
+
 void Npu::engine(int e) {
   for (;;) {
     while (queue_[e].empty()) {
@@ -276,12 +301,17 @@ void Npu::engine(int e) {
     if (!popTokens(e, p))
       return;
     s.start = now();
+    if (!withinBudget(e, p, s.start))
+      return;
     detail::Counts counts;
     if (auto f = m_.execute(p.insn, p.cls, counts))
       return raise(f->kind, kEngineNames[e], p.index, p.insn.name() + ": " + f->reason);
     if (e == 2 && p.cls == Cls::DmaStore)
       sc_core::wait(sc_core::SC_ZERO_TIME); // same-cycle DRAM requests: load first
     detail::Timing t = m_.timing(p.insn, p.cls, s.start, bus_);
+    if (t.overflow)
+      return raise(FaultKind::CycleBudget, kEngineNames[e], p.index,
+                   p.insn.name() + ": its duration does not fit a 64-bit cycle count");
     waitCycles(t.cycles);
     if (stopped_)
       return;
@@ -386,18 +416,35 @@ Simulator::Simulator(isa::IsaDescription isa) : isa_(std::move(isa)) {
   checkShapes(isa_);
 }
 
+u64 Simulator::defaultCycleBudget(const Job& job) const {
+  detail::Machine machine(isa_, DramImage(), 0);
+  const unsigned W = isa_.instructionBytes();
+  u64 sum = kBudgetSlack;
+  for (std::size_t i = 0; W && i < job.text.size() / W; ++i) {
+    try {
+      isa::Instruction insn = isa::Instruction::decode(isa_, job.text.data() + i * W, "", "");
+      u64 c = machine.passCycles(insn, detail::classOf(insn.desc()));
+      sum = c > kMaxCycleBudget - sum ? kMaxCycleBudget : sum + c;
+    } catch (const std::exception&) {
+      // Faults at fetch; costs nothing.
+    }
+  }
+  return std::min(sum, kMaxCycleBudget);
+}
+
 Result Simulator::run(const Job& job, const Options& opts) const {
   auto t0 = std::chrono::steady_clock::now();
   Result res;
   detail::RunState st(isa_, job);
+  const u64 budget =
+      opts.cycle_budget ? std::min(opts.cycle_budget, kMaxCycleBudget) : defaultCycleBudget(job);
   {
     detail::Machine machine(isa_, job.dram,
                             opts.dram_window_bytes ? opts.dram_window_bytes
                                                    : isa_.hw().dram.size_bytes);
     {
       ContextGuard ctx;
-      auto npu = std::make_unique<Npu>("npu", isa_, job, opts, machine, st);
-      const u64 budget = opts.cycle_budget ? opts.cycle_budget : (u64(1) << 40);
+      auto npu = std::make_unique<Npu>("npu", isa_, job, opts, budget, machine, st);
       try {
         sc_core::sc_start(
             sc_core::sc_time::from_value(budget * sc_core::sc_time(1, sc_core::SC_NS).value()),
@@ -442,25 +489,26 @@ Result Simulator::run(const Job& job, const Options& opts) const {
 }
 
 Job Simulator::makeJob(const isa::Binary& bin,
-                       const std::map<std::string, std::vector<std::uint8_t>>& inputs,
-                       u64 window) const {
+                       const std::map<std::string, std::vector<std::uint8_t>>& inputs, u64 window,
+                       const std::string& file) const {
   Job job;
   const unsigned W = isa_.instructionBytes();
   job.text.resize(bin.code.size() * W);
   for (std::size_t i = 0; i < bin.code.size(); ++i)
     bin.code[i].encodeInto(job.text.data() + i * W);
-  u64 constOff = 0, end = 0;
-  for (const auto& r : bin.memmap) {
-    end = std::max(end, r.dram_offset + r.size_bytes);
+  if (window == 0)
+    window = isa_.hw().dram.size_bytes;
+  // Every region must fit the window (I/O entries and constants lie inside regions).
+  for (const auto& r : bin.memmap)
+    if (r.dram_offset > window || r.size_bytes > window - r.dram_offset)
+      throw isa::Error(file, "section .ember.memmap: region \"" + r.name + "\"",
+                       "[" + std::to_string(r.dram_offset) + ", " +
+                           std::to_string(r.dram_offset + r.size_bytes) +
+                           ") does not fit the job's DRAM window of " + std::to_string(window) +
+                           " bytes (--dram-window)");
+  for (const auto& r : bin.memmap)
     if (r.kind == isa::RegionKind::Const)
-      constOff = r.dram_offset;
-  }
-  end = std::max(end, constOff + bin.constants.size());
-  for (const auto& io : bin.io)
-    end = std::max(end, io.dram_offset + io.size_bytes);
-  job.dram.assign(std::max(end, window), 0);
-  std::copy(bin.constants.begin(), bin.constants.end(),
-            job.dram.begin() + std::ptrdiff_t(constOff));
+      job.dram.write(r.dram_offset, bin.constants);
   for (const auto& [name, bytes] : inputs) {
     const isa::IoEntry* entry = nullptr;
     for (const auto& io : bin.io)
@@ -472,7 +520,7 @@ Job Simulator::makeJob(const isa::Binary& bin,
       throw isa::Error("<inputs>", name,
                        std::to_string(bytes.size()) + " bytes given, the I/O table says " +
                            std::to_string(entry->size_bytes));
-    std::copy(bytes.begin(), bytes.end(), job.dram.begin() + std::ptrdiff_t(entry->dram_offset));
+    job.dram.write(entry->dram_offset, bytes);
   }
   job.debug = bin.debug;
   return job;
@@ -481,7 +529,7 @@ Job Simulator::makeJob(const isa::Binary& bin,
 Result Simulator::run(const isa::Binary& bin,
                       const std::map<std::string, std::vector<std::uint8_t>>& inputs,
                       const Options& opts) const {
-  return run(makeJob(bin, inputs, opts.dram_window_bytes), opts);
+  return run(makeJob(bin, inputs, opts.dram_window_bytes, opts.binary_name), opts);
 }
 
 } // namespace ember::sim

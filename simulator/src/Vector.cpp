@@ -23,6 +23,8 @@ struct Operand {
   std::uint8_t* base;
   u64 addr, s0, s1;
   u64 row(u64 i0, u64 i1) const { return addr + i0 * s0 + i1 * s1; }
+  /// row() saturating at UINT64_MAX, for the range check.
+  u64 lastRow(u64 i0, u64 i1) const { return satAdd(addr, satAdd(satMul(i0, s0), satMul(i1, s1))); }
 };
 
 void readRow(const Operand& o, u64 row, std::int32_t* lanes, unsigned n) {
@@ -90,10 +92,10 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
   } else {
     srcs.push_back(operand("src_addr", srcMem, "src"));
   }
-  if (n0 * n1 == 0)
+  if (n0 == 0 || n1 == 0)
     return std::nullopt;
   for (const Operand* o : {&dst, &srcs[0], srcs.size() > 1 ? &srcs[1] : &srcs[0]}) {
-    u64 last = o->row(n0 - 1, n1 - 1);
+    u64 last = o->lastRow(n0 - 1, n1 - 1);
     if (last >= o->mem->rows())
       return ExecFault{FaultKind::SramOutOfRange, std::string(o->role) + " reaches " +
                                                       o->mem->name + " row " +
@@ -107,7 +109,7 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
   const auto& pd = *param_->desc;
   if (cls == Cls::Requant) {
     u64 prow = U(insn, "param_addr");
-    if (prow + 1 >= pd.rows())
+    if (prow >= pd.rows() - 1)
       return ExecFault{FaultKind::SramOutOfRange, "param_addr reaches param row " +
                                                       std::to_string(prow + 1) + ", beyond its " +
                                                       std::to_string(pd.rows()) + " rows"};

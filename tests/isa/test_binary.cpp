@@ -7,6 +7,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <functional>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace ember::isa::test {
@@ -34,7 +35,8 @@ void put(std::vector<std::uint8_t>& d, std::size_t off, int n, std::uint64_t v) 
     d[off + std::size_t(i)] = std::uint8_t(v >> (8 * i));
 }
 
-/// Offset of section header `index` (1 = .ember.text ... 6 = .ember.debug, 7 = .shstrtab).
+/// Offset of section header `index` (1 = .ember.text ... 6 = .ember.debug, 7 = .ember.digest,
+/// 8 = .shstrtab).
 std::size_t shdr(const std::vector<std::uint8_t>& d, int index) {
   return std::size_t(get(d, 40, 8)) + 64 * std::size_t(index);
 }
@@ -99,11 +101,183 @@ TEST(Binary, ReadelfListsTheSections) {
 TEST(Binary, ListSections) {
   auto img = image();
   auto secs = listSections(img.data(), img.size());
-  ASSERT_EQ(secs.size(), 7u);
+  ASSERT_EQ(secs.size(), 8u);
   EXPECT_EQ(secs[0].name, ".ember.text");
   EXPECT_EQ(secs[0].type, elf::kShtText);
   EXPECT_EQ(secs[0].entsize, 16u);
   EXPECT_EQ(secs[0].size, 14u * 16);
+  EXPECT_EQ(secs[6].name, ".ember.digest");
+  EXPECT_EQ(secs[6].type, elf::kShtDigest);
+  EXPECT_FALSE(secs[6].has_digest); // the table does not list itself
+  for (std::size_t i : {0, 1, 2, 3, 4, 5, 7}) {
+    EXPECT_TRUE(secs[i].digestOk()) << secs[i].name;
+    EXPECT_EQ(secs[i].digest, crc32c(img.data() + secs[i].offset, secs[i].size));
+  }
+  img[secs[1].offset + 7] ^= 0x10; // a constant byte
+  secs = listSections(img.data(), img.size());
+  EXPECT_TRUE(secs[1].has_digest);
+  EXPECT_FALSE(secs[1].digestOk());
+  EXPECT_TRUE(secs[0].digestOk());
+}
+
+TEST(Binary, Crc32cKnownValues) {
+  // Check values of CRC-32C (RFC 3720 appendix B.4 and the "123456789" check value).
+  EXPECT_EQ(crc32c("123456789", 9), 0xE3069283u);
+  std::vector<std::uint8_t> zeros(32, 0), ones(32, 0xff);
+  EXPECT_EQ(crc32c(zeros.data(), 32), 0x8A9136AAu);
+  EXPECT_EQ(crc32c(ones.data(), 32), 0x62A8AB43u);
+  EXPECT_EQ(crc32c("6789", 4, crc32c("12345", 5)), 0xE3069283u); // continued
+}
+
+/// parseElf must refuse `img`; returns the error's what().
+std::string refusal(const std::vector<std::uint8_t>& img) {
+  try {
+    parseElf(img.data(), img.size(), reference(), "x.elf");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Binary, EveryFlippedByteIsRefused) {
+  // Format 1 had no digest: 162 of 162 flipped constant bytes went unnoticed. Now every
+  // byte of the file is covered: a section's CRC, the header CRC, the table's own CRC or
+  // the zero padding.
+  const auto img = image();
+  std::uint32_t rng = 12345;
+  std::size_t refused = 0, digest_named = 0;
+  for (std::size_t i = 0; i < img.size(); ++i) {
+    rng = rng * 1664525u + 1013904223u;
+    auto bad = img;
+    bad[i] ^= std::uint8_t(1 + (rng >> 24) % 255);
+    std::string why = refusal(bad);
+    EXPECT_FALSE(why.empty()) << "byte " << i << " flipped went unnoticed";
+    refused += !why.empty();
+    digest_named += why.find("CRC-32C") != std::string::npos;
+  }
+  EXPECT_EQ(refused, img.size());
+  EXPECT_GT(digest_named, img.size() / 2);
+  // Every single-bit error in the constants, with the section named.
+  const std::size_t c0 = secOffset(img, 2), cn = std::size_t(get(img, shdr(img, 2) + 32, 8));
+  ASSERT_GT(cn, 2000u);
+  for (std::size_t i = c0; i < c0 + cn; ++i)
+    for (int bit = 0; bit < 8; ++bit) {
+      auto bad = img;
+      bad[i] ^= std::uint8_t(1u << bit);
+      std::string why = refusal(bad);
+      ASSERT_NE(why.find("section .ember.const: contents have CRC-32C"), std::string::npos)
+          << "byte " << i << " bit " << bit << ": " << why;
+    }
+}
+
+TEST(Binary, RenamedSectionsAreRefused) {
+  const auto img = image();
+  const std::size_t str = secOffset(img, 8);
+  for (int idx = 1; idx <= 8; ++idx) {
+    std::size_t name = str + std::size_t(get(img, shdr(img, idx), 4));
+    for (bool reseal : {false, true}) {
+      auto bad = img;
+      bad[name + 1] = 'X';    // ".ember.io" -> ".Xmber.io"
+      if (reseal && idx != 7) // (without its name the digest table cannot be found)
+        resealElf(bad);
+      std::string why = refusal(bad);
+      if (idx == 8)
+        EXPECT_NE(why.find("string table is named \".Xhstrtab\""), std::string::npos) << why;
+      else
+        EXPECT_NE(why.find(": unknown section name (container format 2 has .ember.text"),
+                  std::string::npos)
+            << why;
+      EXPECT_EQ(why.rfind("x.elf: section", 0), 0u) << why;
+    }
+  }
+}
+
+TEST(Binary, DroppedSectionsAreRefused) {
+  const auto img = image();
+  const char* names[] = {".ember.text", ".ember.const", ".ember.io",    ".ember.memmap",
+                         ".ember.isa",  ".ember.debug", ".ember.digest"};
+  for (int idx = 1; idx <= 7; ++idx) {
+    auto bad = img;
+    // Remove section header `idx` (the table is at the end of the file).
+    const std::size_t at = shdr(bad, idx);
+    bad.erase(bad.begin() + std::ptrdiff_t(at), bad.begin() + std::ptrdiff_t(at + 64));
+    put(bad, 60, 2, get(bad, 60, 2) - 1);
+    put(bad, 62, 2, get(bad, 62, 2) - 1);
+    std::string why = refusal(bad);
+    EXPECT_EQ(why, std::string("x.elf: missing section ") + names[idx - 1]) << why;
+  }
+}
+
+TEST(Binary, OldFormatVersionIsRefused) {
+  auto img = image();
+  put(img, 48, 4, 1); // e_flags of a format 1 binary
+  EXPECT_EQ(refusal(img),
+            "x.elf: ELF header: e_flags: container format version 1, this tool reads 2: rebuild "
+            "with emberc");
+  EXPECT_ISA_ERROR(listSections(img.data(), img.size(), "x.elf"), "ELF header",
+                   "container format version 1, this tool reads 2");
+}
+
+TEST(Binary, NonZeroPaddingIsRefused) {
+  auto img = image();
+  // .ember.isa holds 4 + 2 + 8 + 32 = 46 bytes; the next section starts 16-byte aligned.
+  const std::size_t pad = secOffset(img, 5) + 46;
+  ASSERT_EQ(get(img, shdr(img, 5) + 32, 8), 46u);
+  img[pad] = 1;
+  resealElf(img);
+  EXPECT_ISA_ERROR(parseElf(img.data(), img.size(), reference(), "x.elf"),
+                   "file offset " + std::to_string(pad),
+                   "byte 0x1 outside the headers and every section (padding must be zero)");
+}
+
+TEST(Binary, FreestandingCheckerAgrees) {
+  // isa/examples/ember_digest_check.c, the firmware-side check, builds freestanding
+  // (no libc) and accepts exactly what the reader accepts on a sample of corruptions.
+  std::string cc = EMBER_CC;
+  if (cc.empty() || cc.find("NOTFOUND") != std::string::npos)
+    GTEST_SKIP() << "no C compiler";
+  const std::string src = sourcePath("isa/examples/ember_digest_check.c");
+  const std::string obj = tempPath("digest_check.o"), exe = tempPath("digest_check");
+  ASSERT_EQ(std::system((cc + " -std=c99 -ffreestanding -nostdlib -Wall -Wextra -Werror -c " + src +
+                         " -o " + obj)
+                            .c_str()),
+            0);
+  const std::string drv = tempPath("digest_driver.c");
+  const std::string code =
+      "#include <stdio.h>\n#include <stdint.h>\n"
+      "int ember_check_digests(const uint8_t*, uint32_t);\n"
+      "static uint8_t buf[1 << 20];\n"
+      "int main(int c, char** v) { FILE* f = fopen(v[1], \"rb\"); if (!f) return 99;\n"
+      "  size_t n = fread(buf, 1, sizeof buf, f); fclose(f);\n"
+      "  return -ember_check_digests(buf, (uint32_t)n); }\n";
+  writeFileAtomic(drv, code.data(), code.size());
+  ASSERT_EQ(std::system((cc + " -std=c99 -O1 " + drv + " " + obj + " -o " + exe).c_str()), 0);
+  const auto img = image();
+  const std::string elf = tempPath("digest_check.elf");
+  auto status = [&](const std::vector<std::uint8_t>& d) {
+    writeFileAtomic(elf, d.data(), d.size());
+    int rc = std::system((exe + " " + elf).c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  };
+  EXPECT_EQ(status(img), 0);
+  std::uint32_t rng = 7;
+  for (int t = 0; t < 120; ++t) {
+    rng = rng * 1664525u + 1013904223u;
+    auto bad = img;
+    const std::size_t at = (rng >> 8) % bad.size();
+    bad[at] ^= std::uint8_t(1 + (rng >> 3) % 255);
+    bool padding = refusal(bad).find("padding") != std::string::npos;
+    if (!padding) { // (padding is the reader's check, not a digest)
+      EXPECT_NE(status(bad), 0) << "byte " << at;
+    }
+  }
+}
+
+TEST(Binary, SealedImageRoundTrips) {
+  auto img = image();
+  auto again = img;
+  resealElf(again);
+  EXPECT_EQ(again, img); // the writer's table is what resealing computes
 }
 
 TEST(Binary, OtherDescriptionIsRejected) {
@@ -138,6 +312,7 @@ struct BadElf {
   std::function<void(std::vector<std::uint8_t>&)> patch;
   const char* where;
   const char* reason;
+  bool reseal = true; ///< Recompute the digests after patching.
 };
 
 const std::vector<BadElf>& badElves() {
@@ -153,7 +328,8 @@ const std::vector<BadElf>& badElves() {
       {"WrongMachine", [](V& d) { put(d, 18, 2, 0xf3); }, "ELF header",
        "e_machine 0xf3 is not the Ember NPU"},
       {"NotExec", [](V& d) { put(d, 16, 2, 1); }, "ELF header", "is not ET_EXEC"},
-      {"FormatVersion", [](V& d) { put(d, 48, 4, 7); }, "ELF header", "container format version"},
+      {"FormatVersion", [](V& d) { put(d, 48, 4, 7); }, "ELF header",
+       "e_flags: container format version 7, this tool reads 2: rebuild with emberc"},
       {"NoSections", [](V& d) { put(d, 60, 2, 0); }, "ELF header", "no section headers"},
       {"ShstrndxOutOfRange", [](V& d) { put(d, 62, 2, 99); }, "ELF header",
        "e_shstrndx 99 out of range"},
@@ -177,15 +353,27 @@ const std::vector<BadElf>& badElves() {
        "section .ember.text", "not a multiple of the 16-byte instruction"},
       {"TextEntsize", [](V& d) { put(d, shdr(d, 1) + 56, 8, 8); }, "section .ember.text",
        "sh_entsize 8, expected 16"},
-      {"MissingText", [](V& d) { d[secOffset(d, 7) + 1] = 'X'; }, "",
-       "missing section .ember.text"},
+      {"UnknownSection", [](V& d) { d[secOffset(d, 8) + 2] = 'X'; }, "section .Xmber.text",
+       "unknown section name"},
+      {"DigestAlgorithm",
+       [](V& d) {
+         // Patched with a consistent table CRC (resealing would restore the algorithm).
+         const std::size_t off = secOffset(d, 7), n = std::size_t(get(d, shdr(d, 7) + 32, 8));
+         put(d, off, 4, 2);
+         put(d, off + n - 4, 4, crc32c(d.data() + off, n - 4));
+       },
+       "section .ember.digest", "digest algorithm 2, this tool knows 1 (CRC-32C)", false},
+      {"DigestTableCorrupted", [](V& d) { d[secOffset(d, 7) + 20] ^= 1; }, "section .ember.digest",
+       "the table's own CRC-32C is ...: the digest table is corrupted", false},
+      {"DigestSize", [](V& d) { put(d, shdr(d, 7) + 32, 8, get(d, shdr(d, 7) + 32, 8) - 32); },
+       "section .ember.digest", "does not hold 7 entries"},
       {"DuplicateSection", [](V& d) { put(d, shdr(d, 6), 4, get(d, shdr(d, 1), 4)); },
        "section .ember.text", "appears twice"},
       {"WrongSectionType", [](V& d) { put(d, shdr(d, 3) + 4, 4, 1); }, "section .ember.io",
        "has type 0x1"},
       {"NameOutsideStrtab", [](V& d) { put(d, shdr(d, 2), 4, 5000); }, "section header 2",
        "name offset outside .shstrtab"},
-      {"StrtabNotStrtab", [](V& d) { put(d, shdr(d, 7) + 4, 4, 1); }, "section header 7",
+      {"StrtabNotStrtab", [](V& d) { put(d, shdr(d, 8) + 4, 4, 1); }, "section header 8",
        "not a string table"},
       {"UnknownOpcode", [](V& d) { std::memset(&d[secOffset(d, 1)], 0, 16); },
        "section .ember.text: instruction 0", "unknown opcode 0"},
@@ -201,8 +389,8 @@ const std::vector<BadElf>& badElves() {
        "section .ember.debug: range 0", "past the 14 instructions"},
       {"BadDtype", [](V& d) { d[secOffset(d, 3) + 4 + 2 + 1 + 1] = 9; }, "section .ember.io",
        "bad dtype 9"},
-      {"IsaSectionVersion", [](V& d) { put(d, secOffset(d, 5), 4, 2); }, "section .ember.isa",
-       "container format version 2"},
+      {"IsaSectionVersion", [](V& d) { put(d, secOffset(d, 5), 4, 1); }, "section .ember.isa",
+       "container format version 1, this tool reads 2: rebuild with emberc"},
   };
   return c;
 }
@@ -213,6 +401,13 @@ TEST_P(MalformedBinary, RejectedWithSectionAndReason) {
   const BadElf& c = badElves()[GetParam()];
   auto img = image();
   c.patch(img);
+  // Recompute the digests so that the check under test, not the digest, refuses the
+  // patched image (a patch that breaks the structure cannot be resealed).
+  try {
+    if (c.reseal)
+      resealElf(img);
+  } catch (const Error&) {
+  }
   std::string reason = c.reason;
   // "A... B" means both parts must appear (for messages with a variable middle).
   std::string first = reason.substr(0, reason.find("..."));

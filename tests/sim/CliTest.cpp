@@ -94,6 +94,32 @@ TEST(SimCli, FaultingProgramExitsNonZeroWithTheRecord) {
       1);
 }
 
+// Issue 16: a --dram-window smaller than the memory map is bad input (1), not an NPU
+// fault (3); a cycle budget of 0 or a negative one is a usage error (2).
+TEST(SimCli, WindowAndBudgetOptionsAreChecked) {
+  fs::path dir = fs::path(EMBER_BINARY_DIR) / "tests" / "sim" / "cli_bounds";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "relu.s") << kRelu;
+  const std::string elf = (dir / "relu.elf").string(), err = (dir / "err.txt").string();
+  ASSERT_EQ(sh(std::string(EMBER_AS_EXE) + " " + (dir / "relu.s").string() + " -o " + elf), 0);
+  const std::string sim = std::string(EMBER_SIM_EXE) + " " + elf + " --no-table ";
+  EXPECT_EQ(sh(sim + "--dram-window 0x1000 2> " + err), 1);
+  EXPECT_NE(slurp(err).find(elf + ": section .ember.memmap: region \"out\": [4096, 4608) does "
+                                  "not fit the job's DRAM window of 4096 bytes (--dram-window)"),
+            std::string::npos)
+      << slurp(err);
+  EXPECT_EQ(sh(sim + "--dram-window 0x1200 2> " + err), 0) << slurp(err);
+  EXPECT_EQ(sh(sim + "--cycle-budget -1 2> " + err), 2);
+  EXPECT_NE(slurp(err).find("--cycle-budget: expected a positive number, got \"-1\""),
+            std::string::npos)
+      << slurp(err);
+  EXPECT_EQ(sh(sim + "--cycle-budget 0 2> " + err), 2);
+  EXPECT_EQ(sh(sim + "--dram-window -5 2> " + err), 2);
+  EXPECT_EQ(sh(sim + "--cycle-budget 10 2> " + err), 3);
+  EXPECT_NE(slurp(err).find("fault cycle-budget"), std::string::npos) << slurp(err);
+}
+
 #ifdef EMBER_RUN_EXE
 // ember-run BIN.elf --device sim: float inputs quantized from the I/O table, outputs,
 // report, trace and the table; errors for the wrong device, unknown inputs, NaN.

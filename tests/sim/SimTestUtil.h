@@ -54,6 +54,11 @@ inline std::vector<std::uint8_t> randomBytes(std::size_t n, unsigned seed) {
   return v;
 }
 
+inline std::int32_t i32At(const ember::sim::DramImage& m, std::size_t byte) {
+  std::int32_t v;
+  m.read(byte, reinterpret_cast<std::uint8_t*>(&v), 4);
+  return v;
+}
 inline std::int32_t i32At(const std::vector<std::uint8_t>& m, std::size_t byte) {
   std::int32_t v;
   std::memcpy(&v, m.data() + byte, 4);

@@ -204,8 +204,7 @@ TEST(SimTiming, DoubleBufferingOverlapsLoadComputeStore) {
   EXPECT_GE(ser.report.cycles, sum);
   EXPECT_LT(double(par.report.cycles), 0.75 * double(ser.report.cycles));
   // Same data either way.
-  EXPECT_TRUE(std::equal(par.dram.begin() + 0x80000, par.dram.begin() + 0x80000 + tiles * 2048,
-                         ser.dram.begin() + 0x80000));
+  EXPECT_EQ(par.dram.read(0x80000, tiles * 2048), ser.dram.read(0x80000, tiles * 2048));
 }
 
 TEST(SimTiming, RemovingATokenDeadlocksAndIsReported) {

@@ -4,6 +4,7 @@
 #include "ember/isa/error.h"
 #include "ember/support/ToolMain.h"
 
+#include <cstdio>
 #include <iostream>
 #include <string>
 
@@ -15,8 +16,16 @@ const char* kUsage =
     "Prints sections, memory map, I/O table, constants and the disassembly with debug names\n"
     "to stdout. Everything that is not an instruction or directive is a ';' comment, so the\n"
     "output re-assembles with ember-as to the same bytes.\n"
-    "--isa  description to use; default $EMBER_ISA, else the source tree's isa/ember-v1.json.\n";
+    "--isa  description to use; default $EMBER_ISA, else the source tree's isa/ember-v1.json.\n"
+    "The section list shows each section's CRC-32C digest; a file whose digests do not\n"
+    "match is refused (each failing section named on stderr), exit status 1.\n";
+
+std::string toHex32(std::uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%08x", v);
+  return b;
 }
+} // namespace
 
 int main(int argc, char** argv) {
   return ember::toolMain("ember-objdump", [&] {
@@ -45,6 +54,12 @@ int main(int argc, char** argv) {
     std::vector<std::uint8_t> data = readFileBytes(in);
     opts.sections = listSections(data.data(), data.size(), in);
     opts.source = in;
+    // Name every section whose digest fails before the reader refuses the file.
+    for (const auto& s : opts.sections)
+      if (s.has_digest && !s.digestOk())
+        std::cerr << "ember-objdump: " << in << ": section " << s.name << ": CRC-32C "
+                  << toHex32(s.computed) << ", .ember.digest says " << toHex32(s.digest)
+                  << ": digest check FAILED\n";
     Binary bin = parseElf(data.data(), data.size(), isa, in);
     std::cout << disassemble(bin, isa, opts);
     return 0;

@@ -205,6 +205,7 @@ SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& 
     checkNotSameFile(outs, ins);
   }
   sim::Options opts = req.options;
+  opts.binary_name = req.binary;
   const bool tty = req.progress && isatty(fileno(stderr));
   auto last = std::chrono::steady_clock::now();
   bool printed = false;
@@ -229,7 +230,9 @@ SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& 
   for (const auto& io : bin.io)
     if (io.dir == isa::IoDir::Output)
       out.outputs.emplace_back(
-          io.name, tensorOf(io, sim::unpackIo(io, res.dram.data() + io.dram_offset, lanes)));
+          io.name,
+          tensorOf(io,
+                   sim::unpackIo(io, res.dram.read(io.dram_offset, io.size_bytes).data(), lanes)));
   // A faulted run's outputs are not results: none are written (report and trace are).
   if (!req.out_dir.empty() && !res.report.fault) {
     std::filesystem::create_directories(req.out_dir);

@@ -19,6 +19,8 @@ const char* kUsage =
     "report and the Chrome/Perfetto trace when asked.\n"
     "Inputs: int8 .npy in the logical shape of the I/O entry (float32 is quantized with\n"
     "the entry's scale and zero point).\n"
+    "--cycle-budget N  stop with a cycle-budget fault past N cycles (N >= 1; default: the\n"
+    "                  program's one-pass budget, docs/simulator.md section 4).\n"
     "Exit status: 0 done, 1 bad input, 2 bad command line, 3 the program faulted (fault\n"
     "printed; no outputs written).\n";
 }
@@ -56,6 +58,9 @@ int main(int argc, char** argv) {
         } catch (const std::exception&) {
           used = 0;
         }
+        if (s == "--cycle-budget" && (v[0] == '-' || (used == v.size() && n == 0)))
+          throw UsageError(s, "expected a positive number, got \"" + v +
+                                  "\" (omit --cycle-budget for the default budget)");
         if (used != v.size() || v.empty() || v[0] == '-' || v[0] == '+')
           throw UsageError(s, "expected a whole number of at least 0, got \"" + v + "\"");
         (s == "--cycle-budget" ? req.options.cycle_budget : req.options.dram_window_bytes) = n;

@@ -50,7 +50,7 @@ public:
 
   // ---- timing (docs/isa.md section 3, no contention) ----
   /// A dma-load / dma-store moving `bytes` DRAM bytes.
-  double dmaCycles(const isa::InstrDesc& d, int64_t bytes) const;
+  double dmaCycles(const isa::InstrDesc& d, double bytes) const;
   /// A dma instruction as {issue + setup + latency, transfer cycles on the DRAM bus}.
   std::pair<double, double> dmaParts(const isa::Instruction& in) const;
   /// A gemm with loop counts n2, n1, n0.

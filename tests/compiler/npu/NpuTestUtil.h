@@ -141,7 +141,7 @@ inline SimOut simulate(const isa::Binary& bin, const isa::IsaDescription& isa,
     return out;
   for (const auto& e : bin.io)
     if (e.dir == isa::IoDir::Output) {
-      auto v = sim::unpackIo(e, r.dram.data() + e.dram_offset, L);
+      auto v = sim::unpackIo(e, r.dram.read(e.dram_offset, e.size_bytes).data(), L);
       out.outputs[e.name] = std::vector<int8_t>(v.begin(), v.end());
     }
   return out;

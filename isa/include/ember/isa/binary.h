@@ -25,7 +25,10 @@ constexpr std::uint32_t kShtIo = kShtLoUser + 0xEB03;     ///< .ember.io
 constexpr std::uint32_t kShtMemmap = kShtLoUser + 0xEB04; ///< .ember.memmap
 constexpr std::uint32_t kShtIsa = kShtLoUser + 0xEB05;    ///< .ember.isa
 constexpr std::uint32_t kShtDebug = kShtLoUser + 0xEB06;  ///< .ember.debug
-constexpr std::uint32_t kFormatVersion = 1;               ///< In .ember.isa and e_flags.
+constexpr std::uint32_t kShtDigest = kShtLoUser + 0xEB07; ///< .ember.digest
+/// In .ember.isa and e_flags. 2: every section required, the .ember.digest table.
+constexpr std::uint32_t kFormatVersion = 2;
+constexpr std::uint32_t kDigestCrc32c = 1; ///< Algorithm id in .ember.digest: CRC-32C.
 } // namespace elf
 
 /// Element type of an I/O tensor.
@@ -124,10 +127,21 @@ struct SectionInfo {
   std::string name;
   std::uint32_t type = 0;
   std::uint64_t flags = 0, offset = 0, size = 0, entsize = 0;
+  bool has_digest = false;    ///< .ember.digest is readable and lists this section.
+  std::uint32_t digest = 0;   ///< The CRC-32C .ember.digest stores for it.
+  std::uint32_t computed = 0; ///< The CRC-32C of its bytes in the file.
+  /// The stored digest matches the contents (false when there is none).
+  bool digestOk() const { return has_digest && digest == computed; }
 };
-/// Section headers of a (structurally valid) Ember ELF image. Throws Error.
+/// Section headers of a (structurally valid) Ember ELF image, with each section's stored
+/// and computed digest. Does not verify the digests (parseElf does). Throws Error.
 std::vector<SectionInfo> listSections(const std::uint8_t* data, std::size_t size,
                                       const std::string& file = "<memory>");
+
+/// Recomputes the .ember.digest table of a structurally valid image in place (every
+/// section's CRC-32C and the header CRC), as if the writer had produced its current bytes.
+/// For tests and fuzzers that patch images on purpose. Throws Error.
+void resealElf(std::vector<std::uint8_t>& image);
 
 /// Whole file as bytes; throws Error on I/O failure.
 std::vector<std::uint8_t> readFileBytes(const std::string& path);

@@ -1,0 +1,67 @@
+/* Checks the digests of an Ember NPU binary (container format 2, docs/isa.md section 6)
+ * in memory: the header CRC and every section's CRC-32C against .ember.digest.
+ * Freestanding C99 for firmware (e.g. an rv32 core): no libc, no 64-bit arithmetic, no
+ * tables. Returns 0 when every digest matches, a negative number otherwise.
+ * tests/isa/test_binary.cpp (Binary.FreestandingCheckerAgrees) compiles and runs it. */
+#include <stdint.h>
+
+static uint32_t crc32c(const uint8_t* p, uint32_t n, uint32_t crc) {
+  crc = ~crc;
+  while (n--) {
+    crc ^= *p++;
+    for (int k = 0; k < 8; ++k)
+      crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+static uint32_t rd32(const uint8_t* p) {
+  return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The low half of a u64 field (a high half other than 0 cannot fit this image). */
+static uint32_t rd64(const uint8_t* p, uint32_t size) {
+  return rd32(p + 4) ? size + 1 : rd32(p);
+}
+
+int ember_check_digests(const uint8_t* img, uint32_t size) {
+  if (size < 64 || rd32(img) != 0x464C457Fu || rd32(img + 48) != 2) /* magic, format 2 */
+    return -1;
+  uint32_t shoff = rd64(img + 40, size), shnum = img[60] | img[61] << 8;
+  uint32_t strndx = img[62] | img[63] << 8;
+  if (shoff > size || shnum > (size - shoff) / 64 || strndx >= shnum)
+    return -1;
+  const uint8_t* sh = img + shoff;
+  uint32_t str = rd64(sh + strndx * 64 + 24, size), strsz = rd64(sh + strndx * 64 + 32, size);
+  uint32_t dig = 0, dsz = 0;
+  for (uint32_t i = 1; i < shnum; ++i) {
+    uint32_t off = rd64(sh + i * 64 + 24, size), sz = rd64(sh + i * 64 + 32, size);
+    if (off > size || sz > size - off)
+      return -1;
+    if (rd32(sh + i * 64 + 4) == 0x8000EB07u) /* .ember.digest */
+      dig = off, dsz = sz;
+  }
+  if (str > size || strsz > size - str || dsz < 20 || rd32(img + dig) != 1 ||
+      dsz != 20 + 32 * rd32(img + dig + 4) || rd32(img + dig + 4) != shnum - 2)
+    return -2;
+  if (crc32c(img + dig, dsz - 4, 0) != rd32(img + dig + dsz - 4))
+    return -3; /* the table itself */
+  if (crc32c(sh, shnum * 64, crc32c(img, 64, 0)) != rd32(img + dig + 8))
+    return -4; /* ELF header + section headers */
+  for (uint32_t i = 1; i < shnum; ++i) {
+    uint32_t off = rd64(sh + i * 64 + 24, size), sz = rd64(sh + i * 64 + 32, size);
+    uint32_t name = rd32(sh + i * 64), found = 0;
+    if (off == dig && sz == dsz)
+      continue;
+    for (const uint8_t* e = img + dig + 16; e < img + dig + dsz - 4 && !found; e += 32) {
+      uint32_t k = 0; /* entry name (NUL-padded to 16) == section name (NUL-terminated) */
+      while (k < 16 && name + k < strsz && e[k] == img[str + name + k] && e[k])
+        ++k;
+      found = name + k < strsz && k < 16 && e[k] == 0 && img[str + name + k] == 0 &&
+              rd64(e + 16, size) == sz && rd32(e + 24) == crc32c(img + off, sz, 0);
+    }
+    if (!found)
+      return -5; /* section i: no entry, or its size or CRC differs */
+  }
+  return 0;
+}

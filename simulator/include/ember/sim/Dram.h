@@ -1,0 +1,51 @@
+// A sparse image of a job's DRAM window.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace ember::sim {
+
+/// Bytes of a DRAM window, stored sparsely: 64 KiB pages are allocated on their first
+/// write, and a byte never written reads as 0. So a window as large as
+/// hardware.dram.size_bytes (4 GiB in ember-v1) costs only the pages a job touches.
+/// Copies share their pages until one side writes (copy-on-write), so handing an image
+/// to a run copies nothing.
+class DramImage {
+public:
+  static constexpr std::uint64_t kPageBytes = std::uint64_t(1) << 16;
+
+  DramImage() = default;
+  /// An image whose bytes [0, flat.size()) are `flat` (not explicit, so a test's
+  /// std::vector converts).
+  DramImage(const std::vector<std::uint8_t>& flat);
+
+  /// Copies `n` bytes at `addr` to `out` (0 for bytes never written).
+  void read(std::uint64_t addr, std::uint8_t* out, std::uint64_t n) const;
+  /// The `n` bytes at `addr`.
+  std::vector<std::uint8_t> read(std::uint64_t addr, std::uint64_t n) const;
+  /// Byte at `addr`.
+  std::uint8_t operator[](std::uint64_t addr) const;
+  /// Stores `n` bytes at `addr`.
+  void write(std::uint64_t addr, const std::uint8_t* in, std::uint64_t n);
+  void write(std::uint64_t addr, const std::vector<std::uint8_t>& bytes) {
+    write(addr, bytes.data(), bytes.size());
+  }
+  /// Pages allocated so far (each kPageBytes of host memory).
+  std::size_t pages() const { return pages_.size(); }
+  /// One past the last byte of the highest allocated page (0 when empty).
+  std::uint64_t extent() const;
+  /// Equal contents (a page never written equals a page of zeros).
+  bool operator==(const DramImage& o) const;
+  bool operator!=(const DramImage& o) const { return !(*this == o); }
+
+private:
+  using Page = std::vector<std::uint8_t>;
+  /// The page of `addr`, allocated (and unshared) for writing.
+  std::uint8_t* writable(std::uint64_t page);
+  std::map<std::uint64_t, std::shared_ptr<Page>> pages_;
+};
+
+} // namespace ember::sim

@@ -1,0 +1,35 @@
+# ember-objdump on a binary with one corrupted constant byte: exit 1, the section named
+# with both CRCs on stderr; on the intact binary the section list shows each digest "ok".
+# Arguments: AS, OBJDUMP, SRC (assembly), WORK (scratch folder).
+file(MAKE_DIRECTORY ${WORK})
+execute_process(COMMAND ${AS} ${SRC} -o ${WORK}/good.elf RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "ember-as failed")
+endif()
+execute_process(COMMAND ${OBJDUMP} ${WORK}/good.elf OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\\.ember\\.const +0x8000eb02 [^\n]* 0x[0-9a-f]+ ok\n")
+  message(FATAL_ERROR "intact binary: status ${rc}, digests not listed as ok:\n${out}")
+endif()
+# Flip one byte of .ember.const (it starts at 0x120 in this binary, see the listing).
+file(READ ${WORK}/good.elf hex HEX)
+string(LENGTH "${hex}" n)
+string(SUBSTRING "${hex}" 0 600 head) # bytes [0, 300)
+math(EXPR rest "${n} - 602")
+string(SUBSTRING "${hex}" 602 ${rest} tail)
+string(SUBSTRING "${hex}" 600 2 byte)
+if(byte STREQUAL "ff")
+  set(byte "fe")
+else()
+  set(byte "ff")
+endif()
+string(REGEX REPLACE "([0-9a-f][0-9a-f])" "\\\\x\\1" esc "${head}${byte}${tail}")
+# CMake cannot write raw bytes portably; use printf.
+execute_process(COMMAND printf "${esc}" OUTPUT_FILE ${WORK}/bad.elf)
+execute_process(COMMAND ${OBJDUMP} ${WORK}/bad.elf OUTPUT_VARIABLE out ERROR_VARIABLE err
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 1)
+  message(FATAL_ERROR "corrupted binary: status ${rc}, expected 1\n${out}${err}")
+endif()
+if(NOT err MATCHES "bad\\.elf: section \\.ember\\.const: CRC-32C 0x[0-9a-f]+, \\.ember\\.digest says 0x[0-9a-f]+: digest check FAILED")
+  message(FATAL_ERROR "corrupted binary: the failing digest is not named:\n${err}")
+endif()

@@ -1,0 +1,310 @@
+// Random legal programs, driven by the description's classes, roles and memories.
+#include "ember/progen/ProgramGenerator.h"
+
+#include "ember/isa/instruction.h"
+#include "ember/isa/semantic.h"
+
+#include <algorithm>
+#include <array>
+#include <random>
+#include <string>
+
+namespace ember::progen {
+
+namespace {
+
+using isa::Instruction;
+using isa::RoleKind;
+using u64 = std::uint64_t;
+using i64 = std::int64_t;
+
+/// Reads the fuzz bytes as numbers; zeros once they run out.
+class Entropy {
+public:
+  Entropy(const std::uint8_t* p, std::size_t n) : p_(p), n_(n) {}
+  /// A value in [0, bound) (0 when bound <= 1).
+  u64 below(u64 bound) {
+    if (bound <= 1)
+      return 0;
+    u64 v = 0;
+    for (u64 b = bound - 1; b; b >>= 8)
+      v = (v << 8) | (pos_ < n_ ? p_[pos_++] : 0);
+    return v % bound;
+  }
+  /// A value in [lo, hi] (lo when hi < lo).
+  i64 range(i64 lo, i64 hi) { return hi <= lo ? lo : lo + i64(below(u64(hi - lo) + 1)); }
+  bool chance(unsigned oneIn) { return below(oneIn) == 0; }
+
+private:
+  const std::uint8_t* p_;
+  std::size_t n_, pos_ = 0;
+};
+
+class Generator {
+public:
+  Generator(const isa::IsaDescription& isa, Entropy& e, const GenOptions& o)
+      : isa_(isa), e_(e), o_(o), bin_(isa::Binary::forIsa(isa)),
+        depth_(isa.hw().queues.token_fifo_depth) {}
+
+  isa::Binary run();
+
+private:
+  /// Token FIFO from engine `from` towards its next (or previous) neighbour, as the
+  /// simulator numbers them (0 load->compute, 1 compute->load, 2 compute->store,
+  /// 3 store->compute); -1 when there is no such neighbour.
+  static int fifo(int from, bool toNext) {
+    if (from < 0 || from > 2)
+      return -1;
+    if (toNext)
+      return from < 2 ? from * 2 : -1;
+    return from > 0 ? (from - 1) * 2 + 1 : -1;
+  }
+  void set(Instruction& in, const std::string& role, i64 v) {
+    const isa::FieldDesc* f = in.desc().field(role);
+    if (f)
+      in.set(role, std::clamp<i64>(v, f->minValue(), f->maxValue()));
+  }
+  i64 maxOf(const Instruction& in, const std::string& role) const {
+    const isa::FieldDesc* f = in.desc().field(role);
+    return f ? f->maxValue() : 0;
+  }
+  i64 count(const Instruction& in, const std::string& role) {
+    if (e_.chance(32))
+      return 0; // an empty loop is legal: the instruction only costs its issue
+    return e_.range(1, std::min<i64>(i64(o_.max_count), maxOf(in, role)));
+  }
+  i64 pickMemory(const Instruction& in, const std::string& role, bool allowParam);
+  void loops(Instruction& in);
+  void dma(Instruction& in, bool load);
+  void tokens(Instruction& in);
+  bool paramPrologue();
+  const isa::InstrDesc* findClass(const std::string& cls, const std::string& memory = "") const;
+
+  const isa::IsaDescription& isa_;
+  Entropy& e_;
+  const GenOptions& o_;
+  isa::Binary bin_;
+  u64 depth_;
+  std::array<u64, 4> outstanding_{};
+  u64 scratch_ = 0;
+  bool paramReady_ = false;
+};
+
+const isa::InstrDesc* Generator::findClass(const std::string& cls,
+                                           const std::string& memory) const {
+  for (const auto& d : isa_.instructions())
+    if (d.cls->name == cls && (memory.empty() || std::find(d.memories.begin(), d.memories.end(),
+                                                           memory) != d.memories.end()))
+      return &d;
+  return nullptr;
+}
+
+i64 Generator::pickMemory(const Instruction& in, const std::string& role, bool allowParam) {
+  std::vector<i64> ids;
+  for (const auto& [name, id] : in.desc().field(role)->names)
+    if (allowParam || name != "param")
+      ids.push_back(id);
+  return ids.empty() ? in.desc().field(role)->names.front().second
+                     : ids[std::size_t(e_.below(ids.size()))];
+}
+
+// Loop counts n0..n2 and, for every SRAM operand "<p>_addr", strides "<p>_s<l>" and an
+// address such that the last row it reaches is inside its memory (requantize's
+// param_addr also reads the next row).
+void Generator::loops(Instruction& in) {
+  const isa::InstrDesc& d = in.desc();
+  for (const char* n : {"n0", "n1", "n2"})
+    if (in.has(n))
+      set(in, n, count(in, n));
+  for (const auto& f : d.fields) {
+    if (f.kind != RoleKind::MemSelect)
+      continue;
+    set(in, f.role, pickMemory(in, f.role, false));
+  }
+  for (const auto& f : d.fields) {
+    if (f.kind != RoleKind::Addr)
+      continue;
+    const isa::RoleSpec* spec = d.cls->findRole(f.role);
+    const isa::MemoryDesc* mem = spec->memory.empty() ? isa_.memoryById(in.get(spec->select_role))
+                                                      : &isa_.memory(spec->memory);
+    const std::string p = f.role.substr(0, f.role.size() - 5); // "<p>_addr"
+    const u64 rows = mem->rows();
+    u64 last = f.role == "param_addr" ? 1 : 0;
+    for (int l = 0; l < 3; ++l) {
+      const std::string s = p + "_s" + std::to_string(l), n = "n" + std::to_string(l);
+      if (!in.has(s) || !in.has(n))
+        continue;
+      set(in, s, e_.range(0, i64(o_.max_stride)));
+      if (in.get(n) > 0)
+        last += u64(in.get(n) - 1) * u64(in.get(s));
+    }
+    if (last >= rows) { // too long for this memory: walk it in place
+      for (int l = 0; l < 3; ++l)
+        if (in.has(p + "_s" + std::to_string(l)))
+          set(in, p + "_s" + std::to_string(l), 0);
+      last = f.role == "param_addr" ? 1 : 0;
+    }
+    set(in, f.role, e_.range(0, i64(rows - 1 - last)));
+  }
+  if (d.cls->name == "vector-unary" && d.op == "shift")
+    set(in, "imm0", e_.range(-31, 31));
+}
+
+void Generator::dma(Instruction& in, bool load) {
+  set(in, "sram", pickMemory(in, "sram", !load)); // loads never clobber the param SRAM
+  const isa::MemoryDesc* mem = isa_.memoryById(in.get("sram"));
+  const u64 B = mem->row_bytes, rows = mem->rows();
+  i64 s0 = count(in, "size0"), s1 = count(in, "size1"), s2 = count(in, "size2");
+  i64 pl = 0, pr = 0, pt = 0, pb = 0;
+  if (load) {
+    pl = e_.range(0, 2), pr = e_.range(0, 2), pt = e_.range(0, 2), pb = e_.range(0, 2);
+    set(in, "pad_value", e_.range(-128, 127));
+  }
+  auto sramRows = [&] { return u64(s2) * u64(pt + s1 + pb) * u64(pl + s0 + pr); };
+  if (sramRows() > rows) {
+    s1 = s2 = 1, pl = pr = pt = pb = 0;
+    s0 = std::min<i64>(s0, i64(rows));
+  }
+  i64 st1 = s0 + e_.range(0, 2), st2 = s1 * st1 + e_.range(0, 2);
+  auto extent = [&] {
+    return s0 * s1 * s2 == 0 ? 0 : (u64(s2 - 1) * u64(st2) + u64(s1 - 1) * u64(st1) + u64(s0)) * B;
+  };
+  if (extent() > o_.scratch_bytes) {
+    s1 = s2 = 1, pt = pb = 0;
+    s0 = std::min<i64>(s0, i64(o_.scratch_bytes / B));
+  }
+  for (auto [role, v] : {std::pair<const char*, i64>{"size0", s0},
+                         {"size1", s1},
+                         {"size2", s2},
+                         {"stride1", st1},
+                         {"stride2", st2},
+                         {"pad_left", pl},
+                         {"pad_right", pr},
+                         {"pad_top", pt},
+                         {"pad_bottom", pb}})
+    set(in, role, v);
+  set(in, "sram_addr", e_.range(0, i64(rows - sramRows())));
+  set(in, "dram_addr", i64(scratch_ + e_.below(o_.scratch_bytes - extent() + 1)));
+}
+
+// Program-order token accounting: pops only take tokens pushed earlier, pushes keep at
+// most `depth` outstanding per FIFO, so no run can deadlock or over/underflow.
+void Generator::tokens(Instruction& in) {
+  const int e = static_cast<int>(in.engine());
+  for (bool next : {false, true}) {
+    const int f = fifo(next ? e + 1 : e - 1, !next);
+    const char* flag = next ? "pop_next" : "pop_prev";
+    if (f >= 0 && in.has(flag) && outstanding_[std::size_t(f)] > 0 && e_.chance(2)) {
+      in.set(flag, 1);
+      --outstanding_[std::size_t(f)];
+    }
+  }
+  for (bool next : {false, true}) {
+    const int f = fifo(e, next);
+    const char* flag = next ? "push_next" : "push_prev";
+    if (f >= 0 && in.has(flag) && outstanding_[std::size_t(f)] < depth_ && e_.chance(2)) {
+      in.set(flag, 1);
+      ++outstanding_[std::size_t(f)];
+    }
+  }
+}
+
+// The param SRAM from the constants (every int32 lane in 1..62, valid as a requantize
+// multiplier and shift), then a token so that compute waits for it.
+bool Generator::paramPrologue() {
+  const isa::InstrDesc* ld = findClass("dma-load", "param");
+  const isa::InstrDesc* sync = findClass("sync");
+  if (!ld || !sync)
+    return false;
+  const isa::MemoryDesc& param = isa_.memory("param");
+  bin_.constants.resize(param.size_bytes);
+  std::mt19937 fill(std::uint32_t(e_.below(u64(1) << 32))); // (the fuzz bytes go to code)
+  for (std::size_t i = 0; i < bin_.constants.size(); i += 4)
+    bin_.constants[i] = std::uint8_t(1 + fill() % 62); // little-endian int32 in 1..62
+  Instruction in(*ld);
+  u64 s0 = 1;
+  while (s0 * 2 <= param.rows() && i64(s0 * 2) <= maxOf(in, "size0"))
+    s0 *= 2;
+  const u64 s1 = param.rows() / s0;
+  if (i64(s1) > maxOf(in, "size1") || i64(s0) > maxOf(in, "stride1"))
+    return false;
+  in.set("sram", param.id);
+  in.set("size0", i64(s0));
+  in.set("size1", i64(s1));
+  in.set("size2", 1);
+  in.set("stride1", i64(s0));
+  in.set("push_next", 1);
+  bin_.code.push_back(in);
+  Instruction w(*sync);
+  w.set("engine", static_cast<i64>(isa::Engine::Compute));
+  w.set("pop_prev", 1);
+  bin_.code.push_back(w);
+  return true;
+}
+
+isa::Binary Generator::run() {
+  paramReady_ = paramPrologue();
+  const u64 constBytes = std::max<u64>(4096, bin_.constants.size());
+  bin_.memmap.push_back({"const", isa::RegionKind::Const, 0, constBytes});
+  scratch_ = (constBytes + 0xFFFF) / 0x10000 * 0x10000;
+  bin_.memmap.push_back({"scratch", isa::RegionKind::Scratch, scratch_, o_.scratch_bytes});
+  std::vector<const isa::InstrDesc*> pool;
+  for (const auto& d : isa_.instructions())
+    if (d.cls->name != "halt" && (paramReady_ || d.cls->name != "requantize"))
+      pool.push_back(&d);
+  const std::size_t first = bin_.code.size();
+  const std::size_t n = std::size_t(e_.below(o_.max_instructions + 1));
+  for (std::size_t i = 0; i < n && !pool.empty(); ++i) {
+    const isa::InstrDesc& d = *pool[std::size_t(e_.below(pool.size()))];
+    Instruction in(d);
+    const std::string& cls = d.cls->name;
+    if (cls == "dma-load" || cls == "dma-store") {
+      dma(in, cls == "dma-load");
+    } else if (cls == "sync") {
+      set(in, "engine", d.field("engine")->names[e_.below(d.field("engine")->names.size())].second);
+    } else {
+      loops(in);
+      if (in.has("reset"))
+        set(in, "reset", e_.chance(4));
+      if (in.has("table"))
+        set(in, "table", e_.range(0, maxOf(in, "table")));
+      for (const char* imm : {"imm1", "zero_point", "lo", "hi"})
+        if (in.has(imm))
+          set(in, imm, e_.range(-128, 127));
+      if (in.has("imm0") && d.op != "shift")
+        set(in, "imm0", e_.range(-128, 127));
+    }
+    tokens(in);
+    bin_.code.push_back(in);
+  }
+  if (bin_.code.size() > first)
+    bin_.debug.push_back(
+        {std::uint32_t(first), std::uint32_t(bin_.code.size() - first), "generated"});
+  for (const auto& d : isa_.instructions())
+    if (d.cls->name == "halt") {
+      bin_.code.emplace_back(d);
+      break;
+    }
+  return bin_;
+}
+
+} // namespace
+
+isa::Binary generate(const isa::IsaDescription& isa, const std::uint8_t* entropy, std::size_t size,
+                     const GenOptions& opts) {
+  Entropy e(entropy, size);
+  Generator g(isa, e, opts);
+  isa::Binary b = g.run();
+  isa::validateBinary(b, isa, "<generated>");
+  return b;
+}
+
+isa::Binary generate(const isa::IsaDescription& isa, std::uint64_t seed, const GenOptions& opts) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::uint8_t> bytes(4096);
+  for (auto& b : bytes)
+    b = std::uint8_t(rng());
+  return generate(isa, bytes.data(), bytes.size(), opts);
+}
+
+} // namespace ember::progen
