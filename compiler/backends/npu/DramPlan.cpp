@@ -152,12 +152,16 @@ DramPlan planDram(const Function& f, const Target& t) {
     life[v] = Interval{0, roundUp(bytesOf(d, L), kAlign), p, p};
   }
   // Values read after an alias extend their root's life (done above through root[]);
-  // place roots in definition order, first fit among the buffers still alive.
+  // place roots in definition order, first fit among the buffers still alive. A layer's
+  // temporary and its result share a definition position: the result index (the
+  // temporary's is numResults()) breaks the tie. Never the map's order, which is the
+  // order of node addresses and so differs from run to run.
   std::vector<NodeValue> order;
   for (auto& kv : life)
     order.push_back(kv.first);
-  std::sort(order.begin(), order.end(),
-            [&](const NodeValue& a, const NodeValue& b) { return life[a].def < life[b].def; });
+  std::sort(order.begin(), order.end(), [&](const NodeValue& a, const NodeValue& b) {
+    return std::make_pair(life[a].def, a.resNo) < std::make_pair(life[b].def, b.resNo);
+  });
   std::vector<Interval*> placed;
   uint64_t scratchEnd = 0;
   for (const NodeValue& v : order) {
