@@ -255,6 +255,7 @@ std::unique_ptr<Module> ModelImporter::run() {
   checkOpset();
   checkOperators();
   module_ = std::make_unique<Module>();
+  module_->setSource(what_);
   fn_ = module_->createFunction(opts_.functionName.empty() ? "main" : opts_.functionName);
   importInputs();
   importInitializers();

@@ -339,3 +339,12 @@ TEST(OnnxImporter, AbsurdSizesAreErrorsNamingTheNode) {
     EXPECT_FALSE(contains(msg, "-92233") || contains(msg, "memory")) << name << ": " << msg;
   }
 }
+
+TEST(OnnxImporter, RunTimeErrorsNameTheModelAndTheNode) {
+  auto m = importOnnxFile(modelPath("gather_runtime"));
+  auto exe = createBackend("interp")->compile(*m->functions().at(0));
+  std::string msg = errorOf([&] { exe->run({{"i", Tensor::fromVector<int64_t>({2}, {1, 100})}}); });
+  EXPECT_EQ(msg, modelPath("gather_runtime") +
+                     ": node 'gather1' (Gather): an index value 100 is out of range for an axis "
+                     "of extent 4");
+}

@@ -225,4 +225,10 @@ model("huge_reshape", [helper.make_node("Reshape", ["x", "s"], ["y"], name="resh
 model("huge_pad", [helper.make_node("Pad", ["x", "p"], ["y"], name="pad_big")],
       [x8], [vi("y", None)], [i64("p", [0, 0, 2 ** 62, 2 ** 62, 0, 0, 2 ** 62, 2 ** 62])])
 
+
+# A Gather whose indices come at run time (an out-of-range index is a run-time error).
+model("gather_runtime", [helper.make_node("Gather", ["d", "i"], ["y"], name="gather1", axis=0)],
+      [vi("i", [2], TensorProto.INT64)], [vi("y", [2, 3])],
+      [numpy_helper.from_array(np.ones((4, 3), np.float32), "d")])
+
 open(os.path.join(OUT, "stamp"), "w").write("ok\n")
