@@ -80,6 +80,9 @@ private:
   std::set<std::string> initializerNames_;
   /// value_info entries by value name (declared types of intermediate values).
   std::unordered_map<std::string, const onnx::ValueInfoProto*> valueInfo_;
+  /// Set when options.inputShapes replaced a fixed dimension the model declares: the
+  /// model's declared shapes downstream no longer hold, only kinds and ranks are checked.
+  bool declaredShapesStale_ = false;
 };
 
 /// OnnxNodeContext over one NodeProto.
@@ -379,6 +382,10 @@ Type ModelImporter::inputType(const onnx::ValueInfoProto& vi) {
       throw Error(where, "the given shape " + shapeToString(dims) + " has rank " +
                              std::to_string(dims.size()) + ", the model's input has rank " +
                              std::to_string(tt.shape().dim_size()));
+    for (int i = 0; tt.has_shape() && i < tt.shape().dim_size(); ++i)
+      if (tt.shape().dim(i).has_dim_value() &&
+          tt.shape().dim(i).dim_value() != dims[static_cast<size_t>(i)])
+        declaredShapesStale_ = true;
   } else {
     if (!tt.has_shape())
       throw Error(where, "the model gives no shape for this input; give one (input shapes "
@@ -558,7 +565,7 @@ void ModelImporter::checkDeclared(const onnx::ValueInfoProto& vi, const Type& in
   if (tt.has_shape()) {
     const auto& shape = tt.shape();
     same = same && shape.dim_size() == static_cast<int>(inferred.dims.size());
-    for (int i = 0; same && i < shape.dim_size(); ++i)
+    for (int i = 0; same && !declaredShapesStale_ && i < shape.dim_size(); ++i)
       same = !shape.dim(i).has_dim_value() ||
              shape.dim(i).dim_value() == inferred.dims[static_cast<size_t>(i)];
   }

@@ -317,6 +317,15 @@ TEST(OnnxImporter, SymbolicDeclaredDimensionsMatchAnything) {
   EXPECT_EQ(m->functions().at(0)->outputs().size(), 2u);
 }
 
+TEST(OnnxImporter, OverriddenFixedInputDimensionRelaxesDeclaredShapes) {
+  // identity_dropout declares x and y as [2, 3]; a caller who runs it on [4, 3] gets
+  // [4, 3] (declared shapes downstream of an overridden fixed dimension are stale).
+  OnnxImportOptions opts;
+  opts.inputShapes["x"] = {4, 3};
+  auto m = importOnnxFile(modelPath("identity_dropout"), opts);
+  EXPECT_EQ(m->functions().at(0)->outputs()[0].value.dims(), (Shape{4, 3}));
+}
+
 TEST(OnnxImporter, AbsurdSizesAreErrorsNamingTheNode) {
   // Each model asks for an absurd tensor through an attribute or a shape operand; the
   // import fails before allocating, naming the node and why (not "out of memory", not a
