@@ -85,6 +85,16 @@ unary("max_pool", "MaxPool", lambda v: F.max_pool2d(v, 2, 2), kernel_shape=[2, 2
 unary("global_max_pool", "GlobalMaxPool", lambda v: torch.amax(v, dim=(2, 3), keepdim=True))
 unary("average_pool", "AveragePool", lambda v: F.avg_pool2d(v, 2, 2), kernel_shape=[2, 2],
       strides=[2, 2])
+unary("reduce_log_sum_exp", "ReduceLogSumExp",
+      lambda v: torch.logsumexp(v, dim=3, keepdim=True), axes=[3])
+unary("reduce_l2", "ReduceL2", lambda v: torch.linalg.vector_norm(v, dim=3, keepdim=True),
+      axes=[3])
+unary("reduce_mean", "ReduceMean", lambda v: torch.mean(v, dim=3, keepdim=True), axes=[3])
+unary("global_average_pool", "GlobalAveragePool",
+      lambda v: torch.mean(v, dim=(2, 3), keepdim=True))
+case("layer_norm", [helper.make_node("LayerNormalization", ["x", "g"], ["y"], name="ln",
+                                     axis=-1)],
+     F.layer_norm(t, [4]).numpy(), [("g", np.ones(4, np.float32))], opset=17)
 # Clip: both bounds, only a lower bound (not a Relu: NaN stays NaN either way).
 case("clip", [helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="clip")],
      torch.clamp(t, -1.0, 1.0).numpy(), [("lo", -1.0), ("hi", 1.0)])
