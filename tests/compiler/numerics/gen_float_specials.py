@@ -33,11 +33,10 @@ W = np.array(np.linspace(-1, 1, 3 * 3 * 1 * 1), np.float32).reshape(3, 3, 1, 1) 
 cases = []
 
 
-def case(name, nodes, expected, inits=(), opset=13, x=X):
+def case(name, nodes, expected, inits=(), opset=13, x=X, out_type=TensorProto.FLOAT):
     g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
                                                                       list(x.shape))],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT,
-                                                         list(expected.shape))],
+                          [helper.make_tensor_value_info("y", out_type, list(expected.shape))],
                           initializer=[numpy_helper.from_array(np.asarray(v, np.float32), k)
                                        for k, v in inits])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
@@ -45,7 +44,8 @@ def case(name, nodes, expected, inits=(), opset=13, x=X):
     m.ir_version = 8
     onnx.save(m, os.path.join(OUT, name + ".onnx"))
     np.save(os.path.join(OUT, name + ".input.npy"), x)
-    np.save(os.path.join(OUT, name + ".expected.npy"), np.asarray(expected, np.float32))
+    np.save(os.path.join(OUT, name + ".expected.npy"),
+            np.asarray(expected, np.int64 if out_type == TensorProto.INT64 else np.float32))
     cases.append(name)
 
 
@@ -95,6 +95,10 @@ unary("global_average_pool", "GlobalAveragePool",
 case("layer_norm", [helper.make_node("LayerNormalization", ["x", "g"], ["y"], name="ln",
                                      axis=-1)],
      F.layer_norm(t, [4]).numpy(), [("g", np.ones(4, np.float32))], opset=17)
+# ArgMax / ArgMin: a NaN is the extremum of both (torch.argmax / argmin).
+for op, ref in (("ArgMax", torch.argmax), ("ArgMin", torch.argmin)):
+    case(op.lower(), [helper.make_node(op, ["x"], ["y"], name=op.lower(), axis=3, keepdims=0)],
+         ref(t, dim=3).numpy(), out_type=TensorProto.INT64)
 # Clip: both bounds, only a lower bound (not a Relu: NaN stays NaN either way).
 case("clip", [helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="clip")],
      torch.clamp(t, -1.0, 1.0).numpy(), [("lo", -1.0), ("hi", 1.0)])
