@@ -28,6 +28,17 @@ Node* Function::create(NodeKind kind, const std::string& name, std::vector<NodeV
   } catch (const Error& e) {
     throw Error(where, e.what());
   }
+  for (const Type& t : types) {
+    int64_t n = 0;
+    try {
+      n = numElements(t.dims);
+    } catch (const Error& e) {
+      throw Error(where, std::string("result ") + e.what());
+    }
+    if (n > kMaxTensorElements)
+      throw Error(where, "result " + t.toString() + " is too large (" + std::to_string(n) +
+                             " elements, at most 2^31)");
+  }
   if (resultTypes) {
     if (resultTypes->size() != types.size())
       throw Error(where, "given " + std::to_string(resultTypes->size()) +

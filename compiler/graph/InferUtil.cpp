@@ -2,6 +2,20 @@
 
 namespace ember {
 
+int64_t checkedAdd(int64_t a, int64_t b, const std::string& what) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    inferError(what + " overflows (" + std::to_string(a) + " + " + std::to_string(b) + ")");
+  return r;
+}
+
+int64_t checkedMul(int64_t a, int64_t b, const std::string& what) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    inferError(what + " overflows (" + std::to_string(a) + " * " + std::to_string(b) + ")");
+  return r;
+}
+
 void inferError(const std::string& reason) {
   throw Error(reason);
 }

@@ -1,5 +1,7 @@
 #include "ember/graph/Type.h"
 
+#include "ember/support/Error.h"
+
 #include <sstream>
 
 namespace ember {
@@ -39,7 +41,10 @@ bool parseElemKind(const std::string& s, ElemKind* out) {
 int64_t numElements(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s)
-    n *= d;
+    if (d < 0 || __builtin_mul_overflow(n, d, &n))
+      throw Error("shape " + shapeToString(s) +
+                  (d < 0 ? " has a negative dimension"
+                         : " is too large (its element count overflows int64)"));
   return n;
 }
 

@@ -26,7 +26,8 @@ FusedActivation activationOf(const Node& n) {
     a.kind = FusedActivation::Kind::Clip;
     a.lo = n.attrs().getFloat("min", a.lo);
     a.hi = n.attrs().getFloat("max", a.hi);
-    // Clip(min = 0) stays a clip: unlike Relu it keeps NaN, and fusion must be exact.
+    // Clip(min = 0) stays a clip: it keeps -0.0 where Relu gives +0.0, and fusion must
+    // be exact.
   }
   return a;
 }

@@ -150,8 +150,20 @@ void Quantizer::run() {
   shareConcatParams();
   for (const auto& n : src_.nodes())
     translate(*n);
-  for (const auto& o : src_.outputs())
-    dst_.addOutput(o.name, origOf(o.value));
+  for (const auto& o : src_.outputs()) {
+    NodeValue v = o.value;
+    // A float graph input passed straight to an output goes through int8 like every
+    // other output (Quantize, then Dequantize), so an int8 target (the NPU) gets an
+    // output it can place: the input's own bytes.
+    if (v.node->kind() == NodeKind::Placeholder && v.kind() == ElemKind::Float32 && paramsOf(v)) {
+      const NodeValue q = int8Of(v);
+      Node* dq = dst_.create(NodeKind::DequantizeLinear, o.name + "_dequantize", {q}, {},
+                             std::vector<Type>{v.type()});
+      dst_.addOutput(o.name, dq->result());
+      continue;
+    }
+    dst_.addOutput(o.name, origOf(v));
+  }
   dst_.eraseDeadNodes();
   stats_ = QuantizeStats();
   for (const auto& n : dst_.nodes()) {

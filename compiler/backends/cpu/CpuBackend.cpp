@@ -46,7 +46,8 @@ private:
 
 class Program final : public CpuCompiledFunction {
 public:
-  Program(const lir::Function& f, int threads);
+  /// `source`: the model file (Module::source), named by run-time errors.
+  Program(const lir::Function& f, int threads, std::string source);
   TensorMap run(const TensorMap& inputs) override;
   const CpuCompileStats& stats() const override { return stats_; }
 
@@ -55,6 +56,7 @@ private:
   AlignedBytes constants_, io_, activations_, scratch_;
   std::vector<int32_t> errorFlags_;
   std::vector<ErrorSite> errors_;
+  std::string source_;
   std::vector<IoBuffer> inputs_, outputs_;
   std::vector<std::string> knownInputs_;
   void* env_[kEnvFields] = {};
@@ -63,7 +65,8 @@ private:
   CpuCompileStats stats_;
 };
 
-Program::Program(const lir::Function& f, int threads) : team_(threads) {
+Program::Program(const lir::Function& f, int threads, std::string source)
+    : team_(threads), source_(std::move(source)) {
   GeneratedModule g = generateModule(f);
   stats_ = g.stats;
   stats_.threads = team_.size();
@@ -109,7 +112,8 @@ TensorMap Program::run(const TensorMap& inputs) {
   team_.run(entry_, env_);
   for (size_t i = 0; i < errors_.size(); ++i)
     if (errorFlags_[i])
-      throw Error(errors_[i].where, errors_[i].reason);
+      throw Error(source_.empty() ? errors_[i].where : source_ + ": " + errors_[i].where,
+                  errors_[i].reason);
   TensorMap out;
   for (const IoBuffer& b : outputs_) {
     Tensor t(b.type);
@@ -131,7 +135,7 @@ public:
   /// Unsupported nodes are listed, all at once, by generateModule.
   std::unique_ptr<CompiledFunction> compile(const Function& f) const override {
     const std::unique_ptr<lir::Function> lf = lir::compileToLir(f);
-    return std::make_unique<Program>(*lf, resolveThreads(opts_.threads));
+    return std::make_unique<Program>(*lf, resolveThreads(opts_.threads), f.module().source());
   }
 
 private:

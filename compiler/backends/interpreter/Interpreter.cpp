@@ -98,6 +98,10 @@ Interpreter::Interpreter(const Function& f) : f_(f) {
   }
 }
 
+std::string Interpreter::whereIs(const Node& n) const {
+  return f_.module().source() + ": node '" + n.name() + "' (" + n.kindName() + ")";
+}
+
 TensorMap Interpreter::run(const TensorMap& inputs) {
   // Values live in a map keyed by (node, result); each is dropped after its last use.
   std::map<NodeValue, Tensor> values;
@@ -149,7 +153,20 @@ TensorMap Interpreter::run(const TensorMap& inputs) {
     in.reserve(n->numInputs());
     for (const NodeValue& v : n->inputs())
       in.push_back(lookup(v));
-    std::vector<Tensor> out = evaluateNode(*n, in);
+    std::vector<Tensor> out;
+    try {
+      out = evaluateNode(*n, in);
+    } catch (const Unsupported& e) {
+      if (f_.module().source().empty())
+        throw;
+      throw Unsupported(whereIs(*n), e.reason());
+    } catch (const Error& e) {
+      // Run-time errors (an index out of range, an integer division by zero) name the
+      // model file too, as import errors do.
+      if (f_.module().source().empty())
+        throw;
+      throw Error(whereIs(*n), e.reason());
+    }
     if (observer_)
       observer_(*n, out);
     for (size_t r = 0; r < out.size(); ++r)

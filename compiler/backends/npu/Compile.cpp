@@ -3,6 +3,7 @@
 // in topological order and assemble the binary and its summary.
 #include "DramPlan.h"
 #include "Layer.h"
+#include "Stream.h"
 
 #include "ember/support/Error.h"
 
@@ -38,8 +39,6 @@ std::string whyUnsupported(const Function& f, const Node& n, const Target& t) {
   if (n.kind() == NodeKind::DequantizeLinear) {
     if (!onlyFeedsOutputs(f, n))
       return "only a DequantizeLinear producing a graph output runs on the host";
-    if (n.input(0).node->kind() == NodeKind::QuantizeLinear)
-      return "the graph returns an input unchanged (nothing for the NPU to compute)";
     return checkActivation(n.input(0), "the dequantized value");
   }
   const Layer* l = findLayer(n.kind());
@@ -49,6 +48,18 @@ std::string whyUnsupported(const Function& f, const Node& n, const Target& t) {
     if (n.input(i) && n.input(i).kind() == ElemKind::Float32)
       return "float32 operand (the node was not quantized)";
   return l->check(n, t);
+}
+
+/// The row copy of an output that is an input unchanged (DMA in, DMA out).
+LayerInfo emitCopy(const OutputCopy& c, LayerCtx& ctx) {
+  StreamSpec s;
+  s.inputs = {c.from.offset};
+  s.output = c.to.offset;
+  s.rows = c.to.rows();
+  s.inPlace = true;
+  LayerInfo info;
+  emitStream(s, ctx, info);
+  return info;
 }
 
 } // namespace
@@ -79,10 +90,12 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   const Target t(isa);
   const std::vector<std::string> bad = unsupportedNodes(f, isa);
   if (!bad.empty()) {
-    std::string msg = std::to_string(bad.size()) + " node(s) cannot run on the NPU:";
+    std::string msg = std::to_string(bad.size()) + " node(s) of the quantized model (function '" +
+                      f.name() + "') cannot run on the NPU:";
     for (const auto& b : bad)
       msg += "\n  " + b;
-    throw Unsupported("function '" + f.name() + "'", msg);
+    throw Unsupported(
+        f.module().source().empty() ? "npu backend" : f.module().source() + ": npu backend", msg);
   }
 
   DramPlan plan = planDram(f, t);
@@ -98,11 +111,16 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
     if (n->kind() != NodeKind::QuantizeLinear && n->kind() != NodeKind::DequantizeLinear &&
         !plan.aliased.count(n.get()))
       work.push_back(n.get());
+  // Outputs that are inputs unchanged: one row copy each, after the layers.
+  const size_t layers = work.size();
+  for (const OutputCopy& c : plan.copies)
+    work.push_back(c.node);
   for (size_t i = 0; i < work.size(); ++i) {
     const Node& n = *work[i];
     prog.beginLayer(n.name());
     ctx.temp = plan.temps.count(&n) ? plan.temps.at(&n) : 0;
-    LayerInfo info = findLayer(n.kind())->emit(n, ctx);
+    LayerInfo info =
+        i < layers ? findLayer(n.kind())->emit(n, ctx) : emitCopy(plan.copies[i - layers], ctx);
     LayerTiming lt = prog.endLayer(i + 1 == work.size());
     LayerSummary ls;
     ls.name = n.name();

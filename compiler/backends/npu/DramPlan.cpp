@@ -88,8 +88,29 @@ DramPlan planDram(const Function& f, const Target& t) {
   const uint64_t outBase = roundUp(off, kRegion);
   off = outBase;
   for (const auto& o : f.outputs()) {
+    if (names.count(o.name))
+      throw Error(f.module().source().empty() ? "npu backend"
+                                              : f.module().source() + ": npu backend",
+                  "graph output '" + o.name +
+                      "' has the name of a graph input (the model returns its input under the "
+                      "same name); the binary's I/O table names each entry once: give the "
+                      "output another name (an Identity node)");
+    if (o.value.node->kind() != NodeKind::DequantizeLinear)
+      throw Unsupported(
+          f.module().source().empty() ? "npu backend" : f.module().source() + ": npu backend",
+          "graph output '" + o.name + "' is " + o.value.node->kindName() + " '" +
+              o.value.node->name() + "', not an int8 value the NPU computes (a constant output?)");
     const NodeValue v = o.value.node->input(0);
     auto it = plan.tensors.find(v);
+    if (it != plan.tensors.end() && v.node->kind() == NodeKind::QuantizeLinear) {
+      // A graph input returned unchanged: a buffer of its own, filled by a row copy.
+      DramTensor d = it->second;
+      d.offset = off;
+      off = roundUp(off + bytesOf(d, L), kAlign);
+      plan.copies.push_back({o.value.node, it->second, d});
+      plan.io.push_back(ioEntry(o.name, isa::IoDir::Output, v, d, L));
+      continue;
+    }
     if (it == plan.tensors.end()) {
       DramTensor d = tensorOf(v, L);
       d.offset = off;
@@ -152,12 +173,16 @@ DramPlan planDram(const Function& f, const Target& t) {
     life[v] = Interval{0, roundUp(bytesOf(d, L), kAlign), p, p};
   }
   // Values read after an alias extend their root's life (done above through root[]);
-  // place roots in definition order, first fit among the buffers still alive.
+  // place roots in definition order, first fit among the buffers still alive. A layer's
+  // temporary and its result share a definition position: the result index (the
+  // temporary's is numResults()) breaks the tie. Never the map's order, which is the
+  // order of node addresses and so differs from run to run.
   std::vector<NodeValue> order;
   for (auto& kv : life)
     order.push_back(kv.first);
-  std::sort(order.begin(), order.end(),
-            [&](const NodeValue& a, const NodeValue& b) { return life[a].def < life[b].def; });
+  std::sort(order.begin(), order.end(), [&](const NodeValue& a, const NodeValue& b) {
+    return std::make_pair(life[a].def, a.resNo) < std::make_pair(life[b].def, b.resNo);
+  });
   std::vector<Interval*> placed;
   uint64_t scratchEnd = 0;
   for (const NodeValue& v : order) {

@@ -17,10 +17,18 @@ inline uint64_t roundUp(uint64_t v, uint64_t a) {
   return (v + a - 1) / a * a;
 }
 
+/// A graph output that is a graph input unchanged: its rows are copied (DMA in, DMA
+/// out) from the input's buffer to the output's.
+struct OutputCopy {
+  const Node* node; ///< The output's DequantizeLinear.
+  DramTensor from, to;
+};
+
 struct DramPlan {
   std::map<NodeValue, DramTensor> tensors; ///< Every int8 value the NPU reads or writes.
   std::set<const Node*> aliased;           ///< Nodes whose result is their input's bytes.
   std::map<const Node*, uint64_t> temps;   ///< DRAM offset of each layer's temporary.
+  std::vector<OutputCopy> copies;          ///< Outputs that are inputs, in output order.
   std::vector<isa::IoEntry> io;
   std::vector<isa::MemRegion> regions; ///< input, output, scratch (const added later).
   uint64_t constBase = 0;

@@ -166,7 +166,8 @@ Types padInfer(const Ins& in, const Attrs& a) {
     inferError("mode '" + mode + "' is not constant, reflect or edge");
   Shape out(d.size());
   for (size_t i = 0; i < d.size(); ++i) {
-    out[i] = d[i] + pads[i] + pads[i + d.size()];
+    const std::string what = "dimension " + str(int64_t(i)) + " of the result";
+    out[i] = checkedAdd(checkedAdd(d[i], pads[i], what), pads[i + d.size()], what);
     if (out[i] < 0)
       inferError("pads " + shapeToString(pads) + " remove more than dimension " + str(int64_t(i)) +
                  " of " + shapeToString(d));
@@ -192,7 +193,7 @@ Types tileInfer(const Ins& in, const Attrs& a) {
   for (size_t i = 0; i < d.size(); ++i) {
     if (rep[i] < 0)
       inferError("repeats " + shapeToString(rep) + " has a negative value");
-    out[i] = d[i] * rep[i];
+    out[i] = checkedMul(d[i], rep[i], "dimension " + str(int64_t(i)) + " of the result");
   }
   return {Type(in[0].kind(), out, in[0].type().quant)};
 }
@@ -221,7 +222,10 @@ Types depthToSpaceInfer(const Ins& in, const Attrs& a) {
   if (b < 1 || b > d[1] || d[1] % (b * b) != 0)
     inferError("blocksize " + str(b) + " squared does not divide the channels of " +
                shapeToString(d));
-  return {Type(in[0].kind(), {d[0], d[1] / (b * b), d[2] * b, d[3] * b}, in[0].type().quant)};
+  return {Type(in[0].kind(),
+               {d[0], d[1] / (b * b), checkedMul(d[2], b, "the result's height"),
+                checkedMul(d[3], b, "the result's width")},
+               in[0].type().quant)};
 }
 
 Types spaceToDepthInfer(const Ins& in, const Attrs& a) {
@@ -231,7 +235,9 @@ Types spaceToDepthInfer(const Ins& in, const Attrs& a) {
   if (b < 1 || d[2] % b != 0 || d[3] % b != 0)
     inferError("blocksize " + str(b) + " does not divide the spatial dimensions of " +
                shapeToString(d));
-  return {Type(in[0].kind(), {d[0], d[1] * b * b, d[2] / b, d[3] / b}, in[0].type().quant)};
+  const int64_t c =
+      checkedMul(checkedMul(d[1], b, "the result's channels"), b, "the result's channels");
+  return {Type(in[0].kind(), {d[0], c, d[2] / b, d[3] / b}, in[0].type().quant)};
 }
 
 Types resizeInfer(const Ins& in, const Attrs& a) {
@@ -250,27 +256,10 @@ Types resizeInfer(const Ins& in, const Attrs& a) {
   return {Type(in[0].kind(), sizes, in[0].type().quant)};
 }
 
-/// Largest result Ember materialises (elements): Expand, Tile, Pad and Resize can ask
-/// for absurd sizes from small attributes; they get an error, not an allocation failure.
-constexpr int64_t kMaxElements = int64_t(1) << 31;
-
-void checkSize(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) {
-    if (d != 0 && n > kMaxElements / d)
-      inferError("result shape " + shapeToString(s) + " has more than 2^31 elements");
-    n *= d;
-  }
-}
-
+// Expand, Tile, Pad and Resize can ask for absurd sizes from small attributes:
+// Function::create refuses results over kMaxTensorElements before anything is allocated.
 void add(NodeKind k, InferFn fn, std::vector<std::string> operands, unsigned minInputs = 1) {
-  InferFn checked = [fn](const Ins& in, const Attrs& a) {
-    Types t = fn(in, a);
-    for (const Type& r : t)
-      checkSize(r.dims);
-    return t;
-  };
-  registerOpInfo({k, std::move(operands), minInputs, std::move(checked)});
+  registerOpInfo({k, std::move(operands), minInputs, std::move(fn)});
 }
 
 } // namespace

@@ -61,13 +61,15 @@ Window readWindow(const Attrs& a, size_t nsp, const Shape* kernelFromWeights) {
 /// Output extent of one spatial dimension of a convolution or pool.
 int64_t windowOutDim(int64_t in, const Window& w, size_t d, bool ceilMode) {
   const size_t nsp = w.kernel.size();
-  const int64_t padded = in + w.pads[d] + w.pads[d + nsp];
-  const int64_t extent = (w.kernel[d] - 1) * w.dilations[d] + 1;
+  const std::string what = "spatial dimension " + str(int64_t(d)) + ": the padded input";
+  const int64_t padded = checkedAdd(checkedAdd(in, w.pads[d], what), w.pads[d + nsp], what);
+  const int64_t extent =
+      checkedMul(w.kernel[d] - 1, w.dilations[d], "the window extent (kernel x dilation)") + 1;
   if (padded < extent)
     inferError("spatial dimension " + str(int64_t(d)) + ": window of extent " + str(extent) +
                " is larger than the padded input (" + str(padded) + ")");
   const int64_t span = padded - extent, s = w.strides[d];
-  int64_t out = (ceilMode ? (span + s - 1) / s : span / s) + 1;
+  int64_t out = (ceilMode ? span / s + (span % s != 0) : span / s) + 1;
   // As PyTorch and ONNX: the last window must start inside the input or left padding.
   if (ceilMode && (out - 1) * s >= in + w.pads[d])
     --out;
@@ -154,8 +156,11 @@ std::vector<Type> convTransposeInfer(const std::vector<NodeValue>& in, const Att
   std::vector<int64_t> outPad = readList(a, "output_padding", nsp, 0, 0);
   Shape out = {x.dims()[0], m};
   for (size_t d = 0; d < nsp; ++d) {
-    const int64_t o = win.strides[d] * (x.dims()[d + 2] - 1) + outPad[d] +
-                      (win.kernel[d] - 1) * win.dilations[d] + 1 - win.pads[d] - win.pads[d + nsp];
+    const std::string what = "spatial dimension " + str(int64_t(d)) + " of the result";
+    const int64_t full = checkedAdd(
+        checkedAdd(checkedMul(win.strides[d], x.dims()[d + 2] - 1, what), outPad[d], what),
+        checkedMul(win.kernel[d] - 1, win.dilations[d], what) + 1, what);
+    const int64_t o = checkedAdd(full, -checkedAdd(win.pads[d], win.pads[d + nsp], what), what);
     if (o < 1)
       inferError("spatial dimension " + str(int64_t(d)) + " of the result would be " + str(o));
     out.push_back(o);

@@ -50,8 +50,7 @@ NodeValue reshapeTo(Ctx& ctx, NodeValue x, const Shape& s, const std::string& su
 
 void importReshape(Ctx& ctx) {
   const NodeValue x = ctx.input(0);
-  std::vector<int64_t> shape =
-      ctx.opset() < 5 ? ctx.attrInts("shape") : ctx.constantInts(1, "shape");
+  std::vector<int64_t> shape = ctx.constantInts(1, "shape");
   const bool allowZero = ctx.attrInt("allowzero", 0) != 0;
   int64_t known = 1, inferred = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -67,8 +66,8 @@ void importReshape(Ctx& ctx) {
       inferred = int64_t(i);
     } else if (shape[i] < 0) {
       ctx.fail("shape " + shapeToString(shape) + " has a negative dimension");
-    } else {
-      known *= shape[i];
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      ctx.fail("shape " + shapeToString(shape) + " has too many elements");
     }
   }
   if (inferred >= 0) {
@@ -264,7 +263,7 @@ void importPad(Ctx& ctx) {
   double value = 0;
   NodeValue runtimeValue;
   if (ctx.opset() < 11) {
-    pads = ctx.attrInts(ctx.opset() < 2 ? "paddings" : "pads");
+    pads = ctx.attrInts("pads");
     value = ctx.attrFloat("value", 0.0);
   } else {
     pads = ctx.constantInts(1, "pads");
@@ -383,7 +382,11 @@ void importResize(Ctx& ctx) {
     for (size_t i = 0; i < d.size(); ++i) {
       if (!(scales[i] > 0))
         ctx.fail("scales must be positive");
-      sizes.push_back(int64_t(std::floor(double(d[i]) * scales[i])));
+      const double size = std::floor(double(d[i]) * scales[i]);
+      if (!(size < double(kMaxTensorElements)))
+        ctx.fail("scales " + std::to_string(scales[i]) + " makes dimension " + str(int64_t(i)) +
+                 " of " + shapeToString(d) + " too large");
+      sizes.push_back(int64_t(size));
     }
   } else if (sizes.size() != d.size()) {
     ctx.fail("needs scales or sizes with one value per dimension of " + shapeToString(d));
@@ -507,28 +510,34 @@ void importEyeLike(Ctx& ctx) {
 } // namespace
 
 void registerOnnxDataMovementImporters() {
-  registerOnnxOp("Reshape", importReshape);
-  registerOnnxOp("Flatten", importFlatten);
-  registerOnnxOp("Squeeze", importSqueeze);
-  registerOnnxOp("Unsqueeze", importUnsqueeze);
-  registerOnnxOp("Transpose", importTranspose);
-  registerOnnxOp("Concat", importConcat);
-  registerOnnxOp("Split", importSplit);
-  registerOnnxOp("Slice", importSlice);
-  registerOnnxOp("Gather", [](Ctx& c) { importGather(c, NodeKind::Gather); });
-  registerOnnxOp("GatherElements", [](Ctx& c) { importGather(c, NodeKind::GatherElements); });
-  registerOnnxOp("Pad", importPad);
-  registerOnnxOp("Expand", importExpand);
-  registerOnnxOp("Tile", importTile);
-  registerOnnxOp("CumSum", importCumSum);
-  registerOnnxOp("Trilu", importTrilu);
-  registerOnnxOp("DepthToSpace", [](Ctx& c) { importDepthSpace(c, NodeKind::DepthToSpace); });
-  registerOnnxOp("SpaceToDepth", [](Ctx& c) { importDepthSpace(c, NodeKind::SpaceToDepth); });
-  registerOnnxOp("Resize", importResize);
-  registerOnnxOp("Upsample", importResize);
-  registerOnnxOp("ConstantOfShape", importConstantOfShape);
-  registerOnnxOp("Range", importRange);
-  registerOnnxOp("EyeLike", importEyeLike);
+  registerOnnxOp("Reshape", {"allowzero"}, importReshape);
+  registerOnnxOp("Flatten", {"axis"}, importFlatten);
+  registerOnnxOp("Squeeze", {"axes"}, importSqueeze);
+  registerOnnxOp("Unsqueeze", {"axes"}, importUnsqueeze);
+  registerOnnxOp("Transpose", {"perm"}, importTranspose);
+  registerOnnxOp("Concat", {"axis"}, importConcat);
+  registerOnnxOp("Split", {"axis", "split"}, importSplit);
+  registerOnnxOp("Slice", {"axes", "ends", "starts"}, importSlice);
+  registerOnnxOp("Gather", {"axis"}, [](Ctx& c) { importGather(c, NodeKind::Gather); });
+  registerOnnxOp("GatherElements", {"axis"},
+                 [](Ctx& c) { importGather(c, NodeKind::GatherElements); });
+  registerOnnxOp("Pad", {"mode", "pads", "value"}, importPad);
+  registerOnnxOp("Expand", {}, importExpand);
+  registerOnnxOp("Tile", {}, importTile);
+  registerOnnxOp("CumSum", {"exclusive", "reverse"}, importCumSum);
+  registerOnnxOp("Trilu", {"upper"}, importTrilu);
+  registerOnnxOp("DepthToSpace", {"blocksize", "mode"},
+                 [](Ctx& c) { importDepthSpace(c, NodeKind::DepthToSpace); });
+  registerOnnxOp("SpaceToDepth", {"blocksize"},
+                 [](Ctx& c) { importDepthSpace(c, NodeKind::SpaceToDepth); });
+  registerOnnxOp("Resize",
+                 {"coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside",
+                  "extrapolation_value", "mode", "nearest_mode"},
+                 importResize);
+  registerOnnxOp("Upsample", {"mode", "scales"}, importResize);
+  registerOnnxOp("ConstantOfShape", {"value"}, importConstantOfShape);
+  registerOnnxOp("Range", {}, importRange);
+  registerOnnxOp("EyeLike", {"dtype", "k"}, importEyeLike);
 }
 
 } // namespace ember

@@ -8,6 +8,7 @@
 #include "ember/graph/Tensor.h"
 
 #include <limits>
+#include <string>
 
 namespace ember {
 
@@ -178,19 +179,22 @@ void emitCast(OnnxNodeContext& ctx, ElemKind to) {
 } // namespace
 
 void registerOnnxElementwiseImporters() {
-  for (const Direct& d : directOps())
-    registerOnnxOp(d.op, [&d](OnnxNodeContext& ctx) { importDirect(ctx, d); });
-  registerOnnxOp("Sum", [](OnnxNodeContext& c) { importVariadic(c, NodeKind::Add, false); });
-  registerOnnxOp("Mean", [](OnnxNodeContext& c) { importVariadic(c, NodeKind::Add, true); });
-  registerOnnxOp("Max", [](OnnxNodeContext& c) { importVariadic(c, NodeKind::Max, false); });
-  registerOnnxOp("Min", [](OnnxNodeContext& c) { importVariadic(c, NodeKind::Min, false); });
-  registerOnnxOp("Clip", importClip);
-  registerOnnxOp("Cast", [](OnnxNodeContext& c) {
+  for (const Direct& d : directOps()) {
+    std::vector<std::string> attrs(d.floatAttrs.begin(), d.floatAttrs.end());
+    attrs.insert(attrs.end(), d.intAttrs.begin(), d.intAttrs.end());
+    registerOnnxOp(d.op, attrs, [&d](OnnxNodeContext& ctx) { importDirect(ctx, d); });
+  }
+  registerOnnxOp("Sum", {}, [](OnnxNodeContext& c) { importVariadic(c, NodeKind::Add, false); });
+  registerOnnxOp("Mean", {}, [](OnnxNodeContext& c) { importVariadic(c, NodeKind::Add, true); });
+  registerOnnxOp("Max", {}, [](OnnxNodeContext& c) { importVariadic(c, NodeKind::Max, false); });
+  registerOnnxOp("Min", {}, [](OnnxNodeContext& c) { importVariadic(c, NodeKind::Min, false); });
+  registerOnnxOp("Clip", {"max", "min"}, importClip);
+  registerOnnxOp("Cast", {"to"}, [](OnnxNodeContext& c) {
     if (!c.hasAttr("to"))
       c.fail("attribute 'to' is required");
     emitCast(c, castTarget(c, c.attrInt("to", 0)));
   });
-  registerOnnxOp("CastLike", [](OnnxNodeContext& c) { emitCast(c, c.input(1).kind()); });
+  registerOnnxOp("CastLike", {}, [](OnnxNodeContext& c) { emitCast(c, c.input(1).kind()); });
 }
 
 } // namespace ember

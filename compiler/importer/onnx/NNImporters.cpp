@@ -51,6 +51,20 @@ std::vector<int64_t> listAttr(OnnxNodeContext& ctx, const char* name, size_t cou
   return v;
 }
 
+/// a + b and a * b of attribute-derived sizes; an overflow fails the node.
+int64_t add(OnnxNodeContext& ctx, int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r))
+    ctx.fail("output size overflows (pads, strides, dilations or kernel too large)");
+  return r;
+}
+int64_t mul(OnnxNodeContext& ctx, int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r))
+    ctx.fail("output size overflows (pads, strides, dilations or kernel too large)");
+  return r;
+}
+
 /// The common window of Conv, ConvTranspose and the pools.
 struct Window {
   std::vector<int64_t> kernel, strides, dilations, pads;
@@ -71,7 +85,9 @@ Window readWindow(OnnxNodeContext& ctx, size_t nsp, bool fromFilter) {
     ctx.fail("attribute kernel_shape is required");
   }
   w.strides = listAttr(ctx, "strides", nsp, 1);
-  w.dilations = listAttr(ctx, "dilations", nsp, 1);
+  // AveragePool has no dilations before opset 19.
+  w.dilations = ctx.opType() == "AveragePool" ? std::vector<int64_t>(nsp, 1)
+                                              : listAttr(ctx, "dilations", nsp, 1);
   for (size_t d = 0; d < nsp; ++d)
     if (w.kernel[d] < 1 || w.strides[d] < 1 || w.dilations[d] < 1)
       ctx.fail("kernel_shape, strides and dilations must be positive");
@@ -97,9 +113,9 @@ std::vector<int64_t> resolvePads(OnnxNodeContext& ctx, const Window& w) {
   std::vector<int64_t> pads(2 * nsp);
   for (size_t d = 0; d < nsp; ++d) {
     const int64_t in = x[d + 2], s = w.strides[d];
-    const int64_t out = (in + s - 1) / s;
-    const int64_t extent = (w.kernel[d] - 1) * w.dilations[d] + 1;
-    const int64_t total = std::max<int64_t>(0, (out - 1) * s + extent - in);
+    const int64_t out = in / s + (in % s != 0);
+    const int64_t extent = add(ctx, mul(ctx, w.kernel[d] - 1, w.dilations[d]), 1);
+    const int64_t total = std::max<int64_t>(0, add(ctx, mul(ctx, out - 1, s), extent - in));
     const int64_t small = total / 2, large = total - small;
     pads[d] = autoPad == "SAME_UPPER" ? small : large;
     pads[d + nsp] = autoPad == "SAME_UPPER" ? large : small;
@@ -152,8 +168,11 @@ void importConvTranspose(OnnxNodeContext& ctx) {
                str(int64_t(nsp)));
   } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (size_t d = 0; d < nsp; ++d)
-      target.push_back(x[d + 2] * w.strides[d]);
+      target.push_back(mul(ctx, x[d + 2], w.strides[d]));
   }
+  for (int64_t t : target)
+    if (t < 1)
+      ctx.fail("output_shape " + shapeToString(target) + " must be positive");
   if (target.empty()) {
     w.pads =
         autoPad == "VALID" ? std::vector<int64_t>(2 * nsp, 0) : listAttr(ctx, "pads", 2 * nsp, 0);
@@ -162,8 +181,10 @@ void importConvTranspose(OnnxNodeContext& ctx) {
     // negative total (the output is larger) becomes extra output padding at the end.
     w.pads.assign(2 * nsp, 0);
     for (size_t d = 0; d < nsp; ++d) {
-      const int64_t total = w.strides[d] * (x[d + 2] - 1) + outPad[d] +
-                            (w.kernel[d] - 1) * w.dilations[d] + 1 - target[d];
+      const int64_t total = add(ctx,
+                                add(ctx, add(ctx, mul(ctx, w.strides[d], x[d + 2] - 1), outPad[d]),
+                                    add(ctx, mul(ctx, w.kernel[d] - 1, w.dilations[d]), 1)),
+                                -target[d]);
       if (total < 0) {
         outPad[d] -= total;
         continue;
@@ -205,8 +226,6 @@ void importBatchNorm(OnnxNodeContext& ctx) {
   requireFloat(ctx, {0, 1, 2, 3, 4});
   if (ctx.attrInt("training_mode", 0) != 0)
     ctx.unsupported("training_mode=1 is not supported (inference only)");
-  if (ctx.opset() < 7 && ctx.attrInt("is_test", 0) == 0 && ctx.numOutputs() > 1)
-    ctx.unsupported("training (is_test=0) is not supported");
   requireOnlyFirstOutput(ctx, "training statistics");
   if (ctx.opset() < 9 && ctx.attrInt("spatial", 1) == 0 && ctx.input(0).dims().size() > 2)
     ctx.unsupported("spatial=0 (per-activation statistics) is not supported");
@@ -303,23 +322,34 @@ void importSoftmaxLike(OnnxNodeContext& ctx, NodeKind kind) {
 
 void registerOnnxNNImporters() {
   using K = NodeKind;
-  registerOnnxOp("Conv", importConv);
-  registerOnnxOp("ConvTranspose", importConvTranspose);
-  registerOnnxOp("MaxPool", [](OnnxNodeContext& c) { importPool(c, K::MaxPool); });
-  registerOnnxOp("AveragePool", [](OnnxNodeContext& c) { importPool(c, K::AveragePool); });
-  registerOnnxOp("GlobalAveragePool",
+  registerOnnxOp("Conv", {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"},
+                 importConv);
+  registerOnnxOp("ConvTranspose",
+                 {"auto_pad", "dilations", "group", "kernel_shape", "output_padding",
+                  "output_shape", "pads", "strides"},
+                 importConvTranspose);
+  registerOnnxOp(
+      "MaxPool",
+      {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"},
+      [](OnnxNodeContext& c) { importPool(c, K::MaxPool); });
+  registerOnnxOp("AveragePool",
+                 {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"},
+                 [](OnnxNodeContext& c) { importPool(c, K::AveragePool); });
+  registerOnnxOp("GlobalAveragePool", {},
                  [](OnnxNodeContext& c) { importGlobalPool(c, K::GlobalAveragePool); });
-  registerOnnxOp("GlobalMaxPool",
+  registerOnnxOp("GlobalMaxPool", {},
                  [](OnnxNodeContext& c) { importGlobalPool(c, K::GlobalMaxPool); });
-  registerOnnxOp("BatchNormalization", importBatchNorm);
-  registerOnnxOp("InstanceNormalization", importInstanceNorm);
-  registerOnnxOp("LayerNormalization", importLayerNorm);
-  registerOnnxOp("LRN", importLRN);
-  registerOnnxOp("MatMul", importMatMul);
-  registerOnnxOp("Gemm", importGemm);
-  registerOnnxOp("Softmax", [](OnnxNodeContext& c) { importSoftmaxLike(c, K::Softmax); });
-  registerOnnxOp("LogSoftmax", [](OnnxNodeContext& c) { importSoftmaxLike(c, K::LogSoftmax); });
-  registerOnnxOp("Hardmax", [](OnnxNodeContext& c) { importSoftmaxLike(c, K::Hardmax); });
+  registerOnnxOp("BatchNormalization", {"epsilon", "momentum", "spatial", "training_mode"},
+                 importBatchNorm);
+  registerOnnxOp("InstanceNormalization", {"epsilon"}, importInstanceNorm);
+  registerOnnxOp("LayerNormalization", {"axis", "epsilon", "stash_type"}, importLayerNorm);
+  registerOnnxOp("LRN", {"alpha", "beta", "bias", "size"}, importLRN);
+  registerOnnxOp("MatMul", {}, importMatMul);
+  registerOnnxOp("Gemm", {"alpha", "beta", "transA", "transB"}, importGemm);
+  registerOnnxOp("Softmax", {"axis"}, [](OnnxNodeContext& c) { importSoftmaxLike(c, K::Softmax); });
+  registerOnnxOp("LogSoftmax", {"axis"},
+                 [](OnnxNodeContext& c) { importSoftmaxLike(c, K::LogSoftmax); });
+  registerOnnxOp("Hardmax", {"axis"}, [](OnnxNodeContext& c) { importSoftmaxLike(c, K::Hardmax); });
 }
 
 } // namespace ember

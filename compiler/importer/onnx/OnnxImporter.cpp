@@ -8,14 +8,18 @@
 #include "ember/interpreter/Interpreter.h"
 #include "ember/support/Error.h"
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace ember {
@@ -25,7 +29,7 @@ namespace {
 constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 17;
 /// Largest element count accepted for a graph input (guards against absurd shapes).
-constexpr int64_t kMaxInputElements = int64_t(1) << 34;
+constexpr int64_t kMaxInputElements = kMaxTensorElements;
 
 bool isDefaultDomain(const std::string& d) {
   return d.empty() || d == "ai.onnx";
@@ -59,6 +63,7 @@ private:
   void importNodes();
   void importOutputs();
   void bind(const std::string& name, NodeValue v, const std::string& where);
+  void checkDeclared(const onnx::ValueInfoProto& vi, const Type& inferred, const std::string& what);
   Type inputType(const onnx::ValueInfoProto& vi);
 
   const onnx::ModelProto& model_;
@@ -73,14 +78,19 @@ private:
   Function* scratchFn_ = scratch_.createFunction("fold");
   std::unordered_map<std::string, NodeValue> values_;
   std::set<std::string> initializerNames_;
+  /// value_info entries by value name (declared types of intermediate values).
+  std::unordered_map<std::string, const onnx::ValueInfoProto*> valueInfo_;
+  /// Set when options.inputShapes replaced a fixed dimension the model declares: the
+  /// model's declared shapes downstream no longer hold, only kinds and ranks are checked.
+  bool declaredShapesStale_ = false;
 };
 
 /// OnnxNodeContext over one NodeProto.
 class NodeContext : public OnnxNodeContext {
 public:
-  NodeContext(ModelImporter& imp, const onnx::NodeProto& node, std::string name,
-              std::vector<NodeValue> inputs)
-      : imp_(imp), node_(node), name_(std::move(name)), opType_(node.op_type()),
+  NodeContext(ModelImporter& imp, const onnx::NodeProto& node, const OnnxOpDef& def,
+              std::string name, std::vector<NodeValue> inputs)
+      : imp_(imp), node_(node), def_(def), name_(std::move(name)), opType_(node.op_type()),
         inputs_(std::move(inputs)), outputs_(static_cast<size_t>(node.output_size())) {
     for (const auto& a : node.attribute())
       attrs_[a.name()] = &a;
@@ -134,7 +144,7 @@ public:
     return i < outputs_.size() && !node_.output(static_cast<int>(i)).empty();
   }
 
-  bool hasAttr(const std::string& name) const override { return attrs_.count(name) != 0; }
+  bool hasAttr(const std::string& name) const override { return attr(name) != nullptr; }
   int64_t attrInt(const std::string& name, int64_t def) const override {
     const onnx::AttributeProto* a = attr(name);
     if (!a)
@@ -213,7 +223,12 @@ public:
   }
 
 private:
+  /// The attribute `name`, or nullptr; the importer may read only what its OnnxOpDef
+  /// declares (so the declaration, which decides what is refused, stays true).
   const onnx::AttributeProto* attr(const std::string& name) const {
+    if (!std::binary_search(def_.attrs.begin(), def_.attrs.end(), name))
+      throw std::logic_error("the importer of " + opType_ + " reads attribute '" + name +
+                             "', which its registration does not declare");
     auto it = attrs_.find(name);
     return it == attrs_.end() ? nullptr : it->second;
   }
@@ -225,6 +240,7 @@ private:
 
   ModelImporter& imp_;
   const onnx::NodeProto& node_;
+  const OnnxOpDef& def_;
   std::string name_;
   std::string opType_;
   std::vector<NodeValue> inputs_;
@@ -242,6 +258,7 @@ std::unique_ptr<Module> ModelImporter::run() {
   checkOpset();
   checkOperators();
   module_ = std::make_unique<Module>();
+  module_->setSource(what_);
   fn_ = module_->createFunction(opts_.functionName.empty() ? "main" : opts_.functionName);
   importInputs();
   importInitializers();
@@ -281,8 +298,26 @@ void ModelImporter::checkOpset() {
   }
 }
 
+/// The attributes ONNX's schema of `opType` at `opset` defines, or nullptr when ONNX has
+/// no such operator at that opset.
+const std::map<std::string, onnx::OpSchema::Attribute>* schemaAttrs(const std::string& opType,
+                                                                    int64_t opset) {
+  const onnx::OpSchema* s =
+      onnx::OpSchemaRegistry::Schema(opType, static_cast<int>(opset), onnx::ONNX_DOMAIN);
+  return s ? &s->attributes() : nullptr;
+}
+
+/// "N unsupported WHATs:" and one indented line per entry.
+std::string listing(const std::vector<std::string>& items, const char* what) {
+  std::string msg =
+      std::to_string(items.size()) + " unsupported " + what + (items.size() == 1 ? "" : "s") + ":";
+  for (const auto& m : items)
+    msg += "\n  " + m;
+  return msg;
+}
+
 void ModelImporter::checkOperators() {
-  std::vector<std::string> missing;
+  std::vector<std::string> missing, unsupportedAttrs;
   for (int i = 0; i < graph_.node_size(); ++i) {
     const onnx::NodeProto& n = graph_.node(i);
     std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
@@ -291,15 +326,45 @@ void ModelImporter::checkOperators() {
     for (const auto& a : n.attribute())
       hasGraph |= a.type() == onnx::AttributeProto::GRAPH ||
                   a.type() == onnx::AttributeProto::GRAPHS || a.has_g() || a.graphs_size() > 0;
-    if (!isDefaultDomain(n.domain()) || hasGraph || !findOnnxOp(n.op_type()))
+    const OnnxOpDef* def = isDefaultDomain(n.domain()) ? findOnnxOp(n.op_type()) : nullptr;
+    if (!def || hasGraph) {
       missing.push_back(nodeRef(op, name) + (hasGraph ? " (subgraph attribute)" : ""));
+      continue;
+    }
+    // Attributes: known to Ember's importer and defined by ONNX at this opset, else
+    // unsupported (ONNX defines it, Ember does not handle it) or an error (a typo).
+    const auto* schema = schemaAttrs(n.op_type(), opset_);
+    std::set<std::string> seen;
+    for (const auto& a : n.attribute()) {
+      const std::string where = what_ + ": node '" + name + "' (" + op + ")";
+      if (!seen.insert(a.name()).second)
+        throw Error(where, "attribute '" + a.name() + "' is given twice");
+      const bool known = std::binary_search(def->attrs.begin(), def->attrs.end(), a.name());
+      const bool defined = schema ? schema->count(a.name()) != 0 : known;
+      if (known && defined)
+        continue;
+      if (defined) {
+        unsupportedAttrs.push_back(nodeRef(op, name) + ": attribute '" + a.name() + "'");
+        continue;
+      }
+      std::string takes;
+      if (schema)
+        for (const auto& entry : *schema)
+          takes += (takes.empty() ? "" : ", ") + entry.first;
+      else
+        for (const std::string& k : def->attrs)
+          takes += (takes.empty() ? "" : ", ") + k;
+      throw Error(where, "unknown attribute '" + a.name() + "' (" + op + " takes " +
+                             (takes.empty() ? "no attributes" : takes) + ")");
+    }
   }
-  if (missing.empty())
+  if (missing.empty() && unsupportedAttrs.empty())
     return;
-  std::string msg = std::to_string(missing.size()) + " unsupported operator" +
-                    (missing.size() == 1 ? "" : "s") + ":";
-  for (const auto& m : missing)
-    msg += "\n  " + m;
+  std::string msg;
+  if (!missing.empty())
+    msg = listing(missing, "operator");
+  if (!unsupportedAttrs.empty())
+    msg += (msg.empty() ? "" : "\n") + listing(unsupportedAttrs, "attribute");
   throw Unsupported(what_, msg);
 }
 
@@ -317,6 +382,10 @@ Type ModelImporter::inputType(const onnx::ValueInfoProto& vi) {
       throw Error(where, "the given shape " + shapeToString(dims) + " has rank " +
                              std::to_string(dims.size()) + ", the model's input has rank " +
                              std::to_string(tt.shape().dim_size()));
+    for (int i = 0; tt.has_shape() && i < tt.shape().dim_size(); ++i)
+      if (tt.shape().dim(i).has_dim_value() &&
+          tt.shape().dim(i).dim_value() != dims[static_cast<size_t>(i)])
+        declaredShapesStale_ = true;
   } else {
     if (!tt.has_shape())
       throw Error(where, "the model gives no shape for this input; give one (input shapes "
@@ -411,6 +480,8 @@ Node* ModelImporter::emit(NodeKind kind, const std::string& name, std::vector<No
 }
 
 void ModelImporter::importNodes() {
+  for (const auto& vi : graph_.value_info())
+    valueInfo_.emplace(vi.name(), &vi);
   for (int i = 0; i < graph_.node_size(); ++i) {
     const onnx::NodeProto& n = graph_.node(i);
     std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
@@ -428,9 +499,10 @@ void ModelImporter::importNodes() {
                                "initializer or output of an earlier node)");
       inputs.push_back(it->second);
     }
-    NodeContext ctx(*this, n, name, std::move(inputs));
+    const OnnxOpDef& def = *findOnnxOp(n.op_type()); // checkOperators made sure
+    NodeContext ctx(*this, n, def, name, std::move(inputs));
     try {
-      (*findOnnxOp(n.op_type()))(ctx);
+      def.fn(ctx);
     } catch (const Unsupported& e) {
       if (e.where().rfind(where, 0) == 0)
         throw;
@@ -451,8 +523,55 @@ void ModelImporter::importNodes() {
         throw Error(where, "output " + std::to_string(o) + " ('" + out +
                                "') is not produced by Ember's importer of " + n.op_type());
       bind(out, v, where);
+      auto vi = valueInfo_.find(out);
+      if (vi != valueInfo_.end())
+        checkDeclared(*vi->second, v.type(), "value");
     }
   }
+}
+
+/// "float32[N, 4, ?]": a declared tensor type (element kind `elem`), symbolic
+/// dimensions by name.
+std::string declaredToString(const onnx::TypeProto::Tensor& tt, std::string s) {
+  if (!tt.has_shape())
+    return s + "[...]";
+  s += "[";
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto& d = tt.shape().dim(i);
+    s += i ? ", " : "";
+    s += d.has_dim_value() ? std::to_string(d.dim_value())
+                           : (d.has_dim_param() && !d.dim_param().empty() ? d.dim_param() : "?");
+  }
+  return s + "]";
+}
+
+/// Fails when the element type or shape that `vi` declares contradicts the inferred
+/// type. Undeclared parts and symbolic dimensions match anything. `what` is "output" or
+/// "value".
+void ModelImporter::checkDeclared(const onnx::ValueInfoProto& vi, const Type& inferred,
+                                  const std::string& what) {
+  if (!vi.has_type() || !vi.type().has_tensor_type())
+    return;
+  const onnx::TypeProto::Tensor& tt = vi.type().tensor_type();
+  const std::string where = what_ + ": " + what + " '" + vi.name() + "'";
+  bool same = true;
+  std::string elem = "?";
+  if (tt.elem_type() != onnx::TensorProto::UNDEFINED) {
+    // A declared element type Ember lacks (DOUBLE, UINT8, ...) is unsupported.
+    const ElemKind k = onnxElemKind(tt.elem_type(), where);
+    same = k == inferred.kind;
+    elem = elemKindName(k);
+  }
+  if (tt.has_shape()) {
+    const auto& shape = tt.shape();
+    same = same && shape.dim_size() == static_cast<int>(inferred.dims.size());
+    for (int i = 0; same && !declaredShapesStale_ && i < shape.dim_size(); ++i)
+      same = !shape.dim(i).has_dim_value() ||
+             shape.dim(i).dim_value() == inferred.dims[static_cast<size_t>(i)];
+  }
+  if (!same)
+    throw Error(where, "the model declares " + declaredToString(tt, elem) + ", Ember infers " +
+                           elemKindName(inferred.kind) + shapeToString(inferred.dims));
 }
 
 void ModelImporter::importOutputs() {
@@ -462,6 +581,7 @@ void ModelImporter::importOutputs() {
     auto it = values_.find(o.name());
     if (it == values_.end())
       throw Error(what_, "graph output '" + o.name() + "' is not produced by any node");
+    checkDeclared(o, it->second.type(), "output");
     fn_->addOutput(o.name(), it->second);
   }
 }

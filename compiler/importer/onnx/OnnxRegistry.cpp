@@ -4,6 +4,7 @@
 #include "ember/importer/OnnxImporter.h"
 #include "ember/importer/OnnxOpImporter.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -11,8 +12,8 @@ namespace ember {
 
 namespace {
 
-std::map<std::string, OnnxOpImportFn>& table() {
-  static std::map<std::string, OnnxOpImportFn> t;
+std::map<std::string, OnnxOpDef>& table() {
+  static std::map<std::string, OnnxOpDef> t;
   return t;
 }
 
@@ -47,8 +48,6 @@ void importIdentity(OnnxNodeContext& ctx) {
 
 /// Dropout in inference: forwards its operand; the optional mask is all true.
 void importDropout(OnnxNodeContext& ctx) {
-  if (ctx.opset() < 7 && ctx.attrInt("is_test", 0) == 0)
-    ctx.unsupported("Dropout in training mode");
   if (ctx.hasInput(2)) {
     std::optional<Tensor> training = ctx.constantInput(2);
     if (!training)
@@ -96,16 +95,23 @@ void registerAll() {
   registerOnnxQuantImporters();
   registerOnnxQLinearImporters();
   // Framework fall-backs: only where no family provides its own.
-  const std::pair<const char*, void (*)(OnnxNodeContext&)> builtins[] = {
-      {"Constant", importConstant}, {"Identity", importIdentity}, {"Dropout", importDropout},
-      {"Shape", importShape},       {"Size", importSize},
+  const std::pair<const char*, OnnxOpDef> builtins[] = {
+      {"Constant",
+       {{"sparse_value", "value", "value_float", "value_floats", "value_int", "value_ints",
+         "value_string", "value_strings"},
+        importConstant}},
+      {"Identity", {{}, importIdentity}},
+      // ratio and seed do not matter in inference.
+      {"Dropout", {{"ratio", "seed"}, importDropout}},
+      {"Shape", {{"end", "start"}, importShape}},
+      {"Size", {{}, importSize}},
   };
-  for (const auto& [name, fn] : builtins)
+  for (const auto& [name, def] : builtins)
     if (!table().count(name))
-      table()[name] = fn;
+      registerOnnxOp(name, def.attrs, def.fn);
 }
 
-const std::map<std::string, OnnxOpImportFn>& registry() {
+const std::map<std::string, OnnxOpDef>& registry() {
   static std::once_flag once;
   std::call_once(once, registerAll);
   return table();
@@ -113,11 +119,12 @@ const std::map<std::string, OnnxOpImportFn>& registry() {
 
 } // namespace
 
-void registerOnnxOp(const std::string& opType, OnnxOpImportFn fn) {
-  table()[opType] = std::move(fn);
+void registerOnnxOp(const std::string& opType, std::vector<std::string> attrs, OnnxOpImportFn fn) {
+  std::sort(attrs.begin(), attrs.end());
+  table()[opType] = OnnxOpDef{std::move(attrs), std::move(fn)};
 }
 
-const OnnxOpImportFn* findOnnxOp(const std::string& opType) {
+const OnnxOpDef* findOnnxOp(const std::string& opType) {
   const auto& t = registry();
   auto it = t.find(opType);
   return it == t.end() ? nullptr : &it->second;
@@ -125,7 +132,7 @@ const OnnxOpImportFn* findOnnxOp(const std::string& opType) {
 
 std::vector<std::string> supportedOnnxOps() {
   std::vector<std::string> out;
-  for (const auto& [name, fn] : registry())
+  for (const auto& [name, def] : registry())
     out.push_back(name);
   return out;
 }

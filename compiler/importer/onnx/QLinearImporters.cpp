@@ -73,6 +73,9 @@ Attrs convAttrs(OnnxNodeContext& ctx, const Shape& x, const Shape& w) {
   const size_t nsp = x.size() - 2;
   Attrs a;
   std::vector<int64_t> k(w.begin() + 2, w.end());
+  if (ctx.hasAttr("kernel_shape") && ctx.attrInts("kernel_shape") != k)
+    ctx.fail("kernel_shape " + shapeToString(ctx.attrInts("kernel_shape")) +
+             " differs from the filter's spatial dimensions " + shapeToString(k));
   std::vector<int64_t> s = ctx.attrInts("strides", std::vector<int64_t>(nsp, 1));
   std::vector<int64_t> d = ctx.attrInts("dilations", std::vector<int64_t>(nsp, 1));
   std::vector<int64_t> p = ctx.attrInts("pads", std::vector<int64_t>(2 * nsp, 0));
@@ -160,8 +163,10 @@ void importQLinearMatMul(OnnxNodeContext& ctx) {
 } // namespace
 
 void registerOnnxQLinearImporters() {
-  registerOnnxOp("QLinearConv", importQLinearConv);
-  registerOnnxOp("QLinearMatMul", importQLinearMatMul);
+  registerOnnxOp("QLinearConv",
+                 {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"},
+                 importQLinearConv);
+  registerOnnxOp("QLinearMatMul", {}, importQLinearMatMul);
 }
 
 } // namespace ember

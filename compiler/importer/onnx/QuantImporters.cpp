@@ -66,9 +66,9 @@ void importQuant(OnnxNodeContext& ctx, NodeKind kind) {
 } // namespace
 
 void registerOnnxQuantImporters() {
-  registerOnnxOp("QuantizeLinear",
+  registerOnnxOp("QuantizeLinear", {"axis"},
                  [](OnnxNodeContext& c) { importQuant(c, NodeKind::QuantizeLinear); });
-  registerOnnxOp("DequantizeLinear",
+  registerOnnxOp("DequantizeLinear", {"axis"},
                  [](OnnxNodeContext& c) { importQuant(c, NodeKind::DequantizeLinear); });
 }
 

@@ -67,10 +67,16 @@ void importArg(OnnxNodeContext& ctx, NodeKind kind) {
 void registerOnnxReductionImporters() {
   for (const Reduce& r : kReduces) {
     const NodeKind k = r.kind;
-    registerOnnxOp(r.op, [k](OnnxNodeContext& ctx) { importReduce(ctx, k); });
+    // noop_with_empty_axes comes with the axes operand (ReduceSum 13, the others 18).
+    std::vector<std::string> attrs = {"axes", "keepdims"};
+    if (k == NodeKind::ReduceSum)
+      attrs.push_back("noop_with_empty_axes");
+    registerOnnxOp(r.op, attrs, [k](OnnxNodeContext& ctx) { importReduce(ctx, k); });
   }
-  registerOnnxOp("ArgMax", [](OnnxNodeContext& c) { importArg(c, NodeKind::ArgMax); });
-  registerOnnxOp("ArgMin", [](OnnxNodeContext& c) { importArg(c, NodeKind::ArgMin); });
+  registerOnnxOp("ArgMax", {"axis", "keepdims", "select_last_index"},
+                 [](OnnxNodeContext& c) { importArg(c, NodeKind::ArgMax); });
+  registerOnnxOp("ArgMin", {"axis", "keepdims", "select_last_index"},
+                 [](OnnxNodeContext& c) { importArg(c, NodeKind::ArgMin); });
 }
 
 } // namespace ember

@@ -8,9 +8,12 @@
 #include "ember/support/Npy.h"
 
 #include <gtest/gtest.h>
+#include <onnx/defs/schema.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 using namespace ember;
@@ -243,4 +246,114 @@ TEST(OnnxImporter, SupportedOpsAreSortedAndIncludeTheFrameworkOnes) {
   for (const char* op : {"Constant", "Identity", "Dropout", "Shape", "Size"})
     EXPECT_NE(std::find(ops.begin(), ops.end(), op), ops.end()) << op;
   EXPECT_EQ(findOnnxOp("NonMaxSuppression"), nullptr);
+}
+
+// ---- strictness ------------------------------------------------------------------
+
+TEST(OnnxImporter, UnknownAttributeIsAnErrorNamingNodeOpAndAttribute) {
+  std::string msg = errorOf([] { importOnnxFile(modelPath("attr_typo")); });
+  EXPECT_EQ(msg, modelPath("attr_typo") +
+                     ": node 'conv1' (Conv): unknown attribute 'stirdes' (Conv takes auto_pad, "
+                     "dilations, group, kernel_shape, pads, strides)");
+}
+
+TEST(OnnxImporter, AttributeOfAnotherOpsetIsUnknown) {
+  // Clip took min/max as attributes before opset 11; at opset 13 the attribute was
+  // silently ignored (y = x instead of max(x, 0)).
+  std::string msg = errorOf([] { importOnnxFile(modelPath("attr_clip13")); });
+  EXPECT_TRUE(contains(msg, "node 'clip' (Clip): unknown attribute 'min' (Clip takes no "
+                            "attributes)"))
+      << msg;
+}
+
+TEST(OnnxImporter, UnsupportedAttributesAreListedWithUnsupportedOperators) {
+  // LpNormalization (axis, p) is no Ember operator: register one that knows only axis.
+  registerOnnxOp("LpNormalization", {"axis"},
+                 [](OnnxNodeContext& c) { c.setOutput(0, c.input(0)); });
+  std::string msg = errorOf<Unsupported>([] { importOnnxFile(modelPath("attr_unsupported")); });
+  EXPECT_TRUE(contains(msg, "1 unsupported operator:\n  NonMaxSuppression 'nms'")) << msg;
+  EXPECT_TRUE(contains(msg, "1 unsupported attribute:\n  LpNormalization 'lpnorm': attribute 'p'"))
+      << msg;
+}
+
+TEST(OnnxImporter, EveryDeclaredAttributeIsAnOnnxAttribute) {
+  // The declarations decide what is refused; a misspelt one would hide a real attribute.
+  for (const std::string& op : supportedOnnxOps()) {
+    std::set<std::string> onnxAttrs;
+    for (int v = 7; v <= 17; ++v)
+      if (const auto* s = onnx::OpSchemaRegistry::Schema(op, v, onnx::ONNX_DOMAIN))
+        for (const auto& a : s->attributes())
+          onnxAttrs.insert(a.first);
+    for (const std::string& a : findOnnxOp(op)->attrs)
+      EXPECT_TRUE(onnxAttrs.count(a)) << op << " declares '" << a << "', which ONNX 7-17 lacks";
+    EXPECT_TRUE(std::is_sorted(findOnnxOp(op)->attrs.begin(), findOnnxOp(op)->attrs.end()));
+  }
+}
+
+TEST(OnnxImporter, DeclaredOutputShapeMustMatchInference) {
+  std::string msg = errorOf([] { importOnnxFile(modelPath("declared_shape")); });
+  EXPECT_EQ(msg, modelPath("declared_shape") +
+                     ": output 'y': the model declares float32[1, 4, 3, 3], Ember infers "
+                     "float32[1, 4, 6, 6]");
+  msg = errorOf([] { importOnnxFile(modelPath("declared_kind")); });
+  EXPECT_TRUE(contains(msg, "output 'y': the model declares int64[2, 3], Ember infers "
+                            "float32[2, 3]"))
+      << msg;
+  msg = errorOf([] { importOnnxFile(modelPath("declared_rank")); });
+  EXPECT_TRUE(contains(msg, "output 'y': the model declares float32[2, 3, 1], Ember infers "
+                            "float32[2, 3]"))
+      << msg;
+}
+
+TEST(OnnxImporter, DeclaredValueInfoMustMatchInference) {
+  std::string msg = errorOf([] { importOnnxFile(modelPath("declared_value_info")); });
+  EXPECT_TRUE(contains(msg, "value 'r': the model declares float32[3, 2], Ember infers "
+                            "float32[2, 3]"))
+      << msg;
+}
+
+TEST(OnnxImporter, SymbolicDeclaredDimensionsMatchAnything) {
+  auto m = importOnnxFile(modelPath("declared_symbolic"));
+  EXPECT_EQ(m->functions().at(0)->outputs().size(), 2u);
+}
+
+TEST(OnnxImporter, OverriddenFixedInputDimensionRelaxesDeclaredShapes) {
+  // identity_dropout declares x and y as [2, 3]; a caller who runs it on [4, 3] gets
+  // [4, 3] (declared shapes downstream of an overridden fixed dimension are stale).
+  OnnxImportOptions opts;
+  opts.inputShapes["x"] = {4, 3};
+  auto m = importOnnxFile(modelPath("identity_dropout"), opts);
+  EXPECT_EQ(m->functions().at(0)->outputs()[0].value.dims(), (Shape{4, 3}));
+}
+
+TEST(OnnxImporter, AbsurdSizesAreErrorsNamingTheNode) {
+  // Each model asks for an absurd tensor through an attribute or a shape operand; the
+  // import fails before allocating, naming the node and why (not "out of memory", not a
+  // size that wrapped around).
+  const std::pair<const char*, std::vector<const char*>> cases[] = {
+      {"huge_conv_pads", {"node 'conv_pads' (Conv)", "too large"}},
+      {"huge_conv_strides", {"node 'conv_same' (Conv)", "output size overflows"}},
+      {"huge_resize", {"node 'resize_big' (Resize)", "too large"}},
+      {"huge_tile", {"node 'tile_big' (Tile)", "too large"}},
+      {"huge_expand", {"node 'expand_big' (Expand)", "too large"}},
+      {"huge_constant_of_shape", {"node 'cos_big' (ConstantOfShape)", "2^31"}},
+      {"huge_reshape", {"node 'reshape_big' (Reshape)", "too many elements"}},
+      {"huge_pad", {"node 'pad_big' (Pad)", "overflows"}},
+  };
+  for (const auto& [name, parts] : cases) {
+    std::string msg = errorOf([&] { importOnnxFile(modelPath(name)); });
+    EXPECT_TRUE(contains(msg, modelPath(name))) << msg;
+    for (const char* p : parts)
+      EXPECT_TRUE(contains(msg, p)) << name << ": " << msg;
+    EXPECT_FALSE(contains(msg, "-92233") || contains(msg, "memory")) << name << ": " << msg;
+  }
+}
+
+TEST(OnnxImporter, RunTimeErrorsNameTheModelAndTheNode) {
+  auto m = importOnnxFile(modelPath("gather_runtime"));
+  auto exe = createBackend("interp")->compile(*m->functions().at(0));
+  std::string msg = errorOf([&] { exe->run({{"i", Tensor::fromVector<int64_t>({2}, {1, 100})}}); });
+  EXPECT_EQ(msg, modelPath("gather_runtime") +
+                     ": node 'gather1' (Gather): an index value 100 is out of range for an axis "
+                     "of extent 4");
 }

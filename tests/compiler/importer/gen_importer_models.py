@@ -148,4 +148,87 @@ model("init_kinds", [helper.make_node("Identity", ["x"], ["y"], name="id")],
        vi("i32", [2], TensorProto.INT32), vi("i64", [2], TensorProto.INT64), vi("raw", [2])],
       [i8, bl, i32, i64, raw])
 
+
+# ---- strictness: attributes and declared types ------------------------------------
+w = numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float32), "w")
+x8 = vi("x", [1, 3, 8, 8])
+
+# A typo in an attribute name (stirdes for strides): an error, never ignored.
+model("attr_typo", [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1", stirdes=[2, 2])],
+      [x8], [vi("y", [1, 4, 6, 6])], [w])
+
+# Clip's min/max became operands at opset 11: at opset 13 an attribute min is unknown.
+model("attr_clip13", [helper.make_node("Clip", ["x"], ["y"], name="clip", min=0.0)],
+      [vi("x", [2, 3])], [vi("y", [2, 3])])
+
+# An attribute ONNX defines that Ember's importer does not handle (the test registers an
+# importer of LpNormalization that knows only axis), next to an unsupported operator:
+# both are listed in one ember::Unsupported.
+model("attr_unsupported",
+      [helper.make_node("LpNormalization", ["x"], ["l"], name="lpnorm", axis=1, p=1),
+       helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["sel"], name="nms")],
+      [vi("x", [2, 3]), vi("boxes", [1, 4, 4]), vi("scores", [1, 1, 4])],
+      [vi("l", [2, 3]), vi("sel", [1, 3], TensorProto.INT64)])
+
+# Declared output shape [1, 4, 3, 3]; the convolution gives [1, 4, 6, 6].
+model("declared_shape", [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1")],
+      [x8], [vi("y", [1, 4, 3, 3])], [w])
+
+# Declared element type int64 for a float result.
+model("declared_kind", [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+      [vi("x", [2, 3])], [vi("y", [2, 3], TensorProto.INT64)])
+
+# Declared rank 3 for a rank-2 result.
+model("declared_rank", [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+      [vi("x", [2, 3])], [vi("y", [2, 3, 1])])
+
+# value_info of an intermediate value that contradicts inference.
+g = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                       helper.make_node("Neg", ["r"], ["y"], name="neg")],
+                      "declared_value_info", [vi("x", [2, 3])], [vi("y", [2, 3])],
+                      value_info=[vi("r", [3, 2])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, os.path.join(OUT, "declared_value_info.onnx"))
+
+# Symbolic and unknown declared dimensions match anything; no shape matches any shape.
+y_unknown = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+model("declared_symbolic",
+      [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1"),
+       helper.make_node("Relu", ["y"], ["z"], name="relu")],
+      [x8], [vi("z", ["N", 4, None, "W"]), y_unknown], [w])
+
+
+# ---- absurd sizes from attributes and shape operands: errors naming the node --------
+BIG = 2 ** 40
+i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
+model("huge_conv_pads",
+      [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_pads", pads=[BIG] * 4)],
+      [x8], [vi("y", None)], [w])
+model("huge_conv_strides",
+      [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_same", auto_pad="SAME_UPPER",
+                        strides=[2 ** 62, 1], dilations=[2 ** 62, 1])],
+      [x8], [vi("y", None)], [w])
+model("huge_resize",
+      [helper.make_node("Resize", ["x", "", "s"], ["y"], name="resize_big")],
+      [x8], [vi("y", None)], [numpy_helper.from_array(np.array([1, 1, 1e30, 1e30], np.float32), "s")])
+model("huge_tile", [helper.make_node("Tile", ["x", "r"], ["y"], name="tile_big")],
+      [x8], [vi("y", None)], [i64("r", [1, 1, BIG, BIG])])
+model("huge_expand", [helper.make_node("Expand", ["x", "s"], ["y"], name="expand_big")],
+      [x8], [vi("y", None)], [i64("s", [BIG, 1, 1, 1])])
+model("huge_constant_of_shape",
+      [helper.make_node("ConstantOfShape", ["s"], ["c"], name="cos_big"),
+       helper.make_node("Add", ["x", "c"], ["y"], name="add")],
+      [x8], [vi("y", None)], [i64("s", [BIG, BIG])])
+model("huge_reshape", [helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape_big")],
+      [x8], [vi("y", None)], [i64("s", [2 ** 62, 4, 0])])
+model("huge_pad", [helper.make_node("Pad", ["x", "p"], ["y"], name="pad_big")],
+      [x8], [vi("y", None)], [i64("p", [0, 0, 2 ** 62, 2 ** 62, 0, 0, 2 ** 62, 2 ** 62])])
+
+
+# A Gather whose indices come at run time (an out-of-range index is a run-time error).
+model("gather_runtime", [helper.make_node("Gather", ["d", "i"], ["y"], name="gather1", axis=0)],
+      [vi("i", [2], TensorProto.INT64)], [vi("y", [2, 3])],
+      [numpy_helper.from_array(np.ones((4, 3), np.float32), "d")])
+
 open(os.path.join(OUT, "stamp"), "w").write("ok\n")

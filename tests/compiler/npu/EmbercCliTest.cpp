@@ -145,5 +145,45 @@ TEST(Emberc, ProfileRoundTripAndBitExactSimulation) {
   EXPECT_EQ(mismatches(s.outputs["logits"], want["logits"]), 0u);
 }
 
+TEST(Emberc, InputReturnedUnchangedCompilesToACopy) {
+  // y = Identity(x): once an internal error (vector::_M_range_check); now a row copy
+  // whose output bytes are the input's.
+  const std::string elf = dir() + "/identity.elf";
+  CliRun r = emberc(dir() + "/identity.onnx -o " + elf + " -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  isa::Binary bin = isa::readElf(elf, refIsa());
+  auto in = randomInputs(bin, 7);
+  SimOut s = simulate(bin, refIsa(), in);
+  EXPECT_EQ(mismatches(s.outputs["y"], in["x"]), 0u);
+}
+
+TEST(Emberc, OutputsTheNpuCannotProduceAreCleanErrors) {
+  // The input returned under its own name: the binary's I/O table cannot hold it twice.
+  CliRun r = emberc(dir() + "/passthrough.onnx -o " + dir() + "/p.elf -q");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(has(r.err, "passthrough.onnx: npu backend: graph output 'x' has the name of a "
+                         "graph input"))
+      << r.err;
+  EXPECT_FALSE(has(r.err, "internal error")) << r.err;
+  r = emberc(dir() + "/const_out.onnx -o " + dir() + "/c.elf -q");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(has(r.err, "const_out.onnx: npu backend: graph output 'c' is Constant 'c'")) << r.err;
+  EXPECT_FALSE(fs::exists(dir() + "/p.elf") || fs::exists(dir() + "/c.elf"));
+}
+
+TEST(Emberc, MessagesNameTheModelAndTheNode) {
+  // Was "unsupported: function 'main_int8': ...": no file, an internal function name.
+  CliRun r = emberc(dir() + "/bigpad.onnx -o " + dir() + "/b.elf -q");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(has(r.err, "bigpad.onnx: npu backend: 1 node(s) of the quantized model")) << r.err;
+  EXPECT_TRUE(has(r.err, "Conv 'conv_bigpad")) << r.err;
+  // An index out of range met while folding at import names file and node once.
+  r = emberc(dir() + "/gather_oob.onnx -o " + dir() + "/g.elf -q");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(has(r.err, "gather_oob.onnx: node 'gather_oob' (Gather): an index value 100 is "
+                         "out of range"))
+      << r.err;
+}
+
 } // namespace
 } // namespace ember::npu::test

@@ -3,6 +3,8 @@
   tiny_cnn.onnx      Conv+Relu, MaxPool, Conv+BatchNorm+Relu, a 1x1 branch, Add,
                      GlobalAveragePool, Flatten, Gemm (everything the NPU runs)
   tiny_softmax.onnx  the same with a Softmax at the end (stays float: refused)
+and [1, 3, 4, 4] models for the messages: identity, passthrough (the input is the output),
+const_out, bigpad (a Conv the NPU cannot pad), gather_oob (an index out of range).
 """
 import argparse
 import os
@@ -49,6 +51,15 @@ def build(with_softmax):
     return model
 
 
+def small(name, nodes, outputs, inits=()):
+    """A one-input ([1, 3, 4, 4] float x) model for the message tests."""
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                          [1, 3, 4, 4])],
+                              outputs, list(inits))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    return model
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -56,6 +67,27 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     onnx.save(build(False), os.path.join(args.out, "tiny_cnn.onnx"))
     onnx.save(build(True), os.path.join(args.out, "tiny_softmax.onnx"))
+    vi = lambda n, d: helper.make_tensor_value_info(n, TensorProto.FLOAT, d)
+    # The input returned unchanged, under another name (Identity) and under its own.
+    onnx.save(small("identity", [helper.make_node("Identity", ["x"], ["y"], name="id")],
+                    [vi("y", [1, 3, 4, 4])]), os.path.join(args.out, "identity.onnx"))
+    onnx.save(small("passthrough", [], [vi("x", [1, 3, 4, 4])]),
+              os.path.join(args.out, "passthrough.onnx"))
+    # A constant output.
+    onnx.save(small("const_out", [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                    [vi("y", [1, 3, 4, 4]), vi("c", [2])], [numpy_helper.from_array(np.ones(2, np.float32), "c")]),
+              os.path.join(args.out, "const_out.onnx"))
+    # A Conv the NPU cannot pad (pads 5 > what dma.ld pads).
+    onnx.save(small("bigpad", [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_bigpad",
+                                                pads=[5, 5, 5, 5])],
+                    [vi("y", [1, 4, 12, 12])], [numpy_helper.from_array(np.full((4, 3, 3, 3), 0.1, np.float32), "w")]),
+              os.path.join(args.out, "bigpad.onnx"))
+    # A Gather whose constant index is out of range: an error of the import-time fold.
+    onnx.save(small("gather_oob", [helper.make_node("Gather", ["x", "i"], ["y"], name="gather_oob",
+                                                    axis=3)],
+                    [vi("y", [1, 3, 4, 2])],
+                    [numpy_helper.from_array(np.array([1, 100], np.int64), "i")]),
+              os.path.join(args.out, "gather_oob.onnx"))
     x = np.random.default_rng(3).normal(0, 1, (4, 3, 16, 16)).astype(np.float32)
     np.save(os.path.join(args.out, "calib.npy"), x)
 

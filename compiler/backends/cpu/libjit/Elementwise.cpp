@@ -39,13 +39,12 @@ inline double unaryDouble(int32_t op, double x, double a, double b) {
   case kSoftsign:
     return x / (1 + fabs(x));
   case kCelu: {
-    const double e = a * expm1(x / a);
-    return (x > 0 ? x : 0.0) + (e < 0 ? e : 0.0);
+    return x > 0 ? x : a * expm1(x / a); // NaN stays NaN
   }
   case kThresholdedRelu:
-    return x > a ? x : 0.0;
+    return x <= a ? 0.0 : x;
   case kShrink: // a = lambd, b = bias
-    return x < -a ? x + b : (x > a ? x - b : 0.0);
+    return x < -a ? x + b : (x > a ? x - b : (x == x ? 0.0 : x));
   default:
     return x;
   }
@@ -54,7 +53,7 @@ inline double unaryDouble(int32_t op, double x, double a, double b) {
 inline float unary(int32_t op, float x, float a, float b) {
   switch (op) {
   case kRelu:
-    return x > 0 ? x : 0.f;
+    return x <= 0 ? 0.f : x; // NaN stays NaN (docs/numerics.md)
   case kSigmoid:
     return sigmoid(x);
   case kTanh:

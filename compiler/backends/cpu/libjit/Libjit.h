@@ -67,7 +67,7 @@ inline void threadRangeGrain(int64_t n, int64_t grain, int64_t tid, int64_t nth,
 /// 0 none, 1 relu, 2 clip(lo, hi) with Clip's semantics (max first, then min).
 inline float activate(int32_t act, float x, float lo, float hi) {
   if (act == 1)
-    return x > 0 ? x : 0.f;
+    return x <= 0 ? 0.f : x; // NaN stays NaN
   if (act == 2) {
     const float y = x < lo ? lo : x;
     return y > hi ? hi : y;

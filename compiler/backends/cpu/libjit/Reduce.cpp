@@ -55,7 +55,8 @@ EMBER_KERNEL void ember_reduce_f32(int32_t op, const float* x, float* y, const i
 }
 
 /// ArgMax (isMax) / ArgMin of float32 along an axis (x as [outer, extent, inner]): the
-/// first extremum, or the last when selectLast; int64 indices.
+/// first extremum, or the last when selectLast; a NaN is the extremum of both (as
+/// torch.argmax / argmin); int64 indices.
 EMBER_KERNEL void ember_argextreme_f32(int32_t isMax, int32_t selectLast, const float* x,
                                        int64_t* y, int64_t outer, int64_t extent, int64_t inner,
                                        int64_t tid, int64_t nth) {
@@ -67,8 +68,9 @@ EMBER_KERNEL void ember_argextreme_f32(int32_t isMax, int32_t selectLast, const 
     int64_t best = 0;
     for (int64_t k = 1; k < extent; ++k) {
       const float v = p[k * inner], b = p[best * inner];
-      const bool better =
-          isMax ? (v > b || (selectLast && v == b)) : (v < b || (selectLast && v == b));
+      const bool better = v != v ? (b == b || selectLast)
+                                 : b == b && (isMax ? (v > b || (selectLast && v == b))
+                                                    : (v < b || (selectLast && v == b)));
       if (better)
         best = k;
     }

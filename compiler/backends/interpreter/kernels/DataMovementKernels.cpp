@@ -155,7 +155,7 @@ void splitKernel(const Node& n, const Ins& in, Outs& out) {
 int64_t indexAt(const Tensor& idx, int64_t i, int64_t extent, const char* what) {
   int64_t v = idx.getAsInt(i);
   if (v < -extent || v >= extent)
-    throw Error(std::string(what) + ": index " + std::to_string(v) +
+    throw Error(std::string(what) + " value " + std::to_string(v) +
                 " is out of range for an axis of extent " + std::to_string(extent));
   return v < 0 ? v + extent : v;
 }
@@ -168,7 +168,7 @@ void gatherKernel(const Node& n, const Ins& in, Outs& out) {
   const int64_t m = idx.size();
   std::vector<int64_t> rows(static_cast<size_t>(m));
   for (int64_t j = 0; j < m; ++j)
-    rows[size_t(j)] = indexAt(idx, j, extent, "Gather");
+    rows[size_t(j)] = indexAt(idx, j, extent, "an index");
   const size_t rowBytes = size_t(inner) * es;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < m; ++j)
@@ -184,7 +184,7 @@ void gatherElementsKernel(const Node& n, const Ins& in, Outs& out) {
   std::vector<int64_t> mi;
   for (int64_t o = 0, e = idx.size(); o < e; ++o) {
     unravel(o, idx.dims(), mi);
-    mi[axis] = indexAt(idx, o, data.dims()[axis], "GatherElements");
+    mi[axis] = indexAt(idx, o, data.dims()[axis], "an index");
     int64_t src = 0;
     for (size_t k = 0; k < mi.size(); ++k)
       src += mi[k] * s[k];

@@ -115,19 +115,24 @@ const FloatUnary kFloatUnary[] = {
     {NodeKind::Celu,
      {1.0},
      [](double x, const UnaryParams& p) {
-       return std::max(0.0, x) + std::min(0.0, p.alpha * std::expm1(x / p.alpha));
+       // max(0, x) + min(0, alpha * expm1(x / alpha)), with NaN kept.
+       return x > 0 ? x : p.alpha * std::expm1(x / p.alpha);
      }},
     {NodeKind::ThresholdedRelu,
      {1.0},
-     [](double x, const UnaryParams& p) { return x > p.alpha ? x : 0.0; }},
+     [](double x, const UnaryParams& p) { return x <= p.alpha ? 0.0 : x; }},
     {NodeKind::HardSigmoid,
      {0.2, 0.5},
      [](double x, const UnaryParams& p) {
-       return std::max(0.0, std::min(1.0, p.alpha * x + p.beta));
+       const double v = p.alpha * x + p.beta; // clamped to [0, 1]; NaN stays NaN
+       return v < 0 ? 0.0 : (v > 1 ? 1.0 : v);
      }},
     {NodeKind::HardSwish,
      {},
-     [](double x, const UnaryParams&) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); }},
+     [](double x, const UnaryParams&) {
+       const double v = x / 6 + 0.5;
+       return x * (v < 0 ? 0.0 : (v > 1 ? 1.0 : v));
+     }},
     {NodeKind::Silu, {}, [](double x, const UnaryParams&) { return x * sigmoid(x); }},
     {NodeKind::Gelu,
      {},
@@ -135,7 +140,7 @@ const FloatUnary kFloatUnary[] = {
     {NodeKind::Shrink,
      {0, 0, 0, 0, 0.5},
      [](double x, const UnaryParams& p) {
-       return x < -p.lambd ? x + p.bias : (x > p.lambd ? x - p.bias : 0.0);
+       return x < -p.lambd ? x + p.bias : (x > p.lambd ? x - p.bias : (x == x ? 0.0 : x));
      }},
 };
 
@@ -160,7 +165,7 @@ template <typename T> T neg(T x) {
 
 void registerNumericUnary() {
   registerKernel(NodeKind::Relu,
-                 unaryKernel<kNumeric>([](auto x) { return x > 0 ? x : decltype(x)(0); }));
+                 unaryKernel<kNumeric>([](auto x) { return x <= 0 ? decltype(x)(0) : x; }));
   registerKernel(NodeKind::Neg, unaryKernel<kNumeric>([](auto x) { return neg(x); }));
   registerKernel(NodeKind::Abs, unaryKernel<kNumeric>([](auto x) { return x < 0 ? neg(x) : x; }));
   registerKernel(NodeKind::Sign, unaryKernel<kNumeric>([](auto x) {

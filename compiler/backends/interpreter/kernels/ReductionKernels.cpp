@@ -85,7 +85,8 @@ KernelFn reduceKernel(const Reducer& r) {
   };
 }
 
-/// ArgMax (greater = true) / ArgMin: first or (select_last_index) last extremum.
+/// ArgMax (greater = true) / ArgMin: first or (select_last_index) last extremum; a NaN
+/// is the extremum of both (as torch.argmax / argmin), docs/numerics.md.
 KernelFn argKernel(bool greater) {
   return [greater](const Node& n, const Ins& in, Outs& out) {
     const Shape& dims = in[0]->dims();
@@ -105,7 +106,9 @@ KernelFn argKernel(bool greater) {
           int64_t best = 0;
           for (int64_t k = 1; k < extent; ++k) {
             const T v = p[k * inner], b = p[best * inner];
-            const bool better = greater ? (v > b || (last && v == b)) : (v < b || (last && v == b));
+            const bool better = v != v ? (b == b || last)
+                                       : b == b && (greater ? (v > b || (last && v == b))
+                                                            : (v < b || (last && v == b)));
             if (better)
               best = k;
           }

@@ -79,6 +79,11 @@ public:
 
   Function* createFunction(const std::string& name);
   Function* getFunction(const std::string& name) const;
+
+  /// The file the module was imported from ("" when built in memory): run-time and
+  /// backend errors start with it, as import errors do.
+  const std::string& source() const { return source_; }
+  void setSource(std::string s) { source_ = std::move(s); }
   const std::vector<std::unique_ptr<Function>>& functions() const { return functions_; }
 
   /// A run-time input of type t.
@@ -103,6 +108,7 @@ private:
   std::vector<std::unique_ptr<Node>> placeholders_;
   std::vector<std::unique_ptr<Node>> constants_;
   std::map<std::string, int> names_;
+  std::string source_;
 };
 
 } // namespace ember

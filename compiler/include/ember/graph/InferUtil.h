@@ -22,4 +22,9 @@ void requireRank(const NodeValue& v, size_t rank, const char* operand);
 /// Throws with "REASON" built from parts.
 [[noreturn]] void inferError(const std::string& reason);
 
+/// a + b and a * b of sizes computed from attributes; throw "WHAT overflows" instead of
+/// wrapping around.
+int64_t checkedAdd(int64_t a, int64_t b, const std::string& what);
+int64_t checkedMul(int64_t a, int64_t b, const std::string& what);
+
 } // namespace ember

@@ -27,8 +27,13 @@ bool parseElemKind(const std::string& s, ElemKind* out);
 
 using Shape = std::vector<int64_t>;
 
-/// Number of elements of a shape (1 for a scalar).
+/// Number of elements of a shape (1 for a scalar). Throws ember::Error when a dimension
+/// is negative or the count overflows int64 (shapes can come from attacker-controlled
+/// attributes).
 int64_t numElements(const Shape& s);
+/// The most elements a value may have (8 GiB of float32): a node whose inferred result
+/// is larger is an error when it is created, before anything is allocated.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 31;
 /// "[1, 3, 224, 224]".
 std::string shapeToString(const Shape& s);
 

@@ -11,6 +11,8 @@
 
 #include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace ember {
 
@@ -80,10 +82,23 @@ public:
 
 using OnnxOpImportFn = std::function<void(OnnxNodeContext&)>;
 
-/// Registers the importer of ONNX op `opType` (default domain).
-void registerOnnxOp(const std::string& opType, OnnxOpImportFn fn);
-/// The importer of `opType`, or nullptr.
-const OnnxOpImportFn* findOnnxOp(const std::string& opType);
+/// How Ember imports one ONNX op type: the one place that says which attributes it knows.
+struct OnnxOpDef {
+  /// The ONNX attributes (of any opset version) the importer reads, or may ignore because
+  /// they cannot change an inference result (BatchNormalization's momentum). The importer
+  /// reads no other (OnnxNodeContext checks). A node carrying another attribute is
+  /// refused before import: ember::Unsupported when the ONNX schema of the model's opset
+  /// defines it (a feature Ember lacks), ember::Error when it does not (a typo).
+  std::vector<std::string> attrs;
+  /// The importer.
+  OnnxOpImportFn fn;
+};
+
+/// Registers the importer of ONNX op `opType` (default domain) with the attributes it
+/// knows (see OnnxOpDef::attrs).
+void registerOnnxOp(const std::string& opType, std::vector<std::string> attrs, OnnxOpImportFn fn);
+/// The definition of `opType`, or nullptr.
+const OnnxOpDef* findOnnxOp(const std::string& opType);
 
 /// Family registration functions, one per file in compiler/importer/onnx/.
 void registerOnnxElementwiseImporters();

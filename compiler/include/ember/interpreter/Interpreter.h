@@ -23,6 +23,9 @@ public:
   void setObserver(Observer o) { observer_ = std::move(o); }
 
 private:
+  /// "FILE: node 'NAME' (KIND)" of a node of the function (errors of a run).
+  std::string whereIs(const Node& n) const;
+
   const Function& f_;
   Observer observer_;
 };

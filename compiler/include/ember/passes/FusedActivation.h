@@ -5,7 +5,7 @@
 ///
 /// A node of those kinds may carry the string attribute `activation`:
 ///   - absent:  no activation;
-///   - "relu":  y = x > 0 ? x : 0 applied to the node's result;
+///   - "relu":  y = x <= 0 ? 0 : x applied to the node's result (NaN stays NaN);
 ///   - "clip":  y = min(max(x, activation_min), activation_max) with float attributes
 ///              `activation_min` / `activation_max` (Clip's semantics: max first).
 /// The activation is part of the node's meaning, so it is applied to the float result
@@ -80,7 +80,7 @@ struct FusedActivation {
   /// The activation of one float value, bit-identical to the Relu / Clip kernels.
   float apply(float x) const {
     if (kind == Kind::Relu)
-      return x > 0 ? x : 0.f;
+      return x <= 0 ? 0.f : x; // NaN stays NaN (docs/numerics.md)
     const float y = static_cast<double>(x) < lo ? static_cast<float>(lo) : x;
     return static_cast<double>(y) > hi ? static_cast<float>(hi) : y;
   }
