@@ -19,6 +19,8 @@ std::string describeCurrentException(const char* tool, int* status) {
   } catch (const UsageError& e) {
     code = kExitUsage;
     line = t + ": " + e.what() + " (see " + t + " --help)";
+  } catch (const InternalError& e) {
+    line = t + ": internal error (a bug in Ember; please report it): " + e.what();
   } catch (const Unsupported& e) {
     line = t + ": unsupported: " + e.what();
   } catch (const Error& e) {

@@ -507,12 +507,14 @@ void ModelImporter::importNodes() {
       if (e.where().rfind(where, 0) == 0)
         throw;
       throw Unsupported(where, e.what());
+    } catch (const InternalError&) {
+      throw;
     } catch (const Error& e) {
       if (e.where().rfind(where, 0) == 0)
         throw;
       throw Error(where, e.what());
     } catch (const std::exception& e) {
-      throw Error(where, std::string("internal error: ") + e.what());
+      throw InternalError(where, e.what());
     }
     for (int o = 0; o < n.output_size(); ++o) {
       const std::string& out = n.output(o);

@@ -48,4 +48,12 @@ public:
   using Error::Error;
 };
 
+/// A bug in Ember caught where it can still be located (e.g. an operator importer that
+/// threw a C++ library exception): `what()` names the place. Tools report it as an
+/// internal error; fuzz targets count it as a finding, never as a clean rejection.
+class InternalError : public Error {
+public:
+  using Error::Error;
+};
+
 } // namespace ember
