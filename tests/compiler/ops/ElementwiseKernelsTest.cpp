@@ -34,6 +34,18 @@ TEST(ElementwiseKernels, Int64ArithmeticTruncatesDivision) {
   expectExact<int64_t>(eval1(K::Add, {a, I64({1}, {1})}), {4}, {-6, 8, -6, 8});
 }
 
+// Integer overflow wraps around (two's complement) as in NumPy/ONNX Runtime; a fuzzer
+// found the signed overflow (undefined behaviour) of int64 Add.
+TEST(ElementwiseKernels, Int64OverflowWraps) {
+  const int64_t big = std::numeric_limits<int64_t>::max(),
+                small = std::numeric_limits<int64_t>::min();
+  expectExact<int64_t>(eval1(K::Add, {I64({2}, {big, small}), I64({2}, {1, -1})}), {2},
+                       {small, big});
+  expectExact<int64_t>(eval1(K::Sub, {I64({1}, {small}), I64({1}, {1})}), {1}, {big});
+  expectExact<int64_t>(eval1(K::Mul, {I64({1}, {big}), I64({1}, {2})}), {1}, {-2});
+  expectExact<int64_t>(eval1(K::Neg, {I64({1}, {small})}), {1}, {small});
+}
+
 TEST(ElementwiseKernels, IntegerDivisionByZeroIsAnError) {
   try {
     eval1(K::Div, {I64({1}, {1}), I64({1}, {0})});

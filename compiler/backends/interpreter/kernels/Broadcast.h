@@ -18,8 +18,10 @@ namespace kernels {
 /// Row-major strides (in elements) of `dims`.
 inline std::vector<int64_t> stridesOf(const Shape& dims) {
   std::vector<int64_t> s(dims.size(), 1);
+  // Wrapping (unsigned) products: an empty tensor may have huge extents beside its 0,
+  // and its strides are never used; a non-empty one's are bounded by its element count.
   for (size_t i = dims.size(); i-- > 1;)
-    s[i - 1] = s[i] * dims[i];
+    s[i - 1] = static_cast<int64_t>(static_cast<uint64_t>(s[i]) * static_cast<uint64_t>(dims[i]));
   return s;
 }
 

@@ -137,7 +137,8 @@ void concatKernel(const Node& n, const Ins& in, Outs& out) {
     parts.push_back(&t->dims());
   forEachBlock(n, out[0].dims(), out[0].kind(), parts,
                [&](size_t p, size_t w, size_t po, size_t bytes) {
-                 std::memcpy(out[0].raw() + w, in[p]->raw() + po, bytes);
+                 if (bytes)
+                   std::memcpy(out[0].raw() + w, in[p]->raw() + po, bytes);
                });
 }
 
@@ -147,7 +148,8 @@ void splitKernel(const Node& n, const Ins& in, Outs& out) {
     parts.push_back(&t.dims());
   forEachBlock(n, in[0]->dims(), in[0]->kind(), parts,
                [&](size_t p, size_t w, size_t po, size_t bytes) {
-                 std::memcpy(out[p].raw() + po, in[0]->raw() + w, bytes);
+                 if (bytes)
+                   std::memcpy(out[p].raw() + po, in[0]->raw() + w, bytes);
                });
 }
 
@@ -170,6 +172,8 @@ void gatherKernel(const Node& n, const Ins& in, Outs& out) {
   for (int64_t j = 0; j < m; ++j)
     rows[size_t(j)] = indexAt(idx, j, extent, "an index");
   const size_t rowBytes = size_t(inner) * es;
+  if (rowBytes == 0 || m == 0)
+    return;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < m; ++j)
       std::memcpy(out[0].raw() + size_t(o * m + j) * rowBytes,

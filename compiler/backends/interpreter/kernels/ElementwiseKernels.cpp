@@ -9,7 +9,9 @@
 #include "ember/passes/FusedActivation.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <type_traits>
 
 namespace ember {
 
@@ -159,8 +161,19 @@ KernelFn floatUnaryKernel(const FloatUnary& e) {
 
 // ---- numeric unary maps ---------------------------------------------------------
 
+/// Integer arithmetic wraps around (two's complement), as in NumPy and ONNX Runtime:
+/// signed overflow is undefined in C++, so integers are computed as unsigned.
+template <typename T, typename Op> T wrapping(T a, T b, Op op) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(op(static_cast<U>(a), static_cast<U>(b))));
+  } else {
+    return static_cast<T>(op(a, b));
+  }
+}
+
 template <typename T> T neg(T x) {
-  return static_cast<T>(-x);
+  return wrapping(T(0), x, std::minus<>()); // -INT64_MIN wraps to itself
 }
 
 void registerNumericUnary() {
@@ -242,11 +255,13 @@ void registerBinary() {
   using K = NodeKind;
   // Add may carry a fused activation (ember/passes/FusedActivation.h).
   registerKernel(K::Add, [](const Node& n, const Ins& in, Outs& out) {
-    runBinary<kNumeric>(n, in, out, [](auto a, auto b) { return decltype(a)(a + b); });
+    runBinary<kNumeric>(n, in, out, [](auto a, auto b) { return wrapping(a, b, std::plus<>()); });
     applyFusedActivation(n, out[0]);
   });
-  registerKernel(K::Sub, binaryKernel<kNumeric>([](auto a, auto b) { return decltype(a)(a - b); }));
-  registerKernel(K::Mul, binaryKernel<kNumeric>([](auto a, auto b) { return decltype(a)(a * b); }));
+  registerKernel(K::Sub, binaryKernel<kNumeric>(
+                             [](auto a, auto b) { return wrapping(a, b, std::minus<>()); }));
+  registerKernel(K::Mul, binaryKernel<kNumeric>(
+                             [](auto a, auto b) { return wrapping(a, b, std::multiplies<>()); }));
   registerKernel(K::Div, binaryKernel<kNumeric>([](auto a, auto b) { return safeDiv(a, b); }));
   registerKernel(K::Max, binaryKernel<kNumeric>([](auto a, auto b) {
                    if constexpr (std::is_floating_point_v<decltype(a)>)
