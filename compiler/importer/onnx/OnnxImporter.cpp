@@ -6,6 +6,7 @@
 #include "ember/graph/Verifier.h"
 #include "ember/importer/OnnxOpImporter.h"
 #include "ember/interpreter/Interpreter.h"
+#include "ember/passes/Pass.h"
 #include "ember/support/Error.h"
 
 #include <onnx/defs/schema.h>
@@ -462,11 +463,20 @@ void ModelImporter::importInitializers() {
 Node* ModelImporter::emit(NodeKind kind, const std::string& name, std::vector<NodeValue> inputs,
                           Attrs attrs) {
   bool allConstant = true;
-  for (const NodeValue& v : inputs)
+  int64_t inElems = 0;
+  for (const NodeValue& v : inputs) {
     allConstant &= !v || v.node->kind() == NodeKind::Constant;
+    if (v)
+      inElems += v.type().size();
+  }
   if (allConstant) {
     Node* tmp = scratchFn_->create(kind, name, inputs, attrs);
-    if (tmp->numResults() == 1 && interpreterSupports(*tmp)) {
+    // The constant-fold pass's rule: no folded constant larger than its inputs and than
+    // PassContext::foldLimitElements (an Expand to 2^31 elements is computed at run time,
+    // not allocated while importing).
+    const int64_t outElems = tmp->numResults() == 1 ? tmp->resultType(0).size() : 0;
+    const bool small = outElems <= inElems || outElems <= PassContext().foldLimitElements;
+    if (tmp->numResults() == 1 && small && interpreterSupports(*tmp)) {
       std::vector<const Tensor*> in;
       for (const NodeValue& v : inputs)
         in.push_back(v ? &v.node->payload() : nullptr);
