@@ -50,6 +50,9 @@ EMBER_ISA=$isa "$build/$exe" -max_total_time=$((minutes * 60)) -max_len=$maxlen 
 status=$?
 set -e
 grep -E "^stat::|Done [0-9]+ runs|ERROR|SUMMARY" "$build/fuzz-$target.log" | tail -12
+# UBSan reports do not stop libFuzzer (they are recoverable in this build): count them.
+ub=$(grep -c "runtime error:" "$build/fuzz-$target.log" || true)
 echo "fuzz $target: exit $status after $(($(date +%s) - start)) s; corpus $(ls "$corpus" | wc -l) files;" \
-  "findings $(ls "$artifacts" | wc -l) (log: $build/fuzz-$target.log)"
+  "findings $(ls "$artifacts" | wc -l), UBSan reports $ub (log: $build/fuzz-$target.log)"
+((ub == 0)) || status=1
 exit $status
