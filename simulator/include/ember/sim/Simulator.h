@@ -88,6 +88,9 @@ public:
              const Options& opts = {}) const;
 
 private:
+  /// defaultCycleBudget's computation (on the caller's thread).
+  std::uint64_t onePassBudget(const Job& job) const;
+
   isa::IsaDescription isa_;
 };
 
