@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace ember {
 
@@ -21,6 +22,18 @@ namespace {
 
 std::string sysReason(const char* action, int err = errno) {
   return std::string(action) + ": " + std::strerror(err);
+}
+
+/// `path` as its folder ("." when it names none) and its last component.
+std::pair<std::string, std::string> splitPath(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return {".", path};
+  return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
+std::string parentOf(const std::string& path) {
+  return splitPath(path).first;
 }
 
 // --- Temporary files removed on SIGINT/SIGTERM ----------------------------------------
@@ -64,11 +77,7 @@ extern "C" void onTerminatingSignal(int sig) {
 /// Removes `BASE.tmp.PID.*` files next to `target` whose process no longer runs (left
 /// by a SIGKILL). Files of running processes (a parallel run) are left alone.
 void removeStaleTemps(const std::string& target) {
-  std::string dir = ".", base = target;
-  if (auto slash = target.rfind('/'); slash != std::string::npos) {
-    dir = slash == 0 ? "/" : target.substr(0, slash);
-    base = target.substr(slash + 1);
-  }
+  const auto [dir, base] = splitPath(target);
   const std::string prefix = base + ".tmp.";
   DIR* d = ::opendir(dir.c_str());
   if (!d)
@@ -189,13 +198,6 @@ void replaceAtomically(const std::string& path, const std::string& shown, const 
   if (::rename(tmp.path.c_str(), path.c_str()) != 0)
     throw Error(shown, sysReason("cannot rename the temporary file over it"));
   tmp.keep = true;
-}
-
-std::string parentOf(const std::string& path) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos)
-    return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 } // namespace
@@ -356,9 +358,7 @@ std::string fileKey(const std::string& path) {
     return "i:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   const std::string target = resolveLinks(path);
   char buf[PATH_MAX];
-  const std::string dir = parentOf(target);
-  std::string name =
-      target.substr(target.rfind('/') == std::string::npos ? 0 : target.rfind('/') + 1);
+  const auto [dir, name] = splitPath(target);
   if (::realpath(dir.c_str(), buf))
     return "p:" + std::string(buf) + "/" + name;
   return "p:" + target;

@@ -249,12 +249,12 @@ void validateBinary(const Binary& bin, const IsaDescription& isa, const std::str
   checkDebug(bin, file);
 }
 
+// base's reader and writer throw ember::Error; libember_isa's callers expect isa::Error
+// with the file as its own field.
 std::vector<std::uint8_t> readFileBytes(const std::string& path) {
   try {
     std::string bytes = ember::readFileBytes(path);
     return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
-  } catch (const isa::Error&) {
-    throw;
   } catch (const ember::Error& e) {
     throw Error(path, "", e.reason());
   }
@@ -263,8 +263,6 @@ std::vector<std::uint8_t> readFileBytes(const std::string& path) {
 void writeFileAtomic(const std::string& path, const void* data, std::size_t size) {
   try {
     ember::writeFileAtomic(path, data, size);
-  } catch (const isa::Error&) {
-    throw;
   } catch (const ember::Error& e) {
     throw Error(path, "", e.reason());
   }
