@@ -2,7 +2,6 @@
 #include "SimRun.h"
 
 #include "ember/isa/error.h"
-#include "ember/support/AtomicFile.h"
 #include "ember/support/ToolMain.h"
 
 #include <iostream>
