@@ -79,6 +79,7 @@ std::vector<std::pair<std::string, std::uint64_t>> params(const IsaDescription& 
       {"QUEUE_COMPUTE_DEPTH", h.queues.compute_depth},
       {"QUEUE_STORE_DEPTH", h.queues.store_depth},
       {"TOKEN_FIFO_DEPTH", h.queues.token_fifo_depth},
+      {"FETCH_LATENCY_CYCLES", h.fetch.latency_cycles},
       {"INSN_BITS", isa.encoding().instruction_bits},
       {"INSN_BYTES", isa.encoding().bytes()},
       {"OPCODE_LSB", isa.encoding().opcode.lsb},
@@ -196,6 +197,8 @@ void mdHardware(std::ostringstream& o, const IsaDescription& isa) {
   o << "| queue depth load / compute / store | " << h.queues.load_depth << " / "
     << h.queues.compute_depth << " / " << h.queues.store_depth << " |\n";
   o << "| token FIFO depth | " << h.queues.token_fifo_depth << " |\n";
+  o << "| fetch latency | " << h.fetch.latency_cycles
+    << " cycles (then one instruction per cycle) |\n";
   o << "| roofline ridge | " << num(isa.ridgePoint()) << " MAC per DRAM byte |\n";
   o << "| instruction width | " << isa.encoding().instruction_bits << " bits, opcode bits ["
     << isa.encoding().opcode.lsb << ", " << isa.encoding().opcode.lsb + isa.encoding().opcode.width

@@ -5,6 +5,7 @@
 #include "schema_check.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -184,6 +185,17 @@ private:
     hw.dma.burst_bytes = dma["burst_bytes"].get<std::uint64_t>();
     pow2(hw.dma.burst_bytes, "/hardware/dma/burst_bytes", "bursts are address-aligned");
     hw.dma.max_outstanding = dma["max_outstanding"].get<std::uint64_t>();
+    if (!isPow2(hw.dma.max_outstanding))
+      ck_.fail("/hardware/dma/max_outstanding",
+               std::to_string(hw.dma.max_outstanding) +
+                   " is not a power of two (the DMA paces its requests by dividing by "
+                   "max_outstanding * burst_bytes, a shift in hardware)");
+    if (hw.mac.weight_buffers > 2)
+      ck_.fail("/hardware/mac_array/weight_buffers",
+               std::to_string(hw.mac.weight_buffers) +
+                   " weight buffers: the array holds one or two weight blocks (a third "
+                   "would not change the timing model)");
+    hw.fetch.latency_cycles = h["fetch"]["latency_cycles"].get<std::uint64_t>();
     const json& q = h["queues"];
     const char* qs[] = {"load_depth", "compute_depth", "store_depth", "token_fifo_depth"};
     std::uint64_t* dst[] = {&hw.queues.load_depth, &hw.queues.compute_depth, &hw.queues.store_depth,
@@ -356,6 +368,15 @@ private:
                      in.cls->name + " (expected: " + want + ")");
       }
       out[it.key()] = it.value().get<double>();
+      // The hardware counts whole cycles, and every instruction holds its engine for at
+      // least one (docs/simulator.md, rule E1): refuse timings the RTL cannot implement.
+      const double v = out[it.key()];
+      const std::string where = p + "/" + key + "/" + pointerKey(it.key());
+      if (std::string(key) == "timing" && v != std::floor(v))
+        ck_.fail(where, "timing " + it.value().dump() + " is not a whole number of cycles");
+      if (std::string(key) == "timing" && it.key() == "issue" && v < 1)
+        ck_.fail(where, "issue must be at least 1 cycle: an instruction occupies its engine "
+                        "for at least one cycle");
     }
     for (const auto& n : need)
       if (!out.count(n))

@@ -3,6 +3,7 @@
 
 #include "ember/isa/description.h"
 #include "ember/isa/error.h"
+#include "ember/isa/roles.h"
 
 #include <string>
 
@@ -77,6 +78,7 @@ const std::vector<std::string> kVectorEnergyKeys = {"issue", "per_lane"};
 ClassSpec dmaClass(bool load) {
   ClassSpec c;
   c.name = load ? "dma-load" : "dma-store";
+  c.id = load ? SemanticClass::DmaLoad : SemanticClass::DmaStore;
   c.engine = load ? Engine::Load : Engine::Store;
   c.doc = load ? "DRAM -> SRAM copy of a 1-3-D strided box of rows, with padding"
                : "SRAM -> DRAM copy of a 1-3-D box of rows to strided DRAM";
@@ -105,6 +107,7 @@ ClassSpec dmaClass(bool load) {
 ClassSpec gemmClass() {
   ClassSpec c;
   c.name = "gemm";
+  c.id = SemanticClass::Gemm;
   c.doc = "weight-stationary matrix multiply over a 3-level affine loop nest";
   addTokens(c.roles);
   c.roles.push_back(role("reset", RoleKind::Flag, "write zeros to the acc rows instead"));
@@ -127,6 +130,7 @@ ClassSpec gemmClass() {
 ClassSpec vectorBinaryClass() {
   ClassSpec c;
   c.name = "vector-binary";
+  c.id = SemanticClass::VectorBinary;
   c.doc = "dst = op(src0, src1) lane-wise over a 2-level strided loop";
   addTokens(c.roles);
   c.roles.push_back(memsel("dst_mem", {"act", "acc"}, "memory of dst"));
@@ -144,6 +148,7 @@ ClassSpec vectorBinaryClass() {
 ClassSpec vectorUnaryClass() {
   ClassSpec c;
   c.name = "vector-unary";
+  c.id = SemanticClass::VectorUnary;
   c.doc = "dst = op(src, imm0, imm1) lane-wise over a 2-level strided loop";
   addTokens(c.roles);
   c.roles.push_back(memsel("dst_mem", {"act", "acc"}, "memory of dst"));
@@ -162,6 +167,7 @@ ClassSpec vectorUnaryClass() {
 ClassSpec requantizeClass() {
   ClassSpec c;
   c.name = "requantize";
+  c.id = SemanticClass::Requantize;
   c.doc = "acc int32 -> act int8 with per-channel multiplier/shift, zero point, clamp";
   addTokens(c.roles);
   c.roles.push_back(addr("dst_addr", "act", "", "first act row written"));
@@ -195,6 +201,7 @@ void checkLut(const IsaDescription& isa, const InstrDesc& d, Checker& ck) {
 ClassSpec lutClass() {
   ClassSpec c;
   c.name = "lut";
+  c.id = SemanticClass::Lut;
   c.doc = "act int8 -> act int8 through a 256-entry table in the param SRAM";
   addTokens(c.roles);
   c.roles.push_back(role("table", RoleKind::Index, "table number (plus properties.table_offset)"));
@@ -211,6 +218,7 @@ ClassSpec lutClass() {
 ClassSpec syncClass() {
   ClassSpec c;
   c.name = "sync";
+  c.id = SemanticClass::Sync;
   c.doc = "no-op on one engine that only moves dependency tokens";
   addTokens(c.roles);
   RoleSpec e = role("engine", RoleKind::Enum, "engine whose queue runs it");
@@ -224,6 +232,7 @@ ClassSpec syncClass() {
 ClassSpec haltClass() {
   ClassSpec c;
   c.name = "halt";
+  c.id = SemanticClass::Halt;
   c.doc = "end of program (compute engine)";
   addTokens(c.roles);
   c.timing_keys = {"issue"};

@@ -1,4 +1,4 @@
-// Data semantics and closed-form timing of every instruction class (docs/simulator.md).
+// Data semantics of every instruction class (docs/isa.md section 2).
 #include "Machine.h"
 
 #include "ember/isa/error.h"
@@ -37,27 +37,10 @@ u64 lastRow(u64 base, std::initializer_list<std::pair<u64, u64>> loops) {
 } // namespace
 
 Cls classOf(const isa::InstrDesc& d) {
-  const std::string& n = d.cls->name;
-  if (n == "dma-load")
-    return Cls::DmaLoad;
-  if (n == "dma-store")
-    return Cls::DmaStore;
-  if (n == "gemm")
-    return Cls::Gemm;
-  if (n == "vector-binary")
-    return Cls::VecBinary;
-  if (n == "vector-unary")
-    return Cls::VecUnary;
-  if (n == "requantize")
-    return Cls::Requant;
-  if (n == "lut")
-    return Cls::Lut;
-  if (n == "sync")
-    return Cls::Sync;
-  if (n == "halt")
-    return Cls::Halt;
-  throw isa::Error("<simulator>", d.json_path,
-                   "semantic class '" + n + "' has no simulator implementation");
+  if (d.cls->id == Cls::Custom)
+    throw isa::Error("<simulator>", d.json_path,
+                     "semantic class '" + d.cls->name + "' has no simulator implementation");
+  return d.cls->id;
 }
 
 std::int64_t roundingShift(std::int64_t x, std::int64_t s) {
@@ -125,13 +108,14 @@ std::optional<ExecFault> Machine::execute(const Instruction& insn, Cls cls, Coun
     return dma(insn, false, c);
   case Cls::Gemm:
     return gemm(insn, c);
-  case Cls::VecBinary:
-  case Cls::VecUnary:
-  case Cls::Requant:
+  case Cls::VectorBinary:
+  case Cls::VectorUnary:
+  case Cls::Requantize:
   case Cls::Lut:
     return vector(insn, cls, c);
   case Cls::Sync:
   case Cls::Halt:
+  case Cls::Custom: // refused by classOf at fetch
     return std::nullopt;
   }
   return std::nullopt;

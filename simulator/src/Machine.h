@@ -1,6 +1,6 @@
 // Internal: the NPU's architectural state (SRAMs, DRAM window) and, per instruction, its
-// data semantics and closed-form timing. No SystemC in here: the engines in
-// Simulator.cpp decide *when*, the Machine decides *what* and *how long*.
+// data semantics. No SystemC in here: the cycle engine (Npu.cpp) decides *when*, with the
+// durations of libember_isa's timing model (ember/isa/timing.h); the Machine decides *what*.
 #pragma once
 
 #include "ember/isa/description.h"
@@ -16,8 +16,8 @@
 
 namespace ember::sim::detail {
 
-/// Semantic classes the simulator implements.
-enum class Cls { DmaLoad, DmaStore, Gemm, VecBinary, VecUnary, Requant, Lut, Sync, Halt };
+/// Semantic classes (the simulator implements every built-in one).
+using Cls = isa::SemanticClass;
 
 /// Class of `d`; throws isa::Error for a class this simulator does not implement.
 Cls classOf(const isa::InstrDesc& d);
@@ -56,31 +56,12 @@ private:
   std::uint64_t window_;
 };
 
-/// The DRAM data bus, shared by the load and store engines.
-struct DramBus {
-  std::uint64_t free_at = 0; ///< First cycle the bus is not reserved.
-};
-
-/// Duration of one instruction.
-struct Timing {
-  std::uint64_t cycles = 0;       ///< From start to retirement.
-  std::uint64_t memory_stall = 0; ///< Part of `cycles` lost to contention / conflicts.
-  bool overflow = false;          ///< The duration does not fit 64 bits (cycles is then max).
-};
-
 class Machine {
 public:
   Machine(const isa::IsaDescription& isa, DramImage dram, std::uint64_t window);
 
   /// Checks operands and applies the data effect of `insn`; fills `counts`.
   std::optional<ExecFault> execute(const isa::Instruction& insn, Cls cls, Counts& counts);
-  /// Closed-form duration of `insn` (already executed successfully) starting at `start`.
-  /// DMA instructions reserve the DRAM bus in `bus`.
-  Timing timing(const isa::Instruction& insn, Cls cls, std::uint64_t start, DramBus& bus) const;
-  /// Duration of `insn` (no contention) with its loop counts limited to one pass over the
-  /// SRAM rows each loop walks: its share of the default cycle budget. UINT64_MAX on
-  /// overflow.
-  std::uint64_t passCycles(const isa::Instruction& insn, Cls cls) const;
 
   Dram& dram() { return dram_; }
   std::size_t memoryCount() const { return srams_.size(); }
@@ -96,12 +77,6 @@ private:
   std::optional<ExecFault> dma(const isa::Instruction& insn, bool load, Counts& c);
   std::optional<ExecFault> gemm(const isa::Instruction& insn, Counts& c);
   std::optional<ExecFault> vector(const isa::Instruction& insn, Cls cls, Counts& c);
-
-  // `maxRows` limits the rows (loop steps) counted; UINT64_MAX for the real duration.
-  Timing dmaTiming(const isa::Instruction& insn, std::uint64_t start, DramBus& bus,
-                   std::uint64_t maxRows) const;
-  Timing gemmTiming(const isa::Instruction& insn, std::uint64_t maxRows) const;
-  Timing vectorTiming(const isa::Instruction& insn, Cls cls, std::uint64_t maxRows) const;
 
   const isa::IsaDescription& isa_;
   std::vector<Sram> srams_; ///< In memories() order.

@@ -42,15 +42,16 @@ void RunState::retire(const isa::IsaDescription& isa, const isa::Instruction& in
     e += double(c.bursts) * d.energyOf("per_burst");
     e_dma += e;
     break;
-  case Cls::VecBinary:
-  case Cls::VecUnary:
-  case Cls::Requant:
+  case Cls::VectorBinary:
+  case Cls::VectorUnary:
+  case Cls::Requantize:
   case Cls::Lut:
     e += double(c.lane_ops) * d.energyOf("per_lane");
     e_vector += e;
     break;
   case Cls::Sync:
   case Cls::Halt:
+  case Cls::Custom:
     e_control += e;
     break;
   }
@@ -67,9 +68,9 @@ void RunState::retire(const isa::IsaDescription& isa, const isa::Instruction& in
   dram_write += c.dram_write;
   const int eng = s.engine;
   ++count[eng];
-  busy[eng] += (s.end - s.start) - s.memory_stall;
+  busy[eng] += (s.end - s.start) - s.memory_stall - s.push_stall;
   memory_stall[eng] += s.memory_stall;
-  token_stall[eng] += s.start - s.take;
+  token_stall[eng] += (s.start - s.take) + s.push_stall;
   last_cycle = std::max(last_cycle, s.end);
   ++retired;
   int l = layerOf(s.index);

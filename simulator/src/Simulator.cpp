@@ -1,12 +1,13 @@
-// The SystemC model: a fetch unit, three in-order engines with queues, and the four
-// dependency-token FIFOs between neighbouring engines. Engines advance time once per
-// instruction by its closed-form duration (Machine::timing), so simulation time moves by
-// events and never ticks cycle by cycle.
+// The simulator's entry points: elaborate a fresh SystemC context per run, place the
+// job's DRAM image, run the NPU module (Npu.cpp: the cycle engine of the timing contract)
+// and build the report.
 #include "ember/sim/Simulator.h"
 
 #include "Machine.h"
+#include "Npu.h"
 #include "Run.h"
 #include "ember/isa/error.h"
+#include "ember/isa/timing.h"
 
 #include <systemc>
 
@@ -28,337 +29,7 @@ namespace ember::sim {
 
 namespace {
 
-using detail::Cls;
 using u64 = std::uint64_t;
-using isa::Engine;
-
-constexpr const char* kEngineNames[3] = {"load", "compute", "store"};
-
-/// Token FIFO from engine `from` to its neighbour (`toNext`: towards store), or -1.
-int fifoIndex(int from, bool toNext) {
-  if (toNext)
-    return from < 2 ? from * 2 : -1;         // 0: load->compute, 2: compute->store
-  return from > 0 ? (from - 1) * 2 + 1 : -1; // 1: compute->load, 3: store->compute
-}
-/// Producer / consumer engine of FIFO `f`.
-int fifoProducer(int f) {
-  return (f == 0) ? 0 : (f == 1) ? 1 : (f == 2) ? 1 : 2;
-}
-int fifoConsumer(int f) {
-  return (f == 0) ? 1 : (f == 1) ? 0 : (f == 2) ? 2 : 1;
-}
-
-struct Pending {
-  std::uint32_t index;
-  isa::Instruction insn;
-  Cls cls;
-  u64 dispatch;
-};
-
-/// Where an engine is blocked, for the deadlock report.
-struct WaitState {
-  bool on_token = false;
-  bool push = false; ///< Waiting for room (push) rather than for a token (pop).
-  int fifo = -1;
-  std::int64_t index = -1;
-  std::string mnemonic;
-};
-
-class Npu : public sc_core::sc_module {
-public:
-  SC_HAS_PROCESS(Npu);
-  Npu(sc_core::sc_module_name name, const isa::IsaDescription& isa, const Job& job,
-      const Options& opts, u64 budget, detail::Machine& m, detail::RunState& st)
-      : sc_module(name), isa_(isa), job_(job), opts_(opts), budget_(budget), m_(m), st_(st) {
-    const auto& q = isa.hw().queues;
-    depth_ = {q.load_depth, q.compute_depth, q.store_depth};
-    unit_ = sc_core::sc_time(1, sc_core::SC_NS).value();
-    SC_THREAD(fetch);
-    SC_THREAD(loadEngine);
-    SC_THREAD(computeEngine);
-    SC_THREAD(storeEngine);
-  }
-
-  bool finished() const { return fetch_done_ && drained_[0] && drained_[1] && drained_[2]; }
-  void describeDeadlock();
-  /// The engine and index of the oldest instruction taken but not retired.
-  void oldestInFlight(std::string& engine, std::int64_t& index) const {
-    for (int e = 0; e < 3; ++e)
-      if (current_[e] >= 0 && (index < 0 || current_[e] < index)) {
-        index = current_[e];
-        engine = kEngineNames[e];
-      }
-  }
-  u64 now() const { return sc_core::sc_time_stamp().value() / unit_; }
-  /// Wakes every waiting thread so that it returns (SystemC never unwinds the stack of
-  /// a thread that is still waiting when its context is destroyed: its locals would leak).
-  void stop() {
-    stopped_ = true;
-    stop_ev_.notify(sc_core::SC_ZERO_TIME);
-  }
-
-private:
-  void fetch();
-  void loadEngine() { engine(0); }
-  void computeEngine() { engine(1); }
-  void storeEngine() { engine(2); }
-  void engine(int e);
-  bool popTokens(int e, const Pending& p);
-  bool withinBudget(int e, const Pending& p, u64 start);
-  bool pushTokens(int e, const Pending& p);
-  void raise(FaultKind k, const std::string& engine, std::int64_t index, std::string reason);
-  void waitCycles(u64 c) {
-    if (c)
-      sc_core::wait(sc_core::sc_time::from_value(c * unit_), stop_ev_);
-  }
-  void notifyTokens() {
-    for (auto& ev : tok_ev_)
-      ev.notify(sc_core::SC_ZERO_TIME);
-    for (auto& ev : room_ev_)
-      ev.notify(sc_core::SC_ZERO_TIME);
-  }
-
-  const isa::IsaDescription& isa_;
-  const Job& job_;
-  const Options& opts_;
-  u64 budget_;
-  detail::Machine& m_;
-  detail::RunState& st_;
-  u64 unit_ = 1000;
-  std::array<u64, 3> depth_{};
-  std::array<std::deque<Pending>, 3> queue_;
-  std::array<sc_core::sc_event, 3> put_ev_, get_ev_;
-  std::array<u64, 4> tokens_{};
-  std::array<sc_core::sc_event, 4> tok_ev_, room_ev_;
-  std::array<bool, 3> drained_{};
-  std::array<WaitState, 3> wait_{};
-  std::int64_t fetch_wait_ = -1;
-  std::array<std::int64_t, 3> current_{-1, -1, -1};
-  bool fetch_done_ = false, stopped_ = false;
-  detail::DramBus bus_;
-  sc_core::sc_event stop_ev_; ///< Notified once, when the run stops early.
-};
-
-void Npu::raise(FaultKind k, const std::string& engine, std::int64_t index, std::string reason) {
-  if (stopped_)
-    return;
-  st_.fault = Fault{k, now(), engine, index, std::move(reason)};
-  stop();
-}
-
-void Npu::fetch() {
-  const unsigned W = isa_.instructionBytes();
-  const std::size_t n = W ? job_.text.size() / W : 0;
-  for (std::size_t i = 0; i < n && !stopped_; ++i) {
-    const std::string where = "instruction " + std::to_string(i);
-    std::optional<isa::Instruction> insn;
-    Cls cls{};
-    int e = 0;
-    try {
-      insn = isa::Instruction::decode(isa_, job_.text.data() + i * W, "<program>", where);
-      cls = detail::classOf(insn->desc());
-    } catch (const std::exception& ex) {
-      return raise(FaultKind::IllegalOpcode, "fetch", std::int64_t(i), ex.what());
-    }
-    try {
-      e = static_cast<int>(insn->engine());
-    } catch (const std::exception& ex) {
-      e = -1;
-    }
-    if (e < 0 || e > 2)
-      return raise(FaultKind::BadOperand, "fetch", std::int64_t(i),
-                   insn->name() + " names no engine (engine field out of range)");
-    u64 t0 = now();
-    while (queue_[e].size() >= depth_[e]) {
-      fetch_wait_ = std::int64_t(i);
-      sc_core::wait(get_ev_[e] | stop_ev_);
-      if (stopped_)
-        return;
-    }
-    fetch_wait_ = -1;
-    st_.fetch_stall += now() - t0;
-    queue_[e].push_back(Pending{std::uint32_t(i), *insn, cls, now()});
-    put_ev_[e].notify(sc_core::SC_ZERO_TIME);
-    if (cls == Cls::Halt)
-      break;
-  }
-  fetch_done_ = true;
-  for (auto& ev : put_ev_)
-    ev.notify(sc_core::SC_ZERO_TIME);
-}
-
-bool Npu::popTokens(int e, const Pending& p) {
-  for (bool next : {false, true}) {
-    if (!p.insn.has(next ? "pop_next" : "pop_prev") || !p.insn.get(next ? "pop_next" : "pop_prev"))
-      continue;
-    // Tokens into e from its neighbour: that neighbour's FIFO towards e.
-    int from = next ? e + 1 : e - 1;
-    const char* flag = next ? "pop_next" : "pop_prev";
-    if (from < 0 || from > 2) {
-      raise(FaultKind::TokenUnderflow, kEngineNames[e], p.index,
-            std::string(flag) + " on the " + kEngineNames[e] + " engine, which has no " +
-                (next ? "next" : "previous") + " engine: the FIFO can never hold a token");
-      return false;
-    }
-    int f = fifoIndex(from, !next);
-    while (tokens_[f] == 0) {
-      if (drained_[from]) {
-        raise(FaultKind::TokenUnderflow, kEngineNames[e], p.index,
-              std::string(flag) + " of " + p.insn.name() + " on an empty " + kEngineNames[from] +
-                  "->" + kEngineNames[e] + " token FIFO, and the " + kEngineNames[from] +
-                  " engine has retired all its instructions");
-        return false;
-      }
-      wait_[e] = WaitState{true, false, f, p.index, p.insn.name()};
-      sc_core::wait(tok_ev_[f] | stop_ev_);
-      if (stopped_)
-        return false;
-    }
-    wait_[e] = WaitState{};
-    --tokens_[f];
-    room_ev_[f].notify(sc_core::SC_ZERO_TIME);
-  }
-  return true;
-}
-
-bool Npu::pushTokens(int e, const Pending& p) {
-  for (bool next : {false, true}) {
-    const char* flag = next ? "push_next" : "push_prev";
-    if (!p.insn.has(flag) || !p.insn.get(flag))
-      continue;
-    int f = fifoIndex(e, next);
-    if (f < 0) {
-      raise(FaultKind::TokenOverflow, kEngineNames[e], p.index,
-            std::string(flag) + " on the " + kEngineNames[e] + " engine, which has no " +
-                (next ? "next" : "previous") + " engine to receive the token");
-      return false;
-    }
-    const u64 depth = isa_.hw().queues.token_fifo_depth;
-    const int to = next ? e + 1 : e - 1;
-    while (tokens_[f] >= depth) {
-      if (drained_[to]) {
-        raise(FaultKind::TokenOverflow, kEngineNames[e], p.index,
-              std::string(flag) + " of " + p.insn.name() + " into the full " + kEngineNames[e] +
-                  "->" + kEngineNames[to] + " token FIFO (depth " + std::to_string(depth) +
-                  "), and the " + kEngineNames[to] +
-                  " engine has retired all its instructions: no room will ever come");
-        return false;
-      }
-      wait_[e] = WaitState{true, true, f, p.index, p.insn.name()};
-      sc_core::wait(room_ev_[f] | stop_ev_);
-      if (stopped_)
-        return false;
-    }
-    wait_[e] = WaitState{};
-    ++tokens_[f];
-    tok_ev_[f].notify(sc_core::SC_ZERO_TIME);
-  }
-  return true;
-}
-
-/// An instruction that would end past the cycle budget stops the run before its data
-/// effect is computed, so a run's host time is bounded by its budget.
-bool Npu::withinBudget(int e, const Pending& p, u64 start) {
-  detail::DramBus probe = bus_;
-  detail::Timing t = m_.timing(p.insn, p.cls, start, probe);
-  if (t.overflow) {
-    raise(FaultKind::CycleBudget, kEngineNames[e], p.index,
-          p.insn.name() + ": its duration does not fit a 64-bit cycle count");
-    return false;
-  }
-  if (start > budget_ || t.cycles > budget_ - start) {
-    raise(FaultKind::CycleBudget, kEngineNames[e], p.index,
-          "cycle budget of " + std::to_string(budget_) + " cycles exceeded: " + p.insn.name() +
-              " starting at cycle " + std::to_string(start) + " takes " + std::to_string(t.cycles) +
-              " cycles (" + std::to_string(st_.retired) + " of " +
-              std::to_string(st_.instructions) + " instructions retired)");
-    if (st_.fault)
-      st_.fault->cycle = budget_; // where the budget runs out, as when time reaches it
-    return false;
-  }
-  return true;
-}
-
-void Npu::engine(int e) {
-  for (;;) {
-    while (queue_[e].empty()) {
-      if (fetch_done_) {
-        drained_[e] = true;
-        notifyTokens();
-        return;
-      }
-      sc_core::wait(put_ev_[e] | stop_ev_);
-      if (stopped_)
-        return;
-    }
-    Pending p = std::move(queue_[e].front());
-    queue_[e].pop_front();
-    get_ev_[e].notify(sc_core::SC_ZERO_TIME);
-    Slice s;
-    s.index = p.index;
-    s.engine = e;
-    s.dispatch = p.dispatch;
-    s.take = now();
-    current_[e] = p.index;
-    if (!popTokens(e, p))
-      return;
-    s.start = now();
-    if (!withinBudget(e, p, s.start))
-      return;
-    detail::Counts counts;
-    if (auto f = m_.execute(p.insn, p.cls, counts))
-      return raise(f->kind, kEngineNames[e], p.index, p.insn.name() + ": " + f->reason);
-    if (e == 2 && p.cls == Cls::DmaStore)
-      sc_core::wait(sc_core::SC_ZERO_TIME); // same-cycle DRAM requests: load first
-    detail::Timing t = m_.timing(p.insn, p.cls, s.start, bus_);
-    if (t.overflow)
-      return raise(FaultKind::CycleBudget, kEngineNames[e], p.index,
-                   p.insn.name() + ": its duration does not fit a 64-bit cycle count");
-    waitCycles(t.cycles);
-    if (stopped_)
-      return;
-    s.end = now();
-    s.memory_stall = t.memory_stall;
-    s.name = p.insn.name();
-    if (!pushTokens(e, p))
-      return;
-    current_[e] = -1;
-    st_.retire(isa_, p.insn, p.cls, counts, std::move(s), opts_.record_slices);
-    if (opts_.progress && st_.retired % 1024 == 0)
-      opts_.progress(now(), st_.retired, st_.instructions);
-  }
-}
-
-void Npu::describeDeadlock() {
-  std::string reason = "no engine can progress:";
-  std::int64_t first = -1;
-  std::string firstEngine = "compute";
-  for (int e = 0; e < 3; ++e) {
-    const WaitState& w = wait_[e];
-    if (drained_[e]) {
-      reason += std::string(" ") + kEngineNames[e] + " has finished;";
-      continue;
-    }
-    if (w.on_token) {
-      int other = w.push ? fifoConsumer(w.fifo) : fifoProducer(w.fifo);
-      reason += std::string(" ") + kEngineNames[e] + " waits at instruction " +
-                std::to_string(w.index) + " (" + w.mnemonic + ") " +
-                (w.push ? "for room in its full token FIFO to " : "for a token from ") +
-                kEngineNames[other] + ";";
-      if (first < 0 || w.index < first) {
-        first = w.index;
-        firstEngine = kEngineNames[e];
-      }
-    } else {
-      reason += std::string(" ") + kEngineNames[e] + " waits for instructions;";
-    }
-  }
-  if (fetch_wait_ >= 0)
-    reason +=
-        " fetch waits at instruction " + std::to_string(fetch_wait_) + " for room in a full queue;";
-  reason.pop_back();
-  st_.fault = Fault{FaultKind::Deadlock, now(), firstEngine, first, reason};
-}
 
 /// One SystemC context per run, so a process may run any number of simulations.
 class ContextGuard {
@@ -439,13 +110,15 @@ u64 Simulator::defaultCycleBudget(const Job& job) const {
 }
 
 u64 Simulator::onePassBudget(const Job& job) const {
-  detail::Machine machine(isa_, DramImage(), 0);
   const unsigned W = isa_.instructionBytes();
-  u64 sum = kBudgetSlack;
+  u64 sum = kBudgetSlack + isa_.hw().fetch.latency_cycles;
   for (std::size_t i = 0; W && i < job.text.size() / W; ++i) {
     try {
       isa::Instruction insn = isa::Instruction::decode(isa_, job.text.data() + i * W, "", "");
-      u64 c = machine.passCycles(insn, detail::classOf(insn.desc()));
+      detail::classOf(insn.desc());
+      // One cycle of fetch per instruction (rule F1) plus its one-pass duration.
+      u64 c = isa::timing::onePass(isa_, insn);
+      c = c == UINT64_MAX ? c : c + 1;
       sum = c > kMaxCycleBudget - sum ? kMaxCycleBudget : sum + c;
     } catch (const std::exception&) {
       // Faults at fetch; costs nothing.
@@ -466,41 +139,16 @@ Result Simulator::run(const Job& job, const Options& opts) const {
                                                    : isa_.hw().dram.size_bytes);
     {
       ContextGuard ctx;
-      auto npu = std::make_unique<Npu>("npu", isa_, job, opts, budget, machine, st);
+      auto npu = std::make_unique<detail::Npu>("npu", isa_, job, opts, budget, machine, st);
       try {
-        sc_core::sc_start(
-            sc_core::sc_time::from_value(budget * sc_core::sc_time(1, sc_core::SC_NS).value()),
-            sc_core::SC_EXIT_ON_STARVATION);
+        sc_core::sc_start();
       } catch (const std::exception& ex) {
         if (!st.fault)
           st.fault = Fault{FaultKind::BadOperand, npu->now(), "npu", -1,
                            std::string("internal error: ") + ex.what()};
       }
-      if (!st.fault && !npu->finished()) {
-        if (sc_core::sc_pending_activity()) {
-          std::int64_t oldest = -1;
-          std::string engine = "fetch";
-          npu->oldestInFlight(engine, oldest);
-          st.fault = Fault{FaultKind::CycleBudget, budget, engine, oldest,
-                           "cycle budget of " + std::to_string(budget) + " cycles exceeded after " +
-                               std::to_string(st.retired) + " of " +
-                               std::to_string(st.instructions) + " instructions retired"};
-        } else {
-          npu->describeDeadlock();
-        }
-      }
       if (st.fault)
         st.last_cycle = std::max(st.last_cycle, st.fault->cycle);
-      if (!npu->finished()) { // budget, deadlock or fault: let every thread return
-        npu->stop();
-        try {
-          sc_core::sc_start(sc_core::SC_ZERO_TIME);
-          while (sc_core::sc_pending_activity_at_current_time())
-            sc_core::sc_start(sc_core::SC_ZERO_TIME);
-        } catch (const std::exception&) {
-          // Unwinding only; the fault is already recorded.
-        }
-      }
       npu.reset();
     }
     res.dram = machine.dram().takeImage();

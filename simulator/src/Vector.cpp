@@ -68,12 +68,12 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
     return std::nullopt;
   };
   Sram *dstMem = act_, *srcMem = act_;
-  if (cls == Cls::VecBinary || cls == Cls::VecUnary) {
+  if (cls == Cls::VectorBinary || cls == Cls::VectorUnary) {
     if (auto f = pick("dst_mem", dstMem))
       return f;
     if (auto f = pick("src_mem", srcMem))
       return f;
-  } else if (cls == Cls::Requant) {
+  } else if (cls == Cls::Requantize) {
     srcMem = acc_;
   }
   auto operand = [&](const char* role, Sram* m, const std::string& p) {
@@ -86,7 +86,7 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
   };
   std::vector<Operand> srcs;
   Operand dst = operand("dst_addr", dstMem, "dst");
-  if (cls == Cls::VecBinary) {
+  if (cls == Cls::VectorBinary) {
     srcs.push_back(operand("src0_addr", srcMem, "src0"));
     srcs.push_back(operand("src1_addr", srcMem, "src1"));
   } else {
@@ -107,7 +107,7 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
   std::int32_t zp = 0, lo = 0, hi = 0;
   const std::uint8_t* table = nullptr;
   const auto& pd = *param_->desc;
-  if (cls == Cls::Requant) {
+  if (cls == Cls::Requantize) {
     u64 prow = U(insn, "param_addr");
     if (prow >= pd.rows() - 1)
       return ExecFault{FaultKind::SramOutOfRange, "param_addr reaches param row " +
@@ -134,9 +134,9 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
     c.sram_read[posOf(&pd)] += n0 * n1 * L; // one table byte per lane and row
   }
   const std::string& op = insn.desc().op;
-  const i64 imm0 = (cls == Cls::VecUnary) ? insn.get("imm0") : 0;
-  const i64 imm1 = (cls == Cls::VecUnary) ? insn.get("imm1") : 0;
-  if (cls == Cls::VecUnary && op == "shift" && (imm0 < -31 || imm0 > 31))
+  const i64 imm0 = (cls == Cls::VectorUnary) ? insn.get("imm0") : 0;
+  const i64 imm1 = (cls == Cls::VectorUnary) ? insn.get("imm1") : 0;
+  if (cls == Cls::VectorUnary && op == "shift" && (imm0 < -31 || imm0 > 31))
     return ExecFault{FaultKind::BadOperand,
                      "shift amount imm0 = " + std::to_string(imm0) + " is outside -31..31"};
   std::vector<std::int32_t> a(L), b(L);
@@ -144,7 +144,7 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
   for (u64 i1 = 0; i1 < n1; ++i1) {
     for (u64 i0 = 0; i0 < n0; ++i0) {
       readRow(srcs[0], srcs[0].row(i0, i1), a.data(), L);
-      if (cls == Cls::VecBinary) {
+      if (cls == Cls::VectorBinary) {
         readRow(srcs[1], srcs[1].row(i0, i1), b.data(), L);
         for (unsigned j = 0; j < L; ++j) {
           i64 x = a[j], z = b[j];
@@ -159,7 +159,7 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
           else
             y[j] = std::max(x, z);
         }
-      } else if (cls == Cls::VecUnary) {
+      } else if (cls == Cls::VectorUnary) {
         for (unsigned j = 0; j < L; ++j) {
           if (op == "shift")
             y[j] = roundingShift(a[j], imm0);
@@ -168,7 +168,7 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
           else
             y[j] = a[j];
         }
-      } else if (cls == Cls::Requant) {
+      } else if (cls == Cls::Requantize) {
         for (unsigned j = 0; j < L; ++j)
           y[j] = requantize(a[j], M[j], S[j], zp, lo, hi);
       } else {

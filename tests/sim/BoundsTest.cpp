@@ -110,8 +110,9 @@ TEST(SimBounds, HostileGemmsStopAtTheDefaultBudgetInBoundedTime) {
   Binary bin = ember::isa::assemble(maximalGemms(isa, 100), isa, "hostile.s");
   Simulator sim(isa);
   auto job = sim.makeJob(bin, {});
-  const u64 budget =
-      ember::sim::kBudgetSlack + 100 * gemmPass(isa, n0, n1, n2) + tim(isa, "finish", "issue");
+  // 2^20 + the fetch latency + per instruction one fetch cycle and its one-pass duration.
+  const u64 budget = ember::sim::kBudgetSlack + isa.hw().fetch.latency_cycles +
+                     100 * (1 + gemmPass(isa, n0, n1, n2)) + 1 + tim(isa, "finish", "issue");
   EXPECT_EQ(sim.defaultCycleBudget(job), budget);
   auto t0 = std::chrono::steady_clock::now();
   Result r = sim.run(job);
@@ -145,8 +146,9 @@ TEST(SimBounds, AnExplicitBudgetRunsWhatTheDefaultStops) {
   ASSERT_TRUE(r.ok()) << r.report.fault->message();
   const auto& mac = isa.hw().mac;
   const u64 R = n0 * n1 * tim(isa, "gemm", "cycles_per_row"), WL = mac.weight_load_cycles;
-  EXPECT_EQ(r.report.cycles, tim(isa, "gemm", "issue") + WL + (n2 - 1) * std::max(R, WL) + R +
-                                 mac.fill_cycles + mac.drain_cycles + tim(isa, "finish", "issue"));
+  EXPECT_EQ(r.report.cycles, isa.hw().fetch.latency_cycles + tim(isa, "gemm", "issue") + WL +
+                                 (n2 - 1) * std::max(R, WL) + R + mac.fill_cycles +
+                                 mac.drain_cycles + tim(isa, "finish", "issue"));
 }
 
 TEST(SimBounds, MemoryMapOutsideTheWindowIsALoadError) {
@@ -228,7 +230,7 @@ TEST(SimBounds, BankConflictsOfLongLoopsAreCountedExactly) {
                  {}, o);
   ASSERT_TRUE(r.ok()) << r.report.fault->message();
   const u64 per = (2 + act.read_ports - 1) / act.read_ports - 1;
-  EXPECT_EQ(r.report.cycles, tim(isa, "vadd", "issue") +
+  EXPECT_EQ(r.report.cycles, isa.hw().fetch.latency_cycles + tim(isa, "vadd", "issue") +
                                  n0 * n1 * tim(isa, "vadd", "cycles_per_row") + conflicts * per +
                                  tim(isa, "vadd", "pipeline_latency") +
                                  tim(isa, "finish", "issue"));
@@ -269,8 +271,8 @@ TEST(SimBounds, ExtremeButLegalDescriptionGivesTheClosedForm) {
   auto isa = ember::isa::IsaDescription::loadString(j.dump(), "extreme.json");
   ember::sim::Options o;
   o.cycle_budget = ember::sim::kMaxCycleBudget;
-  // DMA of the whole act SRAM: issue + setup + latency + max(bytes / bw, bytes * lat /
-  // (outstanding * burst)).
+  // DMA of the whole act SRAM, taken in cycle L (rule F1): issue + setup + latency +
+  // max(rows * ceil(row bytes / bw), rows, bytes * lat / (outstanding * burst)) (D1).
   const auto& hw = isa.hw();
   const u64 bytes = isa.memory("act").size_bytes, rows = rowsOf(isa, "act");
   Result r =
@@ -279,17 +281,18 @@ TEST(SimBounds, ExtremeButLegalDescriptionGivesTheClosedForm) {
               " size2=1 stride1=128\nfinish\n",
           {}, o);
   ASSERT_TRUE(r.ok()) << r.report.fault->message();
-  u64 X = std::max((bytes + hw.dram.bytes_per_cycle - 1) / hw.dram.bytes_per_cycle,
+  const u64 L = hw.fetch.latency_cycles, rb = isa.memory("act").row_bytes;
+  u64 X = std::max(rows * ((rb + hw.dram.bytes_per_cycle - 1) / hw.dram.bytes_per_cycle),
                    (bytes * M + hw.dma.max_outstanding * hw.dma.burst_bytes - 1) /
                        (hw.dma.max_outstanding * hw.dma.burst_bytes));
-  EXPECT_EQ(r.report.cycles, M + M + M + X); // finish (M) runs alongside on compute
+  EXPECT_EQ(r.report.cycles, L + M + M + M + X); // finish (M) runs alongside on compute
   // GEMM: issue + WL + (n2 - 1) * max(R, WL) + R + fill + drain, R = n0 * n1 * cpr; then
   // finish on the same engine.
   r = run(isa, "gemm act_addr=0 acc_addr=0 wgt_addr=0 n0=255 n1=255 n2=2\nfinish\n", {}, o);
   ASSERT_TRUE(r.ok()) << r.report.fault->message();
   const u64 R = 255 * 255 * M;
-  EXPECT_EQ(r.report.cycles, M + M + std::max(R, M) + R + M + M + M);
-  EXPECT_EQ(r.report.cycles, u64(136367308800) + 5 * M); // 2 * 65025 * 2^20 + 5 * 2^20
+  EXPECT_EQ(r.report.cycles, L + M + M + std::max(R, M) + R + M + M + M);
+  EXPECT_EQ(r.report.cycles, L + u64(136367308800) + 5 * M); // 2 * 65025 * 2^20 + 5 * 2^20
 }
 
 } // namespace

@@ -37,7 +37,8 @@ TEST(SimFaults, IllegalOpcodeAndReservedBits) {
   ember::isa::depositBits(job.text.data() + W, op.lsb, op.width, unused);
   Result r = sim.run(job);
   expectFault(r, FaultKind::IllegalOpcode, "fetch", 1, "opcode");
-  EXPECT_EQ(r.report.fault->cycle, 0u); // fetch decodes ahead of the engines
+  // Rules F1/F4: fetch reaches instruction 1 in cycle fetch.latency_cycles.
+  EXPECT_EQ(r.report.fault->cycle, isa.hw().fetch.latency_cycles);
   // Reserved bits set in the finish instruction.
   job = makeJob(isa, "sync engine=compute\nfinish\n");
   job.text[2 * W - 1] |= 0x80;
@@ -58,7 +59,11 @@ TEST(SimFaults, SramAccessOutOfRange) {
   Result r = run(isa, prog);
   expectFault(r, FaultKind::SramOutOfRange, "compute", 1,
               "act_addr reaches act row " + std::to_string(rows + 5));
-  EXPECT_EQ(r.report.fault->cycle, 1u); // after the sync's issue cycle
+  // The sync is taken in cycle L (rule F1) and ends after its issue cycle; the gemm,
+  // fetched a cycle later, starts in that cycle (E1) and faults there.
+  EXPECT_EQ(r.report.fault->cycle,
+            isa.hw().fetch.latency_cycles +
+                std::uint64_t(isa.findInstruction("sync")->timingOf("issue")));
   expectFault(run(isa, "dma.ld sram=acc sram_addr=1020 dram_addr=0 size0=2 size1=3 size2=1\n"),
               FaultKind::SramOutOfRange, "load", 0, "beyond its 1024 rows");
   expectFault(run(isa, "vadd dst_mem=acc src_mem=acc dst_addr=0 src0_addr=0 src1_addr=1000 n0=30 "

@@ -100,10 +100,11 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Conv
   const int64_t validH = std::min(Hp, j.H), validW = std::min(Wp, j.W);
   const int64_t size2 = Target::maxOf(t.dmaLoad(), "size2");
   const int64_t dmaIn = ceilDiv(maxCB, size2);
-  const double Lt = double(dmaIn) * t.dmaCycles(t.dmaLoad(), maxCB * validH * validW * L / dmaIn);
-  const double Wt = t.dmaCycles(t.dmaLoad(), maxWgt * t.rowBytes(Mem::Weight)) +
-                    t.dmaCycles(t.dmaLoad(), c.kt * t.rowBytes(Mem::Acc)) +
-                    t.dmaCycles(t.dmaLoad(), 2 * c.kt * t.rowBytes(Mem::Param));
+  const int64_t inRows = maxCB * validH * validW / dmaIn;
+  const double Lt = double(dmaIn) * t.dmaCycles(t.dmaLoad(), inRows, Mem::Act);
+  const double Wt = t.dmaCycles(t.dmaLoad(), maxWgt, Mem::Weight) +
+                    t.dmaCycles(t.dmaLoad(), c.kt, Mem::Acc) +
+                    t.dmaCycles(t.dmaLoad(), 2 * c.kt, Mem::Param);
   const auto cb = inputBlocks(j, L, 0);
   const int64_t perKb = cb.second - cb.first;
   const int64_t n2 = Target::maxOf(t.gemm(), "n2");
@@ -112,20 +113,14 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Conv
       double(c.kt) *
       (t.vectorCycles(t.vecUnary("copy"), c.th, c.tw) + t.vectorCycles(t.requant(), c.th, c.tw) +
        double(perKb * j.KH * kwChunks) * t.gemmCycles(std::min(j.KW, n2), c.th, c.tw));
-  const double St = t.dmaCycles(t.dmaStore(), c.kt * c.th * c.tw * L);
+  const double St = t.dmaCycles(t.dmaStore(), c.kt * c.th * c.tw, Mem::Act);
   const double steps = double(j.N * ceilDiv(j.OH, c.th) * ceilDiv(j.OW, c.tw));
   const double ktiles = double(ceilDiv(g.KB, c.kt));
   const double total = steps * ktiles;
-  // Both DMA engines share the DRAM bus: its busy time bounds the layer too.
-  const auto& hw = t.isa().hw();
-  double bw = double(hw.dram.bytes_per_cycle);
-  if (hw.dma.latency_cycles)
-    bw = std::min(bw, double(hw.dma.max_outstanding * hw.dma.burst_bytes) /
-                          double(hw.dma.latency_cycles));
-  bw = std::max(1.0, bw);
-  const double bus = (total * double(maxCB * validH * validW * L + c.kt * c.th * c.tw * L) +
-                      ktiles * double(maxWgt * t.rowBytes(Mem::Weight))) /
-                     bw;
+  // Both DMA engines share the DRAM channel: its reserved time bounds the layer too.
+  const double bus = total * (double(dmaIn) * t.channelCycles(t.dmaLoad(), inRows, Mem::Act) +
+                              t.channelCycles(t.dmaStore(), c.kt * c.th * c.tw, Mem::Act)) +
+                     ktiles * t.channelCycles(t.dmaLoad(), maxWgt, Mem::Weight);
   return std::max({total * Lt + ktiles * Wt, total * Ct, total * St, bus}) + Lt + Wt + Ct + St;
 }
 

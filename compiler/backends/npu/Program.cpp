@@ -223,12 +223,12 @@ void Program::commitStep(Step s) {
   auto run = [&](double start, const std::vector<isa::Instruction>& v) {
     double at = start;
     for (const auto& in : v) {
-      const std::string& cls = in.desc().cls->name;
-      if (cls == "dma-load" || cls == "dma-store") {
-        const auto hx = t_.dmaParts(in);
-        const double begin = std::max(at + hx.first, busFree_);
-        busFree_ = begin + hx.second;
-        at = busFree_;
+      const isa::SemanticClass cls = in.desc().cls->id;
+      if (cls == isa::SemanticClass::DmaLoad || cls == isa::SemanticClass::DmaStore) {
+        const auto p = t_.dmaParts(in);
+        const double begin = std::max(at + p.head, busFree_);
+        busFree_ = begin + p.transfer;
+        at = busFree_ + p.latency;
       } else {
         at += t_.cyclesOf(in);
       }
@@ -271,14 +271,14 @@ void Program::estimatePendingStores(double base) {
   const size_t k = storeEnd_.size();
   double at = std::max(k ? storeEnd_[k - 1] : base, computeEnd_[k]);
   for (const auto& in : pendingStoreEstimate_) {
-    if (in.desc().cls->name != "dma-store") {
+    if (in.desc().cls->id != isa::SemanticClass::DmaStore) {
       at += t_.cyclesOf(in);
       continue;
     }
-    const auto hx = t_.dmaParts(in);
-    const double begin = std::max(at + hx.first, busFree_);
-    busFree_ = begin + hx.second;
-    at = busFree_;
+    const auto p = t_.dmaParts(in);
+    const double begin = std::max(at + p.head, busFree_);
+    busFree_ = begin + p.transfer;
+    at = busFree_ + p.latency;
   }
   storeEnd_.push_back(at);
   pendingStoreEstimate_.clear();

@@ -48,19 +48,22 @@ public:
   static int64_t maxOf(const isa::InstrDesc& d, const std::string& role);
   static int64_t minOf(const isa::InstrDesc& d, const std::string& role);
 
-  // ---- timing (docs/isa.md section 3, no contention) ----
-  /// A dma-load / dma-store moving `bytes` DRAM bytes.
-  double dmaCycles(const isa::InstrDesc& d, double bytes) const;
-  /// A dma instruction as {issue + setup + latency, transfer cycles on the DRAM bus}.
-  std::pair<double, double> dmaParts(const isa::Instruction& in) const;
+  // ---- timing: libember_isa's timing model (ember/isa/timing.h), as doubles ----
+  /// A dma-load / dma-store moving `rows` rows of SRAM `m` on an idle DRAM channel.
+  double dmaCycles(const isa::InstrDesc& d, int64_t rows, Mem m) const;
+  /// Cycles such a DMA holds the DRAM channel (the bandwidth bound of a layer).
+  double channelCycles(const isa::InstrDesc& d, int64_t rows, Mem m) const;
+  /// The phases of a DMA instance: cycles before its first request, cycles holding the
+  /// DRAM channel, cycles of latency after it (docs/simulator.md rules D1-D3).
+  struct DmaParts {
+    double head = 0, transfer = 0, latency = 0;
+  };
+  DmaParts dmaParts(const isa::Instruction& in) const;
   /// A gemm with loop counts n2, n1, n0.
   double gemmCycles(int64_t n2, int64_t n1, int64_t n0) const;
-  /// A vector, requantize or lut instruction over n1 x n0 rows.
+  /// A vector, requantize or lut instruction over n1 x n0 rows (no bank conflicts).
   double vectorCycles(const isa::InstrDesc& d, int64_t n1, int64_t n0) const;
-  /// Extra cycles of a vector-binary instruction whose two sources meet in one bank of
-  /// their memory beyond its read ports (docs/isa.md section 3).
-  double bankConflicts(const isa::Instruction& in) const;
-  /// Cycles of any instruction instance (the dispatcher of the three above).
+  /// Cycles of any instruction instance on an idle DRAM channel.
   double cyclesOf(const isa::Instruction& in) const;
 
 private:

@@ -101,6 +101,11 @@ struct HardwareDesc {
   struct {
     std::uint64_t load_depth = 0, compute_depth = 0, store_depth = 0, token_fifo_depth = 0;
   } queues;
+  struct {
+    /// Cycle at which the first instruction can be taken by its engine; fetch then
+    /// dispatches one instruction per cycle (docs/simulator.md, rule F1).
+    std::uint64_t latency_cycles = 1;
+  } fetch;
 };
 
 /// The global energy table (pJ). Per-SRAM figures live in MemoryDesc.

@@ -18,6 +18,22 @@ enum class Engine { Load = 0, Compute = 1, Store = 2 };
 /// Name of an engine: "load", "compute", "store".
 const char* engineName(Engine e);
 
+/// The built-in semantic classes, so that code dispatches on an enum rather than on
+/// class-name strings. A class a vendor registers in C++ is `Custom` (dispatched by its
+/// ClassSpec).
+enum class SemanticClass {
+  DmaLoad,
+  DmaStore,
+  Gemm,
+  VectorBinary,
+  VectorUnary,
+  Requantize,
+  Lut,
+  Sync,
+  Halt,
+  Custom
+};
+
 /// What a field role means, which decides how it is validated and printed.
 enum class RoleKind {
   Flag,      ///< One bit (token flags, gemm reset). Width must be exactly 1.
@@ -52,16 +68,17 @@ class Checker;
 /// Adding a class is the documented C++ extension point (docs/extending-isa.md):
 /// register a `ClassSpec` and implement its semantics in the simulator/compiler/RTL.
 struct ClassSpec {
-  std::string name;                     ///< e.g. "vector-binary".
-  Engine engine = Engine::Compute;      ///< Queue its instructions go to (a class with an
-                                        ///< "engine" Enum role chooses per instruction).
-  std::vector<RoleSpec> roles;          ///< Every role is required, none other allowed.
-  std::vector<std::string> timing_keys; ///< Required keys of `timing` (cycles).
-  std::vector<std::string> energy_keys; ///< Required keys of `energy` (pJ).
-  std::vector<std::string> op_choices;  ///< Allowed `properties.op`; empty: no op.
-  bool needs_memories = false;          ///< Requires `properties.memories`.
-  bool allows_table_offset = false;     ///< Accepts `properties.table_offset`.
-  std::string doc;                      ///< One line for generated docs.
+  std::string name;                         ///< e.g. "vector-binary".
+  SemanticClass id = SemanticClass::Custom; ///< Built-in classes: their enum value.
+  Engine engine = Engine::Compute;          ///< Queue its instructions go to (a class with an
+                                            ///< "engine" Enum role chooses per instruction).
+  std::vector<RoleSpec> roles;              ///< Every role is required, none other allowed.
+  std::vector<std::string> timing_keys;     ///< Required keys of `timing` (cycles).
+  std::vector<std::string> energy_keys;     ///< Required keys of `energy` (pJ).
+  std::vector<std::string> op_choices;      ///< Allowed `properties.op`; empty: no op.
+  bool needs_memories = false;              ///< Requires `properties.memories`.
+  bool allows_table_offset = false;         ///< Accepts `properties.table_offset`.
+  std::string doc;                          ///< One line for generated docs.
   /// Optional extra validation for this class (called after the generic checks).
   std::function<void(const IsaDescription&, const InstrDesc&, Checker&)> extra_check;
 

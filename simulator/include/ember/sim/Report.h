@@ -76,13 +76,14 @@ struct LayerReport {
 /// One instruction on the timeline.
 struct Slice {
   std::uint32_t index = 0;
-  int engine = 0;             ///< 0 load, 1 compute, 2 store.
-  std::uint64_t dispatch = 0; ///< Entered its queue.
-  std::uint64_t take = 0;     ///< Left the queue (engine free).
-  std::uint64_t start = 0;    ///< Tokens popped, execution starts.
-  std::uint64_t end = 0;      ///< Retired (tokens pushed).
-  std::uint64_t memory_stall = 0;
-  std::string name; ///< Mnemonic.
+  int engine = 0;                 ///< 0 load, 1 compute, 2 store.
+  std::uint64_t dispatch = 0;     ///< Fetch wrote it into its queue (takeable from the next cycle).
+  std::uint64_t take = 0;         ///< Left the queue into its engine (engine free).
+  std::uint64_t start = 0;        ///< Tokens popped, execution starts.
+  std::uint64_t end = 0;          ///< Retired: tokens pushed, engine free for the next one.
+  std::uint64_t memory_stall = 0; ///< Cycles of start..end lost to the DRAM channel or banks.
+  std::uint64_t push_stall = 0;   ///< Cycles before `end` spent waiting for room to push.
+  std::string name;               ///< Mnemonic.
 };
 
 /// Everything one run measured.

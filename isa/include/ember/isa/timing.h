@@ -1,0 +1,77 @@
+// The per-class cycle formulas of the NPU: the one timing model that the SystemC
+// simulator, the NPU compiler's cost model and (through the contract in
+// docs/simulator.md section 2) the RTL all follow. Every figure comes from the
+// description; all arithmetic is checked, so a duration that does not fit 64 bits is
+// reported as overflow rather than wrapped.
+#pragma once
+
+#include "ember/isa/description.h"
+#include "ember/isa/instruction.h"
+
+#include <cstdint>
+
+namespace ember::isa::timing {
+
+/// "No limit" for the `maxRows` arguments below.
+inline constexpr std::uint64_t kNoCap = UINT64_MAX;
+
+/// Duration of one instruction, from its start (tokens popped) to its end.
+struct Duration {
+  std::uint64_t cycles = 0;       ///< start .. end.
+  std::uint64_t memory_stall = 0; ///< Part of `cycles` lost to the DRAM channel or banks.
+  bool overflow = false;          ///< Does not fit 64 bits (`cycles` is then UINT64_MAX).
+};
+
+/// The phases of a DMA instruction (docs/simulator.md, rule D1-D3): `head` cycles before
+/// its first DRAM request, `transfer` cycles holding the DRAM channel, then `latency`
+/// cycles until the last response (0 when it moves no DRAM row).
+struct DmaPhases {
+  std::uint64_t head = 0;
+  std::uint64_t transfer = 0;
+  std::uint64_t latency = 0;
+  bool uses_channel = false; ///< Moves at least one DRAM row.
+  bool overflow = false;
+};
+
+/// The DRAM channel shared by the two DMA engines: reserved per DMA instruction.
+struct Channel {
+  std::uint64_t free_at = 0; ///< First cycle the channel is not reserved.
+};
+
+/// Phases of a DMA of `dramRows` DRAM rows and `sramRows` SRAM rows (padding included)
+/// of `rowBytes` each, for instruction `d` (its issue and setup).
+DmaPhases dmaPhases(const IsaDescription& isa, const InstrDesc& d, std::uint64_t dramRows,
+                    std::uint64_t sramRows, std::uint64_t rowBytes);
+/// Phases of a dma-load / dma-store instance; `maxRows` caps each row count (budget).
+DmaPhases dmaPhases(const IsaDescription& isa, const Instruction& in,
+                    std::uint64_t maxRows = kNoCap);
+/// A DMA starting at `start`: reserves the channel in `ch` (when it moves DRAM rows) from
+/// max(start + head, ch.free_at) for `transfer` cycles; the wait is its memory stall.
+Duration dmaOnChannel(const DmaPhases& p, std::uint64_t start, Channel& ch);
+
+/// A gemm of `R` activation rows per weight block (n0 * n1) and `n2` blocks, or a reset
+/// of R * n2 rows.
+Duration gemm(const IsaDescription& isa, const InstrDesc& d, std::uint64_t R, std::uint64_t n2,
+              bool reset);
+/// A gemm instance; `maxRows` caps R and R * n2 (reset), and n2 at the weight SRAM rows.
+Duration gemm(const IsaDescription& isa, const Instruction& in, std::uint64_t maxRows = kNoCap);
+
+/// Bank-conflict cycles of a vector-binary instance: for each row step whose two source
+/// rows sit in one bank of their memory, ceil(2 / read_ports) - 1. 0 for other classes.
+std::uint64_t bankConflicts(const IsaDescription& isa, const Instruction& in);
+/// A vector-binary, vector-unary, requantize or lut instruction of `steps` row steps and
+/// `conflicts` bank-conflict cycles.
+Duration vector(const InstrDesc& d, std::uint64_t steps, std::uint64_t conflicts);
+/// A vector-class instance; with `maxRows` the steps are capped and every vector-binary
+/// step counted as a conflict (budget).
+Duration vector(const IsaDescription& isa, const Instruction& in, std::uint64_t maxRows = kNoCap);
+
+/// Duration of any instance on an idle DRAM channel (DMA: head + transfer + latency).
+Duration idle(const IsaDescription& isa, const Instruction& in);
+
+/// The instance's share of the default cycle budget: its idle duration with each loop
+/// count limited to one pass over the SRAM rows it walks (docs/simulator.md, "Cycle
+/// budget"). UINT64_MAX on overflow.
+std::uint64_t onePass(const IsaDescription& isa, const Instruction& in);
+
+} // namespace ember::isa::timing

@@ -1,0 +1,250 @@
+// The per-class cycle formulas (docs/simulator.md section 2, rules D, G and V). Keep the
+// two in step: the simulator, the compiler's cost model and the RTL co-simulation tests
+// all read these.
+#include "ember/isa/timing.h"
+
+#include "ember/isa/roles.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ember::isa::timing {
+
+namespace {
+
+using u64 = std::uint64_t;
+
+/// uint64 arithmetic that saturates and remembers overflow.
+struct Ck {
+  bool overflow = false;
+  u64 add(u64 a, u64 b) {
+    u64 r;
+    if (__builtin_add_overflow(a, b, &r)) {
+      overflow = true;
+      return UINT64_MAX;
+    }
+    return r;
+  }
+  u64 mul(u64 a, u64 b) {
+    u64 r;
+    if (__builtin_mul_overflow(a, b, &r)) {
+      overflow = true;
+      return UINT64_MAX;
+    }
+    return r;
+  }
+  static u64 ceilDiv(u64 a, u64 b) { return b == 0 ? a : a / b + (a % b != 0); }
+  /// a * b capped at `cap`; overflow counts only without a cap (a real duration).
+  u64 mulCapped(u64 a, u64 b, u64 cap) {
+    if (cap == kNoCap)
+      return mul(a, b);
+    u64 r;
+    return __builtin_mul_overflow(a, b, &r) ? cap : std::min(r, cap);
+  }
+  Duration done(u64 cycles, u64 stall = 0) const {
+    return overflow ? Duration{UINT64_MAX, 0, true} : Duration{cycles, stall, false};
+  }
+};
+
+u64 U(const Instruction& in, const char* r) {
+  return in.has(r) ? static_cast<u64>(in.get(r)) : 0;
+}
+/// A timing entry of the description (schema: whole cycles, at most 2^20).
+u64 cyclesOf(const InstrDesc& d, const char* key) {
+  double v = d.timingOf(key);
+  return v <= 0 ? 0 : static_cast<u64>(std::llround(v));
+}
+/// Rows of the SRAM selected by role `r`, or 1 when it names none.
+u64 rowsOf(const IsaDescription& isa, const Instruction& in, const char* r) {
+  const MemoryDesc* m = in.has(r) ? isa.memoryById(in.get(r)) : nullptr;
+  return m ? m->rows() : 1;
+}
+
+} // namespace
+
+DmaPhases dmaPhases(const IsaDescription& isa, const InstrDesc& d, u64 dramRows, u64 sramRows,
+                    u64 rowBytes) {
+  const auto& hw = isa.hw();
+  Ck k;
+  DmaPhases p;
+  p.head = k.add(cyclesOf(d, timing_key::kIssue), cyclesOf(d, timing_key::kSetup));
+  // D1: at most one SRAM row per cycle, and a row's DRAM bytes in whole beats of
+  // dram.bytes_per_cycle. D2: Little's law, at most max_outstanding bursts in flight.
+  const u64 beats =
+      k.mul(dramRows, Ck::ceilDiv(rowBytes, std::max<u64>(1, hw.dram.bytes_per_cycle)));
+  const u64 inflight = std::max<u64>(1, k.mul(hw.dma.max_outstanding, hw.dma.burst_bytes));
+  const u64 little = Ck::ceilDiv(k.mul(k.mul(dramRows, rowBytes), hw.dma.latency_cycles), inflight);
+  p.transfer = std::max({beats, sramRows, little});
+  p.uses_channel = dramRows > 0;
+  p.latency = p.uses_channel ? hw.dma.latency_cycles : 0;
+  p.overflow = k.overflow;
+  return p;
+}
+
+DmaPhases dmaPhases(const IsaDescription& isa, const Instruction& in, u64 maxRows) {
+  Ck k;
+  const MemoryDesc* mem = isa.memoryById(in.get(role::kSram));
+  const u64 rb = mem ? mem->row_bytes : 1;
+  const u64 cap = maxRows == kNoCap ? kNoCap : std::min(maxRows, mem ? mem->rows() : 1);
+  const u64 lines = k.mulCapped(U(in, role::kSize1), U(in, role::kSize2), cap);
+  const u64 dram = k.mulCapped(U(in, role::kSize0), lines, cap);
+  u64 sram = dram;
+  if (in.desc().cls->id == SemanticClass::DmaLoad) {
+    const u64 line =
+        k.add(k.add(U(in, role::kPadLeft), U(in, role::kSize0)), U(in, role::kPadRight));
+    const u64 plane =
+        k.add(k.add(U(in, role::kPadTop), U(in, role::kSize1)), U(in, role::kPadBottom));
+    sram = k.mulCapped(k.mulCapped(line, plane, cap), U(in, role::kSize2), cap);
+  }
+  DmaPhases p = dmaPhases(isa, in.desc(), dram, sram, rb);
+  p.overflow = p.overflow || k.overflow;
+  return p;
+}
+
+Duration dmaOnChannel(const DmaPhases& p, u64 start, Channel& ch) {
+  Ck k;
+  if (p.overflow)
+    return Duration{UINT64_MAX, 0, true};
+  const u64 ready = k.add(start, p.head);
+  if (!p.uses_channel)
+    return k.done(k.add(p.head, p.transfer));
+  // D3: the channel is reserved for the whole transfer of one instruction.
+  const u64 begin = std::max(ready, ch.free_at);
+  const u64 released = k.add(begin, p.transfer);
+  const u64 end = k.add(released, p.latency);
+  if (k.overflow)
+    return k.done(0);
+  ch.free_at = released;
+  return k.done(end - start, begin - ready);
+}
+
+Duration gemm(const IsaDescription& isa, const InstrDesc& d, u64 R, u64 n2, bool reset) {
+  const auto& mac = isa.hw().mac;
+  Ck k;
+  const u64 issue = cyclesOf(d, timing_key::kIssue), cpr = cyclesOf(d, timing_key::kCyclesPerRow);
+  if (R == 0 || n2 == 0)
+    return k.done(issue);
+  if (reset)
+    return k.done(k.add(issue, k.mul(k.mul(R, n2), cpr)));
+  // G1: T = issue + WL + (n2 - 1) * S + R * cpr + fill + drain,
+  //     S = max(R * cpr, WL) with two weight buffers, WL + R * cpr with one.
+  const u64 rows = k.mul(R, cpr), WL = mac.weight_load_cycles;
+  const u64 fd = k.add(mac.fill_cycles, mac.drain_cycles);
+  const u64 S = mac.weight_buffers >= 2 ? std::max(rows, WL) : k.add(WL, rows);
+  return k.done(k.add(k.add(k.add(issue, WL), k.mul(n2 - 1, S)), k.add(rows, fd)));
+}
+
+Duration gemm(const IsaDescription& isa, const Instruction& in, u64 maxRows) {
+  Ck k;
+  const bool reset = in.get(role::kReset) != 0;
+  u64 R = k.mulCapped(U(in, role::kN0), U(in, role::kN1), maxRows);
+  u64 n2 = U(in, role::kN2);
+  if (maxRows != kNoCap) {
+    if (reset) { // a reset walks R * n2 acc rows: cap their product
+      R = k.mulCapped(R, n2, maxRows);
+      n2 = 1;
+    } else {
+      n2 = std::min<u64>(n2, isa.memory(mem::kWeight).rows());
+    }
+  }
+  Duration t = gemm(isa, in.desc(), R, n2, reset);
+  return k.overflow ? Duration{UINT64_MAX, 0, true} : t;
+}
+
+u64 bankConflicts(const IsaDescription& isa, const Instruction& in) {
+  if (in.desc().cls->id != SemanticClass::VectorBinary)
+    return 0;
+  const MemoryDesc* m = isa.memoryById(in.get(role::kSrcMem));
+  if (!m)
+    return 0;
+  Ck k;
+  const u64 banks = std::max(1u, m->banks), ports = std::max(1u, m->read_ports);
+  const u64 perConflict = Ck::ceilDiv(2, ports) - 1;
+  if (perConflict == 0)
+    return 0;
+  const u64 n0 = U(in, role::kN0), n1 = U(in, role::kN1);
+  const u64 a = U(in, role::kSrc0Addr), as0 = U(in, role::kSrc0S0), as1 = U(in, role::kSrc0S1);
+  const u64 b = U(in, role::kSrc1Addr), bs0 = U(in, role::kSrc1S0), bs1 = U(in, role::kSrc1S1);
+  // Whether two rows share a bank depends only on i0 and i1 modulo `banks` (a power of
+  // two, so wrapping arithmetic is exact modulo banks): count each residue class once,
+  // so the work is at most banks^2 steps however long the loops are.
+  const u64 m0 = std::min(n0, banks), m1 = std::min(n1, banks);
+  auto members = [&](u64 n, u64 r) { return (n - r - 1) / banks + 1; }; // r < n
+  u64 extra = 0;
+  for (u64 r1 = 0; r1 < m1; ++r1)
+    for (u64 r0 = 0; r0 < m0; ++r0) {
+      const u64 ra = a + r0 * as0 + r1 * as1, rb = b + r0 * bs0 + r1 * bs1;
+      if (ra % banks == rb % banks)
+        extra = k.add(extra, k.mul(perConflict, k.mul(members(n0, r0), members(n1, r1))));
+    }
+  return extra;
+}
+
+Duration vector(const InstrDesc& d, u64 steps, u64 conflicts) {
+  Ck k;
+  const u64 issue = cyclesOf(d, timing_key::kIssue);
+  if (steps == 0)
+    return k.done(issue);
+  // V1: T = issue + steps * cycles_per_row + conflicts + pipeline_latency.
+  const u64 cpr = cyclesOf(d, timing_key::kCyclesPerRow);
+  const u64 lat = cyclesOf(d, timing_key::kPipelineLatency);
+  return k.done(k.add(k.add(k.add(issue, k.mul(steps, cpr)), conflicts), lat), conflicts);
+}
+
+Duration vector(const IsaDescription& isa, const Instruction& in, u64 maxRows) {
+  Ck k;
+  const u64 steps = k.mulCapped(U(in, role::kN0), U(in, role::kN1), maxRows);
+  u64 conflicts = 0;
+  if (in.desc().cls->id == SemanticClass::VectorBinary) {
+    if (maxRows == kNoCap) {
+      conflicts = bankConflicts(isa, in);
+    } else if (const MemoryDesc* m = isa.memoryById(in.get(role::kSrcMem))) {
+      conflicts = k.mul(steps, Ck::ceilDiv(2, std::max(1u, m->read_ports)) - 1);
+    }
+  }
+  Duration t = vector(in.desc(), steps, conflicts);
+  return k.overflow ? Duration{UINT64_MAX, 0, true} : t;
+}
+
+namespace {
+Duration durationOf(const IsaDescription& isa, const Instruction& in, u64 maxRows) {
+  switch (in.desc().cls->id) {
+  case SemanticClass::DmaLoad:
+  case SemanticClass::DmaStore: {
+    Channel idleChannel;
+    return dmaOnChannel(dmaPhases(isa, in, maxRows), 0, idleChannel);
+  }
+  case SemanticClass::Gemm:
+    return gemm(isa, in, maxRows == kNoCap ? kNoCap : isa.memory(mem::kAcc).rows());
+  case SemanticClass::VectorBinary:
+  case SemanticClass::VectorUnary:
+  case SemanticClass::Lut: {
+    u64 cap = maxRows;
+    if (cap != kNoCap) {
+      const u64 dst = rowsOf(isa, in, role::kDstMem);
+      cap = dst > 1 ? dst : isa.memory(mem::kAct).rows();
+    }
+    return vector(isa, in, cap);
+  }
+  case SemanticClass::Requantize:
+    return vector(isa, in, maxRows == kNoCap ? kNoCap : isa.memory(mem::kAct).rows());
+  case SemanticClass::Sync:
+  case SemanticClass::Halt:
+  case SemanticClass::Custom:
+    break;
+  }
+  return Duration{cyclesOf(in.desc(), timing_key::kIssue), 0, false};
+}
+} // namespace
+
+Duration idle(const IsaDescription& isa, const Instruction& in) {
+  return durationOf(isa, in, kNoCap);
+}
+
+u64 onePass(const IsaDescription& isa, const Instruction& in) {
+  // Any finite cap selects the one-pass limits; each class picks the SRAM it walks.
+  Duration t = durationOf(isa, in, UINT64_MAX - 1);
+  return t.overflow ? UINT64_MAX : t.cycles;
+}
+
+} // namespace ember::isa::timing

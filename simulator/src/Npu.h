@@ -1,0 +1,91 @@
+// Internal: the SystemC module of the NPU. One thread evaluates the cycles at which
+// something happens, each in the fixed phase order of the timing contract
+// (docs/simulator.md section 2): retire and push, take and pop and start (load, compute,
+// store), fetch. Time jumps from one such cycle to the next with a SystemC wait, so
+// idle stretches cost nothing.
+#pragma once
+
+#include "Machine.h"
+#include "Run.h"
+#include "ember/isa/timing.h"
+#include "ember/sim/Simulator.h"
+
+#include <systemc>
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+
+namespace ember::sim::detail {
+
+class Npu : public sc_core::sc_module {
+public:
+  SC_HAS_PROCESS(Npu);
+  Npu(sc_core::sc_module_name name, const isa::IsaDescription& isa, const Job& job,
+      const Options& opts, std::uint64_t budget, Machine& m, RunState& st);
+
+  /// Every instruction up to the halt (or the end of the stream) retired.
+  bool finished() const { return finished_; }
+  /// The current cycle.
+  std::uint64_t now() const;
+
+private:
+  using u64 = std::uint64_t;
+  enum class Phase { Idle, WaitPop, Busy, WaitPush };
+  struct Pending {
+    std::uint32_t index = 0;
+    std::optional<isa::Instruction> insn;
+    Cls cls{};
+    u64 dispatch = 0;
+  };
+  struct EngineState {
+    Phase phase = Phase::Idle;
+    Pending cur;
+    Slice slice;
+    Counts counts;
+    u64 end = 0; ///< Busy: the cycle its instruction ends.
+    bool drained = false;
+  };
+
+  void run();
+  /// One cycle, in contract order. Returns false when the run stops (fault).
+  bool cycle(u64 c);
+  bool retirePhase(u64 c);
+  bool startPhase(u64 c);
+  bool fetchPhase(u64 c);
+  bool tryStart(int e, u64 c);
+  bool tryRetire(int e, u64 c);
+  /// Faults for tokens that can never come or room that can never appear.
+  bool checkStarvation(u64 c);
+  void updateDrained();
+  /// The next cycle at which anything can happen, or nothing.
+  std::optional<u64> nextCycle(u64 c) const;
+  void describeDeadlock(u64 c);
+  void raise(FaultKind k, const std::string& engine, std::int64_t index, std::string reason, u64 c);
+
+  const isa::IsaDescription& isa_;
+  const Job& job_;
+  const Options& opts_;
+  u64 budget_;
+  Machine& m_;
+  RunState& st_;
+  u64 unit_ = 1000;
+  std::array<u64, 3> depth_{};
+  std::array<std::deque<Pending>, 3> queue_;
+  std::array<EngineState, 3> eng_;
+  std::array<u64, 4> tokens_{};
+  isa::timing::Channel channel_;
+  // Fetch.
+  std::size_t next_ = 0;      ///< Next instruction of the stream.
+  std::size_t count_ = 0;     ///< Instructions in the stream.
+  u64 fetchAt_ = 0;           ///< Earliest cycle fetch may write instruction next_.
+  bool fetchDone_ = false;    ///< Met the halt or the end of the stream.
+  bool fetchBlocked_ = false; ///< Its queue was full at the last try.
+  bool fetchWrote_ = false;   ///< Wrote an instruction in the current cycle.
+  bool popped_ = false;       ///< Some token was popped in the current cycle.
+  bool finished_ = false;
+};
+
+} // namespace ember::sim::detail
