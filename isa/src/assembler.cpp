@@ -1,5 +1,6 @@
 // Assembly text -> Binary.
 #include "ember/isa/assembler.h"
+#include "ember/isa/roles.h"
 
 #include "ember/isa/error.h"
 #include "text_util.h"
@@ -18,10 +19,10 @@ using detail::Token;
 std::string checkTokens(const Instruction& insn) {
   Engine e = insn.engine();
   auto set = [&](const char* r) { return insn.has(r) && insn.get(r) != 0; };
-  if (e == Engine::Load && (set("pop_prev") || set("push_prev")))
+  if (e == Engine::Load && (set(role::kPopPrev) || set(role::kPushPrev)))
     return insn.name() +
            " runs on the load engine, which has no previous engine (pop_prev/push_prev)";
-  if (e == Engine::Store && (set("pop_next") || set("push_next")))
+  if (e == Engine::Store && (set(role::kPopNext) || set(role::kPushNext)))
     return insn.name() + " runs on the store engine, which has no next engine (pop_next/push_next)";
   return "";
 }

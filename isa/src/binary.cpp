@@ -1,5 +1,6 @@
 // Binary tables: names of enums, equality, and consistency checks against the ISA.
 #include "ember/isa/binary.h"
+#include "ember/isa/roles.h"
 
 #include "ember/support/AtomicFile.h"
 
@@ -120,7 +121,7 @@ std::uint64_t neededBytes(const IoEntry& e, const IsaDescription& isa, std::stri
       why = "layout nchwc needs a rank-4 N,C,H,W shape";
       return 0;
     }
-    std::uint64_t lanes = isa.memory("act").lanes();
+    std::uint64_t lanes = isa.memory(mem::kAct).lanes();
     dims[1] = (dims[1] + lanes - 1) / lanes * lanes;
   }
   std::uint64_t n = sizeOf(e.dtype);

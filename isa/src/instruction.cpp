@@ -1,5 +1,6 @@
 // Generic, description-driven instruction encoding and decoding.
 #include "ember/isa/instruction.h"
+#include "ember/isa/roles.h"
 
 #include "ember/isa/error.h"
 
@@ -68,7 +69,7 @@ bool Instruction::trySet(std::string_view role, std::int64_t value) {
 }
 
 Engine Instruction::engine() const {
-  int i = desc_->fieldIndex("engine");
+  int i = desc_->fieldIndex(role::kEngine);
   if (i >= 0 && desc_->fields[std::size_t(i)].kind == RoleKind::Enum) {
     const std::string* n = desc_->fields[std::size_t(i)].nameOf(values_[std::size_t(i)]);
     if (n && *n == "load")

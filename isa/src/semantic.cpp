@@ -57,87 +57,91 @@ RoleSpec memsel(std::string name, std::vector<std::string> choices, std::string 
 }
 
 void addTokens(std::vector<RoleSpec>& roles) {
-  roles.push_back(role("pop_prev", RoleKind::Flag, "wait for a token from the previous engine"));
-  roles.push_back(role("pop_next", RoleKind::Flag, "wait for a token from the next engine"));
-  roles.push_back(role("push_prev", RoleKind::Flag, "send a token to the previous engine"));
-  roles.push_back(role("push_next", RoleKind::Flag, "send a token to the next engine"));
+  roles.push_back(
+      role(role::kPopPrev, RoleKind::Flag, "wait for a token from the previous engine"));
+  roles.push_back(role(role::kPopNext, RoleKind::Flag, "wait for a token from the next engine"));
+  roles.push_back(role(role::kPushPrev, RoleKind::Flag, "send a token to the previous engine"));
+  roles.push_back(role(role::kPushNext, RoleKind::Flag, "send a token to the next engine"));
 }
 
 void addLoop2(std::vector<RoleSpec>& roles, const std::vector<std::string>& operands) {
-  roles.push_back(role("n0", RoleKind::Count, "inner loop count"));
-  roles.push_back(role("n1", RoleKind::Count, "outer loop count"));
+  roles.push_back(role(role::kN0, RoleKind::Count, "inner loop count"));
+  roles.push_back(role(role::kN1, RoleKind::Count, "outer loop count"));
   for (const auto& o : operands) {
     roles.push_back(role(o + "_s0", RoleKind::Stride, "row stride of " + o + " in the inner loop"));
     roles.push_back(role(o + "_s1", RoleKind::Stride, "row stride of " + o + " in the outer loop"));
   }
 }
 
-const std::vector<std::string> kVectorTimingKeys = {"issue", "cycles_per_row", "pipeline_latency"};
-const std::vector<std::string> kVectorEnergyKeys = {"issue", "per_lane"};
+const std::vector<std::string> kVectorTimingKeys = {timing_key::kIssue, timing_key::kCyclesPerRow,
+                                                    timing_key::kPipelineLatency};
+const std::vector<std::string> kVectorEnergyKeys = {energy_key::kIssue, energy_key::kPerLane};
 
 ClassSpec dmaClass(bool load) {
   ClassSpec c;
-  c.name = load ? "dma-load" : "dma-store";
+  c.name = load ? cls::kDmaLoad : cls::kDmaStore;
   c.id = load ? SemanticClass::DmaLoad : SemanticClass::DmaStore;
   c.engine = load ? Engine::Load : Engine::Store;
   c.doc = load ? "DRAM -> SRAM copy of a 1-3-D strided box of rows, with padding"
                : "SRAM -> DRAM copy of a 1-3-D box of rows to strided DRAM";
   addTokens(c.roles);
-  c.roles.push_back(memsel("sram", {}, "SRAM (one of properties.memories)"));
-  c.roles.push_back(addr("sram_addr", "", "sram", "first SRAM row"));
-  c.roles.push_back(role("dram_addr", RoleKind::DramAddr, "DRAM byte address of the first row"));
-  c.roles.push_back(role("size0", RoleKind::Count, "rows per line (contiguous in DRAM)"));
-  c.roles.push_back(role("size1", RoleKind::Count, "lines per plane"));
-  c.roles.push_back(role("size2", RoleKind::Count, "planes"));
-  c.roles.push_back(role("stride1", RoleKind::Stride, "DRAM distance between lines, in rows"));
-  c.roles.push_back(role("stride2", RoleKind::Stride, "DRAM distance between planes, in rows"));
+  c.roles.push_back(memsel(role::kSram, {}, "SRAM (one of properties.memories)"));
+  c.roles.push_back(addr(role::kSramAddr, "", role::kSram, "first SRAM row"));
+  c.roles.push_back(
+      role(role::kDramAddr, RoleKind::DramAddr, "DRAM byte address of the first row"));
+  c.roles.push_back(role(role::kSize0, RoleKind::Count, "rows per line (contiguous in DRAM)"));
+  c.roles.push_back(role(role::kSize1, RoleKind::Count, "lines per plane"));
+  c.roles.push_back(role(role::kSize2, RoleKind::Count, "planes"));
+  c.roles.push_back(role(role::kStride1, RoleKind::Stride, "DRAM distance between lines, in rows"));
+  c.roles.push_back(
+      role(role::kStride2, RoleKind::Stride, "DRAM distance between planes, in rows"));
   if (load) {
-    c.roles.push_back(role("pad_left", RoleKind::Count, "padding rows before each line"));
-    c.roles.push_back(role("pad_right", RoleKind::Count, "padding rows after each line"));
-    c.roles.push_back(role("pad_top", RoleKind::Count, "padding lines before each plane"));
-    c.roles.push_back(role("pad_bottom", RoleKind::Count, "padding lines after each plane"));
-    c.roles.push_back(role("pad_value", RoleKind::SignedImm, "byte written to padding", 8));
+    c.roles.push_back(role(role::kPadLeft, RoleKind::Count, "padding rows before each line"));
+    c.roles.push_back(role(role::kPadRight, RoleKind::Count, "padding rows after each line"));
+    c.roles.push_back(role(role::kPadTop, RoleKind::Count, "padding lines before each plane"));
+    c.roles.push_back(role(role::kPadBottom, RoleKind::Count, "padding lines after each plane"));
+    c.roles.push_back(role(role::kPadValue, RoleKind::SignedImm, "byte written to padding", 8));
   }
-  c.timing_keys = {"issue", "setup"};
-  c.energy_keys = {"issue", "per_burst"};
+  c.timing_keys = {timing_key::kIssue, timing_key::kSetup};
+  c.energy_keys = {energy_key::kIssue, energy_key::kPerBurst};
   c.needs_memories = true;
   return c;
 }
 
 ClassSpec gemmClass() {
   ClassSpec c;
-  c.name = "gemm";
+  c.name = cls::kGemm;
   c.id = SemanticClass::Gemm;
   c.doc = "weight-stationary matrix multiply over a 3-level affine loop nest";
   addTokens(c.roles);
-  c.roles.push_back(role("reset", RoleKind::Flag, "write zeros to the acc rows instead"));
-  c.roles.push_back(addr("act_addr", "act", "", "first activation row"));
-  c.roles.push_back(addr("acc_addr", "acc", "", "first accumulator row"));
-  c.roles.push_back(addr("wgt_addr", "weight", "", "first weight block"));
-  c.roles.push_back(role("n0", RoleKind::Count, "inner loop count"));
-  c.roles.push_back(role("n1", RoleKind::Count, "middle loop count"));
-  c.roles.push_back(role("n2", RoleKind::Count, "outer loop count (one weight block each)"));
-  for (const char* o : {"act", "acc"})
+  c.roles.push_back(role(role::kReset, RoleKind::Flag, "write zeros to the acc rows instead"));
+  c.roles.push_back(addr(role::kActAddr, mem::kAct, "", "first activation row"));
+  c.roles.push_back(addr(role::kAccAddr, mem::kAcc, "", "first accumulator row"));
+  c.roles.push_back(addr(role::kWgtAddr, mem::kWeight, "", "first weight block"));
+  c.roles.push_back(role(role::kN0, RoleKind::Count, "inner loop count"));
+  c.roles.push_back(role(role::kN1, RoleKind::Count, "middle loop count"));
+  c.roles.push_back(role(role::kN2, RoleKind::Count, "outer loop count (one weight block each)"));
+  for (const char* o : {mem::kAct, mem::kAcc})
     for (int l = 0; l < 3; ++l)
       c.roles.push_back(role(std::string(o) + "_s" + std::to_string(l), RoleKind::Stride,
                              std::string(o) + " row stride of loop " + std::to_string(l)));
-  c.roles.push_back(role("wgt_s2", RoleKind::Stride, "weight block stride of the outer loop"));
-  c.timing_keys = {"issue", "cycles_per_row"};
-  c.energy_keys = {"issue"};
+  c.roles.push_back(role(role::kWgtS2, RoleKind::Stride, "weight block stride of the outer loop"));
+  c.timing_keys = {timing_key::kIssue, timing_key::kCyclesPerRow};
+  c.energy_keys = {energy_key::kIssue};
   return c;
 }
 
 ClassSpec vectorBinaryClass() {
   ClassSpec c;
-  c.name = "vector-binary";
+  c.name = cls::kVectorBinary;
   c.id = SemanticClass::VectorBinary;
   c.doc = "dst = op(src0, src1) lane-wise over a 2-level strided loop";
   addTokens(c.roles);
-  c.roles.push_back(memsel("dst_mem", {"act", "acc"}, "memory of dst"));
-  c.roles.push_back(memsel("src_mem", {"act", "acc"}, "memory of src0 and src1"));
-  c.roles.push_back(addr("dst_addr", "", "dst_mem", "first dst row"));
-  c.roles.push_back(addr("src0_addr", "", "src_mem", "first src0 row"));
-  c.roles.push_back(addr("src1_addr", "", "src_mem", "first src1 row"));
+  c.roles.push_back(memsel(role::kDstMem, {mem::kAct, mem::kAcc}, "memory of dst"));
+  c.roles.push_back(memsel(role::kSrcMem, {mem::kAct, mem::kAcc}, "memory of src0 and src1"));
+  c.roles.push_back(addr(role::kDstAddr, "", role::kDstMem, "first dst row"));
+  c.roles.push_back(addr(role::kSrc0Addr, "", role::kSrcMem, "first src0 row"));
+  c.roles.push_back(addr(role::kSrc1Addr, "", role::kSrcMem, "first src1 row"));
   addLoop2(c.roles, {"dst", "src0", "src1"});
   c.timing_keys = kVectorTimingKeys;
   c.energy_keys = kVectorEnergyKeys;
@@ -147,17 +151,17 @@ ClassSpec vectorBinaryClass() {
 
 ClassSpec vectorUnaryClass() {
   ClassSpec c;
-  c.name = "vector-unary";
+  c.name = cls::kVectorUnary;
   c.id = SemanticClass::VectorUnary;
   c.doc = "dst = op(src, imm0, imm1) lane-wise over a 2-level strided loop";
   addTokens(c.roles);
-  c.roles.push_back(memsel("dst_mem", {"act", "acc"}, "memory of dst"));
-  c.roles.push_back(memsel("src_mem", {"act", "acc"}, "memory of src"));
-  c.roles.push_back(addr("dst_addr", "", "dst_mem", "first dst row"));
-  c.roles.push_back(addr("src_addr", "", "src_mem", "first src row"));
+  c.roles.push_back(memsel(role::kDstMem, {mem::kAct, mem::kAcc}, "memory of dst"));
+  c.roles.push_back(memsel(role::kSrcMem, {mem::kAct, mem::kAcc}, "memory of src"));
+  c.roles.push_back(addr(role::kDstAddr, "", role::kDstMem, "first dst row"));
+  c.roles.push_back(addr(role::kSrcAddr, "", role::kSrcMem, "first src row"));
   addLoop2(c.roles, {"dst", "src"});
-  c.roles.push_back(role("imm0", RoleKind::SignedImm, "shift amount / clamp low bound", 8));
-  c.roles.push_back(role("imm1", RoleKind::SignedImm, "clamp high bound", 8));
+  c.roles.push_back(role(role::kImm0, RoleKind::SignedImm, "shift amount / clamp low bound", 8));
+  c.roles.push_back(role(role::kImm1, RoleKind::SignedImm, "clamp high bound", 8));
   c.timing_keys = kVectorTimingKeys;
   c.energy_keys = kVectorEnergyKeys;
   c.op_choices = {"shift", "clamp", "copy"};
@@ -166,16 +170,16 @@ ClassSpec vectorUnaryClass() {
 
 ClassSpec requantizeClass() {
   ClassSpec c;
-  c.name = "requantize";
+  c.name = cls::kRequantize;
   c.id = SemanticClass::Requantize;
   c.doc = "acc int32 -> act int8 with per-channel multiplier/shift, zero point, clamp";
   addTokens(c.roles);
-  c.roles.push_back(addr("dst_addr", "act", "", "first act row written"));
-  c.roles.push_back(addr("src_addr", "acc", "", "first acc row read"));
-  c.roles.push_back(addr("param_addr", "param", "", "param row of M (row + 1 holds S)"));
-  c.roles.push_back(role("zero_point", RoleKind::SignedImm, "output zero point", 8));
-  c.roles.push_back(role("lo", RoleKind::SignedImm, "lower clamp bound", 8));
-  c.roles.push_back(role("hi", RoleKind::SignedImm, "upper clamp bound", 8));
+  c.roles.push_back(addr(role::kDstAddr, mem::kAct, "", "first act row written"));
+  c.roles.push_back(addr(role::kSrcAddr, mem::kAcc, "", "first acc row read"));
+  c.roles.push_back(addr(role::kParamAddr, mem::kParam, "", "param row of M (row + 1 holds S)"));
+  c.roles.push_back(role(role::kZeroPoint, RoleKind::SignedImm, "output zero point", 8));
+  c.roles.push_back(role(role::kLo, RoleKind::SignedImm, "lower clamp bound", 8));
+  c.roles.push_back(role(role::kHi, RoleKind::SignedImm, "upper clamp bound", 8));
   addLoop2(c.roles, {"dst", "src"});
   c.timing_keys = kVectorTimingKeys;
   c.energy_keys = kVectorEnergyKeys;
@@ -183,8 +187,8 @@ ClassSpec requantizeClass() {
 }
 
 void checkLut(const IsaDescription& isa, const InstrDesc& d, Checker& ck) {
-  const FieldDesc* table = d.field("table");
-  const MemoryDesc& param = isa.memory("param");
+  const FieldDesc* table = d.field(role::kTable);
+  const MemoryDesc& param = isa.memory(mem::kParam);
   // Widths above 32 bits can never fit (and would overflow the arithmetic below).
   std::uint64_t tables = table->bits.width >= 32 ? UINT64_MAX / 512
                                                  : (std::uint64_t(1) << table->bits.width) +
@@ -200,13 +204,14 @@ void checkLut(const IsaDescription& isa, const InstrDesc& d, Checker& ck) {
 
 ClassSpec lutClass() {
   ClassSpec c;
-  c.name = "lut";
+  c.name = cls::kLut;
   c.id = SemanticClass::Lut;
   c.doc = "act int8 -> act int8 through a 256-entry table in the param SRAM";
   addTokens(c.roles);
-  c.roles.push_back(role("table", RoleKind::Index, "table number (plus properties.table_offset)"));
-  c.roles.push_back(addr("dst_addr", "act", "", "first act row written"));
-  c.roles.push_back(addr("src_addr", "act", "", "first act row read"));
+  c.roles.push_back(
+      role(role::kTable, RoleKind::Index, "table number (plus properties.table_offset)"));
+  c.roles.push_back(addr(role::kDstAddr, mem::kAct, "", "first act row written"));
+  c.roles.push_back(addr(role::kSrcAddr, mem::kAct, "", "first act row read"));
   addLoop2(c.roles, {"dst", "src"});
   c.timing_keys = kVectorTimingKeys;
   c.energy_keys = kVectorEnergyKeys;
@@ -217,26 +222,26 @@ ClassSpec lutClass() {
 
 ClassSpec syncClass() {
   ClassSpec c;
-  c.name = "sync";
+  c.name = cls::kSync;
   c.id = SemanticClass::Sync;
   c.doc = "no-op on one engine that only moves dependency tokens";
   addTokens(c.roles);
-  RoleSpec e = role("engine", RoleKind::Enum, "engine whose queue runs it");
+  RoleSpec e = role(role::kEngine, RoleKind::Enum, "engine whose queue runs it");
   e.choices = {"load", "compute", "store"};
   c.roles.push_back(e);
-  c.timing_keys = {"issue"};
-  c.energy_keys = {"issue"};
+  c.timing_keys = {timing_key::kIssue};
+  c.energy_keys = {energy_key::kIssue};
   return c;
 }
 
 ClassSpec haltClass() {
   ClassSpec c;
-  c.name = "halt";
+  c.name = cls::kHalt;
   c.id = SemanticClass::Halt;
   c.doc = "end of program (compute engine)";
   addTokens(c.roles);
-  c.timing_keys = {"issue"};
-  c.energy_keys = {"issue"};
+  c.timing_keys = {timing_key::kIssue};
+  c.energy_keys = {energy_key::kIssue};
   return c;
 }
 

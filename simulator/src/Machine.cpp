@@ -1,5 +1,6 @@
 // Data semantics of every instruction class (docs/isa.md section 2).
 #include "Machine.h"
+#include "ember/isa/roles.h"
 
 #include "ember/isa/error.h"
 
@@ -71,13 +72,13 @@ Machine::Machine(const isa::IsaDescription& isa, DramImage dram, u64 window)
     srams_.push_back(std::move(s));
   }
   for (auto& s : srams_) {
-    if (s.desc->name == "act")
+    if (s.desc->name == isa::mem::kAct)
       act_ = &s;
-    else if (s.desc->name == "weight")
+    else if (s.desc->name == isa::mem::kWeight)
       weight_ = &s;
-    else if (s.desc->name == "acc")
+    else if (s.desc->name == isa::mem::kAcc)
       acc_ = &s;
-    else if (s.desc->name == "param")
+    else if (s.desc->name == isa::mem::kParam)
       param_ = &s;
   }
   const auto& mac = isa.hw().mac;
@@ -122,29 +123,30 @@ std::optional<ExecFault> Machine::execute(const Instruction& insn, Cls cls, Coun
 }
 
 std::optional<ExecFault> Machine::dma(const Instruction& insn, bool load, Counts& c) {
-  std::int64_t id = insn.get("sram");
+  std::int64_t id = insn.get(isa::role::kSram);
   Sram* mem = sramById(id);
   const auto& allowed = insn.desc().memories;
   if (!mem || std::find(allowed.begin(), allowed.end(), mem->desc->name) == allowed.end())
     return ExecFault{FaultKind::BadOperand, "sram selects memory id " + std::to_string(id) +
                                                 ", which " + insn.name() + " cannot access"};
   const u64 B = mem->desc->row_bytes;
-  const u64 s0 = U(insn, "size0"), s1 = U(insn, "size1"), s2 = U(insn, "size2");
-  const u64 st1 = U(insn, "stride1"), st2 = U(insn, "stride2");
+  const u64 s0 = U(insn, isa::role::kSize0), s1 = U(insn, isa::role::kSize1),
+            s2 = U(insn, isa::role::kSize2);
+  const u64 st1 = U(insn, isa::role::kStride1), st2 = U(insn, isa::role::kStride2);
   u64 pl = 0, pr = 0, pt = 0, pb = 0;
   std::uint8_t pv = 0;
   if (load) {
-    pl = U(insn, "pad_left"), pr = U(insn, "pad_right"), pt = U(insn, "pad_top"),
-    pb = U(insn, "pad_bottom");
-    pv = static_cast<std::uint8_t>(insn.get("pad_value"));
+    pl = U(insn, isa::role::kPadLeft), pr = U(insn, isa::role::kPadRight),
+    pt = U(insn, isa::role::kPadTop), pb = U(insn, isa::role::kPadBottom);
+    pv = static_cast<std::uint8_t>(insn.get(isa::role::kPadValue));
   }
   const u64 lineRows = satAdd(satAdd(pl, s0), pr), planeLines = satAdd(satAdd(pt, s1), pb);
   const u64 sramRows = satMul(satMul(s2, planeLines), lineRows);
-  const u64 addr = U(insn, "sram_addr"), daddr = U(insn, "dram_addr");
+  const u64 addr = U(insn, isa::role::kSramAddr), daddr = U(insn, isa::role::kDramAddr);
   if (sramRows == 0)
     return std::nullopt;
   if (satAdd(addr, sramRows) > mem->desc->rows())
-    return sramRange("sram_addr", *mem->desc, satAdd(addr, sramRows) - 1);
+    return sramRange(isa::role::kSramAddr, *mem->desc, satAdd(addr, sramRows) - 1);
   if (s0 > 0 && s1 > 0 && s2 > 0) {
     u64 end =
         satAdd(daddr, satMul(satAdd(satAdd(satMul(s2 - 1, st2), satMul(s1 - 1, st1)), s0), B));
@@ -191,20 +193,21 @@ std::optional<ExecFault> Machine::dma(const Instruction& insn, bool load, Counts
 }
 
 std::optional<ExecFault> Machine::gemm(const Instruction& insn, Counts& c) {
-  const u64 n0 = U(insn, "n0"), n1 = U(insn, "n1"), n2 = U(insn, "n2");
+  const u64 n0 = U(insn, isa::role::kN0), n1 = U(insn, isa::role::kN1),
+            n2 = U(insn, isa::role::kN2);
   if (n0 == 0 || n1 == 0 || n2 == 0)
     return std::nullopt;
   const auto& ad = *act_->desc;
   const auto& cd = *acc_->desc;
   const auto& wd = *weight_->desc;
-  const u64 accA = U(insn, "acc_addr"), aS0 = U(insn, "acc_s0"), aS1 = U(insn, "acc_s1"),
-            aS2 = U(insn, "acc_s2");
+  const u64 accA = U(insn, isa::role::kAccAddr), aS0 = U(insn, isa::role::kAccS0),
+            aS1 = U(insn, isa::role::kAccS1), aS2 = U(insn, isa::role::kAccS2);
   u64 lastAcc = lastRow(accA, {{n0, aS0}, {n1, aS1}, {n2, aS2}});
   if (lastAcc >= cd.rows())
-    return sramRange("acc_addr", cd, lastAcc);
+    return sramRange(isa::role::kAccAddr, cd, lastAcc);
   const u64 n = n0 * n1 * n2;
   const unsigned R = isa_.hw().mac.rows, C = isa_.hw().mac.cols;
-  if (insn.get("reset")) {
+  if (insn.get(isa::role::kReset)) {
     for (u64 i2 = 0; i2 < n2; ++i2)
       for (u64 i1 = 0; i1 < n1; ++i1)
         for (u64 i0 = 0; i0 < n0; ++i0)
@@ -213,15 +216,15 @@ std::optional<ExecFault> Machine::gemm(const Instruction& insn, Counts& c) {
     c.sram_write[posOf(&cd)] = n * cd.row_bytes;
     return std::nullopt;
   }
-  const u64 actA = U(insn, "act_addr"), xS0 = U(insn, "act_s0"), xS1 = U(insn, "act_s1"),
-            xS2 = U(insn, "act_s2");
-  const u64 wA = U(insn, "wgt_addr"), wS2 = U(insn, "wgt_s2");
+  const u64 actA = U(insn, isa::role::kActAddr), xS0 = U(insn, isa::role::kActS0),
+            xS1 = U(insn, isa::role::kActS1), xS2 = U(insn, isa::role::kActS2);
+  const u64 wA = U(insn, isa::role::kWgtAddr), wS2 = U(insn, isa::role::kWgtS2);
   u64 lastAct = lastRow(actA, {{n0, xS0}, {n1, xS1}, {n2, xS2}});
   if (lastAct >= ad.rows())
-    return sramRange("act_addr", ad, lastAct);
+    return sramRange(isa::role::kActAddr, ad, lastAct);
   u64 lastW = lastRow(wA, {{n2, wS2}});
   if (lastW >= wd.rows())
-    return sramRange("wgt_addr", wd, lastW);
+    return sramRange(isa::role::kWgtAddr, wd, lastW);
   std::vector<std::uint32_t> accRow(C);
   std::uint32_t* acc = accRow.data();
   const std::int32_t* wb = wblock_.data();

@@ -1,5 +1,6 @@
 // Counters of one run: per-instruction accounting and the final Report.
 #include "Run.h"
+#include "ember/isa/roles.h"
 
 #include <algorithm>
 
@@ -31,7 +32,7 @@ void RunState::retire(const isa::IsaDescription& isa, const isa::Instruction& in
                       const Counts& c, Slice s, bool keepSlice) {
   const auto& et = isa.energy();
   const auto& d = insn.desc();
-  double e = d.energyOf("issue");
+  double e = d.energyOf(isa::energy_key::kIssue);
   switch (cls) {
   case Cls::Gemm:
     e += double(c.macs) * et.mac_int8;
@@ -39,14 +40,14 @@ void RunState::retire(const isa::IsaDescription& isa, const isa::Instruction& in
     break;
   case Cls::DmaLoad:
   case Cls::DmaStore:
-    e += double(c.bursts) * d.energyOf("per_burst");
+    e += double(c.bursts) * d.energyOf(isa::energy_key::kPerBurst);
     e_dma += e;
     break;
   case Cls::VectorBinary:
   case Cls::VectorUnary:
   case Cls::Requantize:
   case Cls::Lut:
-    e += double(c.lane_ops) * d.energyOf("per_lane");
+    e += double(c.lane_ops) * d.energyOf(isa::energy_key::kPerLane);
     e_vector += e;
     break;
   case Cls::Sync:

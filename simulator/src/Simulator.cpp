@@ -2,6 +2,7 @@
 // job's DRAM image, run the NPU module (Npu.cpp: the cycle engine of the timing contract)
 // and build the report.
 #include "ember/sim/Simulator.h"
+#include "ember/isa/roles.h"
 
 #include "Machine.h"
 #include "Npu.h"
@@ -61,13 +62,13 @@ private:
 void checkShapes(const isa::IsaDescription& isa) {
   const auto& hw = isa.hw();
   auto fail = [&](const std::string& why) { throw isa::Error(isa.file(), "/hardware", why); };
-  for (const char* m : {"act", "weight", "acc", "param"})
+  for (const char* m : {isa::mem::kAct, isa::mem::kWeight, isa::mem::kAcc, isa::mem::kParam})
     if (!isa.findMemory(m))
       fail(std::string("the simulator needs an SRAM named '") + m + "'");
-  const auto& act = isa.memory("act");
-  const auto& acc = isa.memory("acc");
-  const auto& wgt = isa.memory("weight");
-  const auto& par = isa.memory("param");
+  const auto& act = isa.memory(isa::mem::kAct);
+  const auto& acc = isa.memory(isa::mem::kAcc);
+  const auto& wgt = isa.memory(isa::mem::kWeight);
+  const auto& par = isa.memory(isa::mem::kParam);
   if (act.elem_bits != 8 || wgt.elem_bits != 8 || acc.elem_bits != 32 || par.elem_bits != 32)
     fail("act and weight hold 8-bit elements, acc and param 32-bit ones");
   if (act.lanes() != hw.mac.rows)

@@ -1,5 +1,6 @@
 // The vector unit: vector-binary, vector-unary, requantize and lut classes.
 #include "Machine.h"
+#include "ember/isa/roles.h"
 
 #include <algorithm>
 #include <cstring>
@@ -55,7 +56,7 @@ void writeRow(const Operand& o, u64 row, const i64* lanes, unsigned n) {
 } // namespace
 
 std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Counts& c) {
-  const u64 n0 = U(insn, "n0"), n1 = U(insn, "n1");
+  const u64 n0 = U(insn, isa::role::kN0), n1 = U(insn, isa::role::kN1);
   const unsigned L = isa_.hw().vector.lanes;
   auto pick = [&](const char* selRole, Sram*& out) -> std::optional<ExecFault> {
     std::int64_t id = insn.get(selRole);
@@ -69,9 +70,9 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
   };
   Sram *dstMem = act_, *srcMem = act_;
   if (cls == Cls::VectorBinary || cls == Cls::VectorUnary) {
-    if (auto f = pick("dst_mem", dstMem))
+    if (auto f = pick(isa::role::kDstMem, dstMem))
       return f;
-    if (auto f = pick("src_mem", srcMem))
+    if (auto f = pick(isa::role::kSrcMem, srcMem))
       return f;
   } else if (cls == Cls::Requantize) {
     srcMem = acc_;
@@ -85,12 +86,12 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
                    U(insn, (p + "_s1").c_str())};
   };
   std::vector<Operand> srcs;
-  Operand dst = operand("dst_addr", dstMem, "dst");
+  Operand dst = operand(isa::role::kDstAddr, dstMem, "dst");
   if (cls == Cls::VectorBinary) {
-    srcs.push_back(operand("src0_addr", srcMem, "src0"));
-    srcs.push_back(operand("src1_addr", srcMem, "src1"));
+    srcs.push_back(operand(isa::role::kSrc0Addr, srcMem, "src0"));
+    srcs.push_back(operand(isa::role::kSrc1Addr, srcMem, "src1"));
   } else {
-    srcs.push_back(operand("src_addr", srcMem, "src"));
+    srcs.push_back(operand(isa::role::kSrcAddr, srcMem, "src"));
   }
   if (n0 == 0 || n1 == 0)
     return std::nullopt;
@@ -108,7 +109,7 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
   const std::uint8_t* table = nullptr;
   const auto& pd = *param_->desc;
   if (cls == Cls::Requantize) {
-    u64 prow = U(insn, "param_addr");
+    u64 prow = U(insn, isa::role::kParamAddr);
     if (prow >= pd.rows() - 1)
       return ExecFault{FaultKind::SramOutOfRange, "param_addr reaches param row " +
                                                       std::to_string(prow + 1) + ", beyond its " +
@@ -121,12 +122,12 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
                                                     " (param row " + std::to_string(prow + 1) +
                                                     ") is " + std::to_string(S[j]) +
                                                     ", outside 1..62"};
-    zp = static_cast<std::int32_t>(insn.get("zero_point"));
-    lo = static_cast<std::int32_t>(insn.get("lo"));
-    hi = static_cast<std::int32_t>(insn.get("hi"));
+    zp = static_cast<std::int32_t>(insn.get(isa::role::kZeroPoint));
+    lo = static_cast<std::int32_t>(insn.get(isa::role::kLo));
+    hi = static_cast<std::int32_t>(insn.get(isa::role::kHi));
     c.sram_read[posOf(&pd)] += 2 * pd.row_bytes;
   } else if (cls == Cls::Lut) {
-    u64 t = U(insn, "table") + static_cast<u64>(insn.desc().table_offset);
+    u64 t = U(insn, isa::role::kTable) + static_cast<u64>(insn.desc().table_offset);
     if ((t + 1) * 256 > pd.size_bytes)
       return ExecFault{FaultKind::SramOutOfRange,
                        "lut table " + std::to_string(t) + " lies beyond the param SRAM"};
@@ -134,8 +135,8 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
     c.sram_read[posOf(&pd)] += n0 * n1 * L; // one table byte per lane and row
   }
   const std::string& op = insn.desc().op;
-  const i64 imm0 = (cls == Cls::VectorUnary) ? insn.get("imm0") : 0;
-  const i64 imm1 = (cls == Cls::VectorUnary) ? insn.get("imm1") : 0;
+  const i64 imm0 = (cls == Cls::VectorUnary) ? insn.get(isa::role::kImm0) : 0;
+  const i64 imm1 = (cls == Cls::VectorUnary) ? insn.get(isa::role::kImm1) : 0;
   if (cls == Cls::VectorUnary && op == "shift" && (imm0 < -31 || imm0 > 31))
     return ExecFault{FaultKind::BadOperand,
                      "shift amount imm0 = " + std::to_string(imm0) + " is outside -31..31"};

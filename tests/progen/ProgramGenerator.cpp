@@ -1,5 +1,6 @@
 // Random legal programs, driven by the description's classes, roles and memories.
 #include "ember/progen/ProgramGenerator.h"
+#include "ember/isa/roles.h"
 
 #include "ember/isa/instruction.h"
 #include "ember/isa/semantic.h"
@@ -102,7 +103,7 @@ const isa::InstrDesc* Generator::findClass(const std::string& cls,
 i64 Generator::pickMemory(const Instruction& in, const std::string& role, bool allowParam) {
   std::vector<i64> ids;
   for (const auto& [name, id] : in.desc().field(role)->names)
-    if (allowParam || name != "param")
+    if (allowParam || name != isa::mem::kParam)
       ids.push_back(id);
   return ids.empty() ? in.desc().field(role)->names.front().second
                      : ids[std::size_t(e_.below(ids.size()))];
@@ -113,7 +114,7 @@ i64 Generator::pickMemory(const Instruction& in, const std::string& role, bool a
 // param_addr also reads the next row).
 void Generator::loops(Instruction& in) {
   const isa::InstrDesc& d = in.desc();
-  for (const char* n : {"n0", "n1", "n2"})
+  for (const char* n : {isa::role::kN0, isa::role::kN1, isa::role::kN2})
     if (in.has(n))
       set(in, n, count(in, n));
   for (const auto& f : d.fields) {
@@ -129,7 +130,7 @@ void Generator::loops(Instruction& in) {
                                                       : &isa_.memory(spec->memory);
     const std::string p = f.role.substr(0, f.role.size() - 5); // "<p>_addr"
     const u64 rows = mem->rows();
-    u64 last = f.role == "param_addr" ? 1 : 0;
+    u64 last = f.role == isa::role::kParamAddr ? 1 : 0;
     for (int l = 0; l < 3; ++l) {
       const std::string s = p + "_s" + std::to_string(l), n = "n" + std::to_string(l);
       if (!in.has(s) || !in.has(n))
@@ -142,23 +143,25 @@ void Generator::loops(Instruction& in) {
       for (int l = 0; l < 3; ++l)
         if (in.has(p + "_s" + std::to_string(l)))
           set(in, p + "_s" + std::to_string(l), 0);
-      last = f.role == "param_addr" ? 1 : 0;
+      last = f.role == isa::role::kParamAddr ? 1 : 0;
     }
     set(in, f.role, e_.range(0, i64(rows - 1 - last)));
   }
-  if (d.cls->name == "vector-unary" && d.op == "shift")
-    set(in, "imm0", e_.range(-31, 31));
+  if (d.cls->id == isa::SemanticClass::VectorUnary && d.op == "shift")
+    set(in, isa::role::kImm0, e_.range(-31, 31));
 }
 
 void Generator::dma(Instruction& in, bool load) {
-  set(in, "sram", pickMemory(in, "sram", !load)); // loads never clobber the param SRAM
-  const isa::MemoryDesc* mem = isa_.memoryById(in.get("sram"));
+  set(in, isa::role::kSram,
+      pickMemory(in, isa::role::kSram, !load)); // loads never clobber the param SRAM
+  const isa::MemoryDesc* mem = isa_.memoryById(in.get(isa::role::kSram));
   const u64 B = mem->row_bytes, rows = mem->rows();
-  i64 s0 = count(in, "size0"), s1 = count(in, "size1"), s2 = count(in, "size2");
+  i64 s0 = count(in, isa::role::kSize0), s1 = count(in, isa::role::kSize1),
+      s2 = count(in, isa::role::kSize2);
   i64 pl = 0, pr = 0, pt = 0, pb = 0;
   if (load) {
     pl = e_.range(0, 2), pr = e_.range(0, 2), pt = e_.range(0, 2), pb = e_.range(0, 2);
-    set(in, "pad_value", e_.range(-128, 127));
+    set(in, isa::role::kPadValue, e_.range(-128, 127));
   }
   auto sramRows = [&] { return u64(s2) * u64(pt + s1 + pb) * u64(pl + s0 + pr); };
   if (sramRows() > rows) {
@@ -173,18 +176,18 @@ void Generator::dma(Instruction& in, bool load) {
     s1 = s2 = 1, pt = pb = 0;
     s0 = std::min<i64>(s0, i64(o_.scratch_bytes / B));
   }
-  for (auto [role, v] : {std::pair<const char*, i64>{"size0", s0},
-                         {"size1", s1},
-                         {"size2", s2},
-                         {"stride1", st1},
-                         {"stride2", st2},
-                         {"pad_left", pl},
-                         {"pad_right", pr},
-                         {"pad_top", pt},
-                         {"pad_bottom", pb}})
+  for (auto [role, v] : {std::pair<const char*, i64>{isa::role::kSize0, s0},
+                         {isa::role::kSize1, s1},
+                         {isa::role::kSize2, s2},
+                         {isa::role::kStride1, st1},
+                         {isa::role::kStride2, st2},
+                         {isa::role::kPadLeft, pl},
+                         {isa::role::kPadRight, pr},
+                         {isa::role::kPadTop, pt},
+                         {isa::role::kPadBottom, pb}})
     set(in, role, v);
-  set(in, "sram_addr", e_.range(0, i64(rows - sramRows())));
-  set(in, "dram_addr", i64(scratch_ + e_.below(o_.scratch_bytes - extent() + 1)));
+  set(in, isa::role::kSramAddr, e_.range(0, i64(rows - sramRows())));
+  set(in, isa::role::kDramAddr, i64(scratch_ + e_.below(o_.scratch_bytes - extent() + 1)));
 }
 
 // Program-order token accounting: pops only take tokens pushed earlier, pushes keep at
@@ -193,7 +196,7 @@ void Generator::tokens(Instruction& in) {
   const int e = static_cast<int>(in.engine());
   for (bool next : {false, true}) {
     const int f = fifo(next ? e + 1 : e - 1, !next);
-    const char* flag = next ? "pop_next" : "pop_prev";
+    const char* flag = next ? isa::role::kPopNext : isa::role::kPopPrev;
     if (f >= 0 && in.has(flag) && outstanding_[std::size_t(f)] > 0 && e_.chance(2)) {
       in.set(flag, 1);
       --outstanding_[std::size_t(f)];
@@ -201,7 +204,7 @@ void Generator::tokens(Instruction& in) {
   }
   for (bool next : {false, true}) {
     const int f = fifo(e, next);
-    const char* flag = next ? "push_next" : "push_prev";
+    const char* flag = next ? isa::role::kPushNext : isa::role::kPushPrev;
     if (f >= 0 && in.has(flag) && outstanding_[std::size_t(f)] < depth_ && e_.chance(2)) {
       in.set(flag, 1);
       ++outstanding_[std::size_t(f)];
@@ -212,32 +215,32 @@ void Generator::tokens(Instruction& in) {
 // The param SRAM from the constants (every int32 lane in 1..62, valid as a requantize
 // multiplier and shift), then a token so that compute waits for it.
 bool Generator::paramPrologue() {
-  const isa::InstrDesc* ld = findClass("dma-load", "param");
-  const isa::InstrDesc* sync = findClass("sync");
+  const isa::InstrDesc* ld = findClass(isa::cls::kDmaLoad, isa::mem::kParam);
+  const isa::InstrDesc* sync = findClass(isa::cls::kSync);
   if (!ld || !sync)
     return false;
-  const isa::MemoryDesc& param = isa_.memory("param");
+  const isa::MemoryDesc& param = isa_.memory(isa::mem::kParam);
   bin_.constants.resize(param.size_bytes);
   std::mt19937 fill(std::uint32_t(e_.below(u64(1) << 32))); // (the fuzz bytes go to code)
   for (std::size_t i = 0; i < bin_.constants.size(); i += 4)
     bin_.constants[i] = std::uint8_t(1 + fill() % 62); // little-endian int32 in 1..62
   Instruction in(*ld);
   u64 s0 = 1;
-  while (s0 * 2 <= param.rows() && i64(s0 * 2) <= maxOf(in, "size0"))
+  while (s0 * 2 <= param.rows() && i64(s0 * 2) <= maxOf(in, isa::role::kSize0))
     s0 *= 2;
   const u64 s1 = param.rows() / s0;
-  if (i64(s1) > maxOf(in, "size1") || i64(s0) > maxOf(in, "stride1"))
+  if (i64(s1) > maxOf(in, isa::role::kSize1) || i64(s0) > maxOf(in, isa::role::kStride1))
     return false;
-  in.set("sram", param.id);
-  in.set("size0", i64(s0));
-  in.set("size1", i64(s1));
-  in.set("size2", 1);
-  in.set("stride1", i64(s0));
-  in.set("push_next", 1);
+  in.set(isa::role::kSram, param.id);
+  in.set(isa::role::kSize0, i64(s0));
+  in.set(isa::role::kSize1, i64(s1));
+  in.set(isa::role::kSize2, 1);
+  in.set(isa::role::kStride1, i64(s0));
+  in.set(isa::role::kPushNext, 1);
   bin_.code.push_back(in);
   Instruction w(*sync);
-  w.set("engine", static_cast<i64>(isa::Engine::Compute));
-  w.set("pop_prev", 1);
+  w.set(isa::role::kEngine, static_cast<i64>(isa::Engine::Compute));
+  w.set(isa::role::kPopPrev, 1);
   bin_.code.push_back(w);
   return true;
 }
@@ -250,29 +253,34 @@ isa::Binary Generator::run() {
   bin_.memmap.push_back({"scratch", isa::RegionKind::Scratch, scratch_, o_.scratch_bytes});
   std::vector<const isa::InstrDesc*> pool;
   for (const auto& d : isa_.instructions())
-    if (d.cls->name != "halt" && (paramReady_ || d.cls->name != "requantize"))
+    if (d.cls->id != isa::SemanticClass::Halt &&
+        (paramReady_ || d.cls->id != isa::SemanticClass::Requantize))
       pool.push_back(&d);
   const std::size_t first = bin_.code.size();
   const std::size_t n = std::size_t(e_.below(o_.max_instructions + 1));
   for (std::size_t i = 0; i < n && !pool.empty(); ++i) {
     const isa::InstrDesc& d = *pool[std::size_t(e_.below(pool.size()))];
     Instruction in(d);
-    const std::string& cls = d.cls->name;
-    if (cls == "dma-load" || cls == "dma-store") {
-      dma(in, cls == "dma-load");
-    } else if (cls == "sync") {
-      set(in, "engine", d.field("engine")->names[e_.below(d.field("engine")->names.size())].second);
+    const isa::SemanticClass cls = d.cls->id;
+    if (cls == isa::SemanticClass::DmaLoad || cls == isa::SemanticClass::DmaStore) {
+      dma(in, cls == isa::SemanticClass::DmaLoad);
+    } else if (cls == isa::SemanticClass::Sync) {
+      set(in, isa::role::kEngine,
+          d.field(isa::role::kEngine)
+              ->names[e_.below(d.field(isa::role::kEngine)->names.size())]
+              .second);
     } else {
       loops(in);
-      if (in.has("reset"))
-        set(in, "reset", e_.chance(4));
-      if (in.has("table"))
-        set(in, "table", e_.range(0, maxOf(in, "table")));
-      for (const char* imm : {"imm1", "zero_point", "lo", "hi"})
+      if (in.has(isa::role::kReset))
+        set(in, isa::role::kReset, e_.chance(4));
+      if (in.has(isa::role::kTable))
+        set(in, isa::role::kTable, e_.range(0, maxOf(in, isa::role::kTable)));
+      for (const char* imm :
+           {isa::role::kImm1, isa::role::kZeroPoint, isa::role::kLo, isa::role::kHi})
         if (in.has(imm))
           set(in, imm, e_.range(-128, 127));
-      if (in.has("imm0") && d.op != "shift")
-        set(in, "imm0", e_.range(-128, 127));
+      if (in.has(isa::role::kImm0) && d.op != "shift")
+        set(in, isa::role::kImm0, e_.range(-128, 127));
     }
     tokens(in);
     bin_.code.push_back(in);
@@ -281,7 +289,7 @@ isa::Binary Generator::run() {
     bin_.debug.push_back(
         {std::uint32_t(first), std::uint32_t(bin_.code.size() - first), "generated"});
   for (const auto& d : isa_.instructions())
-    if (d.cls->name == "halt") {
+    if (d.cls->id == isa::SemanticClass::Halt) {
       bin_.code.emplace_back(d);
       break;
     }

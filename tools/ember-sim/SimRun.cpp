@@ -1,5 +1,6 @@
 // ember-sim / ember-run --device sim: .npy in, NPU simulation, .npy + reports out.
 #include "SimRun.h"
+#include "ember/isa/roles.h"
 
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
@@ -161,7 +162,7 @@ SimRunResult runBinary(const SimRunRequest& req, std::ostream& err) {
 SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& desc,
                              const SimRunRequest& req, std::ostream& err) {
   sim::Simulator simulator(desc);
-  const unsigned lanes = unsigned(desc.memory("act").lanes());
+  const unsigned lanes = unsigned(desc.memory(isa::mem::kAct).lanes());
   auto inputEntry = [&](const std::string& name, const std::string& where) {
     for (const auto& io : bin.io)
       if (io.name == name && io.dir == isa::IoDir::Input)

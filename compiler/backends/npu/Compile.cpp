@@ -4,6 +4,7 @@
 #include "DramPlan.h"
 #include "Layer.h"
 #include "Stream.h"
+#include "ember/isa/roles.h"
 
 #include "ember/support/Error.h"
 
@@ -151,7 +152,7 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
 
   sum.instructions = static_cast<int64_t>(bin.code.size());
   sum.cycles = prog.cycles();
-  const char* names[4] = {"act", "weight", "acc", "param"};
+  const char* names[4] = {isa::mem::kAct, isa::mem::kWeight, isa::mem::kAcc, isa::mem::kParam};
   const Mem mems[4] = {Mem::Act, Mem::Weight, Mem::Acc, Mem::Param};
   for (int m = 0; m < 4; ++m)
     sum.sram.push_back({names[m], peak[m], t.rows(mems[m])});

@@ -1,4 +1,5 @@
 #include "ConvCore.h"
+#include "ember/isa/roles.h"
 
 #include <algorithm>
 #include <array>
@@ -78,7 +79,7 @@ struct GemmNest {
 void appendGemms(const ConvJob& j, const Program& p, const GemmNest& g,
                  std::vector<isa::Instruction>& out) {
   const Target& t = p.target();
-  const int64_t n2max = Target::maxOf(t.gemm(), "n2");
+  const int64_t n2max = Target::maxOf(t.gemm(), isa::role::kN2);
   const bool blocksInner = gemmBlocksInner(j, t, g.blocks, g.plane);
   // n2 walks the kernel columns (act_s2 = dilation, wgt_s2 = 1) or the input blocks
   // (act_s2 = the tile's plane, wgt_s2 = KH * KW), whichever needs fewer gemms.
@@ -89,19 +90,19 @@ void appendGemms(const ConvJob& j, const Program& p, const GemmNest& g,
         const int64_t n = std::min(n2max, inner - i0);
         const int64_t cb = blocksInner ? i0 : o, kw = blocksInner ? o : i0;
         isa::Instruction in = p.make(t.gemm());
-        Program::set(in, "act_addr", g.act + cb * g.plane + kh * j.dH * g.wp + kw * j.dW);
-        Program::set(in, "acc_addr", g.acc);
-        Program::set(in, "wgt_addr", g.wgt + (cb * j.KH + kh) * j.KW + kw);
-        Program::set(in, "n0", g.tw);
-        Program::set(in, "n1", g.th);
-        Program::set(in, "n2", n);
-        Program::set(in, "act_s0", j.sW);
-        Program::set(in, "act_s1", j.sH * g.wp);
-        Program::set(in, "act_s2", blocksInner ? g.plane : j.dW);
-        Program::set(in, "acc_s0", 1);
-        Program::set(in, "acc_s1", g.tw);
-        Program::set(in, "acc_s2", 0);
-        Program::set(in, "wgt_s2", blocksInner ? j.KH * j.KW : 1);
+        Program::set(in, isa::role::kActAddr, g.act + cb * g.plane + kh * j.dH * g.wp + kw * j.dW);
+        Program::set(in, isa::role::kAccAddr, g.acc);
+        Program::set(in, isa::role::kWgtAddr, g.wgt + (cb * j.KH + kh) * j.KW + kw);
+        Program::set(in, isa::role::kN0, g.tw);
+        Program::set(in, isa::role::kN1, g.th);
+        Program::set(in, isa::role::kN2, n);
+        Program::set(in, isa::role::kActS0, j.sW);
+        Program::set(in, isa::role::kActS1, j.sH * g.wp);
+        Program::set(in, isa::role::kActS2, blocksInner ? g.plane : j.dW);
+        Program::set(in, isa::role::kAccS0, 1);
+        Program::set(in, isa::role::kAccS1, g.tw);
+        Program::set(in, isa::role::kAccS2, 0);
+        Program::set(in, isa::role::kWgtS2, blocksInner ? j.KH * j.KW : 1);
         out.push_back(in);
       }
 }
@@ -109,8 +110,9 @@ void appendGemms(const ConvJob& j, const Program& p, const GemmNest& g,
 } // namespace
 
 bool gemmBlocksInner(const ConvJob& j, const Target& t, int64_t blocks, int64_t plane) {
-  const int64_t n2max = Target::maxOf(t.gemm(), "n2");
-  if (plane > Target::maxOf(t.gemm(), "act_s2") || j.KH * j.KW > Target::maxOf(t.gemm(), "wgt_s2"))
+  const int64_t n2max = Target::maxOf(t.gemm(), isa::role::kN2);
+  if (plane > Target::maxOf(t.gemm(), isa::role::kActS2) ||
+      j.KH * j.KW > Target::maxOf(t.gemm(), isa::role::kWgtS2))
     return false;
   return j.KW * ceilDiv(blocks, n2max) < blocks * ceilDiv(j.KW, n2max);
 }
@@ -119,7 +121,7 @@ std::vector<isa::Instruction> loadHalo(const Program& p, const ActView& in, int6
                                        int64_t cbB, int64_t H, int64_t W, const Halo& h,
                                        int64_t sramAddr, int64_t padValue) {
   const int64_t L = p.target().lanes();
-  const int64_t size2 = Target::maxOf(p.target().dmaLoad(), "size2");
+  const int64_t size2 = Target::maxOf(p.target().dmaLoad(), isa::role::kSize2);
   const int64_t vy0 = std::max<int64_t>(h.y0, 0), vy1 = std::min(h.y1, H - 1);
   const int64_t vx0 = std::max<int64_t>(h.x0, 0), vx1 = std::min(h.x1, W - 1);
   const int64_t plane = h.lines() * h.width();
@@ -157,7 +159,7 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
   const int64_t Wp = (tl.tw - 1) * j.sW + (j.KW - 1) * j.dW + 1;
   const int64_t inSlot = maxCB * Hp * Wp, outSlot = tl.kt * tl.th * tl.tw;
   const int64_t outBase = D * inSlot, biasBase = tl.kt * tl.th * tl.tw;
-  const int64_t size2St = Target::maxOf(t.dmaStore(), "size2");
+  const int64_t size2St = Target::maxOf(t.dmaStore(), isa::role::kSize2);
 
   int64_t step = 0;
   std::vector<std::array<int64_t, 7>> slotHolds(size_t(D), {-1, -1, -1, -1, -1, -1, -1});

@@ -2,6 +2,7 @@
 // tile) that fits the SRAMs and the instruction fields is priced with the timing
 // formulas of docs/isa.md section 3, and the cheapest is taken.
 #include "ConvCore.h"
+#include "ember/isa/roles.h"
 
 #include <algorithm>
 #include <limits>
@@ -84,9 +85,9 @@ bool fits(const ConvJob& j, const Target& t, const Geometry& g, ConvTiling& c) {
   if (c.actRows > t.rows(Mem::Act) || c.wgtRows > t.rows(Mem::Weight) ||
       c.accRows > t.rows(Mem::Acc) || c.paramRows > t.rows(Mem::Param))
     return false;
-  if (j.sH * Wp > Target::maxOf(t.gemm(), "act_s1") ||
-      std::min(Wp, j.W) > Target::maxOf(t.dmaLoad(), "size0") ||
-      std::min(Hp, j.H) > Target::maxOf(t.dmaLoad(), "size1"))
+  if (j.sH * Wp > Target::maxOf(t.gemm(), isa::role::kActS1) ||
+      std::min(Wp, j.W) > Target::maxOf(t.dmaLoad(), isa::role::kSize0) ||
+      std::min(Hp, j.H) > Target::maxOf(t.dmaLoad(), isa::role::kSize1))
     return false;
   return true;
 }
@@ -98,7 +99,7 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Conv
   const int64_t Hp = (c.th - 1) * j.sH + (j.KH - 1) * j.dH + 1;
   const int64_t Wp = (c.tw - 1) * j.sW + (j.KW - 1) * j.dW + 1;
   const int64_t validH = std::min(Hp, j.H), validW = std::min(Wp, j.W);
-  const int64_t size2 = Target::maxOf(t.dmaLoad(), "size2");
+  const int64_t size2 = Target::maxOf(t.dmaLoad(), isa::role::kSize2);
   const int64_t dmaIn = ceilDiv(maxCB, size2);
   const int64_t inRows = maxCB * validH * validW / dmaIn;
   const double Lt = double(dmaIn) * t.dmaCycles(t.dmaLoad(), inRows, Mem::Act);
@@ -107,7 +108,7 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Conv
                     t.dmaCycles(t.dmaLoad(), 2 * c.kt, Mem::Param);
   const auto cb = inputBlocks(j, L, 0);
   const int64_t perKb = cb.second - cb.first;
-  const int64_t n2 = Target::maxOf(t.gemm(), "n2");
+  const int64_t n2 = Target::maxOf(t.gemm(), isa::role::kN2);
   const int64_t kwChunks = ceilDiv(j.KW, n2);
   const double Ct =
       double(c.kt) *
@@ -129,17 +130,22 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Conv
 std::string checkConvJob(const ConvJob& j, const Target& t, int depth) {
   const Geometry g = geometry(j, t, depth);
   const isa::InstrDesc& ld = t.dmaLoad();
-  if (j.padT > Target::maxOf(ld, "pad_top") || j.padL > Target::maxOf(ld, "pad_left") ||
-      g.padB > Target::maxOf(ld, "pad_bottom") || g.padR > Target::maxOf(ld, "pad_right"))
+  if (j.padT > Target::maxOf(ld, isa::role::kPadTop) ||
+      j.padL > Target::maxOf(ld, isa::role::kPadLeft) ||
+      g.padB > Target::maxOf(ld, isa::role::kPadBottom) ||
+      g.padR > Target::maxOf(ld, isa::role::kPadRight))
     return "padding (" + std::to_string(j.padT) + ", " + std::to_string(j.padL) + ", " +
            std::to_string(g.padB) + ", " + std::to_string(g.padR) +
-           ") exceeds what dma.ld can pad (" + std::to_string(Target::maxOf(ld, "pad_top")) + ")";
-  if (j.sW > Target::maxOf(t.gemm(), "act_s0") || j.dW > Target::maxOf(t.gemm(), "act_s2"))
+           ") exceeds what dma.ld can pad (" +
+           std::to_string(Target::maxOf(ld, isa::role::kPadTop)) + ")";
+  if (j.sW > Target::maxOf(t.gemm(), isa::role::kActS0) ||
+      j.dW > Target::maxOf(t.gemm(), isa::role::kActS2))
     return "stride " + std::to_string(j.sW) + " / dilation " + std::to_string(j.dW) +
            " exceed the gemm stride fields";
-  if (j.in.block > Target::maxOf(ld, "stride2") || j.in.line > Target::maxOf(ld, "stride1") ||
-      j.out.block > Target::maxOf(t.dmaStore(), "stride2") ||
-      j.out.line > Target::maxOf(t.dmaStore(), "stride1"))
+  if (j.in.block > Target::maxOf(ld, isa::role::kStride2) ||
+      j.in.line > Target::maxOf(ld, isa::role::kStride1) ||
+      j.out.block > Target::maxOf(t.dmaStore(), isa::role::kStride2) ||
+      j.out.line > Target::maxOf(t.dmaStore(), isa::role::kStride1))
     return "the image is too large for the DMA stride fields";
   ConvTiling c;
   if (!fits(j, t, g, c))
@@ -152,20 +158,20 @@ std::string checkConvJob(const ConvJob& j, const Target& t, int depth) {
 ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
                             const CompileOptions& opts) {
   const Geometry g = geometry(j, t, depth);
-  const int64_t n0max = minMax(t, {{&t.gemm(), "n0"},
-                                   {&t.requant(), "n0"},
-                                   {&t.vecUnary("copy"), "n0"},
-                                   {&t.dmaStore(), "size0"},
-                                   {&t.gemm(), "acc_s1"},
-                                   {&t.requant(), "src_s1"},
-                                   {&t.requant(), "dst_s1"}});
-  int64_t n1max = minMax(t, {{&t.gemm(), "n1"},
-                             {&t.requant(), "n1"},
-                             {&t.vecUnary("copy"), "n1"},
-                             {&t.dmaStore(), "size1"}});
+  const int64_t n0max = minMax(t, {{&t.gemm(), isa::role::kN0},
+                                   {&t.requant(), isa::role::kN0},
+                                   {&t.vecUnary("copy"), isa::role::kN0},
+                                   {&t.dmaStore(), isa::role::kSize0},
+                                   {&t.gemm(), isa::role::kAccS1},
+                                   {&t.requant(), isa::role::kSrcS1},
+                                   {&t.requant(), isa::role::kDstS1}});
+  int64_t n1max = minMax(t, {{&t.gemm(), isa::role::kN1},
+                             {&t.requant(), isa::role::kN1},
+                             {&t.vecUnary("copy"), isa::role::kN1},
+                             {&t.dmaStore(), isa::role::kSize1}});
   if (opts.maxTileHeight > 0)
     n1max = std::min(n1max, opts.maxTileHeight);
-  int64_t ktmax = std::min(g.KB, Target::maxOf(t.dmaStore(), "size2"));
+  int64_t ktmax = std::min(g.KB, Target::maxOf(t.dmaStore(), isa::role::kSize2));
   if (opts.maxTileKBlocks > 0)
     ktmax = std::min(ktmax, opts.maxTileKBlocks);
   ConvTiling best;

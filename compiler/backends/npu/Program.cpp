@@ -1,4 +1,5 @@
 #include "Program.h"
+#include "ember/isa/roles.h"
 
 #include "ember/support/Error.h"
 
@@ -25,9 +26,14 @@ isa::Instruction dma(const isa::InstrDesc& desc, int64_t mem, int64_t sramAddr, 
                      const int64_t (&sizes)[3], int64_t stride1, int64_t stride2) {
   isa::Instruction in(desc);
   const std::pair<const char*, int64_t> fields[] = {
-      {"sram", mem},        {"sram_addr", sramAddr}, {"dram_addr", static_cast<int64_t>(dramByte)},
-      {"size0", sizes[0]},  {"size1", sizes[1]},     {"size2", sizes[2]},
-      {"stride1", stride1}, {"stride2", stride2}};
+      {isa::role::kSram, mem},
+      {isa::role::kSramAddr, sramAddr},
+      {isa::role::kDramAddr, static_cast<int64_t>(dramByte)},
+      {isa::role::kSize0, sizes[0]},
+      {isa::role::kSize1, sizes[1]},
+      {isa::role::kSize2, sizes[2]},
+      {isa::role::kStride1, stride1},
+      {isa::role::kStride2, stride2}};
   for (const auto& [role, v] : fields)
     Program::set(in, role, v);
   return in;
@@ -50,11 +56,11 @@ isa::Instruction Program::dmaStore(Mem m, int64_t sramAddr, uint64_t dramByte, i
 
 void Program::setPads(isa::Instruction& in, int64_t left, int64_t right, int64_t top,
                       int64_t bottom, int64_t value) {
-  set(in, "pad_left", left);
-  set(in, "pad_right", right);
-  set(in, "pad_top", top);
-  set(in, "pad_bottom", bottom);
-  set(in, "pad_value", value);
+  set(in, isa::role::kPadLeft, left);
+  set(in, isa::role::kPadRight, right);
+  set(in, isa::role::kPadTop, top);
+  set(in, isa::role::kPadBottom, bottom);
+  set(in, isa::role::kPadValue, value);
 }
 
 namespace {
@@ -64,8 +70,9 @@ std::vector<isa::Instruction> contiguous(const isa::InstrDesc& d, int64_t sramAd
                                          uint64_t dramByte, int64_t rows, int64_t rowBytes,
                                          Make make) {
   std::vector<isa::Instruction> out;
-  const int64_t max0 = Target::maxOf(d, "size0"), max1 = Target::maxOf(d, "size1");
-  const int64_t maxStride = Target::maxOf(d, "stride1");
+  const int64_t max0 = Target::maxOf(d, isa::role::kSize0),
+                max1 = Target::maxOf(d, isa::role::kSize1);
+  const int64_t maxStride = Target::maxOf(d, isa::role::kStride1);
   const int64_t s0 = std::min(max0, maxStride);
   int64_t done = 0;
   while (done < rows) {
@@ -102,16 +109,16 @@ void setWalk(isa::Instruction& in, const std::string& name, const Program::Walk&
 }
 /// The loop counts every vector-class instruction has.
 void setLoop(isa::Instruction& in, int64_t n0, int64_t n1) {
-  Program::set(in, "n0", n0);
-  Program::set(in, "n1", n1);
+  Program::set(in, isa::role::kN0, n0);
+  Program::set(in, isa::role::kN1, n1);
 }
 } // namespace
 
 isa::Instruction Program::vecBinary(const std::string& op, Mem dstMem, Mem srcMem, Walk dst, Walk a,
                                     Walk b, int64_t n0, int64_t n1) const {
   isa::Instruction in(t_.vecBinary(op));
-  set(in, "dst_mem", t_.memId(dstMem));
-  set(in, "src_mem", t_.memId(srcMem));
+  set(in, isa::role::kDstMem, t_.memId(dstMem));
+  set(in, isa::role::kSrcMem, t_.memId(srcMem));
   setWalk(in, "dst", dst);
   setWalk(in, "src0", a);
   setWalk(in, "src1", b);
@@ -123,13 +130,13 @@ isa::Instruction Program::vecUnary(const std::string& op, Mem dstMem, Mem srcMem
                                    Walk src, int64_t n0, int64_t n1, int64_t imm0,
                                    int64_t imm1) const {
   isa::Instruction in(t_.vecUnary(op));
-  set(in, "dst_mem", t_.memId(dstMem));
-  set(in, "src_mem", t_.memId(srcMem));
+  set(in, isa::role::kDstMem, t_.memId(dstMem));
+  set(in, isa::role::kSrcMem, t_.memId(srcMem));
   setWalk(in, "dst", dst);
   setWalk(in, "src", src);
   setLoop(in, n0, n1);
-  set(in, "imm0", imm0);
-  set(in, "imm1", imm1);
+  set(in, isa::role::kImm0, imm0);
+  set(in, isa::role::kImm1, imm1);
   return in;
 }
 
@@ -139,16 +146,16 @@ isa::Instruction Program::requant(Walk dst, Walk src, int64_t paramRow, int64_t 
   setWalk(in, "dst", dst);
   setWalk(in, "src", src);
   setLoop(in, n0, n1);
-  set(in, "param_addr", paramRow);
-  set(in, "zero_point", zp);
-  set(in, "lo", lo);
-  set(in, "hi", hi);
+  set(in, isa::role::kParamAddr, paramRow);
+  set(in, isa::role::kZeroPoint, zp);
+  set(in, isa::role::kLo, lo);
+  set(in, isa::role::kHi, hi);
   return in;
 }
 
 isa::Instruction Program::lut(int64_t table, Walk dst, Walk src, int64_t n0, int64_t n1) const {
   isa::Instruction in(t_.lut());
-  set(in, "table", table);
+  set(in, isa::role::kTable, table);
   setWalk(in, "dst", dst);
   setWalk(in, "src", src);
   setLoop(in, n0, n1);
@@ -157,7 +164,7 @@ isa::Instruction Program::lut(int64_t table, Walk dst, Walk src, int64_t n0, int
 
 std::vector<std::array<int64_t, 3>> Program::rowChunks(const isa::InstrDesc& d, int64_t rows) {
   std::vector<std::array<int64_t, 3>> out;
-  const int64_t max0 = Target::maxOf(d, "n0"), max1 = Target::maxOf(d, "n1");
+  const int64_t max0 = Target::maxOf(d, isa::role::kN0), max1 = Target::maxOf(d, isa::role::kN1);
   int64_t done = 0;
   while (done < rows) {
     const int64_t left = rows - done;
@@ -170,7 +177,7 @@ std::vector<std::array<int64_t, 3>> Program::rowChunks(const isa::InstrDesc& d, 
 
 isa::Instruction Program::syncOn(isa::Engine e) const {
   isa::Instruction in(t_.sync());
-  set(in, "engine", static_cast<int64_t>(e));
+  set(in, isa::role::kEngine, static_cast<int64_t>(e));
   return in;
 }
 
@@ -208,15 +215,15 @@ void Program::commitStep(Step s) {
   const int64_t k = stepsSinceBarrier_;
   const bool reuse = k >= depth_;
   if (reuse)
-    s.loads.front().set("pop_next", 1);
-  s.loads.back().set("push_next", 1);
-  s.computes.front().set("pop_prev", 1);
+    s.loads.front().set(isa::role::kPopNext, 1);
+  s.loads.back().set(isa::role::kPushNext, 1);
+  s.computes.front().set(isa::role::kPopPrev, 1);
   if (reuse)
-    s.computes.front().set("pop_next", 1);
-  s.computes.back().set("push_prev", 1);
-  s.computes.back().set("push_next", 1);
-  s.stores.front().set("pop_prev", 1);
-  s.stores.back().set("push_prev", 1);
+    s.computes.front().set(isa::role::kPopNext, 1);
+  s.computes.back().set(isa::role::kPushPrev, 1);
+  s.computes.back().set(isa::role::kPushNext, 1);
+  s.stores.front().set(isa::role::kPopPrev, 1);
+  s.stores.back().set(isa::role::kPushPrev, 1);
 
   // Cycle estimate (docs/isa.md section 3 per instruction; engines overlap by tokens;
   // the DRAM transfers of both DMA engines share one bus).
@@ -293,14 +300,14 @@ void Program::barrier() {
     // load engine, which takes the outstanding buffer-free tokens and that one.
     for (int64_t j = 0; j < m; ++j) {
       isa::Instruction s = syncOn(isa::Engine::Compute);
-      s.set("pop_next", 1);
+      s.set(isa::role::kPopNext, 1);
       if (j == m - 1)
-        s.set("push_prev", 1);
+        s.set(isa::role::kPushPrev, 1);
       code_.push_back(s);
     }
     for (int64_t j = 0; j <= m; ++j) {
       isa::Instruction s = syncOn(isa::Engine::Load);
-      s.set("pop_next", 1);
+      s.set(isa::role::kPopNext, 1);
       code_.push_back(s);
     }
   }
@@ -311,7 +318,7 @@ void Program::advanceClock(int64_t syncs) {
   double end = now_;
   if (!storeEnd_.empty())
     end = std::max({storeEnd_.back(), computeEnd_.back(), loadEnd_.back()});
-  now_ = end + (syncs > 0 ? double(syncs + 1) * t_.sync().timingOf("issue") : 0);
+  now_ = end + (syncs > 0 ? double(syncs + 1) * t_.sync().timingOf(isa::timing_key::kIssue) : 0);
   stepsSinceBarrier_ = 0;
   loadEnd_.clear();
   computeEnd_.clear();
@@ -329,16 +336,16 @@ LayerTiming Program::endLayer(bool last) {
     // by `finish` itself; the load engine takes its outstanding buffer-free tokens.
     for (int64_t j = 0; j < m; ++j) {
       isa::Instruction s = syncOn(isa::Engine::Load);
-      s.set("pop_next", 1);
+      s.set(isa::role::kPopNext, 1);
       code_.push_back(s);
     }
     for (int64_t j = 0; j + 1 < m; ++j) {
       isa::Instruction s = syncOn(isa::Engine::Compute);
-      s.set("pop_next", 1);
+      s.set(isa::role::kPopNext, 1);
       code_.push_back(s);
     }
     isa::Instruction f(t_.halt());
-    f.set("pop_next", 1);
+    f.set(isa::role::kPopNext, 1);
     code_.push_back(f);
     finished_ = true;
     advanceClock(m);
@@ -363,7 +370,7 @@ void Program::finish() {
   // The last layer ended with a barrier (or there was none): every FIFO is empty.
   isa::Instruction f(t_.halt());
   code_.push_back(f);
-  now_ += t_.halt().timingOf("issue");
+  now_ += t_.halt().timingOf(isa::timing_key::kIssue);
 }
 
 } // namespace ember::npu

@@ -1,4 +1,5 @@
 #include "Target.h"
+#include "ember/isa/roles.h"
 
 #include "ember/isa/timing.h"
 #include "ember/support/Error.h"
@@ -12,15 +13,15 @@ namespace {
 const char* memName(Mem m) {
   switch (m) {
   case Mem::Act:
-    return "act";
+    return isa::mem::kAct;
   case Mem::Weight:
-    return "weight";
+    return isa::mem::kWeight;
   case Mem::Acc:
-    return "acc";
+    return isa::mem::kAcc;
   case Mem::Param:
-    return "param";
+    return isa::mem::kParam;
   }
-  return "act";
+  return isa::mem::kAct;
 }
 } // namespace
 
@@ -32,13 +33,13 @@ Target::Target(const isa::IsaDescription& isa) : isa_(isa) {
   for (Mem m : {Mem::Act, Mem::Weight, Mem::Acc, Mem::Param})
     if (!isa_.findMemory(memName(m)))
       throw Error(where, std::string("has no '") + memName(m) + "' memory");
-  dmaLoad_ = findClass("dma-load");
-  dmaStore_ = findClass("dma-store");
-  gemm_ = findClass("gemm");
-  requant_ = findClass("requantize");
-  lut_ = findClass("lut");
-  sync_ = findClass("sync");
-  halt_ = findClass("halt");
+  dmaLoad_ = findClass(isa::cls::kDmaLoad);
+  dmaStore_ = findClass(isa::cls::kDmaStore);
+  gemm_ = findClass(isa::cls::kGemm);
+  requant_ = findClass(isa::cls::kRequantize);
+  lut_ = findClass(isa::cls::kLut);
+  sync_ = findClass(isa::cls::kSync);
+  halt_ = findClass(isa::cls::kHalt);
   for (const char* op : {"add", "sub", "mul", "max"})
     vecBinary(op);
   for (const char* op : {"clamp", "copy"})
@@ -56,11 +57,11 @@ const isa::InstrDesc* Target::findClass(const std::string& cls, const std::strin
 }
 
 const isa::InstrDesc& Target::vecBinary(const std::string& op) const {
-  return *findClass("vector-binary", op);
+  return *findClass(isa::cls::kVectorBinary, op);
 }
 
 const isa::InstrDesc& Target::vecUnary(const std::string& op) const {
-  return *findClass("vector-unary", op);
+  return *findClass(isa::cls::kVectorUnary, op);
 }
 
 int64_t Target::rows(Mem m) const {

@@ -1,6 +1,7 @@
 // Conv (2-D, any kernel, stride, padding, dilation, groups; depthwise) with optional
 // bias and fused ReLU / Clip: docs/numerics.md section 4.1 on the MAC array.
 #include "../ConvCore.h"
+#include "ember/isa/roles.h"
 
 #include "ember/quantization/Numerics.h"
 
@@ -75,7 +76,8 @@ Packing packingOf(const ConvJob& j, const Target& t) {
   const isa::InstrDesc& ld = t.dmaLoad();
   if (j.group != 1 || j.dW != 1 || j.KW < 2 || 2 * j.C > L)
     return pk;
-  const int64_t maxPad = std::min(Target::maxOf(ld, "pad_right"), Target::maxOf(ld, "pad_left"));
+  const int64_t maxPad =
+      std::min(Target::maxOf(ld, isa::role::kPadRight), Target::maxOf(ld, isa::role::kPadLeft));
   // The widest packing whose right padding the dma pad field can express.
   for (int64_t P = std::min({L / j.C, maxPad + 1, j.KW}); P >= 2; --P) {
     if (j.padL > maxPad)

@@ -5,6 +5,7 @@
 // of any size are cut into chunks of rows that accumulate across steps; the last chunk
 // requantizes with M, S of s_x / (s_y * n) and stores one row per channel block.
 #include "../ConvCore.h"
+#include "ember/isa/roles.h"
 
 #include "ember/quantization/Numerics.h"
 
@@ -54,8 +55,9 @@ public:
     // Acc: rows [0, CB) accumulators of one image, row CB the bias. Act: D slots of
     // T rows, then D output slots of CB rows.
     const int64_t cbt =
-        std::min({CB, t.rows(Mem::Acc) - 1, Target::maxOf(t.dmaStore(), "size0"),
-                  Target::maxOf(t.vecUnary("copy"), "n0"), Target::maxOf(t.requant(), "n0")});
+        std::min({CB, t.rows(Mem::Acc) - 1, Target::maxOf(t.dmaStore(), isa::role::kSize0),
+                  Target::maxOf(t.vecUnary("copy"), isa::role::kN0),
+                  Target::maxOf(t.requant(), isa::role::kN0)});
     const int64_t outBase = t.rows(Mem::Act) - D * cbt;
     const int64_t T = std::min(HW * cbt, outBase / D);
     const isa::InstrDesc& g = t.gemm();
@@ -89,14 +91,14 @@ public:
             const int64_t r = r0 + i, cb = r / HW, left = std::min(nr - i, (cb + 1) * HW - r);
             for (const auto& c : Program::rowChunks(g, left)) {
               isa::Instruction in = p.make(g);
-              Program::set(in, "act_addr", slot + i + c[0]);
-              Program::set(in, "acc_addr", cb);
-              Program::set(in, "wgt_addr", 0);
-              Program::set(in, "n0", c[1]);
-              Program::set(in, "n1", c[2]);
-              Program::set(in, "n2", 1);
-              Program::set(in, "act_s0", 1);
-              Program::set(in, "act_s1", c[1]);
+              Program::set(in, isa::role::kActAddr, slot + i + c[0]);
+              Program::set(in, isa::role::kAccAddr, cb);
+              Program::set(in, isa::role::kWgtAddr, 0);
+              Program::set(in, isa::role::kN0, c[1]);
+              Program::set(in, isa::role::kN1, c[2]);
+              Program::set(in, isa::role::kN2, 1);
+              Program::set(in, isa::role::kActS0, 1);
+              Program::set(in, isa::role::kActS1, c[1]);
               s.computes.push_back(in);
             }
             i += left;

@@ -2,6 +2,7 @@
 // with dma.ld's padding fields (value = the quantized pad value) and stored whole from
 // the same buffer, so the buffers cycle over twice the pipeline depth.
 #include "../ConvCore.h"
+#include "ember/isa/roles.h"
 
 #include "ember/quantization/Numerics.h"
 
@@ -30,11 +31,11 @@ public:
       return "only spatial (H, W) padding runs on the NPU";
     const isa::InstrDesc& ld = t.dmaLoad();
     for (int i : {2, 3, 6, 7})
-      if (p[size_t(i)] < 0 || p[size_t(i)] > Target::maxOf(ld, "pad_top"))
+      if (p[size_t(i)] < 0 || p[size_t(i)] > Target::maxOf(ld, isa::role::kPadTop))
         return "pad " + std::to_string(p[size_t(i)]) +
                " is negative or exceeds what dma.ld can pad";
     const Shape y = n.resultType(0).dims;
-    if (y[3] > Target::maxOf(t.dmaStore(), "size0"))
+    if (y[3] > Target::maxOf(t.dmaStore(), isa::role::kSize0))
       return "rows wider than the DMA size field";
     return "";
   }
@@ -55,10 +56,10 @@ public:
       value = quant::quantizeBound(n.attrs().getFloat("value", 0.0), n.resultType(0).quant);
     // Row tiles; a tile starting in the bottom padding joins the previous one, so every
     // tile reads at least one input row (th >= pads + 1 keeps the first one valid too).
-    const int64_t size2 = Target::maxOf(t.dmaStore(), "size2");
+    const int64_t size2 = Target::maxOf(t.dmaStore(), isa::role::kSize2);
     const int64_t cbt = std::min(x.CB, size2);
     int64_t th = std::min(y.H, (t.rows(Mem::Act) / D) / (cbt * y.W) - pb);
-    th = std::min(th, Target::maxOf(t.dmaStore(), "size1") - pb);
+    th = std::min(th, Target::maxOf(t.dmaStore(), isa::role::kSize1) - pb);
     th = std::max<int64_t>(th, std::min(y.H, pt + 1));
     std::vector<std::pair<int64_t, int64_t>> tiles;
     for (int64_t oy0 = 0; oy0 < y.H; oy0 += th) {

@@ -3,6 +3,7 @@
 // every other tap folded in with vmax, each a strided walk over the tile (docs/isa.md
 // example 7.3).
 #include "../ConvCore.h"
+#include "ember/isa/roles.h"
 
 #include <algorithm>
 
@@ -40,19 +41,22 @@ int64_t planeRows(const PoolGeom& g, int64_t th, int64_t tw) {
 PoolTiling choose(const PoolGeom& g, const Target& t, int64_t D, const CompileOptions& o) {
   const int64_t CB = ceilDiv(g.C, t.lanes());
   const isa::InstrDesc& mx = t.vecBinary("max");
-  int64_t tw = std::min({g.OW, Target::maxOf(mx, "n0"), Target::maxOf(t.dmaStore(), "size0")});
-  int64_t thMax = std::min({g.OH, Target::maxOf(mx, "n1"), Target::maxOf(t.dmaStore(), "size1")});
+  int64_t tw = std::min(
+      {g.OW, Target::maxOf(mx, isa::role::kN0), Target::maxOf(t.dmaStore(), isa::role::kSize0)});
+  int64_t thMax = std::min(
+      {g.OH, Target::maxOf(mx, isa::role::kN1), Target::maxOf(t.dmaStore(), isa::role::kSize1)});
   if (o.maxTileHeight > 0)
     thMax = std::min(thMax, o.maxTileHeight);
   PoolTiling best;
-  for (int64_t cbt = std::min(CB, Target::maxOf(t.dmaStore(), "size2")); cbt >= 1; --cbt)
+  for (int64_t cbt = std::min(CB, Target::maxOf(t.dmaStore(), isa::role::kSize2)); cbt >= 1; --cbt)
     for (int64_t th = thMax; th >= 1; --th) {
       const int64_t rows = D * cbt * (planeRows(g, th, tw) + th * tw);
       const int64_t hp = (th - 1) * g.sH + (g.KH - 1) * g.dH + 1;
       const int64_t wp = (tw - 1) * g.sW + (g.KW - 1) * g.dW + 1;
-      if (rows <= t.rows(Mem::Act) && std::min(hp, g.H) <= Target::maxOf(t.dmaLoad(), "size1") &&
-          std::min(wp, g.W) <= Target::maxOf(t.dmaLoad(), "size0") &&
-          g.sH * wp <= Target::maxOf(t.vecBinary("max"), "src1_s1")) {
+      if (rows <= t.rows(Mem::Act) &&
+          std::min(hp, g.H) <= Target::maxOf(t.dmaLoad(), isa::role::kSize1) &&
+          std::min(wp, g.W) <= Target::maxOf(t.dmaLoad(), isa::role::kSize0) &&
+          g.sH * wp <= Target::maxOf(t.vecBinary("max"), isa::role::kSrc1S1)) {
         if (th * cbt > best.th * best.cbt)
           best = {cbt, th, tw};
         break;
@@ -78,11 +82,13 @@ public:
         std::max<int64_t>(0, (g.OH - 1) * g.sH - g.padT + (g.KH - 1) * g.dH - (g.H - 1));
     const int64_t padR =
         std::max<int64_t>(0, (g.OW - 1) * g.sW - g.padL + (g.KW - 1) * g.dW - (g.W - 1));
-    if (g.padT > Target::maxOf(ld, "pad_top") || g.padL > Target::maxOf(ld, "pad_left") ||
-        padB > Target::maxOf(ld, "pad_bottom") || padR > Target::maxOf(ld, "pad_right"))
+    if (g.padT > Target::maxOf(ld, isa::role::kPadTop) ||
+        g.padL > Target::maxOf(ld, isa::role::kPadLeft) ||
+        padB > Target::maxOf(ld, isa::role::kPadBottom) ||
+        padR > Target::maxOf(ld, isa::role::kPadRight))
       return "padding exceeds what dma.ld can pad";
     const isa::InstrDesc& mx = t.vecBinary("max");
-    if (g.sW > Target::maxOf(mx, "src1_s0"))
+    if (g.sW > Target::maxOf(mx, isa::role::kSrc1S0))
       return "stride " + std::to_string(g.sW) + " exceeds the vector stride field";
     if (choose(g, t, 2, CompileOptions{}).th == 0)
       return "one output row of the pool does not fit the act SRAM";
