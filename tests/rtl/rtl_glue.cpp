@@ -5,8 +5,9 @@
 //   ember_rtl_glue derive ISA.json OUT.json  a re-encoded copy of ISA.json: 192-bit words,
 //                                            opcode moved to bits [170, 177), opcodes
 //                                            renumbered, every field shifted by 37 or 41
-//                                            bits, nonzero register reset values and an
-//                                            extra fieldless w1c and wo register
+//                                            bits, vmov's imm1 4 bits wider, nonzero
+//                                            register reset values and an extra fieldless
+//                                            w1c and wo register
 // A port missing from a Verilated model makes the test fail to compile; a wrong width,
 // position or value makes it fail at run time.
 #include "ember/isa/description.h"
@@ -89,6 +90,12 @@ std::string derive(const IsaDescription& isa) {
     for (auto& f : in["fields"])
       f["lsb"] = f["lsb"].get<unsigned>() + shift;
   }
+  // One signed field wider than the same role elsewhere, so the decoder must
+  // sign-extend the narrower ones (vmov's imm1 is its last field; 20 bits still end
+  // below the opcode).
+  for (auto& in : j["instructions"])
+    if (in["name"] == "vmov")
+      in["fields"]["imm1"]["width"] = in["fields"]["imm1"]["width"].get<unsigned>() + 4;
   std::uint32_t next = 0;
   for (auto& r : j["registers"]["list"]) {
     next = std::max(next, r["offset"].get<std::uint32_t>() + 4);
