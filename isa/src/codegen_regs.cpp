@@ -3,8 +3,10 @@
 #include "ember/isa/codegen.h"
 #include "ember/isa/error.h"
 
+#include <cstdio>
 #include <set>
 #include <sstream>
+#include <vector>
 
 namespace ember::isa {
 
@@ -50,26 +52,35 @@ bool stored(const std::string& access) {
   return access == "rw" || access == "wo" || access == "w1c";
 }
 
+/// One line of a comment (newlines of a JSON doc string become spaces).
+std::string oneLine(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r')
+      c = ' ';
+  return s;
+}
+
 /// Port list of the register block; throws Error on an unknown access or a clash.
 void ports(std::ostringstream& o, const IsaDescription& isa) {
   std::set<std::string> seen = {"clk_i",   "rst_ni", "req_i", "we_i",   "addr_i",
                                 "wdata_i", "ack_o",  "err_o", "rdata_o"};
+  // Declarations and comment lines ("//" first), commas added when joined.
+  std::vector<std::string> lines = {
+      "input  logic clk_i", "input  logic rst_ni",        "input  logic req_i",
+      "input  logic we_i",  "input  logic [31:0] addr_i", "input  logic [31:0] wdata_i",
+      "output logic ack_o", "output logic err_o",         "output logic [31:0] rdata_o"};
   auto port = [&](const RegisterDesc& r, const std::string& dir, unsigned width,
                   const std::string& name) {
     if (!seen.insert(name).second)
       throw Error(isa.file(), "/registers",
                   "register " + r.name + ": generated port " + name + " is used twice");
-    o << ",\n    " << dir << " logic " << range(width) << name;
+    lines.push_back(dir + " logic " + range(width) + name);
   };
-  o << "module ember_regs (\n"
-    << "    input  logic clk_i,\n    input  logic rst_ni,\n"
-    << "    input  logic req_i,\n    input  logic we_i,\n"
-    << "    input  logic [31:0] addr_i,\n    input  logic [31:0] wdata_i,\n"
-    << "    output logic ack_o,\n    output logic err_o,\n    output logic [31:0] rdata_o";
   for (const auto& r : isa.registers()) {
     if (!stored(r.access) && r.access != "ro")
       throw Error(isa.file(), "/registers", "register " + r.name + ": unknown access " + r.access);
-    o << ",\n    // " << r.name << " (" << r.access << ", " << hex32(r.offset) << "): " << r.doc;
+    lines.push_back("// " + r.name + " (" + r.access + ", " + hex32(r.offset) +
+                    "): " + oneLine(r.doc));
     for (const Slot& s : slots(r)) {
       if (r.access == "ro")
         port(r, "input ", s.width, s.port + "_i");
@@ -81,7 +92,14 @@ void ports(std::ostringstream& o, const IsaDescription& isa) {
     if (r.access == "rw" || r.access == "wo")
       port(r, "output", 1, svLower(r.name) + "_wr_o");
   }
-  o << "\n);\n\n";
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].rfind("//", 0) != 0)
+      last = i;
+  o << "module ember_regs (\n";
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    o << "    " << lines[i] << (i < last && lines[i].rfind("//", 0) != 0 ? "," : "") << "\n";
+  o << ");\n\n";
 }
 
 /// Read multiplexer (combinational): rdata_d / hit_d for addr_i.
