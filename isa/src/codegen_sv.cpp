@@ -9,7 +9,7 @@
 #include "ember/isa/codegen.h"
 #include "ember/isa/error.h"
 
-#include <cstdio>
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -99,14 +99,13 @@ std::vector<SvRole> svRoles(const IsaDescription& isa) {
     for (auto& r : roles)
       if (r.name == n)
         return r;
-    roles.push_back(SvRole{n, 0, false, false, 0});
+    roles.push_back(SvRole{n, 0, false, 0});
     return roles.back();
   };
   for (const auto& in : isa.instructions())
     for (const auto& f : in.fields) {
       SvRole& r = find(f.role);
       r.is_signed = r.is_signed || f.is_signed;
-      r.any_unsigned = r.any_unsigned || !f.is_signed;
       ++r.instructions;
     }
   // An unsigned field of a role that is signed elsewhere needs one more bit, so its
@@ -145,6 +144,9 @@ std::string svPackageDecodeParams(const IsaDescription& isa) {
   for (std::size_t i = 0; i < ops.size(); ++i)
     o << "  localparam logic [VOP_BITS-1:0] " << names.add("VOP_" + upper(ops[i]), "op " + ops[i])
       << " = " << lit(vop_bits, i + 1) << ";\n";
+  unsigned mem_slots = 1;
+  for (const auto& m : isa.memories())
+    mem_slots = std::max(mem_slots, m.id + 1);
   unsigned idx_bits = bitsFor(insns.size());
   o << "  // Instructions: index in the description (insn_o) and opcode.\n"
     << "  localparam int unsigned NUM_INSNS = 32'd" << insns.size() << ";\n"
@@ -156,6 +158,13 @@ std::string svPackageDecodeParams(const IsaDescription& isa) {
       << " = " << lit(idx_bits, i) << ";\n"
       << "  localparam logic [OPCODE_WIDTH-1:0] " << names.add("OPC_" + n, in.json_path) << " = "
       << lit(e.opcode.width, in.opcode) << ";\n";
+    if (!in.memories.empty()) { // bit `id` set for every memory it may select
+      std::string bits(mem_slots, '0');
+      for (const auto& m : in.memories)
+        bits[mem_slots - 1 - isa.memory(m).id] = '1';
+      o << "  localparam logic [" << mem_slots - 1 << ":0] "
+        << names.add("MEMORIES_" + n, in.json_path) << " = " << mem_slots << "'b" << bits << ";\n";
+    }
     if (in.cls->allows_table_offset)
       o << "  localparam int unsigned " << names.add("TABLE_OFFSET_" + n, in.json_path) << " = 32'd"
         << in.table_offset << ";\n";

@@ -15,13 +15,13 @@ struct SvRole {
   unsigned width = 0;           ///< Widest field of the role (+1 for an unsigned field
                                 ///< when the role is signed elsewhere).
   bool is_signed = false;       ///< Some instruction's field of this role is signed.
-  bool any_unsigned = false;    ///< Some instruction's field of this role is unsigned.
   std::size_t instructions = 0; ///< Instructions that have the role.
 };
 
 /// Roles in first-appearance order (instruction order, then field order).
 std::vector<SvRole> svRoles(const IsaDescription& isa);
-/// The decoder's localparams (INSTR_BITS, CLS_*, VOP_*, INSN_*_IDX, OPC_*, ROLE_*), as
+/// The decoder's localparams (INSTR_BITS, CLS_*, VOP_*, INSN_*_IDX, OPC_*, MEMORIES_*,
+/// TABLE_OFFSET_*, ROLE_*), as
 /// package body lines. Throws Error if two generated names clash.
 std::string svPackageDecodeParams(const IsaDescription& isa);
 /// Lower-case identifier (anything but letters/digits becomes '_').

@@ -62,7 +62,9 @@ TEST(Codegen, SvDecoderInterface) {
                         "localparam logic [INSN_IDX_BITS-1:0] INSN_GEMM_IDX = 4'd2;",
                         "localparam logic [OPCODE_WIDTH-1:0] OPC_GEMM = 5'd3;",
                         "localparam int unsigned ROLE_DRAM_ADDR_BITS = 32'd32;",
-                        "localparam bit ROLE_IMM0_SIGNED = 1'b1;"})
+                        "localparam bit ROLE_IMM0_SIGNED = 1'b1;",
+                        "localparam logic [3:0] MEMORIES_DMA_ST = 4'b0101;",
+                        "localparam int unsigned TABLE_OFFSET_LUT = 32'd0;"})
     EXPECT_NE(pkg.find(s), std::string::npos) << s;
   std::string dec = generateSvDecoder(large());
   for (const char* s :
