@@ -20,6 +20,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -57,11 +58,12 @@ std::string ports(const IsaDescription& isa) {
       o << " \\\n  X(" << low(r) << ", \"" << r << "\")";
   }
   // Registers: X(REG_NAME, port stem, lsb, width) per field (or the whole register).
-  const char* lists[][2] = {{"OUT", "rw wo w1c"}, {"RO", "ro"}, {"W1C", "w1c"}};
-  for (const auto& l : lists) {
-    o << "\n#define EMBER_RTL_REG_" << l[0] << "(X)";
+  const std::pair<const char*, std::set<std::string>> lists[] = {
+      {"OUT", {"rw", "wo", "w1c"}}, {"RO", {"ro"}}, {"W1C", {"w1c"}}};
+  for (const auto& [list, accesses] : lists) {
+    o << "\n#define EMBER_RTL_REG_" << list << "(X)";
     for (const auto& r : isa.registers()) {
-      if (std::string(" ").append(l[1]).append(" ").find(" " + r.access + " ") == std::string::npos)
+      if (!accesses.count(r.access))
         continue;
       if (r.fields.empty())
         o << " \\\n  X(\"" << r.name << "\", " << low(r.name) << ", 0, 32)";
