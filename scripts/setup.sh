@@ -26,16 +26,19 @@ fi
 
 llvm=ON
 [[ -d /usr/lib/llvm-19/lib/cmake/llvm ]] || llvm=OFF
+# The generated RTL and its Verilated tests (docs/rtl.md) whenever Verilator is there.
+rtl=ON
+command -v verilator >/dev/null || rtl=OFF
 if [[ ! -f "$build/build.ninja" ]]; then
   echo "setup: configuring $build"
   # shellcheck disable=SC2086
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DEMBER_WITH_LLVM=$llvm ${EMBER_CMAKE_ARGS:-}
+    -DEMBER_WITH_LLVM=$llvm -DEMBER_WITH_RTL=$rtl ${EMBER_CMAKE_ARGS:-}
 else
   # Re-run CMake on the existing cache (fast): picks up new test and tool folders, which
   # the build's folder globs only see at configure time.
   # shellcheck disable=SC2086
-  cmake -S "$root" -B "$build" ${EMBER_CMAKE_ARGS:-} >/dev/null
+  cmake -S "$root" -B "$build" -DEMBER_WITH_RTL=$rtl ${EMBER_CMAKE_ARGS:-} >/dev/null
 fi
 if [[ "${EMBER_SKIP_BUILD:-0}" != 1 ]]; then
   echo "setup: building (ninja, $(nproc) jobs)"

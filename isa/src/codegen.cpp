@@ -1,6 +1,8 @@
 // Generators: C header, SystemVerilog package, Markdown tables, summary.
 #include "ember/isa/codegen.h"
 
+#include "codegen_sv.h"
+
 #include "ember/isa/error.h"
 
 #include <cstdio>
@@ -169,7 +171,7 @@ std::string generateSvPackage(const IsaDescription& isa) {
     else
       o << "  localparam int unsigned " << name << " = 32'd" << v << ";\n";
   }
-  o << "  /* verilator lint_on UNUSEDPARAM */\n"
+  o << svPackageDecodeParams(isa) << "  /* verilator lint_on UNUSEDPARAM */\n"
     << "endpackage : ember_isa_pkg\n";
   return o.str();
 }

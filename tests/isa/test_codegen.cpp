@@ -51,6 +51,43 @@ TEST(Codegen, SvPackage) {
   EXPECT_NE(sv.find("endpackage"), std::string::npos);
 }
 
+TEST(Codegen, SvDecoderInterface) {
+  std::string pkg = generateSvPackage(reference());
+  for (const char* s : {"localparam int unsigned INSTR_BITS = 32'd128;",
+                        "localparam logic [CLS_BITS-1:0] CLS_DMA_LOAD = 4'd0;",
+                        "localparam logic [CLS_BITS-1:0] CLS_HALT = 4'd8;",
+                        "localparam logic [VOP_BITS-1:0] VOP_NONE = 4'd0;",
+                        "localparam logic [VOP_BITS-1:0] VOP_ADD = 4'd1;",
+                        "localparam logic [VOP_BITS-1:0] VOP_COPY = 4'd8;",
+                        "localparam logic [INSN_IDX_BITS-1:0] INSN_GEMM_IDX = 4'd2;",
+                        "localparam logic [OPCODE_WIDTH-1:0] OPC_GEMM = 5'd3;",
+                        "localparam int unsigned ROLE_DRAM_ADDR_BITS = 32'd32;",
+                        "localparam bit ROLE_IMM0_SIGNED = 1'b1;",
+                        "localparam logic [3:0] MEMORIES_DMA_ST = 4'b0101;",
+                        "localparam int unsigned TABLE_OFFSET_LUT = 32'd0;"})
+    EXPECT_NE(pkg.find(s), std::string::npos) << s;
+  std::string dec = generateSvDecoder(large());
+  for (const char* s :
+       {"module ember_decode (", "input  logic [ember_isa_pkg::INSTR_BITS-1:0] instr_i",
+        "output logic has_table_o", "ember_isa_pkg::OPC_LUT2: begin"})
+    EXPECT_NE(dec.find(s), std::string::npos) << s;
+  std::string regs = generateSvRegs(reference());
+  for (const char* s : {"module ember_regs (", "output logic [31:0] doorbell_o",
+                        "output logic doorbell_wr_o", "input  logic [7:0] fault_code_code_i",
+                        "input  logic irq_status_done_set_i", "32'h00000014: begin  // DOORBELL"})
+    EXPECT_NE(regs.find(s), std::string::npos) << s;
+}
+
+TEST(Codegen, SvNameClashesAreErrors) {
+  // (Mnemonics that map to one name are rejected by the loader already.)
+  nlohmann::json k = referenceJson();
+  k["registers"]["list"].push_back(
+      {{"name", "CTRL_START"}, {"offset", 200}, {"access", "rw"}, {"reset", 0}});
+  IsaDescription b = IsaDescription::loadString(k.dump(), "clash.json");
+  EXPECT_ISA_ERROR(generateSvRegs(b), "/registers",
+                   "register CTRL_START: generated port ctrl_start_o is used twice");
+}
+
 TEST(Codegen, MarkdownTablesAndSplice) {
   std::string t = generateMarkdownTables(reference());
   for (const char* s :

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace ember::isa;
@@ -18,11 +19,13 @@ namespace {
 const char* kUsage =
     "usage: ember-isa check [FILE.json] [--isa FILE.json]\n"
     "       ember-isa gen [--isa FILE.json] [--c-header OUT.h] [--sv-package OUT.sv]\n"
+    "                     [--sv-decoder OUT.sv] [--sv-regs OUT.sv]\n"
     "                     [--md-tables OUT.md] [--check-md DOC.md] [--update-md DOC.md]\n"
     "\n"
     "check      validate a description and print a summary (peak MAC/cycle, SRAM sizes,\n"
     "           DRAM bytes/cycle, roofline ridge point).\n"
-    "gen        generate the firmware C header, the SystemVerilog parameter package and the\n"
+    "gen        generate the firmware C header, the SystemVerilog parameter package, decoder\n"
+    "           (module ember_decode) and register block (module ember_regs), and the\n"
     "           Markdown tables of docs/isa.md; --check-md fails if DOC.md's generated\n"
     "           tables differ, --update-md rewrites them in place.\n"
     "--isa      description to use; default $EMBER_ISA, else the source tree's\n"
@@ -37,7 +40,7 @@ void writeText(const std::string& path, const std::string& text) {
 }
 
 struct Args {
-  std::string cmd, isa, c_header, sv_package, md_tables, check_md, update_md;
+  std::string cmd, isa, c_header, sv_package, sv_decoder, sv_regs, md_tables, check_md, update_md;
 };
 
 bool parseArgs(int argc, char** argv, Args& a) {
@@ -58,6 +61,10 @@ bool parseArgs(int argc, char** argv, Args& a) {
       value(a.c_header);
     else if (s == "--sv-package")
       value(a.sv_package);
+    else if (s == "--sv-decoder")
+      value(a.sv_decoder);
+    else if (s == "--sv-regs")
+      value(a.sv_regs);
     else if (s == "--md-tables")
       value(a.md_tables);
     else if (s == "--check-md")
@@ -75,10 +82,19 @@ bool parseArgs(int argc, char** argv, Args& a) {
 }
 
 int gen(const Args& a, const IsaDescription& isa) {
+  // Everything is generated before the first file is written, so a generator that
+  // rejects the description leaves no output behind.
+  std::vector<std::pair<std::string, std::string>> outs;
   if (!a.c_header.empty())
-    writeText(a.c_header, generateCHeader(isa));
+    outs.emplace_back(a.c_header, generateCHeader(isa));
   if (!a.sv_package.empty())
-    writeText(a.sv_package, generateSvPackage(isa));
+    outs.emplace_back(a.sv_package, generateSvPackage(isa));
+  if (!a.sv_decoder.empty())
+    outs.emplace_back(a.sv_decoder, generateSvDecoder(isa));
+  if (!a.sv_regs.empty())
+    outs.emplace_back(a.sv_regs, generateSvRegs(isa));
+  for (const auto& [path, text] : outs)
+    writeText(path, text);
   std::string tables = generateMarkdownTables(isa);
   if (!a.md_tables.empty())
     writeText(a.md_tables, tables);
@@ -111,10 +127,12 @@ int main(int argc, char** argv) {
       std::cerr << kUsage;
       return 2;
     }
-    for (const std::string* out : {&a.c_header, &a.sv_package, &a.md_tables})
+    for (const std::string* out :
+         {&a.c_header, &a.sv_package, &a.sv_decoder, &a.sv_regs, &a.md_tables})
       if (!out->empty())
         ember::checkOutputFile(*out, "");
-    ember::checkNotSameFile({a.c_header, a.sv_package, a.md_tables}, {a.isa, a.check_md});
+    ember::checkNotSameFile({a.c_header, a.sv_package, a.sv_decoder, a.sv_regs, a.md_tables},
+                            {a.isa, a.check_md});
     IsaDescription isa = IsaDescription::loadDefault(a.isa);
     if (a.cmd == "check") {
       std::cout << summarize(isa);

@@ -1,5 +1,5 @@
 // Generators driven by the description: firmware C header, SystemVerilog package,
-// docs/isa.md tables and the `ember-isa check` summary.
+// decoder and register block, docs/isa.md tables and the `ember-isa check` summary.
 #pragma once
 
 #include "ember/isa/description.h"
@@ -11,8 +11,20 @@ namespace ember::isa {
 /// Freestanding C11 header: register offsets/fields, hardware parameters, opcodes, field
 /// positions and the ISA hash, as macros with an `EMBER_` prefix.
 std::string generateCHeader(const IsaDescription& isa);
-/// SystemVerilog package `ember_isa_pkg` with the same facts as localparams.
+/// SystemVerilog package `ember_isa_pkg` with the same facts as localparams, plus the
+/// decoder's interface: INSTR_BITS, the semantic classes (CLS_*), the vector ops
+/// (VOP_*), each instruction's index and typed opcode (INSN_*_IDX, OPC_*) and each field
+/// role's port width and signedness (ROLE_*_BITS, ROLE_*_SIGNED). Throws Error if two
+/// generated names clash. docs/rtl.md describes every name.
 std::string generateSvPackage(const IsaDescription& isa);
+/// SystemVerilog module `ember_decode` (file ember_decode.sv): the combinational
+/// instruction decoder (instruction word -> valid, class, instruction index, vector op,
+/// one port per field role). Accepts exactly the words `Instruction::decode` accepts.
+std::string generateSvDecoder(const IsaDescription& isa);
+/// SystemVerilog module `ember_regs` (file ember_regs.sv): the MMIO register block of the
+/// description's register map (rw, ro, wo, w1c; 1-cycle read latency). Throws Error if
+/// two generated port names clash.
+std::string generateSvRegs(const IsaDescription& isa);
 /// Markdown tables (parameters, memories, encodings, timing, energy, registers).
 std::string generateMarkdownTables(const IsaDescription& isa);
 /// Human summary: peak MAC/cycle, SRAM sizes, DRAM bytes/cycle, ridge point, ...
