@@ -111,7 +111,7 @@ bool Npu::cycle(u64 c) {
   return retirePhase(c) && startPhase(c) && fetchPhase(c);
 }
 
-// E2/T2: an instruction ends at start + duration; it retires in that cycle when every
+// E3/E4: an instruction ends at start + duration; it retires in that cycle when every
 // FIFO it pushes into had room at the start of the cycle (a pop frees room from the next
 // cycle on), else it waits, stalled on tokens.
 bool Npu::retirePhase(u64 c) {
@@ -125,26 +125,38 @@ bool Npu::retirePhase(u64 c) {
   return true;
 }
 
-bool Npu::tryRetire(int e, u64 c) {
-  EngineState& s = eng_[e];
-  const isa::Instruction& in = *s.cur.insn;
-  std::array<int, 2> fifos{-1, -1};
+bool Npu::tokenFifos(int e, u64 c, bool push, std::array<int, 2>& fifos) {
+  const EngineState& s = eng_[e];
+  fifos = {-1, -1};
   for (bool next : {false, true}) {
-    const char* role = next ? isa::role::kPushNext : isa::role::kPushPrev;
-    if (!flag(in, role))
+    const char* role = push ? (next ? isa::role::kPushNext : isa::role::kPushPrev)
+                            : (next ? isa::role::kPopNext : isa::role::kPopPrev);
+    if (!flag(*s.cur.insn, role))
       continue;
-    const int f = fifoIndex(e, next);
-    if (f < 0) {
-      raise(FaultKind::TokenOverflow, kEngineNames[e], s.cur.index,
+    const int other = next ? e + 1 : e - 1;
+    if (other < 0 || other > 2) {
+      raise(push ? FaultKind::TokenOverflow : FaultKind::TokenUnderflow, kEngineNames[e],
+            s.cur.index,
             std::string(role) + " on the " + kEngineNames[e] + " engine, which has no " +
-                (next ? "next" : "previous") + " engine to receive the token",
+                (next ? "next" : "previous") + " engine" +
+                (push ? " to receive the token" : ": the FIFO can never hold a token"),
             c);
       return false;
     }
-    if (tokens_[f] >= isa_.hw().queues.token_fifo_depth)
-      return true; // no room yet
-    fifos[next] = f;
+    fifos[next] = push ? fifoIndex(e, next) : fifoIndex(other, !next);
   }
+  return true;
+}
+
+bool Npu::tryRetire(int e, u64 c) {
+  EngineState& s = eng_[e];
+  const isa::Instruction& in = *s.cur.insn;
+  std::array<int, 2> fifos;
+  if (!tokenFifos(e, c, true, fifos))
+    return false;
+  for (int f : fifos)
+    if (f >= 0 && tokens_[f] >= isa_.hw().queues.token_fifo_depth)
+      return true; // no room yet
   for (int f : fifos)
     if (f >= 0)
       ++tokens_[f];
@@ -158,7 +170,7 @@ bool Npu::tryRetire(int e, u64 c) {
   return true;
 }
 
-// Q1/T1/E1: in engine order load, compute, store: a free engine takes the head of its
+// E1/E2: in engine order load, compute, store: a free engine takes the head of its
 // queue (written by fetch in an earlier cycle); an engine holding an instruction starts
 // it in the first cycle every FIFO it pops from holds a token, counting tokens pushed
 // in this same cycle.
@@ -184,24 +196,12 @@ bool Npu::startPhase(u64 c) {
 bool Npu::tryStart(int e, u64 c) {
   EngineState& s = eng_[e];
   const isa::Instruction& in = *s.cur.insn;
-  std::array<int, 2> fifos{-1, -1};
-  for (bool next : {false, true}) {
-    const char* role = next ? isa::role::kPopNext : isa::role::kPopPrev;
-    if (!flag(in, role))
-      continue;
-    const int from = next ? e + 1 : e - 1;
-    if (from < 0 || from > 2) {
-      raise(FaultKind::TokenUnderflow, kEngineNames[e], s.cur.index,
-            std::string(role) + " on the " + kEngineNames[e] + " engine, which has no " +
-                (next ? "next" : "previous") + " engine: the FIFO can never hold a token",
-            c);
-      return false;
-    }
-    const int f = fifoIndex(from, !next);
-    if (tokens_[f] == 0)
+  std::array<int, 2> fifos;
+  if (!tokenFifos(e, c, false, fifos))
+    return false;
+  for (int f : fifos)
+    if (f >= 0 && tokens_[f] == 0)
       return true; // waits for a token
-    fifos[next] = f;
-  }
   // Duration first: an instruction that would end past the budget stops the run before
   // its data effect is computed, so host time stays bounded by the budget.
   isa::timing::Duration t;

@@ -57,6 +57,9 @@ private:
   bool fetchPhase(u64 c);
   bool tryStart(int e, u64 c);
   bool tryRetire(int e, u64 c);
+  /// The FIFOs the instruction held by engine `e` pushes into (`push`) or pops from, by
+  /// its token flags; false after a fault for a flag towards a missing neighbour.
+  bool tokenFifos(int e, u64 c, bool push, std::array<int, 2>& fifos);
   /// Faults for tokens that can never come or room that can never appear.
   bool checkStarvation(u64 c);
   void updateDrained();
