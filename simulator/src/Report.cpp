@@ -207,19 +207,30 @@ nlohmann::json toChromeTrace(const Report& r) {
                     {"cat", "stall"},
                     {"ts", double(s.take) * usPerCycle},
                     {"dur", double(s.start - s.take) * usPerCycle}});
+    const std::uint64_t ends = s.end - s.push_stall; // its duration ends; then it pushes
     ev.push_back({{"ph", "X"},
                   {"pid", 1},
                   {"tid", s.engine + 1},
                   {"name", s.name},
                   {"cat", "instruction"},
                   {"ts", double(s.start) * usPerCycle},
-                  {"dur", double(s.end - s.start) * usPerCycle},
+                  {"dur", double(ends - s.start) * usPerCycle},
                   {"args",
                    {{"index", s.index},
                     {"dispatch_cycle", s.dispatch},
+                    {"take_cycle", s.take},
                     {"start_cycle", s.start},
                     {"end_cycle", s.end},
-                    {"memory_stall", s.memory_stall}}}});
+                    {"memory_stall", s.memory_stall},
+                    {"push_stall", s.push_stall}}}});
+    if (s.push_stall)
+      ev.push_back({{"ph", "X"},
+                    {"pid", 1},
+                    {"tid", s.engine + 1},
+                    {"name", "wait room"},
+                    {"cat", "stall"},
+                    {"ts", double(ends) * usPerCycle},
+                    {"dur", double(s.push_stall) * usPerCycle}});
   }
   for (const auto& l : r.layers)
     if (l.end > l.start)

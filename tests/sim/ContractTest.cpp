@@ -124,8 +124,17 @@ TEST(SimContract, E4_APopMakesRoomForAPushFromTheNextCycle) {
   EXPECT_EQ(slice(r, 2).push_stall, (L + Tg + 1) - (L + 3));
   EXPECT_EQ(slice(r, 4).start, L + Tg + 1);
   EXPECT_EQ(r.report.cycles, L + Tg + 2 + issue(isa, "finish"));
-  // The push stall is a token stall of the load engine.
+  // The push stall is a token stall of the load engine, and a "wait room" slice in the
+  // trace right after the sync's duration.
   EXPECT_EQ(r.report.engines[0].token_stall, (L + Tg + 1) - (L + 3));
+  bool waitRoom = false;
+  const nlohmann::json trace = ember::sim::toChromeTrace(r.report);
+  for (const auto& ev : trace["traceEvents"])
+    if (ev.value("name", "") == "wait room") {
+      waitRoom = true;
+      EXPECT_NEAR(ev["dur"].get<double>(), double(Tg - 2) * 1e6 / double(isa.hw().clock_hz), 1e-9);
+    }
+  EXPECT_TRUE(waitRoom);
 }
 
 TEST(SimContract, D2_SameCycleDmaStartsBookTheChannelLoadFirst) {
