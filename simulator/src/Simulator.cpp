@@ -91,23 +91,7 @@ Simulator::Simulator(isa::IsaDescription isa) : isa_(std::move(isa)) {
 }
 
 u64 Simulator::defaultCycleBudget(const Job& job) const {
-  // The pass decodes every instruction and catches the decoder's exception for a faulty
-  // one. It runs on a thread of its own: after a SystemC run has switched coroutine
-  // stacks, AddressSanitizer's bounds of the calling thread's stack are stale, and an
-  // exception unwound there leaves false stack poison (docs/robustness.md section 3).
-  u64 budget = 0;
-  std::exception_ptr error;
-  std::thread pass([&] {
-    try {
-      budget = onePassBudget(job);
-    } catch (...) {
-      error = std::current_exception();
-    }
-  });
-  pass.join();
-  if (error)
-    std::rethrow_exception(error);
-  return budget;
+  return onePassBudget(job);
 }
 
 u64 Simulator::onePassBudget(const Job& job) const {
@@ -134,26 +118,41 @@ Result Simulator::run(const Job& job, const Options& opts) const {
   detail::RunState st(isa_, job);
   const u64 budget =
       opts.cycle_budget ? std::min(opts.cycle_budget, kMaxCycleBudget) : defaultCycleBudget(job);
-  {
-    detail::Machine machine(isa_, job.dram,
-                            opts.dram_window_bytes ? opts.dram_window_bytes
-                                                   : isa_.hw().dram.size_bytes);
-    {
-      ContextGuard ctx;
-      auto npu = std::make_unique<detail::Npu>("npu", isa_, job, opts, budget, machine, st);
-      try {
-        sc_core::sc_start();
-      } catch (const std::exception& ex) {
-        if (!st.fault)
-          st.fault = Fault{FaultKind::BadOperand, npu->now(), "npu", -1,
-                           std::string("internal error: ") + ex.what()};
+  // The SystemC context runs on a thread of its own. Its coroutines switch stacks, after
+  // which AddressSanitizer's idea of the running thread's stack is one of theirs: an
+  // exception unwound there later, or LeakSanitizer scanning it at exit after the
+  // coroutine stacks are freed, would fail (docs/robustness.md section 3). A thread that
+  // ends with the run takes that stale state with it.
+  std::exception_ptr error;
+  std::thread sim([&] {
+    try {
+      {
+        detail::Machine machine(isa_, job.dram,
+                                opts.dram_window_bytes ? opts.dram_window_bytes
+                                                       : isa_.hw().dram.size_bytes);
+        {
+          ContextGuard ctx;
+          auto npu = std::make_unique<detail::Npu>("npu", isa_, job, opts, budget, machine, st);
+          try {
+            sc_core::sc_start();
+          } catch (const std::exception& ex) {
+            if (!st.fault)
+              st.fault = Fault{FaultKind::BadOperand, npu->now(), "npu", -1,
+                               std::string("internal error: ") + ex.what()};
+          }
+          if (st.fault)
+            st.last_cycle = std::max(st.last_cycle, st.fault->cycle);
+          npu.reset();
+        }
+        res.dram = machine.dram().takeImage();
       }
-      if (st.fault)
-        st.last_cycle = std::max(st.last_cycle, st.fault->cycle);
-      npu.reset();
+    } catch (...) {
+      error = std::current_exception();
     }
-    res.dram = machine.dram().takeImage();
-  }
+  });
+  sim.join();
+  if (error)
+    std::rethrow_exception(error);
   double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   res.report = st.finish(isa_, job, host);
   return res;

@@ -63,7 +63,9 @@ public:
   const isa::IsaDescription& isa() const { return isa_; }
 
   /// Runs a job. Never throws for anything the program does: faults end up in
-  /// `Result::report.fault`.
+  /// `Result::report.fault`. The SystemC context runs on a thread of its own, joined
+  /// before this returns; `Options::progress` is called from that thread. Runs may not
+  /// overlap (SystemC has one global context), so call it from one thread at a time.
   Result run(const Job& job, const Options& opts = {}) const;
 
   /// Builds the job of `bin`: encodes the code and writes the constants at the const
@@ -88,7 +90,7 @@ public:
              const Options& opts = {}) const;
 
 private:
-  /// defaultCycleBudget's computation (on the caller's thread).
+  /// defaultCycleBudget's computation.
   std::uint64_t onePassBudget(const Job& job) const;
 
   isa::IsaDescription isa_;
