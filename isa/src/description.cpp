@@ -369,7 +369,7 @@ private:
       }
       out[it.key()] = it.value().get<double>();
       // The hardware counts whole cycles, and every instruction holds its engine for at
-      // least one (docs/simulator.md, rule E1): refuse timings the RTL cannot implement.
+      // least one (docs/simulator.md, rule E3): refuse timings the RTL cannot implement.
       const double v = out[it.key()];
       const std::string where = p + "/" + key + "/" + pointerKey(it.key());
       if (std::string(key) == "timing" && v != std::floor(v))

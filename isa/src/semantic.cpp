@@ -267,6 +267,12 @@ ClassRegistry& ClassRegistry::global() {
 void ClassRegistry::add(ClassSpec spec) {
   if (find(spec.name))
     throw Error("<registry>", spec.name, "semantic class registered twice");
+  if (spec.id != SemanticClass::Custom)
+    for (const auto& c : classes_)
+      if (c->id == spec.id)
+        throw Error("<registry>", spec.name,
+                    "claims the built-in semantic class of '" + c->name +
+                        "'; a class registered outside libember_isa is SemanticClass::Custom");
   classes_.push_back(std::make_unique<ClassSpec>(std::move(spec)));
 }
 

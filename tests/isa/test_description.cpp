@@ -302,3 +302,22 @@ INSTANTIATE_TEST_SUITE_P(Cases, MalformedDescription,
 
 } // namespace
 } // namespace ember::isa::test
+
+TEST(Registry, AVendorClassCannotClaimABuiltInSemanticClass) {
+  ember::isa::ClassRegistry reg;
+  ember::isa::ClassSpec gemm;
+  gemm.name = "gemm";
+  gemm.id = ember::isa::SemanticClass::Gemm;
+  reg.add(gemm);
+  ember::isa::ClassSpec fake;
+  fake.name = "my-gemm";
+  fake.id = ember::isa::SemanticClass::Gemm;
+  EXPECT_THROW(reg.add(fake), ember::isa::Error);
+  // Vendor classes are Custom, and several may be.
+  ember::isa::ClassSpec a, b;
+  a.name = "vendor-a";
+  b.name = "vendor-b";
+  reg.add(a);
+  reg.add(b);
+  EXPECT_EQ(reg.find("vendor-b")->id, ember::isa::SemanticClass::Custom);
+}
