@@ -47,6 +47,17 @@ add_test(NAME tools.ember_run.random_input
                  --ember-run $<TARGET_FILE:ember-run> --model ${CLI_IN}/relu.onnx
                  --out ${CLI_OUT}/random --extra=--random-input --extra=5 --extra=--top
                  --extra=3 --extra=--repeat --extra=3 --extra=--compare --extra=interp)
+# An input the model declares but no output depends on is accepted (and checked).
+add_test(NAME tools.ember_run.unused_declared_input
+         COMMAND ${EMBER_PYTHON} ${PROJECT_SOURCE_DIR}/tests/models/run_and_compare.py
+                 --ember-run $<TARGET_FILE:ember-run> --model ${CLI_IN}/shape_of_x.onnx
+                 --out ${CLI_OUT}/shape_of_x --input x=${CLI_IN}/x.npy
+                 --expected s=${CLI_IN}/shape_of_x_expected.npy --exact)
+ember_cli_error(unused_declared_input_wrong_shape
+                "--input x=.*x_wrong_shape.npy: the file holds float32\\[3, 2\\], the model's input 'x' is float32\\[2, 3\\]"
+                -- ${CLI_IN}/shape_of_x.onnx --input x=${CLI_IN}/x_wrong_shape.npy)
+set_tests_properties(tools.ember_run.unused_declared_input PROPERTIES
+                     FIXTURES_REQUIRED ember_cli_inputs LABELS tools TIMEOUT 60)
 set_tests_properties(tools.ember_run.relu_input tools.ember_run.random_input PROPERTIES
                      FIXTURES_REQUIRED ember_cli_inputs LABELS tools TIMEOUT 60)
 

@@ -34,6 +34,12 @@ def main(out):
                                  "relu", [x], [y]), p("relu.onnx"))
     xs = np.array([[-1.5, 0.0, 2.0], [3.25, -0.5, 1.0]], dtype=np.float32)
     np.save(p("x.npy"), xs)
+    # shape_of_x.onnx: s = Shape(x). The importer folds it to a constant, so no output
+    # depends on x, which ember-run must still accept (checked, then unused).
+    s = helper.make_tensor_value_info("s", TensorProto.INT64, [2])
+    save_model(helper.make_graph([helper.make_node("Shape", ["x"], ["s"], name="shape")],
+                                 "shape_of_x", [x], [s]), p("shape_of_x.onnx"))
+    np.save(p("shape_of_x_expected.npy"), np.array(xs.shape, dtype=np.int64))
     np.save(p("x_expected_relu.npy"), np.maximum(xs, 0))
     np.save(p("x_wrong_shape.npy"), xs.reshape(3, 2))
     np.save(p("x_wrong_kind.npy"), xs.astype(np.int32))

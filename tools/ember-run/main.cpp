@@ -209,20 +209,30 @@ std::string describeInputs(const std::vector<Node*>& ins) {
 }
 
 /// Reads the given .npy files and completes the inputs of `f` (random values for the
-/// rest when a seed is given), checking names, kinds and shapes.
-TensorMap buildInputs(const Options& o, const Function& f) {
+/// rest when a seed is given), checking names, kinds and shapes. An input `module` declares
+/// but no output of `f` depends on is checked and left out.
+TensorMap buildInputs(const Options& o, const Module& module, const Function& f) {
   std::vector<Node*> placeholders = f.inputs();
+  // Every input the model declares, also those no output depends on (a Shape of an
+  // input folds to a constant, Dropout's ratio may go unused): a user may pass them.
   std::map<std::string, const Node*> byName;
+  std::vector<Node*> declared;
+  for (const auto& p : module.placeholders()) {
+    byName[p->name()] = p.get();
+    declared.push_back(p.get());
+  }
+  std::set<std::string> used;
   for (const Node* p : placeholders)
-    byName[p->name()] = p;
+    used.insert(p->name());
   TensorMap inputs;
+  std::set<std::string> given;
   for (const auto& [name, file] : o.inputs) {
     auto it = byName.find(name);
     if (it == byName.end())
-      throw Error("--input " + name + "=" + file,
-                  "the model has no input named '" + name +
-                      "' (its inputs: " + describeInputs(placeholders) + ")");
-    if (inputs.count(name))
+      throw Error("--input " + name + "=" + file, "the model has no input named '" + name +
+                                                      "' (its inputs: " + describeInputs(declared) +
+                                                      ")");
+    if (!given.insert(name).second)
       throw Error("--input " + name + "=" + file, "input '" + name + "' is given twice");
     Tensor t = readNpy(file);
     const Type& want = it->second->resultType();
@@ -230,6 +240,13 @@ TensorMap buildInputs(const Options& o, const Function& f) {
       throw Error("--input " + name + "=" + file, "the file holds " + t.type().toString() +
                                                       ", the model's input '" + name + "' is " +
                                                       Type(want.kind, want.dims).toString());
+    if (!used.count(name)) {
+      std::fprintf(stderr,
+                   "ember-run: note: --input %s: no output of the model depends on input '%s'; "
+                   "it was checked and is not used\n",
+                   name.c_str(), name.c_str());
+      continue;
+    }
     inputs.emplace(name, std::move(t));
   }
   std::vector<std::string> missing;
@@ -408,7 +425,7 @@ int runTool(const Options& o) {
   if (module->functions().empty())
     throw Error(o.model, "the imported module has no function");
   Function& floatFn = *module->functions().front();
-  TensorMap inputs = buildInputs(o, floatFn);
+  TensorMap inputs = buildInputs(o, *module, floatFn);
   if (int8)
     refuseNaN(o, inputs);
 
