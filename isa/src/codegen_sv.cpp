@@ -8,6 +8,7 @@
 
 #include "ember/isa/codegen.h"
 #include "ember/isa/error.h"
+#include "ember/isa/roles.h"
 
 #include <algorithm>
 #include <set>
@@ -195,6 +196,46 @@ std::string extend(const FieldDesc& f, unsigned width) {
   return "{" + lit(pad, 0) + ", " + v + "}";
 }
 
+/// unit_o and t_*_o of `in`: its engine (per instruction through an "engine" enum field,
+/// as Instruction::engine() decides) and its timing entries (whole cycles, checked by the
+/// loader; 0 when the class has no such key).
+std::string unitAndTiming(const InstrDesc& in) {
+  std::ostringstream o;
+  const FieldDesc* eng = nullptr;
+  for (const auto& f : in.fields)
+    if (f.role == role::kEngine && f.kind == RoleKind::Enum)
+      eng = &f;
+  if (eng) {
+    o << "        case (" << slice("instr_i", eng->bits.lsb, eng->bits.width) << ")\n";
+    for (const auto& nv : eng->names) {
+      unsigned u = nv.first == "load" ? 0 : nv.first == "store" ? 2 : 1;
+      std::uint64_t mask =
+          eng->bits.width >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << eng->bits.width) - 1;
+      o << "          " << lit(eng->bits.width, std::uint64_t(nv.second) & mask) << ": unit_o = 2'd"
+        << u << ";\n";
+    }
+    o << "          default: unit_o = 2'd1;\n        endcase\n";
+  } else {
+    o << "        unit_o = 2'd" << static_cast<unsigned>(in.cls->engine) << ";\n";
+  }
+  auto t = [&](const char* key) {
+    auto it = in.timing.find(key);
+    if (it == in.timing.end())
+      return std::uint64_t(0);
+    if (it->second > 4294967295.0)
+      throw Error("<sv-decoder>", in.json_path + "/timing/" + key,
+                  "a timing entry above 2^32 - 1 cycles does not fit the decoder's 32-bit port");
+    return static_cast<std::uint64_t>(it->second);
+  };
+  o << "        t_issue_o = 32'd" << t(timing_key::kIssue) << ";\n"
+    << "        t_setup_o = 32'd" << t(timing_key::kSetup) << ";\n"
+    << "        t_cpr_o = 32'd" << t(timing_key::kCyclesPerRow) << ";\n"
+    << "        t_pipe_o = 32'd" << t(timing_key::kPipelineLatency) << ";\n";
+  if (in.cls->allows_table_offset)
+    o << "        table_off_o = 32'd" << in.table_offset << ";\n";
+  return o.str();
+}
+
 /// The legality conditions of `in` beyond its opcode, as in Instruction::decode:
 /// reserved bits zero, named fields (memory selects, enums) hold a named value, and a
 /// 64-bit unsigned field stays below 2^63.
@@ -257,14 +298,23 @@ std::string generateSvDecoder(const IsaDescription& isa) {
     << "// cls_o/insn_o/op_o and the field ports are driven even when valid_o is 0; for an\n"
     << "// unknown one every output is 0. A field port carries its role's field of the decoded\n"
     << "// instruction, sign-extended (signed roles) or zero-extended to ROLE_<ROLE>_BITS, and\n"
-    << "// 0 when the instruction has no such role (has_<role>_o = 0).\n"
+    << "// 0 when the instruction has no such role (has_<role>_o = 0). unit_o is the engine\n"
+    << "// whose queue takes the instruction (0 load, 1 compute, 2 store: the class's, or\n"
+    << "// the engine field's), t_*_o its timing entries (docs/simulator.md section 2.2),\n"
+    << "// table_off_o a lut's table_offset.\n"
     << "module ember_decode (\n"
     << "    input  logic [" << P << "INSTR_BITS-1:0] instr_i,\n"
     << "    output logic valid_o,\n"
     << "    output logic known_o,\n"
     << "    output logic [" << P << "CLS_BITS-1:0] cls_o,\n"
     << "    output logic [" << P << "INSN_IDX_BITS-1:0] insn_o,\n"
-    << "    output logic [" << P << "VOP_BITS-1:0] op_o";
+    << "    output logic [" << P << "VOP_BITS-1:0] op_o,\n"
+    << "    output logic [1:0] unit_o,\n"
+    << "    output logic [31:0] t_issue_o,\n"
+    << "    output logic [31:0] t_setup_o,\n"
+    << "    output logic [31:0] t_cpr_o,\n"
+    << "    output logic [31:0] t_pipe_o,\n"
+    << "    output logic [31:0] table_off_o";
   for (const SvRole& r : roles) {
     o << ",\n    output logic [" << P << "ROLE_" << upper(r.name) << "_BITS-1:0] " << lower(r.name)
       << "_o";
@@ -273,7 +323,9 @@ std::string generateSvDecoder(const IsaDescription& isa) {
   }
   o << "\n);\n\n  always_comb begin\n"
     << "    valid_o = 1'b0;\n    known_o = 1'b0;\n"
-    << "    cls_o = '0;\n    insn_o = '0;\n    op_o = " << P << "VOP_NONE;\n";
+    << "    cls_o = '0;\n    insn_o = '0;\n    op_o = " << P << "VOP_NONE;\n"
+    << "    unit_o = 2'd1;\n    t_issue_o = '0;\n    t_setup_o = '0;\n    t_cpr_o = '0;\n"
+    << "    t_pipe_o = '0;\n    table_off_o = '0;\n";
   for (const SvRole& r : roles) {
     o << "    " << lower(r.name) << "_o = '0;\n";
     if (r.instructions < n)
@@ -295,6 +347,7 @@ std::string generateSvDecoder(const IsaDescription& isa) {
       << "        insn_o = " << P << "INSN_" << u << "_IDX;\n";
     if (!in.op.empty())
       o << "        op_o = " << P << "VOP_" << upper(in.op) << ";\n";
+    o << unitAndTiming(in);
     for (const FieldDesc& f : in.fields) {
       const SvRole* r = nullptr;
       for (const SvRole& x : roles)

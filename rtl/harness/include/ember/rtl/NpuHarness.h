@@ -1,0 +1,226 @@
+// The Verilator harness of the NPU RTL (docs/rtl.md section 5): loads a job exactly as
+// the SystemC model does (the same ember::sim::Job: instruction words and DRAM image),
+// clocks the Verilated ember_npu, serves its DRAM port with the description's latency
+// and checks its outstanding-request limit, and collects the same report fields the
+// model reports (cycles, per-instruction slices, per-engine counters, fault record).
+//
+// The harness is a template over the Verilated class because every description has a
+// model of its own (Vnpu_<name>, from rtl/CMakeLists.txt); ember::rtl::Rtl wraps the
+// models a build has.
+#pragma once
+
+#include "ember/isa/description.h"
+#include "ember/sim/Dram.h"
+#include "ember/sim/Report.h"
+#include "ember/sim/Simulator.h"
+
+#include <verilated.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ember::rtl {
+
+/// What an RTL run measured besides the report: harness-side checks of the RTL.
+struct RtlResult {
+  sim::Report report;  ///< Same fields as the SystemC model's (no energy, no layers).
+  sim::DramImage dram; ///< The DRAM window after the run.
+  std::uint64_t max_inflight_bytes = 0; ///< Most DRAM read bytes in flight at once.
+  bool overrun = false;                 ///< A datapath was still busy when its engine restarted.
+  bool bus_conflict = false;            ///< Both DMA engines requested in one cycle.
+  double host_seconds = 0;
+};
+
+namespace detail {
+
+/// Bytes of a Verilated port (VlWide or a scalar) as 32-bit words.
+template <class T> const std::uint32_t* words(const T& v) {
+  if constexpr (std::is_integral_v<T>)
+    return reinterpret_cast<const std::uint32_t*>(&v);
+  else
+    return v.data();
+}
+template <class T> std::uint32_t* words(T& v) {
+  if constexpr (std::is_integral_v<T>)
+    return reinterpret_cast<std::uint32_t*>(&v);
+  else
+    return v.data();
+}
+template <class T> std::uint64_t lane64(const T& v, unsigned i) {
+  const std::uint32_t* w = words(v);
+  return std::uint64_t(w[2 * i]) | (std::uint64_t(w[2 * i + 1]) << 32);
+}
+template <class T> std::uint32_t lane32(const T& v, unsigned i) {
+  return words(v)[i];
+}
+
+inline const char* kEngineNames[4] = {"load", "compute", "store", "fetch"};
+
+} // namespace detail
+
+/// Runs one job on the Verilated model `M` of description `isa`.
+template <class M>
+RtlResult runVerilated(const isa::IsaDescription& isa, const sim::Job& job,
+                       const sim::Options& opts, std::uint64_t budget) {
+  using u64 = std::uint64_t;
+  const auto t0 = std::chrono::steady_clock::now();
+  RtlResult out;
+  auto ctx = std::make_unique<VerilatedContext>();
+  ctx->randReset(2); // random initial state when built with --x-initial unique
+  auto top = std::make_unique<M>(ctx.get());
+  sim::DramImage dram = job.dram;
+  const u64 window = opts.dram_window_bytes ? opts.dram_window_bytes : isa.hw().dram.size_bytes;
+  const unsigned W = isa.instructionBytes();
+  const u64 n = W ? job.text.size() / W : 0;
+  const u64 lat = isa.hw().dma.latency_cycles;
+  if (n > (u64(1) << 17))
+    throw std::runtime_error("the RTL's instruction buffer holds 131072 instructions; the "
+                             "program has " +
+                             std::to_string(n));
+
+  auto tick = [&] {
+    top->clk_i = 1;
+    top->eval();
+    top->clk_i = 0;
+    top->eval();
+  };
+  top->clk_i = 0;
+  top->rst_ni = 0;
+  top->start_i = 0;
+  top->prog_we_i = 0;
+  top->dram_req_ready_i = 1;
+  top->dram_rsp_valid_i = 0;
+  top->eval();
+  top->rst_ni = 1;
+  top->eval();
+  // Program load through the instruction buffer's write port.
+  top->prog_we_i = 1;
+  for (u64 i = 0; i < n; ++i) {
+    top->prog_addr_i = static_cast<std::uint32_t>(i);
+    std::uint32_t* d = detail::words(top->prog_data_i);
+    std::memset(d, 0, sizeof(top->prog_data_i));
+    std::memcpy(d, job.text.data() + i * W, W);
+    tick();
+  }
+  top->prog_we_i = 0;
+  top->ninsn_i = static_cast<std::uint32_t>(n);
+  top->budget_i = budget;
+  top->window_i = window;
+  top->start_i = 1;
+  tick();
+  top->start_i = 0;
+
+  struct Rsp {
+    u64 due;
+    std::uint32_t tag;
+    std::vector<std::uint8_t> data;
+  };
+  std::deque<Rsp> rsps;
+  u64 inflight = 0;
+  const std::size_t rowBytes = sizeof(top->dram_rsp_rdata_i);
+  std::vector<std::uint8_t> buf(rowBytes);
+  auto& rep = out.report;
+  rep.isa_name = isa.name();
+  rep.clock_hz = isa.hw().clock_hz;
+  rep.instructions = n;
+  for (;;) {
+    top->eval();
+    const u64 c = top->cyc_o;
+    // Responses due this cycle (in order; at most one, since requests are one a cycle).
+    if (!rsps.empty() && rsps.front().due == c) {
+      Rsp& r = rsps.front();
+      top->dram_rsp_valid_i = 1;
+      top->dram_rsp_tag_i = r.tag;
+      std::memset(detail::words(top->dram_rsp_rdata_i), 0, rowBytes);
+      std::memcpy(detail::words(top->dram_rsp_rdata_i), r.data.data(), r.data.size());
+      inflight -= r.data.size();
+      rsps.pop_front();
+    } else {
+      top->dram_rsp_valid_i = 0;
+    }
+    top->eval();
+    if (top->done_o || top->fault_o)
+      break;
+    if (top->dram_conflict_o)
+      out.bus_conflict = true;
+    if (top->overrun_o)
+      out.overrun = true;
+    if (top->dram_req_valid_o) {
+      const u64 a = top->dram_req_addr_o;
+      const std::uint32_t bytes = top->dram_req_bytes_o;
+      if (top->dram_req_write_o) {
+        dram.write(a, reinterpret_cast<const std::uint8_t*>(detail::words(top->dram_req_wdata_o)),
+                   bytes);
+      } else {
+        Rsp r{c + lat, top->dram_req_tag_o, dram.read(a, bytes)};
+        inflight += bytes;
+        out.max_inflight_bytes = std::max(out.max_inflight_bytes, inflight);
+        rsps.push_back(std::move(r));
+      }
+    }
+    for (unsigned e = 0; e < 3; ++e) {
+      if (!((top->ret_o >> e) & 1))
+        continue;
+      sim::Slice s;
+      s.index = detail::lane32(top->ret_index_o, e);
+      s.engine = static_cast<int>(e);
+      s.dispatch = detail::lane64(top->ret_dispatch_o, e);
+      s.take = detail::lane64(top->ret_take_o, e);
+      s.start = detail::lane64(top->ret_start_o, e);
+      s.end = c;
+      s.memory_stall = detail::lane64(top->ret_mstall_o, e);
+      s.push_stall = c - detail::lane64(top->ret_end_o, e);
+      if (opts.record_slices)
+        rep.slices.push_back(s);
+      ++rep.retired;
+    }
+    if (opts.progress && rep.retired % 1024 == 0 && rep.retired)
+      opts.progress(c, rep.retired, n);
+    tick();
+  }
+  // Counters.
+  rep.cycles = top->done_o ? top->cycles_o : top->fault_cycle_o;
+  rep.fetch_stall = top->cnt_fetch_stall_o;
+  rep.macs = top->cnt_macs_o;
+  for (unsigned e = 0; e < 3; ++e) {
+    sim::EngineReport er;
+    er.name = detail::kEngineNames[e];
+    er.instructions = detail::lane64(top->cnt_insns_o, e);
+    er.busy = detail::lane64(top->cnt_busy_o, e);
+    er.token_stall = detail::lane64(top->cnt_token_o, e);
+    er.memory_stall = detail::lane64(top->cnt_memory_o, e);
+    const u64 used = er.busy + er.token_stall + er.memory_stall;
+    er.idle = rep.cycles >= used ? rep.cycles - used : 0;
+    rep.engines.push_back(er);
+  }
+  sim::MemoryReport dm;
+  dm.name = "dram";
+  dm.bytes_read = top->cnt_dram_read_o;
+  dm.bytes_written = top->cnt_dram_write_o;
+  rep.memories.push_back(dm);
+  if (top->fault_o) {
+    sim::Fault f;
+    f.kind = static_cast<sim::FaultKind>(top->fault_kind_o);
+    f.cycle = top->fault_cycle_o;
+    f.engine = detail::kEngineNames[top->fault_engine_o & 3];
+    f.instruction = top->fault_index_o == 0xFFFFFFFFu ? -1 : std::int64_t(top->fault_index_o);
+    f.reason = "raised by the RTL";
+    rep.fault = f;
+  }
+  std::sort(rep.slices.begin(), rep.slices.end(),
+            [](const sim::Slice& a, const sim::Slice& b) { return a.index < b.index; });
+  top->final();
+  out.dram = std::move(dram);
+  out.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rep.host_seconds = out.host_seconds;
+  return out;
+}
+
+} // namespace ember::rtl

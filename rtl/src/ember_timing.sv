@@ -1,0 +1,161 @@
+// The duration of the instruction an engine is about to start: the closed-form rules
+// D1-D2, G1-G2, V1 and S1 of the timing contract (docs/simulator.md section 2.2), the
+// same arithmetic as isa/src/timing.cpp. Purely combinational: the engine controller
+// evaluates it in the cycle it starts the instruction and counts the result down.
+// 128-bit intermediates; a duration above 2^64 - 1 raises ovf_o (a cycle-budget fault).
+module ember_timing (
+    input  logic [ember_isa_pkg::CLS_BITS-1:0] cls_i,
+    input  logic [31:0] t_issue_i,
+    input  logic [31:0] t_setup_i,
+    input  logic [31:0] t_cpr_i,
+    input  logic [31:0] t_pipe_i,
+    input  logic [ember_npu_pkg::FIELDS_BITS-1:0] f_i,
+    input  logic [63:0] start_i,       // the cycle it would start
+    input  logic [63:0] chan_free_i,   // first cycle the DRAM channel is free
+    output logic [63:0] dur_o,         // T: it ends in start_i + dur_o
+    output logic [63:0] mstall_o,      // memory stall inside T (channel wait, bank conflicts)
+    output logic ovf_o,                // T does not fit 64 bits
+    output logic books_o,              // a DMA that reserves the channel
+    output logic [63:0] begin_o,       // DMA: first cycle of its transfer
+    output logic [63:0] xfer_o,        // DMA: X, cycles the channel is reserved
+    output logic [63:0] chan_free_o,   // channel free cycle after this start
+    output logic [63:0] macs_o,        // MACs it performs (gemm), for the counters
+    output logic [63:0] dram_bytes_o   // DRAM bytes it moves (DMA)
+);
+  import ember_isa_pkg::*;
+  import ember_npu_pkg::*;
+
+  function automatic logic [63:0] fld(input logic [FIELDS_BITS-1:0] f, input int unsigned r);
+    return f[64*r +: 64];
+  endfunction
+  function automatic logic [127:0] rowBytesOf(input logic [63:0] id);
+    if (id == 64'(MEM_ACT_ID)) return 128'(MEM_ACT_ROW_BYTES);
+    if (id == 64'(MEM_WEIGHT_ID)) return 128'(MEM_WEIGHT_ROW_BYTES);
+    if (id == 64'(MEM_ACC_ID)) return 128'(MEM_ACC_ROW_BYTES);
+    if (id == 64'(MEM_PARAM_ID)) return 128'(MEM_PARAM_ROW_BYTES);
+    return 128'd1;
+  endfunction
+  function automatic logic [127:0] banksOf(input logic [63:0] id);
+    if (id == 64'(MEM_ACT_ID)) return 128'(MEM_ACT_BANKS);
+    if (id == 64'(MEM_WEIGHT_ID)) return 128'(MEM_WEIGHT_BANKS);
+    if (id == 64'(MEM_ACC_ID)) return 128'(MEM_ACC_BANKS);
+    if (id == 64'(MEM_PARAM_ID)) return 128'(MEM_PARAM_BANKS);
+    return 128'd0;  // no such memory: no conflicts
+  endfunction
+  function automatic logic [127:0] portsOf(input logic [63:0] id);
+    if (id == 64'(MEM_ACT_ID)) return 128'(MEM_ACT_READ_PORTS);
+    if (id == 64'(MEM_WEIGHT_ID)) return 128'(MEM_WEIGHT_READ_PORTS);
+    if (id == 64'(MEM_ACC_ID)) return 128'(MEM_ACC_READ_PORTS);
+    if (id == 64'(MEM_PARAM_ID)) return 128'(MEM_PARAM_READ_PORTS);
+    return 128'd2;
+  endfunction
+  function automatic logic [127:0] max128(input logic [127:0] a, input logic [127:0] b);
+    return a > b ? a : b;
+  endfunction
+
+  localparam logic [127:0] BPC = 128'(DRAM_BYTES_PER_CYCLE);
+  localparam logic [127:0] INFLIGHT = 128'(DMA_MAX_OUTSTANDING) * 128'(DMA_BURST_BYTES);
+  localparam logic [127:0] LAT = 128'(DMA_LATENCY_CYCLES);
+  localparam logic [127:0] WL = 128'(MAC_WEIGHT_LOAD_CYCLES);
+  localparam logic [127:0] FD = 128'(MAC_FILL_CYCLES) + 128'(MAC_DRAIN_CYCLES);
+
+  logic [127:0] issue, cpr, head, rb, d_rows, s_rows, beats, little, x, ready, beg, t;
+  logic [127:0] steps, rows, blk, confl, per, banks, mask, ra, rb2, mem0, mem1;
+  logic [127:0] n0, n1, n2;
+  logic [6:0] bshift;
+
+  always_comb begin
+    issue = 128'(t_issue_i);
+    cpr = 128'(t_cpr_i);
+    head = issue + 128'(t_setup_i);
+    t = issue;
+    mstall_o = '0;
+    books_o = 1'b0;
+    begin_o = '0;
+    xfer_o = '0;
+    chan_free_o = chan_free_i;
+    macs_o = '0;
+    dram_bytes_o = '0;
+    rb = '0; d_rows = '0; s_rows = '0; beats = '0; little = '0; x = '0; ready = '0; beg = '0;
+    steps = '0; rows = '0; blk = '0; confl = '0; per = '0; banks = '0; mask = '0;
+    ra = '0; rb2 = '0; mem0 = '0; mem1 = '0; bshift = '0;
+    n0 = 128'(fld(f_i, R_N0));
+    n1 = 128'(fld(f_i, R_N1));
+    n2 = 128'(fld(f_i, R_N2));
+    unique case (cls_i)
+      CLS_DMA_LOAD, CLS_DMA_STORE: begin
+        // D1: X = max(D * ceil(rb / bytes_per_cycle), S, ceil(D * rb * latency / inflight)).
+        rb = rowBytesOf(fld(f_i, R_SRAM));
+        d_rows = 128'(fld(f_i, R_SIZE0)) * 128'(fld(f_i, R_SIZE1)) * 128'(fld(f_i, R_SIZE2));
+        if (cls_i == CLS_DMA_LOAD)
+          s_rows = (128'(fld(f_i, R_PAD_LEFT)) + 128'(fld(f_i, R_SIZE0)) + 128'(fld(f_i, R_PAD_RIGHT)))
+                 * (128'(fld(f_i, R_PAD_TOP)) + 128'(fld(f_i, R_SIZE1)) + 128'(fld(f_i, R_PAD_BOTTOM)))
+                 * 128'(fld(f_i, R_SIZE2));
+        else
+          s_rows = d_rows;
+        beats = d_rows * ((rb + BPC - 1) / BPC);
+        little = (d_rows * rb * LAT + INFLIGHT - 1) / INFLIGHT;
+        x = max128(max128(beats, s_rows), little);
+        dram_bytes_o = 64'(d_rows * rb);
+        if (d_rows == 0) begin
+          t = head + s_rows;
+        end else begin
+          // D2: the channel is booked when the DMA starts, for X cycles.
+          ready = 128'(start_i) + head;
+          beg = max128(ready, 128'(chan_free_i));
+          t = beg + x + LAT - 128'(start_i);
+          mstall_o = 64'(beg - ready);
+          books_o = 1'b1;
+          begin_o = 64'(beg);
+          xfer_o = 64'(x);
+          chan_free_o = 64'(beg + x);
+        end
+      end
+      CLS_GEMM: begin
+        steps = n0 * n1;
+        rows = steps * cpr;
+        if (steps != 0 && n2 != 0) begin
+          if (fld(f_i, R_RESET) != 0) begin
+            t = issue + steps * n2 * cpr;  // G2
+          end else begin
+            blk = MAC_WEIGHT_BUFFERS >= 2 ? max128(rows, WL) : WL + rows;
+            t = issue + WL + (n2 - 1) * blk + rows + FD;  // G1
+            macs_o = 64'(steps * n2 * 128'(MAC_ROWS) * 128'(MAC_COLS));
+          end
+        end
+      end
+      CLS_VECTOR_BINARY, CLS_VECTOR_UNARY, CLS_REQUANTIZE, CLS_LUT: begin
+        steps = n0 * n1;
+        if (cls_i == CLS_VECTOR_BINARY) begin
+          // V1: a step whose two source rows share a bank waits ceil(2 / ports) - 1
+          // cycles. Whether they share one depends on i0, i1 modulo banks only, so each
+          // residue class is counted once (at most banks^2 terms).
+          banks = banksOf(fld(f_i, R_SRC_MEM));
+          per = (128'd2 + portsOf(fld(f_i, R_SRC_MEM)) - 1) / portsOf(fld(f_i, R_SRC_MEM)) - 1;
+          mask = banks - 1;
+          for (int s = 0; s < 7; s++)
+            if (banks == (128'd1 << s)) bshift = 7'(s);
+          if (banks != 0 && per != 0)
+            for (int r1 = 0; r1 < MAX_BANKS; r1++)
+              for (int r0 = 0; r0 < MAX_BANKS; r0++)
+                if (128'(r1) < banks && 128'(r0) < banks && 128'(r1) < n1 && 128'(r0) < n0) begin
+                  ra = 128'(fld(f_i, R_SRC0_ADDR)) + 128'(r0) * 128'(fld(f_i, R_SRC0_S0))
+                     + 128'(r1) * 128'(fld(f_i, R_SRC0_S1));
+                  rb2 = 128'(fld(f_i, R_SRC1_ADDR)) + 128'(r0) * 128'(fld(f_i, R_SRC1_S0))
+                      + 128'(r1) * 128'(fld(f_i, R_SRC1_S1));
+                  mem0 = ((n0 - 128'(r0) - 1) >> bshift) + 1;
+                  mem1 = ((n1 - 128'(r1) - 1) >> bshift) + 1;
+                  if ((ra & mask) == (rb2 & mask)) confl = confl + per * mem0 * mem1;
+                end
+        end
+        if (steps != 0) begin
+          t = issue + steps * cpr + confl + 128'(t_pipe_i);
+          mstall_o = 64'(confl);
+        end
+      end
+      default: t = issue;  // sync, halt (S1)
+    endcase
+    ovf_o = t[127:64] != 0;
+    dur_o = 64'(t);
+  end
+endmodule : ember_timing
