@@ -378,3 +378,30 @@ TEST(Cosim, AtLeastFiftyRaceFreeRandomPrograms) {
 }
 
 } // namespace
+
+namespace {
+// Simulated cycles per host second of both models on a GEMM-bound and a DMA-bound
+// program, printed (never asserted: performance is measured, not tested).
+TEST(Cosim, SpeedFigures) {
+  std::string gemm, dma;
+  for (int i = 0; i < 40; ++i) {
+    gemm += "gemm act_addr=0 acc_addr=0 wgt_addr=0 n0=200 n1=4 n2=8 act_s0=1 act_s1=200 "
+            "acc_s0=1 acc_s1=200 wgt_s2=1\n";
+    dma += "dma.ld sram=act sram_addr=0 dram_addr=0 size0=200 size1=8 size2=1 stride1=200\n";
+  }
+  for (const auto& [what, text] :
+       {std::pair<const char*, std::string>{"gemm-bound", gemm}, {"dma-bound", dma}}) {
+    Job job = jobOf(ember::isa::assemble(text + "finish\n", isa(), "speed.s"));
+    ember::sim::Simulator sim(isa());
+    ember::sim::Options o;
+    ember::sim::Result s = sim.run(job, o);
+    ember::rtl::RtlResult r =
+        ember::rtl::runVerilated<EMBER_RTL_MODEL>(isa(), job, o, sim.defaultCycleBudget(job));
+    ASSERT_TRUE(s.ok() && r.report.cycles == s.report.cycles);
+    std::printf("%s: %llu cycles; RTL %.0f cycles/s, SystemC model %.0f cycles/s\n", what,
+                static_cast<unsigned long long>(s.report.cycles),
+                double(r.report.cycles) / r.host_seconds,
+                double(s.report.cycles) / s.report.host_seconds);
+  }
+}
+} // namespace
