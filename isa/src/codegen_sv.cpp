@@ -170,6 +170,22 @@ std::string svPackageDecodeParams(const IsaDescription& isa) {
       o << "  localparam int unsigned " << names.add("TABLE_OFFSET_" + n, in.json_path) << " = 32'd"
         << in.table_offset << ";\n";
   }
+  // Structural sizes of the NPU RTL (rtl/src), derived here so that no hand-written file
+  // computes with package constants (Yosys 0.23 cannot reference another package's
+  // parameters from a package).
+  unsigned maxRow = 1, maxBanks = 1, paramRow = 1;
+  for (const auto& m : isa.memories()) {
+    maxRow = std::max<unsigned>(maxRow, static_cast<unsigned>(m.row_bytes));
+    maxBanks = std::max<unsigned>(maxBanks, static_cast<unsigned>(m.banks));
+    if (m.name == "param")
+      paramRow = static_cast<unsigned>(m.row_bytes);
+  }
+  o << "  // NPU RTL sizes: widest SRAM row (DMA and DRAM port width), most banks of any\n"
+    << "  // SRAM (bank-conflict count), param rows of one 256-byte LUT table.\n"
+    << "  localparam int unsigned MAX_ROW_BYTES = 32'd" << maxRow << ";\n"
+    << "  localparam int unsigned ROW_BITS = 32'd" << 8 * maxRow << ";\n"
+    << "  localparam int unsigned MAX_BANKS = 32'd" << maxBanks << ";\n"
+    << "  localparam int unsigned TABLE_ROWS = 32'd" << std::max(1u, 256 / paramRow) << ";\n";
   o << "  // Field roles: width of the decoder's <role>_o port (the widest field of the role),\n"
     << "  // and whether it is sign-extended.\n";
   for (const SvRole& r : svRoles(isa)) {

@@ -65,12 +65,10 @@ module ember_control (
     output logic [63:0] cnt_dram_read_o,
     output logic [63:0] cnt_dram_write_o
 );
-  import ember_isa_pkg::*;
-  import ember_npu_pkg::*;
 
   localparam logic [1:0] IDLE = 2'd0, WAITPOP = 2'd1, BUSY = 2'd2, WAITPUSH = 2'd3;
-  localparam int unsigned QW = INSTR_BITS + 32 + 64;  // word, index, dispatch cycle
-  localparam logic [63:0] TOKD = 64'(TOKEN_FIFO_DEPTH);
+  localparam int unsigned QW = ember_isa_pkg::INSTR_BITS + 32 + 64;  // word, index, dispatch cycle
+  localparam logic [63:0] TOKD = 64'(ember_isa_pkg::TOKEN_FIFO_DEPTH);
 
   // ---- State ----
   logic run_q, done_q, fault_q;
@@ -82,7 +80,7 @@ module ember_control (
   logic [31:0] next_q;
   logic fdone_q, fblk_q, fwrote_q, popped_q;
   logic [1:0] ph_q[3];
-  logic [INSTR_BITS-1:0] word_q[3];
+  logic [ember_isa_pkg::INSTR_BITS-1:0] word_q[3];
   logic [31:0] idx_q[3];
   logic [63:0] disp_q[3], take_q[3], start_q[3], end_q[3], mst_q[3], work_q[3];
   logic [63:0] tok_q[4];
@@ -94,23 +92,27 @@ module ember_control (
   logic [QW-1:0] qdata_w;
   logic [QW-1:0] qhead_w[3];
   logic [31:0] qcnt_w[3];
-  ember_queue #(.DEPTH(QUEUE_LOAD_DEPTH), .W(QW)) u_qload (
+  ember_queue #(.DEPTH(ember_isa_pkg::QUEUE_LOAD_DEPTH), .W(QW)) u_qload (
       .clk_i, .rst_ni, .push_i(qpush_w[0]), .data_i(qdata_w), .pop_i(qpop_w[0]),
       .head_o(qhead_w[0]), .count_o(qcnt_w[0]));
-  ember_queue #(.DEPTH(QUEUE_COMPUTE_DEPTH), .W(QW)) u_qcompute (
+  ember_queue #(.DEPTH(ember_isa_pkg::QUEUE_COMPUTE_DEPTH), .W(QW)) u_qcompute (
       .clk_i, .rst_ni, .push_i(qpush_w[1]), .data_i(qdata_w), .pop_i(qpop_w[1]),
       .head_o(qhead_w[1]), .count_o(qcnt_w[1]));
-  ember_queue #(.DEPTH(QUEUE_STORE_DEPTH), .W(QW)) u_qstore (
+  ember_queue #(.DEPTH(ember_isa_pkg::QUEUE_STORE_DEPTH), .W(QW)) u_qstore (
       .clk_i, .rst_ni, .push_i(qpush_w[2]), .data_i(qdata_w), .pop_i(qpop_w[2]),
       .head_o(qhead_w[2]), .count_o(qcnt_w[2]));
-  localparam logic [31:0] QDEPTH[3] = '{QUEUE_LOAD_DEPTH, QUEUE_COMPUTE_DEPTH, QUEUE_STORE_DEPTH};
+  function automatic logic [31:0] qdepth(input logic [1:0] u);
+    qdepth = u == 2'd0 ? 32'(ember_isa_pkg::QUEUE_LOAD_DEPTH)
+           : u == 2'd1 ? 32'(ember_isa_pkg::QUEUE_COMPUTE_DEPTH)
+                       : 32'(ember_isa_pkg::QUEUE_STORE_DEPTH);
+  endfunction
 
   // ---- Held instructions: decoded, timed ----
   logic take_w[3];
-  logic [INSTR_BITS-1:0] held_w[3];
-  logic [FIELDS_BITS-1:0] f_w[3];
-  logic [CLS_BITS-1:0] cls_w[3];
-  logic [VOP_BITS-1:0] op_w[3];
+  logic [ember_isa_pkg::INSTR_BITS-1:0] held_w[3];
+  logic [ember_npu_pkg::FIELDS_BITS-1:0] f_w[3];
+  logic [ember_isa_pkg::CLS_BITS-1:0] cls_w[3];
+  logic [ember_isa_pkg::VOP_BITS-1:0] op_w[3];
   logic [31:0] toff_w[3];
   logic [31:0] ti_w[3], ts_w[3], tc_w[3], tp_w[3];
   logic [63:0] dur_w[3] /* verilator split_var */;
@@ -121,12 +123,12 @@ module ember_control (
   logic books_w[3] /* verilator split_var */;
   // The instruction an engine holds from an earlier cycle, decoded for the retire phase
   // and the starvation checks (which must not depend on this cycle's take).
-  logic [FIELDS_BITS-1:0] fq_w[3];
+  logic [ember_npu_pkg::FIELDS_BITS-1:0] fq_w[3];
   for (genvar e = 0; e < 3; e++) begin : g_held
     logic unused_valid;
-    logic [CLS_BITS-1:0] unused_cls;
-    logic [VOP_BITS-1:0] unused_op;
-    logic [INSN_IDX_BITS-1:0] unused_insn;
+    logic [ember_isa_pkg::CLS_BITS-1:0] unused_cls;
+    logic [ember_isa_pkg::VOP_BITS-1:0] unused_op;
+    logic [ember_isa_pkg::INSN_IDX_BITS-1:0] unused_insn;
     logic [1:0] unused_unit;
     logic [31:0] unused_t0, unused_t1, unused_t2, unused_t3, unused_t4;
     ember_fields u_fields (
@@ -137,7 +139,7 @@ module ember_control (
   end
   for (genvar e = 0; e < 3; e++) begin : g_eng
     logic unused_valid;
-    logic [INSN_IDX_BITS-1:0] unused_insn;
+    logic [ember_isa_pkg::INSN_IDX_BITS-1:0] unused_insn;
     logic [1:0] unused_unit;
     ember_fields u_fields (
         .instr_i(held_w[e]), .valid_o(unused_valid), .cls_o(cls_w[e]), .op_o(op_w[e]),
@@ -166,12 +168,12 @@ module ember_control (
 
   // ---- Fetch decode ----
   logic fvalid_w;
-  logic [CLS_BITS-1:0] fcls_w;
+  logic [ember_isa_pkg::CLS_BITS-1:0] fcls_w;
   logic [1:0] funit_w;
   begin : g_fetch_dec
-    logic [FIELDS_BITS-1:0] unused_f;
-    logic [VOP_BITS-1:0] unused_op;
-    logic [INSN_IDX_BITS-1:0] unused_insn;
+    logic [ember_npu_pkg::FIELDS_BITS-1:0] unused_f;
+    logic [ember_isa_pkg::VOP_BITS-1:0] unused_op;
+    logic [ember_isa_pkg::INSN_IDX_BITS-1:0] unused_insn;
     logic [31:0] unused_t0, unused_t1, unused_t2, unused_t3, unused_t4;
     ember_fields u_fetch_fields (
         .instr_i(imem_data_i), .valid_o(fvalid_w), .cls_o(fcls_w), .op_o(unused_op),
@@ -183,13 +185,13 @@ module ember_control (
   // FIFO indices (docs/isa.md section 1): 0 load->compute, 1 compute->load,
   // 2 compute->store, 3 store->compute. Pushing to / popping from the next (prev) engine.
   function automatic int fifoOut(input int e, input bit toNext);
-    return toNext ? (e < 2 ? e * 2 : -1) : (e > 0 ? (e - 1) * 2 + 1 : -1);
+    fifoOut = toNext ? (e < 2 ? e * 2 : -1) : (e > 0 ? (e - 1) * 2 + 1 : -1);
   endfunction
   function automatic int fifoIn(input int e, input bit fromNext);
-    return fromNext ? (e < 2 ? e * 2 + 1 : -1) : (e > 0 ? (e - 1) * 2 : -1);
+    fifoIn = fromNext ? (e < 2 ? e * 2 + 1 : -1) : (e > 0 ? (e - 1) * 2 : -1);
   endfunction
-  function automatic logic flag(input logic [FIELDS_BITS-1:0] f, input int unsigned r);
-    return f[64*r +: 64] != 0;
+  function automatic logic flag(input logic [ember_npu_pkg::FIELDS_BITS-1:0] f, input int unsigned r);
+    flag = f[64*r +: 64] != 0;
   endfunction
 
   // ---- One cycle, in contract order ----
@@ -231,14 +233,14 @@ module ember_control (
     int nb;
     logic [1:0] fin, fout;
     pre_flt = 1'b0;
-    pre_fk = FK_DEADLOCK;
+    pre_fk = ember_npu_pkg::FK_DEADLOCK;
     pre_fe = 2'd1;
     pre_fi = 32'hFFFF_FFFF;
     pre_fc = cyc_q - 1;
     busy_any = 1'b0;
     waitpush_any = 1'b0;
     oldest = 64'hFFFF_FFFF_FFFF_FFFF;
-    oldest_e = ENG_FETCH;
+    oldest_e = ember_npu_pkg::ENG_FETCH;
     nb = 0;
     fin = '0;
     fout = '0;
@@ -258,13 +260,13 @@ module ember_control (
           fin = 2'(fifoIn(e, nx == 1));
           fout = 2'(fifoOut(e, nx == 1));
           if (!pre_flt && nb >= 0 && nb <= 2) begin
-            if (ph_q[e] == WAITPOP && flag(fq_w[e], nx == 1 ? R_POP_NEXT : R_POP_PREV)
+            if (ph_q[e] == WAITPOP && flag(fq_w[e], nx == 1 ? ember_npu_pkg::R_POP_NEXT : ember_npu_pkg::R_POP_PREV)
                 && tok_q[fin] == 0 && drained_q[nb]) begin
-              pre_flt = 1'b1; pre_fk = FK_TOKEN_UNDERFLOW; pre_fe = 2'(e); pre_fi = idx_q[e];
+              pre_flt = 1'b1; pre_fk = ember_npu_pkg::FK_TOKEN_UNDERFLOW; pre_fe = 2'(e); pre_fi = idx_q[e];
             end
-            if (ph_q[e] == WAITPUSH && flag(fq_w[e], nx == 1 ? R_PUSH_NEXT : R_PUSH_PREV)
+            if (ph_q[e] == WAITPUSH && flag(fq_w[e], nx == 1 ? ember_npu_pkg::R_PUSH_NEXT : ember_npu_pkg::R_PUSH_PREV)
                 && tok_q[fout] >= TOKD && drained_q[nb]) begin
-              pre_flt = 1'b1; pre_fk = FK_TOKEN_OVERFLOW; pre_fe = 2'(e); pre_fi = idx_q[e];
+              pre_flt = 1'b1; pre_fk = ember_npu_pkg::FK_TOKEN_OVERFLOW; pre_fe = 2'(e); pre_fi = idx_q[e];
             end
           end
         end
@@ -280,8 +282,8 @@ module ember_control (
       end
     end
     if (run_q && !pre_flt && cyc_q == budget_i + 1) begin
-      pre_flt = 1'b1; pre_fk = FK_CYCLE_BUDGET; pre_fe = oldest_e; pre_fc = budget_i;
-      pre_fi = oldest_e != ENG_FETCH ? 32'(oldest) : (next_q == 0 ? 32'd0 : 32'hFFFF_FFFF);
+      pre_flt = 1'b1; pre_fk = ember_npu_pkg::FK_CYCLE_BUDGET; pre_fe = oldest_e; pre_fc = budget_i;
+      pre_fi = oldest_e != ember_npu_pkg::ENG_FETCH ? 32'(oldest) : (next_q == 0 ? 32'd0 : 32'hFFFF_FFFF);
     end
   end
 
@@ -293,8 +295,8 @@ module ember_control (
     for (int f = 0; f < 4; f++) push_w[f] = 1'b0;
     for (int e = 0; e < 3; e++) begin
       ending_w[e] = run_q && ((ph_q[e] == BUSY && end_q[e] <= cyc_q) || ph_q[e] == WAITPUSH);
-      pn = flag(fq_w[e], R_PUSH_NEXT);
-      pp = flag(fq_w[e], R_PUSH_PREV);
+      pn = flag(fq_w[e], ember_npu_pkg::R_PUSH_NEXT);
+      pp = flag(fq_w[e], ember_npu_pkg::R_PUSH_PREV);
       room = (!pn || e == 2 || tok_q[fifoOut(e, 1'b1)] < TOKD)
           && (!pp || e == 0 || tok_q[fifoOut(e, 1'b0)] < TOKD);
       ret_flt[e] = ending_w[e] && ((e == 2 && pn) || (e == 0 && pp));
@@ -309,7 +311,7 @@ module ember_control (
     for (int e = 0; e < 3; e++) begin
       take_w[e] = run_q && (ph_q[e] == IDLE || retire_w[e]) && qcnt_w[e] != 0;
       holding_w[e] = take_w[e] || ph_q[e] == WAITPOP;
-      held_w[e] = take_w[e] ? qhead_w[e][QW-1 -: INSTR_BITS] : word_q[e];
+      held_w[e] = take_w[e] ? qhead_w[e][QW-1 -: ember_isa_pkg::INSTR_BITS] : word_q[e];
     end
   end
 
@@ -334,11 +336,11 @@ module ember_control (
   for (genvar e = 0; e < 3; e++) begin : g_start
     logic pn, pp, ok;
     always_comb begin
-      pn = flag(f_w[e], R_POP_NEXT);
-      pp = flag(f_w[e], R_POP_PREV);
+      pn = flag(f_w[e], ember_npu_pkg::R_POP_NEXT);
+      pp = flag(f_w[e], ember_npu_pkg::R_POP_PREV);
       hidx_w[e] = take_w[e] ? qhead_w[e][95:64] : idx_q[e];
       st_flt[e] = 1'b0;
-      st_fk[e] = FK_TOKEN_UNDERFLOW;
+      st_fk[e] = ember_npu_pkg::FK_TOKEN_UNDERFLOW;
       st_fc[e] = cyc_q;
       start_w[e] = 1'b0;
       ok = 1'b0;
@@ -350,9 +352,9 @@ module ember_control (
             && (!pp || e == 0 || tok_q[fifoIn(e, 1'b0)] != 0 || push_w[fifoIn(e, 1'b0)]);
           if (ok) begin
             if (ovf_w[e]) begin
-              st_flt[e] = 1'b1; st_fk[e] = FK_CYCLE_BUDGET;
+              st_flt[e] = 1'b1; st_fk[e] = ember_npu_pkg::FK_CYCLE_BUDGET;
             end else if (cyc_q > budget_i || dur_w[e] > budget_i - cyc_q) begin
-              st_flt[e] = 1'b1; st_fk[e] = FK_CYCLE_BUDGET; st_fc[e] = budget_i;
+              st_flt[e] = 1'b1; st_fk[e] = ember_npu_pkg::FK_CYCLE_BUDGET; st_fc[e] = budget_i;
             end else if (chk_w[e]) begin
               st_flt[e] = 1'b1; st_fk[e] = kind_w[e];
             end else begin
@@ -366,19 +368,19 @@ module ember_control (
   always_comb begin
     for (int f = 0; f < 4; f++) pop_w[f] = 1'b0;
     for (int e = 0; e < 3; e++) begin
-      if (start_v[e] && e < 2 && flag(f_w[e], R_POP_NEXT)) pop_w[fifoIn(e, 1'b1)] = 1'b1;
-      if (start_v[e] && e > 0 && flag(f_w[e], R_POP_PREV)) pop_w[fifoIn(e, 1'b0)] = 1'b1;
+      if (start_v[e] && e < 2 && flag(f_w[e], ember_npu_pkg::R_POP_NEXT)) pop_w[fifoIn(e, 1'b1)] = 1'b1;
+      if (start_v[e] && e > 0 && flag(f_w[e], ember_npu_pkg::R_POP_PREV)) pop_w[fifoIn(e, 1'b0)] = 1'b1;
     end
   end
 
   // F1/F2 fetch: one instruction a cycle from cycle latency - 1, into its queue when the
   // queue has room after this cycle's take; F4: a word that does not decode faults.
   always_comb begin
-    factive_w = run_q && !fdone_q && cyc_q + 1 >= 64'(FETCH_LATENCY_CYCLES);
+    factive_w = run_q && !fdone_q && cyc_q + 1 >= 64'(ember_isa_pkg::FETCH_LATENCY_CYCLES);
     fwrite_w = 1'b0;
     fblocked_w = 1'b0;
     if (factive_w && fvalid_w) begin
-      if (qcnt_w[funit_w] - (take_w[funit_w] ? 32'd1 : 32'd0) < QDEPTH[funit_w]) fwrite_w = 1'b1;
+      if (qcnt_w[funit_w] - (take_w[funit_w] ? 32'd1 : 32'd0) < qdepth(funit_w)) fwrite_w = 1'b1;
       else fblocked_w = 1'b1;
     end
   end
@@ -392,14 +394,14 @@ module ember_control (
     fc_w = pre_fc;
     for (int e = 0; e < 3; e++)
       if (!flt_w && ret_flt[e]) begin
-        flt_w = 1'b1; fk_w = FK_TOKEN_OVERFLOW; fe_w = 2'(e); fi_w = idx_q[e]; fc_w = cyc_q;
+        flt_w = 1'b1; fk_w = ember_npu_pkg::FK_TOKEN_OVERFLOW; fe_w = 2'(e); fi_w = idx_q[e]; fc_w = cyc_q;
       end
     for (int e = 0; e < 3; e++)
       if (!flt_w && st_flt[e]) begin
         flt_w = 1'b1; fk_w = st_fk[e]; fe_w = 2'(e); fi_w = hidx_w[e]; fc_w = st_fc[e];
       end
     if (!flt_w && factive_w && !fvalid_w) begin
-      flt_w = 1'b1; fk_w = FK_ILLEGAL_OPCODE; fe_w = ENG_FETCH; fi_w = next_q; fc_w = cyc_q;
+      flt_w = 1'b1; fk_w = ember_npu_pkg::FK_ILLEGAL_OPCODE; fe_w = ember_npu_pkg::ENG_FETCH; fi_w = next_q; fc_w = cyc_q;
     end
   end
 
@@ -425,7 +427,7 @@ module ember_control (
   // Finished after this cycle: fetch done and every engine drained.
   logic fdone_d, fin_d;
   always_comb begin
-    fdone_d = fdone_q || (fwrite_w && (fcls_w == CLS_HALT || next_q + 1 >= ninsn_i));
+    fdone_d = fdone_q || (fwrite_w && (fcls_w == ember_isa_pkg::CLS_HALT || next_q + 1 >= ninsn_i));
     fin_d = fdone_d;
     for (int e = 0; e < 3; e++)
       if (32'(qcnt_w[e]) + (qpush_w[e] ? 32'd1 : 32'd0) - (qpop_w[e] ? 32'd1 : 32'd0) != 0
@@ -516,7 +518,7 @@ module ember_control (
             if (e == 2) dwr_c <= dwr_c + work_q[e];
           end
           if (take_w[e]) begin
-            word_q[e] <= qhead_w[e][QW-1 -: INSTR_BITS];
+            word_q[e] <= qhead_w[e][QW-1 -: ember_isa_pkg::INSTR_BITS];
             idx_q[e] <= qhead_w[e][95:64];
             disp_q[e] <= qhead_w[e][63:0];
             take_q[e] <= cyc_q;

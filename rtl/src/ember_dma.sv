@@ -28,8 +28,8 @@ module ember_dma #(
     output logic sram_re_o,
     output logic [1:0] sram_mem_o,  // memory id
     output logic [31:0] sram_row_o,
-    output logic [ember_npu_pkg::ROW_BITS-1:0] sram_wdata_o,
-    input  logic [ember_npu_pkg::ROW_BITS-1:0] sram_rdata_i,
+    output logic [ember_isa_pkg::ROW_BITS-1:0] sram_wdata_o,
+    input  logic [ember_isa_pkg::ROW_BITS-1:0] sram_rdata_i,
     // DRAM request / response (one SRAM row each; tag = SRAM row).
     output logic dram_req_valid_o,
     input  logic dram_req_ready_i,
@@ -37,56 +37,54 @@ module ember_dma #(
     output logic [63:0] dram_req_addr_o,
     output logic [31:0] dram_req_bytes_o,
     output logic [31:0] dram_req_tag_o,
-    output logic [ember_npu_pkg::ROW_BITS-1:0] dram_req_wdata_o,
+    output logic [ember_isa_pkg::ROW_BITS-1:0] dram_req_wdata_o,
     input  logic dram_rsp_valid_i,
     input  logic [31:0] dram_rsp_tag_i,
-    input  logic [ember_npu_pkg::ROW_BITS-1:0] dram_rsp_rdata_i
+    input  logic [ember_isa_pkg::ROW_BITS-1:0] dram_rsp_rdata_i
 );
-  import ember_isa_pkg::*;
-  import ember_npu_pkg::*;
 
   function automatic logic [63:0] fld(input int unsigned r);
-    return f_i[64*r +: 64];
+    fld = f_i[64*r +: 64];
   endfunction
   function automatic logic [63:0] rowsOf(input logic [63:0] id);
-    if (id == 64'(MEM_ACT_ID)) return 64'(MEM_ACT_ROWS);
-    if (id == 64'(MEM_WEIGHT_ID)) return 64'(MEM_WEIGHT_ROWS);
-    if (id == 64'(MEM_ACC_ID)) return 64'(MEM_ACC_ROWS);
-    if (id == 64'(MEM_PARAM_ID)) return 64'(MEM_PARAM_ROWS);
-    return 64'd0;
+    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) rowsOf = 64'(ember_isa_pkg::MEM_ACT_ROWS);
+    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) rowsOf = 64'(ember_isa_pkg::MEM_WEIGHT_ROWS);
+    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) rowsOf = 64'(ember_isa_pkg::MEM_ACC_ROWS);
+    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) rowsOf = 64'(ember_isa_pkg::MEM_PARAM_ROWS);
+    else rowsOf = 64'd0;
   endfunction
   function automatic logic [63:0] rowBytesOf(input logic [63:0] id);
-    if (id == 64'(MEM_ACT_ID)) return 64'(MEM_ACT_ROW_BYTES);
-    if (id == 64'(MEM_WEIGHT_ID)) return 64'(MEM_WEIGHT_ROW_BYTES);
-    if (id == 64'(MEM_ACC_ID)) return 64'(MEM_ACC_ROW_BYTES);
-    if (id == 64'(MEM_PARAM_ID)) return 64'(MEM_PARAM_ROW_BYTES);
-    return 64'd1;
+    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) rowBytesOf = 64'(ember_isa_pkg::MEM_ACT_ROW_BYTES);
+    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) rowBytesOf = 64'(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES);
+    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) rowBytesOf = 64'(ember_isa_pkg::MEM_ACC_ROW_BYTES);
+    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) rowBytesOf = 64'(ember_isa_pkg::MEM_PARAM_ROW_BYTES);
+    else rowBytesOf = 64'd1;
   endfunction
 
   // ---- Operand checks (start cycle) ----
   logic [127:0] line_w, plane_w, srows_w, dend_w;
   always_comb begin
-    line_w = LOAD ? 128'(fld(R_PAD_LEFT)) + 128'(fld(R_SIZE0)) + 128'(fld(R_PAD_RIGHT))
-                  : 128'(fld(R_SIZE0));
-    plane_w = LOAD ? 128'(fld(R_PAD_TOP)) + 128'(fld(R_SIZE1)) + 128'(fld(R_PAD_BOTTOM))
-                   : 128'(fld(R_SIZE1));
-    srows_w = line_w * plane_w * 128'(fld(R_SIZE2));
-    dend_w = 128'(fld(R_DRAM_ADDR))
-           + ((128'(fld(R_SIZE2)) - 1) * 128'(fld(R_STRIDE2))
-              + (128'(fld(R_SIZE1)) - 1) * 128'(fld(R_STRIDE1)) + 128'(fld(R_SIZE0)))
-             * 128'(rowBytesOf(fld(R_SRAM)));
+    line_w = LOAD ? 128'(fld(ember_npu_pkg::R_PAD_LEFT)) + 128'(fld(ember_npu_pkg::R_SIZE0)) + 128'(fld(ember_npu_pkg::R_PAD_RIGHT))
+                  : 128'(fld(ember_npu_pkg::R_SIZE0));
+    plane_w = LOAD ? 128'(fld(ember_npu_pkg::R_PAD_TOP)) + 128'(fld(ember_npu_pkg::R_SIZE1)) + 128'(fld(ember_npu_pkg::R_PAD_BOTTOM))
+                   : 128'(fld(ember_npu_pkg::R_SIZE1));
+    srows_w = line_w * plane_w * 128'(fld(ember_npu_pkg::R_SIZE2));
+    dend_w = 128'(fld(ember_npu_pkg::R_DRAM_ADDR))
+           + ((128'(fld(ember_npu_pkg::R_SIZE2)) - 1) * 128'(fld(ember_npu_pkg::R_STRIDE2))
+              + (128'(fld(ember_npu_pkg::R_SIZE1)) - 1) * 128'(fld(ember_npu_pkg::R_STRIDE1)) + 128'(fld(ember_npu_pkg::R_SIZE0)))
+             * 128'(rowBytesOf(fld(ember_npu_pkg::R_SRAM)));
     chk_fault_o = 1'b0;
-    chk_kind_o = FK_BAD_OPERAND;
-    if (rowsOf(fld(R_SRAM)) == 0) begin
+    chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
+    if (rowsOf(fld(ember_npu_pkg::R_SRAM)) == 0) begin
       chk_fault_o = 1'b1;
     end else if (srows_w != 0) begin
-      if (128'(fld(R_SRAM_ADDR)) + srows_w > 128'(rowsOf(fld(R_SRAM)))) begin
+      if (128'(fld(ember_npu_pkg::R_SRAM_ADDR)) + srows_w > 128'(rowsOf(fld(ember_npu_pkg::R_SRAM)))) begin
         chk_fault_o = 1'b1;
-        chk_kind_o = FK_SRAM_RANGE;
-      end else if (fld(R_SIZE0) != 0 && fld(R_SIZE1) != 0 && fld(R_SIZE2) != 0
+        chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
+      end else if (fld(ember_npu_pkg::R_SIZE0) != 0 && fld(ember_npu_pkg::R_SIZE1) != 0 && fld(ember_npu_pkg::R_SIZE2) != 0
                    && dend_w > 128'(window_i)) begin
         chk_fault_o = 1'b1;
-        chk_kind_o = FK_DRAM_RANGE;
+        chk_kind_o = ember_npu_pkg::FK_DRAM_RANGE;
       end
     end
   end
@@ -125,7 +123,7 @@ module ember_dma #(
   // pad_right rows around each data line; data lines without side padding are skipped
   // in one step.
   function automatic logic isData(input logic [63:0] L);
-    return L >= pt_q && L < pt_q + s1_q;
+    isData = L >= pt_q && L < pt_q + s1_q;
   endfunction
   logic [63:0] np_w, nL_w, nx_w;
   logic ndone_w;
@@ -154,7 +152,7 @@ module ember_dma #(
     pad_write_w = LOAD && pad_active_q && !dram_rsp_valid_i;
     sram_we_o = LOAD && (dram_rsp_valid_i || pad_write_w);
     sram_mem_o = mem_q;
-    sram_wdata_o = dram_rsp_valid_i ? dram_rsp_rdata_i : {MAX_ROW_BYTES{pv_q}};
+    sram_wdata_o = dram_rsp_valid_i ? dram_rsp_rdata_i : {ember_isa_pkg::MAX_ROW_BYTES{pv_q}};
     if (!LOAD) sram_row_o = dram_req_tag_o;
     else if (dram_rsp_valid_i) sram_row_o = dram_rsp_tag_i;
     else sram_row_o = 32'(saddr_q + (pp_q * plane_q + pL_q) * line_q + px_q);
@@ -166,13 +164,13 @@ module ember_dma #(
   logic [63:0] f_pl, f_pr, f_pt, f_pb, f_s0, f_s1, f_s2, fL_w, fx_w;
   logic fpad_w;
   always_comb begin
-    f_pl = LOAD ? fld(R_PAD_LEFT) : 64'd0;
-    f_pr = LOAD ? fld(R_PAD_RIGHT) : 64'd0;
-    f_pt = LOAD ? fld(R_PAD_TOP) : 64'd0;
-    f_pb = LOAD ? fld(R_PAD_BOTTOM) : 64'd0;
-    f_s0 = fld(R_SIZE0);
-    f_s1 = fld(R_SIZE1);
-    f_s2 = fld(R_SIZE2);
+    f_pl = LOAD ? fld(ember_npu_pkg::R_PAD_LEFT) : 64'd0;
+    f_pr = LOAD ? fld(ember_npu_pkg::R_PAD_RIGHT) : 64'd0;
+    f_pt = LOAD ? fld(ember_npu_pkg::R_PAD_TOP) : 64'd0;
+    f_pb = LOAD ? fld(ember_npu_pkg::R_PAD_BOTTOM) : 64'd0;
+    f_s0 = fld(ember_npu_pkg::R_SIZE0);
+    f_s1 = fld(ember_npu_pkg::R_SIZE1);
+    f_s2 = fld(ember_npu_pkg::R_SIZE2);
     // Line 0 is a data line when there is no top padding: start after its left padding
     // (or at its right padding, or below the data when data lines have no side pads).
     fL_w = (f_pt == 0 && f_s1 != 0 && f_pl + f_pr == 0) ? f_s1 : 64'd0;
@@ -191,19 +189,19 @@ module ember_dma #(
       issued_q <= '0; x0_q <= '0; l_q <= '0; p_q <= '0; credit_q <= '0;
       pp_q <= '0; pL_q <= '0; px_q <= '0;
     end else if (start_i) begin
-      mem_q <= f_i[64*R_SRAM +: 2];
-      rb_q <= rowBytesOf(fld(R_SRAM));
-      saddr_q <= fld(R_SRAM_ADDR);
-      daddr_q <= fld(R_DRAM_ADDR);
+      mem_q <= f_i[64*ember_npu_pkg::R_SRAM +: 2];
+      rb_q <= rowBytesOf(fld(ember_npu_pkg::R_SRAM));
+      saddr_q <= fld(ember_npu_pkg::R_SRAM_ADDR);
+      daddr_q <= fld(ember_npu_pkg::R_DRAM_ADDR);
       s0_q <= f_s0; s1_q <= f_s1; s2_q <= f_s2;
-      st1_q <= fld(R_STRIDE1); st2_q <= fld(R_STRIDE2);
+      st1_q <= fld(ember_npu_pkg::R_STRIDE1); st2_q <= fld(ember_npu_pkg::R_STRIDE2);
       pl_q <= f_pl; pr_q <= f_pr; pt_q <= f_pt; pb_q <= f_pb;
       line_q <= 64'(line_w);
       plane_q <= 64'(plane_w);
       rows_q <= f_s0 * f_s1 * f_s2;
       x_q <= xfer_i;
       beg_q <= begin_i;
-      pv_q <= LOAD ? f_i[64*R_PAD_VALUE +: 8] : 8'd0;
+      pv_q <= LOAD ? f_i[64*ember_npu_pkg::R_PAD_VALUE +: 8] : 8'd0;
       issued_q <= '0; x0_q <= '0; l_q <= '0; p_q <= '0;
       credit_q <= 128'(xfer_i);
       req_active_q <= f_s0 != 0 && f_s1 != 0 && f_s2 != 0;

@@ -23,32 +23,30 @@ module ember_gemm (
     output logic acc_we_o,
     output logic [8*ember_isa_pkg::MEM_ACC_ROW_BYTES-1:0] acc_o
 );
-  import ember_isa_pkg::*;
-  import ember_npu_pkg::*;
-  localparam int unsigned R = MAC_ROWS;
-  localparam int unsigned C = MAC_COLS;
+  localparam int unsigned R = ember_isa_pkg::MAC_ROWS;
+  localparam int unsigned C = ember_isa_pkg::MAC_COLS;
 
   function automatic logic [63:0] fld(input int unsigned r);
-    return f_i[64*r +: 64];
+    fld = f_i[64*r +: 64];
   endfunction
   function automatic logic [127:0] last(input logic [63:0] base, input logic [63:0] s0,
                                         input logic [63:0] s1, input logic [63:0] s2);
-    return 128'(base) + (128'(fld(R_N0)) - 1) * 128'(s0) + (128'(fld(R_N1)) - 1) * 128'(s1)
-         + (128'(fld(R_N2)) - 1) * 128'(s2);
+    last = 128'(base) + (128'(fld(ember_npu_pkg::R_N0)) - 1) * 128'(s0) + (128'(fld(ember_npu_pkg::R_N1)) - 1) * 128'(s1)
+         + (128'(fld(ember_npu_pkg::R_N2)) - 1) * 128'(s2);
   endfunction
 
   // Operand checks (Machine::gemm order: acc, then act and weight unless reset).
   always_comb begin
     chk_fault_o = 1'b0;
-    chk_kind_o = FK_SRAM_RANGE;
-    if (fld(R_N0) != 0 && fld(R_N1) != 0 && fld(R_N2) != 0) begin
-      if (last(fld(R_ACC_ADDR), fld(R_ACC_S0), fld(R_ACC_S1), fld(R_ACC_S2)) >= 128'(MEM_ACC_ROWS))
+    chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
+    if (fld(ember_npu_pkg::R_N0) != 0 && fld(ember_npu_pkg::R_N1) != 0 && fld(ember_npu_pkg::R_N2) != 0) begin
+      if (last(fld(ember_npu_pkg::R_ACC_ADDR), fld(ember_npu_pkg::R_ACC_S0), fld(ember_npu_pkg::R_ACC_S1), fld(ember_npu_pkg::R_ACC_S2)) >= 128'(ember_isa_pkg::MEM_ACC_ROWS))
         chk_fault_o = 1'b1;
-      else if (fld(R_RESET) == 0
-               && (last(fld(R_ACT_ADDR), fld(R_ACT_S0), fld(R_ACT_S1), fld(R_ACT_S2))
-                       >= 128'(MEM_ACT_ROWS)
-                   || 128'(fld(R_WGT_ADDR)) + (128'(fld(R_N2)) - 1) * 128'(fld(R_WGT_S2))
-                       >= 128'(MEM_WEIGHT_ROWS)))
+      else if (fld(ember_npu_pkg::R_RESET) == 0
+               && (last(fld(ember_npu_pkg::R_ACT_ADDR), fld(ember_npu_pkg::R_ACT_S0), fld(ember_npu_pkg::R_ACT_S1), fld(ember_npu_pkg::R_ACT_S2))
+                       >= 128'(ember_isa_pkg::MEM_ACT_ROWS)
+                   || 128'(fld(ember_npu_pkg::R_WGT_ADDR)) + (128'(fld(ember_npu_pkg::R_N2)) - 1) * 128'(fld(ember_npu_pkg::R_WGT_S2))
+                       >= 128'(ember_isa_pkg::MEM_WEIGHT_ROWS)))
         chk_fault_o = 1'b1;
     end
   end
@@ -56,7 +54,7 @@ module ember_gemm (
   logic active_q, reset_q;
   logic [63:0] n0_q, n1_q, n2_q, i0_q, i1_q, i2_q;
   logic [63:0] xa_q, xs0_q, xs1_q, xs2_q, ca_q, cs0_q, cs1_q, cs2_q, wa_q, ws2_q;
-  logic [8*MEM_WEIGHT_ROW_BYTES-1:0] wreg_q;
+  logic [8*ember_isa_pkg::MEM_WEIGHT_ROW_BYTES-1:0] wreg_q;
 
   assign busy_o = active_q;
   assign act_row_o = 32'(xa_q + i0_q * xs0_q + i1_q * xs1_q + i2_q * xs2_q);
@@ -65,7 +63,7 @@ module ember_gemm (
 
   // The weight block of this step: fresh from the SRAM on the block's first step.
   logic first_w;
-  logic [8*MEM_WEIGHT_ROW_BYTES-1:0] w_w;
+  logic [8*ember_isa_pkg::MEM_WEIGHT_ROW_BYTES-1:0] w_w;
   assign first_w = i0_q == 0 && i1_q == 0;
   assign w_w = first_w ? wgt_i : wreg_q;
 
@@ -89,15 +87,15 @@ module ember_gemm (
       {xa_q, xs0_q, xs1_q, xs2_q, ca_q, cs0_q, cs1_q, cs2_q, wa_q, ws2_q} <= '0;
       wreg_q <= '0;
     end else if (start_i) begin
-      active_q <= fld(R_N0) != 0 && fld(R_N1) != 0 && fld(R_N2) != 0;
-      reset_q <= fld(R_RESET) != 0;
-      n0_q <= fld(R_N0); n1_q <= fld(R_N1); n2_q <= fld(R_N2);
+      active_q <= fld(ember_npu_pkg::R_N0) != 0 && fld(ember_npu_pkg::R_N1) != 0 && fld(ember_npu_pkg::R_N2) != 0;
+      reset_q <= fld(ember_npu_pkg::R_RESET) != 0;
+      n0_q <= fld(ember_npu_pkg::R_N0); n1_q <= fld(ember_npu_pkg::R_N1); n2_q <= fld(ember_npu_pkg::R_N2);
       {i0_q, i1_q, i2_q} <= '0;
-      xa_q <= fld(R_ACT_ADDR); xs0_q <= fld(R_ACT_S0); xs1_q <= fld(R_ACT_S1);
-      xs2_q <= fld(R_ACT_S2);
-      ca_q <= fld(R_ACC_ADDR); cs0_q <= fld(R_ACC_S0); cs1_q <= fld(R_ACC_S1);
-      cs2_q <= fld(R_ACC_S2);
-      wa_q <= fld(R_WGT_ADDR); ws2_q <= fld(R_WGT_S2);
+      xa_q <= fld(ember_npu_pkg::R_ACT_ADDR); xs0_q <= fld(ember_npu_pkg::R_ACT_S0); xs1_q <= fld(ember_npu_pkg::R_ACT_S1);
+      xs2_q <= fld(ember_npu_pkg::R_ACT_S2);
+      ca_q <= fld(ember_npu_pkg::R_ACC_ADDR); cs0_q <= fld(ember_npu_pkg::R_ACC_S0); cs1_q <= fld(ember_npu_pkg::R_ACC_S1);
+      cs2_q <= fld(ember_npu_pkg::R_ACC_S2);
+      wa_q <= fld(ember_npu_pkg::R_WGT_ADDR); ws2_q <= fld(ember_npu_pkg::R_WGT_S2);
     end else if (active_q) begin
       wreg_q <= w_w;
       if (i0_q + 1 < n0_q) i0_q <= i0_q + 1;

@@ -26,10 +26,10 @@ module ember_npu #(
     output logic [63:0] dram_req_addr_o,
     output logic [31:0] dram_req_bytes_o,
     output logic [31:0] dram_req_tag_o,
-    output logic [ember_npu_pkg::ROW_BITS-1:0] dram_req_wdata_o,
+    output logic [ember_isa_pkg::ROW_BITS-1:0] dram_req_wdata_o,
     input  logic dram_rsp_valid_i,
     input  logic [31:0] dram_rsp_tag_i,
-    input  logic [ember_npu_pkg::ROW_BITS-1:0] dram_rsp_rdata_i,
+    input  logic [ember_isa_pkg::ROW_BITS-1:0] dram_rsp_rdata_i,
     output logic dram_conflict_o,
     // Status, fault record, counters, retirements.
     output logic [63:0] cyc_o,
@@ -58,30 +58,28 @@ module ember_npu #(
     output logic overrun_o,  // a datapath was still busy when its engine started again
     output logic [63:0] isa_hash_o  // the description's hash (its first 8 bytes)
 );
-  import ember_isa_pkg::*;
-  import ember_npu_pkg::*;
 
-  localparam int unsigned ACT_B = 8 * MEM_ACT_ROW_BYTES;
-  localparam int unsigned ACC_B = 8 * MEM_ACC_ROW_BYTES;
-  localparam int unsigned WGT_B = 8 * MEM_WEIGHT_ROW_BYTES;
-  localparam int unsigned PAR_B = 8 * MEM_PARAM_ROW_BYTES;
-  localparam int unsigned ACT_AW = $clog2(MEM_ACT_ROWS);
-  localparam int unsigned ACC_AW = $clog2(MEM_ACC_ROWS);
-  localparam int unsigned WGT_AW = $clog2(MEM_WEIGHT_ROWS);
-  localparam int unsigned PAR_AW = $clog2(MEM_PARAM_ROWS);
-  localparam int unsigned PAR_NR = 3 + TABLE_ROWS;
+  localparam int unsigned ACT_B = 8 * ember_isa_pkg::MEM_ACT_ROW_BYTES;
+  localparam int unsigned ACC_B = 8 * ember_isa_pkg::MEM_ACC_ROW_BYTES;
+  localparam int unsigned WGT_B = 8 * ember_isa_pkg::MEM_WEIGHT_ROW_BYTES;
+  localparam int unsigned PAR_B = 8 * ember_isa_pkg::MEM_PARAM_ROW_BYTES;
+  localparam int unsigned ACT_AW = $clog2(ember_isa_pkg::MEM_ACT_ROWS);
+  localparam int unsigned ACC_AW = $clog2(ember_isa_pkg::MEM_ACC_ROWS);
+  localparam int unsigned WGT_AW = $clog2(ember_isa_pkg::MEM_WEIGHT_ROWS);
+  localparam int unsigned PAR_AW = $clog2(ember_isa_pkg::MEM_PARAM_ROWS);
+  localparam int unsigned PAR_NR = 3 + ember_isa_pkg::TABLE_ROWS;
 
   // ---- Instruction buffer ----
   logic [31:0] imem_addr_w;
-  logic [INSTR_BITS-1:0] imem_data_w;
-  ember_sram #(.ROWS(IMEM_WORDS), .ROW_BYTES(INSTR_BITS / 8), .NR(1), .NW(1)) u_imem (
+  logic [ember_isa_pkg::INSTR_BITS-1:0] imem_data_w;
+  ember_sram #(.ROWS(IMEM_WORDS), .ROW_BYTES(ember_isa_pkg::INSTR_BITS / 8), .NR(1), .NW(1)) u_imem (
       .clk_i, .we_i(prog_we_i), .waddr_i(prog_addr_i), .wdata_i(prog_data_i),
       .raddr_i(imem_addr_w[IAW-1:0]), .rdata_o(imem_data_w));
 
   // ---- Control ----
-  logic [FIELDS_BITS-1:0] f0_w, f1_w, f2_w;
-  logic [CLS_BITS-1:0] cls0_w, cls1_w, cls2_w;
-  logic [VOP_BITS-1:0] op1_w;
+  logic [ember_npu_pkg::FIELDS_BITS-1:0] f0_w, f1_w, f2_w;
+  logic [ember_isa_pkg::CLS_BITS-1:0] cls0_w, cls1_w, cls2_w;
+  logic [ember_isa_pkg::VOP_BITS-1:0] op1_w;
   logic [31:0] toff1_w;
   logic chk0_w, chk1_w, chk2_w;
   logic [2:0] kind0_w, kind1_w, kind2_w;
@@ -108,10 +106,10 @@ module ember_npu #(
   logic [1:0] ld_mem;
   logic [31:0] ld_row, ld_bytes, ld_tag;
   logic [63:0] ld_addr;
-  logic [ROW_BITS-1:0] ld_wdata, ld_reqdata;
+  logic [ember_isa_pkg::ROW_BITS-1:0] ld_wdata, ld_reqdata;
   ember_dma #(.LOAD(1'b1)) u_load (
       .clk_i, .rst_ni, .f_i(f0_w), .window_i, .chk_fault_o(ld_chk), .chk_kind_o(ld_kind),
-      .start_i(start0_w && cls0_w == CLS_DMA_LOAD), .cyc_i(cyc_o), .begin_i(begin0_w),
+      .start_i(start0_w && cls0_w == ember_isa_pkg::CLS_DMA_LOAD), .cyc_i(cyc_o), .begin_i(begin0_w),
       .xfer_i(xfer0_w), .busy_o(ld_busy), .sram_we_o(ld_we), .sram_re_o(ld_re),
       .sram_mem_o(ld_mem), .sram_row_o(ld_row), .sram_wdata_o(ld_wdata), .sram_rdata_i('0),
       .dram_req_valid_o(ld_vld), .dram_req_ready_i(dram_req_ready_i),
@@ -126,10 +124,10 @@ module ember_npu #(
   logic [1:0] st_mem;
   logic [31:0] st_row, st_bytes, st_tag;
   logic [63:0] st_addr;
-  logic [ROW_BITS-1:0] st_wdata, st_reqdata, st_rdata;
+  logic [ember_isa_pkg::ROW_BITS-1:0] st_wdata, st_reqdata, st_rdata;
   ember_dma #(.LOAD(1'b0)) u_store (
       .clk_i, .rst_ni, .f_i(f2_w), .window_i, .chk_fault_o(st_chk), .chk_kind_o(st_kind),
-      .start_i(start2_w && cls2_w == CLS_DMA_STORE), .cyc_i(cyc_o), .begin_i(begin2_w),
+      .start_i(start2_w && cls2_w == ember_isa_pkg::CLS_DMA_STORE), .cyc_i(cyc_o), .begin_i(begin2_w),
       .xfer_i(xfer2_w), .busy_o(st_busy), .sram_we_o(st_we), .sram_re_o(st_re),
       .sram_mem_o(st_mem), .sram_row_o(st_row), .sram_wdata_o(st_wdata),
       .sram_rdata_i(st_rdata), .dram_req_valid_o(st_vld),
@@ -155,7 +153,7 @@ module ember_npu #(
   logic [WGT_B-1:0] wgt_r1;
   ember_gemm u_gemm (
       .clk_i, .rst_ni, .f_i(f1_w), .chk_fault_o(gm_chk), .chk_kind_o(gm_kind),
-      .start_i(start1_w && cls1_w == CLS_GEMM), .busy_o(gm_busy), .act_row_o(gm_act_row),
+      .start_i(start1_w && cls1_w == ember_isa_pkg::CLS_GEMM), .busy_o(gm_busy), .act_row_o(gm_act_row),
       .act_i(act_r1), .wgt_row_o(gm_wgt_row), .wgt_i(wgt_r1), .acc_row_o(gm_acc_row),
       .acc_i(acc_r1), .acc_we_o(gm_we), .acc_o(gm_acc));
 
@@ -166,8 +164,8 @@ module ember_npu #(
   logic [2047:0] par_table;
   logic [ACT_B-1:0] vc_act;
   logic [ACC_B-1:0] vc_acc;
-  assign vec_cls = cls1_w == CLS_VECTOR_BINARY || cls1_w == CLS_VECTOR_UNARY
-                || cls1_w == CLS_REQUANTIZE || cls1_w == CLS_LUT;
+  assign vec_cls = cls1_w == ember_isa_pkg::CLS_VECTOR_BINARY || cls1_w == ember_isa_pkg::CLS_VECTOR_UNARY
+                || cls1_w == ember_isa_pkg::CLS_REQUANTIZE || cls1_w == ember_isa_pkg::CLS_LUT;
   ember_vector u_vector (
       .clk_i, .rst_ni, .f_i(f1_w), .cls_i(cls1_w), .op_i(op1_w), .table_off_i(toff1_w),
       .chk_fault_o(vc_chk), .chk_kind_o(vc_kind), .start_i(start1_w && vec_cls),
@@ -176,11 +174,11 @@ module ember_npu #(
       .act0_i(act_r1), .act1_i(act_r2), .acc0_i(acc_r1), .acc1_i(acc_r2), .we_o(vc_we),
       .dst_acc_o(vc_dacc), .dst_row_o(vc_dst), .act_o(vc_act), .acc_o(vc_acc));
 
-  assign chk0_w = cls0_w == CLS_DMA_LOAD && ld_chk;
+  assign chk0_w = cls0_w == ember_isa_pkg::CLS_DMA_LOAD && ld_chk;
   assign kind0_w = ld_kind;
-  assign chk1_w = cls1_w == CLS_GEMM ? gm_chk : vec_cls && vc_chk;
-  assign kind1_w = cls1_w == CLS_GEMM ? gm_kind : vc_kind;
-  assign chk2_w = cls2_w == CLS_DMA_STORE && st_chk;
+  assign chk1_w = cls1_w == ember_isa_pkg::CLS_GEMM ? gm_chk : vec_cls && vc_chk;
+  assign kind1_w = cls1_w == ember_isa_pkg::CLS_GEMM ? gm_kind : vc_kind;
+  assign chk2_w = cls2_w == ember_isa_pkg::CLS_DMA_STORE && st_chk;
   assign kind2_w = st_kind;
   assign overrun_o = (start0_w && ld_busy) || (start2_w && st_busy)
                   || (start1_w && (gm_busy || vc_busy));
@@ -188,9 +186,9 @@ module ember_npu #(
   // ---- SRAMs ----
   // act: writes load DMA, vector; reads store DMA, gemm/vector source 0, vector source 1.
   logic [ACT_B-1:0] act_r0;
-  ember_sram #(.ROWS(MEM_ACT_ROWS), .ROW_BYTES(MEM_ACT_ROW_BYTES), .NR(3), .NW(2)) u_act (
+  ember_sram #(.ROWS(ember_isa_pkg::MEM_ACT_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_ACT_ROW_BYTES), .NR(3), .NW(2)) u_act (
       .clk_i,
-      .we_i({vc_we && !vc_dacc, ld_we && ld_mem == 2'(MEM_ACT_ID)}),
+      .we_i({vc_we && !vc_dacc, ld_we && ld_mem == 2'(ember_isa_pkg::MEM_ACT_ID)}),
       .waddr_i({vc_dst[ACT_AW-1:0], ld_row[ACT_AW-1:0]}),
       .wdata_i({vc_act, ld_wdata[ACT_B-1:0]}),
       .raddr_i({vc_s1[ACT_AW-1:0], gm_busy ? gm_act_row[ACT_AW-1:0] : vc_s0[ACT_AW-1:0],
@@ -198,9 +196,9 @@ module ember_npu #(
       .rdata_o({act_r2, act_r1, act_r0}));
   // acc: writes load DMA, gemm or vector; reads store DMA, gemm/vector 0, vector 1.
   logic [ACC_B-1:0] acc_r0;
-  ember_sram #(.ROWS(MEM_ACC_ROWS), .ROW_BYTES(MEM_ACC_ROW_BYTES), .NR(3), .NW(2)) u_acc (
+  ember_sram #(.ROWS(ember_isa_pkg::MEM_ACC_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_ACC_ROW_BYTES), .NR(3), .NW(2)) u_acc (
       .clk_i,
-      .we_i({gm_we || (vc_we && vc_dacc), ld_we && ld_mem == 2'(MEM_ACC_ID)}),
+      .we_i({gm_we || (vc_we && vc_dacc), ld_we && ld_mem == 2'(ember_isa_pkg::MEM_ACC_ID)}),
       .waddr_i({gm_busy ? gm_acc_row[ACC_AW-1:0] : vc_dst[ACC_AW-1:0], ld_row[ACC_AW-1:0]}),
       .wdata_i({gm_busy ? gm_acc : vc_acc, ld_wdata[ACC_B-1:0]}),
       .raddr_i({vc_s1[ACC_AW-1:0], gm_busy ? gm_acc_row[ACC_AW-1:0] : vc_s0[ACC_AW-1:0],
@@ -208,8 +206,8 @@ module ember_npu #(
       .rdata_o({acc_r2, acc_r1, acc_r0}));
   // weight: writes load DMA; reads store DMA, gemm.
   logic [WGT_B-1:0] wgt_r0;
-  ember_sram #(.ROWS(MEM_WEIGHT_ROWS), .ROW_BYTES(MEM_WEIGHT_ROW_BYTES), .NR(2), .NW(1)) u_wgt (
-      .clk_i, .we_i(ld_we && ld_mem == 2'(MEM_WEIGHT_ID)), .waddr_i(ld_row[WGT_AW-1:0]),
+  ember_sram #(.ROWS(ember_isa_pkg::MEM_WEIGHT_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES), .NR(2), .NW(1)) u_wgt (
+      .clk_i, .we_i(ld_we && ld_mem == 2'(ember_isa_pkg::MEM_WEIGHT_ID)), .waddr_i(ld_row[WGT_AW-1:0]),
       .wdata_i(ld_wdata[WGT_B-1:0]),
       .raddr_i({gm_wgt_row[WGT_AW-1:0], st_row[WGT_AW-1:0]}), .rdata_o({wgt_r1, wgt_r0}));
   // param: writes load DMA; reads store DMA, requantize's two rows, the lut table.
@@ -220,26 +218,26 @@ module ember_npu #(
     par_raddr[0 +: PAR_AW] = st_row[PAR_AW-1:0];
     par_raddr[PAR_AW +: PAR_AW] = vc_prow[PAR_AW-1:0];
     par_raddr[2*PAR_AW +: PAR_AW] = PAR_AW'(vc_prow + 1);
-    for (int t = 0; t < TABLE_ROWS; t++)
+    for (int t = 0; t < ember_isa_pkg::TABLE_ROWS; t++)
       par_raddr[(3+t)*PAR_AW +: PAR_AW] = PAR_AW'(vc_trow + 32'(t));
     par_r0 = par_rdata[0 +: PAR_B];
     par_m = par_rdata[PAR_B +: PAR_B];
     par_s = par_rdata[2*PAR_B +: PAR_B];
     par_table = par_rdata[3*PAR_B +: 2048];
   end
-  ember_sram #(.ROWS(MEM_PARAM_ROWS), .ROW_BYTES(MEM_PARAM_ROW_BYTES), .NR(PAR_NR), .NW(1)) u_par (
-      .clk_i, .we_i(ld_we && ld_mem == 2'(MEM_PARAM_ID)), .waddr_i(ld_row[PAR_AW-1:0]),
+  ember_sram #(.ROWS(ember_isa_pkg::MEM_PARAM_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_PARAM_ROW_BYTES), .NR(PAR_NR), .NW(1)) u_par (
+      .clk_i, .we_i(ld_we && ld_mem == 2'(ember_isa_pkg::MEM_PARAM_ID)), .waddr_i(ld_row[PAR_AW-1:0]),
       .wdata_i(ld_wdata[PAR_B-1:0]), .raddr_i(par_raddr), .rdata_o(par_rdata));
 
   always_comb begin
     st_rdata = '0;
-    if (st_mem == 2'(MEM_ACT_ID)) st_rdata[ACT_B-1:0] = act_r0;
-    else if (st_mem == 2'(MEM_ACC_ID)) st_rdata[ACC_B-1:0] = acc_r0;
-    else if (st_mem == 2'(MEM_WEIGHT_ID)) st_rdata[WGT_B-1:0] = wgt_r0;
+    if (st_mem == 2'(ember_isa_pkg::MEM_ACT_ID)) st_rdata[ACT_B-1:0] = act_r0;
+    else if (st_mem == 2'(ember_isa_pkg::MEM_ACC_ID)) st_rdata[ACC_B-1:0] = acc_r0;
+    else if (st_mem == 2'(ember_isa_pkg::MEM_WEIGHT_ID)) st_rdata[WGT_B-1:0] = wgt_r0;
     else st_rdata[PAR_B-1:0] = par_r0;
   end
 
-  assign isa_hash_o = {ISA_HASH_HI, ISA_HASH_LO};
+  assign isa_hash_o = {ember_isa_pkg::ISA_HASH_HI, ember_isa_pkg::ISA_HASH_LO};
 
   logic unused_w;
   assign unused_w = ^{ld_re, ld_reqdata, st_we, st_wdata, st_re, imem_addr_w, ld_row, st_row,

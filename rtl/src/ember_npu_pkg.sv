@@ -1,6 +1,7 @@
 // Hand-written package of the NPU RTL: the layout of the decoded-field bus that
 // ember_fields drives, fault and engine codes. Everything sized by the description
-// comes from ember_isa_pkg (generated); nothing here depends on a description.
+// comes from ember_isa_pkg (generated, including the RTL's derived sizes MAX_ROW_BYTES,
+// ROW_BITS, MAX_BANKS, TABLE_ROWS); nothing here depends on a description.
 package ember_npu_pkg;
   /* verilator lint_off UNUSEDPARAM */
   // Field roles on the bus: role R occupies bits [64*R_X +: 64], sign- or zero-extended.
@@ -70,25 +71,5 @@ package ember_npu_pkg;
   localparam logic [2:0] FK_BAD_OPERAND = 3'd7;
   // Engines of a fault record (0 load, 1 compute, 2 store as everywhere; 3 fetch).
   localparam logic [1:0] ENG_FETCH = 2'd3;
-  // Widest SRAM row (the DMA's and the DRAM port's data width).
-  localparam int unsigned MAX_ROW_BYTES_AW =
-      ember_isa_pkg::MEM_ACT_ROW_BYTES > ember_isa_pkg::MEM_ACC_ROW_BYTES ?
-      ember_isa_pkg::MEM_ACT_ROW_BYTES : ember_isa_pkg::MEM_ACC_ROW_BYTES;
-  localparam int unsigned MAX_ROW_BYTES_WP =
-      ember_isa_pkg::MEM_WEIGHT_ROW_BYTES > ember_isa_pkg::MEM_PARAM_ROW_BYTES ?
-      ember_isa_pkg::MEM_WEIGHT_ROW_BYTES : ember_isa_pkg::MEM_PARAM_ROW_BYTES;
-  localparam int unsigned MAX_ROW_BYTES =
-      MAX_ROW_BYTES_AW > MAX_ROW_BYTES_WP ? MAX_ROW_BYTES_AW : MAX_ROW_BYTES_WP;
-  localparam int unsigned ROW_BITS = 8 * MAX_ROW_BYTES;
-  // Most banks of any SRAM (bound of the bank-conflict count, rule V1).
-  localparam int unsigned MAX_BANKS_AW =
-      ember_isa_pkg::MEM_ACT_BANKS > ember_isa_pkg::MEM_ACC_BANKS ?
-      ember_isa_pkg::MEM_ACT_BANKS : ember_isa_pkg::MEM_ACC_BANKS;
-  localparam int unsigned MAX_BANKS_WP =
-      ember_isa_pkg::MEM_WEIGHT_BANKS > ember_isa_pkg::MEM_PARAM_BANKS ?
-      ember_isa_pkg::MEM_WEIGHT_BANKS : ember_isa_pkg::MEM_PARAM_BANKS;
-  localparam int unsigned MAX_BANKS = MAX_BANKS_AW > MAX_BANKS_WP ? MAX_BANKS_AW : MAX_BANKS_WP;
-  // A LUT table is 256 bytes of the param SRAM.
-  localparam int unsigned TABLE_ROWS = 256 / ember_isa_pkg::MEM_PARAM_ROW_BYTES;
   /* verilator lint_on UNUSEDPARAM */
 endpackage : ember_npu_pkg

@@ -20,7 +20,7 @@ module ember_queue #(
   logic [31:0] cnt_q;
 
   function automatic logic [AW-1:0] inc(input logic [AW-1:0] p);
-    return 32'(p) + 1 == DEPTH ? '0 : p + 1'b1;
+    inc = 32'(p) + 1 == DEPTH ? '0 : p + 1'b1;
   endfunction
 
   assign head_o = mem_q[rd_q];

@@ -22,42 +22,40 @@ module ember_timing (
     output logic [63:0] macs_o,        // MACs it performs (gemm), for the counters
     output logic [63:0] dram_bytes_o   // DRAM bytes it moves (DMA)
 );
-  import ember_isa_pkg::*;
-  import ember_npu_pkg::*;
 
-  function automatic logic [63:0] fld(input logic [FIELDS_BITS-1:0] f, input int unsigned r);
-    return f[64*r +: 64];
+  function automatic logic [63:0] fld(input logic [ember_npu_pkg::FIELDS_BITS-1:0] f, input int unsigned r);
+    fld = f[64*r +: 64];
   endfunction
   function automatic logic [127:0] rowBytesOf(input logic [63:0] id);
-    if (id == 64'(MEM_ACT_ID)) return 128'(MEM_ACT_ROW_BYTES);
-    if (id == 64'(MEM_WEIGHT_ID)) return 128'(MEM_WEIGHT_ROW_BYTES);
-    if (id == 64'(MEM_ACC_ID)) return 128'(MEM_ACC_ROW_BYTES);
-    if (id == 64'(MEM_PARAM_ID)) return 128'(MEM_PARAM_ROW_BYTES);
-    return 128'd1;
+    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) rowBytesOf = 128'(ember_isa_pkg::MEM_ACT_ROW_BYTES);
+    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) rowBytesOf = 128'(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES);
+    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) rowBytesOf = 128'(ember_isa_pkg::MEM_ACC_ROW_BYTES);
+    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) rowBytesOf = 128'(ember_isa_pkg::MEM_PARAM_ROW_BYTES);
+    else rowBytesOf = 128'd1;
   endfunction
   function automatic logic [127:0] banksOf(input logic [63:0] id);
-    if (id == 64'(MEM_ACT_ID)) return 128'(MEM_ACT_BANKS);
-    if (id == 64'(MEM_WEIGHT_ID)) return 128'(MEM_WEIGHT_BANKS);
-    if (id == 64'(MEM_ACC_ID)) return 128'(MEM_ACC_BANKS);
-    if (id == 64'(MEM_PARAM_ID)) return 128'(MEM_PARAM_BANKS);
-    return 128'd0;  // no such memory: no conflicts
+    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) banksOf = 128'(ember_isa_pkg::MEM_ACT_BANKS);
+    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) banksOf = 128'(ember_isa_pkg::MEM_WEIGHT_BANKS);
+    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) banksOf = 128'(ember_isa_pkg::MEM_ACC_BANKS);
+    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) banksOf = 128'(ember_isa_pkg::MEM_PARAM_BANKS);
+    else banksOf = 128'd0;
   endfunction
   function automatic logic [127:0] portsOf(input logic [63:0] id);
-    if (id == 64'(MEM_ACT_ID)) return 128'(MEM_ACT_READ_PORTS);
-    if (id == 64'(MEM_WEIGHT_ID)) return 128'(MEM_WEIGHT_READ_PORTS);
-    if (id == 64'(MEM_ACC_ID)) return 128'(MEM_ACC_READ_PORTS);
-    if (id == 64'(MEM_PARAM_ID)) return 128'(MEM_PARAM_READ_PORTS);
-    return 128'd2;
+    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) portsOf = 128'(ember_isa_pkg::MEM_ACT_READ_PORTS);
+    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) portsOf = 128'(ember_isa_pkg::MEM_WEIGHT_READ_PORTS);
+    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) portsOf = 128'(ember_isa_pkg::MEM_ACC_READ_PORTS);
+    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) portsOf = 128'(ember_isa_pkg::MEM_PARAM_READ_PORTS);
+    else portsOf = 128'd2;
   endfunction
   function automatic logic [127:0] max128(input logic [127:0] a, input logic [127:0] b);
-    return a > b ? a : b;
+    max128 = a > b ? a : b;
   endfunction
 
-  localparam logic [127:0] BPC = 128'(DRAM_BYTES_PER_CYCLE);
-  localparam logic [127:0] INFLIGHT = 128'(DMA_MAX_OUTSTANDING) * 128'(DMA_BURST_BYTES);
-  localparam logic [127:0] LAT = 128'(DMA_LATENCY_CYCLES);
-  localparam logic [127:0] WL = 128'(MAC_WEIGHT_LOAD_CYCLES);
-  localparam logic [127:0] FD = 128'(MAC_FILL_CYCLES) + 128'(MAC_DRAIN_CYCLES);
+  localparam logic [127:0] BPC = 128'(ember_isa_pkg::DRAM_BYTES_PER_CYCLE);
+  localparam logic [127:0] INFLIGHT = 128'(ember_isa_pkg::DMA_MAX_OUTSTANDING) * 128'(ember_isa_pkg::DMA_BURST_BYTES);
+  localparam logic [127:0] LAT = 128'(ember_isa_pkg::DMA_LATENCY_CYCLES);
+  localparam logic [127:0] WL = 128'(ember_isa_pkg::MAC_WEIGHT_LOAD_CYCLES);
+  localparam logic [127:0] FD = 128'(ember_isa_pkg::MAC_FILL_CYCLES) + 128'(ember_isa_pkg::MAC_DRAIN_CYCLES);
 
   logic [127:0] issue, cpr, head, rb, d_rows, s_rows, beats, little, x, ready, beg, t;
   logic [127:0] steps, rows, blk, confl, per, banks, mask, ra, rb2, mem0, mem1;
@@ -79,18 +77,18 @@ module ember_timing (
     rb = '0; d_rows = '0; s_rows = '0; beats = '0; little = '0; x = '0; ready = '0; beg = '0;
     steps = '0; rows = '0; blk = '0; confl = '0; per = '0; banks = '0; mask = '0;
     ra = '0; rb2 = '0; mem0 = '0; mem1 = '0; bshift = '0;
-    n0 = 128'(fld(f_i, R_N0));
-    n1 = 128'(fld(f_i, R_N1));
-    n2 = 128'(fld(f_i, R_N2));
+    n0 = 128'(fld(f_i, ember_npu_pkg::R_N0));
+    n1 = 128'(fld(f_i, ember_npu_pkg::R_N1));
+    n2 = 128'(fld(f_i, ember_npu_pkg::R_N2));
     unique case (cls_i)
-      CLS_DMA_LOAD, CLS_DMA_STORE: begin
+      ember_isa_pkg::CLS_DMA_LOAD, ember_isa_pkg::CLS_DMA_STORE: begin
         // D1: X = max(D * ceil(rb / bytes_per_cycle), S, ceil(D * rb * latency / inflight)).
-        rb = rowBytesOf(fld(f_i, R_SRAM));
-        d_rows = 128'(fld(f_i, R_SIZE0)) * 128'(fld(f_i, R_SIZE1)) * 128'(fld(f_i, R_SIZE2));
-        if (cls_i == CLS_DMA_LOAD)
-          s_rows = (128'(fld(f_i, R_PAD_LEFT)) + 128'(fld(f_i, R_SIZE0)) + 128'(fld(f_i, R_PAD_RIGHT)))
-                 * (128'(fld(f_i, R_PAD_TOP)) + 128'(fld(f_i, R_SIZE1)) + 128'(fld(f_i, R_PAD_BOTTOM)))
-                 * 128'(fld(f_i, R_SIZE2));
+        rb = rowBytesOf(fld(f_i, ember_npu_pkg::R_SRAM));
+        d_rows = 128'(fld(f_i, ember_npu_pkg::R_SIZE0)) * 128'(fld(f_i, ember_npu_pkg::R_SIZE1)) * 128'(fld(f_i, ember_npu_pkg::R_SIZE2));
+        if (cls_i == ember_isa_pkg::CLS_DMA_LOAD)
+          s_rows = (128'(fld(f_i, ember_npu_pkg::R_PAD_LEFT)) + 128'(fld(f_i, ember_npu_pkg::R_SIZE0)) + 128'(fld(f_i, ember_npu_pkg::R_PAD_RIGHT)))
+                 * (128'(fld(f_i, ember_npu_pkg::R_PAD_TOP)) + 128'(fld(f_i, ember_npu_pkg::R_SIZE1)) + 128'(fld(f_i, ember_npu_pkg::R_PAD_BOTTOM)))
+                 * 128'(fld(f_i, ember_npu_pkg::R_SIZE2));
         else
           s_rows = d_rows;
         beats = d_rows * ((rb + BPC - 1) / BPC);
@@ -111,38 +109,38 @@ module ember_timing (
           chan_free_o = 64'(beg + x);
         end
       end
-      CLS_GEMM: begin
+      ember_isa_pkg::CLS_GEMM: begin
         steps = n0 * n1;
         rows = steps * cpr;
         if (steps != 0 && n2 != 0) begin
-          if (fld(f_i, R_RESET) != 0) begin
+          if (fld(f_i, ember_npu_pkg::R_RESET) != 0) begin
             t = issue + steps * n2 * cpr;  // G2
           end else begin
-            blk = MAC_WEIGHT_BUFFERS >= 2 ? max128(rows, WL) : WL + rows;
+            blk = ember_isa_pkg::MAC_WEIGHT_BUFFERS >= 2 ? max128(rows, WL) : WL + rows;
             t = issue + WL + (n2 - 1) * blk + rows + FD;  // G1
-            macs_o = 64'(steps * n2 * 128'(MAC_ROWS) * 128'(MAC_COLS));
+            macs_o = 64'(steps * n2 * 128'(ember_isa_pkg::MAC_ROWS) * 128'(ember_isa_pkg::MAC_COLS));
           end
         end
       end
-      CLS_VECTOR_BINARY, CLS_VECTOR_UNARY, CLS_REQUANTIZE, CLS_LUT: begin
+      ember_isa_pkg::CLS_VECTOR_BINARY, ember_isa_pkg::CLS_VECTOR_UNARY, ember_isa_pkg::CLS_REQUANTIZE, ember_isa_pkg::CLS_LUT: begin
         steps = n0 * n1;
-        if (cls_i == CLS_VECTOR_BINARY) begin
+        if (cls_i == ember_isa_pkg::CLS_VECTOR_BINARY) begin
           // V1: a step whose two source rows share a bank waits ceil(2 / ports) - 1
           // cycles. Whether they share one depends on i0, i1 modulo banks only, so each
           // residue class is counted once (at most banks^2 terms).
-          banks = banksOf(fld(f_i, R_SRC_MEM));
-          per = (128'd2 + portsOf(fld(f_i, R_SRC_MEM)) - 1) / portsOf(fld(f_i, R_SRC_MEM)) - 1;
+          banks = banksOf(fld(f_i, ember_npu_pkg::R_SRC_MEM));
+          per = (128'd2 + portsOf(fld(f_i, ember_npu_pkg::R_SRC_MEM)) - 1) / portsOf(fld(f_i, ember_npu_pkg::R_SRC_MEM)) - 1;
           mask = banks - 1;
           for (int s = 0; s < 7; s++)
             if (banks == (128'd1 << s)) bshift = 7'(s);
           if (banks != 0 && per != 0)
-            for (int r1 = 0; r1 < MAX_BANKS; r1++)
-              for (int r0 = 0; r0 < MAX_BANKS; r0++)
+            for (int r1 = 0; r1 < ember_isa_pkg::MAX_BANKS; r1++)
+              for (int r0 = 0; r0 < ember_isa_pkg::MAX_BANKS; r0++)
                 if (128'(r1) < banks && 128'(r0) < banks && 128'(r1) < n1 && 128'(r0) < n0) begin
-                  ra = 128'(fld(f_i, R_SRC0_ADDR)) + 128'(r0) * 128'(fld(f_i, R_SRC0_S0))
-                     + 128'(r1) * 128'(fld(f_i, R_SRC0_S1));
-                  rb2 = 128'(fld(f_i, R_SRC1_ADDR)) + 128'(r0) * 128'(fld(f_i, R_SRC1_S0))
-                      + 128'(r1) * 128'(fld(f_i, R_SRC1_S1));
+                  ra = 128'(fld(f_i, ember_npu_pkg::R_SRC0_ADDR)) + 128'(r0) * 128'(fld(f_i, ember_npu_pkg::R_SRC0_S0))
+                     + 128'(r1) * 128'(fld(f_i, ember_npu_pkg::R_SRC0_S1));
+                  rb2 = 128'(fld(f_i, ember_npu_pkg::R_SRC1_ADDR)) + 128'(r0) * 128'(fld(f_i, ember_npu_pkg::R_SRC1_S0))
+                      + 128'(r1) * 128'(fld(f_i, ember_npu_pkg::R_SRC1_S1));
                   mem0 = ((n0 - 128'(r0) - 1) >> bshift) + 1;
                   mem1 = ((n1 - 128'(r1) - 1) >> bshift) + 1;
                   if ((ra & mask) == (rb2 & mask)) confl = confl + per * mem0 * mem1;

@@ -37,19 +37,17 @@ module ember_vector (
     output logic [8*ember_isa_pkg::MEM_ACT_ROW_BYTES-1:0] act_o,
     output logic [8*ember_isa_pkg::MEM_ACC_ROW_BYTES-1:0] acc_o
 );
-  import ember_isa_pkg::*;
-  import ember_npu_pkg::*;
-  localparam int unsigned L = VECTOR_LANES;
+  localparam int unsigned L = ember_isa_pkg::VECTOR_LANES;
 
   function automatic logic [63:0] fld(input int unsigned r);
-    return f_i[64*r +: 64];
+    fld = f_i[64*r +: 64];
   endfunction
   function automatic logic [63:0] rowsOf(input logic accMem);
-    return accMem ? 64'(MEM_ACC_ROWS) : 64'(MEM_ACT_ROWS);
+    rowsOf = accMem ? 64'(ember_isa_pkg::MEM_ACC_ROWS) : 64'(ember_isa_pkg::MEM_ACT_ROWS);
   endfunction
   function automatic logic [127:0] last(input logic [63:0] a, input logic [63:0] s0,
                                         input logic [63:0] s1);
-    return 128'(a) + (128'(fld(R_N0)) - 1) * 128'(s0) + (128'(fld(R_N1)) - 1) * 128'(s1);
+    last = 128'(a) + (128'(fld(ember_npu_pkg::R_N0)) - 1) * 128'(s0) + (128'(fld(ember_npu_pkg::R_N1)) - 1) * 128'(s1);
   endfunction
 
   // Operand selection (Machine::vector): binary/unary name their memories, requantize
@@ -58,25 +56,25 @@ module ember_vector (
   logic [63:0] d_a, d_s0, d_s1, a_a, a_s0, a_s1, b_a, b_s0, b_s1, tbl_w;
   logic signed [63:0] imm0_w;
   always_comb begin
-    ew = cls_i == CLS_VECTOR_BINARY || cls_i == CLS_VECTOR_UNARY;
-    binary_w = cls_i == CLS_VECTOR_BINARY;
-    dst_acc_w = ew && fld(R_DST_MEM) == 64'(MEM_ACC_ID);
-    src_acc_w = cls_i == CLS_REQUANTIZE || (ew && fld(R_SRC_MEM) == 64'(MEM_ACC_ID));
-    dst_bad_w = ew && fld(R_DST_MEM) != 64'(MEM_ACT_ID) && fld(R_DST_MEM) != 64'(MEM_ACC_ID);
-    src_bad_w = ew && fld(R_SRC_MEM) != 64'(MEM_ACT_ID) && fld(R_SRC_MEM) != 64'(MEM_ACC_ID);
-    d_a = fld(R_DST_ADDR); d_s0 = fld(R_DST_S0); d_s1 = fld(R_DST_S1);
+    ew = cls_i == ember_isa_pkg::CLS_VECTOR_BINARY || cls_i == ember_isa_pkg::CLS_VECTOR_UNARY;
+    binary_w = cls_i == ember_isa_pkg::CLS_VECTOR_BINARY;
+    dst_acc_w = ew && fld(ember_npu_pkg::R_DST_MEM) == 64'(ember_isa_pkg::MEM_ACC_ID);
+    src_acc_w = cls_i == ember_isa_pkg::CLS_REQUANTIZE || (ew && fld(ember_npu_pkg::R_SRC_MEM) == 64'(ember_isa_pkg::MEM_ACC_ID));
+    dst_bad_w = ew && fld(ember_npu_pkg::R_DST_MEM) != 64'(ember_isa_pkg::MEM_ACT_ID) && fld(ember_npu_pkg::R_DST_MEM) != 64'(ember_isa_pkg::MEM_ACC_ID);
+    src_bad_w = ew && fld(ember_npu_pkg::R_SRC_MEM) != 64'(ember_isa_pkg::MEM_ACT_ID) && fld(ember_npu_pkg::R_SRC_MEM) != 64'(ember_isa_pkg::MEM_ACC_ID);
+    d_a = fld(ember_npu_pkg::R_DST_ADDR); d_s0 = fld(ember_npu_pkg::R_DST_S0); d_s1 = fld(ember_npu_pkg::R_DST_S1);
     if (binary_w) begin
-      a_a = fld(R_SRC0_ADDR); a_s0 = fld(R_SRC0_S0); a_s1 = fld(R_SRC0_S1);
-      b_a = fld(R_SRC1_ADDR); b_s0 = fld(R_SRC1_S0); b_s1 = fld(R_SRC1_S1);
+      a_a = fld(ember_npu_pkg::R_SRC0_ADDR); a_s0 = fld(ember_npu_pkg::R_SRC0_S0); a_s1 = fld(ember_npu_pkg::R_SRC0_S1);
+      b_a = fld(ember_npu_pkg::R_SRC1_ADDR); b_s0 = fld(ember_npu_pkg::R_SRC1_S0); b_s1 = fld(ember_npu_pkg::R_SRC1_S1);
     end else begin
-      a_a = fld(R_SRC_ADDR); a_s0 = fld(R_SRC_S0); a_s1 = fld(R_SRC_S1);
+      a_a = fld(ember_npu_pkg::R_SRC_ADDR); a_s0 = fld(ember_npu_pkg::R_SRC_S0); a_s1 = fld(ember_npu_pkg::R_SRC_S1);
       b_a = a_a; b_s0 = a_s0; b_s1 = a_s1;
     end
-    imm0_w = $signed(fld(R_IMM0));
-    tbl_w = fld(R_TABLE) + 64'(table_off_i);
+    imm0_w = $signed(fld(ember_npu_pkg::R_IMM0));
+    tbl_w = fld(ember_npu_pkg::R_TABLE) + 64'(table_off_i);
   end
-  assign prow_o = 32'(fld(R_PARAM_ADDR));
-  assign trow_o = 32'(tbl_w * 64'(TABLE_ROWS));
+  assign prow_o = 32'(fld(ember_npu_pkg::R_PARAM_ADDR));
+  assign trow_o = 32'(tbl_w * 64'(ember_isa_pkg::TABLE_ROWS));
 
   // Requantize's shift lanes must lie in 1..62.
   logic s_bad_w;
@@ -88,21 +86,21 @@ module ember_vector (
 
   always_comb begin
     chk_fault_o = 1'b1;
-    chk_kind_o = FK_BAD_OPERAND;
-    if (dst_bad_w || src_bad_w) chk_kind_o = FK_BAD_OPERAND;
-    else if (fld(R_N0) == 0 || fld(R_N1) == 0) chk_fault_o = 1'b0;
+    chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
+    if (dst_bad_w || src_bad_w) chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
+    else if (fld(ember_npu_pkg::R_N0) == 0 || fld(ember_npu_pkg::R_N1) == 0) chk_fault_o = 1'b0;
     else if (last(d_a, d_s0, d_s1) >= 128'(rowsOf(dst_acc_w))
              || last(a_a, a_s0, a_s1) >= 128'(rowsOf(src_acc_w))
              || last(b_a, b_s0, b_s1) >= 128'(rowsOf(src_acc_w)))
-      chk_kind_o = FK_SRAM_RANGE;
-    else if (cls_i == CLS_REQUANTIZE && fld(R_PARAM_ADDR) >= 64'(MEM_PARAM_ROWS) - 1)
-      chk_kind_o = FK_SRAM_RANGE;
-    else if (cls_i == CLS_REQUANTIZE && s_bad_w) chk_kind_o = FK_BAD_OPERAND;
-    else if (cls_i == CLS_LUT
-             && (128'(tbl_w) + 1) * 256 > 128'(MEM_PARAM_SIZE_BYTES))
-      chk_kind_o = FK_SRAM_RANGE;
-    else if (cls_i == CLS_VECTOR_UNARY && op_i == VOP_SHIFT && (imm0_w < -31 || imm0_w > 31))
-      chk_kind_o = FK_BAD_OPERAND;
+      chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
+    else if (cls_i == ember_isa_pkg::CLS_REQUANTIZE && fld(ember_npu_pkg::R_PARAM_ADDR) >= 64'(ember_isa_pkg::MEM_PARAM_ROWS) - 1)
+      chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
+    else if (cls_i == ember_isa_pkg::CLS_REQUANTIZE && s_bad_w) chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
+    else if (cls_i == ember_isa_pkg::CLS_LUT
+             && (128'(tbl_w) + 1) * 256 > 128'(ember_isa_pkg::MEM_PARAM_SIZE_BYTES))
+      chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
+    else if (cls_i == ember_isa_pkg::CLS_VECTOR_UNARY && op_i == ember_isa_pkg::VOP_SHIFT && (imm0_w < -31 || imm0_w > 31))
+      chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
     else chk_fault_o = 1'b0;
   end
 
@@ -126,15 +124,15 @@ module ember_vector (
   function automatic logic signed [63:0] roundShift(input logic signed [63:0] x,
                                                     input logic signed [63:0] s);
     logic signed [63:0] sh;
+    sh = '0;
+    roundShift = x;
     if (s > 0) begin
       sh = s > 62 ? 64'sd62 : s;
-      return (x + (64'sd1 <<< (sh - 1))) >>> sh;
-    end
-    if (s < 0) begin
+      roundShift = (x + (64'sd1 <<< (sh - 1))) >>> sh;
+    end else if (s < 0) begin
       sh = -s > 32 ? 64'sd32 : -s;
-      return x <<< sh;
+      roundShift = x <<< sh;
     end
-    return x;
   endfunction
 
   always_comb begin
@@ -145,20 +143,20 @@ module ember_vector (
       y = a;
       prod = '0;
       unique case (cls_q)
-        CLS_VECTOR_BINARY:
+        ember_isa_pkg::CLS_VECTOR_BINARY:
           unique case (op_q)
-            VOP_ADD: y = a + b;
-            VOP_SUB: y = a - b;
-            VOP_MUL: y = a * b;
-            VOP_MIN: y = a < b ? a : b;
+            ember_isa_pkg::VOP_ADD: y = a + b;
+            ember_isa_pkg::VOP_SUB: y = a - b;
+            ember_isa_pkg::VOP_MUL: y = a * b;
+            ember_isa_pkg::VOP_MIN: y = a < b ? a : b;
             default: y = a > b ? a : b;
           endcase
-        CLS_VECTOR_UNARY:
-          if (op_q == VOP_SHIFT) y = roundShift(a, imm0_q);
-          else if (op_q == VOP_CLAMP) y = (a < imm0_q ? imm0_q : a) > imm1_q ? imm1_q
+        ember_isa_pkg::CLS_VECTOR_UNARY:
+          if (op_q == ember_isa_pkg::VOP_SHIFT) y = roundShift(a, imm0_q);
+          else if (op_q == ember_isa_pkg::VOP_CLAMP) y = (a < imm0_q ? imm0_q : a) > imm1_q ? imm1_q
                                         : (a < imm0_q ? imm0_q : a);
           else y = a;
-        CLS_REQUANTIZE: begin
+        ember_isa_pkg::CLS_REQUANTIZE: begin
           prod = a * 64'($signed(m_q[32*j +: 32]));
           y = ((prod + (64'sd1 <<< (64'($signed(s_q[32*j +: 32])) - 1)))
                >>> 64'($signed(s_q[32*j +: 32]))) + zp_q;
@@ -182,21 +180,21 @@ module ember_vector (
       {m_q, s_q} <= '0;
       table_q <= '0;
     end else if (start_i) begin
-      active_q <= fld(R_N0) != 0 && fld(R_N1) != 0;
+      active_q <= fld(ember_npu_pkg::R_N0) != 0 && fld(ember_npu_pkg::R_N1) != 0;
       dacc_q <= dst_acc_w;
       sacc_q <= src_acc_w;
       cls_q <= cls_i;
       op_q <= op_i;
-      n0_q <= fld(R_N0); n1_q <= fld(R_N1);
+      n0_q <= fld(ember_npu_pkg::R_N0); n1_q <= fld(ember_npu_pkg::R_N1);
       {i0_q, i1_q} <= '0;
       da_q <= d_a; ds0_q <= d_s0; ds1_q <= d_s1;
       aa_q <= a_a; as0_q <= a_s0; as1_q <= a_s1;
       ba_q <= b_a; bs0_q <= b_s0; bs1_q <= b_s1;
       imm0_q <= imm0_w;
-      imm1_q <= $signed(fld(R_IMM1));
-      zp_q <= $signed(fld(R_ZERO_POINT));
-      lo_q <= $signed(fld(R_LO));
-      hi_q <= $signed(fld(R_HI));
+      imm1_q <= $signed(fld(ember_npu_pkg::R_IMM1));
+      zp_q <= $signed(fld(ember_npu_pkg::R_ZERO_POINT));
+      lo_q <= $signed(fld(ember_npu_pkg::R_LO));
+      hi_q <= $signed(fld(ember_npu_pkg::R_HI));
       m_q <= pm_i[32*L-1:0];
       s_q <= ps_i[32*L-1:0];
       table_q <= table_i;

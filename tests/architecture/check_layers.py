@@ -36,6 +36,7 @@ TARGET_PART = {
     "ember_isa": "isa",
     "ember_sim": "simulator",
     "ember_verilated": "rtl",
+    "ember_rtlsim": "rtl",
 }
 # Families of library targets named by a pattern (one per description, ...).
 TARGET_PATTERNS = [

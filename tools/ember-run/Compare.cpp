@@ -112,4 +112,65 @@ CompareResult compareRuns(const std::vector<std::string>& outputNames,
   return res;
 }
 
+std::string compareNpuReports(const sim::Report& a, const std::string& an, const sim::Report& b,
+                              const std::string& bn) {
+  auto n = [](std::uint64_t v) { return std::to_string(v); };
+  if (a.fault.has_value() != b.fault.has_value())
+    return an + " " + (a.fault ? a.fault->message() : "done") + ", " + bn + " " +
+           (b.fault ? b.fault->message() : "done");
+  if (a.fault) {
+    const auto &x = *a.fault, &y = *b.fault;
+    if (x.kind != y.kind || x.cycle != y.cycle || x.engine != y.engine ||
+        x.instruction != y.instruction)
+      return "fault record: " + an + " " + x.message() + ", " + bn + " " + y.message();
+    return "";
+  }
+  auto sorted = [](std::vector<sim::Slice> v) {
+    std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
+    return v;
+  };
+  const auto sa = sorted(a.slices), sb = sorted(b.slices);
+  for (std::size_t i = 0; i < std::min(sa.size(), sb.size()); ++i) {
+    const auto &x = sa[i], &y = sb[i];
+    if (x.index != y.index)
+      return "instruction " + n(std::min(x.index, y.index)) + " retired on one model only";
+    if (x.dispatch != y.dispatch || x.take != y.take || x.start != y.start || x.end != y.end ||
+        x.memory_stall != y.memory_stall)
+      return "instr " + n(x.index) + " " + x.name + ": " + an + " " + n(x.start) + "-" + n(x.end) +
+             " (fetched " + n(x.dispatch) + ", taken " + n(x.take) + "), " + bn + " " + n(y.start) +
+             "-" + n(y.end) + " (fetched " + n(y.dispatch) + ", taken " + n(y.take) + ")";
+  }
+  if (sa.size() != sb.size())
+    return "retired instructions: " + an + " " + n(sa.size()) + ", " + bn + " " + n(sb.size());
+  if (a.cycles != b.cycles)
+    return "total cycles: " + an + " " + n(a.cycles) + ", " + bn + " " + n(b.cycles);
+  if (a.fetch_stall != b.fetch_stall)
+    return "fetch_stall: " + an + " " + n(a.fetch_stall) + ", " + bn + " " + n(b.fetch_stall);
+  if (a.macs != b.macs)
+    return "macs: " + an + " " + n(a.macs) + ", " + bn + " " + n(b.macs);
+  for (std::size_t e = 0; e < std::min(a.engines.size(), b.engines.size()); ++e) {
+    const auto &x = a.engines[e], &y = b.engines[e];
+    auto c = [&](const char* what, std::uint64_t u, std::uint64_t v) -> std::string {
+      return u == v ? "" : x.name + " " + what + ": " + an + " " + n(u) + ", " + bn + " " + n(v);
+    };
+    for (const std::string& d :
+         {c("instructions", x.instructions, y.instructions), c("busy", x.busy, y.busy),
+          c("token_stall", x.token_stall, y.token_stall),
+          c("memory_stall", x.memory_stall, y.memory_stall), c("idle", x.idle, y.idle)})
+      if (!d.empty())
+        return d;
+  }
+  auto dram = [](const sim::Report& r) -> const sim::MemoryReport* {
+    for (const auto& m : r.memories)
+      if (m.name == "dram")
+        return &m;
+    return nullptr;
+  };
+  const auto *da = dram(a), *db = dram(b);
+  if (da && db && (da->bytes_read != db->bytes_read || da->bytes_written != db->bytes_written))
+    return "DRAM bytes: " + an + " " + n(da->bytes_read) + "/" + n(da->bytes_written) + ", " + bn +
+           " " + n(db->bytes_read) + "/" + n(db->bytes_written);
+  return "";
+}
+
 } // namespace ember::run

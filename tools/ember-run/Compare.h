@@ -43,4 +43,11 @@ CompareResult compareRuns(const std::vector<std::string>& outputNames,
                           const std::vector<DeviceOutputs>& runs, bool exact,
                           const std::map<std::string, Tensor>* floatRef);
 
+/// Compares the NPU reports of two runs of one binary (the SystemC model and the RTL):
+/// total cycles, every instruction's dispatch, take, start and end cycle, the per-engine
+/// counters, fetch stalls, MACs, DRAM bytes and the fault record. Returns "" when equal,
+/// else the first difference ("instr 1234 gemm: sim 5012-6085, rtl 5013-6086").
+std::string compareNpuReports(const sim::Report& a, const std::string& an, const sim::Report& b,
+                              const std::string& bn);
+
 } // namespace ember::run

@@ -5,6 +5,9 @@
 #include "SimRun.h"
 
 #include "ember/isa/description.h"
+#ifdef EMBER_HAVE_RTL
+#include "ember/rtl/RtlSim.h"
+#endif
 #include "ember/npu/Compile.h"
 #include "ember/support/Error.h"
 
@@ -67,18 +70,21 @@ Tensor dequantize(const isa::IoEntry& e, const Tensor& q, const Shape& dims) {
   return out;
 }
 
-/// The NPU: compile the quantized function for the description, simulate the binary.
-TensorMap runOnSim(const Function& f, const TensorMap& inputs, int repeat,
-                   const DeviceOptions& opts, DeviceTiming& timing) {
+/// The NPU: compile the quantized function for the description, run the binary on the
+/// SystemC model (`engine` empty, device `sim`) or on the Verilated RTL (device `rtl`).
+TensorMap runOnNpu(const char* device, const simrun::SimRunRequest& engine, const Function& f,
+                   const TensorMap& inputs, int repeat, const DeviceOptions& opts,
+                   DeviceTiming& timing) {
   auto t0 = std::chrono::steady_clock::now();
   isa::IsaDescription desc = isa::IsaDescription::loadDefault(opts.isa);
   std::vector<std::string> missing = npu::unsupportedNodes(f, desc);
   if (!missing.empty())
-    throwUnsupported("sim", missing);
+    throwUnsupported(device, missing);
   npu::CompileResult compiled = npu::compile(f, desc);
   timing.prepareSeconds = secondsSince(t0);
   timing.compileSummary = npu::formatSummary(compiled.summary);
   simrun::SimRunRequest req;
+  req.engine = engine.engine;
   req.binary = "<" + f.name() + " compiled for " + desc.name() + ">";
   req.input_tensors = inputs;
   req.report_json = opts.reportJson;
@@ -92,7 +98,8 @@ TensorMap runOnSim(const Function& f, const TensorMap& inputs, int repeat,
     timing.runSeconds.push_back(secondsSince(t1));
     timing.runCpuSeconds.push_back(static_cast<double>(std::clock() - c1) / CLOCKS_PER_SEC);
     if (r.status != 0)
-      throw Error("device 'sim'", "the NPU program faulted: " + r.report.fault->message());
+      throw Error(std::string("device '") + device + "'",
+                  "the NPU program faulted: " + r.report.fault->message());
     out.clear();
     for (const auto& [name, t] : r.outputs)
       for (const auto& e : r.io)
@@ -103,6 +110,20 @@ TensorMap runOnSim(const Function& f, const TensorMap& inputs, int repeat,
   }
   return out;
 }
+
+TensorMap runOnSim(const Function& f, const TensorMap& inputs, int repeat,
+                   const DeviceOptions& opts, DeviceTiming& timing) {
+  return runOnNpu("sim", simrun::SimRunRequest{}, f, inputs, repeat, opts, timing);
+}
+
+#ifdef EMBER_HAVE_RTL
+TensorMap runOnRtl(const Function& f, const TensorMap& inputs, int repeat,
+                   const DeviceOptions& opts, DeviceTiming& timing) {
+  simrun::SimRunRequest e;
+  e.engine = rtlEngine();
+  return runOnNpu("rtl", e, f, inputs, repeat, opts, timing);
+}
+#endif
 
 std::vector<Device> buildTable() {
   std::vector<Device> table;
@@ -116,10 +137,33 @@ std::vector<Device> buildTable() {
                          "the Ember NPU: compile for the description (--isa), run on the "
                          "cycle-accurate simulator (int8 only)",
                          true, runOnSim});
+#ifdef EMBER_HAVE_RTL
+  table.push_back(Device{"rtl",
+                         "the Ember NPU's Verilated RTL: compile as for sim, run the binary on "
+                         "the RTL (int8 only; the shipped descriptions)",
+                         true, runOnRtl});
+#endif
   return table;
 }
 
 } // namespace
+
+#ifdef EMBER_HAVE_RTL
+std::function<sim::Result(const isa::IsaDescription&, const sim::Job&, const sim::Options&)>
+rtlEngine() {
+  return [](const isa::IsaDescription& d, const sim::Job& job, const sim::Options& o) {
+    rtl::RtlSimulator r(d);
+    rtl::RtlRun run = r.run(job, o);
+    if (run.overrun || run.bus_conflict)
+      throw Error("device 'rtl'", std::string("the RTL broke its own invariants (") +
+                                      (run.overrun ? "a datapath overran its instruction" : "") +
+                                      (run.overrun && run.bus_conflict ? ", " : "") +
+                                      (run.bus_conflict ? "both DMAs drove the DRAM port" : "") +
+                                      "): a bug of rtl/, please report it");
+    return std::move(run.result);
+  };
+}
+#endif
 
 const std::vector<Device>& devices() {
   static const std::vector<Device> table = buildTable();

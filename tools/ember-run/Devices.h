@@ -8,6 +8,7 @@
 
 #include "ember/backend/Backend.h"
 #include "ember/sim/Report.h"
+#include "ember/sim/Simulator.h"
 
 #include <functional>
 #include <optional>
@@ -45,6 +46,12 @@ struct Device {
                           const DeviceOptions& opts, DeviceTiming& timing)>
       run;
 };
+
+#ifdef EMBER_HAVE_RTL
+/// The job runner of the `rtl` device (the Verilated NPU), for binaries too.
+std::function<sim::Result(const isa::IsaDescription&, const sim::Job&, const sim::Options&)>
+rtlEngine();
+#endif
 
 /// Every device of this build, in the order `--help` lists them.
 const std::vector<Device>& devices();

@@ -38,11 +38,13 @@ using namespace ember::run;
 namespace {
 
 const char* kUsage = R"(usage: ember-run MODEL.onnx [options]
-       ember-run BIN.elf [--device sim] [options]
+       ember-run BIN.elf [--device sim|rtl] [--compare sim,rtl] [options]
 
 Imports an ONNX model, runs it on a device and prints (and optionally writes) every
 output, with the wall time of import and run. Given an NPU binary (an ELF file made by
-emberc or ember-as), runs it on the cycle-accurate NPU simulator: inputs are placed in
+emberc or ember-as), runs it on the cycle-accurate NPU simulator (or, with --device rtl,
+on the Verilated RTL; --compare sim,rtl runs both and requires equal outputs, cycles,
+instruction timings and counters): inputs are placed in
 DRAM from the binary's I/O table (float32 .npy data for an int8 input is quantized with
 the entry's scale and zero point), the per-layer cycle/energy report is printed, and
 outputs are written in the binary's element type.
@@ -67,7 +69,8 @@ options:
                          a single name means --device and that one) and print one table:
                          float: every output within 1e-4 * max(1, max|reference|) of the
                          first device's; int8: bit for bit, plus cosine similarity and
-                         top-1 agreement with the float interpreter, and the NPU's cycles
+                         top-1 agreement with the float interpreter, and the NPU's cycles;
+                         sim and rtl together must also agree on every cycle
                          and energy
   --precision P          float (default) or int8: quantize the model first (the default
                          pass pipeline, calibration, docs/numerics.md); sim implies int8
@@ -319,13 +322,32 @@ bool isElfFile(const std::string& path) {
   return n == 4 && m[0] == 0x7f && m[1] == 'E' && m[2] == 'L' && m[3] == 'F';
 }
 
-/// BIN.elf on the simulator (the `sim` device for binaries).
+/// The NPU devices a binary runs on: --device (sim, or rtl when built), or a --compare
+/// list of them (e.g. sim,rtl).
+std::vector<std::string> binaryDevices(const Options& o) {
+  std::vector<std::string> names;
+  if (o.compare.empty()) {
+    names.push_back(o.deviceGiven ? o.device : "sim");
+  } else {
+    for (const Device* d : deviceList(o))
+      names.push_back(d->name);
+  }
+  for (const std::string& n : names)
+    if (n != "sim" && n != "rtl")
+      throw Error(o.model, "an NPU binary runs only on the NPU devices (sim, rtl), not '" + n +
+                               "' (a binary has no float graph to run elsewhere)");
+#ifndef EMBER_HAVE_RTL
+  for (const std::string& n : names)
+    if (n == "rtl")
+      throw Error("--device rtl", "this build has no RTL (configure with EMBER_WITH_RTL=ON)");
+#endif
+  return names;
+}
+
+/// BIN.elf on the simulator (the `sim` device for binaries), the RTL (`rtl`), or both
+/// (`--compare sim,rtl`: outputs, cycles, every instruction and counter must be equal).
 int runBinary(const Options& o) {
-  if (o.deviceGiven && o.device != "sim")
-    throw Error(o.model, "an NPU binary runs only on --device sim (given: " + o.device + ")");
-  if (!o.compare.empty())
-    throw Error("--compare " + o.compare,
-                "needs an ONNX model (a binary has no float graph to run elsewhere)");
+  const std::vector<std::string> devs = binaryDevices(o);
   simrun::SimRunRequest req;
   req.binary = o.model;
   req.isa = o.isa;
@@ -340,9 +362,21 @@ int runBinary(const Options& o) {
   req.trace_json = o.traceJson;
   req.table = false;
   simrun::checkOutputs(req);
-  auto t0 = std::chrono::steady_clock::now();
-  simrun::SimRunResult r = simrun::runBinary(req, std::cerr);
-  double host = secondsSince(t0);
+  std::vector<simrun::SimRunResult> results;
+  std::vector<double> hosts;
+  for (const std::string& dev : devs) {
+#ifdef EMBER_HAVE_RTL
+    req.engine = dev == "rtl" ? rtlEngine() : nullptr;
+#endif
+    auto t0 = std::chrono::steady_clock::now();
+    results.push_back(simrun::runBinary(req, std::cerr));
+    hosts.push_back(secondsSince(t0));
+    // Only the first device writes the outputs, the report and the trace.
+    req.out_dir.clear();
+    req.report_json.clear();
+    req.trace_json.clear();
+  }
+  const simrun::SimRunResult& r = results.front();
   if (!o.quiet) {
     std::fputs(sim::formatTable(r.report).c_str(), stdout);
     for (const auto& [name, t] : r.outputs) {
@@ -358,9 +392,38 @@ int runBinary(const Options& o) {
                     (std::filesystem::path(o.outDir) / (npyFileStem(name) + ".npy")).c_str());
     }
   }
-  std::printf("time: simulate %.3f s on the host for %llu NPU cycles (%.3f us at %.0f MHz)\n", host,
-              static_cast<unsigned long long>(r.report.cycles), r.report.seconds * 1e6,
-              double(r.report.clock_hz) / 1e6);
+  for (std::size_t i = 0; i < results.size(); ++i)
+    std::printf("time: %s %.3f s on the host for %llu NPU cycles (%.3f us at %.0f MHz)\n",
+                devs[i].c_str(), hosts[i],
+                static_cast<unsigned long long>(results[i].report.cycles),
+                results[i].report.seconds * 1e6, double(results[i].report.clock_hz) / 1e6);
+  std::vector<std::string> mismatch;
+  for (std::size_t i = 1; i < results.size(); ++i) {
+    for (std::size_t k = 0; k < r.outputs.size(); ++k) {
+      const Tensor& a = r.outputs[k].second;
+      const Tensor& b = results[i].outputs[k].second;
+      const bool same = a.size() == b.size() && maxAbsDiff(a, b) == 0;
+      std::printf("  output %-24s %-4s vs %-4s bit-exact: %s\n", r.outputs[k].first.c_str(),
+                  devs[0].c_str(), devs[i].c_str(), same ? "yes" : "NO");
+      if (!same)
+        mismatch.push_back("output '" + r.outputs[k].first + "' on " + devs[i]);
+    }
+    std::string d = compareNpuReports(r.report, devs[0], results[i].report, devs[i]);
+    std::printf("  timing %s vs %s: %s\n", devs[0].c_str(), devs[i].c_str(),
+                d.empty() ? ("equal: " + std::to_string(r.report.cycles) +
+                             " cycles, every instruction's fetch, take, start and end, and "
+                             "every counter")
+                                .c_str()
+                          : d.c_str());
+    if (!d.empty())
+      mismatch.push_back(d);
+  }
+  if (!mismatch.empty()) {
+    std::string msg = std::to_string(mismatch.size()) + " disagreement(s):";
+    for (const auto& m : mismatch)
+      msg += "\n  " + m;
+    throw Error("--compare " + o.compare, msg);
+  }
   return r.status;
 }
 
@@ -515,6 +578,21 @@ int runTool(const Options& o) {
     }
     CompareResult cmp = compareRuns(names, runs, int8, floatRef ? &*floatRef : nullptr);
     std::fputs(cmp.table.c_str(), stdout);
+    // The NPU models against each other: cycles, instructions and counters too.
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      for (std::size_t j = i + 1; j < runs.size(); ++j)
+        if (runs[i].npu && runs[j].npu) {
+          std::string d =
+              compareNpuReports(*runs[i].npu, runs[i].device, *runs[j].npu, runs[j].device);
+          std::printf("timing %s vs %s: %s\n", runs[i].device.c_str(), runs[j].device.c_str(),
+                      d.empty() ? ("equal: " + std::to_string(runs[i].npu->cycles) +
+                                   " cycles, every instruction's fetch, take, start and end, "
+                                   "and every counter")
+                                      .c_str()
+                                : d.c_str());
+          if (!d.empty())
+            cmp.mismatch.push_back(d);
+        }
     if (!cmp.mismatch.empty()) {
       std::string msg = std::to_string(cmp.mismatch.size()) + " disagreement(s):";
       for (const auto& m : cmp.mismatch)

@@ -223,7 +223,8 @@ SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& 
                    total ? 100.0 * double(retired) / double(total) : 0.0);
       std::fflush(stderr);
     };
-  sim::Result res = simulator.run(bin, inputs, opts);
+  sim::Job job = simulator.makeJob(bin, inputs, opts.dram_window_bytes, req.binary);
+  sim::Result res = req.engine ? req.engine(desc, job, opts) : simulator.run(job, opts);
   if (printed)
     std::fprintf(stderr, "\r%70s\r", "");
   SimRunResult out;

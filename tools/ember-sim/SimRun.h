@@ -30,6 +30,10 @@ struct SimRunRequest {
   sim::Options options;
   bool progress = true; ///< Progress line on stderr when it is a terminal.
   bool table = true;    ///< Print the report table to `out`.
+  /// What runs the job: empty for the SystemC model; `ember-run --device rtl` sets the
+  /// Verilated RTL here (the same job, options and result types).
+  std::function<sim::Result(const isa::IsaDescription&, const sim::Job&, const sim::Options&)>
+      engine;
 };
 
 /// What one run produced.

@@ -65,6 +65,16 @@ inline const char* kEngineNames[4] = {"load", "compute", "store", "fetch"};
 
 } // namespace detail
 
+/// The description hash the Verilated model `M` was built from (first 8 bytes).
+template <class M> std::uint64_t modelHash() {
+  VerilatedContext ctx;
+  M top(&ctx);
+  top.eval();
+  const std::uint64_t h = top.isa_hash_o;
+  top.final();
+  return h;
+}
+
 /// Runs one job on the Verilated model `M` of description `isa`.
 template <class M>
 RtlResult runVerilated(const isa::IsaDescription& isa, const sim::Job& job,
@@ -189,6 +199,10 @@ RtlResult runVerilated(const isa::IsaDescription& isa, const sim::Job& job,
   rep.cycles = top->done_o ? top->cycles_o : top->fault_cycle_o;
   rep.fetch_stall = top->cnt_fetch_stall_o;
   rep.macs = top->cnt_macs_o;
+  rep.seconds = rep.clock_hz ? double(rep.cycles) / double(rep.clock_hz) : 0;
+  rep.peak_macs_per_cycle = std::uint64_t(isa.hw().mac.rows) * isa.hw().mac.cols;
+  if (rep.cycles && rep.peak_macs_per_cycle)
+    rep.mac_utilization = double(rep.macs) / (double(rep.cycles) * double(rep.peak_macs_per_cycle));
   for (unsigned e = 0; e < 3; ++e) {
     sim::EngineReport er;
     er.name = detail::kEngineNames[e];

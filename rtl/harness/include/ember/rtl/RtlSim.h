@@ -1,0 +1,43 @@
+// libember_rtlsim: the Verilated RTL of every description this build verilated, behind
+// the same job interface as the SystemC model (ember::sim::Simulator), so that a tool
+// can run a binary on either and compare them (docs/rtl.md section 5).
+#pragma once
+
+#include "ember/isa/description.h"
+#include "ember/sim/Simulator.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ember::rtl {
+
+/// The descriptions with a Verilated model in this build ("ember-v1", ...).
+std::vector<std::string> builtModels();
+
+/// A run of the Verilated NPU; `result.report` has the model's cycles, slices, per-engine
+/// counters, fault record and DRAM traffic (no energy or per-layer rows: the RTL counts
+/// cycles, not picojoules).
+struct RtlRun {
+  sim::Result result;
+  std::uint64_t max_inflight_bytes = 0; ///< Most DRAM read bytes in flight at once.
+  bool overrun = false;                 ///< A datapath outlived its instruction (an RTL bug).
+  bool bus_conflict = false;            ///< Both DMA engines requested in one cycle (a bug).
+};
+
+/// The RTL of one description. Throws isa::Error when this build has no Verilated model
+/// whose description hash equals `isa`'s (the message says how to verilate one).
+class RtlSimulator {
+public:
+  explicit RtlSimulator(isa::IsaDescription isa);
+  const isa::IsaDescription& isa() const { return isa_; }
+  /// Runs `job` (built by sim::Simulator::makeJob) with the same options the SystemC
+  /// model takes (cycle budget 0: sim::Simulator::defaultCycleBudget).
+  RtlRun run(const sim::Job& job, const sim::Options& opts = {}) const;
+
+private:
+  isa::IsaDescription isa_;
+  int model_ = -1;
+};
+
+} // namespace ember::rtl
