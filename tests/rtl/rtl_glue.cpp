@@ -7,7 +7,10 @@
 //                                            renumbered, every field shifted by 37 or 41
 //                                            bits, vmov's imm1 4 bits wider, nonzero
 //                                            register reset values and an extra fieldless
-//                                            w1c and wo register
+//                                            w1c and wo register; and other hardware: an
+//                                            8 x 8 array with one weight buffer, smaller
+//                                            SRAMs with other banks and ports, a slower
+//                                            DRAM/DMA, shallow queues, fetch latency 3
 // A port missing from a Verilated model makes the test fail to compile; a wrong width,
 // position or value makes it fail at run time.
 #include "ember/isa/description.h"
@@ -114,6 +117,30 @@ std::string derive(const IsaDescription& isa) {
                                     {"access", "wo"},
                                     {"reset", 0x12345678u},
                                     {"doc", "Test-only write-only register."}});
+  // Other hardware, so that co-simulation covers sizes the shipped descriptions do not.
+  auto& h = j["hardware"];
+  h["mac_array"]["rows"] = 8;
+  h["mac_array"]["cols"] = 8;
+  h["mac_array"]["weight_buffers"] = 1;
+  h["mac_array"]["weight_load_cycles"] = 8;
+  h["mac_array"]["fill_cycles"] = 5;
+  h["mac_array"]["drain_cycles"] = 3;
+  h["vector"]["lanes"] = 8;
+  h["dram"]["bytes_per_cycle"] = 16;
+  h["dma"] = {{"latency_cycles", 37}, {"burst_bytes", 32}, {"max_outstanding", 8}};
+  h["queues"] = {
+      {"load_depth", 4}, {"compute_depth", 8}, {"store_depth", 2}, {"token_fifo_depth", 4}};
+  h["fetch"]["latency_cycles"] = 3;
+  auto mem = [&](const char* n, unsigned size, unsigned row, unsigned banks, unsigned ports) {
+    h["memories"][n]["size_bytes"] = size;
+    h["memories"][n]["row_bytes"] = row;
+    h["memories"][n]["banks"] = banks;
+    h["memories"][n]["read_ports"] = ports;
+  };
+  mem("act", 65536, 8, 2, 1);
+  mem("weight", 32768, 64, 1, 1);
+  mem("acc", 16384, 32, 4, 2);
+  mem("param", 4096, 32, 1, 1);
   return j.dump(2) + "\n";
 }
 
