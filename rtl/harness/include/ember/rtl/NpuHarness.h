@@ -76,14 +76,19 @@ template <class M> std::uint64_t modelHash() {
 }
 
 /// Runs one job on the Verilated model `M` of description `isa`.
+/// `rand_seed` seeds the random initial state of a model built with --x-initial unique
+/// (0: Verilator's default seed).
 template <class M>
 RtlResult runVerilated(const isa::IsaDescription& isa, const sim::Job& job,
-                       const sim::Options& opts, std::uint64_t budget) {
+                       const sim::Options& opts, std::uint64_t budget,
+                       std::uint64_t rand_seed = 0) {
   using u64 = std::uint64_t;
   const auto t0 = std::chrono::steady_clock::now();
   RtlResult out;
   auto ctx = std::make_unique<VerilatedContext>();
   ctx->randReset(2); // random initial state when built with --x-initial unique
+  if (rand_seed)
+    ctx->randSeed(static_cast<int>(rand_seed));
   auto top = std::make_unique<M>(ctx.get());
   sim::DramImage dram = job.dram;
   const u64 window = opts.dram_window_bytes ? opts.dram_window_bytes : isa.hw().dram.size_bytes;
@@ -101,13 +106,18 @@ RtlResult runVerilated(const isa::IsaDescription& isa, const sim::Job& job,
     top->clk_i = 0;
     top->eval();
   };
+  // Reset: a falling edge of rst_ni, one clock with it low, then release (with a random
+  // initial state, the reset must be an edge the model sees).
   top->clk_i = 0;
-  top->rst_ni = 0;
+  top->rst_ni = 1;
   top->start_i = 0;
   top->prog_we_i = 0;
   top->dram_req_ready_i = 1;
   top->dram_rsp_valid_i = 0;
   top->eval();
+  top->rst_ni = 0;
+  top->eval();
+  tick();
   top->rst_ni = 1;
   top->eval();
   // Program load through the instruction buffer's write port.
