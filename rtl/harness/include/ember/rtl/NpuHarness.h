@@ -150,8 +150,10 @@ RtlResult runVerilated(const isa::IsaDescription& isa, const sim::Job& job,
   rep.isa_name = isa.name();
   rep.clock_hz = isa.hw().clock_hz;
   rep.instructions = n;
+  // Two evaluations a cycle: the low phase with this cycle's inputs (combinational
+  // outputs read), then the rising edge. cyc_o is a register, valid before either.
+  top->clk_i = 0;
   for (;;) {
-    top->eval();
     const u64 c = top->cyc_o;
     // Responses due this cycle (in order; at most one, since requests are one a cycle).
     if (!rsps.empty() && rsps.front().due == c) {
@@ -203,7 +205,9 @@ RtlResult runVerilated(const isa::IsaDescription& isa, const sim::Job& job,
     }
     if (opts.progress && rep.retired % 1024 == 0 && rep.retired)
       opts.progress(c, rep.retired, n);
-    tick();
+    top->clk_i = 1;
+    top->eval();
+    top->clk_i = 0;
   }
   // Counters.
   rep.cycles = top->done_o ? top->cycles_o : top->fault_cycle_o;
