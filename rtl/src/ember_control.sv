@@ -10,7 +10,7 @@ module ember_control (
     input  logic clk_i,
     input  logic rst_ni,
     input  logic start_i,              // pulse: the job starts, cycle 0 is the next cycle
-    input  logic [31:0] ninsn_i,       // instructions in the stream
+    input  logic [31:0] ninsn_i,       // instructions in the stream (held from the start)
     input  logic [63:0] budget_i,      // cycle budget
     output logic [31:0] imem_addr_o,   // fetch's read of the instruction buffer
     input  logic [ember_isa_pkg::INSTR_BITS-1:0] imem_data_i,
@@ -376,7 +376,7 @@ module ember_control (
   // F1/F2 fetch: one instruction a cycle from cycle latency - 1, into its queue when the
   // queue has room after this cycle's take; F4: a word that does not decode faults.
   always_comb begin
-    factive_w = run_q && !fdone_q && cyc_q + 1 >= 64'(ember_isa_pkg::FETCH_LATENCY_CYCLES);
+    factive_w = run_q && !fdone_q && ninsn_i != 0 && cyc_q + 1 >= 64'(ember_isa_pkg::FETCH_LATENCY_CYCLES);
     fwrite_w = 1'b0;
     fblocked_w = 1'b0;
     if (factive_w && fvalid_w) begin
@@ -427,7 +427,7 @@ module ember_control (
   // Finished after this cycle: fetch done and every engine drained.
   logic fdone_d, fin_d;
   always_comb begin
-    fdone_d = fdone_q || (fwrite_w && (fcls_w == ember_isa_pkg::CLS_HALT || next_q + 1 >= ninsn_i));
+    fdone_d = fdone_q || ninsn_i == 0 || (fwrite_w && (fcls_w == ember_isa_pkg::CLS_HALT || next_q + 1 >= ninsn_i));
     fin_d = fdone_d;
     for (int e = 0; e < 3; e++)
       if (32'(qcnt_w[e]) + (qpush_w[e] ? 32'd1 : 32'd0) - (qpop_w[e] ? 32'd1 : 32'd0) != 0
@@ -477,9 +477,8 @@ module ember_control (
       for (int f = 0; f < 4; f++) tok_q[f] <= '0;
       fstall_c <= '0; macs_c <= '0; drd_c <= '0; dwr_c <= '0;
     end else if (start_i) begin
-      run_q <= ninsn_i != 0;
-      done_q <= ninsn_i == 0;
-      fdone_q <= ninsn_i == 0;
+      // ninsn_i is the value held from this start on (ember_npu registers it).
+      run_q <= 1'b1;
     end else if (run_q) begin
       if (flt_w) begin
         run_q <= 1'b0;

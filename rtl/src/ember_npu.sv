@@ -76,6 +76,22 @@ module ember_npu #(
       .clk_i, .we_i(prog_we_i), .waddr_i(prog_addr_i), .wdata_i(prog_data_i),
       .raddr_i(imem_addr_w[IAW-1:0]), .rdata_o(imem_data_w));
 
+  // ---- Job parameters, held from the start (no input reaches the datapaths'
+  // combinational logic) ----
+  logic [31:0] ninsn_q;
+  logic [63:0] budget_q, window_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ninsn_q <= '0;
+      budget_q <= '0;
+      window_q <= '0;
+    end else if (start_i) begin
+      ninsn_q <= ninsn_i;
+      budget_q <= budget_i;
+      window_q <= window_i;
+    end
+  end
+
   // ---- Control ----
   logic [ember_npu_pkg::FIELDS_BITS-1:0] f0_w, f1_w, f2_w;
   logic [ember_isa_pkg::CLS_BITS-1:0] cls0_w, cls1_w, cls2_w;
@@ -87,7 +103,7 @@ module ember_npu #(
   logic [63:0] begin0_w, xfer0_w, begin2_w, xfer2_w;
 
   ember_control u_control (
-      .clk_i, .rst_ni, .start_i, .ninsn_i, .budget_i,
+      .clk_i, .rst_ni, .start_i, .ninsn_i(ninsn_q), .budget_i(budget_q),
       .imem_addr_o(imem_addr_w), .imem_data_i(imem_data_w),
       .f0_o(f0_w), .f1_o(f1_w), .f2_o(f2_w), .cls0_o(cls0_w), .cls1_o(cls1_w), .cls2_o(cls2_w),
       .op1_o(op1_w), .table_off1_o(toff1_w),
@@ -108,7 +124,7 @@ module ember_npu #(
   logic [63:0] ld_addr;
   logic [ember_isa_pkg::ROW_BITS-1:0] ld_wdata, ld_reqdata;
   ember_dma #(.LOAD(1'b1)) u_load (
-      .clk_i, .rst_ni, .f_i(f0_w), .window_i, .chk_fault_o(ld_chk), .chk_kind_o(ld_kind),
+      .clk_i, .rst_ni, .f_i(f0_w), .window_i(window_q), .chk_fault_o(ld_chk), .chk_kind_o(ld_kind),
       .start_i(start0_w && cls0_w == ember_isa_pkg::CLS_DMA_LOAD), .cyc_i(cyc_o), .begin_i(begin0_w),
       .xfer_i(xfer0_w), .busy_o(ld_busy), .sram_we_o(ld_we), .sram_re_o(ld_re),
       .sram_mem_o(ld_mem), .sram_row_o(ld_row), .sram_wdata_o(ld_wdata), .sram_rdata_i('0),
@@ -126,7 +142,7 @@ module ember_npu #(
   logic [63:0] st_addr;
   logic [ember_isa_pkg::ROW_BITS-1:0] st_wdata, st_reqdata, st_rdata;
   ember_dma #(.LOAD(1'b0)) u_store (
-      .clk_i, .rst_ni, .f_i(f2_w), .window_i, .chk_fault_o(st_chk), .chk_kind_o(st_kind),
+      .clk_i, .rst_ni, .f_i(f2_w), .window_i(window_q), .chk_fault_o(st_chk), .chk_kind_o(st_kind),
       .start_i(start2_w && cls2_w == ember_isa_pkg::CLS_DMA_STORE), .cyc_i(cyc_o), .begin_i(begin2_w),
       .xfer_i(xfer2_w), .busy_o(st_busy), .sram_we_o(st_we), .sram_re_o(st_re),
       .sram_mem_o(st_mem), .sram_row_o(st_row), .sram_wdata_o(st_wdata),
