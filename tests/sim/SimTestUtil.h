@@ -39,11 +39,23 @@ inline ember::sim::Job makeJob(const ember::isa::IsaDescription& isa, const std:
   return job;
 }
 
+#ifdef EMBER_SIMTEST_COSIM
+/// rtl.simtests.*: every program a simulator test runs through run() also runs on the
+/// Verilated RTL of its description (when the build has one) and must agree.
+void cosimCheck(const ember::isa::IsaDescription& isa, const ember::sim::Job& job,
+                const ember::sim::Options& opts, const ember::sim::Result& r);
+#endif
+
 inline ember::sim::Result run(const ember::isa::IsaDescription& isa, const std::string& text,
                               std::vector<std::uint8_t> image = {},
                               const ember::sim::Options& opts = {}) {
   ember::sim::Simulator sim(isa);
-  return sim.run(makeJob(isa, text, std::move(image)), opts);
+  ember::sim::Job job = makeJob(isa, text, std::move(image));
+  ember::sim::Result r = sim.run(job, opts);
+#ifdef EMBER_SIMTEST_COSIM
+  cosimCheck(isa, job, opts, r);
+#endif
+  return r;
 }
 
 inline std::vector<std::uint8_t> randomBytes(std::size_t n, unsigned seed) {
