@@ -27,8 +27,9 @@ ALLOWED = {
     "base": set(),
     "isa": {"base"},
     "simulator": {"base", "isa"},
-    "rtl": {"base", "isa", "simulator"},
-    "firmware": set(),
+    "rtl": {"base", "isa", "simulator", "generated"},
+    "firmware": {"generated"},
+    "generated": set(),
 }
 # Library targets of each part (for the link graph).
 TARGET_PART = {
@@ -37,6 +38,9 @@ TARGET_PART = {
     "ember_sim": "simulator",
     "ember_verilated": "rtl",
     "ember_rtlsim": "rtl",
+    # The header `ember-isa gen` writes from the description (ember_npu_isa.h): data, not
+    # code, so the firmware may include it.
+    "ember_isa_generated_headers": "generated",
 }
 # Families of library targets named by a pattern (one per description, ...).
 TARGET_PATTERNS = [

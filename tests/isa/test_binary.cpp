@@ -231,15 +231,15 @@ TEST(Binary, NonZeroPaddingIsRefused) {
 }
 
 TEST(Binary, FreestandingCheckerAgrees) {
-  // isa/examples/ember_digest_check.c, the firmware-side check, builds freestanding
+  // firmware/src/ember_digest.c, the firmware-side check, builds freestanding
   // (no libc) and accepts exactly what the reader accepts on a sample of corruptions.
   std::string cc = EMBER_CC;
   if (cc.empty() || cc.find("NOTFOUND") != std::string::npos)
     GTEST_SKIP() << "no C compiler";
-  const std::string src = sourcePath("isa/examples/ember_digest_check.c");
+  const std::string src = sourcePath("firmware/src/ember_digest.c");
   const std::string obj = tempPath("digest_check.o"), exe = tempPath("digest_check");
-  ASSERT_EQ(std::system((cc + " -std=c99 -ffreestanding -nostdlib -Wall -Wextra -Werror -c " + src +
-                         " -o " + obj)
+  ASSERT_EQ(std::system((cc + " -std=c99 -ffreestanding -nostdlib -Wall -Wextra -Werror -I" +
+                         sourcePath("firmware/include") + " -c " + src + " -o " + obj)
                             .c_str()),
             0);
   const std::string drv = tempPath("digest_driver.c");

@@ -1,0 +1,68 @@
+/* The NPU control-core firmware (docs/firmware.md): job validation and the ring loop,
+ * freestanding C11. The platform provides the HAL below (rv32: MMIO and a flat DRAM
+ * view, firmware/rv32/; the host: the simulator or a test). All hardware access goes
+ * through it; register offsets and fields come from the header `ember-isa gen` writes
+ * (ember_npu_isa.h), never from constants in this code. */
+#ifndef EMBER_FW_H
+#define EMBER_FW_H
+
+#include "ember_ring.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- HAL (provided by the platform) ---- */
+/* NPU register at byte offset `offset` (EMBER_REG_*). */
+uint32_t ember_hal_reg_read(uint32_t offset);
+void ember_hal_reg_write(uint32_t offset, uint32_t value);
+/* The last value the host wrote to DOORBELL (the ring tail), as the core sees it. */
+uint32_t ember_hal_doorbell(void);
+/* Publishes the firmware's ring head (the RING_HEAD register the host reads). */
+void ember_hal_set_ring_head(uint32_t head);
+/* Device DRAM [addr, addr + size) as core memory, or NULL when it is not all inside
+ * device DRAM. */
+uint8_t* ember_hal_dram(uint64_t addr, uint64_t size);
+/* Waits a little (an idle hint; may return at once). */
+void ember_hal_idle(void);
+/* Raises the host's interrupt: a completion was written. */
+void ember_hal_notify_host(void);
+
+/* ---- Validation ---- */
+/* What validation found out about a job, for starting it. */
+typedef struct ember_fw_job {
+  uint64_t text_addr;  /* DRAM address of the instruction stream */
+  uint32_t insn_count; /* instructions */
+  uint64_t const_addr; /* the .ember.const bytes in the binary (DRAM address) */
+  uint64_t const_size;
+  uint64_t const_offset; /* where they go: offset of the const region in the window */
+} ember_fw_job;
+
+/* Checks `slot` and the binary it names against this firmware's description, with
+ * overflow-safe arithmetic, touching nothing. Returns EMBER_RULE_NONE and fills `job`,
+ * or the first rule (EMBER_RULE_*) the job breaks. */
+uint32_t ember_fw_validate(const ember_job_slot* slot, ember_fw_job* job);
+
+/* Digests of a binary in memory (firmware/src/ember_digest.c): 0 when all match. */
+int ember_check_digests(const uint8_t* img, uint32_t size);
+
+/* ---- The ring loop ---- */
+/* Takes the next job if the host submitted one, validates it, runs it under its cycle
+ * budget, writes its completion, advances the head and raises the IRQ. Returns 1 if a
+ * job was handled, 0 if the ring was empty. `head` is the firmware's free-running head. */
+int ember_fw_step(uint32_t* head);
+/* The main loop of the control core: ember_fw_step forever. */
+void ember_fw_main(void);
+
+/* Freestanding memory helpers (the firmware links no libc). */
+void* ember_memcpy(void* dst, const void* src, size_t n);
+void* ember_memset(void* dst, int c, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMBER_FW_H */

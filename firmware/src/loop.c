@@ -1,0 +1,128 @@
+/* The ring loop of the control core (docs/firmware.md section 4): take a job, validate
+ * it, program the NPU, run it under its cycle budget (the watchdog), recover from a fault
+ * or a timeout, write the completion, advance the head, raise the IRQ. */
+#include "ember_fw.h"
+#include "ember_npu_isa.h"
+
+static uint32_t lo32(uint64_t v) {
+  return (uint32_t)v;
+}
+static uint32_t hi32(uint64_t v) {
+  return (uint32_t)(v >> 32);
+}
+static uint64_t reg64(uint32_t lo, uint32_t hi) {
+  return (uint64_t)ember_hal_reg_read(lo) | (uint64_t)ember_hal_reg_read(hi) << 32;
+}
+static uint32_t get(uint32_t v, uint32_t mask, uint32_t shift) {
+  return (v & mask) >> shift;
+}
+
+/* Engines and queues back to their reset state, the IRQ causes cleared. */
+static void reset_npu(void) {
+  ember_hal_reg_write(EMBER_REG_CTRL, EMBER_REG_CTRL_RESET_MASK);
+  ember_hal_reg_write(EMBER_REG_CTRL, 0);
+  ember_hal_reg_write(EMBER_REG_IRQ_STATUS,
+                      EMBER_REG_IRQ_STATUS_DONE_MASK | EMBER_REG_IRQ_STATUS_FAULT_MASK);
+}
+
+/* Runs a validated job; fills the completion's status and figures. */
+static void run_job(const ember_job_slot* s, const ember_fw_job* job, ember_completion* c) {
+  if (job->const_size) {
+    uint8_t* dst = ember_hal_dram(s->window_base + job->const_offset, job->const_size);
+    const uint8_t* src = ember_hal_dram(job->const_addr, job->const_size);
+    ember_memcpy(dst, src, (size_t)job->const_size);
+  }
+  reset_npu();
+  ember_hal_reg_write(EMBER_REG_INSN_BASE_LO, lo32(job->text_addr));
+  ember_hal_reg_write(EMBER_REG_INSN_BASE_HI, hi32(job->text_addr));
+  ember_hal_reg_write(EMBER_REG_INSN_COUNT, job->insn_count);
+  ember_hal_reg_write(EMBER_REG_DRAM_BASE_LO, lo32(s->window_base));
+  ember_hal_reg_write(EMBER_REG_DRAM_BASE_HI, hi32(s->window_base));
+  ember_hal_reg_write(EMBER_REG_DRAM_SIZE_LO, lo32(s->window_size));
+  ember_hal_reg_write(EMBER_REG_DRAM_SIZE_HI, hi32(s->window_size));
+  ember_hal_reg_write(EMBER_REG_CTRL, EMBER_REG_CTRL_START_MASK | EMBER_REG_CTRL_IRQ_EN_MASK);
+  uint32_t st = 0;
+  for (;;) { /* DONE, FAULT, or the watchdog */
+    st = ember_hal_reg_read(EMBER_REG_STATUS);
+    if (st & (EMBER_REG_STATUS_DONE_MASK | EMBER_REG_STATUS_FAULT_MASK))
+      break;
+    if (reg64(EMBER_REG_CYCLES_LO, EMBER_REG_CYCLES_HI) >= s->cycle_budget)
+      break;
+    ember_hal_idle();
+  }
+  c->cycles = reg64(EMBER_REG_CYCLES_LO, EMBER_REG_CYCLES_HI);
+  c->macs = reg64(EMBER_REG_MACS_LO, EMBER_REG_MACS_HI);
+  c->busy[0] = ember_hal_reg_read(EMBER_REG_LOAD_BUSY_CYCLES);
+  c->busy[1] = ember_hal_reg_read(EMBER_REG_COMPUTE_BUSY_CYCLES);
+  c->busy[2] = ember_hal_reg_read(EMBER_REG_STORE_BUSY_CYCLES);
+  if (st & EMBER_REG_STATUS_FAULT_MASK) {
+    const uint32_t fc = ember_hal_reg_read(EMBER_REG_FAULT_CODE);
+    c->status = EMBER_JOB_FAULT;
+    c->detail = get(fc, EMBER_REG_FAULT_CODE_CODE_MASK, EMBER_REG_FAULT_CODE_CODE_SHIFT) - 1u;
+    c->fault_engine = get(fc, EMBER_REG_FAULT_CODE_ENGINE_MASK, EMBER_REG_FAULT_CODE_ENGINE_SHIFT);
+    c->fault_index = ember_hal_reg_read(EMBER_REG_FAULT_PC);
+  } else if (!(st & EMBER_REG_STATUS_DONE_MASK)) {
+    c->status = EMBER_JOB_TIMEOUT;
+  } else {
+    c->status = EMBER_JOB_DONE;
+  }
+  reset_npu(); /* recovery: the next job starts from reset whatever this one did */
+}
+
+int ember_fw_step(uint32_t* head) {
+  const uint32_t tail = ember_hal_doorbell();
+  if (tail == *head)
+    return 0;
+  const uint64_t base = reg64(EMBER_REG_RING_BASE_LO, EMBER_REG_RING_BASE_HI);
+  const uint32_t size = ember_hal_reg_read(EMBER_REG_RING_SIZE);
+  ember_completion c;
+  ember_memset(&c, 0, sizeof c);
+  c.magic = EMBER_COMPLETION_MAGIC;
+  c.fault_index = 0xFFFFFFFFu;
+  const uint32_t slot = (size && !(size & (size - 1))) ? (*head & (size - 1)) : 0;
+  ember_job_slot* s = (ember_job_slot*)ember_hal_dram(base + (uint64_t)slot * 64u, 64);
+  ember_completion* out =
+      (ember_completion*)ember_hal_dram(base + ((uint64_t)size + slot) * 64u, 64);
+  if (!s || !out)
+    return 0; /* no ring the core can reach: nothing to answer to */
+  c.job_id = s->job_id;
+  ember_fw_job job;
+  uint32_t rule = EMBER_RULE_NONE;
+  if (size == 0 || (size & (size - 1)) || tail - *head > size)
+    rule = EMBER_RULE_RING_INDEX;
+  else
+    rule = ember_fw_validate(s, &job);
+  if (rule != EMBER_RULE_NONE) {
+    c.status = EMBER_JOB_REFUSED;
+    c.detail = rule;
+  } else {
+    run_job(s, &job, &c);
+  }
+  ember_memcpy(out, &c, sizeof c);
+  *head += 1;
+  ember_hal_set_ring_head(*head);
+  ember_hal_notify_host();
+  return 1;
+}
+
+void ember_fw_main(void) {
+  uint32_t head = 0;
+  for (;;)
+    if (!ember_fw_step(&head))
+      ember_hal_idle();
+}
+
+void* ember_memcpy(void* dst, const void* src, size_t n) {
+  uint8_t* d = (uint8_t*)dst;
+  const uint8_t* s = (const uint8_t*)src;
+  while (n--)
+    *d++ = *s++;
+  return dst;
+}
+
+void* ember_memset(void* dst, int c, size_t n) {
+  uint8_t* d = (uint8_t*)dst;
+  while (n--)
+    *d++ = (uint8_t)c;
+  return dst;
+}
