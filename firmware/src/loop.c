@@ -55,7 +55,11 @@ static void run_job(const ember_job_slot* s, const ember_fw_job* job, ember_comp
   c->busy[0] = ember_hal_reg_read(EMBER_REG_LOAD_BUSY_CYCLES);
   c->busy[1] = ember_hal_reg_read(EMBER_REG_COMPUTE_BUSY_CYCLES);
   c->busy[2] = ember_hal_reg_read(EMBER_REG_STORE_BUSY_CYCLES);
-  if (st & EMBER_REG_STATUS_FAULT_MASK) {
+  if (c->cycles > s->cycle_budget) {
+    /* Past the budget, whatever STATUS says: the watchdog's verdict (a coarse clock may
+     * show the end of a job that overran it). */
+    c->status = EMBER_JOB_TIMEOUT;
+  } else if (st & EMBER_REG_STATUS_FAULT_MASK) {
     const uint32_t fc = ember_hal_reg_read(EMBER_REG_FAULT_CODE);
     c->status = EMBER_JOB_FAULT;
     c->detail = get(fc, EMBER_REG_FAULT_CODE_CODE_MASK, EMBER_REG_FAULT_CODE_CODE_SHIFT) - 1u;

@@ -17,6 +17,7 @@
 #include <deque>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 // libsystemc.so refers to sc_main (its own main() calls it). Ember's programs have their
@@ -113,6 +114,10 @@ u64 Simulator::onePassBudget(const Job& job) const {
 }
 
 Result Simulator::run(const Job& job, const Options& opts) const {
+  // SystemC has one global context per process: runs from several threads (a runtime
+  // device's control core and its host, say) take turns.
+  static std::mutex oneAtATime;
+  std::lock_guard<std::mutex> turn(oneAtATime);
   auto t0 = std::chrono::steady_clock::now();
   Result res;
   detail::RunState st(isa_, job);

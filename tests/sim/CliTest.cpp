@@ -159,7 +159,8 @@ TEST(SimCli, EmberRunRunsABinaryOnTheSimDevice) {
   // Errors name the problem and exit with 1.
   const std::string err = (dir / "err.txt").string();
   EXPECT_EQ(sh(run + " --device interp 2> " + err), 1);
-  EXPECT_NE(slurp(err).find("runs only on --device sim"), std::string::npos);
+  EXPECT_NE(slurp(err).find("runs only on the NPU devices (sim, rtl), not 'interp'"),
+            std::string::npos);
   EXPECT_EQ(sh(run + " --input z=" + (dir / "x.npy").string() + " 2> " + err), 1);
   EXPECT_NE(slurp(err).find("no input named 'z' (its inputs: x)"), std::string::npos);
   std::vector<float> nan(120, std::nanf(""));

@@ -4,6 +4,7 @@
 
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
+#include "ember/runtime/Runtime.h"
 #include "ember/sim/Io.h"
 #include "ember/sim/Report.h"
 #include "ember/support/AtomicFile.h"
@@ -258,6 +259,52 @@ int runBinaryOnSim(const SimRunRequest& req, std::ostream& out, std::ostream& er
   if (req.table)
     out << sim::formatTable(r.report);
   return r.status;
+}
+
+int runJobs(const std::vector<std::string>& binaries, const SimRunRequest& req, std::ostream& out,
+            std::ostream& err) {
+  isa::IsaDescription desc = isa::IsaDescription::loadDefault(req.isa);
+  const unsigned lanes = unsigned(desc.memory(isa::mem::kAct).lanes());
+  // Every binary and input is read and checked before the first job is submitted.
+  std::vector<isa::Binary> bins;
+  std::vector<std::map<std::string, std::vector<std::uint8_t>>> inputs(binaries.size());
+  for (std::size_t k = 0; k < binaries.size(); ++k) {
+    bins.push_back(isa::readElf(binaries[k], desc));
+    for (const auto& [name, file] : req.inputs)
+      for (const auto& io : bins.back().io)
+        if (io.name == name && io.dir == isa::IoDir::Input)
+          inputs[k][name] = sim::packIo(io, elementsFor(io, readNpy(file), file), lanes);
+  }
+  runtime::Device::Options dopts;
+  dopts.engine = req.engine ? runtime::Engine(req.engine) : runtime::systemcEngine();
+  runtime::Device dev(desc, dopts);
+  runtime::Session session(dev);
+  const std::uint64_t budget = req.options.cycle_budget;
+  std::vector<std::uint32_t> ids;
+  int status = 0;
+  std::size_t next = 0, done = 0;
+  // Keep the ring busy: submit while there is room, collect in order.
+  while (done < bins.size()) {
+    while (next < bins.size() && next - done < dev.ringSlots())
+      ids.push_back(session.submit(bins[next], inputs[next], budget)), ++next;
+    std::optional<runtime::Completion> c;
+    while (!(c = session.wait(ids[done], std::chrono::seconds(60))))
+      err << "ember-sim: job " << done << " (" << binaries[done] << ") still running\n";
+    out << "job " << done << " " << binaries[done] << ": " << c->describe() << ", "
+        << c->record.cycles << " cycles\n";
+    if (!c->ok())
+      status = 3;
+    if (c->ok() && !req.out_dir.empty()) {
+      const auto dir = std::filesystem::path(req.out_dir) / std::to_string(done);
+      std::filesystem::create_directories(dir);
+      for (const auto& io : bins[done].io)
+        if (io.dir == isa::IoDir::Output)
+          writeNpy((dir / (npyFileStem(io.name) + ".npy")).string(),
+                   tensorOf(io, sim::unpackIo(io, c->outputs.at(io.name).data(), lanes)));
+    }
+    ++done;
+  }
+  return status;
 }
 
 } // namespace ember::simrun

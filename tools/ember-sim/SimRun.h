@@ -59,6 +59,14 @@ SimRunResult runBinary(const SimRunRequest& req, std::ostream& err);
 SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& desc,
                              const SimRunRequest& req, std::ostream& err);
 
+/// ember-sim --jobs: runs `binaries` back to back through the job ring of one device (the
+/// runtime: the firmware validates and starts each; docs/firmware.md), prints one line
+/// per job (index, binary, status, fault or rule, cycles) and writes the outputs of job K
+/// to `req.out_dir`/K/. `req.inputs` feed every binary that has an input of that name.
+/// Returns 0 when every job finished, 3 otherwise.
+int runJobs(const std::vector<std::string>& binaries, const SimRunRequest& req, std::ostream& out,
+            std::ostream& err);
+
 /// runBinary, then the report table to `out` (if `req.table`). Returns the status.
 int runBinaryOnSim(const SimRunRequest& req, std::ostream& out, std::ostream& err);
 

@@ -37,6 +37,12 @@ public:
   std::size_t pages() const { return pages_.size(); }
   /// One past the last byte of the highest allocated page (0 when empty).
   std::uint64_t extent() const;
+  /// Calls f(address, bytes, kPageBytes) for every allocated page, in address order (to
+  /// copy an image out without reading the whole window).
+  template <class F> void forEachPage(F&& f) const {
+    for (const auto& [page, bytes] : pages_)
+      f(page * kPageBytes, bytes->data(), kPageBytes);
+  }
   /// Equal contents (a page never written equals a page of zeros).
   bool operator==(const DramImage& o) const;
   bool operator!=(const DramImage& o) const { return !(*this == o); }

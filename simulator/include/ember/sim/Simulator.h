@@ -64,8 +64,8 @@ public:
 
   /// Runs a job. Never throws for anything the program does: faults end up in
   /// `Result::report.fault`. The SystemC context runs on a thread of its own, joined
-  /// before this returns; `Options::progress` is called from that thread. Runs may not
-  /// overlap (SystemC has one global context), so call it from one thread at a time.
+  /// before this returns; `Options::progress` is called from that thread. Runs do not
+  /// overlap (SystemC has one global context): calls from several threads take turns.
   Result run(const Job& job, const Options& opts = {}) const;
 
   /// Builds the job of `bin`: encodes the code and writes the constants at the const

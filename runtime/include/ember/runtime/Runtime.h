@@ -1,0 +1,111 @@
+// libember_runtime: the host side of the NPU (docs/firmware.md section 7). A Device is
+// an NPU with its DRAM and its control core; a Session submits jobs through the device's
+// job ring (firmware/include/ember_ring.h) and waits for their completions. The control
+// core runs the firmware (firmware/, ember_fw_host) on a thread of the device; the NPU
+// behind its registers is an engine: the SystemC model, or the Verilated RTL.
+#pragma once
+
+#include "ember/isa/binary.h"
+#include "ember/isa/description.h"
+#include "ember/sim/Simulator.h"
+#include "ember_ring.h"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ember::runtime {
+
+/// What runs the NPU's jobs once the firmware starts them: the SystemC model by default;
+/// ember-run --device rtl passes the Verilated RTL (same job and result types).
+using Engine =
+    std::function<sim::Result(const isa::IsaDescription&, const sim::Job&, const sim::Options&)>;
+
+/// The engine of the SystemC model.
+Engine systemcEngine();
+
+/// An NPU device: DRAM (reserved virtually, touched pages only), the register block of
+/// the description's register map, the control core (a thread running the firmware) and
+/// the engine behind the registers.
+class Device {
+public:
+  struct Options {
+    std::uint64_t dram_bytes = std::uint64_t(8) << 30; ///< Device DRAM (virtual reservation).
+    std::uint32_t ring_slots = 8;                      ///< RING_SIZE (a power of two).
+    Engine engine;                                     ///< Empty: the SystemC model.
+  };
+  Device(isa::IsaDescription isa, Options opts);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const isa::IsaDescription& isa() const;
+  /// Device DRAM [addr, addr + size) as host memory, or nullptr outside it.
+  std::uint8_t* dram(std::uint64_t addr, std::uint64_t size);
+  std::uint64_t dramBytes() const;
+  std::uint32_t ringSlots() const;
+  std::uint64_t ringBase() const;
+  /// Host side of the ring: the tail written to DOORBELL, the head the firmware reports.
+  void ringDoorbell(std::uint32_t tail);
+  std::uint32_t ringHead() const;
+  /// Blocks until the firmware's head passes `index` or `timeout` ends; true if it did.
+  bool waitHead(std::uint32_t index, std::chrono::milliseconds timeout) const;
+  /// The engine's report of the job at ring index `index` if it ran to its end (cycles,
+  /// energy, slices); each is handed out once.
+  std::optional<sim::Report> takeReport(std::uint32_t index);
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// One finished job.
+struct Completion {
+  std::uint32_t job = 0;
+  ember_completion record{};                                ///< As the firmware wrote it.
+  std::map<std::string, std::vector<std::uint8_t>> outputs; ///< DRAM-layout bytes (DONE).
+  std::optional<sim::Report> report;                        ///< The engine's report (DONE).
+  bool ok() const { return record.status == EMBER_JOB_DONE; }
+  /// "done", "refused: <rule>", "fault: <kind> at instruction N", "timeout".
+  std::string describe() const;
+};
+
+/// Name of a validation rule (EMBER_RULE_*), e.g. "DMA_EXTENT".
+const char* ruleName(std::uint32_t rule);
+
+/// Jobs through one device's ring. Not thread-safe: one thread submits and waits.
+class Session {
+public:
+  explicit Session(Device& device);
+  /// Places the binary and its inputs (DRAM-layout bytes per input name, missing inputs
+  /// are zeros) in device DRAM, writes the slot and rings the doorbell. Blocks while the
+  /// ring is full. Returns the job's number. Throws isa::Error for inputs the binary does
+  /// not have or of the wrong size, or a job larger than the device's free DRAM.
+  std::uint32_t submit(const isa::Binary& bin,
+                       const std::map<std::string, std::vector<std::uint8_t>>& inputs,
+                       std::uint64_t cycle_budget);
+  /// The completion of `job`, waiting at most `timeout`; nullopt if it has not finished.
+  std::optional<Completion> wait(std::uint32_t job, std::chrono::milliseconds timeout);
+
+private:
+  struct InFlight {
+    isa::Binary bin;
+    std::uint64_t window_base = 0, window_size = 0, region_end = 0;
+  };
+  /// Reads `job`'s completion (and outputs) once the head has passed it.
+  std::optional<Completion> collect(std::uint32_t job, std::chrono::milliseconds timeout);
+
+  Device& dev_;
+  std::map<std::uint32_t, Completion> done_; ///< Collected early, not yet waited for.
+  std::uint32_t tail_ = 0;
+  std::uint64_t next_ = 0; ///< Bump allocator over device DRAM after the ring.
+  std::map<std::uint32_t, InFlight> inflight_;
+};
+
+} // namespace ember::runtime

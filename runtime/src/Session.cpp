@@ -1,0 +1,148 @@
+// Sessions: jobs into a device's ring, completions out (docs/firmware.md section 7).
+#include "ember/runtime/Runtime.h"
+
+#include "ember/isa/error.h"
+#include "ember/sim/Io.h"
+
+#include <cstring>
+#include <thread>
+
+namespace ember::runtime {
+
+using u64 = std::uint64_t;
+
+const char* ruleName(std::uint32_t r) {
+  static const char* const kNames[] = {
+      "NONE",         "RING_INDEX", "SLOT_MAGIC", "SLOT_RESERVED",  "BUDGET",    "BINARY_RANGE",
+      "WINDOW_RANGE", "OVERLAP",    "ELF_HEADER", "FORMAT_VERSION", "SECTIONS",  "SECTION_SET",
+      "DIGEST",       "ISA",        "MEMMAP",     "TEXT",           "DMA_EXTENT"};
+  return r < sizeof kNames / sizeof *kNames ? kNames[r] : "?";
+}
+
+std::string Completion::describe() const {
+  static const char* const kFaults[] = {"illegal-opcode",  "sram-out-of-range", "dram-out-of-range",
+                                        "token-underflow", "token-overflow",    "deadlock",
+                                        "cycle-budget",    "bad-operand"};
+  switch (record.status) {
+  case EMBER_JOB_DONE:
+    return "done";
+  case EMBER_JOB_REFUSED:
+    return std::string("refused: ") + ruleName(record.detail);
+  case EMBER_JOB_FAULT:
+    return std::string("fault: ") + (record.detail < 8 ? kFaults[record.detail] : "?") +
+           " at instruction " + std::to_string(record.fault_index);
+  case EMBER_JOB_TIMEOUT:
+    return "timeout";
+  default:
+    return "unknown status " + std::to_string(record.status);
+  }
+}
+
+namespace {
+constexpr u64 kAlign = 1u << 16;
+u64 roundUp(u64 v) {
+  return (v + kAlign - 1) / kAlign * kAlign;
+}
+} // namespace
+
+Session::Session(Device& device) : dev_(device) {
+  next_ = roundUp(u64(device.ringSlots()) * 2 * EMBER_RING_RECORD_BYTES);
+}
+
+std::uint32_t Session::submit(const isa::Binary& bin,
+                              const std::map<std::string, std::vector<std::uint8_t>>& inputs,
+                              std::uint64_t cycle_budget) {
+  // The slot and completion record this job reuses belong to job tail - RING_SIZE: wait
+  // for it (a full ring) and keep its completion before its record is overwritten.
+  if (tail_ >= dev_.ringSlots()) {
+    const std::uint32_t old = tail_ - dev_.ringSlots();
+    if (inflight_.count(old) && !done_.count(old)) {
+      std::optional<Completion> c;
+      while (!(c = collect(old, std::chrono::milliseconds(1000)))) {
+      }
+      done_.emplace(old, std::move(*c));
+    }
+  }
+  const std::vector<std::uint8_t> elf = isa::serializeElf(bin, dev_.isa());
+  u64 windowSize = kAlign;
+  for (const auto& r : bin.memmap)
+    windowSize = std::max(windowSize, roundUp(r.dram_offset + r.size_bytes));
+  // The binary, then the window, from a bump pointer that restarts at the bottom when
+  // no job is in flight (jobs of one session are few and short-lived).
+  if (inflight_.empty())
+    next_ = roundUp(u64(dev_.ringSlots()) * 2 * EMBER_RING_RECORD_BYTES);
+  const u64 binAddr = next_, winBase = roundUp(binAddr + elf.size());
+  if (winBase + windowSize > dev_.dramBytes())
+    throw isa::Error("<runtime>", "submit",
+                     "the job needs " + std::to_string(winBase + windowSize) +
+                         " bytes of device DRAM, the device has " +
+                         std::to_string(dev_.dramBytes()));
+  next_ = winBase + windowSize;
+  std::memcpy(dev_.dram(binAddr, elf.size()), elf.data(), elf.size());
+  std::memset(dev_.dram(winBase, windowSize), 0, windowSize);
+  for (const auto& [name, bytes] : inputs) {
+    const isa::IoEntry* e = nullptr;
+    for (const auto& io : bin.io)
+      if (io.name == name && io.dir == isa::IoDir::Input)
+        e = &io;
+    if (!e)
+      throw isa::Error("<inputs>", name, "the binary has no input of this name");
+    if (bytes.size() != e->size_bytes)
+      throw isa::Error("<inputs>", name,
+                       std::to_string(bytes.size()) + " bytes given, the I/O table says " +
+                           std::to_string(e->size_bytes));
+    std::memcpy(dev_.dram(winBase + e->dram_offset, bytes.size()), bytes.data(), bytes.size());
+  }
+  ember_job_slot s{};
+  s.magic = EMBER_SLOT_MAGIC;
+  s.job_id = tail_;
+  s.binary_addr = binAddr;
+  s.binary_size = elf.size();
+  s.window_base = winBase;
+  s.window_size = windowSize;
+  s.cycle_budget = cycle_budget ? cycle_budget : sim::kMaxCycleBudget;
+  const u64 slot = dev_.ringBase() + u64(tail_ % dev_.ringSlots()) * EMBER_RING_RECORD_BYTES;
+  std::memcpy(dev_.dram(slot, sizeof s), &s, sizeof s);
+  inflight_[tail_] = InFlight{bin, winBase, windowSize, next_};
+  dev_.ringDoorbell(++tail_);
+  return tail_ - 1;
+}
+
+std::optional<Completion> Session::wait(std::uint32_t job, std::chrono::milliseconds timeout) {
+  auto d = done_.find(job);
+  if (d != done_.end()) { // kept when its ring record was about to be reused
+    Completion c = std::move(d->second);
+    done_.erase(d);
+    inflight_.erase(job);
+    return c;
+  }
+  std::optional<Completion> c = collect(job, timeout);
+  if (c)
+    inflight_.erase(job);
+  return c;
+}
+
+std::optional<Completion> Session::collect(std::uint32_t job, std::chrono::milliseconds timeout) {
+  auto it = inflight_.find(job);
+  if (it == inflight_.end())
+    return std::nullopt; // never submitted, or already collected
+  if (!dev_.waitHead(job, timeout))
+    return std::nullopt;
+  Completion c;
+  c.job = job;
+  const u64 at =
+      dev_.ringBase() + (u64(dev_.ringSlots()) + job % dev_.ringSlots()) * EMBER_RING_RECORD_BYTES;
+  std::memcpy(&c.record, dev_.dram(at, sizeof c.record), sizeof c.record);
+  c.report = dev_.takeReport(job);
+  if (c.ok()) {
+    const InFlight& f = it->second;
+    for (const auto& io : f.bin.io)
+      if (io.dir == isa::IoDir::Output) {
+        const std::uint8_t* p = dev_.dram(f.window_base + io.dram_offset, io.size_bytes);
+        c.outputs[io.name].assign(p, p + io.size_bytes);
+      }
+  }
+  return c;
+}
+
+} // namespace ember::runtime
