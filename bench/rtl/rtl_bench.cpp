@@ -24,10 +24,8 @@ double seconds(std::chrono::steady_clock::time_point t0) {
 }
 
 bool bench(const ember::isa::IsaDescription& isa, const char* name, const std::string& text) {
-  ember::isa::Binary bin = ember::isa::assemble(text, isa, name);
   ember::sim::Simulator sim(isa);
-  ember::sim::Job job = sim.makeJob(bin, {}, 0);
-  job.dram = ember::sim::DramImage(std::vector<std::uint8_t>(0x200000, 3));
+  const ember::sim::Job job = ember::bench::benchJob(isa, name, text);
   ember::sim::Options opts;
   opts.record_slices = false;
   auto t0 = std::chrono::steady_clock::now();

@@ -2,12 +2,16 @@
 // assembly program, long enough to time (docs/simulator.md "Speed", docs/rtl.md).
 #pragma once
 
+#include "ember/isa/assembler.h"
+#include "ember/sim/Simulator.h"
+
 #include <string>
+#include <vector>
 
 namespace ember::bench {
 
 inline /// Double-buffered: the load engine brings 128 act rows per tile, the compute engine runs
-    /// one gemm over them against `blocks` weight blocks (one per output-channel block).
+       /// one gemm over them against `blocks` weight blocks (one per output-channel block).
     std::string
     gemmBound(int tiles, int blocks) {
   std::string p =
@@ -38,6 +42,15 @@ inline std::string dmaBound(int tiles) {
     p += "sync engine=compute pop_next push_prev\n";
   }
   return p + "finish\n";
+}
+
+/// The job of a benchmark program: its code, and 2 MiB of DRAM filled with 3s.
+inline ember::sim::Job benchJob(const ember::isa::IsaDescription& isa, const char* name,
+                                const std::string& text) {
+  ember::isa::Binary bin = ember::isa::assemble(text, isa, name);
+  ember::sim::Job job = ember::sim::Simulator(isa).makeJob(bin, {}, 0);
+  job.dram = ember::sim::DramImage(std::vector<std::uint8_t>(0x200000, 3));
+  return job;
 }
 
 } // namespace ember::bench

@@ -21,10 +21,8 @@ using ember::bench::gemmBound;
 
 void bench(const ember::isa::IsaDescription& isa, const char* name, const std::string& text,
            int repeat) {
-  ember::isa::Binary bin = ember::isa::assemble(text, isa, name);
   ember::sim::Simulator sim(isa);
-  ember::sim::Job job = sim.makeJob(bin, {}, 0);
-  job.dram = ember::sim::DramImage(std::vector<std::uint8_t>(0x200000, 3));
+  const ember::sim::Job job = ember::bench::benchJob(isa, name, text);
   ember::sim::Options opts;
   opts.record_slices = false;
   double best = 1e30;

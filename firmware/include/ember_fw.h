@@ -46,6 +46,9 @@ typedef struct ember_fw_job {
  * or the first rule (EMBER_RULE_*) the job breaks. */
 uint32_t ember_fw_validate(const ember_job_slot* slot, ember_fw_job* job);
 
+/* The SHA-256 of the description this firmware was built for (32 bytes). */
+const uint8_t* ember_fw_isa_hash(void);
+
 /* Digests of a binary in memory (firmware/src/ember_digest.c): 0 when all match. */
 int ember_check_digests(const uint8_t* img, uint32_t size);
 

@@ -145,9 +145,15 @@ static uint32_t read_sections(const uint8_t* img, uint64_t size, section* text, 
   return EMBER_RULE_NONE;
 }
 
+static const uint8_t kIsaHash[32] = EMBER_ISA_SHA256;
+
+const uint8_t* ember_fw_isa_hash(void) {
+  return kIsaHash;
+}
+
 /* Rule ISA: format version, then the description's SHA-256. */
 static uint32_t check_isa(const uint8_t* img, section isa) {
-  static const uint8_t want[32] = EMBER_ISA_SHA256;
+  const uint8_t* want = kIsaHash;
   cursor c = {img + isa.off, isa.size, 0};
   if (take_u(&c, 4) != EMBER_BINARY_FORMAT_VERSION)
     return EMBER_RULE_ISA;

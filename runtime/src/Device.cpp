@@ -4,6 +4,8 @@
 // (ember_hal_*) reaches this device.
 #include "ember/runtime/Runtime.h"
 
+#include "ember/runtime/NpuRegisters.h"
+
 #include "ember/isa/error.h"
 #include "ember_fw.h"
 #include "ember_npu_isa.h"
@@ -21,21 +23,16 @@ namespace ember::runtime {
 
 using u64 = std::uint64_t;
 
-Engine systemcEngine() {
-  return [](const isa::IsaDescription& d, const sim::Job& job, const sim::Options& o) {
-    return sim::Simulator(d).run(job, o);
-  };
+
+bool firmwareSupports(const isa::IsaDescription& d) {
+  return std::memcmp(ember_fw_isa_hash(), d.hash().data(), 32) == 0;
 }
 
 struct Device::Impl {
   isa::IsaDescription isa;
   Options opts;
   std::uint8_t* dram = nullptr;
-  std::map<std::uint32_t, std::uint32_t> regs;
-  // The NPU: the engine's result of the running job and the clock the firmware sees.
-  std::optional<sim::Result> run;
-  u64 clock = 0, window = 0, windowSize = 0;
-  bool written = false;
+  std::unique_ptr<NpuRegisters> npu;
   std::optional<sim::Report> jobReport;         ///< Of the job the core is running.
   std::map<std::uint32_t, sim::Report> reports; ///< By ring index, until taken.
   // The ring, host and core sides.
@@ -48,108 +45,20 @@ struct Device::Impl {
   Impl(isa::IsaDescription d, Options o) : isa(std::move(d)), opts(std::move(o)) {}
 
   // ---- The NPU behind the registers ----
-  sim::DramImage windowImage(u64 base, u64 size) const {
-    // Only pages the host or the NPU touched are resident; copy those.
-    sim::DramImage img;
-    const u64 page = u64(sysconf(_SC_PAGESIZE));
-    const u64 first = base / page * page;
-    std::vector<unsigned char> resident((base + size - first + page - 1) / page);
-    if (mincore(dram + first, base + size - first, resident.data()) != 0)
-      resident.assign(resident.size(), 1);
-    for (std::size_t i = 0; i < resident.size(); ++i) {
-      if (!(resident[i] & 1))
-        continue;
-      const u64 lo = std::max(base, first + i * page), hi = std::min(base + size, lo + page);
-      img.write(lo - base, dram + lo, hi - lo);
-    }
-    return img;
-  }
-  void start() {
-    const u64 text = regs[EMBER_REG_INSN_BASE_LO] | u64(regs[EMBER_REG_INSN_BASE_HI]) << 32;
-    const u64 n = regs[EMBER_REG_INSN_COUNT];
-    window = regs[EMBER_REG_DRAM_BASE_LO] | u64(regs[EMBER_REG_DRAM_BASE_HI]) << 32;
-    windowSize = regs[EMBER_REG_DRAM_SIZE_LO] | u64(regs[EMBER_REG_DRAM_SIZE_HI]) << 32;
-    sim::Job job;
-    job.text.assign(dram + text, dram + text + n * isa.instructionBytes());
-    job.dram = windowImage(window, windowSize);
-    sim::Options o;
-    o.dram_window_bytes = windowSize;
-    o.record_slices = true;
-    run = (opts.engine ? opts.engine : systemcEngine())(isa, job, o);
-    clock = 0;
-    written = false;
-  }
-  bool finished() const { return run && clock >= run->report.cycles; }
-  void finish() { // DONE or FAULT seen: a finished job's writes land in device DRAM
-    if (written || !finished())
-      return;
-    written = true;
-    if (!run->report.fault)
-      run->dram.forEachPage([&](u64 addr, const std::uint8_t* bytes, u64 n) {
-        if (addr < windowSize)
-          std::memcpy(dram + window + addr, bytes, std::min(n, windowSize - addr));
-      });
-    std::lock_guard<std::mutex> lk(mu);
-    jobReport = run->report;
-  }
   std::uint32_t read(std::uint32_t off) {
-    const u64 c = run ? std::min(clock, run->report.cycles) : 0;
-    const bool fin = finished();
-    switch (off) {
-    case EMBER_REG_STATUS:
-      if (!run)
-        return 0;
-      if (!fin)
-        return EMBER_REG_STATUS_BUSY_MASK;
-      finish();
-      return run->report.fault ? EMBER_REG_STATUS_FAULT_MASK : EMBER_REG_STATUS_DONE_MASK;
-    case EMBER_REG_CYCLES_LO:
-      return std::uint32_t(c);
-    case EMBER_REG_CYCLES_HI:
-      return std::uint32_t(c >> 32);
-    case EMBER_REG_MACS_LO:
-      return fin ? std::uint32_t(run->report.macs) : 0;
-    case EMBER_REG_MACS_HI:
-      return fin ? std::uint32_t(run->report.macs >> 32) : 0;
-    case EMBER_REG_LOAD_BUSY_CYCLES:
-    case EMBER_REG_COMPUTE_BUSY_CYCLES:
-    case EMBER_REG_STORE_BUSY_CYCLES:
-      return fin ? std::uint32_t(run->report.engines[(off - EMBER_REG_LOAD_BUSY_CYCLES) / 4].busy)
-                 : 0;
-    case EMBER_REG_FAULT_CODE: {
-      if (!fin || !run->report.fault)
-        return 0;
-      const auto& f = *run->report.fault;
-      const unsigned e = f.engine == "load"      ? 0
-                         : f.engine == "compute" ? 1
-                         : f.engine == "store"   ? 2
-                                                 : 3;
-      return (unsigned(f.kind) + 1) | e << 8;
-    }
-    case EMBER_REG_FAULT_PC:
-      return fin && run->report.fault ? std::uint32_t(run->report.fault->instruction) : 0;
-    case EMBER_REG_RING_HEAD:
+    if (off == EMBER_REG_RING_HEAD)
       return head;
-    default:
-      return regs[off];
-    }
+    const std::uint32_t v = npu->read(off);
+    if (off == EMBER_REG_STATUS)
+      if (auto r = npu->takeReport()) {
+        std::lock_guard<std::mutex> lk(mu);
+        jobReport = std::move(r);
+      }
+    return v;
   }
-  void write(std::uint32_t off, std::uint32_t v) {
-    if (off == EMBER_REG_CTRL && (v & EMBER_REG_CTRL_RESET_MASK)) {
-      run.reset();
-      return;
-    }
-    if (off == EMBER_REG_CTRL && (v & EMBER_REG_CTRL_START_MASK)) {
-      start();
-      return;
-    }
-    regs[off] = v;
-  }
+  void write(std::uint32_t off, std::uint32_t v) { npu->write(off, v); }
   /// The engine ran the whole job at START; the firmware's wait sees its end at once.
-  void idle() {
-    if (run)
-      clock = run->report.cycles;
-  }
+  void idle() { npu->advance(UINT64_MAX); }
 
   // ---- The control core ----
   void coreLoop();
@@ -226,9 +135,11 @@ Device::Device(isa::IsaDescription isa, Options opts)
     throw isa::Error("<runtime>", "device DRAM",
                      "cannot reserve " + std::to_string(impl_->opts.dram_bytes) + " bytes");
   impl_->dram = static_cast<std::uint8_t*>(p);
-  impl_->regs[EMBER_REG_RING_BASE_LO] = 0;
-  impl_->regs[EMBER_REG_RING_BASE_HI] = 0;
-  impl_->regs[EMBER_REG_RING_SIZE] = n;
+  impl_->npu = std::make_unique<NpuRegisters>(impl_->isa, impl_->opts.engine, impl_->dram,
+                                              impl_->opts.dram_bytes);
+  impl_->npu->write(EMBER_REG_RING_BASE_LO, 0);
+  impl_->npu->write(EMBER_REG_RING_BASE_HI, 0);
+  impl_->npu->write(EMBER_REG_RING_SIZE, n);
   impl_->core = std::thread([this] { impl_->coreLoop(); });
 }
 
@@ -252,6 +163,20 @@ std::uint8_t* Device::dram(u64 a, u64 n) {
 }
 u64 Device::dramBytes() const {
   return impl_->opts.dram_bytes;
+}
+void Device::zero(u64 a, u64 n) {
+  std::uint8_t* p = dram(a, n);
+  if (!p || n == 0)
+    return;
+  const u64 page = u64(sysconf(_SC_PAGESIZE));
+  const u64 lo = (a + page - 1) / page * page, hi = (a + n) / page * page;
+  if (hi <= lo) {
+    std::memset(p, 0, n);
+    return;
+  }
+  std::memset(p, 0, lo - a);
+  madvise(impl_->dram + lo, hi - lo, MADV_DONTNEED); // private anonymous: reads 0 again
+  std::memset(impl_->dram + hi, 0, a + n - hi);
 }
 std::uint32_t Device::ringSlots() const {
   return impl_->opts.ring_slots;

@@ -51,7 +51,7 @@ Session::Session(Device& device) : dev_(device) {
 
 std::uint32_t Session::submit(const isa::Binary& bin,
                               const std::map<std::string, std::vector<std::uint8_t>>& inputs,
-                              std::uint64_t cycle_budget) {
+                              std::uint64_t cycle_budget, std::uint64_t window_bytes) {
   // The slot and completion record this job reuses belong to job tail - RING_SIZE: wait
   // for it (a full ring) and keep its completion before its record is overwritten.
   if (tail_ >= dev_.ringSlots()) {
@@ -64,9 +64,12 @@ std::uint32_t Session::submit(const isa::Binary& bin,
     }
   }
   const std::vector<std::uint8_t> elf = isa::serializeElf(bin, dev_.isa());
-  u64 windowSize = kAlign;
-  for (const auto& r : bin.memmap)
-    windowSize = std::max(windowSize, roundUp(r.dram_offset + r.size_bytes));
+  u64 windowSize = window_bytes;
+  if (windowSize == 0) {
+    windowSize = kAlign;
+    for (const auto& r : bin.memmap)
+      windowSize = std::max(windowSize, roundUp(r.dram_offset + r.size_bytes));
+  }
   // The binary, then the window, from a bump pointer that restarts at the bottom when
   // no job is in flight (jobs of one session are few and short-lived).
   if (inflight_.empty())
@@ -79,19 +82,10 @@ std::uint32_t Session::submit(const isa::Binary& bin,
                          std::to_string(dev_.dramBytes()));
   next_ = winBase + windowSize;
   std::memcpy(dev_.dram(binAddr, elf.size()), elf.data(), elf.size());
-  std::memset(dev_.dram(winBase, windowSize), 0, windowSize);
+  dev_.zero(winBase, windowSize);
   for (const auto& [name, bytes] : inputs) {
-    const isa::IoEntry* e = nullptr;
-    for (const auto& io : bin.io)
-      if (io.name == name && io.dir == isa::IoDir::Input)
-        e = &io;
-    if (!e)
-      throw isa::Error("<inputs>", name, "the binary has no input of this name");
-    if (bytes.size() != e->size_bytes)
-      throw isa::Error("<inputs>", name,
-                       std::to_string(bytes.size()) + " bytes given, the I/O table says " +
-                           std::to_string(e->size_bytes));
-    std::memcpy(dev_.dram(winBase + e->dram_offset, bytes.size()), bytes.data(), bytes.size());
+    const isa::IoEntry& e = sim::inputEntry(bin, name, bytes.size());
+    std::memcpy(dev_.dram(winBase + e.dram_offset, bytes.size()), bytes.data(), bytes.size());
   }
   ember_job_slot s{};
   s.magic = EMBER_SLOT_MAGIC;

@@ -72,4 +72,18 @@ std::vector<std::uint8_t> unpackIo(const isa::IoEntry& e, const std::uint8_t* dr
   return out;
 }
 
+const isa::IoEntry& inputEntry(const isa::Binary& bin, const std::string& name, std::size_t size) {
+  const isa::IoEntry* entry = nullptr;
+  for (const auto& io : bin.io)
+    if (io.name == name && io.dir == isa::IoDir::Input)
+      entry = &io;
+  if (!entry)
+    throw isa::Error("<inputs>", name, "the binary has no input of this name");
+  if (size != entry->size_bytes)
+    throw isa::Error("<inputs>", name,
+                     std::to_string(size) + " bytes given, the I/O table says " +
+                         std::to_string(entry->size_bytes));
+  return *entry;
+}
+
 } // namespace ember::sim

@@ -3,6 +3,7 @@
 // and build the report.
 #include "ember/sim/Simulator.h"
 #include "ember/isa/roles.h"
+#include "ember/sim/Io.h"
 
 #include "Machine.h"
 #include "Npu.h"
@@ -184,19 +185,8 @@ Job Simulator::makeJob(const isa::Binary& bin,
   for (const auto& r : bin.memmap)
     if (r.kind == isa::RegionKind::Const)
       job.dram.write(r.dram_offset, bin.constants);
-  for (const auto& [name, bytes] : inputs) {
-    const isa::IoEntry* entry = nullptr;
-    for (const auto& io : bin.io)
-      if (io.name == name && io.dir == isa::IoDir::Input)
-        entry = &io;
-    if (!entry)
-      throw isa::Error("<inputs>", name, "the binary has no input of this name");
-    if (bytes.size() != entry->size_bytes)
-      throw isa::Error("<inputs>", name,
-                       std::to_string(bytes.size()) + " bytes given, the I/O table says " +
-                           std::to_string(entry->size_bytes));
-    job.dram.write(entry->dram_offset, bytes);
-  }
+  for (const auto& [name, bytes] : inputs)
+    job.dram.write(inputEntry(bin, name, bytes.size()).dram_offset, bytes);
   job.debug = bin.debug;
   return job;
 }

@@ -9,6 +9,7 @@
 
 #include "ember/isa/assembler.h"
 #include "ember/isa/binary.h"
+#include "ember/runtime/NpuRegisters.h"
 #include "ember/sim/Simulator.h"
 #include "ember_npu_isa.h"
 
@@ -29,87 +30,18 @@ const ember::isa::IsaDescription& isa() {
   return d;
 }
 
-/// Device DRAM, registers and the NPU of one test device.
+/// Device DRAM, the NPU's register block (the runtime's, in front of the SystemC model)
+/// and the ring's host side of one test device. The NPU clock advances 997 cycles per
+/// idle call of the firmware, so the watchdog sees a job's cycles go by.
 struct Device {
   std::vector<std::uint8_t> dram = std::vector<std::uint8_t>(64u << 20, 0);
-  std::map<std::uint32_t, std::uint32_t> regs;
-  std::uint32_t doorbell = 0, head = 0, irqs = 0, starts = 0;
-  std::optional<ember::sim::Result> run; ///< The current job's outcome.
-  u64 clock = 0;                         ///< NPU cycles since START.
-  u64 window = 0, windowSize = 0;
+  ember::runtime::NpuRegisters npu{isa(), nullptr, dram.data(), dram.size()};
+  std::uint32_t doorbell = 0, head = 0, irqs = 0;
 
-  void start() {
-    ++starts;
-    const u64 text = regs[EMBER_REG_INSN_BASE_LO] | u64(regs[EMBER_REG_INSN_BASE_HI]) << 32;
-    const u64 n = regs[EMBER_REG_INSN_COUNT];
-    window = regs[EMBER_REG_DRAM_BASE_LO] | u64(regs[EMBER_REG_DRAM_BASE_HI]) << 32;
-    windowSize = regs[EMBER_REG_DRAM_SIZE_LO] | u64(regs[EMBER_REG_DRAM_SIZE_HI]) << 32;
-    ember::sim::Job job;
-    job.text.assign(dram.begin() + long(text), dram.begin() + long(text + n * EMBER_INSN_BYTES));
-    job.dram = std::vector<std::uint8_t>(dram.begin() + long(window),
-                                         dram.begin() + long(window + windowSize));
-    ember::sim::Options o;
-    o.dram_window_bytes = windowSize;
-    o.cycle_budget = u64(1) << 30;
-    run = ember::sim::Simulator(isa()).run(job, o);
-    clock = 0;
-  }
-  bool finished() const { return run && clock >= run->report.cycles; }
-  std::uint32_t read(std::uint32_t off) {
-    const u64 c = run ? std::min(clock, run->report.cycles) : 0;
-    switch (off) {
-    case EMBER_REG_STATUS:
-      if (!finished())
-        return run ? EMBER_REG_STATUS_BUSY_MASK : 0;
-      return run->report.fault ? EMBER_REG_STATUS_FAULT_MASK : EMBER_REG_STATUS_DONE_MASK;
-    case EMBER_REG_CYCLES_LO:
-      return std::uint32_t(c);
-    case EMBER_REG_CYCLES_HI:
-      return std::uint32_t(c >> 32);
-    case EMBER_REG_MACS_LO:
-      return finished() ? std::uint32_t(run->report.macs) : 0;
-    case EMBER_REG_MACS_HI:
-      return finished() ? std::uint32_t(run->report.macs >> 32) : 0;
-    case EMBER_REG_LOAD_BUSY_CYCLES:
-    case EMBER_REG_COMPUTE_BUSY_CYCLES:
-    case EMBER_REG_STORE_BUSY_CYCLES: {
-      const unsigned e = (off - EMBER_REG_LOAD_BUSY_CYCLES) / 4;
-      return finished() ? std::uint32_t(run->report.engines[e].busy) : 0;
-    }
-    case EMBER_REG_FAULT_CODE: {
-      if (!finished() || !run->report.fault)
-        return 0;
-      const auto& f = *run->report.fault;
-      const unsigned eng = f.engine == "load"      ? 0
-                           : f.engine == "compute" ? 1
-                           : f.engine == "store"   ? 2
-                                                   : 3;
-      return (unsigned(f.kind) + 1) | eng << 8;
-    }
-    case EMBER_REG_FAULT_PC:
-      return finished() && run->report.fault ? std::uint32_t(run->report.fault->instruction) : 0;
-    default:
-      return regs[off];
-    }
-  }
-  void write(std::uint32_t off, std::uint32_t v) {
-    if (off == EMBER_REG_CTRL && (v & EMBER_REG_CTRL_RESET_MASK)) {
-      run.reset();
-      return;
-    }
-    if (off == EMBER_REG_CTRL && (v & EMBER_REG_CTRL_START_MASK)) {
-      start();
-      return;
-    }
-    regs[off] = v;
-  }
-  void idle() {
-    clock += 997;
-    if (finished() && !run->report.fault) { // the NPU's writes land in device DRAM
-      const auto bytes = run->dram.read(0, windowSize);
-      std::memcpy(dram.data() + window, bytes.data(), bytes.size());
-    }
-  }
+  std::uint32_t read(std::uint32_t off) { return npu.read(off); }
+  void write(std::uint32_t off, std::uint32_t v) { npu.write(off, v); }
+  void idle() { npu.advance(997); }
+  std::uint64_t starts() const { return npu.starts(); }
 };
 
 Device* dev = nullptr;
@@ -164,8 +96,8 @@ struct Fixture : ::testing::Test {
   std::uint32_t fwHead = 0;
   void SetUp() override {
     dev = &d;
-    d.regs[EMBER_REG_RING_BASE_LO] = std::uint32_t(kRing);
-    d.regs[EMBER_REG_RING_SIZE] = 4;
+    d.write(EMBER_REG_RING_BASE_LO, std::uint32_t(kRing));
+    d.write(EMBER_REG_RING_SIZE, 4);
   }
   ember_job_slot slotFor(u64 binAddr, std::size_t size, std::uint32_t id) {
     ember_job_slot s{};
@@ -308,7 +240,7 @@ TEST_F(Fixture, EveryValidationRuleRefusesItsJobWithoutStartingTheNpu) {
   d.doorbell = fwHead + 9;
   EXPECT_EQ(ember_fw_step(&fwHead), 1);
   expectRefused(completion(fwHead - 1), EMBER_RULE_RING_INDEX, "ring index");
-  EXPECT_EQ(d.starts, 0u) << "a refused job touched the NPU";
+  EXPECT_EQ(d.starts(), 0u) << "a refused job touched the NPU";
   EXPECT_EQ(covered.size(), std::size_t(EMBER_RULE_COUNT - 1)) << "a job for every rule";
 }
 

@@ -160,6 +160,50 @@ SimRunResult runBinary(const SimRunRequest& req, std::ostream& err) {
   return runLoadedBinary(isa::readElf(req.binary, desc), desc, req, err);
 }
 
+namespace {
+
+/// Runs `bin` the way the hardware does: through the job ring of a runtime device, whose
+/// control core runs the firmware (validation, registers, watchdog, completion) in front
+/// of the engine (the SystemC model, or req.engine). The window is the run's
+/// (--dram-window, else the description's DRAM size); the result's DRAM holds the
+/// outputs of a finished job.
+sim::Result runThroughRing(const isa::IsaDescription& desc, const isa::Binary& bin,
+                           const std::map<std::string, std::vector<std::uint8_t>>& inputs,
+                           const sim::Options& opts, const SimRunRequest& req) {
+  const std::uint64_t window =
+      opts.dram_window_bytes ? opts.dram_window_bytes : desc.hw().dram.size_bytes;
+  runtime::Device::Options dopts;
+  dopts.ring_slots = 1;
+  dopts.dram_bytes = window + isa::serializeElf(bin, desc).size() + (std::uint64_t(1) << 20);
+  dopts.engine = [&](const isa::IsaDescription& d, const sim::Job& job, const sim::Options& o) {
+    sim::Job j = job;
+    j.debug = bin.debug; // per-layer rows of the report
+    sim::Options eo = opts;
+    eo.dram_window_bytes = o.dram_window_bytes;
+    return req.engine ? req.engine(d, j, eo) : sim::Simulator(d).run(j, eo);
+  };
+  runtime::Device dev(desc, dopts);
+  runtime::Session session(dev);
+  const std::uint32_t id = session.submit(bin, inputs, sim::kMaxCycleBudget, window);
+  std::optional<runtime::Completion> c;
+  while (!(c = session.wait(id, std::chrono::hours(1)))) {
+  }
+  if (c->record.status == EMBER_JOB_REFUSED)
+    throw isa::Error(req.binary, "the NPU firmware",
+                     std::string("refused the job: rule ") + runtime::ruleName(c->record.detail) +
+                         " (docs/firmware.md section 3)");
+  if (!c->report)
+    throw isa::Error(req.binary, "the NPU firmware", "ended the job with " + c->describe());
+  sim::Result res;
+  res.report = std::move(*c->report);
+  for (const auto& io : bin.io)
+    if (io.dir == isa::IoDir::Output && c->outputs.count(io.name))
+      res.dram.write(io.dram_offset, c->outputs.at(io.name));
+  return res;
+}
+
+} // namespace
+
 SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& desc,
                              const SimRunRequest& req, std::ostream& err) {
   sim::Simulator simulator(desc);
@@ -224,8 +268,16 @@ SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& 
                    total ? 100.0 * double(retired) / double(total) : 0.0);
       std::fflush(stderr);
     };
-  sim::Job job = simulator.makeJob(bin, inputs, opts.dram_window_bytes, req.binary);
-  sim::Result res = req.engine ? req.engine(desc, job, opts) : simulator.run(job, opts);
+  // The memory map against the window, as before (an error naming the region).
+  (void)simulator.makeJob(bin, inputs, opts.dram_window_bytes, req.binary);
+  // Through the job ring when this build's firmware is the description's (ember-v1);
+  // another description's binary runs on the engine directly (docs/firmware.md §6).
+  sim::Result res =
+      runtime::firmwareSupports(desc) ? runThroughRing(desc, bin, inputs, opts, req)
+      : req.engine
+          ? req.engine(desc, simulator.makeJob(bin, inputs, opts.dram_window_bytes, req.binary),
+                       opts)
+          : simulator.run(simulator.makeJob(bin, inputs, opts.dram_window_bytes, req.binary), opts);
   if (printed)
     std::fprintf(stderr, "\r%70s\r", "");
   SimRunResult out;

@@ -29,6 +29,10 @@ using Engine =
 /// The engine of the SystemC model.
 Engine systemcEngine();
 
+/// True when this build's firmware was built for `isa` (its description hash): a Device
+/// of another description would refuse every job (rule ISA).
+bool firmwareSupports(const isa::IsaDescription& isa);
+
 /// An NPU device: DRAM (reserved virtually, touched pages only), the register block of
 /// the description's register map, the control core (a thread running the firmware) and
 /// the engine behind the registers.
@@ -48,6 +52,9 @@ public:
   /// Device DRAM [addr, addr + size) as host memory, or nullptr outside it.
   std::uint8_t* dram(std::uint64_t addr, std::uint64_t size);
   std::uint64_t dramBytes() const;
+  /// Zeroes device DRAM [addr, addr + size) without touching pages that are not resident
+  /// (a 4 GiB window costs nothing until written).
+  void zero(std::uint64_t addr, std::uint64_t size);
   std::uint32_t ringSlots() const;
   std::uint64_t ringBase() const;
   /// Host side of the ring: the tail written to DOORBELL, the head the firmware reports.
@@ -87,9 +94,10 @@ public:
   /// are zeros) in device DRAM, writes the slot and rings the doorbell. Blocks while the
   /// ring is full. Returns the job's number. Throws isa::Error for inputs the binary does
   /// not have or of the wrong size, or a job larger than the device's free DRAM.
+  /// `window_bytes`: the job's DRAM window (0: its memory map's extent).
   std::uint32_t submit(const isa::Binary& bin,
                        const std::map<std::string, std::vector<std::uint8_t>>& inputs,
-                       std::uint64_t cycle_budget);
+                       std::uint64_t cycle_budget, std::uint64_t window_bytes = 0);
   /// The completion of `job`, waiting at most `timeout`; nullopt if it has not finished.
   std::optional<Completion> wait(std::uint32_t job, std::chrono::milliseconds timeout);
 

@@ -7,6 +7,7 @@
 #include "ember/isa/binary.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ember::sim {
@@ -19,5 +20,10 @@ std::vector<std::uint8_t> packIo(const isa::IoEntry& entry, const std::vector<st
 /// The inverse: logical row-major elements of `entry` from its DRAM bytes.
 std::vector<std::uint8_t> unpackIo(const isa::IoEntry& entry, const std::uint8_t* dram,
                                    unsigned lanes);
+
+/// The input entry `name` of `bin` that `size` bytes of DRAM-layout data are for. Throws
+/// isa::Error (naming the input) for a name the binary has no input of, or a size other
+/// than the entry's.
+const isa::IoEntry& inputEntry(const isa::Binary& bin, const std::string& name, std::size_t size);
 
 } // namespace ember::sim

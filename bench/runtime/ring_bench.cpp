@@ -1,0 +1,74 @@
+// The cost of going through the job ring (docs/firmware.md section 7): the same programs
+// run directly on the SystemC model and as jobs through a runtime device (firmware
+// validation, register programming, completion), in the same run. Prints NPU cycles
+// (the control core is not timed: they must be equal) and host time of both. Never fails
+// on time.
+//   ring_bench [--tiles N] [--jobs J]
+#include "ember/isa/assembler.h"
+#include "ember/runtime/Runtime.h"
+#include "ember/sim/Simulator.h"
+
+#include "BenchPrograms.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace {
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+} // namespace
+
+int main(int argc, char** argv) {
+  int tiles = 400, jobs = 8;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--tiles")
+      tiles = std::max(1, std::atoi(argv[i + 1]));
+    else if (a == "--jobs")
+      jobs = std::max(1, std::atoi(argv[i + 1]));
+  }
+  try {
+    auto isa = ember::isa::IsaDescription::loadDefault("");
+    for (const auto& [name, text] :
+         {std::pair<const char*, std::string>{"gemm-bound", ember::bench::gemmBound(tiles, 16)},
+          {"dma-bound", ember::bench::dmaBound(tiles)}}) {
+      ember::isa::Binary bin = ember::isa::assemble(text, isa, name);
+      bin.memmap.push_back({"scratch", ember::isa::RegionKind::Scratch, 0, 0x200000});
+      ember::sim::Simulator sim(isa);
+      auto t0 = std::chrono::steady_clock::now();
+      std::uint64_t direct = 0;
+      for (int j = 0; j < jobs; ++j)
+        direct = sim.run(bin, {}).report.cycles;
+      const double td = since(t0);
+      ember::runtime::Device dev(isa, {});
+      ember::runtime::Session s(dev);
+      t0 = std::chrono::steady_clock::now();
+      std::uint64_t ring = 0;
+      std::vector<std::uint32_t> ids;
+      for (int j = 0; j < jobs; ++j)
+        ids.push_back(s.submit(bin, {}, 0));
+      for (auto id : ids) {
+        auto c = s.wait(id, std::chrono::minutes(10));
+        if (!c || !c->ok()) {
+          std::printf("%s: a ring job did not finish (%s)\n", name,
+                      c ? c->describe().c_str() : "no completion");
+          return 1;
+        }
+        ring = c->record.cycles;
+      }
+      const double tr = since(t0);
+      std::printf("%-11s %d jobs: NPU cycles direct %llu, through the ring %llu (%s); host "
+                  "%.3f s direct, %.3f s ring (ring/direct %.2fx)\n",
+                  name, jobs, static_cast<unsigned long long>(direct),
+                  static_cast<unsigned long long>(ring), direct == ring ? "equal" : "DIFFERENT", td,
+                  tr, tr / td);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ring_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
