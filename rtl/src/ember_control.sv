@@ -67,7 +67,10 @@ module ember_control (
 );
 
   localparam logic [1:0] IDLE = 2'd0, WAITPOP = 2'd1, BUSY = 2'd2, WAITPUSH = 2'd3;
-  localparam int unsigned QW = ember_isa_pkg::INSTR_BITS + 32 + 64;  // word, index, dispatch cycle
+  // A queue entry: the word, its index, its dispatch cycle, and its timing (evaluated once
+  // by fetch): duration, DMA head and transfer, memory stall, MACs, DRAM bytes, flags.
+  localparam int unsigned TW = 6 * 64 + 2;
+  localparam int unsigned QW = ember_isa_pkg::INSTR_BITS + 32 + 64 + TW;
   localparam logic [63:0] TOKD = 64'(ember_isa_pkg::TOKEN_FIFO_DEPTH);
 
   // ---- State ----
@@ -114,7 +117,6 @@ module ember_control (
   logic [ember_isa_pkg::CLS_BITS-1:0] cls_w[3];
   logic [ember_isa_pkg::VOP_BITS-1:0] op_w[3];
   logic [31:0] toff_w[3];
-  logic [31:0] ti_w[3], ts_w[3], tc_w[3], tp_w[3];
   logic [63:0] dur_w[3] /* verilator split_var */;
   logic [63:0] chan_out_w[3] /* verilator split_var */;
   logic [63:0] mst_w[3], beg_w[3], xfer_w[3], macs_w[3], dbytes_w[3];
@@ -137,20 +139,40 @@ module ember_control (
         .t_setup_o(unused_t1), .t_cpr_o(unused_t2), .t_pipe_o(unused_t3),
         .table_off_o(unused_t4), .f_o(fq_w[e]));
   end
+  // The held instruction's timing: from the queue in its take cycle, else as taken.
+  logic [TW-1:0] tq_q[3];
+  logic [TW-1:0] th_w[3];
   for (genvar e = 0; e < 3; e++) begin : g_eng
     logic unused_valid;
     logic [ember_isa_pkg::INSN_IDX_BITS-1:0] unused_insn;
     logic [1:0] unused_unit;
+    logic [31:0] unused_t0, unused_t1, unused_t2, unused_t3;
     ember_fields u_fields (
         .instr_i(held_w[e]), .valid_o(unused_valid), .cls_o(cls_w[e]), .op_o(op_w[e]),
-        .insn_o(unused_insn), .unit_o(unused_unit), .t_issue_o(ti_w[e]), .t_setup_o(ts_w[e]),
-        .t_cpr_o(tc_w[e]), .t_pipe_o(tp_w[e]), .table_off_o(toff_w[e]), .f_o(f_w[e]));
-    ember_timing u_timing (
-        .cls_i(cls_w[e]), .t_issue_i(ti_w[e]), .t_setup_i(ts_w[e]), .t_cpr_i(tc_w[e]),
-        .t_pipe_i(tp_w[e]), .f_i(f_w[e]), .start_i(cyc_q), .chan_free_i(chan_in_w[e]),
-        .dur_o(dur_w[e]), .mstall_o(mst_w[e]), .ovf_o(ovf_w[e]), .books_o(books_w[e]),
-        .begin_o(beg_w[e]), .xfer_o(xfer_w[e]), .chan_free_o(chan_out_w[e]),
-        .macs_o(macs_w[e]), .dram_bytes_o(dbytes_w[e]));
+        .insn_o(unused_insn), .unit_o(unused_unit), .t_issue_o(unused_t0),
+        .t_setup_o(unused_t1), .t_cpr_o(unused_t2), .t_pipe_o(unused_t3),
+        .table_off_o(toff_w[e]), .f_o(f_w[e]));
+    // D2 at the start: a DMA's transfer begins at max(start + head, channel free); the
+    // wait is a memory stall. th = {base, head, xfer, mstall, macs, dbytes, books, ovf}.
+    logic [64:0] ready, beg, dur;
+    logic books, ovf;
+    always_comb begin
+      th_w[e] = take_w[e] ? qhead_w[e][TW-1:0] : tq_q[e];
+      books = th_w[e][1];
+      ovf = th_w[e][0];
+      ready = 65'(cyc_q) + 65'(th_w[e][2+4*64 +: 64]);
+      beg = 65'(chan_in_w[e]) > ready ? 65'(chan_in_w[e]) : ready;
+      dur = 65'(th_w[e][2+5*64 +: 64]) + (books ? beg - ready : 65'd0);
+      books_w[e] = books;
+      ovf_w[e] = ovf || dur[64] || (books && (ready[64] || beg + 65'(th_w[e][2+3*64 +: 64]) > 65'({64{1'b1}})));
+      dur_w[e] = dur[63:0];
+      mst_w[e] = books ? 64'(beg - ready) : th_w[e][2+2*64 +: 64];
+      beg_w[e] = beg[63:0];
+      xfer_w[e] = th_w[e][2+3*64 +: 64];
+      chan_out_w[e] = 64'(beg) + th_w[e][2+3*64 +: 64];
+      macs_w[e] = th_w[e][2+64 +: 64];
+      dbytes_w[e] = th_w[e][2 +: 64];
+    end
   end
   assign f0_o = f_w[0];
   assign f1_o = f_w[1];
@@ -170,15 +192,23 @@ module ember_control (
   logic fvalid_w;
   logic [ember_isa_pkg::CLS_BITS-1:0] fcls_w;
   logic [1:0] funit_w;
+  logic [TW-1:0] ftime_w;
   begin : g_fetch_dec
-    logic [ember_npu_pkg::FIELDS_BITS-1:0] unused_f;
+    logic [ember_npu_pkg::FIELDS_BITS-1:0] ff;
     logic [ember_isa_pkg::VOP_BITS-1:0] unused_op;
     logic [ember_isa_pkg::INSN_IDX_BITS-1:0] unused_insn;
-    logic [31:0] unused_t0, unused_t1, unused_t2, unused_t3, unused_t4;
+    logic [31:0] ti, ts, tc, tp, unused_toff;
+    logic [63:0] base, mst, head, xfer, macs, dbytes;
+    logic books, ovf;
     ember_fields u_fetch_fields (
         .instr_i(imem_data_i), .valid_o(fvalid_w), .cls_o(fcls_w), .op_o(unused_op),
-        .insn_o(unused_insn), .unit_o(funit_w), .t_issue_o(unused_t0), .t_setup_o(unused_t1),
-        .t_cpr_o(unused_t2), .t_pipe_o(unused_t3), .table_off_o(unused_t4), .f_o(unused_f));
+        .insn_o(unused_insn), .unit_o(funit_w), .t_issue_o(ti), .t_setup_o(ts),
+        .t_cpr_o(tc), .t_pipe_o(tp), .table_off_o(unused_toff), .f_o(ff));
+    ember_timing u_timing (
+        .cls_i(fcls_w), .t_issue_i(ti), .t_setup_i(ts), .t_cpr_i(tc), .t_pipe_i(tp), .f_i(ff),
+        .dur_o(base), .mstall_o(mst), .ovf_o(ovf), .books_o(books), .head_o(head),
+        .xfer_o(xfer), .macs_o(macs), .dram_bytes_o(dbytes));
+    assign ftime_w = {base, head, xfer, mst, macs, dbytes, books, ovf};
   end
   assign imem_addr_o = next_q;
 
@@ -338,7 +368,7 @@ module ember_control (
     always_comb begin
       pn = flag(f_w[e], ember_npu_pkg::R_POP_NEXT);
       pp = flag(f_w[e], ember_npu_pkg::R_POP_PREV);
-      hidx_w[e] = take_w[e] ? qhead_w[e][95:64] : idx_q[e];
+      hidx_w[e] = take_w[e] ? qhead_w[e][TW+64 +: 32] : idx_q[e];
       st_flt[e] = 1'b0;
       st_fk[e] = ember_npu_pkg::FK_TOKEN_UNDERFLOW;
       st_fc[e] = cyc_q;
@@ -421,7 +451,7 @@ module ember_control (
       qpush_w[e] = fwrite_w && !flt_w && funit_w == 2'(e);
       qpop_w[e] = take_w[e] && !flt_w;
     end
-    qdata_w = {imem_data_i, next_q, cyc_q};
+    qdata_w = {imem_data_i, next_q, cyc_q, ftime_w};
   end
 
   // Finished after this cycle: fetch done and every engine drained.
@@ -470,7 +500,7 @@ module ember_control (
       fk_q <= '0; fe_q <= '0; fi_q <= '0; fc_q <= '0;
       next_q <= '0; fdone_q <= 1'b0; fblk_q <= 1'b0; fwrote_q <= 1'b0; popped_q <= 1'b0;
       for (int e = 0; e < 3; e++) begin
-        ph_q[e] <= IDLE; word_q[e] <= '0; idx_q[e] <= '0;
+        ph_q[e] <= IDLE; word_q[e] <= '0; idx_q[e] <= '0; tq_q[e] <= '0;
         disp_q[e] <= '0; take_q[e] <= '0; start_q[e] <= '0; end_q[e] <= '0; mst_q[e] <= '0;
         work_q[e] <= '0; busy_c[e] <= '0; tokc_c[e] <= '0; mem_c[e] <= '0; ins_c[e] <= '0;
       end
@@ -517,9 +547,10 @@ module ember_control (
             if (e == 2) dwr_c <= dwr_c + work_q[e];
           end
           if (take_w[e]) begin
+            tq_q[e] <= qhead_w[e][TW-1:0];
             word_q[e] <= qhead_w[e][QW-1 -: ember_isa_pkg::INSTR_BITS];
-            idx_q[e] <= qhead_w[e][95:64];
-            disp_q[e] <= qhead_w[e][63:0];
+            idx_q[e] <= qhead_w[e][TW+64 +: 32];
+            disp_q[e] <= qhead_w[e][TW +: 64];
             take_q[e] <= cyc_q;
           end
           if (start_v[e]) begin

@@ -1,8 +1,9 @@
-// The duration of the instruction an engine is about to start: the closed-form rules
-// D1-D2, G1-G2, V1 and S1 of the timing contract (docs/simulator.md section 2.2), the
-// same arithmetic as isa/src/timing.cpp. Purely combinational: the engine controller
-// evaluates it in the cycle it starts the instruction and counts the result down.
-// 128-bit intermediates; a duration above 2^64 - 1 raises ovf_o (a cycle-budget fault).
+// The duration of an instruction: the closed-form rules D1, G1-G2, V1 and S1 of the
+// timing contract (docs/simulator.md section 2.2), the same arithmetic as
+// isa/src/timing.cpp. Purely combinational and independent of when the instruction
+// starts: fetch evaluates it once and the queue carries it; at the start the engine adds
+// the DRAM channel's wait (rule D2) to a DMA's duration. 128-bit intermediates; a
+// duration above 2^64 - 1 raises ovf_o (a cycle-budget fault).
 module ember_timing (
     input  logic [ember_isa_pkg::CLS_BITS-1:0] cls_i,
     input  logic [31:0] t_issue_i,
@@ -10,15 +11,12 @@ module ember_timing (
     input  logic [31:0] t_cpr_i,
     input  logic [31:0] t_pipe_i,
     input  logic [ember_npu_pkg::FIELDS_BITS-1:0] f_i,
-    input  logic [63:0] start_i,       // the cycle it would start
-    input  logic [63:0] chan_free_i,   // first cycle the DRAM channel is free
-    output logic [63:0] dur_o,         // T: it ends in start_i + dur_o
-    output logic [63:0] mstall_o,      // memory stall inside T (channel wait, bank conflicts)
+    output logic [63:0] dur_o,         // T when nothing waits (a DMA: channel free at once)
+    output logic [63:0] mstall_o,      // memory stall inside T (bank conflicts)
     output logic ovf_o,                // T does not fit 64 bits
     output logic books_o,              // a DMA that reserves the channel
-    output logic [63:0] begin_o,       // DMA: first cycle of its transfer
+    output logic [63:0] head_o,        // DMA: issue + setup, before the transfer begins
     output logic [63:0] xfer_o,        // DMA: X, cycles the channel is reserved
-    output logic [63:0] chan_free_o,   // channel free cycle after this start
     output logic [63:0] macs_o,        // MACs it performs (gemm), for the counters
     output logic [63:0] dram_bytes_o   // DRAM bytes it moves (DMA)
 );
@@ -57,7 +55,7 @@ module ember_timing (
   localparam logic [127:0] WL = 128'(ember_isa_pkg::MAC_WEIGHT_LOAD_CYCLES);
   localparam logic [127:0] FD = 128'(ember_isa_pkg::MAC_FILL_CYCLES) + 128'(ember_isa_pkg::MAC_DRAIN_CYCLES);
 
-  logic [127:0] issue, cpr, head, rb, d_rows, s_rows, beats, little, x, ready, beg, t;
+  logic [127:0] issue, cpr, head, rb, d_rows, s_rows, beats, little, x, t;
   logic [127:0] steps, rows, blk, confl, per, banks, mask, ra, rb2, mem0, mem1;
   logic [127:0] n0, n1, n2;
   logic [6:0] bshift;
@@ -69,12 +67,11 @@ module ember_timing (
     t = issue;
     mstall_o = '0;
     books_o = 1'b0;
-    begin_o = '0;
+    head_o = '0;
     xfer_o = '0;
-    chan_free_o = chan_free_i;
     macs_o = '0;
     dram_bytes_o = '0;
-    rb = '0; d_rows = '0; s_rows = '0; beats = '0; little = '0; x = '0; ready = '0; beg = '0;
+    rb = '0; d_rows = '0; s_rows = '0; beats = '0; little = '0; x = '0;
     steps = '0; rows = '0; blk = '0; confl = '0; per = '0; banks = '0; mask = '0;
     ra = '0; rb2 = '0; mem0 = '0; mem1 = '0; bshift = '0;
     n0 = 128'(fld(f_i, ember_npu_pkg::R_N0));
@@ -98,15 +95,12 @@ module ember_timing (
         if (d_rows == 0) begin
           t = head + s_rows;
         end else begin
-          // D2: the channel is booked when the DMA starts, for X cycles.
-          ready = 128'(start_i) + head;
-          beg = max128(ready, 128'(chan_free_i));
-          t = beg + x + LAT - 128'(start_i);
-          mstall_o = 64'(beg - ready);
+          // D2 (at the start): the channel is booked for X cycles from
+          // max(start + head, channel free); here the duration when it is free at once.
+          t = head + x + LAT;
           books_o = 1'b1;
-          begin_o = 64'(beg);
+          head_o = 64'(head);
           xfer_o = 64'(x);
-          chan_free_o = 64'(beg + x);
         end
       end
       ember_isa_pkg::CLS_GEMM: begin
