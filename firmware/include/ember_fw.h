@@ -11,6 +11,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A host program may link firmware builds for several descriptions at once: each is
+ * compiled with EMBER_FW_PREFIX=<prefix> and every symbol below, its HAL's included,
+ * gets that prefix (docs/firmware.md section 5). */
+#ifdef EMBER_FW_PREFIX
+#define EMBER_FW_PASTE2(a, b) a##b
+#define EMBER_FW_PASTE(a, b) EMBER_FW_PASTE2(a, b)
+#define EMBER_FW_NAME(n) EMBER_FW_PASTE(EMBER_FW_PREFIX, n)
+#define ember_hal_reg_read EMBER_FW_NAME(ember_hal_reg_read)
+#define ember_hal_reg_write EMBER_FW_NAME(ember_hal_reg_write)
+#define ember_hal_doorbell EMBER_FW_NAME(ember_hal_doorbell)
+#define ember_hal_set_ring_head EMBER_FW_NAME(ember_hal_set_ring_head)
+#define ember_hal_dram EMBER_FW_NAME(ember_hal_dram)
+#define ember_hal_idle EMBER_FW_NAME(ember_hal_idle)
+#define ember_hal_notify_host EMBER_FW_NAME(ember_hal_notify_host)
+#define ember_fw_validate EMBER_FW_NAME(ember_fw_validate)
+#define ember_fw_isa_hash EMBER_FW_NAME(ember_fw_isa_hash)
+#define ember_check_digests EMBER_FW_NAME(ember_check_digests)
+#define ember_fw_step EMBER_FW_NAME(ember_fw_step)
+#define ember_fw_main EMBER_FW_NAME(ember_fw_main)
+#define ember_memcpy EMBER_FW_NAME(ember_memcpy)
+#define ember_memset EMBER_FW_NAME(ember_memset)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -85,6 +85,8 @@ std::vector<std::pair<std::string, std::uint64_t>> params(const IsaDescription& 
       {"QUEUE_STORE_DEPTH", h.queues.store_depth},
       {"TOKEN_FIFO_DEPTH", h.queues.token_fifo_depth},
       {"FETCH_LATENCY_CYCLES", h.fetch.latency_cycles},
+      {"CONTROL_REGISTER_ACCESS_CYCLES", h.control.register_access_cycles},
+      {"CONTROL_TICK_CYCLES", h.control.tick_cycles},
       {"INSN_BITS", isa.encoding().instruction_bits},
       {"INSN_BYTES", isa.encoding().bytes()},
       {"OPCODE_LSB", isa.encoding().opcode.lsb},
@@ -238,6 +240,8 @@ void mdHardware(std::ostringstream& o, const IsaDescription& isa) {
   o << "| token FIFO depth | " << h.queues.token_fifo_depth << " |\n";
   o << "| fetch latency | " << h.fetch.latency_cycles
     << " cycles (then one instruction per cycle) |\n";
+  o << "| control core register access / timer tick | " << h.control.register_access_cycles
+    << " cycles / " << h.control.tick_cycles << " cycles |\n";
   o << "| roofline ridge | " << num(isa.ridgePoint()) << " MAC per DRAM byte |\n";
   o << "| instruction width | " << isa.encoding().instruction_bits << " bits, opcode bits ["
     << isa.encoding().opcode.lsb << ", " << isa.encoding().opcode.lsb + isa.encoding().opcode.width

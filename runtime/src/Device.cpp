@@ -1,14 +1,13 @@
 // The runtime's NPU device: device DRAM (a virtual reservation: only touched pages cost
-// memory), the register block of the description's register map, the NPU engine behind
-// it, and the control core: a thread running the firmware (ember_fw_host) whose HAL
-// (ember_hal_*) reaches this device.
+// memory) and the SystemC platform of the description (ember/sim/Platform.h): its
+// control core runs the firmware (the build of this description, FirmwareTable.h), whose
+// HAL (ember_hal_*) reaches the NPU's registers through the platform's TLM-2.0 bus. A
+// host thread wakes the core on the doorbell.
 #include "ember/runtime/Runtime.h"
 
-#include "ember/runtime/NpuRegisters.h"
-
+#include "FirmwareTable.h"
 #include "ember/isa/error.h"
-#include "ember_fw.h"
-#include "ember_npu_isa.h"
+#include "ember_ring.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -23,18 +22,48 @@ namespace ember::runtime {
 
 using u64 = std::uint64_t;
 
+namespace {
+/// Offset of register `name` in the description's map (the platform checked it exists).
+std::uint32_t regOffset(const isa::IsaDescription& d, const char* name) {
+  for (const auto& r : d.registers())
+    if (r.name == name)
+      return r.offset;
+  throw isa::Error(d.file(), "/registers",
+                   std::string("the runtime needs a register named ") + name);
+}
+std::uint32_t fieldMask(const isa::IsaDescription& d, const char* reg, const char* field) {
+  for (const auto& r : d.registers())
+    if (r.name == reg)
+      for (const auto& f : r.fields)
+        if (f.name == field)
+          return std::uint32_t(((std::uint64_t(1) << f.bits.width) - 1) << f.bits.lsb);
+  throw isa::Error(d.file(), "/registers",
+                   std::string("the runtime needs field ") + field + " of register " + reg);
+}
+
+const detail::Firmware* firmwareFor(const isa::IsaDescription& d) {
+  for (const auto& f : detail::firmwares())
+    if (std::memcmp(f.isa_hash(), d.hash().data(), 32) == 0)
+      return &f;
+  return nullptr;
+}
+} // namespace
 
 bool firmwareSupports(const isa::IsaDescription& d) {
-  return std::memcmp(ember_fw_isa_hash(), d.hash().data(), 32) == 0;
+  return firmwareFor(d) != nullptr;
 }
 
 struct Device::Impl {
   isa::IsaDescription isa;
   Options opts;
   std::uint8_t* dram = nullptr;
-  std::unique_ptr<NpuRegisters> npu;
-  std::optional<sim::Report> jobReport;         ///< Of the job the core is running.
-  std::map<std::uint32_t, sim::Report> reports; ///< By ring index, until taken.
+  const detail::Firmware* fw = nullptr; ///< The firmware build of this description.
+  std::unique_ptr<sim::Platform> platform;
+  sim::CoreBus* bus = nullptr;                      ///< While the control core runs.
+  std::optional<sim::Report> jobReport;             ///< Of the job the core is running.
+  std::map<std::uint32_t, sim::Report> reports;     ///< By ring index, until taken.
+  std::map<std::uint32_t, std::uint64_t> jobCycles; ///< Platform cycles, by ring index.
+  std::uint64_t stepStart = 0;                      ///< Platform cycle the core took a job.
   // The ring, host and core sides.
   mutable std::mutex mu;
   mutable std::condition_variable cv;
@@ -42,23 +71,26 @@ struct Device::Impl {
   bool stop = false;
   std::thread core;
 
-  Impl(isa::IsaDescription d, Options o) : isa(std::move(d)), opts(std::move(o)) {}
+  Impl(isa::IsaDescription d, Options o)
+      : isa(std::move(d)), opts(std::move(o)), ringHead(regOffset(isa, "RING_HEAD")),
+        status(regOffset(isa, "STATUS")),
+        ended(fieldMask(isa, "STATUS", "DONE") | fieldMask(isa, "STATUS", "FAULT")) {}
+  const std::uint32_t ringHead, status, ended; ///< Offsets, and STATUS's DONE | FAULT.
 
-  // ---- The NPU behind the registers ----
+  // ---- The NPU's registers, through the platform's bus ----
   std::uint32_t read(std::uint32_t off) {
-    if (off == EMBER_REG_RING_HEAD)
+    if (off == ringHead) // the core's own view of its head
       return head;
-    const std::uint32_t v = npu->read(off);
-    if (off == EMBER_REG_STATUS)
-      if (auto r = npu->takeReport()) {
+    const std::uint32_t v = bus->read(off);
+    if (off == status && (v & ended))
+      if (auto r = platform->takeReport()) {
         std::lock_guard<std::mutex> lk(mu);
         jobReport = std::move(r);
       }
     return v;
   }
-  void write(std::uint32_t off, std::uint32_t v) { npu->write(off, v); }
-  /// The engine ran the whole job at START; the firmware's wait sees its end at once.
-  void idle() { npu->advance(UINT64_MAX); }
+  void write(std::uint32_t off, std::uint32_t v) { bus->write(off, v); }
+  void idle() { bus->idle(); }
 
   // ---- The control core ----
   void coreLoop();
@@ -69,7 +101,6 @@ thread_local Device::Impl* current = nullptr; // the device whose core runs on t
 } // namespace
 
 void Device::Impl::coreLoop() {
-  current = this;
   std::uint32_t fwHead = 0;
   for (;;) {
     {
@@ -78,54 +109,69 @@ void Device::Impl::coreLoop() {
       if (stop)
         return;
     }
-    while (ember_fw_step(&fwHead)) {
-    }
+    // The core wakes on the doorbell and runs until the ring is empty; the platform's
+    // simulation lasts as long (its clock stands still while the core sleeps).
+    platform->run([&](sim::CoreBus& b) {
+      current = this;
+      bus = &b;
+      for (;;) {
+        stepStart = b.now();
+        if (!fw->step(&fwHead))
+          break;
+      }
+      bus = nullptr;
+    });
   }
 }
 
 } // namespace ember::runtime
 
-// The firmware's HAL, on the control core's thread.
-using ember::runtime::current;
-extern "C" {
-std::uint32_t ember_hal_reg_read(std::uint32_t o) {
+// The firmware's HAL (every build's, FirmwareTable.h), on the control core's thread.
+namespace ember::runtime::hal {
+std::uint32_t regRead(std::uint32_t o) {
   return current->read(o);
 }
-void ember_hal_reg_write(std::uint32_t o, std::uint32_t v) {
+void regWrite(std::uint32_t o, std::uint32_t v) {
   current->write(o, v);
 }
-std::uint32_t ember_hal_doorbell(void) {
+std::uint32_t doorbell() {
   std::lock_guard<std::mutex> lk(current->mu);
   return current->doorbell;
 }
-void ember_hal_set_ring_head(std::uint32_t h) {
+void setRingHead(std::uint32_t h) {
   {
     std::lock_guard<std::mutex> lk(current->mu);
     if (current->jobReport)
       current->reports[h - 1] = std::move(*current->jobReport);
     current->jobReport.reset();
+    current->jobCycles[h - 1] = current->bus->now() - current->stepStart;
     current->head = h;
   }
   current->cv.notify_all();
 }
-void ember_hal_notify_host(void) {
+void notifyHost() {
   current->cv.notify_all();
 }
-void ember_hal_idle(void) {
+void idle() {
   current->idle();
 }
-std::uint8_t* ember_hal_dram(std::uint64_t a, std::uint64_t n) {
+std::uint8_t* dram(std::uint64_t a, std::uint64_t n) {
   const std::uint64_t size = current->opts.dram_bytes;
   if (a > size || n > size - a)
     return nullptr;
   return current->dram + a;
 }
-}
+} // namespace ember::runtime::hal
 
 namespace ember::runtime {
 
 Device::Device(isa::IsaDescription isa, Options opts)
     : impl_(std::make_unique<Impl>(std::move(isa), std::move(opts))) {
+  impl_->fw = firmwareFor(impl_->isa);
+  if (!impl_->fw)
+    throw isa::Error("<runtime>", impl_->isa.name(),
+                     "this build has no firmware for this description (docs/firmware.md "
+                     "section 5): its jobs cannot go through a job ring");
   const std::uint32_t n = impl_->opts.ring_slots;
   if (n == 0 || (n & (n - 1)))
     throw isa::Error("<runtime>", "ring_slots", "must be a power of two, not " + std::to_string(n));
@@ -135,11 +181,14 @@ Device::Device(isa::IsaDescription isa, Options opts)
     throw isa::Error("<runtime>", "device DRAM",
                      "cannot reserve " + std::to_string(impl_->opts.dram_bytes) + " bytes");
   impl_->dram = static_cast<std::uint8_t*>(p);
-  impl_->npu = std::make_unique<NpuRegisters>(impl_->isa, impl_->opts.engine, impl_->dram,
-                                              impl_->opts.dram_bytes);
-  impl_->npu->write(EMBER_REG_RING_BASE_LO, 0);
-  impl_->npu->write(EMBER_REG_RING_BASE_HI, 0);
-  impl_->npu->write(EMBER_REG_RING_SIZE, n);
+  impl_->platform = std::make_unique<sim::Platform>(impl_->isa, impl_->dram, impl_->opts.dram_bytes,
+                                                    impl_->opts.engine, impl_->opts.prepare);
+  // The host's set-up of the ring registers, before the core first runs.
+  impl_->platform->run([&](sim::CoreBus& b) {
+    b.write(regOffset(impl_->isa, "RING_BASE_LO"), 0);
+    b.write(regOffset(impl_->isa, "RING_BASE_HI"), 0);
+    b.write(regOffset(impl_->isa, "RING_SIZE"), n);
+  });
   impl_->core = std::thread([this] { impl_->coreLoop(); });
 }
 
@@ -198,6 +247,15 @@ std::uint32_t Device::ringHead() const {
 bool Device::waitHead(std::uint32_t index, std::chrono::milliseconds timeout) const {
   std::unique_lock<std::mutex> lk(impl_->mu);
   return impl_->cv.wait_for(lk, timeout, [&] { return impl_->head - index - 1 < 0x80000000u; });
+}
+std::optional<std::uint64_t> Device::takeJobCycles(std::uint32_t index) {
+  std::lock_guard<std::mutex> lk(impl_->mu);
+  auto it = impl_->jobCycles.find(index);
+  if (it == impl_->jobCycles.end())
+    return std::nullopt;
+  const std::uint64_t c = it->second;
+  impl_->jobCycles.erase(it);
+  return c;
 }
 std::optional<sim::Report> Device::takeReport(std::uint32_t index) {
   std::lock_guard<std::mutex> lk(impl_->mu);

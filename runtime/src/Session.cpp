@@ -128,6 +128,7 @@ std::optional<Completion> Session::collect(std::uint32_t job, std::chrono::milli
       dev_.ringBase() + (u64(dev_.ringSlots()) + job % dev_.ringSlots()) * EMBER_RING_RECORD_BYTES;
   std::memcpy(&c.record, dev_.dram(at, sizeof c.record), sizeof c.record);
   c.report = dev_.takeReport(job);
+  c.platform_cycles = dev_.takeJobCycles(job).value_or(0);
   if (c.ok()) {
     const InFlight& f = it->second;
     for (const auto& io : f.bin.io)

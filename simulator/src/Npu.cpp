@@ -35,9 +35,9 @@ bool flag(const isa::Instruction& in, const char* role) {
 
 } // namespace
 
-Npu::Npu(sc_core::sc_module_name name, const isa::IsaDescription& isa, const Job& job,
-         const Options& opts, u64 budget, Machine& m, RunState& st)
-    : sc_module(name), isa_(isa), job_(job), opts_(opts), budget_(budget), m_(m), st_(st) {
+Npu::Npu(const isa::IsaDescription& isa, const Job& job, const Options& opts, u64 budget,
+         Machine& m, RunState& st, const AbortSignal* abort)
+    : isa_(isa), job_(job), opts_(opts), budget_(budget), m_(m), st_(st), abort_(abort) {
   const auto& q = isa.hw().queues;
   depth_ = {q.load_depth, q.compute_depth, q.store_depth};
   unit_ = sc_core::sc_time(1, sc_core::SC_NS).value();
@@ -47,11 +47,22 @@ Npu::Npu(sc_core::sc_module_name name, const isa::IsaDescription& isa, const Job
   // taken from cycle latency on.
   fetchAt_ = isa.hw().fetch.latency_cycles ? isa.hw().fetch.latency_cycles - 1 : 0;
   fetchDone_ = count_ == 0;
-  SC_THREAD(run);
 }
 
 u64 Npu::now() const {
-  return sc_core::sc_time_stamp().value() / unit_;
+  return sc_core::sc_time_stamp().value() / unit_ - t0_;
+}
+
+bool Npu::sleep(u64 cycles) {
+  const sc_core::sc_time t = sc_core::sc_time::from_value(cycles * unit_);
+  if (!abort_) {
+    sc_core::wait(t);
+    return true;
+  }
+  if (!abort_->requested)
+    sc_core::wait(t, abort_->event);
+  aborted_ = abort_->requested;
+  return !aborted_;
 }
 
 void Npu::raise(FaultKind k, const std::string& engine, std::int64_t index, std::string reason,
@@ -61,6 +72,7 @@ void Npu::raise(FaultKind k, const std::string& engine, std::int64_t index, std:
 }
 
 void Npu::run() {
+  t0_ = sc_core::sc_time_stamp().value() / unit_;
   u64 c = fetchDone_ ? 0 : fetchAt_;
   if (fetchDone_) {
     finished_ = true;
@@ -71,7 +83,8 @@ void Npu::run() {
                  "cycle budget of " + std::to_string(budget_) +
                      " cycles ends before the first instruction is fetched",
                  budget_);
-  sc_core::wait(sc_core::sc_time::from_value(c * unit_));
+  if (!sleep(c))
+    return;
   for (;;) {
     if (!cycle(c))
       return;
@@ -100,7 +113,8 @@ void Npu::run() {
                        " instructions retired",
                    budget_);
     }
-    sc_core::wait(sc_core::sc_time::from_value((*n - c) * unit_));
+    if (!sleep(*n - c))
+      return;
     c = *n;
   }
 }

@@ -1,8 +1,10 @@
-// Internal: the SystemC module of the NPU. One thread evaluates the cycles at which
-// something happens, each in the fixed phase order of the timing contract
-// (docs/simulator.md section 2): retire and push, take and pop and start (load, compute,
-// store), fetch. Time jumps from one such cycle to the next with a SystemC wait, so
-// idle stretches cost nothing.
+// Internal: the NPU's cycle engine. One SystemC thread (whichever calls run(): the
+// simulator's own module, or the platform's NPU when the control core starts a job)
+// evaluates the cycles at which something happens, each in the fixed phase order of the
+// timing contract (docs/simulator.md section 2): retire and push, take and pop and start
+// (load, compute, store), fetch. Time jumps from one such cycle to the next with a
+// SystemC wait, so idle stretches cost nothing. Cycle 0 is the simulation time at which
+// run() is called.
 #pragma once
 
 #include "Machine.h"
@@ -20,16 +22,28 @@
 
 namespace ember::sim::detail {
 
-class Npu : public sc_core::sc_module {
-public:
-  SC_HAS_PROCESS(Npu);
-  Npu(sc_core::sc_module_name name, const isa::IsaDescription& isa, const Job& job,
-      const Options& opts, std::uint64_t budget, Machine& m, RunState& st);
+/// A reset of a running engine: `requested` set, then `event` notified.
+struct AbortSignal {
+  sc_core::sc_event event;
+  bool requested = false;
+};
 
+class Npu {
+public:
+  /// `abort`, when given, stops the run at its next wait once requested (a reset).
+  Npu(const isa::IsaDescription& isa, const Job& job, const Options& opts, std::uint64_t budget,
+      Machine& m, RunState& st, const AbortSignal* abort = nullptr);
+
+  /// Runs the job to its end, its fault or an abort; call from a SystemC thread.
+  void run();
   /// Every instruction up to the halt (or the end of the stream) retired.
   bool finished() const { return finished_; }
-  /// The current cycle.
+  /// The run was stopped by the abort event.
+  bool aborted() const { return aborted_; }
+  /// The current cycle (since run() began).
   std::uint64_t now() const;
+  /// Engine `e` (0 load, 1 compute, 2 store) holds an instruction.
+  bool engineBusy(int e) const { return eng_[std::size_t(e)].phase != Phase::Idle; }
 
 private:
   using u64 = std::uint64_t;
@@ -49,7 +63,8 @@ private:
     bool drained = false;
   };
 
-  void run();
+  /// Waits `cycles` cycles; false if the abort event came first.
+  bool sleep(u64 cycles);
   /// One cycle, in contract order. Returns false when the run stops (fault).
   bool cycle(u64 c);
   bool retirePhase(u64 c);
@@ -74,7 +89,9 @@ private:
   u64 budget_;
   Machine& m_;
   RunState& st_;
+  const AbortSignal* abort_;
   u64 unit_ = 1000;
+  u64 t0_ = 0; ///< Simulation time (in units) at which run() began.
   std::array<u64, 3> depth_{};
   std::array<std::deque<Pending>, 3> queue_;
   std::array<EngineState, 3> eng_;
@@ -89,6 +106,7 @@ private:
   bool fetchWrote_ = false;   ///< Wrote an instruction in the current cycle.
   bool popped_ = false;       ///< Some token was popped in the current cycle.
   bool finished_ = false;
+  bool aborted_ = false;
 };
 
 } // namespace ember::sim::detail

@@ -5,11 +5,13 @@
 #include "ember/isa/roles.h"
 #include "ember/sim/Io.h"
 
+#include "Context.h"
 #include "Machine.h"
 #include "Npu.h"
 #include "Run.h"
 #include "ember/isa/error.h"
 #include "ember/isa/timing.h"
+#include "ember/support/Error.h"
 
 #include <systemc>
 
@@ -33,33 +35,6 @@ namespace ember::sim {
 namespace {
 
 using u64 = std::uint64_t;
-
-/// One SystemC context per run, so a process may run any number of simulations.
-class ContextGuard {
-public:
-  ContextGuard() {
-    static bool once = [] {
-      setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-      sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-      sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
-      return true;
-    }();
-    (void)once;
-    ctx_ = new sc_core::sc_simcontext();
-    sc_core::sc_curr_simcontext = ctx_;
-    sc_core::sc_default_global_context = ctx_;
-  }
-  ~ContextGuard() {
-    delete ctx_;
-    sc_core::sc_curr_simcontext = nullptr;
-    sc_core::sc_default_global_context = nullptr;
-  }
-  ContextGuard(const ContextGuard&) = delete;
-  ContextGuard& operator=(const ContextGuard&) = delete;
-
-private:
-  sc_core::sc_simcontext* ctx_;
-};
 
 void checkShapes(const isa::IsaDescription& isa) {
   const auto& hw = isa.hw();
@@ -88,6 +63,45 @@ void checkShapes(const isa::IsaDescription& isa) {
 
 } // namespace
 
+namespace detail {
+namespace {
+thread_local bool insideSystemC = false; // this thread runs a simulation
+} // namespace
+
+void inSystemC(const std::function<void()>& body) {
+  if (insideSystemC)
+    throw InternalError("<simulator>", "a SystemC simulation cannot start inside another (an "
+                                       "engine of the platform must not use the SystemC model)");
+  static std::mutex oneAtATime;
+  std::lock_guard<std::mutex> turn(oneAtATime);
+  static bool once = [] {
+    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+    sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+    sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
+    return true;
+  }();
+  (void)once;
+  std::exception_ptr error;
+  std::thread sim([&] {
+    insideSystemC = true;
+    auto* ctx = new sc_core::sc_simcontext();
+    sc_core::sc_curr_simcontext = ctx;
+    sc_core::sc_default_global_context = ctx;
+    try {
+      body();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    delete ctx;
+    sc_core::sc_curr_simcontext = nullptr;
+    sc_core::sc_default_global_context = nullptr;
+  });
+  sim.join();
+  if (error)
+    std::rethrow_exception(error);
+}
+} // namespace detail
+
 Simulator::Simulator(isa::IsaDescription isa) : isa_(std::move(isa)) {
   checkShapes(isa_);
 }
@@ -115,50 +129,30 @@ u64 Simulator::onePassBudget(const Job& job) const {
 }
 
 Result Simulator::run(const Job& job, const Options& opts) const {
-  // SystemC has one global context per process: runs from several threads (a runtime
-  // device's control core and its host, say) take turns.
-  static std::mutex oneAtATime;
-  std::lock_guard<std::mutex> turn(oneAtATime);
   auto t0 = std::chrono::steady_clock::now();
   Result res;
   detail::RunState st(isa_, job);
   const u64 budget =
       opts.cycle_budget ? std::min(opts.cycle_budget, kMaxCycleBudget) : defaultCycleBudget(job);
-  // The SystemC context runs on a thread of its own. Its coroutines switch stacks, after
-  // which AddressSanitizer's idea of the running thread's stack is one of theirs: an
-  // exception unwound there later, or LeakSanitizer scanning it at exit after the
-  // coroutine stacks are freed, would fail (docs/robustness.md section 3). A thread that
-  // ends with the run takes that stale state with it.
-  std::exception_ptr error;
-  std::thread sim([&] {
-    try {
-      {
-        detail::Machine machine(isa_, job.dram,
-                                opts.dram_window_bytes ? opts.dram_window_bytes
-                                                       : isa_.hw().dram.size_bytes);
-        {
-          ContextGuard ctx;
-          auto npu = std::make_unique<detail::Npu>("npu", isa_, job, opts, budget, machine, st);
-          try {
-            sc_core::sc_start();
-          } catch (const std::exception& ex) {
-            if (!st.fault)
-              st.fault = Fault{FaultKind::BadOperand, npu->now(), "npu", -1,
-                               std::string("internal error: ") + ex.what()};
-          }
-          if (st.fault)
-            st.last_cycle = std::max(st.last_cycle, st.fault->cycle);
-          npu.reset();
-        }
-        res.dram = machine.dram().takeImage();
+  detail::inSystemC([&] {
+    detail::Machine machine(isa_, job.dram,
+                            opts.dram_window_bytes ? opts.dram_window_bytes
+                                                   : isa_.hw().dram.size_bytes);
+    {
+      detail::Npu npu(isa_, job, opts, budget, machine, st);
+      detail::ThreadModule top("npu", [&] { npu.run(); });
+      try {
+        sc_core::sc_start();
+      } catch (const std::exception& ex) {
+        if (!st.fault)
+          st.fault = Fault{FaultKind::BadOperand, npu.now(), "npu", -1,
+                           std::string("internal error: ") + ex.what()};
       }
-    } catch (...) {
-      error = std::current_exception();
+      if (st.fault)
+        st.last_cycle = std::max(st.last_cycle, st.fault->cycle);
     }
+    res.dram = machine.dram().takeImage();
   });
-  sim.join();
-  if (error)
-    std::rethrow_exception(error);
   double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   res.report = st.finish(isa_, job, host);
   return res;

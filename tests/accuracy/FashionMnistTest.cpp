@@ -3,7 +3,7 @@
 // on the cycle-accurate simulator image by image. Every NPU result must equal the int8
 // interpreter's bit for bit, and int8 top-1 accuracy must be within one percentage point
 // of float accuracy (ARCHITECTURE section 8; the figures are printed).
-#include "SimRun.h"
+#include "ember/runtime/Run.h"
 
 #include "ember/backend/Backend.h"
 #include "ember/importer/OnnxImporter.h"
@@ -70,14 +70,14 @@ TEST(FashionMnist, Int8OnTheNpuIsWithinOnePointOfFloat) {
     floatOk += argmax(floatRun->run(in).at(output)) == label;
     const Tensor ref = int8Run->run(in).at(output);
 
-    simrun::SimRunRequest req;
+    runtime::RunRequest req;
     req.binary = "<fashion_mnist>";
     req.input_tensors = in;
     req.table = false;
     req.progress = false;
     req.options.record_slices = false;
     std::ostringstream err;
-    simrun::SimRunResult r = simrun::runLoadedBinary(bin.binary, desc, req, err);
+    runtime::RunResult r = runtime::runLoadedBinary(bin.binary, desc, req, err);
     ASSERT_EQ(r.status, 0) << err.str();
     cycles += r.report.cycles;
     // The NPU's int8 codes, dequantized as the graph's DequantizeLinear does.

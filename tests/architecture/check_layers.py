@@ -5,7 +5,8 @@ build's link graph:
 - base/ includes and links nothing of Ember's;
 - isa/ uses base/ only;
 - simulator/, rtl/ and firmware/ never include or link anything of compiler/ (they know
-  the binary and the ISA description, as hardware would).
+  the binary and the ISA description, as hardware would);
+- runtime/ runs binaries and never uses compiler/ either.
 
 usage: check_layers.py SOURCE_DIR LINK_GRAPH
 LINK_GRAPH is BUILD/ember_link_graph.txt, written when the build is configured. Exit 1,
@@ -21,6 +22,7 @@ HEADER_ROOTS = {
     "isa": "isa/include",
     "compiler": "compiler/include",
     "sim": "simulator/include",
+    "runtime": "runtime/include",
 }
 # Part -> parts it may use (by include or by link).
 ALLOWED = {
@@ -29,6 +31,7 @@ ALLOWED = {
     "simulator": {"base", "isa"},
     "rtl": {"base", "isa", "simulator", "generated"},
     "firmware": {"generated"},
+    "runtime": {"base", "isa", "simulator", "rtl", "firmware", "generated"},
     "generated": set(),
 }
 # Library targets of each part (for the link graph).
@@ -38,6 +41,7 @@ TARGET_PART = {
     "ember_sim": "simulator",
     "ember_verilated": "rtl",
     "ember_rtlsim": "rtl",
+    "ember_runtime": "runtime",
     # The header `ember-isa gen` writes from the description (ember_npu_isa.h): data, not
     # code, so the firmware may include it.
     "ember_isa_generated_headers": "generated",
@@ -134,7 +138,8 @@ def main():
     if bad:
         print(f"{len(bad)} violation(s) of the dependency rules (ARCHITECTURE.md section 1)")
         return 1
-    print("dependency rules hold: base/, isa/, simulator/ (and rtl/, firmware/ when present)")
+    print("dependency rules hold: base/, isa/, simulator/, runtime/ (and rtl/, firmware/ when "
+          "present)")
     return 0
 
 

@@ -1,21 +1,22 @@
-// The control-core firmware (firmware/, docs/firmware.md) on the host, against a test
-// device: NPU registers and device DRAM in memory, the NPU itself the SystemC model,
-// run when the firmware writes CTRL.START and seen to finish through a clock that the
-// firmware's idle calls advance. Covers every validation rule (a job built to break
-// exactly it, refused without the NPU starting), every fault kind and the watchdog
-// timeout each followed by a good job on the same device (recovery), and the ring:
-// wrap-around, a full ring, many jobs in flight, completions in order.
+// The control-core firmware (firmware/, docs/firmware.md) on the host, as the control
+// core of a test device: the SystemC platform (ember/sim/Platform.h) runs each firmware
+// step as its core's program, the HAL reaching the register block through the platform's
+// TLM-2.0 bus, the NPU being the SystemC cycle engine. Covers every validation rule (a
+// job built to break exactly it, refused without the NPU starting), every fault kind and
+// the watchdog timeout each followed by a good job on the same device (recovery), and the
+// ring: wrap-around, a full ring, many jobs in flight, completions in order.
 #include "ember_fw.h"
 
 #include "ember/isa/assembler.h"
 #include "ember/isa/binary.h"
-#include "ember/runtime/NpuRegisters.h"
+#include "ember/sim/Platform.h"
 #include "ember/sim/Simulator.h"
 #include "ember_npu_isa.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -30,18 +31,26 @@ const ember::isa::IsaDescription& isa() {
   return d;
 }
 
-/// Device DRAM, the NPU's register block (the runtime's, in front of the SystemC model)
-/// and the ring's host side of one test device. The NPU clock advances 997 cycles per
-/// idle call of the firmware, so the watchdog sees a job's cycles go by.
+/// Device DRAM, the platform (register block, NPU) and the ring's host side of one test
+/// device.
 struct Device {
   std::vector<std::uint8_t> dram = std::vector<std::uint8_t>(64u << 20, 0);
-  ember::runtime::NpuRegisters npu{isa(), nullptr, dram.data(), dram.size()};
+  ember::sim::Platform platform{isa(), dram.data(), dram.size()};
+  ember::sim::CoreBus* bus = nullptr; ///< While the core runs.
   std::uint32_t doorbell = 0, head = 0, irqs = 0;
 
-  std::uint32_t read(std::uint32_t off) { return npu.read(off); }
-  void write(std::uint32_t off, std::uint32_t v) { npu.write(off, v); }
-  void idle() { npu.advance(997); }
-  std::uint64_t starts() const { return npu.starts(); }
+  std::uint32_t read(std::uint32_t off) { return bus->read(off); }
+  void write(std::uint32_t off, std::uint32_t v) { bus->write(off, v); }
+  void idle() { bus->idle(); }
+  std::uint64_t starts() const { return platform.starts(); }
+  /// Runs `fn` as the control core's program.
+  void core(const std::function<void()>& fn) {
+    platform.run([&](ember::sim::CoreBus& b) {
+      bus = &b;
+      fn();
+      bus = nullptr;
+    });
+  }
 };
 
 Device* dev = nullptr;
@@ -96,8 +105,16 @@ struct Fixture : ::testing::Test {
   std::uint32_t fwHead = 0;
   void SetUp() override {
     dev = &d;
-    d.write(EMBER_REG_RING_BASE_LO, std::uint32_t(kRing));
-    d.write(EMBER_REG_RING_SIZE, 4);
+    d.core([&] {
+      d.write(EMBER_REG_RING_BASE_LO, std::uint32_t(kRing));
+      d.write(EMBER_REG_RING_SIZE, 4);
+    });
+  }
+  /// One firmware step on the control core.
+  int step() {
+    int r = 0;
+    d.core([&] { r = ember_fw_step(&fwHead); });
+    return r;
   }
   ember_job_slot slotFor(u64 binAddr, std::size_t size, std::uint32_t id) {
     ember_job_slot s{};
@@ -130,7 +147,7 @@ struct Fixture : ::testing::Test {
   ember_completion runOne(const std::vector<std::uint8_t>& image, std::uint32_t id,
                           void (*edit)(ember_job_slot&) = nullptr) {
     submit(image, id, edit);
-    EXPECT_EQ(ember_fw_step(&fwHead), 1);
+    EXPECT_EQ(step(), 1);
     return completion(fwHead - 1);
   }
   std::vector<std::uint8_t> output() const {
@@ -238,7 +255,7 @@ TEST_F(Fixture, EveryValidationRuleRefusesItsJobWithoutStartingTheNpu) {
   // The ring: a tail more than RING_SIZE ahead of the head.
   submit(good, ++id);
   d.doorbell = fwHead + 9;
-  EXPECT_EQ(ember_fw_step(&fwHead), 1);
+  EXPECT_EQ(step(), 1);
   expectRefused(completion(fwHead - 1), EMBER_RULE_RING_INDEX, "ring index");
   EXPECT_EQ(d.starts(), 0u) << "a refused job touched the NPU";
   EXPECT_EQ(covered.size(), std::size_t(EMBER_RULE_COUNT - 1)) << "a job for every rule";
@@ -296,6 +313,9 @@ TEST_F(Fixture, EveryFaultAndTheWatchdogAreRecoveredFrom) {
       ++id, [](ember_job_slot& s) { s.cycle_budget = 500; });
   EXPECT_EQ(t.status, EMBER_JOB_TIMEOUT);
   EXPECT_GE(t.cycles, 500u);
+  // The watchdog's latency: the core sees the overrun at its next timer tick at the latest.
+  EXPECT_LT(t.cycles,
+            500u + isa().hw().control.tick_cycles + 16 * isa().hw().control.register_access_cycles);
   recover("the watchdog");
 }
 
@@ -314,7 +334,7 @@ TEST_F(Fixture, TheRingWrapsFillsAndCompletesInOrder) {
     if (next - done == 4) {
       EXPECT_EQ(d.doorbell - fwHead, 4u) << "a full ring";
     }
-    while (ember_fw_step(&fwHead)) {
+    while (step()) {
       ember_completion c = completion(fwHead - 1);
       EXPECT_EQ(c.job_id, done) << "completions in submission order";
       EXPECT_EQ(c.status, EMBER_JOB_DONE);
@@ -327,7 +347,7 @@ TEST_F(Fixture, TheRingWrapsFillsAndCompletesInOrder) {
     }
   }
   EXPECT_EQ(d.head, 11u);
-  EXPECT_EQ(ember_fw_step(&fwHead), 0) << "an empty ring";
+  EXPECT_EQ(step(), 0) << "an empty ring";
 }
 
 } // namespace

@@ -5,8 +5,8 @@
 /// with the float interpreter (cosine similarity, top-1 agreement), so a user sees both
 /// "is the NPU exact?" and "how much did int8 cost?".
 
-#include "ember/graph/Tensor.h"
 #include "ember/sim/Report.h"
+#include "ember/tensor/Tensor.h"
 
 #include <map>
 #include <optional>

@@ -2,7 +2,7 @@
 // simulator. A device joins by adding one row to devices().
 #include "Devices.h"
 
-#include "SimRun.h"
+#include "ember/runtime/Run.h"
 
 #include "ember/isa/description.h"
 #ifdef EMBER_HAVE_RTL
@@ -72,7 +72,7 @@ Tensor dequantize(const isa::IoEntry& e, const Tensor& q, const Shape& dims) {
 
 /// The NPU: compile the quantized function for the description, run the binary on the
 /// SystemC model (`engine` empty, device `sim`) or on the Verilated RTL (device `rtl`).
-TensorMap runOnNpu(const char* device, const simrun::SimRunRequest& engine, const Function& f,
+TensorMap runOnNpu(const char* device, const runtime::RunRequest& engine, const Function& f,
                    const TensorMap& inputs, int repeat, const DeviceOptions& opts,
                    DeviceTiming& timing) {
   auto t0 = std::chrono::steady_clock::now();
@@ -83,7 +83,7 @@ TensorMap runOnNpu(const char* device, const simrun::SimRunRequest& engine, cons
   npu::CompileResult compiled = npu::compile(f, desc);
   timing.prepareSeconds = secondsSince(t0);
   timing.compileSummary = npu::formatSummary(compiled.summary);
-  simrun::SimRunRequest req;
+  runtime::RunRequest req;
   req.engine = engine.engine;
   req.binary = "<" + f.name() + " compiled for " + desc.name() + ">";
   req.input_tensors = inputs;
@@ -94,7 +94,7 @@ TensorMap runOnNpu(const char* device, const simrun::SimRunRequest& engine, cons
   for (int i = 0; i < repeat; ++i) {
     auto t1 = std::chrono::steady_clock::now();
     std::clock_t c1 = std::clock();
-    simrun::SimRunResult r = simrun::runLoadedBinary(compiled.binary, desc, req, std::cerr);
+    runtime::RunResult r = runtime::runLoadedBinary(compiled.binary, desc, req, std::cerr);
     timing.runSeconds.push_back(secondsSince(t1));
     timing.runCpuSeconds.push_back(static_cast<double>(std::clock() - c1) / CLOCKS_PER_SEC);
     if (r.status != 0)
@@ -113,13 +113,13 @@ TensorMap runOnNpu(const char* device, const simrun::SimRunRequest& engine, cons
 
 TensorMap runOnSim(const Function& f, const TensorMap& inputs, int repeat,
                    const DeviceOptions& opts, DeviceTiming& timing) {
-  return runOnNpu("sim", simrun::SimRunRequest{}, f, inputs, repeat, opts, timing);
+  return runOnNpu("sim", runtime::RunRequest{}, f, inputs, repeat, opts, timing);
 }
 
 #ifdef EMBER_HAVE_RTL
 TensorMap runOnRtl(const Function& f, const TensorMap& inputs, int repeat,
                    const DeviceOptions& opts, DeviceTiming& timing) {
-  simrun::SimRunRequest e;
+  runtime::RunRequest e;
   e.engine = rtlEngine();
   return runOnNpu("rtl", e, f, inputs, repeat, opts, timing);
 }

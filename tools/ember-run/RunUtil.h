@@ -3,7 +3,7 @@
 /// Small helpers of ember-run that are worth testing on their own: output file names,
 /// deterministic random inputs, tensor summaries and comparisons.
 
-#include "ember/graph/Tensor.h"
+#include "ember/tensor/Tensor.h"
 
 #include <cstdint>
 #include <string>

@@ -4,7 +4,7 @@
 #include "Devices.h"
 #include "RunUtil.h"
 
-#include "SimRun.h"
+#include "ember/runtime/Run.h"
 
 #include "ember/importer/OnnxImporter.h"
 #include "ember/isa/error.h"
@@ -348,7 +348,7 @@ std::vector<std::string> binaryDevices(const Options& o) {
 /// (`--compare sim,rtl`: outputs, cycles, every instruction and counter must be equal).
 int runBinary(const Options& o) {
   const std::vector<std::string> devs = binaryDevices(o);
-  simrun::SimRunRequest req;
+  runtime::RunRequest req;
   req.binary = o.model;
   req.isa = o.isa;
   req.inputs = o.inputs;
@@ -361,22 +361,22 @@ int runBinary(const Options& o) {
   req.report_json = o.reportJson;
   req.trace_json = o.traceJson;
   req.table = false;
-  simrun::checkOutputs(req);
-  std::vector<simrun::SimRunResult> results;
+  runtime::checkOutputs(req);
+  std::vector<runtime::RunResult> results;
   std::vector<double> hosts;
   for (const std::string& dev : devs) {
 #ifdef EMBER_HAVE_RTL
     req.engine = dev == "rtl" ? rtlEngine() : nullptr;
 #endif
     auto t0 = std::chrono::steady_clock::now();
-    results.push_back(simrun::runBinary(req, std::cerr));
+    results.push_back(runtime::runBinary(req, std::cerr));
     hosts.push_back(secondsSince(t0));
     // Only the first device writes the outputs, the report and the trace.
     req.out_dir.clear();
     req.report_json.clear();
     req.trace_json.clear();
   }
-  const simrun::SimRunResult& r = results.front();
+  const runtime::RunResult& r = results.front();
   if (!o.quiet) {
     std::fputs(sim::formatTable(r.report).c_str(), stdout);
     for (const auto& [name, t] : r.outputs) {

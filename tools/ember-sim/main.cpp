@@ -1,5 +1,5 @@
 // ember-sim: run an NPU binary on the cycle-accurate SystemC model.
-#include "SimRun.h"
+#include "ember/runtime/Run.h"
 
 #include "ember/isa/error.h"
 #include "ember/support/ToolMain.h"
@@ -32,7 +32,7 @@ const char* kUsage =
 int main(int argc, char** argv) {
   using ember::UsageError;
   return ember::toolMain("ember-sim", [&] {
-    ember::simrun::SimRunRequest req;
+    ember::runtime::RunRequest req;
     std::vector<std::string> jobs;
     for (int i = 1; i < argc; ++i) {
       std::string s = argv[i];
@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
       } else if (s == "--isa") {
         req.isa = value();
       } else if (s == "--input") {
-        req.inputs.push_back(ember::simrun::parseInputArg(value()));
+        req.inputs.push_back(ember::runtime::parseInputArg(value()));
       } else if (s == "--out") {
         req.out_dir = value();
       } else if (s == "--report") {
@@ -99,13 +99,13 @@ int main(int argc, char** argv) {
         throw UsageError("give either BIN.elf or --jobs, not both");
       if (!req.report_json.empty() || !req.trace_json.empty())
         throw UsageError("--report and --trace are for one binary, not --jobs");
-      return ember::simrun::runJobs(jobs, req, std::cout, std::cerr);
+      return ember::runtime::runJobs(jobs, req, std::cout, std::cerr);
     }
     if (req.binary.empty()) {
       std::cerr << kUsage;
       return 2;
     }
-    ember::simrun::checkOutputs(req);
-    return ember::simrun::runBinaryOnSim(req, std::cout, std::cerr);
+    ember::runtime::checkOutputs(req);
+    return ember::runtime::runAndPrint(req, std::cout, std::cerr);
   });
 }

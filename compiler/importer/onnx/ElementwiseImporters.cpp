@@ -5,7 +5,7 @@
 // int64 disappears at import time.
 #include "ember/importer/OnnxOpImporter.h"
 
-#include "ember/graph/Tensor.h"
+#include "ember/tensor/Tensor.h"
 
 #include <limits>
 #include <string>

@@ -4,7 +4,7 @@
 /// importer (and to tools/tests that link onnx themselves, such as the conformance
 /// runner, which reads the TensorProto files of ONNX's node tests).
 
-#include "ember/graph/Tensor.h"
+#include "ember/tensor/Tensor.h"
 
 #include <cstdint>
 #include <string>

@@ -1,6 +1,6 @@
 // Types, shapes and tensors of the graph IR.
-#include "ember/graph/Tensor.h"
 #include "ember/support/Error.h"
+#include "ember/tensor/Tensor.h"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 // Index boxes for the strided kernels (binary broadcast, strided copy, reductions): a
 // shape walked with one stride list per operand, simplified to at most six dimensions.
 
-#include "ember/graph/Type.h"
 #include "ember/support/Error.h"
+#include "ember/tensor/Type.h"
 
 #include <array>
 #include <vector>

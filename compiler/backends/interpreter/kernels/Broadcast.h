@@ -3,8 +3,8 @@
 /// Helpers shared by the interpreter's elementwise, reduction and data-movement kernels:
 /// numpy-style broadcasting loops, row-major strides and element-kind dispatch.
 
-#include "ember/graph/Tensor.h"
 #include "ember/support/Error.h"
+#include "ember/tensor/Tensor.h"
 
 #include <array>
 #include <cstdint>

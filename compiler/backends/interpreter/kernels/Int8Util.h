@@ -4,9 +4,9 @@
 /// per-tensor parameters of an operand, with an error naming the operand when they are
 /// missing, and the family registration functions.
 
-#include "ember/graph/Tensor.h"
 #include "ember/quantization/Numerics.h"
 #include "ember/support/Error.h"
+#include "ember/tensor/Tensor.h"
 
 #include <string>
 

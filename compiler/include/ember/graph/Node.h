@@ -7,8 +7,8 @@
 /// classes: what a kind means is defined once in its OpInfo (compiler/graph/ops), so
 /// adding an operator does not add a class hierarchy.
 
-#include "ember/graph/Tensor.h"
-#include "ember/graph/Type.h"
+#include "ember/tensor/Tensor.h"
+#include "ember/tensor/Type.h"
 
 #include <map>
 #include <memory>

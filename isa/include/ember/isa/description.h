@@ -106,6 +106,12 @@ struct HardwareDesc {
     /// dispatches one instruction per cycle (docs/simulator.md, rule F1).
     std::uint64_t latency_cycles = 1;
   } fetch;
+  struct {
+    /// NPU cycles one register read or write of the control core takes (docs/firmware.md).
+    std::uint64_t register_access_cycles = 1;
+    /// Period of the control core's timer: an idle core wakes at the IRQ or the next tick.
+    std::uint64_t tick_cycles = 1;
+  } control;
 };
 
 /// The global energy table (pJ). Per-SRAM figures live in MemoryDesc.

@@ -1,12 +1,14 @@
 // libember_runtime: the host side of the NPU (docs/firmware.md section 7). A Device is
 // an NPU with its DRAM and its control core; a Session submits jobs through the device's
-// job ring (firmware/include/ember_ring.h) and waits for their completions. The control
-// core runs the firmware (firmware/, ember_fw_host) on a thread of the device; the NPU
-// behind its registers is an engine: the SystemC model, or the Verilated RTL.
+// job ring (firmware/include/ember_ring.h) and waits for their completions. The device
+// is a SystemC platform (ember/sim/Platform.h) whose control core runs the firmware
+// (firmware/, the build of the device's description) against a TLM-2.0 register block;
+// the NPU behind the registers is the SystemC cycle engine, or the Verilated RTL.
 #pragma once
 
 #include "ember/isa/binary.h"
 #include "ember/isa/description.h"
+#include "ember/sim/Platform.h"
 #include "ember/sim/Simulator.h"
 #include "ember_ring.h"
 
@@ -21,27 +23,26 @@
 
 namespace ember::runtime {
 
-/// What runs the NPU's jobs once the firmware starts them: the SystemC model by default;
-/// ember-run --device rtl passes the Verilated RTL (same job and result types).
-using Engine =
-    std::function<sim::Result(const isa::IsaDescription&, const sim::Job&, const sim::Options&)>;
+/// What runs the NPU's jobs once the firmware starts them: empty for the SystemC cycle
+/// engine, live in the device's platform; ember-run --device rtl passes the Verilated
+/// RTL, whose runs the platform plays back in simulated time (ember/sim/Platform.h).
+using Engine = sim::JobEngine;
 
-/// The engine of the SystemC model.
-Engine systemcEngine();
-
-/// True when this build's firmware was built for `isa` (its description hash): a Device
-/// of another description would refuse every job (rule ISA).
+/// True when this build holds a firmware build for `isa` (its description hash): the
+/// shipped descriptions and those added to EMBER_FW_DESCRIPTIONS (docs/firmware.md).
 bool firmwareSupports(const isa::IsaDescription& isa);
 
-/// An NPU device: DRAM (reserved virtually, touched pages only), the register block of
-/// the description's register map, the control core (a thread running the firmware) and
-/// the engine behind the registers.
+/// An NPU device: DRAM (reserved virtually, touched pages only) and the platform of the
+/// description: the register block of its register map, the control core running the
+/// firmware, and the engine behind the registers. Throws isa::Error for a description
+/// this build has no firmware for.
 class Device {
 public:
   struct Options {
     std::uint64_t dram_bytes = std::uint64_t(8) << 30; ///< Device DRAM (virtual reservation).
     std::uint32_t ring_slots = 8;                      ///< RING_SIZE (a power of two).
     Engine engine;                                     ///< Empty: the SystemC model.
+    sim::JobPrepare prepare; ///< Adds debug map and run options to each started job.
   };
   Device(isa::IsaDescription isa, Options opts);
   ~Device();
@@ -65,6 +66,10 @@ public:
   /// The engine's report of the job at ring index `index` if it ran to its end (cycles,
   /// energy, slices); each is handed out once.
   std::optional<sim::Report> takeReport(std::uint32_t index);
+  /// Platform cycles the control core spent on the job at ring index `index`, from
+  /// taking its slot to publishing its completion (validation, register traffic, the
+  /// NPU's run, recovery); handed out once.
+  std::optional<std::uint64_t> takeJobCycles(std::uint32_t index);
 
   struct Impl;
 
@@ -78,6 +83,9 @@ struct Completion {
   ember_completion record{};                                ///< As the firmware wrote it.
   std::map<std::string, std::vector<std::uint8_t>> outputs; ///< DRAM-layout bytes (DONE).
   std::optional<sim::Report> report;                        ///< The engine's report (DONE).
+  /// Simulated cycles from the control core taking the job to its completion record:
+  /// the NPU's cycles plus what the ring and the firmware cost.
+  std::uint64_t platform_cycles = 0;
   bool ok() const { return record.status == EMBER_JOB_DONE; }
   /// "done", "refused: <rule>", "fault: <kind> at instruction N", "timeout".
   std::string describe() const;

@@ -10,7 +10,7 @@
 /// or Fortran order Ember does not read) whose message names the file and the reason;
 /// nothing in here asserts or aborts on user input.
 
-#include "ember/graph/Tensor.h"
+#include "ember/tensor/Tensor.h"
 
 #include <string>
 

@@ -1,5 +1,6 @@
-// ember-sim / ember-run --device sim: .npy in, NPU simulation, .npy + reports out.
-#include "SimRun.h"
+// Running binaries from .npy files (Run.h): what ember-sim and ember-run --device sim|rtl
+// do, .npy in, a job through a device's ring, .npy and reports out.
+#include "ember/runtime/Run.h"
 #include "ember/isa/roles.h"
 
 #include "ember/isa/binary.h"
@@ -10,6 +11,7 @@
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
 #include "ember/support/Npy.h"
+#include "ember/tensor/Tensor.h"
 
 #include <algorithm>
 #include <chrono>
@@ -21,7 +23,7 @@
 #include <ostream>
 #include <unistd.h>
 
-namespace ember::simrun {
+namespace ember::runtime {
 
 namespace {
 
@@ -139,7 +141,7 @@ Tensor tensorOf(const isa::IoEntry& e, const std::vector<std::uint8_t>& elems) {
 
 } // namespace
 
-void checkOutputs(const SimRunRequest& req) {
+void checkOutputs(const RunRequest& req) {
   std::vector<std::string> inputs{req.binary, req.isa};
   for (const auto& [name, file] : req.inputs)
     inputs.push_back(file);
@@ -155,7 +157,7 @@ std::pair<std::string, std::string> parseInputArg(const std::string& arg) {
   return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
-SimRunResult runBinary(const SimRunRequest& req, std::ostream& err) {
+RunResult runBinary(const RunRequest& req, std::ostream& err) {
   isa::IsaDescription desc = isa::IsaDescription::loadDefault(req.isa);
   return runLoadedBinary(isa::readElf(req.binary, desc), desc, req, err);
 }
@@ -169,28 +171,26 @@ namespace {
 /// outputs of a finished job.
 sim::Result runThroughRing(const isa::IsaDescription& desc, const isa::Binary& bin,
                            const std::map<std::string, std::vector<std::uint8_t>>& inputs,
-                           const sim::Options& opts, const SimRunRequest& req) {
+                           const sim::Options& opts, const RunRequest& req) {
   const std::uint64_t window =
       opts.dram_window_bytes ? opts.dram_window_bytes : desc.hw().dram.size_bytes;
-  runtime::Device::Options dopts;
+  Device::Options dopts;
   dopts.ring_slots = 1;
   dopts.dram_bytes = window + isa::serializeElf(bin, desc).size() + (std::uint64_t(1) << 20);
-  dopts.engine = [&](const isa::IsaDescription& d, const sim::Job& job, const sim::Options& o) {
-    sim::Job j = job;
-    j.debug = bin.debug; // per-layer rows of the report
-    sim::Options eo = opts;
-    eo.dram_window_bytes = o.dram_window_bytes;
-    return req.engine ? req.engine(d, j, eo) : sim::Simulator(d).run(j, eo);
+  dopts.engine = req.engine;
+  dopts.prepare = [&](sim::Job& job, sim::Options& o) {
+    job.debug = bin.debug; // per-layer rows of the report
+    o = opts;              // progress, the engine's own budget (the window is the job's)
   };
-  runtime::Device dev(desc, dopts);
-  runtime::Session session(dev);
+  Device dev(desc, dopts);
+  Session session(dev);
   const std::uint32_t id = session.submit(bin, inputs, sim::kMaxCycleBudget, window);
-  std::optional<runtime::Completion> c;
+  std::optional<Completion> c;
   while (!(c = session.wait(id, std::chrono::hours(1)))) {
   }
   if (c->record.status == EMBER_JOB_REFUSED)
     throw isa::Error(req.binary, "the NPU firmware",
-                     std::string("refused the job: rule ") + runtime::ruleName(c->record.detail) +
+                     std::string("refused the job: rule ") + ruleName(c->record.detail) +
                          " (docs/firmware.md section 3)");
   if (!c->report)
     throw isa::Error(req.binary, "the NPU firmware", "ended the job with " + c->describe());
@@ -204,8 +204,8 @@ sim::Result runThroughRing(const isa::IsaDescription& desc, const isa::Binary& b
 
 } // namespace
 
-SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& desc,
-                             const SimRunRequest& req, std::ostream& err) {
+RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& desc,
+                          const RunRequest& req, std::ostream& err) {
   sim::Simulator simulator(desc);
   const unsigned lanes = unsigned(desc.memory(isa::mem::kAct).lanes());
   auto inputEntry = [&](const std::string& name, const std::string& where) {
@@ -236,7 +236,7 @@ SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& 
       inputs[io.name] =
           sim::packIo(io, elementsFor(io, req.fill_missing(io, i), "input " + io.name), lanes);
     else
-      err << "ember-sim: warning: input '" << io.name << "' not given; it is all zeros\n";
+      err << req.tool << ": warning: input '" << io.name << "' not given; it is all zeros\n";
   }
   if (!req.out_dir.empty()) {
     std::vector<std::string> outs, ins{req.binary, req.isa};
@@ -270,17 +270,18 @@ SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& 
     };
   // The memory map against the window, as before (an error naming the region).
   (void)simulator.makeJob(bin, inputs, opts.dram_window_bytes, req.binary);
-  // Through the job ring when this build's firmware is the description's (ember-v1);
-  // another description's binary runs on the engine directly (docs/firmware.md §6).
+  // Through the job ring when the runtime has a firmware build of the description (the
+  // shipped ones); another description's binary runs on the engine directly
+  // (docs/firmware.md section 6).
   sim::Result res =
-      runtime::firmwareSupports(desc) ? runThroughRing(desc, bin, inputs, opts, req)
+      firmwareSupports(desc) ? runThroughRing(desc, bin, inputs, opts, req)
       : req.engine
           ? req.engine(desc, simulator.makeJob(bin, inputs, opts.dram_window_bytes, req.binary),
                        opts)
           : simulator.run(simulator.makeJob(bin, inputs, opts.dram_window_bytes, req.binary), opts);
   if (printed)
     std::fprintf(stderr, "\r%70s\r", "");
-  SimRunResult out;
+  RunResult out;
   out.io = bin.io;
   for (const auto& io : bin.io)
     if (io.dir == isa::IoDir::Output)
@@ -299,21 +300,21 @@ SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& 
   if (!req.trace_json.empty())
     sim::writeJsonFile(req.trace_json, sim::toChromeTrace(res.report), -1);
   if (res.report.fault) {
-    err << "ember-sim: " << req.binary << ": " << res.report.fault->message() << "\n";
+    err << req.tool << ": " << req.binary << ": " << res.report.fault->message() << "\n";
     out.status = 3;
   }
   out.report = std::move(res.report);
   return out;
 }
 
-int runBinaryOnSim(const SimRunRequest& req, std::ostream& out, std::ostream& err) {
-  SimRunResult r = runBinary(req, err);
+int runAndPrint(const RunRequest& req, std::ostream& out, std::ostream& err) {
+  RunResult r = runBinary(req, err);
   if (req.table)
     out << sim::formatTable(r.report);
   return r.status;
 }
 
-int runJobs(const std::vector<std::string>& binaries, const SimRunRequest& req, std::ostream& out,
+int runJobs(const std::vector<std::string>& binaries, const RunRequest& req, std::ostream& out,
             std::ostream& err) {
   isa::IsaDescription desc = isa::IsaDescription::loadDefault(req.isa);
   const unsigned lanes = unsigned(desc.memory(isa::mem::kAct).lanes());
@@ -327,10 +328,10 @@ int runJobs(const std::vector<std::string>& binaries, const SimRunRequest& req, 
         if (io.name == name && io.dir == isa::IoDir::Input)
           inputs[k][name] = sim::packIo(io, elementsFor(io, readNpy(file), file), lanes);
   }
-  runtime::Device::Options dopts;
-  dopts.engine = req.engine ? runtime::Engine(req.engine) : runtime::systemcEngine();
-  runtime::Device dev(desc, dopts);
-  runtime::Session session(dev);
+  Device::Options dopts;
+  dopts.engine = req.engine;
+  Device dev(desc, dopts);
+  Session session(dev);
   const std::uint64_t budget = req.options.cycle_budget;
   std::vector<std::uint32_t> ids;
   int status = 0;
@@ -339,11 +340,11 @@ int runJobs(const std::vector<std::string>& binaries, const SimRunRequest& req, 
   while (done < bins.size()) {
     while (next < bins.size() && next - done < dev.ringSlots())
       ids.push_back(session.submit(bins[next], inputs[next], budget)), ++next;
-    std::optional<runtime::Completion> c;
+    std::optional<Completion> c;
     while (!(c = session.wait(ids[done], std::chrono::seconds(60))))
-      err << "ember-sim: job " << done << " (" << binaries[done] << ") still running\n";
+      err << req.tool << ": job " << done << " (" << binaries[done] << ") still running\n";
     out << "job " << done << " " << binaries[done] << ": " << c->describe() << ", "
-        << c->record.cycles << " cycles\n";
+        << c->record.cycles << " cycles (" << c->platform_cycles << " on the platform)\n";
     if (!c->ok())
       status = 3;
     if (c->ok() && !req.out_dir.empty()) {
@@ -359,4 +360,4 @@ int runJobs(const std::vector<std::string>& binaries, const SimRunRequest& req, 
   return status;
 }
 
-} // namespace ember::simrun
+} // namespace ember::runtime

@@ -1,11 +1,12 @@
-// Running an NPU binary on the simulator from .npy files: shared by ember-sim and the
-// `sim` device of ember-run.
+// Running NPU binaries from .npy files through a device's job ring (the runtime's
+// Device and Session): the run logic of ember-sim and of ember-run's `sim` and `rtl`
+// devices, whose mains only parse options and call these.
 #pragma once
 
-#include "ember/graph/Tensor.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/description.h"
 #include "ember/sim/Simulator.h"
+#include "ember/tensor/Tensor.h"
 
 #include <functional>
 #include <iosfwd>
@@ -14,10 +15,10 @@
 #include <utility>
 #include <vector>
 
-namespace ember::simrun {
+namespace ember::runtime {
 
 /// What to run and where the results go (empty paths: not written).
-struct SimRunRequest {
+struct RunRequest {
   std::string binary;                                      ///< BIN.elf
   std::string isa;                                         ///< Description ("": default).
   std::vector<std::pair<std::string, std::string>> inputs; ///< NAME, FILE.npy
@@ -28,8 +29,9 @@ struct SimRunRequest {
   std::string out_dir; ///< Outputs as DIR/STEM.npy, STEM = npyFileStem(name).
   std::string report_json, trace_json;
   sim::Options options;
-  bool progress = true; ///< Progress line on stderr when it is a terminal.
-  bool table = true;    ///< Print the report table to `out`.
+  bool progress = true;           ///< Progress line on stderr when it is a terminal.
+  bool table = true;              ///< Print the report table to `out`.
+  std::string tool = "ember-sim"; ///< Names the program in warnings and fault lines.
   /// What runs the job: empty for the SystemC model; `ember-run --device rtl` sets the
   /// Verilated RTL here (the same job, options and result types).
   std::function<sim::Result(const isa::IsaDescription&, const sim::Job&, const sim::Options&)>
@@ -37,7 +39,7 @@ struct SimRunRequest {
 };
 
 /// What one run produced.
-struct SimRunResult {
+struct RunResult {
   int status = 0; ///< 0 done, 3 the program faulted.
   sim::Report report;
   std::vector<std::pair<std::string, Tensor>> outputs; ///< In I/O-table order, binary dtype.
@@ -52,29 +54,29 @@ struct SimRunResult {
 /// QuantizeLinear does: out-of-range values and ±Inf saturate; NaN is refused. A fault is
 /// printed to `err` and gives status 3. Throws ember::Error for bad inputs (missing
 /// file, wrong shape or element type, NaN, out-of-range integers, unknown name).
-SimRunResult runBinary(const SimRunRequest& req, std::ostream& err);
+RunResult runBinary(const RunRequest& req, std::ostream& err);
 
 /// runBinary on a binary already in memory (`req.binary` only names it in messages;
 /// `req.isa` is ignored: `desc` is the description it was built for).
-SimRunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& desc,
-                             const SimRunRequest& req, std::ostream& err);
+RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& desc,
+                          const RunRequest& req, std::ostream& err);
 
 /// ember-sim --jobs: runs `binaries` back to back through the job ring of one device (the
 /// runtime: the firmware validates and starts each; docs/firmware.md), prints one line
 /// per job (index, binary, status, fault or rule, cycles) and writes the outputs of job K
 /// to `req.out_dir`/K/. `req.inputs` feed every binary that has an input of that name.
 /// Returns 0 when every job finished, 3 otherwise.
-int runJobs(const std::vector<std::string>& binaries, const SimRunRequest& req, std::ostream& out,
+int runJobs(const std::vector<std::string>& binaries, const RunRequest& req, std::ostream& out,
             std::ostream& err);
 
 /// runBinary, then the report table to `out` (if `req.table`). Returns the status.
-int runBinaryOnSim(const SimRunRequest& req, std::ostream& out, std::ostream& err);
+int runAndPrint(const RunRequest& req, std::ostream& out, std::ostream& err);
 
 /// Refuses, before any work, output paths that are folders or inputs (the binary, the
 /// description, an input .npy). Output .npy files are checked once the I/O table is read.
-void checkOutputs(const SimRunRequest& req);
+void checkOutputs(const RunRequest& req);
 
 /// Parses "NAME=FILE" (throws isa::Error otherwise).
 std::pair<std::string, std::string> parseInputArg(const std::string& arg);
 
-} // namespace ember::simrun
+} // namespace ember::runtime

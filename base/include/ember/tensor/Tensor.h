@@ -3,7 +3,7 @@
 /// A dense, owning, row-major (C order) tensor: the payload of constants, the values
 /// the interpreter computes, and what .npy files hold.
 
-#include "ember/graph/Type.h"
+#include "ember/tensor/Type.h"
 
 #include <cstring>
 #include <string>

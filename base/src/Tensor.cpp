@@ -1,4 +1,4 @@
-#include "ember/graph/Tensor.h"
+#include "ember/tensor/Tensor.h"
 
 #include "ember/support/Error.h"
 

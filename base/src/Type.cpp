@@ -1,4 +1,4 @@
-#include "ember/graph/Type.h"
+#include "ember/tensor/Type.h"
 
 #include "ember/support/Error.h"
 

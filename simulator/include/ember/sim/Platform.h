@@ -1,0 +1,83 @@
+// The NPU with its control core, as one SystemC simulation (docs/firmware.md section 6):
+// a control core that runs a program (the firmware, handed in by the runtime) as a
+// SystemC thread, a register block that follows the description's register map and is
+// reached from the core through TLM-2.0 transactions, and the NPU's cycle engine, which
+// CTRL.START sets running in the same simulated time. The firmware's register traffic,
+// its sleeps and the NPU's work all take simulated cycles, so the cost of going through
+// the job ring is measured, not assumed. Device DRAM belongs to the caller.
+#pragma once
+
+#include "ember/isa/description.h"
+#include "ember/sim/Report.h"
+#include "ember/sim/Simulator.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+
+namespace ember::sim {
+
+/// The control core's view of the platform while its program runs.
+class CoreBus {
+public:
+  /// A register read: one TLM-2.0 transaction to the register block, which takes
+  /// hardware.control.register_access_cycles. Throws isa::Error for an offset that names
+  /// no register of the description's map (a bus error).
+  virtual std::uint32_t read(std::uint32_t offset) = 0;
+  /// A register write, as `read`.
+  virtual void write(std::uint32_t offset, std::uint32_t value) = 0;
+  /// Sleeps until the NPU's interrupt (DONE or FAULT with CTRL.IRQ_EN) or the next tick
+  /// of the core's timer (hardware.control.tick_cycles), whichever comes first.
+  virtual void idle() = 0;
+  /// The platform clock: cycles simulated since the platform was made.
+  virtual std::uint64_t now() const = 0;
+
+protected:
+  ~CoreBus() = default;
+};
+
+/// What runs a job that CTRL.START starts: empty for the SystemC cycle engine, live in the
+/// platform's simulation; otherwise a function that runs the whole job at once (the
+/// Verilated RTL), whose outcome the platform then plays back: STATUS shows BUSY and
+/// CYCLES counts until the job's cycles have passed.
+using JobEngine = std::function<Result(const isa::IsaDescription&, const Job&, const Options&)>;
+
+/// Called when CTRL.START starts a job, before it runs: the host adds what the registers
+/// do not carry (the debug map for per-layer reports, a progress callback, the engine's
+/// own cycle budget, whether to keep slices). The window size in `opts` is the
+/// registers' and is kept whatever the hook does.
+using JobPrepare = std::function<void(Job& job, Options& opts)>;
+
+class Platform {
+public:
+  /// `dram` is device DRAM of `dram_bytes`: a started job's window is read from it, a
+  /// finished job's writes go back into it. Throws isa::Error if the description lacks a
+  /// register the platform implements (CTRL, STATUS, ..., listed in docs/firmware.md).
+  Platform(isa::IsaDescription isa, std::uint8_t* dram, std::uint64_t dram_bytes,
+           JobEngine engine = {}, JobPrepare prepare = {});
+  ~Platform();
+  Platform(const Platform&) = delete;
+  Platform& operator=(const Platform&) = delete;
+
+  /// Runs `program` as the control core's thread, in a SystemC simulation of its own,
+  /// until it returns; rethrows what it throws. Registers and the platform clock carry
+  /// over from one call to the next (in between the core sleeps and no time passes). A
+  /// job still running when the program returns is stopped as by CTRL.RESET.
+  void run(const std::function<void(CoreBus&)>& program);
+
+  /// The report of the last job that ended (DONE or FAULT), handed out once.
+  std::optional<Report> takeReport();
+  /// Jobs CTRL.START has started since the platform was made.
+  std::uint64_t starts() const;
+  /// The platform clock (cycles simulated by every run so far).
+  std::uint64_t cycles() const;
+  const isa::IsaDescription& isa() const;
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace ember::sim

@@ -1,0 +1,511 @@
+// The platform of Platform.h: the control core (a SystemC thread running the caller's
+// program, a TLM-2.0 initiator), the NPU block (a TLM-2.0 target holding the register
+// map of the description, and the thread that runs the jobs CTRL.START starts) and the
+// platform clock that carries over from one simulation to the next.
+#include "ember/sim/Platform.h"
+
+#include "Context.h"
+#include "Machine.h"
+#include "Npu.h"
+#include "Run.h"
+#include "ember/isa/error.h"
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <map>
+
+namespace ember::sim {
+
+using u64 = std::uint64_t;
+using u32 = std::uint32_t;
+
+namespace {
+
+/// The registers the platform gives a meaning to, found by name in the description's
+/// map (docs/firmware.md section 6); every other register is plain storage.
+struct RegMap {
+  explicit RegMap(const isa::IsaDescription& isa) : isa_(isa) {
+    ctrl = off("CTRL");
+    start = mask("CTRL", "START");
+    reset = mask("CTRL", "RESET");
+    irqEn = mask("CTRL", "IRQ_EN");
+    status = off("STATUS");
+    busy = mask("STATUS", "BUSY");
+    done = mask("STATUS", "DONE");
+    fault = mask("STATUS", "FAULT");
+    engineBusy[0] = mask("STATUS", "LOAD_BUSY");
+    engineBusy[1] = mask("STATUS", "COMPUTE_BUSY");
+    engineBusy[2] = mask("STATUS", "STORE_BUSY");
+    irqStatus = off("IRQ_STATUS");
+    irqDone = mask("IRQ_STATUS", "DONE");
+    irqFault = mask("IRQ_STATUS", "FAULT");
+    faultCode = off("FAULT_CODE");
+    codeLsb = field("FAULT_CODE", "CODE").lsb;
+    engineLsb = field("FAULT_CODE", "ENGINE").lsb;
+    faultPc = off("FAULT_PC");
+    insn[0] = off("INSN_BASE_LO");
+    insn[1] = off("INSN_BASE_HI");
+    insnCount = off("INSN_COUNT");
+    dramBase[0] = off("DRAM_BASE_LO");
+    dramBase[1] = off("DRAM_BASE_HI");
+    dramSize[0] = off("DRAM_SIZE_LO");
+    dramSize[1] = off("DRAM_SIZE_HI");
+    cycles[0] = off("CYCLES_LO");
+    cycles[1] = off("CYCLES_HI");
+    macs[0] = off("MACS_LO");
+    macs[1] = off("MACS_HI");
+    busyCycles[0] = off("LOAD_BUSY_CYCLES");
+    busyCycles[1] = off("COMPUTE_BUSY_CYCLES");
+    busyCycles[2] = off("STORE_BUSY_CYCLES");
+    hash[0] = off("ISA_HASH_LO");
+    hash[1] = off("ISA_HASH_HI");
+  }
+
+  u32 ctrl, start, reset, irqEn, status, busy, done, fault, engineBusy[3], irqStatus, irqDone,
+      irqFault, faultCode, codeLsb, engineLsb, faultPc, insn[2], insnCount, dramBase[2],
+      dramSize[2], cycles[2], macs[2], busyCycles[3], hash[2];
+
+private:
+  const isa::RegisterDesc& reg(const char* name) const {
+    for (const auto& r : isa_.registers())
+      if (r.name == name)
+        return r;
+    throw isa::Error(isa_.file(), "/registers",
+                     std::string("the platform needs a register named ") + name +
+                         " (docs/firmware.md section 6)");
+  }
+  u32 off(const char* name) const { return reg(name).offset; }
+  isa::BitRange field(const char* r, const char* f) const {
+    for (const auto& x : reg(r).fields)
+      if (x.name == f)
+        return x.bits;
+    throw isa::Error(isa_.file(), "/registers",
+                     std::string("the platform needs a field ") + f + " in register " + r);
+  }
+  u32 mask(const char* r, const char* f) const {
+    const isa::BitRange b = field(r, f);
+    return u32(((u64(1) << b.width) - 1) << b.lsb);
+  }
+  const isa::IsaDescription& isa_;
+};
+
+u32 hashWord(const isa::IsaDescription& isa, int w) {
+  const auto& h = isa.hash();
+  u32 v = 0;
+  for (int i = 3; i >= 0; --i)
+    v = v << 8 | h[std::size_t(4 * w + i)];
+  return v;
+}
+
+/// Simulation time of one NPU cycle (the cycle engine's unit).
+u64 unit() {
+  return sc_core::sc_time(1, sc_core::SC_NS).value();
+}
+sc_core::sc_time cyclesTime(u64 n) {
+  return sc_core::sc_time::from_value(n * unit());
+}
+
+} // namespace
+
+struct Platform::Impl {
+  Impl(isa::IsaDescription d, std::uint8_t* m, u64 n, JobEngine e, JobPrepare pr)
+      : isa(std::move(d)), map(isa), sim(isa), dram(m), dramBytes(n), engine(std::move(e)),
+        prepare(std::move(pr)) {
+    for (const auto& r : isa.registers())
+      regs[r.offset] = r.reset;
+    regs[map.hash[0]] = hashWord(isa, 0);
+    regs[map.hash[1]] = hashWord(isa, 1);
+  }
+
+  isa::IsaDescription isa;
+  RegMap map;
+  Simulator sim; ///< Its shape checks and default cycle budget.
+  std::uint8_t* dram;
+  u64 dramBytes;
+  JobEngine engine;
+  JobPrepare prepare;
+  std::map<u32, u32> regs; ///< Every register of the map; the live ones are computed.
+  enum class State { Idle, Running, Done, Fault } state = State::Idle;
+  u64 clockBase = 0; ///< Platform cycles simulated before the current simulation.
+  u64 jobStart = 0;  ///< Platform cycle at which the running job started.
+  std::optional<Report> last, handout;
+  u64 starts = 0;
+  u32 irqStatus = 0;
+
+  /// The job in the registers: its text and the resident pages of its window.
+  Job jobFromRegisters(u64& window, u64& windowSize) const;
+  void writeBack(const DramImage& img, u64 window, u64 windowSize) const;
+};
+
+Job Platform::Impl::jobFromRegisters(u64& window, u64& windowSize) const {
+  auto reg64 = [&](const u32(&o)[2]) { return u64(regs.at(o[0])) | u64(regs.at(o[1])) << 32; };
+  const u64 text = reg64(map.insn), n = regs.at(map.insnCount);
+  window = std::min(reg64(map.dramBase), dramBytes);
+  windowSize = std::min(reg64(map.dramSize), dramBytes - window);
+  // The firmware validated both ranges; registers written otherwise are clamped to DRAM.
+  const u64 W = isa.instructionBytes();
+  const u64 count = std::min(n, text < dramBytes ? (dramBytes - text) / W : 0);
+  Job job;
+  job.text.assign(dram + text, dram + text + count * W);
+  // Only pages the host or the NPU touched are resident; copy those.
+  const u64 page = u64(sysconf(_SC_PAGESIZE));
+  const u64 first = window / page * page;
+  std::vector<unsigned char> resident((window + windowSize - first + page - 1) / page);
+  if (!resident.empty() && mincore(dram + first, window + windowSize - first, resident.data()) != 0)
+    resident.assign(resident.size(), 1);
+  for (std::size_t i = 0; i < resident.size(); ++i) {
+    if (!(resident[i] & 1))
+      continue;
+    const u64 lo = std::max(window, first + i * page),
+              hi = std::min(window + windowSize, lo + page);
+    if (hi > lo)
+      job.dram.write(lo - window, dram + lo, hi - lo);
+  }
+  return job;
+}
+
+void Platform::Impl::writeBack(const DramImage& img, u64 window, u64 windowSize) const {
+  img.forEachPage([&](u64 addr, const std::uint8_t* bytes, u64 n) {
+    if (addr < windowSize)
+      std::memcpy(dram + window + addr, bytes, std::min(n, windowSize - addr));
+  });
+}
+
+namespace {
+
+using State = Platform::Impl::State;
+
+/// The NPU as the bus sees it: the register block (a TLM-2.0 target) and the thread that
+/// runs each job CTRL.START starts, live (the cycle engine) or played back (an engine
+/// that ran it at once).
+class NpuBlock : public sc_core::sc_module {
+public:
+  SC_HAS_PROCESS(NpuBlock);
+  tlm_utils::simple_target_socket<NpuBlock> socket;
+  sc_core::sc_event irq; ///< The IRQ line rose.
+
+  NpuBlock(sc_core::sc_module_name name, Platform::Impl& p) : sc_module(name), p_(p) {
+    socket.register_b_transport(this, &NpuBlock::transport);
+    SC_THREAD(jobLoop);
+  }
+  /// The IRQ line: an enabled cause is pending.
+  bool irqLine() const {
+    return (p_.regs.at(p_.map.ctrl) & p_.map.irqEn) &&
+           (p_.irqStatus & (p_.map.irqDone | p_.map.irqFault));
+  }
+  /// Ends the job loop (and a running job) so the simulation can end.
+  void shutdown() {
+    shutdown_ = true;
+    stopJob();
+    startEv_.notify(sc_core::SC_ZERO_TIME);
+  }
+  std::exception_ptr error; ///< What an engine threw.
+
+private:
+  u64 clock() const { return p_.clockBase + sc_core::sc_time_stamp().value() / unit(); }
+  void stopJob() {
+    if (p_.state == State::Running) {
+      abort_.requested = true;
+      abort_.event.notify(sc_core::SC_ZERO_TIME);
+    }
+  }
+
+  void transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
+    const u64 a = t.get_address();
+    if (t.get_data_length() != 4 || a % 4 || !p_.regs.count(u32(a))) {
+      t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      return;
+    }
+    delay += cyclesTime(p_.isa.hw().control.register_access_cycles);
+    u32 v = 0;
+    if (t.is_read()) {
+      v = read(u32(a));
+      std::memcpy(t.get_data_ptr(), &v, 4);
+    } else {
+      std::memcpy(&v, t.get_data_ptr(), 4);
+      write(u32(a), v);
+    }
+    t.set_response_status(tlm::TLM_OK_RESPONSE);
+  }
+
+  u32 read(u32 off) const {
+    const RegMap& m = p_.map;
+    const bool running = p_.state == State::Running,
+               ended = p_.last && !running && p_.state != State::Idle;
+    auto half = [](u64 v, bool hi) { return u32(hi ? v >> 32 : v); };
+    if (off == m.status) {
+      if (running) {
+        u32 s = m.busy;
+        for (int e = 0; e < 3; ++e)
+          if (npu_ && npu_->engineBusy(e))
+            s |= m.engineBusy[e];
+        return s;
+      }
+      return p_.state == State::Done ? m.done : p_.state == State::Fault ? m.fault : 0;
+    }
+    if (off == m.cycles[0] || off == m.cycles[1]) {
+      const u64 c = running ? clock() - p_.jobStart : ended ? p_.last->cycles : 0;
+      return half(c, off == m.cycles[1]);
+    }
+    if (off == m.macs[0] || off == m.macs[1]) {
+      const u64 c = running && live_ ? live_->macs : ended ? p_.last->macs : 0;
+      return half(c, off == m.macs[1]);
+    }
+    for (int e = 0; e < 3; ++e)
+      if (off == m.busyCycles[e])
+        return u32(running && live_                        ? live_->busy[std::size_t(e)]
+                   : ended && p_.last->engines.size() == 3 ? p_.last->engines[std::size_t(e)].busy
+                                                           : 0);
+    if (off == m.irqStatus)
+      return p_.irqStatus;
+    if (off == m.faultCode || off == m.faultPc) {
+      if (p_.state != State::Fault)
+        return 0;
+      const Fault& f = *p_.last->fault;
+      if (off == m.faultPc)
+        return u32(f.instruction);
+      const u32 e = f.engine == "load"      ? 0
+                    : f.engine == "compute" ? 1
+                    : f.engine == "store"   ? 2
+                                            : 3;
+      return (u32(f.kind) + 1) << m.codeLsb | e << m.engineLsb; // CODE: 1 + the fault kind
+    }
+    for (const auto& r : p_.isa.registers())
+      if (r.offset == off && r.access == "wo")
+        return 0; // as the generated register block: write-only registers read 0
+    return p_.regs.at(off);
+  }
+
+  void write(u32 off, u32 v) {
+    const RegMap& m = p_.map;
+    if (off == m.irqStatus) { // write 1 to clear
+      p_.irqStatus &= ~v;
+      return;
+    }
+    for (const auto& r : p_.isa.registers())
+      if (r.offset == off && r.access == "ro")
+        return;
+    if (off != m.ctrl) {
+      p_.regs[off] = v;
+      return;
+    }
+    p_.regs[off] = v; // stored as written; START and RESET act on the write
+    if (v & m.reset) {
+      stopJob();
+      p_.state = State::Idle;
+      return;
+    }
+    if ((v & m.start) && p_.state != State::Running) {
+      p_.state = State::Running;
+      p_.jobStart = clock();
+      ++p_.starts;
+      startPending_ = true;
+      startEv_.notify(sc_core::SC_ZERO_TIME);
+    }
+  }
+
+  void jobLoop() {
+    for (;;) {
+      while (!startPending_ && !shutdown_)
+        sc_core::wait(startEv_);
+      if (shutdown_)
+        return;
+      startPending_ = false;
+      abort_.requested = false;
+      try {
+        runJob();
+      } catch (...) {
+        error = std::current_exception();
+        sc_core::sc_stop();
+        return;
+      }
+    }
+  }
+
+  /// Waits until `cycles` after the job's start, or an abort; false on an abort.
+  bool until(u64 cycles) {
+    const u64 now = clock() - p_.jobStart;
+    if (!abort_.requested && cycles > now)
+      sc_core::wait(cyclesTime(cycles - now), abort_.event);
+    return !abort_.requested;
+  }
+
+  void runJob() {
+    u64 window = 0, windowSize = 0;
+    Job job = p_.jobFromRegisters(window, windowSize);
+    Options o;
+    if (p_.prepare)
+      p_.prepare(job, o);
+    o.dram_window_bytes = windowSize;
+    const auto t0 = std::chrono::steady_clock::now();
+    Report r;
+    DramImage out;
+    if (p_.engine) {
+      Result res = p_.engine(p_.isa, job, o);
+      if (!until(res.report.cycles))
+        return;
+      r = std::move(res.report);
+      out = std::move(res.dram);
+    } else {
+      detail::RunState st(p_.isa, job);
+      detail::Machine machine(p_.isa, job.dram,
+                              windowSize ? windowSize : p_.isa.hw().dram.size_bytes);
+      const u64 budget = o.cycle_budget ? std::min(o.cycle_budget, kMaxCycleBudget)
+                                        : p_.sim.defaultCycleBudget(job);
+      detail::Npu npu(p_.isa, job, o, budget, machine, st, &abort_);
+      live_ = &st;
+      npu_ = &npu;
+      try {
+        npu.run();
+      } catch (const std::exception& ex) {
+        if (!st.fault)
+          st.fault = Fault{FaultKind::BadOperand, npu.now(), "npu", -1,
+                           std::string("internal error: ") + ex.what()};
+      }
+      live_ = nullptr;
+      npu_ = nullptr;
+      if (npu.aborted())
+        return;
+      if (st.fault)
+        st.last_cycle = std::max(st.last_cycle, st.fault->cycle);
+      const double host =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      r = st.finish(p_.isa, job, host);
+      out = machine.dram().takeImage();
+      if (!until(r.cycles))
+        return;
+    }
+    if (!r.fault)
+      p_.writeBack(out, window, windowSize);
+    p_.state = r.fault ? State::Fault : State::Done;
+    p_.irqStatus |= r.fault ? p_.map.irqFault : p_.map.irqDone;
+    p_.last = r;
+    p_.handout = std::move(r);
+    if (irqLine())
+      irq.notify(sc_core::SC_ZERO_TIME);
+  }
+
+  Platform::Impl& p_;
+  detail::AbortSignal abort_;
+  sc_core::sc_event startEv_;
+  bool startPending_ = false, shutdown_ = false;
+  const detail::RunState* live_ = nullptr; ///< The live engine's counters.
+  const detail::Npu* npu_ = nullptr;
+};
+
+/// The control core: the caller's program on a SystemC thread, a TLM-2.0 initiator.
+class ControlCore : public sc_core::sc_module, public CoreBus {
+public:
+  SC_HAS_PROCESS(ControlCore);
+  tlm_utils::simple_initiator_socket<ControlCore> socket;
+
+  ControlCore(sc_core::sc_module_name name, Platform::Impl& p,
+              const std::function<void(CoreBus&)>& program, NpuBlock& npu)
+      : sc_module(name), p_(p), program_(program), npu_(npu) {
+    SC_THREAD(main);
+  }
+  std::exception_ptr error; ///< What the program threw.
+
+  std::uint32_t read(std::uint32_t off) override { return access(tlm::TLM_READ_COMMAND, off, 0); }
+  void write(std::uint32_t off, std::uint32_t v) override {
+    access(tlm::TLM_WRITE_COMMAND, off, v);
+  }
+  void idle() override {
+    if (npu_.irqLine())
+      return; // a pending interrupt: the core does not sleep
+    const u64 tick = p_.isa.hw().control.tick_cycles, now = this->now();
+    sc_core::wait(cyclesTime((now / tick + 1) * tick - now), npu_.irq);
+  }
+  std::uint64_t now() const override {
+    return p_.clockBase + sc_core::sc_time_stamp().value() / unit();
+  }
+
+private:
+  void main() {
+    try {
+      program_(*this);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    npu_.shutdown();
+  }
+  u32 access(tlm::tlm_command cmd, u32 off, u32 v) {
+    tlm::tlm_generic_payload t;
+    std::uint8_t data[4];
+    std::memcpy(data, &v, 4);
+    t.set_command(cmd);
+    t.set_address(off);
+    t.set_data_ptr(data);
+    t.set_data_length(4);
+    t.set_streaming_width(4);
+    t.set_byte_enable_ptr(nullptr);
+    t.set_dmi_allowed(false);
+    t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    socket->b_transport(t, delay);
+    if (t.is_response_error())
+      throw isa::Error(p_.isa.file(), "/registers",
+                       "the control core " +
+                           std::string(cmd == tlm::TLM_READ_COMMAND ? "read" : "wrote") +
+                           " offset " + std::to_string(off) + ", where the map has no register");
+    sc_core::wait(delay); // the core waits for its bus transaction
+    std::memcpy(&v, data, 4);
+    return v;
+  }
+
+  Platform::Impl& p_;
+  const std::function<void(CoreBus&)>& program_;
+  NpuBlock& npu_;
+};
+
+} // namespace
+
+Platform::Platform(isa::IsaDescription isa, std::uint8_t* dram, u64 dram_bytes, JobEngine engine,
+                   JobPrepare prepare)
+    : impl_(std::make_unique<Impl>(std::move(isa), dram, dram_bytes, std::move(engine),
+                                   std::move(prepare))) {}
+
+Platform::~Platform() = default;
+
+void Platform::run(const std::function<void(CoreBus&)>& program) {
+  std::exception_ptr error;
+  detail::inSystemC([&] {
+    NpuBlock npu("npu", *impl_);
+    ControlCore core("core", *impl_, program, npu);
+    core.socket.bind(npu.socket);
+    sc_core::sc_start();
+    impl_->clockBase += sc_core::sc_time_stamp().value() / unit();
+    if (impl_->state == Impl::State::Running) // abandoned by the program: as a reset
+      impl_->state = Impl::State::Idle;
+    error = core.error ? core.error : npu.error;
+  });
+  if (error)
+    std::rethrow_exception(error);
+}
+
+std::optional<Report> Platform::takeReport() {
+  std::optional<Report> r = std::move(impl_->handout);
+  impl_->handout.reset();
+  return r;
+}
+std::uint64_t Platform::starts() const {
+  return impl_->starts;
+}
+std::uint64_t Platform::cycles() const {
+  return impl_->clockBase;
+}
+const isa::IsaDescription& Platform::isa() const {
+  return impl_->isa;
+}
+
+} // namespace ember::sim

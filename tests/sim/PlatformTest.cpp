@@ -1,0 +1,276 @@
+// The platform (ember/sim/Platform.h, docs/firmware.md section 6): a control-core program
+// written here (no firmware) drives the register block through the TLM-2.0 bus. Every
+// expected cycle follows from the description's control parameters and a direct run of
+// the same job on the simulator: a register access takes effect when issued and the core
+// resumes register_access_cycles later; a job started at cycle T raises DONE and the IRQ
+// at T + its cycles; an idle core wakes at the IRQ or the next multiple of tick_cycles.
+#include "ember/sim/Platform.h"
+#include "SimTestUtil.h"
+#include "ember/isa/error.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+using namespace simtest;
+using ember::sim::CoreBus;
+using ember::sim::Platform;
+using u64 = std::uint64_t;
+using u32 = std::uint32_t;
+
+namespace {
+
+ember::isa::IsaDescription withControl(u64 access, u64 tick) {
+  auto j = refIsa().json();
+  j["hardware"]["control"]["register_access_cycles"] = access;
+  j["hardware"]["control"]["tick_cycles"] = tick;
+  return ember::isa::IsaDescription::loadString(j.dump(), "control.json");
+}
+
+u32 reg(const ember::isa::IsaDescription& isa, const char* name) {
+  for (const auto& r : isa.registers())
+    if (r.name == name)
+      return r.offset;
+  ADD_FAILURE() << "no register " << name;
+  return 0;
+}
+u32 bit(const ember::isa::IsaDescription& isa, const char* r, const char* f) {
+  for (const auto& x : isa.registers())
+    if (x.name == r)
+      for (const auto& y : x.fields)
+        if (y.name == f)
+          return u32(1) << y.bits.lsb;
+  ADD_FAILURE() << "no field " << r << "." << f;
+  return 0;
+}
+
+constexpr u64 kText = 0x100000, kWindow = 0x1000000, kWindowSize = 1 << 20;
+
+/// Device DRAM with a job's text and window placed, and its reference run.
+struct Fixture {
+  explicit Fixture(const ember::isa::IsaDescription& d, const std::string& text,
+                   std::vector<std::uint8_t> image = {})
+      : isa(d), job(makeJob(d, text, std::move(image))) {
+    std::memcpy(dram.data() + kText, job.text.data(), job.text.size());
+    job.dram.forEachPage([&](u64 a, const std::uint8_t* p, u64 n) {
+      std::memcpy(dram.data() + kWindow + a, p, std::min<u64>(n, kWindowSize - a));
+    });
+    ember::sim::Options o;
+    o.dram_window_bytes = kWindowSize;
+    ember::sim::Job noDebug = job;
+    noDebug.debug.clear();
+    ref = ember::sim::Simulator(d).run(noDebug, o);
+  }
+  /// The 7 register writes that describe the job (INSN_*, DRAM_*).
+  void program(CoreBus& b) const {
+    b.write(reg(isa, "INSN_BASE_LO"), u32(kText));
+    b.write(reg(isa, "INSN_BASE_HI"), 0);
+    b.write(reg(isa, "INSN_COUNT"), u32(job.text.size() / isa.instructionBytes()));
+    b.write(reg(isa, "DRAM_BASE_LO"), u32(kWindow));
+    b.write(reg(isa, "DRAM_BASE_HI"), 0);
+    b.write(reg(isa, "DRAM_SIZE_LO"), u32(kWindowSize));
+    b.write(reg(isa, "DRAM_SIZE_HI"), 0);
+  }
+  u32 start() const { return bit(isa, "CTRL", "START") | bit(isa, "CTRL", "IRQ_EN"); }
+  std::vector<std::uint8_t> window(u64 at, u64 n) const {
+    return {dram.begin() + long(kWindow + at), dram.begin() + long(kWindow + at + n)};
+  }
+
+  ember::isa::IsaDescription isa;
+  ember::sim::Job job;
+  ember::sim::Result ref;
+  std::vector<std::uint8_t> dram = std::vector<std::uint8_t>(32u << 20, 0);
+};
+
+const char* const kCopy =
+    ".region \"in\" input 0x0 0x100\n.region \"out\" output 0x1000 0x100\n"
+    "  dma.ld sram=act sram_addr=0 dram_addr=0 size0=4 size1=1 size2=1 push_next\n"
+    "  vadd pop_prev push_next dst_mem=act src_mem=act dst_addr=8 src0_addr=0 src1_addr=0 "
+    "n0=4 n1=1 dst_s0=1 src0_s0=1 src1_s0=1\n"
+    "  dma.st pop_prev sram=act sram_addr=8 dram_addr=0x1000 size0=4 size1=1 size2=1\n"
+    "  finish\n";
+
+std::vector<std::uint8_t> input() {
+  std::vector<std::uint8_t> v(64);
+  for (int i = 0; i < 64; ++i)
+    v[std::size_t(i)] = std::uint8_t(i * 5 + 1);
+  return v;
+}
+
+const char* const kLong =
+    "gemm act_addr=0 acc_addr=0 wgt_addr=0 n0=255 n1=8 n2=8 act_s0=1 acc_s0=1\nfinish\n";
+
+} // namespace
+
+TEST(Platform, AJobStartsWhenCtrlStartIsWrittenAndRaisesTheIrqItsCyclesLater) {
+  const u64 A = 3;
+  Fixture f(withControl(A, u64(1) << 20), kCopy, input());
+  ASSERT_TRUE(f.ref.ok());
+  Platform p(f.isa, f.dram.data(), f.dram.size());
+  u64 started = 0, woke = 0;
+  u32 status = 0, cycles = 0, irq = 0, macs = 0;
+  p.run([&](CoreBus& b) {
+    f.program(b); // 7 writes: the core is at 7A
+    started = b.now();
+    b.write(reg(f.isa, "CTRL"), f.start()); // the job starts at 7A, the core resumes at 8A
+    b.idle();                               // the IRQ wakes it
+    woke = b.now();
+    status = b.read(reg(f.isa, "STATUS"));
+    cycles = b.read(reg(f.isa, "CYCLES_LO"));
+    irq = b.read(reg(f.isa, "IRQ_STATUS"));
+    macs = b.read(reg(f.isa, "MACS_LO"));
+  });
+  EXPECT_EQ(started, 7 * A);
+  EXPECT_EQ(woke, 7 * A + f.ref.report.cycles);
+  EXPECT_EQ(status, bit(f.isa, "STATUS", "DONE"));
+  EXPECT_EQ(cycles, f.ref.report.cycles);
+  EXPECT_EQ(irq, bit(f.isa, "IRQ_STATUS", "DONE"));
+  EXPECT_EQ(macs, f.ref.report.macs);
+  EXPECT_EQ(p.cycles(), woke + 4 * A) << "the clock ends with the core's last access";
+  EXPECT_EQ(f.window(0x1000, 64), f.ref.dram.read(0x1000, 64));
+  auto r = p.takeReport();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->cycles, f.ref.report.cycles);
+  EXPECT_FALSE(p.takeReport().has_value()) << "handed out once";
+  EXPECT_EQ(p.starts(), 1u);
+}
+
+TEST(Platform, AnIdleCoreWakesAtTheNextTickAndTheClockCarriesOver) {
+  Fixture f(withControl(4, 100), "finish\n");
+  Platform p(f.isa, f.dram.data(), f.dram.size());
+  std::vector<u64> t;
+  p.run([&](CoreBus& b) {
+    b.write(reg(f.isa, "RING_SIZE"), 4); // 4
+    b.idle();                            // tick at 100
+    t.push_back(b.now());
+    b.idle(); // 200
+    t.push_back(b.now());
+  });
+  EXPECT_EQ(t, (std::vector<u64>{100, 200}));
+  EXPECT_EQ(p.cycles(), 200u);
+  u32 ring = 0;
+  p.run([&](CoreBus& b) {
+    ring = b.read(reg(f.isa, "RING_SIZE")); // registers carry over too
+    t.push_back(b.now());
+  });
+  EXPECT_EQ(ring, 4u);
+  EXPECT_EQ(t.back(), 204u);
+}
+
+TEST(Platform, CyclesCountLiveAndResetStopsARunningJob) {
+  const u64 A = 4, tick = 1024;
+  Fixture f(withControl(A, tick), kLong);
+  ASSERT_TRUE(f.ref.ok());
+  ASSERT_GT(f.ref.report.cycles, 2 * tick);
+  Fixture good(withControl(A, tick), kCopy, input());
+  Platform p(f.isa, f.dram.data(), f.dram.size());
+  u64 readAt = 0;
+  u32 busy = 0, cycles = 0, after = 0, afterCycles = 0;
+  p.run([&](CoreBus& b) {
+    f.program(b);
+    b.write(reg(f.isa, "CTRL"), f.start()); // starts at 7A
+    b.idle();                               // the tick at 1024
+    readAt = b.now();
+    busy = b.read(reg(f.isa, "STATUS"));
+    cycles = b.read(reg(f.isa, "CYCLES_LO")); // issued at 1024 + A
+    b.write(reg(f.isa, "CTRL"), bit(f.isa, "CTRL", "RESET"));
+    after = b.read(reg(f.isa, "STATUS"));
+    afterCycles = b.read(reg(f.isa, "CYCLES_LO"));
+  });
+  EXPECT_EQ(readAt, tick);
+  EXPECT_TRUE(busy & bit(f.isa, "STATUS", "BUSY"));
+  EXPECT_EQ(cycles, tick + A - 7 * A);
+  EXPECT_EQ(after, 0u);
+  EXPECT_EQ(afterCycles, 0u);
+  EXPECT_FALSE(p.takeReport().has_value()) << "a reset job has no report";
+  // The next job on the same platform runs from reset: the reference's cycles and outputs.
+  std::memcpy(f.dram.data() + kText, good.job.text.data(), good.job.text.size());
+  std::memcpy(f.dram.data() + kWindow, good.dram.data() + kWindow, 0x2000);
+  u32 status = 0;
+  p.run([&](CoreBus& b) {
+    good.program(b);
+    b.write(reg(f.isa, "CTRL"), good.start());
+    while (!((status = b.read(reg(f.isa, "STATUS"))) & bit(f.isa, "STATUS", "DONE")))
+      b.idle();
+  });
+  auto r = p.takeReport();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->cycles, good.ref.report.cycles);
+  EXPECT_EQ(f.window(0x1000, 64), good.ref.dram.read(0x1000, 64));
+  EXPECT_EQ(p.starts(), 2u);
+}
+
+TEST(Platform, AFaultIsReportedInTheRegisters) {
+  Fixture f(withControl(2, 1 << 20), "sync engine=compute pop_prev\nfinish\n");
+  ASSERT_TRUE(f.ref.report.fault.has_value());
+  Platform p(f.isa, f.dram.data(), f.dram.size());
+  u32 status = 0, code = 0, pc = 0, irq = 0;
+  p.run([&](CoreBus& b) {
+    f.program(b);
+    b.write(reg(f.isa, "CTRL"), f.start());
+    b.idle();
+    status = b.read(reg(f.isa, "STATUS"));
+    code = b.read(reg(f.isa, "FAULT_CODE"));
+    pc = b.read(reg(f.isa, "FAULT_PC"));
+    irq = b.read(reg(f.isa, "IRQ_STATUS"));
+  });
+  EXPECT_EQ(status, bit(f.isa, "STATUS", "FAULT"));
+  EXPECT_EQ(code & 0xff, u32(f.ref.report.fault->kind) + 1);
+  EXPECT_EQ(std::int64_t(pc), f.ref.report.fault->instruction);
+  EXPECT_EQ(irq, bit(f.isa, "IRQ_STATUS", "FAULT"));
+}
+
+TEST(Platform, AnEngineThatRunsAJobAtOnceIsPlayedBackInTime) {
+  Fixture f(withControl(4, u64(1) << 20), kCopy, input());
+  // The engine stands for the Verilated RTL (no SystemC inside: one simulation at a time),
+  // here the reference run of the same job, handed back once the job's text checks out.
+  int calls = 0;
+  Platform p(f.isa, f.dram.data(), f.dram.size(),
+             [&](const ember::isa::IsaDescription&, const ember::sim::Job& j,
+                 const ember::sim::Options& o) {
+               ++calls;
+               EXPECT_EQ(j.text, f.job.text);
+               EXPECT_EQ(o.dram_window_bytes, kWindowSize);
+               return f.ref;
+             });
+  u64 woke = 0;
+  p.run([&](CoreBus& b) {
+    f.program(b);
+    b.write(reg(f.isa, "CTRL"), f.start());
+    b.idle();
+    woke = b.now();
+  });
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(woke, 7 * 4 + f.ref.report.cycles);
+  EXPECT_EQ(f.window(0x1000, 64), f.ref.dram.read(0x1000, 64));
+}
+
+TEST(Platform, AnOffsetOutsideTheMapIsABusError) {
+  Fixture f(refIsa(), "finish\n");
+  Platform p(f.isa, f.dram.data(), f.dram.size());
+  try {
+    p.run([&](CoreBus& b) { b.read(0x1000); });
+    FAIL() << "no error";
+  } catch (const ember::isa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("offset 4096, where the map has no register"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Platform, AnEngineMayNotStartASimulationOfItsOwn) {
+  Fixture f(withControl(4, u64(1) << 20), kCopy, input());
+  Platform p(f.isa, f.dram.data(), f.dram.size(),
+             [&](const ember::isa::IsaDescription& d, const ember::sim::Job& j,
+                 const ember::sim::Options& o) { return ember::sim::Simulator(d).run(j, o); });
+  try {
+    p.run([&](CoreBus& b) {
+      f.program(b);
+      b.write(reg(f.isa, "CTRL"), f.start());
+      b.idle();
+    });
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("inside another"), std::string::npos) << e.what();
+  }
+}
