@@ -137,7 +137,7 @@ struct Platform::Impl {
   std::map<u32, u32> regs; ///< Every register of the map; the live ones are computed.
   enum class State { Idle, Running, Done, Fault } state = State::Idle;
   u64 clockBase = 0; ///< Platform cycles simulated before the current simulation.
-  u64 jobStart = 0;  ///< Platform cycle at which the running job started.
+  u64 jobStart = 0;  ///< Platform cycle of the running job's cycle 0.
   std::optional<Report> last, handout;
   u64 starts = 0;
   u32 irqStatus = 0;
@@ -254,7 +254,10 @@ private:
       return p_.state == State::Done ? m.done : p_.state == State::Fault ? m.fault : 0;
     }
     if (off == m.cycles[0] || off == m.cycles[1]) {
-      const u64 c = running ? clock() - p_.jobStart : ended ? p_.last->cycles : 0;
+      const u64 now = clock();
+      const u64 c = running ? (now > p_.jobStart ? now - p_.jobStart : 0)
+                    : ended ? p_.last->cycles
+                            : 0;
       return half(c, off == m.cycles[1]);
     }
     if (off == m.macs[0] || off == m.macs[1]) {
@@ -307,10 +310,11 @@ private:
     }
     if ((v & m.start) && p_.state != State::Running) {
       p_.state = State::Running;
-      p_.jobStart = clock();
+      // The NPU samples START at the end of the write's cycle: its cycle 0 is the next.
+      p_.jobStart = clock() + 1;
       ++p_.starts;
       startPending_ = true;
-      startEv_.notify(sc_core::SC_ZERO_TIME);
+      startEv_.notify(cyclesTime(1));
     }
   }
 
@@ -332,11 +336,12 @@ private:
     }
   }
 
-  /// Waits until `cycles` after the job's start, or an abort; false on an abort.
+  /// Waits until the cycle at which a job of `cycles` cycles shows DONE or FAULT: the
+  /// one after its last (the NPU registers its end), or an abort; false on an abort.
   bool until(u64 cycles) {
-    const u64 now = clock() - p_.jobStart;
-    if (!abort_.requested && cycles > now)
-      sc_core::wait(cyclesTime(cycles - now), abort_.event);
+    const u64 now = clock() - p_.jobStart, end = cycles + 1;
+    if (!abort_.requested && end > now)
+      sc_core::wait(cyclesTime(end - now), abort_.event);
     return !abort_.requested;
   }
 

@@ -1,9 +1,11 @@
 // The platform (ember/sim/Platform.h, docs/firmware.md section 6): a control-core program
 // written here (no firmware) drives the register block through the TLM-2.0 bus. Every
 // expected cycle follows from the description's control parameters and a direct run of
-// the same job on the simulator: a register access takes effect when issued and the core
-// resumes register_access_cycles later; a job started at cycle T raises DONE and the IRQ
-// at T + its cycles; an idle core wakes at the IRQ or the next multiple of tick_cycles.
+// the same job on the simulator: a register access issued in cycle t acts in t and the
+// core resumes register_access_cycles later; a job whose START is written in cycle T
+// runs its cycle 0 in T + 1 and shows DONE (or FAULT) and raises the IRQ in the cycle
+// after its last, T + 1 + C + 1 for a job of C cycles; an idle core wakes at the IRQ or
+// the next multiple of tick_cycles.
 #include "ember/sim/Platform.h"
 #include "SimTestUtil.h"
 #include "ember/isa/error.h"
@@ -112,7 +114,7 @@ TEST(Platform, AJobStartsWhenCtrlStartIsWrittenAndRaisesTheIrqItsCyclesLater) {
   p.run([&](CoreBus& b) {
     f.program(b); // 7 writes: the core is at 7A
     started = b.now();
-    b.write(reg(f.isa, "CTRL"), f.start()); // the job starts at 7A, the core resumes at 8A
+    b.write(reg(f.isa, "CTRL"), f.start()); // cycle 0 at 7A + 1, the core resumes at 8A
     b.idle();                               // the IRQ wakes it
     woke = b.now();
     status = b.read(reg(f.isa, "STATUS"));
@@ -121,7 +123,7 @@ TEST(Platform, AJobStartsWhenCtrlStartIsWrittenAndRaisesTheIrqItsCyclesLater) {
     macs = b.read(reg(f.isa, "MACS_LO"));
   });
   EXPECT_EQ(started, 7 * A);
-  EXPECT_EQ(woke, 7 * A + f.ref.report.cycles);
+  EXPECT_EQ(woke, 7 * A + 1 + f.ref.report.cycles + 1);
   EXPECT_EQ(status, bit(f.isa, "STATUS", "DONE"));
   EXPECT_EQ(cycles, f.ref.report.cycles);
   EXPECT_EQ(irq, bit(f.isa, "IRQ_STATUS", "DONE"));
@@ -168,7 +170,7 @@ TEST(Platform, CyclesCountLiveAndResetStopsARunningJob) {
   u32 busy = 0, cycles = 0, after = 0, afterCycles = 0;
   p.run([&](CoreBus& b) {
     f.program(b);
-    b.write(reg(f.isa, "CTRL"), f.start()); // starts at 7A
+    b.write(reg(f.isa, "CTRL"), f.start()); // cycle 0 at 7A + 1
     b.idle();                               // the tick at 1024
     readAt = b.now();
     busy = b.read(reg(f.isa, "STATUS"));
@@ -179,7 +181,7 @@ TEST(Platform, CyclesCountLiveAndResetStopsARunningJob) {
   });
   EXPECT_EQ(readAt, tick);
   EXPECT_TRUE(busy & bit(f.isa, "STATUS", "BUSY"));
-  EXPECT_EQ(cycles, tick + A - 7 * A);
+  EXPECT_EQ(cycles, tick + A - (7 * A + 1));
   EXPECT_EQ(after, 0u);
   EXPECT_EQ(afterCycles, 0u);
   EXPECT_FALSE(p.takeReport().has_value()) << "a reset job has no report";
@@ -241,7 +243,7 @@ TEST(Platform, AnEngineThatRunsAJobAtOnceIsPlayedBackInTime) {
     woke = b.now();
   });
   EXPECT_EQ(calls, 1);
-  EXPECT_EQ(woke, 7 * 4 + f.ref.report.cycles);
+  EXPECT_EQ(woke, 7 * 4 + 1 + f.ref.report.cycles + 1);
   EXPECT_EQ(f.window(0x1000, 64), f.ref.dram.read(0x1000, 64));
 }
 
