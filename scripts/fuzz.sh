@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Fuzz one of Ember's loaders with libFuzzer under ASan/UBSan for a while.
 #   scripts/fuzz.sh TARGET [MINUTES] [extra libFuzzer flags...]
-# TARGET: npy | elf | onnx | sim | isa  (the .npy reader, the ELF loader, the ONNX
-# importer, the simulator on random legal programs, the description loader).
+# TARGET: npy | elf | onnx | sim | isa | validate  (the .npy reader, the ELF loader, the
+# ONNX importer, the simulator on random legal programs, the description loader, the
+# firmware's job validator).
 # Builds the target in build-fuzz/ (clang, EMBER_FUZZ=ON), copies the seed corpus into a
 # scratch corpus under build-fuzz/fuzz-corpus/TARGET (never into the sources), runs for
 # MINUTES (default 10) on one core and prints libFuzzer's final figures. A finding is
 # written as build-fuzz/fuzz-artifacts/TARGET/crash-* and the script exits non-zero.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-target=${1:?usage: scripts/fuzz.sh npy|elf|onnx|sim|isa [MINUTES] [libFuzzer flags]}
+target=${1:?usage: scripts/fuzz.sh npy|elf|onnx|sim|isa|validate [MINUTES] [libFuzzer flags]}
 minutes=${2:-10}
 shift $(($# >= 2 ? 2 : 1))
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
@@ -27,13 +28,23 @@ case "$target" in
   sim) exe=tests/sim/fuzz_sim_program seeds=("$root/tests/sim/fuzz/corpus") maxlen=4096
        # SystemC keeps process-lifetime allocations that LeakSanitizer would report.
        export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} ;;
-  *) echo "scripts/fuzz.sh: unknown target '$target' (npy, elf, onnx, sim, isa)" >&2; exit 2 ;;
+  validate) exe=tests/firmware/fuzz_fw_validate seeds=("$build/tests/firmware/fuzz_seeds")
+            maxlen=16384 ;;
+  *) echo "scripts/fuzz.sh: unknown target '$target' (npy, elf, onnx, sim, isa, validate)" >&2
+     exit 2 ;;
 esac
 ninja -C "$build" "$exe" >/dev/null
 # Seeds that are built (ELF binaries, importer models) come from their build targets.
 case "$target" in
   elf | isa) ninja -C "$build" isa_fuzz_seeds >/dev/null ;;
   onnx) ninja -C "$build" ember_importer_models >/dev/null 2>&1 || true ;;
+  validate) # the assembled test programs, as the ctest replay uses them
+    ninja -C "$build" ember-as >/dev/null
+    mkdir -p "$build/tests/firmware/fuzz_seeds"
+    for p in empty conv_tile double_buffer; do
+      "$build/tools/ember-as/ember-as" "$root/tests/isa/data/$p.s" \
+        -o "$build/tests/firmware/fuzz_seeds/$p.elf"
+    done ;;
 esac
 corpus=$build/fuzz-corpus/$target
 artifacts=$build/fuzz-artifacts/$target

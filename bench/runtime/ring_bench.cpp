@@ -4,8 +4,11 @@
 // Prints the NPU's cycles (equal both ways), the platform cycles a job takes through the
 // ring (the control core's register traffic and sleeps are timed) and their difference,
 // and host time of both. Never fails on time.
-//   ring_bench [--tiles N] [--jobs J]
+//   ring_bench [--tiles N] [--jobs J] [MODEL.elf...]
+// Each MODEL.elf (a compiled model, e.g. ResNet-18 from emberc) runs as one more row, with
+// zero inputs.
 #include "ember/isa/assembler.h"
+#include "ember/isa/binary.h"
 #include "ember/runtime/Runtime.h"
 #include "ember/sim/Simulator.h"
 
@@ -24,24 +27,35 @@ double since(std::chrono::steady_clock::time_point t0) {
 
 int main(int argc, char** argv) {
   int tiles = 400, jobs = 8;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  std::vector<std::string> models;
+  for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--tiles")
-      tiles = std::max(1, std::atoi(argv[i + 1]));
-    else if (a == "--jobs")
-      jobs = std::max(1, std::atoi(argv[i + 1]));
+    if (a == "--tiles" && i + 1 < argc)
+      tiles = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--jobs" && i + 1 < argc)
+      jobs = std::max(1, std::atoi(argv[++i]));
+    else
+      models.push_back(a);
   }
   try {
     auto isa = ember::isa::IsaDescription::loadDefault("");
+    std::vector<std::pair<std::string, ember::isa::Binary>> programs;
     for (const auto& [name, text] :
          {std::pair<const char*, std::string>{"gemm-bound", ember::bench::gemmBound(tiles, 16)},
           {"dma-bound", ember::bench::dmaBound(tiles)}}) {
       ember::isa::Binary bin = ember::isa::assemble(text, isa, name);
       bin.memmap.push_back({"scratch", ember::isa::RegionKind::Scratch, 0, 0x200000});
+      programs.emplace_back(name, std::move(bin));
+    }
+    for (const auto& m : models)
+      programs.emplace_back(m.substr(m.find_last_of('/') + 1), ember::isa::readElf(m, isa));
+    for (const auto& [label, bin] : programs) {
+      const char* name = label.c_str();
+      const int n = label.size() > 4 && label.substr(label.size() - 4) == ".elf" ? 2 : jobs;
       ember::sim::Simulator sim(isa);
       auto t0 = std::chrono::steady_clock::now();
       std::uint64_t direct = 0;
-      for (int j = 0; j < jobs; ++j)
+      for (int j = 0; j < n; ++j)
         direct = sim.run(bin, {}).report.cycles;
       const double td = since(t0);
       ember::runtime::Device dev(isa, {});
@@ -49,7 +63,7 @@ int main(int argc, char** argv) {
       t0 = std::chrono::steady_clock::now();
       std::uint64_t ring = 0, platform = 0;
       std::vector<std::uint32_t> ids;
-      for (int j = 0; j < jobs; ++j)
+      for (int j = 0; j < n; ++j)
         ids.push_back(s.submit(bin, {}, 0));
       for (auto id : ids) {
         auto c = s.wait(id, std::chrono::minutes(10));
@@ -65,7 +79,7 @@ int main(int argc, char** argv) {
       std::printf("%-11s %d jobs: NPU cycles direct %llu, through the ring %llu (%s); "
                   "platform cycles per job %llu (ring + firmware +%llu, %.2f%%); host %.3f s "
                   "direct, %.3f s ring (ring/direct %.2fx)\n",
-                  name, jobs, static_cast<unsigned long long>(direct),
+                  name, n, static_cast<unsigned long long>(direct),
                   static_cast<unsigned long long>(ring), direct == ring ? "equal" : "DIFFERENT",
                   static_cast<unsigned long long>(platform),
                   static_cast<unsigned long long>(platform - ring),
