@@ -121,14 +121,10 @@ module ember_gemm (
   assign w_w = first_w ? wgt_i : wreg_q;
 
   // The array: output channel k sums act lane c times W[k][c] (weight byte k * R + c).
-  always_comb begin
-    for (int k = 0; k < C; k++) begin
-      logic [31:0] sum;
-      sum = acc_i[32*k +: 32];
-      for (int c = 0; c < R; c++)
-        sum = sum + 32'($signed(act_i[8*c +: 8]) * $signed(w_w[8*(k*R+c) +: 8]));
-      acc_o[32*k +: 32] = reset_q ? 32'd0 : sum;
-    end
+  for (genvar k = 0; k < C; k++) begin : g_col
+    ember_mac_column u_col (
+        .act_i(act_i[0 +: 8*R]), .wgt_i(w_w[8*k*R +: 8*R]), .acc_i(acc_i[32*k +: 32]),
+        .clear_i(reset_q), .acc_o(acc_o[32*k +: 32]));
   end
   assign acc_we_o = active_q;
 

@@ -186,7 +186,8 @@ module ember_vector (
   logic signed [ZPB-1:0] zp_q;
   logic signed [LOB-1:0] lo_q;
   logic signed [HIB-1:0] hi_q;
-  logic [32*L-1:0] m_q, s_q;
+  logic [32*L-1:0] m_q;
+  logic [6*L-1:0] s_q;  // requantize's shifts: 1..62 when it starts (the operand check)
   logic [2047:0] table_q;
 
   assign busy_o = active_q;
@@ -201,59 +202,15 @@ module ember_vector (
   assign dst_acc_o = dacc_q;
   assign we_o = active_q;
 
-  // vshr's shift: imm0 lies in -31..31 when it starts (the operand check), so five bits
-  // of magnitude are enough (docs/numerics.md: s > 0 rounds right, s < 0 shifts left).
-  function automatic logic signed [63:0] roundShift(input logic signed [31:0] x,
-                                                    input logic signed [IB0-1:0] s);
-    logic [4:0] sh;
-    sh = '0;
-    roundShift = 64'(x);
-    if (s > 0) begin
-      sh = 5'(s);
-      roundShift = (64'(x) + (64'sd1 <<< (sh - 5'd1))) >>> sh;
-    end else if (s < 0) begin
-      sh = 5'(-s);
-      roundShift = 64'(x) <<< sh;
-    end
-  endfunction
-
-  // The lanes: operands are int32 (acc) or int8 (act), so every product is 32 x 32 bits.
-  always_comb begin
-    for (int j = 0; j < L; j++) begin
-      logic signed [31:0] a, b, mb;
-      logic signed [63:0] y, prod;
-      logic [5:0] rs;
-      a = sacc_q ? $signed(acc0_i[32*j +: 32]) : 32'($signed(act0_i[8*j +: 8]));
-      b = sacc_q ? $signed(acc1_i[32*j +: 32]) : 32'($signed(act1_i[8*j +: 8]));
-      y = 64'(a);
-      // One multiplier a lane: vmul's a * b or requantize's a * M.
-      mb = cls_q == ember_isa_pkg::CLS_REQUANTIZE ? $signed(m_q[32*j +: 32]) : b;
-      prod = 64'(a) * 64'(mb);
-      // requantize's shift lies in 1..62 when it starts (the operand check).
-      rs = s_q[32*j +: 6];
-      unique case (cls_q)
-        ember_isa_pkg::CLS_VECTOR_BINARY:
-          unique case (op_q)
-            ember_isa_pkg::VOP_ADD: y = 64'(a) + 64'(b);
-            ember_isa_pkg::VOP_SUB: y = 64'(a) - 64'(b);
-            ember_isa_pkg::VOP_MUL: y = prod;
-            ember_isa_pkg::VOP_MIN: y = a < b ? 64'(a) : 64'(b);
-            default: y = a > b ? 64'(a) : 64'(b);
-          endcase
-        ember_isa_pkg::CLS_VECTOR_UNARY:
-          if (op_q == ember_isa_pkg::VOP_SHIFT) y = roundShift(a, imm0_q);
-          else if (op_q == ember_isa_pkg::VOP_CLAMP) y = (64'(a) < 64'(imm0_q) ? 64'(imm0_q) : 64'(a)) > 64'(imm1_q) ? 64'(imm1_q)
-                                        : (64'(a) < 64'(imm0_q) ? 64'(imm0_q) : 64'(a));
-          else y = 64'(a);
-        ember_isa_pkg::CLS_REQUANTIZE: begin
-          y = ((prod + (64'sd1 <<< (rs - 6'd1))) >>> rs) + 64'(zp_q);
-          y = y < 64'(lo_q) ? 64'(lo_q) : y > 64'(hi_q) ? 64'(hi_q) : y;
-        end
-        default: y = 64'($signed(table_q[8*(a[7:0] ^ 8'h80) +: 8]));  // lut: table[a + 128]
-      endcase
-      act_o[8*j +: 8] = y < -128 ? 8'h80 : y > 127 ? 8'h7f : y[7:0];
-      acc_o[32*j +: 32] = y[31:0];
-    end
+  // The lanes (ember_vector_lane).
+  for (genvar j = 0; j < L; j++) begin : g_lane
+    ember_vector_lane #(.IB0(IB0), .IB1(IB1), .ZPB(ZPB), .LOB(LOB), .HIB(HIB)) u_lane (
+        .cls_i(cls_q), .op_i(op_q), .acc_src_i(sacc_q),
+        .act0_i(act0_i[8*j +: 8]), .act1_i(act1_i[8*j +: 8]),
+        .acc0_i(acc0_i[32*j +: 32]), .acc1_i(acc1_i[32*j +: 32]),
+        .imm0_i(imm0_q), .imm1_i(imm1_q), .zp_i(zp_q), .lo_i(lo_q), .hi_i(hi_q),
+        .m_i(m_q[32*j +: 32]), .s_i(s_q[6*j +: 6]), .table_i(table_q),
+        .act_o(act_o[8*j +: 8]), .acc_o(acc_o[32*j +: 32]));
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -283,7 +240,7 @@ module ember_vector (
       lo_q <= $signed(f_i[64*ember_npu_pkg::R_LO +: LOB]);
       hi_q <= $signed(f_i[64*ember_npu_pkg::R_HI +: HIB]);
       m_q <= pm_i[32*L-1:0];
-      s_q <= ps_i[32*L-1:0];
+      for (int j = 0; j < L; j++) s_q[6*j +: 6] <= ps_i[32*j +: 6];
       table_q <= table_i;
     end else if (active_q) begin
       if (i0_q + N0B'(1) < n0_q) i0_q <= i0_q + N0B'(1);
