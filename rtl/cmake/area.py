@@ -12,11 +12,12 @@ The generated modules (TOP, TOP) are synthesized one by one, flat. With the NPU 
 hand-written NPU (top ember_npu) is synthesized keeping its hierarchy, the LIB files
 (ember_sram) read as black boxes: one row per module (its own cells, once per instance)
 and the NPU's total. --no-npu skips the NPU. Prints one Markdown table and writes the same
-figures (and each synthesis' seconds) as JSON. Exit 1 if Yosys fails, or if the NPU of
+figures (and each synthesis' seconds, elapsed and CPU) as JSON. Exit 1 if Yosys fails, or if the NPU of
 description NAME has more than N generic cells of logic (--max-cells: issue 11's goal).
 """
 import json
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -26,9 +27,12 @@ import time
 def run_yosys(yosys, script, what):
     with tempfile.NamedTemporaryFile("r", suffix=".stat") as stat:
         start = time.monotonic()
+        cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         run = subprocess.run([yosys, "-q", "-p", script.format(stat=stat.name)],
                              capture_output=True, text=True)
-        seconds = time.monotonic() - start
+        cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        seconds = (time.monotonic() - start,
+                   cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime)
         if run.returncode != 0:
             sys.exit(f"area.py: yosys failed on {what}:\n{run.stderr or run.stdout}")
         return stat.read(), seconds
@@ -141,17 +145,19 @@ def main():
         for top in tops.split(","):
             cells, ffs, seconds = synth_flat(yosys, files, top)
             result[name]["modules"][top] = {"cells": cells, "flip_flops": ffs,
-                                            "seconds": round(seconds, 1)}
+                                            "seconds": round(seconds[0], 1),
+                                            "cpu_seconds": round(seconds[1], 1)}
             rows.append((name, top, 1, cells, ffs))
         if with_npu and len(parts) >= 5:
             npu_files, libs = parts[3].split(","), parts[4].split(",")
             mods, cells, ffs, seconds, bbs = synth_npu(yosys, npu_files, libs)
             result[name]["npu"] = {"modules": mods, "cells": cells, "flip_flops": ffs,
-                                   "seconds": round(seconds, 1), "black_boxes": bbs}
-            for m in mods[1:]:
-                rows.append((name, m["module"], m["instances"], m["cells"], m["flip_flops"]))
-            rows.append((name, f"**ember_npu** (its own {mods[0]['cells']:,} cells, "
-                         "and every instance above)", 1, cells, ffs))
+                                   "seconds": round(seconds[0], 1),
+                                   "cpu_seconds": round(seconds[1], 1), "black_boxes": bbs}
+            for m in mods[1:] + mods[:1]:
+                rows.append((name, f"ember_npu / {m['module']}", m["instances"], m["cells"],
+                             m["flip_flops"]))
+            rows.append((name, "**ember_npu, total**", "", cells, ffs))
     print("| description | module | instances | generic cells (no flip-flops), each | "
           "flip-flops, each |")
     print("|---|---|---|---|---|")
@@ -165,7 +171,7 @@ def main():
             npu = r["npu"]
             print(f"{name}: ember_npu {npu['cells']:,} generic cells of logic and "
                   f"{npu['flip_flops']:,} flip-flops (black boxes: {', '.join(npu['black_boxes'])}); "
-                  f"Yosys took {npu['seconds']:.0f} s")
+                  f"Yosys took {npu['seconds']:.0f} s ({npu['cpu_seconds']:.0f} s of CPU)")
     with open(out, "w") as fh:
         json.dump(result, fh, indent=1)
     status = 0
