@@ -56,6 +56,10 @@ module ember_gemm (
   localparam int unsigned WC1 = (N2B + C2B > CAB ? N2B + C2B : CAB);
   localparam int unsigned WC = (WC0 > WC1 ? WC0 : WC1) + 2;
   localparam int unsigned WW = (N2B + W2B > WAB ? N2B + W2B : WAB) + 1;
+  // ... compared with a row count (at most 2^32) in at least 33 bits.
+  localparam int unsigned KX = WX > 33 ? WX : 33;
+  localparam int unsigned KC = WC > 33 ? WC : 33;
+  localparam int unsigned KW = WW > 33 ? WW : 33;
 
   logic [N0B-1:0] n0, n0m1;
   logic [N1B-1:0] n1, n1m1;
@@ -86,10 +90,10 @@ module ember_gemm (
     chk_fault_o = 1'b0;
     chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
     if (n0 != 0 && n1 != 0 && n2 != 0) begin
-      if (last_acc >= WC'(64'(ember_isa_pkg::MEM_ACC_ROWS)))
+      if (KC'(last_acc) >= KC'(64'(ember_isa_pkg::MEM_ACC_ROWS)))
         chk_fault_o = 1'b1;
-      else if (!reset && (last_act >= WX'(64'(ember_isa_pkg::MEM_ACT_ROWS))
-                          || last_wgt >= WW'(64'(ember_isa_pkg::MEM_WEIGHT_ROWS))))
+      else if (!reset && (KX'(last_act) >= KX'(64'(ember_isa_pkg::MEM_ACT_ROWS))
+                          || KW'(last_wgt) >= KW'(64'(ember_isa_pkg::MEM_WEIGHT_ROWS))))
         chk_fault_o = 1'b1;
     end
   end

@@ -89,8 +89,10 @@ module ember_vector (
   function automatic logic [63:0] fld(input int unsigned r);
     fld = f_i[64*r +: 64];
   endfunction
-  function automatic logic [WL-1:0] rowsOf(input logic accMem);
-    rowsOf = accMem ? WL'(64'(ember_isa_pkg::MEM_ACC_ROWS)) : WL'(64'(ember_isa_pkg::MEM_ACT_ROWS));
+  // A row count (at most 2^32) in at least 33 bits, to compare a last row with.
+  localparam int unsigned KL = WL > 33 ? WL : 33;
+  function automatic logic [KL-1:0] rowsOf(input logic accMem);
+    rowsOf = accMem ? KL'(64'(ember_isa_pkg::MEM_ACC_ROWS)) : KL'(64'(ember_isa_pkg::MEM_ACT_ROWS));
   endfunction
   logic [N0B-1:0] n0, n0m1;
   logic [N1B-1:0] n1, n1m1;
@@ -158,9 +160,9 @@ module ember_vector (
     chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
     if (dst_bad_w || src_bad_w) chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
     else if (n0 == 0 || n1 == 0) chk_fault_o = 1'b0;
-    else if (last(d_a, d_s0, d_s1) >= rowsOf(dst_acc_w)
-             || last(a_a, a_s0, a_s1) >= rowsOf(src_acc_w)
-             || last(b_a, b_s0, b_s1) >= rowsOf(src_acc_w))
+    else if (KL'(last(d_a, d_s0, d_s1)) >= rowsOf(dst_acc_w)
+             || KL'(last(a_a, a_s0, a_s1)) >= rowsOf(src_acc_w)
+             || KL'(last(b_a, b_s0, b_s1)) >= rowsOf(src_acc_w))
       chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
     else if (cls_i == ember_isa_pkg::CLS_REQUANTIZE
              && 64'(f_i[64*ember_npu_pkg::R_PARAM_ADDR +: PAB]) >= 64'(ember_isa_pkg::MEM_PARAM_ROWS) - 1)
