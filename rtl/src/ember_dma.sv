@@ -14,7 +14,9 @@ module ember_dma #(
 ) (
     input  logic clk_i,
     input  logic rst_ni,
+    /* verilator lint_off UNUSEDSIGNAL */  // the bus has every role; this reads its own
     input  logic [ember_npu_pkg::FIELDS_BITS-1:0] f_i,
+    /* verilator lint_on UNUSEDSIGNAL */
     input  logic [63:0] window_i,
     output logic chk_fault_o,
     output logic [2:0] chk_kind_o,
@@ -43,9 +45,46 @@ module ember_dma #(
     input  logic [ember_isa_pkg::ROW_BITS-1:0] dram_rsp_rdata_i
 );
 
-  function automatic logic [63:0] fld(input int unsigned r);
-    fld = f_i[64*r +: 64];
+  // ---- Widths ----
+  // Field roles as unsigned quantities (a signed role: its 64-bit sign-extended value).
+  localparam int unsigned S0B = ember_isa_pkg::ROLE_SIZE0_SIGNED || ember_isa_pkg::ROLE_SIZE0_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SIZE0_BITS;
+  localparam int unsigned S1B = ember_isa_pkg::ROLE_SIZE1_SIGNED || ember_isa_pkg::ROLE_SIZE1_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SIZE1_BITS;
+  localparam int unsigned S2B = ember_isa_pkg::ROLE_SIZE2_SIGNED || ember_isa_pkg::ROLE_SIZE2_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SIZE2_BITS;
+  localparam int unsigned T1B = ember_isa_pkg::ROLE_STRIDE1_SIGNED || ember_isa_pkg::ROLE_STRIDE1_BITS > 64 ? 64 : ember_isa_pkg::ROLE_STRIDE1_BITS;
+  localparam int unsigned T2B = ember_isa_pkg::ROLE_STRIDE2_SIGNED || ember_isa_pkg::ROLE_STRIDE2_BITS > 64 ? 64 : ember_isa_pkg::ROLE_STRIDE2_BITS;
+  localparam int unsigned PLB = ember_isa_pkg::ROLE_PAD_LEFT_SIGNED || ember_isa_pkg::ROLE_PAD_LEFT_BITS > 64 ? 64 : ember_isa_pkg::ROLE_PAD_LEFT_BITS;
+  localparam int unsigned PRB = ember_isa_pkg::ROLE_PAD_RIGHT_SIGNED || ember_isa_pkg::ROLE_PAD_RIGHT_BITS > 64 ? 64 : ember_isa_pkg::ROLE_PAD_RIGHT_BITS;
+  localparam int unsigned PTB = ember_isa_pkg::ROLE_PAD_TOP_SIGNED || ember_isa_pkg::ROLE_PAD_TOP_BITS > 64 ? 64 : ember_isa_pkg::ROLE_PAD_TOP_BITS;
+  localparam int unsigned PBB = ember_isa_pkg::ROLE_PAD_BOTTOM_SIGNED || ember_isa_pkg::ROLE_PAD_BOTTOM_BITS > 64 ? 64 : ember_isa_pkg::ROLE_PAD_BOTTOM_BITS;
+  localparam int unsigned SAB = ember_isa_pkg::ROLE_SRAM_ADDR_SIGNED || ember_isa_pkg::ROLE_SRAM_ADDR_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRAM_ADDR_BITS;
+  localparam int unsigned DAB = ember_isa_pkg::ROLE_DRAM_ADDR_SIGNED || ember_isa_pkg::ROLE_DRAM_ADDR_BITS > 64 ? 64 : ember_isa_pkg::ROLE_DRAM_ADDR_BITS;
+  localparam int unsigned MSB_ = ember_isa_pkg::ROLE_SRAM_SIGNED || ember_isa_pkg::ROLE_SRAM_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRAM_BITS;
+  function automatic int unsigned mx(input int unsigned a, input int unsigned b);
+    mx = a > b ? a : b;
   endfunction
+  // Row bytes (a power of two, at most MAX_ROW_BYTES) as a shift.
+  localparam int unsigned RBB = $clog2(ember_isa_pkg::MAX_ROW_BYTES + 1);
+  localparam int unsigned LGB = $clog2(RBB + 1);
+  // Rows of a line (pl + s0 + pr), lines of a plane (pt + s1 + pb), SRAM rows S (exact),
+  // DRAM rows D = s0 * s1 * s2 (exact).
+  localparam int unsigned LIW = (LOAD ? mx(mx(PLB, S0B), PRB) : S0B) + 2;
+  localparam int unsigned PLW = (LOAD ? mx(mx(PTB, S1B), PBB) : S1B) + 2;
+  localparam int unsigned SRW = LIW + PLW + S2B;
+  localparam int unsigned RW = S0B + S1B + S2B;
+  // The end of the DRAM bytes, exact: daddr + ((s2 - 1) * stride2 + (s1 - 1) * stride1 + s0) * rb.
+  localparam int unsigned EIW = mx(mx(S2B + T2B, S1B + T1B), S0B) + 2;
+  localparam int unsigned EW = mx(EIW + RBB, DAB) + 1;
+  // A DRAM address: below the end, which the check keeps within the 64-bit window.
+  localparam int unsigned DW = EW > 64 ? 64 : EW;
+  // An SRAM row, modulo the largest memory (rows are powers of two; ember_npu uses the
+  // low address bits of the selected memory, which the checks keep in range).
+  localparam int unsigned AW0 = mx(ember_isa_pkg::MEM_ACT_ROWS, ember_isa_pkg::MEM_WEIGHT_ROWS);
+  localparam int unsigned AW1 = mx(ember_isa_pkg::MEM_ACC_ROWS, ember_isa_pkg::MEM_PARAM_ROWS);
+  localparam int unsigned SAW = mx(AW0, AW1) > 1 ? $clog2(mx(AW0, AW1)) : 1;
+
+  // The SRAM range test: address + S against a row count (at most 2^32).
+  localparam int unsigned CW = mx(mx(SAB, SRW), 33) + 1;
+
   function automatic logic [63:0] rowsOf(input logic [63:0] id);
     if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) rowsOf = 64'(ember_isa_pkg::MEM_ACT_ROWS);
     else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) rowsOf = 64'(ember_isa_pkg::MEM_WEIGHT_ROWS);
@@ -53,36 +92,71 @@ module ember_dma #(
     else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) rowsOf = 64'(ember_isa_pkg::MEM_PARAM_ROWS);
     else rowsOf = 64'd0;
   endfunction
-  function automatic logic [63:0] rowBytesOf(input logic [63:0] id);
-    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) rowBytesOf = 64'(ember_isa_pkg::MEM_ACT_ROW_BYTES);
-    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) rowBytesOf = 64'(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES);
-    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) rowBytesOf = 64'(ember_isa_pkg::MEM_ACC_ROW_BYTES);
-    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) rowBytesOf = 64'(ember_isa_pkg::MEM_PARAM_ROW_BYTES);
-    else rowBytesOf = 64'd1;
+  function automatic logic [LGB-1:0] lgRowBytes(input logic [63:0] id);
+    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) lgRowBytes = LGB'($clog2(ember_isa_pkg::MEM_ACT_ROW_BYTES));
+    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) lgRowBytes = LGB'($clog2(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES));
+    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) lgRowBytes = LGB'($clog2(ember_isa_pkg::MEM_ACC_ROW_BYTES));
+    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) lgRowBytes = LGB'($clog2(ember_isa_pkg::MEM_PARAM_ROW_BYTES));
+    else lgRowBytes = '0;
   endfunction
 
-  // ---- Operand checks (start cycle) ----
-  logic [127:0] line_w, plane_w, srows_w, dend_w;
+  // ---- The instruction's fields ----
+  logic [S0B-1:0] f_s0;
+  logic [S1B-1:0] f_s1;
+  logic [S2B-1:0] f_s2;
+  logic [T1B-1:0] f_st1;
+  logic [T2B-1:0] f_st2;
+  logic [LIW-1:0] f_pl, f_pr;
+  logic [PLW-1:0] f_pt, f_pb;
+  logic [SAB-1:0] f_saddr;
+  logic [DAB-1:0] f_daddr;
+  logic [63:0] f_mem;
   always_comb begin
-    line_w = LOAD ? 128'(fld(ember_npu_pkg::R_PAD_LEFT)) + 128'(fld(ember_npu_pkg::R_SIZE0)) + 128'(fld(ember_npu_pkg::R_PAD_RIGHT))
-                  : 128'(fld(ember_npu_pkg::R_SIZE0));
-    plane_w = LOAD ? 128'(fld(ember_npu_pkg::R_PAD_TOP)) + 128'(fld(ember_npu_pkg::R_SIZE1)) + 128'(fld(ember_npu_pkg::R_PAD_BOTTOM))
-                   : 128'(fld(ember_npu_pkg::R_SIZE1));
-    srows_w = line_w * plane_w * 128'(fld(ember_npu_pkg::R_SIZE2));
-    dend_w = 128'(fld(ember_npu_pkg::R_DRAM_ADDR))
-           + ((128'(fld(ember_npu_pkg::R_SIZE2)) - 1) * 128'(fld(ember_npu_pkg::R_STRIDE2))
-              + (128'(fld(ember_npu_pkg::R_SIZE1)) - 1) * 128'(fld(ember_npu_pkg::R_STRIDE1)) + 128'(fld(ember_npu_pkg::R_SIZE0)))
-             * 128'(rowBytesOf(fld(ember_npu_pkg::R_SRAM)));
+    f_s0 = f_i[64*ember_npu_pkg::R_SIZE0 +: S0B];
+    f_s1 = f_i[64*ember_npu_pkg::R_SIZE1 +: S1B];
+    f_s2 = f_i[64*ember_npu_pkg::R_SIZE2 +: S2B];
+    f_st1 = f_i[64*ember_npu_pkg::R_STRIDE1 +: T1B];
+    f_st2 = f_i[64*ember_npu_pkg::R_STRIDE2 +: T2B];
+    f_pl = LOAD ? LIW'(f_i[64*ember_npu_pkg::R_PAD_LEFT +: PLB]) : '0;
+    f_pr = LOAD ? LIW'(f_i[64*ember_npu_pkg::R_PAD_RIGHT +: PRB]) : '0;
+    f_pt = LOAD ? PLW'(f_i[64*ember_npu_pkg::R_PAD_TOP +: PTB]) : '0;
+    f_pb = LOAD ? PLW'(f_i[64*ember_npu_pkg::R_PAD_BOTTOM +: PBB]) : '0;
+    f_saddr = f_i[64*ember_npu_pkg::R_SRAM_ADDR +: SAB];
+    f_daddr = f_i[64*ember_npu_pkg::R_DRAM_ADDR +: DAB];
+    f_mem = 64'(f_i[64*ember_npu_pkg::R_SRAM +: MSB_]);
+  end
+
+  // ---- Operand checks (start cycle; Machine::dma). The model's sums and products
+  // saturate at 2^64 - 1: the SRAM test compares as the exact value does (a row count is
+  // smaller), the DRAM end saturates before it meets the 64-bit window. ----
+  logic [LIW-1:0] line_w;
+  logic [PLW-1:0] plane_w;
+  logic [SRW-1:0] srows_w;
+  logic [RW-1:0] drows_w;
+  logic [EIW-1:0] dspan_w;
+  logic [EW-1:0] dend_w;
+  logic [63:0] dend_sat;
+  logic [S1B-1:0] s1m1;
+  logic [S2B-1:0] s2m1;
+  always_comb begin
+    line_w = f_pl + LIW'(f_s0) + f_pr;
+    plane_w = f_pt + PLW'(f_s1) + f_pb;
+    srows_w = SRW'(line_w) * SRW'(plane_w) * SRW'(f_s2);
+    drows_w = RW'(f_s0) * RW'(f_s1) * RW'(f_s2);
+    s1m1 = f_s1 - S1B'(1);
+    s2m1 = f_s2 - S2B'(1);
+    dspan_w = EIW'(s2m1) * EIW'(f_st2) + EIW'(s1m1) * EIW'(f_st1) + EIW'(f_s0);
+    dend_w = EW'(f_daddr) + (EW'(dspan_w) << lgRowBytes(f_mem));
+    dend_sat = (dend_w >> 64) != 0 ? '1 : 64'(dend_w);
     chk_fault_o = 1'b0;
     chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
-    if (rowsOf(fld(ember_npu_pkg::R_SRAM)) == 0) begin
+    if (rowsOf(f_mem) == 0) begin
       chk_fault_o = 1'b1;
     end else if (srows_w != 0) begin
-      if (128'(fld(ember_npu_pkg::R_SRAM_ADDR)) + srows_w > 128'(rowsOf(fld(ember_npu_pkg::R_SRAM)))) begin
+      if (CW'(f_saddr) + CW'(srows_w) > CW'(rowsOf(f_mem))) begin
         chk_fault_o = 1'b1;
         chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
-      end else if (fld(ember_npu_pkg::R_SIZE0) != 0 && fld(ember_npu_pkg::R_SIZE1) != 0 && fld(ember_npu_pkg::R_SIZE2) != 0
-                   && dend_w > 128'(window_i)) begin
+      end else if (f_s0 != 0 && f_s1 != 0 && f_s2 != 0 && dend_sat > window_i) begin
         chk_fault_o = 1'b1;
         chk_kind_o = ember_npu_pkg::FK_DRAM_RANGE;
       end
@@ -91,29 +165,47 @@ module ember_dma #(
 
   // ---- Latched instruction ----
   logic [1:0] mem_q;
-  logic [63:0] rb_q, saddr_q, daddr_q, s0_q, s1_q, s2_q, st1_q, st2_q;
-  logic [63:0] pl_q, pr_q, pt_q, pb_q, line_q, plane_q, rows_q, x_q, beg_q;
+  logic [LGB-1:0] lgrb_q;
+  logic [SAW-1:0] saddr_q;
+  logic [DW-1:0] daddr_q, st1_q, st2_q;
+  logic [S0B-1:0] s0_q;
+  logic [S1B-1:0] s1_q;
+  logic [S2B-1:0] s2_q;
+  logic [LIW-1:0] pl_q, pr_q, line_q;
+  logic [PLW-1:0] pt_q, plane_q;
+  logic [RW-1:0] rows_q;
+  logic [63:0] x_q, beg_q;
   logic [7:0] pv_q;
-  // Data rows: requests issued, position (x0, l, p), pacing credit.
-  logic [63:0] issued_q, x0_q, l_q, p_q;
-  logic [127:0] credit_q;
+  // Data rows: requests issued, position (x0, l, p), pacing credit. The credit stays
+  // below X + D while the DRAM port is ready (X >= D); it saturates, never wraps.
+  logic [RW-1:0] issued_q;
+  logic [S0B-1:0] x0_q;
+  logic [S1B-1:0] l_q;
+  logic [S2B-1:0] p_q;
+  logic [64:0] credit_q;
   logic req_active_q;
   // Padding scan (loads): next pad row position, done flag.
-  logic [63:0] pp_q, pL_q, px_q;
+  logic [S2B-1:0] pp_q;
+  logic [PLW-1:0] pL_q;
+  logic [LIW-1:0] px_q;
   logic pad_active_q;
-  logic [63:0] inflight_q;
+  logic [RW-1:0] inflight_q;
 
   // ---- Request path ----
-  logic issue_w;
-  logic [63:0] dline_w;  // DRAM line address of (l, p)
+  logic issue_w, due_w;
+  logic [DW-1:0] dline_w, dx_w;  // DRAM address of line (l, p), and of its row x0
+  logic [SAW-1:0] tag_w;
   always_comb begin
-    dline_w = daddr_q + (p_q * st2_q + l_q * st1_q) * rb_q;
-    issue_w = req_active_q && cyc_i >= beg_q && credit_q >= 128'(x_q) && dram_req_ready_i;
-    dram_req_valid_o = req_active_q && cyc_i >= beg_q && credit_q >= 128'(x_q);
+    dline_w = daddr_q + ((DW'(p_q) * st2_q + DW'(l_q) * st1_q) << lgrb_q);
+    dx_w = dline_w + (DW'(x0_q) << lgrb_q);
+    due_w = req_active_q && cyc_i >= beg_q && credit_q >= 65'(x_q);
+    issue_w = due_w && dram_req_ready_i;
+    dram_req_valid_o = due_w;
     dram_req_write_o = !LOAD;
-    dram_req_addr_o = dline_w + x0_q * rb_q;
-    dram_req_bytes_o = 32'(rb_q);
-    dram_req_tag_o = 32'(saddr_q + (p_q * plane_q + pt_q + l_q) * line_q + pl_q + x0_q);
+    dram_req_addr_o = 64'(dx_w);
+    dram_req_bytes_o = 32'd1 << lgrb_q;
+    tag_w = saddr_q + (SAW'(p_q) * SAW'(plane_q) + SAW'(pt_q) + SAW'(l_q)) * SAW'(line_q) + SAW'(pl_q) + SAW'(x0_q);
+    dram_req_tag_o = 32'(tag_w);
     sram_re_o = !LOAD && dram_req_valid_o;
     dram_req_wdata_o = sram_rdata_i;
   end
@@ -122,104 +214,106 @@ module ember_dma #(
   // The pad rows of a plane: whole lines above and below the data, and pad_left /
   // pad_right rows around each data line; data lines without side padding are skipped
   // in one step.
-  function automatic logic isData(input logic [63:0] L);
-    isData = L >= pt_q && L < pt_q + s1_q;
+  function automatic logic isData(input logic [PLW-1:0] L);
+    isData = L >= pt_q && L < pt_q + PLW'(s1_q);
   endfunction
-  logic [63:0] np_w, nL_w, nx_w;
+  logic [S2B-1:0] np_w;
+  logic [PLW-1:0] nL_w;
+  logic [LIW-1:0] nx_w;
   logic ndone_w;
   always_comb begin
     np_w = pp_q;
     nL_w = pL_q;
-    nx_w = px_q + 1;
+    nx_w = px_q + LIW'(1);
     ndone_w = 1'b0;
-    if (isData(pL_q) && nx_w == pl_q) nx_w = pl_q + s0_q;
+    if (isData(pL_q) && nx_w == pl_q) nx_w = pl_q + LIW'(s0_q);
     if (nx_w >= line_q) begin
-      nL_w = pL_q + 1;
-      if (isData(nL_w) && pl_q + pr_q == 0) nL_w = pt_q + s1_q;
+      nL_w = pL_q + PLW'(1);
+      if (isData(nL_w) && pl_q + pr_q == 0) nL_w = pt_q + PLW'(s1_q);
       if (nL_w >= plane_q) begin
-        np_w = pp_q + 1;
-        nL_w = 0;
-        if (isData(0) && pl_q + pr_q == 0) nL_w = pt_q + s1_q;
+        np_w = pp_q + S2B'(1);
+        nL_w = '0;
+        if (isData('0) && pl_q + pr_q == 0) nL_w = pt_q + PLW'(s1_q);
         if (np_w >= s2_q || nL_w >= plane_q) ndone_w = 1'b1;
       end
-      nx_w = (isData(nL_w) && pl_q == 0) ? s0_q : 64'd0;
+      nx_w = (isData(nL_w) && pl_q == 0) ? LIW'(s0_q) : '0;
     end
   end
 
   // ---- SRAM write port (loads): a response, else a pad row ----
   logic pad_write_w;
+  logic [SAW-1:0] prow_w;
   always_comb begin
     pad_write_w = LOAD && pad_active_q && !dram_rsp_valid_i;
     sram_we_o = LOAD && (dram_rsp_valid_i || pad_write_w);
     sram_mem_o = mem_q;
     sram_wdata_o = dram_rsp_valid_i ? dram_rsp_rdata_i : {ember_isa_pkg::MAX_ROW_BYTES{pv_q}};
+    prow_w = saddr_q + (SAW'(pp_q) * SAW'(plane_q) + SAW'(pL_q)) * SAW'(line_q) + SAW'(px_q);
     if (!LOAD) sram_row_o = dram_req_tag_o;
     else if (dram_rsp_valid_i) sram_row_o = dram_rsp_tag_i;
-    else sram_row_o = 32'(saddr_q + (pp_q * plane_q + pL_q) * line_q + px_q);
+    else sram_row_o = 32'(prow_w);
   end
 
   assign busy_o = req_active_q || pad_active_q || inflight_q != 0;
 
   // First pad position of a fresh instruction (plane 0), computed from f_i.
-  logic [63:0] f_pl, f_pr, f_pt, f_pb, f_s0, f_s1, f_s2, fL_w, fx_w;
+  logic [PLW-1:0] fL_w;
+  logic [LIW-1:0] fx_w;
   logic fpad_w;
   always_comb begin
-    f_pl = LOAD ? fld(ember_npu_pkg::R_PAD_LEFT) : 64'd0;
-    f_pr = LOAD ? fld(ember_npu_pkg::R_PAD_RIGHT) : 64'd0;
-    f_pt = LOAD ? fld(ember_npu_pkg::R_PAD_TOP) : 64'd0;
-    f_pb = LOAD ? fld(ember_npu_pkg::R_PAD_BOTTOM) : 64'd0;
-    f_s0 = fld(ember_npu_pkg::R_SIZE0);
-    f_s1 = fld(ember_npu_pkg::R_SIZE1);
-    f_s2 = fld(ember_npu_pkg::R_SIZE2);
     // Line 0 is a data line when there is no top padding: start after its left padding
     // (or at its right padding, or below the data when data lines have no side pads).
-    fL_w = (f_pt == 0 && f_s1 != 0 && f_pl + f_pr == 0) ? f_s1 : 64'd0;
-    fx_w = (f_pt == 0 && f_s1 != 0 && f_pl == 0 && f_pr != 0) ? f_s0 : 64'd0;
-    fpad_w = LOAD && srows_w != 0 && srows_w != 128'(f_s0) * 128'(f_s1) * 128'(f_s2);
+    fL_w = (f_pt == 0 && f_s1 != 0 && f_pl + f_pr == 0) ? PLW'(f_s1) : '0;
+    fx_w = (f_pt == 0 && f_s1 != 0 && f_pl == 0 && f_pr != 0) ? LIW'(f_s0) : '0;
+    fpad_w = LOAD && srows_w != 0 && (mx(SRW, RW))'(srows_w) != (mx(SRW, RW))'(drows_w);
   end
+
+  // The credit after this cycle: + D each cycle from the transfer's begin, - X per request.
+  logic [65:0] credit_n;
+  assign credit_n = 66'(credit_q) - (issue_w ? 66'(x_q) : 66'd0) + 66'(rows_q);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       req_active_q <= 1'b0;
       pad_active_q <= 1'b0;
       mem_q <= '0;
-      rb_q <= '0; saddr_q <= '0; daddr_q <= '0; s0_q <= '0; s1_q <= '0; s2_q <= '0;
-      st1_q <= '0; st2_q <= '0; pl_q <= '0; pr_q <= '0; pt_q <= '0; pb_q <= '0;
+      lgrb_q <= '0; saddr_q <= '0; daddr_q <= '0; s0_q <= '0; s1_q <= '0; s2_q <= '0;
+      st1_q <= '0; st2_q <= '0; pl_q <= '0; pr_q <= '0; pt_q <= '0;
       line_q <= '0; plane_q <= '0; rows_q <= '0; x_q <= '0; beg_q <= '0; pv_q <= '0;
       issued_q <= '0; x0_q <= '0; l_q <= '0; p_q <= '0; credit_q <= '0;
       pp_q <= '0; pL_q <= '0; px_q <= '0;
     end else if (start_i) begin
       mem_q <= f_i[64*ember_npu_pkg::R_SRAM +: 2];
-      rb_q <= rowBytesOf(fld(ember_npu_pkg::R_SRAM));
-      saddr_q <= fld(ember_npu_pkg::R_SRAM_ADDR);
-      daddr_q <= fld(ember_npu_pkg::R_DRAM_ADDR);
+      lgrb_q <= lgRowBytes(f_mem);
+      saddr_q <= SAW'(f_saddr);
+      daddr_q <= DW'(f_daddr);
       s0_q <= f_s0; s1_q <= f_s1; s2_q <= f_s2;
-      st1_q <= fld(ember_npu_pkg::R_STRIDE1); st2_q <= fld(ember_npu_pkg::R_STRIDE2);
-      pl_q <= f_pl; pr_q <= f_pr; pt_q <= f_pt; pb_q <= f_pb;
-      line_q <= 64'(line_w);
-      plane_q <= 64'(plane_w);
-      rows_q <= f_s0 * f_s1 * f_s2;
+      st1_q <= DW'(f_st1); st2_q <= DW'(f_st2);
+      pl_q <= f_pl; pr_q <= f_pr; pt_q <= f_pt;
+      line_q <= line_w;
+      plane_q <= plane_w;
+      rows_q <= drows_w;
       x_q <= xfer_i;
       beg_q <= begin_i;
       pv_q <= LOAD ? f_i[64*ember_npu_pkg::R_PAD_VALUE +: 8] : 8'd0;
       issued_q <= '0; x0_q <= '0; l_q <= '0; p_q <= '0;
-      credit_q <= 128'(xfer_i);
+      credit_q <= 65'(xfer_i);
       req_active_q <= f_s0 != 0 && f_s1 != 0 && f_s2 != 0;
       pp_q <= '0; pL_q <= fL_w; px_q <= fx_w;
       pad_active_q <= fpad_w;
     end else begin
       if (req_active_q && cyc_i >= beg_q) begin
-        credit_q <= credit_q - (issue_w ? 128'(x_q) : 128'd0) + 128'(rows_q);
+        credit_q <= credit_n[65] ? '1 : credit_n[64:0];
         if (issue_w) begin
-          issued_q <= issued_q + 1;
-          if (issued_q + 1 == rows_q) req_active_q <= 1'b0;
-          if (x0_q + 1 < s0_q) x0_q <= x0_q + 1;
+          issued_q <= issued_q + RW'(1);
+          if (issued_q + RW'(1) == rows_q) req_active_q <= 1'b0;
+          if (x0_q + S0B'(1) < s0_q) x0_q <= x0_q + S0B'(1);
           else begin
             x0_q <= '0;
-            if (l_q + 1 < s1_q) l_q <= l_q + 1;
+            if (l_q + S1B'(1) < s1_q) l_q <= l_q + S1B'(1);
             else begin
               l_q <= '0;
-              p_q <= p_q + 1;
+              p_q <= p_q + S2B'(1);
             end
           end
         end
@@ -235,10 +329,10 @@ module ember_dma #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) inflight_q <= '0;
     else if (LOAD)
-      inflight_q <= inflight_q + (issue_w && !start_i ? 64'd1 : 64'd0)
-                    - (dram_rsp_valid_i ? 64'd1 : 64'd0);
+      inflight_q <= inflight_q + (issue_w && !start_i ? RW'(1) : RW'(0))
+                    - (dram_rsp_valid_i ? RW'(1) : RW'(0));
   end
 
   logic unused_w;
-  assign unused_w = ^{pb_q, dram_rsp_tag_i[0]};
+  assign unused_w = ^{dram_rsp_tag_i[0], tag_w, prow_w};
 endmodule : ember_dma

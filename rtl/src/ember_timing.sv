@@ -2,152 +2,408 @@
 // timing contract (docs/simulator.md section 2.2), the same arithmetic as
 // isa/src/timing.cpp. Purely combinational and independent of when the instruction
 // starts: fetch evaluates it once and the queue carries it; at the start the engine adds
-// the DRAM channel's wait (rule D2) to a DMA's duration. 128-bit intermediates; a
-// duration above 2^64 - 1 raises ovf_o (a cycle-budget fault).
+// the DRAM channel's wait (rule D2) to a DMA's duration.
+//
+// Sized by the description: every operand is as wide as its field role
+// (ember_isa_pkg::ROLE_<R>_BITS; a signed role is used as its 64-bit sign-extended
+// value, as the model's static_cast<uint64_t> does), a timing entry is at most 2^20
+// cycles (isa/schema.json), and each product or sum is computed in exactly the bits its
+// operands need. The model's checked uint64 arithmetic (timing.cpp, struct Ck) raises
+// an overflow when any product or sum reaches 2^64; here every intermediate wider than
+// 64 bits is tested for that and then carried saturated at 2^64 - 1 (only then is it
+// 64 bits wide), so ovf_o is the model's overflow flag exactly. With the shipped
+// descriptions no intermediate reaches 64 bits and every overflow test is a constant 0.
 module ember_timing (
     input  logic [ember_isa_pkg::CLS_BITS-1:0] cls_i,
     input  logic [31:0] t_issue_i,
     input  logic [31:0] t_setup_i,
     input  logic [31:0] t_cpr_i,
     input  logic [31:0] t_pipe_i,
+    /* verilator lint_off UNUSEDSIGNAL */  // the bus has every role; this reads a few
     input  logic [ember_npu_pkg::FIELDS_BITS-1:0] f_i,
+    /* verilator lint_on UNUSEDSIGNAL */
     output logic [63:0] dur_o,         // T when nothing waits (a DMA: channel free at once)
     output logic [63:0] mstall_o,      // memory stall inside T (bank conflicts)
-    output logic ovf_o,                // T does not fit 64 bits
+    output logic ovf_o,                // the model's duration overflow (a cycle-budget fault)
     output logic books_o,              // a DMA that reserves the channel
     output logic [63:0] head_o,        // DMA: issue + setup, before the transfer begins
     output logic [63:0] xfer_o,        // DMA: X, cycles the channel is reserved
-    output logic [63:0] macs_o,        // MACs it performs (gemm), for the counters
-    output logic [63:0] dram_bytes_o   // DRAM bytes it moves (DMA)
+    output logic [63:0] macs_o,        // MACs it performs (gemm), for the counters (mod 2^64)
+    output logic [63:0] dram_bytes_o   // DRAM bytes it moves (DMA; mod 2^64)
 );
+  // ---- Widths ----
+  // A timing entry (schema "cycles": at most 2^20).
+  localparam int unsigned TB = 21;
+  // A role as an unsigned quantity: its port width, or 64 for a signed role.
+  localparam int unsigned S0B = ember_isa_pkg::ROLE_SIZE0_SIGNED || ember_isa_pkg::ROLE_SIZE0_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SIZE0_BITS;
+  localparam int unsigned S1B = ember_isa_pkg::ROLE_SIZE1_SIGNED || ember_isa_pkg::ROLE_SIZE1_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SIZE1_BITS;
+  localparam int unsigned S2B = ember_isa_pkg::ROLE_SIZE2_SIGNED || ember_isa_pkg::ROLE_SIZE2_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SIZE2_BITS;
+  localparam int unsigned PLB = ember_isa_pkg::ROLE_PAD_LEFT_SIGNED || ember_isa_pkg::ROLE_PAD_LEFT_BITS > 64 ? 64 : ember_isa_pkg::ROLE_PAD_LEFT_BITS;
+  localparam int unsigned PRB = ember_isa_pkg::ROLE_PAD_RIGHT_SIGNED || ember_isa_pkg::ROLE_PAD_RIGHT_BITS > 64 ? 64 : ember_isa_pkg::ROLE_PAD_RIGHT_BITS;
+  localparam int unsigned PTB = ember_isa_pkg::ROLE_PAD_TOP_SIGNED || ember_isa_pkg::ROLE_PAD_TOP_BITS > 64 ? 64 : ember_isa_pkg::ROLE_PAD_TOP_BITS;
+  localparam int unsigned PBB = ember_isa_pkg::ROLE_PAD_BOTTOM_SIGNED || ember_isa_pkg::ROLE_PAD_BOTTOM_BITS > 64 ? 64 : ember_isa_pkg::ROLE_PAD_BOTTOM_BITS;
+  localparam int unsigned MSB_ = ember_isa_pkg::ROLE_SRAM_SIGNED || ember_isa_pkg::ROLE_SRAM_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRAM_BITS;
+  localparam int unsigned SMB = ember_isa_pkg::ROLE_SRC_MEM_SIGNED || ember_isa_pkg::ROLE_SRC_MEM_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRC_MEM_BITS;
+  localparam int unsigned RSB = ember_isa_pkg::ROLE_RESET_SIGNED || ember_isa_pkg::ROLE_RESET_BITS > 64 ? 64 : ember_isa_pkg::ROLE_RESET_BITS;
+  localparam int unsigned N0B = ember_isa_pkg::ROLE_N0_SIGNED || ember_isa_pkg::ROLE_N0_BITS > 64 ? 64 : ember_isa_pkg::ROLE_N0_BITS;
+  localparam int unsigned N1B = ember_isa_pkg::ROLE_N1_SIGNED || ember_isa_pkg::ROLE_N1_BITS > 64 ? 64 : ember_isa_pkg::ROLE_N1_BITS;
+  localparam int unsigned N2B = ember_isa_pkg::ROLE_N2_SIGNED || ember_isa_pkg::ROLE_N2_BITS > 64 ? 64 : ember_isa_pkg::ROLE_N2_BITS;
+  // Row bytes (a power of two, at most MAX_ROW_BYTES) and its logarithm.
+  localparam int unsigned RBB = $clog2(ember_isa_pkg::MAX_ROW_BYTES + 1);
+  localparam int unsigned LGB = $clog2(RBB + 1);
+  // Constants of the description.
+  localparam longint unsigned LAT = 64'(ember_isa_pkg::DMA_LATENCY_CYCLES);
+  localparam int unsigned LATB = $clog2(LAT + 1);
+  localparam longint unsigned INFLIGHT = 64'(ember_isa_pkg::DMA_MAX_OUTSTANDING) * 64'(ember_isa_pkg::DMA_BURST_BYTES);
+  localparam int unsigned LGI = $clog2(INFLIGHT);  // a power of two (description.cpp)
+  localparam longint unsigned WL = 64'(ember_isa_pkg::MAC_WEIGHT_LOAD_CYCLES);
+  localparam longint unsigned FD = 64'(ember_isa_pkg::MAC_FILL_CYCLES) + 64'(ember_isa_pkg::MAC_DRAIN_CYCLES);
+  localparam longint unsigned RC = 64'(ember_isa_pkg::MAC_ROWS) * 64'(ember_isa_pkg::MAC_COLS);
+  localparam int unsigned RCB = $clog2(RC + 1);
+  // Banks (powers of two, at most MAX_BANKS): residues modulo the most banks.
+  localparam int unsigned BK = ember_isa_pkg::MAX_BANKS > 1 ? $clog2(ember_isa_pkg::MAX_BANKS) : 1;
+  localparam int unsigned BKW = $clog2(ember_isa_pkg::MAX_BANKS + 1);
 
-  function automatic logic [63:0] fld(input logic [ember_npu_pkg::FIELDS_BITS-1:0] f, input int unsigned r);
-    fld = f[64*r +: 64];
+  // ---- Per-memory constants (an id that names no memory: 1-byte rows, no banks) ----
+  function automatic logic [LGB-1:0] lgRowBytes(input logic [63:0] id);
+    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) lgRowBytes = LGB'($clog2(ember_isa_pkg::MEM_ACT_ROW_BYTES));
+    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) lgRowBytes = LGB'($clog2(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES));
+    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) lgRowBytes = LGB'($clog2(ember_isa_pkg::MEM_ACC_ROW_BYTES));
+    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) lgRowBytes = LGB'($clog2(ember_isa_pkg::MEM_PARAM_ROW_BYTES));
+    else lgRowBytes = '0;
   endfunction
-  function automatic logic [127:0] rowBytesOf(input logic [63:0] id);
-    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) rowBytesOf = 128'(ember_isa_pkg::MEM_ACT_ROW_BYTES);
-    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) rowBytesOf = 128'(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES);
-    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) rowBytesOf = 128'(ember_isa_pkg::MEM_ACC_ROW_BYTES);
-    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) rowBytesOf = 128'(ember_isa_pkg::MEM_PARAM_ROW_BYTES);
-    else rowBytesOf = 128'd1;
+  // ceil(row_bytes / dram.bytes_per_cycle): DRAM beats of one row.
+  function automatic logic [RBB-1:0] beatsPerRow(input logic [63:0] id);
+    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) beatsPerRow = RBB'((ember_isa_pkg::MEM_ACT_ROW_BYTES + ember_isa_pkg::DRAM_BYTES_PER_CYCLE - 1) / ember_isa_pkg::DRAM_BYTES_PER_CYCLE);
+    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) beatsPerRow = RBB'((ember_isa_pkg::MEM_WEIGHT_ROW_BYTES + ember_isa_pkg::DRAM_BYTES_PER_CYCLE - 1) / ember_isa_pkg::DRAM_BYTES_PER_CYCLE);
+    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) beatsPerRow = RBB'((ember_isa_pkg::MEM_ACC_ROW_BYTES + ember_isa_pkg::DRAM_BYTES_PER_CYCLE - 1) / ember_isa_pkg::DRAM_BYTES_PER_CYCLE);
+    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) beatsPerRow = RBB'((ember_isa_pkg::MEM_PARAM_ROW_BYTES + ember_isa_pkg::DRAM_BYTES_PER_CYCLE - 1) / ember_isa_pkg::DRAM_BYTES_PER_CYCLE);
+    else beatsPerRow = 1;
   endfunction
-  function automatic logic [127:0] banksOf(input logic [63:0] id);
-    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) banksOf = 128'(ember_isa_pkg::MEM_ACT_BANKS);
-    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) banksOf = 128'(ember_isa_pkg::MEM_WEIGHT_BANKS);
-    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) banksOf = 128'(ember_isa_pkg::MEM_ACC_BANKS);
-    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) banksOf = 128'(ember_isa_pkg::MEM_PARAM_BANKS);
-    else banksOf = 128'd0;
+  function automatic logic [BKW-1:0] banksOf(input logic [63:0] id);
+    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) banksOf = BKW'(ember_isa_pkg::MEM_ACT_BANKS);
+    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) banksOf = BKW'(ember_isa_pkg::MEM_WEIGHT_BANKS);
+    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) banksOf = BKW'(ember_isa_pkg::MEM_ACC_BANKS);
+    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) banksOf = BKW'(ember_isa_pkg::MEM_PARAM_BANKS);
+    else banksOf = '0;
   endfunction
-  function automatic logic [127:0] portsOf(input logic [63:0] id);
-    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) portsOf = 128'(ember_isa_pkg::MEM_ACT_READ_PORTS);
-    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) portsOf = 128'(ember_isa_pkg::MEM_WEIGHT_READ_PORTS);
-    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) portsOf = 128'(ember_isa_pkg::MEM_ACC_READ_PORTS);
-    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) portsOf = 128'(ember_isa_pkg::MEM_PARAM_READ_PORTS);
-    else portsOf = 128'd2;
-  endfunction
-  function automatic logic [127:0] max128(input logic [127:0] a, input logic [127:0] b);
-    max128 = a > b ? a : b;
+  // A step whose two source rows share a bank waits ceil(2 / max(1, read_ports)) - 1
+  // cycles: one with a single read port, none with more.
+  function automatic logic waitsOnConflict(input logic [63:0] id);
+    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) waitsOnConflict = ember_isa_pkg::MEM_ACT_READ_PORTS <= 1;
+    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) waitsOnConflict = ember_isa_pkg::MEM_WEIGHT_READ_PORTS <= 1;
+    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) waitsOnConflict = ember_isa_pkg::MEM_ACC_READ_PORTS <= 1;
+    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) waitsOnConflict = ember_isa_pkg::MEM_PARAM_READ_PORTS <= 1;
+    else waitsOnConflict = 1'b0;
   endfunction
 
-  localparam logic [127:0] BPC = 128'(ember_isa_pkg::DRAM_BYTES_PER_CYCLE);
-  localparam logic [127:0] INFLIGHT = 128'(ember_isa_pkg::DMA_MAX_OUTSTANDING) * 128'(ember_isa_pkg::DMA_BURST_BYTES);
-  localparam logic [127:0] LAT = 128'(ember_isa_pkg::DMA_LATENCY_CYCLES);
-  localparam logic [127:0] WL = 128'(ember_isa_pkg::MAC_WEIGHT_LOAD_CYCLES);
-  localparam logic [127:0] FD = 128'(ember_isa_pkg::MAC_FILL_CYCLES) + 128'(ember_isa_pkg::MAC_DRAIN_CYCLES);
+  // ---- Operands ----
+  logic [TB-1:0] issue, setup, cpr, pipe;
+  logic [S0B-1:0] s0;
+  logic [S1B-1:0] s1;
+  logic [S2B-1:0] s2;
+  logic [PLB-1:0] pl;
+  logic [PRB-1:0] pr;
+  logic [PTB-1:0] pt;
+  logic [PBB-1:0] pb;
+  logic [N0B-1:0] n0;
+  logic [N1B-1:0] n1;
+  logic [N2B-1:0] n2;
+  logic [63:0] sram_id, src_id;
+  logic load, reset;
+  assign issue = t_issue_i[TB-1:0];
+  assign setup = t_setup_i[TB-1:0];
+  assign cpr = t_cpr_i[TB-1:0];
+  assign pipe = t_pipe_i[TB-1:0];
+  assign s0 = f_i[64*ember_npu_pkg::R_SIZE0 +: S0B];
+  assign s1 = f_i[64*ember_npu_pkg::R_SIZE1 +: S1B];
+  assign s2 = f_i[64*ember_npu_pkg::R_SIZE2 +: S2B];
+  assign pl = f_i[64*ember_npu_pkg::R_PAD_LEFT +: PLB];
+  assign pr = f_i[64*ember_npu_pkg::R_PAD_RIGHT +: PRB];
+  assign pt = f_i[64*ember_npu_pkg::R_PAD_TOP +: PTB];
+  assign pb = f_i[64*ember_npu_pkg::R_PAD_BOTTOM +: PBB];
+  assign n0 = f_i[64*ember_npu_pkg::R_N0 +: N0B];
+  assign n1 = f_i[64*ember_npu_pkg::R_N1 +: N1B];
+  assign n2 = f_i[64*ember_npu_pkg::R_N2 +: N2B];
+  assign sram_id = 64'(f_i[64*ember_npu_pkg::R_SRAM +: MSB_]);
+  assign src_id = 64'(f_i[64*ember_npu_pkg::R_SRC_MEM +: SMB]);
+  assign load = cls_i == ember_isa_pkg::CLS_DMA_LOAD;
+  assign reset = f_i[64*ember_npu_pkg::R_RESET +: RSB] != 0;
 
-  logic [127:0] issue, cpr, head, rb, d_rows, s_rows, beats, little, x, t;
-  logic [127:0] steps, rows, blk, confl, per, banks, mask, ra, rb2, mem0, mem1;
-  logic [127:0] n0, n1, n2;
-  logic [6:0] bshift;
-
+  // ---- D1: a DMA's rows, transfer X and duration ----
+  // DRAM rows D = s0 * (s1 * s2), checked.
+  localparam int unsigned W_LN = S1B + S2B;
+  localparam int unsigned C_LN = W_LN > 64 ? 64 : W_LN;
+  logic [W_LN-1:0] ln_x;
+  logic [C_LN-1:0] lines;
+  logic o_ln;
+  assign ln_x = W_LN'(s1) * W_LN'(s2);
+  assign o_ln = (ln_x >> 64) != 0;
+  assign lines = o_ln ? '1 : C_LN'(ln_x);
+  localparam int unsigned W_D = S0B + C_LN;
+  localparam int unsigned C_D = W_D > 64 ? 64 : W_D;
+  logic [W_D-1:0] d_x;
+  logic [C_D-1:0] d_rows;
+  logic o_d;
+  assign d_x = W_D'(s0) * W_D'(lines);
+  assign o_d = (d_x >> 64) != 0;
+  assign d_rows = o_d ? '1 : C_D'(d_x);
+  // SRAM rows of a load S = ((pl + s0 + pr) * (pt + s1 + pb)) * s2, checked; a store's S = D.
+  localparam int unsigned W_LI = (PLB > S0B ? (PLB > PRB ? PLB : PRB) : (S0B > PRB ? S0B : PRB)) + 2;
+  localparam int unsigned C_LI = W_LI > 64 ? 64 : W_LI;
+  localparam int unsigned W_PL = (PTB > S1B ? (PTB > PBB ? PTB : PBB) : (S1B > PBB ? S1B : PBB)) + 2;
+  localparam int unsigned C_PL = W_PL > 64 ? 64 : W_PL;
+  logic [W_LI-1:0] li_x;
+  logic [W_PL-1:0] pln_x;
+  logic [C_LI-1:0] line;
+  logic [C_PL-1:0] plane;
+  logic o_li, o_pl;
+  assign li_x = W_LI'(pl) + W_LI'(s0) + W_LI'(pr);
+  assign pln_x = W_PL'(pt) + W_PL'(s1) + W_PL'(pb);
+  assign o_li = (li_x >> 64) != 0;
+  assign o_pl = (pln_x >> 64) != 0;
+  assign line = o_li ? '1 : C_LI'(li_x);
+  assign plane = o_pl ? '1 : C_PL'(pln_x);
+  localparam int unsigned W_LP = C_LI + C_PL;
+  localparam int unsigned C_LP = W_LP > 64 ? 64 : W_LP;
+  logic [W_LP-1:0] lp_x;
+  logic [C_LP-1:0] lp;
+  logic o_lp;
+  assign lp_x = W_LP'(line) * W_LP'(plane);
+  assign o_lp = (lp_x >> 64) != 0;
+  assign lp = o_lp ? '1 : C_LP'(lp_x);
+  localparam int unsigned W_S = C_LP + S2B;
+  localparam int unsigned C_S = W_S > 64 ? 64 : W_S;
+  logic [W_S-1:0] s_x;
+  logic [C_S-1:0] s_load;
+  logic o_s;
+  assign s_x = W_S'(lp) * W_S'(s2);
+  assign o_s = (s_x >> 64) != 0;
+  assign s_load = o_s ? '1 : C_S'(s_x);
+  // Beats: D * ceil(rb / bytes_per_cycle), checked.
+  localparam int unsigned W_BT = C_D + RBB;
+  localparam int unsigned C_BT = W_BT > 64 ? 64 : W_BT;
+  logic [W_BT-1:0] bt_x;
+  logic [C_BT-1:0] beats;
+  logic o_bt;
+  assign bt_x = W_BT'(d_rows) * W_BT'(beatsPerRow(sram_id));
+  assign o_bt = (bt_x >> 64) != 0;
+  assign beats = o_bt ? '1 : C_BT'(bt_x);
+  // Bytes D * rb (rb a power of two: a shift), checked; as a counter, modulo 2^64.
+  localparam int unsigned W_BY = C_D + RBB;
+  localparam int unsigned C_BY = W_BY > 64 ? 64 : W_BY;
+  logic [W_BY-1:0] by_x;
+  logic [C_BY-1:0] bytes_;
+  logic o_by;
+  assign by_x = W_BY'(d_rows) << lgRowBytes(sram_id);
+  assign o_by = (by_x >> 64) != 0;
+  assign bytes_ = o_by ? '1 : C_BY'(by_x);
+  // Little's law: ceil(D * rb * latency / inflight), the product checked.
+  localparam int unsigned W_LT = C_BY + LATB;
+  localparam int unsigned C_LT = W_LT > 64 ? 64 : W_LT;
+  logic [W_LT-1:0] lt_x;
+  logic [C_LT-1:0] lat_bytes, little;
+  logic o_lt;
+  assign lt_x = W_LT'(bytes_) * W_LT'(LAT);
+  assign o_lt = (lt_x >> 64) != 0;
+  assign lat_bytes = o_lt ? '1 : C_LT'(lt_x);
+  assign little = (lat_bytes >> LGI) + C_LT'((lat_bytes & C_LT'(INFLIGHT - 1)) != 0);
+  // X = max(beats, S, little); T = head + X + latency with rows, else head + S.
+  localparam int unsigned C_X0 = C_BT > C_S ? C_BT : C_S;
+  localparam int unsigned C_X1 = C_X0 > C_D ? C_X0 : C_D;  // a store's S is D
+  localparam int unsigned C_X = C_X1 > C_LT ? C_X1 : C_LT;
+  logic [C_X-1:0] srows, xfer;
+  logic [TB:0] head;
+  logic o_dma;
+  assign srows = load ? C_X'(s_load) : C_X'(d_rows);
   always_comb begin
-    issue = 128'(t_issue_i);
-    cpr = 128'(t_cpr_i);
-    head = issue + 128'(t_setup_i);
-    t = issue;
+    xfer = C_X'(beats) > srows ? C_X'(beats) : srows;
+    if (C_X'(little) > xfer) xfer = C_X'(little);
+  end
+  assign head = (TB + 1)'(issue) + (TB + 1)'(setup);
+  localparam int unsigned W_TD0 = C_X > LATB ? C_X : LATB;
+  localparam int unsigned W_TD = (W_TD0 > TB + 1 ? W_TD0 : TB + 1) + 2;
+  logic [W_TD-1:0] td_x;
+  assign td_x = d_rows != 0 ? W_TD'(head) + W_TD'(xfer) + W_TD'(LAT) : W_TD'(head) + W_TD'(srows);
+  assign o_dma = o_ln || o_d || (load && (o_li || o_pl || o_lp || o_s)) || o_bt || o_by || o_lt
+              || (td_x >> 64) != 0;
+
+  // ---- G1, G2: gemm ----
+  // steps R = n0 * n1 (also the vector classes' steps), checked.
+  localparam int unsigned W_R = N0B + N1B;
+  localparam int unsigned C_R = W_R > 64 ? 64 : W_R;
+  logic [W_R-1:0] r_x;
+  logic [C_R-1:0] steps;
+  logic o_r;
+  assign r_x = W_R'(n0) * W_R'(n1);
+  assign o_r = (r_x >> 64) != 0;
+  assign steps = o_r ? '1 : C_R'(r_x);
+  // rows = R * cpr, checked (also the vector classes' steps * cycles_per_row).
+  localparam int unsigned W_RW = C_R + TB;
+  localparam int unsigned C_RW = W_RW > 64 ? 64 : W_RW;
+  logic [W_RW-1:0] rw_x;
+  logic [C_RW-1:0] rows;
+  logic o_rw;
+  assign rw_x = W_RW'(steps) * W_RW'(cpr);
+  assign o_rw = (rw_x >> 64) != 0;
+  assign rows = o_rw ? '1 : C_RW'(rw_x);
+  // G2 (reset): issue + (R * n2) * cpr, checked.
+  localparam int unsigned W_RN = C_R + N2B;
+  localparam int unsigned C_RN = W_RN > 64 ? 64 : W_RN;
+  logic [W_RN-1:0] rn_x;
+  logic [C_RN-1:0] rn;
+  logic o_rn;
+  assign rn_x = W_RN'(steps) * W_RN'(n2);
+  assign o_rn = (rn_x >> 64) != 0;
+  assign rn = o_rn ? '1 : C_RN'(rn_x);
+  localparam int unsigned W_RC = C_RN + TB;
+  localparam int unsigned C_RC = W_RC > 64 ? 64 : W_RC;
+  logic [W_RC-1:0] rc_x;
+  logic [C_RC-1:0] rn_cpr;
+  logic o_rc;
+  assign rc_x = W_RC'(rn) * W_RC'(cpr);
+  assign o_rc = (rc_x >> 64) != 0;
+  assign rn_cpr = o_rc ? '1 : C_RC'(rc_x);
+  // G1: issue + WL + (n2 - 1) * S + rows + fill + drain, S = max(rows, WL) with two
+  // weight buffers, WL + rows with one; checked.
+  localparam int unsigned WLB = $clog2(WL + 1);
+  localparam int unsigned W_BK = (C_RW > WLB ? C_RW : WLB) + 1;
+  localparam int unsigned C_BK = W_BK > 64 ? 64 : W_BK;
+  logic [W_BK-1:0] bk_x;
+  logic [C_BK-1:0] blk;
+  logic o_bk;
+  assign bk_x = ember_isa_pkg::MAC_WEIGHT_BUFFERS >= 2 ? (W_BK'(rows) > W_BK'(WL) ? W_BK'(rows) : W_BK'(WL))
+                                                      : W_BK'(WL) + W_BK'(rows);
+  assign o_bk = (bk_x >> 64) != 0;
+  assign blk = o_bk ? '1 : C_BK'(bk_x);
+  localparam int unsigned W_NB = N2B + C_BK;
+  localparam int unsigned C_NB = W_NB > 64 ? 64 : W_NB;
+  logic [W_NB-1:0] nb_x;
+  logic [C_NB-1:0] nblk;
+  logic o_nb;
+  logic [N2B-1:0] n2m1;
+  assign n2m1 = n2 - N2B'(1);
+  assign nb_x = W_NB'(n2m1) * W_NB'(blk);
+  assign o_nb = (nb_x >> 64) != 0;
+  assign nblk = o_nb ? '1 : C_NB'(nb_x);
+  localparam int unsigned FDB = $clog2(FD + 1);
+  localparam int unsigned W_G0 = C_NB > C_RW ? C_NB : C_RW;
+  localparam int unsigned W_G1 = W_G0 > TB ? W_G0 : TB;
+  localparam int unsigned W_G2 = W_G1 > WLB ? W_G1 : WLB;
+  localparam int unsigned W_G = (W_G2 > FDB ? W_G2 : FDB) + 3;
+  logic [W_G-1:0] g1_x;
+  localparam int unsigned W_G2X = (C_RC > TB ? C_RC : TB) + 1;
+  logic [W_G2X-1:0] g2_x;
+  assign g1_x = W_G'(issue) + W_G'(WL) + W_G'(nblk) + W_G'(rows) + W_G'(FD);
+  assign g2_x = W_G2X'(issue) + W_G2X'(rn_cpr);
+  // MACs: n0 * n1 * n2 * rows * cols modulo 2^64 (the model's counter wraps).
+  localparam int unsigned W_M = N0B + N1B + N2B + RCB > 64 ? 64 : N0B + N1B + N2B + RCB;
+  logic [W_M-1:0] macs;
+  assign macs = W_M'(n0) * W_M'(n1) * W_M'(n2) * W_M'(RC);
+
+  // ---- V1: the vector classes ----
+  // Bank conflicts of a vector-binary: whether the two source rows of step (i0, i1)
+  // share a bank depends on i0, i1 modulo banks only, so each residue pair (r0, r1) is
+  // counted once, with the number of steps in it: members(n0, r0) * members(n1, r1),
+  // members(n, r) = (n - r - 1) / banks + 1. The sum is at most n0 * n1 (it fits
+  // N0B + N1B bits) and the model's sum saturates at 2^64 - 1 without an overflow.
+  localparam int unsigned W_CF = N0B + N1B;
+  localparam int unsigned C_CF = W_CF > 64 ? 64 : W_CF;
+  logic [BKW-1:0] banks;
+  logic [BK-1:0] mask, a0, as0, as1, b0, bs0, bs1, ra, rb;
+  logic [3:0] bshift;
+  logic per;
+  logic [N0B-1:0] part, mem0;
+  logic [N1B-1:0] mem1;
+  logic [W_CF-1:0] cf_x;
+  logic [C_CF-1:0] confl;
+  assign a0 = f_i[64*ember_npu_pkg::R_SRC0_ADDR +: BK];
+  assign as0 = f_i[64*ember_npu_pkg::R_SRC0_S0 +: BK];
+  assign as1 = f_i[64*ember_npu_pkg::R_SRC0_S1 +: BK];
+  assign b0 = f_i[64*ember_npu_pkg::R_SRC1_ADDR +: BK];
+  assign bs0 = f_i[64*ember_npu_pkg::R_SRC1_S0 +: BK];
+  assign bs1 = f_i[64*ember_npu_pkg::R_SRC1_S1 +: BK];
+  always_comb begin
+    banks = banksOf(src_id);
+    per = waitsOnConflict(src_id) && cls_i == ember_isa_pkg::CLS_VECTOR_BINARY;
+    mask = BK'(banks - BKW'(1));
+    bshift = '0;
+    for (int s = 0; s <= BK; s++)
+      if (banks == BKW'(64'd1 << s)) bshift = 4'(s);
+    cf_x = '0;
+    part = '0;
+    mem0 = '0;
+    mem1 = '0;
+    ra = '0;
+    rb = '0;
+    if (banks != 0 && per)
+      for (int r1 = 0; r1 < ember_isa_pkg::MAX_BANKS; r1++) begin
+        // part: the steps of residue r1 whose residue r0 conflicts.
+        part = '0;
+        for (int r0 = 0; r0 < ember_isa_pkg::MAX_BANKS; r0++) begin
+          ra = a0 + BK'(r0) * as0 + BK'(r1) * as1;
+          rb = b0 + BK'(r0) * bs0 + BK'(r1) * bs1;
+          mem0 = ((n0 - N0B'(r0) - N0B'(1)) >> bshift) + N0B'(1);
+          if (64'(r0) < 64'(banks) && 64'(r0) < 64'(n0) && (ra & mask) == (rb & mask))
+            part = part + mem0;
+        end
+        mem1 = ((n1 - N1B'(r1) - N1B'(1)) >> bshift) + N1B'(1);
+        if (64'(r1) < 64'(banks) && 64'(r1) < 64'(n1)) cf_x = cf_x + W_CF'(part) * W_CF'(mem1);
+      end
+  end
+  assign confl = (cf_x >> 64) != 0 ? '1 : C_CF'(cf_x);
+  // V1: issue + steps * cycles_per_row + conflicts + pipeline_latency, checked.
+  localparam int unsigned W_V = (C_RW > C_CF ? C_RW : C_CF) + 2;
+  logic [W_V-1:0] v_x;
+  assign v_x = W_V'(issue) + W_V'(rows) + W_V'(confl) + W_V'(pipe);
+
+  // ---- The instruction's class picks ----
+  logic unused_w;
+  assign unused_w = ^{t_issue_i[31:TB], t_setup_i[31:TB], t_cpr_i[31:TB], t_pipe_i[31:TB]};
+  always_comb begin
+    dur_o = 64'(issue);
+    ovf_o = 1'b0;
     mstall_o = '0;
     books_o = 1'b0;
     head_o = '0;
     xfer_o = '0;
     macs_o = '0;
     dram_bytes_o = '0;
-    rb = '0; d_rows = '0; s_rows = '0; beats = '0; little = '0; x = '0;
-    steps = '0; rows = '0; blk = '0; confl = '0; per = '0; banks = '0; mask = '0;
-    ra = '0; rb2 = '0; mem0 = '0; mem1 = '0; bshift = '0;
-    n0 = 128'(fld(f_i, ember_npu_pkg::R_N0));
-    n1 = 128'(fld(f_i, ember_npu_pkg::R_N1));
-    n2 = 128'(fld(f_i, ember_npu_pkg::R_N2));
     unique case (cls_i)
       ember_isa_pkg::CLS_DMA_LOAD, ember_isa_pkg::CLS_DMA_STORE: begin
-        // D1: X = max(D * ceil(rb / bytes_per_cycle), S, ceil(D * rb * latency / inflight)).
-        rb = rowBytesOf(fld(f_i, ember_npu_pkg::R_SRAM));
-        d_rows = 128'(fld(f_i, ember_npu_pkg::R_SIZE0)) * 128'(fld(f_i, ember_npu_pkg::R_SIZE1)) * 128'(fld(f_i, ember_npu_pkg::R_SIZE2));
-        if (cls_i == ember_isa_pkg::CLS_DMA_LOAD)
-          s_rows = (128'(fld(f_i, ember_npu_pkg::R_PAD_LEFT)) + 128'(fld(f_i, ember_npu_pkg::R_SIZE0)) + 128'(fld(f_i, ember_npu_pkg::R_PAD_RIGHT)))
-                 * (128'(fld(f_i, ember_npu_pkg::R_PAD_TOP)) + 128'(fld(f_i, ember_npu_pkg::R_SIZE1)) + 128'(fld(f_i, ember_npu_pkg::R_PAD_BOTTOM)))
-                 * 128'(fld(f_i, ember_npu_pkg::R_SIZE2));
-        else
-          s_rows = d_rows;
-        beats = d_rows * ((rb + BPC - 1) / BPC);
-        little = (d_rows * rb * LAT + INFLIGHT - 1) / INFLIGHT;
-        x = max128(max128(beats, s_rows), little);
-        dram_bytes_o = 64'(d_rows * rb);
-        if (d_rows == 0) begin
-          t = head + s_rows;
-        end else begin
-          // D2 (at the start): the channel is booked for X cycles from
-          // max(start + head, channel free); here the duration when it is free at once.
-          t = head + x + LAT;
+        // D2 (at the start): the channel is booked for X cycles from
+        // max(start + head, channel free); here the duration when it is free at once.
+        dur_o = 64'(td_x);
+        ovf_o = o_dma;
+        dram_bytes_o = 64'(bytes_);
+        if (d_rows != 0) begin
           books_o = 1'b1;
           head_o = 64'(head);
-          xfer_o = 64'(x);
+          xfer_o = 64'(xfer);
         end
       end
       ember_isa_pkg::CLS_GEMM: begin
-        steps = n0 * n1;
-        rows = steps * cpr;
+        ovf_o = o_r;
         if (steps != 0 && n2 != 0) begin
-          if (fld(f_i, ember_npu_pkg::R_RESET) != 0) begin
-            t = issue + steps * n2 * cpr;  // G2
+          if (reset) begin
+            dur_o = 64'(g2_x);  // G2
+            ovf_o = o_r || o_rn || o_rc || (g2_x >> 64) != 0;
           end else begin
-            blk = ember_isa_pkg::MAC_WEIGHT_BUFFERS >= 2 ? max128(rows, WL) : WL + rows;
-            t = issue + WL + (n2 - 1) * blk + rows + FD;  // G1
-            macs_o = 64'(steps * n2 * 128'(ember_isa_pkg::MAC_ROWS) * 128'(ember_isa_pkg::MAC_COLS));
+            dur_o = 64'(g1_x);  // G1
+            ovf_o = o_r || o_rw || o_bk || o_nb || (g1_x >> 64) != 0;
+            macs_o = 64'(macs);
           end
         end
       end
       ember_isa_pkg::CLS_VECTOR_BINARY, ember_isa_pkg::CLS_VECTOR_UNARY, ember_isa_pkg::CLS_REQUANTIZE, ember_isa_pkg::CLS_LUT: begin
-        steps = n0 * n1;
-        if (cls_i == ember_isa_pkg::CLS_VECTOR_BINARY) begin
-          // V1: a step whose two source rows share a bank waits ceil(2 / ports) - 1
-          // cycles. Whether they share one depends on i0, i1 modulo banks only, so each
-          // residue class is counted once (at most banks^2 terms).
-          banks = banksOf(fld(f_i, ember_npu_pkg::R_SRC_MEM));
-          per = (128'd2 + portsOf(fld(f_i, ember_npu_pkg::R_SRC_MEM)) - 1) / portsOf(fld(f_i, ember_npu_pkg::R_SRC_MEM)) - 1;
-          mask = banks - 1;
-          for (int s = 0; s < 7; s++)
-            if (banks == (128'd1 << s)) bshift = 7'(s);
-          if (banks != 0 && per != 0)
-            for (int r1 = 0; r1 < ember_isa_pkg::MAX_BANKS; r1++)
-              for (int r0 = 0; r0 < ember_isa_pkg::MAX_BANKS; r0++)
-                if (128'(r1) < banks && 128'(r0) < banks && 128'(r1) < n1 && 128'(r0) < n0) begin
-                  ra = 128'(fld(f_i, ember_npu_pkg::R_SRC0_ADDR)) + 128'(r0) * 128'(fld(f_i, ember_npu_pkg::R_SRC0_S0))
-                     + 128'(r1) * 128'(fld(f_i, ember_npu_pkg::R_SRC0_S1));
-                  rb2 = 128'(fld(f_i, ember_npu_pkg::R_SRC1_ADDR)) + 128'(r0) * 128'(fld(f_i, ember_npu_pkg::R_SRC1_S0))
-                      + 128'(r1) * 128'(fld(f_i, ember_npu_pkg::R_SRC1_S1));
-                  mem0 = ((n0 - 128'(r0) - 1) >> bshift) + 1;
-                  mem1 = ((n1 - 128'(r1) - 1) >> bshift) + 1;
-                  if ((ra & mask) == (rb2 & mask)) confl = confl + per * mem0 * mem1;
-                end
-        end
+        ovf_o = o_r;
         if (steps != 0) begin
-          t = issue + steps * cpr + confl + 128'(t_pipe_i);
+          dur_o = 64'(v_x);
           mstall_o = 64'(confl);
+          ovf_o = o_r || o_rw || (v_x >> 64) != 0;
         end
       end
-      default: t = issue;  // sync, halt (S1)
+      default: ;  // sync, halt (S1): issue
     endcase
-    ovf_o = t[127:64] != 0;
-    dur_o = 64'(t);
   end
 endmodule : ember_timing

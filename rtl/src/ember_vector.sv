@@ -8,7 +8,9 @@
 module ember_vector (
     input  logic clk_i,
     input  logic rst_ni,
+    /* verilator lint_off UNUSEDSIGNAL */  // the bus has every role; this reads its own
     input  logic [ember_npu_pkg::FIELDS_BITS-1:0] f_i,
+    /* verilator lint_on UNUSEDSIGNAL */
     input  logic [ember_isa_pkg::CLS_BITS-1:0] cls_i,
     input  logic [ember_isa_pkg::VOP_BITS-1:0] op_i,
     input  logic [31:0] table_off_i,
@@ -38,43 +40,112 @@ module ember_vector (
     output logic [8*ember_isa_pkg::MEM_ACC_ROW_BYTES-1:0] acc_o
 );
   localparam int unsigned L = ember_isa_pkg::VECTOR_LANES;
+  // Field roles as unsigned quantities (a signed role: its 64-bit sign-extended value).
+  localparam int unsigned N0B = ember_isa_pkg::ROLE_N0_SIGNED || ember_isa_pkg::ROLE_N0_BITS > 64 ? 64 : ember_isa_pkg::ROLE_N0_BITS;
+  localparam int unsigned N1B = ember_isa_pkg::ROLE_N1_SIGNED || ember_isa_pkg::ROLE_N1_BITS > 64 ? 64 : ember_isa_pkg::ROLE_N1_BITS;
+  localparam int unsigned DAB = ember_isa_pkg::ROLE_DST_ADDR_SIGNED || ember_isa_pkg::ROLE_DST_ADDR_BITS > 64 ? 64 : ember_isa_pkg::ROLE_DST_ADDR_BITS;
+  localparam int unsigned D0B = ember_isa_pkg::ROLE_DST_S0_SIGNED || ember_isa_pkg::ROLE_DST_S0_BITS > 64 ? 64 : ember_isa_pkg::ROLE_DST_S0_BITS;
+  localparam int unsigned D1B = ember_isa_pkg::ROLE_DST_S1_SIGNED || ember_isa_pkg::ROLE_DST_S1_BITS > 64 ? 64 : ember_isa_pkg::ROLE_DST_S1_BITS;
+  localparam int unsigned AAB = ember_isa_pkg::ROLE_SRC0_ADDR_SIGNED || ember_isa_pkg::ROLE_SRC0_ADDR_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRC0_ADDR_BITS;
+  localparam int unsigned A0B = ember_isa_pkg::ROLE_SRC0_S0_SIGNED || ember_isa_pkg::ROLE_SRC0_S0_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRC0_S0_BITS;
+  localparam int unsigned A1B = ember_isa_pkg::ROLE_SRC0_S1_SIGNED || ember_isa_pkg::ROLE_SRC0_S1_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRC0_S1_BITS;
+  localparam int unsigned BAB = ember_isa_pkg::ROLE_SRC1_ADDR_SIGNED || ember_isa_pkg::ROLE_SRC1_ADDR_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRC1_ADDR_BITS;
+  localparam int unsigned B0B = ember_isa_pkg::ROLE_SRC1_S0_SIGNED || ember_isa_pkg::ROLE_SRC1_S0_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRC1_S0_BITS;
+  localparam int unsigned B1B = ember_isa_pkg::ROLE_SRC1_S1_SIGNED || ember_isa_pkg::ROLE_SRC1_S1_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRC1_S1_BITS;
+  localparam int unsigned SAB = ember_isa_pkg::ROLE_SRC_ADDR_SIGNED || ember_isa_pkg::ROLE_SRC_ADDR_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRC_ADDR_BITS;
+  localparam int unsigned S0B = ember_isa_pkg::ROLE_SRC_S0_SIGNED || ember_isa_pkg::ROLE_SRC_S0_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRC_S0_BITS;
+  localparam int unsigned S1B = ember_isa_pkg::ROLE_SRC_S1_SIGNED || ember_isa_pkg::ROLE_SRC_S1_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRC_S1_BITS;
+  localparam int unsigned PAB = ember_isa_pkg::ROLE_PARAM_ADDR_SIGNED || ember_isa_pkg::ROLE_PARAM_ADDR_BITS > 64 ? 64 : ember_isa_pkg::ROLE_PARAM_ADDR_BITS;
+  localparam int unsigned TBB = ember_isa_pkg::ROLE_TABLE_SIGNED || ember_isa_pkg::ROLE_TABLE_BITS > 64 ? 64 : ember_isa_pkg::ROLE_TABLE_BITS;
+  localparam int unsigned DMB = ember_isa_pkg::ROLE_DST_MEM_SIGNED || ember_isa_pkg::ROLE_DST_MEM_BITS > 64 ? 64 : ember_isa_pkg::ROLE_DST_MEM_BITS;
+  localparam int unsigned SMB = ember_isa_pkg::ROLE_SRC_MEM_SIGNED || ember_isa_pkg::ROLE_SRC_MEM_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRC_MEM_BITS;
+  // The widest base, n0 - 1 times s0, n1 - 1 times s1 of any operand: the range checks'
+  // last rows are exact in WL bits (the model's saturate at 2^64 - 1, which compares
+  // with a row count as the exact value does).
+  function automatic int unsigned mx(input int unsigned a, input int unsigned b);
+    mx = a > b ? a : b;
+  endfunction
+  localparam int unsigned WBASE = mx(mx(DAB, AAB), mx(BAB, SAB));
+  localparam int unsigned WS0 = N0B + mx(mx(D0B, A0B), mx(B0B, S0B));
+  localparam int unsigned WS1 = N1B + mx(mx(D1B, A1B), mx(B1B, S1B));
+  localparam int unsigned WL = mx(WBASE, mx(WS0, WS1)) + 2;
+  // Row address bits: sources and destination live in act or acc (rows are powers of
+  // two); the datapath's row arithmetic is modulo 2^VAW, exact because the checks keep
+  // every row in range (ember_npu uses the low address bits of a row output only).
+  localparam int unsigned XAW = ember_isa_pkg::MEM_ACT_ROWS > 1 ? $clog2(ember_isa_pkg::MEM_ACT_ROWS) : 1;
+  localparam int unsigned CAW = ember_isa_pkg::MEM_ACC_ROWS > 1 ? $clog2(ember_isa_pkg::MEM_ACC_ROWS) : 1;
+  localparam int unsigned VAW = mx(XAW, CAW);
+  // Signed operands: a signed role's bits, an unsigned role's bits and a zero above (the
+  // bus value read as a signed 64-bit number, as the model's int64 reads it).
+  localparam int unsigned IB0 = ember_isa_pkg::ROLE_IMM0_BITS >= 64 ? 64 : ember_isa_pkg::ROLE_IMM0_SIGNED ? ember_isa_pkg::ROLE_IMM0_BITS : ember_isa_pkg::ROLE_IMM0_BITS + 1;
+  localparam int unsigned IB1 = ember_isa_pkg::ROLE_IMM1_BITS >= 64 ? 64 : ember_isa_pkg::ROLE_IMM1_SIGNED ? ember_isa_pkg::ROLE_IMM1_BITS : ember_isa_pkg::ROLE_IMM1_BITS + 1;
+  localparam int unsigned ZPB = ember_isa_pkg::ROLE_ZERO_POINT_BITS >= 64 ? 64 : ember_isa_pkg::ROLE_ZERO_POINT_SIGNED ? ember_isa_pkg::ROLE_ZERO_POINT_BITS : ember_isa_pkg::ROLE_ZERO_POINT_BITS + 1;
+  localparam int unsigned LOB = ember_isa_pkg::ROLE_LO_BITS >= 64 ? 64 : ember_isa_pkg::ROLE_LO_SIGNED ? ember_isa_pkg::ROLE_LO_BITS : ember_isa_pkg::ROLE_LO_BITS + 1;
+  localparam int unsigned HIB = ember_isa_pkg::ROLE_HI_BITS >= 64 ? 64 : ember_isa_pkg::ROLE_HI_SIGNED ? ember_isa_pkg::ROLE_HI_BITS : ember_isa_pkg::ROLE_HI_BITS + 1;
+  // lut: (table + table_offset + 1) * 256, modulo 2^64 as in the model.
+  localparam int unsigned WT = mx(TBB, 32) + 10 > 64 ? 64 : mx(TBB, 32) + 10;
 
+  // A role zero-extended from its bits (sign-extended for a signed role, on the bus).
   function automatic logic [63:0] fld(input int unsigned r);
     fld = f_i[64*r +: 64];
   endfunction
-  function automatic logic [63:0] rowsOf(input logic accMem);
-    rowsOf = accMem ? 64'(ember_isa_pkg::MEM_ACC_ROWS) : 64'(ember_isa_pkg::MEM_ACT_ROWS);
+  // A row count (at most 2^32) in at least 33 bits, to compare a last row with.
+  localparam int unsigned KL = WL > 33 ? WL : 33;
+  function automatic logic [KL-1:0] rowsOf(input logic accMem);
+    rowsOf = accMem ? KL'(64'(ember_isa_pkg::MEM_ACC_ROWS)) : KL'(64'(ember_isa_pkg::MEM_ACT_ROWS));
   endfunction
-  function automatic logic [127:0] last(input logic [63:0] a, input logic [63:0] s0,
-                                        input logic [63:0] s1);
-    last = 128'(a) + (128'(fld(ember_npu_pkg::R_N0)) - 1) * 128'(s0) + (128'(fld(ember_npu_pkg::R_N1)) - 1) * 128'(s1);
+  logic [N0B-1:0] n0, n0m1;
+  logic [N1B-1:0] n1, n1m1;
+  assign n0 = f_i[64*ember_npu_pkg::R_N0 +: N0B];
+  assign n1 = f_i[64*ember_npu_pkg::R_N1 +: N1B];
+  assign n0m1 = n0 - N0B'(1);
+  assign n1m1 = n1 - N1B'(1);
+  function automatic logic [WL-1:0] last(input logic [WL-1:0] a, input logic [WL-1:0] s0,
+                                         input logic [WL-1:0] s1);
+    last = WL'(a) + WL'(n0m1) * WL'(s0) + WL'(n1m1) * WL'(s1);
   endfunction
 
   // Operand selection (Machine::vector): binary/unary name their memories, requantize
   // reads acc and writes act, lut reads and writes act.
   logic ew, dst_acc_w, src_acc_w, dst_bad_w, src_bad_w, binary_w;
-  logic [63:0] d_a, d_s0, d_s1, a_a, a_s0, a_s1, b_a, b_s0, b_s1, tbl_w;
-  logic signed [63:0] imm0_w;
+  logic [WL-1:0] d_a, d_s0, d_s1, a_a, a_s0, a_s1, b_a, b_s0, b_s1;
+  logic [63:0] dmem, smem;
+  logic [WT-1:0] tbl_w;
+  logic signed [IB0-1:0] imm0_w;
   always_comb begin
     ew = cls_i == ember_isa_pkg::CLS_VECTOR_BINARY || cls_i == ember_isa_pkg::CLS_VECTOR_UNARY;
     binary_w = cls_i == ember_isa_pkg::CLS_VECTOR_BINARY;
-    dst_acc_w = ew && fld(ember_npu_pkg::R_DST_MEM) == 64'(ember_isa_pkg::MEM_ACC_ID);
-    src_acc_w = cls_i == ember_isa_pkg::CLS_REQUANTIZE || (ew && fld(ember_npu_pkg::R_SRC_MEM) == 64'(ember_isa_pkg::MEM_ACC_ID));
-    dst_bad_w = ew && fld(ember_npu_pkg::R_DST_MEM) != 64'(ember_isa_pkg::MEM_ACT_ID) && fld(ember_npu_pkg::R_DST_MEM) != 64'(ember_isa_pkg::MEM_ACC_ID);
-    src_bad_w = ew && fld(ember_npu_pkg::R_SRC_MEM) != 64'(ember_isa_pkg::MEM_ACT_ID) && fld(ember_npu_pkg::R_SRC_MEM) != 64'(ember_isa_pkg::MEM_ACC_ID);
-    d_a = fld(ember_npu_pkg::R_DST_ADDR); d_s0 = fld(ember_npu_pkg::R_DST_S0); d_s1 = fld(ember_npu_pkg::R_DST_S1);
+    dmem = 64'(f_i[64*ember_npu_pkg::R_DST_MEM +: DMB]);
+    smem = 64'(f_i[64*ember_npu_pkg::R_SRC_MEM +: SMB]);
+    dst_acc_w = ew && dmem == 64'(ember_isa_pkg::MEM_ACC_ID);
+    src_acc_w = cls_i == ember_isa_pkg::CLS_REQUANTIZE || (ew && smem == 64'(ember_isa_pkg::MEM_ACC_ID));
+    dst_bad_w = ew && dmem != 64'(ember_isa_pkg::MEM_ACT_ID) && dmem != 64'(ember_isa_pkg::MEM_ACC_ID);
+    src_bad_w = ew && smem != 64'(ember_isa_pkg::MEM_ACT_ID) && smem != 64'(ember_isa_pkg::MEM_ACC_ID);
+    d_a = WL'(f_i[64*ember_npu_pkg::R_DST_ADDR +: DAB]);
+    d_s0 = WL'(f_i[64*ember_npu_pkg::R_DST_S0 +: D0B]);
+    d_s1 = WL'(f_i[64*ember_npu_pkg::R_DST_S1 +: D1B]);
     if (binary_w) begin
-      a_a = fld(ember_npu_pkg::R_SRC0_ADDR); a_s0 = fld(ember_npu_pkg::R_SRC0_S0); a_s1 = fld(ember_npu_pkg::R_SRC0_S1);
-      b_a = fld(ember_npu_pkg::R_SRC1_ADDR); b_s0 = fld(ember_npu_pkg::R_SRC1_S0); b_s1 = fld(ember_npu_pkg::R_SRC1_S1);
+      a_a = WL'(f_i[64*ember_npu_pkg::R_SRC0_ADDR +: AAB]);
+      a_s0 = WL'(f_i[64*ember_npu_pkg::R_SRC0_S0 +: A0B]);
+      a_s1 = WL'(f_i[64*ember_npu_pkg::R_SRC0_S1 +: A1B]);
+      b_a = WL'(f_i[64*ember_npu_pkg::R_SRC1_ADDR +: BAB]);
+      b_s0 = WL'(f_i[64*ember_npu_pkg::R_SRC1_S0 +: B0B]);
+      b_s1 = WL'(f_i[64*ember_npu_pkg::R_SRC1_S1 +: B1B]);
     end else begin
-      a_a = fld(ember_npu_pkg::R_SRC_ADDR); a_s0 = fld(ember_npu_pkg::R_SRC_S0); a_s1 = fld(ember_npu_pkg::R_SRC_S1);
+      a_a = WL'(f_i[64*ember_npu_pkg::R_SRC_ADDR +: SAB]);
+      a_s0 = WL'(f_i[64*ember_npu_pkg::R_SRC_S0 +: S0B]);
+      a_s1 = WL'(f_i[64*ember_npu_pkg::R_SRC_S1 +: S1B]);
       b_a = a_a; b_s0 = a_s0; b_s1 = a_s1;
     end
-    imm0_w = $signed(fld(ember_npu_pkg::R_IMM0));
-    tbl_w = fld(ember_npu_pkg::R_TABLE) + 64'(table_off_i);
+    imm0_w = $signed(f_i[64*ember_npu_pkg::R_IMM0 +: IB0]);
+    tbl_w = WT'(f_i[64*ember_npu_pkg::R_TABLE +: TBB]) + WT'(table_off_i);
   end
-  assign prow_o = 32'(fld(ember_npu_pkg::R_PARAM_ADDR));
-  assign trow_o = 32'(tbl_w * 64'(ember_isa_pkg::TABLE_ROWS));
+  assign prow_o = 32'(f_i[64*ember_npu_pkg::R_PARAM_ADDR +: PAB]);
+  logic [31:0] trow_w;
+  logic [WT-1:0] tend_w;
+  assign trow_w = 32'(tbl_w) * 32'(ember_isa_pkg::TABLE_ROWS);
+  assign tend_w = (tbl_w + WT'(1)) << 8;
+  assign trow_o = 32'(trow_w);
 
   // Requantize's shift lanes must lie in 1..62.
   logic s_bad_w;
@@ -88,18 +159,19 @@ module ember_vector (
     chk_fault_o = 1'b1;
     chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
     if (dst_bad_w || src_bad_w) chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
-    else if (fld(ember_npu_pkg::R_N0) == 0 || fld(ember_npu_pkg::R_N1) == 0) chk_fault_o = 1'b0;
-    else if (last(d_a, d_s0, d_s1) >= 128'(rowsOf(dst_acc_w))
-             || last(a_a, a_s0, a_s1) >= 128'(rowsOf(src_acc_w))
-             || last(b_a, b_s0, b_s1) >= 128'(rowsOf(src_acc_w)))
+    else if (n0 == 0 || n1 == 0) chk_fault_o = 1'b0;
+    else if (KL'(last(d_a, d_s0, d_s1)) >= rowsOf(dst_acc_w)
+             || KL'(last(a_a, a_s0, a_s1)) >= rowsOf(src_acc_w)
+             || KL'(last(b_a, b_s0, b_s1)) >= rowsOf(src_acc_w))
       chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
-    else if (cls_i == ember_isa_pkg::CLS_REQUANTIZE && fld(ember_npu_pkg::R_PARAM_ADDR) >= 64'(ember_isa_pkg::MEM_PARAM_ROWS) - 1)
+    else if (cls_i == ember_isa_pkg::CLS_REQUANTIZE
+             && 64'(f_i[64*ember_npu_pkg::R_PARAM_ADDR +: PAB]) >= 64'(ember_isa_pkg::MEM_PARAM_ROWS) - 1)
       chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
     else if (cls_i == ember_isa_pkg::CLS_REQUANTIZE && s_bad_w) chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
     else if (cls_i == ember_isa_pkg::CLS_LUT
-             && (128'(tbl_w) + 1) * 256 > 128'(ember_isa_pkg::MEM_PARAM_SIZE_BYTES))
+             && 64'(tend_w) > 64'(ember_isa_pkg::MEM_PARAM_SIZE_BYTES))
       chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
-    else if (cls_i == ember_isa_pkg::CLS_VECTOR_UNARY && op_i == ember_isa_pkg::VOP_SHIFT && (imm0_w < -31 || imm0_w > 31))
+    else if (cls_i == ember_isa_pkg::CLS_VECTOR_UNARY && op_i == ember_isa_pkg::VOP_SHIFT && (64'(imm0_w) < -31 || 64'(imm0_w) > 31))
       chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
     else chk_fault_o = 1'b0;
   end
@@ -108,65 +180,39 @@ module ember_vector (
   logic active_q, dacc_q, sacc_q;
   logic [ember_isa_pkg::CLS_BITS-1:0] cls_q;
   logic [ember_isa_pkg::VOP_BITS-1:0] op_q;
-  logic [63:0] n0_q, n1_q, i0_q, i1_q, da_q, ds0_q, ds1_q, aa_q, as0_q, as1_q, ba_q, bs0_q, bs1_q;
-  logic signed [63:0] imm0_q, imm1_q, zp_q, lo_q, hi_q;
-  logic [32*L-1:0] m_q, s_q;
+  logic [N0B-1:0] n0_q, i0_q;
+  logic [N1B-1:0] n1_q, i1_q;
+  logic [VAW-1:0] da_q, ds0_q, ds1_q, aa_q, as0_q, as1_q, ba_q, bs0_q, bs1_q;
+  logic signed [IB0-1:0] imm0_q;
+  logic signed [IB1-1:0] imm1_q;
+  logic signed [ZPB-1:0] zp_q;
+  logic signed [LOB-1:0] lo_q;
+  logic signed [HIB-1:0] hi_q;
+  logic [32*L-1:0] m_q;
+  logic [6*L-1:0] s_q;  // requantize's shifts: 1..62 when it starts (the operand check)
   logic [2047:0] table_q;
 
   assign busy_o = active_q;
-  assign src0_row_o = 32'(aa_q + i0_q * as0_q + i1_q * as1_q);
-  assign src1_row_o = 32'(ba_q + i0_q * bs0_q + i1_q * bs1_q);
-  assign dst_row_o = 32'(da_q + i0_q * ds0_q + i1_q * ds1_q);
+  logic [VAW-1:0] src0_row, src1_row, dst_row;
+  assign src0_row = aa_q + VAW'(i0_q) * as0_q + VAW'(i1_q) * as1_q;
+  assign src1_row = ba_q + VAW'(i0_q) * bs0_q + VAW'(i1_q) * bs1_q;
+  assign dst_row = da_q + VAW'(i0_q) * ds0_q + VAW'(i1_q) * ds1_q;
+  assign src0_row_o = 32'(src0_row);
+  assign src1_row_o = 32'(src1_row);
+  assign dst_row_o = 32'(dst_row);
   assign src_acc_o = sacc_q;
   assign dst_acc_o = dacc_q;
   assign we_o = active_q;
 
-  function automatic logic signed [63:0] roundShift(input logic signed [63:0] x,
-                                                    input logic signed [63:0] s);
-    logic signed [63:0] sh;
-    sh = '0;
-    roundShift = x;
-    if (s > 0) begin
-      sh = s > 62 ? 64'sd62 : s;
-      roundShift = (x + (64'sd1 <<< (sh - 1))) >>> sh;
-    end else if (s < 0) begin
-      sh = -s > 32 ? 64'sd32 : -s;
-      roundShift = x <<< sh;
-    end
-  endfunction
-
-  always_comb begin
-    for (int j = 0; j < L; j++) begin
-      logic signed [63:0] a, b, y, prod;
-      a = sacc_q ? 64'($signed(acc0_i[32*j +: 32])) : 64'($signed(act0_i[8*j +: 8]));
-      b = sacc_q ? 64'($signed(acc1_i[32*j +: 32])) : 64'($signed(act1_i[8*j +: 8]));
-      y = a;
-      prod = '0;
-      unique case (cls_q)
-        ember_isa_pkg::CLS_VECTOR_BINARY:
-          unique case (op_q)
-            ember_isa_pkg::VOP_ADD: y = a + b;
-            ember_isa_pkg::VOP_SUB: y = a - b;
-            ember_isa_pkg::VOP_MUL: y = a * b;
-            ember_isa_pkg::VOP_MIN: y = a < b ? a : b;
-            default: y = a > b ? a : b;
-          endcase
-        ember_isa_pkg::CLS_VECTOR_UNARY:
-          if (op_q == ember_isa_pkg::VOP_SHIFT) y = roundShift(a, imm0_q);
-          else if (op_q == ember_isa_pkg::VOP_CLAMP) y = (a < imm0_q ? imm0_q : a) > imm1_q ? imm1_q
-                                        : (a < imm0_q ? imm0_q : a);
-          else y = a;
-        ember_isa_pkg::CLS_REQUANTIZE: begin
-          prod = a * 64'($signed(m_q[32*j +: 32]));
-          y = ((prod + (64'sd1 <<< (64'($signed(s_q[32*j +: 32])) - 1)))
-               >>> 64'($signed(s_q[32*j +: 32]))) + zp_q;
-          y = y < lo_q ? lo_q : y > hi_q ? hi_q : y;
-        end
-        default: y = 64'($signed(table_q[8*(a[7:0] ^ 8'h80) +: 8]));  // lut: table[a + 128]
-      endcase
-      act_o[8*j +: 8] = y < -128 ? 8'h80 : y > 127 ? 8'h7f : y[7:0];
-      acc_o[32*j +: 32] = y[31:0];
-    end
+  // The lanes (ember_vector_lane).
+  for (genvar j = 0; j < L; j++) begin : g_lane
+    ember_vector_lane #(.IB0(IB0), .IB1(IB1), .ZPB(ZPB), .LOB(LOB), .HIB(HIB)) u_lane (
+        .cls_i(cls_q), .op_i(op_q), .acc_src_i(sacc_q),
+        .act0_i(act0_i[8*j +: 8]), .act1_i(act1_i[8*j +: 8]),
+        .acc0_i(acc0_i[32*j +: 32]), .acc1_i(acc1_i[32*j +: 32]),
+        .imm0_i(imm0_q), .imm1_i(imm1_q), .zp_i(zp_q), .lo_i(lo_q), .hi_i(hi_q),
+        .m_i(m_q[32*j +: 32]), .s_i(s_q[6*j +: 6]), .table_i(table_q),
+        .act_o(act_o[8*j +: 8]), .acc_o(acc_o[32*j +: 32]));
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -180,29 +226,29 @@ module ember_vector (
       {m_q, s_q} <= '0;
       table_q <= '0;
     end else if (start_i) begin
-      active_q <= fld(ember_npu_pkg::R_N0) != 0 && fld(ember_npu_pkg::R_N1) != 0;
+      active_q <= n0 != 0 && n1 != 0;
       dacc_q <= dst_acc_w;
       sacc_q <= src_acc_w;
       cls_q <= cls_i;
       op_q <= op_i;
-      n0_q <= fld(ember_npu_pkg::R_N0); n1_q <= fld(ember_npu_pkg::R_N1);
+      n0_q <= n0; n1_q <= n1;
       {i0_q, i1_q} <= '0;
-      da_q <= d_a; ds0_q <= d_s0; ds1_q <= d_s1;
-      aa_q <= a_a; as0_q <= a_s0; as1_q <= a_s1;
-      ba_q <= b_a; bs0_q <= b_s0; bs1_q <= b_s1;
+      da_q <= VAW'(d_a); ds0_q <= VAW'(d_s0); ds1_q <= VAW'(d_s1);
+      aa_q <= VAW'(a_a); as0_q <= VAW'(a_s0); as1_q <= VAW'(a_s1);
+      ba_q <= VAW'(b_a); bs0_q <= VAW'(b_s0); bs1_q <= VAW'(b_s1);
       imm0_q <= imm0_w;
-      imm1_q <= $signed(fld(ember_npu_pkg::R_IMM1));
-      zp_q <= $signed(fld(ember_npu_pkg::R_ZERO_POINT));
-      lo_q <= $signed(fld(ember_npu_pkg::R_LO));
-      hi_q <= $signed(fld(ember_npu_pkg::R_HI));
+      imm1_q <= $signed(f_i[64*ember_npu_pkg::R_IMM1 +: IB1]);
+      zp_q <= $signed(f_i[64*ember_npu_pkg::R_ZERO_POINT +: ZPB]);
+      lo_q <= $signed(f_i[64*ember_npu_pkg::R_LO +: LOB]);
+      hi_q <= $signed(f_i[64*ember_npu_pkg::R_HI +: HIB]);
       m_q <= pm_i[32*L-1:0];
-      s_q <= ps_i[32*L-1:0];
+      for (int j = 0; j < L; j++) s_q[6*j +: 6] <= ps_i[32*j +: 6];
       table_q <= table_i;
     end else if (active_q) begin
-      if (i0_q + 1 < n0_q) i0_q <= i0_q + 1;
+      if (i0_q + N0B'(1) < n0_q) i0_q <= i0_q + N0B'(1);
       else begin
         i0_q <= '0;
-        if (i1_q + 1 < n1_q) i1_q <= i1_q + 1;
+        if (i1_q + N1B'(1) < n1_q) i1_q <= i1_q + N1B'(1);
         else active_q <= 1'b0;
       end
     end

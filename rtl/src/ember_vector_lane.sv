@@ -1,0 +1,81 @@
+// One lane of the vector unit (ember_vector): the arithmetic of vector-binary,
+// vector-unary, requantize and lut on one int32 (acc) or int8 (act) element, as
+// docs/numerics.md's NPU part and simulator/src/Vector.cpp define it; results saturate
+// to int8 (act_o) and wrap to int32 (acc_o). Combinational. A module of its own so that
+// synthesis maps one lane and counts it VECTOR_LANES times (docs/rtl.md section 8). The
+// signed operands are as wide as their roles (parameters from ember_vector).
+module ember_vector_lane #(
+    parameter int unsigned IB0 = 16,  // imm0
+    parameter int unsigned IB1 = 16,  // imm1
+    parameter int unsigned ZPB = 8,   // zero_point
+    parameter int unsigned LOB = 8,   // lo
+    parameter int unsigned HIB = 8    // hi
+) (
+    input  logic [ember_isa_pkg::CLS_BITS-1:0] cls_i,
+    input  logic [ember_isa_pkg::VOP_BITS-1:0] op_i,
+    input  logic acc_src_i,                 // sources are acc lanes (int32), else act (int8)
+    input  logic [7:0] act0_i,
+    input  logic [7:0] act1_i,
+    input  logic [31:0] acc0_i,
+    input  logic [31:0] acc1_i,
+    input  logic signed [IB0-1:0] imm0_i,
+    input  logic signed [IB1-1:0] imm1_i,
+    input  logic signed [ZPB-1:0] zp_i,
+    input  logic signed [LOB-1:0] lo_i,
+    input  logic signed [HIB-1:0] hi_i,
+    input  logic [31:0] m_i,                // requantize's multiplier M
+    input  logic [5:0] s_i,                 // requantize's shift S (1..62 when it starts)
+    input  logic [2047:0] table_i,          // lut's 256-byte table
+    output logic [7:0] act_o,
+    output logic [31:0] acc_o
+);
+  // vshr's shift: imm0 lies in -31..31 when it starts (the operand check), so five bits
+  // of magnitude are enough (docs/numerics.md: s > 0 rounds right, s < 0 shifts left).
+  function automatic logic signed [63:0] roundShift(input logic signed [31:0] x,
+                                                    input logic signed [IB0-1:0] s);
+    logic [4:0] sh;
+    sh = '0;
+    roundShift = 64'(x);
+    if (s > 0) begin
+      sh = 5'(s);
+      roundShift = (64'(x) + (64'sd1 <<< (sh - 5'd1))) >>> sh;
+    end else if (s < 0) begin
+      sh = 5'(-s);
+      roundShift = 64'(x) <<< sh;
+    end
+  endfunction
+
+  // Operands are int32 or int8, so every product is 32 x 32 bits.
+  always_comb begin
+    logic signed [31:0] a, b, mb;
+    logic signed [63:0] y, prod;
+    a = acc_src_i ? $signed(acc0_i) : 32'($signed(act0_i));
+    b = acc_src_i ? $signed(acc1_i) : 32'($signed(act1_i));
+    y = 64'(a);
+    // One multiplier: vmul's a * b or requantize's a * M.
+    mb = cls_i == ember_isa_pkg::CLS_REQUANTIZE ? $signed(m_i) : b;
+    prod = 64'(a) * 64'(mb);
+    unique case (cls_i)
+      ember_isa_pkg::CLS_VECTOR_BINARY:
+        unique case (op_i)
+          ember_isa_pkg::VOP_ADD: y = 64'(a) + 64'(b);
+          ember_isa_pkg::VOP_SUB: y = 64'(a) - 64'(b);
+          ember_isa_pkg::VOP_MUL: y = prod;
+          ember_isa_pkg::VOP_MIN: y = a < b ? 64'(a) : 64'(b);
+          default: y = a > b ? 64'(a) : 64'(b);
+        endcase
+      ember_isa_pkg::CLS_VECTOR_UNARY:
+        if (op_i == ember_isa_pkg::VOP_SHIFT) y = roundShift(a, imm0_i);
+        else if (op_i == ember_isa_pkg::VOP_CLAMP) y = (64'(a) < 64'(imm0_i) ? 64'(imm0_i) : 64'(a)) > 64'(imm1_i) ? 64'(imm1_i)
+                                      : (64'(a) < 64'(imm0_i) ? 64'(imm0_i) : 64'(a));
+        else y = 64'(a);
+      ember_isa_pkg::CLS_REQUANTIZE: begin
+        y = ((prod + (64'sd1 <<< (s_i - 6'd1))) >>> s_i) + 64'(zp_i);
+        y = y < 64'(lo_i) ? 64'(lo_i) : y > 64'(hi_i) ? 64'(hi_i) : y;
+      end
+      default: y = 64'($signed(table_i[8*(a[7:0] ^ 8'h80) +: 8]));  // lut: table[a + 128]
+    endcase
+    act_o = y < -128 ? 8'h80 : y > 127 ? 8'h7f : y[7:0];
+    acc_o = y[31:0];
+  end
+endmodule : ember_vector_lane
