@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -257,6 +258,69 @@ TEST_P(PlatformEquality, EveryJobCompletesAlikeWithEqualPlatformCycles) {
   EXPECT_GE(dones, 10);
   std::printf("%s: %zu jobs, %d done, equal on both platforms\n", d.name().c_str(), order.size(),
               dones);
+}
+
+/// An instruction word no decoder accepts (the binary's digest resealed over it), written
+/// into the ring by hand (a Session submits only well-formed binaries), then a good job:
+/// the completion records and platform cycles of both are equal on both platforms.
+struct RawRun {
+  std::vector<ember_completion> records;
+  std::vector<u64> cycles;
+};
+RawRun runIllegal(const ember::isa::IsaDescription& d, ember::sim::PlatformFactory platform) {
+  ember::runtime::Device::Options o;
+  o.ring_slots = 4;
+  o.dram_bytes = u64(1) << 28;
+  o.platform = std::move(platform);
+  ember::runtime::Device dev(d, o);
+  RawRun r;
+  std::vector<std::vector<std::uint8_t>> images;
+  images.push_back(ember::isa::serializeElf(
+      ember::isa::assemble("sync engine=load\nsync engine=load\nfinish\n", d, "bad.s"), d));
+  for (const auto& sec : ember::isa::listSections(images[0].data(), images[0].size()))
+    if (sec.name == ".ember.text")
+      std::memset(images[0].data() + sec.offset + d.instructionBytes(), 0xff, 4);
+  ember::isa::resealElf(images[0]);
+  images.push_back(ember::isa::serializeElf(copyProgram(d, 7), d));
+  for (std::uint32_t k = 0; k < images.size(); ++k) {
+    const u64 bin = 0x100000, window = 0x1000000;
+    std::memcpy(dev.dram(bin, images[k].size()), images[k].data(), images[k].size());
+    dev.zero(window, 0x100000);
+    ember_job_slot slot{};
+    slot.magic = EMBER_SLOT_MAGIC;
+    slot.job_id = 100 + k;
+    slot.binary_addr = bin;
+    slot.binary_size = images[k].size();
+    slot.window_base = window;
+    slot.window_size = 0x100000;
+    slot.cycle_budget = 1u << 20;
+    std::memcpy(dev.dram(dev.ringBase() + 64 * (k % 4), 64), &slot, 64);
+    dev.ringDoorbell(k + 1);
+    EXPECT_TRUE(dev.waitHead(k, 600s));
+    ember_completion c;
+    std::memcpy(&c, dev.dram(dev.ringBase() + 64 * (4 + k % 4), 64), 64);
+    r.records.push_back(c);
+    r.cycles.push_back(dev.takeJobCycles(k).value_or(0));
+  }
+  return r;
+}
+
+TEST_P(PlatformEquality, AnIllegalOpcodeFaultsAlikeAndTheNextJobRuns) {
+  const ember::isa::IsaDescription d = load(GetParam());
+  const RawRun sc = runIllegal(d, {});
+  const RawRun rtl = runIllegal(d, ember::rtl::RtlPlatform::factory());
+  ASSERT_EQ(sc.records.size(), 2u);
+  ASSERT_EQ(rtl.records.size(), 2u);
+  EXPECT_EQ(sc.records[0].status, EMBER_JOB_FAULT);
+  EXPECT_EQ(sc.records[0].detail, 0u) << "illegal-opcode";
+  EXPECT_EQ(sc.records[0].fault_index, 1u);
+  EXPECT_EQ(sc.records[1].status, EMBER_JOB_DONE);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(std::memcmp(&sc.records[k], &rtl.records[k], sizeof(ember_completion)), 0)
+        << "job " << k << ": status " << sc.records[k].status << "/" << rtl.records[k].status
+        << ", cycles " << sc.records[k].cycles << "/" << rtl.records[k].cycles;
+    EXPECT_EQ(sc.cycles[k], rtl.cycles[k]) << "job " << k;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Descriptions, PlatformEquality,

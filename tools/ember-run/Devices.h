@@ -7,6 +7,7 @@
 /// cycle-accurate simulator. `--compare` works for any list of rows.
 
 #include "ember/backend/Backend.h"
+#include "ember/sim/Platform.h"
 #include "ember/sim/Report.h"
 #include "ember/sim/Simulator.h"
 
