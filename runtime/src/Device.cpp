@@ -1,5 +1,6 @@
 // The runtime's NPU device: device DRAM (a virtual reservation: only touched pages cost
-// memory) and the SystemC platform of the description (ember/sim/Platform.h): its
+// memory) and the platform of the description (ember/sim/Platform.h: the SystemC one,
+// or another from Options::platform, such as the Verilated RTL's SoC): its
 // control core runs the firmware (the build of this description, FirmwareTable.h), whose
 // HAL (ember_hal_*) reaches the NPU's registers through the platform's TLM-2.0 bus. A
 // host thread wakes the core on the doorbell.
@@ -58,7 +59,7 @@ struct Device::Impl {
   Options opts;
   std::uint8_t* dram = nullptr;
   const detail::Firmware* fw = nullptr; ///< The firmware build of this description.
-  std::unique_ptr<sim::Platform> platform;
+  std::unique_ptr<sim::ControlPlatform> platform;
   sim::CoreBus* bus = nullptr;                      ///< While the control core runs.
   std::optional<sim::Report> jobReport;             ///< Of the job the core is running.
   std::map<std::uint32_t, sim::Report> reports;     ///< By ring index, until taken.
@@ -181,8 +182,12 @@ Device::Device(isa::IsaDescription isa, Options opts)
     throw isa::Error("<runtime>", "device DRAM",
                      "cannot reserve " + std::to_string(impl_->opts.dram_bytes) + " bytes");
   impl_->dram = static_cast<std::uint8_t*>(p);
-  impl_->platform = std::make_unique<sim::Platform>(impl_->isa, impl_->dram, impl_->opts.dram_bytes,
-                                                    impl_->opts.engine, impl_->opts.prepare);
+  if (impl_->opts.platform)
+    impl_->platform =
+        impl_->opts.platform(impl_->isa, impl_->dram, impl_->opts.dram_bytes, impl_->opts.prepare);
+  else
+    impl_->platform = std::make_unique<sim::Platform>(
+        impl_->isa, impl_->dram, impl_->opts.dram_bytes, impl_->opts.engine, impl_->opts.prepare);
   // The host's set-up of the ring registers, before the core first runs.
   impl_->platform->run([&](sim::CoreBus& b) {
     b.write(regOffset(impl_->isa, "RING_BASE_LO"), 0);

@@ -178,6 +178,7 @@ sim::Result runThroughRing(const isa::IsaDescription& desc, const isa::Binary& b
   dopts.ring_slots = 1;
   dopts.dram_bytes = window + isa::serializeElf(bin, desc).size() + (std::uint64_t(1) << 20);
   dopts.engine = req.engine;
+  dopts.platform = req.platform;
   dopts.prepare = [&](sim::Job& job, sim::Options& o) {
     job.debug = bin.debug; // per-layer rows of the report
     o = opts;              // progress, the engine's own budget (the window is the job's)
@@ -330,6 +331,7 @@ int runJobs(const std::vector<std::string>& binaries, const RunRequest& req, std
   }
   Device::Options dopts;
   dopts.engine = req.engine;
+  dopts.platform = req.platform;
   Device dev(desc, dopts);
   Session session(dev);
   const std::uint64_t budget = req.options.cycle_budget;

@@ -66,9 +66,11 @@ bool Npu::sleep(u64 cycles) {
 }
 
 void Npu::raise(FaultKind k, const std::string& engine, std::int64_t index, std::string reason,
-                u64 c) {
-  if (!st_.fault)
+                u64 c, std::optional<u64> signal) {
+  if (!st_.fault) {
     st_.fault = Fault{k, c, engine, index, std::move(reason)};
+    st_.fault->signal_cycle = signal ? *signal : c;
+  }
 }
 
 void Npu::run() {
@@ -82,7 +84,7 @@ void Npu::run() {
     return raise(FaultKind::CycleBudget, "fetch", 0,
                  "cycle budget of " + std::to_string(budget_) +
                      " cycles ends before the first instruction is fetched",
-                 budget_);
+                 budget_, budget_ + 1);
   if (!sleep(c))
     return;
   for (;;) {
@@ -111,7 +113,7 @@ void Npu::run() {
                    "cycle budget of " + std::to_string(budget_) + " cycles exceeded after " +
                        std::to_string(st_.retired) + " of " + std::to_string(st_.instructions) +
                        " instructions retired",
-                   budget_);
+                   budget_, budget_ + 1);
     }
     if (!sleep(*n - c))
       return;
@@ -235,7 +237,7 @@ bool Npu::tryStart(int e, u64 c) {
               " starting at cycle " + std::to_string(c) + " takes " + std::to_string(t.cycles) +
               " cycles (" + std::to_string(st_.retired) + " of " +
               std::to_string(st_.instructions) + " instructions retired)",
-          budget_);
+          budget_, c);
     return false;
   }
   s.counts = Counts{};
@@ -323,7 +325,7 @@ bool Npu::checkStarvation(u64 c) {
               std::string(role) + " of " + in.name() + " on an empty " + kEngineNames[from] + "->" +
                   kEngineNames[e] + " token FIFO, and the " + kEngineNames[from] +
                   " engine has retired all its instructions",
-              c);
+              c, c + 1);
         return false;
       }
       const char* role = next ? isa::role::kPushNext : isa::role::kPushPrev;
@@ -336,7 +338,7 @@ bool Npu::checkStarvation(u64 c) {
                 kEngineNames[to] + " token FIFO (depth " + std::to_string(depth) + "), and the " +
                 kEngineNames[to] +
                 " engine has retired all its instructions: no room will ever come",
-            c);
+            c, c + 1);
       return false;
     }
   }
@@ -402,7 +404,7 @@ void Npu::describeDeadlock(u64 c) {
   if (fetchBlocked_ && !fetchDone_)
     reason += " fetch waits at instruction " + std::to_string(next_) + " for room in a full queue;";
   reason.pop_back();
-  raise(FaultKind::Deadlock, firstEngine, first, reason, c);
+  raise(FaultKind::Deadlock, firstEngine, first, reason, c, c + 1);
 }
 
 } // namespace ember::sim::detail

@@ -81,7 +81,8 @@ private:
   /// The next cycle at which anything can happen, or nothing.
   std::optional<u64> nextCycle(u64 c) const;
   void describeDeadlock(u64 c);
-  void raise(FaultKind k, const std::string& engine, std::int64_t index, std::string reason, u64 c);
+  void raise(FaultKind k, const std::string& engine, std::int64_t index, std::string reason, u64 c,
+             std::optional<u64> signal = std::nullopt);
 
   const isa::IsaDescription& isa_;
   const Job& job_;

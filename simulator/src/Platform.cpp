@@ -141,6 +141,7 @@ struct Platform::Impl {
   std::optional<Report> last, handout;
   u64 starts = 0;
   u32 irqStatus = 0;
+  std::optional<u64> resetAt; ///< Platform cycle of the last RESET write.
 
   /// The job in the registers: its text and the resident pages of its window.
   Job jobFromRegisters(u64& window, u64& windowSize) const;
@@ -199,7 +200,8 @@ public:
     SC_THREAD(jobLoop);
   }
   /// The IRQ line: an enabled cause is pending.
-  bool irqLine() const {
+  bool irqLine() {
+    settle();
     return (p_.regs.at(p_.map.ctrl) & p_.map.irqEn) &&
            (p_.irqStatus & (p_.map.irqDone | p_.map.irqFault));
   }
@@ -238,19 +240,15 @@ private:
     t.set_response_status(tlm::TLM_OK_RESPONSE);
   }
 
-  u32 read(u32 off) const {
+  u32 read(u32 off) {
+    settle();
     const RegMap& m = p_.map;
     const bool running = p_.state == State::Running,
                ended = p_.last && !running && p_.state != State::Idle;
     auto half = [](u64 v, bool hi) { return u32(hi ? v >> 32 : v); };
     if (off == m.status) {
-      if (running) {
-        u32 s = m.busy;
-        for (int e = 0; e < 3; ++e)
-          if (npu_ && npu_->engineBusy(e))
-            s |= m.engineBusy[e];
-        return s;
-      }
+      if (running) // the per-engine busy bits read 0, as on the RTL's register port
+        return m.busy;
       return p_.state == State::Done ? m.done : p_.state == State::Fault ? m.fault : 0;
     }
     if (off == m.cycles[0] || off == m.cycles[1]) {
@@ -261,12 +259,17 @@ private:
       return half(c, off == m.cycles[1]);
     }
     if (off == m.macs[0] || off == m.macs[1]) {
-      const u64 c = running && live_ ? live_->macs : ended ? p_.last->macs : 0;
+      const u64 c = running && live_    ? live_->macs
+                    : running && ended_ ? ended_->report.macs
+                    : ended             ? p_.last->macs
+                                        : 0;
       return half(c, off == m.macs[1]);
     }
     for (int e = 0; e < 3; ++e)
       if (off == m.busyCycles[e])
-        return u32(running && live_                        ? live_->busy[std::size_t(e)]
+        return u32(running && live_ ? live_->busy[std::size_t(e)]
+                   : running && ended_ && ended_->report.engines.size() == 3
+                       ? ended_->report.engines[std::size_t(e)].busy
                    : ended && p_.last->engines.size() == 3 ? p_.last->engines[std::size_t(e)].busy
                                                            : 0);
     if (off == m.irqStatus)
@@ -290,6 +293,7 @@ private:
   }
 
   void write(u32 off, u32 v) {
+    settle();
     const RegMap& m = p_.map;
     if (off == m.irqStatus) { // write 1 to clear
       p_.irqStatus &= ~v;
@@ -306,9 +310,12 @@ private:
     if (v & m.reset) {
       stopJob();
       p_.state = State::Idle;
+      p_.resetAt = clock();
       return;
     }
-    if ((v & m.start) && p_.state != State::Running) {
+    // START acts on an NPU in reset state (after RESET or power-on) that is not held in
+    // reset: the RTL holds its NPU in reset in the cycle after a RESET write.
+    if ((v & m.start) && p_.state == State::Idle && !(p_.resetAt && clock() == *p_.resetAt + 1)) {
       p_.state = State::Running;
       // The NPU samples START at the end of the write's cycle: its cycle 0 is the next.
       p_.jobStart = clock() + 1;
@@ -336,13 +343,40 @@ private:
     }
   }
 
-  /// Waits until the cycle at which a job of `cycles` cycles shows DONE or FAULT: the
-  /// one after its last (the NPU registers its end), or an abort; false on an abort.
-  bool until(u64 cycles) {
-    const u64 now = clock() - p_.jobStart, end = cycles + 1;
+  /// Waits until the cycle at which a job that signals its end in its cycle `last` shows
+  /// DONE or FAULT: the next one (the NPU registers its end), or an abort; false on an
+  /// abort. A job that ends DONE signals in its last cycle (its report's cycles), a fault
+  /// in its signal_cycle.
+  bool until(Report r, DramImage out, u64 window, u64 windowSize) {
+    const u64 last = r.fault ? r.fault->signal_cycle : r.cycles;
+    const u64 now = clock() - p_.jobStart, end = last + 1;
+    ended_ = Ended{p_.jobStart + end, std::move(r), std::move(out), window, windowSize};
     if (!abort_.requested && end > now)
       sc_core::wait(cyclesTime(end - now), abort_.event);
-    return !abort_.requested;
+    if (abort_.requested) {
+      ended_.reset();
+      return false;
+    }
+    settle();
+    return true;
+  }
+
+  /// Applies the end of the job once its cycle has come: a register access in that
+  /// cycle sees DONE or FAULT whatever the order of SystemC processes in it (the RTL's
+  /// registers show the end from the start of the cycle).
+  void settle() {
+    if (!ended_ || clock() < ended_->at || p_.state != State::Running)
+      return;
+    Ended e = std::move(*ended_);
+    ended_.reset();
+    if (!e.report.fault)
+      p_.writeBack(e.out, e.window, e.windowSize);
+    p_.state = e.report.fault ? State::Fault : State::Done;
+    p_.irqStatus |= e.report.fault ? p_.map.irqFault : p_.map.irqDone;
+    p_.last = e.report;
+    p_.handout = std::move(e.report);
+    if ((p_.regs.at(p_.map.ctrl) & p_.map.irqEn))
+      irq.notify(sc_core::SC_ZERO_TIME);
   }
 
   void runJob() {
@@ -353,14 +387,9 @@ private:
       p_.prepare(job, o);
     o.dram_window_bytes = windowSize;
     const auto t0 = std::chrono::steady_clock::now();
-    Report r;
-    DramImage out;
     if (p_.engine) {
       Result res = p_.engine(p_.isa, job, o);
-      if (!until(res.report.cycles))
-        return;
-      r = std::move(res.report);
-      out = std::move(res.dram);
+      until(std::move(res.report), std::move(res.dram), window, windowSize);
     } else {
       detail::RunState st(p_.isa, job);
       detail::Machine machine(p_.isa, job.dram,
@@ -369,43 +398,41 @@ private:
                                         : p_.sim.defaultCycleBudget(job);
       detail::Npu npu(p_.isa, job, o, budget, machine, st, &abort_);
       live_ = &st;
-      npu_ = &npu;
       try {
         npu.run();
       } catch (const std::exception& ex) {
         if (!st.fault)
-          st.fault = Fault{FaultKind::BadOperand, npu.now(), "npu", -1,
-                           std::string("internal error: ") + ex.what()};
+          st.fault = Fault{FaultKind::BadOperand,
+                           npu.now(),
+                           "npu",
+                           -1,
+                           std::string("internal error: ") + ex.what(),
+                           npu.now()};
       }
       live_ = nullptr;
-      npu_ = nullptr;
       if (npu.aborted())
         return;
       if (st.fault)
         st.last_cycle = std::max(st.last_cycle, st.fault->cycle);
       const double host =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      r = st.finish(p_.isa, job, host);
-      out = machine.dram().takeImage();
-      if (!until(r.cycles))
-        return;
+      until(st.finish(p_.isa, job, host), machine.dram().takeImage(), window, windowSize);
     }
-    if (!r.fault)
-      p_.writeBack(out, window, windowSize);
-    p_.state = r.fault ? State::Fault : State::Done;
-    p_.irqStatus |= r.fault ? p_.map.irqFault : p_.map.irqDone;
-    p_.last = r;
-    p_.handout = std::move(r);
-    if (irqLine())
-      irq.notify(sc_core::SC_ZERO_TIME);
   }
 
   Platform::Impl& p_;
   detail::AbortSignal abort_;
   sc_core::sc_event startEv_;
   bool startPending_ = false, shutdown_ = false;
+  /// A job whose end is decided and shows at platform cycle `at`.
+  struct Ended {
+    u64 at;
+    Report report;
+    DramImage out;
+    u64 window, windowSize;
+  };
+  std::optional<Ended> ended_;
   const detail::RunState* live_ = nullptr; ///< The live engine's counters.
-  const detail::Npu* npu_ = nullptr;
 };
 
 /// The control core: the caller's program on a SystemC thread, a TLM-2.0 initiator.

@@ -41,6 +41,7 @@ TARGET_PART = {
     "ember_sim": "simulator",
     "ember_verilated": "rtl",
     "ember_rtlsim": "rtl",
+    "ember_rtlsoc": "rtl",
     "ember_runtime": "runtime",
     # The header `ember-isa gen` writes from the description (ember_npu_isa.h): data, not
     # code, so the firmware may include it.

@@ -175,6 +175,9 @@ std::string cosim(const Job& job, u64 budget = 0, bool* raced = nullptr) {
     if (sf->kind != rf->kind || sf->cycle != rf->cycle || sf->engine != rf->engine ||
         sf->instruction != rf->instruction)
       d << "fault: sim " << sf->message() << " | rtl " << rf->message();
+    else if (sf->signal_cycle != rf->signal_cycle) // when FAULT shows on the platforms
+      d << "fault signalled in cycle " << sf->signal_cycle << " (sim), " << rf->signal_cycle
+        << " (rtl): " << sf->message();
     return d.str();
   }
   // Per instruction, in stream order: the first diverging one.

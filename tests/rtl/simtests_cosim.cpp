@@ -49,6 +49,7 @@ void cosimCheck(const ember::isa::IsaDescription& isa, const ember::sim::Job& jo
     EXPECT_EQ(a.fault->cycle, b.fault->cycle) << a.fault->message() << " | " << b.fault->message();
     EXPECT_EQ(a.fault->engine, b.fault->engine);
     EXPECT_EQ(a.fault->instruction, b.fault->instruction);
+    EXPECT_EQ(a.fault->signal_cycle, b.fault->signal_cycle) << a.fault->message();
     return;
   }
   EXPECT_EQ(a.cycles, b.cycles);

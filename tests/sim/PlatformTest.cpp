@@ -222,6 +222,36 @@ TEST(Platform, AFaultIsReportedInTheRegisters) {
   EXPECT_EQ(irq, bit(f.isa, "IRQ_STATUS", "FAULT"));
 }
 
+TEST(Platform, FaultShowsTheCycleAfterTheNpuSignalsIt) {
+  // A check made as an instruction starts signals in the fault's cycle F: FAULT shows in
+  // T + 1 + F + 1. Starvation is checked on the state a cycle left, so it signals in
+  // F + 1 and shows a cycle later (the RTL checks it at the start of the next cycle).
+  const u64 A = 2;
+  struct Case {
+    const char* text;
+    u64 late;
+  } cases[] = {{"dma.ld sram=act sram_addr=16383 dram_addr=0 size0=4 size1=1 size2=1\nfinish\n", 0},
+               {"sync engine=compute pop_prev\nfinish\n", 1}};
+  for (const Case& c : cases) {
+    Fixture f(withControl(A, u64(1) << 20), c.text);
+    ASSERT_TRUE(f.ref.report.fault.has_value()) << c.text;
+    Platform p(f.isa, f.dram.data(), f.dram.size());
+    u64 woke = 0;
+    u32 status = 0, cycles = 0;
+    p.run([&](CoreBus& b) {
+      f.program(b);
+      b.write(reg(f.isa, "CTRL"), f.start()); // T = 7A
+      b.idle();
+      woke = b.now();
+      status = b.read(reg(f.isa, "STATUS"));
+      cycles = b.read(reg(f.isa, "CYCLES_LO"));
+    });
+    EXPECT_EQ(woke, 7 * A + 1 + f.ref.report.fault->cycle + c.late + 1) << c.text;
+    EXPECT_EQ(status, bit(f.isa, "STATUS", "FAULT")) << c.text;
+    EXPECT_EQ(cycles, f.ref.report.fault->cycle) << c.text;
+  }
+}
+
 TEST(Platform, AnEngineThatRunsAJobAtOnceIsPlayedBackInTime) {
   Fixture f(withControl(4, u64(1) << 20), kCopy, input());
   // The engine stands for the Verilated RTL (no SystemC inside: one simulation at a time),

@@ -6,6 +6,7 @@
 
 #include "ember/isa/description.h"
 #ifdef EMBER_HAVE_RTL
+#include "ember/rtl/RtlPlatform.h"
 #include "ember/rtl/RtlSim.h"
 #endif
 #include "ember/npu/Compile.h"
@@ -85,6 +86,7 @@ TensorMap runOnNpu(const char* device, const runtime::RunRequest& engine, const 
   timing.compileSummary = npu::formatSummary(compiled.summary);
   runtime::RunRequest req;
   req.engine = engine.engine;
+  req.platform = engine.platform;
   req.binary = "<" + f.name() + " compiled for " + desc.name() + ">";
   req.input_tensors = inputs;
   req.report_json = opts.reportJson;
@@ -121,6 +123,7 @@ TensorMap runOnRtl(const Function& f, const TensorMap& inputs, int repeat,
                    const DeviceOptions& opts, DeviceTiming& timing) {
   runtime::RunRequest e;
   e.engine = rtlEngine();
+  e.platform = rtlPlatform();
   return runOnNpu("rtl", e, f, inputs, repeat, opts, timing);
 }
 #endif
@@ -149,6 +152,10 @@ std::vector<Device> buildTable() {
 } // namespace
 
 #ifdef EMBER_HAVE_RTL
+sim::PlatformFactory rtlPlatform() {
+  return rtl::RtlPlatform::factory();
+}
+
 std::function<sim::Result(const isa::IsaDescription&, const sim::Job&, const sim::Options&)>
 rtlEngine() {
   return [](const isa::IsaDescription& d, const sim::Job& job, const sim::Options& o) {

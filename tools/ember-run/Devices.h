@@ -7,6 +7,7 @@
 /// cycle-accurate simulator. `--compare` works for any list of rows.
 
 #include "ember/backend/Backend.h"
+#include "ember/sim/Platform.h"
 #include "ember/sim/Report.h"
 #include "ember/sim/Simulator.h"
 
@@ -51,6 +52,9 @@ struct Device {
 /// The job runner of the `rtl` device (the Verilated NPU), for binaries too.
 std::function<sim::Result(const isa::IsaDescription&, const sim::Job&, const sim::Options&)>
 rtlEngine();
+/// The platform of the `rtl` device's runtime devices: the Verilated SoC, whose register
+/// port the firmware drives (ember::rtl::RtlPlatform).
+sim::PlatformFactory rtlPlatform();
 #endif
 
 /// Every device of this build, in the order `--help` lists them.

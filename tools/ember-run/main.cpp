@@ -367,6 +367,7 @@ int runBinary(const Options& o) {
   for (const std::string& dev : devs) {
 #ifdef EMBER_HAVE_RTL
     req.engine = dev == "rtl" ? rtlEngine() : nullptr;
+    req.platform = dev == "rtl" ? rtlPlatform() : nullptr;
 #endif
     auto t0 = std::chrono::steady_clock::now();
     results.push_back(runtime::runBinary(req, std::cerr));

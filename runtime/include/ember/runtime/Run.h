@@ -5,6 +5,7 @@
 
 #include "ember/isa/binary.h"
 #include "ember/isa/description.h"
+#include "ember/sim/Platform.h"
 #include "ember/sim/Simulator.h"
 #include "ember/tensor/Tensor.h"
 
@@ -36,6 +37,12 @@ struct RunRequest {
   /// Verilated RTL here (the same job, options and result types).
   std::function<sim::Result(const isa::IsaDescription&, const sim::Job&, const sim::Options&)>
       engine;
+  /// The platform of the device a job runs on when it goes through the job ring: empty
+  /// for the SystemC platform (with `engine` behind its registers); `ember-run --device
+  /// rtl` sets the Verilated RTL's SoC (ember::rtl::RtlPlatform::factory()), so the
+  /// firmware runs against the RTL's own register port. `engine` still runs the binaries
+  /// of descriptions without a firmware build.
+  sim::PlatformFactory platform;
 };
 
 /// What one run produced.

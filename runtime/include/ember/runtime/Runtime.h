@@ -43,6 +43,10 @@ public:
     std::uint32_t ring_slots = 8;                      ///< RING_SIZE (a power of two).
     Engine engine;                                     ///< Empty: the SystemC model.
     sim::JobPrepare prepare; ///< Adds debug map and run options to each started job.
+    /// Makes the device's platform: empty for the SystemC platform (with `engine` behind
+    /// its registers); ember::rtl::RtlPlatform::factory() for the Verilated RTL's own
+    /// register port (the firmware drives the SoC; `engine` is then unused).
+    sim::PlatformFactory platform;
   };
   Device(isa::IsaDescription isa, Options opts);
   ~Device();

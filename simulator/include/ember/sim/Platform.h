@@ -49,14 +49,42 @@ using JobEngine = std::function<Result(const isa::IsaDescription&, const Job&, c
 /// registers' and is kept whatever the hook does.
 using JobPrepare = std::function<void(Job& job, Options& opts)>;
 
-class Platform {
+/// The NPU with its control core as the runtime drives it: the SystemC platform below,
+/// or the Verilated RTL's own register port (ember::rtl::RtlPlatform). Both run the same
+/// control-core program through the same CoreBus and must agree cycle for cycle
+/// (docs/firmware.md section 6).
+class ControlPlatform {
+public:
+  virtual ~ControlPlatform() = default;
+  /// Runs `program` as the control core until it returns; rethrows what it throws.
+  /// Registers and the platform clock carry over from one call to the next (in between
+  /// the core sleeps and no time passes).
+  virtual void run(const std::function<void(CoreBus&)>& program) = 0;
+  /// The report of the last job that ended (DONE or FAULT), handed out once.
+  virtual std::optional<Report> takeReport() = 0;
+  /// Jobs CTRL.START has started since the platform was made.
+  virtual std::uint64_t starts() const = 0;
+  /// The platform clock (cycles simulated by every run so far).
+  virtual std::uint64_t cycles() const = 0;
+  virtual const isa::IsaDescription& isa() const = 0;
+};
+
+/// Makes the platform of a device: its description, device DRAM (`dram`, `dram_bytes`:
+/// a started job's window and text are read from it, its writes go into it) and the
+/// host's hook on every started job.
+using PlatformFactory = std::function<std::unique_ptr<ControlPlatform>(
+    const isa::IsaDescription& isa, std::uint8_t* dram, std::uint64_t dram_bytes,
+    JobPrepare prepare)>;
+
+/// The SystemC platform (docs/firmware.md section 6).
+class Platform : public ControlPlatform {
 public:
   /// `dram` is device DRAM of `dram_bytes`: a started job's window is read from it, a
   /// finished job's writes go back into it. Throws isa::Error if the description lacks a
   /// register the platform implements (CTRL, STATUS, ..., listed in docs/firmware.md).
   Platform(isa::IsaDescription isa, std::uint8_t* dram, std::uint64_t dram_bytes,
            JobEngine engine = {}, JobPrepare prepare = {});
-  ~Platform();
+  ~Platform() override;
   Platform(const Platform&) = delete;
   Platform& operator=(const Platform&) = delete;
 
@@ -64,15 +92,12 @@ public:
   /// until it returns; rethrows what it throws. Registers and the platform clock carry
   /// over from one call to the next (in between the core sleeps and no time passes). A
   /// job still running when the program returns is stopped as by CTRL.RESET.
-  void run(const std::function<void(CoreBus&)>& program);
+  void run(const std::function<void(CoreBus&)>& program) override;
 
-  /// The report of the last job that ended (DONE or FAULT), handed out once.
-  std::optional<Report> takeReport();
-  /// Jobs CTRL.START has started since the platform was made.
-  std::uint64_t starts() const;
-  /// The platform clock (cycles simulated by every run so far).
-  std::uint64_t cycles() const;
-  const isa::IsaDescription& isa() const;
+  std::optional<Report> takeReport() override;
+  std::uint64_t starts() const override;
+  std::uint64_t cycles() const override;
+  const isa::IsaDescription& isa() const override;
 
   struct Impl;
 

@@ -31,6 +31,12 @@ struct Fault {
   std::string engine;            ///< "fetch", "load", "compute" or "store".
   std::int64_t instruction = -1; ///< Index of the instruction in the stream (-1: none).
   std::string reason;            ///< Human-readable explanation.
+  /// Cycle in which the NPU signals the fault (FAULT shows in the next one): `cycle`, but
+  /// the next cycle for the checks made on the state a cycle left (starvation, deadlock:
+  /// the hardware makes them at the start of the next cycle) and `budget + 1` for the
+  /// cycle budget running out on the clock, which the cycle after the budget finds
+  /// (docs/firmware.md section 6). Not part of the fault record the firmware reads.
+  std::uint64_t signal_cycle = 0;
   /// "fault <kind> at cycle C, engine E, instruction I: REASON".
   std::string message() const;
 };

@@ -65,6 +65,150 @@ inline const char* kEngineNames[4] = {"load", "compute", "store", "fetch"};
 
 } // namespace detail
 
+namespace detail {
+
+/// The NPU's DRAM port (ember_npu's dram_* ports; ember_soc passes them through): a
+/// request is accepted in the cycle it is valid (ready is 1), a write takes effect then,
+/// a read is answered in order `dma.latency_cycles` later. `Mem` is the DRAM the port
+/// reaches: `read(addr, bytes)` -> bytes, `write(addr, data, bytes)` (NPU addresses, the
+/// window's). Both the job harness below and the SoC platform (SocHarness.h) serve the
+/// port with this.
+class DramPort {
+public:
+  explicit DramPort(std::uint64_t latency) : lat_(latency) {}
+  /// Drives the response due in cycle `now` (before the cycle's first evaluation).
+  template <class M> void respond(M& top, std::uint64_t now) {
+    if (!rsps_.empty() && rsps_.front().due == now) {
+      Rsp& r = rsps_.front();
+      top.dram_rsp_valid_i = 1;
+      top.dram_rsp_tag_i = r.tag;
+      std::memset(words(top.dram_rsp_rdata_i), 0, sizeof(top.dram_rsp_rdata_i));
+      std::memcpy(words(top.dram_rsp_rdata_i), r.data.data(), r.data.size());
+      inflight_ -= r.data.size();
+      rsps_.pop_front();
+    } else {
+      top.dram_rsp_valid_i = 0;
+    }
+  }
+  /// Takes the request of cycle `now` (after the cycle's first evaluation).
+  template <class M, class Mem> void request(M& top, std::uint64_t now, Mem& mem) {
+    if (!top.dram_req_valid_o)
+      return;
+    const std::uint64_t a = top.dram_req_addr_o;
+    const std::uint32_t bytes = top.dram_req_bytes_o;
+    if (top.dram_req_write_o) {
+      mem.write(a, reinterpret_cast<const std::uint8_t*>(words(top.dram_req_wdata_o)), bytes);
+      return;
+    }
+    rsps_.push_back(Rsp{now + lat_, top.dram_req_tag_o, mem.read(a, bytes)});
+    inflight_ += bytes;
+    max_inflight = std::max(max_inflight, inflight_);
+  }
+  /// Drops the responses in flight (the NPU was reset).
+  void clear() {
+    rsps_.clear();
+    inflight_ = 0;
+  }
+  std::uint64_t max_inflight = 0; ///< Most read bytes in flight at once.
+
+private:
+  struct Rsp {
+    std::uint64_t due;
+    std::uint32_t tag;
+    std::vector<std::uint8_t> data;
+  };
+  std::uint64_t lat_, inflight_ = 0;
+  std::deque<Rsp> rsps_;
+};
+
+/// The report of one job from the NPU's ports: a slice per retirement, then the cycles,
+/// the counters and the fault record at the end (the fields the SystemC model reports;
+/// no energy, no layers).
+class ReportCollector {
+public:
+  ReportCollector(const isa::IsaDescription& isa, std::uint64_t instructions,
+                  const sim::Options& opts)
+      : opts_(opts) {
+    report.isa_name = isa.name();
+    report.clock_hz = isa.hw().clock_hz;
+    report.instructions = instructions;
+    report.peak_macs_per_cycle = std::uint64_t(isa.hw().mac.rows) * isa.hw().mac.cols;
+  }
+  /// The retirements of NPU cycle `c` (after the cycle's first evaluation).
+  template <class M> void retirements(const M& top, std::uint64_t c) {
+    for (unsigned e = 0; e < 3; ++e) {
+      if (!((top.ret_o >> e) & 1))
+        continue;
+      sim::Slice s;
+      s.index = lane32(top.ret_index_o, e);
+      s.engine = static_cast<int>(e);
+      s.dispatch = lane64(top.ret_dispatch_o, e);
+      s.take = lane64(top.ret_take_o, e);
+      s.start = lane64(top.ret_start_o, e);
+      s.end = c;
+      s.memory_stall = lane64(top.ret_mstall_o, e);
+      s.push_stall = c - lane64(top.ret_end_o, e);
+      if (opts_.record_slices)
+        report.slices.push_back(s);
+      ++report.retired;
+    }
+    if (opts_.progress && report.retired % 1024 == 0 && report.retired)
+      opts_.progress(c, report.retired, report.instructions);
+  }
+  /// Cycles, counters and fault record, once done_o or fault_o shows.
+  template <class M> void finish(const M& top) {
+    sim::Report& rep = report;
+    rep.cycles = top.done_o ? top.cycles_o : top.fault_cycle_o;
+    rep.fetch_stall = top.cnt_fetch_stall_o;
+    rep.macs = top.cnt_macs_o;
+    rep.seconds = rep.clock_hz ? double(rep.cycles) / double(rep.clock_hz) : 0;
+    if (rep.cycles && rep.peak_macs_per_cycle)
+      rep.mac_utilization =
+          double(rep.macs) / (double(rep.cycles) * double(rep.peak_macs_per_cycle));
+    for (unsigned e = 0; e < 3; ++e) {
+      sim::EngineReport er;
+      er.name = kEngineNames[e];
+      er.instructions = lane64(top.cnt_insns_o, e);
+      er.busy = lane64(top.cnt_busy_o, e);
+      er.token_stall = lane64(top.cnt_token_o, e);
+      er.memory_stall = lane64(top.cnt_memory_o, e);
+      const std::uint64_t used = er.busy + er.token_stall + er.memory_stall;
+      er.idle = rep.cycles >= used ? rep.cycles - used : 0;
+      rep.engines.push_back(er);
+    }
+    sim::MemoryReport dm;
+    dm.name = "dram";
+    dm.bytes_read = top.cnt_dram_read_o;
+    dm.bytes_written = top.cnt_dram_write_o;
+    rep.memories.push_back(dm);
+    if (top.fault_o) {
+      sim::Fault f;
+      f.kind = static_cast<sim::FaultKind>(top.fault_kind_o);
+      f.cycle = top.fault_cycle_o;
+      f.engine = kEngineNames[top.fault_engine_o & 3];
+      f.instruction = top.fault_index_o == 0xFFFFFFFFu ? -1 : std::int64_t(top.fault_index_o);
+      f.reason = "raised by the RTL";
+      f.signal_cycle = top.cyc_o; // the NPU's cycle stops in the cycle it signals a fault
+      rep.fault = f;
+    }
+    std::sort(rep.slices.begin(), rep.slices.end(),
+              [](const sim::Slice& a, const sim::Slice& b) { return a.index < b.index; });
+  }
+  sim::Report report;
+
+private:
+  const sim::Options& opts_;
+};
+
+/// The job's DRAM window as the job harness holds it.
+struct ImageMem {
+  sim::DramImage& img;
+  std::vector<std::uint8_t> read(std::uint64_t a, std::uint32_t n) const { return img.read(a, n); }
+  void write(std::uint64_t a, const std::uint8_t* p, std::uint32_t n) { img.write(a, p, n); }
+};
+
+} // namespace detail
+
 /// The description hash the Verilated model `M` was built from (first 8 bytes).
 template <class M> std::uint64_t modelHash() {
   VerilatedContext ctx;
@@ -94,7 +238,6 @@ RtlResult runVerilated(const isa::IsaDescription& isa, const sim::Job& job,
   const u64 window = opts.dram_window_bytes ? opts.dram_window_bytes : isa.hw().dram.size_bytes;
   const unsigned W = isa.instructionBytes();
   const u64 n = W ? job.text.size() / W : 0;
-  const u64 lat = isa.hw().dma.latency_cycles;
   if (n > (u64(1) << 17))
     throw std::runtime_error("the RTL's instruction buffer holds 131072 instructions; the "
                              "program has " +
@@ -137,36 +280,15 @@ RtlResult runVerilated(const isa::IsaDescription& isa, const sim::Job& job,
   tick();
   top->start_i = 0;
 
-  struct Rsp {
-    u64 due;
-    std::uint32_t tag;
-    std::vector<std::uint8_t> data;
-  };
-  std::deque<Rsp> rsps;
-  u64 inflight = 0;
-  const std::size_t rowBytes = sizeof(top->dram_rsp_rdata_i);
-  std::vector<std::uint8_t> buf(rowBytes);
-  auto& rep = out.report;
-  rep.isa_name = isa.name();
-  rep.clock_hz = isa.hw().clock_hz;
-  rep.instructions = n;
+  detail::DramPort port(isa.hw().dma.latency_cycles);
+  detail::ImageMem mem{dram};
+  detail::ReportCollector rc(isa, n, opts);
   // Two evaluations a cycle: the low phase with this cycle's inputs (combinational
   // outputs read), then the rising edge. cyc_o is a register, valid before either.
   top->clk_i = 0;
   for (;;) {
     const u64 c = top->cyc_o;
-    // Responses due this cycle (in order; at most one, since requests are one a cycle).
-    if (!rsps.empty() && rsps.front().due == c) {
-      Rsp& r = rsps.front();
-      top->dram_rsp_valid_i = 1;
-      top->dram_rsp_tag_i = r.tag;
-      std::memset(detail::words(top->dram_rsp_rdata_i), 0, rowBytes);
-      std::memcpy(detail::words(top->dram_rsp_rdata_i), r.data.data(), r.data.size());
-      inflight -= r.data.size();
-      rsps.pop_front();
-    } else {
-      top->dram_rsp_valid_i = 0;
-    }
+    port.respond(*top, c);
     top->eval();
     if (top->done_o || top->fault_o)
       break;
@@ -174,80 +296,19 @@ RtlResult runVerilated(const isa::IsaDescription& isa, const sim::Job& job,
       out.bus_conflict = true;
     if (top->overrun_o)
       out.overrun = true;
-    if (top->dram_req_valid_o) {
-      const u64 a = top->dram_req_addr_o;
-      const std::uint32_t bytes = top->dram_req_bytes_o;
-      if (top->dram_req_write_o) {
-        dram.write(a, reinterpret_cast<const std::uint8_t*>(detail::words(top->dram_req_wdata_o)),
-                   bytes);
-      } else {
-        Rsp r{c + lat, top->dram_req_tag_o, dram.read(a, bytes)};
-        inflight += bytes;
-        out.max_inflight_bytes = std::max(out.max_inflight_bytes, inflight);
-        rsps.push_back(std::move(r));
-      }
-    }
-    for (unsigned e = 0; e < 3; ++e) {
-      if (!((top->ret_o >> e) & 1))
-        continue;
-      sim::Slice s;
-      s.index = detail::lane32(top->ret_index_o, e);
-      s.engine = static_cast<int>(e);
-      s.dispatch = detail::lane64(top->ret_dispatch_o, e);
-      s.take = detail::lane64(top->ret_take_o, e);
-      s.start = detail::lane64(top->ret_start_o, e);
-      s.end = c;
-      s.memory_stall = detail::lane64(top->ret_mstall_o, e);
-      s.push_stall = c - detail::lane64(top->ret_end_o, e);
-      if (opts.record_slices)
-        rep.slices.push_back(s);
-      ++rep.retired;
-    }
-    if (opts.progress && rep.retired % 1024 == 0 && rep.retired)
-      opts.progress(c, rep.retired, n);
+    port.request(*top, c, mem);
+    rc.retirements(*top, c);
     top->clk_i = 1;
     top->eval();
     top->clk_i = 0;
   }
-  // Counters.
-  rep.cycles = top->done_o ? top->cycles_o : top->fault_cycle_o;
-  rep.fetch_stall = top->cnt_fetch_stall_o;
-  rep.macs = top->cnt_macs_o;
-  rep.seconds = rep.clock_hz ? double(rep.cycles) / double(rep.clock_hz) : 0;
-  rep.peak_macs_per_cycle = std::uint64_t(isa.hw().mac.rows) * isa.hw().mac.cols;
-  if (rep.cycles && rep.peak_macs_per_cycle)
-    rep.mac_utilization = double(rep.macs) / (double(rep.cycles) * double(rep.peak_macs_per_cycle));
-  for (unsigned e = 0; e < 3; ++e) {
-    sim::EngineReport er;
-    er.name = detail::kEngineNames[e];
-    er.instructions = detail::lane64(top->cnt_insns_o, e);
-    er.busy = detail::lane64(top->cnt_busy_o, e);
-    er.token_stall = detail::lane64(top->cnt_token_o, e);
-    er.memory_stall = detail::lane64(top->cnt_memory_o, e);
-    const u64 used = er.busy + er.token_stall + er.memory_stall;
-    er.idle = rep.cycles >= used ? rep.cycles - used : 0;
-    rep.engines.push_back(er);
-  }
-  sim::MemoryReport dm;
-  dm.name = "dram";
-  dm.bytes_read = top->cnt_dram_read_o;
-  dm.bytes_written = top->cnt_dram_write_o;
-  rep.memories.push_back(dm);
-  if (top->fault_o) {
-    sim::Fault f;
-    f.kind = static_cast<sim::FaultKind>(top->fault_kind_o);
-    f.cycle = top->fault_cycle_o;
-    f.engine = detail::kEngineNames[top->fault_engine_o & 3];
-    f.instruction = top->fault_index_o == 0xFFFFFFFFu ? -1 : std::int64_t(top->fault_index_o);
-    f.reason = "raised by the RTL";
-    rep.fault = f;
-  }
-  std::sort(rep.slices.begin(), rep.slices.end(),
-            [](const sim::Slice& a, const sim::Slice& b) { return a.index < b.index; });
+  rc.finish(*top);
   top->final();
+  out.report = std::move(rc.report);
+  out.max_inflight_bytes = port.max_inflight;
   out.dram = std::move(dram);
   out.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  rep.host_seconds = out.host_seconds;
+  out.report.host_seconds = out.host_seconds;
   return out;
 }
 

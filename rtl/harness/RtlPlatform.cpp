@@ -1,0 +1,93 @@
+// libember_rtlsoc: the RTL platform (RtlPlatform.h) over the Verilated SoC of the
+// description, found by its hash (the model's isa_hash_o port).
+#include "ember/rtl/RtlPlatform.h"
+
+#include "SocHarness.h"
+#include "ember/isa/error.h"
+
+namespace ember::rtl {
+
+namespace detail {
+std::uint32_t socReg(const isa::IsaDescription& d, const char* name) {
+  for (const auto& r : d.registers())
+    if (r.name == name)
+      return r.offset;
+  throw isa::Error(d.file(), "/registers",
+                   std::string("the RTL platform needs a register named ") + name);
+}
+std::uint32_t socField(const isa::IsaDescription& d, const char* reg, const char* field) {
+  for (const auto& r : d.registers())
+    if (r.name == reg)
+      for (const auto& f : r.fields)
+        if (f.name == field)
+          return std::uint32_t(((std::uint64_t(1) << f.bits.width) - 1) << f.bits.lsb);
+  throw isa::Error(d.file(), "/registers",
+                   std::string("the RTL platform needs field ") + field + " of register " + reg);
+}
+} // namespace detail
+
+namespace {
+std::uint64_t hashOf(const isa::IsaDescription& d) {
+  std::uint64_t h = 0;
+  for (int i = 7; i >= 0; --i)
+    h = (h << 8) | d.hash()[std::size_t(i)];
+  return h;
+}
+} // namespace
+
+std::vector<std::string> builtSocModels() {
+  std::vector<std::string> names;
+  for (const auto& m : detail::socModels())
+    names.push_back(m.name);
+  return names;
+}
+
+struct RtlPlatform::Impl {
+  isa::IsaDescription isa;
+  std::unique_ptr<detail::SocBase> soc;
+};
+
+RtlPlatform::RtlPlatform(isa::IsaDescription isa, std::uint8_t* dram, std::uint64_t dram_bytes,
+                         sim::JobPrepare prepare)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->isa = std::move(isa);
+  for (const auto& m : detail::socModels())
+    if (m.hash() == hashOf(impl_->isa))
+      impl_->soc = m.make(impl_->isa, dram, dram_bytes, std::move(prepare));
+  if (!impl_->soc) {
+    std::string built;
+    for (const auto& n : builtSocModels())
+      built += (built.empty() ? "" : ", ") + n;
+    throw isa::Error("<rtl>", impl_->isa.name(),
+                     "this build has no Verilated SoC of this description (it has: " +
+                         (built.empty() ? std::string("none") : built) +
+                         "); add it to _rtl_models in rtl/CMakeLists.txt (docs/rtl.md)");
+  }
+}
+
+RtlPlatform::~RtlPlatform() = default;
+
+void RtlPlatform::run(const std::function<void(sim::CoreBus&)>& program) {
+  program(*impl_->soc);
+}
+std::optional<sim::Report> RtlPlatform::takeReport() {
+  return impl_->soc->takeReport();
+}
+std::uint64_t RtlPlatform::starts() const {
+  return impl_->soc->starts();
+}
+std::uint64_t RtlPlatform::cycles() const {
+  return impl_->soc->now();
+}
+const isa::IsaDescription& RtlPlatform::isa() const {
+  return impl_->isa;
+}
+
+sim::PlatformFactory RtlPlatform::factory() {
+  return [](const isa::IsaDescription& d, std::uint8_t* dram, std::uint64_t n,
+            sim::JobPrepare prepare) -> std::unique_ptr<sim::ControlPlatform> {
+    return std::make_unique<RtlPlatform>(d, dram, n, std::move(prepare));
+  };
+}
+
+} // namespace ember::rtl
