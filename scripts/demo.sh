@@ -33,7 +33,7 @@ echo "== 3. compile for the NPU ($(basename "$isa")): $out/$model.elf"
 
 # The LLVM CPU backend joins the cross-check when the build has it.
 devices=interp,sim
-"$run" --help | grep -q '^  cpu ' && devices=interp,cpu,sim
+"$run" --help | grep '^  cpu ' >/dev/null && devices=interp,cpu,sim # grep reads all: no SIGPIPE under pipefail
 
 echo
 echo "== 4. simulate on the NPU, cross-check with the int8 interpreter ($devices)"
