@@ -4,25 +4,16 @@
 
 #include "SocHarness.h"
 #include "ember/isa/error.h"
+#include "ember/isa/registers.h"
 
 namespace ember::rtl {
 
 namespace detail {
 std::uint32_t socReg(const isa::IsaDescription& d, const char* name) {
-  for (const auto& r : d.registers())
-    if (r.name == name)
-      return r.offset;
-  throw isa::Error(d.file(), "/registers",
-                   std::string("the RTL platform needs a register named ") + name);
+  return isa::registerOffset(d, name, "the RTL platform");
 }
 std::uint32_t socField(const isa::IsaDescription& d, const char* reg, const char* field) {
-  for (const auto& r : d.registers())
-    if (r.name == reg)
-      for (const auto& f : r.fields)
-        if (f.name == field)
-          return std::uint32_t(((std::uint64_t(1) << f.bits.width) - 1) << f.bits.lsb);
-  throw isa::Error(d.file(), "/registers",
-                   std::string("the RTL platform needs field ") + field + " of register " + reg);
+  return isa::registerFieldMask(d, reg, field, "the RTL platform");
 }
 } // namespace detail
 

@@ -8,6 +8,7 @@
 
 #include "FirmwareTable.h"
 #include "ember/isa/error.h"
+#include "ember/isa/registers.h"
 #include "ember_ring.h"
 
 #include <sys/mman.h>
@@ -24,22 +25,11 @@ namespace ember::runtime {
 using u64 = std::uint64_t;
 
 namespace {
-/// Offset of register `name` in the description's map (the platform checked it exists).
 std::uint32_t regOffset(const isa::IsaDescription& d, const char* name) {
-  for (const auto& r : d.registers())
-    if (r.name == name)
-      return r.offset;
-  throw isa::Error(d.file(), "/registers",
-                   std::string("the runtime needs a register named ") + name);
+  return isa::registerOffset(d, name, "the runtime");
 }
 std::uint32_t fieldMask(const isa::IsaDescription& d, const char* reg, const char* field) {
-  for (const auto& r : d.registers())
-    if (r.name == reg)
-      for (const auto& f : r.fields)
-        if (f.name == field)
-          return std::uint32_t(((std::uint64_t(1) << f.bits.width) - 1) << f.bits.lsb);
-  throw isa::Error(d.file(), "/registers",
-                   std::string("the runtime needs field ") + field + " of register " + reg);
+  return isa::registerFieldMask(d, reg, field, "the runtime");
 }
 
 const detail::Firmware* firmwareFor(const isa::IsaDescription& d) {

@@ -9,6 +9,7 @@
 #include "Npu.h"
 #include "Run.h"
 #include "ember/isa/error.h"
+#include "ember/isa/registers.h"
 
 #include <systemc>
 #include <tlm>
@@ -76,26 +77,12 @@ struct RegMap {
       dramSize[2], cycles[2], macs[2], busyCycles[3], hash[2];
 
 private:
-  const isa::RegisterDesc& reg(const char* name) const {
-    for (const auto& r : isa_.registers())
-      if (r.name == name)
-        return r;
-    throw isa::Error(isa_.file(), "/registers",
-                     std::string("the platform needs a register named ") + name +
-                         " (docs/firmware.md section 6)");
-  }
-  u32 off(const char* name) const { return reg(name).offset; }
+  static constexpr const char* kUser = "the platform (docs/firmware.md section 6)";
+  u32 off(const char* name) const { return isa::registerOffset(isa_, name, kUser); }
   isa::BitRange field(const char* r, const char* f) const {
-    for (const auto& x : reg(r).fields)
-      if (x.name == f)
-        return x.bits;
-    throw isa::Error(isa_.file(), "/registers",
-                     std::string("the platform needs a field ") + f + " in register " + r);
+    return isa::registerField(isa_, r, f, kUser);
   }
-  u32 mask(const char* r, const char* f) const {
-    const isa::BitRange b = field(r, f);
-    return u32(((u64(1) << b.width) - 1) << b.lsb);
-  }
+  u32 mask(const char* r, const char* f) const { return isa::registerFieldMask(isa_, r, f, kUser); }
   const isa::IsaDescription& isa_;
 };
 
