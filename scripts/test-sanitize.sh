@@ -11,6 +11,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export BUILD_DIR=${ASAN_BUILD_DIR:-$root/build-asan}
 export EMBER_CMAKE_ARGS="-DEMBER_SANITIZE=ON ${EMBER_CMAKE_ARGS:-}"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/scripts/lsan.supp}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 "$root/scripts/setup.sh"
 cd "$BUILD_DIR"
