@@ -1,6 +1,7 @@
 // Generators: C header, SystemVerilog package, Markdown tables, summary.
 #include "ember/isa/codegen.h"
 #include "ember/isa/binary.h"
+#include "ember/isa/registers.h"
 #include "ember/isa/roles.h"
 #include "ember/isa/semantic.h"
 
@@ -56,13 +57,6 @@ std::string human(std::uint64_t bytes) {
   return num(v) + " " + units[u];
 }
 
-std::uint32_t hashWord(const IsaDescription& isa, int w) {
-  const auto& h = isa.hash();
-  return std::uint32_t(h[std::size_t(4 * w)]) | std::uint32_t(h[std::size_t(4 * w + 1)]) << 8 |
-         std::uint32_t(h[std::size_t(4 * w + 2)]) << 16 |
-         std::uint32_t(h[std::size_t(4 * w + 3)]) << 24;
-}
-
 /// (NAME, value) pairs shared by the C header and the SV package.
 std::vector<std::pair<std::string, std::uint64_t>> params(const IsaDescription& isa) {
   const HardwareDesc& h = isa.hw();
@@ -91,8 +85,8 @@ std::vector<std::pair<std::string, std::uint64_t>> params(const IsaDescription& 
       {"INSN_BYTES", isa.encoding().bytes()},
       {"OPCODE_LSB", isa.encoding().opcode.lsb},
       {"OPCODE_WIDTH", isa.encoding().opcode.width},
-      {"ISA_HASH_LO", hashWord(isa, 0)},
-      {"ISA_HASH_HI", hashWord(isa, 1)},
+      {"ISA_HASH_LO", isaHashWord(isa, 0)},
+      {"ISA_HASH_HI", isaHashWord(isa, 1)},
   };
   for (const auto& m : isa.memories()) {
     std::string n = "MEM_" + ident(m.name) + "_";

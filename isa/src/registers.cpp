@@ -38,4 +38,16 @@ std::uint32_t registerFieldMask(const IsaDescription& isa, std::string_view reg,
   return std::uint32_t(((std::uint64_t(1) << b.width) - 1) << b.lsb);
 }
 
+std::uint32_t isaHashWord(const IsaDescription& isa, int w) {
+  const auto& h = isa.hash();
+  std::uint32_t v = 0;
+  for (int i = 3; i >= 0; --i)
+    v = v << 8 | h[std::size_t(4 * w + i)];
+  return v;
+}
+
+std::uint64_t isaHash64(const IsaDescription& isa) {
+  return std::uint64_t(isaHashWord(isa, 1)) << 32 | isaHashWord(isa, 0);
+}
+
 } // namespace ember::isa

@@ -17,15 +17,6 @@ std::uint32_t socField(const isa::IsaDescription& d, const char* reg, const char
 }
 } // namespace detail
 
-namespace {
-std::uint64_t hashOf(const isa::IsaDescription& d) {
-  std::uint64_t h = 0;
-  for (int i = 7; i >= 0; --i)
-    h = (h << 8) | d.hash()[std::size_t(i)];
-  return h;
-}
-} // namespace
-
 std::vector<std::string> builtSocModels() {
   std::vector<std::string> names;
   for (const auto& m : detail::socModels())
@@ -43,7 +34,7 @@ RtlPlatform::RtlPlatform(isa::IsaDescription isa, std::uint8_t* dram, std::uint6
     : impl_(std::make_unique<Impl>()) {
   impl_->isa = std::move(isa);
   for (const auto& m : detail::socModels())
-    if (m.hash() == hashOf(impl_->isa))
+    if (m.hash() == isa::isaHash64(impl_->isa))
       impl_->soc = m.make(impl_->isa, dram, dram_bytes, std::move(prepare));
   if (!impl_->soc) {
     std::string built;

@@ -4,17 +4,9 @@
 
 #include "RtlModels.h"
 #include "ember/isa/error.h"
+#include "ember/isa/registers.h"
 
 namespace ember::rtl {
-
-namespace {
-std::uint64_t hashOf(const isa::IsaDescription& d) {
-  std::uint64_t h = 0;
-  for (int i = 7; i >= 0; --i)
-    h = (h << 8) | d.hash()[std::size_t(i)];
-  return h;
-}
-} // namespace
 
 std::vector<std::string> builtModels() {
   std::vector<std::string> names;
@@ -26,7 +18,7 @@ std::vector<std::string> builtModels() {
 RtlSimulator::RtlSimulator(isa::IsaDescription isa) : isa_(std::move(isa)) {
   const auto& ms = detail::models();
   for (std::size_t i = 0; i < ms.size(); ++i)
-    if (ms[i].hash() == hashOf(isa_))
+    if (ms[i].hash() == isa::isaHash64(isa_))
       model_ = static_cast<int>(i);
   if (model_ < 0) {
     std::string built;

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <set>
 
 namespace ember::sim {
 
@@ -86,14 +87,6 @@ private:
   const isa::IsaDescription& isa_;
 };
 
-u32 hashWord(const isa::IsaDescription& isa, int w) {
-  const auto& h = isa.hash();
-  u32 v = 0;
-  for (int i = 3; i >= 0; --i)
-    v = v << 8 | h[std::size_t(4 * w + i)];
-  return v;
-}
-
 /// Simulation time of one NPU cycle (the cycle engine's unit).
 u64 unit() {
   return sc_core::sc_time(1, sc_core::SC_NS).value();
@@ -108,10 +101,15 @@ struct Platform::Impl {
   Impl(isa::IsaDescription d, std::uint8_t* m, u64 n, JobEngine e, JobPrepare pr)
       : isa(std::move(d)), map(isa), sim(isa), dram(m), dramBytes(n), engine(std::move(e)),
         prepare(std::move(pr)) {
-    for (const auto& r : isa.registers())
+    for (const auto& r : isa.registers()) {
       regs[r.offset] = r.reset;
-    regs[map.hash[0]] = hashWord(isa, 0);
-    regs[map.hash[1]] = hashWord(isa, 1);
+      if (r.access == "ro")
+        readOnly.insert(r.offset);
+      else if (r.access == "wo")
+        writeOnly.insert(r.offset);
+    }
+    regs[map.hash[0]] = isa::isaHashWord(isa, 0);
+    regs[map.hash[1]] = isa::isaHashWord(isa, 1);
   }
 
   isa::IsaDescription isa;
@@ -121,7 +119,8 @@ struct Platform::Impl {
   u64 dramBytes;
   JobEngine engine;
   JobPrepare prepare;
-  std::map<u32, u32> regs; ///< Every register of the map; the live ones are computed.
+  std::map<u32, u32> regs;           ///< Every register of the map; the live ones are computed.
+  std::set<u32> readOnly, writeOnly; ///< Offsets of `ro` and `wo` registers.
   enum class State { Idle, Running, Done, Fault } state = State::Idle;
   u64 clockBase = 0; ///< Platform cycles simulated before the current simulation.
   u64 jobStart = 0;  ///< Platform cycle of the running job's cycle 0.
@@ -273,10 +272,8 @@ private:
                                             : 3;
       return (u32(f.kind) + 1) << m.codeLsb | e << m.engineLsb; // CODE: 1 + the fault kind
     }
-    for (const auto& r : p_.isa.registers())
-      if (r.offset == off && r.access == "wo")
-        return 0; // as the generated register block: write-only registers read 0
-    return p_.regs.at(off);
+    // As the generated register block: write-only registers read 0.
+    return p_.writeOnly.count(off) ? 0 : p_.regs.at(off);
   }
 
   void write(u32 off, u32 v) {
@@ -286,14 +283,11 @@ private:
       p_.irqStatus &= ~v;
       return;
     }
-    for (const auto& r : p_.isa.registers())
-      if (r.offset == off && r.access == "ro")
-        return;
-    if (off != m.ctrl) {
-      p_.regs[off] = v;
+    if (p_.readOnly.count(off))
       return;
-    }
-    p_.regs[off] = v; // stored as written; START and RESET act on the write
+    p_.regs[off] = v; // CTRL too is stored as written; START and RESET act on the write
+    if (off != m.ctrl)
+      return;
     if (v & m.reset) {
       stopJob();
       p_.state = State::Idle;

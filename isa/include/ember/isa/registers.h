@@ -21,4 +21,10 @@ std::uint32_t registerFieldMask(const IsaDescription& isa, std::string_view reg,
 BitRange registerField(const IsaDescription& isa, std::string_view reg, std::string_view field,
                        std::string_view user);
 
+/// Word `w` (0 or 1) of the description's SHA-256 as the little-endian 32-bit value of
+/// ISA_HASH_LO (w = 0) and ISA_HASH_HI (w = 1): bytes 4w to 4w+3, the first the lowest.
+std::uint32_t isaHashWord(const IsaDescription& isa, int w);
+/// ISA_HASH_HI:ISA_HASH_LO, the first 8 bytes of the hash (what an RTL model reports).
+std::uint64_t isaHash64(const IsaDescription& isa);
+
 } // namespace ember::isa
