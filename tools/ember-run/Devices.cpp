@@ -9,11 +9,13 @@
 #include "ember/rtl/RtlPlatform.h"
 #include "ember/rtl/RtlSim.h"
 #endif
+#include "ember/driver/Execute.h"
 #include "ember/npu/Compile.h"
 #include "ember/support/Error.h"
 
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 
 namespace ember::run {
@@ -56,60 +58,79 @@ Device backendDevice(const std::string& name, const std::string& description) {
                 }};
 }
 
-/// Dequantizes an int8/int32 output of the NPU as a DequantizeLinear node does, in the
-/// function output's shape `dims` (the I/O table may hold it as [N, C, 1, 1]).
-Tensor dequantize(const isa::IoEntry& e, const Tensor& q, const Shape& dims) {
-  if (numElements(dims) != q.size())
-    throw Error("device 'sim'", "output '" + e.name + "' has " + std::to_string(q.size()) +
-                                    " elements in the binary, the model's has " +
-                                    std::to_string(numElements(dims)));
-  Tensor out(ElemKind::Float32, dims);
-  const float scale = static_cast<float>(e.scale);
-  for (int64_t i = 0; i < q.size(); ++i)
-    out.data<float>()[i] =
-        static_cast<float>(static_cast<int64_t>(q.getAsDouble(i)) - e.zero_point) * scale;
-  return out;
+/// The report file of NPU segment `i`: `path` itself for a whole plan, else
+/// "R.json" -> "R.seg<i>.json" ("" stays "").
+std::string segmentFile(const std::string& path, bool whole, size_t i) {
+  if (path.empty() || whole)
+    return path;
+  const std::filesystem::path p(path);
+  return (p.parent_path() /
+          (p.stem().string() + ".seg" + std::to_string(i) + p.extension().string()))
+      .string();
 }
 
-/// The NPU: compile the quantized function for the description, run the binary on the
-/// SystemC model (`engine` empty, device `sim`) or on the Verilated RTL (device `rtl`).
+/// The NPU: partition the quantized function for the description (the whole function
+/// when the NPU runs all of it), run the NPU segments' binaries on the SystemC model
+/// (`engine` empty, device `sim`) or on the Verilated RTL (device `rtl`) through the
+/// runtime, and the other segments on the fallback backend.
 TensorMap runOnNpu(const char* device, const runtime::RunRequest& engine, const Function& f,
                    const TensorMap& inputs, int repeat, const DeviceOptions& opts,
                    DeviceTiming& timing) {
   auto t0 = std::chrono::steady_clock::now();
   isa::IsaDescription desc = isa::IsaDescription::loadDefault(opts.isa);
-  std::vector<std::string> missing = npu::unsupportedNodes(f, desc);
-  if (!missing.empty())
-    throwUnsupported(device, missing);
-  npu::CompileResult compiled = npu::compile(f, desc);
-  timing.prepareSeconds = secondsSince(t0);
-  timing.compileSummary = npu::formatSummary(compiled.summary);
-  runtime::RunRequest req;
-  req.engine = engine.engine;
-  req.platform = engine.platform;
-  req.binary = "<" + f.name() + " compiled for " + desc.name() + ">";
-  req.input_tensors = inputs;
-  req.report_json = opts.reportJson;
-  req.trace_json = opts.traceJson;
-  req.table = false;
-  TensorMap out;
-  for (int i = 0; i < repeat; ++i) {
-    auto t1 = std::chrono::steady_clock::now();
-    std::clock_t c1 = std::clock();
-    runtime::RunResult r = runtime::runLoadedBinary(compiled.binary, desc, req, std::cerr);
-    timing.runSeconds.push_back(secondsSince(t1));
-    timing.runCpuSeconds.push_back(static_cast<double>(std::clock() - c1) / CLOCKS_PER_SEC);
+  partition::Plan plan;
+  try {
+    plan = partition::partition(f, desc, opts.partition);
+  } catch (const Unsupported& e) {
+    throw Unsupported(std::string("device '") + device + "'", e.what());
+  }
+  std::vector<sim::Report> reports;
+  size_t npuIndex = 0;
+  partition::NpuRunner runner = [&](const partition::Segment& s, const TensorMap& in,
+                                    partition::SegmentRun& run) {
+    runtime::RunRequest req;
+    req.engine = engine.engine;
+    req.platform = engine.platform;
+    req.binary = "<" + f.name() + (plan.whole ? "" : " segment " + std::to_string(npuIndex)) +
+                 " compiled for " + desc.name() + ">";
+    req.input_tensors = in;
+    req.report_json = segmentFile(opts.reportJson, plan.whole, npuIndex);
+    req.trace_json = segmentFile(opts.traceJson, plan.whole, npuIndex);
+    req.table = false;
+    ++npuIndex;
+    runtime::RunResult r = runtime::runLoadedBinary(s.npu->binary, desc, req, std::cerr);
     if (r.status != 0)
       throw Error(std::string("device '") + device + "'",
                   "the NPU program faulted: " + r.report.fault->message());
-    out.clear();
-    for (const auto& [name, t] : r.outputs)
-      for (const auto& e : r.io)
-        for (const auto& fo : f.outputs())
-          if (e.name == name && e.dir == isa::IoDir::Output && fo.name == name)
-            out.emplace(name, dequantize(e, t, fo.value.dims()));
-    timing.npu = std::move(r.report);
+    run.npuCycles = r.report.cycles;
+    run.npuSeconds = r.report.seconds;
+    run.npuEnergyJoules = r.report.energy_total_pj * 1e-12;
+    TensorMap out;
+    for (auto& [name, t] : r.outputs)
+      out.emplace(name, std::move(t));
+    reports.push_back(std::move(r.report));
+    return out;
+  };
+  partition::PlanExecutor executor(plan, runner);
+  timing.prepareSeconds = secondsSince(t0);
+  timing.compileSummary = plan.whole ? npu::formatSummary(plan.segments[0].npu->summary) : "";
+  timing.placement = partition::placementSummaryLine(plan);
+  TensorMap out;
+  std::vector<partition::SegmentRun> runs;
+  for (int i = 0; i < repeat; ++i) {
+    reports.clear();
+    npuIndex = 0;
+    auto t1 = std::chrono::steady_clock::now();
+    std::clock_t c1 = std::clock();
+    out = executor.run(inputs, &runs);
+    timing.runSeconds.push_back(secondsSince(t1));
+    timing.runCpuSeconds.push_back(static_cast<double>(std::clock() - c1) / CLOCKS_PER_SEC);
   }
+  if (plan.whole)
+    timing.npu = reports.front();
+  else
+    timing.segmentTable = partition::formatSegmentRuns(plan, runs);
+  timing.npuSegments = std::move(reports);
   return out;
 }
 

@@ -7,6 +7,7 @@
 /// cycle-accurate simulator. `--compare` works for any list of rows.
 
 #include "ember/backend/Backend.h"
+#include "ember/driver/Partition.h"
 #include "ember/sim/Platform.h"
 #include "ember/sim/Report.h"
 #include "ember/sim/Simulator.h"
@@ -23,15 +24,20 @@ struct DeviceOptions {
   std::string isa;        ///< NPU description ("" = isa/ember-v1.json).
   std::string reportJson; ///< sim: write the JSON report here ("" = not written).
   std::string traceJson;  ///< sim: write the Chrome trace here ("" = not written).
+  /// sim/rtl: how the model is split between the NPU and the host.
+  partition::PartitionOptions partition;
 };
 
 /// Timing of one device run (seconds), filled by the device.
 struct DeviceTiming {
-  double prepareSeconds = 0;         ///< compile / load / lower for the device
-  std::vector<double> runSeconds;    ///< wall time, one entry per repetition
-  std::vector<double> runCpuSeconds; ///< process CPU time, one entry per repetition
-  std::optional<sim::Report> npu;    ///< sim: the simulation report of the last run
-  std::string compileSummary;        ///< sim: the NPU compiler's summary table
+  double prepareSeconds = 0;            ///< compile / load / lower for the device
+  std::vector<double> runSeconds;       ///< wall time, one entry per repetition
+  std::vector<double> runCpuSeconds;    ///< process CPU time, one entry per repetition
+  std::optional<sim::Report> npu;       ///< sim: the simulation report of the last run
+  std::string compileSummary;           ///< sim: the NPU compiler's summary table (whole plans)
+  std::string placement;                ///< sim: the placement's one-line summary
+  std::string segmentTable;             ///< sim: per-segment figures (partitioned plans)
+  std::vector<sim::Report> npuSegments; ///< sim: every NPU segment's report, in order
 };
 
 /// One row of the device table.

@@ -80,6 +80,13 @@ options:
   --report R.json        (sim) write the simulation report as JSON (docs/simulator.md)
   --trace T.json         (sim) write a Chrome/Perfetto trace (one track per engine)
   --isa FILE.json        (sim) the NPU description (default: isa/ember-v1.json)
+  --fallback B           (sim, rtl) where the nodes the NPU cannot run go: cpu (default when
+                         built), interp, or none (refuse the model, listing every such node)
+  --host-kind KIND       (sim, rtl) run every node of this kind on the host (repeatable)
+  --host-node NAME       (sim, rtl) run this node of the quantized model on the host
+  --min-region N         (sim, rtl) NPU regions of fewer than N layers run on the host
+  --no-cost-model        (sim, rtl) keep every region the NPU can run, even where the host
+                         is estimated faster (docs/compiler.md, "Partitioning")
   --quiet                print only errors and the timing line
   -h, --help             this text
 
@@ -108,6 +115,7 @@ struct Options {
   std::string calibrate = "random:8";
   std::string calibration = "minmax";
   std::string reportJson, traceJson, isa;
+  partition::PartitionOptions partition;
   bool deviceGiven = false;
   bool quiet = false;
   bool help = false;
@@ -155,6 +163,16 @@ Options parseArgs(int argc, char** argv) {
       o.traceJson = value();
     } else if (a == "--isa") {
       o.isa = value();
+    } else if (a == "--fallback") {
+      o.partition.fallback = partition::parseFallback(value());
+    } else if (a == "--host-kind") {
+      o.partition.hostKinds.insert(value());
+    } else if (a == "--host-node") {
+      o.partition.hostNodes.insert(value());
+    } else if (a == "--min-region") {
+      o.partition.minRegionNodes = parseUnsigned(a, value(), 1000000);
+    } else if (a == "--no-cost-model") {
+      o.partition.costModel = false;
     } else if (a == "--input") {
       const std::string& v = value();
       size_t eq = v.find('=');
@@ -525,6 +543,7 @@ int runTool(const Options& o) {
   dopts.isa = o.isa;
   dopts.reportJson = o.reportJson;
   dopts.traceJson = o.traceJson;
+  dopts.partition = o.partition;
   std::vector<DeviceOutputs> runs;
   std::vector<DeviceTiming> timings;
   for (const Device* d : devs) {
@@ -563,11 +582,18 @@ int runTool(const Options& o) {
         std::printf("  written to %s\n", paths.at(out.name).c_str());
     }
   }
-  for (size_t i = 0; i < runs.size() && !o.quiet; ++i)
+  for (size_t i = 0; i < runs.size() && !o.quiet; ++i) {
     if (timings[i].npu) {
       std::fputs(timings[i].compileSummary.c_str(), stdout);
       std::fputs(sim::formatTable(*timings[i].npu).c_str(), stdout);
     }
+    if (!timings[i].segmentTable.empty())
+      std::printf("%s: segments\n%s", runs[i].device.c_str(), timings[i].segmentTable.c_str());
+  }
+  // The placement, one line per NPU device (also with --quiet: it says what ran where).
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (!timings[i].placement.empty())
+      std::printf("%s: %s\n", runs[i].device.c_str(), timings[i].placement.c_str());
   if (runs.size() > 1) {
     std::vector<std::string> names;
     for (const auto& out : f->outputs())
@@ -582,11 +608,18 @@ int runTool(const Options& o) {
     // The NPU models against each other: cycles, instructions and counters too.
     for (std::size_t i = 0; i < runs.size(); ++i)
       for (std::size_t j = i + 1; j < runs.size(); ++j)
-        if (runs[i].npu && runs[j].npu) {
-          std::string d =
-              compareNpuReports(*runs[i].npu, runs[i].device, *runs[j].npu, runs[j].device);
+        if (!timings[i].npuSegments.empty() && !timings[j].npuSegments.empty()) {
+          const auto &a = timings[i].npuSegments, &b = timings[j].npuSegments;
+          std::string d = a.size() != b.size() ? "different numbers of NPU segments" : "";
+          for (std::size_t k = 0; k < a.size() && d.empty(); ++k)
+            d = compareNpuReports(a[k], runs[i].device, b[k], runs[j].device);
+          if (!d.empty() && a.size() > 1)
+            d = "NPU segments: " + d;
+          std::uint64_t cycles = 0;
+          for (const sim::Report& r : a)
+            cycles += r.cycles;
           std::printf("timing %s vs %s: %s\n", runs[i].device.c_str(), runs[j].device.c_str(),
-                      d.empty() ? ("equal: " + std::to_string(runs[i].npu->cycles) +
+                      d.empty() ? ("equal: " + std::to_string(cycles) +
                                    " cycles, every instruction's fetch, take, start and end, "
                                    "and every counter")
                                       .c_str()

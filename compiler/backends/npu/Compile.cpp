@@ -81,6 +81,24 @@ std::vector<std::string> unsupportedNodes(const Function& f, const isa::IsaDescr
   return out;
 }
 
+RegionSupport::RegionSupport(const isa::IsaDescription& isa)
+    : target_(std::make_unique<Target>(isa)) {}
+RegionSupport::~RegionSupport() = default;
+
+std::string RegionSupport::layerReason(const Function& f, const Node& n) const {
+  if (n.kind() == NodeKind::QuantizeLinear || n.kind() == NodeKind::DequantizeLinear)
+    return "converts between float and int8, which the host does in a partitioned model";
+  try {
+    return whyUnsupported(f, n, *target_);
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+std::string RegionSupport::boundaryReason(const NodeValue& v) const {
+  return checkActivation(v, "the value");
+}
+
 std::vector<std::string> unsupportedNodes(const Function& f) {
   return unsupportedNodes(f, isa::IsaDescription::loadDefault());
 }

@@ -84,6 +84,25 @@ std::vector<std::string> unsupportedNodes(const Function& f, const isa::IsaDescr
 /// The same with the default description (isa::IsaDescription::loadDefault()).
 std::vector<std::string> unsupportedNodes(const Function& f);
 
+class Target;
+
+/// What the NPU can take inside one region of a partitioned model (compiler/driver): the
+/// partitioner asks it per node and per boundary value, with the reason when it cannot.
+class RegionSupport {
+public:
+  explicit RegionSupport(const isa::IsaDescription& isa);
+  ~RegionSupport();
+  /// Why node `n` of `f` cannot be a layer of an NPU region ("" = it can). In a
+  /// partitioned model QuantizeLinear and DequantizeLinear run on the host.
+  std::string layerReason(const Function& f, const Node& n) const;
+  /// Why value `v` cannot cross between the host and the NPU at a region's edge ("" = it
+  /// can): boundary values are per-tensor int8 of rank 2 or 4.
+  std::string boundaryReason(const NodeValue& v) const;
+
+private:
+  std::unique_ptr<Target> target_;
+};
+
 /// The NPU as an ember::Backend ("npu"): `supports` answers per node; `compile` refuses
 /// (execution needs the simulator, which the compiler does not link: use
 /// `ember-run --device sim` or the simulator library).

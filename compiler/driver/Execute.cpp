@@ -1,0 +1,169 @@
+// Running a partition::Plan segment by segment.
+#include "ember/driver/Execute.h"
+
+#include "ember/support/Error.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace ember::partition {
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// The value a segment's output `b` holds, from what the NPU stored (`raw`): an int8
+/// boundary value as it is (in its own shape and parameters), a float value as the
+/// DequantizeLinear producing it computes (whole plans: the model's outputs).
+Tensor fromNpu(const BoundaryValue& b, const Tensor& raw) {
+  if (raw.size() != b.type.size())
+    throw InternalError("value '" + b.key + "'", "the NPU stored " + std::to_string(raw.size()) +
+                                                     " elements, the value has " +
+                                                     std::to_string(b.type.size()));
+  if (b.type.kind != ElemKind::Float32) {
+    Tensor t = raw.reshaped(b.type.dims);
+    t.mutableType().quant = b.type.quant;
+    return t;
+  }
+  const Node* dq = b.value.node;
+  if (dq->kind() != NodeKind::DequantizeLinear)
+    throw InternalError("value '" + b.key + "'", "a float NPU output not made by DequantizeLinear");
+  const QuantParams& q = dq->input(0).type().quant;
+  const float scale = q.scales.at(0);
+  const int64_t zp = q.zeroPoints.at(0);
+  Tensor out(ElemKind::Float32, b.type.dims);
+  for (int64_t i = 0; i < raw.size(); ++i)
+    out.data<float>()[i] = static_cast<float>(raw.getAsInt(i) - zp) * scale;
+  return out;
+}
+
+} // namespace
+
+PlanExecutor::PlanExecutor(const Plan& plan, NpuRunner npu) : plan_(plan), npu_(std::move(npu)) {
+  for (const Segment& s : plan_.segments) {
+    if (s.backend == "npu") {
+      host_.emplace_back();
+      continue;
+    }
+    std::unique_ptr<Backend> b = createBackend(s.backend);
+    std::vector<std::string> missing = unsupportedNodes(*b, *s.function);
+    if (!missing.empty()) {
+      std::string msg = "cannot run " + std::to_string(missing.size()) + " node(s) of its segment:";
+      for (const auto& m : missing)
+        msg += "\n  " + m;
+      throw Unsupported("backend '" + s.backend + "'", msg);
+    }
+    host_.push_back(b->compile(*s.function));
+  }
+}
+
+PlanExecutor::~PlanExecutor() = default;
+
+TensorMap PlanExecutor::run(const TensorMap& inputs, std::vector<SegmentRun>* runs) {
+  std::vector<Tensor> values(plan_.values.size());
+  std::vector<bool> have(plan_.values.size(), false);
+  for (size_t i = 0; i < plan_.values.size(); ++i) {
+    const BoundaryValue& b = plan_.values[i];
+    if (b.producer >= 0)
+      continue;
+    const Node* n = b.value.node;
+    if (n->kind() == NodeKind::Constant) {
+      values[i] = n->payload();
+    } else {
+      auto it = inputs.find(n->name());
+      if (it == inputs.end())
+        throw Error("input '" + n->name() + "'",
+                    "no value given (expects " + n->resultType().toString() + ")");
+      values[i] = it->second;
+      values[i].mutableType().quant = n->resultType().quant;
+    }
+    have[i] = true;
+  }
+  if (runs)
+    runs->clear();
+  for (size_t s = 0; s < plan_.segments.size(); ++s) {
+    const Segment& seg = plan_.segments[s];
+    const Function& fn = seg.function ? *seg.function : *plan_.function;
+    SegmentRun r;
+    r.backend = seg.backend;
+    TensorMap in;
+    for (size_t i : seg.inputs) {
+      if (!have[i])
+        throw InternalError("segment " + std::to_string(s),
+                            "input '" + plan_.values[i].key + "' is not computed yet");
+      // A whole plan's function reads the model's placeholders under their own names.
+      in.emplace(plan_.whole ? plan_.values[i].value.node->name() : plan_.values[i].key, values[i]);
+      r.inBytes += values[i].sizeInBytes();
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    TensorMap out = seg.backend == "npu" ? npu_(seg, in, r) : host_[s]->run(in);
+    r.seconds = secondsSince(t0);
+    for (size_t k = 0; k < seg.outputs.size(); ++k) {
+      const size_t i = seg.outputs[k];
+      const BoundaryValue& b = plan_.values[i];
+      // The function's output for this value: named after the key, or after the model's
+      // output in a whole plan.
+      std::string name = b.key;
+      if (plan_.whole)
+        for (const auto& o : fn.outputs())
+          if (o.value == b.value)
+            name = o.name;
+      auto it = out.find(name);
+      if (it == out.end())
+        throw InternalError("segment " + std::to_string(s), "no output '" + name + "'");
+      values[i] = seg.backend == "npu" ? fromNpu(b, it->second) : it->second;
+      have[i] = true;
+      r.outBytes += values[i].sizeInBytes();
+    }
+    if (runs)
+      runs->push_back(r);
+  }
+  TensorMap result;
+  for (const auto& [name, i] : plan_.outputs) {
+    if (!have[i])
+      throw InternalError("output '" + name + "'", "not computed by any segment");
+    result[name] = values[i];
+  }
+  return result;
+}
+
+std::string formatSegmentRuns(const Plan& plan, const std::vector<SegmentRun>& runs) {
+  std::string out;
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "  %-4s %-7s %6s %12s %12s %14s %12s %10s\n", "seg", "backend",
+                "nodes", "in bytes", "out bytes", "NPU cycles", "energy uJ", "host ms");
+  out += buf;
+  uint64_t cycles = 0, bytes = 0;
+  double energy = 0, npuSeconds = 0, hostSeconds = 0;
+  for (size_t s = 0; s < runs.size() && s < plan.segments.size(); ++s) {
+    const SegmentRun& r = runs[s];
+    const bool npu = r.backend == "npu";
+    std::snprintf(buf, sizeof buf, "  %-4zu %-7s %6zu %12llu %12llu %14s %12s %10s\n", s,
+                  r.backend.c_str(), plan.segments[s].nodes.size(),
+                  static_cast<unsigned long long>(r.inBytes),
+                  static_cast<unsigned long long>(r.outBytes),
+                  npu ? std::to_string(r.npuCycles).c_str() : "-",
+                  npu ? std::to_string(r.npuEnergyJoules * 1e6).c_str() : "-",
+                  npu ? "-" : std::to_string(r.seconds * 1e3).c_str());
+    out += buf;
+    if (npu) {
+      cycles += r.npuCycles;
+      energy += r.npuEnergyJoules;
+      npuSeconds += r.npuSeconds;
+      if (!plan.whole)
+        bytes += r.inBytes + r.outBytes;
+    } else {
+      hostSeconds += r.seconds;
+    }
+  }
+  std::snprintf(buf, sizeof buf,
+                "  total: %llu NPU cycles (%.3f ms), %.3f uJ on the NPU, %.3f ms on the host, "
+                "%llu bytes between host and NPU\n",
+                static_cast<unsigned long long>(cycles), npuSeconds * 1e3, energy * 1e6,
+                hostSeconds * 1e3, static_cast<unsigned long long>(bytes));
+  return out + buf;
+}
+
+} // namespace ember::partition

@@ -1,0 +1,398 @@
+// The partitioner: placement with reasons, segments, NPU compiles, the cost model.
+#include "ember/driver/Partition.h"
+
+#include "SegmentBuild.h"
+
+#include "ember/backend/Backend.h"
+#include "ember/support/Error.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace ember::partition {
+
+using detail::buildSegmentFunction;
+using detail::findBoundaries;
+using detail::formSegments;
+
+const char* fallbackName(Fallback f) {
+  switch (f) {
+  case Fallback::Cpu:
+    return "cpu";
+  case Fallback::Interp:
+    return "interp";
+  case Fallback::None:
+    return "none";
+  }
+  return "?";
+}
+
+Fallback parseFallback(const std::string& s) {
+  if (s == "cpu") {
+    const std::vector<std::string> names = backendNames();
+    if (std::find(names.begin(), names.end(), "cpu") == names.end())
+      throw UsageError("--fallback cpu", "this build has no cpu backend (EMBER_WITH_LLVM=OFF); "
+                                         "use --fallback interp");
+    return Fallback::Cpu;
+  }
+  if (s == "interp")
+    return Fallback::Interp;
+  if (s == "none")
+    return Fallback::None;
+  throw UsageError("--fallback", "expects cpu, interp or none, got '" + s + "'");
+}
+
+Fallback defaultFallback() {
+  const std::vector<std::string> names = backendNames();
+  return std::find(names.begin(), names.end(), "cpu") != names.end() ? Fallback::Cpu
+                                                                     : Fallback::Interp;
+}
+
+int64_t nodeMacs(const Node& n) {
+  auto outElems = [&] { return n.resultType().size(); };
+  auto tail = [](const Shape& s, size_t from) {
+    int64_t p = 1;
+    for (size_t i = from; i < s.size(); ++i)
+      p *= s[i];
+    return p;
+  };
+  switch (n.kind()) {
+  case NodeKind::Conv:
+    return outElems() * tail(n.input(1).dims(), 1);
+  case NodeKind::ConvTranspose:
+    return n.input(0).type().size() * tail(n.input(1).dims(), 1);
+  case NodeKind::MatMul:
+    return n.input(0).dims().empty() ? 0 : outElems() * n.input(0).dims().back();
+  case NodeKind::Gemm: {
+    const Shape& a = n.input(0).dims();
+    if (a.size() != 2)
+      return 0;
+    return outElems() * (n.attrs().getInt("transA", 0) ? a[0] : a[1]);
+  }
+  default:
+    return 0;
+  }
+}
+
+size_t Plan::npuNodes() const {
+  size_t k = 0;
+  for (const auto& [n, p] : placement)
+    k += p.backend == "npu";
+  return k;
+}
+
+int64_t Plan::totalMacs() const {
+  int64_t m = 0;
+  for (const auto& [n, p] : placement)
+    m += nodeMacs(*n);
+  return m;
+}
+
+int64_t Plan::npuMacs() const {
+  int64_t m = 0;
+  for (const auto& [n, p] : placement)
+    if (p.backend == "npu")
+      m += nodeMacs(*n);
+  return m;
+}
+
+size_t Plan::npuSegments() const {
+  size_t k = 0;
+  for (const Segment& s : segments)
+    k += s.backend == "npu";
+  return k;
+}
+
+uint64_t Plan::boundaryBytes() const {
+  if (whole)
+    return 0;
+  uint64_t b = 0;
+  for (const Segment& s : segments)
+    if (s.backend == "npu") {
+      for (size_t i : s.inputs)
+        b += values[i].bytes();
+      for (size_t i : s.outputs)
+        b += values[i].bytes();
+    }
+  return b;
+}
+
+namespace {
+
+std::string ref(const Node& n) {
+  return std::string(n.kindName()) + " '" + n.name() + "'";
+}
+
+std::string fmtSeconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f us", s * 1e6);
+  return buf;
+}
+
+/// The partitioner's state: the nodes on the host, with their reasons.
+class Partitioner {
+public:
+  Partitioner(const Function& f, const isa::IsaDescription& isa, const PartitionOptions& o)
+      : f_(f), isa_(isa), o_(o), support_(isa) {}
+
+  Plan run();
+
+private:
+  void placeInitially();
+  bool checkBoundaries(Plan& p);
+  bool compileRegions(Plan& p);
+  bool applyCosts(Plan& p);
+  void toHost(const Node* n, const std::string& why) {
+    if (host_.emplace(n, why).second)
+      changed_ = true;
+  }
+
+  const Function& f_;
+  const isa::IsaDescription& isa_;
+  const PartitionOptions& o_;
+  npu::RegionSupport support_;
+  std::map<const Node*, std::string> host_;
+  bool changed_ = false;
+};
+
+void Partitioner::placeInitially() {
+  for (const auto& up : f_.nodes()) {
+    const Node* n = up.get();
+    if (o_.hostNodes.count(n->name()))
+      host_[n] = "placed on the host by name (--host-node)";
+    else if (o_.hostKinds.count(n->kindName()))
+      host_[n] = std::string("placed on the host by kind (--host-kind ") + n->kindName() + ")";
+    else if (std::string why = support_.layerReason(f_, *n); !why.empty())
+      host_[n] = why;
+  }
+}
+
+/// Boundary values the NPU cannot take: their NPU consumers and producers go to the host.
+bool Partitioner::checkBoundaries(Plan& p) {
+  changed_ = false;
+  for (const Segment& s : p.segments) {
+    if (s.backend != "npu")
+      continue;
+    for (size_t i : s.inputs) {
+      const BoundaryValue& b = p.values[i];
+      const std::string why = support_.boundaryReason(b.value);
+      if (why.empty())
+        continue;
+      for (const Node* n : s.nodes)
+        for (const NodeValue& v : n->inputs())
+          if (v == b.value)
+            toHost(n, "its input '" + b.key + "' cannot enter the NPU: " + why);
+    }
+    for (size_t i : s.outputs) {
+      const BoundaryValue& b = p.values[i];
+      if (const std::string why = support_.boundaryReason(b.value); !why.empty())
+        toHost(b.value.node, "its result cannot leave the NPU: " + why);
+    }
+  }
+  return changed_;
+}
+
+/// Builds and compiles every NPU segment; nodes the NPU refuses in context, and regions
+/// that do not compile, go to the host.
+bool Partitioner::compileRegions(Plan& p) {
+  changed_ = false;
+  for (Segment& s : p.segments) {
+    if (s.backend != "npu")
+      continue;
+    buildSegmentFunction(p, s);
+    std::map<std::string, const Node*> byName;
+    for (const Node* n : s.nodes)
+      byName[n->name()] = n;
+    const std::vector<std::string> bad = npu::unsupportedNodes(*s.function, isa_);
+    if (!bad.empty()) {
+      for (const auto& up : s.function->nodes()) {
+        auto it = byName.find(up->name());
+        if (it == byName.end())
+          continue;
+        std::string why = support_.layerReason(*s.function, *up);
+        if (!why.empty())
+          toHost(it->second, why);
+      }
+      if (!changed_)
+        for (const Node* n : s.nodes)
+          toHost(n, "in an NPU region the NPU refuses: " + bad.front());
+      continue;
+    }
+    try {
+      s.npu = std::make_shared<npu::CompileResult>(npu::compile(*s.function, isa_, o_.npu));
+    } catch (const Error& e) {
+      for (const Node* n : s.nodes)
+        toHost(n, std::string("its NPU region does not compile: ") + e.what());
+    }
+  }
+  return changed_;
+}
+
+/// Regions too small, or slower on the NPU than on the host (estimated), go to the host.
+bool Partitioner::applyCosts(Plan& p) {
+  changed_ = false;
+  const double clock = double(isa_.hw().clock_hz);
+  for (Segment& s : p.segments) {
+    if (s.backend != "npu")
+      continue;
+    uint64_t bytes = 0;
+    for (size_t i : s.inputs)
+      bytes += p.values[i].bytes();
+    for (size_t i : s.outputs)
+      bytes += p.values[i].bytes();
+    int64_t elems = 0;
+    s.macs = 0;
+    for (const Node* n : s.nodes) {
+      s.macs += nodeMacs(*n);
+      elems += n->resultType().size();
+    }
+    s.npuSeconds = s.npu->summary.cycles / clock + o_.npuLaunchSeconds +
+                   double(bytes) / o_.boundaryBytesPerSecond;
+    s.hostSeconds =
+        double(s.macs) / o_.hostMacsPerSecond + double(elems) / o_.hostElementsPerSecond;
+    if (s.nodes.size() < o_.minRegionNodes) {
+      for (const Node* n : s.nodes)
+        toHost(n, "its NPU region has " + std::to_string(s.nodes.size()) +
+                      " layer(s), fewer than --min-region " + std::to_string(o_.minRegionNodes));
+    } else if (o_.costModel && s.npuSeconds >= s.hostSeconds) {
+      for (const Node* n : s.nodes)
+        toHost(n, "its NPU region (" + std::to_string(s.nodes.size()) +
+                      " layer(s)) is estimated at " + fmtSeconds(s.npuSeconds) +
+                      " on the NPU with its boundary, " + fmtSeconds(s.hostSeconds) +
+                      " on the host");
+    }
+  }
+  return changed_;
+}
+
+Plan Partitioner::run() {
+  const std::string hostName = fallbackName(o_.fallback);
+  Plan p;
+  p.function = &f_;
+  p.isaName = isa_.name();
+  placeInitially();
+  // Every pass moves nodes to the host only, so this ends after at most one pass per node.
+  for (size_t pass = 0;; ++pass) {
+    if (pass > f_.numNodes() + 2)
+      throw InternalError("partition", "placement did not converge");
+    p.segments = formSegments(f_, host_, hostName);
+    findBoundaries(p);
+    if (checkBoundaries(p) || compileRegions(p) || applyCosts(p))
+      continue;
+    break;
+  }
+  for (size_t s = 0; s < p.segments.size(); ++s) {
+    Segment& seg = p.segments[s];
+    if (seg.backend != "npu")
+      buildSegmentFunction(p, seg);
+    for (const Node* n : seg.nodes) {
+      auto it = host_.find(n);
+      p.placement[n] = Placement{seg.backend, it == host_.end() ? "" : it->second, int(s)};
+    }
+  }
+  return p;
+}
+
+[[noreturn]] void refuse(const Function& f, const std::vector<std::string>& bad) {
+  std::string msg = std::to_string(bad.size()) + " node(s) of the quantized model (function '" +
+                    f.name() + "') cannot run on the NPU (--fallback none):";
+  for (const auto& b : bad)
+    msg += "\n  " + b;
+  throw Unsupported(
+      f.module().source().empty() ? "npu backend" : f.module().source() + ": npu backend", msg);
+}
+
+} // namespace
+
+Plan partition(const Function& f, const isa::IsaDescription& isa, const PartitionOptions& opts) {
+  bool forced = false;
+  for (const auto& n : f.nodes())
+    forced = forced || opts.hostNodes.count(n->name()) || opts.hostKinds.count(n->kindName());
+  for (const std::string& name : opts.hostNodes)
+    if (!f.findNode(name))
+      throw Error("--host-node " + name, "the quantized model has no node of this name");
+  for (const std::string& kind : opts.hostKinds) {
+    NodeKind k;
+    if (!parseNodeKind(kind, &k))
+      throw Error("--host-kind " + kind, "no such node kind (see docs/compiler.md)");
+  }
+  const std::vector<std::string> bad = npu::unsupportedNodes(f, isa);
+  if (bad.empty() && !forced) {
+    Plan p;
+    p.function = &f;
+    p.isaName = isa.name();
+    p.whole = true;
+    Segment s;
+    s.backend = "npu";
+    for (const auto& n : f.nodes())
+      s.nodes.push_back(n.get());
+    s.npu = std::make_shared<npu::CompileResult>(npu::compile(f, isa, opts.npu));
+    for (const Node* n : s.nodes)
+      s.macs += nodeMacs(*n);
+    p.segments.push_back(std::move(s));
+    findBoundaries(p);
+    for (const Node* n : p.segments[0].nodes)
+      p.placement[n] = Placement{"npu", "", 0};
+    return p;
+  }
+  if (opts.fallback == Fallback::None) {
+    std::vector<std::string> all = bad;
+    for (const auto& n : f.nodes())
+      if (opts.hostNodes.count(n->name()) || opts.hostKinds.count(n->kindName()))
+        all.push_back(ref(*n) + ": placed on the host by --host-node/--host-kind");
+    refuse(f, all);
+  }
+  return Partitioner(f, isa, opts).run();
+}
+
+std::string placementSummaryLine(const Plan& p) {
+  const size_t nodes = p.placement.size(), onNpu = p.npuNodes();
+  const int64_t macs = p.totalMacs(), npuMacs = p.npuMacs();
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "placement: %zu of %zu nodes (%.1f%%) and %.1f%% of MACs on the NPU, %zu "
+                "segment(s) (%zu on the NPU), %llu boundary bytes",
+                onNpu, nodes, nodes ? 100.0 * double(onNpu) / double(nodes) : 0.0,
+                macs ? 100.0 * double(npuMacs) / double(macs) : 0.0, p.segments.size(),
+                p.npuSegments(), static_cast<unsigned long long>(p.boundaryBytes()));
+  return buf;
+}
+
+std::string formatPlacementReport(const Plan& p) {
+  std::string out = "placement of '" + p.function->name() + "' for " + p.isaName +
+                    (p.whole ? " (the whole model runs on the NPU)" : "") + "\n";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "  %-4s %-7s %-20s %-40s %s\n", "seg", "backend", "kind", "node",
+                "reason");
+  out += buf;
+  for (const auto& up : p.function->nodes()) {
+    const Placement& pl = p.placement.at(up.get());
+    std::snprintf(buf, sizeof buf, "  %-4d %-7s %-20s %-40s ", pl.segment, pl.backend.c_str(),
+                  up->kindName(), up->name().c_str());
+    out += buf + pl.reason + "\n";
+  }
+  out += "segments:\n";
+  for (size_t s = 0; s < p.segments.size(); ++s) {
+    const Segment& seg = p.segments[s];
+    uint64_t in = 0, outB = 0;
+    for (size_t i : seg.inputs)
+      in += p.values[i].bytes();
+    for (size_t i : seg.outputs)
+      outB += p.values[i].bytes();
+    std::snprintf(buf, sizeof buf,
+                  "  %zu: %-6s %5zu node(s), %zu input(s) %llu bytes, %zu output(s) %llu bytes", s,
+                  seg.backend.c_str(), seg.nodes.size(), seg.inputs.size(),
+                  static_cast<unsigned long long>(in), seg.outputs.size(),
+                  static_cast<unsigned long long>(outB));
+    out += buf;
+    if (seg.npu) {
+      std::snprintf(buf, sizeof buf, ", %.0f estimated cycles, %lld MACs", seg.npu->summary.cycles,
+                    static_cast<long long>(seg.npu->summary.macs));
+      out += buf;
+    }
+    out += "\n";
+  }
+  return out + placementSummaryLine(p) + "\n";
+}
+
+} // namespace ember::partition

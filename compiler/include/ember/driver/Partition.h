@@ -1,0 +1,125 @@
+#pragma once
+/// \file
+/// The partitioner: places every node of a quantized function on the NPU or on a host
+/// backend (cpu or interp), groups the nodes into segments that run one after another,
+/// and compiles each NPU segment. A model the NPU runs whole gives one NPU segment and
+/// the same binary `npu::compile` gives; otherwise the NPU takes convex regions and the
+/// host the rest, with the reason for every node it does not take (docs/compiler.md,
+/// "Partitioning").
+
+#include "ember/graph/Graph.h"
+#include "ember/isa/description.h"
+#include "ember/npu/Compile.h"
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ember::partition {
+
+/// What runs the nodes the NPU does not take.
+enum class Fallback {
+  Cpu,    ///< the LLVM CPU backend ("cpu")
+  Interp, ///< the reference interpreter ("interp")
+  None,   ///< nothing: a model with an unsupported node is refused, as before partitioning
+};
+
+/// "cpu", "interp" or "none".
+const char* fallbackName(Fallback f);
+/// Parses --fallback's value; throws UsageError naming the choices.
+Fallback parseFallback(const std::string& s);
+/// cpu when this build has the cpu backend, else interp.
+Fallback defaultFallback();
+
+/// The partitioner's knobs.
+struct PartitionOptions {
+  Fallback fallback = defaultFallback();
+  /// Node kinds (as in Nodes.def, e.g. "Softmax") always placed on the host.
+  std::set<std::string> hostKinds;
+  /// Node names always placed on the host.
+  std::set<std::string> hostNodes;
+  /// An NPU region of fewer layers than this runs on the host instead.
+  size_t minRegionNodes = 1;
+  /// Keep a region on the NPU only where its estimated time beats the host's (below).
+  bool costModel = true;
+  /// The host's estimated rates (defaults measured on the reference host; see
+  /// docs/compiler.md): int8 multiply-accumulates and other element results per second,
+  /// bytes per second of converting boundary tensors (quantize, NCHWc blocking) ...
+  double hostMacsPerSecond = 2e9;
+  double hostElementsPerSecond = 5e8;
+  double boundaryBytesPerSecond = 1e9;
+  /// ... and the fixed cost of one NPU job (ring, doorbell, interrupt).
+  double npuLaunchSeconds = 10e-6;
+  npu::CompileOptions npu;
+};
+
+/// A value that crosses between segments (or is a model input or output).
+struct BoundaryValue {
+  std::string key; ///< Unique name: the producer's name (":N" for result N > 0).
+  NodeValue value; ///< In the partitioned function.
+  Type type;
+  int producer = -1; ///< Segment index; -1: a model input (placeholder) or constant.
+  uint64_t bytes() const { return type.sizeInBytes(); }
+};
+
+/// One segment: a function of its own, run by one backend.
+struct Segment {
+  std::string backend;                 ///< "npu", "cpu" or "interp".
+  std::vector<const Node*> nodes;      ///< In the partitioned function, topological order.
+  std::vector<size_t> inputs, outputs; ///< Indices into Plan::values.
+  /// The segment as a function of its own module: placeholders named after the
+  /// boundary keys (NPU: float32, quantized by QuantizeLinear nodes as the NPU compiler
+  /// expects; host: the boundary's own type), outputs named after the keys.
+  std::unique_ptr<Module> module;
+  Function* function = nullptr;
+  /// NPU segments: the compiled binary and its summary.
+  std::shared_ptr<npu::CompileResult> npu;
+  int64_t macs = 0;
+  double npuSeconds = 0, hostSeconds = 0; ///< The estimates the cost model compared.
+};
+
+/// Where one node went and why.
+struct Placement {
+  std::string backend; ///< "npu" or the fallback's name.
+  std::string reason;  ///< Why it is not on the NPU ("" when it is).
+  int segment = -1;
+};
+
+/// The result of partitioning a function.
+struct Plan {
+  const Function* function = nullptr;
+  std::string isaName;
+  bool whole = false; ///< One NPU segment holding the whole function (npu::compile's binary).
+  std::vector<Segment> segments; ///< In execution order.
+  std::vector<BoundaryValue> values;
+  /// Model outputs: name and index into `values`.
+  std::vector<std::pair<std::string, size_t>> outputs;
+  std::map<const Node*, Placement> placement;
+
+  size_t npuNodes() const;
+  int64_t totalMacs() const;
+  int64_t npuMacs() const;
+  size_t npuSegments() const;
+  /// Bytes crossing between the host and the NPU (every NPU segment's inputs + outputs).
+  uint64_t boundaryBytes() const;
+};
+
+/// Partitions `quantized` (a function from quant::quantize) for `isa`. Throws
+/// ember::Unsupported listing every node (kind, name, reason) the NPU cannot run when
+/// `opts.fallback` is None and some node cannot run there, as npu::compile does.
+Plan partition(const Function& quantized, const isa::IsaDescription& isa,
+               const PartitionOptions& opts = {});
+
+/// The placement report: every node with its backend and reason, then the coverage
+/// (% of nodes and of MACs on the NPU), the segments and the boundary bytes.
+std::string formatPlacementReport(const Plan& p);
+/// One line: "placement: 52 of 60 nodes (97.1% of MACs) on the NPU in 3 segments, ...".
+std::string placementSummaryLine(const Plan& p);
+
+/// Multiply-accumulates of node `n` as a dense computation (Conv, ConvTranspose, Gemm,
+/// MatMul, ...); 0 for nodes without a reduction.
+int64_t nodeMacs(const Node& n);
+
+} // namespace ember::partition

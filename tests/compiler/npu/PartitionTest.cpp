@@ -1,0 +1,168 @@
+// The partitioner (compiler/driver): seeded random chains with random nodes forced to the
+// host run segment by segment (NPU segments on the simulator, the rest on the fallback
+// backend) and must equal the int8 interpreter on the whole function bit for bit; a
+// model the NPU runs whole gives one segment and npu::compile's binary; placements are
+// reproducible and name every node the NPU does not take with the reason.
+#include "RandomChain.h"
+
+#include "ember/driver/Execute.h"
+#include "ember/isa/binary.h"
+
+namespace ember::npu::test {
+namespace {
+
+using partition::Fallback;
+using partition::Plan;
+
+/// NPU segments on the SystemC model: int8 boundary values in, the stored int8 out.
+partition::NpuRunner simRunner(const isa::IsaDescription& isa) {
+  return [&isa](const partition::Segment& s, const TensorMap& in, partition::SegmentRun& run) {
+    std::map<std::string, std::vector<int8_t>> codes;
+    for (const auto& [name, t] : in) {
+      EXPECT_EQ(t.kind(), ElemKind::Int8) << name;
+      codes[name] = t.toVector<int8_t>();
+    }
+    SimOut o = simulate(s.npu->binary, isa, codes);
+    run.npuCycles = o.report.cycles;
+    TensorMap out;
+    for (const auto& e : s.npu->binary.io)
+      if (e.dir == isa::IoDir::Output)
+        out[e.name] =
+            Tensor::fromVector<int8_t>(Shape(e.shape.begin(), e.shape.end()), o.outputs.at(e.name));
+    return out;
+  };
+}
+
+std::map<std::string, std::vector<int8_t>> randomCodes(const Function& f, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(-128, 127);
+  std::map<std::string, std::vector<int8_t>> out;
+  for (const Node* p : f.inputs()) {
+    std::vector<int8_t> v(size_t(p->resultType().size()));
+    for (auto& x : v)
+      x = static_cast<int8_t>(d(rng));
+    out[p->name()] = v;
+  }
+  return out;
+}
+
+std::vector<std::vector<uint8_t>> npuImages(const Plan& p, const isa::IsaDescription& isa) {
+  std::vector<std::vector<uint8_t>> out;
+  for (const auto& s : p.segments)
+    if (s.npu)
+      out.push_back(isa::serializeElf(s.npu->binary, isa));
+  return out;
+}
+
+class PartitionRandom : public ::testing::TestWithParam<unsigned> {};
+
+TEST_P(PartitionRandom, ForcedFallbacksEqualTheInterpreter) {
+  const unsigned seed = GetParam();
+  Chain ch(seed);
+  buildRandomChain(ch);
+  const Function& f = *ch.g.f;
+  std::mt19937 rng(seed * 7919u);
+  std::vector<const Node*> layers;
+  for (const auto& n : f.nodes())
+    if (n->kind() != NodeKind::QuantizeLinear && n->kind() != NodeKind::DequantizeLinear)
+      layers.push_back(n.get());
+  partition::PartitionOptions o;
+  o.costModel = false;
+  o.fallback = seed % 2 ? Fallback::Interp : partition::defaultFallback();
+  o.hostNodes.insert(
+      layers[std::uniform_int_distribution<size_t>(0, layers.size() - 1)(rng)]->name());
+  for (const Node* n : layers)
+    if (std::uniform_int_distribution<int>(0, 3)(rng) == 0)
+      o.hostNodes.insert(n->name());
+  const isa::IsaDescription& isa = seed % 3 == 0 ? largeIsa() : refIsa();
+  Plan p = partition::partition(f, isa, o);
+  EXPECT_FALSE(p.whole);
+  const std::string host = partition::fallbackName(o.fallback);
+  for (const Node* n : layers)
+    if (o.hostNodes.count(n->name())) {
+      EXPECT_EQ(p.placement.at(n).backend, host) << n->name();
+      EXPECT_NE(p.placement.at(n).reason.find("--host-node"), std::string::npos);
+    }
+  const auto codes = randomCodes(f, seed);
+  partition::PlanExecutor ex(p, simRunner(isa));
+  std::vector<partition::SegmentRun> runs;
+  const TensorMap got = ex.run(floatFeeds(f, codes), &runs);
+  EXPECT_EQ(runs.size(), p.segments.size());
+  std::printf("seed %u: %s\n", seed, partition::placementSummaryLine(p).c_str());
+  EXPECT_EQ(mismatches(outputCodes(f, got).at("y"), interpret(f, codes).at("y")), 0u)
+      << "seed " << seed << "\n"
+      << partition::formatPlacementReport(p);
+  // The same partition again: the same segments and the same NPU binaries, byte for byte.
+  Plan again = partition::partition(f, isa, o);
+  EXPECT_EQ(partition::formatPlacementReport(again), partition::formatPlacementReport(p));
+  EXPECT_EQ(npuImages(again, isa), npuImages(p, isa));
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, PartitionRandom, ::testing::Range(1u, 17u));
+
+TEST(Partition, WholeModelIsOneSegmentWithTheCompilersBinary) {
+  Chain ch(5);
+  buildRandomChain(ch);
+  Plan p = partition::partition(*ch.g.f, refIsa());
+  ASSERT_TRUE(p.whole);
+  ASSERT_EQ(p.segments.size(), 1u);
+  EXPECT_EQ(p.npuNodes(), ch.g.f->numNodes());
+  EXPECT_EQ(isa::serializeElf(p.segments[0].npu->binary, refIsa()),
+            isa::serializeElf(compile(*ch.g.f, refIsa()).binary, refIsa()));
+  EXPECT_NE(partition::placementSummaryLine(p).find("100.0%"), std::string::npos);
+}
+
+/// conv -> Transpose (no NPU layer) -> conv: three segments, the reason named.
+TEST(Partition, UnsupportedNodeGoesToTheHostWithItsReason) {
+  G g;
+  NodeValue x = g.input("x", {1, 16, 8, 8}, 0.05f, 3);
+  Attrs a;
+  a.set("kernel_shape", std::vector<int64_t>{1, 1});
+  NodeValue c1 =
+      g.node(NodeKind::Conv, "c1", {x, g.weights("w1", {16, 16, 1, 1}, 0), g.bias("b1", 16)}, a,
+             {1, 16, 8, 8}, 0.1f, 2);
+  Attrs t;
+  t.set("perm", std::vector<int64_t>{0, 1, 3, 2});
+  NodeValue tr = g.node(NodeKind::Transpose, "t", {c1}, t, {1, 16, 8, 8}, 0.1f, 2);
+  NodeValue c2 =
+      g.node(NodeKind::Conv, "c2", {tr, g.weights("w2", {16, 16, 1, 1}, 0), g.bias("b2", 16)}, a,
+             {1, 16, 8, 8}, 0.08f, -1);
+  g.output("y", c2);
+  partition::PartitionOptions o;
+  o.costModel = false;
+  o.fallback = Fallback::Interp;
+  Plan p = partition::partition(*g.f, refIsa(), o);
+  const Node* tn = g.f->findNode("t");
+  EXPECT_EQ(p.placement.at(tn).backend, "interp");
+  EXPECT_EQ(p.placement.at(tn).reason, "no NPU layer for this kind");
+  EXPECT_EQ(p.placement.at(g.f->findNode("c1")).backend, "npu");
+  EXPECT_EQ(p.placement.at(g.f->findNode("c2")).backend, "npu");
+  EXPECT_EQ(p.npuSegments(), 2u);
+  const std::string report = partition::formatPlacementReport(p);
+  EXPECT_NE(report.find("Transpose"), std::string::npos) << report;
+  const auto codes = randomCodes(*g.f, 3);
+  partition::PlanExecutor ex(p, simRunner(refIsa()));
+  EXPECT_EQ(mismatches(outputCodes(*g.f, ex.run(floatFeeds(*g.f, codes))).at("y"),
+                       interpret(*g.f, codes).at("y")),
+            0u);
+  // --fallback none refuses, naming the node, its kind and the reason.
+  o.fallback = Fallback::None;
+  try {
+    partition::partition(*g.f, refIsa(), o);
+    ADD_FAILURE() << "--fallback none accepted a Transpose";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("Transpose 't': no NPU layer for this kind"),
+              std::string::npos)
+        << e.what();
+  }
+  // A region too small for --min-region goes to the host.
+  o.fallback = Fallback::Interp;
+  o.minRegionNodes = 2;
+  Plan small = partition::partition(*g.f, refIsa(), o);
+  EXPECT_EQ(small.npuNodes(), 0u);
+  EXPECT_NE(small.placement.at(g.f->findNode("c1")).reason.find("--min-region 2"),
+            std::string::npos);
+}
+
+} // namespace
+} // namespace ember::npu::test
