@@ -383,6 +383,7 @@ int runBinary(const Options& o) {
   std::vector<runtime::RunResult> results;
   std::vector<double> hosts;
   for (const std::string& dev : devs) {
+    (void)dev; // read only when the RTL is built
 #ifdef EMBER_HAVE_RTL
     req.engine = dev == "rtl" ? rtlEngine() : nullptr;
     req.platform = dev == "rtl" ? rtlPlatform() : nullptr;
