@@ -22,17 +22,13 @@ Tensor fromNpu(const BoundaryValue& b, const Tensor& raw) {
     throw InternalError("value '" + b.key + "'", "the NPU stored " + std::to_string(raw.size()) +
                                                      " elements, the value has " +
                                                      std::to_string(b.type.size()));
-  if (b.type.kind != ElemKind::Float32) {
+  if (!b.dequantizedFrom) {
     Tensor t = raw.reshaped(b.type.dims);
     t.mutableType().quant = b.type.quant;
     return t;
   }
-  const Node* dq = b.value.node;
-  if (dq->kind() != NodeKind::DequantizeLinear)
-    throw InternalError("value '" + b.key + "'", "a float NPU output not made by DequantizeLinear");
-  const QuantParams& q = dq->input(0).type().quant;
-  const float scale = q.scales.at(0);
-  const int64_t zp = q.zeroPoints.at(0);
+  const float scale = b.dequantizedFrom->scales.at(0);
+  const int64_t zp = b.dequantizedFrom->zeroPoints.at(0);
   Tensor out(ElemKind::Float32, b.type.dims);
   for (int64_t i = 0; i < raw.size(); ++i)
     out.data<float>()[i] = static_cast<float>(raw.getAsInt(i) - zp) * scale;
@@ -68,16 +64,18 @@ TensorMap PlanExecutor::run(const TensorMap& inputs, std::vector<SegmentRun>* ru
     const BoundaryValue& b = plan_.values[i];
     if (b.producer >= 0)
       continue;
-    const Node* n = b.value.node;
-    if (n->kind() == NodeKind::Constant) {
-      values[i] = n->payload();
+    if (b.constant) {
+      values[i] = *b.constant;
     } else {
-      auto it = inputs.find(n->name());
+      auto it = inputs.find(b.input);
       if (it == inputs.end())
-        throw Error("input '" + n->name() + "'",
-                    "no value given (expects " + n->resultType().toString() + ")");
+        throw Error("input '" + b.input + "'",
+                    "no value given (expects " + b.type.toString() + ")");
+      if (it->second.kind() != b.type.kind || it->second.dims() != b.type.dims)
+        throw Error("input '" + b.input + "'", "given " + it->second.type().toString() +
+                                                   ", the model expects " + b.type.toString());
       values[i] = it->second;
-      values[i].mutableType().quant = n->resultType().quant;
+      values[i].mutableType().quant = b.type.quant;
     }
     have[i] = true;
   }
@@ -85,7 +83,6 @@ TensorMap PlanExecutor::run(const TensorMap& inputs, std::vector<SegmentRun>* ru
     runs->clear();
   for (size_t s = 0; s < plan_.segments.size(); ++s) {
     const Segment& seg = plan_.segments[s];
-    const Function& fn = seg.function ? *seg.function : *plan_.function;
     SegmentRun r;
     r.backend = seg.backend;
     TensorMap in;
@@ -103,13 +100,7 @@ TensorMap PlanExecutor::run(const TensorMap& inputs, std::vector<SegmentRun>* ru
     for (size_t k = 0; k < seg.outputs.size(); ++k) {
       const size_t i = seg.outputs[k];
       const BoundaryValue& b = plan_.values[i];
-      // The function's output for this value: named after the key, or after the model's
-      // output in a whole plan.
-      std::string name = b.key;
-      if (plan_.whole)
-        for (const auto& o : fn.outputs())
-          if (o.value == b.value)
-            name = o.name;
+      const std::string& name = seg.outputNames[k];
       auto it = out.find(name);
       if (it == out.end())
         throw InternalError("segment " + std::to_string(s), "no output '" + name + "'");
@@ -141,7 +132,7 @@ std::string formatSegmentRuns(const Plan& plan, const std::vector<SegmentRun>& r
     const SegmentRun& r = runs[s];
     const bool npu = r.backend == "npu";
     std::snprintf(buf, sizeof buf, "  %-4zu %-7s %6zu %12llu %12llu %14s %12s %10s\n", s,
-                  r.backend.c_str(), plan.segments[s].nodes.size(),
+                  r.backend.c_str(), plan.segments[s].numNodes,
                   static_cast<unsigned long long>(r.inBytes),
                   static_cast<unsigned long long>(r.outBytes),
                   npu ? std::to_string(r.npuCycles).c_str() : "-",

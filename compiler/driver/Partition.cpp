@@ -74,25 +74,32 @@ int64_t nodeMacs(const Node& n) {
   }
 }
 
+const NodePlacement& Plan::placementOf(const std::string& name) const {
+  for (const NodePlacement& n : nodes)
+    if (n.name == name)
+      return n;
+  throw Error("node '" + name + "'", "not in the placement of '" + functionName + "'");
+}
+
 size_t Plan::npuNodes() const {
   size_t k = 0;
-  for (const auto& [n, p] : placement)
-    k += p.backend == "npu";
+  for (const NodePlacement& n : nodes)
+    k += n.backend == "npu";
   return k;
 }
 
 int64_t Plan::totalMacs() const {
   int64_t m = 0;
-  for (const auto& [n, p] : placement)
-    m += nodeMacs(*n);
+  for (const NodePlacement& n : nodes)
+    m += n.macs;
   return m;
 }
 
 int64_t Plan::npuMacs() const {
   int64_t m = 0;
-  for (const auto& [n, p] : placement)
-    if (p.backend == "npu")
-      m += nodeMacs(*n);
+  for (const NodePlacement& n : nodes)
+    if (n.backend == "npu")
+      m += n.macs;
   return m;
 }
 
@@ -269,6 +276,8 @@ Plan Partitioner::run() {
   const std::string hostName = fallbackName(o_.fallback);
   Plan p;
   p.function = &f_;
+  p.functionName = f_.name();
+  p.source = f_.module().source();
   p.isaName = isa_.name();
   placeInitially();
   // Every pass moves nodes to the host only, so this ends after at most one pass per node.
@@ -281,14 +290,20 @@ Plan Partitioner::run() {
       continue;
     break;
   }
+  std::map<const Node*, int> segOf;
   for (size_t s = 0; s < p.segments.size(); ++s) {
     Segment& seg = p.segments[s];
     if (seg.backend != "npu")
       buildSegmentFunction(p, seg);
-    for (const Node* n : seg.nodes) {
-      auto it = host_.find(n);
-      p.placement[n] = Placement{seg.backend, it == host_.end() ? "" : it->second, int(s)};
-    }
+    for (const Node* n : seg.nodes)
+      segOf[n] = int(s);
+  }
+  for (const auto& up : f_.nodes()) {
+    const Node* n = up.get();
+    auto it = host_.find(n);
+    const int s = segOf.at(n);
+    p.nodes.push_back(NodePlacement{n->name(), n->kindName(), p.segments[size_t(s)].backend,
+                                    it == host_.end() ? "" : it->second, s, nodeMacs(*n)});
   }
   return p;
 }
@@ -320,6 +335,8 @@ Plan partition(const Function& f, const isa::IsaDescription& isa, const Partitio
   if (bad.empty() && !forced) {
     Plan p;
     p.function = &f;
+    p.functionName = f.name();
+    p.source = f.module().source();
     p.isaName = isa.name();
     p.whole = true;
     Segment s;
@@ -332,7 +349,7 @@ Plan partition(const Function& f, const isa::IsaDescription& isa, const Partitio
     p.segments.push_back(std::move(s));
     findBoundaries(p);
     for (const Node* n : p.segments[0].nodes)
-      p.placement[n] = Placement{"npu", "", 0};
+      p.nodes.push_back(NodePlacement{n->name(), n->kindName(), "npu", "", 0, nodeMacs(*n)});
     return p;
   }
   if (opts.fallback == Fallback::None) {
@@ -346,7 +363,7 @@ Plan partition(const Function& f, const isa::IsaDescription& isa, const Partitio
 }
 
 std::string placementSummaryLine(const Plan& p) {
-  const size_t nodes = p.placement.size(), onNpu = p.npuNodes();
+  const size_t nodes = p.nodes.size(), onNpu = p.npuNodes();
   const int64_t macs = p.totalMacs(), npuMacs = p.npuMacs();
   char buf[256];
   std::snprintf(buf, sizeof buf,
@@ -359,16 +376,15 @@ std::string placementSummaryLine(const Plan& p) {
 }
 
 std::string formatPlacementReport(const Plan& p) {
-  std::string out = "placement of '" + p.function->name() + "' for " + p.isaName +
+  std::string out = "placement of '" + p.functionName + "' for " + p.isaName +
                     (p.whole ? " (the whole model runs on the NPU)" : "") + "\n";
   char buf[160];
   std::snprintf(buf, sizeof buf, "  %-4s %-7s %-20s %-40s %s\n", "seg", "backend", "kind", "node",
                 "reason");
   out += buf;
-  for (const auto& up : p.function->nodes()) {
-    const Placement& pl = p.placement.at(up.get());
+  for (const NodePlacement& pl : p.nodes) {
     std::snprintf(buf, sizeof buf, "  %-4d %-7s %-20s %-40s ", pl.segment, pl.backend.c_str(),
-                  up->kindName(), up->name().c_str());
+                  pl.kind.c_str(), pl.name.c_str());
     out += buf + pl.reason + "\n";
   }
   out += "segments:\n";
@@ -381,13 +397,13 @@ std::string formatPlacementReport(const Plan& p) {
       outB += p.values[i].bytes();
     std::snprintf(buf, sizeof buf,
                   "  %zu: %-6s %5zu node(s), %zu input(s) %llu bytes, %zu output(s) %llu bytes", s,
-                  seg.backend.c_str(), seg.nodes.size(), seg.inputs.size(),
+                  seg.backend.c_str(), seg.numNodes, seg.inputs.size(),
                   static_cast<unsigned long long>(in), seg.outputs.size(),
                   static_cast<unsigned long long>(outB));
     out += buf;
     if (seg.npu) {
       std::snprintf(buf, sizeof buf, ", %.0f estimated cycles, %lld MACs", seg.npu->summary.cycles,
-                    static_cast<long long>(seg.npu->summary.macs));
+                    static_cast<long long>(seg.macs));
       out += buf;
     }
     out += "\n";

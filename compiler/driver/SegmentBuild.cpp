@@ -55,6 +55,12 @@ void findBoundaries(Plan& plan) {
     b.value = v;
     b.type = v.type();
     b.producer = v.node->isStorage() ? -1 : segOf.at(v.node);
+    if (v.node->kind() == NodeKind::Placeholder)
+      b.input = v.node->name();
+    if (v.node->kind() == NodeKind::Constant)
+      b.constant = std::make_shared<const Tensor>(v.node->payload());
+    if (plan.whole && v.node->kind() == NodeKind::DequantizeLinear)
+      b.dequantizedFrom = v.node->input(0).type().quant;
     plan.values.push_back(b);
     index[v] = plan.values.size() - 1;
     return plan.values.size() - 1;
@@ -89,6 +95,29 @@ void findBoundaries(Plan& plan) {
   // Outputs in value order (the order of first use), independent of segment order.
   for (Segment& s : plan.segments)
     std::sort(s.outputs.begin(), s.outputs.end());
+  // The names inside each segment: keys; a whole plan's function keeps the model's own
+  // input and output names.
+  for (Segment& s : plan.segments) {
+    s.numNodes = s.nodes.size();
+    s.macs = 0;
+    for (const Node* n : s.nodes)
+      s.macs += nodeMacs(*n);
+    s.inputNames.clear();
+    s.outputNames.clear();
+    for (size_t i : s.inputs)
+      s.inputNames.push_back(plan.whole ? plan.values[i].input : plan.values[i].key);
+    for (size_t i : s.outputs) {
+      std::string name = plan.values[i].key;
+      if (plan.whole)
+        for (const auto& [out, k] : plan.outputs)
+          if (k == i)
+            name = out;
+      s.outputNames.push_back(name);
+    }
+  }
+  plan.inputs.clear();
+  for (const Node* p : f.inputs())
+    plan.inputs.emplace_back(p->name(), p->resultType());
 }
 
 void buildSegmentFunction(const Plan& plan, Segment& s) {

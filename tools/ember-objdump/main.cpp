@@ -1,7 +1,10 @@
-// ember-objdump: Ember ELF binary -> assembly text (re-assembles with ember-as).
+// ember-objdump: Ember ELF binary -> assembly text (re-assembles with ember-as); a
+// package (docs/package.md) -> its entries, segments and placement.
+#include "ember/driver/Package.h"
 #include "ember/isa/assembler.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
+#include "ember/isa/package.h"
 #include "ember/support/ToolMain.h"
 
 #include <cstdio>
@@ -13,23 +16,59 @@ using namespace ember::isa;
 namespace {
 const char* kUsage =
     "usage: ember-objdump IN.elf [--isa FILE.json] [--no-encoding]\n"
+    "       ember-objdump PACKAGE [--isa FILE.json] [--segment N] [--no-encoding]\n"
     "Prints sections, memory map, I/O table, constants and the disassembly with debug names\n"
     "to stdout. Everything that is not an instruction or directive is a ';' comment, so the\n"
     "output re-assembles with ember-as to the same bytes.\n"
     "--isa  description to use; default $EMBER_ISA, else the source tree's isa/ember-v1.json.\n"
     "The section list shows each section's CRC-32C digest; a file whose digests do not\n"
-    "match is refused (each failing section named on stderr), exit status 1.\n";
+    "match is refused (each failing section named on stderr), exit status 1.\n"
+    "Given a package (emberc's output for a model the NPU cannot run whole), lists its\n"
+    "entries (size, CRC-32C), its segments and the placement of every node, as ';'\n"
+    "comments; --segment N adds the disassembly of NPU segment N.\n";
 
 std::string toHex32(std::uint32_t v) {
   char b[16];
   std::snprintf(b, sizeof b, "0x%08x", v);
   return b;
 }
+
+/// Every line of `text` as a ';' comment.
+std::string commented(const std::string& text) {
+  std::string out = "; ";
+  for (char c : text) {
+    out += c;
+    if (c == '\n')
+      out += "; ";
+  }
+  return out.substr(0, out.size() - 2);
+}
+
+int dumpPackage(const std::vector<std::uint8_t>& data, const std::string& in,
+                const IsaDescription& isa, long segment, DisasmOptions opts) {
+  const Package pkg = parsePackage(data.data(), data.size(), in);
+  std::printf("; package %s: format version %u, %zu entries, description hash %s\n", in.c_str(),
+              kPackageVersion, pkg.entries.size(), toHex(pkg.isa_hash).c_str());
+  for (const PackageEntry& e : pkg.entries)
+    std::printf(";   %-20s %10zu bytes  CRC-32C %s\n", e.name.c_str(), e.data.size(),
+                toHex32(crc32c(e.data.data(), e.data.size())).c_str());
+  const ember::partition::Plan plan =
+      ember::partition::parsePackage(data.data(), data.size(), isa, in);
+  std::fputs(commented(ember::partition::formatPlacementReport(plan)).c_str(), stdout);
+  if (segment < 0)
+    return 0;
+  if (std::size_t(segment) >= plan.segments.size() || !plan.segments[std::size_t(segment)].npu)
+    throw ember::Error(in, "--segment " + std::to_string(segment) + ": no such NPU segment");
+  opts.source = in + ":seg" + std::to_string(segment) + ".elf";
+  std::cout << disassemble(plan.segments[std::size_t(segment)].npu->binary, isa, opts);
+  return 0;
+}
 } // namespace
 
 int main(int argc, char** argv) {
   return ember::toolMain("ember-objdump", [&] {
     std::string in, isa_path;
+    long segment = -1;
     DisasmOptions opts;
     for (int i = 1; i < argc; ++i) {
       std::string s = argv[i];
@@ -39,7 +78,12 @@ int main(int argc, char** argv) {
       }
       if (s == "--isa" && i + 1 < argc)
         isa_path = argv[++i];
-      else if (s == "--no-encoding")
+      else if (s == "--segment" && i + 1 < argc) {
+        const std::string v = argv[++i];
+        if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos)
+          throw ember::UsageError("--segment expects a segment number, got '" + v + "'");
+        segment = std::stol(v);
+      } else if (s == "--no-encoding")
         opts.show_encoding = false;
       else if (in.empty() && !s.empty() && s[0] != '-')
         in = s;
@@ -52,6 +96,10 @@ int main(int argc, char** argv) {
     }
     IsaDescription isa = IsaDescription::loadDefault(isa_path);
     std::vector<std::uint8_t> data = readFileBytes(in);
+    if (isPackageImage(data.data(), data.size()))
+      return dumpPackage(data, in, isa, segment, opts);
+    if (segment >= 0)
+      throw ember::UsageError("--segment is for packages; " + in + " is not one");
     opts.sections = listSections(data.data(), data.size(), in);
     opts.source = in;
     // Name every section whose digest fails before the reader refuses the file.

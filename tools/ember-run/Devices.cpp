@@ -69,6 +69,42 @@ std::string segmentFile(const std::string& path, bool whole, size_t i) {
       .string();
 }
 
+} // namespace
+
+partition::NpuRunner npuSegmentRunner(const std::string& device, const runtime::RunRequest& engine,
+                                      const isa::IsaDescription& desc, const DeviceOptions& opts,
+                                      const std::string& label, bool whole,
+                                      std::vector<sim::Report>& reports) {
+  return [=, &desc, &reports](const partition::Segment& s, const TensorMap& in,
+                              partition::SegmentRun& run) {
+    const size_t index = reports.size();
+    runtime::RunRequest req;
+    req.engine = engine.engine;
+    req.platform = engine.platform;
+    req.binary =
+        label + (whole ? "" : " NPU segment " + std::to_string(index)) + " (" + desc.name() + ")";
+    req.input_tensors = in;
+    req.report_json = segmentFile(opts.reportJson, whole, index);
+    req.trace_json = segmentFile(opts.traceJson, whole, index);
+    req.table = false;
+    runtime::RunResult r = runtime::runLoadedBinary(s.npu->binary, desc, req, std::cerr);
+    if (r.status != 0)
+      throw Error("device '" + device + "'", "the NPU program faulted" +
+                                                 (whole ? "" : " in " + req.binary) + ": " +
+                                                 r.report.fault->message());
+    run.npuCycles = r.report.cycles;
+    run.npuSeconds = r.report.seconds;
+    run.npuEnergyJoules = r.report.energy_total_pj * 1e-12;
+    TensorMap out;
+    for (auto& [name, t] : r.outputs)
+      out.emplace(name, std::move(t));
+    reports.push_back(std::move(r.report));
+    return out;
+  };
+}
+
+namespace {
+
 /// The NPU: partition the quantized function for the description (the whole function
 /// when the NPU runs all of it), run the NPU segments' binaries on the SystemC model
 /// (`engine` empty, device `sim`) or on the Verilated RTL (device `rtl`) through the
@@ -85,32 +121,8 @@ TensorMap runOnNpu(const char* device, const runtime::RunRequest& engine, const 
     throw Unsupported(std::string("device '") + device + "'", e.what());
   }
   std::vector<sim::Report> reports;
-  size_t npuIndex = 0;
-  partition::NpuRunner runner = [&](const partition::Segment& s, const TensorMap& in,
-                                    partition::SegmentRun& run) {
-    runtime::RunRequest req;
-    req.engine = engine.engine;
-    req.platform = engine.platform;
-    req.binary = "<" + f.name() + (plan.whole ? "" : " segment " + std::to_string(npuIndex)) +
-                 " compiled for " + desc.name() + ">";
-    req.input_tensors = in;
-    req.report_json = segmentFile(opts.reportJson, plan.whole, npuIndex);
-    req.trace_json = segmentFile(opts.traceJson, plan.whole, npuIndex);
-    req.table = false;
-    ++npuIndex;
-    runtime::RunResult r = runtime::runLoadedBinary(s.npu->binary, desc, req, std::cerr);
-    if (r.status != 0)
-      throw Error(std::string("device '") + device + "'",
-                  "the NPU program faulted: " + r.report.fault->message());
-    run.npuCycles = r.report.cycles;
-    run.npuSeconds = r.report.seconds;
-    run.npuEnergyJoules = r.report.energy_total_pj * 1e-12;
-    TensorMap out;
-    for (auto& [name, t] : r.outputs)
-      out.emplace(name, std::move(t));
-    reports.push_back(std::move(r.report));
-    return out;
-  };
+  partition::NpuRunner runner =
+      npuSegmentRunner(device, engine, desc, opts, "<" + f.name() + ">", plan.whole, reports);
   partition::PlanExecutor executor(plan, runner);
   timing.prepareSeconds = secondsSince(t0);
   timing.compileSummary = plan.whole ? npu::formatSummary(plan.segments[0].npu->summary) : "";
@@ -119,7 +131,6 @@ TensorMap runOnNpu(const char* device, const runtime::RunRequest& engine, const 
   std::vector<partition::SegmentRun> runs;
   for (int i = 0; i < repeat; ++i) {
     reports.clear();
-    npuIndex = 0;
     auto t1 = std::chrono::steady_clock::now();
     std::clock_t c1 = std::clock();
     out = executor.run(inputs, &runs);

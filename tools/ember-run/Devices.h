@@ -7,7 +7,9 @@
 /// cycle-accurate simulator. `--compare` works for any list of rows.
 
 #include "ember/backend/Backend.h"
+#include "ember/driver/Execute.h"
 #include "ember/driver/Partition.h"
+#include "ember/runtime/Run.h"
 #include "ember/sim/Platform.h"
 #include "ember/sim/Report.h"
 #include "ember/sim/Simulator.h"
@@ -53,6 +55,15 @@ struct Device {
                           const DeviceOptions& opts, DeviceTiming& timing)>
       run;
 };
+
+/// Runs NPU segments' binaries through the runtime on `engine` (sim: an empty request;
+/// rtl: the RTL's engine and platform), appending each segment's report to `reports`
+/// (which must outlive the runner). `label` names the model in messages; report and
+/// trace files of a partitioned plan get ".segN" before their extension.
+partition::NpuRunner npuSegmentRunner(const std::string& device, const runtime::RunRequest& engine,
+                                      const isa::IsaDescription& desc, const DeviceOptions& opts,
+                                      const std::string& label, bool whole,
+                                      std::vector<sim::Report>& reports);
 
 #ifdef EMBER_HAVE_RTL
 /// The job runner of the `rtl` device (the Verilated NPU), for binaries too.

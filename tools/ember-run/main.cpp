@@ -6,7 +6,9 @@
 
 #include "ember/runtime/Run.h"
 
+#include "ember/driver/Package.h"
 #include "ember/importer/OnnxImporter.h"
+#include "ember/isa/description.h"
 #include "ember/isa/error.h"
 #include "ember/passes/Pass.h"
 #include "ember/quantization/Profile.h"
@@ -39,6 +41,7 @@ namespace {
 
 const char* kUsage = R"(usage: ember-run MODEL.onnx [options]
        ember-run BIN.elf [--device sim|rtl] [--compare sim,rtl] [options]
+       ember-run PACKAGE [--device sim|rtl] [--compare sim,rtl] [options]
 
 Imports an ONNX model, runs it on a device and prints (and optionally writes) every
 output, with the wall time of import and run. Given an NPU binary (an ELF file made by
@@ -47,7 +50,9 @@ on the Verilated RTL; --compare sim,rtl runs both and requires equal outputs, cy
 instruction timings and counters): inputs are placed in
 DRAM from the binary's I/O table (float32 .npy data for an int8 input is quantized with
 the entry's scale and zero point), the per-layer cycle/energy report is printed, and
-outputs are written in the binary's element type.
+outputs are written in the binary's element type. Given a package (emberc's output for a
+model the NPU cannot run whole, docs/package.md), runs its NPU segments on the NPU device
+and its host segments on their backend, and prints a table per segment.
 
 options:
   --device NAME          device to run on (default: interp); see the list below
@@ -481,9 +486,129 @@ void refuseNaN(const Options& o, const TensorMap& inputs) {
   }
 }
 
+/// The model inputs of a package: --input files (name, kind and shape checked) and, with
+/// --random-input, random values for the rest.
+TensorMap packageInputs(const Options& o, const partition::Plan& plan) {
+  TensorMap inputs;
+  for (const auto& [name, file] : o.inputs) {
+    const Type* want = nullptr;
+    for (const auto& [n, t] : plan.inputs)
+      if (n == name)
+        want = &t;
+    if (!want) {
+      std::string known;
+      for (const auto& [n, t] : plan.inputs)
+        known += (known.empty() ? "" : ", ") + n + ": " + t.toString();
+      throw Error("--input " + name + "=" + file,
+                  "the package has no input named '" + name + "' (its inputs: " + known + ")");
+    }
+    Tensor t = readNpy(file);
+    if (t.kind() != want->kind || t.dims() != want->dims)
+      throw Error("--input " + name + "=" + file, "the file holds " + t.type().toString() +
+                                                      ", the package's input is " +
+                                                      Type(want->kind, want->dims).toString());
+    if (!inputs.emplace(name, std::move(t)).second)
+      throw Error("--input " + name + "=" + file, "input '" + name + "' is given twice");
+  }
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    const auto& [name, type] = plan.inputs[i];
+    if (inputs.count(name))
+      continue;
+    if (o.randomSeed)
+      inputs.emplace(name, randomTensor(Type(type.kind, type.dims), *o.randomSeed, i));
+    else
+      missing.push_back(name + ": " + type.toString());
+  }
+  if (!missing.empty()) {
+    std::string msg = "no value for " + std::to_string(missing.size()) + " input(s):";
+    for (const auto& m : missing)
+      msg += "\n  " + m;
+    throw Error(o.model,
+                msg + "\ngive them with --input NAME=FILE.npy, or use --random-input SEED");
+  }
+  return inputs;
+}
+
+/// A package (docs/package.md): NPU segments on the NPU devices (sim, rtl; --compare sim,rtl
+/// requires equal outputs and equal timing of every NPU segment), host segments on their
+/// backend. Prints the outputs, the segment table and the placement line.
+int runPackage(const Options& o) {
+  const std::vector<std::string> devs = binaryDevices(o);
+  const isa::IsaDescription desc = isa::IsaDescription::loadDefault(o.isa);
+  const partition::Plan plan = partition::loadPackage(o.model, desc);
+  checkOutputs(o);
+  TensorMap inputs = packageInputs(o, plan);
+  refuseNaN(o, inputs);
+  DeviceOptions dopts;
+  dopts.reportJson = o.reportJson;
+  dopts.traceJson = o.traceJson;
+  std::vector<TensorMap> results;
+  std::vector<std::vector<sim::Report>> reports(devs.size());
+  std::vector<std::vector<partition::SegmentRun>> runs(devs.size());
+  for (std::size_t d = 0; d < devs.size(); ++d) {
+    runtime::RunRequest engine;
+#ifdef EMBER_HAVE_RTL
+    engine.engine = devs[d] == "rtl" ? rtlEngine() : nullptr;
+    engine.platform = devs[d] == "rtl" ? rtlPlatform() : nullptr;
+#endif
+    partition::PlanExecutor ex(
+        plan, npuSegmentRunner(devs[d], engine, desc, dopts, o.model, false, reports[d]));
+    results.push_back(ex.run(inputs, &runs[d]));
+    dopts.reportJson.clear(); // only the first device writes reports
+    dopts.traceJson.clear();
+  }
+  const TensorMap& out = results.front();
+  if (!o.outDir.empty())
+    std::filesystem::create_directories(o.outDir);
+  for (const auto& [name, index] : plan.outputs) {
+    const Tensor& t = out.at(name);
+    if (!o.quiet)
+      std::printf("output %s: %s\n", name.c_str(), summarize(t).c_str());
+    if (!o.outDir.empty()) {
+      const std::string path =
+          (std::filesystem::path(o.outDir) / (npyFileStem(name) + ".npy")).string();
+      writeNpy(path, t);
+      if (!o.quiet)
+        std::printf("  written to %s\n", path.c_str());
+    }
+  }
+  if (!o.quiet)
+    std::printf("segments (%s)\n%s", devs[0].c_str(),
+                partition::formatSegmentRuns(plan, runs[0]).c_str());
+  std::printf("%s\n", partition::placementSummaryLine(plan).c_str());
+  std::vector<std::string> mismatch;
+  for (std::size_t d = 1; d < devs.size(); ++d) {
+    for (const auto& [name, index] : plan.outputs) {
+      const bool same = results[d].at(name).size() == out.at(name).size() &&
+                        maxAbsDiff(out.at(name), results[d].at(name)) == 0;
+      std::printf("  output %-24s %-4s vs %-4s bit-exact: %s\n", name.c_str(), devs[0].c_str(),
+                  devs[d].c_str(), same ? "yes" : "NO");
+      if (!same)
+        mismatch.push_back("output '" + name + "' on " + devs[d]);
+    }
+    for (std::size_t k = 0; k < reports[0].size() && k < reports[d].size(); ++k) {
+      std::string diff = compareNpuReports(reports[0][k], devs[0], reports[d][k], devs[d]);
+      std::printf("  NPU segment %zu timing %s vs %s: %s\n", k, devs[0].c_str(), devs[d].c_str(),
+                  diff.empty() ? "equal" : diff.c_str());
+      if (!diff.empty())
+        mismatch.push_back("NPU segment " + std::to_string(k) + ": " + diff);
+    }
+  }
+  if (!mismatch.empty()) {
+    std::string msg = std::to_string(mismatch.size()) + " disagreement(s):";
+    for (const auto& m : mismatch)
+      msg += "\n  " + m;
+    throw Error("--compare " + o.compare, msg);
+  }
+  return 0;
+}
+
 int runTool(const Options& o) {
   if (isElfFile(o.model))
     return runBinary(o);
+  if (partition::isPackageFile(o.model))
+    return runPackage(o);
   if ((!o.reportJson.empty() || !o.traceJson.empty()) && o.device != "sim" &&
       o.compare.find("sim") == std::string::npos)
     throw Error(o.reportJson.empty() ? "--trace" : "--report",

@@ -5,6 +5,7 @@
 #ifdef EMBER_HAVE_CPU_BACKEND
 #include "ember/cpu/Bundle.h"
 #endif
+#include "ember/driver/Package.h"
 #include "ember/importer/OnnxImporter.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
@@ -27,15 +28,20 @@ using namespace ember;
 
 namespace {
 
-const char* kUsage = R"(usage: emberc MODEL.onnx -o OUT.elf [options]
+const char* kUsage = R"(usage: emberc MODEL.onnx -o OUT [options]
        emberc MODEL.onnx --backend cpu --emit-bundle DIR [options]
 
 Compiles an ONNX model for the Ember NPU: imports it, runs the default optimisation
-pipeline, calibrates and quantizes it to int8 (docs/numerics.md), lowers every layer to
-NPU instructions (tiling chosen by a cost model read from the ISA description) and writes
-the binary (ELF: instructions, constants, I/O table, memory map, debug map) atomically.
-Prints a compile summary: layers, tiles, instructions, SRAM use, estimated cycles,
-binary size and compile time. Run the binary with `ember-run OUT.elf --device sim`.
+pipeline, calibrates and quantizes it to int8 (docs/numerics.md), places every node on the
+NPU or, where the NPU cannot run it, on the host (--fallback; docs/compiler.md,
+"Partitioning"), lowers every NPU layer to NPU instructions (tiling chosen by a cost model
+read from the ISA description) and writes the output atomically:
+  - the NPU binary (ELF: instructions, constants, I/O table, memory map, debug map) when
+    the NPU runs the whole model; it prints the compile summary (layers, tiles,
+    instructions, SRAM use, estimated cycles, binary size, compile time);
+  - otherwise a package (docs/package.md): every NPU segment's binary, every host
+    segment, and a manifest of how they connect; it prints the placement summary.
+Run either with `ember-run OUT --device sim`; list a package with `ember-objdump OUT`.
 
 With --backend cpu, compiles the model ahead of time for this host's CPU (LLVM) into a
 bundle: DIR/NAME.o (relocatable object), DIR/NAME.h (C header: entry point NAME_run,
@@ -43,7 +49,8 @@ region sizes, input/output offsets) and DIR/NAME.weights (the constant region). 
 NAME.o and libm into a C program (see examples/bundle). Float32 unless --precision int8.
 
 options:
-  -o, --output OUT.elf      the binary to write (required unless --print-pipeline alone)
+  -o, --output OUT          the binary or package to write (required unless
+                            --print-pipeline alone)
   --backend npu|cpu         the target (default npu)
   --emit-bundle DIR         cpu: the folder the bundle is written to (required for cpu)
   --bundle-name NAME        cpu: the bundle's C name (default: the model file's stem)
@@ -55,13 +62,22 @@ options:
   --calibration METHOD      how ranges are chosen: minmax (default), percentile or kl
   --dump-profile P.json     write the calibration profile (to reuse with --load-profile)
   --load-profile P.json     quantize with this profile instead of calibrating
+  --fallback B              where nodes the NPU cannot run go: cpu (default when built),
+                            interp, or none (refuse the model, listing every such node)
+  --host-kind KIND          place every node of this kind on the host (repeatable)
+  --host-node NAME          place this node of the quantized model on the host (repeatable)
+  --min-region N            NPU regions of fewer than N layers go to the host (default 1)
+  --no-cost-model           keep every region the NPU can run, even where the host is
+                            estimated to be faster
+  --partition-report        print the placement of every node (backend, reason), the
+                            coverage (% of nodes and of MACs on the NPU) and the segments
   --print-pipeline          print the default pass pipeline
   -q, --quiet               print only errors
   -h, --help                this text
 
 exit status: 0 on success, 1 on any error (unreadable or malformed model, bad calibration
-data, operators the NPU cannot run: all of them are listed; an output path that is a
-folder or one of the inputs), 2 on bad arguments.
+data, with --fallback none operators the NPU cannot run: all of them are listed; an
+output path that is a folder or one of the inputs), 2 on bad arguments.
 )";
 
 struct Options {
@@ -69,8 +85,15 @@ struct Options {
   std::string backend = "npu", bundleDir, bundleName, precision;
   std::string calibrate = "random:8", calibration = "minmax";
   std::string dumpProfile, loadProfile;
-  bool printPipeline = false, quiet = false, help = false;
+  partition::PartitionOptions partition;
+  bool printPipeline = false, partitionReport = false, quiet = false, help = false;
 };
+
+size_t parseCount(const std::string& opt, const std::string& v) {
+  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos)
+    throw UsageError(opt + " expects a non-negative integer, got '" + v + "'");
+  return std::stoul(v);
+}
 
 Options parseArgs(int argc, char** argv) {
   Options o;
@@ -106,6 +129,18 @@ Options parseArgs(int argc, char** argv) {
       o.loadProfile = value();
     else if (a == "--print-pipeline")
       o.printPipeline = true;
+    else if (a == "--fallback")
+      o.partition.fallback = partition::parseFallback(value());
+    else if (a == "--host-kind")
+      o.partition.hostKinds.insert(value());
+    else if (a == "--host-node")
+      o.partition.hostNodes.insert(value());
+    else if (a == "--min-region")
+      o.partition.minRegionNodes = parseCount(a, value());
+    else if (a == "--no-cost-model")
+      o.partition.costModel = false;
+    else if (a == "--partition-report")
+      o.partitionReport = true;
     else if (a == "-q" || a == "--quiet")
       o.quiet = true;
     else if (!a.empty() && a[0] == '-')
@@ -238,13 +273,23 @@ int runTool(const Options& o) {
   runPipeline(*f, defaultPipeline());
   Function* q = quantizeModel(o, *f);
   const auto t1 = clock::now();
-  npu::CompileResult r = npu::compile(*q, isa);
-  isa::writeElf(o.output, r.binary, isa);
-  if (!o.quiet) {
-    std::fputs(npu::formatSummary(r.summary).c_str(), stdout);
-    std::printf("import + optimise + quantize: %.3f s; wrote %s\n",
-                std::chrono::duration<double>(t1 - t0).count(), o.output.c_str());
+  const partition::Plan plan = partition::partition(*q, isa, o.partition);
+  if (o.partitionReport)
+    std::fputs(partition::formatPlacementReport(plan).c_str(), stdout);
+  if (plan.whole) {
+    const npu::CompileResult& r = *plan.segments.front().npu;
+    isa::writeElf(o.output, r.binary, isa);
+    if (!o.quiet)
+      std::fputs(npu::formatSummary(r.summary).c_str(), stdout);
+  } else {
+    partition::writePackage(o.output, plan, isa);
+    if (!o.quiet)
+      std::printf("%s\n", partition::placementSummaryLine(plan).c_str());
   }
+  if (!o.quiet)
+    std::printf("import + optimise + quantize: %.3f s; wrote %s %s\n",
+                std::chrono::duration<double>(t1 - t0).count(),
+                plan.whole ? "NPU binary" : "package", o.output.c_str());
   return 0;
 }
 

@@ -80,8 +80,8 @@ TEST_P(PartitionRandom, ForcedFallbacksEqualTheInterpreter) {
   const std::string host = partition::fallbackName(o.fallback);
   for (const Node* n : layers)
     if (o.hostNodes.count(n->name())) {
-      EXPECT_EQ(p.placement.at(n).backend, host) << n->name();
-      EXPECT_NE(p.placement.at(n).reason.find("--host-node"), std::string::npos);
+      EXPECT_EQ(p.placementOf(n->name()).backend, host) << n->name();
+      EXPECT_NE(p.placementOf(n->name()).reason.find("--host-node"), std::string::npos);
     }
   const auto codes = randomCodes(f, seed);
   partition::PlanExecutor ex(p, simRunner(isa));
@@ -132,11 +132,10 @@ TEST(Partition, UnsupportedNodeGoesToTheHostWithItsReason) {
   o.costModel = false;
   o.fallback = Fallback::Interp;
   Plan p = partition::partition(*g.f, refIsa(), o);
-  const Node* tn = g.f->findNode("t");
-  EXPECT_EQ(p.placement.at(tn).backend, "interp");
-  EXPECT_EQ(p.placement.at(tn).reason, "no NPU layer for this kind");
-  EXPECT_EQ(p.placement.at(g.f->findNode("c1")).backend, "npu");
-  EXPECT_EQ(p.placement.at(g.f->findNode("c2")).backend, "npu");
+  EXPECT_EQ(p.placementOf("t").backend, "interp");
+  EXPECT_EQ(p.placementOf("t").reason, "no NPU layer for this kind");
+  EXPECT_EQ(p.placementOf("c1").backend, "npu");
+  EXPECT_EQ(p.placementOf("c2").backend, "npu");
   EXPECT_EQ(p.npuSegments(), 2u);
   const std::string report = partition::formatPlacementReport(p);
   EXPECT_NE(report.find("Transpose"), std::string::npos) << report;
@@ -160,8 +159,7 @@ TEST(Partition, UnsupportedNodeGoesToTheHostWithItsReason) {
   o.minRegionNodes = 2;
   Plan small = partition::partition(*g.f, refIsa(), o);
   EXPECT_EQ(small.npuNodes(), 0u);
-  EXPECT_NE(small.placement.at(g.f->findNode("c1")).reason.find("--min-region 2"),
-            std::string::npos);
+  EXPECT_NE(small.placementOf("c1").reason.find("--min-region 2"), std::string::npos);
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -58,17 +59,26 @@ struct PartitionOptions {
 /// A value that crosses between segments (or is a model input or output).
 struct BoundaryValue {
   std::string key; ///< Unique name: the producer's name (":N" for result N > 0).
-  NodeValue value; ///< In the partitioned function.
   Type type;
-  int producer = -1; ///< Segment index; -1: a model input (placeholder) or constant.
+  int producer = -1; ///< Segment index; -1: a model input (`input`) or a constant.
+  std::string input; ///< The model input (placeholder) it is, when producer is -1.
+  std::shared_ptr<const Tensor> constant; ///< The value, when it is a constant.
+  /// Set when the value is float and the NPU stores it as int8 with these parameters (a
+  /// model output of a whole plan): it is dequantized as DequantizeLinear does.
+  std::optional<QuantParams> dequantizedFrom;
+  NodeValue value; ///< In the partitioned function (null in a loaded package).
   uint64_t bytes() const { return type.sizeInBytes(); }
 };
 
 /// One segment: a function of its own, run by one backend.
 struct Segment {
   std::string backend;                 ///< "npu", "cpu" or "interp".
-  std::vector<const Node*> nodes;      ///< In the partitioned function, topological order.
+  std::vector<const Node*> nodes;      ///< In the partitioned function (empty when loaded).
+  size_t numNodes = 0;                 ///< Nodes of the model it runs.
   std::vector<size_t> inputs, outputs; ///< Indices into Plan::values.
+  /// The names the segment's function (or binary) gives them: boundary keys, or the
+  /// model's input and output names in a whole plan. Parallel to inputs / outputs.
+  std::vector<std::string> inputNames, outputNames;
   /// The segment as a function of its own module: placeholders named after the
   /// boundary keys (NPU: float32, quantized by QuantizeLinear nodes as the NPU compiler
   /// expects; host: the boundary's own type), outputs named after the keys.
@@ -81,23 +91,29 @@ struct Segment {
 };
 
 /// Where one node went and why.
-struct Placement {
+struct NodePlacement {
+  std::string name, kind;
   std::string backend; ///< "npu" or the fallback's name.
   std::string reason;  ///< Why it is not on the NPU ("" when it is).
   int segment = -1;
+  int64_t macs = 0; ///< nodeMacs of the node.
 };
 
-/// The result of partitioning a function.
+/// The result of partitioning a function (or of loading a package).
 struct Plan {
-  const Function* function = nullptr;
-  std::string isaName;
+  const Function* function = nullptr; ///< Null when loaded from a package.
+  std::string functionName, source, isaName;
   bool whole = false; ///< One NPU segment holding the whole function (npu::compile's binary).
   std::vector<Segment> segments; ///< In execution order.
   std::vector<BoundaryValue> values;
-  /// Model outputs: name and index into `values`.
+  /// Model inputs (name and type, in the function's order) and outputs (name and index
+  /// into `values`).
+  std::vector<std::pair<std::string, Type>> inputs;
   std::vector<std::pair<std::string, size_t>> outputs;
-  std::map<const Node*, Placement> placement;
+  std::vector<NodePlacement> nodes; ///< Every node, in topological order.
 
+  /// The placement of the node called `name` (ember::Error if there is none).
+  const NodePlacement& placementOf(const std::string& name) const;
   size_t npuNodes() const;
   int64_t totalMacs() const;
   int64_t npuMacs() const;

@@ -1,0 +1,150 @@
+// Packages (docs/package.md): a partitioned random chain written and loaded again runs
+// bit-exact with the int8 interpreter; the bytes are reproducible; a corrupt, stale,
+// truncated or foreign package is refused with a message naming what is wrong; a host
+// segment's graph survives the trip through bytes unchanged.
+#include "RandomChain.h"
+
+#include "ember/driver/Execute.h"
+#include "ember/driver/Package.h"
+#include "ember/graph/Serialize.h"
+#include "ember/isa/package.h"
+
+namespace ember::npu::test {
+namespace {
+
+using partition::Plan;
+
+partition::NpuRunner simRunner(const isa::IsaDescription& isa) {
+  return [&isa](const partition::Segment& s, const TensorMap& in, partition::SegmentRun&) {
+    std::map<std::string, std::vector<int8_t>> codes;
+    for (const auto& [name, t] : in)
+      codes[name] = t.toVector<int8_t>();
+    SimOut o = simulate(s.npu->binary, isa, codes);
+    TensorMap out;
+    for (const auto& e : s.npu->binary.io)
+      if (e.dir == isa::IoDir::Output)
+        out[e.name] =
+            Tensor::fromVector<int8_t>(Shape(e.shape.begin(), e.shape.end()), o.outputs.at(e.name));
+    return out;
+  };
+}
+
+/// A chain with its second and fourth layers forced to the interpreter.
+struct Partitioned {
+  Chain ch;
+  Plan plan;
+  explicit Partitioned(unsigned seed) : ch(seed) {
+    buildRandomChain(ch);
+    partition::PartitionOptions o;
+    o.costModel = false;
+    o.fallback = partition::Fallback::Interp;
+    int k = 0;
+    for (const auto& n : ch.g.f->nodes())
+      if (n->kind() != NodeKind::QuantizeLinear && n->kind() != NodeKind::DequantizeLinear &&
+          (k++ == 1 || k == 4))
+        o.hostNodes.insert(n->name());
+    plan = partition::partition(*ch.g.f, refIsa(), o);
+  }
+};
+
+std::string refusal(const std::vector<uint8_t>& bytes, const isa::IsaDescription& isa) {
+  try {
+    partition::parsePackage(bytes.data(), bytes.size(), isa, "m.pkg");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Package, LoadedPackageRunsBitExact) {
+  for (unsigned seed : {2u, 7u, 11u}) {
+    Partitioned p(seed);
+    const std::vector<uint8_t> bytes = partition::packageBytes(p.plan, refIsa());
+    EXPECT_EQ(partition::packageBytes(p.plan, refIsa()), bytes) << "not reproducible";
+    Plan loaded = partition::parsePackage(bytes.data(), bytes.size(), refIsa(), "m.pkg");
+    EXPECT_EQ(partition::formatPlacementReport(loaded), partition::formatPlacementReport(p.plan));
+    const Function& f = *p.ch.g.f;
+    std::mt19937 rng(seed);
+    std::map<std::string, std::vector<int8_t>> codes;
+    std::vector<int8_t> x(size_t(f.inputs()[0]->resultType().size()));
+    for (auto& v : x)
+      v = static_cast<int8_t>(std::uniform_int_distribution<int>(-128, 127)(rng));
+    codes["x"] = x;
+    partition::PlanExecutor ex(loaded, simRunner(refIsa()));
+    EXPECT_EQ(mismatches(outputCodes(f, ex.run(floatFeeds(f, codes))).at("y"),
+                         interpret(f, codes).at("y")),
+              0u)
+        << "seed " << seed;
+  }
+}
+
+TEST(Package, CorruptStaleTruncatedAndForeignPackagesAreRefused) {
+  Partitioned p(7);
+  const std::vector<uint8_t> good = partition::packageBytes(p.plan, refIsa());
+  ASSERT_EQ(refusal(good, refIsa()), "");
+  // Another description.
+  EXPECT_NE(refusal(good, largeIsa()).find("built for another NPU description"), std::string::npos);
+  // A stale format version (the header CRC is recomputed so that only the version differs).
+  isa::Package pkg = isa::parsePackage(good.data(), good.size(), "m.pkg");
+  std::vector<uint8_t> stale = good;
+  stale[8] = 2;
+  EXPECT_NE(refusal(stale, refIsa()).find("package format version 2, this Ember reads 1"),
+            std::string::npos)
+      << refusal(stale, refIsa());
+  // One flipped byte anywhere in an entry's data, in the header, in the table.
+  const isa::PackageEntry* manifest = pkg.find("manifest.json");
+  ASSERT_NE(manifest, nullptr);
+  for (size_t at : {size_t(20), size_t(60), good.size() - 3, good.size() / 2}) {
+    std::vector<uint8_t> bad = good;
+    bad[at] ^= 0x10;
+    const std::string why = refusal(bad, refIsa());
+    EXPECT_NE(why, "") << "flip at " << at << " accepted";
+    EXPECT_NE(why.find("m.pkg"), std::string::npos) << why;
+  }
+  // Truncated.
+  for (size_t len : {size_t(4), size_t(40), good.size() - 1}) {
+    std::vector<uint8_t> cut(good.begin(), good.begin() + long(len));
+    EXPECT_NE(refusal(cut, refIsa()), "") << len;
+  }
+  // A package without a manifest.
+  isa::Package noManifest = pkg;
+  noManifest.entries.erase(noManifest.entries.begin());
+  EXPECT_NE(refusal(isa::serializePackage(noManifest), refIsa()).find("no manifest.json"),
+            std::string::npos);
+  // A manifest naming a segment entry that is not there.
+  isa::Package missing = pkg;
+  missing.entries.pop_back();
+  EXPECT_NE(refusal(isa::serializePackage(missing), refIsa()).find("has no entry"),
+            std::string::npos);
+}
+
+TEST(Package, FunctionBytesRoundTrip) {
+  Partitioned p(11);
+  for (const auto& s : p.plan.segments) {
+    if (!s.function)
+      continue;
+    const std::vector<uint8_t> a = serializeFunction(*s.function);
+    std::unique_ptr<Module> m = deserializeFunction(a.data(), a.size(), "seg.graph");
+    EXPECT_EQ(serializeFunction(*m->functions().front()), a);
+  }
+  // Malformed: the message names the JSON path.
+  const std::vector<uint8_t> a = serializeFunction(*p.ch.g.f);
+  std::string text(a.begin() + 16, a.end());
+  const size_t kind = text.find("\"kind\":\"QuantizeLinear\"");
+  ASSERT_NE(kind, std::string::npos);
+  text.replace(kind, 23, "\"kind\":\"QuantizeLinaer\"");
+  std::vector<uint8_t> bad(a.begin(), a.begin() + 16);
+  bad.insert(bad.end(), text.begin(), text.end());
+  try {
+    deserializeFunction(bad.data(), bad.size(), "seg.graph");
+    ADD_FAILURE() << "an unknown kind was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("seg.graph: /nodes/"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'QuantizeLinaer' is not an operator kind"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+} // namespace
+} // namespace ember::npu::test
