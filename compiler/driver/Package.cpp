@@ -168,12 +168,44 @@ Segment readSegment(const JsonReader& r, const json& j, size_t s, const Plan& p,
     if (j.contains("estimated_cycles"))
       seg.npu->summary.cycles = r.number(j.at("estimated_cycles"), path + "/estimated_cycles");
     seg.npu->summary.macs = seg.macs;
+    auto checkIo = [&](const std::vector<std::string>& names, const std::vector<size_t>& vals,
+                       isa::IoDir dir, const char* key) {
+      for (size_t k = 0; k < names.size(); ++k) {
+        const isa::IoEntry* io = nullptr;
+        for (const isa::IoEntry& ent : seg.npu->binary.io)
+          if (ent.name == names[k] && ent.dir == dir)
+            io = &ent;
+        const Type& t = p.values[vals[k]].type;
+        if (!io || numElements(Shape(io->shape.begin(), io->shape.end())) != t.size())
+          r.fail(path + "/" + key + "/" + std::to_string(k),
+                 "the segment's binary has no " + std::string(isa::toString(dir)) + " '" +
+                     names[k] + "' of " + std::to_string(t.size()) + " elements");
+      }
+    };
+    checkIo(seg.inputNames, seg.inputs, isa::IoDir::Input, "input_names");
+    checkIo(seg.outputNames, seg.outputs, isa::IoDir::Output, "output_names");
   } else {
     seg.module = deserializeFunction(e->data.data(), e->data.size(), where);
     seg.function = seg.module->functions().front().get();
-    for (const std::string& name : seg.inputNames)
-      if (!seg.module->getPlaceholder(name))
-        r.fail(path + "/input_names", "the segment's function has no input '" + name + "'");
+    for (size_t k = 0; k < seg.inputNames.size(); ++k) {
+      const Node* ph = seg.module->getPlaceholder(seg.inputNames[k]);
+      const Type& t = p.values[seg.inputs[k]].type;
+      if (!ph || ph->resultType().kind != t.kind || ph->resultType().dims != t.dims)
+        r.fail(path + "/input_names/" + std::to_string(k), "the segment's function has no input '" +
+                                                               seg.inputNames[k] + "' of type " +
+                                                               t.toString());
+    }
+    for (size_t k = 0; k < seg.outputNames.size(); ++k) {
+      const Type& t = p.values[seg.outputs[k]].type;
+      bool found = false;
+      for (const auto& o : seg.function->outputs())
+        found = found || (o.name == seg.outputNames[k] && o.value.type().kind == t.kind &&
+                          o.value.dims() == t.dims);
+      if (!found)
+        r.fail(path + "/output_names/" + std::to_string(k),
+               "the segment's function has no output '" + seg.outputNames[k] + "' of type " +
+                   t.toString());
+    }
   }
   return seg;
 }

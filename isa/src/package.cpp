@@ -146,4 +146,20 @@ Package parsePackage(const std::uint8_t* d, std::size_t size, const std::string&
   return p;
 }
 
+void resealPackage(std::vector<std::uint8_t>& b) {
+  if (!isPackageImage(b.data(), b.size()) || b.size() < kHeader)
+    return;
+  const std::uint32_t n = get32(b.data() + 12);
+  if (n > kPackageMaxEntries || kHeader + std::uint64_t(n) * kEntry > b.size())
+    return;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::size_t h = kHeader + std::size_t(i) * kEntry;
+    const std::uint64_t off = get64(b.data() + h + kNameField),
+                        len = get64(b.data() + h + kNameField + 8);
+    if (off <= b.size() && len <= b.size() - off)
+      put32(b, h + kNameField + 16, crc32c(b.data() + off, std::size_t(len)));
+  }
+  put32(b, 48, tableCrc(b.data(), n));
+}
+
 } // namespace ember::isa

@@ -45,5 +45,9 @@ bool isPackageImage(const std::uint8_t* data, std::size_t size);
 /// refused as stale), the header's and every entry's CRC-32C, and that every entry lies
 /// inside the file without overlapping another. `file` names it in errors.
 Package parsePackage(const std::uint8_t* data, std::size_t size, const std::string& file);
+/// Recomputes every CRC-32C of an image whose header and entry table are in bounds
+/// (entries outside the file are left alone), so that fuzzing reaches what lies behind
+/// the checksums. Does nothing to an image too short to have a table.
+void resealPackage(std::vector<std::uint8_t>& image);
 
 } // namespace ember::isa
