@@ -85,13 +85,6 @@ options:
   --report R.json        (sim) write the simulation report as JSON (docs/simulator.md)
   --trace T.json         (sim) write a Chrome/Perfetto trace (one track per engine)
   --isa FILE.json        (sim) the NPU description (default: isa/ember-v1.json)
-  --fallback B           (sim, rtl) where the nodes the NPU cannot run go: cpu (default when
-                         built), interp, or none (refuse the model, listing every such node)
-  --host-kind KIND       (sim, rtl) run every node of this kind on the host (repeatable)
-  --host-node NAME       (sim, rtl) run this node of the quantized model on the host
-  --min-region N         (sim, rtl) NPU regions of fewer than N layers run on the host
-  --no-cost-model        (sim, rtl) keep every region the NPU can run, even where the host
-                         is estimated faster (docs/compiler.md, "Partitioning")
   --quiet                print only errors and the timing line
   -h, --help             this text
 
@@ -168,16 +161,7 @@ Options parseArgs(int argc, char** argv) {
       o.traceJson = value();
     } else if (a == "--isa") {
       o.isa = value();
-    } else if (a == "--fallback") {
-      o.partition.fallback = partition::parseFallback(value());
-    } else if (a == "--host-kind") {
-      o.partition.hostKinds.insert(value());
-    } else if (a == "--host-node") {
-      o.partition.hostNodes.insert(value());
-    } else if (a == "--min-region") {
-      o.partition.minRegionNodes = parseUnsigned(a, value(), 1000000);
-    } else if (a == "--no-cost-model") {
-      o.partition.costModel = false;
+    } else if (partition::parsePartitionOption(a, value, o.partition)) {
     } else if (a == "--input") {
       const std::string& v = value();
       size_t eq = v.find('=');
@@ -781,6 +765,7 @@ int main(int argc, char** argv) {
     Options o = parseArgs(argc, argv);
     if (o.help) {
       std::fputs(kUsage, stdout);
+      std::fputs(partition::partitionOptionsHelp(), stdout);
       std::printf("\ndevices:\n");
       for (const Device& d : devices())
         std::printf("  %-8s %s\n", d.name.c_str(), d.description.c_str());

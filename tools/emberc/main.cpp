@@ -62,13 +62,6 @@ options:
   --calibration METHOD      how ranges are chosen: minmax (default), percentile or kl
   --dump-profile P.json     write the calibration profile (to reuse with --load-profile)
   --load-profile P.json     quantize with this profile instead of calibrating
-  --fallback B              where nodes the NPU cannot run go: cpu (default when built),
-                            interp, or none (refuse the model, listing every such node)
-  --host-kind KIND          place every node of this kind on the host (repeatable)
-  --host-node NAME          place this node of the quantized model on the host (repeatable)
-  --min-region N            NPU regions of fewer than N layers go to the host (default 1)
-  --no-cost-model           keep every region the NPU can run, even where the host is
-                            estimated to be faster
   --partition-report        print the placement of every node (backend, reason), the
                             coverage (% of nodes and of MACs on the NPU) and the segments
   --print-pipeline          print the default pass pipeline
@@ -88,12 +81,6 @@ struct Options {
   partition::PartitionOptions partition;
   bool printPipeline = false, partitionReport = false, quiet = false, help = false;
 };
-
-size_t parseCount(const std::string& opt, const std::string& v) {
-  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos)
-    throw UsageError(opt + " expects a non-negative integer, got '" + v + "'");
-  return std::stoul(v);
-}
 
 Options parseArgs(int argc, char** argv) {
   Options o;
@@ -129,16 +116,8 @@ Options parseArgs(int argc, char** argv) {
       o.loadProfile = value();
     else if (a == "--print-pipeline")
       o.printPipeline = true;
-    else if (a == "--fallback")
-      o.partition.fallback = partition::parseFallback(value());
-    else if (a == "--host-kind")
-      o.partition.hostKinds.insert(value());
-    else if (a == "--host-node")
-      o.partition.hostNodes.insert(value());
-    else if (a == "--min-region")
-      o.partition.minRegionNodes = parseCount(a, value());
-    else if (a == "--no-cost-model")
-      o.partition.costModel = false;
+    else if (partition::parsePartitionOption(a, value, o.partition))
+      continue;
     else if (a == "--partition-report")
       o.partitionReport = true;
     else if (a == "-q" || a == "--quiet")
@@ -300,6 +279,7 @@ int main(int argc, char** argv) {
     Options o = parseArgs(argc, argv);
     if (o.help) {
       std::fputs(kUsage, stdout);
+      std::fputs(partition::partitionOptionsHelp(), stdout);
       return 0;
     }
     return runTool(o);

@@ -97,11 +97,21 @@ TEST(Emberc, BadInputsNameTheCulprit) {
 }
 
 TEST(Emberc, UnsupportedNodesAreAllListed) {
-  CliRun r = emberc(dir() + "/tiny_softmax.onnx -o " + dir() + "/softmax.elf");
+  // --fallback none: refused as before partitioning, every such node listed.
+  fs::remove(dir() + "/softmax.elf");
+  CliRun r = emberc(dir() + "/tiny_softmax.onnx -o " + dir() + "/softmax.elf --fallback none");
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(has(r.err, "Softmax")) << r.err;
-  EXPECT_TRUE(has(r.err, "cannot run on the NPU")) << r.err;
+  EXPECT_TRUE(has(r.err, "cannot run on the NPU (--fallback none)")) << r.err;
   EXPECT_FALSE(fs::exists(dir() + "/softmax.elf"));
+  // By default the Softmax runs on the host: a package, and the report says why.
+  r = emberc(dir() + "/tiny_softmax.onnx -o " + dir() + "/softmax.pkg --partition-report");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "Softmax")) << r.out;
+  EXPECT_TRUE(has(r.out, "no NPU layer for this kind")) << r.out;
+  EXPECT_TRUE(has(r.out, "placement: ")) << r.out;
+  EXPECT_TRUE(has(r.out, "wrote package")) << r.out;
+  EXPECT_TRUE(fs::exists(dir() + "/softmax.pkg"));
 }
 
 TEST(Emberc, PrintPipelineAlone) {
@@ -173,10 +183,15 @@ TEST(Emberc, OutputsTheNpuCannotProduceAreCleanErrors) {
 
 TEST(Emberc, MessagesNameTheModelAndTheNode) {
   // Was "unsupported: function 'main_int8': ...": no file, an internal function name.
-  CliRun r = emberc(dir() + "/bigpad.onnx -o " + dir() + "/b.elf -q");
+  CliRun r = emberc(dir() + "/bigpad.onnx -o " + dir() + "/b.elf -q --fallback none");
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(has(r.err, "bigpad.onnx: npu backend: 1 node(s) of the quantized model")) << r.err;
   EXPECT_TRUE(has(r.err, "Conv 'conv_bigpad")) << r.err;
+  // Partitioned, the placement report names the node and the reason.
+  r = emberc(dir() + "/bigpad.onnx -o " + dir() + "/b.pkg -q --partition-report");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "conv_bigpad")) << r.out;
+  EXPECT_TRUE(has(r.out, "pad")) << r.out;
   // An index out of range met while folding at import names file and node once.
   r = emberc(dir() + "/gather_oob.onnx -o " + dir() + "/g.elf -q");
   EXPECT_EQ(r.status, 1);

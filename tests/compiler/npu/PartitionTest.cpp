@@ -162,5 +162,41 @@ TEST(Partition, UnsupportedNodeGoesToTheHostWithItsReason) {
   EXPECT_NE(small.placementOf("c1").reason.find("--min-region 2"), std::string::npos);
 }
 
+/// conv -> Transpose -> Relu -> Transpose -> conv: the lone Relu region costs an NPU job
+/// and two boundary crossings for 1,024 elements, so the cost model gives it to the host;
+/// with a host assumed 1,000 times slower it stays on the NPU.
+TEST(Partition, CostModelKeepsOnlyRegionsWorthTheirBoundary) {
+  G g;
+  NodeValue x = g.input("x", {1, 16, 8, 8}, 0.05f, 3);
+  Attrs a;
+  a.set("kernel_shape", std::vector<int64_t>{1, 1});
+  Attrs t;
+  t.set("perm", std::vector<int64_t>{0, 1, 3, 2});
+  NodeValue c1 =
+      g.node(NodeKind::Conv, "c1", {x, g.weights("w1", {16, 16, 1, 1}, 0), g.bias("b1", 16)}, a,
+             {1, 16, 8, 8}, 0.1f, 2);
+  NodeValue t1 = g.node(NodeKind::Transpose, "t1", {c1}, t, {1, 16, 8, 8}, 0.1f, 2);
+  NodeValue r = g.node(NodeKind::Relu, "r", {t1}, {}, {1, 16, 8, 8}, 0.1f, 2);
+  NodeValue t2 = g.node(NodeKind::Transpose, "t2", {r}, t, {1, 16, 8, 8}, 0.1f, 2);
+  NodeValue c2 =
+      g.node(NodeKind::Conv, "c2", {t2, g.weights("w2", {16, 16, 1, 1}, 0), g.bias("b2", 16)}, a,
+             {1, 16, 8, 8}, 0.08f, -1);
+  g.output("y", c2);
+  partition::PartitionOptions o;
+  o.fallback = Fallback::Interp;
+  Plan p = partition::partition(*g.f, refIsa(), o);
+  EXPECT_EQ(p.placementOf("r").backend, "interp");
+  EXPECT_NE(p.placementOf("r").reason.find("is estimated at"), std::string::npos)
+      << p.placementOf("r").reason;
+  o.hostMacsPerSecond /= 1000;
+  o.hostElementsPerSecond /= 1000;
+  Plan slow = partition::partition(*g.f, refIsa(), o);
+  EXPECT_EQ(slow.placementOf("r").backend, "npu") << partition::formatPlacementReport(slow);
+  o = partition::PartitionOptions();
+  o.fallback = Fallback::Interp;
+  o.costModel = false;
+  EXPECT_EQ(partition::partition(*g.f, refIsa(), o).placementOf("r").backend, "npu");
+}
+
 } // namespace
 } // namespace ember::npu::test

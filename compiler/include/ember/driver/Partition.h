@@ -11,6 +11,7 @@
 #include "ember/isa/description.h"
 #include "ember/npu/Compile.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -34,6 +35,15 @@ Fallback parseFallback(const std::string& s);
 /// cpu when this build has the cpu backend, else interp.
 Fallback defaultFallback();
 
+struct PartitionOptions;
+/// Takes one partitioning option of a tool's command line (--fallback, --host-kind,
+/// --host-node, --min-region, --no-cost-model, --host-gmacs) into `o`; `value` returns the
+/// option's argument (throwing UsageError when missing). False if `arg` is not one.
+bool parsePartitionOption(const std::string& arg, const std::function<std::string()>& value,
+                          PartitionOptions& o);
+/// The help text of those options, for a tool's usage.
+const char* partitionOptionsHelp();
+
 /// The partitioner's knobs.
 struct PartitionOptions {
   Fallback fallback = defaultFallback();
@@ -45,11 +55,12 @@ struct PartitionOptions {
   size_t minRegionNodes = 1;
   /// Keep a region on the NPU only where its estimated time beats the host's (below).
   bool costModel = true;
-  /// The host's estimated rates (defaults measured on the reference host; see
-  /// docs/compiler.md): int8 multiply-accumulates and other element results per second,
-  /// bytes per second of converting boundary tensors (quantize, NCHWc blocking) ...
-  double hostMacsPerSecond = 2e9;
-  double hostElementsPerSecond = 5e8;
+  /// The host's estimated rates: int8 multiply-accumulates and other element results per
+  /// second (defaults: an embedded application processor beside the NPU, not the build
+  /// machine; docs/compiler.md), bytes per second of converting boundary tensors
+  /// (quantize, NCHWc blocking) ...
+  double hostMacsPerSecond = 4e9;
+  double hostElementsPerSecond = 1e9;
   double boundaryBytesPerSecond = 1e9;
   /// ... and the fixed cost of one NPU job (ring, doorbell, interrupt).
   double npuLaunchSeconds = 10e-6;

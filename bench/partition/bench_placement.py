@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""The placement of every zoo model (docs/compiler.md, "Partitioning"): emberc
+--partition-report on each, one row per model with the share of nodes and of MACs the NPU
+takes, the segments and the bytes crossing between host and NPU; for the models the NPU
+cannot run whole, ember-run --device sim runs the package and the row adds the NPU cycles
+and the host's milliseconds. Prints figures; never fails on time.
+
+  bench_placement.py --emberc E --ember-run R --models-dir DIR [--isa F] [--out DIR] [MODEL...]
+"""
+import argparse
+import pathlib
+import re
+import subprocess
+import sys
+import time
+
+LINE = re.compile(r"placement: (\d+) of (\d+) nodes \(([\d.]+)%\) and ([\d.]+)% of MACs on the "
+                  r"NPU, (\d+) segment\(s\) \((\d+) on the NPU\), (\d+) boundary bytes")
+TOTAL = re.compile(r"total: (\d+) NPU cycles \(([\d.]+) ms\), ([\d.]+) uJ on the NPU, ([\d.]+) ms "
+                   r"on the host")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--emberc", required=True)
+    ap.add_argument("--ember-run", required=True)
+    ap.add_argument("--models-dir", required=True)
+    ap.add_argument("--isa")
+    ap.add_argument("--out", default="placement-bench")
+    ap.add_argument("models", nargs="*")
+    a = ap.parse_args()
+    root = pathlib.Path(a.models_dir)
+    models = a.models or sorted(p.name for p in root.iterdir() if (p / "model.onnx").exists())
+    out = pathlib.Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    isa = ["--isa", a.isa] if a.isa else []
+    print(f"{'model':24} {'nodes':>6} {'on NPU':>7} {'MACs':>7} {'segs':>5} {'NPU segs':>8} "
+          f"{'boundary B':>11} {'compile s':>9} {'NPU cycles':>11} {'host ms':>8}")
+    for m in models:
+        d = root / m
+        target = out / f"{m}.out"
+        t0 = time.monotonic()
+        r = subprocess.run([a.emberc, d / "model.onnx", "-o", target, "--calibrate",
+                            d / "input.npy", "--partition-report", *isa],
+                           capture_output=True, text=True)
+        secs = time.monotonic() - t0
+        if r.returncode != 0:
+            print(f"{m:24} emberc failed: {r.stderr.strip().splitlines()[-1]}")
+            continue
+        (out / f"{m}.placement.txt").write_text(r.stdout)
+        g = LINE.search(r.stdout)
+        if not g:
+            sys.exit(f"{m}: no placement line in emberc's output")
+        on, nodes, pct, macs, segs, npu_segs, bb = g.groups()
+        cycles = host = "-"
+        if target.read_bytes()[:8] == b"EMBERPKG":
+            rr = subprocess.run([a.ember_run, target, "--input", f"input={d / 'input.npy'}",
+                                 *isa], capture_output=True, text=True)
+            t = TOTAL.search(rr.stdout)
+            if rr.returncode == 0 and t:
+                cycles, host = t.group(1), t.group(4)
+            else:
+                cycles = "failed"
+        print(f"{m:24} {nodes:>6} {pct + '%':>7} {macs + '%':>7} {segs:>5} {npu_segs:>8} "
+              f"{bb:>11} {secs:>9.2f} {cycles:>11} {host:>8}")
+    print(f"(the per-node reports are in {out}/MODEL.placement.txt)")
+
+
+if __name__ == "__main__":
+    main()
