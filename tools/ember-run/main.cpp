@@ -6,13 +6,11 @@
 
 #include "ember/runtime/Run.h"
 
+#include "ember/driver/Driver.h"
 #include "ember/driver/Package.h"
-#include "ember/importer/OnnxImporter.h"
 #include "ember/isa/description.h"
 #include "ember/isa/error.h"
 #include "ember/passes/Pass.h"
-#include "ember/quantization/Profile.h"
-#include "ember/quantization/Quantize.h"
 #include "ember/sim/Report.h"
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
@@ -611,12 +609,10 @@ int runTool(const Options& o) {
 
   auto t0 = std::chrono::steady_clock::now();
   std::clock_t c0 = std::clock();
-  std::unique_ptr<Module> module = importOnnxFile(o.model);
+  std::unique_ptr<Module> module = driver::importModel(o.model);
   double importSeconds = secondsSince(t0);
   double importCpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
-  if (module->functions().empty())
-    throw Error(o.model, "the imported module has no function");
-  Function& floatFn = *module->functions().front();
+  Function& floatFn = driver::modelFunction(*module);
   TensorMap inputs = buildInputs(o, *module, floatFn);
   if (int8)
     refuseNaN(o, inputs);
@@ -632,10 +628,10 @@ int runTool(const Options& o) {
     runPipeline(floatFn, defaultPipeline());
   if (int8) {
     auto tq = std::chrono::steady_clock::now();
-    quant::QuantizeOptions qo;
-    qo.method = quant::parseCalibrationMethod(o.calibration);
-    std::vector<TensorMap> calib = quant::loadCalibration(floatFn, o.calibrate);
-    f = quant::quantizeModel(floatFn, calib, qo);
+    driver::QuantizeRequest qr;
+    qr.calibrate = o.calibrate;
+    qr.calibration = o.calibration;
+    f = driver::quantizeFunction(floatFn, qr);
     quantizeSeconds = secondsSince(tq);
   }
   std::map<std::string, std::string> paths;

@@ -5,13 +5,12 @@
 #ifdef EMBER_HAVE_CPU_BACKEND
 #include "ember/cpu/Bundle.h"
 #endif
+#include "ember/driver/Driver.h"
 #include "ember/driver/Package.h"
-#include "ember/importer/OnnxImporter.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
 #include "ember/npu/Compile.h"
 #include "ember/passes/Pass.h"
-#include "ember/quantization/Profile.h"
 #include "ember/quantization/Quantize.h"
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
@@ -169,30 +168,32 @@ std::string defaultBundleName(const std::string& model) {
 }
 #endif
 
-/// Calibrates and quantizes `f` as the options say; prints the quantizer's counts.
-Function* quantizeModel(const Options& o, Function& f) {
-  const quant::CalibrationMethod method = quant::parseCalibrationMethod(o.calibration);
-  quant::Profile profile;
-  if (!o.loadProfile.empty()) {
-    profile = quant::Profile::load(o.loadProfile);
-  } else {
-    profile = quant::profileFunction(f, quant::loadCalibration(f, o.calibrate));
-    if (!o.dumpProfile.empty())
-      profile.save(o.dumpProfile);
-  }
-  quant::QuantizeOptions qo;
-  qo.method = method;
-  quant::QuantizeStats qs;
-  Function* q = quant::quantize(f, profile, qo, &qs);
+/// The quantization settings of the command line.
+driver::QuantizeRequest quantizeRequest(const Options& o) {
+  driver::QuantizeRequest r;
+  r.calibrate = o.calibrate;
+  r.calibration = o.calibration;
+  r.loadProfile = o.loadProfile;
+  r.dumpProfile = o.dumpProfile;
+  return r;
+}
+
+void printQuantizeStats(const Options& o, const quant::QuantizeStats& qs) {
   if (!o.quiet)
     std::printf("%s: %zu int8 nodes, %zu float nodes left on the host boundary, %zu Rescale\n",
                 o.model.c_str(), qs.int8Nodes, qs.floatNodes, qs.rescales);
-  return q;
 }
 
 int emitCpuBundle(const Options& o, Function& f) {
 #ifdef EMBER_HAVE_CPU_BACKEND
-  Function* target = o.precision == "int8" ? quantizeModel(o, f) : &f;
+  Function* target = &f;
+  if (o.precision == "int8") {
+    quant::QuantizeStats qs;
+    target = driver::quantizeFunction(f, quantizeRequest(o), &qs);
+    printQuantizeStats(o, qs);
+  } else {
+    runPipeline(f, defaultPipeline());
+  }
   BundleOptions bo;
   bo.name = o.bundleName.empty() ? defaultBundleName(o.model) : o.bundleName;
   const BundleInfo info = emitBundle(*target, o.bundleDir, bo);
@@ -223,7 +224,6 @@ void checkOutputs(const Options& o) {
 }
 
 int runTool(const Options& o) {
-  using clock = std::chrono::steady_clock;
   checkOutputs(o);
   if (o.printPipeline) {
     printPipeline(std::cout);
@@ -235,24 +235,14 @@ int runTool(const Options& o) {
     throw Error("--backend cpu", "this emberc was built without the cpu backend "
                                  "(EMBER_WITH_LLVM=OFF; scripts/setup.sh turns it on)");
 #endif
-    std::unique_ptr<Module> m = importOnnxFile(o.model);
-    Function* f = m->getFunction("main");
-    if (!f)
-      throw Error(o.model, "the imported module has no function 'main'");
-    runPipeline(*f, defaultPipeline());
-    return emitCpuBundle(o, *f);
+    std::unique_ptr<Module> m = driver::importModel(o.model);
+    return emitCpuBundle(o, driver::modelFunction(*m));
   }
-  (void)quant::parseCalibrationMethod(o.calibration); // bad names fail before any work
   const isa::IsaDescription isa = isa::IsaDescription::loadDefault(o.isa);
-  const auto t0 = clock::now();
-  std::unique_ptr<Module> m = importOnnxFile(o.model);
-  Function* f = m->getFunction("main");
-  if (!f)
-    throw Error(o.model, "the imported module has no function 'main'");
-  runPipeline(*f, defaultPipeline());
-  Function* q = quantizeModel(o, *f);
-  const auto t1 = clock::now();
-  const partition::Plan plan = partition::partition(*q, isa, o.partition);
+  const driver::CompiledModel c =
+      driver::compileModel(o.model, isa, quantizeRequest(o), o.partition);
+  printQuantizeStats(o, c.stats);
+  const partition::Plan& plan = c.plan;
   if (o.partitionReport)
     std::fputs(partition::formatPlacementReport(plan).c_str(), stdout);
   if (plan.whole) {
@@ -266,8 +256,8 @@ int runTool(const Options& o) {
       std::printf("%s\n", partition::placementSummaryLine(plan).c_str());
   }
   if (!o.quiet)
-    std::printf("import + optimise + quantize: %.3f s; wrote %s %s\n",
-                std::chrono::duration<double>(t1 - t0).count(),
+    std::printf("import + optimise + quantize: %.3f s, partition + compile: %.3f s; wrote %s %s\n",
+                c.importSeconds + c.quantizeSeconds, c.partitionSeconds,
                 plan.whole ? "NPU binary" : "package", o.output.c_str());
   return 0;
 }

@@ -8,10 +8,7 @@
 // skipped.
 #include "NpuTestUtil.h"
 
-#include "ember/importer/OnnxImporter.h"
-#include "ember/passes/Pass.h"
-#include "ember/quantization/Profile.h"
-#include "ember/quantization/Quantize.h"
+#include "ember/driver/Driver.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -31,15 +28,15 @@ void runZooModel(const char* name, const isa::IsaDescription& isa, int cpuThread
   const std::string path = modelPath(name);
   if (!std::filesystem::exists(path))
     GTEST_SKIP() << "no " << path << " (run `ninja models` or set EMBER_MODELS_DIR)";
-  std::unique_ptr<Module> m = importOnnxFile(path);
-  Function* f = m->getFunction("main");
-  runPipeline(*f, defaultPipeline());
-  Function* q =
-      quant::quantize(*f, quant::profileFunction(*f, quant::loadCalibration(*f, "random:2")));
-  const auto t0 = std::chrono::steady_clock::now();
-  CompileResult r = compile(*q, isa);
-  const double compileSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // The compile driver every tool uses: import, pipeline, calibration, quantization,
+  // partition (the zoo's CNNs run whole on the NPU: one segment, npu::compile's binary).
+  driver::QuantizeRequest qr;
+  qr.calibrate = "random:2";
+  const driver::CompiledModel c = driver::compileModel(path, isa, qr, {});
+  ASSERT_TRUE(c.plan.whole) << partition::formatPlacementReport(c.plan);
+  const Function* q = c.quantized;
+  const CompileResult& r = *c.plan.segments.front().npu;
+  const double compileSeconds = c.partitionSeconds;
   auto in = randomInputs(r.binary, 1);
   const auto t1 = std::chrono::steady_clock::now();
   SimOut s = simulate(r.binary, isa, in);
