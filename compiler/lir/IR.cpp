@@ -1,6 +1,8 @@
 // The low-level IR's containers, the in-place table and the textual dump.
 #include "ember/lir/IR.h"
 
+#include "ember/graph/OpInfo.h"
+
 #include "ember/support/Error.h"
 
 #include <algorithm>
@@ -118,23 +120,7 @@ size_t Function::allocatedBytes() const {
 }
 
 bool isInPlaceSafe(NodeKind k) {
-  // Elementwise kinds whose kernels compute out[i] from the inputs' elements at index i
-  // (broadcast operands at their broadcast index) and nothing else.
-  static const std::set<NodeKind> table = {
-      NodeKind::Relu,        NodeKind::Sigmoid,    NodeKind::Tanh,     NodeKind::Exp,
-      NodeKind::Log,         NodeKind::Sqrt,       NodeKind::Erf,      NodeKind::Neg,
-      NodeKind::Abs,         NodeKind::Reciprocal, NodeKind::Floor,    NodeKind::Ceil,
-      NodeKind::Round,       NodeKind::Sign,       NodeKind::Sin,      NodeKind::Cos,
-      NodeKind::Tan,         NodeKind::Asin,       NodeKind::Acos,     NodeKind::Atan,
-      NodeKind::Sinh,        NodeKind::Cosh,       NodeKind::Asinh,    NodeKind::Acosh,
-      NodeKind::Atanh,       NodeKind::Softplus,   NodeKind::Softsign, NodeKind::LeakyRelu,
-      NodeKind::Elu,         NodeKind::Selu,       NodeKind::Celu,     NodeKind::ThresholdedRelu,
-      NodeKind::HardSigmoid, NodeKind::HardSwish,  NodeKind::Silu,     NodeKind::Gelu,
-      NodeKind::Shrink,      NodeKind::Clip,       NodeKind::Add,      NodeKind::Sub,
-      NodeKind::Mul,         NodeKind::Div,        NodeKind::Pow,      NodeKind::Max,
-      NodeKind::Min,         NodeKind::Mod,        NodeKind::PRelu,    NodeKind::Where,
-  };
-  return table.count(k) != 0;
+  return hasTrait(k, OpTrait::InPlaceSafe);
 }
 
 namespace {

@@ -138,6 +138,9 @@ class LirBackend : public Backend {
 public:
   std::string name() const override { return "lir"; }
   bool supports(const Node& n) const override { return interpreterSupports(n); }
+  std::string kindSupport(NodeKind k) const override {
+    return createInterpreterBackend()->kindSupport(k);
+  }
   std::unique_ptr<CompiledFunction> compile(const ember::Function& f) const override {
     return std::make_unique<LirInterpreter>(compileToLir(f));
   }

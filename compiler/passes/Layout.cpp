@@ -2,6 +2,8 @@
 // merge-reshape (merge and drop reshapes).
 #include "PassUtil.h"
 
+#include "ember/graph/OpInfo.h"
+
 #include "ember/passes/Passes.h"
 
 #include <algorithm>
@@ -33,15 +35,7 @@ bool isIdentity(const std::vector<int64_t>& p) {
 
 /// Elementwise unary kinds a transpose commutes with (one input, same shape out).
 bool isElementwiseUnary(NodeKind k) {
-  using K = NodeKind;
-  // clang-format off
-  static const std::set<K> kinds = {
-      K::Relu, K::Sigmoid, K::Tanh, K::Exp, K::Log, K::Sqrt, K::Erf, K::Neg, K::Abs,
-      K::Reciprocal, K::Floor, K::Ceil, K::Round, K::Sign, K::Sin, K::Cos, K::Softplus,
-      K::Softsign, K::LeakyRelu, K::Elu, K::Selu, K::Celu, K::ThresholdedRelu,
-      K::HardSigmoid, K::HardSwish, K::Shrink, K::Clip, K::Silu, K::Gelu, K::Cast, K::Not};
-  // clang-format on
-  return kinds.count(k) != 0;
+  return hasTrait(k, OpTrait::ElementwiseUnary);
 }
 
 /// One rewrite at Transpose `n`: drop it when it is the identity, or merge the
@@ -65,11 +59,7 @@ bool simplifyTranspose(Function& f, Node* n) {
 }
 
 bool isElementwiseBinary(NodeKind k) {
-  using K = NodeKind;
-  static const std::set<K> kinds = {K::Add, K::Sub, K::Mul,   K::Div,         K::Pow,
-                                    K::Max, K::Min, K::Equal, K::Less,        K::Greater,
-                                    K::And, K::Or,  K::Xor,   K::LessOrEqual, K::GreaterOrEqual};
-  return kinds.count(k) != 0;
+  return hasTrait(k, OpTrait::ElementwiseBinary);
 }
 
 bool anyQuantized(const Node& n) {

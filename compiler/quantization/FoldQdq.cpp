@@ -1,5 +1,6 @@
 // The fold-qdq pass (see ember/quantization/FoldQdq.h).
 #include "ember/quantization/FoldQdq.h"
+#include "ember/graph/OpInfo.h"
 
 #include "ember/quantization/Numerics.h"
 
@@ -234,21 +235,11 @@ private:
         if (!perTensor(q) || !valid([&] { averageMultiplier(q.scales[0], sy, 1); }))
           return false;
       return true;
-    case K::MaxPool:
-    case K::GlobalMaxPool:
-    case K::Relu:
-    case K::Clip:
-    case K::Reshape:
-    case K::Transpose:
-    case K::Slice:
-    case K::Pad:
-    case K::Gather:
-    case K::Expand:
-    case K::Tile:
-    case K::DepthToSpace:
-    case K::SpaceToDepth:
-      return in.size() == 1 && in[0] == yq;
     default:
+      // Codes moved or selected keep their parameters (OpTrait::KeepsQuantization);
+      // anything else element-wise becomes a Lut.
+      if (hasTrait(p.kind(), OpTrait::KeepsQuantization))
+        return in.size() == 1 && in[0] == yq;
       return in.size() == 1 && perTensor(in[0]) && bool(lutFunctionOf(p));
     }
   }

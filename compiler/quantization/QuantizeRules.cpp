@@ -3,6 +3,7 @@
 // A rule checks everything that could fail (constant weights, known parameters,
 // multipliers in range) BEFORE it creates a node.
 #include "Quantizer.h"
+#include "ember/graph/OpInfo.h"
 
 #include <cmath>
 #include <map>
@@ -237,10 +238,11 @@ bool lutRule(const Node& n, Quantizer& q) {
   return true;
 }
 
+/// A rule and its one-line description. Whether it chooses its output's parameters or
+/// keeps its input's is the kind's OpTrait::KeepsQuantization.
 struct RuleEntry {
   RuleFn fn;
   const char* doc;
-  bool ownParams = true; ///< chooses its output parameters (else keeps its input's)
 };
 
 const std::map<NodeKind, RuleEntry>& rules() {
@@ -258,11 +260,11 @@ const std::map<NodeKind, RuleEntry>& rules() {
     for (K k : {K::AveragePool, K::GlobalAveragePool})
       t[k] = {averageRule, "int8 average, own params"};
     for (K k : {K::MaxPool, K::GlobalMaxPool, K::Relu, K::Clip})
-      t[k] = {sameParamsRule, "on the codes, the input's params", false};
+      t[k] = {sameParamsRule, "on the codes, the input's params"};
     t[K::Concat] = {concatRule, "own params; inputs of other params Rescaled"};
     for (K k : {K::Reshape, K::Transpose, K::Slice, K::Pad, K::Gather, K::Split, K::Expand, K::Tile,
                 K::DepthToSpace, K::SpaceToDepth})
-      t[k] = {movingRule, "moves codes when its input is int8; the input's params", false};
+      t[k] = {movingRule, "moves codes when its input is int8; the input's params"};
     for (K k : {K::Sigmoid, K::Tanh, K::HardSigmoid, K::HardSwish, K::Silu, K::Gelu, K::Erf, K::Exp,
                 K::Softplus, K::Softsign, K::LeakyRelu, K::Elu, K::Selu, K::Celu, K::Neg, K::Abs})
       t[k] = {lutRule, "Lut with a 256-entry table, own params"};
@@ -279,8 +281,7 @@ const RuleFn* findRule(NodeKind k) {
 }
 
 bool ownsOutputParams(NodeKind k) {
-  auto it = rules().find(k);
-  return it != rules().end() && it->second.ownParams;
+  return rules().count(k) != 0 && !hasTrait(k, OpTrait::KeepsQuantization);
 }
 
 std::vector<QuantizeRuleInfo> quantizeRules() {

@@ -7,6 +7,7 @@
 #endif
 #include "ember/driver/Driver.h"
 #include "ember/driver/Package.h"
+#include "ember/driver/SupportTable.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
 #include "ember/npu/Compile.h"
@@ -64,6 +65,10 @@ options:
   --partition-report        print the placement of every node (backend, reason), the
                             coverage (% of nodes and of MACs on the NPU) and the segments
   --print-pipeline          print the default pass pipeline
+  --op-table                print what every part of Ember has for each node kind (the
+                            table of docs/compiler.md)
+  --op-table-check DOC      exit 1 unless DOC holds that table between its markers
+  --op-table-update DOC     write the table into DOC between its markers
   -q, --quiet               print only errors
   -h, --help                this text
 
@@ -78,7 +83,8 @@ struct Options {
   std::string calibrate = "random:8", calibration = "minmax";
   std::string dumpProfile, loadProfile;
   partition::PartitionOptions partition;
-  bool printPipeline = false, partitionReport = false, quiet = false, help = false;
+  std::string opTableCheck, opTableUpdate;
+  bool printPipeline = false, partitionReport = false, opTable = false, quiet = false, help = false;
 };
 
 Options parseArgs(int argc, char** argv) {
@@ -115,6 +121,12 @@ Options parseArgs(int argc, char** argv) {
       o.loadProfile = value();
     else if (a == "--print-pipeline")
       o.printPipeline = true;
+    else if (a == "--op-table")
+      o.opTable = true;
+    else if (a == "--op-table-check")
+      o.opTableCheck = value();
+    else if (a == "--op-table-update")
+      o.opTableUpdate = value();
     else if (partition::parsePartitionOption(a, value, o.partition))
       continue;
     else if (a == "--partition-report")
@@ -130,7 +142,8 @@ Options parseArgs(int argc, char** argv) {
   }
   if (o.help)
     return o;
-  if (o.model.empty() && !o.printPipeline)
+  if (o.model.empty() && !o.printPipeline && !o.opTable && o.opTableCheck.empty() &&
+      o.opTableUpdate.empty())
     throw UsageError("no model given");
   if (o.backend != "npu" && o.backend != "cpu")
     throw UsageError("unknown backend '" + o.backend + "' (npu or cpu)");
@@ -223,7 +236,28 @@ void checkOutputs(const Options& o) {
       inputs);
 }
 
+/// --op-table, --op-table-check, --op-table-update.
+int opTable(const Options& o) {
+  const std::string table = driver::operatorSupportTable();
+  if (o.opTable)
+    std::fputs(table.c_str(), stdout);
+  if (!o.opTableCheck.empty()) {
+    const std::string doc = readFileBytes(o.opTableCheck);
+    if (driver::withSupportTable(doc, table, o.opTableCheck) != doc)
+      throw Error(o.opTableCheck, "the operator table differs from what this build generates; "
+                                  "run emberc --op-table-update " +
+                                      o.opTableCheck);
+  }
+  if (!o.opTableUpdate.empty()) {
+    const std::string doc = readFileBytes(o.opTableUpdate);
+    writeFileAtomic(o.opTableUpdate, driver::withSupportTable(doc, table, o.opTableUpdate));
+  }
+  return 0;
+}
+
 int runTool(const Options& o) {
+  if (o.opTable || !o.opTableCheck.empty() || !o.opTableUpdate.empty())
+    return opTable(o);
   checkOutputs(o);
   if (o.printPipeline) {
     printPipeline(std::cout);

@@ -132,6 +132,15 @@ public:
       return true;
     return findCodegenUnit(Op::ofNode(n)) != nullptr;
   }
+  std::string kindSupport(NodeKind k) const override {
+    if (k == NodeKind::Reshape)
+      return "view";
+    std::string out;
+    for (const auto& [kind, family] : codegenTable())
+      if (kind == k && out.find(family) == std::string::npos)
+        out += std::string(out.empty() ? "" : ", ") + family;
+    return out;
+  }
   /// Unsupported nodes are listed, all at once, by generateModule.
   std::unique_ptr<CompiledFunction> compile(const Function& f) const override {
     const std::unique_ptr<lir::Function> lf = lir::compileToLir(f);

@@ -200,6 +200,12 @@ class InterpreterBackend : public Backend {
 public:
   std::string name() const override { return "interp"; }
   bool supports(const Node& n) const override { return interpreterSupports(n); }
+  std::string kindSupport(NodeKind k) const override {
+    if (k == NodeKind::Placeholder || k == NodeKind::Constant)
+      return "";
+    const bool f = findKernel(k) != nullptr, q = findQuantizedKernel(k) != nullptr;
+    return f && q ? "yes, int8 kernel" : f ? "yes" : q ? "int8 kernel" : "";
+  }
   std::unique_ptr<CompiledFunction> compile(const Function& f) const override {
     return std::make_unique<Interpreter>(f);
   }

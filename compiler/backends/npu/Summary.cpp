@@ -68,6 +68,11 @@ class NpuBackend : public Backend {
 public:
   NpuBackend() : isa_(isa::IsaDescription::loadDefault()), t_(isa_) {}
   std::string name() const override { return "npu"; }
+  std::string kindSupport(NodeKind k) const override {
+    if (k == NodeKind::QuantizeLinear || k == NodeKind::DequantizeLinear)
+      return "host boundary";
+    return findLayer(k) ? "layer" : "";
+  }
   bool supports(const Node& n) const override {
     if (n.kind() == NodeKind::QuantizeLinear || n.kind() == NodeKind::DequantizeLinear)
       return true;

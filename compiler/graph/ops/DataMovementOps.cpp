@@ -281,6 +281,10 @@ void registerDataMovementOps() {
   add(K::DepthToSpace, depthToSpaceInfer, {"input"});
   add(K::SpaceToDepth, spaceToDepthInfer, {"input"});
   add(K::Resize, resizeInfer, {"input"});
+  // Their int8 forms move codes: the result keeps the input's parameters.
+  addOpTraits({K::Reshape, K::Transpose, K::Slice, K::Pad, K::Gather, K::Split, K::Expand, K::Tile,
+               K::DepthToSpace, K::SpaceToDepth},
+              {OpTrait::KeepsQuantization});
 }
 
 } // namespace ember

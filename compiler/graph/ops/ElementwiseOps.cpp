@@ -93,12 +93,14 @@ void add(NodeKind k, InferFn fn, std::vector<std::string> operands) {
 
 void registerElementwiseOps() {
   using K = NodeKind;
-  for (K k :
-       {K::Sigmoid,     K::Tanh,      K::Exp,       K::Log,  K::Sqrt,  K::Erf,   K::Reciprocal,
-        K::Floor,       K::Ceil,      K::Round,     K::Sin,  K::Cos,   K::Tan,   K::Asin,
-        K::Acos,        K::Atan,      K::Sinh,      K::Cosh, K::Asinh, K::Acosh, K::Atanh,
-        K::Softplus,    K::Softsign,  K::LeakyRelu, K::Elu,  K::Selu,  K::Celu,  K::ThresholdedRelu,
-        K::HardSigmoid, K::HardSwish, K::Shrink,    K::Silu, K::Gelu})
+  using T = OpTrait;
+  const auto floatKinds = {
+      K::Sigmoid,     K::Tanh,      K::Exp,       K::Log,  K::Sqrt,  K::Erf,   K::Reciprocal,
+      K::Floor,       K::Ceil,      K::Round,     K::Sin,  K::Cos,   K::Tan,   K::Asin,
+      K::Acos,        K::Atan,      K::Sinh,      K::Cosh, K::Asinh, K::Acosh, K::Atanh,
+      K::Softplus,    K::Softsign,  K::LeakyRelu, K::Elu,  K::Selu,  K::Celu,  K::ThresholdedRelu,
+      K::HardSigmoid, K::HardSwish, K::Shrink,    K::Silu, K::Gelu};
+  for (K k : floatKinds)
     add(k, floatUnary, {"input"});
   for (K k : {K::Relu, K::Neg, K::Abs, K::Sign})
     add(k, numericUnary, {"input"});
@@ -116,6 +118,21 @@ void registerElementwiseOps() {
   for (K k : {K::And, K::Or, K::Xor})
     add(k, logicBinary, {"a", "b"});
   add(K::Where, whereInfer, {"condition", "a", "b"});
+
+  addOpTraits(floatKinds, {T::ElementwiseUnary, T::InPlaceSafe});
+  addOpTraits({K::Relu, K::Neg, K::Abs, K::Sign, K::Clip}, {T::ElementwiseUnary, T::InPlaceSafe});
+  // Cast changes the element size; the predicates make bool of float.
+  addOpTraits({K::Cast, K::Not, K::IsNaN, K::IsInf}, {T::ElementwiseUnary});
+  addOpTraits({K::Add, K::Sub, K::Mul, K::Div, K::Max, K::Min, K::Mod, K::Pow},
+              {T::ElementwiseBinary, T::InPlaceSafe});
+  addOpTraits(
+      {K::Equal, K::Less, K::LessOrEqual, K::Greater, K::GreaterOrEqual, K::And, K::Or, K::Xor},
+      {T::ElementwiseBinary});
+  // PRelu's slope and Where's condition broadcast into the result: index by index, but
+  // not the two-equal-operands form the layout pass moves transposes through.
+  addOpTraits({K::PRelu, K::Where}, {T::InPlaceSafe});
+  // Their int8 forms work on the codes (docs/numerics.md section 4).
+  addOpTraits({K::Relu, K::Clip}, {T::KeepsQuantization});
 }
 
 } // namespace ember

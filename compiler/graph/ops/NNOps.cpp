@@ -329,6 +329,8 @@ void registerNNOps() {
   add(K::Gemm, gemmInfer, {"a", "b", "c"}, 2);
   for (K k : {K::Softmax, K::LogSoftmax, K::Hardmax})
     add(k, softmaxInfer, {"input"}, 1);
+  // The int8 max of codes keeps the input's parameters.
+  addOpTraits({K::MaxPool, K::GlobalMaxPool}, {OpTrait::KeepsQuantization});
 }
 
 } // namespace ember

@@ -106,6 +106,9 @@ public:
       : want_(std::move(want)) {}
   std::string name() const override { return "lower-all"; }
   bool supports(const Node& n) const override { return interpreterSupports(n); }
+  std::string kindSupport(NodeKind k) const override {
+    return createInterpreterBackend()->kindSupport(k);
+  }
   bool shouldLower(const Node& n) const override { return !want_ || want_(n); }
   std::unique_ptr<CompiledFunction> compile(const Function& f) const override {
     return std::make_unique<Interpreter>(f);

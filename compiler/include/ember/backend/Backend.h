@@ -36,6 +36,10 @@ public:
   /// Whether the lowering pass should break `n` into simpler primitives for this
   /// backend (default: no).
   virtual bool shouldLower(const Node& /*n*/) const { return false; }
+  /// What the backend has for node kind `k`, for the operator support table of
+  /// docs/compiler.md: "" when nothing, else a short note ("float, int8", the codegen
+  /// families, ...). Whether one node of the kind runs is `supports`' answer.
+  virtual std::string kindSupport(NodeKind k) const = 0;
   /// Prepares `f` for execution; the function must outlive the result.
   virtual std::unique_ptr<CompiledFunction> compile(const Function& f) const = 0;
 };

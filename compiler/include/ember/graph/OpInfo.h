@@ -6,7 +6,10 @@
 
 #include "ember/graph/Node.h"
 
+#include <cstdint>
 #include <functional>
+#include <initializer_list>
+#include <string>
 
 namespace ember {
 
@@ -14,6 +17,23 @@ namespace ember {
 /// reason (the caller prefixes the node's name) when the node is ill-formed.
 using InferFn =
     std::function<std::vector<Type>(const std::vector<NodeValue>& inputs, const Attrs& attrs)>;
+
+/// Properties of a kind that passes and backends ask about. They are stated where the
+/// kind is defined (its family file in compiler/graph/ops), so an operator is described
+/// in one place and no pass keeps a list of kinds of its own.
+enum class OpTrait : uint32_t {
+  /// One input; result[i] depends on input[i] alone, so a transpose commutes with it.
+  ElementwiseUnary = 1u << 0,
+  /// Two operands combined index by index after broadcasting (transposes of equal
+  /// operands commute with it).
+  ElementwiseBinary = 1u << 1,
+  /// result[i] is computed from the inputs at index i only (broadcast operands at their
+  /// broadcast index) and has an input's element size: it may overwrite that input.
+  InPlaceSafe = 1u << 2,
+  /// Its int8 form moves or selects codes (data movement, max, ReLU/Clip on codes): the
+  /// result keeps its input's quantization parameters.
+  KeepsQuantization = 1u << 3,
+};
 
 /// The definition of one node kind.
 struct OpInfo {
@@ -24,6 +44,7 @@ struct OpInfo {
   std::vector<std::string> operandNames;
   unsigned minInputs = 1;
   InferFn infer;
+  uint32_t traits = 0; ///< OpTrait bits.
 };
 
 /// The registered definition of `k`, or nullptr if none is registered.
@@ -31,6 +52,12 @@ const OpInfo* findOpInfo(NodeKind k);
 
 /// Registers or replaces the definition of a kind (called by the op family files).
 void registerOpInfo(OpInfo info);
+/// Adds traits to kinds registered already (called by the op family files).
+void addOpTraits(std::initializer_list<NodeKind> kinds, std::initializer_list<OpTrait> traits);
+/// Whether kind `k` has trait `t`.
+bool hasTrait(NodeKind k, OpTrait t);
+/// "elementwise-unary, in-place" (the kind's traits, for docs), or "".
+std::string traitNames(NodeKind k);
 
 /// Family registration functions, one per file in compiler/graph/ops/.
 void registerElementwiseOps();
