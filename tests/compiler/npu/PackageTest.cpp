@@ -2,7 +2,7 @@
 // bit-exact with the int8 interpreter; the bytes are reproducible; a corrupt, stale,
 // truncated or foreign package is refused with a message naming what is wrong; a host
 // segment's graph survives the trip through bytes unchanged.
-#include "RandomChain.h"
+#include "PartitionTestUtil.h"
 
 #include "ember/driver/Execute.h"
 #include "ember/driver/Package.h"
@@ -13,21 +13,6 @@ namespace ember::npu::test {
 namespace {
 
 using partition::Plan;
-
-partition::NpuRunner simRunner(const isa::IsaDescription& isa) {
-  return [&isa](const partition::Segment& s, const TensorMap& in, partition::SegmentRun&) {
-    std::map<std::string, std::vector<int8_t>> codes;
-    for (const auto& [name, t] : in)
-      codes[name] = t.toVector<int8_t>();
-    SimOut o = simulate(s.npu->binary, isa, codes);
-    TensorMap out;
-    for (const auto& e : s.npu->binary.io)
-      if (e.dir == isa::IoDir::Output)
-        out[e.name] =
-            Tensor::fromVector<int8_t>(Shape(e.shape.begin(), e.shape.end()), o.outputs.at(e.name));
-    return out;
-  };
-}
 
 /// A chain with its second and fourth layers forced to the interpreter.
 struct Partitioned {

@@ -3,7 +3,7 @@
 // backend) and must equal the int8 interpreter on the whole function bit for bit; a
 // model the NPU runs whole gives one segment and npu::compile's binary; placements are
 // reproducible and name every node the NPU does not take with the reason.
-#include "RandomChain.h"
+#include "PartitionTestUtil.h"
 
 #include "ember/driver/Execute.h"
 #include "ember/isa/binary.h"
@@ -13,38 +13,6 @@ namespace {
 
 using partition::Fallback;
 using partition::Plan;
-
-/// NPU segments on the SystemC model: int8 boundary values in, the stored int8 out.
-partition::NpuRunner simRunner(const isa::IsaDescription& isa) {
-  return [&isa](const partition::Segment& s, const TensorMap& in, partition::SegmentRun& run) {
-    std::map<std::string, std::vector<int8_t>> codes;
-    for (const auto& [name, t] : in) {
-      EXPECT_EQ(t.kind(), ElemKind::Int8) << name;
-      codes[name] = t.toVector<int8_t>();
-    }
-    SimOut o = simulate(s.npu->binary, isa, codes);
-    run.npuCycles = o.report.cycles;
-    TensorMap out;
-    for (const auto& e : s.npu->binary.io)
-      if (e.dir == isa::IoDir::Output)
-        out[e.name] =
-            Tensor::fromVector<int8_t>(Shape(e.shape.begin(), e.shape.end()), o.outputs.at(e.name));
-    return out;
-  };
-}
-
-std::map<std::string, std::vector<int8_t>> randomCodes(const Function& f, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> d(-128, 127);
-  std::map<std::string, std::vector<int8_t>> out;
-  for (const Node* p : f.inputs()) {
-    std::vector<int8_t> v(size_t(p->resultType().size()));
-    for (auto& x : v)
-      x = static_cast<int8_t>(d(rng));
-    out[p->name()] = v;
-  }
-  return out;
-}
 
 std::vector<std::vector<uint8_t>> npuImages(const Plan& p, const isa::IsaDescription& isa) {
   std::vector<std::vector<uint8_t>> out;
@@ -116,18 +84,7 @@ TEST(Partition, WholeModelIsOneSegmentWithTheCompilersBinary) {
 TEST(Partition, UnsupportedNodeGoesToTheHostWithItsReason) {
   G g;
   NodeValue x = g.input("x", {1, 16, 8, 8}, 0.05f, 3);
-  Attrs a;
-  a.set("kernel_shape", std::vector<int64_t>{1, 1});
-  NodeValue c1 =
-      g.node(NodeKind::Conv, "c1", {x, g.weights("w1", {16, 16, 1, 1}, 0), g.bias("b1", 16)}, a,
-             {1, 16, 8, 8}, 0.1f, 2);
-  Attrs t;
-  t.set("perm", std::vector<int64_t>{0, 1, 3, 2});
-  NodeValue tr = g.node(NodeKind::Transpose, "t", {c1}, t, {1, 16, 8, 8}, 0.1f, 2);
-  NodeValue c2 =
-      g.node(NodeKind::Conv, "c2", {tr, g.weights("w2", {16, 16, 1, 1}, 0), g.bias("b2", 16)}, a,
-             {1, 16, 8, 8}, 0.08f, -1);
-  g.output("y", c2);
+  g.output("y", conv16(g, "c2", transposeHW(g, "t", conv16(g, "c1", x, 0.1f, 2)), 0.08f, -1));
   partition::PartitionOptions o;
   o.costModel = false;
   o.fallback = Fallback::Interp;
@@ -168,20 +125,9 @@ TEST(Partition, UnsupportedNodeGoesToTheHostWithItsReason) {
 TEST(Partition, CostModelKeepsOnlyRegionsWorthTheirBoundary) {
   G g;
   NodeValue x = g.input("x", {1, 16, 8, 8}, 0.05f, 3);
-  Attrs a;
-  a.set("kernel_shape", std::vector<int64_t>{1, 1});
-  Attrs t;
-  t.set("perm", std::vector<int64_t>{0, 1, 3, 2});
-  NodeValue c1 =
-      g.node(NodeKind::Conv, "c1", {x, g.weights("w1", {16, 16, 1, 1}, 0), g.bias("b1", 16)}, a,
-             {1, 16, 8, 8}, 0.1f, 2);
-  NodeValue t1 = g.node(NodeKind::Transpose, "t1", {c1}, t, {1, 16, 8, 8}, 0.1f, 2);
+  NodeValue t1 = transposeHW(g, "t1", conv16(g, "c1", x, 0.1f, 2));
   NodeValue r = g.node(NodeKind::Relu, "r", {t1}, {}, {1, 16, 8, 8}, 0.1f, 2);
-  NodeValue t2 = g.node(NodeKind::Transpose, "t2", {r}, t, {1, 16, 8, 8}, 0.1f, 2);
-  NodeValue c2 =
-      g.node(NodeKind::Conv, "c2", {t2, g.weights("w2", {16, 16, 1, 1}, 0), g.bias("b2", 16)}, a,
-             {1, 16, 8, 8}, 0.08f, -1);
-  g.output("y", c2);
+  g.output("y", conv16(g, "c2", transposeHW(g, "t2", r), 0.08f, -1));
   partition::PartitionOptions o;
   o.fallback = Fallback::Interp;
   Plan p = partition::partition(*g.f, refIsa(), o);
