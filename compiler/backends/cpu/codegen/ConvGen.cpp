@@ -5,6 +5,7 @@
 #include "Codegen.h"
 #include "Jit.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/passes/FusedActivation.h"
 
 namespace ember::cpu {
@@ -26,15 +27,14 @@ Geom geomOf(const Op& n) {
   const Shape& y = n.resultType().dims;
   const bool oneD = x.size() == 3;
   const size_t nsp = x.size() - 2;
-  const Attrs& a = n.attrs();
-  const auto s = a.getInts("strides", std::vector<int64_t>(nsp, 1));
-  const auto p = a.getInts("pads", std::vector<int64_t>(2 * nsp, 0));
-  const auto d = a.getInts("dilations", std::vector<int64_t>(nsp, 1));
+  const Shape filter(w.begin() + 2, w.end());
+  const WindowAttrs a = windowOf(n.attrs(), nsp, &filter);
+  const std::vector<int64_t>&s = a.strides, &p = a.pads, &d = a.dilations;
   Geom g{};
   g.N = x[0];
   g.C = x[1];
   g.M = y[1];
-  g.group = a.getInt("group", 1);
+  g.group = a.group;
   if (oneD) {
     g.H = g.OH = g.KH = g.sh = g.dh = 1;
     g.ph = 0;

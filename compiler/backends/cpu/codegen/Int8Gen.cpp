@@ -11,6 +11,7 @@
 #include "Jit.h"
 #include "Strides.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/quantization/Numerics.h"
 
 #include <algorithm>
@@ -116,10 +117,9 @@ std::vector<int64_t> convGeom(const Op& n) {
   const Shape& w = n.input(1).dims();
   const Shape& y = n.resultType().dims;
   const size_t nsp = x.size() - 2;
-  const Attrs& a = n.attrs();
-  const auto s = a.getInts("strides", std::vector<int64_t>(nsp, 1));
-  const auto p = a.getInts("pads", std::vector<int64_t>(2 * nsp, 0));
-  const auto d = a.getInts("dilations", std::vector<int64_t>(nsp, 1));
+  const Shape filter(w.begin() + 2, w.end());
+  const WindowAttrs a = windowOf(n.attrs(), nsp, &filter);
+  const std::vector<int64_t>&s = a.strides, &p = a.pads, &d = a.dilations;
   if (nsp == 1)
     return {x[0], x[1], 1, x[2], y[1], 1, y[2], 1, w[2], 1, s[0], 0, p[0], 1, d[0]};
   return {x[0], x[1], x[2], x[3], y[1], y[2], y[3], w[2], w[3], s[0], s[1], p[0], p[1], d[0], d[1]};
@@ -174,14 +174,12 @@ void emitConv(const Op& n, CodegenContext& ctx) {
 
 /// Whether a Gemm's B is stored transposed ([N, K], per-channel scales along axis 0).
 bool transposedB(const Op& n) {
-  return n.attrs().getInt("transB", 0) != 0;
+  return gemmOf(n.attrs()).transB;
 }
 
 bool supportsGemm(const Op& n) {
-  const Attrs& a = n.attrs();
-  if (a.getInt("transA", 0) || a.getFloat("alpha", 1.0) != 1.0 || a.getFloat("beta", 1.0) != 1.0 ||
-      !q8(n.input(0).type()) || !q8(n.resultType()) || n.input(0).dims().size() != 2 ||
-      n.input(1).dims().size() != 2)
+  if (!gemmOf(n.attrs()).normalized() || !q8(n.input(0).type()) || !q8(n.resultType()) ||
+      n.input(0).dims().size() != 2 || n.input(1).dims().size() != 2)
     return false;
   const bool tb = transposedB(n);
   const int64_t N = n.input(1).dims()[tb ? 0 : 1];

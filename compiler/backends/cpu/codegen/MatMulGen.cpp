@@ -5,6 +5,7 @@
 #include "Codegen.h"
 #include "Strides.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/passes/FusedActivation.h"
 
 namespace ember::cpu {
@@ -16,9 +17,8 @@ bool plainFloat(const Type& t) {
 }
 
 bool supportsGemm(const Op& n) {
-  const Attrs& a = n.attrs();
-  if (a.getInt("transA", 0) || a.getInt("transB", 0) || a.getFloat("alpha", 1.0) != 1.0 ||
-      a.getFloat("beta", 1.0) != 1.0)
+  const GemmAttrs g = gemmOf(n.attrs());
+  if (!g.normalized() || g.transB)
     return false;
   for (const OpInput& v : n.inputs())
     if (v && !plainFloat(v.type()))

@@ -2,6 +2,7 @@
 // GlobalAveragePool and GlobalMaxPool.
 #include "Codegen.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/support/Error.h"
 
 namespace ember::cpu {
@@ -23,13 +24,8 @@ std::vector<int64_t> poolWindow(const Op& n) {
   const Shape& x = n.input(0).dims();
   const Shape& y = n.resultType().dims;
   const size_t nsp = x.size() - 2;
-  const Attrs& a = n.attrs();
-  const auto k = a.getInts("kernel_shape");
-  const auto s = a.getInts("strides", std::vector<int64_t>(nsp, 1));
-  const auto p = a.getInts("pads", std::vector<int64_t>(2 * nsp, 0));
-  const auto d = a.getInts("dilations", std::vector<int64_t>(nsp, 1));
-  if (k.size() != nsp || s.size() != nsp || p.size() != 2 * nsp || d.size() != nsp)
-    throw Error("window attributes do not match the input's rank");
+  const WindowAttrs a = windowOf(n.attrs(), nsp);
+  const std::vector<int64_t>&k = a.kernel, &s = a.strides, &p = a.pads, &d = a.dilations;
   if (nsp == 1)
     return {1, x[2], 1, y[2], 1, k[0], 1, s[0], 0, p[0], 0, p[1], 1, d[0]};
   return {x[2], x[3], y[2], y[3], k[0], k[1], s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};

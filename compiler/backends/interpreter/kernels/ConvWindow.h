@@ -1,3 +1,4 @@
+#include "ember/graph/AttrViews.h"
 #pragma once
 /// \file
 /// Spatial window geometry shared by the convolution and pooling kernels.
@@ -6,6 +7,7 @@
 /// dimensions get extent 1, kernel 1, stride 1 and no padding, so each kernel is
 /// written once.
 
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/Node.h"
 #include "ember/support/Error.h"
 
@@ -48,13 +50,8 @@ inline Window3 makeWindow3(const Node& n, const Shape& x, const Shape& y,
   const size_t nsp = x.size() - 2;
   if (nsp < 1 || nsp > 3)
     throw Error("only 1 to 3 spatial dimensions are supported");
-  const Attrs& a = n.attrs();
-  std::vector<int64_t> k = filterSpatial ? *filterSpatial : a.getInts("kernel_shape");
-  std::vector<int64_t> s = a.getInts("strides", std::vector<int64_t>(nsp, 1));
-  std::vector<int64_t> p = a.getInts("pads", std::vector<int64_t>(2 * nsp, 0));
-  std::vector<int64_t> d = a.getInts("dilations", std::vector<int64_t>(nsp, 1));
-  if (k.size() != nsp || s.size() != nsp || p.size() != 2 * nsp || d.size() != nsp)
-    throw Error("window attributes do not match " + std::to_string(nsp) + " spatial dimensions");
+  const WindowAttrs a = windowOf(n.attrs(), nsp, filterSpatial);
+  const std::vector<int64_t>&k = a.kernel, &s = a.strides, &p = a.pads, &d = a.dilations;
   Window3 w;
   const size_t off = 3 - nsp;
   for (size_t i = 0; i < nsp; ++i) {

@@ -11,6 +11,7 @@
 #include "Int8GemmCore.h"
 #include "Int8Util.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/interpreter/Kernels.h"
 
 #include <algorithm>
@@ -89,11 +90,10 @@ void productRequant(const Node& node, int64_t rows, int64_t k, int64_t n, const 
 }
 
 void gemmKernel(const Node& node, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
-  const Attrs& at = node.attrs();
-  if (at.getInt("transA", 0) != 0 || at.getFloat("alpha", 1.0) != 1.0 ||
-      at.getFloat("beta", 1.0) != 1.0)
+  const GemmAttrs g = gemmOf(node.attrs());
+  if (!g.normalized())
     throw Error("an int8 Gemm needs transA = 0 and alpha = beta = 1 (the normalize-gemm form)");
-  const bool tb = at.getInt("transB", 0) != 0;
+  const bool tb = g.transB;
   const Tensor &a = *in[0], &b = *in[1];
   const int64_t m = a.dims()[0], k = a.dims()[1], n = out[0].dims()[1];
   const ColumnParams bq = columnParams(b.type(), n, tb ? 0 : 1);

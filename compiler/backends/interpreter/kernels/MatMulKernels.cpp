@@ -2,6 +2,7 @@
 // and Gemm (transA, transB, alpha, beta, optional C broadcast to M x N), both on the
 // blocked GEMM core.
 #include "GemmCore.h"
+#include "ember/graph/AttrViews.h"
 #include "ember/interpreter/Kernels.h"
 #include "ember/passes/FusedActivation.h"
 
@@ -65,10 +66,10 @@ void matMulProduct(const std::vector<const Tensor*>& in, std::vector<Tensor>& ou
 }
 
 void gemmKernel(const Node& node, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
-  const Attrs& at = node.attrs();
-  const bool ta = at.getInt("transA", 0) != 0, tb = at.getInt("transB", 0) != 0;
-  const float alpha = static_cast<float>(at.getFloat("alpha", 1.0));
-  const float beta = static_cast<float>(at.getFloat("beta", 1.0));
+  const GemmAttrs g = gemmOf(node.attrs());
+  const bool ta = g.transA, tb = g.transB;
+  const float alpha = static_cast<float>(g.alpha);
+  const float beta = static_cast<float>(g.beta);
   const Tensor &a = *in[0], &b = *in[1];
   const Tensor* c = in.size() > 2 ? in[2] : nullptr;
   const int64_t m = out[0].dims()[0], n = out[0].dims()[1];

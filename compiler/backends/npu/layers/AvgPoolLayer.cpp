@@ -5,6 +5,7 @@
 // meets padding, or when ceil_mode makes windows run past the padded input.
 #include "../ConvCore.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/quantization/Numerics.h"
 
 namespace ember::npu {
@@ -16,9 +17,8 @@ ConvJob jobOf(const Node& n, const Target& t, bool withData) {
   ConvJob j;
   j.N = x[0], j.C = x[1], j.H = x[2], j.W = x[3], j.K = x[1], j.OH = y[2], j.OW = y[3];
   j.group = j.C;
-  const Attrs& a = n.attrs();
-  const auto k = a.getInts("kernel_shape"), s = a.getInts("strides", {1, 1});
-  const auto p = a.getInts("pads", {0, 0, 0, 0});
+  const WindowAttrs w = windowOf(n.attrs(), 2);
+  const std::vector<int64_t>&k = w.kernel, &s = w.strides, &p = w.pads;
   j.KH = k.at(0), j.KW = k.at(1), j.sH = s.at(0), j.sW = s.at(1), j.padT = p.at(0),
   j.padL = p.at(1);
   const int64_t L = t.lanes();
@@ -51,12 +51,13 @@ public:
     if (n.input(0).dims().size() != 4)
       return "only 2-D pooling (NCHW) runs on the NPU";
     const Attrs& a = n.attrs();
-    const auto p = a.getInts("pads", {0, 0, 0, 0});
+    const WindowAttrs w = windowOf(a, 2);
+    const std::vector<int64_t>& p = w.pads;
     const bool padded = p[0] || p[1] || p[2] || p[3];
     if (padded && !a.getInt("count_include_pad", 0))
       return "count_include_pad = 0 with padding gives border windows other counts; the "
              "NPU applies one multiplier per channel";
-    if (a.getInts("dilations", {1, 1}) != std::vector<int64_t>{1, 1})
+    if (w.dilations != std::vector<int64_t>{1, 1})
       return "dilated average pooling is not supported";
     const ConvJob j = jobOf(n, t, false);
     if ((j.OH - 1) * j.sH + j.KH > j.H + p[0] + p[2] ||

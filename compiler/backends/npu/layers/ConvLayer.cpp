@@ -1,6 +1,7 @@
 // Conv (2-D, any kernel, stride, padding, dilation, groups; depthwise) with optional
 // bias and fused ReLU / Clip: docs/numerics.md section 4.1 on the MAC array.
 #include "../ConvCore.h"
+#include "ember/graph/AttrViews.h"
 #include "ember/isa/roles.h"
 
 #include "ember/quantization/Numerics.h"
@@ -28,15 +29,16 @@ ConvJob convJobOf(const Node& n, const Target& t, bool withData) {
   j.OW = ys[3];
   j.KH = ws[2];
   j.KW = ws[3];
-  const auto strides = a.getInts("strides", {1, 1}), dil = a.getInts("dilations", {1, 1});
-  const auto pads = a.getInts("pads", {0, 0, 0, 0});
+  const Shape filter(ws.begin() + 2, ws.end());
+  const WindowAttrs win = windowOf(a, 2, &filter);
+  const std::vector<int64_t>&strides = win.strides, &dil = win.dilations, &pads = win.pads;
   j.sH = strides[0];
   j.sW = strides[1];
   j.dH = dil[0];
   j.dW = dil[1];
   j.padT = pads[0];
   j.padL = pads[1];
-  j.group = a.getInt("group", 1);
+  j.group = win.group;
   const int64_t L = t.lanes();
   DramTensor in, out;
   in.N = j.N, in.C = j.C, in.H = j.H, in.W = j.W, in.CB = ceilDiv(j.C, L);

@@ -6,6 +6,7 @@
 // stride 1).
 #include "../ConvCore.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/quantization/Numerics.h"
 
 namespace ember::npu {
@@ -22,9 +23,7 @@ public:
     if (n.input(0).dims().size() != 2 || n.input(1).dims().size() != 2)
       return "only 2-D operands are supported";
     if (n.kind() == NodeKind::Gemm) {
-      const Attrs& a = n.attrs();
-      if (a.getInt("transA", 0) || a.getFloat("alpha", 1.0) != 1.0 ||
-          a.getFloat("beta", 1.0) != 1.0)
+      if (!gemmOf(n.attrs()).normalized())
         return "Gemm is not normalised (transA = 0, alpha = beta = 1: run normalize-gemm)";
       const NodeValue c = n.optionalInput(2);
       if (c && c.dims() != Shape{outputs(n)})
@@ -49,7 +48,7 @@ public:
 private:
   /// B given as [K, C] (Gemm transB = 1) rather than [C, K].
   static bool transB(const Node& n) {
-    return n.kind() == NodeKind::Gemm && n.attrs().getInt("transB", 0) != 0;
+    return n.kind() == NodeKind::Gemm && gemmOf(n.attrs()).transB;
   }
   static int64_t outputs(const Node& n) { return n.input(1).dims()[transB(n) ? 0 : 1]; }
 

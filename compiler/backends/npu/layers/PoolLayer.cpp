@@ -3,6 +3,7 @@
 // every other tap folded in with vmax, each a strided walk over the tile (docs/isa.md
 // example 7.3).
 #include "../ConvCore.h"
+#include "ember/graph/AttrViews.h"
 #include "ember/isa/roles.h"
 
 #include <algorithm>
@@ -19,9 +20,8 @@ PoolGeom geomOf(const Node& n) {
   const Shape x = n.input(0).dims(), y = n.resultType(0).dims;
   PoolGeom g{x[0], x[1], x[2], x[3], y[2], y[3], x[2], x[3], 1, 1, 1, 1, 0, 0};
   if (n.kind() == NodeKind::MaxPool) {
-    const Attrs& a = n.attrs();
-    const auto k = a.getInts("kernel_shape"), s = a.getInts("strides", {1, 1});
-    const auto d = a.getInts("dilations", {1, 1}), p = a.getInts("pads", {0, 0, 0, 0});
+    const WindowAttrs w = windowOf(n.attrs(), 2);
+    const std::vector<int64_t>&k = w.kernel, &s = w.strides, &d = w.dilations, &p = w.pads;
     g.KH = k.at(0), g.KW = k.at(1), g.sH = s.at(0), g.sW = s.at(1), g.dH = d.at(0), g.dW = d.at(1),
     g.padT = p.at(0), g.padL = p.at(1);
   }
