@@ -30,7 +30,9 @@ case "$target" in
        export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} ;;
   validate) exe=tests/firmware/fuzz_fw_validate seeds=("$build/tests/firmware/fuzz_seeds")
             maxlen=16384 ;;
-  *) echo "scripts/fuzz.sh: unknown target '$target' (npy, elf, onnx, sim, isa, validate)" >&2
+  package) exe=tests/fuzz/package/fuzz_package seeds=("$build/tests/fuzz/package/seeds")
+           maxlen=262144 ;;
+  *) echo "scripts/fuzz.sh: unknown target '$target' (npy, elf, onnx, sim, isa, validate, package)" >&2
      exit 2 ;;
 esac
 ninja -C "$build" "$exe" >/dev/null
@@ -38,6 +40,7 @@ ninja -C "$build" "$exe" >/dev/null
 case "$target" in
   elf | isa) ninja -C "$build" isa_fuzz_seeds >/dev/null ;;
   onnx) ninja -C "$build" ember_importer_models >/dev/null 2>&1 || true ;;
+  package) ninja -C "$build" package_fuzz_seeds >/dev/null ;;
   validate) # the assembled test programs, as the ctest replay uses them
     ninja -C "$build" ember-as >/dev/null
     mkdir -p "$build/tests/firmware/fuzz_seeds"
