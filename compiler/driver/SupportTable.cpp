@@ -3,6 +3,10 @@
 
 #include "ember/backend/Backend.h"
 #include "ember/graph/OpInfo.h"
+#ifdef EMBER_DRIVER_HAVE_ONNX
+#include "ember/importer/OnnxImporter.h"
+#include "ember/importer/OnnxOpImporter.h"
+#endif
 #include "ember/npu/Compile.h"
 #include "ember/quantization/Quantize.h"
 #include "ember/support/Error.h"
@@ -21,8 +25,8 @@ std::string operatorSupportTable() {
   std::set<NodeKind> int8;
   for (const auto& r : quant::quantizeRules())
     int8.insert(r.kind);
-  std::string out = "| kind | traits | int8 rule |";
-  std::string rule = "| --- | --- | --- |";
+  std::string out = "| kind | ONNX | traits | int8 rule |";
+  std::string rule = "| --- | --- | --- | --- |";
   for (const auto& b : backends) {
     out += " " + b->name() + " |";
     rule += " --- |";
@@ -33,7 +37,13 @@ std::string operatorSupportTable() {
     const NodeKind k = static_cast<NodeKind>(i);
     if (k == NodeKind::Placeholder || k == NodeKind::Constant)
       continue;
-    std::string row = std::string("| ") + nodeKindName(k) + " | " + cell(traitNames(k)) + " | ";
+#ifdef EMBER_DRIVER_HAVE_ONNX
+    const bool onnx = findOnnxOp(nodeKindName(k)) != nullptr;
+#else
+    const bool onnx = false;
+#endif
+    std::string row = std::string("| ") + nodeKindName(k) + " | " + (onnx ? "yes" : "-") + " | " +
+                      cell(traitNames(k)) + " | ";
     row +=
         int8.count(k) ? (hasTrait(k, OpTrait::KeepsQuantization) ? "codes" : "requantized") : "-";
     row += " |";
@@ -41,6 +51,13 @@ std::string operatorSupportTable() {
       row += " " + cell(b->kindSupport(k)) + " |";
     out += row + "\n";
   }
+#ifdef EMBER_DRIVER_HAVE_ONNX
+  const std::vector<std::string> ops = supportedOnnxOps();
+  out += "\nThe ONNX operators the importer takes (" + std::to_string(ops.size()) + "):";
+  for (size_t i = 0; i < ops.size(); ++i)
+    out += std::string(i ? ", `" : " `") + ops[i] + "`";
+  out += ".\n";
+#endif
   return out;
 }
 
