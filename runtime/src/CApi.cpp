@@ -67,6 +67,8 @@ int ember_rt_wait(ember_rt_device* dev, uint32_t job, uint32_t timeout_ms, ember
     *out = dev->done.at(job).record;
     return 1;
   }
+  if (!dev->session->pending(job))
+    return -1; // never submitted (a collected job is answered from `done` above)
   try {
     auto c = dev->session->wait(job, std::chrono::milliseconds(timeout_ms));
     if (!c)

@@ -112,6 +112,8 @@ public:
                        std::uint64_t cycle_budget, std::uint64_t window_bytes = 0);
   /// The completion of `job`, waiting at most `timeout`; nullopt if it has not finished.
   std::optional<Completion> wait(std::uint32_t job, std::chrono::milliseconds timeout);
+  /// Whether `job` was submitted and wait has not returned its completion yet.
+  bool pending(std::uint32_t job) const { return inflight_.count(job) || done_.count(job); }
 
 private:
   struct InFlight {

@@ -27,8 +27,9 @@ int ember_rt_submit(ember_rt_device* dev, const char* elf_path, const char* cons
                     const void* const* input_data, const size_t* input_sizes, size_t n_inputs,
                     uint64_t cycle_budget, uint32_t* job, char* err, size_t err_size);
 
-/* Waits at most timeout_ms for `job`: 1 and *out filled when it finished, 0 on timeout,
- * a negative number for a job never submitted or already collected. */
+/* Waits at most timeout_ms for `job`: 1 and *out filled when it finished (again for a job
+ * already waited for: its completion is kept until ember_rt_close), 0 on timeout, a
+ * negative number for a job never submitted. */
 int ember_rt_wait(ember_rt_device* dev, uint32_t job, uint32_t timeout_ms, ember_completion* out);
 
 /* Copies output `name` of a collected DONE job (DRAM-layout bytes) into buf; returns its
