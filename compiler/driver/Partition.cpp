@@ -258,25 +258,16 @@ bool Partitioner::compileRegions(Plan& p) {
   for (Segment& s : p.segments) {
     if (s.backend != "npu")
       continue;
-    buildSegmentFunction(p, s);
-    std::map<std::string, const Node*> byName;
-    for (const Node* n : s.nodes)
-      byName[n->name()] = n;
-    const std::vector<std::string> bad = npu::unsupportedNodes(*s.function, isa_);
-    if (!bad.empty()) {
-      for (const auto& up : s.function->nodes()) {
-        auto it = byName.find(up->name());
-        if (it == byName.end())
-          continue;
-        std::string why = support_.layerReason(*s.function, *up);
-        if (!why.empty())
-          toHost(it->second, why);
+    // Layers the NPU refuses in the region's context go to the host; anything else
+    // wrong (an edge the NPU cannot take, a plan that does not fit) fails the compile.
+    bool refused = false;
+    for (const auto& [copy, orig] : buildSegmentFunction(p, s))
+      if (std::string why = support_.layerReason(*s.function, *copy); !why.empty()) {
+        toHost(orig, why);
+        refused = true;
       }
-      if (!changed_)
-        for (const Node* n : s.nodes)
-          toHost(n, "in an NPU region the NPU refuses: " + bad.front());
+    if (refused)
       continue;
-    }
     try {
       s.npu = std::make_shared<npu::CompileResult>(npu::compile(*s.function, isa_, o_.npu));
     } catch (const Error& e) {
@@ -300,11 +291,8 @@ bool Partitioner::applyCosts(Plan& p) {
     for (size_t i : s.outputs)
       bytes += p.values[i].bytes();
     int64_t elems = 0;
-    s.macs = 0;
-    for (const Node* n : s.nodes) {
-      s.macs += nodeMacs(*n);
+    for (const Node* n : s.nodes)
       elems += n->resultType().size();
-    }
     s.npuSeconds = s.npu->summary.cycles / clock + o_.npuLaunchSeconds +
                    double(bytes) / o_.boundaryBytesPerSecond;
     s.hostSeconds =
@@ -360,15 +348,6 @@ Plan Partitioner::run() {
   return p;
 }
 
-[[noreturn]] void refuse(const Function& f, const std::vector<std::string>& bad) {
-  std::string msg = std::to_string(bad.size()) + " node(s) of the quantized model (function '" +
-                    f.name() + "') cannot run on the NPU (--fallback none):";
-  for (const auto& b : bad)
-    msg += "\n  " + b;
-  throw Unsupported(
-      f.module().source().empty() ? "npu backend" : f.module().source() + ": npu backend", msg);
-}
-
 } // namespace
 
 Plan partition(const Function& f, const isa::IsaDescription& isa, const PartitionOptions& opts) {
@@ -396,8 +375,6 @@ Plan partition(const Function& f, const isa::IsaDescription& isa, const Partitio
     for (const auto& n : f.nodes())
       s.nodes.push_back(n.get());
     s.npu = std::make_shared<npu::CompileResult>(npu::compile(f, isa, opts.npu));
-    for (const Node* n : s.nodes)
-      s.macs += nodeMacs(*n);
     p.segments.push_back(std::move(s));
     findBoundaries(p);
     for (const Node* n : p.segments[0].nodes)
@@ -409,7 +386,7 @@ Plan partition(const Function& f, const isa::IsaDescription& isa, const Partitio
     for (const auto& n : f.nodes())
       if (opts.hostNodes.count(n->name()) || opts.hostKinds.count(n->kindName()))
         all.push_back(ref(*n) + ": placed on the host by --host-node/--host-kind");
-    refuse(f, all);
+    npu::throwUnsupported(f, all, "(--fallback none)");
   }
   return Partitioner(f, isa, opts).run();
 }

@@ -120,7 +120,7 @@ void findBoundaries(Plan& plan) {
     plan.inputs.emplace_back(p->name(), p->resultType());
 }
 
-void buildSegmentFunction(const Plan& plan, Segment& s) {
+std::map<const Node*, const Node*> buildSegmentFunction(const Plan& plan, Segment& s) {
   const Function& f = *plan.function;
   s.module = std::make_unique<Module>();
   s.module->setSource(f.module().source());
@@ -129,6 +129,7 @@ void buildSegmentFunction(const Plan& plan, Segment& s) {
   const bool npu = s.backend == "npu";
   std::map<NodeValue, NodeValue> remap;
   std::map<const Node*, Node*> constants;
+  std::map<const Node*, const Node*> original;
   for (size_t i : s.inputs) {
     const BoundaryValue& b = plan.values[i];
     if (npu) {
@@ -161,6 +162,7 @@ void buildSegmentFunction(const Plan& plan, Segment& s) {
       }
     }
     Node* c = g->create(n->kind(), n->name(), ins, n->attrs(), n->resultTypes());
+    original[c] = n;
     for (unsigned r = 0; r < n->numResults(); ++r)
       remap[NodeValue(const_cast<Node*>(n), r)] = c->result(r);
   }
@@ -176,6 +178,7 @@ void buildSegmentFunction(const Plan& plan, Segment& s) {
     }
     g->addOutput(b.key, v);
   }
+  return original;
 }
 
 } // namespace ember::partition::detail

@@ -21,8 +21,10 @@ std::vector<Segment> formSegments(const Function& f, const std::map<const Node*,
 /// Fills every segment's inputs and outputs and `plan.values` / `plan.outputs`.
 void findBoundaries(Plan& plan);
 
-/// Builds `s.module` / `s.function` from the plan's values (see Segment).
-void buildSegmentFunction(const Plan& plan, Segment& s);
+/// Builds `s.module` / `s.function` from the plan's values (see Segment); returns each
+/// copied node's original (the QuantizeLinear/DequantizeLinear nodes added at an NPU
+/// segment's edge have none).
+std::map<const Node*, const Node*> buildSegmentFunction(const Plan& plan, Segment& s);
 
 /// The key of a value: its producer's name (":N" for result N > 0).
 std::string valueKey(const NodeValue& v);

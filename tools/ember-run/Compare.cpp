@@ -3,6 +3,8 @@
 
 #include "RunUtil.h"
 
+#include "ember/support/Error.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -110,6 +112,38 @@ CompareResult compareRuns(const std::vector<std::string>& outputNames,
     t += "\n";
   }
   return res;
+}
+
+std::string compareNpuRuns(const std::vector<sim::Report>& a, const std::string& an,
+                           const std::vector<sim::Report>& b, const std::string& bn) {
+  if (a.size() != b.size())
+    return "different numbers of NPU segments (" + an + " " + std::to_string(a.size()) + ", " + bn +
+           " " + std::to_string(b.size()) + ")";
+  for (std::size_t k = 0; k < a.size(); ++k)
+    if (std::string d = compareNpuReports(a[k], an, b[k], bn); !d.empty())
+      return a.size() > 1 ? "NPU segment " + std::to_string(k) + ": " + d : d;
+  return "";
+}
+
+std::string timingVerdict(const std::vector<sim::Report>& a, const std::string& an,
+                          const std::string& bn, const std::string& diff) {
+  std::uint64_t cycles = 0;
+  for (const sim::Report& r : a)
+    cycles += r.cycles;
+  return "timing " + an + " vs " + bn + ": " +
+         (diff.empty() ? "equal: " + std::to_string(cycles) +
+                             " cycles, every instruction's fetch, take, start and end, and "
+                             "every counter"
+                       : diff);
+}
+
+void throwIfDisagreements(const std::string& compare, const std::vector<std::string>& mismatch) {
+  if (mismatch.empty())
+    return;
+  std::string msg = std::to_string(mismatch.size()) + " disagreement(s):";
+  for (const auto& m : mismatch)
+    msg += "\n  " + m;
+  throw Error("--compare " + compare, msg);
 }
 
 std::string compareNpuReports(const sim::Report& a, const std::string& an, const sim::Report& b,

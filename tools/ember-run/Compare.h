@@ -50,4 +50,17 @@ CompareResult compareRuns(const std::vector<std::string>& outputNames,
 std::string compareNpuReports(const sim::Report& a, const std::string& an, const sim::Report& b,
                               const std::string& bn);
 
+/// compareNpuReports over the NPU segments of two runs of one model, in order ("" when
+/// every segment agrees).
+std::string compareNpuRuns(const std::vector<sim::Report>& a, const std::string& an,
+                           const std::vector<sim::Report>& b, const std::string& bn);
+
+/// "timing A vs B: equal: N cycles, every instruction's ..." when `diff` is empty (N: the
+/// cycles of `a`'s segments), else "timing A vs B: DIFF".
+std::string timingVerdict(const std::vector<sim::Report>& a, const std::string& an,
+                          const std::string& bn, const std::string& diff);
+
+/// Throws one ember::Error for `--compare LIST` listing every disagreement (none: returns).
+void throwIfDisagreements(const std::string& compare, const std::vector<std::string>& mismatch);
+
 } // namespace ember::run

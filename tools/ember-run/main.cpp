@@ -415,22 +415,12 @@ int runBinary(const Options& o) {
       if (!same)
         mismatch.push_back("output '" + r.outputs[k].first + "' on " + devs[i]);
     }
-    std::string d = compareNpuReports(r.report, devs[0], results[i].report, devs[i]);
-    std::printf("  timing %s vs %s: %s\n", devs[0].c_str(), devs[i].c_str(),
-                d.empty() ? ("equal: " + std::to_string(r.report.cycles) +
-                             " cycles, every instruction's fetch, take, start and end, and "
-                             "every counter")
-                                .c_str()
-                          : d.c_str());
+    const std::string d = compareNpuRuns({r.report}, devs[0], {results[i].report}, devs[i]);
+    std::printf("  %s\n", timingVerdict({r.report}, devs[0], devs[i], d).c_str());
     if (!d.empty())
       mismatch.push_back(d);
   }
-  if (!mismatch.empty()) {
-    std::string msg = std::to_string(mismatch.size()) + " disagreement(s):";
-    for (const auto& m : mismatch)
-      msg += "\n  " + m;
-    throw Error("--compare " + o.compare, msg);
-  }
+  throwIfDisagreements(o.compare, mismatch);
   return r.status;
 }
 
@@ -569,20 +559,12 @@ int runPackage(const Options& o) {
       if (!same)
         mismatch.push_back("output '" + name + "' on " + devs[d]);
     }
-    for (std::size_t k = 0; k < reports[0].size() && k < reports[d].size(); ++k) {
-      std::string diff = compareNpuReports(reports[0][k], devs[0], reports[d][k], devs[d]);
-      std::printf("  NPU segment %zu timing %s vs %s: %s\n", k, devs[0].c_str(), devs[d].c_str(),
-                  diff.empty() ? "equal" : diff.c_str());
-      if (!diff.empty())
-        mismatch.push_back("NPU segment " + std::to_string(k) + ": " + diff);
-    }
+    const std::string diff = compareNpuRuns(reports[0], devs[0], reports[d], devs[d]);
+    std::printf("  %s\n", timingVerdict(reports[0], devs[0], devs[d], diff).c_str());
+    if (!diff.empty())
+      mismatch.push_back(diff);
   }
-  if (!mismatch.empty()) {
-    std::string msg = std::to_string(mismatch.size()) + " disagreement(s):";
-    for (const auto& m : mismatch)
-      msg += "\n  " + m;
-    throw Error("--compare " + o.compare, msg);
-  }
+  throwIfDisagreements(o.compare, mismatch);
   return 0;
 }
 
@@ -716,29 +698,12 @@ int runTool(const Options& o) {
       for (std::size_t j = i + 1; j < runs.size(); ++j)
         if (!timings[i].npuSegments.empty() && !timings[j].npuSegments.empty()) {
           const auto &a = timings[i].npuSegments, &b = timings[j].npuSegments;
-          std::string d = a.size() != b.size() ? "different numbers of NPU segments" : "";
-          for (std::size_t k = 0; k < a.size() && d.empty(); ++k)
-            d = compareNpuReports(a[k], runs[i].device, b[k], runs[j].device);
-          if (!d.empty() && a.size() > 1)
-            d = "NPU segments: " + d;
-          std::uint64_t cycles = 0;
-          for (const sim::Report& r : a)
-            cycles += r.cycles;
-          std::printf("timing %s vs %s: %s\n", runs[i].device.c_str(), runs[j].device.c_str(),
-                      d.empty() ? ("equal: " + std::to_string(cycles) +
-                                   " cycles, every instruction's fetch, take, start and end, "
-                                   "and every counter")
-                                      .c_str()
-                                : d.c_str());
+          const std::string d = compareNpuRuns(a, runs[i].device, b, runs[j].device);
+          std::printf("%s\n", timingVerdict(a, runs[i].device, runs[j].device, d).c_str());
           if (!d.empty())
             cmp.mismatch.push_back(d);
         }
-    if (!cmp.mismatch.empty()) {
-      std::string msg = std::to_string(cmp.mismatch.size()) + " disagreement(s):";
-      for (const auto& m : cmp.mismatch)
-        msg += "\n  " + m;
-      throw Error("--compare " + o.compare, msg);
-    }
+    throwIfDisagreements(o.compare, cmp.mismatch);
   }
   // Wall time, and process CPU time (which a busy shared machine does not inflate).
   const std::vector<double>& times = timing.runSeconds;

@@ -103,19 +103,22 @@ std::vector<std::string> unsupportedNodes(const Function& f) {
   return unsupportedNodes(f, isa::IsaDescription::loadDefault());
 }
 
+void throwUnsupported(const Function& f, const std::vector<std::string>& bad,
+                      const std::string& note) {
+  std::string msg = std::to_string(bad.size()) + " node(s) of the quantized model (function '" +
+                    f.name() + "') cannot run on the NPU" + (note.empty() ? "" : " " + note) + ":";
+  for (const auto& b : bad)
+    msg += "\n  " + b;
+  throw Unsupported(
+      f.module().source().empty() ? "npu backend" : f.module().source() + ": npu backend", msg);
+}
+
 CompileResult compile(const Function& f, const isa::IsaDescription& isa,
                       const CompileOptions& opts) {
   const auto t0 = std::chrono::steady_clock::now();
   const Target t(isa);
-  const std::vector<std::string> bad = unsupportedNodes(f, isa);
-  if (!bad.empty()) {
-    std::string msg = std::to_string(bad.size()) + " node(s) of the quantized model (function '" +
-                      f.name() + "') cannot run on the NPU:";
-    for (const auto& b : bad)
-      msg += "\n  " + b;
-    throw Unsupported(
-        f.module().source().empty() ? "npu backend" : f.module().source() + ": npu backend", msg);
-  }
+  if (const std::vector<std::string> bad = unsupportedNodes(f, isa); !bad.empty())
+    throwUnsupported(f, bad);
 
   DramPlan plan = planDram(f, t);
   ConstPool pool(plan.constBase);

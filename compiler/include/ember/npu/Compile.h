@@ -83,6 +83,11 @@ CompileResult compile(const Function& quantized, const isa::IsaDescription& isa,
 std::vector<std::string> unsupportedNodes(const Function& f, const isa::IsaDescription& isa);
 /// The same with the default description (isa::IsaDescription::loadDefault()).
 std::vector<std::string> unsupportedNodes(const Function& f);
+/// Throws the one ember::Unsupported that lists `bad` (unsupportedNodes' lines) for `f`,
+/// named after the model file; `note` follows "cannot run on the NPU" (e.g. the option
+/// that asked for the refusal).
+[[noreturn]] void throwUnsupported(const Function& f, const std::vector<std::string>& bad,
+                                   const std::string& note = "");
 
 class Target;
 
