@@ -209,46 +209,43 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::string describeInputs(const std::vector<Node*>& ins) {
+/// A model input: its name and type.
+using InputDecl = std::pair<std::string, Type>;
+
+std::string describeInputs(const std::vector<InputDecl>& ins) {
   std::string s;
-  for (const Node* p : ins)
-    s += std::string(s.empty() ? "" : ", ") + p->name() + ": " + p->resultType().toString();
+  for (const auto& [name, type] : ins)
+    s += std::string(s.empty() ? "" : ", ") + name + ": " + type.toString();
   return s.empty() ? "none" : s;
 }
 
-/// Reads the given .npy files and completes the inputs of `f` (random values for the
-/// rest when a seed is given), checking names, kinds and shapes. An input `module` declares
-/// but no output of `f` depends on is checked and left out.
-TensorMap buildInputs(const Options& o, const Module& module, const Function& f) {
-  std::vector<Node*> placeholders = f.inputs();
-  // Every input the model declares, also those no output depends on (a Shape of an
-  // input folds to a constant, Dropout's ratio may go unused): a user may pass them.
-  std::map<std::string, const Node*> byName;
-  std::vector<Node*> declared;
-  for (const auto& p : module.placeholders()) {
-    byName[p->name()] = p.get();
-    declared.push_back(p.get());
-  }
-  std::set<std::string> used;
-  for (const Node* p : placeholders)
-    used.insert(p->name());
+/// Reads the given .npy files and completes the inputs (random values for the rest when
+/// a seed is given), checking names, kinds and shapes against `declared`. An input that
+/// is declared but not in `used` (no output depends on it) is checked and left out.
+TensorMap gatherInputs(const Options& o, const std::vector<InputDecl>& declared,
+                       const std::vector<InputDecl>& used) {
+  std::set<std::string> usedNames;
+  for (const auto& [name, type] : used)
+    usedNames.insert(name);
   TensorMap inputs;
   std::set<std::string> given;
   for (const auto& [name, file] : o.inputs) {
-    auto it = byName.find(name);
-    if (it == byName.end())
+    const Type* want = nullptr;
+    for (const auto& [n, t] : declared)
+      if (n == name)
+        want = &t;
+    if (!want)
       throw Error("--input " + name + "=" + file, "the model has no input named '" + name +
                                                       "' (its inputs: " + describeInputs(declared) +
                                                       ")");
     if (!given.insert(name).second)
       throw Error("--input " + name + "=" + file, "input '" + name + "' is given twice");
     Tensor t = readNpy(file);
-    const Type& want = it->second->resultType();
-    if (t.kind() != want.kind || t.dims() != want.dims)
+    if (t.kind() != want->kind || t.dims() != want->dims)
       throw Error("--input " + name + "=" + file, "the file holds " + t.type().toString() +
                                                       ", the model's input '" + name + "' is " +
-                                                      Type(want.kind, want.dims).toString());
-    if (!used.count(name)) {
+                                                      Type(want->kind, want->dims).toString());
+    if (!usedNames.count(name)) {
       std::fprintf(stderr,
                    "ember-run: note: --input %s: no output of the model depends on input '%s'; "
                    "it was checked and is not used\n",
@@ -258,14 +255,14 @@ TensorMap buildInputs(const Options& o, const Module& module, const Function& f)
     inputs.emplace(name, std::move(t));
   }
   std::vector<std::string> missing;
-  for (size_t i = 0; i < placeholders.size(); ++i) {
-    const Node* p = placeholders[i];
-    if (inputs.count(p->name()))
+  for (size_t i = 0; i < used.size(); ++i) {
+    const auto& [name, type] = used[i];
+    if (inputs.count(name))
       continue;
     if (o.randomSeed)
-      inputs.emplace(p->name(), randomTensor(p->resultType(), *o.randomSeed, i));
+      inputs.emplace(name, randomTensor(type, *o.randomSeed, i));
     else
-      missing.push_back(p->name() + ": " + p->resultType().toString());
+      missing.push_back(name + ": " + type.toString());
   }
   if (!missing.empty()) {
     std::string msg = "no value for " + std::to_string(missing.size()) + " model input(s):";
@@ -275,6 +272,17 @@ TensorMap buildInputs(const Options& o, const Module& module, const Function& f)
     throw Error(o.model, msg);
   }
   return inputs;
+}
+
+/// The inputs of `f`: every placeholder `module` declares may be given (a Shape of an
+/// input folds to a constant, Dropout's ratio may go unused), those `f` reads are needed.
+TensorMap buildInputs(const Options& o, const Module& module, const Function& f) {
+  std::vector<InputDecl> declared, used;
+  for (const auto& p : module.placeholders())
+    declared.emplace_back(p->name(), p->resultType());
+  for (const Node* p : f.inputs())
+    used.emplace_back(p->name(), p->resultType());
+  return gatherInputs(o, declared, used);
 }
 
 /// Output file paths, checked for collisions after sanitising the names.
@@ -458,50 +466,6 @@ void refuseNaN(const Options& o, const TensorMap& inputs) {
   }
 }
 
-/// The model inputs of a package: --input files (name, kind and shape checked) and, with
-/// --random-input, random values for the rest.
-TensorMap packageInputs(const Options& o, const partition::Plan& plan) {
-  TensorMap inputs;
-  for (const auto& [name, file] : o.inputs) {
-    const Type* want = nullptr;
-    for (const auto& [n, t] : plan.inputs)
-      if (n == name)
-        want = &t;
-    if (!want) {
-      std::string known;
-      for (const auto& [n, t] : plan.inputs)
-        known += (known.empty() ? "" : ", ") + n + ": " + t.toString();
-      throw Error("--input " + name + "=" + file,
-                  "the package has no input named '" + name + "' (its inputs: " + known + ")");
-    }
-    Tensor t = readNpy(file);
-    if (t.kind() != want->kind || t.dims() != want->dims)
-      throw Error("--input " + name + "=" + file, "the file holds " + t.type().toString() +
-                                                      ", the package's input is " +
-                                                      Type(want->kind, want->dims).toString());
-    if (!inputs.emplace(name, std::move(t)).second)
-      throw Error("--input " + name + "=" + file, "input '" + name + "' is given twice");
-  }
-  std::vector<std::string> missing;
-  for (size_t i = 0; i < plan.inputs.size(); ++i) {
-    const auto& [name, type] = plan.inputs[i];
-    if (inputs.count(name))
-      continue;
-    if (o.randomSeed)
-      inputs.emplace(name, randomTensor(Type(type.kind, type.dims), *o.randomSeed, i));
-    else
-      missing.push_back(name + ": " + type.toString());
-  }
-  if (!missing.empty()) {
-    std::string msg = "no value for " + std::to_string(missing.size()) + " input(s):";
-    for (const auto& m : missing)
-      msg += "\n  " + m;
-    throw Error(o.model,
-                msg + "\ngive them with --input NAME=FILE.npy, or use --random-input SEED");
-  }
-  return inputs;
-}
-
 /// A package (docs/package.md): NPU segments on the NPU devices (sim, rtl; --compare sim,rtl
 /// requires equal outputs and equal timing of every NPU segment), host segments on their
 /// backend. Prints the outputs, the segment table and the placement line.
@@ -510,7 +474,7 @@ int runPackage(const Options& o) {
   const isa::IsaDescription desc = isa::IsaDescription::loadDefault(o.isa);
   const partition::Plan plan = partition::loadPackage(o.model, desc);
   checkOutputs(o);
-  TensorMap inputs = packageInputs(o, plan);
+  TensorMap inputs = gatherInputs(o, plan.inputs, plan.inputs);
   refuseNaN(o, inputs);
   DeviceOptions dopts;
   dopts.reportJson = o.reportJson;
