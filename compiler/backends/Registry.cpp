@@ -1,4 +1,6 @@
-// The list of backends built into Ember. A backend joins by adding one line here.
+// The list of backends built into Ember. A backend of the compiler joins by adding one
+// line to builtins(); one whose execution lives above the compiler (the NPU, which runs
+// through the runtime) joins at run time through registerBackend().
 #include "ember/backend/Backend.h"
 #ifdef EMBER_HAVE_CPU_BACKEND
 #include "ember/cpu/CpuBackend.h"
@@ -6,40 +8,72 @@
 #include "ember/interpreter/Interpreter.h"
 #include "ember/support/Error.h"
 
-#include <functional>
+#include <mutex>
 
 namespace ember {
 
 namespace {
 struct BackendEntry {
-  const char* name;
-  std::function<std::unique_ptr<Backend>()> create;
+  std::string name;
+  BackendFactory create;
 };
 
-const std::vector<BackendEntry>& entries() {
-  static const std::vector<BackendEntry> e = {
+struct Registry {
+  std::mutex mu;
+  std::vector<BackendEntry> entries = {
       {"interp", createInterpreterBackend},
 #ifdef EMBER_HAVE_CPU_BACKEND
       {"cpu", [] { return createCpuBackend(); }},
 #endif
   };
-  return e;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
 }
 } // namespace
 
+void registerBackend(const std::string& name, BackendFactory create) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const auto& e : r.entries)
+    if (e.name == name)
+      throw InternalError("backend '" + name + "'", "registered twice");
+  r.entries.push_back({name, std::move(create)});
+}
+
+bool isBackendRegistered(const std::string& name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const auto& e : r.entries)
+    if (e.name == name)
+      return true;
+  return false;
+}
+
 std::unique_ptr<Backend> createBackend(const std::string& name) {
-  for (const auto& e : entries())
-    if (name == e.name)
-      return e.create();
+  Registry& r = registry();
+  BackendFactory create;
   std::string known;
-  for (const auto& e : entries())
-    known += std::string(known.empty() ? "" : ", ") + e.name;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (const auto& e : r.entries) {
+      if (name == e.name)
+        create = e.create;
+      known += (known.empty() ? "" : ", ") + e.name;
+    }
+  }
+  if (create)
+    return create();
   throw Error("backend '" + name + "'", "unknown (known: " + known + ")");
 }
 
 std::vector<std::string> backendNames() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
   std::vector<std::string> names;
-  for (const auto& e : entries())
+  for (const auto& e : r.entries)
     names.push_back(e.name);
   return names;
 }

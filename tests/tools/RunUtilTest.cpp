@@ -1,7 +1,7 @@
 // Tests of ember-run's helpers; expected values worked out by hand.
 #include "RunUtil.h"
 #include "Compare.h"
-#include "Devices.h"
+#include "ember/devices/Devices.h"
 
 #include "ember/support/Error.h"
 
@@ -12,6 +12,7 @@
 
 using namespace ember;
 using namespace ember::run;
+using namespace ember::devices;
 
 TEST(RunUtil, SanitizesOutputNames) {
   EXPECT_EQ(sanitizeOutputName("output"), "output");

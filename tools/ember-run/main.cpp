@@ -1,8 +1,9 @@
 // ember-run: import a model, run it on a device, write and summarise its outputs.
 // A thin main over the libraries: the device table is in Devices.cpp.
 #include "Compare.h"
-#include "Devices.h"
 #include "RunUtil.h"
+#include "ember/devices/Devices.h"
+#include "ember/devices/PackageSession.h"
 
 #include "ember/runtime/Run.h"
 
@@ -34,6 +35,7 @@
 
 using namespace ember;
 using namespace ember::run;
+using namespace ember::devices;
 
 namespace {
 
@@ -472,27 +474,25 @@ void refuseNaN(const Options& o, const TensorMap& inputs) {
 int runPackage(const Options& o) {
   const std::vector<std::string> devs = binaryDevices(o);
   const isa::IsaDescription desc = isa::IsaDescription::loadDefault(o.isa);
-  const partition::Plan plan = partition::loadPackage(o.model, desc);
-  checkOutputs(o);
-  TensorMap inputs = gatherInputs(o, plan.inputs, plan.inputs);
-  refuseNaN(o, inputs);
   DeviceOptions dopts;
   dopts.reportJson = o.reportJson;
   dopts.traceJson = o.traceJson;
-  std::vector<TensorMap> results;
-  std::vector<std::vector<sim::Report>> reports(devs.size());
-  std::vector<std::vector<partition::SegmentRun>> runs(devs.size());
-  for (std::size_t d = 0; d < devs.size(); ++d) {
-    runtime::RunRequest engine;
-#ifdef EMBER_HAVE_RTL
-    engine.engine = devs[d] == "rtl" ? rtlEngine() : nullptr;
-    engine.platform = devs[d] == "rtl" ? rtlPlatform() : nullptr;
-#endif
-    partition::PlanExecutor ex(
-        plan, npuSegmentRunner(devs[d], engine, desc, dopts, o.model, false, reports[d]));
-    results.push_back(ex.run(inputs, &runs[d]));
+  std::vector<std::unique_ptr<PackageSession>> sessions;
+  for (const std::string& dev : devs) {
+    sessions.push_back(std::make_unique<PackageSession>(o.model, desc, dev, dopts));
     dopts.reportJson.clear(); // only the first device writes reports
     dopts.traceJson.clear();
+  }
+  const partition::Plan& plan = sessions.front()->plan();
+  checkOutputs(o);
+  TensorMap inputs = gatherInputs(o, plan.inputs, plan.inputs);
+  refuseNaN(o, inputs);
+  std::vector<TensorMap> results;
+  std::vector<std::vector<sim::Report>> reports;
+  std::vector<std::vector<partition::SegmentRun>> runs(devs.size());
+  for (std::size_t d = 0; d < devs.size(); ++d) {
+    results.push_back(sessions[d]->run(inputs, &runs[d]));
+    reports.push_back(sessions[d]->reports());
   }
   const TensorMap& out = results.front();
   if (!o.outDir.empty())
@@ -692,7 +692,7 @@ int main(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       std::fputs(partition::partitionOptionsHelp(), stdout);
       std::printf("\ndevices:\n");
-      for (const Device& d : devices())
+      for (const Device& d : ember::devices::devices())
         std::printf("  %-8s %s\n", d.name.c_str(), d.description.c_str());
       return 0;
     }

@@ -66,7 +66,7 @@ namespace {
 /// The NPU behind the Backend interface: answers `supports` per node; cannot execute.
 class NpuBackend : public Backend {
 public:
-  NpuBackend() : isa_(isa::IsaDescription::loadDefault()), t_(isa_) {}
+  explicit NpuBackend(isa::IsaDescription isa) : isa_(std::move(isa)), t_(isa_) {}
   std::string name() const override { return "npu"; }
   std::string kindSupport(NodeKind k) const override {
     if (k == NodeKind::QuantizeLinear || k == NodeKind::DequantizeLinear)
@@ -87,8 +87,10 @@ public:
   }
   std::unique_ptr<CompiledFunction> compile(const Function& f) const override {
     throw Error("backend 'npu', function '" + f.name() + "'",
-                "the compiler does not execute NPU binaries; compile with emberc and run with "
-                "`ember-run BIN.elf --device sim` (or the simulator library)");
+                "this NPU backend only answers what the NPU supports: the compiler does not "
+                "link the simulator. Programs that link the device layer get an executing "
+                "one from createBackend(\"npu\") after ember::devices::registerNpuBackend(); "
+                "or compile with emberc and run `ember-run BIN.elf --device sim`");
   }
 
 private:
@@ -99,7 +101,11 @@ private:
 } // namespace
 
 std::unique_ptr<Backend> createNpuBackend() {
-  return std::make_unique<NpuBackend>();
+  return std::make_unique<NpuBackend>(isa::IsaDescription::loadDefault());
+}
+
+std::unique_ptr<Backend> createNpuBackend(const isa::IsaDescription& isa) {
+  return std::make_unique<NpuBackend>(isa);
 }
 
 } // namespace ember::npu

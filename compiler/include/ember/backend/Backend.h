@@ -6,6 +6,7 @@
 
 #include "ember/graph/Graph.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -44,10 +45,21 @@ public:
   virtual std::unique_ptr<CompiledFunction> compile(const Function& f) const = 0;
 };
 
+/// Makes a fresh backend.
+using BackendFactory = std::function<std::unique_ptr<Backend>()>;
+
 /// Creates the backend called `name`; throws ember::Error listing the known names.
 std::unique_ptr<Backend> createBackend(const std::string& name);
-/// Names of all backends built into this binary.
+/// Names of all backends of this program: those built into the compiler (interp, and cpu
+/// when LLVM is built), then those registered at run time, in registration order.
 std::vector<std::string> backendNames();
+/// Adds backend `name` for the rest of the program. For backends whose execution lives
+/// above the compiler: the NPU runs through the runtime, which the compiler does not
+/// link, so the device layer registers it (`ember::devices::registerNpuBackend`).
+/// Throws ember::InternalError when the name is taken.
+void registerBackend(const std::string& name, BackendFactory create);
+/// Whether a backend called `name` exists in this program.
+bool isBackendRegistered(const std::string& name);
 
 /// Every node of `f` that `b` does not support, as "Kind 'name'" strings (all of them,
 /// so a user sees the whole list at once).

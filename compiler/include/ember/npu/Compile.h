@@ -108,9 +108,12 @@ private:
   std::unique_ptr<Target> target_;
 };
 
-/// The NPU as an ember::Backend ("npu"): `supports` answers per node; `compile` refuses
-/// (execution needs the simulator, which the compiler does not link: use
-/// `ember-run --device sim` or the simulator library).
+/// The NPU as an ember::Backend ("npu") for the reference description: `supports` and
+/// `kindSupport` answer per node and kind; `compile` refuses, because execution needs
+/// the simulator, which the compiler does not link. The executing NPU backend wraps this
+/// one (`partition::createNpuBackend`, registered by the device layer).
 std::unique_ptr<Backend> createNpuBackend();
+/// The same for description `isa`.
+std::unique_ptr<Backend> createNpuBackend(const isa::IsaDescription& isa);
 
 } // namespace ember::npu

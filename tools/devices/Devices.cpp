@@ -1,6 +1,6 @@
 // The device table of ember-run: every executing compiler backend, plus the NPU
 // simulator. A device joins by adding one row to devices().
-#include "Devices.h"
+#include "ember/devices/Devices.h"
 
 #include "ember/runtime/Run.h"
 
@@ -17,8 +17,10 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <mutex>
 
-namespace ember::run {
+namespace ember::devices {
 
 namespace {
 
@@ -161,6 +163,7 @@ TensorMap runOnRtl(const Function& f, const TensorMap& inputs, int repeat,
 #endif
 
 std::vector<Device> buildTable() {
+  registerNpuBackend();
   std::vector<Device> table;
   for (const std::string& name : backendNames()) {
     if (name == "interp")
@@ -182,6 +185,29 @@ std::vector<Device> buildTable() {
 }
 
 } // namespace
+
+void registerNpuBackend() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (isBackendRegistered("npu"))
+      return;
+    registerBackend("npu", [] {
+      auto desc = std::make_shared<isa::IsaDescription>(isa::IsaDescription::loadDefault());
+      auto reports = std::make_shared<std::vector<sim::Report>>();
+      partition::NpuRunner inner = npuSegmentRunner("npu", runtime::RunRequest{}, *desc,
+                                                    DeviceOptions{}, "<npu>", true, *reports);
+      // The runner refers to the description and the report list: keep them alive with it,
+      // and keep only the last run's report.
+      partition::NpuRunner runner = [desc, reports, inner](const partition::Segment& s,
+                                                           const TensorMap& in,
+                                                           partition::SegmentRun& run) {
+        reports->clear();
+        return inner(s, in, run);
+      };
+      return partition::createNpuBackend(*desc, runner);
+    });
+  });
+}
 
 #ifdef EMBER_HAVE_RTL
 sim::PlatformFactory rtlPlatform() {
@@ -219,4 +245,4 @@ const Device& findDevice(const std::string& name) {
   throw Error("--device '" + name + "'", "unknown device (this build has: " + known + ")");
 }
 
-} // namespace ember::run
+} // namespace ember::devices

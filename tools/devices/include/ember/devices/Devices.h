@@ -8,6 +8,7 @@
 
 #include "ember/backend/Backend.h"
 #include "ember/driver/Execute.h"
+#include "ember/driver/NpuBackend.h"
 #include "ember/driver/Partition.h"
 #include "ember/runtime/Run.h"
 #include "ember/sim/Platform.h"
@@ -19,7 +20,7 @@
 #include <string>
 #include <vector>
 
-namespace ember::run {
+namespace ember::devices {
 
 /// Settings some devices read (the NPU's description, report files).
 struct DeviceOptions {
@@ -74,10 +75,17 @@ rtlEngine();
 sim::PlatformFactory rtlPlatform();
 #endif
 
+/// Registers the executing NPU backend with the compiler's registry as "npu" (the first
+/// call; later calls do nothing): it compiles whole functions for the description
+/// `EMBER_ISA` names (else isa/ember-v1.json) and runs the binaries through the runtime
+/// on the SystemC platform. After it, `createBackend("npu")` works like "interp" and
+/// "cpu"; devices() calls it.
+void registerNpuBackend();
+
 /// Every device of this build, in the order `--help` lists them.
 const std::vector<Device>& devices();
 
 /// The device called `name`; throws ember::Error listing the known names.
 const Device& findDevice(const std::string& name);
 
-} // namespace ember::run
+} // namespace ember::devices
