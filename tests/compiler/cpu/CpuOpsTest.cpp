@@ -1,7 +1,8 @@
-// The cpu backend on small hand-built graphs of every operator family it compiles,
-// against the float interpreter (within 1e-5 * max(1, max |ref|)); each graph also runs
-// with 1 and 3 threads, which must give identical bits.
+// The cpu backend on the shared operator table (tests/compiler/common/OpCases.h) against
+// the float interpreter (within 1e-5 * max(1, max |ref|)) with 1 and 3 threads, which
+// must give identical bits; and what is particular to the cpu backend.
 #include "CpuTestUtil.h"
+#include "OpCases.h"
 
 #include "ember/backend/Backend.h"
 #include "ember/support/Error.h"
@@ -13,251 +14,10 @@ namespace ember {
 namespace {
 
 using namespace cputest;
-
-struct OpCase {
-  const char* name;
-  std::function<void(G&)> build;
-};
-
-void PrintTo(const OpCase& c, std::ostream* os) {
-  *os << c.name;
-}
-
-Attrs ints(std::initializer_list<std::pair<const char*, std::vector<int64_t>>> l) {
-  Attrs a;
-  for (const auto& [k, v] : l)
-    a.set(k, v);
-  return a;
-}
-
-Attrs with(Attrs a, const char* k, AttrValue v) {
-  a.set(k, std::move(v));
-  return a;
-}
-
-/// Conv of x [n, c, h, w] with an [m, c / group, kh, kw] filter and a bias.
-OpCase conv(const char* name, Shape x, int64_t m, int64_t group, Shape k, Attrs a) {
-  return {name, [=](G& g) {
-            Shape w = {m, x[1] / group};
-            w.insert(w.end(), k.begin(), k.end());
-            Attrs at = a;
-            at.set("group", group);
-            g.output("y", g.node(NodeKind::Conv, "conv",
-                                 {g.input("x", x), g.constant("w", w), g.constant("b", {m})}, at));
-          }};
-}
-
-OpCase unary(NodeKind k, Attrs a = {}) {
-  return {nodeKindName(k), [=](G& g) {
-            g.output("y", g.node(k, "op", {g.input("x", {2, 3, 5, 7})}, a));
-          }};
-}
-
-OpCase binary(const char* name, NodeKind k, Shape a, Shape b, Attrs at = {}) {
-  return {name, [=](G& g) {
-            g.output("y", g.node(k, "op", {g.input("a", a), g.input("b", b)}, at));
-          }};
-}
-
-std::vector<OpCase> cases() {
-  std::vector<OpCase> c;
-  for (NodeKind k : {NodeKind::Relu,     NodeKind::Sigmoid,   NodeKind::Tanh,  NodeKind::Exp,
-                     NodeKind::Erf,      NodeKind::Neg,       NodeKind::Abs,   NodeKind::Floor,
-                     NodeKind::Ceil,     NodeKind::HardSwish, NodeKind::Silu,  NodeKind::Gelu,
-                     NodeKind::Softplus, NodeKind::Round,     NodeKind::Sign,  NodeKind::Sin,
-                     NodeKind::Cos,      NodeKind::Tan,       NodeKind::Asin,  NodeKind::Atan,
-                     NodeKind::Sinh,     NodeKind::Asinh,     NodeKind::Atanh, NodeKind::Softsign})
-    c.push_back(unary(k));
-  c.push_back(unary(NodeKind::Celu, with({}, "alpha", 0.8)));
-  c.push_back(unary(NodeKind::ThresholdedRelu, with({}, "alpha", 0.3)));
-  c.push_back(unary(NodeKind::Shrink, with(with({}, "lambd", 0.6), "bias", 0.2)));
-  c.push_back({"CompareLogicWhere", [](G& g) {
-                 NodeValue a = g.input("a", {3, 4, 5}), b = g.input("b", {4, 1});
-                 NodeValue lt = g.node(NodeKind::Less, "lt", {a, b});
-                 NodeValue ge = g.node(NodeKind::GreaterOrEqual, "ge", {a, g.input("c", {5})});
-                 NodeValue both = g.node(NodeKind::And, "and", {lt, ge});
-                 g.output("xor", g.node(NodeKind::Xor, "xor", {lt, ge}));
-                 g.output("eq", g.node(NodeKind::Equal, "eq", {a, a}));
-                 g.output("where", g.node(NodeKind::Where, "where", {both, a, b}));
-               }});
-  c.push_back(unary(NodeKind::LeakyRelu, with({}, "alpha", 0.1)));
-  c.push_back(unary(NodeKind::Clip, with(with({}, "min", -0.5), "max", 0.75)));
-  c.push_back(unary(NodeKind::HardSigmoid, with(with({}, "alpha", 0.3), "beta", 0.4)));
-  c.push_back(unary(NodeKind::Elu, with({}, "alpha", 0.7)));
-  c.push_back({"SqrtLogReciprocal", [](G& g) {
-                 NodeValue x = g.node(NodeKind::Abs, "abs", {g.input("x", {4, 9})});
-                 g.output("s", g.node(NodeKind::Sqrt, "s", {x}));
-                 g.output("l", g.node(NodeKind::Log, "l", {x}));
-                 g.output("r", g.node(NodeKind::Reciprocal, "r", {x}));
-               }});
-  c.push_back(binary("AddBroadcast", NodeKind::Add, {2, 3, 4, 5}, {3, 1, 5}));
-  c.push_back(binary("AddRelu", NodeKind::Add, {2, 8, 6, 6}, {2, 8, 6, 6},
-                     with({}, "activation", std::string("relu"))));
-  c.push_back(binary("AddClip", NodeKind::Add, {1, 8, 5, 5}, {1, 8, 1, 1},
-                     with(with(with({}, "activation", std::string("clip")), "activation_min", 0.0),
-                          "activation_max", 0.6)));
-  c.push_back(binary("SubOuter", NodeKind::Sub, {1, 4}, {3, 1}));
-  c.push_back(binary("MulScalar", NodeKind::Mul, {3, 7, 11}, {}));
-  c.push_back(binary("DivRows", NodeKind::Div, {6, 10}, {6, 1}));
-  c.push_back(binary("Max", NodeKind::Max, {5, 6}, {6}));
-  c.push_back(binary("Min", NodeKind::Min, {5, 6}, {5, 1}));
-  c.push_back(binary("PRelu", NodeKind::PRelu, {2, 3, 4, 4}, {3, 1, 1}));
-  c.push_back({"PowSquare", [](G& g) {
-                 g.output("y", g.node(NodeKind::Pow, "p",
-                                      {g.input("x", {3, 8}),
-                                       g.constant("two", Tensor::scalar<float>(2.f))}));
-               }});
-  Attrs pad1 = ints({{"pads", {1, 1, 1, 1}}});
-  c.push_back(conv("Conv3x3", {1, 5, 9, 9}, 13, 1, {3, 3}, pad1));
-  c.push_back(conv(
-      "Conv3x3Stride2Relu", {2, 6, 11, 10}, 17, 1, {3, 3},
-      with(with(pad1, "strides", std::vector<int64_t>{2, 2}), "activation", std::string("relu"))));
-  c.push_back(conv("ConvStem7x7", {1, 3, 32, 32}, 16, 1, {7, 7},
-                   ints({{"pads", {3, 3, 3, 3}}, {"strides", {2, 2}}})));
-  c.push_back(conv("Conv1x1", {1, 40, 7, 7}, 33, 1, {1, 1}, {}));
-  c.push_back(conv("Conv1x1Stride2", {1, 16, 8, 8}, 24, 1, {1, 1}, ints({{"strides", {2, 2}}})));
-  c.push_back(conv("ConvGrouped", {1, 6, 8, 8}, 10, 2, {3, 3}, pad1));
-  c.push_back(conv("ConvDilated", {1, 4, 12, 12}, 9, 1, {3, 3},
-                   ints({{"pads", {2, 2, 2, 2}}, {"dilations", {2, 2}}})));
-  c.push_back(
-      conv("ConvAsymmetricPads", {1, 3, 9, 7}, 5, 1, {2, 3}, ints({{"pads", {0, 1, 1, 2}}})));
-  // Stride 1 with runs of few positions per panel (width 5: seven runs of a 32-position
-  // panel), wide padding past the kernel, dilation, a kernel wider than the input, and
-  // a stride of 2 in height only: the masked-load panel gather of AVX-512 hosts.
-  c.push_back(conv("ConvNarrowRowsWidePads", {2, 3, 6, 5}, 9, 1, {3, 7},
-                   ints({{"pads", {2, 4, 3, 5}}, {"dilations", {1, 2}}})));
-  c.push_back(conv("ConvStrideHeightOnly", {1, 4, 9, 13}, 7, 1, {3, 3},
-                   with(pad1, "strides", std::vector<int64_t>{2, 1})));
-  c.push_back(conv("Depthwise", {1, 8, 10, 10}, 8, 8, {3, 3},
-                   with(with(with(pad1, "activation", std::string("clip")), "activation_min", 0.0),
-                        "activation_max", 6.0)));
-  c.push_back(conv("DepthwiseStride2", {1, 8, 11, 11}, 8, 8, {3, 3},
-                   with(pad1, "strides", std::vector<int64_t>{2, 2})));
-  c.push_back(conv("DepthwiseMultiplier2", {2, 4, 6, 6}, 8, 4, {3, 3}, pad1));
-  c.push_back({"Conv1D", [](G& g) {
-                 g.output("y", g.node(NodeKind::Conv, "conv",
-                                      {g.input("x", {2, 4, 20}), g.constant("w", {6, 4, 5})},
-                                      ints({{"pads", {2, 1}}, {"strides", {2}}})));
-               }});
-  c.push_back({"GemmBiasRelu", [](G& g) {
-                 g.output("y", g.node(NodeKind::Gemm, "gemm",
-                                      {g.input("a", {9, 20}), g.constant("b", {20, 7}),
-                                       g.constant("c", {7})},
-                                      with({}, "activation", std::string("relu"))));
-               }});
-  c.push_back({"GemmOneRow", [](G& g) {
-                 g.output("y", g.node(NodeKind::Gemm, "gemm",
-                                      {g.input("a", {1, 300}), g.constant("b", {300, 150}),
-                                       g.constant("c", {1, 150})}));
-               }});
-  c.push_back(
-      {"GemmFullC", [](G& g) {
-         g.output("y", g.node(NodeKind::Gemm, "gemm",
-                              {g.input("a", {5, 4}), g.input("b", {4, 6}), g.input("c", {5, 6})}));
-       }});
-  c.push_back(binary("MatMulBatched", NodeKind::MatMul, {2, 3, 5, 6}, {2, 3, 6, 4}));
-  c.push_back(binary("MatMulBroadcastB", NodeKind::MatMul, {4, 5, 6}, {6, 3}));
-  c.push_back(binary("MatMulVector", NodeKind::MatMul, {7}, {7, 3}));
-  c.push_back(
-      {"MaxPool", [](G& g) {
-         g.output(
-             "y",
-             g.node(NodeKind::MaxPool, "pool", {g.input("x", {1, 4, 11, 11})},
-                    ints({{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}})));
-       }});
-  c.push_back({"AveragePoolPadCounted", [](G& g) {
-                 g.output("y", g.node(NodeKind::AveragePool, "pool", {g.input("x", {2, 3, 7, 7})},
-                                      with(ints({{"kernel_shape", {3, 3}}, {"pads", {1, 1, 1, 1}}}),
-                                           "count_include_pad", int64_t(1))));
-               }});
-  c.push_back(
-      {"AveragePool", [](G& g) {
-         g.output(
-             "y",
-             g.node(NodeKind::AveragePool, "pool", {g.input("x", {1, 3, 8, 8})},
-                    ints({{"kernel_shape", {3, 2}}, {"strides", {2, 2}}, {"pads", {1, 0, 1, 1}}})));
-       }});
-  c.push_back({"GlobalPools", [](G& g) {
-                 NodeValue x = g.input("x", {2, 5, 6, 7});
-                 g.output("avg", g.node(NodeKind::GlobalAveragePool, "gap", {x}));
-                 g.output("max", g.node(NodeKind::GlobalMaxPool, "gmp", {x}));
-               }});
-  c.push_back({"SoftmaxAxes", [](G& g) {
-                 NodeValue x = g.input("x", {3, 4, 10});
-                 g.output("last", g.node(NodeKind::Softmax, "s1", {x}));
-                 g.output("mid",
-                          g.node(NodeKind::Softmax, "s2", {x}, with({}, "axis", int64_t(1))));
-                 g.output("log", g.node(NodeKind::LogSoftmax, "s3", {x}));
-               }});
-  c.push_back({"LayerNorm", [](G& g) {
-                 g.output("y", g.node(NodeKind::LayerNormalization, "ln",
-                                      {g.input("x", {2, 5, 16}), g.constant("s", {16}),
-                                       g.constant("b", {16})},
-                                      with({}, "epsilon", 1e-5)));
-               }});
-  c.push_back({"BatchNorm", [](G& g) {
-                 Tensor var = randomTensor({6}, g.rng, 0.1f, 2.f);
-                 g.output("y", g.node(NodeKind::BatchNormalization, "bn",
-                                      {g.input("x", {2, 6, 5, 4}), g.constant("s", {6}),
-                                       g.constant("b", {6}), g.constant("m", {6}),
-                                       g.constant("v", std::move(var))},
-                                      with({}, "epsilon", 1e-3)));
-               }});
-  c.push_back({"Reductions", [](G& g) {
-                 NodeValue x = g.input("x", {2, 3, 4, 5});
-                 g.output("mean", g.node(NodeKind::ReduceMean, "r1", {x},
-                                         with(ints({{"axes", {-1}}}), "keepdims", int64_t(1))));
-                 g.output("sum", g.node(NodeKind::ReduceSum, "r2", {x},
-                                        with(ints({{"axes", {1, 3}}}), "keepdims", int64_t(0))));
-                 g.output("max", g.node(NodeKind::ReduceMax, "r3", {x}));
-                 g.output("l2", g.node(NodeKind::ReduceL2, "r4", {x}, ints({{"axes", {0, 2}}})));
-                 g.output("l1", g.node(NodeKind::ReduceL1, "r5", {x}, ints({{"axes", {1}}})));
-                 g.output("prod", g.node(NodeKind::ReduceProd, "r6", {x}, ints({{"axes", {2}}})));
-                 g.output("argmax",
-                          g.node(NodeKind::ArgMax, "a1", {x}, with({}, "axis", int64_t(2))));
-                 Attrs last = with({}, "axis", int64_t(-1));
-                 last.set("select_last_index", int64_t(1));
-                 last.set("keepdims", int64_t(0));
-                 g.output("argmin", g.node(NodeKind::ArgMin, "a2", {x}, last));
-               }});
-  c.push_back(
-      {"TransposeSliceConcat", [](G& g) {
-         NodeValue x = g.input("x", {2, 3, 4, 5});
-         NodeValue t = g.node(NodeKind::Transpose, "t", {x}, ints({{"perm", {0, 2, 3, 1}}}));
-         NodeValue s = g.node(
-             NodeKind::Slice, "s", {x},
-             ints({{"starts", {0, 1, 3, 0}}, {"ends", {2, 3, -1, 5}}, {"steps", {1, 1, -2, 2}}}));
-         g.output("t", t);
-         g.output("s", s);
-         g.output("c", g.node(NodeKind::Concat, "c", {x, g.input("z", {2, 2, 4, 5}), x},
-                              with({}, "axis", int64_t(1))));
-       }});
-  c.push_back(
-      {"PadGatherSplitExpand", [](G& g) {
-         NodeValue x = g.input("x", {3, 4, 5});
-         g.output("pad", g.node(NodeKind::Pad, "pad", {x},
-                                with(ints({{"pads", {0, 1, -1, 1, 2, 2}}}), "value", 0.5)));
-         g.output("gather",
-                  g.node(NodeKind::Gather, "gather",
-                         {x, g.constant("idx", Tensor::fromVector<int64_t>({2, 2}, {3, -1, 0, 2}))},
-                         with({}, "axis", int64_t(1))));
-         Node* split = g.f->create(NodeKind::Split, "split", {x},
-                                   with(ints({{"split", {1, 4}}}), "axis", int64_t(2)));
-         g.output("s0", split->result(0));
-         g.output("s1", split->result(1));
-         g.output("exp", g.node(NodeKind::Expand, "e", {g.input("v", {4, 1})},
-                                ints({{"shape", {2, 4, 3}}})));
-       }});
-  c.push_back(
-      {"ReshapeViews", [](G& g) {
-         NodeValue x = g.input("x", {2, 6, 4});
-         NodeValue r = g.node(NodeKind::Reshape, "r", {x}, ints({{"shape", {12, 4}}}));
-         g.output("r", r);
-         g.output("m", g.node(NodeKind::Relu, "relu",
-                              {g.node(NodeKind::Reshape, "r2", {r}, ints({{"shape", {4, 12}}}))}));
-       }});
-  return c;
-}
+using test::ints;
+using test::OpCase;
+using test::opCases;
+using test::with;
 
 class CpuOps : public ::testing::TestWithParam<OpCase> {};
 
@@ -273,7 +33,7 @@ TEST_P(CpuOps, MatchesInterpreterWithAnyThreadCount) {
     EXPECT_TRUE(three.at(name) == t) << name << " differs between 1 and 3 threads";
 }
 
-INSTANTIATE_TEST_SUITE_P(All, CpuOps, ::testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(All, CpuOps, ::testing::ValuesIn(opCases()),
                          [](const ::testing::TestParamInfo<OpCase>& i) {
                            return std::string(i.param.name);
                          });

@@ -1,8 +1,9 @@
 #pragma once
 /// \file
-/// Helpers of the low-level IR tests: a small graph builder, random inputs, and the
+/// Helpers of the low-level IR tests: the shared graph builder, and the
 /// bit-exact comparison of the LIR interpreter with the graph interpreter (a different
 /// execution path over the same kernels: the reference).
+#include "GraphBuilder.h"
 #include "ember/backend/Backend.h"
 #include "ember/graph/Graph.h"
 #include "ember/interpreter/Interpreter.h"
@@ -17,48 +18,18 @@
 
 namespace ember::lirtest {
 
+/// Uniform random floats in [-2, 2).
 inline Tensor randomTensor(const Shape& dims, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-2.f, 2.f);
-  Tensor t(ElemKind::Float32, dims);
-  float* p = t.data<float>();
-  for (int64_t i = 0; i < t.size(); ++i)
-    p[i] = dist(rng);
-  return t;
+  return test::randomTensor(dims, rng, -2.f, 2.f);
 }
 
-/// A module with one function "main".
-struct G {
-  Module m;
-  ember::Function* f = m.createFunction("main");
-  std::mt19937 rng{42};
-
-  NodeValue input(const std::string& name, const Shape& dims) {
-    return m.createPlaceholder(name, Type(ElemKind::Float32, dims))->result();
-  }
-  NodeValue constant(const std::string& name, const Shape& dims) {
-    return m.createConstant(name, randomTensor(dims, rng))->result();
-  }
-  NodeValue node(NodeKind k, const std::string& name, std::vector<NodeValue> in, Attrs a = {}) {
-    return f->create(k, name, std::move(in), std::move(a))->result();
-  }
-  Node* multi(NodeKind k, const std::string& name, std::vector<NodeValue> in, Attrs a = {}) {
-    return f->create(k, name, std::move(in), std::move(a));
-  }
-  void output(const std::string& name, NodeValue v) { f->addOutput(name, v); }
-  TensorMap randomInputs() {
-    TensorMap in;
-    for (Node* p : f->inputs())
-      in[p->name()] = randomTensor(p->resultType().dims, rng);
-    return in;
-  }
+/// The shared test graph builder (tests/compiler/common/GraphBuilder.h), seeded for the
+/// low-level IR tests.
+struct G : test::GraphBuilder {
+  G() : GraphBuilder(42) {}
 };
 
-inline Attrs attrs(std::initializer_list<std::pair<const std::string, AttrValue>> kv) {
-  Attrs a;
-  for (const auto& [k, v] : kv)
-    a.set(k, v);
-  return a;
-}
+using test::attrs;
 
 /// "" when both maps hold the same names, types and bytes; else the first difference.
 inline std::string bitDifference(const TensorMap& got, const TensorMap& ref) {

@@ -2,6 +2,7 @@
 /// \file
 /// Helpers shared by the NN operator tests: reading the reference tensors that the
 /// Python generators write, and running one node on the interpreter.
+#include "GraphBuilder.h"
 #include "ember/backend/Backend.h"
 #include "ember/graph/Graph.h"
 #include "ember/interpreter/Interpreter.h"
@@ -35,19 +36,18 @@ inline Tensor readBin(const std::string& path) {
 /// the interpreter and returns its results as out0, out1, ...
 inline TensorMap runNode(NodeKind kind, const Attrs& a, const std::vector<Tensor>& inputs,
                          int numOutputs = 1) {
-  Module m;
-  Function* f = m.createFunction("main");
+  test::GraphBuilder g;
   std::vector<NodeValue> ins;
   TensorMap feed;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::string name = "in" + std::to_string(i);
-    ins.push_back(m.createPlaceholder(name, inputs[i].type()));
+    ins.push_back(g.placeholder(name, inputs[i].type()));
     feed[name] = inputs[i];
   }
-  Node* n = f->create(kind, "node", ins, a);
+  Node* n = g.multi(kind, "node", ins, a);
   for (int j = 0; j < numOutputs; ++j)
-    f->addOutput("out" + std::to_string(j), n->result(static_cast<unsigned>(j)));
-  return createInterpreterBackend()->compile(*f)->run(feed);
+    g.output("out" + std::to_string(j), n->result(static_cast<unsigned>(j)));
+  return createInterpreterBackend()->compile(*g.f)->run(feed);
 }
 
 /// runNode for a single-result node: returns that result.

@@ -5,6 +5,7 @@
 // and requires the interpreter's outputs bit for bit.
 #pragma once
 
+#include "GraphBuilder.h"
 #include "ember/backend/Backend.h"
 #ifdef EMBER_HAVE_CPU
 #include "ember/cpu/CpuBackend.h"
@@ -40,61 +41,28 @@ inline const isa::IsaDescription& largeIsa() {
   return d;
 }
 
-inline QuantParams perTensor(float s, int32_t zp) {
-  QuantParams q;
-  q.scales = {s};
-  q.zeroPoints = {zp};
-  return q;
-}
+using ember::test::perTensor;
 
-/// A module with one function under construction.
-struct G {
-  Module m;
-  Function* f = m.createFunction("main");
-  std::mt19937 rng{1234};
-
+/// The shared test graph builder (tests/compiler/common/GraphBuilder.h) in the NPU
+/// tests' int8 vocabulary: inputs are quantized, nodes int8 of given parameters, outputs
+/// dequantized.
+struct G : ember::test::GraphBuilder {
+  G() : GraphBuilder(1234) {}
   /// A float placeholder quantized to int8 with (s, zp).
   NodeValue input(const std::string& name, Shape dims, float s, int32_t zp) {
-    Node* ph = m.createPlaceholder(name, Type(ElemKind::Float32, dims));
-    return f
-        ->create(NodeKind::QuantizeLinear, name + "_q", {ph->result()}, {},
-                 std::vector<Type>{Type(ElemKind::Int8, dims, perTensor(s, zp))})
-        ->result();
+    return quantizedInput(name, dims, s, zp);
   }
   /// Dequantizes `v` into function output `name`.
-  void output(const std::string& name, NodeValue v) {
-    Node* d = f->create(NodeKind::DequantizeLinear, name + "_dq", {v});
-    f->addOutput(name, d->result());
-  }
-  /// Random int8 constant with per-channel scales along `axis` (zero points 0).
+  void output(const std::string& name, NodeValue v) { dequantizedOutput(name, v); }
   NodeValue weights(const std::string& name, Shape dims, int axis, int lim = 127) {
-    Tensor t(ElemKind::Int8, dims);
-    std::uniform_int_distribution<int> d(-lim, lim);
-    for (int64_t i = 0; i < t.size(); ++i)
-      t.data<int8_t>()[i] = static_cast<int8_t>(d(rng));
-    QuantParams q;
-    std::uniform_real_distribution<float> sd(0.002f, 0.02f);
-    for (int64_t k = 0; k < dims[size_t(axis)]; ++k) {
-      q.scales.push_back(sd(rng));
-      q.zeroPoints.push_back(0);
-    }
-    q.axis = axis;
-    t.mutableType().quant = q;
-    return m.createConstant(name, t)->result();
+    return int8Weights(name, dims, axis, lim);
   }
   NodeValue bias(const std::string& name, int64_t k, int lim = 3000) {
-    Tensor t(ElemKind::Int32, {k});
-    std::uniform_int_distribution<int> d(-lim, lim);
-    for (int64_t i = 0; i < k; ++i)
-      t.data<int32_t>()[i] = d(rng);
-    return m.createConstant(name, t)->result();
+    return int32Bias(name, k, lim);
   }
   NodeValue node(NodeKind k, const std::string& name, std::vector<NodeValue> in, Attrs a,
                  Shape dims, float s, int32_t zp) {
-    return f
-        ->create(k, name, std::move(in), std::move(a),
-                 std::vector<Type>{Type(ElemKind::Int8, std::move(dims), perTensor(s, zp))})
-        ->result();
+    return int8Node(k, name, std::move(in), std::move(a), std::move(dims), s, zp);
   }
 };
 

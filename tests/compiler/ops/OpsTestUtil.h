@@ -1,6 +1,7 @@
 #pragma once
-// Helpers of the operator tests: build one node over constant operands, evaluate it
-// with the interpreter's kernel, compare with hand-computed values.
+// Helpers of the operator tests: build one node over constant operands (the shared
+// graph builder), evaluate it with the interpreter's kernel, compare with hand-computed values.
+#include "GraphBuilder.h"
 #include "ember/graph/Graph.h"
 #include "ember/interpreter/Interpreter.h"
 
@@ -16,17 +17,14 @@ namespace test {
 /// Creates node `kind` over constants `ins` in a fresh module and evaluates it.
 inline std::vector<Tensor> evalNode(NodeKind kind, const std::vector<Tensor>& ins,
                                     const Attrs& attrs = {}) {
-  Module m;
-  Function* f = m.createFunction("t");
+  GraphBuilder g;
   std::vector<NodeValue> vals;
   std::vector<const Tensor*> ptrs;
   for (size_t i = 0; i < ins.size(); ++i) {
-    Node* c = m.createConstant("c" + std::to_string(i), ins[i]);
-    vals.emplace_back(c, 0);
-    ptrs.push_back(&c->payload());
+    vals.push_back(g.constant("c" + std::to_string(i), ins[i]));
+    ptrs.push_back(&vals.back().node->payload());
   }
-  Node* n = f->create(kind, "node", vals, attrs);
-  return evaluateNode(*n, ptrs);
+  return evaluateNode(*g.multi(kind, "node", vals, attrs), ptrs);
 }
 
 inline Tensor eval1(NodeKind kind, const std::vector<Tensor>& ins, const Attrs& attrs = {}) {
@@ -58,13 +56,6 @@ template <typename T> void expectExact(const Tensor& got, const Shape& dims, std
   ASSERT_EQ(got.kind(), ElemKindOf<T>::value);
   ASSERT_EQ(got.dims(), dims);
   EXPECT_EQ(got.toVector<T>(), want);
-}
-
-inline Attrs attrs(std::initializer_list<std::pair<const std::string, AttrValue>> kv) {
-  Attrs a;
-  for (const auto& [k, v] : kv)
-    a.set(k, v);
-  return a;
 }
 
 } // namespace test

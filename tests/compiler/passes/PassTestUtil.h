@@ -1,8 +1,8 @@
 #pragma once
 /// \file
-/// Helpers of the pass tests: a small graph builder with random constants, random
-/// inputs, and the check that a pass keeps the float interpreter's results (the
-/// unoptimised interpreter is the trusted reference).
+/// Helpers of the pass tests: the shared graph builder, and the check that a pass keeps the float
+/// interpreter's results (the unoptimised interpreter is the trusted reference).
+#include "GraphBuilder.h"
 #include "ember/backend/Backend.h"
 #include "ember/graph/Graph.h"
 #include "ember/graph/Verifier.h"
@@ -19,53 +19,13 @@
 
 namespace ember::passtest {
 
-/// A tensor of uniform random floats in [lo, hi).
-inline Tensor randomTensor(const Shape& dims, std::mt19937& rng, float lo = -1.f, float hi = 1.f) {
-  std::uniform_real_distribution<float> dist(lo, hi);
-  Tensor t(ElemKind::Float32, dims);
-  float* p = t.data<float>();
-  for (int64_t i = 0; i < t.size(); ++i)
-    p[i] = dist(rng);
-  return t;
-}
+using test::randomTensor;
 
-/// A module with one function "main" and helpers to add inputs and constants.
-struct G {
-  Module m;
-  Function* f = m.createFunction("main");
-  std::mt19937 rng{1234};
-
-  NodeValue input(const std::string& name, const Shape& dims) {
-    return m.createPlaceholder(name, Type(ElemKind::Float32, dims))->result();
-  }
-  NodeValue constant(const std::string& name, const Shape& dims, float lo = -1.f, float hi = 1.f) {
-    return m.createConstant(name, randomTensor(dims, rng, lo, hi))->result();
-  }
-  NodeValue constant(const std::string& name, Tensor t) {
-    return m.createConstant(name, std::move(t))->result();
-  }
-  NodeValue scalar(const std::string& name, float v) {
-    return m.createConstant(name, Tensor::scalar<float>(v))->result();
-  }
-  NodeValue node(NodeKind k, const std::string& name, std::vector<NodeValue> in, Attrs a = {}) {
-    return f->create(k, name, std::move(in), std::move(a))->result();
-  }
-  void output(const std::string& name, NodeValue v) { f->addOutput(name, v); }
-
-  /// Random values for every input of the function.
-  TensorMap randomInputs() {
-    TensorMap in;
-    for (Node* p : f->inputs())
-      in[p->name()] = randomTensor(p->resultType().dims, rng, -2.f, 2.f);
-    return in;
-  }
+/// The shared test graph builder (tests/compiler/common/GraphBuilder.h) and a run on the
+/// float interpreter.
+struct G : test::GraphBuilder {
+  G() : GraphBuilder(1234) {}
   TensorMap run(const TensorMap& in) { return createInterpreterBackend()->compile(*f)->run(in); }
-  size_t count(NodeKind k) const {
-    size_t c = 0;
-    for (const auto& n : f->nodes())
-      c += n->kind() == k;
-    return c;
-  }
 };
 
 /// max |a - b| <= tol * max(1, max |b|) for every output (b: the reference).
