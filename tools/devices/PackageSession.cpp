@@ -1,4 +1,4 @@
-// Loading and running a package on an NPU device.
+// Running plans and packages on an NPU device.
 #include "ember/devices/PackageSession.h"
 
 #include "ember/runtime/Run.h"
@@ -19,7 +19,7 @@ runtime::RunRequest engineOf(const std::string& device) {
     return engine;
   }
 #endif
-  throw UsageError("device '" + device + "'", "a package's NPU segments run on sim"
+  throw UsageError("device '" + device + "'", "NPU programs run on sim"
 #ifdef EMBER_HAVE_RTL
                                               " or rtl"
 #endif
@@ -27,18 +27,23 @@ runtime::RunRequest engineOf(const std::string& device) {
 }
 } // namespace
 
-PackageSession::PackageSession(const std::string& path, const isa::IsaDescription& isa,
-                               const std::string& device, const DeviceOptions& opts)
-    : isa_(isa), plan_(partition::loadPackage(path, isa_)) {
+PlanSession::PlanSession(const partition::Plan& plan, const isa::IsaDescription& isa,
+                         const std::string& device, const DeviceOptions& opts,
+                         const std::string& label)
+    : isa_(isa) {
   executor_ = std::make_unique<partition::PlanExecutor>(
-      plan_, npuSegmentRunner(device, engineOf(device), isa_, opts, path, false, reports_));
+      plan, npuSegmentRunner(device, engineOf(device), isa_, opts, label, plan.whole, reports_));
 }
 
-PackageSession::~PackageSession() = default;
+PlanSession::~PlanSession() = default;
 
-TensorMap PackageSession::run(const TensorMap& inputs, std::vector<partition::SegmentRun>* runs) {
+TensorMap PlanSession::run(const TensorMap& inputs, std::vector<partition::SegmentRun>* runs) {
   reports_.clear();
   return executor_->run(inputs, runs);
 }
+
+PackageSession::PackageSession(const std::string& path, const isa::IsaDescription& isa,
+                               const std::string& device, const DeviceOptions& opts)
+    : plan_(partition::loadPackage(path, isa)), session_(plan_, isa, device, opts, path) {}
 
 } // namespace ember::devices

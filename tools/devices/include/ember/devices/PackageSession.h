@@ -1,10 +1,10 @@
 #pragma once
 /// \file
-/// The host runtime of a package (docs/package.md): load the file once, checking it
-/// against the NPU's description, prepare its host segments (cpu or interp) and run it
-/// as often as wanted, its NPU segments through the runtime (job ring, firmware) on the
-/// SystemC platform or the Verilated RTL. ember-run is a thin main over it; a program that
-/// embeds Ember does the same.
+/// The host runtime of partitioned programs (docs/package.md): a plan's host segments
+/// prepared once (cpu or interp) and its NPU segments run through the runtime (job ring,
+/// firmware) on the SystemC platform or the Verilated RTL, as often as wanted. A
+/// PackageSession loads the plan from a package file first. ember-run and the Python
+/// package are thin layers over these; a program that embeds Ember does the same.
 
 #include "ember/devices/Devices.h"
 #include "ember/driver/Execute.h"
@@ -18,21 +18,20 @@
 
 namespace ember::devices {
 
-/// One package loaded for one NPU device.
-class PackageSession {
+/// A plan (whole or partitioned) prepared for one NPU device. The plan must outlive it.
+class PlanSession {
 public:
-  /// Loads `path` for description `isa` (ember::Error naming the file, entry and JSON
-  /// path when it is not a valid package for it) to run on `device` ("sim", or "rtl" in
-  /// builds with the RTL). `opts.reportJson` / `traceJson` get one file per NPU segment
-  /// (".segN" before the extension).
-  PackageSession(const std::string& path, const isa::IsaDescription& isa,
-                 const std::string& device = "sim", const DeviceOptions& opts = {});
-  ~PackageSession();
-  PackageSession(const PackageSession&) = delete;
-  PackageSession& operator=(const PackageSession&) = delete;
+  /// Prepares `plan`, built for `isa`, to run on `device` ("sim", or "rtl" in builds with
+  /// the RTL; UsageError otherwise). `opts.reportJson` / `traceJson` are written at
+  /// every run (partitioned plans: one file per NPU segment, ".segN" before the
+  /// extension). `label` names the program in messages.
+  PlanSession(const partition::Plan& plan, const isa::IsaDescription& isa,
+              const std::string& device = "sim", const DeviceOptions& opts = {},
+              const std::string& label = "<program>");
+  ~PlanSession();
+  PlanSession(const PlanSession&) = delete;
+  PlanSession& operator=(const PlanSession&) = delete;
 
-  /// The segments, values and placement the package holds.
-  const partition::Plan& plan() const { return plan_; }
   /// Runs every segment on the model's inputs (by name) and returns its outputs; `runs`
   /// (optional) receives one entry per segment.
   TensorMap run(const TensorMap& inputs, std::vector<partition::SegmentRun>* runs = nullptr);
@@ -41,9 +40,28 @@ public:
 
 private:
   isa::IsaDescription isa_;
-  partition::Plan plan_;
   std::vector<sim::Report> reports_;
   std::unique_ptr<partition::PlanExecutor> executor_;
+};
+
+/// One package file loaded for one NPU device.
+class PackageSession {
+public:
+  /// Loads `path` for description `isa` (ember::Error naming the file, entry and JSON
+  /// path when it is not a valid package for it) to run on `device` (as PlanSession).
+  PackageSession(const std::string& path, const isa::IsaDescription& isa,
+                 const std::string& device = "sim", const DeviceOptions& opts = {});
+
+  /// The segments, values and placement the package holds.
+  const partition::Plan& plan() const { return plan_; }
+  TensorMap run(const TensorMap& inputs, std::vector<partition::SegmentRun>* runs = nullptr) {
+    return session_.run(inputs, runs);
+  }
+  const std::vector<sim::Report>& reports() const { return session_.reports(); }
+
+private:
+  partition::Plan plan_; // before session_, which refers to it
+  PlanSession session_;
 };
 
 } // namespace ember::devices

@@ -1,0 +1,175 @@
+"""Ember from Python: compile ONNX models for the Ember NPU (or the host), run them on
+the cycle-accurate simulator, the Verilated RTL, the LLVM CPU backend or the
+interpreter, and read the simulator's reports.
+
+    import numpy as np, ember
+    prog = ember.compile("model.onnx")               # int8, for the NPU (isa/ember-v1.json)
+    out = prog.run({"input": x})                     # on the simulated NPU ("sim")
+    ref = prog.run({"input": x}, device="interp")    # the int8 interpreter
+    ember.compare(out, ref)                          # {"output": {"bit_exact": True, ...}}
+    prog.report["cycles"], prog.save("model.elf")
+
+Errors raise ember.Error (bad input: the file, the place and the reason, as the command
+line tools print them), ember.Unsupported (valid input Ember lacks, e.g. an operator),
+ember.UsageError (a bad argument). Built by the normal build into BUILD/python; use it
+with PYTHONPATH=BUILD/python (docs/python.md).
+"""
+
+import json as _json
+import os as _os
+
+import numpy as _np
+
+from . import _ember
+from . import isa
+from ._ember import Error, InternalError, Unsupported, UsageError
+
+__all__ = ["compile", "load", "compare", "backends", "isa", "Program",
+           "Error", "Unsupported", "UsageError", "InternalError"]
+
+
+def _path(p):
+    return _os.fspath(p) if p is not None else ""
+
+
+class Program:
+    """A compiled (or loaded) model. Create it with ember.compile or ember.load."""
+
+    def __init__(self, core):
+        self._core = core
+        self._reports = []
+
+    @property
+    def target(self):
+        """"npu", "cpu" or "interp"."""
+        return self._core.target
+
+    @property
+    def precision(self):
+        """"int8" or "float"."""
+        return self._core.precision
+
+    @property
+    def isa_name(self):
+        """The name of the NPU description the program is built for."""
+        return self._core.isa_name
+
+    @property
+    def devices(self):
+        """The devices run() accepts, the default first."""
+        return list(self._core.devices)
+
+    @property
+    def inputs(self):
+        """[{"name", "dtype", "shape"}] of the model's inputs."""
+        return self._core.inputs
+
+    @property
+    def outputs(self):
+        """[{"name", "dtype", "shape"}] of the model's outputs."""
+        return self._core.outputs
+
+    @property
+    def whole_on_npu(self):
+        """True when the NPU runs the whole model: save() writes an NPU binary (ELF);
+        otherwise a package of NPU and host segments."""
+        return self._core.whole_on_npu
+
+    @property
+    def placement(self):
+        """NPU programs: one line saying what runs where ("" for host programs)."""
+        return self._core.placement
+
+    @property
+    def placement_report(self):
+        """NPU programs: every node with its backend and the reason for each fallback."""
+        return self._core.placement_report
+
+    @property
+    def compile_summary(self):
+        """NPU programs run whole: the NPU compiler's per-layer table."""
+        return self._core.compile_summary
+
+    @property
+    def reports(self):
+        """The simulator's reports of the last run on sim or rtl, one dict per NPU
+        segment (the same JSON as ember-run --report); [] after a host run."""
+        return self._reports
+
+    @property
+    def report(self):
+        """The last run's report when one NPU segment ran (a model the NPU runs whole);
+        None after a host run. Partitioned programs: see `reports`."""
+        return self._reports[0] if len(self._reports) == 1 else None
+
+    def run(self, inputs, device=None):
+        """Runs on `device` ("sim", "rtl", "cpu", "interp"; default: devices[0]) and
+        returns {output name: numpy array}. `inputs` maps input names to arrays (lists
+        are converted; float32 for float inputs)."""
+        arrays = {}
+        for name, value in inputs.items():
+            a = _np.asarray(value)
+            if a.dtype == _np.float64:
+                a = a.astype(_np.float32)
+            arrays[name] = a
+        out = self._core.run(arrays, device or "")
+        self._reports = [_json.loads(r) for r in self._core.last_reports_json]
+        return out
+
+    def save(self, path):
+        """Writes what emberc writes: the NPU binary (ELF) when the NPU runs the whole
+        model, else a package. Atomic: a failed save leaves no file."""
+        self._core.save(_path(path))
+
+    def __repr__(self):
+        ins = ", ".join(f"{i['name']}{list(i['shape'])}" for i in self.inputs)
+        return f"<ember.Program target={self.target} precision={self.precision} inputs=({ins})>"
+
+
+def compile(model, target="npu", isa=None, precision=None, calibrate="random:8",
+            calibration="minmax", fallback=None, host_kinds=(), host_nodes=()):
+    """Compiles an ONNX model.
+
+    target: "npu" (int8: quantized, partitioned between the NPU and the host), "cpu" (the
+        LLVM backend) or "interp".
+    isa: the NPU description (a path; default isa/ember-v1.json or $EMBER_ISA).
+    precision: "int8" or "float" (default: int8 for the NPU, float otherwise).
+    calibrate: calibration inputs: FILE.npy, a folder of .npy files, or "random:N".
+    calibration: "minmax", "percentile" or "kl".
+    fallback: NPU programs: what runs the nodes the NPU cannot ("cpu", "interp" or
+        "none" to refuse them, listing every one).
+    host_kinds, host_nodes: node kinds / names forced onto the host.
+    """
+    core = _ember.Program.compile(_path(model), target, _path(isa), precision or "",
+                                  _path(calibrate), calibration, fallback or "",
+                                  list(host_kinds), list(host_nodes))
+    return Program(core)
+
+
+def load(path, isa=None):
+    """Loads an NPU binary (ELF) or package written by emberc or Program.save."""
+    return Program(_ember.Program.load(_path(path), _path(isa)))
+
+
+def compare(a, b, atol=0.0):
+    """Compares two output dicts (e.g. two devices' runs) name by name. Returns
+    {name: {"bit_exact", "max_abs_diff", "within_atol"}}; a name missing from either side
+    raises ember.UsageError."""
+    if set(a) != set(b):
+        raise UsageError(f"compare: the outputs differ in names: {sorted(set(a) ^ set(b))}")
+    out = {}
+    for name in sorted(a):
+        x, y = _np.asarray(a[name]), _np.asarray(b[name])
+        if x.shape != y.shape:
+            raise UsageError(f"compare: output '{name}' has shapes {x.shape} and {y.shape}")
+        same = x.dtype == y.dtype and x.tobytes() == y.tobytes()
+        diff = float(_np.max(_np.abs(x.astype(_np.float64) - y.astype(_np.float64)))) \
+            if x.size else 0.0
+        out[name] = {"bit_exact": bool(same), "max_abs_diff": diff,
+                     "within_atol": bool(diff <= atol)}
+    return out
+
+
+def backends():
+    """The backends of this build ("interp", "cpu" when LLVM is built, "npu")."""
+    return list(_ember.backends())

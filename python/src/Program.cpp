@@ -1,0 +1,286 @@
+// ember.Program: compile, load, save and run.
+#include "Program.h"
+
+#include "ember/driver/Driver.h"
+#include "ember/driver/Package.h"
+#include "ember/npu/Compile.h"
+#include "ember/passes/Passes.h"
+#include "ember/runtime/Run.h"
+#include "ember/support/Error.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace ember::python {
+
+namespace {
+
+ValueInfo infoOf(const std::string& name, const Type& t) {
+  return ValueInfo{name, elemKindName(t.kind), t.dims};
+}
+
+bool startsWith(const std::string& path, const char* magic, size_t n) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    throw Error(path, "cannot open the file");
+  std::string head(n, '\0');
+  const size_t got = std::fread(head.data(), 1, n, f);
+  std::fclose(f);
+  return got == n && head == std::string(magic, n);
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+} // namespace
+
+Program::~Program() = default;
+
+std::unique_ptr<Program> Program::compile(const std::string& model, const CompileArgs& a) {
+  if (!contains({"npu", "cpu", "interp"}, a.target))
+    throw UsageError("target", "expects npu, cpu or interp, got '" + a.target + "'");
+  std::unique_ptr<Program> p(new Program);
+  p->target_ = a.target;
+  p->precision_ = a.precision.empty() ? (a.target == "npu" ? "int8" : "float") : a.precision;
+  if (p->precision_ != "int8" && p->precision_ != "float")
+    throw UsageError("precision", "expects int8 or float, got '" + p->precision_ + "'");
+  if (a.target == "npu" && p->precision_ != "int8")
+    throw UsageError("precision", "the NPU runs int8 models only");
+  if (a.target == "cpu" && !contains(backendNames(), "cpu"))
+    throw UsageError("target 'cpu'", "this build has no cpu backend (EMBER_WITH_LLVM=OFF)");
+  p->source_ = model;
+  p->isa_.emplace(isa::IsaDescription::loadDefault(a.isa));
+  p->module_ = driver::importModel(model);
+  Function& fn = driver::modelFunction(*p->module_);
+  if (p->precision_ == "int8") {
+    driver::QuantizeRequest q;
+    q.calibrate = a.calibrate;
+    q.calibration = a.calibration;
+    p->function_ = driver::quantizeFunction(fn, q);
+  } else {
+    if (a.target != "interp") // the interpreter runs the graph as imported, as ember-run
+      runPipeline(fn, defaultPipeline());
+    p->function_ = &fn;
+  }
+  if (a.target == "npu") {
+    partition::PartitionOptions o;
+    if (!a.fallback.empty())
+      o.fallback = partition::parseFallback(a.fallback);
+    o.hostKinds.insert(a.hostKinds.begin(), a.hostKinds.end());
+    o.hostNodes.insert(a.hostNodes.begin(), a.hostNodes.end());
+    p->plan_ = std::make_unique<partition::Plan>(partition::partition(*p->function_, *p->isa_, o));
+  }
+  return p;
+}
+
+std::unique_ptr<Program> Program::load(const std::string& path, const std::string& isaPath) {
+  std::unique_ptr<Program> p(new Program);
+  p->target_ = "npu";
+  p->precision_ = "int8";
+  p->source_ = path;
+  p->isa_.emplace(isa::IsaDescription::loadDefault(isaPath));
+  if (startsWith(path,
+                 "\x7f"
+                 "ELF",
+                 4)) {
+    p->binary_ = std::make_unique<isa::Binary>(isa::readElf(path, *p->isa_));
+  } else if (partition::isPackageFile(path)) {
+    p->plan_ = std::make_unique<partition::Plan>(partition::loadPackage(path, *p->isa_));
+  } else {
+    throw Error(path, "neither an NPU binary (ELF) nor an Ember package; compile a model "
+                      "with ember.compile");
+  }
+  return p;
+}
+
+void Program::save(const std::string& path) const {
+  if (binary_) {
+    isa::writeElf(path, *binary_, *isa_);
+    return;
+  }
+  if (!plan_)
+    throw UsageError("save", "a program compiled for '" + target_ +
+                                 "' has no file form (NPU programs save as binaries or "
+                                 "packages; emberc --backend cpu --emit-bundle writes a host "
+                                 "bundle)");
+  if (plan_->whole)
+    isa::writeElf(path, plan_->segments.front().npu->binary, *isa_);
+  else
+    partition::writePackage(path, *plan_, *isa_);
+}
+
+std::vector<std::string> Program::devices() const {
+  std::vector<std::string> d;
+  if (target_ == "npu") {
+    d.push_back("sim");
+#ifdef EMBER_HAVE_RTL
+    d.push_back("rtl");
+#endif
+  }
+  if (function_)
+    for (const std::string& b : backendNames())
+      if (b != "npu" && !contains(d, b))
+        d.push_back(b);
+  if (!d.empty() && d.front() != "sim") // a host program: its own backend first
+    std::stable_partition(d.begin(), d.end(), [&](const std::string& s) { return s == target_; });
+  return d;
+}
+
+TensorMap Program::run(const TensorMap& inputs, const std::string& device) {
+  const std::vector<std::string> ok = devices();
+  const std::string dev = device.empty() ? ok.front() : device;
+  if (!contains(ok, dev)) {
+    std::string list;
+    for (const auto& d : ok)
+      list += (list.empty() ? "" : ", ") + d;
+    throw UsageError("device '" + dev + "'", "this program runs on " + list);
+  }
+  checkInputNames(inputs);
+  lastReports_.clear();
+  if (dev == "sim" || dev == "rtl") {
+    if (binary_)
+      return runBinary(inputs, dev);
+    auto& s = npu_[dev];
+    if (!s)
+      s = std::make_unique<devices::PlanSession>(*plan_, *isa_, dev, devices::DeviceOptions{},
+                                                 source_);
+    TensorMap out = s->run(inputs);
+    lastReports_ = s->reports();
+    return out;
+  }
+  return runHost(inputs, dev);
+}
+
+void Program::checkInputNames(const TensorMap& inputs) const {
+  const std::vector<ValueInfo> declared = this->inputs();
+  std::vector<std::string> unknown, missing;
+  for (const auto& [name, t] : inputs)
+    if (std::none_of(declared.begin(), declared.end(),
+                     [&](const ValueInfo& v) { return v.name == name; }))
+      unknown.push_back(name);
+  for (const auto& v : declared)
+    if (!inputs.count(v.name))
+      missing.push_back(v.name);
+  if (unknown.empty() && missing.empty())
+    return;
+  std::string msg, names;
+  for (const auto& v : declared)
+    names += (names.empty() ? "" : ", ") + v.name;
+  for (const auto& n : unknown)
+    msg += (msg.empty() ? "" : "; ") + std::string("no input named '") + n + "'";
+  for (const auto& n : missing)
+    msg += (msg.empty() ? "" : "; ") + std::string("input '") + n + "' not given";
+  throw Error(source_, msg + " (the model's inputs: " + names + ")");
+}
+
+TensorMap Program::runHost(const TensorMap& inputs, const std::string& device) {
+  auto& c = host_[device];
+  if (!c) {
+    std::unique_ptr<Backend> b = createBackend(device);
+    if (std::vector<std::string> missing = unsupportedNodes(*b, *function_); !missing.empty()) {
+      std::string msg = "cannot run " + std::to_string(missing.size()) + " node(s) of the model:";
+      for (const auto& m : missing)
+        msg += "\n  " + m;
+      throw Unsupported("device '" + device + "'", msg);
+    }
+    c = b->compile(*function_);
+  }
+  return c->run(inputs);
+}
+
+TensorMap Program::runBinary(const TensorMap& inputs, const std::string& device) {
+  runtime::RunRequest req;
+  if (device == "rtl") {
+#ifdef EMBER_HAVE_RTL
+    req.engine = devices::rtlEngine();
+    req.platform = devices::rtlPlatform();
+#endif
+  }
+  req.binary = source_;
+  req.input_tensors = std::map<std::string, Tensor>(inputs.begin(), inputs.end());
+  req.table = false;
+  req.progress = false;
+  req.tool = "ember (python)";
+  std::ostringstream err;
+  runtime::RunResult r = runtime::runLoadedBinary(*binary_, *isa_, req, err);
+  if (r.status != 0)
+    throw Error("device '" + device + "'",
+                "the NPU program faulted: " +
+                    (r.report.fault ? r.report.fault->message() : err.str()));
+  TensorMap out;
+  for (size_t i = 0; i < r.outputs.size(); ++i) {
+    const auto& [name, t] = r.outputs[i];
+    const isa::IoEntry* e = nullptr;
+    for (const auto& io : r.io)
+      if (io.name == name && io.dir == isa::IoDir::Output)
+        e = &io;
+    if (e && t.kind() == ElemKind::Int8) { // real = scale * (q - zero_point), as DequantizeLinear
+      const float scale = static_cast<float>(e->scale);
+      Tensor f(ElemKind::Float32, t.dims());
+      for (int64_t k = 0; k < t.size(); ++k)
+        f.data<float>()[k] = static_cast<float>(t.getAsInt(k) - e->zero_point) * scale;
+      out.emplace(name, std::move(f));
+    } else {
+      out.emplace(name, t);
+    }
+  }
+  lastReports_.push_back(std::move(r.report));
+  return out;
+}
+
+std::vector<ValueInfo> Program::inputs() const {
+  std::vector<ValueInfo> v;
+  if (function_) {
+    for (const Node* ph : function_->inputs())
+      v.push_back(infoOf(ph->name(), ph->resultType()));
+  } else if (plan_) {
+    for (const auto& [name, t] : plan_->inputs)
+      v.push_back(infoOf(name, t));
+  } else {
+    for (const auto& e : binary_->io)
+      if (e.dir == isa::IoDir::Input)
+        v.push_back(ValueInfo{e.name, "float32", e.shape});
+  }
+  return v;
+}
+
+std::vector<ValueInfo> Program::outputs() const {
+  std::vector<ValueInfo> v;
+  if (function_) {
+    for (const auto& o : function_->outputs())
+      v.push_back(infoOf(o.name, o.value.type()));
+  } else if (plan_) {
+    for (const auto& [name, i] : plan_->outputs)
+      v.push_back(infoOf(name, plan_->values[i].type));
+  } else {
+    for (const auto& e : binary_->io)
+      if (e.dir == isa::IoDir::Output)
+        v.push_back(ValueInfo{e.name, "float32", e.shape});
+  }
+  return v;
+}
+
+std::string Program::placement() const {
+  return plan_ ? partition::placementSummaryLine(*plan_) : "";
+}
+
+std::string Program::placementReport() const {
+  return plan_ ? partition::formatPlacementReport(*plan_) : "";
+}
+
+std::string Program::compileSummary() const {
+  if (plan_ && plan_->whole && plan_->segments.front().npu)
+    return npu::formatSummary(plan_->segments.front().npu->summary);
+  return "";
+}
+
+std::vector<std::string> Program::lastReports() const {
+  std::vector<std::string> out;
+  for (const auto& r : lastReports_)
+    out.push_back(sim::toJson(r).dump());
+  return out;
+}
+
+} // namespace ember::python

@@ -1,0 +1,164 @@
+"""The Python package against independent references: int8 runs on every device equal
+the int8 interpreter bit for bit (Ember's reference for int8), float runs equal a NumPy
+computation, and errors carry the tools' messages."""
+
+import os
+
+import numpy as np
+import pytest
+
+import ember
+
+
+def _input(prog, rng):
+    (i,) = prog.inputs
+    return {i["name"]: rng.uniform(-1, 1, i["shape"]).astype(np.float32)}
+
+
+def _all_bit_exact(result):
+    return all(v["bit_exact"] for v in result.values())
+
+
+def test_backends_include_the_npu():
+    names = ember.backends()
+    assert "interp" in names and "npu" in names
+
+
+def test_npu_program_runs_whole_and_matches_every_device(cnn_model, rng):
+    prog = ember.compile(cnn_model)
+    assert prog.target == "npu" and prog.precision == "int8"
+    assert prog.devices[0] == "sim" and prog.whole_on_npu
+    assert "1 segment(s) (1 on the NPU)" in prog.placement
+    assert "estimated cycles" in prog.compile_summary
+    x = _input(prog, rng)
+    sim = prog.run(x)
+    assert sim["y"].shape == (1, 10) and sim["y"].dtype == np.float32
+    report = prog.report
+    # the array executes at least the model's dense MACs (padded lanes count too)
+    assert report["cycles"] > 0 and report["macs"] >= 16 * 16 * 9 * 64 + 160
+    assert [layer["name"] for layer in report["layers"]]
+    for device in prog.devices[1:]:
+        other = prog.run(x, device=device)
+        assert _all_bit_exact(ember.compare(sim, other)), device
+        if device in ("interp", "cpu"):
+            assert prog.report is None and prog.reports == []
+
+
+def test_rtl_equals_sim_in_outputs_and_cycles(cnn_model, rng):
+    prog = ember.compile(cnn_model)
+    if "rtl" not in prog.devices:
+        pytest.skip("this build has no RTL (EMBER_WITH_RTL=OFF)")
+    x = _input(prog, rng)
+    sim = prog.run(x, device="sim")
+    sim_cycles = prog.report["cycles"]
+    rtl = prog.run(x, device="rtl")
+    assert _all_bit_exact(ember.compare(sim, rtl))
+    assert prog.report["cycles"] == sim_cycles
+
+
+def test_partitioned_program_runs_softmax_on_the_host(softmax_model, rng):
+    prog = ember.compile(softmax_model)
+    assert not prog.whole_on_npu
+    assert "segment" in prog.placement and "100.0% of MACs" in prog.placement
+    assert "Softmax" in prog.placement_report
+    x = _input(prog, rng)
+    sim = prog.run(x)
+    assert len(prog.reports) >= 1 and all(r["cycles"] > 0 for r in prog.reports)
+    assert _all_bit_exact(ember.compare(sim, prog.run(x, device="interp")))
+    assert abs(float(sim["y"].sum()) - 1.0) < 1e-3  # a softmax row
+
+
+def test_fallback_none_lists_the_node_it_cannot_run(softmax_model):
+    with pytest.raises(ember.Unsupported) as e:
+        ember.compile(softmax_model, fallback="none")
+    assert "Softmax" in str(e.value) and "cannot run on the NPU" in str(e.value)
+
+
+def test_save_and_load_give_the_same_results(cnn_model, softmax_model, rng, tmp_path):
+    whole = ember.compile(cnn_model)
+    x = _input(whole, rng)
+    elf = tmp_path / "cnn.elf"
+    whole.save(elf)
+    assert open(elf, "rb").read(4) == b"\x7fELF"
+    loaded = ember.load(elf)
+    out = loaded.run(x)
+    ref = whole.run(x)
+    assert np.array_equal(out["y"].reshape(ref["y"].shape), ref["y"])
+    assert loaded.report["cycles"] == whole.report["cycles"]
+
+    parted = ember.compile(softmax_model)
+    pkg = tmp_path / "softmax.pkg"
+    parted.save(pkg)
+    again = ember.load(pkg)
+    assert again.placement == parted.placement
+    assert _all_bit_exact(ember.compare(again.run(x), parted.run(x)))
+
+
+def test_same_model_compiles_to_the_same_bytes(softmax_model, tmp_path):
+    a, b = tmp_path / "a.pkg", tmp_path / "b.pkg"
+    ember.compile(softmax_model).save(a)
+    ember.compile(softmax_model).save(b)
+    assert open(a, "rb").read() == open(b, "rb").read()
+
+
+def test_float_programs_match_numpy(mlp_model, rng):
+    path, (w1, b1, w2) = mlp_model
+    x = rng.uniform(-1, 1, (3, 12)).astype(np.float32)
+    want = np.maximum(x @ w1 + b1, 0) @ w2
+    for target in [t for t in ("interp", "cpu") if t in ember.backends()]:
+        prog = ember.compile(path, target=target)
+        assert prog.precision == "float" and prog.devices[0] == target
+        got = prog.run({"x": x})["y"]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_int8_host_program_is_close_to_float(mlp_model, rng):
+    path, (w1, b1, w2) = mlp_model
+    x = rng.uniform(-1, 1, (3, 12)).astype(np.float32)
+    want = np.maximum(x @ w1 + b1, 0) @ w2
+    got = ember.compile(path, target="interp", precision="int8").run({"x": x})["y"]
+    assert np.max(np.abs(got - want)) < 0.05 * np.max(np.abs(want))
+
+
+def test_errors_carry_the_tools_messages(cnn_model, rng, tmp_path):
+    with pytest.raises(ember.Error) as e:
+        ember.compile(tmp_path / "missing.onnx")
+    assert "missing.onnx" in str(e.value)
+    prog = ember.compile(cnn_model)
+    x = _input(prog, rng)
+    with pytest.raises(ember.Error) as e:
+        prog.run({"z": x["x"]})
+    assert "no input named 'z'" in str(e.value) and "input 'x' not given" in str(e.value)
+    with pytest.raises(ember.UsageError) as e:
+        prog.run(x, device="gpu")
+    assert "sim" in str(e.value)
+    with pytest.raises(ember.Error) as e:
+        prog.run({"x": x["x"].astype(np.float16)})
+    assert "float16" in str(e.value)
+    with pytest.raises(ember.Error) as e:
+        prog.run({"x": x["x"][:, :8]})
+    assert "input 'x'" in str(e.value)
+    with pytest.raises(ember.UsageError):
+        ember.compile(cnn_model, target="tpu")
+    with pytest.raises(ember.UsageError):
+        ember.compile(cnn_model, precision="float")  # the NPU runs int8 only
+    with pytest.raises(ember.UsageError):
+        ember.compile(cnn_model, target="interp").save(tmp_path / "x.elf")
+    with pytest.raises(ember.Error):
+        ember.load(cnn_model)  # an ONNX file is not a binary
+    assert not (tmp_path / "x.elf").exists()
+
+
+def test_isa_load_and_check(tmp_path):
+    d = ember.isa.load()
+    assert d.name == "ember-v1" and len(d.sha256) == 64
+    assert d.json["name"] == "ember-v1" and d.peak_macs_per_cycle == 256
+    assert os.path.samefile(d.file, ember.isa.default_path())
+    bad = tmp_path / "bad.json"
+    doc = dict(d.json)
+    doc["hardware"] = dict(doc["hardware"], clock_hz=-5)
+    import json
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(ember.Error) as e:
+        ember.isa.check(bad)
+    assert "bad.json" in str(e.value) and "clock_hz" in str(e.value)
