@@ -116,6 +116,12 @@ class Program:
         self._reports = [_json.loads(r) for r in self._core.last_reports_json]
         return out
 
+    def write_html(self, path):
+        """Writes the last NPU run (sim or rtl) as one self-contained HTML page: cycles and
+        MAC utilisation per layer, a roofline, energy by component and by layer, engine
+        activity and the placement (as ember-run --html)."""
+        self._core.write_html(_path(path))
+
     def save(self, path):
         """Writes what emberc writes: the NPU binary (ELF) when the NPU runs the whole
         model, else a package. Atomic: a failed save leaves no file."""

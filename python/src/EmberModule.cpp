@@ -181,7 +181,8 @@ PYBIND11_MODULE(_ember, m) {
       .def_property_readonly("placement", &python::Program::placement)
       .def_property_readonly("placement_report", &python::Program::placementReport)
       .def_property_readonly("compile_summary", &python::Program::compileSummary)
-      .def_property_readonly("last_reports_json", &python::Program::lastReports);
+      .def_property_readonly("last_reports_json", &python::Program::lastReports)
+      .def("write_html", &python::Program::writeHtml, py::arg("path"));
 
   m.def(
       "isa_load",

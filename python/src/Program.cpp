@@ -6,10 +6,13 @@
 #include "ember/npu/Compile.h"
 #include "ember/passes/Passes.h"
 #include "ember/runtime/Run.h"
+#include "ember/sim/HtmlReport.h"
+#include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 namespace ember::python {
@@ -179,12 +182,7 @@ TensorMap Program::runHost(const TensorMap& inputs, const std::string& device) {
   auto& c = host_[device];
   if (!c) {
     std::unique_ptr<Backend> b = createBackend(device);
-    if (std::vector<std::string> missing = unsupportedNodes(*b, *function_); !missing.empty()) {
-      std::string msg = "cannot run " + std::to_string(missing.size()) + " node(s) of the model:";
-      for (const auto& m : missing)
-        msg += "\n  " + m;
-      throw Unsupported("device '" + device + "'", msg);
-    }
+    requireSupported(*b, *function_, "device '" + device + "'");
     c = b->compile(*function_);
   }
   return c->run(inputs);
@@ -274,6 +272,16 @@ std::string Program::compileSummary() const {
   if (plan_ && plan_->whole && plan_->segments.front().npu)
     return npu::formatSummary(plan_->segments.front().npu->summary);
   return "";
+}
+
+void Program::writeHtml(const std::string& path) const {
+  if (lastReports_.empty())
+    throw Error(path, "no NPU run to report: run the program on sim or rtl first");
+  sim::HtmlReportOptions h;
+  h.title = std::filesystem::path(source_).filename().string() + " on the Ember NPU";
+  h.placement = placement();
+  h.placementTable = plan_ && !plan_->whole ? placementReport() : "";
+  writeFileAtomic(path, sim::toHtml(lastReports_, h));
 }
 
 std::vector<std::string> Program::lastReports() const {

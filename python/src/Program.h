@@ -70,6 +70,9 @@ public:
   std::string placementReport() const;
   /// npu programs run whole: the NPU compiler's summary table.
   std::string compileSummary() const;
+  /// The last NPU run as one self-contained HTML page (sim::toHtml), written atomically
+  /// to `path`; ember::Error when the last run did not use the NPU.
+  void writeHtml(const std::string& path) const;
   /// The reports (as JSON text) of the last run's NPU segments, in order; empty after a
   /// host run.
   std::vector<std::string> lastReports() const;

@@ -162,3 +162,15 @@ def test_isa_load_and_check(tmp_path):
     with pytest.raises(ember.Error) as e:
         ember.isa.check(bad)
     assert "bad.json" in str(e.value) and "clock_hz" in str(e.value)
+
+
+def test_html_report_of_the_last_npu_run(softmax_model, rng, tmp_path):
+    prog = ember.compile(softmax_model)
+    with pytest.raises(ember.Error):
+        prog.write_html(tmp_path / "none.html")  # nothing ran yet
+    prog.run(_input(prog, rng))
+    page = tmp_path / "r.html"
+    prog.write_html(page)
+    text = page.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "Roofline" in text and "Placement" in text
+    assert "<script" not in text and "http" not in text.replace("http://www.w3.org", "")

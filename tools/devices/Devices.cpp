@@ -28,13 +28,6 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-[[noreturn]] void throwUnsupported(const std::string& device, const std::vector<std::string>& m) {
-  std::string msg = "cannot run " + std::to_string(m.size()) + " node(s) of the model:";
-  for (const auto& s : m)
-    msg += "\n  " + s;
-  throw Unsupported("device '" + device + "'", msg);
-}
-
 /// A device backed by one of the compiler's registered backends (interp, cpu).
 Device backendDevice(const std::string& name, const std::string& description) {
   return Device{name, description, false,
@@ -42,9 +35,7 @@ Device backendDevice(const std::string& name, const std::string& description) {
                        DeviceTiming& timing) {
                   auto t0 = std::chrono::steady_clock::now();
                   std::unique_ptr<Backend> backend = createBackend(name);
-                  std::vector<std::string> missing = unsupportedNodes(*backend, f);
-                  if (!missing.empty())
-                    throwUnsupported(name, missing);
+                  requireSupported(*backend, f, "device '" + name + "'");
                   std::unique_ptr<CompiledFunction> compiled = backend->compile(f);
                   timing.prepareSeconds = secondsSince(t0);
                   TensorMap out;
@@ -129,6 +120,7 @@ TensorMap runOnNpu(const char* device, const runtime::RunRequest& engine, const 
   timing.prepareSeconds = secondsSince(t0);
   timing.compileSummary = plan.whole ? npu::formatSummary(plan.segments[0].npu->summary) : "";
   timing.placement = partition::placementSummaryLine(plan);
+  timing.placementReport = partition::formatPlacementReport(plan);
   TensorMap out;
   std::vector<partition::SegmentRun> runs;
   for (int i = 0; i < repeat; ++i) {

@@ -4,6 +4,8 @@
 #include "RunUtil.h"
 #include "ember/devices/Devices.h"
 #include "ember/devices/PackageSession.h"
+#include "ember/sim/HtmlReport.h"
+#include "ember/support/AtomicFile.h"
 
 #include "ember/runtime/Run.h"
 
@@ -84,6 +86,8 @@ options:
   --calibration METHOD   minmax (default), percentile or kl
   --report R.json        (sim) write the simulation report as JSON (docs/simulator.md)
   --trace T.json         (sim) write a Chrome/Perfetto trace (one track per engine)
+  --html R.html          (sim, rtl) write the report as one self-contained HTML page: cycles,
+                         utilisation, roofline, energy, engines, placement (docs/simulator.md)
   --isa FILE.json        (sim) the NPU description (default: isa/ember-v1.json)
   --quiet                print only errors and the timing line
   -h, --help             this text
@@ -112,7 +116,7 @@ struct Options {
   std::string precision = "float";
   std::string calibrate = "random:8";
   std::string calibration = "minmax";
-  std::string reportJson, traceJson, isa;
+  std::string reportJson, traceJson, html, isa;
   partition::PartitionOptions partition;
   bool deviceGiven = false;
   bool quiet = false;
@@ -159,6 +163,8 @@ Options parseArgs(int argc, char** argv) {
       o.reportJson = value();
     } else if (a == "--trace") {
       o.traceJson = value();
+    } else if (a == "--html") {
+      o.html = value();
     } else if (a == "--isa") {
       o.isa = value();
     } else if (partition::parsePartitionOption(a, value, o.partition)) {
@@ -359,6 +365,10 @@ std::vector<std::string> binaryDevices(const Options& o) {
   return names;
 }
 
+std::vector<std::string> inputPaths(const Options& o);
+void writeHtmlReport(const Options& o, const std::vector<sim::Report>& reports,
+                     const std::string& placement = "", const std::string& placementTable = "");
+
 /// BIN.elf on the simulator (the `sim` device for binaries), the RTL (`rtl`), or both
 /// (`--compare sim,rtl`: outputs, cycles, every instruction and counter must be equal).
 int runBinary(const Options& o) {
@@ -377,6 +387,7 @@ int runBinary(const Options& o) {
   req.trace_json = o.traceJson;
   req.table = false;
   runtime::checkOutputs(req);
+  checkRunPaths({{o.html, "--html"}}, inputPaths(o));
   std::vector<runtime::RunResult> results;
   std::vector<double> hosts;
   for (const std::string& dev : devs) {
@@ -430,6 +441,8 @@ int runBinary(const Options& o) {
     if (!d.empty())
       mismatch.push_back(d);
   }
+  if (r.status == 0)
+    writeHtmlReport(o, {r.report});
   throwIfDisagreements(o.compare, mismatch);
   return r.status;
 }
@@ -446,8 +459,29 @@ std::vector<std::string> inputPaths(const Options& o) {
 
 /// Refuses, before any work, output paths that are folders or inputs.
 void checkOutputs(const Options& o) {
-  checkRunPaths({{o.reportJson, "--report"}, {o.traceJson, "--trace"}, {o.outDir, "--out", true}},
+  checkRunPaths({{o.reportJson, "--report"},
+                 {o.traceJson, "--trace"},
+                 {o.html, "--html"},
+                 {o.outDir, "--out", true}},
                 inputPaths(o));
+}
+
+/// --html: the NPU runs' reports as one page (nothing when the option is not given).
+void writeHtmlReport(const Options& o, const std::vector<sim::Report>& reports,
+                     const std::string& placement, const std::string& placementTable) {
+  if (o.html.empty())
+    return;
+  sim::HtmlReportOptions h;
+  // The file and its folder (the zoo's models are all called model.onnx).
+  const std::filesystem::path m(o.model);
+  h.title = (m.has_parent_path() ? m.parent_path().filename() / m.filename() : m.filename())
+                .string() +
+            " on the Ember NPU";
+  h.placement = placement;
+  h.placementTable = placementTable;
+  writeFileAtomic(o.html, sim::toHtml(reports, h));
+  if (!o.quiet)
+    std::printf("html report: %s\n", o.html.c_str());
 }
 
 /// NaN has no int8 code: an int8 path refuses it rather than quantizing it to a number.
@@ -513,6 +547,9 @@ int runPackage(const Options& o) {
     std::printf("segments (%s)\n%s", devs[0].c_str(),
                 partition::formatSegmentRuns(plan, runs[0]).c_str());
   std::printf("%s\n", partition::placementSummaryLine(plan).c_str());
+  if (!reports.front().empty())
+    writeHtmlReport(o, reports.front(), partition::placementSummaryLine(plan),
+                    partition::formatPlacementReport(plan));
   std::vector<std::string> mismatch;
   for (std::size_t d = 1; d < devs.size(); ++d) {
     for (const auto& [name, index] : plan.outputs) {
@@ -541,6 +578,10 @@ int runTool(const Options& o) {
       o.compare.find("sim") == std::string::npos)
     throw Error(o.reportJson.empty() ? "--trace" : "--report",
                 "reports come from the NPU simulator: use --device sim (or a binary)");
+  if (!o.html.empty() && o.device != "sim" && o.device != "rtl" &&
+      o.compare.find("sim") == std::string::npos && o.compare.find("rtl") == std::string::npos)
+    throw Error("--html", "the HTML report shows an NPU run: use --device sim or rtl (or a "
+                          "binary or package)");
   std::vector<const Device*> devs = deviceList(o);
   bool int8 = o.precision == "int8";
   for (const Device* d : devs)
@@ -646,6 +687,12 @@ int runTool(const Options& o) {
   for (size_t i = 0; i < runs.size(); ++i)
     if (!timings[i].placement.empty())
       std::printf("%s: %s\n", runs[i].device.c_str(), timings[i].placement.c_str());
+  // --html: the first NPU device's run.
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (!timings[i].npuSegments.empty()) {
+      writeHtmlReport(o, timings[i].npuSegments, timings[i].placement, timings[i].placementReport);
+      break;
+    }
   if (runs.size() > 1) {
     std::vector<std::string> names;
     for (const auto& out : f->outputs())

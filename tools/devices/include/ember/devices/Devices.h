@@ -39,6 +39,7 @@ struct DeviceTiming {
   std::optional<sim::Report> npu;       ///< sim: the simulation report of the last run
   std::string compileSummary;           ///< sim: the NPU compiler's summary table (whole plans)
   std::string placement;                ///< sim: the placement's one-line summary
+  std::string placementReport;          ///< sim: the placement, node by node
   std::string segmentTable;             ///< sim: per-segment figures (partitioned plans)
   std::vector<sim::Report> npuSegments; ///< sim: every NPU segment's report, in order
 };
