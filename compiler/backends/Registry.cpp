@@ -86,4 +86,15 @@ std::vector<std::string> unsupportedNodes(const Backend& b, const Function& f) {
   return out;
 }
 
+void requireSupported(const Backend& b, const Function& f, const std::string& where,
+                      const std::string& what) {
+  const std::vector<std::string> missing = unsupportedNodes(b, f);
+  if (missing.empty())
+    return;
+  std::string msg = "cannot run " + std::to_string(missing.size()) + " node(s) of " + what + ":";
+  for (const auto& m : missing)
+    msg += "\n  " + m;
+  throw Unsupported(where, msg);
+}
+
 } // namespace ember

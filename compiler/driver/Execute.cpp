@@ -44,13 +44,7 @@ PlanExecutor::PlanExecutor(const Plan& plan, NpuRunner npu) : plan_(plan), npu_(
       continue;
     }
     std::unique_ptr<Backend> b = createBackend(s.backend);
-    std::vector<std::string> missing = unsupportedNodes(*b, *s.function);
-    if (!missing.empty()) {
-      std::string msg = "cannot run " + std::to_string(missing.size()) + " node(s) of its segment:";
-      for (const auto& m : missing)
-        msg += "\n  " + m;
-      throw Unsupported("backend '" + s.backend + "'", msg);
-    }
+    requireSupported(*b, *s.function, "backend '" + s.backend + "'", "its segment");
     host_.push_back(b->compile(*s.function));
   }
 }

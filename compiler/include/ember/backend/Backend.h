@@ -65,4 +65,10 @@ bool isBackendRegistered(const std::string& name);
 /// so a user sees the whole list at once).
 std::vector<std::string> unsupportedNodes(const Backend& b, const Function& f);
 
+/// Throws ember::Unsupported at `where` ("device 'cpu'", "backend 'interp'") listing
+/// every node of `f` (`what` names it: "the model", "its segment") that `b` cannot run;
+/// returns when it runs them all.
+void requireSupported(const Backend& b, const Function& f, const std::string& where,
+                      const std::string& what = "the model");
+
 } // namespace ember
