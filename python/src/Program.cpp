@@ -56,6 +56,8 @@ std::unique_ptr<Program> Program::compile(const std::string& model, const Compil
   p->source_ = model;
   p->isa_.emplace(isa::IsaDescription::loadDefault(a.isa));
   p->module_ = driver::importModel(model);
+  for (const auto& ph : p->module_->placeholders())
+    p->declaredInputs_.push_back(ph->name());
   Function& fn = driver::modelFunction(*p->module_);
   if (p->precision_ == "int8") {
     driver::QuantizeRequest q;
@@ -140,36 +142,45 @@ TensorMap Program::run(const TensorMap& inputs, const std::string& device) {
       list += (list.empty() ? "" : ", ") + d;
     throw UsageError("device '" + dev + "'", "this program runs on " + list);
   }
-  checkInputNames(inputs);
+  const TensorMap used = usedInputs(inputs);
   lastReports_.clear();
   if (dev == "sim" || dev == "rtl") {
     if (binary_)
-      return runBinary(inputs, dev);
+      return runBinary(used, dev);
     auto& s = npu_[dev];
     if (!s)
       s = std::make_unique<devices::PlanSession>(*plan_, *isa_, dev, devices::DeviceOptions{},
                                                  source_);
-    TensorMap out = s->run(inputs);
+    TensorMap out = s->run(used);
     lastReports_ = s->reports();
     return out;
   }
-  return runHost(inputs, dev);
+  return runHost(used, dev);
 }
 
-void Program::checkInputNames(const TensorMap& inputs) const {
-  const std::vector<ValueInfo> declared = this->inputs();
+TensorMap Program::usedInputs(const TensorMap& inputs) const {
+  const std::vector<ValueInfo> needed = this->inputs();
+  auto isNeeded = [&](const std::string& n) {
+    return std::any_of(needed.begin(), needed.end(),
+                       [&](const ValueInfo& v) { return v.name == n; });
+  };
   std::vector<std::string> unknown, missing;
-  for (const auto& [name, t] : inputs)
-    if (std::none_of(declared.begin(), declared.end(),
-                     [&](const ValueInfo& v) { return v.name == name; }))
+  TensorMap used;
+  for (const auto& [name, t] : inputs) {
+    if (isNeeded(name))
+      used.emplace(name, t);
+    else if (!contains(declaredInputs_, name))
       unknown.push_back(name);
-  for (const auto& v : declared)
+    // else: declared by the model, but no output depends on it (a Shape of it folded to a
+    // constant, Dropout's ratio): accepted and not used, as ember-run does.
+  }
+  for (const auto& v : needed)
     if (!inputs.count(v.name))
       missing.push_back(v.name);
   if (unknown.empty() && missing.empty())
-    return;
+    return used;
   std::string msg, names;
-  for (const auto& v : declared)
+  for (const auto& v : needed)
     names += (names.empty() ? "" : ", ") + v.name;
   for (const auto& n : unknown)
     msg += (msg.empty() ? "" : "; ") + std::string("no input named '") + n + "'";

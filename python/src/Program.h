@@ -79,12 +79,14 @@ public:
 
 private:
   Program() = default;
-  /// Every unknown and every missing input name at once (ember::Error).
-  void checkInputNames(const TensorMap& inputs) const;
+  /// The inputs the program reads; every unknown and every missing name at once
+  /// (ember::Error). Inputs the model declares but no output depends on are dropped.
+  TensorMap usedInputs(const TensorMap& inputs) const;
   TensorMap runBinary(const TensorMap& inputs, const std::string& device);
   TensorMap runHost(const TensorMap& inputs, const std::string& device);
 
   std::string target_, precision_, source_;
+  std::vector<std::string> declaredInputs_; ///< Every input the ONNX file declares.
   std::optional<isa::IsaDescription> isa_;
   std::unique_ptr<Module> module_;
   const Function* function_ = nullptr;    ///< What host devices run (int8 or float).

@@ -174,3 +174,23 @@ def test_html_report_of_the_last_npu_run(softmax_model, rng, tmp_path):
     text = page.read_text()
     assert text.startswith("<!DOCTYPE html>") and "Roofline" in text and "Placement" in text
     assert "<script" not in text and "http" not in text.replace("http://www.w3.org", "")
+
+
+def test_a_declared_input_no_output_depends_on_is_accepted(tmp_path, rng):
+    import onnx
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "unused_input",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("extra", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    path = tmp_path / "unused.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    prog = ember.compile(path, target="interp")
+    x = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    want = np.maximum(x, 0)
+    np.testing.assert_array_equal(prog.run({"x": x, "extra": np.zeros(4, np.float32)})["y"], want)
+    np.testing.assert_array_equal(prog.run({"x": x})["y"], want)
+    with pytest.raises(ember.Error) as e:
+        prog.run({"x": x, "other": x})
+    assert "no input named 'other'" in str(e.value)
