@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <dlfcn.h>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -660,9 +662,44 @@ IsaDescription IsaDescription::loadFile(const std::string& path) {
   return loadString(ss.str(), path);
 }
 
+namespace {
+/// An installed tree's description: share/ember/isa/<name> in a folder at most four
+/// levels above the file holding this code (bin/, lib/, lib/python3/dist-packages/ember/
+/// of the prefix). "" when there is none (a build tree).
+std::string installedDescription() {
+  namespace fs = std::filesystem;
+  const std::string name = fs::path(EMBER_DEFAULT_ISA).filename().string();
+  // Where this code lies: the shared object (libember.so, the Python extension) or, for
+  // a program linked statically with it, the program.
+  std::vector<fs::path> starts;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&installedDescription), &info) && info.dli_fname &&
+      fs::path(info.dli_fname).is_absolute())
+    starts.push_back(info.dli_fname);
+  starts.push_back("/proc/self/exe");
+  for (const fs::path& start : starts) {
+    std::error_code ec;
+    fs::path dir = fs::canonical(start, ec).parent_path();
+    if (ec)
+      continue;
+    for (int up = 0; up < 5 && !dir.empty(); ++up, dir = dir.parent_path()) {
+      const fs::path candidate = dir / "share" / "ember" / "isa" / name;
+      std::error_code missing; // set when the file is absent: not an error here
+      if (fs::is_regular_file(candidate, missing))
+        return candidate.string();
+      if (dir == dir.parent_path())
+        break;
+    }
+  }
+  return "";
+}
+} // namespace
+
 std::string IsaDescription::defaultPath() {
   if (const char* env = std::getenv("EMBER_ISA"); env && *env)
     return env;
+  if (std::string installed = installedDescription(); !installed.empty())
+    return installed;
   return EMBER_DEFAULT_ISA;
 }
 

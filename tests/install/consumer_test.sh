@@ -69,5 +69,10 @@ EMBER_ISA=$prefix/share/ember/isa/ember-v1.json "$prefix/bin/emberc" "$work/tiny
 if [[ -d $prefix/lib/python3/dist-packages/ember ]]; then
   PYTHONPATH=$prefix/lib/python3/dist-packages "$py" -c \
     "import ember; p = ember.load('$work/tiny.elf'); print('python:', p, p.devices)"
+  # Without EMBER_ISA the installed code finds the prefix's descriptions, not the source tree's.
+  default=$(env -u EMBER_ISA PYTHONPATH=$prefix/lib/python3/dist-packages "$py" -c \
+    "import ember; print(ember.isa.default_path())")
+  echo "python: default description $default"
+  [[ $default == "$prefix"/share/ember/isa/ember-v1.json ]]
 fi
 echo "install consumer: ok"

@@ -142,8 +142,10 @@ public:
   static IsaDescription loadFile(const std::string& path);
   /// Loads and validates JSON text; `label` stands for the file name in errors.
   static IsaDescription loadString(std::string_view text, const std::string& label = "<string>");
-  /// The description a tool uses without `--isa`: `$EMBER_ISA` if set, else the source
-  /// tree's isa/ember-v1.json (a compile definition of the library).
+  /// The description a tool uses without `--isa`: `$EMBER_ISA` if set; else, for an
+  /// installed Ember, the prefix's share/ember/isa/ember-v1.json (found from where the
+  /// code holding this function lies); else the source tree's isa/ember-v1.json (a
+  /// compile definition of the library).
   static std::string defaultPath();
   /// `explicit_path` if non-empty, else `defaultPath()`.
   static IsaDescription loadDefault(const std::string& explicit_path = "");
