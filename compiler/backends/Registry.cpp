@@ -1,6 +1,6 @@
 // The list of backends built into Ember. A backend of the compiler joins by adding one
-// line to builtins(); one whose execution lives above the compiler (the NPU, which runs
-// through the runtime) joins at run time through registerBackend().
+// line to Registry::entries; one whose execution lives above the compiler (the NPU, which
+// runs through the runtime) joins at run time through registerBackend().
 #include "ember/backend/Backend.h"
 #ifdef EMBER_HAVE_CPU_BACKEND
 #include "ember/cpu/CpuBackend.h"

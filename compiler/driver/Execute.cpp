@@ -27,15 +27,18 @@ Tensor fromNpu(const BoundaryValue& b, const Tensor& raw) {
     t.mutableType().quant = b.type.quant;
     return t;
   }
-  const float scale = b.dequantizedFrom->scales.at(0);
-  const int64_t zp = b.dequantizedFrom->zeroPoints.at(0);
-  Tensor out(ElemKind::Float32, b.type.dims);
-  for (int64_t i = 0; i < raw.size(); ++i)
-    out.data<float>()[i] = static_cast<float>(raw.getAsInt(i) - zp) * scale;
-  return out;
+  return dequantizeCodes(raw, b.dequantizedFrom->scales.at(0), b.dequantizedFrom->zeroPoints.at(0),
+                         b.type.dims);
 }
 
 } // namespace
+
+Tensor dequantizeCodes(const Tensor& codes, float scale, int64_t zeroPoint, const Shape& dims) {
+  Tensor out(ElemKind::Float32, dims);
+  for (int64_t i = 0; i < codes.size(); ++i)
+    out.data<float>()[i] = static_cast<float>(codes.getAsInt(i) - zeroPoint) * scale;
+  return out;
+}
 
 PlanExecutor::PlanExecutor(const Plan& plan, NpuRunner npu) : plan_(plan), npu_(std::move(npu)) {
   for (const Segment& s : plan_.segments) {

@@ -11,7 +11,6 @@
 #include "ember/support/Error.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <sstream>
 
@@ -21,16 +20,6 @@ namespace {
 
 ValueInfo infoOf(const std::string& name, const Type& t) {
   return ValueInfo{name, elemKindName(t.kind), t.dims};
-}
-
-bool startsWith(const std::string& path, const char* magic, size_t n) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    throw Error(path, "cannot open the file");
-  std::string head(n, '\0');
-  const size_t got = std::fread(head.data(), 1, n, f);
-  std::fclose(f);
-  return got == n && head == std::string(magic, n);
 }
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
@@ -86,10 +75,9 @@ std::unique_ptr<Program> Program::load(const std::string& path, const std::strin
   p->precision_ = "int8";
   p->source_ = path;
   p->isa_.emplace(isa::IsaDescription::loadDefault(isaPath));
-  if (startsWith(path,
-                 "\x7f"
-                 "ELF",
-                 4)) {
+  if (!std::filesystem::is_regular_file(path))
+    throw Error(path, "cannot open the file");
+  if (devices::isNpuBinaryFile(path)) {
     p->binary_ = std::make_unique<isa::Binary>(isa::readElf(path, *p->isa_));
   } else if (partition::isPackageFile(path)) {
     p->plan_ = std::make_unique<partition::Plan>(partition::loadPackage(path, *p->isa_));
@@ -200,13 +188,7 @@ TensorMap Program::runHost(const TensorMap& inputs, const std::string& device) {
 }
 
 TensorMap Program::runBinary(const TensorMap& inputs, const std::string& device) {
-  runtime::RunRequest req;
-  if (device == "rtl") {
-#ifdef EMBER_HAVE_RTL
-    req.engine = devices::rtlEngine();
-    req.platform = devices::rtlPlatform();
-#endif
-  }
+  runtime::RunRequest req = devices::npuEngine(device);
   req.binary = source_;
   req.input_tensors = std::map<std::string, Tensor>(inputs.begin(), inputs.end());
   req.table = false;
@@ -225,12 +207,9 @@ TensorMap Program::runBinary(const TensorMap& inputs, const std::string& device)
     for (const auto& io : r.io)
       if (io.name == name && io.dir == isa::IoDir::Output)
         e = &io;
-    if (e && t.kind() == ElemKind::Int8) { // real = scale * (q - zero_point), as DequantizeLinear
-      const float scale = static_cast<float>(e->scale);
-      Tensor f(ElemKind::Float32, t.dims());
-      for (int64_t k = 0; k < t.size(); ++k)
-        f.data<float>()[k] = static_cast<float>(t.getAsInt(k) - e->zero_point) * scale;
-      out.emplace(name, std::move(f));
+    if (e && t.kind() == ElemKind::Int8) { // as the model's DequantizeLinear
+      out.emplace(name, partition::dequantizeCodes(t, static_cast<float>(e->scale), e->zero_point,
+                                                   t.dims()));
     } else {
       out.emplace(name, t);
     }
@@ -289,7 +268,7 @@ void Program::writeHtml(const std::string& path) const {
   if (lastReports_.empty())
     throw Error(path, "no NPU run to report: run the program on sim or rtl first");
   sim::HtmlReportOptions h;
-  h.title = std::filesystem::path(source_).filename().string() + " on the Ember NPU";
+  h.title = sim::htmlReportTitle(source_);
   h.placement = placement();
   h.placementTable = plan_ && !plan_->whole ? placementReport() : "";
   writeFileAtomic(path, sim::toHtml(lastReports_, h));

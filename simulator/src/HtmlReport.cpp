@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -197,6 +198,12 @@ std::string engineChart(const std::vector<Report>& reports) {
 }
 
 } // namespace
+
+std::string htmlReportTitle(const std::string& path) {
+  const std::filesystem::path p(path);
+  return (p.has_parent_path() ? p.parent_path().filename() / p.filename() : p.filename()).string() +
+         " on the Ember NPU";
+}
 
 std::string toHtml(const std::vector<Report>& reports, const HtmlReportOptions& opt) {
   if (reports.empty())

@@ -14,6 +14,7 @@
 #include "ember/support/Error.h"
 
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -141,16 +142,13 @@ TensorMap runOnNpu(const char* device, const runtime::RunRequest& engine, const 
 
 TensorMap runOnSim(const Function& f, const TensorMap& inputs, int repeat,
                    const DeviceOptions& opts, DeviceTiming& timing) {
-  return runOnNpu("sim", runtime::RunRequest{}, f, inputs, repeat, opts, timing);
+  return runOnNpu("sim", npuEngine("sim"), f, inputs, repeat, opts, timing);
 }
 
 #ifdef EMBER_HAVE_RTL
 TensorMap runOnRtl(const Function& f, const TensorMap& inputs, int repeat,
                    const DeviceOptions& opts, DeviceTiming& timing) {
-  runtime::RunRequest e;
-  e.engine = rtlEngine();
-  e.platform = rtlPlatform();
-  return runOnNpu("rtl", e, f, inputs, repeat, opts, timing);
+  return runOnNpu("rtl", npuEngine("rtl"), f, inputs, repeat, opts, timing);
 }
 #endif
 
@@ -177,6 +175,34 @@ std::vector<Device> buildTable() {
 }
 
 } // namespace
+
+runtime::RunRequest npuEngine(const std::string& device) {
+  runtime::RunRequest engine;
+  if (device == "sim")
+    return engine;
+#ifdef EMBER_HAVE_RTL
+  if (device == "rtl") {
+    engine.engine = rtlEngine();
+    engine.platform = rtlPlatform();
+    return engine;
+  }
+#endif
+  throw UsageError("device '" + device + "'", "NPU programs run on sim"
+#ifdef EMBER_HAVE_RTL
+                                              " or rtl"
+#endif
+  );
+}
+
+bool isNpuBinaryFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return false;
+  unsigned char m[4] = {0, 0, 0, 0};
+  const size_t n = std::fread(m, 1, 4, f);
+  std::fclose(f);
+  return n == 4 && m[0] == 0x7f && m[1] == 'E' && m[2] == 'L' && m[3] == 'F';
+}
 
 void registerNpuBackend() {
   static std::once_flag once;

@@ -2,37 +2,15 @@
 #include "ember/devices/PackageSession.h"
 
 #include "ember/runtime/Run.h"
-#include "ember/support/Error.h"
 
 namespace ember::devices {
-
-namespace {
-/// The runtime engine of NPU device `device`.
-runtime::RunRequest engineOf(const std::string& device) {
-  runtime::RunRequest engine;
-  if (device == "sim")
-    return engine;
-#ifdef EMBER_HAVE_RTL
-  if (device == "rtl") {
-    engine.engine = rtlEngine();
-    engine.platform = rtlPlatform();
-    return engine;
-  }
-#endif
-  throw UsageError("device '" + device + "'", "NPU programs run on sim"
-#ifdef EMBER_HAVE_RTL
-                                              " or rtl"
-#endif
-  );
-}
-} // namespace
 
 PlanSession::PlanSession(const partition::Plan& plan, const isa::IsaDescription& isa,
                          const std::string& device, const DeviceOptions& opts,
                          const std::string& label)
     : isa_(isa) {
   executor_ = std::make_unique<partition::PlanExecutor>(
-      plan, npuSegmentRunner(device, engineOf(device), isa_, opts, label, plan.whole, reports_));
+      plan, npuSegmentRunner(device, npuEngine(device), isa_, opts, label, plan.whole, reports_));
 }
 
 PlanSession::~PlanSession() = default;

@@ -332,17 +332,6 @@ std::vector<const Device*> deviceList(const Options& o) {
   return devs;
 }
 
-/// True if `path` starts with the ELF magic (an NPU binary rather than an ONNX model).
-bool isElfFile(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    return false;
-  unsigned char m[4] = {0, 0, 0, 0};
-  size_t n = std::fread(m, 1, 4, f);
-  std::fclose(f);
-  return n == 4 && m[0] == 0x7f && m[1] == 'E' && m[2] == 'L' && m[3] == 'F';
-}
-
 /// The NPU devices a binary runs on: --device (sim, or rtl when built), or a --compare
 /// list of them (e.g. sim,rtl).
 std::vector<std::string> binaryDevices(const Options& o) {
@@ -391,11 +380,9 @@ int runBinary(const Options& o) {
   std::vector<runtime::RunResult> results;
   std::vector<double> hosts;
   for (const std::string& dev : devs) {
-    (void)dev; // read only when the RTL is built
-#ifdef EMBER_HAVE_RTL
-    req.engine = dev == "rtl" ? rtlEngine() : nullptr;
-    req.platform = dev == "rtl" ? rtlPlatform() : nullptr;
-#endif
+    const runtime::RunRequest engine = npuEngine(dev);
+    req.engine = engine.engine;
+    req.platform = engine.platform;
     auto t0 = std::chrono::steady_clock::now();
     results.push_back(runtime::runBinary(req, std::cerr));
     hosts.push_back(secondsSince(t0));
@@ -472,11 +459,7 @@ void writeHtmlReport(const Options& o, const std::vector<sim::Report>& reports,
   if (o.html.empty())
     return;
   sim::HtmlReportOptions h;
-  // The file and its folder (the zoo's models are all called model.onnx).
-  const std::filesystem::path m(o.model);
-  h.title = (m.has_parent_path() ? m.parent_path().filename() / m.filename() : m.filename())
-                .string() +
-            " on the Ember NPU";
+  h.title = sim::htmlReportTitle(o.model);
   h.placement = placement;
   h.placementTable = placementTable;
   writeFileAtomic(o.html, sim::toHtml(reports, h));
@@ -570,7 +553,7 @@ int runPackage(const Options& o) {
 }
 
 int runTool(const Options& o) {
-  if (isElfFile(o.model))
+  if (isNpuBinaryFile(o.model))
     return runBinary(o);
   if (partition::isPackageFile(o.model))
     return runPackage(o);

@@ -33,6 +33,10 @@ struct SegmentRun {
 using NpuRunner =
     std::function<TensorMap(const Segment& s, const TensorMap& inputs, SegmentRun& run)>;
 
+/// Float32 values of per-tensor int8 (or other integer) codes, as DequantizeLinear
+/// computes them: (code - zeroPoint) * scale in float, shape `dims`.
+Tensor dequantizeCodes(const Tensor& codes, float scale, int64_t zeroPoint, const Shape& dims);
+
 /// A plan prepared for running: the host segments compiled once.
 class PlanExecutor {
 public:

@@ -21,6 +21,11 @@ struct HtmlReportOptions {
   std::string placementTable;             ///< The placement report, shown preformatted.
 };
 
+/// The heading for a run of the model (or binary, or package) at `path`: its file name
+/// with its folder ("resnet18/model.onnx on the Ember NPU": the zoo's models are all
+/// called model.onnx).
+std::string htmlReportTitle(const std::string& path);
+
 /// The page for the NPU segments' reports of one run, in order (one for a model the NPU
 /// runs whole). Throws ember::Error when `reports` is empty.
 std::string toHtml(const std::vector<Report>& reports, const HtmlReportOptions& options = {});

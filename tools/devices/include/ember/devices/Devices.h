@@ -58,6 +58,14 @@ struct Device {
       run;
 };
 
+/// What runs an NPU job on device `device`: an empty request for "sim" (the SystemC model
+/// and platform), the RTL's engine and SoC platform for "rtl" (builds with the RTL);
+/// UsageError for any other name.
+runtime::RunRequest npuEngine(const std::string& device);
+
+/// True if `path` starts with the ELF magic: an NPU binary rather than a model or package.
+bool isNpuBinaryFile(const std::string& path);
+
 /// Runs NPU segments' binaries through the runtime on `engine` (sim: an empty request;
 /// rtl: the RTL's engine and platform), appending each segment's report to `reports`
 /// (which must outlive the runner). `label` names the model in messages; report and
