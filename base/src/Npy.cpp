@@ -24,9 +24,11 @@ constexpr size_t kMagicLen = 6;
 /// (one byte) are accepted with '|' and with '<'.
 const std::map<std::string, ElemKind>& descrTable() {
   static const std::map<std::string, ElemKind> t = {
-      {"<f4", ElemKind::Float32}, {"|i1", ElemKind::Int8},  {"<i1", ElemKind::Int8},
-      {"<i4", ElemKind::Int32},   {"<i8", ElemKind::Int64}, {"|b1", ElemKind::Bool},
-      {"<b1", ElemKind::Bool},
+      {"<f4", ElemKind::Float32}, {"|i1", ElemKind::Int8},    {"<i1", ElemKind::Int8},
+      {"<i4", ElemKind::Int32},   {"<i8", ElemKind::Int64},   {"|b1", ElemKind::Bool},
+      {"<b1", ElemKind::Bool},    {"<f8", ElemKind::Float64}, {"<f2", ElemKind::Float16},
+      {"|u1", ElemKind::UInt8},   {"<u1", ElemKind::UInt8},   {"<i2", ElemKind::Int16},
+      {"<u2", ElemKind::UInt16},  {"<u4", ElemKind::UInt32},  {"<u8", ElemKind::UInt64},
   };
   return t;
 }
@@ -187,8 +189,9 @@ Type typeFromHeader(const std::map<std::string, HeaderValue>& dict, const std::s
     if (!descr.empty() && descr[0] == '>')
       why += " (big-endian; save it little-endian, e.g. a.astype(a.dtype.newbyteorder('<')))";
     else
-      why += " (Ember reads float32 '<f4', int8 '|i1', int32 '<i4', int64 '<i8', bool '|b1';"
-             " convert with a.astype(np.float32) etc.)";
+      why += " (Ember reads float32 '<f4', float64 '<f8', float16 '<f2', int8 '|i1', int16 "
+             "'<i2', int32 '<i4', int64 '<i8', uint8 '|u1', uint16 '<u2', uint32 '<u4', uint64 "
+             "'<u8', bool '|b1'; convert with a.astype(np.float32) etc.)";
     throw Unsupported(what, why);
   }
   if (fortran && shape.size() > 1)
@@ -217,6 +220,20 @@ const char* npyDescr(ElemKind k) {
     return "<i8";
   case ElemKind::Bool:
     return "|b1";
+  case ElemKind::Float64:
+    return "<f8";
+  case ElemKind::Float16:
+    return "<f2";
+  case ElemKind::UInt8:
+    return "|u1";
+  case ElemKind::Int16:
+    return "<i2";
+  case ElemKind::UInt16:
+    return "<u2";
+  case ElemKind::UInt32:
+    return "<u4";
+  case ElemKind::UInt64:
+    return "<u8";
   }
   return "?";
 }

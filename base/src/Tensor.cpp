@@ -3,6 +3,7 @@
 #include "ember/support/Error.h"
 
 #include <sstream>
+#include <type_traits>
 
 namespace ember {
 
@@ -18,59 +19,89 @@ void Tensor::checkCount(size_t n) const {
                               " elements, given " + std::to_string(n));
 }
 
-double Tensor::getAsDouble(int64_t i) const {
-  const uint8_t* p = bytes_.data();
-  switch (type_.kind) {
+namespace {
+
+/// Calls f(T{}) with the C++ element type of `k`.
+template <typename F> auto visitKind(ElemKind k, F&& f) {
+  switch (k) {
   case ElemKind::Float32:
-    return reinterpret_cast<const float*>(p)[i];
+    return f(float{});
   case ElemKind::Int8:
-    return reinterpret_cast<const int8_t*>(p)[i];
+    return f(int8_t{});
   case ElemKind::Int32:
-    return reinterpret_cast<const int32_t*>(p)[i];
+    return f(int32_t{});
   case ElemKind::Int64:
-    return static_cast<double>(reinterpret_cast<const int64_t*>(p)[i]);
+    return f(int64_t{});
   case ElemKind::Bool:
-    return p[i] ? 1.0 : 0.0;
+    return f(bool{});
+  case ElemKind::Float64:
+    return f(double{});
+  case ElemKind::Float16:
+    return f(Float16{});
+  case ElemKind::UInt8:
+    return f(uint8_t{});
+  case ElemKind::Int16:
+    return f(int16_t{});
+  case ElemKind::UInt16:
+    return f(uint16_t{});
+  case ElemKind::UInt32:
+    return f(uint32_t{});
+  case ElemKind::UInt64:
+    return f(uint64_t{});
   }
-  return 0;
+  throw Error("tensor", "invalid element kind " + std::to_string(static_cast<int>(k)));
+}
+
+} // namespace
+
+double Tensor::getAsDouble(int64_t i) const {
+  return visitKind(type_.kind, [&](auto tag) -> double {
+    using T = decltype(tag);
+    const T v = reinterpret_cast<const T*>(bytes_.data())[i];
+    if constexpr (std::is_same_v<T, Float16>)
+      return v.toDouble();
+    else
+      return static_cast<double>(v);
+  });
 }
 
 int64_t Tensor::getAsInt(int64_t i) const {
-  const uint8_t* p = bytes_.data();
-  switch (type_.kind) {
-  case ElemKind::Float32:
-    return static_cast<int64_t>(reinterpret_cast<const float*>(p)[i]);
-  case ElemKind::Int8:
-    return reinterpret_cast<const int8_t*>(p)[i];
-  case ElemKind::Int32:
-    return reinterpret_cast<const int32_t*>(p)[i];
-  case ElemKind::Int64:
-    return reinterpret_cast<const int64_t*>(p)[i];
-  case ElemKind::Bool:
-    return p[i] ? 1 : 0;
-  }
-  return 0;
+  return visitKind(type_.kind, [&](auto tag) -> int64_t {
+    using T = decltype(tag);
+    const T v = reinterpret_cast<const T*>(bytes_.data())[i];
+    if constexpr (std::is_same_v<T, Float16>)
+      return static_cast<int64_t>(v.toDouble());
+    else
+      return static_cast<int64_t>(v); // uint64 above INT64_MAX wraps
+  });
 }
 
 void Tensor::setFromDouble(int64_t i, double v) {
-  uint8_t* p = bytes_.data();
-  switch (type_.kind) {
-  case ElemKind::Float32:
-    reinterpret_cast<float*>(p)[i] = static_cast<float>(v);
-    break;
-  case ElemKind::Int8:
-    reinterpret_cast<int8_t*>(p)[i] = static_cast<int8_t>(v);
-    break;
-  case ElemKind::Int32:
-    reinterpret_cast<int32_t*>(p)[i] = static_cast<int32_t>(v);
-    break;
-  case ElemKind::Int64:
-    reinterpret_cast<int64_t*>(p)[i] = static_cast<int64_t>(v);
-    break;
-  case ElemKind::Bool:
-    p[i] = v != 0.0;
-    break;
-  }
+  visitKind(type_.kind, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = reinterpret_cast<T*>(bytes_.data());
+    if constexpr (std::is_same_v<T, Float16>)
+      p[i] = Float16(v);
+    else if constexpr (std::is_same_v<T, bool>)
+      p[i] = v != 0.0;
+    else
+      p[i] = static_cast<T>(v);
+  });
+}
+
+void Tensor::setFromInt(int64_t i, int64_t v) {
+  visitKind(type_.kind, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = reinterpret_cast<T*>(bytes_.data());
+    if constexpr (std::is_same_v<T, Float16>)
+      p[i] = Float16(static_cast<double>(v));
+    else if constexpr (std::is_same_v<T, bool>)
+      p[i] = v != 0;
+    else if constexpr (std::is_integral_v<T>)
+      p[i] = static_cast<T>(static_cast<std::make_unsigned_t<T>>(static_cast<uint64_t>(v)));
+    else
+      p[i] = static_cast<T>(v);
+  });
 }
 
 Tensor Tensor::reshaped(Shape dims) const {
@@ -85,9 +116,9 @@ Tensor Tensor::reshaped(Shape dims) const {
 Tensor Tensor::convertTo(ElemKind k) const {
   Tensor t(Type(k, dims()));
   const int64_t n = size();
-  if (k == ElemKind::Int64 && type_.kind != ElemKind::Float32) {
+  if (isIntElemKind(k) && !isFloatElemKind(type_.kind)) {
     for (int64_t i = 0; i < n; ++i)
-      t.data<int64_t>()[i] = getAsInt(i);
+      t.setFromInt(i, getAsInt(i));
   } else if (k == ElemKind::Bool) {
     for (int64_t i = 0; i < n; ++i)
       t.raw()[i] = getAsDouble(i) != 0.0;

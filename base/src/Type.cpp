@@ -12,9 +12,14 @@ struct KindInfo {
   const char* name;
   size_t size;
 };
+// In enum order (info() indexes it).
 constexpr KindInfo kKinds[] = {
-    {ElemKind::Float32, "float32", 4}, {ElemKind::Int8, "int8", 1}, {ElemKind::Int32, "int32", 4},
-    {ElemKind::Int64, "int64", 8},     {ElemKind::Bool, "bool", 1},
+    {ElemKind::Float32, "float32", 4}, {ElemKind::Int8, "int8", 1},
+    {ElemKind::Int32, "int32", 4},     {ElemKind::Int64, "int64", 8},
+    {ElemKind::Bool, "bool", 1},       {ElemKind::Float64, "float64", 8},
+    {ElemKind::Float16, "float16", 2}, {ElemKind::UInt8, "uint8", 1},
+    {ElemKind::Int16, "int16", 2},     {ElemKind::UInt16, "uint16", 2},
+    {ElemKind::UInt32, "uint32", 4},   {ElemKind::UInt64, "uint64", 8},
 };
 const KindInfo& info(ElemKind k) {
   return kKinds[static_cast<size_t>(k)];
@@ -26,6 +31,26 @@ size_t elemSize(ElemKind k) {
 }
 const char* elemKindName(ElemKind k) {
   return info(k).name;
+}
+
+bool isCoreElemKind(ElemKind k) {
+  return k <= ElemKind::Bool;
+}
+bool isFloatElemKind(ElemKind k) {
+  return k == ElemKind::Float32 || k == ElemKind::Float64 || k == ElemKind::Float16;
+}
+bool isIntElemKind(ElemKind k) {
+  return k != ElemKind::Bool && !isFloatElemKind(k);
+}
+const std::vector<ElemKind>& numericElemKinds() {
+  static const std::vector<ElemKind> kinds = [] {
+    std::vector<ElemKind> v;
+    for (const auto& k : kKinds)
+      if (k.kind != ElemKind::Bool)
+        v.push_back(k.kind);
+    return v;
+  }();
+  return kinds;
 }
 
 bool parseElemKind(const std::string& s, ElemKind* out) {

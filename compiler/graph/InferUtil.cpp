@@ -41,7 +41,23 @@ int64_t normalizeAxis(int64_t axis, size_t rank, const char* what) {
   return axis < 0 ? axis + r : axis;
 }
 
-void requireKind(const NodeValue& v, std::initializer_list<ElemKind> kinds, const char* operand) {
+const std::vector<ElemKind>& wideNumericKinds() {
+  static const std::vector<ElemKind> kinds = [] {
+    std::vector<ElemKind> v;
+    for (ElemKind k : numericElemKinds())
+      if (k != ElemKind::Float16)
+        v.push_back(k);
+    return v;
+  }();
+  return kinds;
+}
+
+const std::vector<ElemKind>& wideFloatKinds() {
+  static const std::vector<ElemKind> kinds = {ElemKind::Float32, ElemKind::Float64};
+  return kinds;
+}
+
+void requireKind(const NodeValue& v, const std::vector<ElemKind>& kinds, const char* operand) {
   for (ElemKind k : kinds)
     if (v.kind() == k)
       return;

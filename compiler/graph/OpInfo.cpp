@@ -16,6 +16,7 @@ void registerAll() {
   registerNNOps();
   registerDataMovementOps();
   registerQuantOps();
+  registerIndexOps();
 }
 } // namespace
 

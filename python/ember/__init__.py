@@ -106,10 +106,12 @@ class Program:
         """Runs on `device` ("sim", "rtl", "cpu", "interp"; default: devices[0]) and
         returns {output name: numpy array}. `inputs` maps input names to arrays (lists
         are converted; float32 for float inputs)."""
+        declared = {i["name"]: i["dtype"] for i in self.inputs}
         arrays = {}
         for name, value in inputs.items():
             a = _np.asarray(value)
-            if a.dtype == _np.float64:
+            # NumPy's default float64 feeds a float32 input; a float64 input stays float64.
+            if a.dtype == _np.float64 and declared.get(name) == "float32":
                 a = a.astype(_np.float32)
             arrays[name] = a
         out = self._core.run(arrays, device or "")

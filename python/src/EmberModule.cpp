@@ -40,30 +40,40 @@ py::array toNumpy(const Tensor& t) {
     return make(int64_t{});
   case ElemKind::Bool:
     return make(bool{});
+  case ElemKind::Float64:
+    return make(double{});
+  case ElemKind::Float16: {
+    py::array a(py::dtype("float16"), shape);
+    if (t.size())
+      std::memcpy(a.mutable_data(), t.raw(), t.sizeInBytes());
+    return a;
+  }
+  case ElemKind::UInt8:
+    return make(uint8_t{});
+  case ElemKind::Int16:
+    return make(int16_t{});
+  case ElemKind::UInt16:
+    return make(uint16_t{});
+  case ElemKind::UInt32:
+    return make(uint32_t{});
+  case ElemKind::UInt64:
+    return make(uint64_t{});
   }
   throw InternalError("tensor", "unknown element kind");
 }
 
-/// The Tensor of NumPy array `a` (any layout; float64 is refused rather than narrowed
-/// silently, as the importer refuses float64 models).
+/// The Tensor of NumPy array `a` (any layout; every dtype the importer takes).
 Tensor fromNumpy(const std::string& name, const py::array& in) {
   const py::dtype dt = in.dtype();
   ElemKind k;
-  if (dt.is(py::dtype::of<float>()))
-    k = ElemKind::Float32;
-  else if (dt.is(py::dtype::of<int8_t>()))
-    k = ElemKind::Int8;
-  else if (dt.is(py::dtype::of<int32_t>()))
-    k = ElemKind::Int32;
-  else if (dt.is(py::dtype::of<int64_t>()))
-    k = ElemKind::Int64;
-  else if (dt.is(py::dtype::of<bool>()))
+  const std::string dtName = dt.attr("name").cast<std::string>();
+  if (dtName == "bool")
     k = ElemKind::Bool;
-  else
+  else if (!parseElemKind(dtName, &k))
     throw Error("input '" + name + "'",
-                "NumPy dtype " + dt.attr("name").cast<std::string>() +
-                    " is not one Ember takes (float32, int8, int32, int64, bool); convert "
-                    "with .astype(numpy.float32)");
+                "NumPy dtype " + dtName +
+                    " is not one Ember takes (float32/64/16, int8/16/32/64, uint8/16/32/64, "
+                    "bool); convert with .astype(numpy.float32)");
   py::array a = py::array::ensure(in, py::array::c_style | py::array::forcecast);
   Shape dims(a.shape(), a.shape() + a.ndim());
   Tensor t(k, dims);

@@ -83,6 +83,33 @@ void inspectModel(const onnx::ModelProto& m, CaseResult& r) {
   r.group = caseGroup(r.name, r.ops);
 }
 
+/// Imports `model`. When an operand that decides a shape (Resize's scales, OneHot's
+/// depth, Compress's condition) is a graph input, the import fails with "must be known
+/// at compile time"; then the trailing inputs (never input 0, the data) are bound as
+/// constants, one more at a time, as a user of such a model would bind them
+/// (OnnxImportOptions::constantInputs).
+std::unique_ptr<Module> importBinding(const fs::path& model, OnnxImportOptions& opts,
+                                      TensorMap& inputs,
+                                      const std::vector<std::string>& inputNames) {
+  for (;;) {
+    try {
+      return importOnnxFile(model.string(), opts);
+    } catch (const Unsupported& e) {
+      if (std::string(e.what()).find("must be known at compile time") == std::string::npos)
+        throw;
+      // Bind the next input from the end that is still a run-time input.
+      size_t i = inputNames.size();
+      while (i > 1 && !inputs.count(inputNames[i - 1]))
+        --i;
+      if (i <= 1)
+        throw;
+      auto it = inputs.find(inputNames[i - 1]);
+      opts.constantInputs.emplace(it->first, std::move(it->second));
+      inputs.erase(it);
+    }
+  }
+}
+
 /// Runs one test_data_set folder; returns "" on success, else the mismatch.
 std::string runDataSet(const fs::path& model, const onnx::GraphProto& g, const fs::path& set) {
   std::set<std::string> inits;
@@ -113,7 +140,7 @@ std::string runDataSet(const fs::path& model, const onnx::GraphProto& g, const f
     else
       inputs.emplace(inputNames[i], std::move(t));
   }
-  std::unique_ptr<Module> mod = importOnnxFile(model.string(), opts);
+  std::unique_ptr<Module> mod = importBinding(model, opts, inputs, inputNames);
   Function* f = mod->functions().at(0).get();
   std::unique_ptr<Backend> backend = createBackend("interp");
   std::unique_ptr<CompiledFunction> exe = backend->compile(*f);

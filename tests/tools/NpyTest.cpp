@@ -154,10 +154,10 @@ TEST(NpyErrors, TruncatedOrExtraData) {
 }
 
 TEST(NpyErrors, UnsupportedDtypes) {
-  std::string f8 =
-      npyV1("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'));
-  EXPECT_THROW(parseNpy(f8, "f.npy"), Unsupported);
-  expectError(f8, "dtype '<f8' is not supported");
+  std::string c8 =
+      npyV1("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'));
+  EXPECT_THROW(parseNpy(c8, "f.npy"), Unsupported);
+  expectError(c8, "dtype '<c8' is not supported");
   std::string be =
       npyV1("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", std::string(4, '\0'));
   expectError(be, "big-endian");

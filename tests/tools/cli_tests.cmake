@@ -153,9 +153,9 @@ ember_cli_error(nan_input_int8 "x_nan.npy \\(--input x\\): element 5 is NaN" "no
                 ${CLI_IN}/relu.onnx --precision int8 --input x=${CLI_IN}/x_nan.npy)
 ember_cli_error(endless_npy "/dev/zero: not a .npy file" --
                 ${CLI_IN}/relu.onnx --input x=/dev/zero)
-# Malformed or unsupported .npy files.
+# Malformed or unsupported .npy files (and a float64 file for a float32 input).
 set(bad_npy_kinds f8 big_endian fortran truncated bad_magic bad_dict size_mismatch)
-set(bad_npy_messages "'<f8' is not supported" "big-endian" "Fortran" "truncated .npy data"
+set(bad_npy_messages "the file holds float64" "big-endian" "Fortran" "truncated .npy data"
     "bad magic" "malformed .npy header" "size mismatch")
 foreach(kind message IN ZIP_LISTS bad_npy_kinds bad_npy_messages)
   ember_cli_error(npy_${kind} "x_${kind}.npy" "${message}" --

@@ -53,6 +53,20 @@ const char* cType(ElemKind k) {
     return "int64_t";
   case ElemKind::Bool:
     return "uint8_t";
+  case ElemKind::Float64:
+    return "double";
+  case ElemKind::Float16:
+    return "uint16_t"; // binary16 bits
+  case ElemKind::UInt8:
+    return "uint8_t";
+  case ElemKind::Int16:
+    return "int16_t";
+  case ElemKind::UInt16:
+    return "uint16_t";
+  case ElemKind::UInt32:
+    return "uint32_t";
+  case ElemKind::UInt64:
+    return "uint64_t";
   }
   return "uint8_t";
 }

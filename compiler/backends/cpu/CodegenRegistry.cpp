@@ -36,6 +36,13 @@ void registerCodegenUnit(NodeKind k, CodegenUnit u) {
 
 const CodegenUnit* findCodegenUnit(const Op& n) {
   ensureRegistered();
+  // The interpreter-only element kinds (float64, float16, uint*, int16) have no codegen.
+  for (const OpInput& in : n.inputs())
+    if (in && !isCoreElemKind(in.kind()))
+      return nullptr;
+  for (const Type& t : n.resultTypes())
+    if (!isCoreElemKind(t.kind))
+      return nullptr;
   for (const CodegenUnit& u : table().at(static_cast<size_t>(n.kind())))
     if (u.supports(n))
       return &u;

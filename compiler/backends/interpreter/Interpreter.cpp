@@ -28,6 +28,8 @@ void registerAllKernels() {
   registerDataMovementKernels();
   registerQuantKernels();
   registerInt8Kernels();
+  registerIndexKernels();
+  registerLossEinsumKernels();
 }
 
 std::string nodeRef(const Node& n) {

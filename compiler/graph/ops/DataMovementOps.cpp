@@ -199,7 +199,7 @@ Types tileInfer(const Ins& in, const Attrs& a) {
 }
 
 Types cumSumInfer(const Ins& in, const Attrs& a) {
-  requireKind(in[0], {ElemKind::Float32, ElemKind::Int32, ElemKind::Int64}, "input");
+  requireKind(in[0], wideNumericKinds(), "input");
   if (in[0].dims().empty())
     inferError("input must have rank >= 1");
   normalizeAxis(a.getInt("axis", 0), in[0].dims().size());

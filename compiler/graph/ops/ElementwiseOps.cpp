@@ -15,7 +15,11 @@ std::vector<Type> floatUnary(const std::vector<NodeValue>& in, const Attrs&) {
 }
 
 std::vector<Type> numericUnary(const std::vector<NodeValue>& in, const Attrs&) {
-  requireKind(in[0], kNumeric, "input");
+  // The signed kinds (unsigned ones have no Neg/Abs/Sign worth computing).
+  requireKind(in[0],
+              {ElemKind::Float32, ElemKind::Float64, ElemKind::Int8, ElemKind::Int16,
+               ElemKind::Int32, ElemKind::Int64},
+              "input");
   Type t(in[0].kind(), in[0].dims());
   return {t};
 }
@@ -45,15 +49,31 @@ void checkSameKind(const std::vector<NodeValue>& in, size_t first, size_t count)
 }
 
 std::vector<Type> arithBinary(const std::vector<NodeValue>& in, const Attrs&) {
-  requireKind(in[0], kNumeric, "a");
+  requireKind(in[0], wideNumericKinds(), "a");
+  checkSameKind(in, 0, 2);
+  return {Type(in[0].kind(), broadcastShapes(in[0].dims(), in[1].dims()))};
+}
+
+/// Max, Min and Mod also take float16 (computed in float, rounded back).
+std::vector<Type> selectBinary(const std::vector<NodeValue>& in, const Attrs& a) {
+  if (in[0].kind() == ElemKind::Float16) {
+    checkSameKind(in, 0, 2);
+    return {Type(in[0].kind(), broadcastShapes(in[0].dims(), in[1].dims()))};
+  }
+  return arithBinary(in, a);
+}
+
+/// PRelu: the core numeric kinds.
+std::vector<Type> preluInfer(const std::vector<NodeValue>& in, const Attrs&) {
+  requireKind(in[0], kNumeric, "input");
   checkSameKind(in, 0, 2);
   return {Type(in[0].kind(), broadcastShapes(in[0].dims(), in[1].dims()))};
 }
 
 std::vector<Type> powInfer(const std::vector<NodeValue>& in, const Attrs&) {
   // ONNX allows a different exponent type; the result has the base's kind.
-  requireKind(in[0], kNumeric, "a");
-  requireKind(in[1], kNumeric, "b");
+  requireKind(in[0], wideNumericKinds(), "a");
+  requireKind(in[1], wideNumericKinds(), "b");
   return {Type(in[0].kind(), broadcastShapes(in[0].dims(), in[1].dims()))};
 }
 
@@ -73,6 +93,15 @@ std::vector<Type> whereInfer(const std::vector<NodeValue>& in, const Attrs&) {
   checkSameKind(in, 1, 2);
   Shape s = broadcastShapes(broadcastShapes(in[0].dims(), in[1].dims()), in[2].dims());
   return {Type(in[1].kind(), s)};
+}
+
+std::vector<Type> bitShiftInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  requireKind(in[0], {ElemKind::UInt8, ElemKind::UInt16, ElemKind::UInt32, ElemKind::UInt64}, "a");
+  checkSameKind(in, 0, 2);
+  const std::string dir = a.getString("direction", "");
+  if (dir != "LEFT" && dir != "RIGHT")
+    inferError("attribute direction must be LEFT or RIGHT, is '" + dir + "'");
+  return {Type(in[0].kind(), broadcastShapes(in[0].dims(), in[1].dims()))};
 }
 
 std::vector<Type> clipInfer(const std::vector<NodeValue>& in, const Attrs&) {
@@ -109,15 +138,18 @@ void registerElementwiseOps() {
   add(K::IsInf, floatToBool, {"input"});
   add(K::Not, boolUnary, {"input"});
   add(K::Cast, castInfer, {"input"});
-  for (K k : {K::Add, K::Sub, K::Mul, K::Div, K::Max, K::Min, K::Mod})
+  for (K k : {K::Add, K::Sub, K::Mul, K::Div})
     add(k, arithBinary, {"a", "b"});
+  for (K k : {K::Max, K::Min, K::Mod})
+    add(k, selectBinary, {"a", "b"});
   add(K::Pow, powInfer, {"a", "b"});
-  add(K::PRelu, arithBinary, {"input", "slope"});
+  add(K::PRelu, preluInfer, {"input", "slope"});
   for (K k : {K::Equal, K::Less, K::LessOrEqual, K::Greater, K::GreaterOrEqual})
     add(k, compareBinary, {"a", "b"});
   for (K k : {K::And, K::Or, K::Xor})
     add(k, logicBinary, {"a", "b"});
   add(K::Where, whereInfer, {"condition", "a", "b"});
+  add(K::BitShift, bitShiftInfer, {"a", "b"});
 
   addOpTraits(floatKinds, {T::ElementwiseUnary, T::InPlaceSafe});
   addOpTraits({K::Relu, K::Neg, K::Abs, K::Sign, K::Clip}, {T::ElementwiseUnary, T::InPlaceSafe});

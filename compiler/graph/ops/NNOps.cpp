@@ -5,6 +5,7 @@
 // resolves (kernel_shape, strides, pads = all begins then all ends, dilations, group,
 // ceil_mode, output_padding). Absent attributes take the ONNX defaults, so hand-built
 // graphs may omit them.
+#include "ember/graph/Einsum.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
 
@@ -302,6 +303,51 @@ std::vector<Type> softmaxInfer(const std::vector<NodeValue>& in, const Attrs& a)
   return {in[0].type()};
 }
 
+std::vector<Type> nllInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  requireKind(in[0], wideFloatKinds(), "input");
+  requireKind(in[1], {ElemKind::Int32, ElemKind::Int64}, "target");
+  const Shape& x = in[0].dims();
+  const Shape& t = in[1].dims();
+  if (x.size() < 2)
+    inferError("input " + shapeToString(x) + " must be [N, C, d...]");
+  Shape want = x;
+  want.erase(want.begin() + 1);
+  if (t != want)
+    inferError("target " + shapeToString(t) + " must be " + shapeToString(want) + " for input " +
+               shapeToString(x));
+  if (in.size() > 2 && in[2]) {
+    requireKind(in[2], {in[0].kind()}, "weight");
+    if (in[2].dims() != Shape{x[1]})
+      inferError("weight " + shapeToString(in[2].dims()) + " must be [" + std::to_string(x[1]) +
+                 "]");
+  }
+  const std::string r = a.getString("reduction", "mean");
+  if (r != "none" && r != "sum" && r != "mean")
+    inferError("reduction '" + r + "' is not none, sum or mean");
+  return {Type(in[0].kind(), r == "none" ? t : Shape{})};
+}
+
+std::vector<Type> einsumInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  std::vector<Shape> shapes;
+  for (const NodeValue& v : in) {
+    requireKind(v, wideNumericKinds(), "operand");
+    if (v.kind() != in[0].kind())
+      inferError(std::string("operands have different element kinds: ") +
+                 elemKindName(in[0].kind()) + " and " + elemKindName(v.kind()));
+    shapes.push_back(v.dims());
+  }
+  EinsumPlan plan;
+  try {
+    plan = planEinsum(a.getString("equation", ""), shapes);
+  } catch (const Error& e) {
+    inferError(e.what());
+  }
+  Shape out;
+  for (int l : plan.outputLabels)
+    out.push_back(plan.extents[static_cast<size_t>(l)]);
+  return {Type(in[0].kind(), out)};
+}
+
 void add(NodeKind k, InferFn fn, std::vector<std::string> operands, unsigned minInputs) {
   OpInfo info;
   info.kind = k;
@@ -329,6 +375,8 @@ void registerNNOps() {
   add(K::Gemm, gemmInfer, {"a", "b", "c"}, 2);
   for (K k : {K::Softmax, K::LogSoftmax, K::Hardmax})
     add(k, softmaxInfer, {"input"}, 1);
+  add(K::NegativeLogLikelihoodLoss, nllInfer, {"input", "target", "weight"}, 2);
+  add(K::Einsum, einsumInfer, {"operand", "..."}, 1);
   // The int8 max of codes keeps the input's parameters.
   addOpTraits({K::MaxPool, K::GlobalMaxPool}, {OpTrait::KeepsQuantization});
 }

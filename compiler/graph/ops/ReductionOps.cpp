@@ -24,8 +24,7 @@ std::vector<bool> reducedAxes(const Attrs& a, size_t rank) {
 }
 
 std::vector<Type> reduceInfer(const std::vector<NodeValue>& in, const Attrs& a) {
-  requireKind(in[0], {ElemKind::Float32, ElemKind::Int8, ElemKind::Int32, ElemKind::Int64},
-              "input");
+  requireKind(in[0], wideNumericKinds(), "input");
   const Shape& d = in[0].dims();
   const std::vector<bool> reduced = reducedAxes(a, d.size());
   const bool keep = a.getInt("keepdims", 1) != 0;
@@ -40,8 +39,7 @@ std::vector<Type> reduceInfer(const std::vector<NodeValue>& in, const Attrs& a) 
 }
 
 std::vector<Type> argInfer(const std::vector<NodeValue>& in, const Attrs& a) {
-  requireKind(in[0], {ElemKind::Float32, ElemKind::Int8, ElemKind::Int32, ElemKind::Int64},
-              "input");
+  requireKind(in[0], wideNumericKinds(), "input");
   Shape d = in[0].dims();
   if (d.empty())
     inferError("input must have rank >= 1");

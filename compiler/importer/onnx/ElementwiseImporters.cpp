@@ -3,7 +3,10 @@
 // binaries), Clip, Cast and CastLike. All of them fold into Constants when their
 // operands are constants (OnnxNodeContext::emit), which is how shape arithmetic in
 // int64 disappears at import time.
+#include "OnnxTensor.h"
+
 #include "ember/importer/OnnxOpImporter.h"
+#include "ember/support/Error.h"
 
 #include "ember/tensor/Tensor.h"
 
@@ -92,8 +95,7 @@ void importDirect(OnnxNodeContext& ctx, const Direct& d) {
   for (const char* a : d.intAttrs)
     if (ctx.hasAttr(a))
       attrs.set(a, ctx.attrInt(a, 0));
-  if (ctx.opType() == "Mod" && ctx.input(0).kind() == ElemKind::Float32 &&
-      ctx.attrInt("fmod", 0) == 0)
+  if (ctx.opType() == "Mod" && isFloatElemKind(ctx.input(0).kind()) && ctx.attrInt("fmod", 0) == 0)
     ctx.fail("Mod of floating-point operands requires fmod = 1");
   std::vector<NodeValue> in;
   for (size_t i = 0; i < ctx.numInputs(); ++i)
@@ -146,27 +148,11 @@ void importClip(OnnxNodeContext& ctx) {
 
 /// ONNX TensorProto::DataType -> ElemKind for Cast's 'to'.
 ElemKind castTarget(OnnxNodeContext& ctx, int64_t to) {
-  switch (to) {
-  case 1:
-    return ElemKind::Float32;
-  case 3:
-    return ElemKind::Int8;
-  case 6:
-    return ElemKind::Int32;
-  case 7:
-    return ElemKind::Int64;
-  case 9:
-    return ElemKind::Bool;
-  default:
-    break;
+  try {
+    return onnxElemKind(static_cast<int32_t>(to), ctx.nodeName());
+  } catch (const Unsupported&) {
+    ctx.unsupported("cast to element type " + onnxElemTypeName(static_cast<int32_t>(to)));
   }
-  static const char* names[] = {"UNDEFINED",  "FLOAT",   "UINT8",  "INT8",   "UINT16",
-                                "INT16",      "INT32",   "INT64",  "STRING", "BOOL",
-                                "FLOAT16",    "DOUBLE",  "UINT32", "UINT64", "COMPLEX64",
-                                "COMPLEX128", "BFLOAT16"};
-  const std::string name =
-      to >= 0 && to < 17 ? names[to] : "type " + std::to_string(static_cast<long long>(to));
-  ctx.unsupported("cast to element type " + name);
   return ElemKind::Float32; // not reached
 }
 
@@ -195,6 +181,14 @@ void registerOnnxElementwiseImporters() {
     emitCast(c, castTarget(c, c.attrInt("to", 0)));
   });
   registerOnnxOp("CastLike", {}, [](OnnxNodeContext& c) { emitCast(c, c.input(1).kind()); });
+  registerOnnxOp("BitShift", {"direction"}, [](OnnxNodeContext& c) {
+    const std::string dir = c.attrString("direction", "");
+    if (dir != "LEFT" && dir != "RIGHT")
+      c.fail("attribute 'direction' must be \"LEFT\" or \"RIGHT\", is \"" + dir + "\"");
+    Attrs attrs;
+    attrs.set("direction", dir);
+    c.setOutput(0, c.emit(NodeKind::BitShift, {c.input(0), c.input(1)}, std::move(attrs)));
+  });
 }
 
 } // namespace ember

@@ -27,7 +27,12 @@ namespace ember {
 
 namespace {
 
-constexpr int64_t kMinOpset = 7;
+/// Opsets below kOldestFullOpset are taken operator by operator: a node is imported when
+/// its ONNX definition at the model's opset is the one opset kOldestFullOpset has (Elu-6,
+/// GlobalAveragePool-1), and listed as unsupported when it is an older one (Add-6 with
+/// its `broadcast` attribute).
+constexpr int64_t kMinOpset = 1;
+constexpr int64_t kOldestFullOpset = 7;
 constexpr int64_t kMaxOpset = 17;
 /// Largest element count accepted for a graph input (guards against absurd shapes).
 constexpr int64_t kMaxInputElements = kMaxTensorElements;
@@ -308,6 +313,22 @@ const std::map<std::string, onnx::OpSchema::Attribute>* schemaAttrs(const std::s
   return s ? &s->attributes() : nullptr;
 }
 
+/// "" when ONNX's definition of `opType` at `opset` is the one of kOldestFullOpset or a
+/// later one, else what the older definition is ("version 6, older than ...").
+std::string olderDefinition(const std::string& opType, int64_t opset) {
+  if (opset >= kOldestFullOpset)
+    return "";
+  const onnx::OpSchema* at =
+      onnx::OpSchemaRegistry::Schema(opType, static_cast<int>(opset), onnx::ONNX_DOMAIN);
+  const onnx::OpSchema* full =
+      onnx::OpSchemaRegistry::Schema(opType, static_cast<int>(kOldestFullOpset), onnx::ONNX_DOMAIN);
+  if (!at || !full || at->since_version() == full->since_version())
+    return "";
+  return "version " + std::to_string(at->since_version()) +
+         "; Ember imports the definition of opset " + std::to_string(kOldestFullOpset) +
+         " and later";
+}
+
 /// "N unsupported WHATs:" and one indented line per entry.
 std::string listing(const std::vector<std::string>& items, const char* what) {
   std::string msg =
@@ -330,6 +351,10 @@ void ModelImporter::checkOperators() {
     const OnnxOpDef* def = isDefaultDomain(n.domain()) ? findOnnxOp(n.op_type()) : nullptr;
     if (!def || hasGraph) {
       missing.push_back(nodeRef(op, name) + (hasGraph ? " (subgraph attribute)" : ""));
+      continue;
+    }
+    if (const std::string old = olderDefinition(n.op_type(), opset_); !old.empty()) {
+      missing.push_back(nodeRef(op, name) + " (" + old + ")");
       continue;
     }
     // Attributes: known to Ember's importer and defined by ONNX at this opset, else

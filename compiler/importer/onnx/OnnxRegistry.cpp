@@ -46,14 +46,21 @@ void importIdentity(OnnxNodeContext& ctx) {
   ctx.setOutput(0, ctx.input(0));
 }
 
-/// Dropout in inference: forwards its operand; the optional mask is all true.
+/// Dropout in inference (or training with ratio 0): forwards its operand; the optional
+/// mask is all true.
 void importDropout(OnnxNodeContext& ctx) {
   if (ctx.hasInput(2)) {
     std::optional<Tensor> training = ctx.constantInput(2);
     if (!training)
       ctx.unsupported("training_mode must be known at compile time");
-    if (training->size() > 0 && training->getAsInt(0) != 0)
-      ctx.unsupported("Dropout in training mode");
+    if (training->size() > 0 && training->getAsInt(0) != 0) {
+      // Training mode drops at random, except with ratio 0 (ONNX's default is 0.5).
+      std::optional<Tensor> ratio = ctx.hasInput(1) ? ctx.constantInput(1) : std::nullopt;
+      if (ctx.hasInput(1) && !ratio)
+        ctx.unsupported("in training mode, ratio must be known at compile time");
+      if (!ratio || ratio->size() != 1 || ratio->getAsDouble(0) != 0.0)
+        ctx.unsupported("Dropout in training mode with a ratio other than 0 (random drops)");
+    }
   }
   NodeValue x = ctx.input(0);
   ctx.setOutput(0, x);
@@ -94,6 +101,7 @@ void registerAll() {
   registerOnnxDataMovementImporters();
   registerOnnxQuantImporters();
   registerOnnxQLinearImporters();
+  registerOnnxIndexImporters();
   // Framework fall-backs: only where no family provides its own.
   const std::pair<const char*, OnnxOpDef> builtins[] = {
       {"Constant",

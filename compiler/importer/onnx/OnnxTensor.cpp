@@ -24,18 +24,18 @@ struct OnnxTypeEntry {
 const OnnxTypeEntry kOnnxTypes[] = {
     {onnx::TensorProto::UNDEFINED, "UNDEFINED", false, ElemKind::Float32},
     {onnx::TensorProto::FLOAT, "FLOAT", true, ElemKind::Float32},
-    {onnx::TensorProto::UINT8, "UINT8", false, ElemKind::Float32},
+    {onnx::TensorProto::UINT8, "UINT8", true, ElemKind::UInt8},
     {onnx::TensorProto::INT8, "INT8", true, ElemKind::Int8},
-    {onnx::TensorProto::UINT16, "UINT16", false, ElemKind::Float32},
-    {onnx::TensorProto::INT16, "INT16", false, ElemKind::Float32},
+    {onnx::TensorProto::UINT16, "UINT16", true, ElemKind::UInt16},
+    {onnx::TensorProto::INT16, "INT16", true, ElemKind::Int16},
     {onnx::TensorProto::INT32, "INT32", true, ElemKind::Int32},
     {onnx::TensorProto::INT64, "INT64", true, ElemKind::Int64},
     {onnx::TensorProto::STRING, "STRING", false, ElemKind::Float32},
     {onnx::TensorProto::BOOL, "BOOL", true, ElemKind::Bool},
-    {onnx::TensorProto::FLOAT16, "FLOAT16", false, ElemKind::Float32},
-    {onnx::TensorProto::DOUBLE, "DOUBLE", false, ElemKind::Float32},
-    {onnx::TensorProto::UINT32, "UINT32", false, ElemKind::Float32},
-    {onnx::TensorProto::UINT64, "UINT64", false, ElemKind::Float32},
+    {onnx::TensorProto::FLOAT16, "FLOAT16", true, ElemKind::Float16},
+    {onnx::TensorProto::DOUBLE, "DOUBLE", true, ElemKind::Float64},
+    {onnx::TensorProto::UINT32, "UINT32", true, ElemKind::UInt32},
+    {onnx::TensorProto::UINT64, "UINT64", true, ElemKind::UInt64},
     {onnx::TensorProto::COMPLEX64, "COMPLEX64", false, ElemKind::Float32},
     {onnx::TensorProto::COMPLEX128, "COMPLEX128", false, ElemKind::Float32},
     {onnx::TensorProto::BFLOAT16, "BFLOAT16", false, ElemKind::Float32},
@@ -77,7 +77,12 @@ int64_t typedFieldSize(const onnx::TensorProto& t, ElemKind kind) {
     return t.float_data_size();
   case ElemKind::Int64:
     return t.int64_data_size();
-  default:
+  case ElemKind::Float64:
+    return t.double_data_size();
+  case ElemKind::UInt32:
+  case ElemKind::UInt64:
+    return t.uint64_data_size();
+  default: // int8, int16, int32, uint8, uint16, bool, float16 (its bits)
     return t.int32_data_size();
   }
 }
@@ -144,6 +149,30 @@ Tensor tensorFromOnnx(const onnx::TensorProto& t, const std::string& where) {
       p[i] = t.int32_data(i) != 0;
     break;
   }
+  case ElemKind::Float64:
+    copyField<double>(out, t.double_data());
+    break;
+  case ElemKind::Float16: {
+    Float16* p = out.data<Float16>();
+    for (int i = 0; i < t.int32_data_size(); ++i)
+      p[i].bits = static_cast<uint16_t>(t.int32_data(i));
+    break;
+  }
+  case ElemKind::UInt8:
+    copyField<uint8_t>(out, t.int32_data());
+    break;
+  case ElemKind::Int16:
+    copyField<int16_t>(out, t.int32_data());
+    break;
+  case ElemKind::UInt16:
+    copyField<uint16_t>(out, t.int32_data());
+    break;
+  case ElemKind::UInt32:
+    copyField<uint32_t>(out, t.uint64_data());
+    break;
+  case ElemKind::UInt64:
+    copyField<uint64_t>(out, t.uint64_data());
+    break;
   }
   return out;
 }

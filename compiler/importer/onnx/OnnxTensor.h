@@ -21,7 +21,7 @@ namespace ember {
 std::string onnxElemTypeName(int32_t dataType);
 
 /// Maps an ONNX element type to Ember's; throws ember::Unsupported("element type X")
-/// for types Ember lacks (float64, uint8, float16, string, ...), naming `where`.
+/// for types Ember lacks (string, bfloat16, complex), naming `where`.
 ElemKind onnxElemKind(int32_t dataType, const std::string& where);
 
 /// Converts a TensorProto (raw_data or typed repeated fields; external data and

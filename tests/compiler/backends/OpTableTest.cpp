@@ -156,6 +156,41 @@ TEST(OpTable, EveryKindABackendClaimsIsSupportedBySomeCase) {
     }
 }
 
+// float64 and the other interpreter-only kinds: the interpreter computes them (expected
+// values by hand), every other backend refuses the node by name.
+TEST(OpTable, InterpreterOnlyElementKinds) {
+  Module m;
+  Function* f = m.createFunction("main");
+  Node* x = m.createPlaceholder("x", Type(ElemKind::Float64, {3}));
+  Node* u = m.createPlaceholder("u", Type(ElemKind::UInt8, {3}));
+  Node* w = m.createConstant("w", Tensor::fromVector<double>({3}, {0.25, 1e-12, -3}));
+  Node* add = f->create(NodeKind::Add, "add64", {x, w});
+  Node* mul = f->create(NodeKind::Mul, "mul8", {u, u});
+  f->addOutput("y", add);
+  f->addOutput("z", mul);
+  const TensorMap in = {{"x", Tensor::fromVector<double>({3}, {1, 1, 1.5})},
+                        {"u", Tensor::fromVector<uint8_t>({3}, {3, 16, 200})}};
+  for (const auto& b : allBackends()) {
+    SCOPED_TRACE(b->name());
+    if (b->name() == "interp") {
+      const TensorMap out = b->compile(*f)->run(in);
+      // 1 + 1e-12 is 1 in float32 but not in double; uint8 products wrap mod 256.
+      EXPECT_EQ(out.at("y").toVector<double>(), (std::vector<double>{1.25, 1 + 1e-12, -1.5}));
+      EXPECT_EQ(out.at("z").toVector<uint8_t>(), (std::vector<uint8_t>{9, 0, 64}));
+      continue;
+    }
+    EXPECT_FALSE(b->supports(*add));
+    EXPECT_FALSE(b->supports(*mul));
+    try {
+      b->compile(*f)->run(in);
+      ADD_FAILURE() << b->name() << " ran float64/uint8 nodes";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("add64"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("mul8"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(OpTable, TheNpuIsARegisteredBackend) {
   devices::registerNpuBackend();
   devices::registerNpuBackend(); // a second call changes nothing

@@ -4,17 +4,24 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace ember;
 
 TEST(Type, ElemKindNamesRoundTrip) {
-  for (ElemKind k :
-       {ElemKind::Float32, ElemKind::Int8, ElemKind::Int32, ElemKind::Int64, ElemKind::Bool}) {
+  for (ElemKind k : numericElemKinds()) {
     ElemKind back;
     ASSERT_TRUE(parseElemKind(elemKindName(k), &back));
     EXPECT_EQ(back, k);
   }
+  EXPECT_EQ(numericElemKinds().size(), 11u);
   ElemKind unused;
-  EXPECT_FALSE(parseElemKind("float64", &unused));
+  EXPECT_FALSE(parseElemKind("bfloat16", &unused));
+  EXPECT_EQ(elemSize(ElemKind::Float64), 8u);
+  EXPECT_EQ(elemSize(ElemKind::Float16), 2u);
+  EXPECT_EQ(elemSize(ElemKind::UInt16), 2u);
+  EXPECT_TRUE(isCoreElemKind(ElemKind::Bool));
+  EXPECT_FALSE(isCoreElemKind(ElemKind::Float64));
   EXPECT_EQ(elemSize(ElemKind::Float32), 4u);
   EXPECT_EQ(elemSize(ElemKind::Int64), 8u);
   EXPECT_EQ(elemSize(ElemKind::Bool), 1u);
@@ -65,4 +72,47 @@ TEST(Tensor, ReshapeKeepsBytes) {
   EXPECT_EQ(r.dims(), (Shape{3, 2}));
   EXPECT_EQ(r.toVector<int32_t>(), t.toVector<int32_t>());
   EXPECT_THROW(t.reshaped({4}), Error);
+}
+
+// Expected bits from NumPy: np.array([v], np.float64).astype(np.float16).view(np.uint16).
+TEST(Float16, RoundsToNearestEvenAsNumPy) {
+  const std::pair<double, uint16_t> cases[] = {
+      {0.1, 0x2e66},
+      {1.0, 0x3c00},
+      {65504.0, 0x7bff},
+      {65519.99, 0x7bff},
+      {65520.0, 0x7c00},                // the tie above the largest finite value goes to infinity
+      {5.960464477539063e-08, 0x0001},  // 2^-24, the smallest subnormal
+      {8.940696716308594e-08, 0x0002},  // 1.5 * 2^-24: a tie, to even
+      {2.9802322387695312e-08, 0x0000}, // 0.5 * 2^-24: a tie, to even (zero)
+      {6.103515625e-05, 0x0400},        // 2^-14, the smallest normal
+      {1.0 / 3.0, 0x3555},
+      {-2.5, 0xc100},
+      {1e-08, 0x0000},
+      {1.0009765625, 0x3c01},
+      {1.00048828125, 0x3c00}, // a tie between 0x3c00 and 0x3c01: even
+      {1.00146484375, 0x3c02}, // a tie between 0x3c01 and 0x3c02: even
+  };
+  for (const auto& [v, bits] : cases) {
+    EXPECT_EQ(Float16::fromDouble(v), bits) << v;
+    EXPECT_EQ(Float16(v).toDouble(), Float16(Float16(v).toDouble()).toDouble()) << v;
+  }
+  EXPECT_EQ(Float16::fromDouble(-1e6), 0xfc00);
+  EXPECT_TRUE(std::isnan(Float16(std::nan("")).toDouble()));
+  EXPECT_EQ(Float16(1.0 / 3.0).toDouble(), 0.333251953125);
+}
+
+TEST(Tensor, ConvertsBetweenAllKinds) {
+  Tensor f = Tensor::fromVector<float>({4}, {-1.5f, 0.f, 2.75f, 300.f});
+  EXPECT_EQ(f.convertTo(ElemKind::Float64).toVector<double>(),
+            (std::vector<double>{-1.5, 0, 2.75, 300}));
+  // Integer to integer wraps to the new width (ONNX Cast; NumPy astype).
+  Tensor i = Tensor::fromVector<int64_t>({3}, {-1, 256, 65537});
+  EXPECT_EQ(i.convertTo(ElemKind::UInt8).toVector<uint8_t>(), (std::vector<uint8_t>{255, 0, 1}));
+  EXPECT_EQ(i.convertTo(ElemKind::UInt16).toVector<uint16_t>(),
+            (std::vector<uint16_t>{65535, 256, 1}));
+  EXPECT_EQ(i.convertTo(ElemKind::UInt64).toVector<uint64_t>()[0], UINT64_MAX);
+  Tensor h = f.convertTo(ElemKind::Float16);
+  EXPECT_EQ(h.data<Float16>()[2].bits, 0x4180); // 2.75
+  EXPECT_EQ(h.convertTo(ElemKind::Float32).toVector<float>(), f.toVector<float>());
 }

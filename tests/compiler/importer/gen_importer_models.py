@@ -62,18 +62,24 @@ model("unsupported",
        vi("z", [2, 3])],
       extra_opsets=[("com.example", 1)])
 
-# Opsets outside 7..17.
+# Opset 6 (Relu-6 is still opset 7's Relu; Add-6 is older than opset 7's Add-7) and
+# opset 18 (newer than Ember).
 for opset in (6, 18):
     model("opset%d" % opset, [helper.make_node("Relu", ["x"], ["y"], name="relu")],
           [vi("x", [2, 3])], [vi("y", [2, 3])], opset=opset)
+model("opset6_add", [helper.make_node("Add", ["x", "x"], ["s"], name="add"),
+                     helper.make_node("Relu", ["s"], ["y"], name="relu")],
+      [vi("x", [2, 3])], [vi("y", [2, 3])], opset=6)
 
 # A symbolic batch dimension.
 model("symbolic", [helper.make_node("Relu", ["x"], ["y"], name="relu")],
       [vi("x", ["N", 3])], [vi("y", ["N", 3])])
 
-# A float64 input.
+# A float64 input (imported as float64) and a bfloat16 one (unsupported).
 model("float64", [helper.make_node("Relu", ["x"], ["y"], name="relu")],
       [vi("x", [2, 3], TensorProto.DOUBLE)], [vi("y", [2, 3], TensorProto.DOUBLE)])
+model("bfloat16", [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+      [vi("x", [2, 3], TensorProto.BFLOAT16)], [vi("y", [2, 3], TensorProto.BFLOAT16)])
 
 # Shape -> Gather -> Concat -> Reshape: y = reshape(x, [x.shape[0], -1]).
 x = rng.standard_normal((2, 3, 4)).astype(np.float32)

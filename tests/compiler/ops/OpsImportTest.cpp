@@ -107,7 +107,7 @@ TEST(OpsImportErrors, NonConstantShapeOperand) {
 }
 
 TEST(OpsImportErrors, UnsupportedFeaturesAreUnsupported) {
-  expectRejected<Unsupported>("bad_cast_double", {"to_double", "DOUBLE"});
+  expectRejected<Unsupported>("bad_cast_bfloat16", {"to_bf16", "BFLOAT16"});
   expectRejected<Unsupported>("bad_resize_cubic", {"cubic"});
   expectRejected<Unsupported>("bad_quant_uint8", {"quant_u8", "uint8"});
 }

@@ -190,7 +190,7 @@ save("bad_reshape_count", [N("Reshape", ["x", "s"], ["y"], name="bad_reshape")],
      [("x", f32(2, 3))], [("y", None)], 13, [const("s", np.array([4], np.int64))])
 save("bad_nonconstant_shape", [N("Reshape", ["x", "s"], ["y"], name="dyn_reshape")],
      [("x", f32(2, 3)), ("s", np.array([3, 2], np.int64))], [("y", None)], 13)
-save("bad_cast_double", [N("Cast", ["x"], ["y"], name="to_double", to=TensorProto.DOUBLE)],
+save("bad_cast_bfloat16", [N("Cast", ["x"], ["y"], name="to_bf16", to=TensorProto.BFLOAT16)],
      [("x", f32(2))], [("y", None)], 13)
 save("bad_resize_cubic", [N("Resize", ["x", "", "sc"], ["y"], name="cubic", mode="cubic")],
      [("x", f32(1, 1, 2, 2))], [("y", None)], 13,

@@ -3,6 +3,7 @@
 /// A dense, owning, row-major (C order) tensor: the payload of constants, the values
 /// the interpreter computes, and what .npy files hold.
 
+#include "ember/tensor/Float16.h"
 #include "ember/tensor/Type.h"
 
 #include <cstring>
@@ -18,6 +19,13 @@ template <> struct ElemKindOf<int8_t> { static constexpr ElemKind value = ElemKi
 template <> struct ElemKindOf<int32_t> { static constexpr ElemKind value = ElemKind::Int32; };
 template <> struct ElemKindOf<int64_t> { static constexpr ElemKind value = ElemKind::Int64; };
 template <> struct ElemKindOf<bool> { static constexpr ElemKind value = ElemKind::Bool; };
+template <> struct ElemKindOf<double> { static constexpr ElemKind value = ElemKind::Float64; };
+template <> struct ElemKindOf<Float16> { static constexpr ElemKind value = ElemKind::Float16; };
+template <> struct ElemKindOf<uint8_t> { static constexpr ElemKind value = ElemKind::UInt8; };
+template <> struct ElemKindOf<int16_t> { static constexpr ElemKind value = ElemKind::Int16; };
+template <> struct ElemKindOf<uint16_t> { static constexpr ElemKind value = ElemKind::UInt16; };
+template <> struct ElemKindOf<uint32_t> { static constexpr ElemKind value = ElemKind::UInt32; };
+template <> struct ElemKindOf<uint64_t> { static constexpr ElemKind value = ElemKind::UInt64; };
 
 /// Owning tensor with a Type; elements are zero-initialised.
 class Tensor {
@@ -60,12 +68,17 @@ public:
   /// attributes and shape arithmetic; not for hot loops).
   double getAsDouble(int64_t i) const;
   int64_t getAsInt(int64_t i) const;
-  /// Element i set from a double (converted to kind(), truncating toward zero for ints).
+  /// Element i set from a double (converted to kind(), truncating toward zero for ints;
+  /// rounding to nearest even for float16).
   void setFromDouble(int64_t i, double v);
+  /// Element i set from an integer (wrapped to the kind's width for integer kinds).
+  void setFromInt(int64_t i, int64_t v);
 
   /// Same bytes, new shape of the same number of elements.
   Tensor reshaped(Shape dims) const;
-  /// Converts every element to kind k (C++ conversion rules; bool = value != 0).
+  /// Converts every element to kind k (C++ conversion rules; bool = value != 0; integer
+  /// to integer wraps to the new width, as ONNX's Cast; floats to float16 round to
+  /// nearest even).
   Tensor convertTo(ElemKind k) const;
 
   /// Bitwise equality of type and contents.

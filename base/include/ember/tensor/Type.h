@@ -15,8 +15,33 @@ namespace ember {
 
 /// Element kinds the IR knows. Float32 is the float reference; Int8/Int32 carry
 /// quantization parameters when quantized; Int64 and Bool exist for shape arithmetic,
-/// indices and masks as ONNX uses them.
-enum class ElemKind : uint8_t { Float32, Int8, Int32, Int64, Bool };
+/// indices and masks as ONNX uses them. The kinds after Bool (float64, float16 and the
+/// other integer widths) are the rest of ONNX's numeric types: the importer and the
+/// interpreter take them; the cpu and NPU backends refuse nodes that use them.
+enum class ElemKind : uint8_t {
+  Float32,
+  Int8,
+  Int32,
+  Int64,
+  Bool,
+  Float64,
+  Float16,
+  UInt8,
+  Int16,
+  UInt16,
+  UInt32,
+  UInt64,
+};
+
+/// Whether `k` is one of the kinds every backend handles (Float32, Int8, Int32, Int64,
+/// Bool), as opposed to the interpreter-only ones.
+bool isCoreElemKind(ElemKind k);
+/// Whether `k` is a floating-point kind (Float32, Float64, Float16).
+bool isFloatElemKind(ElemKind k);
+/// Whether `k` is an integer kind, signed or not (not Bool).
+bool isIntElemKind(ElemKind k);
+/// Every kind but Bool, in enum order.
+const std::vector<ElemKind>& numericElemKinds();
 
 /// Size in bytes of one element of `k`.
 size_t elemSize(ElemKind k);

@@ -89,15 +89,29 @@ template <typename T> struct TypeTag { using type = T; };
 
 /// Calls f(TypeTag<T>{}) with the C++ type of `k`. The `Kinds` bitmask restricts which
 /// kinds are instantiated; others throw ember::Error naming `what`.
+/// The core kinds (kNumeric, kAll) are what every backend handles; the "wide" masks add
+/// the interpreter-only kinds (ElemKind after Bool). Float16 is widened to float by
+/// runUnary/runBinary-style kernels (ember/tensor/Float16.h), so only kernels that
+/// handle Float16 explicitly include kF16.
 enum KindMask : unsigned {
   kF32 = 1,
   kI8 = 2,
   kI32 = 4,
   kI64 = 8,
   kBool = 16,
+  kF64 = 32,
+  kF16 = 64,
+  kU8 = 128,
+  kI16 = 256,
+  kU16 = 512,
+  kU32 = 1024,
+  kU64 = 2048,
   kInts = kI8 | kI32 | kI64,
   kNumeric = kF32 | kInts,
   kAll = kNumeric | kBool,
+  kWideInts = kInts | kU8 | kI16 | kU16 | kU32 | kU64,
+  kWideNumeric = kF32 | kF64 | kWideInts,
+  kWideAll = kWideNumeric | kBool,
 };
 
 template <unsigned Kinds, typename F> auto dispatchKind(ElemKind k, const char* what, F&& f) {
@@ -122,8 +136,46 @@ template <unsigned Kinds, typename F> auto dispatchKind(ElemKind k, const char* 
     if constexpr ((Kinds & kBool) != 0)
       return f(TypeTag<bool>{});
     break;
+  case ElemKind::Float64:
+    if constexpr ((Kinds & kF64) != 0)
+      return f(TypeTag<double>{});
+    break;
+  case ElemKind::Float16:
+    if constexpr ((Kinds & kF16) != 0)
+      return f(TypeTag<Float16>{});
+    break;
+  case ElemKind::UInt8:
+    if constexpr ((Kinds & kU8) != 0)
+      return f(TypeTag<uint8_t>{});
+    break;
+  case ElemKind::Int16:
+    if constexpr ((Kinds & kI16) != 0)
+      return f(TypeTag<int16_t>{});
+    break;
+  case ElemKind::UInt16:
+    if constexpr ((Kinds & kU16) != 0)
+      return f(TypeTag<uint16_t>{});
+    break;
+  case ElemKind::UInt32:
+    if constexpr ((Kinds & kU32) != 0)
+      return f(TypeTag<uint32_t>{});
+    break;
+  case ElemKind::UInt64:
+    if constexpr ((Kinds & kU64) != 0)
+      return f(TypeTag<uint64_t>{});
+    break;
   }
   throw Error(std::string(what) + ": element kind " + elemKindName(k) + " is not supported");
+}
+
+/// Reads index i of an int32/int64 tensor, normalised into [0, extent); an index out of
+/// [-extent, extent) is an ember::Error naming `what`.
+inline int64_t indexAt(const Tensor& idx, int64_t i, int64_t extent, const char* what) {
+  int64_t v = idx.getAsInt(i);
+  if (v < -extent || v >= extent)
+    throw Error(std::string(what) + " value " + std::to_string(v) +
+                " is out of range for an axis of extent " + std::to_string(extent));
+  return v < 0 ? v + extent : v;
 }
 
 /// Splits `dims` around `axis` into (outer, extent, inner) element counts.

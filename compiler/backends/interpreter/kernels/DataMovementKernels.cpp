@@ -153,15 +153,6 @@ void splitKernel(const Node& n, const Ins& in, Outs& out) {
                });
 }
 
-/// Reads index i of an int32/int64 tensor, normalised into [0, extent).
-int64_t indexAt(const Tensor& idx, int64_t i, int64_t extent, const char* what) {
-  int64_t v = idx.getAsInt(i);
-  if (v < -extent || v >= extent)
-    throw Error(std::string(what) + " value " + std::to_string(v) +
-                " is out of range for an axis of extent " + std::to_string(extent));
-  return v < 0 ? v + extent : v;
-}
-
 void gatherKernel(const Node& n, const Ins& in, Outs& out) {
   const Tensor &data = *in[0], &idx = *in[1];
   const size_t es = elemSize(data.kind());
@@ -242,7 +233,7 @@ void cumSumKernel(const Node& n, const Ins& in, Outs& out) {
   const bool reverse = n.attrs().getInt("reverse", 0) != 0;
   int64_t outer, extent, inner;
   splitAround(in[0]->dims(), size_t(axisAttr(n, in[0]->dims().size())), &outer, &extent, &inner);
-  dispatchKind<kNumeric>(in[0]->kind(), "CumSum", [&](auto tag) {
+  dispatchKind<kWideNumeric>(in[0]->kind(), "CumSum", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = in[0]->data<T>();
     T* y = out[0].data<T>();

@@ -21,16 +21,33 @@ using namespace kernels;
 using Ins = std::vector<const Tensor*>;
 using Outs = std::vector<Tensor>;
 
+/// Float16 is computed in float: the type an operator sees for an element type T.
+template <typename T> using Compute = std::conditional_t<std::is_same_v<T, Float16>, float, T>;
+template <typename T> Compute<T> widen(T v) {
+  return static_cast<Compute<T>>(v);
+}
+/// The stored result of an operator that returned `r` (of type R) on elements of type T:
+/// a float computed for a Float16 operand is rounded back to Float16.
+template <typename T, typename R>
+using Stored =
+    std::conditional_t<std::is_same_v<T, Float16> && std::is_same_v<R, float>, Float16, R>;
+template <typename T, typename R> Stored<T, R> narrow(R r) {
+  if constexpr (std::is_same_v<Stored<T, R>, Float16>)
+    return Float16(static_cast<double>(r));
+  else
+    return r;
+}
+
 /// y[i] = op(x[i]) for the kinds in Kinds; op's return type is the result's C++ type.
 template <unsigned Kinds, typename Op>
 void runUnary(const Node& n, const Ins& in, Outs& out, const Op& op) {
   dispatchKind<Kinds>(in[0]->kind(), n.kindName(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    using R = decltype(op(T{}));
+    using R = decltype(op(Compute<T>{}));
     const T* x = in[0]->data<T>();
-    R* y = out[0].data<R>();
+    auto* y = out[0].data<Stored<T, R>>();
     for (int64_t i = 0, e = in[0]->size(); i < e; ++i)
-      y[i] = op(x[i]);
+      y[i] = narrow<T>(op(widen(x[i])));
   });
 }
 
@@ -39,13 +56,14 @@ template <unsigned Kinds, typename Op>
 void runBinary(const Node& n, const Ins& in, Outs& out, const Op& op) {
   dispatchKind<Kinds>(in[0]->kind(), n.kindName(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    using R = decltype(op(T{}, T{}));
+    using R = decltype(op(Compute<T>{}, Compute<T>{}));
     const T* a = in[0]->data<T>();
     const T* b = in[1]->data<T>();
-    R* y = out[0].data<R>();
-    forEachBroadcast<2>(
-        out[0].dims(), {&in[0]->dims(), &in[1]->dims()},
-        [&](int64_t o, const std::array<int64_t, 2>& i) { y[o] = op(a[i[0]], b[i[1]]); });
+    auto* y = out[0].data<Stored<T, R>>();
+    forEachBroadcast<2>(out[0].dims(), {&in[0]->dims(), &in[1]->dims()},
+                        [&](int64_t o, const std::array<int64_t, 2>& i) {
+                          y[o] = narrow<T>(op(widen(a[i[0]]), widen(b[i[1]])));
+                        });
   });
 }
 
@@ -165,7 +183,8 @@ KernelFn floatUnaryKernel(const FloatUnary& e) {
 /// signed overflow is undefined in C++, so integers are computed as unsigned.
 template <typename T, typename Op> T wrapping(T a, T b, Op op) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
+    // At least unsigned int, so that uint16 * uint16 is not promoted to a signed int.
+    using U = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
     return static_cast<T>(static_cast<U>(op(static_cast<U>(a), static_cast<U>(b))));
   } else {
     return static_cast<T>(op(a, b));
@@ -177,11 +196,12 @@ template <typename T> T neg(T x) {
 }
 
 void registerNumericUnary() {
+  constexpr unsigned kSigned = kNumeric | kF64 | kI16;
   registerKernel(NodeKind::Relu,
-                 unaryKernel<kNumeric>([](auto x) { return x <= 0 ? decltype(x)(0) : x; }));
-  registerKernel(NodeKind::Neg, unaryKernel<kNumeric>([](auto x) { return neg(x); }));
-  registerKernel(NodeKind::Abs, unaryKernel<kNumeric>([](auto x) { return x < 0 ? neg(x) : x; }));
-  registerKernel(NodeKind::Sign, unaryKernel<kNumeric>([](auto x) {
+                 unaryKernel<kSigned>([](auto x) { return x <= 0 ? decltype(x)(0) : x; }));
+  registerKernel(NodeKind::Neg, unaryKernel<kSigned>([](auto x) { return neg(x); }));
+  registerKernel(NodeKind::Abs, unaryKernel<kSigned>([](auto x) { return x < 0 ? neg(x) : x; }));
+  registerKernel(NodeKind::Sign, unaryKernel<kSigned>([](auto x) {
                    using T = decltype(x);
                    return static_cast<T>(x > 0 ? 1 : (x < 0 ? -1 : 0));
                  }));
@@ -223,18 +243,24 @@ template <typename T> void checkDivisor(T b, const char* what) {
 template <typename T> T safeDiv(T a, T b) {
   if constexpr (std::is_integral_v<T>) {
     checkDivisor(b, "Div");
-    if (b == -1)
-      return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
+    if constexpr (std::is_signed_v<T>)
+      if (b == -1)
+        return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
   }
   return static_cast<T>(a / b);
 }
 template <typename T> T safeRem(T a, T b) {
   checkDivisor(b, "Mod");
-  return b == -1 ? T(0) : static_cast<T>(a % b);
+  if constexpr (std::is_signed_v<T>)
+    if (b == -1)
+      return T(0);
+  return static_cast<T>(a % b);
 }
 
 template <typename T> T pythonMod(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
+  if constexpr (std::is_unsigned_v<T>) {
+    return safeRem(a, b);
+  } else if constexpr (std::is_integral_v<T>) {
     T r = safeRem(a, b);
     return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
   } else {
@@ -255,21 +281,22 @@ void registerBinary() {
   using K = NodeKind;
   // Add may carry a fused activation (ember/passes/FusedActivation.h).
   registerKernel(K::Add, [](const Node& n, const Ins& in, Outs& out) {
-    runBinary<kNumeric>(n, in, out, [](auto a, auto b) { return wrapping(a, b, std::plus<>()); });
+    runBinary<kWideNumeric>(n, in, out,
+                            [](auto a, auto b) { return wrapping(a, b, std::plus<>()); });
     applyFusedActivation(n, out[0]);
   });
-  registerKernel(K::Sub, binaryKernel<kNumeric>(
+  registerKernel(K::Sub, binaryKernel<kWideNumeric>(
                              [](auto a, auto b) { return wrapping(a, b, std::minus<>()); }));
-  registerKernel(K::Mul, binaryKernel<kNumeric>(
+  registerKernel(K::Mul, binaryKernel<kWideNumeric>(
                              [](auto a, auto b) { return wrapping(a, b, std::multiplies<>()); }));
-  registerKernel(K::Div, binaryKernel<kNumeric>([](auto a, auto b) { return safeDiv(a, b); }));
-  registerKernel(K::Max, binaryKernel<kNumeric>([](auto a, auto b) {
+  registerKernel(K::Div, binaryKernel<kWideNumeric>([](auto a, auto b) { return safeDiv(a, b); }));
+  registerKernel(K::Max, binaryKernel<kWideNumeric | kF16>([](auto a, auto b) {
                    if constexpr (std::is_floating_point_v<decltype(a)>)
                      if (std::isnan(a) || std::isnan(b))
                        return std::numeric_limits<decltype(a)>::quiet_NaN();
                    return a < b ? b : a;
                  }));
-  registerKernel(K::Min, binaryKernel<kNumeric>([](auto a, auto b) {
+  registerKernel(K::Min, binaryKernel<kWideNumeric | kF16>([](auto a, auto b) {
                    if constexpr (std::is_floating_point_v<decltype(a)>)
                      if (std::isnan(a) || std::isnan(b))
                        return std::numeric_limits<decltype(a)>::quiet_NaN();
@@ -279,25 +306,38 @@ void registerBinary() {
                                [](auto a, auto s) { return a < 0 ? decltype(a)(s * a) : a; }));
   registerKernel(K::Mod, [](const Node& n, const Ins& in, Outs& out) {
     if (n.attrs().getInt("fmod", 0) != 0)
-      runBinary<kNumeric>(n, in, out, [](auto a, auto b) { return cMod(a, b); });
+      runBinary<kWideNumeric | kF16>(n, in, out, [](auto a, auto b) { return cMod(a, b); });
     else
-      runBinary<kNumeric>(n, in, out, [](auto a, auto b) { return pythonMod(a, b); });
+      runBinary<kWideNumeric | kF16>(n, in, out, [](auto a, auto b) { return pythonMod(a, b); });
   });
-  registerKernel(K::Equal, binaryKernel<kAll>([](auto a, auto b) { return a == b; }));
-  registerKernel(K::Less, binaryKernel<kAll>([](auto a, auto b) { return a < b; }));
-  registerKernel(K::LessOrEqual, binaryKernel<kAll>([](auto a, auto b) { return a <= b; }));
-  registerKernel(K::Greater, binaryKernel<kAll>([](auto a, auto b) { return a > b; }));
-  registerKernel(K::GreaterOrEqual, binaryKernel<kAll>([](auto a, auto b) { return a >= b; }));
+  registerKernel(K::Equal, binaryKernel<kWideAll | kF16>([](auto a, auto b) { return a == b; }));
+  registerKernel(K::Less, binaryKernel<kWideAll | kF16>([](auto a, auto b) { return a < b; }));
+  registerKernel(K::LessOrEqual,
+                 binaryKernel<kWideAll | kF16>([](auto a, auto b) { return a <= b; }));
+  registerKernel(K::Greater, binaryKernel<kWideAll | kF16>([](auto a, auto b) { return a > b; }));
+  registerKernel(K::GreaterOrEqual,
+                 binaryKernel<kWideAll | kF16>([](auto a, auto b) { return a >= b; }));
   registerKernel(K::And, binaryKernel<kBool>([](bool a, bool b) { return a && b; }));
   registerKernel(K::Or, binaryKernel<kBool>([](bool a, bool b) { return a || b; }));
   registerKernel(K::Xor, binaryKernel<kBool>([](bool a, bool b) { return a != b; }));
+  // A shift by the width or more gives 0 (C++ leaves it undefined).
+  registerKernel(K::BitShift, [](const Node& n, const Ins& in, Outs& out) {
+    const bool left = n.attrs().getString("direction", "") == "LEFT";
+    runBinary<kU8 | kU16 | kU32 | kU64>(n, in, out, [left](auto a, auto b) {
+      using T = decltype(a);
+      if (b >= sizeof(T) * 8)
+        return T(0);
+      using W = std::common_type_t<T, unsigned>;
+      return static_cast<T>(left ? static_cast<W>(a) << b : static_cast<W>(a) >> b);
+    });
+  });
 }
 
 /// Pow: the exponent may have another kind than the base; the result has the base's.
 void powKernel(const Node&, const Ins& in, Outs& out) {
-  dispatchKind<kNumeric>(in[0]->kind(), "Pow", [&](auto tb) {
+  dispatchKind<kWideNumeric>(in[0]->kind(), "Pow", [&](auto tb) {
     using T = typename decltype(tb)::type;
-    dispatchKind<kNumeric>(in[1]->kind(), "Pow", [&](auto te) {
+    dispatchKind<kWideNumeric>(in[1]->kind(), "Pow", [&](auto te) {
       using E = typename decltype(te)::type;
       const T* a = in[0]->data<T>();
       const E* b = in[1]->data<E>();
@@ -314,7 +354,7 @@ void powKernel(const Node&, const Ins& in, Outs& out) {
 
 void whereKernel(const Node& n, const Ins& in, Outs& out) {
   const bool* c = in[0]->data<bool>();
-  dispatchKind<kAll>(in[1]->kind(), n.kindName(), [&](auto tag) {
+  dispatchKind<kWideAll | kF16>(in[1]->kind(), n.kindName(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* a = in[1]->data<T>();
     const T* b = in[2]->data<T>();

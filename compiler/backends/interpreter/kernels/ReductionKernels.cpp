@@ -70,7 +70,7 @@ KernelFn reduceKernel(const Reducer& r) {
     const int64_t outSize = out[0].size();
     const int64_t count = outSize ? in[0]->size() / outSize : 0;
     std::vector<double> acc(static_cast<size_t>(outSize), r.init);
-    dispatchKind<kNumeric>(in[0]->kind(), n.kindName(), [&](auto tag) {
+    dispatchKind<kWideNumeric>(in[0]->kind(), n.kindName(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* x = in[0]->data<T>();
       forEachBroadcast<1>(dims, {&kept}, [&](int64_t i, const std::array<int64_t, 1>& o) {
@@ -97,7 +97,7 @@ KernelFn argKernel(bool greater) {
     int64_t outer, extent, inner;
     splitAround(dims, size_t(axis), &outer, &extent, &inner);
     int64_t* y = out[0].data<int64_t>();
-    dispatchKind<kNumeric>(in[0]->kind(), n.kindName(), [&](auto tag) {
+    dispatchKind<kWideNumeric>(in[0]->kind(), n.kindName(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* x = in[0]->data<T>();
       for (int64_t o = 0; o < outer; ++o)

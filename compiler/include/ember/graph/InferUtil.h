@@ -14,7 +14,13 @@ Shape broadcastShapes(const Shape& a, const Shape& b);
 int64_t normalizeAxis(int64_t axis, size_t rank, const char* what = "axis");
 
 /// Throws unless v's element kind is one of `kinds`.
-void requireKind(const NodeValue& v, std::initializer_list<ElemKind> kinds, const char* operand);
+void requireKind(const NodeValue& v, const std::vector<ElemKind>& kinds, const char* operand);
+
+/// Every numeric kind but Float16 (which only Cast, Max/Min/Mod, comparisons and data
+/// movement take): what the interpreter's arithmetic computes on.
+const std::vector<ElemKind>& wideNumericKinds();
+/// Float32 and Float64.
+const std::vector<ElemKind>& wideFloatKinds();
 
 /// Throws unless v has the given rank.
 void requireRank(const NodeValue& v, size_t rank, const char* operand);

@@ -65,5 +65,6 @@ void registerReductionOps();
 void registerNNOps();
 void registerDataMovementOps();
 void registerQuantOps();
+void registerIndexOps();
 
 } // namespace ember

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// ONNX -> Ember graph IR (opsets 7-17, static shapes).
+/// ONNX -> Ember graph IR (opsets 1-17, static shapes; below opset 7 operator by operator).
 ///
 /// Subgraphs computable at import time (Shape -> Gather -> Concat -> Reshape,
 /// Constant, Identity, Dropout in inference) are folded into Constants, so shape-like

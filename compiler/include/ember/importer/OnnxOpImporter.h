@@ -107,5 +107,6 @@ void registerOnnxNNImporters();
 void registerOnnxDataMovementImporters();
 void registerOnnxQuantImporters();
 void registerOnnxQLinearImporters(); // QLinearImporters.cpp
+void registerOnnxIndexImporters();   // IndexImporters.cpp
 
 } // namespace ember

@@ -36,6 +36,8 @@ void registerReductionKernels();
 void registerNNKernels();
 void registerDataMovementKernels();
 void registerQuantKernels();
-void registerInt8Kernels(); // kernels/Int8*.cpp
+void registerInt8Kernels();       // kernels/Int8*.cpp
+void registerIndexKernels();      // kernels/IndexKernels.cpp
+void registerLossEinsumKernels(); // kernels/LossEinsumKernels.cpp
 
 } // namespace ember
