@@ -133,6 +133,11 @@ def page(build, source, targets):
             out.append("*Not run for this page* (no `build/bench/logs/%s.log`)." % t)
             continue
         header, body = log
+        # Paths as a reader's checkout has them: build/..., not this machine's folders.
+        build_abs = os.path.abspath(build)
+        source_abs = os.path.abspath(source)
+        body = [l.replace(build_abs + "/", "build/").replace(source_abs + "/", "")
+                for l in body]
         status = header.get("status", "?")
         out.append("Ran %s to %s%s." % (header.get("started", "?"), header.get("ended", "?"),
                                         "" if status == "0" else ", exit status " + status))

@@ -10,7 +10,8 @@ with tempfile.TemporaryDirectory() as build:
     os.makedirs(os.path.join(build, "bench", "logs"))
     with open(os.path.join(build, "bench", "logs", "bench_npu.log"), "w") as f:
         f.write("# started 2026-11-26 10:00 UTC\n# ended 2026-11-26 10:05 UTC\n# status 0\n"
-                "[1/2] Building CXX object x.o\nresnet18  cycles 123456\nninja: no work to do.\n")
+                "[1/2] Building CXX object x.o\nresnet18  cycles 123456\n"
+                "+ %s/tools/ember-run/ember-run m.onnx\nninja: no work to do.\n" % build)
     out = os.path.join(build, "results.md")
     subprocess.run([sys.executable, os.path.join(here, "results.py"), "--build", build,
                     "--out", out], check=True)
@@ -21,6 +22,7 @@ with tempfile.TemporaryDirectory() as build:
         ("when it ran", "Ran 2026-11-26 10:00 UTC to 2026-11-26 10:05 UTC." in text),
         ("the command", "Command: `ninja -C build bench_npu`" in text),
         ("absent logs named", "*Not run for this page* (no `build/bench/logs/bench_cpu.log`)" in text),
+        ("build paths made relative", "+ build/tools/ember-run/ember-run m.onnx" in text),
         ("a contents list", "## Contents" in text and "(`bench_sim`)" in text),
     ]
     bad = [what for what, ok in checks if not ok]
