@@ -44,6 +44,9 @@ void registerBuiltinPasses() {
       {"normalize-gemm",
        "Gemm -> A*B+C form: fold transB/alpha into constant B, beta into C, transA out",
        runNormalizeGemm},
+      {"flatten-gemm-to-conv",
+       "Gemm on a flattened [N, C, H, W] map (H*W > 1) -> Conv with an H x W kernel + Reshape",
+       runFlattenGemmToConv},
       {"lower", "rewrite high-level nodes the backend asks for (shouldLower) into primitives",
        runLower},
   };
@@ -98,6 +101,7 @@ std::vector<std::string> defaultPipeline() {
           "fold-batchnorm",
           "fuse-silu-gelu",
           "normalize-gemm",
+          "flatten-gemm-to-conv",
           "lower",
           "constant-fold",
           "fold-batchnorm",

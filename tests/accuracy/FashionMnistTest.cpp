@@ -1,4 +1,5 @@
-// Fashion-MNIST on the simulated NPU: a CNN trained by fashion_mnist.py (PyTorch), imported,
+// Fashion-MNIST on the simulated NPU: CNNs trained by fashion_mnist.py (PyTorch; one with a
+// 7x7 convolution as classifier, one with Flatten + Linear), each imported,
 // calibrated on 256 training images and quantized by Ember, compiled for ember-v1 and run
 // on the cycle-accurate simulator image by image. Every NPU result must equal the int8
 // interpreter's bit for bit, and int8 top-1 accuracy must be within one percentage point
@@ -43,9 +44,11 @@ Tensor image(const Tensor& batch, int64_t i) {
   return t;
 }
 
-TEST(FashionMnist, Int8OnTheNpuIsWithinOnePointOfFloat) {
+class FashionMnist : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FashionMnist, Int8OnTheNpuIsWithinOnePointOfFloat) {
   const std::string dir = FASHION_DIR;
-  std::unique_ptr<Module> m = importOnnxFile(dir + "/model.onnx");
+  std::unique_ptr<Module> m = importOnnxFile(dir + "/" + GetParam());
   Function& f = *m->functions().front();
   const std::string input = f.inputs().front()->name();
   const std::string output = f.outputs().front().name;
@@ -99,14 +102,20 @@ TEST(FashionMnist, Int8OnTheNpuIsWithinOnePointOfFloat) {
   }
   const double floatAcc = 100.0 * double(floatOk) / double(n);
   const double npuAcc = 100.0 * double(npuOk) / double(n);
-  std::printf("fashion-mnist, %lld test images: float %.2f%%, int8 on the NPU %.2f%% "
+  std::printf("fashion-mnist %s, %lld test images: float %.2f%%, int8 on the NPU %.2f%% "
               "(difference %+.2f points); NPU == int8 interpreter on %lld of %lld; "
               "%.0f NPU cycles per image on %s\n",
-              (long long)n, floatAcc, npuAcc, npuAcc - floatAcc, (long long)exact, (long long)n,
-              double(cycles) / double(n), desc.name().c_str());
+              GetParam(), (long long)n, floatAcc, npuAcc, npuAcc - floatAcc, (long long)exact,
+              (long long)n, double(cycles) / double(n), desc.name().c_str());
   EXPECT_EQ(exact, n);
   EXPECT_LE(std::fabs(npuAcc - floatAcc), 1.0);
   EXPECT_GT(floatAcc, 80.0); // the model did learn (PyTorch gets about 87%)
 }
+
+INSTANTIATE_TEST_SUITE_P(Heads, FashionMnist, ::testing::Values("model.onnx", "model_linear.onnx"),
+                         [](const ::testing::TestParamInfo<const char*>& p) {
+                           return std::string(p.param) == "model.onnx" ? "ConvHead"
+                                                                       : "FlattenLinearHead";
+                         });
 
 } // namespace

@@ -76,6 +76,23 @@ class TokenClassifier(nn.Module):
         return self.head(self.encoder(self.embed(tokens) + self.pos).mean(dim=1))
 
 
+class LeNet(nn.Module):
+    """LeNet-5 on 28x28 images: a classifier head on a flattened 16x5x5 feature map (the
+    pattern of LeNet and VGG heads: Flatten -> Linear)."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2))
+        self.classifier = nn.Sequential(
+            nn.Flatten(), nn.Linear(16 * 5 * 5, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
+            nn.Linear(84, 10))
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+
 def make_input(shape):
     """A float input of `shape` (standard normal), or ("int64", shape, high): tokens."""
     gen = torch.Generator().manual_seed(7)
@@ -105,6 +122,7 @@ MODELS = {
                          (1, 12, 96), 17, True, "other"),
     "transformer_classifier": (TokenClassifier, ("int64", (1, 16), 100), 13, True, "other"),
     "regnet_x_400mf": (vision("regnet_x_400mf"), IMAGE, 13, True, "other"),
+    "lenet": (LeNet, (1, 1, 28, 28), 13, True, "other"),
 }
 
 

@@ -191,5 +191,48 @@ TEST(NormalizeGemm, LeavesAGemmWithRunTimeWeightsAndTransB) {
   EXPECT_EQ(g.f->findNode("fc")->attrs().getInt("transB"), 1);
 }
 
+TEST(FlattenGemmToConv, AClassifierOnAFlattenedMapBecomesAConvolution) {
+  for (bool bias : {true, false}) {
+    G g;
+    NodeValue x = g.input("x", {2, 3, 4, 5});
+    NodeValue flat = g.node(NodeKind::Reshape, "flatten", {x}, attrs({{"shape", Shape{2, 60}}}));
+    std::vector<NodeValue> in = {flat, g.constant("b", {60, 7})};
+    if (bias)
+      in.push_back(g.constant("c", {7}));
+    g.output("y", g.node(NodeKind::Gemm, "fc", in));
+    SCOPED_TRACE(bias ? "bias" : "no bias");
+    EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runFlattenGemmToConv(f); }), 1u);
+    EXPECT_EQ(g.count(NodeKind::Gemm), 0u);
+    ASSERT_EQ(g.count(NodeKind::Conv), 1u);
+    const Node* fc = g.f->findNode("fc"); // the Reshape of the Conv's result keeps the name
+    ASSERT_NE(fc, nullptr);
+    EXPECT_EQ(fc->kind(), NodeKind::Reshape);
+    const Node* conv = fc->input(0).node;
+    EXPECT_EQ(conv->input(0), x);
+    EXPECT_EQ(conv->input(1).dims(), (Shape{7, 3, 4, 5}));
+    EXPECT_EQ(conv->attrs().getInts("kernel_shape"), (std::vector<int64_t>{4, 5}));
+    EXPECT_EQ(conv->numInputs(), bias ? 3u : 2u);
+  }
+}
+
+TEST(FlattenGemmToConv, LeavesOtherFullyConnectedLayers) {
+  G g;
+  // A 1x1 map: the flatten moves no data, the Gemm stays (the zoo's classifiers).
+  NodeValue p = g.input("p", {1, 8, 1, 1});
+  NodeValue pf = g.node(NodeKind::Reshape, "pf", {p}, attrs({{"shape", Shape{1, 8}}}));
+  g.output("y1", g.node(NodeKind::Gemm, "fc1", {pf, g.constant("b1", {8, 3})}));
+  // Run-time weights, and a bias of another shape: no Conv form.
+  NodeValue x = g.input("x", {1, 2, 2, 2});
+  NodeValue xf = g.node(NodeKind::Reshape, "xf", {x}, attrs({{"shape", Shape{1, 8}}}));
+  g.output("y2", g.node(NodeKind::Gemm, "fc2", {xf, g.input("w", {8, 3})}));
+  g.output("y3",
+           g.node(NodeKind::Gemm, "fc3", {xf, g.constant("b3", {8, 3}), g.input("c", {1, 3})}));
+  // Not a flatten of a rank-4 value.
+  NodeValue v = g.input("v", {2, 6});
+  g.output("y4", g.node(NodeKind::Gemm, "fc4", {v, g.constant("b4", {6, 3})}));
+  EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runFlattenGemmToConv(f); }), 0u);
+  EXPECT_EQ(g.count(NodeKind::Gemm), 4u);
+}
+
 } // namespace
 } // namespace ember

@@ -42,6 +42,13 @@ size_t runMergeReshape(Function& f, const PassContext& ctx = {});
 /// (folded when A is constant). A Gemm whose B is not constant keeps transB / alpha.
 size_t runNormalizeGemm(Function& f, const PassContext& ctx = {});
 
+/// `flatten-gemm-to-conv`: a normal-form Gemm on Reshape(x [N, C, H, W] -> [N, C*H*W])
+/// with a constant B (and a constant bias of M values, or none) and H*W > 1 becomes a Conv
+/// with an H x W kernel (B's rows permuted into the filter at compile time) and a Reshape
+/// of its [N, M, 1, 1] result: a classifier head on a flattened feature map needs no
+/// flattening of the activations.
+size_t runFlattenGemmToConv(Function& f, const PassContext& ctx = {});
+
 /// `fuse-activation`: Relu, or Clip, whose producer is a single-use float Conv, Gemm,
 /// MatMul or Add becomes the producer's `activation` attribute (FusedActivation.h).
 size_t runFuseActivation(Function& f, const PassContext& ctx = {});
