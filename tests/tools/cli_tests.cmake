@@ -185,3 +185,18 @@ add_test(NAME tools.messages
                  ${CLI_IN}/relu.onnx)
 set_tests_properties(tools.messages PROPERTIES FIXTURES_REQUIRED ember_cli_inputs
                      LABELS tools TIMEOUT 300)
+
+# One command line in every tool (issue 17, item 4): --version with the description hash,
+# --help, exit statuses 2 (command line), 1 (bad input) and 3 (NPU fault).
+set(_cli_tools)
+foreach(tool emberc ember-run ember-sim ember-as ember-objdump ember-isa ember-conformance)
+  if(TARGET ${tool})
+    list(APPEND _cli_tools ${tool}=$<TARGET_FILE:${tool}>)
+  endif()
+endforeach()
+add_test(NAME tools.cli_conventions
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli_conventions.sh
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_conventions ${PROJECT_VERSION} ${_cli_tools} --
+                 ${PROJECT_SOURCE_DIR}/isa/ember-v1.json
+                 ${PROJECT_SOURCE_DIR}/tests/isa/data/conv_tile.s)
+set_tests_properties(tools.cli_conventions PROPERTIES LABELS tools TIMEOUT 300)
