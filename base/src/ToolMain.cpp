@@ -21,6 +21,9 @@ std::string describeCurrentException(const char* tool, int* status) {
     line = t + ": " + e.what() + " (see " + t + " --help)";
   } catch (const InternalError& e) {
     line = t + ": internal error (a bug in Ember; please report it): " + e.what();
+  } catch (const NpuFault& e) {
+    code = kExitNpuFault;
+    line = t + ": error: " + e.what();
   } catch (const Unsupported& e) {
     line = t + ": unsupported: " + e.what();
   } catch (const Error& e) {

@@ -48,58 +48,6 @@ Fallback defaultFallback() {
                                                                      : Fallback::Interp;
 }
 
-bool parsePartitionOption(const std::string& arg, const std::function<std::string()>& value,
-                          PartitionOptions& o) {
-  auto number = [&](bool fraction) {
-    const std::string v = value();
-    size_t used = 0;
-    double d = -1;
-    try {
-      d = std::stod(v, &used);
-    } catch (const std::exception&) {
-    }
-    if (used != v.size() || !(d >= (fraction ? 1e-6 : 0)) || d > 1e9 ||
-        (!fraction && d != double(int64_t(d))))
-      throw UsageError(arg + " expects " +
-                       (fraction ? "a positive number" : "a non-negative integer") + ", got '" + v +
-                       "'");
-    return d;
-  };
-  if (arg == "--fallback")
-    o.fallback = parseFallback(value());
-  else if (arg == "--host-kind")
-    o.hostKinds.insert(value());
-  else if (arg == "--host-node")
-    o.hostNodes.insert(value());
-  else if (arg == "--min-region")
-    o.minRegionNodes = size_t(number(false));
-  else if (arg == "--no-cost-model")
-    o.costModel = false;
-  else if (arg == "--host-gmacs") {
-    const double g = number(true);
-    o.hostMacsPerSecond = g * 1e9;
-    o.hostElementsPerSecond = g * 1e9 / 4;
-  } else
-    return false;
-  return true;
-}
-
-const char* partitionOptionsHelp() {
-  return R"(
-partitioning (models the NPU cannot run whole; docs/compiler.md, "Partitioning"):
-  --fallback B           where nodes the NPU cannot run go: cpu (default when built),
-                         interp, or none (refuse the model, listing every such node)
-  --host-kind KIND       run every node of this kind on the host (repeatable)
-  --host-node NAME       run this node of the quantized model on the host (repeatable)
-  --min-region N         NPU regions of fewer than N layers run on the host (default 1)
-  --no-cost-model        keep every region the NPU can run, even where the host is
-                         estimated to be faster
-  --host-gmacs G         the host's int8 speed the cost model assumes, in GMAC/s
-                         (default 4: an embedded application processor; element-wise
-                         work at G/4 billion elements/s)
-)";
-}
-
 int64_t nodeMacs(const Node& n) {
   auto outElems = [&] { return n.resultType().size(); };
   auto tail = [](const Shape& s, size_t from) {

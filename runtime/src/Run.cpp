@@ -302,7 +302,7 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
     sim::writeJsonFile(req.trace_json, sim::toChromeTrace(res.report), -1);
   if (res.report.fault) {
     err << req.tool << ": " << req.binary << ": " << res.report.fault->message() << "\n";
-    out.status = 3;
+    out.status = kExitNpuFault;
   }
   out.report = std::move(res.report);
   return out;
@@ -348,7 +348,7 @@ int runJobs(const std::vector<std::string>& binaries, const RunRequest& req, std
     out << "job " << done << " " << binaries[done] << ": " << c->describe() << ", "
         << c->record.cycles << " cycles (" << c->platform_cycles << " on the platform)\n";
     if (!c->ok())
-      status = 3;
+      status = kExitNpuFault;
     if (c->ok() && !req.out_dir.empty()) {
       const auto dir = std::filesystem::path(req.out_dir) / std::to_string(done);
       std::filesystem::create_directories(dir);

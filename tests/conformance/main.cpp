@@ -2,11 +2,14 @@
 // importer and interpreter and compares with ONNX's expected outputs.
 //
 //   ember-conformance [--data DIR] [--filter REGEX] [--verbose] [--json OUT]
-//                     [--min-pass N] [--no-fork] [--timeout SEC]
+//                     [--min-pass N [--floor-only]] [--no-fork] [--timeout SEC]
 //
 // Each case runs in a child process (unless --no-fork), so a crash or hang in one
 // operator is reported as that case's failure instead of stopping the run.
 #include "Conformance.h"
+
+#include "ember/cli/Cli.h"
+#include "ember/support/Error.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,46 +37,32 @@ struct Options {
   unsigned timeout = 120;
 };
 
-void usage(std::ostream& os) {
-  os << "usage: ember-conformance [--data DIR] [--filter REGEX] [--verbose] [--json OUT]\n"
-        "                         [--min-pass N [--floor-only]] [--no-fork] [--timeout SEC]\n"
-        "Runs every ONNX node test case (DIR/*/model.onnx + test_data_set_*/) on Ember's\n"
-        "interpreter. Exit status: 0 when no case of a supported operator fails (and, with\n"
-        "--min-pass, at least N cases pass), 1 otherwise, 77 when DIR does not exist,\n"
-        "2 on bad usage. --floor-only: the status reflects only the --min-pass floor.\n";
-}
+const char* kFooter =
+    R"(Runs every ONNX node test case (DIR/*/model.onnx + test_data_set_*/) on Ember's
+interpreter. Each case runs in a child process (unless --no-fork), so a crash or hang in
+one operator is reported as that case's failure instead of stopping the run.
 
-bool parseArgs(int argc, char** argv, Options& o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char* what) -> std::string {
-      if (i + 1 >= argc)
-        throw std::runtime_error(std::string(what) + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--data")
-      o.data = value("--data");
-    else if (a == "--filter")
-      o.filter = value("--filter");
-    else if (a == "--json")
-      o.json = value("--json");
-    else if (a == "--verbose" || a == "-v")
-      o.verbose = true;
-    else if (a == "--floor-only")
-      o.floorOnly = true;
-    else if (a == "--no-fork")
-      o.fork = false;
-    else if (a == "--min-pass")
-      o.minPass = std::stol(value("--min-pass"));
-    else if (a == "--timeout")
-      o.timeout = static_cast<unsigned>(std::stoul(value("--timeout")));
-    else if (a == "--help" || a == "-h") {
-      usage(std::cout);
-      std::exit(0);
-    } else
-      throw std::runtime_error("unknown argument '" + a + "'");
-  }
-  return true;
+exit status: 0 when no case of a supported operator fails (and, with --min-pass, at
+least N cases pass); 1 otherwise, or on bad input (an unwritable --json file); 2 on a
+bad command line (also a bad --filter regex); 77 when DIR does not exist (ctest: skipped).
+--floor-only: the status reflects only the --min-pass floor.)";
+
+/// Declares the runner's command line on `app`; parsing fills `o`.
+void declareOptions(CLI::App& app, Options& o) {
+  app.add_option("--data", o.data, "the node tests (default " + o.data + ")")->type_name("DIR");
+  app.add_option("--filter", o.filter, "run only the cases whose name matches REGEX")
+      ->type_name("REGEX");
+  app.add_flag("-v,--verbose", o.verbose, "print every case's status");
+  app.add_option("--json", o.json, "write every case's result as JSON")->type_name("OUT");
+  app.add_option("--min-pass", o.minPass, "fail unless at least N cases pass")
+      ->type_name("N")
+      ->check(ember::cli::wholeNumber(0, 1000000000));
+  app.add_flag("--floor-only", o.floorOnly, "the status reflects only the --min-pass floor");
+  app.add_flag_callback(
+      "--no-fork", [&o] { o.fork = false; }, "run every case in this process");
+  app.add_option("--timeout", o.timeout, "seconds a case may take in its child process")
+      ->type_name("SEC")
+      ->check(ember::cli::wholeNumber(1, 86400));
 }
 
 const char* statusName(Status s) {
@@ -116,20 +105,11 @@ void writeJson(const std::string& path, const std::vector<CaseResult>& results,
   std::ofstream out(path);
   out << j.dump(1) << "\n";
   if (!out)
-    throw std::runtime_error("cannot write " + path);
+    throw ember::Error(path, "cannot write");
 }
 
-} // namespace
-
-int main(int argc, char** argv) {
-  Options o;
-  try {
-    parseArgs(argc, argv, o);
-  } catch (const std::exception& e) {
-    std::cerr << "ember-conformance: " << e.what() << "\n";
-    usage(std::cerr);
-    return 2;
-  }
+/// The runner's real main, after parsing.
+int runConformance(const Options& o) {
   if (!fs::is_directory(o.data)) {
     std::cout << "ember-conformance: no test data at " << o.data << " (package libonnx-testdata)"
               << ": skipped\n";
@@ -139,8 +119,7 @@ int main(int argc, char** argv) {
   try {
     filter = std::regex(o.filter.empty() ? ".*" : o.filter);
   } catch (const std::regex_error& e) {
-    std::cerr << "ember-conformance: bad --filter regex: " << e.what() << "\n";
-    return 2;
+    throw ember::UsageError("--filter", std::string("bad regex: ") + e.what());
   }
   std::vector<fs::path> cases;
   for (const auto& entry : fs::directory_iterator(o.data))
@@ -174,18 +153,25 @@ int main(int argc, char** argv) {
       if (r.status == Status::Fail && r.claimed)
         std::printf("  %s: %s\n", r.name.c_str(), r.reason.c_str());
   }
-  if (!o.json.empty()) {
-    try {
-      writeJson(o.json, results, total);
-    } catch (const std::exception& e) {
-      std::cerr << "ember-conformance: " << e.what() << "\n";
-      return 1;
-    }
-  }
+  if (!o.json.empty())
+    writeJson(o.json, results, total);
   int status = total.claimedFail && !o.floorOnly ? 1 : 0;
   if (o.minPass >= 0 && total.pass < o.minPass) {
     std::printf("only %d cases pass, the floor is %ld\n", total.pass, o.minPass);
     status = 1;
   }
   return status;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("ember-conformance: runs ONNX's backend node tests (libonnx-testdata) through "
+               "Ember's importer and interpreter.",
+               "ember-conformance");
+  ember::cli::setup(app, ember::cli::Description::Default);
+  Options o;
+  declareOptions(app, o);
+  app.footer(kFooter);
+  return ember::cli::run(app, argc, argv, [&] { return runConformance(o); });
 }

@@ -64,6 +64,10 @@ LD_LIBRARY_PATH=$prefix/lib "$work/pc" "$prefix/share/ember/isa/ember-v1.json"
 
 echo "== installed tools and Python package"
 "$prefix/bin/emberc" --help >/dev/null
+# The installed tool's --version loads its default description and prints its hash.
+version=$(env -u EMBER_ISA "$prefix/bin/emberc" --version)
+echo "$version"
+[[ $version == "emberc "*" (default description ember-v1 sha256 "* ]]
 EMBER_ISA=$prefix/share/ember/isa/ember-v1.json "$prefix/bin/emberc" "$work/tiny.onnx" \
   -o "$work/tiny.elf" --quiet
 if [[ -d $prefix/lib/python3/dist-packages/ember ]]; then

@@ -87,11 +87,12 @@ TEST(SimCli, FaultingProgramExitsNonZeroWithTheRecord) {
   EXPECT_NE(slurp(dir / "err.txt").find("fault deadlock at cycle"), std::string::npos);
   auto rep = nlohmann::json::parse(slurp(dir / "r.json"));
   EXPECT_EQ(rep["fault"]["kind"], "deadlock");
-  // Bad usage and missing files are errors (status 1), not crashes.
+  // A missing file is bad input (status 1) and a malformed option a usage error (2), not
+  // crashes.
   EXPECT_EQ(sh(std::string(EMBER_SIM_EXE) + " " + (dir / "nope.elf").string() + " 2>/dev/null"), 1);
   EXPECT_EQ(
       sh(std::string(EMBER_SIM_EXE) + " " + (dir / "dead.elf").string() + " --input x 2>/dev/null"),
-      1);
+      2);
 }
 
 // Issue 16: a --dram-window smaller than the memory map is bad input (1), not an NPU

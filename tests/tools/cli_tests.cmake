@@ -34,7 +34,8 @@ endfunction()
 
 add_test(NAME tools.ember_run.help COMMAND ember-run --help)
 set_tests_properties(tools.ember_run.help PROPERTIES LABELS tools
-                     PASS_REGULAR_EXPRESSION "usage: ember-run MODEL.onnx.*--random-input.*interp")
+                     PASS_REGULAR_EXPRESSION
+                     "Usage: ember-run \\[OPTIONS\\] MODEL.*--random-input.*exit status.*devices:.*interp")
 
 # Good runs, checked by NumPy against values NumPy computed.
 add_test(NAME tools.ember_run.relu_input
@@ -96,13 +97,16 @@ if(TARGET ember_cpu)
 endif()
 
 # Options.
-ember_cli_usage(no_model "no model given" --)
-ember_cli_usage(unknown_option "unknown option '--frobnicate'" -- --frobnicate)
-ember_cli_usage(two_models "more than one model" -- a.onnx b.onnx)
-ember_cli_usage(bad_input_syntax "expects NAME=FILE.npy" -- ${CLI_IN}/relu.onnx --input x)
-ember_cli_usage(bad_repeat "--repeat" -- ${CLI_IN}/relu.onnx --repeat 0)
-ember_cli_usage(bad_seed "non-negative integer" -- ${CLI_IN}/relu.onnx --random-input -3)
-ember_cli_usage(missing_value "--out needs a value" -- ${CLI_IN}/relu.onnx --out)
+ember_cli_usage(no_model "MODEL is required" "see ember-run --help" --)
+ember_cli_usage(unknown_option "not expected: --frobnicate" "see ember-run --help" --
+                ${CLI_IN}/relu.onnx --frobnicate)
+ember_cli_usage(two_models "not expected: b.onnx" -- a.onnx b.onnx)
+ember_cli_usage(bad_input_syntax "--input: expects NAME=FILE.npy, got 'x'" --
+                ${CLI_IN}/relu.onnx --input x)
+ember_cli_usage(bad_repeat "--repeat: must be at least 1, got 0" -- ${CLI_IN}/relu.onnx --repeat 0)
+ember_cli_usage(bad_seed "--random-input: expects a non-negative integer, got '-3'" --
+                ${CLI_IN}/relu.onnx --random-input -3)
+ember_cli_usage(missing_value "--out: 1 required DIR missing" -- ${CLI_IN}/relu.onnx --out)
 ember_cli_error(unknown_device "unknown device" "interp" --
                 ${CLI_IN}/relu.onnx --device tpu --random-input 1)
 ember_cli_error(unknown_compare_device "unknown device" --
@@ -111,11 +115,11 @@ ember_cli_error(unknown_device_in_list "unknown device 'tpu'|--device 'tpu'" --
                 ${CLI_IN}/relu.onnx --compare interp,tpu --random-input 1)
 ember_cli_usage(empty_compare_entry "comma-separated list" --
                 ${CLI_IN}/relu.onnx --compare interp,,sim --random-input 1)
-ember_cli_usage(bad_iterations "--iterations must be at least 1" --
+ember_cli_usage(bad_iterations "--iterations: must be at least 1" --
                 ${CLI_IN}/relu.onnx --iterations 0 --random-input 1)
-ember_cli_usage(bad_threads "--threads must be at least 1" --
+ember_cli_usage(bad_threads "--threads: must be at least 1" --
                 ${CLI_IN}/relu.onnx --threads 0 --random-input 1)
-ember_cli_usage(bad_precision "--precision is float or int8" --
+ember_cli_usage(bad_precision "--precision: fp16 not in \\{float,int8\\}" --
                 ${CLI_IN}/relu.onnx --precision fp16 --random-input 1)
 ember_cli_error(report_without_sim "reports come from the NPU simulator" --
                 ${CLI_IN}/relu.onnx --report r.json --random-input 1)
@@ -181,3 +185,18 @@ add_test(NAME tools.messages
                  ${CLI_IN}/relu.onnx)
 set_tests_properties(tools.messages PROPERTIES FIXTURES_REQUIRED ember_cli_inputs
                      LABELS tools TIMEOUT 300)
+
+# One command line in every tool (issue 17, item 4): --version with the description hash,
+# --help, exit statuses 2 (command line), 1 (bad input) and 3 (NPU fault).
+set(_cli_tools)
+foreach(tool emberc ember-run ember-sim ember-as ember-objdump ember-isa ember-conformance)
+  if(TARGET ${tool})
+    list(APPEND _cli_tools ${tool}=$<TARGET_FILE:${tool}>)
+  endif()
+endforeach()
+add_test(NAME tools.cli_conventions
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli_conventions.sh
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_conventions ${PROJECT_VERSION} ${_cli_tools} --
+                 ${PROJECT_SOURCE_DIR}/isa/ember-v1.json
+                 ${PROJECT_SOURCE_DIR}/tests/isa/data/conv_tile.s)
+set_tests_properties(tools.cli_conventions PROPERTIES LABELS tools TIMEOUT 300)

@@ -83,9 +83,9 @@ partition::NpuRunner npuSegmentRunner(const std::string& device, const runtime::
     req.table = false;
     runtime::RunResult r = runtime::runLoadedBinary(s.npu->binary, desc, req, std::cerr);
     if (r.status != 0)
-      throw Error("device '" + device + "'", "the NPU program faulted" +
-                                                 (whole ? "" : " in " + req.binary) + ": " +
-                                                 r.report.fault->message());
+      throw NpuFault("device '" + device + "'", "the NPU program faulted" +
+                                                    (whole ? "" : " in " + req.binary) + ": " +
+                                                    r.report.fault->message());
     run.npuCycles = r.report.cycles;
     run.npuSeconds = r.report.seconds;
     run.npuEnergyJoules = r.report.energy_total_pj * 1e-12;

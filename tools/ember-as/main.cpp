@@ -1,43 +1,38 @@
 // ember-as: NPU assembly text -> ELF binary.
+#include "ember/cli/Cli.h"
 #include "ember/isa/assembler.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
 #include "ember/support/AtomicFile.h"
-#include "ember/support/ToolMain.h"
 
-#include <iostream>
 #include <string>
 
 using namespace ember::isa;
 
 namespace {
-const char* kUsage =
-    "usage: ember-as IN.s -o OUT.elf [--isa FILE.json]\n"
-    "Assembles NPU assembly (instructions and .isa/.region/.io/.byte/.word/.zero/.node\n"
-    "directives, see docs/isa.md) into an Ember ELF binary.\n"
-    "--isa  description to use; default $EMBER_ISA, else the source tree's isa/ember-v1.json.\n";
-}
+const char* kDescription =
+    "ember-as: assembles NPU assembly (instructions and .isa/.region/.io/.byte/.word/.zero/.node\n"
+    "directives, see docs/isa.md) into an Ember ELF binary.";
+
+const char* kFooter = R"(example:
+  ember-as prog.s -o prog.elf && ember-sim prog.elf
+
+exit status: 0 done; 1 bad input (unreadable or malformed source or description, an
+output path that is a folder or the input); 2 a bad command line.)";
+} // namespace
 
 int main(int argc, char** argv) {
-  return ember::toolMain("ember-as", [&] {
-    std::string in, out, isa_path;
-    for (int i = 1; i < argc; ++i) {
-      std::string s = argv[i];
-      if (s == "-h" || s == "--help") {
-        std::cout << kUsage;
-        return 0;
-      }
-      if ((s == "-o" || s == "--isa") && i + 1 < argc)
-        (s == "-o" ? out : isa_path) = argv[++i];
-      else if (in.empty() && !s.empty() && s[0] != '-')
-        in = s;
-      else
-        throw ember::UsageError("unexpected argument \"" + s + "\"");
-    }
-    if (in.empty() || out.empty()) {
-      std::cerr << kUsage;
-      return 2;
-    }
+  CLI::App app(kDescription, "ember-as");
+  ember::cli::setup(app, ember::cli::Description::Selectable);
+  std::string in, out, isa_path;
+  app.add_option("IN", in, "the assembly source")->type_name("IN.s")->required();
+  app.add_option("-o", out, "the binary to write")->type_name("OUT.elf")->required();
+  app.add_option("--isa", isa_path,
+                 "the NPU description (default: $EMBER_ISA, else the installed\n"
+                 "or source tree's isa/ember-v1.json)")
+      ->type_name("FILE.json");
+  app.footer(kFooter);
+  return ember::cli::run(app, argc, argv, [&] {
     ember::checkOutputFile(out, "-o");
     ember::checkNotSameFile({out}, {in, isa_path});
     IsaDescription isa = IsaDescription::loadDefault(isa_path);

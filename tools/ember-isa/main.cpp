@@ -1,10 +1,10 @@
 // ember-isa: check an NPU description, generate headers and docs from it.
+#include "ember/cli/Cli.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/codegen.h"
 #include "ember/isa/description.h"
 #include "ember/isa/error.h"
 #include "ember/support/AtomicFile.h"
-#include "ember/support/ToolMain.h"
 
 #include <cstring>
 #include <iostream>
@@ -16,20 +16,18 @@ using namespace ember::isa;
 
 namespace {
 
-const char* kUsage =
-    "usage: ember-isa check [FILE.json] [--isa FILE.json]\n"
-    "       ember-isa gen [--isa FILE.json] [--c-header OUT.h] [--sv-package OUT.sv]\n"
-    "                     [--sv-decoder OUT.sv] [--sv-regs OUT.sv]\n"
-    "                     [--md-tables OUT.md] [--check-md DOC.md] [--update-md DOC.md]\n"
-    "\n"
-    "check      validate a description and print a summary (peak MAC/cycle, SRAM sizes,\n"
-    "           DRAM bytes/cycle, roofline ridge point).\n"
-    "gen        generate the firmware C header, the SystemVerilog parameter package, decoder\n"
-    "           (module ember_decode) and register block (module ember_regs), and the\n"
-    "           Markdown tables of docs/isa.md; --check-md fails if DOC.md's generated\n"
-    "           tables differ, --update-md rewrites them in place.\n"
-    "--isa      description to use; default $EMBER_ISA, else the source tree's\n"
-    "           isa/ember-v1.json.\n";
+const char* kDescription =
+    "ember-isa: checks an NPU description and generates headers, SystemVerilog and docs from it.";
+
+const char* kFooter = R"(examples:
+  ember-isa check [FILE.json] [--isa FILE.json]
+  ember-isa gen [--isa FILE.json] [--c-header OUT.h] [--sv-package OUT.sv]
+                [--sv-decoder OUT.sv] [--sv-regs OUT.sv]
+                [--md-tables OUT.md] [--check-md DOC.md] [--update-md DOC.md]
+`ember-isa check --help` and `ember-isa gen --help` list each command's options.
+
+exit status: 0 done; 1 bad input (unreadable, malformed or inconsistent description, a
+generator that refuses it; gen --check-md: tables that differ); 2 a bad command line.)";
 
 std::string readText(const std::string& path) {
   return ember::readFileBytes(path);
@@ -43,42 +41,39 @@ struct Args {
   std::string cmd, isa, c_header, sv_package, sv_decoder, sv_regs, md_tables, check_md, update_md;
 };
 
-bool parseArgs(int argc, char** argv, Args& a) {
-  for (int i = 1; i < argc; ++i) {
-    std::string s = argv[i];
-    auto value = [&](std::string& out) {
-      if (i + 1 >= argc)
-        throw ember::UsageError(s + " needs a value");
-      out = argv[++i];
-    };
-    if (s == "-h" || s == "--help") {
-      std::cout << kUsage;
-      return false;
-    }
-    if (s == "--isa")
-      value(a.isa);
-    else if (s == "--c-header")
-      value(a.c_header);
-    else if (s == "--sv-package")
-      value(a.sv_package);
-    else if (s == "--sv-decoder")
-      value(a.sv_decoder);
-    else if (s == "--sv-regs")
-      value(a.sv_regs);
-    else if (s == "--md-tables")
-      value(a.md_tables);
-    else if (s == "--check-md")
-      value(a.check_md);
-    else if (s == "--update-md")
-      value(a.update_md);
-    else if (a.cmd.empty() && s[0] != '-')
-      a.cmd = s;
-    else if (a.cmd == "check" && a.isa.empty() && s[0] != '-')
-      a.isa = s;
-    else
-      throw ember::UsageError("unexpected argument \"" + s + "\"");
-  }
-  return true;
+/// Declares ember-isa's commands and options on `app`; parsing fills `a`.
+void declareOptions(CLI::App& app, Args& a, std::string& checkFile) {
+  app.add_option("--isa", a.isa,
+                 "the description to use (default: $EMBER_ISA, else the installed\n"
+                 "or source tree's isa/ember-v1.json)")
+      ->type_name("FILE.json");
+  // At most one command; none is refused after parsing, so that an unknown argument is
+  // named first.
+  app.require_subcommand(0, 1);
+  CLI::App* check = app.add_subcommand(
+      "check", "validate a description and print a summary (peak MAC/cycle, SRAM\n"
+               "sizes, DRAM bytes/cycle, roofline ridge point)");
+  check->add_option("FILE", checkFile, "the description (instead of --isa)")
+      ->type_name("FILE.json");
+  check->fallthrough();
+  CLI::App* g = app.add_subcommand(
+      "gen", "generate the firmware C header, the SystemVerilog parameter package,\n"
+             "decoder (module ember_decode) and register block (module ember_regs),\n"
+             "and the Markdown tables of docs/isa.md");
+  g->fallthrough();
+  g->add_option("--c-header", a.c_header, "the firmware's C header")->type_name("OUT.h");
+  g->add_option("--sv-package", a.sv_package, "the SystemVerilog parameter package")
+      ->type_name("OUT.sv");
+  g->add_option("--sv-decoder", a.sv_decoder, "the decoder (module ember_decode)")
+      ->type_name("OUT.sv");
+  g->add_option("--sv-regs", a.sv_regs, "the register block (module ember_regs)")
+      ->type_name("OUT.sv");
+  g->add_option("--md-tables", a.md_tables, "the Markdown tables of docs/isa.md")
+      ->type_name("OUT.md");
+  g->add_option("--check-md", a.check_md, "exit 1 if DOC.md's generated tables differ")
+      ->type_name("DOC.md");
+  g->add_option("--update-md", a.update_md, "rewrite DOC.md's generated tables in place")
+      ->type_name("DOC.md");
 }
 
 int gen(const Args& a, const IsaDescription& isa) {
@@ -119,13 +114,20 @@ int gen(const Args& a, const IsaDescription& isa) {
 } // namespace
 
 int main(int argc, char** argv) {
-  return ember::toolMain("ember-isa", [&] {
-    Args a;
-    if (!parseArgs(argc, argv, a))
-      return 0;
-    if (a.cmd != "check" && a.cmd != "gen") {
-      std::cerr << kUsage;
-      return 2;
+  CLI::App app(kDescription, "ember-isa");
+  ember::cli::setup(app, ember::cli::Description::Selectable);
+  Args a;
+  std::string checkFile;
+  declareOptions(app, a, checkFile);
+  app.footer(kFooter);
+  return ember::cli::run(app, argc, argv, [&] {
+    if (app.get_subcommands().empty())
+      throw ember::UsageError("no command given (check or gen)");
+    a.cmd = app.get_subcommands().front()->get_name();
+    if (!checkFile.empty()) {
+      if (!a.isa.empty())
+        throw ember::UsageError("give the description as FILE.json or with --isa, not both");
+      a.isa = checkFile;
     }
     for (const std::string* out :
          {&a.c_header, &a.sv_package, &a.sv_decoder, &a.sv_regs, &a.md_tables})

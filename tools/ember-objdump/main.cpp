@@ -1,11 +1,11 @@
 // ember-objdump: Ember ELF binary -> assembly text (re-assembles with ember-as); a
 // package (docs/package.md) -> its entries, segments and placement.
+#include "ember/cli/Cli.h"
 #include "ember/driver/Package.h"
 #include "ember/isa/assembler.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
 #include "ember/isa/package.h"
-#include "ember/support/ToolMain.h"
 
 #include <cstdio>
 #include <iostream>
@@ -14,18 +14,26 @@
 using namespace ember::isa;
 
 namespace {
-const char* kUsage =
-    "usage: ember-objdump IN.elf [--isa FILE.json] [--no-encoding]\n"
-    "       ember-objdump PACKAGE [--isa FILE.json] [--segment N] [--no-encoding]\n"
-    "Prints sections, memory map, I/O table, constants and the disassembly with debug names\n"
-    "to stdout. Everything that is not an instruction or directive is a ';' comment, so the\n"
-    "output re-assembles with ember-as to the same bytes.\n"
-    "--isa  description to use; default $EMBER_ISA, else the source tree's isa/ember-v1.json.\n"
-    "The section list shows each section's CRC-32C digest; a file whose digests do not\n"
-    "match is refused (each failing section named on stderr), exit status 1.\n"
-    "Given a package (emberc's output for a model the NPU cannot run whole), lists its\n"
-    "entries (size, CRC-32C), its segments and the placement of every node, as ';'\n"
-    "comments; --segment N adds the disassembly of NPU segment N.\n";
+const char* kDescription =
+    "ember-objdump: prints an Ember ELF binary as assembly text (re-assembles with ember-as),\n"
+    "or a package's entries, segments and placement.";
+
+const char* kFooter =
+    R"(Prints sections, memory map, I/O table, constants and the disassembly with debug names
+to stdout. Everything that is not an instruction or directive is a ';' comment, so the
+output re-assembles with ember-as to the same bytes.
+The section list shows each section's CRC-32C digest; a file whose digests do not match
+is refused (each failing section named on stderr).
+Given a package (emberc's output for a model the NPU cannot run whole), lists its
+entries (size, CRC-32C), its segments and the placement of every node, as ';'
+comments; --segment N adds the disassembly of NPU segment N.
+
+examples:
+  ember-objdump IN.elf [--isa FILE.json] [--no-encoding]
+  ember-objdump PACKAGE [--isa FILE.json] [--segment N] [--no-encoding]
+
+exit status: 0 done; 1 bad input (unreadable or malformed binary or package, a digest
+that does not match, no such segment); 2 a bad command line.)";
 
 std::string toHex32(std::uint32_t v) {
   char b[16];
@@ -66,34 +74,25 @@ int dumpPackage(const std::vector<std::uint8_t>& data, const std::string& in,
 } // namespace
 
 int main(int argc, char** argv) {
-  return ember::toolMain("ember-objdump", [&] {
-    std::string in, isa_path;
-    long segment = -1;
+  CLI::App app(kDescription, "ember-objdump");
+  ember::cli::setup(app, ember::cli::Description::Selectable);
+  std::string in, isa_path;
+  long segment = -1;
+  bool noEncoding = false;
+  app.add_option("IN", in, "the binary (ELF) or package")->type_name("IN.elf|PACKAGE")->required();
+  app.add_option("--isa", isa_path,
+                 "the NPU description (default: $EMBER_ISA, else the installed\n"
+                 "or source tree's isa/ember-v1.json)")
+      ->type_name("FILE.json");
+  app.add_option("--segment", segment, "packages: add the disassembly of NPU segment N")
+      ->type_name("N")
+      ->check(ember::cli::wholeNumber(0, 999999));
+  app.add_flag("--no-encoding", noEncoding,
+               "leave out the comment with each instruction's index and hex word");
+  app.footer(kFooter);
+  return ember::cli::run(app, argc, argv, [&] {
     DisasmOptions opts;
-    for (int i = 1; i < argc; ++i) {
-      std::string s = argv[i];
-      if (s == "-h" || s == "--help") {
-        std::cout << kUsage;
-        return 0;
-      }
-      if (s == "--isa" && i + 1 < argc)
-        isa_path = argv[++i];
-      else if (s == "--segment" && i + 1 < argc) {
-        const std::string v = argv[++i];
-        if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos)
-          throw ember::UsageError("--segment expects a segment number, got '" + v + "'");
-        segment = std::stol(v);
-      } else if (s == "--no-encoding")
-        opts.show_encoding = false;
-      else if (in.empty() && !s.empty() && s[0] != '-')
-        in = s;
-      else
-        throw ember::UsageError("unexpected argument \"" + s + "\"");
-    }
-    if (in.empty()) {
-      std::cerr << kUsage;
-      return 2;
-    }
+    opts.show_encoding = !noEncoding;
     IsaDescription isa = IsaDescription::loadDefault(isa_path);
     std::vector<std::uint8_t> data = readFileBytes(in);
     if (isPackageImage(data.data(), data.size()))

@@ -2,6 +2,8 @@
 // A thin main over the libraries: the device table is in Devices.cpp.
 #include "Compare.h"
 #include "RunUtil.h"
+#include "ember/cli/Cli.h"
+#include "ember/cli/PartitionOptions.h"
 #include "ember/devices/Devices.h"
 #include "ember/devices/PackageSession.h"
 #include "ember/sim/HtmlReport.h"
@@ -18,7 +20,6 @@
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
 #include "ember/support/Npy.h"
-#include "ember/support/ToolMain.h"
 
 #include <algorithm>
 #include <chrono>
@@ -41,65 +42,36 @@ using namespace ember::devices;
 
 namespace {
 
-const char* kUsage = R"(usage: ember-run MODEL.onnx [options]
-       ember-run BIN.elf [--device sim|rtl] [--compare sim,rtl] [options]
-       ember-run PACKAGE [--device sim|rtl] [--compare sim,rtl] [options]
+const char* kDescription =
+    "ember-run: runs an ONNX model on a device, or an NPU binary or package on the NPU.";
 
-Imports an ONNX model, runs it on a device and prints (and optionally writes) every
+const char* kFooter =
+    R"(Imports an ONNX model, runs it on a device and prints (and optionally writes) every
 output, with the wall time of import and run. Given an NPU binary (an ELF file made by
 emberc or ember-as), runs it on the cycle-accurate NPU simulator (or, with --device rtl,
 on the Verilated RTL; --compare sim,rtl runs both and requires equal outputs, cycles,
-instruction timings and counters): inputs are placed in
-DRAM from the binary's I/O table (float32 .npy data for an int8 input is quantized with
-the entry's scale and zero point), the per-layer cycle/energy report is printed, and
-outputs are written in the binary's element type. Given a package (emberc's output for a
-model the NPU cannot run whole, docs/package.md), runs its NPU segments on the NPU device
-and its host segments on their backend, and prints a table per segment.
-
-options:
-  --device NAME          device to run on (default: interp); see the list below
-  --input NAME=FILE.npy  value of model input NAME (repeat for several inputs)
-  --random-input SEED    inputs not given get deterministic random values from SEED
-                         (float: uniform in [-1, 1); integers: [0, 16); bool: 0/1)
-  --out DIR              write every output to DIR/NAME.npy (characters of NAME outside
-                         [A-Za-z0-9_.-] become '_'); DIR is created if needed
-  --repeat N             run N times and report the median run time (default 1)
-  --iterations N         with --compare: time N runs on every device (default: --repeat
-                         on the first device, 1 on the others); prints per device
-                         "median latency: X ms"
-  --warmup K             runs before the timed ones, on every device (default 0)
-  --threads N            threads of the host devices, interp and cpu (default:
-                         $EMBER_NUM_THREADS, else 1 for cpu and up to 4 for interp)
-  --top K                also print the K largest values of each output with their
-                         flat indices (e.g. the top-5 classes of a classifier)
-  --compare LIST         run on every device of the comma-separated LIST (e.g. interp,sim;
-                         a single name means --device and that one) and print one table:
-                         float: every output within 1e-4 * max(1, max|reference|) of the
-                         first device's; int8: bit for bit, plus cosine similarity and
-                         top-1 agreement with the float interpreter, and the NPU's cycles;
-                         sim and rtl together must also agree on every cycle
-                         and energy
-  --precision P          float (default) or int8: quantize the model first (the default
-                         pass pipeline, calibration, docs/numerics.md); sim implies int8
-  --calibrate SPEC       calibration inputs for int8: FILE.npy, a folder of .npy files, or
-                         random:N (default random:8, as emberc)
-  --calibration METHOD   minmax (default), percentile or kl
-  --report R.json        (sim) write the simulation report as JSON (docs/simulator.md)
-  --trace T.json         (sim) write a Chrome/Perfetto trace (one track per engine)
-  --html R.html          (sim, rtl) write the report as one self-contained HTML page: cycles,
-                         utilisation, roofline, energy, engines, placement (docs/simulator.md)
-  --isa FILE.json        (sim) the NPU description (default: isa/ember-v1.json)
-  --quiet                print only errors and the timing line
-  -h, --help             this text
+instruction timings and counters): inputs are placed in DRAM from the binary's I/O table
+(float32 .npy data for an int8 input is quantized with the entry's scale and zero point),
+the per-layer cycle/energy report is printed, and outputs are written in the binary's
+element type. Given a package (emberc's output for a model the NPU cannot run whole,
+docs/package.md), runs its NPU segments on the NPU device and its host segments on their
+backend, and prints a table per segment.
 
 On int8 paths (--precision int8, sim) float inputs are quantized as QuantizeLinear
 does: values beyond the input's range saturate (+Inf to the largest code, -Inf to the
 smallest); NaN has no int8 code and is refused.
 
-exit status: 0 on success, 1 on any error (unreadable or malformed model, binary or .npy
-file, wrong input name/kind/shape, NaN input on an int8 path, unsupported operators, an
-output path that is a folder or an input, outputs that disagree under --compare), 2 on
-bad arguments, 3 when the NPU program faulted (the fault is printed).
+examples:
+  ember-run MODEL.onnx --input NAME=FILE.npy [options]
+  ember-run MODEL.onnx --random-input 1 --compare interp,sim --precision int8
+  ember-run BIN.elf [--device sim|rtl] [--compare sim,rtl] [options]
+  ember-run PACKAGE [--device sim|rtl] [--compare sim,rtl] [options]
+
+exit status: 0 on success; 1 on bad input (unreadable or malformed model, binary or .npy
+file, wrong input name/kind/shape, unknown device, NaN input on an int8 path, unsupported
+operators, an output path that is a folder or an input, outputs that disagree under
+--compare); 2 on a bad command line; 3 when the NPU program faulted (the fault is
+printed).
 )";
 
 struct Options {
@@ -111,6 +83,7 @@ struct Options {
   int repeat = 1;
   int iterations = 0; ///< 0: --repeat on the first device, one run on the others.
   int warmup = 0;
+  int threads = 0; ///< 0: $EMBER_NUM_THREADS or the devices' defaults.
   size_t top = 0;
   std::string compare;
   std::string precision = "float";
@@ -120,97 +93,114 @@ struct Options {
   partition::PartitionOptions partition;
   bool deviceGiven = false;
   bool quiet = false;
-  bool help = false;
 };
 
 [[noreturn]] void usageError(const std::string& msg) {
   throw UsageError(msg);
 }
 
-uint64_t parseUnsigned(const std::string& opt, const std::string& v, uint64_t max) {
-  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 19)
-    usageError(opt + " expects a non-negative integer, got '" + v + "'");
-  uint64_t n = std::stoull(v);
-  if (n > max)
-    usageError(opt + " is at most " + std::to_string(max) + ", got " + v);
-  return n;
+/// The device table as the help's last lines ("  NAME  DESCRIPTION", one per device).
+std::string deviceHelp() {
+  std::string s = "\ndevices:\n";
+  for (const Device& d : ember::devices::devices())
+    s += "  " + d.name + std::string(d.name.size() < 8 ? 8 - d.name.size() : 0, ' ') + " " +
+         d.description + "\n";
+  return s;
 }
 
-Options parseArgs(int argc, char** argv) {
-  Options o;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size())
-        usageError(a + " needs a value");
-      return args[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      o.help = true;
-    } else if (a == "--device") {
-      o.device = value();
-      o.deviceGiven = true;
-    } else if (a == "--precision") {
-      o.precision = value();
-      if (o.precision != "float" && o.precision != "int8")
-        usageError("--precision is float or int8, got '" + o.precision + "'");
-    } else if (a == "--calibrate") {
-      o.calibrate = value();
-    } else if (a == "--calibration") {
-      o.calibration = value();
-    } else if (a == "--report") {
-      o.reportJson = value();
-    } else if (a == "--trace") {
-      o.traceJson = value();
-    } else if (a == "--html") {
-      o.html = value();
-    } else if (a == "--isa") {
-      o.isa = value();
-    } else if (partition::parsePartitionOption(a, value, o.partition)) {
-    } else if (a == "--input") {
-      const std::string& v = value();
-      size_t eq = v.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
-        usageError("--input expects NAME=FILE.npy, got '" + v + "'");
-      o.inputs.emplace_back(v.substr(0, eq), v.substr(eq + 1));
-    } else if (a == "--random-input") {
-      o.randomSeed = parseUnsigned(a, value(), UINT64_MAX / 2);
-    } else if (a == "--out") {
-      o.outDir = value();
-    } else if (a == "--iterations") {
-      o.iterations = static_cast<int>(parseUnsigned(a, value(), 100000));
-      if (o.iterations < 1)
-        usageError("--iterations must be at least 1");
-    } else if (a == "--warmup") {
-      o.warmup = static_cast<int>(parseUnsigned(a, value(), 100000));
-    } else if (a == "--threads") {
-      const uint64_t n = parseUnsigned(a, value(), 256);
-      if (n < 1)
-        usageError("--threads must be at least 1");
-      // Both host devices read it when they are created (after parsing).
-      setenv("EMBER_NUM_THREADS", std::to_string(n).c_str(), 1);
-    } else if (a == "--repeat") {
-      o.repeat = static_cast<int>(parseUnsigned(a, value(), 100000));
-      if (o.repeat < 1)
-        usageError("--repeat must be at least 1");
-    } else if (a == "--top") {
-      o.top = parseUnsigned(a, value(), 1000000);
-    } else if (a == "--compare") {
-      o.compare = value();
-    } else if (a == "--quiet") {
-      o.quiet = true;
-    } else if (a.size() > 1 && a[0] == '-') {
-      usageError("unknown option '" + a + "'");
-    } else if (o.model.empty()) {
-      o.model = a;
-    } else {
-      usageError("more than one model given ('" + o.model + "' and '" + a + "')");
-    }
-  }
-  if (!o.help && o.model.empty())
-    usageError("no model given");
-  return o;
+/// Declares ember-run's command line on `app`; parsing fills `o` (and `inputArgs`, the
+/// --input values, split after parsing).
+void declareOptions(CLI::App& app, Options& o, std::vector<std::string>& inputArgs) {
+  app.add_option("MODEL", o.model, "the ONNX model, NPU binary (ELF) or package to run")
+      ->type_name("")
+      ->required();
+  app.add_option_function<std::string>(
+         "--device",
+         [&o](const std::string& v) {
+           o.device = v;
+           o.deviceGiven = true;
+         },
+         "device to run on (default: interp); see the list below")
+      ->type_name("NAME");
+  app.add_option("--input", inputArgs, "value of model input NAME (repeat for several inputs)")
+      ->type_name("NAME=FILE.npy")
+      ->check(cli::nameEqualsValue("NAME=FILE.npy"))
+      ->allow_extra_args(false)
+      ->take_all();
+  app.add_option("--random-input", o.randomSeed,
+                 "inputs not given get deterministic random values from SEED\n"
+                 "(float: uniform in [-1, 1); integers: [0, 16); bool: 0/1)")
+      ->type_name("SEED")
+      ->check(cli::wholeNumber(0, UINT64_MAX / 2));
+  app.add_option("--out", o.outDir,
+                 "write every output to DIR/NAME.npy (characters of NAME outside\n"
+                 "[A-Za-z0-9_.-] become '_'); DIR is created if needed")
+      ->type_name("DIR");
+  app.add_option("--repeat", o.repeat, "run N times and report the median run time (default 1)")
+      ->type_name("N")
+      ->check(cli::wholeNumber(1, 100000));
+  app.add_option("--iterations", o.iterations,
+                 "with --compare: time N runs on every device (default: --repeat\n"
+                 "on the first device, 1 on the others); prints per device\n"
+                 "\"median latency: X ms\"")
+      ->type_name("N")
+      ->check(cli::wholeNumber(1, 100000));
+  app.add_option("--warmup", o.warmup, "runs before the timed ones, on every device (default 0)")
+      ->type_name("K")
+      ->check(cli::wholeNumber(0, 100000));
+  app.add_option("--threads", o.threads,
+                 "threads of the host devices, interp and cpu (default:\n"
+                 "$EMBER_NUM_THREADS, else 1 for cpu and up to 4 for interp)")
+      ->type_name("N")
+      ->check(cli::wholeNumber(1, 256));
+  app.add_option("--top", o.top,
+                 "also print the K largest values of each output with their\n"
+                 "flat indices (e.g. the top-5 classes of a classifier)")
+      ->type_name("K")
+      ->check(cli::wholeNumber(0, 1000000));
+  app.add_option("--compare", o.compare,
+                 "run on every device of the comma-separated LIST (e.g. interp,sim;\n"
+                 "a single name means --device and that one) and print one table:\n"
+                 "float: every output within 1e-4 * max(1, max|reference|) of the\n"
+                 "first device's; int8: bit for bit, plus cosine similarity and\n"
+                 "top-1 agreement with the float interpreter, and the NPU's cycles;\n"
+                 "sim and rtl together must also agree on every cycle and energy")
+      ->type_name("LIST");
+  app.add_option("--precision", o.precision,
+                 "float (default) or int8: quantize the model first (the default\n"
+                 "pass pipeline, calibration, docs/numerics.md); sim implies int8")
+      ->type_name("P")
+      ->check(CLI::IsMember({"float", "int8"}));
+  app.add_option("--calibrate", o.calibrate,
+                 "calibration inputs for int8: FILE.npy, a folder of .npy files, or\n"
+                 "random:N (default random:8, as emberc)")
+      ->type_name("SPEC");
+  app.add_option("--calibration", o.calibration, "minmax (default), percentile or kl")
+      ->type_name("METHOD");
+  app.add_option("--report", o.reportJson,
+                 "(sim) write the simulation report as JSON (docs/simulator.md)")
+      ->type_name("R.json");
+  app.add_option("--trace", o.traceJson,
+                 "(sim) write a Chrome/Perfetto trace (one track per engine)")
+      ->type_name("T.json");
+  app.add_option("--html", o.html,
+                 "(sim, rtl) write the report as one self-contained HTML page:\n"
+                 "cycles, utilisation, roofline, energy, engines, placement\n"
+                 "(docs/simulator.md)")
+      ->type_name("R.html");
+  app.add_option("--isa", o.isa, "(sim) the NPU description (default: isa/ember-v1.json)")
+      ->type_name("FILE.json");
+  app.add_flag("--quiet", o.quiet, "print only errors and the timing line");
+  cli::addPartitionOptions(app, o.partition);
+}
+
+/// After parsing: the --input pairs, and the thread count for the host devices.
+void finishOptions(Options& o, const std::vector<std::string>& inputArgs) {
+  for (const std::string& arg : inputArgs)
+    o.inputs.push_back(cli::splitNameValue(arg));
+  // Both host devices read it when they are created (after parsing).
+  if (o.threads > 0)
+    setenv("EMBER_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
 }
 
 double secondsSince(std::chrono::steady_clock::time_point t0) {
@@ -363,6 +353,7 @@ void writeHtmlReport(const Options& o, const std::vector<sim::Report>& reports,
 int runBinary(const Options& o) {
   const std::vector<std::string> devs = binaryDevices(o);
   runtime::RunRequest req;
+  req.tool = "ember-run";
   req.binary = o.model;
   req.isa = o.isa;
   req.inputs = o.inputs;
@@ -716,16 +707,14 @@ int runTool(const Options& o) {
 } // namespace
 
 int main(int argc, char** argv) {
-  return toolMain("ember-run", [&] {
-    Options o = parseArgs(argc, argv);
-    if (o.help) {
-      std::fputs(kUsage, stdout);
-      std::fputs(partition::partitionOptionsHelp(), stdout);
-      std::printf("\ndevices:\n");
-      for (const Device& d : ember::devices::devices())
-        std::printf("  %-8s %s\n", d.name.c_str(), d.description.c_str());
-      return 0;
-    }
+  CLI::App app(kDescription, "ember-run");
+  cli::setup(app, cli::Description::Selectable);
+  Options o;
+  std::vector<std::string> inputArgs;
+  declareOptions(app, o, inputArgs);
+  app.footer([] { return std::string(kFooter) + deviceHelp(); });
+  return cli::run(app, argc, argv, [&] {
+    finishOptions(o, inputArgs);
     return runTool(o);
   });
 }

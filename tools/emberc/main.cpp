@@ -5,6 +5,8 @@
 #ifdef EMBER_HAVE_CPU_BACKEND
 #include "ember/cpu/Bundle.h"
 #endif
+#include "ember/cli/Cli.h"
+#include "ember/cli/PartitionOptions.h"
 #include "ember/driver/Driver.h"
 #include "ember/driver/Package.h"
 #include "ember/driver/SupportTable.h"
@@ -15,7 +17,6 @@
 #include "ember/quantization/Quantize.h"
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
-#include "ember/support/ToolMain.h"
 
 #include <cctype>
 #include <chrono>
@@ -28,14 +29,15 @@ using namespace ember;
 
 namespace {
 
-const char* kUsage = R"(usage: emberc MODEL.onnx -o OUT [options]
-       emberc MODEL.onnx --backend cpu --emit-bundle DIR [options]
+const char* kDescription =
+    "emberc: compiles an ONNX model for the Ember NPU, or into a bundle for this host's CPU.";
 
-Compiles an ONNX model for the Ember NPU: imports it, runs the default optimisation
-pipeline, calibrates and quantizes it to int8 (docs/numerics.md), places every node on the
-NPU or, where the NPU cannot run it, on the host (--fallback; docs/compiler.md,
-"Partitioning"), lowers every NPU layer to NPU instructions (tiling chosen by a cost model
-read from the ISA description) and writes the output atomically:
+const char* kFooter =
+    R"(Imports the model, runs the default optimisation pipeline, calibrates and quantizes it to
+int8 (docs/numerics.md), places every node on the NPU or, where the NPU cannot run it, on
+the host (--fallback; docs/compiler.md, "Partitioning"), lowers every NPU layer to NPU
+instructions (tiling chosen by a cost model read from the ISA description) and writes the
+output atomically:
   - the NPU binary (ELF: instructions, constants, I/O table, memory map, debug map) when
     the NPU runs the whole model; it prints the compile summary (layers, tiles,
     instructions, SRAM use, estimated cycles, binary size, compile time);
@@ -48,34 +50,15 @@ bundle: DIR/NAME.o (relocatable object), DIR/NAME.h (C header: entry point NAME_
 region sizes, input/output offsets) and DIR/NAME.weights (the constant region). Link
 NAME.o and libm into a C program (see examples/bundle). Float32 unless --precision int8.
 
-options:
-  -o, --output OUT          the binary or package to write (required unless
-                            --print-pipeline alone)
-  --backend npu|cpu         the target (default npu)
-  --emit-bundle DIR         cpu: the folder the bundle is written to (required for cpu)
-  --bundle-name NAME        cpu: the bundle's C name (default: the model file's stem)
-  --precision float|int8    cpu: compile the float model or the quantized one (default
-                            float; the NPU is always int8)
-  --isa FILE.json           the NPU description (default: $EMBER_ISA, else isa/ember-v1.json)
-  --calibrate SPEC          calibration inputs: FILE.npy, a folder of .npy files, or
-                            random:N (default random:8)
-  --calibration METHOD      how ranges are chosen: minmax (default), percentile or kl
-  --dump-profile P.json     write the calibration profile (to reuse with --load-profile)
-  --load-profile P.json     quantize with this profile instead of calibrating
-  --partition-report        print the placement of every node (backend, reason), the
-                            coverage (% of nodes and of MACs on the NPU) and the segments
-  --print-pipeline          print the default pass pipeline
-  --op-table                print what every part of Ember has for each node kind (the
-                            table of docs/compiler.md)
-  --op-table-check DOC      exit 1 unless DOC holds that table between its markers
-  --op-table-update DOC     write the table into DOC between its markers
-  -q, --quiet               print only errors
-  -h, --help                this text
+examples:
+  emberc MODEL.onnx -o OUT.elf [options]
+  emberc MODEL.onnx -o OUT.pkg --partition-report
+  emberc MODEL.onnx --backend cpu --emit-bundle DIR [--bundle-name NAME] [options]
 
-exit status: 0 on success, 1 on any error (unreadable or malformed model, bad calibration
+exit status: 0 on success; 1 on bad input (unreadable or malformed model, bad calibration
 data, with --fallback none operators the NPU cannot run: all of them are listed; an
-output path that is a folder or one of the inputs), 2 on bad arguments.
-)";
+output path that is a folder or one of the inputs; --op-table-check: a table that
+differs); 2 on a bad command line.)";
 
 struct Options {
   std::string model, output, isa;
@@ -84,71 +67,70 @@ struct Options {
   std::string dumpProfile, loadProfile;
   partition::PartitionOptions partition;
   std::string opTableCheck, opTableUpdate;
-  bool printPipeline = false, partitionReport = false, opTable = false, quiet = false, help = false;
+  bool printPipeline = false, partitionReport = false, opTable = false, quiet = false;
 };
 
-Options parseArgs(int argc, char** argv) {
-  Options o;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size())
-        throw UsageError(a + " needs a value");
-      return args[++i];
-    };
-    if (a == "-h" || a == "--help")
-      o.help = true;
-    else if (a == "-o" || a == "--output")
-      o.output = value();
-    else if (a == "--isa")
-      o.isa = value();
-    else if (a == "--backend")
-      o.backend = value();
-    else if (a == "--emit-bundle")
-      o.bundleDir = value();
-    else if (a == "--bundle-name")
-      o.bundleName = value();
-    else if (a == "--precision")
-      o.precision = value();
-    else if (a == "--calibrate")
-      o.calibrate = value();
-    else if (a == "--calibration")
-      o.calibration = value();
-    else if (a == "--dump-profile")
-      o.dumpProfile = value();
-    else if (a == "--load-profile")
-      o.loadProfile = value();
-    else if (a == "--print-pipeline")
-      o.printPipeline = true;
-    else if (a == "--op-table")
-      o.opTable = true;
-    else if (a == "--op-table-check")
-      o.opTableCheck = value();
-    else if (a == "--op-table-update")
-      o.opTableUpdate = value();
-    else if (partition::parsePartitionOption(a, value, o.partition))
-      continue;
-    else if (a == "--partition-report")
-      o.partitionReport = true;
-    else if (a == "-q" || a == "--quiet")
-      o.quiet = true;
-    else if (!a.empty() && a[0] == '-')
-      throw UsageError("unknown option '" + a + "'");
-    else if (o.model.empty())
-      o.model = a;
-    else
-      throw UsageError("more than one model given ('" + o.model + "' and '" + a + "')");
-  }
-  if (o.help)
-    return o;
+/// Declares emberc's command line on `app`; parsing fills `o`.
+void declareOptions(CLI::App& app, Options& o) {
+  app.add_option("MODEL", o.model, "the ONNX model to compile")->type_name("");
+  app.add_option("-o,--output", o.output,
+                 "the binary or package to write (required unless --print-pipeline\n"
+                 "or an --op-table option alone)")
+      ->type_name("OUT");
+  app.add_option("--backend", o.backend, "the target (default npu)")
+      ->type_name("TARGET")
+      ->check(CLI::IsMember({"npu", "cpu"}));
+  app.add_option("--emit-bundle", o.bundleDir,
+                 "cpu: the folder the bundle is written to (required for cpu)")
+      ->type_name("DIR");
+  app.add_option("--bundle-name", o.bundleName,
+                 "cpu: the bundle's C name (default: the model file's stem)")
+      ->type_name("NAME");
+  app.add_option("--precision", o.precision,
+                 "cpu: compile the float model or the quantized one (default\n"
+                 "float; the NPU is always int8)")
+      ->type_name("P")
+      ->check(CLI::IsMember({"float", "int8"}));
+  app.add_option("--isa", o.isa,
+                 "the NPU description (default: $EMBER_ISA, else the installed\n"
+                 "or source tree's isa/ember-v1.json)")
+      ->type_name("FILE.json");
+  app.add_option("--calibrate", o.calibrate,
+                 "calibration inputs: FILE.npy, a folder of .npy files, or\n"
+                 "random:N (default random:8)")
+      ->type_name("SPEC");
+  app.add_option("--calibration", o.calibration,
+                 "how ranges are chosen: minmax (default), percentile or kl")
+      ->type_name("METHOD");
+  CLI::Option* dump = app.add_option("--dump-profile", o.dumpProfile,
+                                     "write the calibration profile (to reuse with --load-profile)")
+                          ->type_name("P.json");
+  app.add_option("--load-profile", o.loadProfile,
+                 "quantize with this profile instead of calibrating")
+      ->type_name("P.json")
+      ->excludes(dump);
+  app.add_flag("--partition-report", o.partitionReport,
+               "print the placement of every node (backend, reason), the\n"
+               "coverage (% of nodes and of MACs on the NPU) and the segments");
+  app.add_flag("--print-pipeline", o.printPipeline, "print the default pass pipeline");
+  app.add_flag("--op-table", o.opTable,
+               "print what every part of Ember has for each node kind (the\n"
+               "table of docs/compiler.md)");
+  app.add_option("--op-table-check", o.opTableCheck,
+                 "exit 1 unless DOC holds that table between its markers")
+      ->type_name("DOC");
+  app.add_option("--op-table-update", o.opTableUpdate,
+                 "write the table into DOC between its markers")
+      ->type_name("DOC");
+  app.add_flag("-q,--quiet", o.quiet, "print only errors");
+  cli::addPartitionOptions(app, o.partition);
+}
+
+/// What CLI11 cannot say about emberc's options: which ones go together.
+void checkOptions(const Options& o) {
   if (o.model.empty() && !o.printPipeline && !o.opTable && o.opTableCheck.empty() &&
       o.opTableUpdate.empty())
     throw UsageError("no model given");
-  if (o.backend != "npu" && o.backend != "cpu")
-    throw UsageError("unknown backend '" + o.backend + "' (npu or cpu)");
-  if (!o.precision.empty() && o.precision != "float" && o.precision != "int8")
-    throw UsageError("unknown precision '" + o.precision + "' (float or int8)");
   if (o.backend == "cpu") {
     if (!o.model.empty() && o.bundleDir.empty())
       throw UsageError("--backend cpu needs --emit-bundle DIR");
@@ -162,9 +144,6 @@ Options parseArgs(int argc, char** argv) {
     if (!o.model.empty() && o.output.empty())
       throw UsageError("no output given (-o OUT.elf)");
   }
-  if (!o.loadProfile.empty() && !o.dumpProfile.empty())
-    throw UsageError("--load-profile and --dump-profile exclude each other");
-  return o;
 }
 
 #ifdef EMBER_HAVE_CPU_BACKEND
@@ -299,13 +278,13 @@ int runTool(const Options& o) {
 } // namespace
 
 int main(int argc, char** argv) {
-  return toolMain("emberc", [&] {
-    Options o = parseArgs(argc, argv);
-    if (o.help) {
-      std::fputs(kUsage, stdout);
-      std::fputs(partition::partitionOptionsHelp(), stdout);
-      return 0;
-    }
+  CLI::App app(kDescription, "emberc");
+  cli::setup(app, cli::Description::Selectable);
+  Options o;
+  declareOptions(app, o);
+  app.footer(kFooter);
+  return cli::run(app, argc, argv, [&] {
+    checkOptions(o);
     return runTool(o);
   });
 }

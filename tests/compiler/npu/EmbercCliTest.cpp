@@ -63,8 +63,9 @@ bool has(const std::string& s, const std::string& what) {
 TEST(Emberc, HelpDescribesEveryOption) {
   CliRun r = emberc("--help");
   EXPECT_EQ(r.status, 0);
-  for (const char* o : {"usage: emberc", "--isa", "--calibrate", "--calibration", "--dump-profile",
-                        "--load-profile", "--print-pipeline", "exit status"})
+  for (const char* o : {"Usage: emberc", "--isa", "--calibrate", "--calibration", "--dump-profile",
+                        "--load-profile", "--print-pipeline", "--fallback", "--host-gmacs",
+                        "exit status", "--version"})
     EXPECT_TRUE(has(r.out, o)) << o;
 }
 
@@ -77,10 +78,23 @@ TEST(Emberc, BadArgumentsExitTwo) {
   EXPECT_TRUE(has(r.err, "-o OUT.elf")) << r.err;
   r = emberc("--frobnicate");
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(has(r.err, "unknown option '--frobnicate'")) << r.err;
+  EXPECT_TRUE(has(r.err, "not expected: --frobnicate")) << r.err;
+  EXPECT_TRUE(has(r.err, "(see emberc --help)")) << r.err;
   r = emberc(dir() + "/tiny_cnn.onnx -o x.elf --calibrate");
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(has(r.err, "--calibrate needs a value")) << r.err;
+  EXPECT_TRUE(has(r.err, "--calibrate: 1 required SPEC missing")) << r.err;
+  r = emberc(dir() + "/tiny_cnn.onnx -o x.elf --load-profile p.json --dump-profile q.json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "--dump-profile excludes --load-profile")) << r.err;
+  r = emberc(dir() + "/tiny_cnn.onnx -o x.elf --min-region -1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "--min-region: expects a non-negative integer, got '-1'")) << r.err;
+  r = emberc(dir() + "/tiny_cnn.onnx -o x.elf --host-gmacs 0");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "--host-gmacs: expects a positive number, got '0'")) << r.err;
+  r = emberc(dir() + "/tiny_cnn.onnx -o x.elf --fallback gpu");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "--fallback: expects cpu, interp or none, got 'gpu'")) << r.err;
 }
 
 TEST(Emberc, BadInputsNameTheCulprit) {

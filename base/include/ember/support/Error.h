@@ -48,6 +48,15 @@ public:
   using Error::Error;
 };
 
+/// The NPU program faulted (its fault record: kind, cycle, instruction), reported where
+/// the fault cannot be returned as a run's status (runtime::RunResult::status), e.g. an
+/// NPU segment of a compiled model inside the device layer. Tools exit with status 3
+/// (kExitNpuFault), as for a faulting binary.
+class NpuFault : public Error {
+public:
+  using Error::Error;
+};
+
 /// A bug in Ember caught where it can still be located (e.g. an operator importer that
 /// threw a C++ library exception): `what()` names the place. Tools report it as an
 /// internal error; fuzz targets count it as a finding, never as a clean rejection.

@@ -2,26 +2,22 @@
 /// \file
 /// The one way every Ember tool turns errors into messages and exit statuses.
 ///
-/// Exit statuses (the same in every tool, documented in each `--help`):
+/// Exit statuses (ExitStatus.h; the same in every tool, documented in each `--help`):
 ///   0 success; 1 bad input (an ember::Error: malformed file, unsupported operator,
 ///   refused output path, ...) or an internal error; 2 a bad command line
-///   (ember::UsageError); 3 the NPU program faulted (the body returns it).
+///   (ember::UsageError); 3 the NPU program faulted (the body returns it, or throws
+///   ember::NpuFault). The tools' command lines go through ember::cli::run (tools/cli),
+///   which calls toolMain.
 /// Messages are one line, "TOOL: error: FILE: PLACE: REASON", never a C++ library's
 /// text: a std::filesystem error is reworded as "PATH: REASON", an allocation failure
 /// as "out of memory", and anything else is reported as an internal error.
+
+#include "ember/support/ExitStatus.h"
 
 #include <functional>
 #include <string>
 
 namespace ember {
-
-/// Exit statuses shared by the tools.
-enum ExitStatus : int {
-  kExitOk = 0,
-  kExitBadInput = 1,
-  kExitUsage = 2,
-  kExitNpuFault = 3,
-};
 
 /// Runs `body` (a tool's real main) and returns its status, or prints the exception it
 /// throws as `tool: error: ...` on stderr and returns the matching status. Installs the

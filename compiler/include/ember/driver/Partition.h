@@ -35,16 +35,7 @@ Fallback parseFallback(const std::string& s);
 /// cpu when this build has the cpu backend, else interp.
 Fallback defaultFallback();
 
-struct PartitionOptions;
-/// Takes one partitioning option of a tool's command line (--fallback, --host-kind,
-/// --host-node, --min-region, --no-cost-model, --host-gmacs) into `o`; `value` returns the
-/// option's argument (throwing UsageError when missing). False if `arg` is not one.
-bool parsePartitionOption(const std::string& arg, const std::function<std::string()>& value,
-                          PartitionOptions& o);
-/// The help text of those options, for a tool's usage.
-const char* partitionOptionsHelp();
-
-/// The partitioner's knobs.
+/// The partitioner's knobs (the tools' options for them: tools/cli, ember/cli/PartitionOptions.h).
 struct PartitionOptions {
   Fallback fallback = defaultFallback();
   /// Node kinds (as in Nodes.def, e.g. "Softmax") always placed on the host.

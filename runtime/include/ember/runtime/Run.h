@@ -7,6 +7,7 @@
 #include "ember/isa/description.h"
 #include "ember/sim/Platform.h"
 #include "ember/sim/Simulator.h"
+#include "ember/support/ExitStatus.h"
 #include "ember/tensor/Tensor.h"
 
 #include <functional>
@@ -47,7 +48,7 @@ struct RunRequest {
 
 /// What one run produced.
 struct RunResult {
-  int status = 0; ///< 0 done, 3 the program faulted.
+  int status = kExitOk; ///< kExitOk (0) done, kExitNpuFault (3) the program faulted.
   sim::Report report;
   std::vector<std::pair<std::string, Tensor>> outputs; ///< In I/O-table order, binary dtype.
   std::vector<isa::IoEntry> io;                        ///< The binary's I/O table.
@@ -59,8 +60,9 @@ struct RunResult {
 /// int32 for int32 and for uint8 entries, whose values must lie in [0, 255]). Float32
 /// data for an integer entry is quantized with the entry's scale and zero point as
 /// QuantizeLinear does: out-of-range values and ±Inf saturate; NaN is refused. A fault is
-/// printed to `err` and gives status 3. Throws ember::Error for bad inputs (missing
-/// file, wrong shape or element type, NaN, out-of-range integers, unknown name).
+/// printed to `err` and gives status kExitNpuFault (3), the tools' exit status for it. Throws
+/// ember::Error for bad inputs (missing file, wrong shape or element type, NaN, out-of-range
+/// integers, unknown name).
 RunResult runBinary(const RunRequest& req, std::ostream& err);
 
 /// runBinary on a binary already in memory (`req.binary` only names it in messages;
@@ -72,7 +74,7 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
 /// runtime: the firmware validates and starts each; docs/firmware.md), prints one line
 /// per job (index, binary, status, fault or rule, cycles) and writes the outputs of job K
 /// to `req.out_dir`/K/. `req.inputs` feed every binary that has an input of that name.
-/// Returns 0 when every job finished, 3 otherwise.
+/// Returns kExitOk (0) when every job finished, kExitNpuFault (3) otherwise.
 int runJobs(const std::vector<std::string>& binaries, const RunRequest& req, std::ostream& out,
             std::ostream& err);
 
