@@ -113,12 +113,7 @@ Types scatterNDInfer(const Ins& in, const Attrs& a) {
 }
 
 void add(NodeKind k, InferFn fn, std::vector<std::string> operands, unsigned minInputs) {
-  OpInfo info;
-  info.kind = k;
-  info.operandNames = std::move(operands);
-  info.minInputs = minInputs;
-  info.infer = std::move(fn);
-  registerOpInfo(std::move(info));
+  registerOpInfo({k, std::move(operands), minInputs, std::move(fn)});
 }
 
 } // namespace
