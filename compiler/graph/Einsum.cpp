@@ -61,6 +61,7 @@ EinsumPlan planEinsum(const std::string& equation, const std::vector<Shape>& sha
   // Letters keep their character code as label; ellipsis dimensions get labels from 256
   // up, the last ellipsis dimension being 256.
   std::vector<std::vector<int>> parsed;
+  std::vector<size_t> covered; // dimensions each operand's ellipsis stands for
   size_t ellipsisRank = 0;
   for (size_t i = 0; i < terms.size(); ++i) {
     parsed.push_back(parseTerm(equation, terms[i]));
@@ -70,8 +71,9 @@ EinsumPlan planEinsum(const std::string& equation, const std::vector<Shape>& sha
     if (letters > shapes[i].size() || (!hasEllipsis && letters != shapes[i].size()))
       bad(equation, "term '" + terms[i] + "' does not match operand " + std::to_string(i) +
                         " of shape " + shapeToString(shapes[i]));
+    covered.push_back(shapes[i].size() - letters);
     if (hasEllipsis)
-      ellipsisRank = std::max(ellipsisRank, shapes[i].size() - letters);
+      ellipsisRank = std::max(ellipsisRank, covered.back());
   }
   auto ellipsisLabels = [](size_t count) {
     std::vector<int> l;
@@ -84,15 +86,12 @@ EinsumPlan planEinsum(const std::string& equation, const std::vector<Shape>& sha
   std::map<int, int> uses;
   for (size_t i = 0; i < parsed.size(); ++i) {
     std::vector<int> labels;
-    const size_t covered =
-        shapes[i].size() - static_cast<size_t>(std::count_if(parsed[i].begin(), parsed[i].end(),
-                                                             [](int l) { return l != kEllipsis; }));
     for (int l : parsed[i]) {
       if (l != kEllipsis) {
         labels.push_back(l);
         continue;
       }
-      for (int e : ellipsisLabels(covered))
+      for (int e : ellipsisLabels(covered[i]))
         labels.push_back(e);
     }
     for (size_t d = 0; d < labels.size(); ++d) {

@@ -87,8 +87,6 @@ void forEachBroadcast(const Shape& out, const std::array<const Shape*, N>& ins, 
 /// Type tag for kind dispatch.
 template <typename T> struct TypeTag { using type = T; };
 
-/// Calls f(TypeTag<T>{}) with the C++ type of `k`. The `Kinds` bitmask restricts which
-/// kinds are instantiated; others throw ember::Error naming `what`.
 /// The core kinds (kNumeric, kAll) are what every backend handles; the "wide" masks add
 /// the interpreter-only kinds (ElemKind after Bool). Float16 is widened to float by
 /// runUnary/runBinary-style kernels (ember/tensor/Float16.h), so only kernels that
@@ -114,6 +112,8 @@ enum KindMask : unsigned {
   kWideAll = kWideNumeric | kBool,
 };
 
+/// Calls f(TypeTag<T>{}) with the C++ type of `k`. The `Kinds` bitmask restricts which
+/// kinds are instantiated; others throw ember::Error naming `what`.
 template <unsigned Kinds, typename F> auto dispatchKind(ElemKind k, const char* what, F&& f) {
   switch (k) {
   case ElemKind::Float32:

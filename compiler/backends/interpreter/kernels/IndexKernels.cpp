@@ -107,11 +107,19 @@ void gatherNDKernel(const Node& n, const Ins& in, Outs& out) {
   }
 }
 
+/// A scatter's `reduction` attribute (type inference admits only these three).
+enum class Reduction { None, Add, Mul };
+
+Reduction reductionOf(const Node& n) {
+  const std::string r = n.attrs().getString("reduction", "none");
+  return r == "add" ? Reduction::Add : r == "mul" ? Reduction::Mul : Reduction::None;
+}
+
 /// dst = reduction(dst, src) for one element.
-template <typename T> void combine(T& dst, T src, const std::string& reduction) {
-  if (reduction == "add")
+template <typename T> void combine(T& dst, T src, Reduction r) {
+  if (r == Reduction::Add)
     dst = static_cast<T>(dst + src);
-  else if (reduction == "mul")
+  else if (r == Reduction::Mul)
     dst = static_cast<T>(dst * src);
   else
     dst = src;
@@ -121,7 +129,7 @@ void scatterElementsKernel(const Node& n, const Ins& in, Outs& out) {
   const Tensor &idx = *in[1], &upd = *in[2];
   const Shape& d = in[0]->dims();
   const size_t axis = size_t(normalizeAxis(n.attrs().getInt("axis", 0), d.size()));
-  const std::string reduction = n.attrs().getString("reduction", "none");
+  const Reduction reduction = reductionOf(n);
   const std::vector<int64_t> s = stridesOf(d);
   std::memcpy(out[0].raw(), in[0]->raw(), in[0]->sizeInBytes());
   dispatchKind<kWideAll>(in[0]->kind(), "ScatterElements", [&](auto tag) {
@@ -147,7 +155,7 @@ void scatterNDKernel(const Node& n, const Ins& in, Outs& out) {
   const Tensor &idx = *in[1], &upd = *in[2];
   const Shape& d = in[0]->dims();
   const int64_t m = idx.dims().back();
-  const std::string reduction = n.attrs().getString("reduction", "none");
+  const Reduction reduction = reductionOf(n);
   const std::vector<int64_t> strides = stridesOf(d);
   const int64_t slice = m < int64_t(d.size()) ? strides[size_t(m - 1)] : 1;
   std::memcpy(out[0].raw(), in[0]->raw(), in[0]->sizeInBytes());

@@ -20,6 +20,7 @@ void nllKernel(const Node& n, const Ins& in, Outs& out) {
   const int64_t batch = x[0], classes = x[1];
   const int64_t inner = classes ? in[0]->size() / (batch * classes) : 0;
   const std::string reduction = n.attrs().getString("reduction", "mean");
+  const bool perElement = reduction == "none";
   const bool hasIgnore = n.attrs().has("ignore_index");
   const int64_t ignore = n.attrs().getInt("ignore_index", 0);
   const Tensor* weight = in.size() > 2 ? in[2] : nullptr;
@@ -41,7 +42,7 @@ void nllKernel(const Node& n, const Ins& in, Outs& out) {
           wt = w ? double(w[t]) : 1.0;
           loss = -double(p[(b * classes + t) * inner + i]) * wt;
         }
-        if (reduction == "none")
+        if (perElement)
           y[at] = static_cast<T>(loss);
         sum += loss;
         weights += wt;
@@ -82,6 +83,9 @@ void einsumKernel(const Node& n, const Ins& in, Outs& out) {
     using T = typename decltype(tag)::type;
     using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
     T* y = out[0].data<T>();
+    std::vector<const T*> data;
+    for (const Tensor* t : in)
+      data.push_back(t->data<T>());
     std::vector<int64_t> idx;
     for (int64_t o = 0; o < outSize; ++o) {
       Acc acc = 0;
@@ -92,7 +96,7 @@ void einsumKernel(const Node& n, const Ins& in, Outs& out) {
           int64_t off = 0;
           for (size_t j = 0; j < order.size(); ++j)
             off += idx[j] * step[i][j];
-          prod = static_cast<Acc>(prod * static_cast<Acc>(in[i]->data<T>()[off]));
+          prod = static_cast<Acc>(prod * static_cast<Acc>(data[i][off]));
         }
         acc = static_cast<Acc>(acc + prod);
       }
