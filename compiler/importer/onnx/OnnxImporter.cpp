@@ -314,7 +314,7 @@ const std::map<std::string, onnx::OpSchema::Attribute>* schemaAttrs(const std::s
 }
 
 /// "" when ONNX's definition of `opType` at `opset` is the one of kOldestFullOpset or a
-/// later one, else what the older definition is ("version 6, older than ...").
+/// later one, else a description of the older one ("version 6; Ember imports ...").
 std::string olderDefinition(const std::string& opType, int64_t opset) {
   if (opset >= kOldestFullOpset)
     return "";
