@@ -8,41 +8,66 @@ namespace ember::npu {
 
 namespace {
 
-/// Constants of one job: weight blocks (K/L, C/L, KH, KW, LxL; byte k*L + c holds
-/// W[k][c]; only the input blocks an output block reads), zp-folded bias rows and
-/// requantization rows (M row then S row per output block).
-struct ConvConsts {
-  uint64_t weights = 0, bias = 0, params = 0;
-  std::vector<int64_t> wOff; ///< First weight block of each output block (+ total).
+/// One reduction chunk of a tile of output blocks as packed: its weights start at
+/// weight block `wOff` of the job's constants, output block kb0 + i's at + kbOff[i].
+struct ChunkPlan {
+  ReductionChunk ch;
+  int64_t wOff = 0;
+  std::vector<int64_t> kbOff;
 };
 
-ConvConsts packConsts(const ConvJob& j, const Target& t, ConstPool& pool) {
-  const int64_t L = t.lanes(), KB = ceilDiv(j.K, L);
+/// Constants of one job: weight blocks (LxL; byte k*L + c holds W[k][c]) in the order
+/// the tiling reads them (tile of output blocks, chunk, output block, input block, kernel
+/// tap; only the blocks an output block reads), zp-folded bias rows and requantization
+/// rows (M row then S row per output block).
+struct ConvConsts {
+  uint64_t weights = 0, bias = 0, params = 0;
+  std::vector<std::vector<ChunkPlan>> tiles; ///< Per tile of kt output blocks.
+  int64_t maxWgt = 0, maxCB = 0;             ///< Largest chunk: weight and input blocks.
+};
+
+/// Weight block (output block kb, input block cb, kernel tap `tap`) appended to `out`.
+void appendWeightBlock(const ConvJob& j, int64_t L, int64_t kb, int64_t cb, int64_t tap,
+                       std::vector<uint8_t>& out) {
   const int64_t Kg = j.K / j.group, Cg = j.C / j.group, taps = j.KH * j.KW;
+  const size_t at = out.size();
+  out.resize(at + size_t(L * L), 0);
+  for (int64_t k = 0; k < L; ++k) {
+    const int64_t kg = kb * L + k;
+    if (kg >= j.K)
+      continue;
+    const int64_t g = kg / Kg;
+    for (int64_t cc = 0; cc < L; ++cc) {
+      const int64_t ci = cb * L + cc - g * Cg;
+      if (ci >= 0 && ci < Cg)
+        out[at + size_t(k * L + cc)] =
+            static_cast<uint8_t>(j.w[size_t((kg * Cg + ci) * taps + tap)]);
+    }
+  }
+}
+
+ConvConsts packConsts(const ConvJob& j, const Target& t, const ConvTiling& tl, ConstPool& pool) {
+  const int64_t L = t.lanes(), KB = ceilDiv(j.K, L);
+  const int64_t Cg = j.C / j.group, taps = j.KH * j.KW;
   ConvConsts c;
-  c.wOff.push_back(0);
   std::vector<uint8_t> wbytes;
-  for (int64_t kb = 0; kb < KB; ++kb) {
-    const auto r = inputBlocks(j, L, kb);
-    for (int64_t cb = r.first; cb < r.second; ++cb)
-      for (int64_t tap = 0; tap < taps; ++tap) {
-        std::vector<uint8_t> blk(size_t(L * L), 0);
-        for (int64_t k = 0; k < L; ++k) {
-          const int64_t kg = kb * L + k;
-          if (kg >= j.K)
-            continue;
-          const int64_t g = kg / Kg;
-          for (int64_t cc = 0; cc < L; ++cc) {
-            const int64_t ci = cb * L + cc - g * Cg;
-            if (ci < 0 || ci >= Cg)
-              continue;
-            blk[size_t(k * L + cc)] =
-                static_cast<uint8_t>(j.w[size_t((kg * Cg + ci) * taps + tap)]);
-          }
-        }
-        wbytes.insert(wbytes.end(), blk.begin(), blk.end());
+  int64_t blocks = 0;
+  for (int64_t kb0 = 0; kb0 < KB; kb0 += tl.kt) {
+    const int64_t kb1 = std::min(KB, kb0 + tl.kt);
+    auto& plans = c.tiles.emplace_back();
+    for (const ReductionChunk& ch : reductionChunks(j, L, kb0, kb1, tl)) {
+      ChunkPlan cp{ch, blocks, {}};
+      for (int64_t kb = kb0; kb < kb1; ++kb) {
+        cp.kbOff.push_back(blocks - cp.wOff);
+        const auto r = chunkBlocks(j, L, kb, ch);
+        for (int64_t cb = r.first; cb < r.second; ++cb)
+          for (int64_t tap = ch.t0; tap < ch.t1; ++tap, ++blocks)
+            appendWeightBlock(j, L, kb, cb, tap, wbytes);
       }
-    c.wOff.push_back(c.wOff.back() + (r.second - r.first) * taps);
+      c.maxWgt = std::max(c.maxWgt, ch.weights);
+      c.maxCB = std::max(c.maxCB, ch.cbHi - ch.cbLo);
+      plans.push_back(std::move(cp));
+    }
   }
   c.weights = pool.add(wbytes);
   std::vector<int32_t> bias(size_t(KB * L), 0), params(size_t(KB * 2 * L), 0);
@@ -71,15 +96,48 @@ struct Tile {
   int64_t n, oy0, th, ox0, tw;
 };
 
-/// The gemms of one output block over `blocks` input blocks of a tile.
+/// The gemms of one output block over `blocks` input blocks of a tile and kernel taps
+/// [t0, t1) (all taps, or some taps of one input block).
 struct GemmNest {
-  int64_t act, acc, wgt, blocks, plane, wp, th, tw;
+  int64_t act, acc, wgt, blocks, plane, wp, th, tw, t0, t1;
 };
+
+/// One gemm of a nest: n2 steps of (act_s2, wgt_s2) from act row `act`, weight block `wgt`.
+isa::Instruction nestGemm(const ConvJob& j, const Program& p, const GemmNest& g, int64_t act,
+                          int64_t wgt, int64_t n2, int64_t actS2, int64_t wgtS2) {
+  isa::Instruction in = p.make(p.target().gemm());
+  Program::set(in, isa::role::kActAddr, act);
+  Program::set(in, isa::role::kAccAddr, g.acc);
+  Program::set(in, isa::role::kWgtAddr, wgt);
+  Program::set(in, isa::role::kN0, g.tw);
+  Program::set(in, isa::role::kN1, g.th);
+  Program::set(in, isa::role::kN2, n2);
+  Program::set(in, isa::role::kActS0, j.sW);
+  Program::set(in, isa::role::kActS1, j.sH * g.wp);
+  Program::set(in, isa::role::kActS2, actS2);
+  Program::set(in, isa::role::kAccS0, 1);
+  Program::set(in, isa::role::kAccS1, g.tw);
+  Program::set(in, isa::role::kAccS2, 0);
+  Program::set(in, isa::role::kWgtS2, wgtS2);
+  return in;
+}
 
 void appendGemms(const ConvJob& j, const Program& p, const GemmNest& g,
                  std::vector<isa::Instruction>& out) {
   const Target& t = p.target();
   const int64_t n2max = Target::maxOf(t.gemm(), isa::role::kN2);
+  if (g.t0 != 0 || g.t1 != j.KH * j.KW) {
+    // Some taps of one input block (weights packed tap after tap from t0): one gemm per
+    // kernel row, n2 walking that row's columns in the chunk.
+    for (int64_t kh = g.t0 / j.KW; kh <= (g.t1 - 1) / j.KW; ++kh) {
+      const int64_t kwA = std::max(g.t0 - kh * j.KW, int64_t(0));
+      const int64_t kwB = std::min(g.t1 - kh * j.KW, j.KW);
+      for (int64_t kw = kwA; kw < kwB; kw += n2max)
+        out.push_back(nestGemm(j, p, g, g.act + kh * j.dH * g.wp + kw * j.dW,
+                               g.wgt + kh * j.KW + kw - g.t0, std::min(n2max, kwB - kw), j.dW, 1));
+    }
+    return;
+  }
   const bool blocksInner = gemmBlocksInner(j, t, g.blocks, g.plane);
   // n2 walks the kernel columns (act_s2 = dilation, wgt_s2 = 1) or the input blocks
   // (act_s2 = the tile's plane, wgt_s2 = KH * KW), whichever needs fewer gemms.
@@ -89,21 +147,9 @@ void appendGemms(const ConvJob& j, const Program& p, const GemmNest& g,
       for (int64_t i0 = 0; i0 < inner; i0 += n2max) {
         const int64_t n = std::min(n2max, inner - i0);
         const int64_t cb = blocksInner ? i0 : o, kw = blocksInner ? o : i0;
-        isa::Instruction in = p.make(t.gemm());
-        Program::set(in, isa::role::kActAddr, g.act + cb * g.plane + kh * j.dH * g.wp + kw * j.dW);
-        Program::set(in, isa::role::kAccAddr, g.acc);
-        Program::set(in, isa::role::kWgtAddr, g.wgt + (cb * j.KH + kh) * j.KW + kw);
-        Program::set(in, isa::role::kN0, g.tw);
-        Program::set(in, isa::role::kN1, g.th);
-        Program::set(in, isa::role::kN2, n);
-        Program::set(in, isa::role::kActS0, j.sW);
-        Program::set(in, isa::role::kActS1, j.sH * g.wp);
-        Program::set(in, isa::role::kActS2, blocksInner ? g.plane : j.dW);
-        Program::set(in, isa::role::kAccS0, 1);
-        Program::set(in, isa::role::kAccS1, g.tw);
-        Program::set(in, isa::role::kAccS2, 0);
-        Program::set(in, isa::role::kWgtS2, blocksInner ? j.KH * j.KW : 1);
-        out.push_back(in);
+        out.push_back(nestGemm(j, p, g, g.act + cb * g.plane + kh * j.dH * g.wp + kw * j.dW,
+                               g.wgt + (cb * j.KH + kh) * j.KW + kw, n,
+                               blocksInner ? g.plane : j.dW, blocksInner ? j.KH * j.KW : 1));
       }
 }
 
@@ -138,109 +184,132 @@ std::vector<isa::Instruction> loadHalo(const Program& p, const ActView& in, int6
   return out;
 }
 
+namespace {
+
+/// Requantizes a tile's accumulators into its output slot and stores them.
+void emitOutput(const ConvJob& j, const Program& p, const Tile& tile, int64_t kb0, int64_t ktl,
+                int64_t outAddr, int64_t pslot, int64_t size2St, Step& s) {
+  const int64_t L = p.target().lanes(), P = tile.th * tile.tw;
+  for (int64_t kbl = 0; kbl < ktl; ++kbl)
+    s.computes.push_back(p.requant({outAddr + kbl * P, 1, tile.tw}, {kbl * P, 1, tile.tw},
+                                   pslot + 2 * kbl, j.zpOut, j.lo, j.hi, tile.tw, tile.th));
+  for (int64_t k0 = 0; k0 < ktl; k0 += size2St) {
+    const int64_t k1 = std::min(ktl, k0 + size2St);
+    const uint64_t dst = j.out.base + uint64_t((tile.n * j.out.image + (kb0 + k0) * j.out.block +
+                                                tile.oy0 * j.out.line + tile.ox0) *
+                                               L);
+    s.stores.push_back(p.dmaStore(Mem::Act, outAddr + k0 * P, dst, tile.tw, tile.th, k1 - k0,
+                                  j.out.line, j.out.block));
+  }
+}
+
+} // namespace
+
 LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
   const Target& t = ctx.t;
   Program& p = ctx.prog;
   const int64_t L = t.lanes(), KB = ceilDiv(j.K, L), D = p.depth();
   const ConvTiling tl = chooseConvTiling(j, t, int(D), ctx.opts);
-  const ConvConsts cc = packConsts(j, t, ctx.consts);
+  const ConvConsts cc = packConsts(j, t, tl, ctx.consts);
   const int64_t WR = t.rowBytes(Mem::Weight), AR = t.rowBytes(Mem::Acc),
                 PR = t.rowBytes(Mem::Param);
+  const bool split = tl.splitsReduction();
 
   // SRAM plan: act = D input slots then D output slots; weight = D slots; acc =
-  // accumulators then D bias slots; param = D slots.
-  int64_t maxCB = 0, maxWgt = 0;
-  for (int64_t kb0 = 0; kb0 < KB; kb0 += tl.kt) {
-    const int64_t kb1 = std::min(KB, kb0 + tl.kt);
-    maxCB = std::max(maxCB, inputBlocks(j, L, kb1 - 1).second - inputBlocks(j, L, kb0).first);
-    maxWgt = std::max(maxWgt, cc.wOff[size_t(kb1)] - cc.wOff[size_t(kb0)]);
-  }
+  // accumulators then D bias slots; param = D slots. Without chunks a weight slot holds
+  // a tile of output blocks' weights for all its steps; with chunks one step's chunk.
   const int64_t Hp = (tl.th - 1) * j.sH + (j.KH - 1) * j.dH + 1;
   const int64_t Wp = (tl.tw - 1) * j.sW + (j.KW - 1) * j.dW + 1;
-  const int64_t inSlot = maxCB * Hp * Wp, outSlot = tl.kt * tl.th * tl.tw;
+  const int64_t inSlot = cc.maxCB * Hp * Wp, outSlot = tl.kt * tl.th * tl.tw;
   const int64_t outBase = D * inSlot, biasBase = tl.kt * tl.th * tl.tw;
   const int64_t size2St = Target::maxOf(t.dmaStore(), isa::role::kSize2);
 
   int64_t step = 0;
   std::vector<std::array<int64_t, 7>> slotHolds(size_t(D), {-1, -1, -1, -1, -1, -1, -1});
+  std::vector<std::pair<int64_t, int64_t>> weightHolds(size_t(D), {-1, -1});
   for (int64_t kb0 = 0, ktile = 0; kb0 < KB; kb0 += tl.kt, ++ktile) {
     const int64_t kb1 = std::min(KB, kb0 + tl.kt), ktl = kb1 - kb0;
-    const int64_t cbA = inputBlocks(j, L, kb0).first, cbB = inputBlocks(j, L, kb1 - 1).second;
-    const int64_t wslot = (ktile % D) * maxWgt, bslot = biasBase + (ktile % D) * tl.kt;
-    const int64_t pslot = (ktile % D) * 2 * tl.kt;
+    const std::vector<ChunkPlan>& chunks = cc.tiles[size_t(ktile)];
+    const int64_t bslot = biasBase + (ktile % D) * tl.kt, pslot = (ktile % D) * 2 * tl.kt;
     bool first = true;
     std::vector<Tile> tiles;
     for (int64_t n = 0; n < j.N; ++n)
       for (int64_t oy0 = 0; oy0 < j.OH; oy0 += tl.th)
         for (int64_t ox0 = 0; ox0 < j.OW; ox0 += tl.tw)
           tiles.push_back({n, oy0, std::min(tl.th, j.OH - oy0), ox0, std::min(tl.tw, j.OW - ox0)});
-    for (const Tile& tile : tiles) {
-      Step s;
-      const int64_t slot = step % D;
-      const int64_t inAddr = slot * inSlot, outAddr = outBase + slot * outSlot;
-      if (first) {
-        for (auto& in :
-             p.loadRows(Mem::Weight, wslot, cc.weights + uint64_t(cc.wOff[size_t(kb0)] * WR),
-                        cc.wOff[size_t(kb1)] - cc.wOff[size_t(kb0)]))
-          s.loads.push_back(in);
-        for (auto& in : p.loadRows(Mem::Acc, bslot, cc.bias + uint64_t(kb0 * AR), ktl))
-          s.loads.push_back(in);
-        for (auto& in : p.loadRows(Mem::Param, pslot, cc.params + uint64_t(2 * kb0 * PR), 2 * ktl))
-          s.loads.push_back(in);
+    for (const Tile& tile : tiles)
+      for (size_t ci = 0; ci < chunks.size(); ++ci) {
+        const ChunkPlan& cp = chunks[ci];
+        Step s;
+        const int64_t slot = step % D;
+        const int64_t inAddr = slot * inSlot, outAddr = outBase + slot * outSlot;
+        const int64_t wslot = (split ? slot : ktile % D) * cc.maxWgt;
+        const bool loadWeights =
+            split ? weightHolds[size_t(slot)] != std::make_pair(ktile, int64_t(ci)) : first;
+        if (loadWeights) {
+          for (auto& in :
+               p.loadRows(Mem::Weight, wslot, cc.weights + uint64_t(cp.wOff * WR), cp.ch.weights))
+            s.loads.push_back(in);
+          weightHolds[size_t(slot)] = {ktile, int64_t(ci)};
+        }
+        if (first) {
+          for (auto& in : p.loadRows(Mem::Acc, bslot, cc.bias + uint64_t(kb0 * AR), ktl))
+            s.loads.push_back(in);
+          for (auto& in :
+               p.loadRows(Mem::Param, pslot, cc.params + uint64_t(2 * kb0 * PR), 2 * ktl))
+            s.loads.push_back(in);
+        }
+        // Input tile with its halo; padding rows hold the input zero point.
+        const Halo h{
+            tile.oy0 * j.sH - j.padT, (tile.oy0 + tile.th - 1) * j.sH - j.padT + (j.KH - 1) * j.dH,
+            tile.ox0 * j.sW - j.padL, (tile.ox0 + tile.tw - 1) * j.sW - j.padL + (j.KW - 1) * j.dW};
+        const int64_t wp = h.width(), plane = h.lines() * wp;
+        // The buffer may still hold this very tile (loaded D steps ago for the previous
+        // output-channel tile or chunk): then it is not fetched again.
+        const std::array<int64_t, 7> key{tile.n,  tile.oy0,   tile.ox0,  tile.th,
+                                         tile.tw, cp.ch.cbLo, cp.ch.cbHi};
+        if (slotHolds[size_t(slot)] != key) {
+          for (auto& in :
+               loadHalo(p, j.in, tile.n, cp.ch.cbLo, cp.ch.cbHi, j.H, j.W, h, inAddr, j.zpIn))
+            s.loads.push_back(in);
+          slotHolds[size_t(slot)] = key;
+        }
+        // Accumulators = bias (first chunk), then one gemm per (output block, input
+        // block, kernel row); the last chunk requantizes and stores.
+        const int64_t P = tile.th * tile.tw;
+        if (ci == 0)
+          for (int64_t kbl = 0; kbl < ktl; ++kbl)
+            s.computes.push_back(p.vecUnary("copy", Mem::Acc, Mem::Acc, {kbl * P, 1, tile.tw},
+                                            {bslot + kbl, 0, 0}, tile.tw, tile.th));
+        for (int64_t kbl = 0; kbl < ktl; ++kbl) {
+          const auto r = chunkBlocks(j, L, kb0 + kbl, cp.ch);
+          if (r.first == r.second)
+            continue;
+          const GemmNest g{inAddr + (r.first - cp.ch.cbLo) * plane,
+                           kbl * P,
+                           wslot + cp.kbOff[size_t(kbl)],
+                           r.second - r.first,
+                           plane,
+                           wp,
+                           tile.th,
+                           tile.tw,
+                           cp.ch.t0,
+                           cp.ch.t1};
+          appendGemms(j, p, g, s.computes);
+        }
+        if (ci + 1 == chunks.size())
+          emitOutput(j, p, tile, kb0, ktl, outAddr, pslot, size2St, s);
+        p.commitStep(std::move(s));
+        first = false;
+        ++step;
       }
-      // Input tile with its halo; padding rows hold the input zero point.
-      const Halo h{
-          tile.oy0 * j.sH - j.padT, (tile.oy0 + tile.th - 1) * j.sH - j.padT + (j.KH - 1) * j.dH,
-          tile.ox0 * j.sW - j.padL, (tile.ox0 + tile.tw - 1) * j.sW - j.padL + (j.KW - 1) * j.dW};
-      const int64_t wp = h.width(), plane = h.lines() * wp;
-      // The buffer may still hold this very tile (loaded D steps ago for the previous
-      // output-channel tile): then it is not fetched again.
-      const std::array<int64_t, 7> key{tile.n, tile.oy0, tile.ox0, tile.th, tile.tw, cbA, cbB};
-      if (slotHolds[size_t(slot)] != key) {
-        for (auto& in : loadHalo(p, j.in, tile.n, cbA, cbB, j.H, j.W, h, inAddr, j.zpIn))
-          s.loads.push_back(in);
-        slotHolds[size_t(slot)] = key;
-      }
-      // Accumulators = bias, then one gemm per (output block, input block, kernel row).
-      const int64_t P = tile.th * tile.tw;
-      for (int64_t kbl = 0; kbl < ktl; ++kbl)
-        s.computes.push_back(p.vecUnary("copy", Mem::Acc, Mem::Acc, {kbl * P, 1, tile.tw},
-                                        {bslot + kbl, 0, 0}, tile.tw, tile.th));
-      for (int64_t kbl = 0; kbl < ktl; ++kbl) {
-        const int64_t kb = kb0 + kbl;
-        const auto r = inputBlocks(j, L, kb);
-        GemmNest g;
-        g.act = inAddr + (r.first - cbA) * plane;
-        g.acc = kbl * P;
-        g.wgt = wslot + cc.wOff[size_t(kb)] - cc.wOff[size_t(kb0)];
-        g.blocks = r.second - r.first;
-        g.plane = plane;
-        g.wp = wp;
-        g.th = tile.th;
-        g.tw = tile.tw;
-        appendGemms(j, p, g, s.computes);
-      }
-      for (int64_t kbl = 0; kbl < ktl; ++kbl)
-        s.computes.push_back(p.requant({outAddr + kbl * P, 1, tile.tw}, {kbl * P, 1, tile.tw},
-                                       pslot + 2 * kbl, j.zpOut, j.lo, j.hi, tile.tw, tile.th));
-      for (int64_t k0 = 0; k0 < ktl; k0 += size2St) {
-        const int64_t k1 = std::min(ktl, k0 + size2St);
-        const uint64_t dst =
-            j.out.base + uint64_t((tile.n * j.out.image + (kb0 + k0) * j.out.block +
-                                   tile.oy0 * j.out.line + tile.ox0) *
-                                  L);
-        s.stores.push_back(p.dmaStore(Mem::Act, outAddr + k0 * P, dst, tile.tw, tile.th, k1 - k0,
-                                      j.out.line, j.out.block));
-      }
-      p.commitStep(std::move(s));
-      first = false;
-      ++step;
-    }
   }
   LayerInfo info;
   info.macs = j.macs;
   info.tiling = "kt=" + std::to_string(tl.kt) + " th=" + std::to_string(tl.th) +
                 " tw=" + std::to_string(tl.tw);
+  if (split)
+    info.tiling += " rb=" + std::to_string(tl.rb) + (tl.rt ? " rt=" + std::to_string(tl.rt) : "");
   info.sram[0] = tl.actRows;
   info.sram[1] = tl.wgtRows;
   info.sram[2] = tl.accRows;

@@ -7,6 +7,13 @@
 // spatial tile (th output rows x tw output columns): load the input tile with its halo
 // (padding = zp_x), initialise the accumulators with the zp-folded bias, one gemm per
 // (output block, input block, kernel row), requantize into the output buffer, store.
+//
+// Reduction tiling: when the weights of a tile's output blocks do not fit the weight
+// SRAM at once, the reduction (input-channel blocks x kernel taps) is cut into chunks of
+// rb input blocks (or, with rb = 1, of rt kernel taps of one block). Each chunk is one
+// pipeline step loading its own weights and input blocks; the partial sums stay in the
+// accumulator SRAM from the first chunk (which initialises them with the bias) to the
+// last (which requantizes and stores). docs/compiler.md section 8 has the details.
 #pragma once
 
 #include "Layer.h"
@@ -44,9 +51,30 @@ struct ConvJob {
 /// A tiling of a ConvJob.
 struct ConvTiling {
   int64_t kt = 1, th = 1, tw = 1; ///< Output-channel blocks, rows and columns per tile.
-  double cycles = 0;              ///< Cost-model estimate.
+  /// Reduction chunks: input-channel blocks per chunk (0: the whole reduction of a tile
+  /// in one chunk, no partial sums) and, when rb == 1, kernel taps per chunk (0: all).
+  int64_t rb = 0, rt = 0;
+  double cycles = 0; ///< Cost-model estimate.
   int64_t actRows = 0, wgtRows = 0, accRows = 0, paramRows = 0;
+  /// True when the reduction is cut into chunks (partial sums in the accumulators).
+  bool splitsReduction() const { return rb > 0; }
 };
+
+/// One chunk of the reduction of the output blocks [kb0, kb1): input blocks
+/// [cbLo, cbHi) and kernel taps [t0, t1) (tap = kh * KW + kw).
+struct ReductionChunk {
+  int64_t cbLo = 0, cbHi = 0, t0 = 0, t1 = 0;
+  int64_t weights = 0; ///< Weight blocks of all output blocks of the tile in this chunk.
+};
+
+/// The chunks of output blocks [kb0, kb1) under tiling `c` (one chunk unless
+/// c.splitsReduction()); chunks no output block reads are left out.
+std::vector<ReductionChunk> reductionChunks(const ConvJob& j, int64_t L, int64_t kb0, int64_t kb1,
+                                            const ConvTiling& c);
+
+/// Input blocks of output block `kb` inside `ch`: [first, second) (empty if none).
+std::pair<int64_t, int64_t> chunkBlocks(const ConvJob& j, int64_t L, int64_t kb,
+                                        const ReductionChunk& ch);
 
 /// The input rows/columns a tile reads, [y0, y1] x [x0, x1] (may reach into padding).
 struct Halo {
@@ -65,7 +93,8 @@ std::vector<isa::Instruction> loadHalo(const Program& p, const ActView& in, int6
 /// Input-channel block range [first, second) that output block `kb` reads.
 std::pair<int64_t, int64_t> inputBlocks(const ConvJob& j, int64_t L, int64_t kb);
 
-/// "" when the job fits the NPU's fields at all (some tiling exists), else why not.
+/// "" when the job fits the NPU's fields at all (some tiling exists, if need be with the
+/// reduction in chunks of one kernel tap), else why not with the figures it needs.
 std::string checkConvJob(const ConvJob& j, const Target& t, int depth);
 
 /// The cheapest tiling under every SRAM's capacity (docs/isa.md section 3 formulas).

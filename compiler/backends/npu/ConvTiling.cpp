@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <set>
 
 namespace ember::npu {
@@ -34,21 +35,91 @@ Geometry geometry(const ConvJob& j, const Target& t, int depth) {
   return g;
 }
 
-/// Largest input-block count and weight-block count of any tile of `kt` output blocks.
-void tileBlocks(const ConvJob& j, int64_t L, int64_t KB, int64_t kt, int64_t* maxCB,
-                int64_t* maxWgt) {
-  *maxCB = 0;
-  *maxWgt = 0;
-  for (int64_t kb0 = 0; kb0 < KB; kb0 += kt) {
-    const int64_t kb1 = std::min(KB, kb0 + kt);
-    *maxCB = std::max(*maxCB, inputBlocks(j, L, kb1 - 1).second - inputBlocks(j, L, kb0).first);
-    int64_t wgt = 0;
-    for (int64_t kb = kb0; kb < kb1; ++kb) {
-      auto r = inputBlocks(j, L, kb);
-      wgt += (r.second - r.first) * j.KH * j.KW;
+} // namespace
+
+std::pair<int64_t, int64_t> chunkBlocks(const ConvJob& j, int64_t L, int64_t kb,
+                                        const ReductionChunk& ch) {
+  const auto r = inputBlocks(j, L, kb);
+  const int64_t a = std::max(r.first, ch.cbLo);
+  return {a, std::max(a, std::min(r.second, ch.cbHi))};
+}
+
+std::vector<ReductionChunk> reductionChunks(const ConvJob& j, int64_t L, int64_t kb0, int64_t kb1,
+                                            const ConvTiling& c) {
+  const int64_t taps = j.KH * j.KW;
+  const int64_t cbA = inputBlocks(j, L, kb0).first, cbB = inputBlocks(j, L, kb1 - 1).second;
+  const int64_t rb = c.splitsReduction() ? c.rb : cbB - cbA;
+  const int64_t rt = c.splitsReduction() && c.rb == 1 && c.rt > 0 ? c.rt : taps;
+  std::vector<ReductionChunk> out;
+  for (int64_t c0 = cbA; c0 < cbB; c0 += rb)
+    for (int64_t t0 = 0; t0 < taps; t0 += rt) {
+      const ReductionChunk whole{c0, std::min(cbB, c0 + rb), t0, std::min(taps, t0 + rt), 0};
+      ReductionChunk ch = whole;
+      ch.cbLo = whole.cbHi;
+      ch.cbHi = whole.cbLo;
+      for (int64_t kb = kb0; kb < kb1; ++kb) {
+        const auto r = chunkBlocks(j, L, kb, whole);
+        if (r.first == r.second)
+          continue;
+        ch.weights += (r.second - r.first) * (ch.t1 - ch.t0);
+        ch.cbLo = std::min(ch.cbLo, r.first);
+        ch.cbHi = std::max(ch.cbHi, r.second);
+      }
+      if (ch.weights > 0)
+        out.push_back(ch);
     }
-    *maxWgt = std::max(*maxWgt, wgt);
+  return out;
+}
+
+namespace {
+
+/// What a tiling's chunks need, over every tile of output blocks.
+struct ChunkStats {
+  int64_t maxCB = 0;     ///< Input blocks of the largest chunk.
+  int64_t maxWgt = 0;    ///< Weight blocks of the largest chunk.
+  int64_t chunks = 0;    ///< Chunks of all tiles of output blocks together.
+  int64_t maxChunks = 0; ///< Chunks of the tile of output blocks with the most.
+  int64_t ktiles = 0;    ///< Tiles of output blocks.
+  double gemms = 0;      ///< Gemm instructions per spatial tile, all tiles together.
+  int64_t perOutput = 0; ///< Largest weight blocks of one output block in one chunk.
+};
+
+ChunkStats chunkStats(const ConvJob& j, int64_t L, int64_t KB, int64_t n2max, const ConvTiling& c) {
+  ChunkStats st;
+  const int64_t kwChunks = ceilDiv(j.KW, n2max);
+  // With one group every tile of kt output blocks reads the same blocks: the first
+  // full tile stands for all full ones, the last (shorter) one for itself.
+  std::vector<std::pair<int64_t, int64_t>> tiles; // (first block, how many such tiles)
+  if (j.group == 1) {
+    if (KB / c.kt > 0)
+      tiles.push_back({0, KB / c.kt});
+    if (KB % c.kt)
+      tiles.push_back({KB - KB % c.kt, 1});
+  } else {
+    for (int64_t kb0 = 0; kb0 < KB; kb0 += c.kt)
+      tiles.push_back({kb0, 1});
   }
+  for (const auto& [kb0, times] : tiles) {
+    const int64_t kb1 = std::min(KB, kb0 + c.kt);
+    const auto chunks = reductionChunks(j, L, kb0, kb1, c);
+    st.ktiles += times;
+    st.chunks += times * int64_t(chunks.size());
+    st.maxChunks = std::max(st.maxChunks, int64_t(chunks.size()));
+    for (const auto& ch : chunks) {
+      st.maxCB = std::max(st.maxCB, ch.cbHi - ch.cbLo);
+      st.maxWgt = std::max(st.maxWgt, ch.weights);
+      const bool allTaps = ch.t0 == 0 && ch.t1 == j.KH * j.KW;
+      const int64_t rows = (ch.t1 - 1) / j.KW - ch.t0 / j.KW + 1;
+      for (int64_t kb = kb0; kb < kb1; ++kb) {
+        const auto r = chunkBlocks(j, L, kb, ch);
+        const int64_t b = r.second - r.first;
+        st.perOutput = std::max(st.perOutput, b * (ch.t1 - ch.t0));
+        if (b > 0)
+          st.gemms += double(times) * double(allTaps ? b * j.KH * kwChunks : rows * kwChunks);
+      }
+    }
+  }
+  return st;
 }
 
 int64_t minMax(const Target& t,
@@ -71,15 +142,15 @@ std::vector<int64_t> tileSizes(int64_t n, int64_t cap) {
   return std::vector<int64_t>(s.rbegin(), s.rend());
 }
 
-/// Fills the SRAM needs of a tiling; false if it does not fit or a field overflows.
-bool fits(const ConvJob& j, const Target& t, const Geometry& g, ConvTiling& c) {
-  int64_t maxCB = 0, maxWgt = 0;
-  tileBlocks(j, g.L, g.KB, c.kt, &maxCB, &maxWgt);
+/// Fills the SRAM needs of a tiling whose chunks need `st`; false if it does not fit or
+/// a field overflows.
+bool fits(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats& st,
+          ConvTiling& c) {
   const int64_t Hp = (c.th - 1) * j.sH + (j.KH - 1) * j.dH + 1;
   const int64_t Wp = (c.tw - 1) * j.sW + (j.KW - 1) * j.dW + 1;
-  const int64_t inRows = maxCB * Hp * Wp, outRows = c.kt * c.th * c.tw;
+  const int64_t inRows = st.maxCB * Hp * Wp, outRows = c.kt * c.th * c.tw;
   c.actRows = g.D * (inRows + outRows);
-  c.wgtRows = g.D * maxWgt;
+  c.wgtRows = g.D * st.maxWgt;
   c.accRows = c.kt * c.th * c.tw + g.D * c.kt;
   c.paramRows = g.D * 2 * c.kt;
   if (c.actRows > t.rows(Mem::Act) || c.wgtRows > t.rows(Mem::Weight) ||
@@ -92,37 +163,76 @@ bool fits(const ConvJob& j, const Target& t, const Geometry& g, ConvTiling& c) {
   return true;
 }
 
-double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const ConvTiling& c) {
+double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats& st,
+                const ConvTiling& c) {
   const int64_t L = g.L;
-  int64_t maxCB = 0, maxWgt = 0;
-  tileBlocks(j, L, g.KB, c.kt, &maxCB, &maxWgt);
   const int64_t Hp = (c.th - 1) * j.sH + (j.KH - 1) * j.dH + 1;
   const int64_t Wp = (c.tw - 1) * j.sW + (j.KW - 1) * j.dW + 1;
   const int64_t validH = std::min(Hp, j.H), validW = std::min(Wp, j.W);
   const int64_t size2 = Target::maxOf(t.dmaLoad(), isa::role::kSize2);
-  const int64_t dmaIn = ceilDiv(maxCB, size2);
-  const int64_t inRows = maxCB * validH * validW / dmaIn;
+  const int64_t dmaIn = ceilDiv(st.maxCB, size2);
+  const int64_t inRows = st.maxCB * validH * validW / dmaIn;
   const double Lt = double(dmaIn) * t.dmaCycles(t.dmaLoad(), inRows, Mem::Act);
-  const double Wt = t.dmaCycles(t.dmaLoad(), maxWgt, Mem::Weight) +
-                    t.dmaCycles(t.dmaLoad(), c.kt, Mem::Acc) +
-                    t.dmaCycles(t.dmaLoad(), 2 * c.kt, Mem::Param);
-  const auto cb = inputBlocks(j, L, 0);
-  const int64_t perKb = cb.second - cb.first;
+  const double Wc = t.dmaCycles(t.dmaLoad(), st.maxWgt, Mem::Weight);
+  const double BP =
+      t.dmaCycles(t.dmaLoad(), c.kt, Mem::Acc) + t.dmaCycles(t.dmaLoad(), 2 * c.kt, Mem::Param);
+  const double Wt = Wc + BP;
   const int64_t n2 = Target::maxOf(t.gemm(), isa::role::kN2);
-  const int64_t kwChunks = ceilDiv(j.KW, n2);
-  const double Ct =
-      double(c.kt) *
-      (t.vectorCycles(t.vecUnary("copy"), c.th, c.tw) + t.vectorCycles(t.requant(), c.th, c.tw) +
-       double(perKb * j.KH * kwChunks) * t.gemmCycles(std::min(j.KW, n2), c.th, c.tw));
+  const double perTile =
+      t.vectorCycles(t.vecUnary("copy"), c.th, c.tw) + t.vectorCycles(t.requant(), c.th, c.tw);
+  const double gemm = t.gemmCycles(std::min(j.KW, n2), c.th, c.tw);
+  double Ct;
+  if (!c.splitsReduction()) {
+    const auto cb = inputBlocks(j, L, 0);
+    const int64_t perKb = cb.second - cb.first;
+    Ct = double(c.kt) * (perTile + double(perKb * j.KH * ceilDiv(j.KW, n2)) * gemm);
+  } else {
+    Ct = double(c.kt) * perTile + st.gemms / double(st.ktiles) * gemm;
+  }
   const double St = t.dmaCycles(t.dmaStore(), c.kt * c.th * c.tw, Mem::Act);
   const double steps = double(j.N * ceilDiv(j.OH, c.th) * ceilDiv(j.OW, c.tw));
-  const double ktiles = double(ceilDiv(g.KB, c.kt));
+  const double ktiles = double(st.ktiles);
   const double total = steps * ktiles;
-  // Both DMA engines share the DRAM channel: its reserved time bounds the layer too.
-  const double bus = total * (double(dmaIn) * t.channelCycles(t.dmaLoad(), inRows, Mem::Act) +
-                              t.channelCycles(t.dmaStore(), c.kt * c.th * c.tw, Mem::Act)) +
-                     ktiles * t.channelCycles(t.dmaLoad(), maxWgt, Mem::Weight);
-  return std::max({total * Lt + ktiles * Wt, total * Ct, total * St, bus}) + Lt + Wt + Ct + St;
+  const double inBus = double(dmaIn) * t.channelCycles(t.dmaLoad(), inRows, Mem::Act);
+  const double outBus = t.channelCycles(t.dmaStore(), c.kt * c.th * c.tw, Mem::Act);
+  const double wBus = t.channelCycles(t.dmaLoad(), st.maxWgt, Mem::Weight);
+  if (!c.splitsReduction()) {
+    // Both DMA engines share the DRAM channel: its reserved time bounds the layer too.
+    const double bus = total * (inBus + outBus) + ktiles * wBus;
+    return std::max({total * Lt + ktiles * Wt, total * Ct, total * St, bus}) + Lt + Wt + Ct + St;
+  }
+  // One step per chunk; a tile's chunk weights stay in their buffer when the tile has no
+  // more chunks than buffers, else they are fetched again for every spatial tile.
+  const double chunkSteps = steps * double(st.chunks);
+  const double weightLoads = st.maxChunks <= g.D ? double(st.chunks) : chunkSteps;
+  const double bus = chunkSteps * inBus + total * outBus + weightLoads * wBus;
+  return std::max({chunkSteps * Lt + weightLoads * Wc + ktiles * BP, total * Ct, total * St, bus}) +
+         Lt + Wt + Ct + St;
+}
+
+/// Candidate reductions, largest chunks first: the whole reduction, then chunks of rb
+/// input blocks, then (rb = 1) chunks of rt kernel taps; none above `cap` weight blocks
+/// of one output block (0 = no cap).
+std::vector<std::pair<int64_t, int64_t>> reductionCandidates(const ConvJob& j, int64_t L,
+                                                             int64_t KB, int64_t cap) {
+  int64_t maxBlocks = 0;
+  for (int64_t kb = 0; kb < KB; ++kb) {
+    const auto r = inputBlocks(j, L, kb);
+    maxBlocks = std::max(maxBlocks, r.second - r.first);
+    if (j.group == 1)
+      break;
+  }
+  const int64_t taps = j.KH * j.KW;
+  std::vector<std::pair<int64_t, int64_t>> out;
+  if (cap <= 0 || maxBlocks * taps <= cap)
+    out.push_back({0, 0});
+  for (int64_t rb : tileSizes(maxBlocks, maxBlocks - 1))
+    if (cap <= 0 || rb * taps <= cap)
+      out.push_back({rb, 0});
+  for (int64_t rt : tileSizes(taps, taps - 1))
+    if (cap <= 0 || rt <= cap)
+      out.push_back({1, rt});
+  return out;
 }
 
 } // namespace
@@ -147,12 +257,24 @@ std::string checkConvJob(const ConvJob& j, const Target& t, int depth) {
       j.out.block > Target::maxOf(t.dmaStore(), isa::role::kStride2) ||
       j.out.line > Target::maxOf(t.dmaStore(), isa::role::kStride1))
     return "the image is too large for the DMA stride fields";
-  ConvTiling c;
-  if (!fits(j, t, g, c))
-    return "one output row, pixel and channel block does not fit the SRAMs (" +
-           std::to_string(c.actRows) + " act rows, " + std::to_string(c.wgtRows) +
-           " weight blocks, " + std::to_string(c.accRows) + " acc rows needed)";
-  return "";
+  const int64_t n2max = Target::maxOf(t.gemm(), isa::role::kN2);
+  ConvTiling c; // one output pixel and channel block; the whole reduction at once
+  if (fits(j, t, g, chunkStats(j, g.L, g.KB, n2max, c), c))
+    return "";
+  c.rb = 1; // else one kernel tap of one input block per chunk
+  c.rt = 1;
+  if (fits(j, t, g, chunkStats(j, g.L, g.KB, n2max, c), c))
+    return "";
+  auto need = [&](const char* what, int64_t rows, Mem m) {
+    return std::to_string(rows) + " " + what + (rows > t.rows(m) ? " (has " : " (of ") +
+           std::to_string(t.rows(m)) + ")";
+  };
+  return "one output pixel, channel block and kernel tap does not fit the SRAMs: it needs " +
+         need("act rows", c.actRows, Mem::Act) + ", " +
+         need("weight blocks", c.wgtRows, Mem::Weight) + ", " +
+         need("acc rows", c.accRows, Mem::Acc) + ", " +
+         need("param rows", c.paramRows, Mem::Param) + " with " + std::to_string(depth) +
+         " buffers, or a field overflows";
 }
 
 ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
@@ -174,21 +296,39 @@ ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
   int64_t ktmax = std::min(g.KB, Target::maxOf(t.dmaStore(), isa::role::kSize2));
   if (opts.maxTileKBlocks > 0)
     ktmax = std::min(ktmax, opts.maxTileKBlocks);
+  const int64_t n2max = Target::maxOf(t.gemm(), isa::role::kN2);
+  // The reduction is cut only when no tiling holds it whole: partial sums cost a
+  // chunk's input and weight loads per step, which the whole reduction never pays.
+  auto candidates = reductionCandidates(j, g.L, g.KB, opts.maxTileReduction);
+  const bool wholeFirst = !candidates.empty() && candidates.front().first == 0;
   ConvTiling best;
   best.cycles = -1;
-  for (int64_t kt : tileSizes(g.KB, ktmax))
-    for (int64_t th : tileSizes(j.OH, n1max))
-      for (int64_t tw : tileSizes(j.OW, n0max)) {
-        ConvTiling c;
-        c.kt = kt;
-        c.th = th;
-        c.tw = tw;
-        if (!fits(j, t, g, c))
-          continue;
-        c.cycles = tileCost(j, t, g, c);
-        if (best.cycles < 0 || c.cycles < best.cycles)
-          best = c;
-      }
+  for (int pass = wholeFirst ? 0 : 1; pass < 2 && best.cycles < 0; ++pass) {
+    const size_t from = pass == 0 ? 0 : (wholeFirst ? 1 : 0);
+    const size_t to = pass == 0 ? 1 : candidates.size();
+    for (int64_t kt : tileSizes(g.KB, ktmax)) {
+      // The chunk figures of each candidate reduction, computed when first needed.
+      std::vector<std::optional<ChunkStats>> stats(candidates.size());
+      for (int64_t th : tileSizes(j.OH, n1max))
+        for (int64_t tw : tileSizes(j.OW, n0max))
+          for (size_t i = from; i < to; ++i) {
+            ConvTiling c;
+            c.kt = kt;
+            c.th = th;
+            c.tw = tw;
+            c.rb = candidates[i].first;
+            c.rt = candidates[i].second;
+            if (!stats[i])
+              stats[i] = chunkStats(j, g.L, g.KB, n2max, c);
+            if (!fits(j, t, g, *stats[i], c))
+              continue;
+            c.cycles = tileCost(j, t, g, *stats[i], c);
+            if (best.cycles < 0 || c.cycles < best.cycles)
+              best = c;
+            break; // the largest chunks that fit this tile
+          }
+    }
+  }
   if (best.cycles < 0)
     throw Error("NPU backend", "no convolution tiling fits the SRAMs");
   return best;

@@ -174,6 +174,96 @@ TEST(ConvOnNpu, ForcedSmallTilesWithAndWithoutDoubleBuffering) {
   }
 }
 
+/// ember-v1 with a weight SRAM of `rows` blocks (banks capped to the rows).
+isa::IsaDescription refIsaWithWeightRows(int64_t rows) {
+  nlohmann::json j = refIsa().json();
+  auto& m = j["hardware"]["memories"]["weight"];
+  m["size_bytes"] = rows * m["row_bytes"].get<int64_t>();
+  m["banks"] = std::min<int64_t>(m["banks"].get<int64_t>(), rows);
+  return isa::IsaDescription::loadString(j.dump(),
+                                         "ember-v1 with " + std::to_string(rows) + " weight rows");
+}
+
+/// Compiles `c` (with `o`, for `isa`), simulates it and compares with the reference and
+/// the int8 interpreter; returns the layer's tiling.
+std::string expectChunkedConvExact(const ConvCase& c, const isa::IsaDescription& isa,
+                                   const CompileOptions& o, uint32_t seed) {
+  Built b = buildConv(c);
+  CompileResult r = compile(*b.g->f, isa, o);
+  auto in = randomInputs(r.binary, seed);
+  SimOut s = simulate(r.binary, isa, in);
+  const Node& conv = *b.conv;
+  const auto want = referenceConv(c, in["x"], conv.input(1).node->payload(),
+                                  conv.input(2).node->payload(), conv, b.OH, b.OW);
+  EXPECT_EQ(mismatches(s.outputs["y"], want), 0u) << c.name << "\n" << formatSummary(r.summary);
+  expectInterpreterAndCpu(*b.g->f, in, "y", want, 1, c.name);
+  std::printf("[ %s on %s ] %s: estimated %.0f / simulated %llu cycles = %.3f\n", c.name,
+              isa.name().c_str(), r.summary.layers.at(0).tiling.c_str(), r.summary.cycles,
+              (unsigned long long)s.report.cycles, r.summary.cycles / double(s.report.cycles));
+  return r.summary.layers.at(0).tiling;
+}
+
+TEST(ConvOnNpu, ReductionInChunksEqualsTheReference) {
+  // (case, cap on one output block's weight blocks per chunk, the chunking it must give)
+  struct Chunked {
+    ConvCase c;
+    int64_t cap;
+    const char* tiling;
+  };
+  const Chunked cases[] = {
+      // 40 channels = 3 input blocks x 9 taps: chunks of 2 blocks, of 1 block, of taps.
+      {{"k3_c40", 1, 40, 7, 9, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, "relu"}, 18, "rb=2"},
+      {{"k3_c40", 1, 40, 7, 9, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, "relu"}, 9, "rb=1"},
+      {{"k3_c40", 1, 40, 7, 9, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, "relu"}, 4, "rb=1 rt=3"},
+      {{"k3_c40_s2", 1, 40, 9, 9, 24, 3, 3, 2, 1, 1, 1, 1, 1, 1, ""}, 1, "rb=1 rt=1"},
+      // 5x5 taps cut inside kernel rows (chunks of 7 taps).
+      {{"k5_c20_dil2", 1, 20, 12, 12, 16, 5, 5, 1, 3, 2, 3, 2, 2, 1, "clip"}, 8, "rb=1 rt=7"},
+      {{"pointwise_c70", 1, 70, 5, 6, 33, 1, 1, 1, 0, 0, 0, 0, 1, 1, ""}, 2, "rb=2"},
+      {{"groups2", 1, 32, 6, 6, 32, 3, 3, 1, 1, 1, 1, 1, 1, 2, ""}, 4, "rb=1 rt=3"},
+      {{"groups3_unaligned", 1, 12, 6, 6, 18, 3, 3, 1, 1, 1, 1, 1, 1, 3, ""}, 5, "rb=1 rt=5"},
+      {{"depthwise", 1, 24, 8, 8, 24, 3, 3, 1, 1, 1, 1, 1, 1, 24, "relu"}, 2, "rb=1 rt=2"},
+      {{"batch2", 2, 17, 5, 6, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, ""}, 9, "rb=1"},
+  };
+  uint32_t seed = 11;
+  for (const Chunked& k : cases)
+    for (bool dbl : {true, false}) {
+      CompileOptions o;
+      o.maxTileReduction = k.cap;
+      o.doubleBuffer = dbl;
+      const std::string tiling = expectChunkedConvExact(k.c, refIsa(), o, seed++);
+      EXPECT_NE(tiling.find(k.tiling), std::string::npos)
+          << k.c.name << " cap " << k.cap << ": " << tiling;
+    }
+}
+
+TEST(ConvOnNpu, LargeReductionOnASmallWeightSram) {
+  // A VGG-like classifier head as a 7x7 convolution over 512 channels (1,568 weight
+  // blocks per output block): ember-v1's weight SRAM holds 512 per buffer.
+  const ConvCase head{"vgg_head", 1, 512, 7, 7, 48, 7, 7, 1, 0, 0, 0, 0, 1, 1, "relu"};
+  const std::string tiling = expectChunkedConvExact(head, refIsa(), {}, 21);
+  EXPECT_NE(tiling.find("rb="), std::string::npos) << tiling;
+  // Two weight blocks in all (one per buffer): every layer still compiles.
+  const isa::IsaDescription tiny = refIsaWithWeightRows(2);
+  const ConvCase k3{"k3_tiny_weights", 1, 40, 6, 7, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, "relu"};
+  EXPECT_NE(expectChunkedConvExact(k3, tiny, {}, 22).find("rb=1 rt=1"), std::string::npos);
+  const ConvCase dw{"depthwise_tiny_weights", 1, 24, 8, 8, 24, 3, 3, 2, 1, 1, 1, 1, 1, 24, ""};
+  EXPECT_NE(expectChunkedConvExact(dw, tiny, {}, 23).find("rt=1"), std::string::npos);
+}
+
+TEST(ConvOnNpu, AWeightSramBelowOneBlockPerBufferIsRefusedWithTheFigures) {
+  const isa::IsaDescription one = refIsaWithWeightRows(1);
+  const ConvCase c{"k3", 1, 16, 6, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, ""};
+  Built b = buildConv(c);
+  try {
+    compile(*b.g->f, one);
+    FAIL() << "compiled with one weight block for two buffers";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("'conv'"), std::string::npos) << m;
+    EXPECT_NE(m.find("2 weight blocks (has 1)"), std::string::npos) << m;
+  }
+}
+
 TEST(ConvOnNpu, StemChannelsPackedIntoTheReduction) {
   // A ResNet-like stem: 3 channels, 7x7, stride 2, pads 3, on a 96x96 image.
   const ConvCase c{"stem", 1, 3, 96, 96, 64, 7, 7, 2, 3, 3, 3, 3, 1, 1, "relu"};
@@ -212,11 +302,13 @@ TEST(ConvOnNpu, EstimateWithinAQuarterOfSimulatedCycles) {
 }
 
 TEST(GemmOnNpu, BitExactAgainstReference) {
-  for (int variant = 0; variant < 4; ++variant) {
-    const bool large = variant & 1, transB = variant & 2;
-    const isa::IsaDescription& isa = large ? largeIsa() : refIsa();
+  // Variants 4 and 5: 600 inputs on a weight SRAM of two blocks (partial sums).
+  const isa::IsaDescription tiny = refIsaWithWeightRows(2);
+  for (int variant = 0; variant < 6; ++variant) {
+    const bool large = variant & 1, transB = variant & 2, small = variant >= 4;
+    const isa::IsaDescription& isa = small ? tiny : large ? largeIsa() : refIsa();
     G g;
-    const int64_t M = 3, C = 40, K = 50;
+    const int64_t M = 3, C = small ? 600 : 40, K = 50;
     NodeValue a = g.input("a", {M, C}, 0.04f, 3);
     NodeValue w = transB ? g.weights("B", {K, C}, 0) : g.weights("B", {C, K}, 1);
     NodeValue bias = g.bias("c", K);

@@ -29,6 +29,10 @@ struct CompileOptions {
   int64_t maxTileHeight = 0;
   /// Upper bound on output-channel blocks per convolution tile; 0 = no bound.
   int64_t maxTileKBlocks = 0;
+  /// Upper bound on the weight blocks of one output-channel block per reduction chunk
+  /// (input-channel blocks x kernel taps); 0 = no bound. Below a layer's whole reduction
+  /// it forces partial sums in the accumulators (tests of reduction tiling).
+  int64_t maxTileReduction = 0;
 };
 
 /// One layer (graph node) of the compiled program.
