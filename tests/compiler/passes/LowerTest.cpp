@@ -234,5 +234,52 @@ TEST(FlattenGemmToConv, LeavesOtherFullyConnectedLayers) {
   EXPECT_EQ(g.count(NodeKind::Gemm), 4u);
 }
 
+TEST(SpatialMeanToPool, AMeanOverHeightAndWidthBecomesGlobalPooling) {
+  // (axes, keepdims): both orders, negative axes, with and without the kept axes.
+  const std::pair<std::vector<int64_t>, int64_t> forms[] = {
+      {{2, 3}, 1}, {{3, 2}, 0}, {{-2, -1}, 0}, {{-1, 2}, 1}};
+  for (const auto& [axes, keep] : forms) {
+    G g;
+    NodeValue x = g.input("x", {2, 3, 4, 5});
+    NodeValue m =
+        g.node(NodeKind::ReduceMean, "mean", {x}, attrs({{"axes", axes}, {"keepdims", keep}}));
+    g.output("y", m);
+    SCOPED_TRACE("keepdims " + std::to_string(keep));
+    const TensorMap in = g.randomInputs();
+    EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runSpatialMeanToPool(f); }), 1u);
+    EXPECT_EQ(g.count(NodeKind::ReduceMean), 0u);
+    EXPECT_EQ(g.count(NodeKind::GlobalAveragePool), 1u);
+    EXPECT_EQ(g.count(NodeKind::Reshape), keep ? 0u : 1u);
+    const Node* out = g.f->findNode("mean"); // the last node keeps the name
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(out->resultType(0).dims, keep ? (Shape{2, 3, 1, 1}) : (Shape{2, 3}));
+    // The mean written out here, against the rewritten graph.
+    const Tensor& xt = in.at("x");
+    const Tensor y = g.run(in).at("y");
+    for (int64_t c = 0; c < 6; ++c) {
+      double sum = 0;
+      for (int64_t i = 0; i < 20; ++i)
+        sum += xt.data<float>()[c * 20 + i];
+      EXPECT_NEAR(y.data<float>()[c], sum / 20, 1e-6) << "channel " << c;
+    }
+  }
+}
+
+TEST(SpatialMeanToPool, LeavesOtherReductions) {
+  G g;
+  NodeValue x = g.input("x", {2, 3, 4, 5});
+  g.output("a",
+           g.node(NodeKind::ReduceMean, "c_axis", {x}, attrs({{"axes", std::vector<int64_t>{1}}})));
+  g.output("b", g.node(NodeKind::ReduceMean, "hwc", {x},
+                       attrs({{"axes", std::vector<int64_t>{1, 2, 3}}})));
+  g.output("c",
+           g.node(NodeKind::ReduceSum, "sum", {x}, attrs({{"axes", std::vector<int64_t>{2, 3}}})));
+  NodeValue v = g.input("v", {2, 3, 4});
+  g.output("d",
+           g.node(NodeKind::ReduceMean, "rank3", {v}, attrs({{"axes", std::vector<int64_t>{2}}})));
+  EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runSpatialMeanToPool(f); }), 0u);
+  EXPECT_EQ(g.count(NodeKind::GlobalAveragePool), 0u);
+}
+
 } // namespace
 } // namespace ember

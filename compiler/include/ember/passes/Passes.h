@@ -49,6 +49,11 @@ size_t runNormalizeGemm(Function& f, const PassContext& ctx = {});
 /// flattening of the activations.
 size_t runFlattenGemmToConv(Function& f, const PassContext& ctx = {});
 
+/// `spatial-mean-to-pool`: ReduceMean over axes {2, 3} of a rank-4 float value becomes
+/// GlobalAveragePool (then a Reshape to [N, C] without keepdims): the same mean, in the
+/// form a backend with pooling but no general reduction (the NPU) runs.
+size_t runSpatialMeanToPool(Function& f, const PassContext& ctx = {});
+
 /// `fuse-activation`: Relu, or Clip, whose producer is a single-use float Conv, Gemm,
 /// MatMul or Add becomes the producer's `activation` attribute (FusedActivation.h).
 size_t runFuseActivation(Function& f, const PassContext& ctx = {});
