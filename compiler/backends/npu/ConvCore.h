@@ -46,6 +46,11 @@ struct ConvJob {
   std::vector<quant::Multiplier> mult; ///< [K]
   int32_t zpOut = 0, lo = -128, hi = 127;
   int64_t macs = 0; ///< Useful MACs (for the summary).
+  /// Per output block, the input blocks [first, second) it reads, when not those of its
+  /// group (a channel-moving job such as an unaligned Concat, whose weights pick lanes).
+  std::vector<std::pair<int64_t, int64_t>> blocks;
+  /// True when every output block reads the same input blocks.
+  bool uniformBlocks() const { return group == 1 && blocks.empty(); }
 };
 
 /// A tiling of a ConvJob.

@@ -12,6 +12,8 @@
 namespace ember::npu {
 
 std::pair<int64_t, int64_t> inputBlocks(const ConvJob& j, int64_t L, int64_t kb) {
+  if (!j.blocks.empty())
+    return j.blocks[size_t(kb)];
   const int64_t Kg = j.K / j.group, Cg = j.C / j.group;
   const int64_t k0 = kb * L, k1 = std::min(j.K, k0 + L) - 1;
   const int64_t c0 = (k0 / Kg) * Cg, c1 = (k1 / Kg + 1) * Cg;
@@ -87,10 +89,10 @@ struct ChunkStats {
 ChunkStats chunkStats(const ConvJob& j, int64_t L, int64_t KB, int64_t n2max, const ConvTiling& c) {
   ChunkStats st;
   const int64_t kwChunks = ceilDiv(j.KW, n2max);
-  // With one group every tile of kt output blocks reads the same blocks: the first
+  // When every output block reads the same input blocks, the first
   // full tile stands for all full ones, the last (shorter) one for itself.
   std::vector<std::pair<int64_t, int64_t>> tiles; // (first block, how many such tiles)
-  if (j.group == 1) {
+  if (j.uniformBlocks()) {
     if (KB / c.kt > 0)
       tiles.push_back({0, KB / c.kt});
     if (KB % c.kt)
@@ -219,7 +221,7 @@ std::vector<std::pair<int64_t, int64_t>> reductionCandidates(const ConvJob& j, i
   for (int64_t kb = 0; kb < KB; ++kb) {
     const auto r = inputBlocks(j, L, kb);
     maxBlocks = std::max(maxBlocks, r.second - r.first);
-    if (j.group == 1)
+    if (j.uniformBlocks())
       break;
   }
   const int64_t taps = j.KH * j.KW;

@@ -1,13 +1,72 @@
 // Concat along channels (docs/numerics.md section 4.4: codes move unchanged, so every
 // input must share the result's parameters). In NCHWc an input whose channel offset is a
 // multiple of L is a contiguous run of rows per image in the result, copied through act
-// by DMA. An offset inside a block would need byte-level channel moves that DMA (whole
-// rows) cannot do, so every input but the last must have a multiple of L channels.
+// by DMA. An input starting inside a channel block (24-channel inputs on 16 lanes,
+// GoogLeNet's branches on 32) needs lanes moved, which DMA (whole rows) cannot do; then
+// the inputs are first copied block-aligned into a layer temporary, and a 1x1
+// convolution on the MAC array whose one-hot weights pick each output lane's channel
+// (multiplier 1, zero points folded: the codes come out unchanged) writes the result.
+#include "../ConvCore.h"
 #include "../Stream.h"
+
+#include <limits>
 
 namespace ember::npu {
 
 namespace {
+
+/// The inputs of `n` as they sit in NCHWc: channels and channel blocks of each.
+struct ConcatShape {
+  int64_t N = 1, H = 1, W = 1, C = 0;
+  std::vector<int64_t> channels, blocks;
+  int64_t tempBlocks = 0; ///< Blocks of the aligned copy (sum of the inputs' blocks).
+  bool aligned = true;    ///< Every input but the last has a multiple of L channels.
+};
+
+ConcatShape shapeOf(const Node& n, int64_t L) {
+  ConcatShape s;
+  const Shape y = nchwOf(n.resultType(0).dims);
+  s.N = y[0];
+  s.H = y[2];
+  s.W = y[3];
+  s.C = y[1];
+  for (size_t i = 0; i < n.numInputs(); ++i) {
+    const int64_t c = n.input(i).dims()[1];
+    s.channels.push_back(c);
+    s.blocks.push_back(ceilDiv(c, L));
+    s.tempBlocks += s.blocks.back();
+    if (i + 1 < n.numInputs() && c % L != 0)
+      s.aligned = false;
+  }
+  return s;
+}
+
+/// The 1x1 convolution from the aligned copy (input i's channel c at copy channel
+/// (sum of earlier inputs' blocks) * L + c) to the result, without its DRAM views.
+ConvJob shiftJob(const ConcatShape& s, int64_t L, int32_t zp) {
+  ConvJob j;
+  j.N = s.N;
+  j.H = j.OH = s.H;
+  j.W = j.OW = s.W;
+  j.C = s.tempBlocks * L;
+  j.K = s.C;
+  j.w.assign(size_t(j.K * j.C), 0);
+  j.blocks.assign(size_t(ceilDiv(j.K, L)), {std::numeric_limits<int64_t>::max(), 0});
+  int64_t off = 0, tempBlock = 0;
+  for (size_t i = 0; i < s.channels.size(); ++i) {
+    for (int64_t c = 0; c < s.channels[i]; ++c) {
+      const int64_t k = off + c, src = tempBlock * L + c;
+      j.w[size_t(k * j.C + src)] = 1;
+      auto& r = j.blocks[size_t(k / L)];
+      r = {std::min(r.first, src / L), std::max(r.second, src / L + 1)};
+    }
+    off += s.channels[i];
+    tempBlock += s.blocks[i];
+  }
+  j.zpIn = j.zpOut = zp; // y = zp + (x - zp) * 1
+  j.mult.assign(size_t(j.K), quant::quantizeMultiplier(1.0));
+  return j;
+}
 
 class ConcatLayer : public Layer {
 public:
@@ -26,33 +85,55 @@ public:
       if (n.input(i).type().quant != n.resultType(0).quant)
         return "input " + std::to_string(i) +
                " has other quantization parameters than the result (insert a Rescale)";
-      if (i + 1 < n.numInputs() && n.input(i).dims()[1] % t.lanes() != 0)
-        return "input " + std::to_string(i) + " has " + std::to_string(n.input(i).dims()[1]) +
-               " channels, not a multiple of the " + std::to_string(t.lanes()) +
-               " lanes: the next input would start inside a channel block, which DMA (whole "
-               "rows) cannot write";
     }
-    return "";
+    const ConcatShape s = shapeOf(n, t.lanes());
+    if (s.aligned)
+      return "";
+    const std::string why = checkConvJob(shiftJob(s, t.lanes(), 0), t, 2);
+    return why.empty() ? "" : "an input starts inside a channel block and the lane move: " + why;
+  }
+
+  uint64_t tempBytes(const Node& n, const Target& t) const override {
+    const ConcatShape s = shapeOf(n, t.lanes());
+    return s.aligned ? 0 : uint64_t(s.N * s.tempBlocks * s.H * s.W * t.lanes());
   }
 
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
     const int64_t L = ctx.t.lanes();
     const DramTensor& y = ctx.tensor(resultOf(n));
+    const ConcatShape s = shapeOf(n, L);
+    // Aligned: each input straight into the result; else into the aligned temporary.
+    DramTensor dst = y;
+    if (!s.aligned) {
+      dst.offset = ctx.temp;
+      dst.CB = s.tempBlocks;
+      dst.C = s.tempBlocks * L;
+    }
     LayerInfo info;
     int64_t cbOff = 0;
     for (size_t i = 0; i < n.numInputs(); ++i) {
       const DramTensor& x = ctx.tensor(n.input(i));
       for (int64_t b = 0; b < x.N; ++b) {
-        StreamSpec s;
-        s.inputs = {x.at(L, b, 0, 0, 0)};
-        s.output = y.at(L, b, cbOff, 0, 0);
-        s.rows = x.CB * x.H * x.W;
-        s.inPlace = true;
-        emitStream(s, ctx, info);
+        StreamSpec st;
+        st.inputs = {x.at(L, b, 0, 0, 0)};
+        st.output = dst.at(L, b, cbOff, 0, 0);
+        st.rows = x.CB * x.H * x.W;
+        st.inPlace = true;
+        emitStream(st, ctx, info);
       }
       cbOff += x.CB;
     }
     info.tiling = "copies";
+    if (s.aligned)
+      return info;
+    ctx.prog.barrier(); // the lane move reads the copies just stored
+    ConvJob j = shiftJob(s, L, zeroPointOf(resultOf(n)));
+    j.in = ActView::of(dst);
+    j.out = ActView::of(y);
+    LayerInfo move = emitConv(j, ctx);
+    info.tiling = "aligned copies, lanes moved by a 1x1 conv (" + move.tiling + ")";
+    for (int m = 0; m < 4; ++m)
+      info.sram[m] = std::max(info.sram[m], move.sram[m]);
     return info;
   }
 };
