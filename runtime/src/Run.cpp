@@ -30,9 +30,13 @@ namespace {
 using isa::DType;
 
 /// True if `t`'s shape is entry `e`'s logical shape, or `e`'s with trailing 1s dropped
-/// down to `t`'s rank (an [N, C] value for the [N, C, 1, 1] entry of a classifier).
+/// down to `t`'s rank (an [N, C] value for the [N, C, 1, 1] entry of a classifier), or a
+/// [B, T, C] sequence for the [B * T, C, 1, 1] entry the NPU keeps it as.
 bool shapeFits(const isa::IoEntry& e, const Tensor& t) {
   const auto& dims = t.dims();
+  if (dims.size() == 3 && e.shape.size() == 4 && e.shape[0] == dims[0] * dims[1] &&
+      e.shape[1] == dims[2] && e.shape[2] == 1 && e.shape[3] == 1)
+    return true;
   if (dims.size() > e.shape.size())
     return false;
   for (std::size_t i = 0; i < e.shape.size(); ++i)

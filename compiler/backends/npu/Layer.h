@@ -18,7 +18,9 @@
 namespace ember::npu {
 
 /// An int8 tensor in DRAM, NCHWc with channels padded to L (a rank-2 [N, C] value is
-/// [N, C, 1, 1]). Addresses of a pixel row: ((n * CB + cb) * H + y) * W + x rows of L bytes.
+/// [N, C, 1, 1]; a rank-3 [B, T, C] value, a sequence of feature vectors as transformers
+/// keep them, is [B * T, C, 1, 1]: its channels are the last axis, as MatMul reads them). Addresses
+/// of a pixel row: ((n * CB + cb) * H + y) * W + x rows of L bytes.
 struct DramTensor {
   uint64_t offset = 0; ///< Byte offset in the job's DRAM window.
   int64_t N = 1, C = 0, H = 1, W = 1, CB = 0;
@@ -103,7 +105,7 @@ void registerReshapeLayers();
 // ---- helpers shared by the layers ----
 /// "Kind 'name'".
 std::string nodeRef(const Node& n);
-/// "" if `v` is an int8 value with per-tensor parameters and rank 2 or 4, else why not.
+/// "" if `v` is an int8 value with per-tensor parameters and rank 2, 3 or 4, else why not.
 std::string checkActivation(const NodeValue& v, const char* what);
 /// checkActivation of a one-input layer's input, then of its result.
 std::string checkInputAndResult(const Node& n);
@@ -119,8 +121,10 @@ inline NodeValue resultOf(const Node& n, unsigned i = 0) {
 std::string checkWeights(const Node& n, size_t wIndex, size_t bIndex);
 /// Scale of output channel k of quantized weights (per tensor or per channel).
 float weightScale(const NodeValue& w, int64_t k);
-/// The 4-D shape of an activation (rank 2 as [N, C, 1, 1]).
+/// The 4-D shape of an activation (rank 2 as [N, C, 1, 1], rank 3 as [B * T, C, 1, 1]).
 Shape nchwOf(const Shape& s);
+/// The axis of a value of rank `rank` that is its NCHWc channels (the last for rank 3).
+int64_t channelAxis(size_t rank);
 /// Ceil division.
 inline int64_t ceilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;

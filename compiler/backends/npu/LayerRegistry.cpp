@@ -76,9 +76,9 @@ std::string checkActivation(const NodeValue& v, const char* what) {
            ", the NPU runs quantized int8 values only";
   if (t.quant.scales.size() != 1 || t.quant.zeroPoints.size() != 1)
     return std::string(what) + " has per-channel parameters; activations must be per tensor";
-  if (t.rank() != 2 && t.rank() != 4)
+  if (t.rank() < 2 || t.rank() > 4)
     return std::string(what) + " has rank " + std::to_string(t.rank()) +
-           "; the NPU keeps rank-2 and rank-4 (NCHW) values";
+           "; the NPU keeps rank-2 [N, C], rank-3 [B, T, C] and rank-4 (NCHW) values";
   return "";
 }
 
@@ -126,7 +126,13 @@ float weightScale(const NodeValue& w, int64_t k) {
 Shape nchwOf(const Shape& s) {
   if (s.size() == 2)
     return {s[0], s[1], 1, 1};
+  if (s.size() == 3)
+    return {s[0] * s[1], s[2], 1, 1};
   return s;
+}
+
+int64_t channelAxis(size_t rank) {
+  return rank == 3 ? 2 : 1;
 }
 
 } // namespace ember::npu

@@ -54,6 +54,29 @@ const VecCase kCases[] = {
        NodeValue b = g.input("b", {3, 70}, 0.03f, 17);
        g.output("y", g.node(NodeKind::Add, "add", {a, b}, {}, {3, 70}, 0.04f, 2));
      }},
+    {"add_per_channel",
+     [](G& g) {
+       // A per-channel offset on the first operand (multipliers follow the operands), a
+       // full second one across several tiles, batch 2, fused ReLU.
+       NodeValue a = g.input("a", {2, 40, 1, 1}, 0.03f, -20);
+       NodeValue b = g.input("b", {2, 40, 30, 30}, 0.05f, 3);
+       Attrs at;
+       FusedActivation fa;
+       fa.kind = FusedActivation::Kind::Relu;
+       fa.writeTo(at);
+       g.output("y", g.node(NodeKind::Add, "add", {a, b}, at, {2, 40, 30, 30}, 0.06f, -7));
+     }},
+    {"matmul_sequence",
+     [](G& g) {
+       // A transformer's projection: [B, T, C] x constant [C, K], then a residual Add and
+       // a Reshape to rank 2 (an alias: the same NCHWc bytes).
+       NodeValue x = g.input("x", {2, 5, 40}, 0.05f, 3);
+       NodeValue w = g.weights("w", {40, 40}, 1);
+       NodeValue p = g.node(NodeKind::MatMul, "proj", {x, w}, {}, {2, 5, 40}, 0.1f, -2);
+       NodeValue r = g.node(NodeKind::Add, "res", {x, p}, {}, {2, 5, 40}, 0.12f, 1);
+       g.output("y", g.node(NodeKind::Reshape, "flat", {r}, ints({{"shape", {10, 40}}}), {10, 40},
+                            0.12f, 1));
+     }},
     {"mul_same_shape",
      [](G& g) {
        NodeValue a = g.input("a", {1, 20, 7, 9}, 0.05f, 3);

@@ -1,7 +1,9 @@
-// Rescaled Add of two equally shaped int8 tensors (docs/numerics.md section 4.2), with a
+// Rescaled Add of two int8 tensors (docs/numerics.md section 4.2), with a
 // fused ReLU / Clip: in the accumulators t = (a - zp_a) * M_a + (b - zp_b) * M_b by vsub
 // (act rows minus a zero-point row), vmul (times a multiplier row) and vadd, then requant
-// with M = 1 and the shift S.
+// with M = 1 and the shift S. An operand of shape [N, C, 1, 1] against a full [N, C, H, W]
+// one (a per-channel offset) goes through the per-channel binary loop (Binary.h).
+#include "../Binary.h"
 #include "../Stream.h"
 
 #include "ember/quantization/Numerics.h"
@@ -17,9 +19,11 @@ public:
                           checkActivation(resultOf(n), "the result")})
       if (!r.empty())
         return r;
-    if (n.input(0).dims() != n.input(1).dims() || n.input(0).dims() != n.resultType(0).dims)
-      return "broadcasting Add is not supported (operands " + shapeToString(n.input(0).dims()) +
-             " and " + shapeToString(n.input(1).dims()) + ")";
+    const Shape &a = n.input(0).dims(), &b = n.input(1).dims(), &y = n.resultType(0).dims;
+    if (!(a == b && a == y) && !(a == y && isChannelVector(b, y)) &&
+        !(b == y && isChannelVector(a, y)))
+      return "only equal shapes or a per-channel [N, C, 1, 1] operand are supported (operands " +
+             shapeToString(a) + " and " + shapeToString(b) + ")";
     quant::addMultipliers(scaleOf(n.input(0)), scaleOf(n.input(1)),
                           n.resultType(0).quant.scales[0]);
     return "";
@@ -31,6 +35,16 @@ public:
     const int64_t L = t.lanes();
     const NodeValue a = n.input(0), b = n.input(1), y = resultOf(n);
     const quant::AddMultipliers m = quant::addMultipliers(scaleOf(a), scaleOf(b), scaleOf(y));
+    if (a.dims() != b.dims()) {
+      BinaryOp op;
+      op.combine = "add";
+      op.scaleOperands = true;
+      op.Ma = m.Ma;
+      op.Mb = m.Mb;
+      op.requantM = 1;
+      op.requantS = m.S;
+      return emitBinary(op, n, ctx);
+    }
     const quant::Bounds bd = quant::activationBounds(n, y.type().quant);
     // Constants: act rows zp_a, zp_b (int8 lanes); acc rows M_a, M_b; param rows 1, S.
     std::vector<uint8_t> zpRows(size_t(2 * L));

@@ -31,7 +31,7 @@ ConcatShape shapeOf(const Node& n, int64_t L) {
   s.W = y[3];
   s.C = y[1];
   for (size_t i = 0; i < n.numInputs(); ++i) {
-    const int64_t c = n.input(i).dims()[1];
+    const int64_t c = n.input(i).dims()[size_t(channelAxis(n.input(i).dims().size()))];
     s.channels.push_back(c);
     s.blocks.push_back(ceilDiv(c, L));
     s.tempBlocks += s.blocks.back();
@@ -77,8 +77,9 @@ public:
     int64_t axis = n.attrs().getInt("axis", 1);
     if (axis < 0)
       axis += rank;
-    if (axis != 1)
-      return "only concatenation along channels (axis 1) runs on the NPU";
+    if (axis != channelAxis(size_t(rank)))
+      return "only concatenation along channels (axis " +
+             std::to_string(channelAxis(size_t(rank))) + ") runs on the NPU";
     for (size_t i = 0; i < n.numInputs(); ++i) {
       if (auto r = checkActivation(n.input(i), "an input"); !r.empty())
         return r;

@@ -1,9 +1,9 @@
 // Gemm (B constant [K, N] after normalize-gemm, or [N, K] with transB; optional bias C)
-// and MatMul with a
-// constant right operand: 1x1 convolutions over the rows of A. A rank-2 [M, C] value in
-// NCHWc is M rows of CB blocks (row of (m, cb) = m * CB + cb), which the convolution
-// engine walks as one image of M lines, one pixel per line (line stride CB, block
-// stride 1).
+// and MatMul with a constant right operand: 1x1 convolutions over the rows of A. A
+// rank-2 [M, C] value in NCHWc is M rows of CB blocks (row of (m, cb) = m * CB + cb),
+// which the convolution engine walks as one image of M lines, one pixel per line (line
+// stride CB, block stride 1). MatMul's A may also be [B, T, C] (a transformer's
+// sequence), laid out as B * T such rows.
 #include "../ConvCore.h"
 
 #include "ember/graph/AttrViews.h"
@@ -20,8 +20,9 @@ public:
                           checkActivation(resultOf(n), "the result"), checkWeights(n, 1, 2)})
       if (!r.empty())
         return r;
-    if (n.input(0).dims().size() != 2 || n.input(1).dims().size() != 2)
-      return "only 2-D operands are supported";
+    const size_t ra = n.input(0).dims().size();
+    if (n.input(1).dims().size() != 2 || (ra != 2 && !(ra == 3 && n.kind() == NodeKind::MatMul)))
+      return "only a 2-D A (or a [B, T, C] A of MatMul) and a 2-D B are supported";
     if (n.kind() == NodeKind::Gemm) {
       if (!gemmOf(n.attrs()).normalized())
         return "Gemm is not normalised (transA = 0, alpha = beta = 1: run normalize-gemm)";
@@ -54,7 +55,9 @@ private:
 
   static ConvJob jobOf(const Node& n, const Target& t, bool withData) {
     const NodeValue a = n.input(0), b = n.input(1);
-    const int64_t M = a.dims()[0], C = a.dims()[1], K = outputs(n);
+    // A [B, T, C] A is B * T rows of C (its NCHWc layout, nchwOf).
+    const Shape ad = nchwOf(a.dims());
+    const int64_t M = ad[0], C = ad[1], K = outputs(n);
     ConvJob j;
     j.N = 1;
     j.C = C;

@@ -1,0 +1,118 @@
+#include "Binary.h"
+
+#include "ember/quantization/Numerics.h"
+
+#include <algorithm>
+
+namespace ember::npu {
+
+bool isChannelVector(const Shape& s, const Shape& full) {
+  return full.size() == 4 && s.size() == 4 && s[0] == full[0] && s[1] == full[1] && s[2] == 1 &&
+         s[3] == 1 && (full[2] != 1 || full[3] != 1);
+}
+
+LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
+  const Target& t = ctx.t;
+  Program& p = ctx.prog;
+  const int64_t L = t.lanes(), D = p.depth();
+  // `a` is the full operand, `b` the full or per-channel one.
+  NodeValue a = n.input(0), b = n.input(1);
+  if (a.dims() != n.resultType(0).dims)
+    std::swap(a, b);
+  const NodeValue y = resultOf(n);
+  const DramTensor &ta = ctx.tensor(a), &tb = ctx.tensor(b), &ty = ctx.tensor(y);
+  const bool bcast = a.dims() != b.dims();
+  const int64_t plane = bcast ? ta.H * ta.W : 1; // rows of a per row of b
+  const quant::Bounds bd = quant::activationBounds(n, y.type().quant);
+  // Constants: act rows zp_a, zp_b; param rows M, S of the requant; with scaled operands
+  // acc rows M_a, M_b (the operand in n.input(0)'s multiplier goes with a).
+  const bool swapped = !(a == n.input(0));
+  std::vector<uint8_t> zp(size_t(2 * L));
+  std::vector<int32_t> q(size_t(2 * L)), m(size_t(2 * L));
+  for (int64_t l = 0; l < L; ++l) {
+    zp[size_t(l)] = static_cast<uint8_t>(ta.zp);
+    zp[size_t(L + l)] = static_cast<uint8_t>(tb.zp);
+    q[size_t(l)] = op.requantM;
+    q[size_t(L + l)] = op.requantS;
+    m[size_t(l)] = swapped ? op.Mb : op.Ma;
+    m[size_t(L + l)] = swapped ? op.Ma : op.Mb;
+  }
+  const uint64_t zpC = ctx.consts.add(zp), qC = ctx.consts.addInt32(q);
+  const uint64_t mC = op.scaleOperands ? ctx.consts.addInt32(m) : 0;
+  const int64_t accBase = op.scaleOperands ? 2 : 0;
+  // Tile of T rows of a with up to B rows of b; act: 2 zero-point rows, then D slots of
+  // (T a rows, B b rows, T result rows); acc: [M_a, M_b,] T rows (a) then B rows (b).
+  int64_t T = std::min(ta.rows(), (t.rows(Mem::Act) - 2) / (D * 3));
+  T = std::min(T, (t.rows(Mem::Acc) - accBase) / 2);
+  const int64_t B = bcast ? std::min(T, T / plane + 2) : T;
+  T = std::min(T, t.rows(Mem::Acc) - accBase - B - 1);
+  const int64_t slotRows = 2 * T + B;
+  const isa::InstrDesc& vb = t.vecBinary(op.combine);
+  const Program::Walk zA{0, 0, 0}, zB{1, 0, 0}, mA{0, 0, 0}, mB{1, 0, 0};
+  bool first = true;
+  for (int64_t r0 = 0; r0 < ta.rows(); r0 += T) {
+    const int64_t nr = std::min(T, ta.rows() - r0);
+    const int64_t base = 2 + (p.stepIndex() % D) * slotRows;
+    const int64_t inA = base, inB = base + T, out = base + T + B;
+    // Bank-aware: the b region starts in another acc bank than row i of a (an odd
+    // distance when banks are interleaved by row), so the combining reads do not collide.
+    const int64_t accA = accBase, accB = accBase + T + (T % 2 == 0 ? 1 : 0);
+    const int64_t p0 = r0 / plane, p1 = (r0 + nr - 1) / plane; // b rows [p0, p1]
+    Step s;
+    if (first) {
+      for (auto& in : p.loadRows(Mem::Act, 0, zpC, 2))
+        s.loads.push_back(in);
+      for (auto& in : p.loadRows(Mem::Param, 0, qC, 2))
+        s.loads.push_back(in);
+      if (op.scaleOperands)
+        for (auto& in : p.loadRows(Mem::Acc, 0, mC, 2))
+          s.loads.push_back(in);
+      first = false;
+    }
+    for (auto& in : p.loadRows(Mem::Act, inA, ta.offset + uint64_t(r0 * L), nr))
+      s.loads.push_back(in);
+    for (auto& in : p.loadRows(Mem::Act, inB, tb.offset + uint64_t(p0 * L), p1 - p0 + 1))
+      s.loads.push_back(in);
+    for (const auto& c : Program::rowChunks(vb, p1 - p0 + 1)) {
+      const Program::Walk dst{accB + c[0], 1, c[1]};
+      s.computes.push_back(
+          p.vecBinary("sub", Mem::Acc, Mem::Act, dst, {inB + c[0], 1, c[1]}, zB, c[1], c[2]));
+      if (op.scaleOperands)
+        s.computes.push_back(p.vecBinary("mul", Mem::Acc, Mem::Acc, dst, dst, mB, c[1], c[2]));
+    }
+    for (const auto& c : Program::rowChunks(vb, nr)) {
+      const Program::Walk dst{accA + c[0], 1, c[1]};
+      s.computes.push_back(
+          p.vecBinary("sub", Mem::Acc, Mem::Act, dst, {inA + c[0], 1, c[1]}, zA, c[1], c[2]));
+      if (op.scaleOperands)
+        s.computes.push_back(p.vecBinary("mul", Mem::Acc, Mem::Acc, dst, dst, mA, c[1], c[2]));
+    }
+    // Combine plane segment by plane segment (one b row each when broadcasting).
+    for (int64_t i = 0; i < nr;) {
+      const int64_t r = r0 + i;
+      const int64_t len = bcast ? std::min(nr - i, (r / plane + 1) * plane - r) : nr - i;
+      for (const auto& c : Program::rowChunks(vb, len)) {
+        const int64_t o = i + c[0];
+        const Program::Walk bw =
+            bcast ? Program::Walk{accB + r / plane - p0, 0, 0} : Program::Walk{accB + o, 1, c[1]};
+        s.computes.push_back(p.vecBinary(op.combine, Mem::Acc, Mem::Acc, {accA + o, 1, c[1]},
+                                         {accA + o, 1, c[1]}, bw, c[1], c[2]));
+      }
+      i += len;
+    }
+    for (const auto& c : Program::rowChunks(t.requant(), nr))
+      s.computes.push_back(p.requant({out + c[0], 1, c[1]}, {accA + c[0], 1, c[1]}, 0, ty.zp, bd.lo,
+                                     bd.hi, c[1], c[2]));
+    for (auto& in : p.storeRows(Mem::Act, out, ty.offset + uint64_t(r0 * L), nr))
+      s.stores.push_back(in);
+    p.commitStep(std::move(s));
+  }
+  LayerInfo info;
+  info.tiling = "rows/tile=" + std::to_string(T) + (bcast ? " per-channel b" : "");
+  info.sram[0] = 2 + D * slotRows;
+  info.sram[2] = accBase + T + B + 1;
+  info.sram[3] = 2;
+  return info;
+}
+
+} // namespace ember::npu

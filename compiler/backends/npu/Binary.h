@@ -1,0 +1,31 @@
+// Element-wise binary layers whose second operand may be per channel: `a` full, `b`
+// either of a's shape or [N, C, 1, 1] (one value per image and channel, as squeeze-and-
+// excitation gates and per-channel offsets are). In NCHWc such a b has one row per
+// (image, channel block), which the combining vector instruction walks with stride 0
+// over the pixels of the plane. Mul and broadcasting Add share this loop.
+#pragma once
+
+#include "Layer.h"
+
+#include <cstdint>
+#include <string>
+
+namespace ember::npu {
+
+/// What distinguishes one binary layer: acc = op(f(a - zp_a), f(b - zp_b)) with f an
+/// optional multiply by an acc constant row, then requant with a param row pair.
+struct BinaryOp {
+  std::string combine;        ///< Vector-binary op joining the operands: "add" or "mul".
+  bool scaleOperands = false; ///< vmul each operand by its multiplier row (Add's M_a, M_b).
+  int32_t Ma = 0, Mb = 0;     ///< The multiplier rows' values when scaleOperands.
+  int32_t requantM = 0;       ///< requant's M row value.
+  int32_t requantS = 0;       ///< requant's S row value.
+};
+
+/// Whether `s` is [N, C, 1, 1] against the 4-D `full` (same N and C, a larger plane).
+bool isChannelVector(const Shape& s, const Shape& full);
+
+/// Emits `n` (inputs 0 and 1, either of which may be the per-channel operand) as `op`.
+LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx);
+
+} // namespace ember::npu
