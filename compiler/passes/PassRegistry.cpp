@@ -44,6 +44,10 @@ void registerBuiltinPasses() {
       {"normalize-gemm",
        "Gemm -> A*B+C form: fold transB/alpha into constant B, beta into C, transA out",
        runNormalizeGemm},
+      {"channel-shuffle-to-gather",
+       "Reshape to [N, g, C/g, H, W] + Transpose(0, 2, 1, 3, 4) + Reshape back -> Gather of "
+       "channels",
+       runChannelShuffleToGather},
       {"spatial-mean-to-pool",
        "ReduceMean over the spatial axes of an NCHW value -> GlobalAveragePool (+ Reshape)",
        runSpatialMeanToPool},
@@ -106,6 +110,7 @@ std::vector<std::string> defaultPipeline() {
           "normalize-gemm",
           "flatten-gemm-to-conv",
           "spatial-mean-to-pool",
+          "channel-shuffle-to-gather",
           "lower",
           "constant-fold",
           "fold-batchnorm",

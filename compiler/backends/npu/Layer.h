@@ -101,6 +101,7 @@ void registerGlobalAvgPoolLayers();
 void registerConcatLayers();
 void registerPadLayers();
 void registerReshapeLayers();
+void registerChannelSelectLayers();
 
 // ---- helpers shared by the layers ----
 /// "Kind 'name'".

@@ -27,6 +27,7 @@ void registerAll() {
   registerConcatLayers();
   registerPadLayers();
   registerReshapeLayers();
+  registerChannelSelectLayers();
 }
 } // namespace
 

@@ -81,7 +81,8 @@ INSTANTIATE_TEST_SUITE_P(Zoo, ZooOnLargeNpu,
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooOnNpu,
                          ::testing::Values("resnet18", "mobilenet_v2", "resnet50",
                                            "mobilenet_v3_small", "efficientnet_b0", "googlenet",
-                                           "squeezenet1_0", "regnet_x_400mf", "densenet121"),
+                                           "squeezenet1_0", "regnet_x_400mf", "densenet121",
+                                           "shufflenet_v2_x0_5"),
                          [](const auto& p) { return std::string(p.param); });
 
 } // namespace

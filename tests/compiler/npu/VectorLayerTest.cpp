@@ -77,6 +77,30 @@ const VecCase kCases[] = {
        g.output("y", g.node(NodeKind::Reshape, "flat", {r}, ints({{"shape", {10, 40}}}), {10, 40},
                             0.12f, 1));
      }},
+    {"channel_split_and_shuffle",
+     [](G& g) {
+       // ShuffleNet's unit: a channel split (Slice at an offset inside a block), a Concat
+       // and a channel shuffle (Gather of every channel, as channel-shuffle-to-gather
+       // writes it); a strided Slice of a sequence's features; batch 2.
+       NodeValue x = g.input("x", {2, 48, 5, 6}, 0.05f, -3);
+       Attrs sa =
+           ints({{"starts", {0, 24, 0, 0}}, {"ends", {2, 48, 5, 6}}, {"steps", {1, 1, 1, 1}}});
+       NodeValue hi = g.node(NodeKind::Slice, "split", {x}, sa, {2, 24, 5, 6}, 0.05f, -3);
+       Attrs at;
+       at.set("axis", int64_t(1));
+       NodeValue cat = g.node(NodeKind::Concat, "cat", {hi, x}, at, {2, 72, 5, 6}, 0.05f, -3);
+       Tensor idx(ElemKind::Int64, {72});
+       for (int64_t j = 0; j < 36; ++j)
+         for (int64_t i = 0; i < 2; ++i)
+           idx.data<int64_t>()[j * 2 + i] = i * 36 + j;
+       NodeValue perm = g.constant("perm", std::move(idx));
+       at.set("axis", int64_t(1));
+       g.output("y",
+                g.node(NodeKind::Gather, "shuffle", {cat, perm}, at, {2, 72, 5, 6}, 0.05f, -3));
+       NodeValue s = g.input("s", {2, 3, 40}, 0.1f, 4);
+       Attrs ss = ints({{"starts", {0, 0, 38}}, {"ends", {2, 3, -1}}, {"steps", {1, 1, -3}}});
+       g.output("z", g.node(NodeKind::Slice, "rev", {s}, ss, {2, 3, 13}, 0.1f, 4));
+     }},
     {"mul_same_shape",
      [](G& g) {
        NodeValue a = g.input("a", {1, 20, 7, 9}, 0.05f, 3);

@@ -281,5 +281,45 @@ TEST(SpatialMeanToPool, LeavesOtherReductions) {
   EXPECT_EQ(g.count(NodeKind::GlobalAveragePool), 0u);
 }
 
+TEST(ChannelShuffleToGather, ReshapeTransposeReshapeBecomesOneGather) {
+  G g;
+  NodeValue x = g.input("x", {2, 6, 3, 4});
+  NodeValue r5 = g.node(NodeKind::Reshape, "split", {x}, attrs({{"shape", Shape{2, 2, 3, 3, 4}}}));
+  NodeValue t = g.node(NodeKind::Transpose, "swap", {r5},
+                       attrs({{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}}));
+  g.output("y", g.node(NodeKind::Reshape, "merge", {t}, attrs({{"shape", Shape{2, 6, 3, 4}}})));
+  const TensorMap in = g.randomInputs();
+  EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runChannelShuffleToGather(f); }), 1u);
+  EXPECT_EQ(g.count(NodeKind::Transpose), 0u);
+  EXPECT_EQ(g.count(NodeKind::Reshape), 0u);
+  ASSERT_EQ(g.count(NodeKind::Gather), 1u);
+  // ShuffleNet's order with 2 groups of 3: channels 0, 3, 1, 4, 2, 5 (written out here).
+  const Tensor y = g.run(in).at("y");
+  const int64_t order[6] = {0, 3, 1, 4, 2, 5};
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 6; ++c)
+      for (int64_t p = 0; p < 12; ++p)
+        EXPECT_EQ(y.data<float>()[(n * 6 + c) * 12 + p],
+                  in.at("x").data<float>()[(n * 6 + order[c]) * 12 + p]);
+}
+
+TEST(ChannelShuffleToGather, LeavesOtherReshapesAndTransposes) {
+  G g;
+  NodeValue x = g.input("x", {1, 6, 3, 4});
+  NodeValue r5 = g.node(NodeKind::Reshape, "split", {x}, attrs({{"shape", Shape{1, 2, 3, 3, 4}}}));
+  // Another permutation, and a shuffle whose rank-5 value is also an output.
+  NodeValue t = g.node(NodeKind::Transpose, "other", {r5},
+                       attrs({{"perm", std::vector<int64_t>{0, 1, 2, 4, 3}}}));
+  g.output("y", g.node(NodeKind::Reshape, "m1", {t}, attrs({{"shape", Shape{1, 6, 4, 3}}})));
+  NodeValue r5b =
+      g.node(NodeKind::Reshape, "split2", {x}, attrs({{"shape", Shape{1, 2, 3, 3, 4}}}));
+  NodeValue t2 = g.node(NodeKind::Transpose, "swap2", {r5b},
+                        attrs({{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}}));
+  g.output("t2", t2);
+  g.output("z", g.node(NodeKind::Reshape, "m2", {t2}, attrs({{"shape", Shape{1, 6, 3, 4}}})));
+  EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runChannelShuffleToGather(f); }), 0u);
+  EXPECT_EQ(g.count(NodeKind::Gather), 0u);
+}
+
 } // namespace
 } // namespace ember

@@ -54,6 +54,11 @@ size_t runFlattenGemmToConv(Function& f, const PassContext& ctx = {});
 /// form a backend with pooling but no general reduction (the NPU) runs.
 size_t runSpatialMeanToPool(Function& f, const PassContext& ctx = {});
 
+/// `channel-shuffle-to-gather`: Reshape [N, C, H, W] -> [N, g, C/g, H, W], Transpose
+/// (0, 2, 1, 3, 4), Reshape back to [N, C, H, W] (ShuffleNet's channel shuffle) becomes
+/// one Gather of the channels with constant indices: the same values, no rank-5 value.
+size_t runChannelShuffleToGather(Function& f, const PassContext& ctx = {});
+
 /// `fuse-activation`: Relu, or Clip, whose producer is a single-use float Conv, Gemm,
 /// MatMul or Add becomes the producer's `activation` attribute (FusedActivation.h).
 size_t runFuseActivation(Function& f, const PassContext& ctx = {});

@@ -1,0 +1,104 @@
+// Slice and Gather of channels (output channel k = input channel src[k]; every other axis
+// whole): codes move unchanged (the quantizer gives the result the input's parameters,
+// docs/numerics.md section 4.4). A channel that changes lane or block needs lanes moved,
+// which DMA (whole rows) cannot do, so the selection runs on the MAC array as a 1x1
+// convolution whose one-hot weights pick src[k] for lane k (multiplier 1, the zero point
+// folded into the bias: zp + (x - zp) = x), each output block reading only the input
+// blocks its channels come from (ConvJob::blocks). ShuffleNet's channel split (Slice) and
+// channel shuffle (a Gather after pass channel-shuffle-to-gather) run this way.
+#include "../ConvCore.h"
+
+#include <limits>
+
+namespace ember::npu {
+
+namespace {
+
+/// The input channel of every output channel, or why the node is not a channel selection.
+std::string sourcesOf(const Node& n, std::vector<int64_t>* src) {
+  const Shape& x = n.input(0).dims();
+  const Shape& y = n.resultType(0).dims;
+  const size_t axis = size_t(channelAxis(x.size()));
+  const Attrs& a = n.attrs();
+  if (n.kind() == NodeKind::Slice) {
+    const std::vector<int64_t> starts = a.getInts("starts");
+    const std::vector<int64_t> steps = a.getInts("steps", std::vector<int64_t>(x.size(), 1));
+    for (size_t i = 0; i < x.size(); ++i)
+      if (i != axis && (starts[i] != 0 || steps[i] != 1 || y[i] != x[i]))
+        return "only a slice of the channels (axis " + std::to_string(axis) +
+               ") runs on the NPU, every other axis whole";
+    for (int64_t k = 0; k < y[axis]; ++k)
+      src->push_back(starts[axis] + k * steps[axis]);
+    return "";
+  }
+  int64_t ax = a.getInt("axis", 0);
+  if (ax < 0)
+    ax += int64_t(x.size());
+  if (size_t(ax) != axis)
+    return "only a gather of the channels (axis " + std::to_string(axis) + ") runs on the NPU";
+  const NodeValue idx = n.input(1);
+  if (idx.node->kind() != NodeKind::Constant || idx.dims().size() != 1)
+    return "the indices are not a constant vector";
+  const Tensor& t = idx.node->payload();
+  for (int64_t k = 0; k < t.size(); ++k) {
+    int64_t c = t.getAsInt(k);
+    src->push_back(c < 0 ? c + x[axis] : c);
+  }
+  return "";
+}
+
+/// The selection as a 1x1 convolution, without its DRAM views.
+ConvJob selectJob(const Node& n, const std::vector<int64_t>& src, int64_t L) {
+  const Shape x = nchwOf(n.input(0).dims());
+  ConvJob j;
+  j.N = x[0];
+  j.C = x[1];
+  j.H = j.OH = x[2];
+  j.W = j.OW = x[3];
+  j.K = int64_t(src.size());
+  j.w.assign(size_t(j.K * j.C), 0);
+  j.blocks.assign(size_t(ceilDiv(j.K, L)), {std::numeric_limits<int64_t>::max(), 0});
+  for (int64_t k = 0; k < j.K; ++k) {
+    const int64_t c = src[size_t(k)];
+    j.w[size_t(k * j.C + c)] = 1;
+    auto& r = j.blocks[size_t(k / L)];
+    r = {std::min(r.first, c / L), std::max(r.second, c / L + 1)};
+  }
+  j.zpIn = j.zpOut = zeroPointOf(n.input(0));
+  j.mult.assign(size_t(j.K), quant::quantizeMultiplier(1.0));
+  return j;
+}
+
+class ChannelSelectLayer : public Layer {
+public:
+  std::string check(const Node& n, const Target& t) const override {
+    if (auto r = checkInputAndResult(n); !r.empty())
+      return r;
+    if (n.input(0).type().quant != n.resultType(0).quant)
+      return "the result has other quantization parameters than the input";
+    std::vector<int64_t> src;
+    if (auto r = sourcesOf(n, &src); !r.empty())
+      return r;
+    return checkConvJob(selectJob(n, src, t.lanes()), t, 2);
+  }
+
+  LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
+    std::vector<int64_t> src;
+    sourcesOf(n, &src);
+    ConvJob j = selectJob(n, src, ctx.t.lanes());
+    j.in = ActView::of(ctx.tensor(n.input(0)));
+    j.out = ActView::of(ctx.tensor(resultOf(n)));
+    LayerInfo info = emitConv(j, ctx);
+    info.tiling = "lanes moved by a 1x1 conv (" + info.tiling + ")";
+    return info;
+  }
+};
+
+} // namespace
+
+void registerChannelSelectLayers() {
+  registerLayer(NodeKind::Slice, std::make_shared<ChannelSelectLayer>());
+  registerLayer(NodeKind::Gather, std::make_shared<ChannelSelectLayer>());
+}
+
+} // namespace ember::npu
