@@ -54,3 +54,17 @@ add_test(NAME tools.ember_dse.check_random
 set_tests_properties(tools.ember_dse.invalid_point_row tools.ember_dse.check_names_failure
                      tools.ember_dse.check_random PROPERTIES
                      LABELS tools FIXTURES_REQUIRED ember_model_zoo TIMEOUT 300)
+
+# Each instruction has its own count fields: with vsub, vmul and requant narrower than vadd
+# (n0 of 3 bits), Add, Mul (squeeze-and-excitation) and Rescale must chunk their rows for
+# every instruction they emit (they chunked for one and failed to encode the others).
+set(_zoo32 ${CMAKE_BINARY_DIR}/models-32)
+add_test(NAME tools.ember_dse.narrow_count_fields
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/expect_run.sh 0 stdout "3 of 3 runs ok"
+                 -- ${_dse} ${_zoo32}/resnet18/model.onnx ${_zoo32}/efficientnet_b0/model.onnx
+                    ${_zoo32}/mobilenet_v3_small/model.onnx
+                    --axis /instructions/4/fields/n0/width=3 --axis /instructions/5/fields/n0/width=3
+                    --axis /instructions/11/fields/n0/width=3 --check --no-progress
+                    --out ${_dse_out}/narrow_count_fields)
+set_tests_properties(tools.ember_dse.narrow_count_fields PROPERTIES
+                     LABELS "tools;dse" FIXTURES_REQUIRED ember_model_zoo_32 TIMEOUT 300)

@@ -65,7 +65,7 @@ public:
     const int64_t B = bcast ? std::min(T, T / plane + 2) : T;
     T = std::min(T, t.rows(Mem::Acc) - B - 1);
     const int64_t slotRows = 2 * T + B;
-    const isa::InstrDesc& vb = t.vecBinary("mul");
+    const isa::InstrDesc &vb = t.vecBinary("mul"), &vs = t.vecBinary("sub");
     const Program::Walk zA{0, 0, 0}, zB{1, 0, 0};
     bool first = true;
     for (int64_t r0 = 0; r0 < ta.rows(); r0 += T) {
@@ -88,10 +88,10 @@ public:
         s.loads.push_back(in);
       for (auto& in : p.loadRows(Mem::Act, inB, tb.offset + uint64_t(p0 * L), p1 - p0 + 1))
         s.loads.push_back(in);
-      for (const auto& c : Program::rowChunks(vb, p1 - p0 + 1))
+      for (const auto& c : Program::rowChunks(vs, p1 - p0 + 1))
         s.computes.push_back(p.vecBinary("sub", Mem::Acc, Mem::Act, {accB + c[0], 1, c[1]},
                                          {inB + c[0], 1, c[1]}, zB, c[1], c[2]));
-      for (const auto& c : Program::rowChunks(vb, nr))
+      for (const auto& c : Program::rowChunks(vs, nr))
         s.computes.push_back(p.vecBinary("sub", Mem::Acc, Mem::Act, {accA + c[0], 1, c[1]},
                                          {inA + c[0], 1, c[1]}, zA, c[1], c[2]));
       // Multiply plane segment by plane segment (one b row each when broadcasting).
