@@ -224,3 +224,10 @@ TEST(DseReport, CsvQuotesAndNamesEveryColumn) {
   EXPECT_EQ(html.find("<script src"), std::string::npos);
   EXPECT_NE(html.find("&quot;quoted&quot;"), std::string::npos);
 }
+
+TEST(DseReport, ShortMessagesKeepTheFirstLines) {
+  EXPECT_EQ(shortMessage("one line"), "one line");
+  EXPECT_EQ(shortMessage("a\nb\nc", 4), "a\nb\nc");
+  EXPECT_EQ(shortMessage("a\nb\nc\nd\ne\nf", 2), "a\nb\n  (4 more lines)");
+  EXPECT_EQ(shortMessage("a\nb\nc", 2), "a\nb\n  (1 more line)");
+}

@@ -89,6 +89,22 @@ const Point* pointOf(const SweepData& d, std::size_t index) {
 
 } // namespace
 
+std::string shortMessage(const std::string& message, std::size_t lines) {
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < lines; ++i) {
+    at = message.find('\n', at);
+    if (at == std::string::npos)
+      return message;
+    ++at;
+  }
+  std::size_t more = 1;
+  for (std::size_t k = message.find('\n', at); k != std::string::npos;
+       k = message.find('\n', k + 1))
+    more += k + 1 < message.size();
+  return message.substr(0, at) + "  (" + std::to_string(more) + " more line" +
+         (more == 1 ? "" : "s") + ")";
+}
+
 std::string formatTable(const SweepData& d) {
   std::vector<std::string> head{"point"};
   for (const std::string& c : d.columns)
@@ -128,7 +144,7 @@ std::string formatTable(const SweepData& d) {
   for (const Result& r : d.rows)
     if (r.status != Status::Ok || !r.message.empty())
       out += "point " + std::to_string(r.point) + " " + r.model + ": " + statusName(r.status) +
-             ": " + r.message + "\n";
+             ": " + shortMessage(r.message) + "\n";
   return out;
 }
 

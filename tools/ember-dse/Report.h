@@ -31,8 +31,13 @@ struct SweepData {
 /// The setting names of `points`, in order of first appearance.
 std::vector<std::string> settingColumns(const std::vector<Point>& points);
 
+/// `message` cut to its first `lines` lines, with "(N more lines)" after them (the CSV
+/// keeps every line: an unsupported model lists each of its nodes).
+std::string shortMessage(const std::string& message, std::size_t lines = 4);
+
 /// The terminal table: one line per row (point, settings, model, status, cycles, energy,
-/// utilisation, largest SRAM peak, Pareto mark), then the messages of failed rows.
+/// utilisation, largest SRAM peak, Pareto mark), then the messages of failed rows
+/// (shortMessage).
 std::string formatTable(const SweepData& d);
 
 /// The CSV file (RFC 4180 quoting): point, settings, model, status, cycles, npu_us,

@@ -208,7 +208,7 @@ void throwFailures(const Options& o, const SweepData& d,
     ++n;
     const std::string file = d.points.at(r.point).file;
     msg += "\n  point " + std::to_string(r.point) + " (" + file + ") " + r.model + ": " +
-           statusName(r.status) + ": " + r.message + "\n    reproduce: ember-run " +
+           statusName(r.status) + ": " + shortMessage(r.message) + "\n    reproduce: ember-run " +
            modelPaths.at(r.model) + " --isa " + file +
            " --compare interp,sim --precision int8 --random-input 1 --fallback none";
   }
