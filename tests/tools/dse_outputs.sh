@@ -6,6 +6,7 @@
 set -uo pipefail
 dse=$1 model=$2 out=$3
 rm -rf "$out"
+mkdir -p "$(dirname "$out")"
 fail() { echo "FAIL: $*"; exit 1; }
 "$dse" "$model" --axis act_kib=3,64 --out "$out" --no-progress >"$out.stdout" 2>&1
 status=$?
