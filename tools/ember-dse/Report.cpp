@@ -236,7 +236,7 @@ std::string esc(const std::string& s) {
   return o;
 }
 
-/// One axis of a chart: linear, or log10 when the values span more than 20x.
+/// One axis of a chart: linear, or log10 when the values span more than 5x.
 struct Scale {
   double lo = 0, hi = 1;
   bool log = false;
@@ -257,7 +257,7 @@ Scale scaleOf(const std::vector<double>& v) {
     return s;
   double mn = *std::min_element(v.begin(), v.end());
   double mx = *std::max_element(v.begin(), v.end());
-  s.log = mn > 0 && mx / mn > 20;
+  s.log = mn > 0 && mx / mn > 5;
   s.lo = s.log ? std::log10(mn) : mn;
   s.hi = s.log ? std::log10(mx) : mx;
   const double pad =
@@ -283,7 +283,7 @@ std::string settingsText(const Point* p) {
 
 /// Cycles (x) against energy (y) of one model's Ok rows; the front joined and ringed.
 std::string scatter(const SweepData& d, const std::vector<const Result*>& rows) {
-  const double W = 640, H = 380, L = 80, R = 20, T = 20, B = 50;
+  const double W = 640, H = 380, L = 80, R = 40, T = 20, B = 50;
   std::vector<double> xs, ys;
   for (const Result* r : rows) {
     xs.push_back(double(r->cycles));
