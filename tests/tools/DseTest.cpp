@@ -231,3 +231,35 @@ TEST(DseReport, ShortMessagesKeepTheFirstLines) {
   EXPECT_EQ(shortMessage("a\nb\nc\nd\ne\nf", 2), "a\nb\n  (4 more lines)");
   EXPECT_EQ(shortMessage("a\nb\nc", 2), "a\nb\n  (1 more line)");
 }
+
+TEST(DseSweep, RowsSurviveTheTripFromChildToParent) {
+  // A child process writes its rows as JSON; the parent reads them back.
+  for (Status s : {Status::Ok, Status::Invalid, Status::Unsupported, Status::CompileError,
+                   Status::Fault, Status::RunError, Status::Mismatch, Status::Crash}) {
+    Result r;
+    r.point = 7;
+    r.model = "resnet18";
+    r.status = s;
+    r.message = "line 1\nline 2";
+    r.cycles = 123456789012ull;
+    r.npuSeconds = 0.25;
+    r.energyUj = 1.5;
+    r.macUtilization = 0.75;
+    r.sram = {{"act", 1024, 4096}, {"acc", 64, 128}};
+    r.hostSeconds = 2.5;
+    const Result back = resultFromJson(nlohmann::json::parse(toJson(r).dump()));
+    EXPECT_EQ(back.point, 7u);
+    EXPECT_EQ(back.model, "resnet18");
+    EXPECT_EQ(back.status, s) << statusName(s);
+    EXPECT_EQ(back.message, "line 1\nline 2");
+    EXPECT_EQ(back.cycles, 123456789012ull);
+    EXPECT_EQ(back.npuSeconds, 0.25);
+    EXPECT_EQ(back.energyUj, 1.5);
+    EXPECT_EQ(back.macUtilization, 0.75);
+    ASSERT_EQ(back.sram.size(), 2u);
+    EXPECT_EQ(back.sram[1].name, "acc");
+    EXPECT_EQ(back.sram[1].peakBytes, 64u);
+    EXPECT_EQ(back.sram[1].sizeBytes, 128u);
+    EXPECT_EQ(back.hostSeconds, 2.5);
+  }
+}

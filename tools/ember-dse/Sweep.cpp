@@ -37,6 +37,8 @@ const char* statusName(Status s) {
     return "compile-error";
   case Status::Fault:
     return "fault";
+  case Status::RunError:
+    return "run-error";
   case Status::Mismatch:
     return "mismatch";
   case Status::Crash:
@@ -95,7 +97,7 @@ Result resultFromJson(const json& j) {
   const std::string s = j.at("status").get<std::string>();
   r.status = Status::Crash;
   for (Status k : {Status::Ok, Status::Invalid, Status::Unsupported, Status::CompileError,
-                   Status::Fault, Status::Mismatch, Status::Crash})
+                   Status::Fault, Status::RunError, Status::Mismatch, Status::Crash})
     if (s == statusName(k))
       r.status = k;
   r.message = j.at("message").get<std::string>();
@@ -186,6 +188,10 @@ Result evaluateModel(const Point& p, const isa::IsaDescription& desc, const Mode
   } catch (const NpuFault& e) {
     r.status = Status::Fault;
     r.message = e.reason();
+    return r;
+  } catch (const std::exception& e) {
+    r.status = Status::RunError;
+    r.message = e.what();
     return r;
   }
   r.hostSeconds = secondsSince(t0);

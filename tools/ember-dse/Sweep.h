@@ -59,11 +59,13 @@ enum class Status {
   Unsupported,  ///< the NPU cannot run some nodes (fallback none)
   CompileError, ///< the compiler refused the model for another reason
   Fault,        ///< the NPU program faulted on the simulator
+  RunError,     ///< the run was refused for another reason (e.g. by the runtime)
   Mismatch,     ///< --check: an output differs from the int8 interpreter's
   Crash,        ///< the child process died (signal or unexpected exit)
 };
 
-/// "ok", "invalid", "unsupported", "compile-error", "fault", "mismatch", "crash".
+/// "ok", "invalid", "unsupported", "compile-error", "fault", "run-error", "mismatch",
+/// "crash".
 const char* statusName(Status s);
 
 /// Peak use of one SRAM by the compiled program.
