@@ -37,6 +37,12 @@ TARGETS = [
      "arena size of the static memory plan against the sum of buffers, per zoo model"),
     ("bench_partition", "Partitioning",
      "placement of the zoo between NPU and CPU: nodes, MACs on the NPU, transfers"),
+    ("bench_dse", "Design-space sweep (27 points)",
+     "ember-dse over ResNet-18, MobileNetV2 and SqueezeNet: MAC array x weight SRAM x DRAM "
+     "bandwidth, 3 values each; cycles, energy, utilisation, Pareto front and wall time"),
+    ("bench_dse_random", "Random descriptions, checked",
+     "the zoo's CNNs at 224 x 224 on 12 seeded random descriptions, every run compared bit "
+     "for bit with the int8 interpreter (ember-dse --random --check)"),
     ("bench_ring", "Runtime command ring",
      "host-device command ring throughput"),
 ]

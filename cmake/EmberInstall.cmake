@@ -58,7 +58,7 @@ foreach(dir base/include isa/include compiler/include simulator/include runtime/
 endforeach()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/isa/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ember/isa
         FILES_MATCHING PATTERN "*.json" PATTERN "include" EXCLUDE PATTERN "src" EXCLUDE)
-foreach(tool emberc ember-run ember-sim ember-objdump ember-as ember-isa)
+foreach(tool emberc ember-run ember-sim ember-dse ember-objdump ember-as ember-isa)
   if(TARGET ${tool})
     install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()

@@ -10,6 +10,11 @@ Run with Debian's Python (torch 1.13, torchvision 0.14, onnx, numpy):
 Layout of OUT/<model>/: model.onnx, input.npy (ONNX input "input"), expected.npy
 (PyTorch's output for ONNX output "output"), info.json, and a stamp file. A model is
 re-exported only when this script (or the torch version) changed since its stamp.
+
+--resolution N exports the image models with an N x N input instead of 224 x 224 (same
+architectures, same seeds; the others unchanged): the description sweep test
+(tests/tools/dse, docs/extending-isa.md section 4) runs the CNNs at 32 x 32 to stay
+inside CI time. Such exports go to their own folder, made at test time, never committed.
 """
 import argparse
 import hashlib
@@ -134,8 +139,10 @@ def script_hash():
     return h.hexdigest()
 
 
-def export(name, out_dir, stamp_value):
+def export(name, out_dir, stamp_value, resolution=None):
     build, shape, opset, fold, group = MODELS[name]
+    if resolution and shape == IMAGE:
+        shape = (1, 3, resolution, resolution)
     folder = os.path.join(out_dir, name)
     stamp = os.path.join(folder, "stamp")
     files = ["model.onnx", "input.npy", "expected.npy", "info.json"]
@@ -178,6 +185,8 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated model names (default: all)")
     ap.add_argument("--group", default="", help="only models of this group (core, other)")
     ap.add_argument("--list", action="store_true", help="print the model names and exit")
+    ap.add_argument("--resolution", type=int, default=0,
+                    help="input height and width of the image models (default 224)")
     args = ap.parse_args()
     if args.list:
         for n, spec in MODELS.items():
@@ -191,9 +200,9 @@ def main():
     if args.group:
         names = [n for n in names if MODELS[n][4] == args.group]
     torch.set_num_threads(min(2, os.cpu_count() or 1))
-    stamp_value = script_hash()
+    stamp_value = script_hash() + (f" resolution {args.resolution}" if args.resolution else "")
     for n in names:
-        export(n, args.out, stamp_value)
+        export(n, args.out, stamp_value, args.resolution)
     return 0
 
 

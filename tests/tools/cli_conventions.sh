@@ -7,7 +7,7 @@
 #   an unknown option, a missing argument or value: exit 2, the message names it
 #   a bad input file: exit 1, the message names the file
 #   a program that faults on the NPU: exit 3 (ember-sim, ember-sim --jobs, ember-run)
-# TOOL is one of emberc ember-run ember-sim ember-as ember-objdump ember-isa
+# TOOL is one of emberc ember-run ember-sim ember-dse ember-as ember-objdump ember-isa
 # ember-conformance; a tool not given (not built) is left out. PROGRAM.s assembles to a
 # binary that runs without a fault; the script makes a deadlocking one itself.
 set -uo pipefail
@@ -67,7 +67,7 @@ fi
 name=$(grep -Eo '"name" *: *"[^"]+"' "$isa" | head -1 | sed -E 's/.*"([^"]+)"$/\1/')
 v=${version//./\\.}
 
-for tool in emberc ember-run ember-sim ember-as ember-objdump ember-isa ember-conformance; do
+for tool in emberc ember-run ember-sim ember-dse ember-as ember-objdump ember-isa ember-conformance; do
   has "$tool" || continue
   x=${exe[$tool]}
   if [[ $tool == ember-conformance ]]; then

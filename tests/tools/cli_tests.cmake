@@ -189,7 +189,7 @@ set_tests_properties(tools.messages PROPERTIES FIXTURES_REQUIRED ember_cli_input
 # One command line in every tool (issue 17, item 4): --version with the description hash,
 # --help, exit statuses 2 (command line), 1 (bad input) and 3 (NPU fault).
 set(_cli_tools)
-foreach(tool emberc ember-run ember-sim ember-as ember-objdump ember-isa ember-conformance)
+foreach(tool emberc ember-run ember-sim ember-dse ember-as ember-objdump ember-isa ember-conformance)
   if(TARGET ${tool})
     list(APPEND _cli_tools ${tool}=$<TARGET_FILE:${tool}>)
   endif()

@@ -47,7 +47,10 @@ LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
   const int64_t B = bcast ? std::min(T, T / plane + 2) : T;
   T = std::min(T, t.rows(Mem::Acc) - accBase - B - 1);
   const int64_t slotRows = 2 * T + B;
-  const isa::InstrDesc& vb = t.vecBinary(op.combine);
+  // Each instruction's own count fields bound its chunks (a re-encoded description may
+  // give vsub a narrower n0 than vmul).
+  const isa::InstrDesc &vb = t.vecBinary(op.combine), &vs = t.vecBinary("sub"),
+                       &vm = t.vecBinary("mul");
   const Program::Walk zA{0, 0, 0}, zB{1, 0, 0}, mA{0, 0, 0}, mB{1, 0, 0};
   bool first = true;
   for (int64_t r0 = 0; r0 < ta.rows(); r0 += T) {
@@ -73,14 +76,14 @@ LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
       s.loads.push_back(in);
     for (auto& in : p.loadRows(Mem::Act, inB, tb.offset + uint64_t(p0 * L), p1 - p0 + 1))
       s.loads.push_back(in);
-    for (const auto& c : Program::rowChunks(vb, p1 - p0 + 1)) {
+    for (const auto& c : Program::rowChunks({&vs, op.scaleOperands ? &vm : &vs}, p1 - p0 + 1)) {
       const Program::Walk dst{accB + c[0], 1, c[1]};
       s.computes.push_back(
           p.vecBinary("sub", Mem::Acc, Mem::Act, dst, {inB + c[0], 1, c[1]}, zB, c[1], c[2]));
       if (op.scaleOperands)
         s.computes.push_back(p.vecBinary("mul", Mem::Acc, Mem::Acc, dst, dst, mB, c[1], c[2]));
     }
-    for (const auto& c : Program::rowChunks(vb, nr)) {
+    for (const auto& c : Program::rowChunks({&vs, op.scaleOperands ? &vm : &vs}, nr)) {
       const Program::Walk dst{accA + c[0], 1, c[1]};
       s.computes.push_back(
           p.vecBinary("sub", Mem::Acc, Mem::Act, dst, {inA + c[0], 1, c[1]}, zA, c[1], c[2]));

@@ -163,8 +163,17 @@ isa::Instruction Program::lut(int64_t table, Walk dst, Walk src, int64_t n0, int
 }
 
 std::vector<std::array<int64_t, 3>> Program::rowChunks(const isa::InstrDesc& d, int64_t rows) {
+  return rowChunks({&d}, rows);
+}
+
+std::vector<std::array<int64_t, 3>>
+Program::rowChunks(std::initializer_list<const isa::InstrDesc*> ds, int64_t rows) {
   std::vector<std::array<int64_t, 3>> out;
-  const int64_t max0 = Target::maxOf(d, isa::role::kN0), max1 = Target::maxOf(d, isa::role::kN1);
+  int64_t max0 = INT64_MAX, max1 = INT64_MAX;
+  for (const isa::InstrDesc* d : ds) {
+    max0 = std::min(max0, Target::maxOf(*d, isa::role::kN0));
+    max1 = std::min(max1, Target::maxOf(*d, isa::role::kN1));
+  }
   int64_t done = 0;
   while (done < rows) {
     const int64_t left = rows - done;

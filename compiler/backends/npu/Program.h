@@ -19,6 +19,7 @@
 #include "ember/isa/binary.h"
 
 #include <array>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,6 +74,11 @@ public:
   isa::Instruction lut(int64_t table, Walk dst, Walk src, int64_t n0, int64_t n1) const;
   /// Splits `rows` contiguous rows into (offset, n0, n1) chunks that fit n0/n1 of `d`.
   static std::vector<std::array<int64_t, 3>> rowChunks(const isa::InstrDesc& d, int64_t rows);
+  /// The same for chunks that every instruction of `ds` walks with the same n0/n1 (each
+  /// instruction has its own field widths: a re-encoded description may give vsub a
+  /// narrower n0 than vadd).
+  static std::vector<std::array<int64_t, 3>>
+  rowChunks(std::initializer_list<const isa::InstrDesc*> ds, int64_t rows);
 
   // ---- steps, layers, end ----
   /// Starts the instructions of graph node `name` (its debug range).

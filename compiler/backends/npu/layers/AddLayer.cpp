@@ -81,7 +81,10 @@ public:
       // Bank-aware: an odd distance between the two regions keeps vadd's reads of row i
       // of each in different acc banks.
       const int64_t A = 2, B = 2 + ss.tile + (ss.tile % 2 == 0 ? 1 : 0);
-      for (const auto& c : Program::rowChunks(t.vecBinary("add"), ss.rows)) {
+      // Every instruction of the chunk walks the same n0/n1: chunks fit all of them.
+      for (const auto& c : Program::rowChunks(
+               {&t.vecBinary("add"), &t.vecBinary("sub"), &t.vecBinary("mul"), &t.requant()},
+               ss.rows)) {
         const int64_t o = c[0], n0 = c[1], n1 = c[2];
         const Program::Walk zA{0, 0, 0}, zB{1, 0, 0}, mA{0, 0, 0}, mB{1, 0, 0};
         st.computes.push_back(p.vecBinary("sub", Mem::Acc, Mem::Act, {A + o, 1, n0},

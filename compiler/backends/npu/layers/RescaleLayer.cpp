@@ -45,7 +45,7 @@ public:
         st.loads.push_back(in);
     };
     s.compute = [&](const StreamStep& ss, Step& st) {
-      for (const auto& c : Program::rowChunks(t.vecBinary("sub"), ss.rows)) {
+      for (const auto& c : Program::rowChunks({&t.vecBinary("sub"), &t.requant()}, ss.rows)) {
         const int64_t o = c[0], n0 = c[1], n1 = c[2];
         st.computes.push_back(p.vecBinary("sub", Mem::Acc, Mem::Act, {o, 1, n0},
                                           {ss.inAct[0] + o, 1, n0}, {0, 0, 0}, n0, n1));

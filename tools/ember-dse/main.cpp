@@ -1,0 +1,277 @@
+// ember-dse: sweeps NPU descriptions (axes over a base, or seeded random ones) over ONNX
+// models: each model imported and quantized once, then per point compiled (fallback
+// none) and simulated; writes a CSV and an HTML page, prints a table. A thin main over
+// Space (axes, random descriptions), Sweep (running points) and Report (outputs).
+#include "Report.h"
+#include "Space.h"
+#include "Sweep.h"
+
+#include "ember/cli/Cli.h"
+#include "ember/isa/description.h"
+#include "ember/support/AtomicFile.h"
+#include "ember/support/Error.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+using namespace ember;
+using namespace ember::dse;
+
+namespace {
+
+const char* kDescription = "ember-dse: sweeps NPU descriptions over ONNX models (cycles, energy, "
+                           "MAC utilisation, SRAM peaks, Pareto front).";
+
+const char* kFooter =
+    R"(Each MODEL is imported and quantized once (random:8 calibration and minmax, as emberc and
+ember-run do, so figures match `ember-run --precision int8 --device sim`); then every point
+(one NPU description) is validated, each model compiled for it with fallback none and run
+on the cycle-accurate simulator with random inputs (seed 1, as --random-input 1). An
+invalid description, a model the NPU cannot run whole, a fault: each is a row with its
+reason, not the end of the sweep. Points are the cross product of the --axis values over
+--base, or --random N descriptions drawn around it. Every point's description is written
+to OUT/descriptions/pN.json; the rows go to OUT/dse.csv and OUT/dse.html (one page, no
+network: cycles against energy per model with the Pareto front, MAC utilisation, the
+table) and to the terminal. Points run in child processes, --jobs at a time.
+
+examples:
+  ember-dse resnet18.onnx --axis array=8,16,32 --axis weight_kib=128,256 --out sweep/
+  ember-dse m.onnx --axis /hardware/dma/latency_cycles=50,100,200 --jobs 2
+  ember-dse a.onnx b.onnx --random 20 --seed 7 --check --out random/
+
+exit status: 0 when the sweep ran (failed rows are rows); with --check, 1 when any row
+is not bit-exact with the int8 interpreter or did not compile or run (each named with
+its description file and a command reproducing it); 1 on bad input (unreadable model,
+invalid base description); 2 on a bad command line (unknown axis, a JSON pointer the
+base lacks, a value that is not a number).
+)";
+
+struct Options {
+  std::vector<std::string> models;
+  std::string base;
+  std::vector<std::string> axes;
+  unsigned random = 0;
+  std::uint64_t seed = 1;
+  std::vector<std::string> minKib;
+  std::uint64_t maxKib = 4096;
+  int minArray = 4, maxArray = 64;
+  bool keepEncoding = false;
+  bool check = false;
+  std::string out = "dse-out";
+  unsigned jobs = 1;
+  std::string calibrate = "random:8";
+  bool noTable = false, noProgress = false;
+};
+
+void declareOptions(CLI::App& app, Options& o) {
+  app.add_option("MODEL", o.models, "ONNX models to sweep")->type_name("")->required();
+  app.add_option("--base,--isa", o.base,
+                 "the description the points start from (default: "
+                 "$EMBER_ISA, else isa/ember-v1.json)")
+      ->type_name("FILE.json");
+  app.add_option("--axis", o.axes,
+                 "an axis: NAME=V1,V2,... with a NAME listed below or a JSON pointer\n"
+                 "into the description (/hardware/dma/latency_cycles=50,100);\n"
+                 "repeat for more axes (the points are their cross product)")
+      ->type_name("NAME=VALUES")
+      ->allow_extra_args(false);
+  app.add_option("--random", o.random,
+                 "instead of axes: N seeded random valid descriptions around --base")
+      ->type_name("N")
+      ->check(cli::wholeNumber(1, 100000));
+  app.add_option("--seed", o.seed, "seed of --random (default 1)")
+      ->type_name("S")
+      ->check(cli::wholeNumber(0, UINT64_MAX / 2));
+  app.add_option("--min-kib", o.minKib,
+                 "--random: smallest size of SRAM MEM in KiB (act, weight, acc,\n"
+                 "param; default: one row per bank, 4 KiB for param's LUTs)")
+      ->type_name("MEM=N")
+      ->check(cli::nameEqualsValue("MEM=N"))
+      ->allow_extra_args(false);
+  app.add_option("--max-kib", o.maxKib, "--random: largest size of any SRAM in KiB (default 4096)")
+      ->type_name("N")
+      ->check(cli::wholeNumber(1, 1u << 22));
+  app.add_option("--min-array", o.minArray, "--random: smallest MAC array side (default 4)")
+      ->type_name("N")
+      ->check(cli::wholeNumber(1, 4096));
+  app.add_option("--max-array", o.maxArray, "--random: largest MAC array side (default 64)")
+      ->type_name("N")
+      ->check(cli::wholeNumber(1, 4096));
+  app.add_flag("--keep-encoding", o.keepEncoding,
+               "--random: keep the base's field order (fields still widen as needed)");
+  app.add_flag("--check", o.check,
+               "also run the int8 interpreter once per model: every point must\n"
+               "compile and give bit-identical outputs (else exit status 1)");
+  app.add_option("--out", o.out, "output folder (default dse-out)")->type_name("DIR");
+  app.add_option("--jobs", o.jobs, "points evaluated at once, each in its own process (default 1)")
+      ->type_name("N")
+      ->check(cli::wholeNumber(1, 256));
+  app.add_option("--calibrate", o.calibrate, "calibration inputs (default random:8, as emberc)")
+      ->type_name("SPEC");
+  app.add_flag("--no-table", o.noTable, "do not print the table");
+  app.add_flag("--no-progress", o.noProgress, "no progress line on stderr");
+}
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+RandomRanges randomRanges(const Options& o) {
+  RandomRanges r;
+  r.minArray = o.minArray;
+  r.maxArray = o.maxArray;
+  if (o.minArray > o.maxArray)
+    throw UsageError("--min-array", "is larger than --max-array");
+  r.maxBytes = o.maxKib * 1024;
+  r.reencode = !o.keepEncoding;
+  for (const std::string& arg : o.minKib) {
+    const auto [mem, value] = cli::splitNameValue(arg);
+    if (value.find_first_not_of("0123456789") != std::string::npos || value.size() > 9)
+      throw UsageError("--min-kib " + arg, "expects MEM=N with N a whole number of KiB");
+    if (mem != "act" && mem != "weight" && mem != "acc" && mem != "param")
+      throw UsageError("--min-kib " + arg, "unknown SRAM '" + mem + "' (act, weight, acc, param)");
+    r.minBytes[mem] = std::stoull(value) * 1024;
+  }
+  return r;
+}
+
+/// The points of the sweep, their descriptions written to OUT/descriptions and validated.
+std::vector<Point> makePoints(const Options& o, const nlohmann::json& base) {
+  std::vector<Point> points;
+  const std::filesystem::path dir = std::filesystem::path(o.out) / "descriptions";
+  if (o.random) {
+    const RandomRanges ranges = randomRanges(o);
+    for (unsigned i = 0; i < o.random; ++i) {
+      Point p;
+      p.index = i;
+      unsigned redraws = 0;
+      p.description = drawValid(base, mixSeed(o.seed, i), ranges, p.settings, redraws);
+      points.push_back(std::move(p));
+    }
+  } else {
+    std::vector<Axis> axes;
+    for (const std::string& a : o.axes)
+      axes.push_back(parseAxis(a));
+    for (const Axis& a : axes) // a pointer the base lacks is a usage error, before any work
+      (void)applySettings(base, {{a.name, a.values.front()}});
+    std::size_t i = 0;
+    for (Settings& s : crossProduct(axes)) {
+      Point p;
+      p.index = i++;
+      p.description = applySettings(base, s);
+      p.settings = std::move(s);
+      points.push_back(std::move(p));
+    }
+  }
+  std::filesystem::create_directories(dir);
+  for (Point& p : points) {
+    p.file = (dir / ("p" + std::to_string(p.index) + ".json")).string();
+    writeFileAtomic(p.file, p.description.dump(1) + "\n");
+    try {
+      (void)isa::IsaDescription::loadString(p.description.dump(), p.file);
+    } catch (const Error& e) {
+      p.invalid = e.what();
+    }
+  }
+  return points;
+}
+
+/// The progress line on a terminal (stderr).
+Progress progressLine(const Options& o, std::chrono::steady_clock::time_point t0) {
+  if (o.noProgress || !isatty(fileno(stderr)))
+    return {};
+  return [t0](std::size_t done, std::size_t total, std::size_t running) {
+    std::fprintf(stderr, "\r[dse] %zu/%zu points done, %zu running, %.0f s", done, total, running,
+                 secondsSince(t0));
+    if (done == total)
+      std::fprintf(stderr, "\r%60s\r", "");
+    std::fflush(stderr);
+  };
+}
+
+/// --check: every failed row as one message (exit status 1), naming the description and
+/// a command that reproduces it.
+void throwFailures(const Options& o, const SweepData& d,
+                   const std::map<std::string, std::string>& modelPaths) {
+  std::string msg;
+  std::size_t n = 0;
+  for (const Result& r : d.rows) {
+    if (r.status == Status::Ok)
+      continue;
+    ++n;
+    const std::string file = d.points.at(r.point).file;
+    msg += "\n  point " + std::to_string(r.point) + " (" + file + ") " + r.model + ": " +
+           statusName(r.status) + ": " + shortMessage(r.message) + "\n    reproduce: ember-run " +
+           modelPaths.at(r.model) + " --isa " + file +
+           " --compare interp,sim --precision int8 --random-input 1 --fallback none";
+  }
+  if (n)
+    throw Error("ember-dse --check", std::to_string(n) + " of " + std::to_string(d.rows.size()) +
+                                         " runs failed (descriptions in " + o.out + "):" + msg);
+}
+
+int runTool(const Options& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (o.random && !o.axes.empty())
+    throw UsageError("--random", "draws its own descriptions: give it or --axis, not both");
+  checkRunPaths({{o.out, "--out", true}}, o.models);
+  const std::string basePath = o.base.empty() ? isa::IsaDescription::defaultPath() : o.base;
+  const isa::IsaDescription base = isa::IsaDescription::loadFile(basePath);
+  std::vector<Point> points = makePoints(o, base.json());
+  std::vector<Model> models;
+  std::map<std::string, std::string> modelPaths;
+  for (const std::string& path : o.models) {
+    models.push_back(loadModel(path, o.calibrate, o.check));
+    std::string name = models.back().name;
+    for (int k = 2; modelPaths.count(name); ++k)
+      name = models.back().name + "#" + std::to_string(k);
+    models.back().name = name;
+    modelPaths[name] = path;
+  }
+  const double loadSeconds = secondsSince(t0);
+  const std::string scratch = (std::filesystem::path(o.out) / ".rows").string();
+  SweepData d;
+  d.title = "ember-dse: " + std::to_string(points.size()) + " points over " + basePath;
+  d.rows = runPoints(points, models, o.check, o.jobs, scratch, progressLine(o, t0));
+  std::filesystem::remove_all(scratch);
+  markPareto(d.rows);
+  d.columns = settingColumns(points);
+  d.points = std::move(points);
+  const std::string csv = (std::filesystem::path(o.out) / "dse.csv").string();
+  const std::string html = (std::filesystem::path(o.out) / "dse.html").string();
+  writeFileAtomic(csv, toCsv(d));
+  writeFileAtomic(html, toHtml(d));
+  if (!o.noTable)
+    std::fputs(formatTable(d).c_str(), stdout);
+  std::size_t ok = 0;
+  for (const Result& r : d.rows)
+    ok += r.status == Status::Ok;
+  std::printf("ember-dse: %zu points x %zu models: %zu of %zu runs ok; wrote %s and %s\n",
+              d.points.size(), models.size(), ok, d.rows.size(), csv.c_str(), html.c_str());
+  std::printf("time: %.1f s wall (import and quantize %.1f s, points %.1f s, --jobs %u)\n",
+              secondsSince(t0), loadSeconds, secondsSince(t0) - loadSeconds, o.jobs);
+  if (o.check)
+    throwFailures(o, d, modelPaths);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  // Points run in forked children: the interpreter's thread pool must not exist in the
+  // parent when it forks (a child would wait for threads it does not have).
+  setenv("EMBER_NUM_THREADS", "1", 1);
+  CLI::App app(kDescription, "ember-dse");
+  cli::setup(app, cli::Description::Selectable);
+  Options o;
+  declareOptions(app, o);
+  app.footer([] { return std::string(kFooter) + "\naxes (--axis NAME=...):\n" + axisHelp(); });
+  return cli::run(app, argc, argv, [&] { return runTool(o); });
+}
