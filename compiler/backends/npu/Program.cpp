@@ -201,6 +201,13 @@ void Program::beginLayer(const std::string& name) {
 }
 
 void Program::emit(std::vector<isa::Instruction>& v) {
+  // A description whose SRAMs are far too small for a layer can call for billions of
+  // one-row steps: refuse in time, naming the layer, rather than exhausting the host.
+  if (code_.size() + v.size() > kMaxInstructions)
+    throw Error("NPU backend, layer '" + layer_ + "'",
+                "the program exceeds " + std::to_string(kMaxInstructions) +
+                    " instructions: this description's SRAMs are too small for the layer's "
+                    "tiles (the compile summary of a smaller model shows the tiling)");
   for (auto& in : v)
     code_.push_back(std::move(in));
   v.clear();

@@ -40,6 +40,10 @@ struct LayerTiming {
 
 class Program {
 public:
+  /// Most instructions of one program (4 Mi: 64 MiB of 128-bit instructions, 200 times
+  /// ResNet-50's program on ember-v1); beyond it the
+  /// compile stops with an error naming the layer.
+  static constexpr size_t kMaxInstructions = size_t(1) << 22;
   Program(const Target& t, int depth);
 
   const Target& target() const { return t_; }

@@ -6,22 +6,49 @@
 
 namespace ember::npu {
 
+namespace {
+
+/// Rows per tile of a stream: the largest T that fits act (`slots` buffers per operand)
+/// and acc.
+int64_t tileRows(const Target& t, int64_t D, int64_t nIn, bool inPlace, int64_t actReserved,
+                 int64_t accPerRow, int64_t accReserved) {
+  const int64_t slotsPerStep = nIn + (inPlace ? 0 : 1);
+  // In place, the store of step k reads the buffer the load of step k + D would refill:
+  // the token protocol orders that load after the store of step k - D only, so an
+  // in-place stream cycles through 2 D buffers.
+  const int64_t slots = inPlace ? 2 * D : D;
+  int64_t T = (t.rows(Mem::Act) - actReserved) / (slots * std::max<int64_t>(1, slotsPerStep));
+  if (accPerRow > 0)
+    T = std::min(T, (t.rows(Mem::Acc) - accReserved) / accPerRow);
+  return T;
+}
+
+} // namespace
+
+std::string checkStream(const Target& t, int depth, int64_t nIn, bool inPlace, int64_t actReserved,
+                        int64_t accPerRow, int64_t accReserved) {
+  if (tileRows(t, depth, nIn, inPlace, actReserved, accPerRow, accReserved) > 0)
+    return "";
+  const int64_t slots = (inPlace ? 2 : 1) * depth * std::max<int64_t>(1, nIn + (inPlace ? 0 : 1));
+  return "a row stream does not fit the SRAMs: one row per buffer needs " +
+         std::to_string(actReserved + slots) + " act rows (has " +
+         std::to_string(t.rows(Mem::Act)) + ")" +
+         (accPerRow > 0 ? " and " + std::to_string(accReserved + accPerRow) + " acc rows (has " +
+                              std::to_string(t.rows(Mem::Acc)) + ")"
+                        : std::string());
+}
+
 int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info) {
   const Target& t = ctx.t;
   Program& p = ctx.prog;
   const int64_t L = t.lanes(), D = p.depth();
   const int64_t nIn = static_cast<int64_t>(s.inputs.size());
   const int64_t slotsPerStep = nIn + (s.inPlace ? 0 : 1);
-  // In place, the store of step k reads the buffer the load of step k + D would refill:
-  // the token protocol orders that load after the store of step k - D only, so an
-  // in-place stream cycles through 2 D buffers.
   const int64_t slots = s.inPlace ? 2 * D : D;
-  // Largest tile that fits act (`slots` buffers per operand) and acc.
-  int64_t T = (t.rows(Mem::Act) - s.actReserved) / (slots * std::max<int64_t>(1, slotsPerStep));
-  if (s.accPerRow > 0)
-    T = std::min(T, (t.rows(Mem::Acc) - s.accReserved) / s.accPerRow);
+  int64_t T = tileRows(t, D, nIn, s.inPlace, s.actReserved, s.accPerRow, s.accReserved);
   if (T <= 0)
-    throw Error("NPU backend", "a row stream does not fit the SRAMs");
+    throw Error("NPU backend",
+                checkStream(t, int(D), nIn, s.inPlace, s.actReserved, s.accPerRow, s.accReserved));
   // Buffers are placed by capacity, not by this stream's length, so that several streams
   // of one layer (Concat) agree on where each buffer lies.
   const int64_t cap = T, slotRows = cap * slotsPerStep;

@@ -34,6 +34,12 @@ struct StreamSpec {
   bool inPlace = false;
 };
 
+/// "" when a stream of `nIn` inputs (in place or not) with the given reserved rows gets a
+/// tile of at least one row from the description's SRAMs at pipeline depth `depth`, else
+/// why not, with the figures (layers call it in check(), so that a refusal names them).
+std::string checkStream(const Target& t, int depth, int64_t nIn, bool inPlace,
+                        int64_t actReserved = 0, int64_t accPerRow = 0, int64_t accReserved = 0);
+
 /// Emits the stream (buffer slots follow Program::stepIndex, so several streams may
 /// follow each other in one layer); returns the rows per tile (0 if nothing to do) and fills
 /// `info`.

@@ -14,7 +14,7 @@ namespace {
 
 class AddLayer : public Layer {
 public:
-  std::string check(const Node& n, const Target&) const override {
+  std::string check(const Node& n, const Target& t) const override {
     for (const auto& r : {checkActivation(n.input(0), "a"), checkActivation(n.input(1), "b"),
                           checkActivation(resultOf(n), "the result")})
       if (!r.empty())
@@ -26,7 +26,7 @@ public:
              shapeToString(a) + " and " + shapeToString(b) + ")";
     quant::addMultipliers(scaleOf(n.input(0)), scaleOf(n.input(1)),
                           n.resultType(0).quant.scales[0]);
-    return "";
+    return checkStream(t, 2, 2, false, 2, 2, 3);
   }
 
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {

@@ -10,7 +10,7 @@ namespace {
 
 class ClampLayer : public Layer {
 public:
-  std::string check(const Node& n, const Target&) const override {
+  std::string check(const Node& n, const Target& t) const override {
     if (auto r = checkInputAndResult(n); !r.empty())
       return r;
     if (n.input(0).type().quant != n.resultType(0).quant)
@@ -18,7 +18,7 @@ public:
     for (size_t i = 1; i < n.numInputs(); ++i)
       if (n.input(i))
         return "bounds given as operands are not supported (use attributes min/max)";
-    return "";
+    return checkStream(t, 2, 1, true);
   }
 
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {

@@ -87,6 +87,8 @@ public:
         return "input " + std::to_string(i) +
                " has other quantization parameters than the result (insert a Rescale)";
     }
+    if (auto r = checkStream(t, 2, 1, true); !r.empty())
+      return r;
     const ConcatShape s = shapeOf(n, t.lanes());
     if (s.aligned)
       return "";

@@ -19,7 +19,7 @@ public:
     const int64_t row = tableRow(t);
     if ((row + 256 / t.rowBytes(Mem::Param)) > t.rows(Mem::Param))
       return "the description's lut table lies outside the param SRAM";
-    return "";
+    return checkStream(t, 2, 1, true);
   }
 
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {

@@ -10,11 +10,11 @@ namespace {
 
 class RescaleLayer : public Layer {
 public:
-  std::string check(const Node& n, const Target&) const override {
+  std::string check(const Node& n, const Target& t) const override {
     if (auto r = checkInputAndResult(n); !r.empty())
       return r;
     quant::averageMultiplier(scaleOf(n.input(0)), n.resultType(0).quant.scales[0], 1);
-    return "";
+    return checkStream(t, 2, 1, false, 1, 1);
   }
 
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
