@@ -8,10 +8,14 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 
 mapfile -t wanted < <(grep -v '^\s*#' "$root/scripts/deps.txt" | sed '/^\s*$/d')
+# Names an installed package provides count as present (e.g. npm, which NodeSource's
+# nodejs package provides and conflicts with: installing Debian's npm would remove it).
+mapfile -t provided < <(dpkg-query -W -f='${db:Status-Abbrev}|${Provides}\n' 2>/dev/null |
+  sed -n 's/^ii *|//p' | tr ',' '\n' | sed 's/(.*//; s/ //g' | sed '/^$/d' | sort -u)
 missing=()
 for p in "${wanted[@]}"; do
   status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
-  [[ "$status" == ii* ]] || missing+=("$p")
+  [[ "$status" == ii* ]] || printf '%s\n' "${provided[@]}" | grep -qx -- "$p" || missing+=("$p")
 done
 if ((${#missing[@]})); then
   echo "setup: installing ${#missing[@]} Debian packages: ${missing[*]}"

@@ -1,15 +1,24 @@
 #!/usr/bin/python3
-"""cpu backend benchmark: float32 latency at batch 1 with 1 and 2 threads of Ember's
-LLVM cpu backend (ember-cpu-bench) beside PyTorch eager with the same thread count, in
-this one run; compile (JIT) time printed apart. Prints figures; never fails on time
-(exit status is non-zero only if something could not run at all).
+"""cpu backend benchmark: latency at batch 1 with 1 and 2 threads of Ember's LLVM cpu
+backend (ember-cpu-bench), float32 and int8, beside ONNX Runtime 1.30 (the peer: what a
+user would pick instead) and PyTorch eager, all in this one run; compile (JIT) time
+printed apart. Prints figures; never fails on time (exit status is non-zero only if
+Ember or PyTorch could not run at all; ONNX Runtime missing is reported, not an error).
 
   /usr/bin/python3 bench/cpu/bench_cpu.py --bench BUILD/bench/cpu/ember-cpu-bench \\
-      --models-dir BUILD/models [--model resnet18 --model resnet50] [--iterations 10]
+      --models-dir BUILD/models [--model resnet18 ...] [--iterations 10] \\
+      [--ort-dir BUILD/bench/cpu/onnxruntime [--node node] [--npm npm] | --no-ort]
+
+ONNX Runtime comes from npm, not from a Python wheel: `npm install --ignore-scripts
+onnxruntime-node@1.30.0` into --ort-dir (once; the package carries ONNX Runtime's CPU
+library, and the skipped install script only fetches GPU extras), timed by
+ort_bench.js under Node.js. Its int8 column runs a QDQ export of the same model made by
+qdq_export.py (calibrated in ONNX Runtime on input.npy, as Ember's int8 is).
 """
 import argparse
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -18,6 +27,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "models"))
 THREADS = (1, 2)
+PRECISIONS = ("float32", "int8")
+MODELS = ["resnet18", "resnet50", "mobilenet_v2", "transformer"]
+ORT_VERSION = "1.30.0"
+GOAL = 1.0  # issue 15: Ember / ONNX Runtime <= 1.0x
 
 
 def ember_figures(args, folder):
@@ -43,7 +56,7 @@ def torch_latency(models_dir, model_name, iterations, threads):
     """PyTorch eager's median latency in seconds, the faster of its two layouts (NCHW and
     channels_last: at one thread PyTorch runs some convolutions of ResNet-50 through its
     slow reference path in NCHW, so the better layout is the fairer peer), and that
-    layout's name."""
+    layout's name ("" for an input that is not an image)."""
     import numpy as np
     import torch
     import gen_models
@@ -53,7 +66,10 @@ def torch_latency(models_dir, model_name, iterations, threads):
     model = build().eval()
     x = torch.from_numpy(np.load(os.path.join(models_dir, model_name, "input.npy")))
     best = None
-    for layout, fmt in (("nchw", torch.contiguous_format), ("nhwc", torch.channels_last)):
+    layouts = [("nchw", torch.contiguous_format), ("nhwc", torch.channels_last)]
+    if x.dim() != 4:
+        layouts = [("", torch.contiguous_format)]
+    for layout, fmt in layouts:
         m = model.to(memory_format=fmt)
         xi = x.contiguous(memory_format=fmt)
         times = []
@@ -70,43 +86,155 @@ def torch_latency(models_dir, model_name, iterations, threads):
     return best
 
 
+def ort_setup(args):
+    """(path of the onnxruntime-node module, None) or (None, why ONNX Runtime is not
+    measured). Installs the package into args.ort_dir with npm the first time."""
+    if args.no_ort:
+        return None, "not measured (--no-ort)"
+    if not args.ort_dir:
+        return None, "not measured (no --ort-dir; ninja bench_cpu gives one when CMake finds node and npm)"
+    node = shutil.which(args.node)
+    npm = shutil.which(args.npm)
+    if not node or not npm:
+        return None, f"not measured ({args.node if not node else args.npm} not found; " \
+                     "install nodejs and npm, scripts/deps.txt)"
+    module = os.path.join(args.ort_dir, "node_modules", "onnxruntime-node")
+    pkg = os.path.join(module, "package.json")
+    if not os.path.exists(pkg) or f'"version": "{ORT_VERSION}"' not in open(pkg).read():
+        cmd = [npm, "install", "--ignore-scripts", "--no-audit", "--no-fund",
+               "--no-save", "--prefix", args.ort_dir, "--cache",
+               os.path.join(args.ort_dir, "npm-cache"), f"onnxruntime-node@{ORT_VERSION}"]
+        os.makedirs(args.ort_dir, exist_ok=True)
+        print("+", " ".join(cmd), flush=True)
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        except subprocess.TimeoutExpired:
+            return None, "not measured (npm install timed out: no network?)"
+        if r.returncode != 0 or not os.path.exists(pkg):
+            errors = [l for l in r.stderr.splitlines()
+                      if l.strip() and "complete log" not in l and "_logs" not in l]
+            why = "; ".join(l.strip() for l in errors[:2]) or "?"
+            return None, f"not measured (npm install failed, exit {r.returncode}: {why})"
+    return module, None
+
+
+def ort_run(args, module, model, input_npy, extra):
+    cmd = [shutil.which(args.node), os.path.join(HERE, "ort_bench.js"), "--ort", module,
+           "--model", model, "--input", input_npy] + extra
+    print("+", " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError((r.stderr.strip().splitlines() or ["?"])[-1])
+    return r.stdout
+
+
+def ort_figures(args, module, name, folder):
+    """{(precision, threads): median ms} of ONNX Runtime, or a string saying why not."""
+    work = os.path.join(args.ort_dir, "models", name)
+    os.makedirs(work, exist_ok=True)
+    model, input_npy = os.path.join(folder, "model.onnx"), os.path.join(folder, "input.npy")
+    folded, augmented, ranges, qdq = (os.path.join(work, f) for f in (
+        "folded.onnx", "augmented.onnx", "ranges.json", "qdq.onnx"))
+    export = os.path.join(HERE, "qdq_export.py")
+    figures = {}
+    try:
+        # The QDQ export: float graph with folded weights, calibration run, Q/DQ pairs.
+        subprocess.run([sys.executable, export, "augment", model, folded, augmented],
+                       check=True, capture_output=True, text=True)
+        ort_run(args, module, augmented, input_npy, ["--ranges", ranges])
+        subprocess.run([sys.executable, export, "qdq", folded, ranges, qdq], check=True,
+                       capture_output=True, text=True)
+        for precision, path in (("float32", model), ("int8", qdq)):
+            out = ort_run(args, module, path, input_npy,
+                          ["--iterations", str(args.iterations),
+                           "--threads", ",".join(str(t) for t in THREADS)])
+            for line in out.splitlines():
+                if line.startswith("ort-bench "):
+                    kv = dict(item.split("=") for item in line.split()[1:])
+                    figures[(precision, int(kv["threads"]))] = float(kv["median_ms"])
+    except subprocess.CalledProcessError as e:
+        return f"QDQ export failed: {(e.stderr.strip().splitlines() or ['?'])[-1]}"
+    except RuntimeError as e:
+        return f"ort_bench.js failed: {e}"
+    if set(figures) != {(p, t) for p in PRECISIONS for t in THREADS}:
+        return "could not parse ort_bench.js's output"
+    return figures
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True, help="path of ember-cpu-bench")
     ap.add_argument("--models-dir", required=True)
-    ap.add_argument("--model", action="append", help="zoo model (repeatable)")
+    ap.add_argument("--model", action="append", help="zoo model (repeatable; default: "
+                    + ", ".join(MODELS) + ")")
     ap.add_argument("--iterations", type=int, default=10)
+    ap.add_argument("--ort-dir", help="build-tree folder onnxruntime-node is installed into "
+                    "(and the QDQ exports written to)")
+    ap.add_argument("--node", default="node", help="Node.js (default: node on PATH)")
+    ap.add_argument("--npm", default="npm", help="npm (default: npm on PATH)")
+    ap.add_argument("--no-ort", action="store_true", help="do not measure ONNX Runtime")
     args = ap.parse_args()
-    models = args.model or ["resnet18", "resnet50"]
+    models = args.model or MODELS
+    load_start = os.getloadavg()[0]
     gen = os.path.join(HERE, "..", "..", "tests", "models", "gen_models.py")
     for name in models:
         subprocess.run([sys.executable, gen, "--out", args.models_dir, "--only", name],
                        check=True, stderr=subprocess.DEVNULL)
+    module, ort_missing = ort_setup(args)
     rows = []
+    ort_notes = []
     for name in models:
         folder = os.path.join(args.models_dir, name)
         ember = ember_figures(args, folder)
+        ort = ort_figures(args, module, name, folder) if module else ort_missing
+        if isinstance(ort, str):
+            ort_notes.append(f"{name}: {ort}")
+        torch_ms = {}
         for t in THREADS:
             torch_s, layout = torch_latency(args.models_dir, name, args.iterations, t)
-            rows.append((name, t, ember[("float32", t)], ember[("int8", t)], torch_s, layout))
-    load = os.getloadavg()[0]
+            torch_ms[t] = (torch_s * 1e3, layout)
+        for p in PRECISIONS:
+            for t in THREADS:
+                rows.append((name, p, t, ember[(p, t)],
+                             ort.get((p, t)) if isinstance(ort, dict) else None) + torch_ms[t])
+    load_end = os.getloadavg()[0]
+
+    def ms(v):
+        return f"{v:.2f}" if v < 10 else f"{v:.1f}"
+
     print()
-    print(f"bench cpu backend (batch 1, median of {args.iterations} after 2 warm-up "
-          f"runs; {os.cpu_count()} CPUs, load average {load:.1f})")
-    print(f"  {'model':10} {'threads':>7} {'compile s':>10} {'(opt / jit)':>14} "
-          f"{'float ms':>9} {'pytorch ms':>16} {'float/pytorch':>14} {'int8 ms':>8} "
-          f"{'int8/pytorch':>13} {'int8 compile s':>15}")
-    for name, t, e, q, torch_s, layout in rows:
+    print(f"bench cpu backend vs ONNX Runtime {ORT_VERSION} and PyTorch {torch_version()} "
+          f"(batch 1, median of {args.iterations} after 2 warm-up runs; {os.cpu_count()} CPUs, "
+          f"load average {load_start:.1f} at the start, {load_end:.1f} at the end)")
+    if ort_missing:
+        print(f"  ONNX Runtime: {ort_missing}")
+    for note in ort_notes if not ort_missing else []:
+        print(f"  ONNX Runtime {note}")
+    print(f"  {'model':13} {'precision':9} {'threads':>7} {'ember ms':>9} {'ort ms':>8} "
+          f"{'ember/ort':>9} {'goal':>6} {'pytorch ms':>17} {'ember/pytorch':>13} "
+          f"{'compile s':>9} {'(opt / jit)':>12}")
+    for name, p, t, e, o, pt, layout in rows:
+        ratio = f"{e['median_ms'] / o:8.2f}x" if o else f"{'-':>9}"
+        goal = f"<={GOAL:.1f}x" if o else ""
+        pytorch = f"{ms(pt)}" + (f" ({layout})" if layout else "")
         split = f"{e['optimize_s']:.2f} / {e['jit_s']:.2f}"
-        pt = f"{torch_s * 1e3:.1f} ({layout})"
-        print(f"  {name:10} {t:7d} {e['compile_s']:10.2f} {split:>14} {e['median_ms']:9.1f} "
-              f"{pt:>16} {e['median_ms'] / (torch_s * 1e3):13.2f}x "
-              f"{q['median_ms']:8.1f} {q['median_ms'] / (torch_s * 1e3):12.2f}x "
-              f"{q['compile_s']:15.2f}")
-    print("  (x/pytorch < 1: the cpu backend is faster than PyTorch eager float32 in its faster "
-          "layout at\n   that thread count; int8: the model quantized by ember::quant, "
-          "calibrated on input.npy)")
+        print(f"  {name:13} {p:9} {t:7d} {ms(e['median_ms']):>9} "
+              f"{ms(o) if o else '-':>8} {ratio} {goal:>6} {pytorch:>17} "
+              f"{e['median_ms'] / pt:12.2f}x {e['compile_s']:9.2f} {split:>12}")
+    print("  ember/ort: Ember's latency over ONNX Runtime's at the same precision and thread "
+          "count (issue 15's goal:\n  <= 1.0x). float32: the same model.onnx in both. int8: "
+          "Ember's ember::quant (int8 activations, per-channel\n  int8 weights, min/max "
+          "calibrated on input.npy; the path of `ember-run --precision int8 --device cpu`)\n"
+          "  against ONNX Runtime on bench/cpu/qdq_export.py's QDQ export (uint8 activations, "
+          "int8 weights, min/max on\n  input.npy). PyTorch eager is float32 in both rows "
+          "(faster of NCHW / channels_last for images), so\n  ember/pytorch of an int8 row "
+          "compares Ember's int8 with PyTorch's float32.")
     return 0
+
+
+def torch_version():
+    import torch
+    return torch.__version__
 
 
 if __name__ == "__main__":
