@@ -1,5 +1,6 @@
 // The HTML report: inline SVG charts over the simulator's reports.
 #include "ember/sim/HtmlReport.h"
+#include "ember/support/Html.h"
 
 #include "ember/support/Error.h"
 
@@ -15,26 +16,7 @@ namespace ember::sim {
 namespace {
 
 std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-    case '&':
-      o += "&amp;";
-      break;
-    case '<':
-      o += "&lt;";
-      break;
-    case '>':
-      o += "&gt;";
-      break;
-    case '"':
-      o += "&quot;";
-      break;
-    default:
-      o += c;
-    }
-  }
-  return o;
+  return htmlEscape(s);
 }
 
 std::string fmt(const char* f, double v) {

@@ -1,5 +1,6 @@
 // What a sweep prints and writes: Pareto front, table, CSV, HTML (Report.h).
 #include "Report.h"
+#include "ember/support/Html.h"
 
 #include <algorithm>
 #include <cmath>
@@ -214,26 +215,7 @@ std::string toCsv(const SweepData& d) {
 namespace {
 
 std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-    case '&':
-      o += "&amp;";
-      break;
-    case '<':
-      o += "&lt;";
-      break;
-    case '>':
-      o += "&gt;";
-      break;
-    case '"':
-      o += "&quot;";
-      break;
-    default:
-      o += c;
-    }
-  }
-  return o;
+  return htmlEscape(s);
 }
 
 /// One axis of a chart: linear, or log10 when the values span more than 5x.
