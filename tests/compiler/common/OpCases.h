@@ -275,6 +275,23 @@ inline std::vector<OpCase> opCases() {
              g.node(NodeKind::Pad, "pad", {cat}, ints({{"pads", {0, 0, 1, 1, 0, 0, 1, 1}}}));
          g.output("y", g.node(NodeKind::Reshape, "rows", {pad}, ints({{"shape", {1, 32, 5, 20}}})));
        }});
+  c.push_back(
+      {"NpuChannelSliceGather", [](GraphBuilder& g) {
+         // A channel split and a channel permutation (ShuffleNet's, after the pass).
+         // After a convolution: data movement alone stays float when quantized.
+         NodeValue x = g.input("x", {1, 16, 4, 4});
+         NodeValue cv = g.node(NodeKind::Conv, "c",
+                               {x, g.constant("w", {40, 16, 1, 1}), g.constant("b", {40})});
+         NodeValue s = g.node(
+             NodeKind::Slice, "split", {cv},
+             ints({{"starts", {0, 8, 0, 0}}, {"ends", {1, 32, 4, 4}}, {"steps", {1, 1, 1, 1}}}));
+         std::vector<int64_t> perm;
+         for (int64_t j = 0; j < 12; ++j)
+           perm.insert(perm.end(), {j, 12 + j});
+         g.output("y", g.node(NodeKind::Gather, "shuffle",
+                              {s, g.constant("perm", Tensor::fromVector<int64_t>({24}, perm))},
+                              with({}, "axis", int64_t(1))));
+       }});
   c.push_back({"NpuResidualMul", [](GraphBuilder& g) {
                  NodeValue x = g.input("x", {1, 16, 6, 6});
                  NodeValue r = g.node(NodeKind::Relu, "relu", {x});
