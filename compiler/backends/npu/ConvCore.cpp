@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 namespace ember::npu {
 
@@ -154,6 +155,27 @@ void appendGemms(const ConvJob& j, const Program& p, const GemmNest& g,
 }
 
 } // namespace
+
+ConvJob laneMoveJob(int64_t N, int64_t H, int64_t W, int64_t C, const std::vector<int64_t>& src,
+                    int64_t L, int32_t zp) {
+  ConvJob j;
+  j.N = N;
+  j.C = C;
+  j.H = j.OH = H;
+  j.W = j.OW = W;
+  j.K = int64_t(src.size());
+  j.w.assign(size_t(j.K * j.C), 0);
+  j.blocks.assign(size_t(ceilDiv(j.K, L)), {std::numeric_limits<int64_t>::max(), 0});
+  for (int64_t k = 0; k < j.K; ++k) {
+    const int64_t c = src[size_t(k)];
+    j.w[size_t(k * j.C + c)] = 1;
+    auto& r = j.blocks[size_t(k / L)];
+    r = {std::min(r.first, c / L), std::max(r.second, c / L + 1)};
+  }
+  j.zpIn = j.zpOut = zp;
+  j.mult.assign(size_t(j.K), quant::quantizeMultiplier(1.0));
+  return j;
+}
 
 bool gemmBlocksInner(const ConvJob& j, const Target& t, int64_t blocks, int64_t plane) {
   const int64_t n2max = Target::maxOf(t.gemm(), isa::role::kN2);

@@ -95,6 +95,14 @@ std::vector<isa::Instruction> loadHalo(const Program& p, const ActView& in, int6
                                        int64_t cbB, int64_t H, int64_t W, const Halo& h,
                                        int64_t sramAddr, int64_t padValue);
 
+/// A 1x1 convolution over N images of H x W pixels and C channels whose output channel k
+/// is input channel src[k], codes unchanged: one-hot weights, multiplier 1 and the zero
+/// point `zp` folded into the bias (zp + (x - zp) = x); each output block reads only the
+/// input blocks its channels come from (ConvJob::blocks). How the NPU moves channels
+/// across lanes (DMA moves whole rows); the caller sets the DRAM views.
+ConvJob laneMoveJob(int64_t N, int64_t H, int64_t W, int64_t C, const std::vector<int64_t>& src,
+                    int64_t L, int32_t zp);
+
 /// Input-channel block range [first, second) that output block `kb` reads.
 std::pair<int64_t, int64_t> inputBlocks(const ConvJob& j, int64_t L, int64_t kb);
 

@@ -299,15 +299,12 @@ ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
   if (opts.maxTileKBlocks > 0)
     ktmax = std::min(ktmax, opts.maxTileKBlocks);
   const int64_t n2max = Target::maxOf(t.gemm(), isa::role::kN2);
-  // The reduction is cut only when no tiling holds it whole: partial sums cost a
-  // chunk's input and weight loads per step, which the whole reduction never pays.
-  auto candidates = reductionCandidates(j, g.L, g.KB, opts.maxTileReduction);
-  const bool wholeFirst = !candidates.empty() && candidates.front().first == 0;
+  const auto candidates = reductionCandidates(j, g.L, g.KB, opts.maxTileReduction);
   ConvTiling best;
   best.cycles = -1;
-  for (int pass = wholeFirst ? 0 : 1; pass < 2 && best.cycles < 0; ++pass) {
-    const size_t from = pass == 0 ? 0 : (wholeFirst ? 1 : 0);
-    const size_t to = pass == 0 ? 1 : candidates.size();
+  // The cheapest tiling whose reduction is one of candidates [from, to); for each (kt,
+  // th, tw) the largest chunks that fit.
+  auto search = [&](size_t from, size_t to) {
     for (int64_t kt : tileSizes(g.KB, ktmax)) {
       // The chunk figures of each candidate reduction, computed when first needed.
       std::vector<std::optional<ChunkStats>> stats(candidates.size());
@@ -327,10 +324,16 @@ ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
             c.cycles = tileCost(j, t, g, *stats[i], c);
             if (best.cycles < 0 || c.cycles < best.cycles)
               best = c;
-            break; // the largest chunks that fit this tile
+            break;
           }
     }
-  }
+  };
+  // The reduction is cut only when no tiling holds it whole: partial sums cost a
+  // chunk's input and weight loads per step, which the whole reduction never pays.
+  const size_t whole = !candidates.empty() && candidates.front().first == 0 ? 1 : 0;
+  search(0, whole);
+  if (best.cycles < 0)
+    search(whole, candidates.size());
   if (best.cycles < 0)
     throw Error("NPU backend", "no convolution tiling fits the SRAMs");
   return best;

@@ -8,8 +8,6 @@
 // channel shuffle (a Gather after pass channel-shuffle-to-gather) run this way.
 #include "../ConvCore.h"
 
-#include <limits>
-
 namespace ember::npu {
 
 namespace {
@@ -50,23 +48,7 @@ std::string sourcesOf(const Node& n, std::vector<int64_t>* src) {
 /// The selection as a 1x1 convolution, without its DRAM views.
 ConvJob selectJob(const Node& n, const std::vector<int64_t>& src, int64_t L) {
   const Shape x = nchwOf(n.input(0).dims());
-  ConvJob j;
-  j.N = x[0];
-  j.C = x[1];
-  j.H = j.OH = x[2];
-  j.W = j.OW = x[3];
-  j.K = int64_t(src.size());
-  j.w.assign(size_t(j.K * j.C), 0);
-  j.blocks.assign(size_t(ceilDiv(j.K, L)), {std::numeric_limits<int64_t>::max(), 0});
-  for (int64_t k = 0; k < j.K; ++k) {
-    const int64_t c = src[size_t(k)];
-    j.w[size_t(k * j.C + c)] = 1;
-    auto& r = j.blocks[size_t(k / L)];
-    r = {std::min(r.first, c / L), std::max(r.second, c / L + 1)};
-  }
-  j.zpIn = j.zpOut = zeroPointOf(n.input(0));
-  j.mult.assign(size_t(j.K), quant::quantizeMultiplier(1.0));
-  return j;
+  return laneMoveJob(x[0], x[2], x[3], x[1], src, L, zeroPointOf(n.input(0)));
 }
 
 class ChannelSelectLayer : public Layer {

@@ -9,8 +9,6 @@
 #include "../ConvCore.h"
 #include "../Stream.h"
 
-#include <limits>
-
 namespace ember::npu {
 
 namespace {
@@ -44,28 +42,14 @@ ConcatShape shapeOf(const Node& n, int64_t L) {
 /// The 1x1 convolution from the aligned copy (input i's channel c at copy channel
 /// (sum of earlier inputs' blocks) * L + c) to the result, without its DRAM views.
 ConvJob shiftJob(const ConcatShape& s, int64_t L, int32_t zp) {
-  ConvJob j;
-  j.N = s.N;
-  j.H = j.OH = s.H;
-  j.W = j.OW = s.W;
-  j.C = s.tempBlocks * L;
-  j.K = s.C;
-  j.w.assign(size_t(j.K * j.C), 0);
-  j.blocks.assign(size_t(ceilDiv(j.K, L)), {std::numeric_limits<int64_t>::max(), 0});
-  int64_t off = 0, tempBlock = 0;
+  std::vector<int64_t> src;
+  int64_t tempBlock = 0;
   for (size_t i = 0; i < s.channels.size(); ++i) {
-    for (int64_t c = 0; c < s.channels[i]; ++c) {
-      const int64_t k = off + c, src = tempBlock * L + c;
-      j.w[size_t(k * j.C + src)] = 1;
-      auto& r = j.blocks[size_t(k / L)];
-      r = {std::min(r.first, src / L), std::max(r.second, src / L + 1)};
-    }
-    off += s.channels[i];
+    for (int64_t c = 0; c < s.channels[i]; ++c)
+      src.push_back(tempBlock * L + c);
     tempBlock += s.blocks[i];
   }
-  j.zpIn = j.zpOut = zp; // y = zp + (x - zp) * 1
-  j.mult.assign(size_t(j.K), quant::quantizeMultiplier(1.0));
-  return j;
+  return laneMoveJob(s.N, s.H, s.W, s.tempBlocks * L, src, L, zp);
 }
 
 class ConcatLayer : public Layer {
