@@ -75,6 +75,8 @@ partition::NpuRunner npuSegmentRunner(const std::string& device, const runtime::
     runtime::RunRequest req;
     req.engine = engine.engine;
     req.platform = engine.platform;
+    req.progress = engine.progress;
+    req.tool = engine.tool;
     req.binary =
         label + (whole ? "" : " NPU segment " + std::to_string(index)) + " (" + desc.name() + ")";
     req.input_tensors = in;

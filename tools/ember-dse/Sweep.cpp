@@ -4,6 +4,7 @@
 #include "RunUtil.h"
 
 #include "ember/backend/Backend.h"
+#include "ember/devices/Devices.h"
 #include "ember/driver/Driver.h"
 #include "ember/driver/Execute.h"
 #include "ember/driver/Partition.h"
@@ -122,27 +123,11 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 /// keeping the report; a fault is an NpuFault with the simulator's message.
 partition::NpuRunner simRunner(const isa::IsaDescription& desc, const std::string& label,
                                std::vector<sim::Report>& reports) {
-  return [&desc, &reports, label](const partition::Segment& s, const TensorMap& in,
-                                  partition::SegmentRun& run) {
-    runtime::RunRequest req;
-    req.binary = label;
-    req.input_tensors = in;
-    req.table = false;
-    req.progress = false;
-    req.tool = "ember-dse";
-    std::ostringstream err;
-    runtime::RunResult r = runtime::runLoadedBinary(s.npu->binary, desc, req, err);
-    if (r.status != 0)
-      throw NpuFault(label, "the NPU program faulted: " + r.report.fault->message());
-    run.npuCycles = r.report.cycles;
-    run.npuSeconds = r.report.seconds;
-    run.npuEnergyJoules = r.report.energy_total_pj * 1e-12;
-    TensorMap out;
-    for (auto& [name, t] : r.outputs)
-      out.emplace(name, std::move(t));
-    reports.push_back(std::move(r.report));
-    return out;
-  };
+  runtime::RunRequest engine;
+  engine.progress = false;
+  engine.tool = "ember-dse";
+  return devices::npuSegmentRunner("sim", engine, desc, devices::DeviceOptions{}, label, true,
+                                   reports);
 }
 
 /// The first output that differs from the reference, as a message ("" = all equal).

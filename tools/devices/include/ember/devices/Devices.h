@@ -67,7 +67,8 @@ runtime::RunRequest npuEngine(const std::string& device);
 bool isNpuBinaryFile(const std::string& path);
 
 /// Runs NPU segments' binaries through the runtime on `engine` (sim: an empty request;
-/// rtl: the RTL's engine and platform), appending each segment's report to `reports`
+/// rtl: the RTL's engine and platform; its progress flag and tool name are kept too),
+/// appending each segment's report to `reports`
 /// (which must outlive the runner). `label` names the model in messages; report and
 /// trace files of a partitioned plan get ".segN" before their extension.
 partition::NpuRunner npuSegmentRunner(const std::string& device, const runtime::RunRequest& engine,
