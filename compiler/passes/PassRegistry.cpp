@@ -51,6 +51,10 @@ void registerBuiltinPasses() {
       {"spatial-mean-to-pool",
        "ReduceMean over the spatial axes of an NCHW value -> GlobalAveragePool (+ Reshape)",
        runSpatialMeanToPool},
+      {"matmul-bias-to-gemm",
+       "MatMul by a constant [K, M] + a constant bias of M values -> Gemm (between Reshapes "
+       "for rank > 2)",
+       runMatMulBiasToGemm},
       {"flatten-gemm-to-conv",
        "Gemm on a flattened [N, C, H, W] map (H*W > 1) -> Conv with an H x W kernel + Reshape",
        runFlattenGemmToConv},
@@ -96,13 +100,15 @@ std::vector<std::string> passNames() {
 }
 
 std::vector<std::string> defaultPipeline() {
-  // Clean up the import first, so that patterns are visible; fold batch norms and fuse
+  // Clean up the import first, so that patterns are visible (matmul-bias-to-gemm before
+  // merge-reshape, which merges the Reshapes it adds with the model's); fold batch norms and fuse
   // SiLU/GELU before lowering (lowering may expand what they match); after lowering,
   // fold constants and the per-channel Mul/Add it produced after convolutions; fuse
   // activations last, on the final producers.
   return {"dce",
           "constant-fold",
           "cse",
+          "matmul-bias-to-gemm",
           "merge-reshape",
           "sink-transpose",
           "fold-batchnorm",

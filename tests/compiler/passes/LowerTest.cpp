@@ -234,6 +234,62 @@ TEST(FlattenGemmToConv, LeavesOtherFullyConnectedLayers) {
   EXPECT_EQ(g.count(NodeKind::Gemm), 4u);
 }
 
+TEST(MatMulBiasToGemm, ALinearLayerOnASequenceBecomesOneGemm) {
+  // (bias first, Relu after, rank of x)
+  for (int form = 0; form < 6; ++form) {
+    const bool biasFirst = form & 1, relu = form >= 2;
+    const Shape xd = form >= 4 ? Shape{6, 4} : Shape{2, 3, 4};
+    G g;
+    NodeValue x = g.input("x", xd);
+    NodeValue mm = g.node(NodeKind::MatMul, "mm", {x, g.constant("w", {4, 5})});
+    NodeValue b = g.constant("b", form == 1 ? Shape{1, 1, 5} : Shape{5});
+    NodeValue add =
+        g.node(NodeKind::Add, "add",
+               biasFirst ? std::vector<NodeValue>{b, mm} : std::vector<NodeValue>{mm, b});
+    g.output("y", relu ? g.node(NodeKind::Relu, "relu", {add}) : add);
+    SCOPED_TRACE("form " + std::to_string(form));
+    EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runMatMulBiasToGemm(f); }), 1u);
+    EXPECT_EQ(g.count(NodeKind::MatMul), 0u);
+    EXPECT_EQ(g.count(NodeKind::Add), 0u);
+    ASSERT_EQ(g.count(NodeKind::Gemm), 1u);
+    EXPECT_EQ(g.count(NodeKind::Reshape), xd.size() > 2 ? 2u : 0u);
+    const Node* last = g.f->outputs()[0].value.node;
+    EXPECT_EQ(last->name(), relu ? "relu" : "add");
+    if (xd.size() > 2) {
+      // [2, 3, 4] -> [6, 4] -> Gemm (-> Relu) -> [2, 3, 5]
+      EXPECT_EQ(last->kind(), NodeKind::Reshape);
+      const Node* beforeReshape = last->input(0).node;
+      EXPECT_EQ(beforeReshape->kind(), relu ? NodeKind::Relu : NodeKind::Gemm);
+    }
+    // fuse-activation then finds the Relu on the Gemm.
+    if (relu) {
+      runFuseActivation(*g.f);
+      EXPECT_EQ(g.count(NodeKind::Relu), 0u);
+    }
+  }
+}
+
+TEST(MatMulBiasToGemm, LeavesWhatIsNotALinearLayer) {
+  G g;
+  NodeValue x = g.input("x", {2, 3, 4});
+  // Run-time weights.
+  NodeValue m1 = g.node(NodeKind::MatMul, "m1", {x, g.input("w1", {4, 5})});
+  g.output("y1", g.node(NodeKind::Add, "a1", {m1, g.constant("b1", {5})}));
+  // A bias that varies along the rows, not the features.
+  NodeValue m2 = g.node(NodeKind::MatMul, "m2", {x, g.constant("w2", {4, 5})});
+  g.output("y2", g.node(NodeKind::Add, "a2", {m2, g.constant("b2", {3, 1})}));
+  // An addend computed at run time.
+  NodeValue m3 = g.node(NodeKind::MatMul, "m3", {x, g.constant("w3", {4, 5})});
+  g.output("y3", g.node(NodeKind::Add, "a3", {m3, g.input("r", {2, 3, 5})}));
+  // The MatMul's result is also used elsewhere.
+  NodeValue m4 = g.node(NodeKind::MatMul, "m4", {x, g.constant("w4", {4, 5})});
+  g.output("y4", g.node(NodeKind::Add, "a4", {m4, g.constant("b4", {5})}));
+  g.output("m4", m4);
+  EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runMatMulBiasToGemm(f); }), 0u);
+  EXPECT_EQ(g.count(NodeKind::MatMul), 4u);
+  EXPECT_EQ(g.count(NodeKind::Gemm), 0u);
+}
+
 TEST(SpatialMeanToPool, AMeanOverHeightAndWidthBecomesGlobalPooling) {
   // (axes, keepdims): both orders, negative axes, with and without the kept axes.
   const std::pair<std::vector<int64_t>, int64_t> forms[] = {

@@ -42,6 +42,13 @@ size_t runMergeReshape(Function& f, const PassContext& ctx = {});
 /// (folded when A is constant). A Gemm whose B is not constant keeps transB / alpha.
 size_t runNormalizeGemm(Function& f, const PassContext& ctx = {});
 
+/// `matmul-bias-to-gemm`: MatMul(x [.., K], W [K, M]) + b with constant W and a constant
+/// bias of M values (nn.Linear on a sequence) becomes Gemm(x, W, b), between Reshapes to
+/// [P, K] and back when x has rank > 2, so the bias is added in the accumulator rather
+/// than by a separate elementwise Add; a Relu/Clip that is the Add's only user moves
+/// onto the Gemm's rows.
+size_t runMatMulBiasToGemm(Function& f, const PassContext& ctx = {});
+
 /// `flatten-gemm-to-conv`: a normal-form Gemm on Reshape(x [N, C, H, W] -> [N, C*H*W])
 /// with a constant B (and a constant bias of M values, or none) and H*W > 1 becomes a Conv
 /// with an H x W kernel (B's rows permuted into the filter at compile time) and a Reshape
