@@ -100,6 +100,30 @@ std::vector<isa::Instruction> Program::storeRows(Mem m, int64_t sramAddr, uint64
                         int64_t s2) { return dmaStore(m, sa, da, a, b, c, s1, s2); });
 }
 
+std::vector<isa::Instruction> Program::loadGroups(Mem m, int64_t sramAddr, uint64_t dramByte,
+                                                  int64_t groupRows, int64_t groups,
+                                                  int64_t strideRows) const {
+  const isa::InstrDesc& d = t_.dmaLoad();
+  const int64_t rowBytes = t_.rowBytes(m);
+  std::vector<isa::Instruction> out;
+  if (groupRows > Target::maxOf(d, isa::role::kSize0) ||
+      strideRows > Target::maxOf(d, isa::role::kStride1)) {
+    for (int64_t k = 0; k < groups; ++k)
+      for (auto& in : loadRows(m, sramAddr + k * groupRows,
+                               dramByte + uint64_t(k * strideRows * rowBytes), groupRows))
+        out.push_back(in);
+    return out;
+  }
+  const int64_t max1 = Target::maxOf(d, isa::role::kSize1);
+  for (int64_t k = 0; k < groups; k += max1) {
+    const int64_t n = std::min(max1, groups - k);
+    out.push_back(dmaLoad(m, sramAddr + k * groupRows,
+                          dramByte + uint64_t(k * strideRows * rowBytes), groupRows, n, 1,
+                          strideRows, 0));
+  }
+  return out;
+}
+
 namespace {
 /// Sets the walk of one operand: `<name>_addr`, `<name>_s0`, `<name>_s1`.
 void setWalk(isa::Instruction& in, const std::string& name, const Program::Walk& w) {

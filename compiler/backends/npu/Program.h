@@ -65,6 +65,11 @@ public:
                                          int64_t rows) const;
   std::vector<isa::Instruction> storeRows(Mem m, int64_t sramAddr, uint64_t dramByte,
                                           int64_t rows) const;
+  /// `groups` runs of `groupRows` rows, `strideRows` rows apart in DRAM, packed in SRAM
+  /// (2-D loads where the size/stride fields allow, else one run per load).
+  std::vector<isa::Instruction> loadGroups(Mem m, int64_t sramAddr, uint64_t dramByte,
+                                           int64_t groupRows, int64_t groups,
+                                           int64_t strideRows) const;
   /// Strides of one loop level of a vector instruction.
   struct Walk {
     int64_t addr = 0, s0 = 1, s1 = 0;

@@ -26,15 +26,16 @@ int64_t tileRows(const Target& t, int64_t D, int64_t nIn, bool inPlace, int64_t 
 } // namespace
 
 std::string checkStream(const Target& t, int depth, int64_t nIn, bool inPlace, int64_t actReserved,
-                        int64_t accPerRow, int64_t accReserved) {
-  if (tileRows(t, depth, nIn, inPlace, actReserved, accPerRow, accReserved) > 0)
+                        int64_t accPerRow, int64_t accReserved, int64_t minTileRows) {
+  if (tileRows(t, depth, nIn, inPlace, actReserved, accPerRow, accReserved) >= minTileRows)
     return "";
+  const int64_t m = minTileRows;
   const int64_t slots = (inPlace ? 2 : 1) * depth * std::max<int64_t>(1, nIn + (inPlace ? 0 : 1));
-  return "a row stream does not fit the SRAMs: one row per buffer needs " +
-         std::to_string(actReserved + slots) + " act rows (has " +
+  return "a row stream does not fit the SRAMs: " + std::to_string(m) + " row(s) per buffer need " +
+         std::to_string(actReserved + m * slots) + " act rows (has " +
          std::to_string(t.rows(Mem::Act)) + ")" +
-         (accPerRow > 0 ? " and " + std::to_string(accReserved + accPerRow) + " acc rows (has " +
-                              std::to_string(t.rows(Mem::Acc)) + ")"
+         (accPerRow > 0 ? " and " + std::to_string(accReserved + m * accPerRow) +
+                              " acc rows (has " + std::to_string(t.rows(Mem::Acc)) + ")"
                         : std::string());
 }
 
@@ -52,6 +53,13 @@ int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info) {
   // Buffers are placed by capacity, not by this stream's length, so that several streams
   // of one layer (Concat) agree on where each buffer lies.
   const int64_t cap = T, slotRows = cap * slotsPerStep;
+  const int64_t g = s.groupRows;
+  if (g > 0) {
+    if (g > T)
+      throw Error("NPU backend", "a group of " + std::to_string(g) +
+                                     " rows does not fit a stream tile of " + std::to_string(T));
+    T = T / g * g;
+  }
   T = std::min(T, s.rows);
   info.sram[0] = std::max(info.sram[0], s.actReserved + slots * slotRows);
   info.sram[2] = std::max(info.sram[2], s.accReserved + s.accPerRow * T);
@@ -69,10 +77,14 @@ int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info) {
     Step st;
     if (ss.first && s.constants)
       s.constants(st);
-    for (int64_t i = 0; i < nIn; ++i)
-      for (auto& in :
-           p.loadRows(Mem::Act, ss.inAct[size_t(i)], s.inputs[size_t(i)] + uint64_t(r0 * L), n))
+    for (int64_t i = 0; i < nIn; ++i) {
+      const uint64_t from = s.inputs[size_t(i)];
+      for (auto& in : g > 0 ? p.loadGroups(Mem::Act, ss.inAct[size_t(i)],
+                                           from + uint64_t(r0 / g * s.inGroupStride * L), g,
+                                           ceilDiv(n, g), s.inGroupStride)
+                            : p.loadRows(Mem::Act, ss.inAct[size_t(i)], from + uint64_t(r0 * L), n))
         st.loads.push_back(in);
+    }
     if (s.compute)
       s.compute(ss, st);
     for (auto& in : p.storeRows(Mem::Act, ss.outAct, s.output + uint64_t(r0 * L), n))

@@ -32,13 +32,19 @@ struct StreamSpec {
   std::function<void(const StreamStep&, Step&)> compute;
   /// When true the result is the first input's tile itself (no compute output slot).
   bool inPlace = false;
+  /// When > 0 the inputs are read in groups of `groupRows` rows that lie
+  /// `inGroupStride` rows apart in DRAM (the result stays contiguous): a copy of some
+  /// channel blocks of every image. Tiles then hold whole groups.
+  int64_t groupRows = 0, inGroupStride = 0;
 };
 
 /// "" when a stream of `nIn` inputs (in place or not) with the given reserved rows gets a
-/// tile of at least one row from the description's SRAMs at pipeline depth `depth`, else
-/// why not, with the figures (layers call it in check(), so that a refusal names them).
+/// tile of at least `minTileRows` rows (a group, StreamSpec::groupRows) from the description's
+/// SRAMs at pipeline depth `depth`, else why not, with the figures (layers call it in check(), so
+/// that a refusal names them).
 std::string checkStream(const Target& t, int depth, int64_t nIn, bool inPlace,
-                        int64_t actReserved = 0, int64_t accPerRow = 0, int64_t accReserved = 0);
+                        int64_t actReserved = 0, int64_t accPerRow = 0, int64_t accReserved = 0,
+                        int64_t minTileRows = 1);
 
 /// Emits the stream (buffer slots follow Program::stepIndex, so several streams may
 /// follow each other in one layer); returns the rows per tile (0 if nothing to do) and fills

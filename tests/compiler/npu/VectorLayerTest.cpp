@@ -101,6 +101,18 @@ const VecCase kCases[] = {
        Attrs ss = ints({{"starts", {0, 0, 38}}, {"ends", {2, 3, -1}}, {"steps", {1, 1, -3}}});
        g.output("z", g.node(NodeKind::Slice, "rev", {s}, ss, {2, 3, 13}, 0.1f, 4));
      }},
+    {"slice_whole_blocks",
+     [](G& g) {
+       // Runs of whole channel blocks on 16 and 32 lanes (a fused projection's thirds; a
+       // tail ending at the input's last channel): copied by strided DMA.
+       NodeValue q = g.input("q", {6, 96}, 0.05f, -3);
+       Attrs sa = ints({{"starts", {0, 32}}, {"ends", {6, 64}}, {"steps", {1, 1}}});
+       g.output("k", g.node(NodeKind::Slice, "third", {q}, sa, {6, 32}, 0.05f, -3));
+       NodeValue x = g.input("x", {2, 80, 3, 3}, 0.1f, 7);
+       Attrs ta =
+           ints({{"starts", {0, 64, 0, 0}}, {"ends", {2, 80, 3, 3}}, {"steps", {1, 1, 1, 1}}});
+       g.output("t", g.node(NodeKind::Slice, "tail", {x}, ta, {2, 16, 3, 3}, 0.1f, 7));
+     }},
     {"mul_same_shape",
      [](G& g) {
        NodeValue a = g.input("a", {1, 20, 7, 9}, 0.05f, 3);

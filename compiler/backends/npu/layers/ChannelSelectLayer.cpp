@@ -5,8 +5,11 @@
 // convolution whose one-hot weights pick src[k] for lane k (multiplier 1, the zero point
 // folded into the bias: zp + (x - zp) = x), each output block reading only the input
 // blocks its channels come from (ConvJob::blocks). ShuffleNet's channel split (Slice) and
-// channel shuffle (a Gather after pass channel-shuffle-to-gather) run this way.
+// channel shuffle (a Gather after pass channel-shuffle-to-gather) run this way. A
+// selection of whole blocks (a run of channels starting at a block boundary, e.g. the
+// query/key/value thirds of a transformer's fused projection) is a row copy by DMA.
 #include "../ConvCore.h"
+#include "../Stream.h"
 
 namespace ember::npu {
 
@@ -45,6 +48,28 @@ std::string sourcesOf(const Node& n, std::vector<int64_t>* src) {
   return "";
 }
 
+/// The input block of the first selected channel when the selection is a run of whole
+/// blocks (src[k] = first + k, first a multiple of L, ending on a block boundary or at the
+/// input's last channel, so even the padding lanes come from the input's), else -1.
+int64_t wholeBlocksFrom(const Node& n, const std::vector<int64_t>& src, int64_t L) {
+  const int64_t C = nchwOf(n.input(0).dims())[1], K = int64_t(src.size());
+  if (K == 0 || src[0] % L != 0 || (K % L != 0 && src[0] + K != C))
+    return -1;
+  for (int64_t k = 0; k < K; ++k)
+    if (src[size_t(k)] != src[0] + k)
+      return -1;
+  return src[0] / L;
+}
+
+/// The input block a whole-block selection copies from, when its copy (whole images'
+/// selected blocks per tile) fits the SRAMs; else -1 (the lane move then runs it).
+int64_t copyFrom(const Node& n, const std::vector<int64_t>& src, const Target& t) {
+  const int64_t cb = wholeBlocksFrom(n, src, t.lanes());
+  const Shape y = nchwOf(n.resultType(0).dims);
+  const int64_t group = ceilDiv(y[1], t.lanes()) * y[2] * y[3];
+  return cb >= 0 && checkStream(t, 2, 1, true, 0, 0, 0, group).empty() ? cb : -1;
+}
+
 /// The selection as a 1x1 convolution, without its DRAM views.
 ConvJob selectJob(const Node& n, const std::vector<int64_t>& src, int64_t L) {
   const Shape x = nchwOf(n.input(0).dims());
@@ -61,12 +86,29 @@ public:
     std::vector<int64_t> src;
     if (auto r = sourcesOf(n, &src); !r.empty())
       return r;
+    if (copyFrom(n, src, t) >= 0)
+      return "";
     return checkConvJob(selectJob(n, src, t.lanes()), t, 2);
   }
 
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
     std::vector<int64_t> src;
     sourcesOf(n, &src);
+    const int64_t L = ctx.t.lanes();
+    if (const int64_t cb = copyFrom(n, src, ctx.t); cb >= 0) {
+      const DramTensor &x = ctx.tensor(n.input(0)), &y = ctx.tensor(resultOf(n));
+      LayerInfo info;
+      StreamSpec st;
+      st.inputs = {x.at(L, 0, cb, 0, 0)};
+      st.output = y.at(L, 0, 0, 0, 0);
+      st.rows = y.N * y.CB * y.H * y.W;
+      st.groupRows = y.CB * y.H * y.W;
+      st.inGroupStride = x.CB * x.H * x.W;
+      st.inPlace = true;
+      emitStream(st, ctx, info);
+      info.tiling = "copies of whole blocks";
+      return info;
+    }
     ConvJob j = selectJob(n, src, ctx.t.lanes());
     j.in = ActView::of(ctx.tensor(n.input(0)));
     j.out = ActView::of(ctx.tensor(resultOf(n)));
