@@ -1,6 +1,7 @@
 #include "Binary.h"
 
 #include "ember/quantization/Numerics.h"
+#include "ember/support/Error.h"
 
 #include <algorithm>
 
@@ -9,6 +10,15 @@ namespace ember::npu {
 bool isChannelVector(const Shape& s, const Shape& full) {
   return full.size() == 4 && s.size() == 4 && s[0] == full[0] && s[1] == full[1] && s[2] == 1 &&
          s[3] == 1 && (full[2] != 1 || full[3] != 1);
+}
+
+std::string checkBinary(const Target& t, bool scaleOperands) {
+  const int64_t act = 2 + 2 * 3, acc = (scaleOperands ? 2 : 0) + 2;
+  if (t.rows(Mem::Act) >= act && t.rows(Mem::Acc) >= acc)
+    return "";
+  return "one row of each operand needs " + std::to_string(act) + " act rows (has " +
+         std::to_string(t.rows(Mem::Act)) + ") and " + std::to_string(acc) + " acc rows (has " +
+         std::to_string(t.rows(Mem::Acc)) + ")";
 }
 
 LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
@@ -44,8 +54,19 @@ LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
   // (T a rows, B b rows, T result rows); acc: [M_a, M_b,] T rows (a) then B rows (b).
   int64_t T = std::min(ta.rows(), (t.rows(Mem::Act) - 2) / (D * 3));
   T = std::min(T, (t.rows(Mem::Acc) - accBase) / 2);
-  const int64_t B = bcast ? std::min(T, T / plane + 2) : T;
+  int64_t B = bcast ? std::min(T, T / plane + 2) : T;
   T = std::min(T, t.rows(Mem::Acc) - accBase - B - 1);
+  if (T < 1) {
+    // An acc SRAM without room for the spare row: tiles of one row (T odd needs none).
+    T = 1;
+    B = 1;
+  }
+  if (2 + D * 3 * T > t.rows(Mem::Act) || accBase + T + B > t.rows(Mem::Acc))
+    throw Error("NPU backend", "layer '" + n.name() + "': one row of each operand needs " +
+                                   std::to_string(2 + D * 3) + " act rows (has " +
+                                   std::to_string(t.rows(Mem::Act)) + ") and " +
+                                   std::to_string(accBase + 2) + " acc rows (has " +
+                                   std::to_string(t.rows(Mem::Acc)) + ")");
   const int64_t slotRows = 2 * T + B;
   // Each instruction's own count fields bound its chunks (a re-encoded description may
   // give vsub a narrower n0 than vmul).

@@ -12,6 +12,13 @@ namespace ember::npu {
 
 namespace {
 
+/// Acc rows kept below the stream's tiles: the two multiplier rows and one spare, which
+/// makes the two tiles' distance odd (see the compute) when T is even; an acc SRAM of
+/// four rows has no spare row and runs tiles of one row (odd, no spare needed).
+int64_t accReservedRows(const Target& t) {
+  return t.rows(Mem::Acc) >= 5 ? 3 : 2;
+}
+
 class AddLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
@@ -26,7 +33,9 @@ public:
              shapeToString(a) + " and " + shapeToString(b) + ")";
     quant::addMultipliers(scaleOf(n.input(0)), scaleOf(n.input(1)),
                           n.resultType(0).quant.scales[0]);
-    return checkStream(t, 2, 2, false, 2, 2, 3);
+    if (a != b)
+      return checkBinary(t, true);
+    return checkStream(t, 2, 2, false, 2, 2, accReservedRows(t));
   }
 
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
@@ -67,7 +76,7 @@ public:
     s.output = ty.offset;
     s.rows = ty.rows();
     s.actReserved = 2;
-    s.accReserved = 3;
+    s.accReserved = accReservedRows(t);
     s.accPerRow = 2;
     s.constants = [&](Step& st) {
       for (auto& in : p.loadRows(Mem::Act, 0, zpC, 2))

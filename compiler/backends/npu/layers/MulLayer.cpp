@@ -15,7 +15,7 @@ namespace {
 
 class MulLayer : public Layer {
 public:
-  std::string check(const Node& n, const Target&) const override {
+  std::string check(const Node& n, const Target& t) const override {
     for (const auto& r : {checkActivation(n.input(0), "a"), checkActivation(n.input(1), "b"),
                           checkActivation(resultOf(n), "the result")})
       if (!r.empty())
@@ -26,7 +26,7 @@ public:
       return "only equal shapes or a per-channel [N, C, 1, 1] operand are supported (operands " +
              shapeToString(a) + " and " + shapeToString(b) + ")";
     quant::productMultiplier(scaleOf(n.input(0)), scaleOf(n.input(1)), scaleOf(resultOf(n)));
-    return "";
+    return checkBinary(t, false);
   }
 
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {

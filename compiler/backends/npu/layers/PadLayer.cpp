@@ -14,6 +14,26 @@ namespace {
 
 class PadLayer : public Layer {
 public:
+  /// Channel blocks and output lines per tile at pipeline depth `depth` ({0, 0} when not
+  /// even one block of the fewest lines fits act): each tile of lines holds th + (bottom
+  /// pad) lines, since a tile starting in the bottom padding joins the previous one.
+  static std::pair<int64_t, int64_t> tiling(const Node& n, const Target& t, int64_t depth) {
+    const Shape x = n.input(0).dims(), y = n.resultType(0).dims;
+    const auto pads = n.attrs().getInts("pads");
+    const int64_t pt = pads[2], pb = pads[6];
+    const int64_t D = 2 * depth; // the store reads the buffer the load filled (Stream.cpp)
+    const int64_t perSlot = t.rows(Mem::Act) / D;
+    const int64_t thMin = std::min(y[2], pt + 1);
+    const int64_t cb = ceilDiv(x[1], t.lanes());
+    const int64_t cbt = std::min(
+        {cb, Target::maxOf(t.dmaStore(), isa::role::kSize2), perSlot / ((thMin + pb) * y[3])});
+    if (cbt < 1)
+      return {0, 0};
+    int64_t th = std::min(y[2], perSlot / (cbt * y[3]) - pb);
+    th = std::min(th, Target::maxOf(t.dmaStore(), isa::role::kSize1) - pb);
+    return {cbt, std::max(th, thMin)};
+  }
+
   std::string check(const Node& n, const Target& t) const override {
     if (auto r = checkInputAndResult(n); !r.empty())
       return r;
@@ -37,6 +57,11 @@ public:
     const Shape y = n.resultType(0).dims;
     if (y[3] > Target::maxOf(t.dmaStore(), isa::role::kSize0))
       return "rows wider than the DMA size field";
+    if (tiling(n, t, 2).first == 0)
+      return "one channel block of " + std::to_string(std::min(y[2], p[2] + 1) + p[6]) +
+             " padded lines of " + std::to_string(y[3]) + " pixels in each of 4 buffers needs " +
+             std::to_string(4 * (std::min(y[2], p[2] + 1) + p[6]) * y[3]) + " act rows (has " +
+             std::to_string(t.rows(Mem::Act)) + ")";
     return "";
   }
 
@@ -44,7 +69,7 @@ public:
     const Target& t = ctx.t;
     Program& p = ctx.prog;
     // The store reads the buffer the load filled: 2 D buffers (see Stream.cpp).
-    const int64_t L = t.lanes(), D = 2 * p.depth();
+    const int64_t L = t.lanes(), D = 2 * int64_t(p.depth());
     const DramTensor& x = ctx.tensor(n.input(0));
     const DramTensor& y = ctx.tensor(resultOf(n));
     const auto pads = n.attrs().getInts("pads");
@@ -56,11 +81,7 @@ public:
       value = quant::quantizeBound(n.attrs().getFloat("value", 0.0), n.resultType(0).quant);
     // Row tiles; a tile starting in the bottom padding joins the previous one, so every
     // tile reads at least one input row (th >= pads + 1 keeps the first one valid too).
-    const int64_t size2 = Target::maxOf(t.dmaStore(), isa::role::kSize2);
-    const int64_t cbt = std::min(x.CB, size2);
-    int64_t th = std::min(y.H, (t.rows(Mem::Act) / D) / (cbt * y.W) - pb);
-    th = std::min(th, Target::maxOf(t.dmaStore(), isa::role::kSize1) - pb);
-    th = std::max<int64_t>(th, std::min(y.H, pt + 1));
+    const auto [cbt, th] = tiling(n, t, p.depth());
     std::vector<std::pair<int64_t, int64_t>> tiles;
     for (int64_t oy0 = 0; oy0 < y.H; oy0 += th) {
       const int64_t rows = std::min(th, y.H - oy0);
