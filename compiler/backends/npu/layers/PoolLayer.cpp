@@ -47,21 +47,24 @@ PoolTiling choose(const PoolGeom& g, const Target& t, int64_t D, const CompileOp
       {g.OH, Target::maxOf(mx, isa::role::kN1), Target::maxOf(t.dmaStore(), isa::role::kSize1)});
   if (o.maxTileHeight > 0)
     thMax = std::min(thMax, o.maxTileHeight);
+  // Whole output rows when one fits; on a small act SRAM, narrower column tiles.
   PoolTiling best;
-  for (int64_t cbt = std::min(CB, Target::maxOf(t.dmaStore(), isa::role::kSize2)); cbt >= 1; --cbt)
-    for (int64_t th = thMax; th >= 1; --th) {
-      const int64_t rows = D * cbt * (planeRows(g, th, tw) + th * tw);
-      const int64_t hp = (th - 1) * g.sH + (g.KH - 1) * g.dH + 1;
-      const int64_t wp = (tw - 1) * g.sW + (g.KW - 1) * g.dW + 1;
-      if (rows <= t.rows(Mem::Act) &&
-          std::min(hp, g.H) <= Target::maxOf(t.dmaLoad(), isa::role::kSize1) &&
-          std::min(wp, g.W) <= Target::maxOf(t.dmaLoad(), isa::role::kSize0) &&
-          g.sH * wp <= Target::maxOf(t.vecBinary("max"), isa::role::kSrc1S1)) {
-        if (th * cbt > best.th * best.cbt)
-          best = {cbt, th, tw};
-        break;
+  for (; tw >= 1 && best.th == 0; tw = tw == 1 ? 0 : ceilDiv(tw, 2))
+    for (int64_t cbt = std::min(CB, Target::maxOf(t.dmaStore(), isa::role::kSize2)); cbt >= 1;
+         --cbt)
+      for (int64_t th = thMax; th >= 1; --th) {
+        const int64_t rows = D * cbt * (planeRows(g, th, tw) + th * tw);
+        const int64_t hp = (th - 1) * g.sH + (g.KH - 1) * g.dH + 1;
+        const int64_t wp = (tw - 1) * g.sW + (g.KW - 1) * g.dW + 1;
+        if (rows <= t.rows(Mem::Act) &&
+            std::min(hp, g.H) <= Target::maxOf(t.dmaLoad(), isa::role::kSize1) &&
+            std::min(wp, g.W) <= Target::maxOf(t.dmaLoad(), isa::role::kSize0) &&
+            g.sH * wp <= Target::maxOf(t.vecBinary("max"), isa::role::kSrc1S1)) {
+          if (th * cbt > best.th * best.cbt)
+            best = {cbt, th, tw};
+          break;
+        }
       }
-    }
   return best;
 }
 
@@ -91,7 +94,10 @@ public:
     if (g.sW > Target::maxOf(mx, isa::role::kSrc1S0))
       return "stride " + std::to_string(g.sW) + " exceeds the vector stride field";
     if (choose(g, t, 2, CompileOptions{}).th == 0)
-      return "one output row of the pool does not fit the act SRAM";
+      return "one output pixel of the pool does not fit the act SRAM: its window and result "
+             "in each of 2 buffers need " +
+             std::to_string(2 * (planeRows(g, 1, 1) + 1)) + " act rows (has " +
+             std::to_string(t.rows(Mem::Act)) + ")";
     return "";
   }
 
