@@ -3,6 +3,7 @@
 // durations of libember_isa's timing model (ember/isa/timing.h); the Machine decides *what*.
 #pragma once
 
+#include "Kernels.h"
 #include "ember/isa/description.h"
 #include "ember/isa/instruction.h"
 #include "ember/sim/Dram.h"
@@ -82,7 +83,7 @@ private:
   std::vector<Sram> srams_; ///< In memories() order.
   Sram *act_ = nullptr, *weight_ = nullptr, *acc_ = nullptr, *param_ = nullptr;
   Dram dram_;
-  std::vector<std::int32_t> wblock_; ///< Current weight block, as int32 [c][k].
+  GemmKernel mac_; ///< The MAC array's data path on the host.
 };
 
 /// Saturating uint64 arithmetic for range checks: with fields up to 64 bits wide, a
