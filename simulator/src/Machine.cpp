@@ -44,25 +44,6 @@ Cls classOf(const isa::InstrDesc& d) {
   return d.cls->id;
 }
 
-std::int64_t roundingShift(std::int64_t x, std::int64_t s) {
-  if (s > 0) {
-    s = std::min<i64>(s, 62);
-    return (x + (i64(1) << (s - 1))) >> s;
-  }
-  if (s < 0) {
-    i64 l = std::min<i64>(-s, 32);
-    return static_cast<i64>(static_cast<std::uint64_t>(x) << l);
-  }
-  return x;
-}
-
-std::int32_t requantize(std::int32_t a, std::int32_t m, std::int32_t s, std::int32_t zp,
-                        std::int32_t lo, std::int32_t hi) {
-  i64 prod = static_cast<i64>(a) * static_cast<i64>(m);
-  i64 y = ((prod + (i64(1) << (s - 1))) >> s) + zp;
-  return static_cast<std::int32_t>(std::max<i64>(lo, std::min<i64>(y, hi)));
-}
-
 Machine::Machine(const isa::IsaDescription& isa, DramImage dram, u64 window)
     : isa_(isa), dram_(std::move(dram), window), mac_(isa.hw().mac.rows, HostKernels::Vnni) {
   for (const auto& m : isa.memories()) {

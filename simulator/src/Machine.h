@@ -9,6 +9,7 @@
 #include "ember/sim/Dram.h"
 #include "ember/sim/Report.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -98,9 +99,23 @@ inline std::uint64_t satMul(std::uint64_t a, std::uint64_t b) {
 }
 
 /// Rounding arithmetic shift of the NPU (docs/numerics.md, NPU part).
-std::int64_t roundingShift(std::int64_t x, std::int64_t s);
-/// Requantization of ARCHITECTURE section 4.
-std::int32_t requantize(std::int32_t a, std::int32_t m, std::int32_t s, std::int32_t zp,
-                        std::int32_t lo, std::int32_t hi);
+inline std::int64_t roundingShift(std::int64_t x, std::int64_t s) {
+  if (s > 0) {
+    s = std::min<std::int64_t>(s, 62);
+    return (x + (std::int64_t(1) << (s - 1))) >> s;
+  }
+  if (s < 0) {
+    std::int64_t l = std::min<std::int64_t>(-s, 32);
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(x) << l);
+  }
+  return x;
+}
+/// Requantization of ARCHITECTURE section 4 (inline: the vector unit calls it per lane).
+inline std::int32_t requantize(std::int32_t a, std::int32_t m, std::int32_t s, std::int32_t zp,
+                               std::int32_t lo, std::int32_t hi) {
+  std::int64_t prod = static_cast<std::int64_t>(a) * static_cast<std::int64_t>(m);
+  std::int64_t y = ((prod + (std::int64_t(1) << (s - 1))) >> s) + zp;
+  return static_cast<std::int32_t>(std::max<std::int64_t>(lo, std::min<std::int64_t>(y, hi)));
+}
 
 } // namespace ember::sim::detail
