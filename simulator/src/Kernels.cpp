@@ -3,13 +3,15 @@
 // as a + 128 (a XOR 0x80) and the lane starts from -128 * sum_c W[k][c], so every lane
 // gets the exact sum_c a[c] * W[k][c] modulo 2^32, as the portable loop does.
 #include "Kernels.h"
+#include "Machine.h"
 
+#include <algorithm>
 #include <cstring>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define EMBER_SIM_X86 1
 #include <immintrin.h>
-#define EMBER_SIM_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+#define EMBER_SIM_VNNI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
 #else
 #define EMBER_SIM_X86 0
 #endif
@@ -76,6 +78,25 @@ EMBER_SIM_VNNI void vnniAny(unsigned n, const std::int32_t* wq, const std::int32
     }
 }
 
+/// Requantize 8 lanes a step: y = ((a * M + 2^(S-1)) >> S) + zp, clamped to [lo, hi] (min
+/// first, as requantize() does), then saturated to int8 (vpmovsqb). The zero-masking forms
+/// (all lanes kept) spare GCC's unmasked ones their undefined pass-through operand.
+EMBER_SIM_VNNI void requantAvx512(unsigned n, const std::int64_t* m, const std::int64_t* r,
+                                  const std::int64_t* s, std::int32_t zp, std::int32_t lo,
+                                  std::int32_t hi, const std::uint8_t* acc, std::uint8_t* act) {
+  const __mmask8 all = 0xFF;
+  const __m512i z = _mm512_set1_epi64(zp), l = _mm512_set1_epi64(lo), h = _mm512_set1_epi64(hi);
+  for (unsigned j = 0; j < n; j += 8) {
+    const __m512i a = _mm512_maskz_cvtepi32_epi64(
+        all, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + 4 * std::size_t(j))));
+    __m512i y = _mm512_mullo_epi64(a, _mm512_loadu_si512(m + j));
+    y = _mm512_maskz_srav_epi64(all, _mm512_add_epi64(y, _mm512_loadu_si512(r + j)),
+                                _mm512_loadu_si512(s + j));
+    y = _mm512_maskz_max_epi64(all, l, _mm512_maskz_min_epi64(all, _mm512_add_epi64(y, z), h));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(act + j), _mm512_maskz_cvtsepi64_epi8(all, y));
+  }
+}
+
 #endif
 
 } // namespace
@@ -84,7 +105,8 @@ HostKernels bestHostKernels(unsigned n) {
 #if EMBER_SIM_X86
   __builtin_cpu_init();
   if (n % 16 == 0 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512vnni"))
     return HostKernels::Vnni;
 #else
   (void)n;
@@ -149,6 +171,33 @@ void GemmKernel::rowsPortable(const std::uint8_t* act, std::size_t actStep0, std
       }
       std::memcpy(r, s, std::size_t(n) * 4);
     }
+}
+
+RequantKernel::RequantKernel(unsigned lanes, HostKernels kernels, const std::int32_t* M,
+                             const std::int32_t* S, std::int32_t zp, std::int32_t lo,
+                             std::int32_t hi)
+    : n_(lanes),
+      kernels_(kernels == HostKernels::Vnni ? bestHostKernels(lanes) : HostKernels::Portable),
+      zp_(zp), lo_(lo), hi_(hi), m32_(M, M + lanes), s32_(S, S + lanes) {
+  if (kernels_ == HostKernels::Vnni)
+    for (unsigned j = 0; j < lanes; ++j) {
+      m_.push_back(M[j]);
+      r_.push_back(std::int64_t(1) << (S[j] - 1));
+      s_.push_back(S[j]);
+    }
+}
+
+void RequantKernel::row(const std::uint8_t* acc, std::uint8_t* act) const {
+#if EMBER_SIM_X86
+  if (kernels_ == HostKernels::Vnni)
+    return requantAvx512(n_, m_.data(), r_.data(), s_.data(), zp_, lo_, hi_, acc, act);
+#endif
+  for (unsigned j = 0; j < n_; ++j) {
+    std::int32_t a;
+    std::memcpy(&a, acc + 4 * std::size_t(j), 4);
+    const std::int32_t y = requantize(a, m32_[j], s32_[j], zp_, lo_, hi_);
+    act[j] = static_cast<std::uint8_t>(static_cast<std::int8_t>(std::clamp(y, -128, 127)));
+  }
 }
 
 } // namespace ember::sim::detail

@@ -13,8 +13,8 @@ namespace ember::sim::detail {
 /// Host kernels the simulator can use.
 enum class HostKernels { Portable, Vnni };
 
-/// The best kernels this host runs (Vnni needs avx512f, bw, vl and vnni, and an array of
-/// a multiple of 16 rows).
+/// The best kernels this host runs (Vnni needs avx512f, bw, dq, vl and vnni, and an array
+/// of a multiple of 16 rows).
 HostKernels bestHostKernels(unsigned n);
 
 /// One weight block of an n x n MAC array, prepared for the host, and the rows it streams.
@@ -47,6 +47,28 @@ private:
   /// Vnni: -128 * sum_c W[k][c] (the activations enter as unsigned a + 128).
   std::vector<std::int32_t> corr_;
   mutable std::vector<std::uint32_t> scratch_; ///< Portable: one acc row.
+};
+
+/// The requantize class's lanes (ARCHITECTURE section 4) over whole rows: int32 acc lanes
+/// in, int8 act lanes out (the requantized value saturated to int8, as the act memory
+/// stores it). With HostKernels::Vnni it runs on AVX-512 (8 lanes an instruction).
+class RequantKernel {
+public:
+  /// `M` and `S` hold `lanes` multipliers and shifts (1..62), as the param rows do.
+  RequantKernel(unsigned lanes, HostKernels kernels, const std::int32_t* M, const std::int32_t* S,
+                std::int32_t zp, std::int32_t lo, std::int32_t hi);
+
+  /// One row: `acc` holds `lanes` int32 (little-endian), `act` receives `lanes` int8.
+  void row(const std::uint8_t* acc, std::uint8_t* act) const;
+
+  HostKernels kernels() const { return kernels_; }
+
+private:
+  unsigned n_;
+  HostKernels kernels_;
+  std::int32_t zp_, lo_, hi_;
+  std::vector<std::int32_t> m32_, s32_; ///< Portable.
+  std::vector<std::int64_t> m_, r_, s_; ///< Vnni: M, 2^(S-1), S as int64.
 };
 
 } // namespace ember::sim::detail

@@ -54,7 +54,7 @@ void writeRow(const Operand& o, u64 row, const i64* lanes, unsigned n) {
 }
 
 /// The lane operation of a vector instruction, chosen once per instruction.
-enum class Op { Add, Sub, Mul, Min, Max, Shift, Clamp, Copy, Requantize, Lut };
+enum class Op { Add, Sub, Mul, Min, Max, Shift, Clamp, Copy, Lut };
 
 Op opOf(Cls cls, const std::string& op) {
   switch (cls) {
@@ -66,8 +66,6 @@ Op opOf(Cls cls, const std::string& op) {
                          : Op::Max;
   case Cls::VectorUnary:
     return op == "shift" ? Op::Shift : op == "clamp" ? Op::Clamp : Op::Copy;
-  case Cls::Requantize:
-    return Op::Requantize;
   default:
     return Op::Lut;
   }
@@ -77,8 +75,6 @@ Op opOf(Cls cls, const std::string& op) {
 struct Lanes {
   Op op;
   i64 imm0, imm1;
-  const std::int32_t *M, *S; ///< Requantize: multiplier and shift per lane.
-  std::int32_t zp, lo, hi;
   const std::uint8_t* table; ///< Lut: 256 entries.
 
   void row(const std::int32_t* a, const std::int32_t* b, i64* y, unsigned n) const {
@@ -115,10 +111,6 @@ struct Lanes {
       for (unsigned j = 0; j < n; ++j)
         y[j] = a[j];
       return;
-    case Op::Requantize:
-      for (unsigned j = 0; j < n; ++j)
-        y[j] = requantize(a[j], M[j], S[j], zp, lo, hi);
-      return;
     case Op::Lut:
       for (unsigned j = 0; j < n; ++j)
         y[j] = static_cast<std::int8_t>(table[a[j] + 128]);
@@ -126,6 +118,23 @@ struct Lanes {
     }
   }
 };
+
+/// The row steps of a vector-binary, vector-unary or lut instruction, in order (a
+/// destination row may be a later step's source).
+void rows(Cls cls, const Lanes& k, const std::vector<Operand>& srcs, const Operand& dst, u64 n0,
+          u64 n1, unsigned L) {
+  std::vector<std::int32_t> a(L), b(L);
+  std::vector<i64> y(L);
+  for (u64 i1 = 0; i1 < n1; ++i1) {
+    for (u64 i0 = 0; i0 < n0; ++i0) {
+      readRow(srcs[0], srcs[0].row(i0, i1), a.data(), L);
+      if (cls == Cls::VectorBinary)
+        readRow(srcs[1], srcs[1].row(i0, i1), b.data(), L);
+      k.row(a.data(), b.data(), y.data(), L);
+      writeRow(dst, dst.row(i0, i1), y.data(), L);
+    }
+  }
+}
 
 } // namespace
 
@@ -209,17 +218,15 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
   if (cls == Cls::VectorUnary && op == "shift" && (imm0 < -31 || imm0 > 31))
     return ExecFault{FaultKind::BadOperand,
                      "shift amount imm0 = " + std::to_string(imm0) + " is outside -31..31"};
-  const Lanes k{opOf(cls, op), imm0, imm1, M.data(), S.data(), zp, lo, hi, table};
-  std::vector<std::int32_t> a(L), b(L);
-  std::vector<i64> y(L);
-  for (u64 i1 = 0; i1 < n1; ++i1) {
-    for (u64 i0 = 0; i0 < n0; ++i0) {
-      readRow(srcs[0], srcs[0].row(i0, i1), a.data(), L);
-      if (cls == Cls::VectorBinary)
-        readRow(srcs[1], srcs[1].row(i0, i1), b.data(), L);
-      k.row(a.data(), b.data(), y.data(), L);
-      writeRow(dst, dst.row(i0, i1), y.data(), L);
-    }
+  if (cls == Cls::Requantize) { // acc rows in, act rows out
+    const RequantKernel rq(L, HostKernels::Vnni, M.data(), S.data(), zp, lo, hi);
+    const Operand& src = srcs[0];
+    for (u64 i1 = 0; i1 < n1; ++i1)
+      for (u64 i0 = 0; i0 < n0; ++i0)
+        rq.row(src.base + src.row(i0, i1) * src.mem->row_bytes,
+               dst.base + dst.row(i0, i1) * dst.mem->row_bytes);
+  } else {
+    rows(cls, Lanes{opOf(cls, op), imm0, imm1, table}, srcs, dst, n0, n1, L);
   }
   const u64 n = n0 * n1;
   c.lane_ops = n * L;

@@ -1,11 +1,13 @@
-// The MAC array's host kernels (simulator/src/Kernels.h): the portable loop and the
-// host's best kernel (AVX-512 VNNI where the host has it) against a reference written
-// here, on random blocks of every array size the descriptions allow up to 64, with
-// extreme values and acc rows that repeat (stride 0).
+// The simulator's host kernels (simulator/src/Kernels.h): the portable loops and the
+// host's best kernels (AVX-512 where the host has it) against references written here:
+// the MAC array on random blocks of every array size up to 128, with extreme values and
+// acc rows that repeat (stride 0), and requantize on every lane count, with extremes.
 #include "Kernels.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -13,6 +15,7 @@
 using ember::sim::detail::bestHostKernels;
 using ember::sim::detail::GemmKernel;
 using ember::sim::detail::HostKernels;
+using ember::sim::detail::RequantKernel;
 
 namespace {
 
@@ -90,4 +93,38 @@ TEST(SimKernels, VnniIsUsedWhenTheHostHasIt) {
   EXPECT_EQ(GemmKernel(16, HostKernels::Vnni).kernels(), bestHostKernels(16));
   EXPECT_EQ(GemmKernel(8, HostKernels::Vnni).kernels(), HostKernels::Portable);
   EXPECT_EQ(GemmKernel(16, HostKernels::Portable).kernels(), HostKernels::Portable);
+}
+
+TEST(SimKernels, RequantizeMatchesTheReferenceOnEveryLaneCount) {
+  // Reference: ARCHITECTURE section 4, then int8 saturation as the act memory stores it.
+  auto want = [](std::int32_t a, std::int32_t m, std::int32_t s, std::int32_t zp, std::int32_t lo,
+                 std::int32_t hi) {
+    std::int64_t y = ((std::int64_t(a) * m + (std::int64_t(1) << (s - 1))) >> s) + zp;
+    y = std::max<std::int64_t>(lo, std::min<std::int64_t>(y, hi)); // lo wins when lo > hi
+    return static_cast<std::int8_t>(std::max<std::int64_t>(-128, std::min<std::int64_t>(y, 127)));
+  };
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<std::int32_t> any(INT32_MIN, INT32_MAX), shift(1, 62),
+      small(-300, 300);
+  const std::int32_t bounds[][2] = {{-128, 127}, {0, 127}, {-20, 90}, {50, -50}, {-1000, 1000}};
+  for (unsigned n : {1u, 8u, 16u, 32u, 64u})
+    for (int rep = 0; rep < 20; ++rep) {
+      std::vector<std::int32_t> M(n), S(n), acc(n);
+      for (unsigned j = 0; j < n; ++j) {
+        M[j] = rep % 4 == 0 ? (j % 2 ? INT32_MIN : INT32_MAX) : any(rng);
+        S[j] = rep % 4 == 1 ? (j % 2 ? 1 : 62) : shift(rng);
+        acc[j] = rep % 4 == 0 ? (j % 3 ? INT32_MIN : INT32_MAX) : any(rng);
+      }
+      const auto& b = bounds[rep % 5];
+      const std::int32_t zp = small(rng);
+      for (HostKernels kernels : {HostKernels::Portable, HostKernels::Vnni}) {
+        RequantKernel k(n, kernels, M.data(), S.data(), zp, b[0], b[1]);
+        std::vector<std::uint8_t> out(n, 0xAA);
+        k.row(reinterpret_cast<const std::uint8_t*>(acc.data()), out.data());
+        for (unsigned j = 0; j < n; ++j)
+          ASSERT_EQ(static_cast<std::int8_t>(out[j]), want(acc[j], M[j], S[j], zp, b[0], b[1]))
+              << "lanes " << n << ", lane " << j << ", rep " << rep << ", kernels "
+              << (k.kernels() == HostKernels::Vnni ? "vnni" : "portable");
+      }
+    }
 }
