@@ -673,16 +673,19 @@ std::vector<std::uint8_t> serializeElf(const Binary& bin, const IsaDescription& 
   std::vector<std::uint8_t> text(bin.code.size() * ib);
   for (std::size_t i = 0; i < bin.code.size(); ++i)
     bin.code[i].encodeInto(text.data() + i * ib);
-  // The digest table is filled in last, once every other byte is in place.
-  std::vector<std::vector<std::uint8_t>> payload = {
-      text,
-      bin.constants,
-      encodeIo(bin),
-      encodeMemmap(bin),
-      encodeIsa(bin),
-      encodeDebug(bin),
-      std::vector<std::uint8_t>(digestBytes(std::size(kSections)))};
+  // The digest table is filled in last, once every other byte is in place. The
+  // constants (most of a model's image) are copied once, straight into the image.
+  const std::vector<std::uint8_t> io = encodeIo(bin), memmap = encodeMemmap(bin),
+                                  isaSec = encodeIsa(bin), debug = encodeDebug(bin),
+                                  digest(digestBytes(std::size(kSections)));
+  const std::vector<std::uint8_t>* payload[] = {&text,   &bin.constants, &io,    &memmap,
+                                                &isaSec, &debug,         &digest};
+  static_assert(std::size(payload) == std::size(kSections));
+  std::size_t total = kEhdrSize + 4096;
+  for (const auto* b : payload)
+    total += b->size() + 16;
   Writer w;
+  w.buf.reserve(total);
   w.buf.resize(kEhdrSize);
   std::vector<Shdr> sh(1);
   std::string shstr(1, '\0');
@@ -695,10 +698,10 @@ std::vector<std::uint8_t> serializeElf(const Binary& bin, const IsaDescription& 
     h.type = kSections[k].type;
     h.flags = k == 0 ? (kShfAlloc | kShfExec) : (k == 1 ? kShfAlloc : 0);
     h.offset = w.buf.size();
-    h.size = payload[k].size();
+    h.size = payload[k]->size();
     h.addralign = 16;
     h.entsize = k == 0 ? ib : 0;
-    w.bytes(payload[k].data(), payload[k].size());
+    w.bytes(payload[k]->data(), payload[k]->size());
     sh.push_back(h);
   }
   Shdr strtab;
@@ -751,6 +754,26 @@ std::vector<std::uint8_t> serializeElf(const Binary& bin, const IsaDescription& 
   Parsed p = parseStructure(w.buf.data(), w.buf.size(), "<output>");
   sealDigests(w.buf.data(), p, p.shdrs[1 + kDigest]);
   return w.buf;
+}
+
+std::uint64_t elfImageSize(const Binary& bin, const IsaDescription& isa) {
+  validateBinary(bin, isa, "<output>");
+  const std::uint64_t sizes[] = {bin.code.size() * isa.instructionBytes(),
+                                 bin.constants.size(),
+                                 encodeIo(bin).size(),
+                                 encodeMemmap(bin).size(),
+                                 encodeIsa(bin).size(),
+                                 encodeDebug(bin).size(),
+                                 digestBytes(std::size(kSections))};
+  static_assert(std::size(sizes) == std::size(kSections));
+  auto alignUp = [](std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; };
+  std::uint64_t end = kEhdrSize, shstr = 1 + std::strlen(kStrtabName) + 1;
+  for (std::size_t k = 0; k < std::size(kSections); ++k) {
+    end = alignUp(end, 16) + sizes[k];
+    shstr += std::strlen(kSections[k].name) + 1;
+  }
+  // The section name table, then the headers: the null one, the sections, the name table.
+  return alignUp(end + shstr, 8) + (std::size(kSections) + 2) * kShdrSize;
 }
 
 void writeElf(const std::string& path, const Binary& bin, const IsaDescription& isa) {

@@ -115,9 +115,37 @@ struct Crc32cTable {
 };
 } // namespace
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+namespace {
+/// The same CRC with SSE4.2's crc32 instruction (which computes CRC-32C), 8 bytes a step.
+__attribute__((target("sse4.2"))) std::uint32_t crc32cSse42(const std::uint8_t* p, std::size_t size,
+                                                            std::uint32_t crc) {
+  std::uint64_t c = crc;
+  for (; size >= 8; p += 8, size -= 8) {
+    std::uint64_t v;
+    std::memcpy(&v, p, 8);
+    c = __builtin_ia32_crc32di(c, v);
+  }
+  auto c32 = static_cast<std::uint32_t>(c);
+  for (; size; ++p, --size)
+    c32 = __builtin_ia32_crc32qi(c32, *p);
+  return c32;
+}
+bool hostHasSse42() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("sse4.2");
+}
+} // namespace
+#endif
+
 std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t crc) {
-  static const Crc32cTable table;
   const auto* p = static_cast<const std::uint8_t*>(data);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool sse42 = hostHasSse42();
+  if (sse42)
+    return ~crc32cSse42(p, size, ~crc);
+#endif
+  static const Crc32cTable table;
   crc = ~crc;
   for (std::size_t i = 0; i < size; ++i)
     crc = table.t[(crc ^ p[i]) & 0xFFu] ^ (crc >> 8);

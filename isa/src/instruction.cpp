@@ -4,27 +4,28 @@
 
 #include "ember/isa/error.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace ember::isa {
 
 std::uint64_t extractBits(const std::uint8_t* bytes, unsigned lsb, unsigned width) {
   std::uint64_t v = 0;
-  for (unsigned i = 0; i < width; ++i) {
-    unsigned b = lsb + i;
-    v |= std::uint64_t((bytes[b / 8] >> (b % 8)) & 1u) << i;
+  for (unsigned got = 0; got < width;) { // a byte (or the part of one in range) a step
+    const unsigned b = lsb + got, off = b % 8, take = std::min(8 - off, width - got);
+    v |= std::uint64_t((bytes[b / 8] >> off) & ((1u << take) - 1)) << got;
+    got += take;
   }
   return v;
 }
 
 void depositBits(std::uint8_t* bytes, unsigned lsb, unsigned width, std::uint64_t value) {
-  for (unsigned i = 0; i < width; ++i) {
-    unsigned b = lsb + i;
-    auto mask = std::uint8_t(1u << (b % 8));
-    if ((value >> i) & 1u)
-      bytes[b / 8] = std::uint8_t(bytes[b / 8] | mask);
-    else
-      bytes[b / 8] = std::uint8_t(bytes[b / 8] & ~mask);
+  for (unsigned put = 0; put < width;) {
+    const unsigned b = lsb + put, off = b % 8, take = std::min(8 - off, width - put);
+    const unsigned mask = ((1u << take) - 1) << off;
+    const unsigned bits = unsigned((value >> put) & ((1u << take) - 1)) << off;
+    bytes[b / 8] = std::uint8_t((bytes[b / 8] & ~mask) | bits);
+    put += take;
   }
 }
 

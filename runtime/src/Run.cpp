@@ -180,7 +180,7 @@ sim::Result runThroughRing(const isa::IsaDescription& desc, const isa::Binary& b
       opts.dram_window_bytes ? opts.dram_window_bytes : desc.hw().dram.size_bytes;
   Device::Options dopts;
   dopts.ring_slots = 1;
-  dopts.dram_bytes = window + isa::serializeElf(bin, desc).size() + (std::uint64_t(1) << 20);
+  dopts.dram_bytes = window + isa::elfImageSize(bin, desc) + (std::uint64_t(1) << 20);
   dopts.engine = req.engine;
   dopts.platform = req.platform;
   dopts.prepare = [&](sim::Job& job, sim::Options& o) {
@@ -274,7 +274,7 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
       std::fflush(stderr);
     };
   // The memory map against the window, as before (an error naming the region).
-  (void)simulator.makeJob(bin, inputs, opts.dram_window_bytes, req.binary);
+  simulator.checkJob(bin, inputs, opts.dram_window_bytes, req.binary);
   // Through the job ring when the runtime has a firmware build of the description (the
   // shipped ones); another description's binary runs on the engine directly
   // (docs/firmware.md section 6).

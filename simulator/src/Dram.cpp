@@ -55,7 +55,11 @@ std::uint8_t* DramImage::writable(u64 page) {
 void DramImage::write(u64 addr, const std::uint8_t* in, u64 n) {
   while (n) {
     const u64 page = addr / kPage, off = addr % kPage, k = std::min(n, kPage - off);
-    std::memcpy(writable(page) + off, in, k);
+    auto it = k == kPage ? pages_.find(page) : pages_.end();
+    if (k == kPage && (it == pages_.end() || it->second.use_count() > 1))
+      pages_[page] = std::make_shared<Page>(in, in + kPage); // a whole page: no zeros first
+    else
+      std::memcpy(writable(page) + off, in, k);
     addr += k, in += k, n -= k;
   }
 }

@@ -44,27 +44,8 @@ Cls classOf(const isa::InstrDesc& d) {
   return d.cls->id;
 }
 
-std::int64_t roundingShift(std::int64_t x, std::int64_t s) {
-  if (s > 0) {
-    s = std::min<i64>(s, 62);
-    return (x + (i64(1) << (s - 1))) >> s;
-  }
-  if (s < 0) {
-    i64 l = std::min<i64>(-s, 32);
-    return static_cast<i64>(static_cast<std::uint64_t>(x) << l);
-  }
-  return x;
-}
-
-std::int32_t requantize(std::int32_t a, std::int32_t m, std::int32_t s, std::int32_t zp,
-                        std::int32_t lo, std::int32_t hi) {
-  i64 prod = static_cast<i64>(a) * static_cast<i64>(m);
-  i64 y = ((prod + (i64(1) << (s - 1))) >> s) + zp;
-  return static_cast<std::int32_t>(std::max<i64>(lo, std::min<i64>(y, hi)));
-}
-
 Machine::Machine(const isa::IsaDescription& isa, DramImage dram, u64 window)
-    : isa_(isa), dram_(std::move(dram), window) {
+    : isa_(isa), dram_(std::move(dram), window), mac_(isa.hw().mac.rows, HostKernels::Vnni) {
   for (const auto& m : isa.memories()) {
     Sram s;
     s.desc = &m;
@@ -81,8 +62,6 @@ Machine::Machine(const isa::IsaDescription& isa, DramImage dram, u64 window)
     else if (s.desc->name == isa::mem::kParam)
       param_ = &s;
   }
-  const auto& mac = isa.hw().mac;
-  wblock_.assign(std::size_t(mac.rows) * mac.cols, 0);
 }
 
 Machine::Sram* Machine::sramById(std::int64_t id) {
@@ -225,32 +204,12 @@ std::optional<ExecFault> Machine::gemm(const Instruction& insn, Counts& c) {
   u64 lastW = lastRow(wA, {{n2, wS2}});
   if (lastW >= wd.rows())
     return sramRange(isa::role::kWgtAddr, wd, lastW);
-  std::vector<std::uint32_t> accRow(C);
-  std::uint32_t* acc = accRow.data();
-  const std::int32_t* wb = wblock_.data();
   for (u64 i2 = 0; i2 < n2; ++i2) {
-    // Block layout: byte k * R + c holds W[k][c] (output channel k, input channel c).
-    const auto* w = reinterpret_cast<const std::int8_t*>(weight_->bytes.data() +
-                                                         (wA + i2 * wS2) * wd.row_bytes);
-    for (unsigned k = 0; k < C; ++k)
-      for (unsigned ci = 0; ci < R; ++ci)
-        wblock_[std::size_t(ci) * C + k] = w[std::size_t(k) * R + ci];
-    for (u64 i1 = 0; i1 < n1; ++i1) {
-      for (u64 i0 = 0; i0 < n0; ++i0) {
-        const auto* a = reinterpret_cast<const std::int8_t*>(
-            act_->bytes.data() + (actA + i0 * xS0 + i1 * xS1 + i2 * xS2) * ad.row_bytes);
-        std::uint8_t* accBytes =
-            acc_->bytes.data() + (accA + i0 * aS0 + i1 * aS1 + i2 * aS2) * cd.row_bytes;
-        std::memcpy(acc, accBytes, std::size_t(C) * 4);
-        for (unsigned ci = 0; ci < R; ++ci) {
-          const std::int32_t x = a[ci];
-          const std::int32_t* wr = wb + std::size_t(ci) * C;
-          for (unsigned k = 0; k < C; ++k)
-            acc[k] += static_cast<std::uint32_t>(x * wr[k]);
-        }
-        std::memcpy(accBytes, acc, std::size_t(C) * 4);
-      }
-    }
+    mac_.load(reinterpret_cast<const std::int8_t*>(weight_->bytes.data() +
+                                                   (wA + i2 * wS2) * wd.row_bytes));
+    mac_.rows(act_->bytes.data() + (actA + i2 * xS2) * ad.row_bytes, xS0 * ad.row_bytes,
+              xS1 * ad.row_bytes, acc_->bytes.data() + (accA + i2 * aS2) * cd.row_bytes,
+              aS0 * cd.row_bytes, aS1 * cd.row_bytes, n0, n1);
   }
   c.macs = n * R * C;
   c.sram_read[posOf(&ad)] = n * ad.row_bytes;

@@ -3,11 +3,13 @@
 // durations of libember_isa's timing model (ember/isa/timing.h); the Machine decides *what*.
 #pragma once
 
+#include "Kernels.h"
 #include "ember/isa/description.h"
 #include "ember/isa/instruction.h"
 #include "ember/sim/Dram.h"
 #include "ember/sim/Report.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -82,7 +84,7 @@ private:
   std::vector<Sram> srams_; ///< In memories() order.
   Sram *act_ = nullptr, *weight_ = nullptr, *acc_ = nullptr, *param_ = nullptr;
   Dram dram_;
-  std::vector<std::int32_t> wblock_; ///< Current weight block, as int32 [c][k].
+  GemmKernel mac_; ///< The MAC array's data path on the host.
 };
 
 /// Saturating uint64 arithmetic for range checks: with fields up to 64 bits wide, a
@@ -97,9 +99,23 @@ inline std::uint64_t satMul(std::uint64_t a, std::uint64_t b) {
 }
 
 /// Rounding arithmetic shift of the NPU (docs/numerics.md, NPU part).
-std::int64_t roundingShift(std::int64_t x, std::int64_t s);
-/// Requantization of ARCHITECTURE section 4.
-std::int32_t requantize(std::int32_t a, std::int32_t m, std::int32_t s, std::int32_t zp,
-                        std::int32_t lo, std::int32_t hi);
+inline std::int64_t roundingShift(std::int64_t x, std::int64_t s) {
+  if (s > 0) {
+    s = std::min<std::int64_t>(s, 62);
+    return (x + (std::int64_t(1) << (s - 1))) >> s;
+  }
+  if (s < 0) {
+    std::int64_t l = std::min<std::int64_t>(-s, 32);
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(x) << l);
+  }
+  return x;
+}
+/// Requantization of ARCHITECTURE section 4 (inline: the vector unit calls it per lane).
+inline std::int32_t requantize(std::int32_t a, std::int32_t m, std::int32_t s, std::int32_t zp,
+                               std::int32_t lo, std::int32_t hi) {
+  std::int64_t prod = static_cast<std::int64_t>(a) * static_cast<std::int64_t>(m);
+  std::int64_t y = ((prod + (std::int64_t(1) << (s - 1))) >> s) + zp;
+  return static_cast<std::int32_t>(std::max<std::int64_t>(lo, std::min<std::int64_t>(y, hi)));
+}
 
 } // namespace ember::sim::detail

@@ -158,14 +158,9 @@ Result Simulator::run(const Job& job, const Options& opts) const {
   return res;
 }
 
-Job Simulator::makeJob(const isa::Binary& bin,
-                       const std::map<std::string, std::vector<std::uint8_t>>& inputs, u64 window,
-                       const std::string& file) const {
-  Job job;
-  const unsigned W = isa_.instructionBytes();
-  job.text.resize(bin.code.size() * W);
-  for (std::size_t i = 0; i < bin.code.size(); ++i)
-    bin.code[i].encodeInto(job.text.data() + i * W);
+void Simulator::checkJob(const isa::Binary& bin,
+                         const std::map<std::string, std::vector<std::uint8_t>>& inputs, u64 window,
+                         const std::string& file) const {
   if (window == 0)
     window = isa_.hw().dram.size_bytes;
   // Every region must fit the window (I/O entries and constants lie inside regions).
@@ -176,6 +171,19 @@ Job Simulator::makeJob(const isa::Binary& bin,
                            std::to_string(r.dram_offset + r.size_bytes) +
                            ") does not fit the job's DRAM window of " + std::to_string(window) +
                            " bytes (--dram-window)");
+  for (const auto& [name, bytes] : inputs)
+    (void)inputEntry(bin, name, bytes.size());
+}
+
+Job Simulator::makeJob(const isa::Binary& bin,
+                       const std::map<std::string, std::vector<std::uint8_t>>& inputs, u64 window,
+                       const std::string& file) const {
+  checkJob(bin, inputs, window, file);
+  Job job;
+  const unsigned W = isa_.instructionBytes();
+  job.text.resize(bin.code.size() * W);
+  for (std::size_t i = 0; i < bin.code.size(); ++i)
+    bin.code[i].encodeInto(job.text.data() + i * W);
   for (const auto& r : bin.memmap)
     if (r.kind == isa::RegionKind::Const)
       job.dram.write(r.dram_offset, bin.constants);

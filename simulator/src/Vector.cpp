@@ -53,6 +53,89 @@ void writeRow(const Operand& o, u64 row, const i64* lanes, unsigned n) {
   }
 }
 
+/// The lane operation of a vector instruction, chosen once per instruction.
+enum class Op { Add, Sub, Mul, Min, Max, Shift, Clamp, Copy, Lut };
+
+Op opOf(Cls cls, const std::string& op) {
+  switch (cls) {
+  case Cls::VectorBinary:
+    return op == "add"   ? Op::Add
+           : op == "sub" ? Op::Sub
+           : op == "mul" ? Op::Mul
+           : op == "min" ? Op::Min
+                         : Op::Max;
+  case Cls::VectorUnary:
+    return op == "shift" ? Op::Shift : op == "clamp" ? Op::Clamp : Op::Copy;
+  default:
+    return Op::Lut;
+  }
+}
+
+/// One row step of the vector unit: y = op(a, b) in every lane.
+struct Lanes {
+  Op op;
+  i64 imm0, imm1;
+  const std::uint8_t* table; ///< Lut: 256 entries.
+
+  void row(const std::int32_t* a, const std::int32_t* b, i64* y, unsigned n) const {
+    switch (op) {
+    case Op::Add:
+      for (unsigned j = 0; j < n; ++j)
+        y[j] = i64(a[j]) + b[j];
+      return;
+    case Op::Sub:
+      for (unsigned j = 0; j < n; ++j)
+        y[j] = i64(a[j]) - b[j];
+      return;
+    case Op::Mul:
+      for (unsigned j = 0; j < n; ++j)
+        y[j] = i64(a[j]) * b[j];
+      return;
+    case Op::Min:
+      for (unsigned j = 0; j < n; ++j)
+        y[j] = std::min(a[j], b[j]);
+      return;
+    case Op::Max:
+      for (unsigned j = 0; j < n; ++j)
+        y[j] = std::max(a[j], b[j]);
+      return;
+    case Op::Shift:
+      for (unsigned j = 0; j < n; ++j)
+        y[j] = roundingShift(a[j], imm0);
+      return;
+    case Op::Clamp:
+      for (unsigned j = 0; j < n; ++j)
+        y[j] = std::min<i64>(std::max<i64>(a[j], imm0), imm1);
+      return;
+    case Op::Copy:
+      for (unsigned j = 0; j < n; ++j)
+        y[j] = a[j];
+      return;
+    case Op::Lut:
+      for (unsigned j = 0; j < n; ++j)
+        y[j] = static_cast<std::int8_t>(table[a[j] + 128]);
+      return;
+    }
+  }
+};
+
+/// The row steps of a vector-binary, vector-unary or lut instruction, in order (a
+/// destination row may be a later step's source).
+void rows(Cls cls, const Lanes& k, const std::vector<Operand>& srcs, const Operand& dst, u64 n0,
+          u64 n1, unsigned L) {
+  std::vector<std::int32_t> a(L), b(L);
+  std::vector<i64> y(L);
+  for (u64 i1 = 0; i1 < n1; ++i1) {
+    for (u64 i0 = 0; i0 < n0; ++i0) {
+      readRow(srcs[0], srcs[0].row(i0, i1), a.data(), L);
+      if (cls == Cls::VectorBinary)
+        readRow(srcs[1], srcs[1].row(i0, i1), b.data(), L);
+      k.row(a.data(), b.data(), y.data(), L);
+      writeRow(dst, dst.row(i0, i1), y.data(), L);
+    }
+  }
+}
+
 } // namespace
 
 std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Counts& c) {
@@ -77,21 +160,16 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
   } else if (cls == Cls::Requantize) {
     srcMem = acc_;
   }
-  auto operand = [&](const char* role, Sram* m, const std::string& p) {
-    return Operand{role,
-                   m->desc,
-                   m->bytes.data(),
-                   U(insn, (p + "_addr").c_str()),
-                   U(insn, (p + "_s0").c_str()),
-                   U(insn, (p + "_s1").c_str())};
+  auto operand = [&](Sram* m, const char* addr, const char* s0, const char* s1) {
+    return Operand{addr, m->desc, m->bytes.data(), U(insn, addr), U(insn, s0), U(insn, s1)};
   };
   std::vector<Operand> srcs;
-  Operand dst = operand(isa::role::kDstAddr, dstMem, "dst");
+  Operand dst = operand(dstMem, isa::role::kDstAddr, isa::role::kDstS0, isa::role::kDstS1);
   if (cls == Cls::VectorBinary) {
-    srcs.push_back(operand(isa::role::kSrc0Addr, srcMem, "src0"));
-    srcs.push_back(operand(isa::role::kSrc1Addr, srcMem, "src1"));
+    srcs.push_back(operand(srcMem, isa::role::kSrc0Addr, isa::role::kSrc0S0, isa::role::kSrc0S1));
+    srcs.push_back(operand(srcMem, isa::role::kSrc1Addr, isa::role::kSrc1S0, isa::role::kSrc1S1));
   } else {
-    srcs.push_back(operand(isa::role::kSrcAddr, srcMem, "src"));
+    srcs.push_back(operand(srcMem, isa::role::kSrcAddr, isa::role::kSrcS0, isa::role::kSrcS1));
   }
   if (n0 == 0 || n1 == 0)
     return std::nullopt;
@@ -140,44 +218,15 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
   if (cls == Cls::VectorUnary && op == "shift" && (imm0 < -31 || imm0 > 31))
     return ExecFault{FaultKind::BadOperand,
                      "shift amount imm0 = " + std::to_string(imm0) + " is outside -31..31"};
-  std::vector<std::int32_t> a(L), b(L);
-  std::vector<i64> y(L);
-  for (u64 i1 = 0; i1 < n1; ++i1) {
-    for (u64 i0 = 0; i0 < n0; ++i0) {
-      readRow(srcs[0], srcs[0].row(i0, i1), a.data(), L);
-      if (cls == Cls::VectorBinary) {
-        readRow(srcs[1], srcs[1].row(i0, i1), b.data(), L);
-        for (unsigned j = 0; j < L; ++j) {
-          i64 x = a[j], z = b[j];
-          if (op == "add")
-            y[j] = x + z;
-          else if (op == "sub")
-            y[j] = x - z;
-          else if (op == "mul")
-            y[j] = x * z;
-          else if (op == "min")
-            y[j] = std::min(x, z);
-          else
-            y[j] = std::max(x, z);
-        }
-      } else if (cls == Cls::VectorUnary) {
-        for (unsigned j = 0; j < L; ++j) {
-          if (op == "shift")
-            y[j] = roundingShift(a[j], imm0);
-          else if (op == "clamp")
-            y[j] = std::min<i64>(std::max<i64>(a[j], imm0), imm1);
-          else
-            y[j] = a[j];
-        }
-      } else if (cls == Cls::Requantize) {
-        for (unsigned j = 0; j < L; ++j)
-          y[j] = requantize(a[j], M[j], S[j], zp, lo, hi);
-      } else {
-        for (unsigned j = 0; j < L; ++j)
-          y[j] = static_cast<std::int8_t>(table[a[j] + 128]);
-      }
-      writeRow(dst, dst.row(i0, i1), y.data(), L);
-    }
+  if (cls == Cls::Requantize) { // acc rows in, act rows out
+    const RequantKernel rq(L, HostKernels::Vnni, M.data(), S.data(), zp, lo, hi);
+    const Operand& src = srcs[0];
+    for (u64 i1 = 0; i1 < n1; ++i1)
+      for (u64 i0 = 0; i0 < n0; ++i0)
+        rq.row(src.base + src.row(i0, i1) * src.mem->row_bytes,
+               dst.base + dst.row(i0, i1) * dst.mem->row_bytes);
+  } else {
+    rows(cls, Lanes{opOf(cls, op), imm0, imm1, table}, srcs, dst, n0, n1, L);
   }
   const u64 n = n0 * n1;
   c.lane_ops = n * L;

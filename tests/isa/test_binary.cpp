@@ -127,6 +127,29 @@ TEST(Binary, Crc32cKnownValues) {
   EXPECT_EQ(crc32c(zeros.data(), 32), 0x8A9136AAu);
   EXPECT_EQ(crc32c(ones.data(), 32), 0x62A8AB43u);
   EXPECT_EQ(crc32c("6789", 4, crc32c("12345", 5)), 0xE3069283u); // continued
+  // Every length and alignment (the host may take 8 bytes a step) against the bitwise
+  // definition.
+  std::vector<std::uint8_t> data(301);
+  for (std::size_t i = 0; i < data.size(); ++i)
+    data[i] = std::uint8_t(i * 131 + 7);
+  for (std::size_t off : {0, 1, 3})
+    for (std::size_t n = 0; n + off <= data.size(); n += 37) {
+      std::uint32_t want = 0xFFFFFFFFu;
+      for (std::size_t i = off; i < off + n; ++i) {
+        want ^= data[i];
+        for (int k = 0; k < 8; ++k)
+          want = (want >> 1) ^ (0x82F63B78u & (0u - (want & 1u)));
+      }
+      EXPECT_EQ(crc32c(data.data() + off, n), ~want) << "offset " << off << ", " << n << " bytes";
+    }
+}
+
+TEST(Binary, ImageSizeWithoutSerializing) {
+  Binary b = convTile();
+  EXPECT_EQ(elfImageSize(b, reference()), serializeElf(b, reference()).size());
+  ASSERT_GE(b.constants.size(), 5u);
+  b.constants.resize(b.constants.size() - 5); // sections move by their 16-byte alignment
+  EXPECT_EQ(elfImageSize(b, reference()), serializeElf(b, reference()).size());
 }
 
 /// parseElf must refuse `img`; returns the error's what().

@@ -113,6 +113,8 @@ void validateBinary(const Binary& bin, const IsaDescription& isa, const std::str
 
 /// ELF image of `bin` (validates first).
 std::vector<std::uint8_t> serializeElf(const Binary& bin, const IsaDescription& isa);
+/// serializeElf(bin, isa).size() without building the image (validates first).
+std::uint64_t elfImageSize(const Binary& bin, const IsaDescription& isa);
 /// Writes the ELF atomically (temporary file in the same folder, then rename).
 void writeElf(const std::string& path, const Binary& bin, const IsaDescription& isa);
 /// Parses an ELF image; never trusts it: every offset, size, count and string is checked,

@@ -77,6 +77,10 @@ public:
   Job makeJob(const isa::Binary& bin,
               const std::map<std::string, std::vector<std::uint8_t>>& inputs,
               std::uint64_t dram_window_bytes = 0, const std::string& file = "<binary>") const;
+  /// The checks of makeJob (same errors, same order) without building the job's DRAM.
+  void checkJob(const isa::Binary& bin,
+                const std::map<std::string, std::vector<std::uint8_t>>& inputs,
+                std::uint64_t dram_window_bytes = 0, const std::string& file = "<binary>") const;
 
   /// The cycle budget of `job` when Options::cycle_budget is 0: kBudgetSlack plus, per
   /// instruction, its duration with each loop count limited to the rows of the SRAM the
