@@ -113,9 +113,21 @@ TEST(CpuInt8, MatMulWithConstantWeights) {
   G g;
   NodeValue x = g.input("x", {2, 5, 12});
   NodeValue mm = g.node(NodeKind::MatMul, "mm", {x, g.constant("w", {12, 7})});
-  NodeValue add = g.node(NodeKind::Add, "add", {mm, g.constant("b", {7})});
+  // An addend that varies along the rows too (not a bias: the Add stays an int8 Add).
+  NodeValue add = g.node(NodeKind::Add, "add", {mm, g.constant("b", {5, 7})});
   g.output("y", g.node(NodeKind::MatMul, "mm2", {add, g.constant("w2", {7, 3})}));
   expectBitExact(g, 3, {NodeKind::MatMul, NodeKind::Add});
+}
+
+TEST(CpuInt8, LinearLayerOnASequenceIsAGemm) {
+  // MatMul by a constant + a bias of M values: matmul-bias-to-gemm makes it one Gemm with
+  // its int32 bias, between Reshapes of the [B, T, K] sequence.
+  G g;
+  NodeValue x = g.input("x", {2, 5, 12});
+  NodeValue mm = g.node(NodeKind::MatMul, "mm", {x, g.constant("w", {12, 7})});
+  NodeValue add = g.node(NodeKind::Add, "add", {mm, g.constant("b", {7})});
+  g.output("y", g.node(NodeKind::Relu, "relu", {add}));
+  expectBitExact(g, 1, {NodeKind::Gemm});
 }
 
 /// The zero point of the (per-tensor) int8 input of q's convolution `name`.
