@@ -58,29 +58,25 @@ bool rewrite(Function& f, Node* add) {
     std::optional<Tensor> bias = biasOf(cv, m);
     if (!bias || xd.back() != k)
       continue;
-    const std::string name = add->name();
-    const Shape outDims = add->resultType(0).dims;
-    NodeValue a = x;
-    if (xd.size() > 2)
-      a = reshape(f, name + ".rows", x, {x.type().size() / k, k})->result();
-    Node* gemm = f.create(NodeKind::Gemm, name + ".gemm",
-                          {a, w, makeConstant(f, name + ".bias", std::move(*bias))}, Attrs{});
-    Node* last = gemm;
+    // On a sequence: rows in, the Gemm (and the Add's only Relu/Clip, on the rows), the
+    // sequence back; the last node replaces the Add, or that activation, and its name.
+    Node* replaced = add;
     Node* act = singleUser(f, add);
-    if (xd.size() > 2) {
-      if (isActivation(act)) {
-        const std::string actName = act->name();
-        last = f.create(act->kind(), actName + ".rows", {gemm->result()}, act->attrs());
-        last = reshape(f, actName + ".seq", last->result(), outDims);
-        f.replaceAllUsesOf(act->result(), last->result());
-        f.erase(act);
-        f.erase(add);
-        takeNameIfFree(f, last, actName);
-        return true;
-      }
-      last = reshape(f, name + ".seq", gemm->result(), outDims);
-    }
-    f.replaceAllUsesOf(add->result(), last->result());
+    if (xd.size() > 2 && isActivation(act))
+      replaced = act;
+    const std::string name = replaced->name();
+    NodeValue v = x;
+    if (xd.size() > 2)
+      v = reshape(f, name + ".rows", x, {x.type().size() / k, k})->result();
+    Node* last = f.create(NodeKind::Gemm, name + ".gemm",
+                          {v, w, makeConstant(f, name + ".bias", std::move(*bias))}, Attrs{});
+    if (replaced == act)
+      last = f.create(act->kind(), name + ".act", {last->result()}, act->attrs());
+    if (xd.size() > 2)
+      last = reshape(f, name + ".seq", last->result(), add->resultType(0).dims);
+    f.replaceAllUsesOf(replaced->result(), last->result());
+    if (replaced == act)
+      f.erase(act);
     f.erase(add);
     takeNameIfFree(f, last, name);
     return true;

@@ -12,8 +12,8 @@ bool isChannelVector(const Shape& s, const Shape& full) {
          s[3] == 1 && (full[2] != 1 || full[3] != 1);
 }
 
-std::string checkBinary(const Target& t, bool scaleOperands) {
-  const int64_t act = 2 + 2 * 3, acc = (scaleOperands ? 2 : 0) + 2;
+std::string checkBinary(const Target& t, int depth, bool scaleOperands) {
+  const int64_t act = 2 + depth * 3, acc = (scaleOperands ? 2 : 0) + 2;
   if (t.rows(Mem::Act) >= act && t.rows(Mem::Acc) >= acc)
     return "";
   return "one row of each operand needs " + std::to_string(act) + " act rows (has " +
@@ -50,6 +50,8 @@ LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
   const uint64_t zpC = ctx.consts.add(zp), qC = ctx.consts.addInt32(q);
   const uint64_t mC = op.scaleOperands ? ctx.consts.addInt32(m) : 0;
   const int64_t accBase = op.scaleOperands ? 2 : 0;
+  if (auto why = checkBinary(t, int(D), op.scaleOperands); !why.empty())
+    throw Error("NPU backend", "layer '" + n.name() + "': " + why);
   // Tile of T rows of a with up to B rows of b; act: 2 zero-point rows, then D slots of
   // (T a rows, B b rows, T result rows); acc: [M_a, M_b,] T rows (a) then B rows (b).
   int64_t T = std::min(ta.rows(), (t.rows(Mem::Act) - 2) / (D * 3));
@@ -61,12 +63,6 @@ LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
     T = 1;
     B = 1;
   }
-  if (2 + D * 3 * T > t.rows(Mem::Act) || accBase + T + B > t.rows(Mem::Acc))
-    throw Error("NPU backend", "layer '" + n.name() + "': one row of each operand needs " +
-                                   std::to_string(2 + D * 3) + " act rows (has " +
-                                   std::to_string(t.rows(Mem::Act)) + ") and " +
-                                   std::to_string(accBase + 2) + " acc rows (has " +
-                                   std::to_string(t.rows(Mem::Acc)) + ")");
   const int64_t slotRows = 2 * T + B;
   // Each instruction's own count fields bound its chunks (a re-encoded description may
   // give vsub a narrower n0 than vmul).

@@ -25,10 +25,11 @@ struct BinaryOp {
 /// Whether `s` is [N, C, 1, 1] against the 4-D `full` (same N and C, a larger plane).
 bool isChannelVector(const Shape& s, const Shape& full);
 
-/// "" when one row of each operand fits the SRAMs at pipeline depth 2 (act: two zero-point
-/// rows and three rows per buffer; acc: the operands' multiplier rows when `scaleOperands`,
-/// and one row of each operand), else why not, with the figures.
-std::string checkBinary(const Target& t, bool scaleOperands);
+/// "" when one row of each operand fits the SRAMs at pipeline depth `depth` (act: two
+/// zero-point rows and three rows per buffer; acc: the operands' multiplier rows when
+/// `scaleOperands`, and one row of each operand), else why not, with the figures. Layers
+/// call it in check() with depth 2; emitBinary checks its own depth with it.
+std::string checkBinary(const Target& t, int depth, bool scaleOperands);
 
 /// Emits `n` (inputs 0 and 1, either of which may be the per-channel operand) as `op`.
 LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx);

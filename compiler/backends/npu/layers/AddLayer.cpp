@@ -34,7 +34,7 @@ public:
     quant::addMultipliers(scaleOf(n.input(0)), scaleOf(n.input(1)),
                           n.resultType(0).quant.scales[0]);
     if (a != b)
-      return checkBinary(t, true);
+      return checkBinary(t, 2, true);
     return checkStream(t, 2, 2, false, 2, 2, accReservedRows(t));
   }
 

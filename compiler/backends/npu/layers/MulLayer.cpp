@@ -26,7 +26,7 @@ public:
       return "only equal shapes or a per-channel [N, C, 1, 1] operand are supported (operands " +
              shapeToString(a) + " and " + shapeToString(b) + ")";
     quant::productMultiplier(scaleOf(n.input(0)), scaleOf(n.input(1)), scaleOf(resultOf(n)));
-    return checkBinary(t, false);
+    return checkBinary(t, 2, false);
   }
 
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {

@@ -57,11 +57,13 @@ public:
     const Shape y = n.resultType(0).dims;
     if (y[3] > Target::maxOf(t.dmaStore(), isa::role::kSize0))
       return "rows wider than the DMA size field";
-    if (tiling(n, t, 2).first == 0)
-      return "one channel block of " + std::to_string(std::min(y[2], p[2] + 1) + p[6]) +
-             " padded lines of " + std::to_string(y[3]) + " pixels in each of 4 buffers needs " +
-             std::to_string(4 * (std::min(y[2], p[2] + 1) + p[6]) * y[3]) + " act rows (has " +
+    if (tiling(n, t, 2).first == 0) {
+      const int64_t lines = std::min(y[2], p[2] + 1) + p[6]; // tiling()'s fewest lines
+      return "one channel block of " + std::to_string(lines) + " padded lines of " +
+             std::to_string(y[3]) + " pixels in each of 4 buffers needs " +
+             std::to_string(4 * lines * y[3]) + " act rows (has " +
              std::to_string(t.rows(Mem::Act)) + ")";
+    }
     return "";
   }
 

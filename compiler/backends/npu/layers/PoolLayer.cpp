@@ -47,24 +47,32 @@ PoolTiling choose(const PoolGeom& g, const Target& t, int64_t D, const CompileOp
       {g.OH, Target::maxOf(mx, isa::role::kN1), Target::maxOf(t.dmaStore(), isa::role::kSize1)});
   if (o.maxTileHeight > 0)
     thMax = std::min(thMax, o.maxTileHeight);
-  // Whole output rows when one fits; on a small act SRAM, narrower column tiles.
-  PoolTiling best;
-  for (; tw >= 1 && best.th == 0; tw = tw == 1 ? 0 : ceilDiv(tw, 2))
+  // The tile of columns `w` with the most rows x blocks that fits.
+  auto bestFor = [&](int64_t w) {
+    PoolTiling best;
     for (int64_t cbt = std::min(CB, Target::maxOf(t.dmaStore(), isa::role::kSize2)); cbt >= 1;
          --cbt)
       for (int64_t th = thMax; th >= 1; --th) {
-        const int64_t rows = D * cbt * (planeRows(g, th, tw) + th * tw);
+        const int64_t rows = D * cbt * (planeRows(g, th, w) + th * w);
         const int64_t hp = (th - 1) * g.sH + (g.KH - 1) * g.dH + 1;
-        const int64_t wp = (tw - 1) * g.sW + (g.KW - 1) * g.dW + 1;
+        const int64_t wp = (w - 1) * g.sW + (g.KW - 1) * g.dW + 1;
         if (rows <= t.rows(Mem::Act) &&
             std::min(hp, g.H) <= Target::maxOf(t.dmaLoad(), isa::role::kSize1) &&
             std::min(wp, g.W) <= Target::maxOf(t.dmaLoad(), isa::role::kSize0) &&
             g.sH * wp <= Target::maxOf(t.vecBinary("max"), isa::role::kSrc1S1)) {
           if (th * cbt > best.th * best.cbt)
-            best = {cbt, th, tw};
+            best = {cbt, th, w};
           break;
         }
       }
+    return best;
+  };
+  // Whole output rows when one fits; on a small act SRAM, halved column tiles.
+  PoolTiling best = bestFor(tw);
+  while (best.th == 0 && tw > 1) {
+    tw = ceilDiv(tw, 2);
+    best = bestFor(tw);
+  }
   return best;
 }
 
