@@ -186,6 +186,32 @@ ClassSpec requantizeClass() {
   return c;
 }
 
+void checkQuantizedAdd(const IsaDescription& isa, const InstrDesc& d, Checker& ck) {
+  // The scalars sit in lanes 0..3 of two param rows (one int32 per vector lane).
+  if (isa.hw().vector.lanes < 4)
+    ck.fail(d.json_path, "quantized-add reads 4 int32 lanes of a param row; the vector unit has " +
+                             std::to_string(isa.hw().vector.lanes) + " lanes");
+}
+
+ClassSpec quantizedAddClass() {
+  ClassSpec c;
+  c.name = cls::kQuantizedAdd;
+  c.id = SemanticClass::QuantizedAdd;
+  c.doc = "act int8 = requantized (src0 - zp0) * M0 + (src1 - zp1) * M1, lane-wise over a "
+          "2-level strided loop";
+  addTokens(c.roles);
+  c.roles.push_back(addr(role::kDstAddr, mem::kAct, "", "first act row written"));
+  c.roles.push_back(addr(role::kSrc0Addr, mem::kAct, "", "first act row of src0"));
+  c.roles.push_back(addr(role::kSrc1Addr, mem::kAct, "", "first act row of src1"));
+  c.roles.push_back(addr(role::kParamAddr, mem::kParam, "",
+                         "param row of M0, M1, S, zp (row + 1: zp0, zp1, lo, hi)"));
+  addLoop2(c.roles, {"dst", "src0", "src1"});
+  c.timing_keys = kVectorTimingKeys;
+  c.energy_keys = kVectorEnergyKeys;
+  c.extra_check = checkQuantizedAdd;
+  return c;
+}
+
 void checkLut(const IsaDescription& isa, const InstrDesc& d, Checker& ck) {
   const FieldDesc* table = d.field(role::kTable);
   const MemoryDesc& param = isa.memory(mem::kParam);
@@ -256,6 +282,7 @@ ClassRegistry& ClassRegistry::global() {
     r->add(vectorBinaryClass());
     r->add(vectorUnaryClass());
     r->add(requantizeClass());
+    r->add(quantizedAddClass());
     r->add(lutClass());
     r->add(syncClass());
     r->add(haltClass());

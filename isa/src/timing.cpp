@@ -152,9 +152,12 @@ Duration gemm(const IsaDescription& isa, const Instruction& in, u64 maxRows) {
 }
 
 u64 bankConflicts(const IsaDescription& isa, const Instruction& in) {
-  if (in.desc().cls->id != SemanticClass::VectorBinary)
+  const SemanticClass cls = in.desc().cls->id;
+  if (cls != SemanticClass::VectorBinary && cls != SemanticClass::QuantizedAdd)
     return 0;
-  const MemoryDesc* m = isa.memoryById(in.get(role::kSrcMem));
+  // A quantized add reads both sources from act; a vector-binary from its src_mem.
+  const MemoryDesc* m = cls == SemanticClass::QuantizedAdd ? &isa.memory(mem::kAct)
+                                                           : isa.memoryById(in.get(role::kSrcMem));
   if (!m)
     return 0;
   Ck k;
@@ -195,12 +198,15 @@ Duration vector(const IsaDescription& isa, const Instruction& in, u64 maxRows) {
   Ck k;
   const u64 steps = k.mulCapped(U(in, role::kN0), U(in, role::kN1), maxRows);
   u64 conflicts = 0;
-  if (in.desc().cls->id == SemanticClass::VectorBinary) {
-    if (maxRows == kNoCap) {
+  const SemanticClass cls = in.desc().cls->id;
+  if (cls == SemanticClass::VectorBinary || cls == SemanticClass::QuantizedAdd) {
+    const MemoryDesc* m = cls == SemanticClass::QuantizedAdd
+                              ? &isa.memory(mem::kAct)
+                              : isa.memoryById(in.get(role::kSrcMem));
+    if (maxRows == kNoCap)
       conflicts = bankConflicts(isa, in);
-    } else if (const MemoryDesc* m = isa.memoryById(in.get(role::kSrcMem))) {
+    else if (m)
       conflicts = k.mul(steps, Ck::ceilDiv(2, std::max(1u, m->read_ports)) - 1);
-    }
   }
   Duration t = vector(in.desc(), steps, conflicts);
   return k.overflow ? Duration{UINT64_MAX, 0, true} : t;
@@ -227,6 +233,7 @@ Duration durationOf(const IsaDescription& isa, const Instruction& in, u64 maxRow
     return vector(isa, in, cap);
   }
   case SemanticClass::Requantize:
+  case SemanticClass::QuantizedAdd:
     return vector(isa, in, maxRows == kNoCap ? kNoCap : isa.memory(mem::kAct).rows());
   case SemanticClass::Sync:
   case SemanticClass::Halt:

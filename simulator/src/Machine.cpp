@@ -93,6 +93,8 @@ std::optional<ExecFault> Machine::execute(const Instruction& insn, Cls cls, Coun
   case Cls::Requantize:
   case Cls::Lut:
     return vector(insn, cls, c);
+  case Cls::QuantizedAdd:
+    return quantizedAdd(insn, c);
   case Cls::Sync:
   case Cls::Halt:
   case Cls::Custom: // refused by classOf at fetch

@@ -79,6 +79,8 @@ private:
   std::optional<ExecFault> dma(const isa::Instruction& insn, bool load, Counts& c);
   std::optional<ExecFault> gemm(const isa::Instruction& insn, Counts& c);
   std::optional<ExecFault> vector(const isa::Instruction& insn, Cls cls, Counts& c);
+  /// The quantized-add class (docs/isa.md section 2.10): two act sources, act result.
+  std::optional<ExecFault> quantizedAdd(const isa::Instruction& insn, Counts& c);
 
   const isa::IsaDescription& isa_;
   std::vector<Sram> srams_; ///< In memories() order.

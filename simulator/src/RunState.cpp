@@ -46,6 +46,7 @@ void RunState::retire(const isa::IsaDescription& isa, const isa::Instruction& in
   case Cls::VectorBinary:
   case Cls::VectorUnary:
   case Cls::Requantize:
+  case Cls::QuantizedAdd:
   case Cls::Lut:
     e += double(c.lane_ops) * d.energyOf(isa::energy_key::kPerLane);
     e_vector += e;

@@ -1,4 +1,4 @@
-// The vector unit: vector-binary, vector-unary, requantize and lut classes.
+// The vector unit: vector-binary, vector-unary, requantize, quantized-add and lut classes.
 #include "Machine.h"
 #include "ember/isa/roles.h"
 
@@ -12,6 +12,7 @@ namespace {
 using isa::Instruction;
 using u64 = std::uint64_t;
 using i64 = std::int64_t;
+__extension__ typedef __int128 i128; // exact: two 64-bit products and their sum
 
 u64 U(const Instruction& in, const char* role) {
   return static_cast<u64>(in.get(role));
@@ -136,7 +137,73 @@ void rows(Cls cls, const Lanes& k, const std::vector<Operand>& srcs, const Opera
   }
 }
 
+/// The quantized-add class's scalars (docs/isa.md section 2.10): param row p holds M0, M1,
+/// S, zp in lanes 0..3, row p + 1 holds zp0, zp1, lo, hi.
+struct QuantizedAdd {
+  i64 m0, m1, s, zp, zp0, zp1, lo, hi;
+
+  /// One lane: the exact sum, rounded right by S, plus zp, clamped to [lo, hi].
+  i64 lane(std::int32_t a, std::int32_t b) const {
+    const i128 t = (i128(a) - zp0) * m0 + (i128(b) - zp1) * m1;
+    const i128 y = ((t + (i128(1) << (s - 1))) >> s) + zp;
+    return i64(std::max<i128>(lo, std::min<i128>(y, hi)));
+  }
+  void row(const std::int32_t* a, const std::int32_t* b, i64* y, unsigned n) const {
+    for (unsigned j = 0; j < n; ++j)
+      y[j] = lane(a[j], b[j]);
+  }
+};
+
 } // namespace
+
+std::optional<ExecFault> Machine::quantizedAdd(const Instruction& insn, Counts& c) {
+  const u64 n0 = U(insn, isa::role::kN0), n1 = U(insn, isa::role::kN1);
+  const unsigned L = isa_.hw().vector.lanes;
+  auto operand = [&](const char* addr, const char* s0, const char* s1) {
+    return Operand{addr, act_->desc, act_->bytes.data(), U(insn, addr), U(insn, s0), U(insn, s1)};
+  };
+  const Operand dst = operand(isa::role::kDstAddr, isa::role::kDstS0, isa::role::kDstS1);
+  const Operand a = operand(isa::role::kSrc0Addr, isa::role::kSrc0S0, isa::role::kSrc0S1);
+  const Operand b = operand(isa::role::kSrc1Addr, isa::role::kSrc1S0, isa::role::kSrc1S1);
+  if (n0 == 0 || n1 == 0)
+    return std::nullopt;
+  for (const Operand* o : {&dst, &a, &b}) {
+    const u64 last = o->lastRow(n0 - 1, n1 - 1);
+    if (last >= o->mem->rows())
+      return ExecFault{FaultKind::SramOutOfRange, std::string(o->role) + " reaches act row " +
+                                                      std::to_string(last) + ", beyond its " +
+                                                      std::to_string(o->mem->rows()) + " rows"};
+  }
+  const auto& pd = *param_->desc;
+  const u64 prow = U(insn, isa::role::kParamAddr);
+  if (prow >= pd.rows() - 1)
+    return ExecFault{FaultKind::SramOutOfRange, "param_addr reaches param row " +
+                                                    std::to_string(prow + 1) + ", beyond its " +
+                                                    std::to_string(pd.rows()) + " rows"};
+  std::int32_t p[8];
+  std::memcpy(p, param_->bytes.data() + prow * pd.row_bytes, 16);
+  std::memcpy(p + 4, param_->bytes.data() + (prow + 1) * pd.row_bytes, 16);
+  if (p[2] < 1 || p[2] > 62)
+    return ExecFault{FaultKind::BadOperand, "quantized-add shift S (param row " +
+                                                std::to_string(prow) + ", lane 2) is " +
+                                                std::to_string(p[2]) + ", outside 1..62"};
+  const QuantizedAdd k{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
+  std::vector<std::int32_t> x(L), w(L);
+  std::vector<i64> y(L);
+  for (u64 i1 = 0; i1 < n1; ++i1)
+    for (u64 i0 = 0; i0 < n0; ++i0) {
+      readRow(a, a.row(i0, i1), x.data(), L);
+      readRow(b, b.row(i0, i1), w.data(), L);
+      k.row(x.data(), w.data(), y.data(), L);
+      writeRow(dst, dst.row(i0, i1), y.data(), L);
+    }
+  const u64 n = n0 * n1;
+  c.lane_ops = n * L;
+  c.sram_read[posOf(&pd)] += 2 * pd.row_bytes;
+  c.sram_read[posOf(act_->desc)] += 2 * n * act_->desc->row_bytes;
+  c.sram_write[posOf(act_->desc)] += n * act_->desc->row_bytes;
+  return std::nullopt;
+}
 
 std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Counts& c) {
   const u64 n0 = U(insn, isa::role::kN0), n1 = U(insn, isa::role::kN1);

@@ -254,7 +254,8 @@ isa::Binary Generator::run() {
   std::vector<const isa::InstrDesc*> pool;
   for (const auto& d : isa_.instructions())
     if (d.cls->id != isa::SemanticClass::Halt &&
-        (paramReady_ || d.cls->id != isa::SemanticClass::Requantize))
+        (paramReady_ || (d.cls->id != isa::SemanticClass::Requantize &&
+                         d.cls->id != isa::SemanticClass::QuantizedAdd)))
       pool.push_back(&d);
   const std::size_t first = bin_.code.size();
   const std::size_t n = std::size_t(e_.below(o_.max_instructions + 1));

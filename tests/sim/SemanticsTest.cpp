@@ -204,6 +204,60 @@ TEST(SimSemantics, RequantizeIsTheArchitectureContract) {
   }
 }
 
+__extension__ typedef __int128 i128; // the reference's exact arithmetic
+
+/// docs/isa.md section 2.10 for one lane, written from the document.
+std::int64_t qaddRef(std::int64_t a, std::int64_t b, const std::int32_t* p) {
+  const i128 t = (i128(a) - p[4]) * p[0] + (i128(b) - p[5]) * p[1];
+  const i128 y = ((t + (i128(1) << (p[2] - 1))) >> p[2]) + p[3];
+  return sat8(std::int64_t(std::max<i128>(p[6], std::min<i128>(y, p[7]))));
+}
+
+TEST(SimSemantics, QuantizedAddIsTheDocumentedContract) {
+  const auto& isa = refIsa();
+  // Three act rows of a, one row of b broadcast (src1_s0 = 0), written in place over a.
+  // Scalars: {M0, M1, S, zp}, {zp0, zp1, lo, hi}; the second set is extreme, so that the
+  // exact sum exceeds int64 and only the clamp bounds the result.
+  const std::int32_t sets[2][8] = {{300000, -123456, 19, -5, 7, -3, -100, 90},
+                                   {INT32_MAX, INT32_MAX, 1, 3, INT32_MIN, INT32_MIN, -120, 120}};
+  for (const auto& p : sets) {
+    std::vector<std::uint8_t> image = randomBytes(0x4000, 11);
+    for (int l = 0; l < 4; ++l) {
+      putI32(image, std::size_t(0x400 + l * 4), p[l]);
+      putI32(image, std::size_t(0x440 + l * 4), p[4 + l]);
+    }
+    image[0] = 0x80; // -128 and 127 in the first lanes of a
+    image[1] = 0x7F;
+    const std::string prog =
+        "dma.ld sram=act sram_addr=8 dram_addr=0 size0=3 size1=1 size2=1\n"
+        "dma.ld sram=act sram_addr=13 dram_addr=0x100 size0=1 size1=1 size2=1\n"
+        "dma.ld sram=param sram_addr=5 dram_addr=0x400 size0=2 size1=1 size2=1 push_next\n"
+        "qadd dst_addr=8 src0_addr=8 src1_addr=13 param_addr=5 n0=3 n1=1 dst_s0=1 src0_s0=1 "
+        "src1_s0=0 pop_prev push_next\n"
+        "dma.st sram=act sram_addr=8 dram_addr=0x1000 size0=3 size1=1 size2=1 pop_prev "
+        "push_prev\nfinish pop_next\n";
+    Result r = run(isa, prog, image);
+    ASSERT_TRUE(r.ok()) << r.report.fault->message();
+    for (int i = 0; i < 48; ++i) {
+      const std::int64_t a = static_cast<std::int8_t>(image[std::size_t(i)]);
+      const std::int64_t b = static_cast<std::int8_t>(image[std::size_t(0x100 + i % 16)]);
+      EXPECT_EQ(static_cast<std::int8_t>(r.dram[std::size_t(0x1000 + i)]), qaddRef(a, b, p))
+          << "element " << i << " of set M0=" << p[0];
+    }
+  }
+  // A shift outside 1..62 is an operand fault.
+  std::vector<std::uint8_t> image(0x1000, 0);
+  putI32(image, 0x408, 63);
+  Result r = run(isa,
+                 "dma.ld sram=param sram_addr=0 dram_addr=0x400 size0=2 size1=1 size2=1 "
+                 "push_next\nqadd dst_addr=0 src0_addr=0 src1_addr=1 param_addr=0 n0=1 n1=1 "
+                 "pop_prev\nfinish\n",
+                 image);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.report.fault->message().find("outside 1..62"), std::string::npos)
+      << r.report.fault->message();
+}
+
 TEST(SimSemantics, LutMapsThroughParamTable) {
   const auto& isa = refIsa();
   std::vector<std::uint8_t> image(0x4000, 0);

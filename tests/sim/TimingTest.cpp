@@ -164,6 +164,26 @@ TEST(SimTiming, VectorOpAndPortConflict) {
   EXPECT_EQ(rs.report.cycles, fetchLat(isa) + vec("vadd") + n * conflict + finishCycles(isa));
   EXPECT_EQ(rs.report.engines[1].memory_stall, n * conflict);
   EXPECT_GT(conflict, 0u); // the reference has one read port per bank
+  // qadd reads two act rows a step: the same rule, with its own timing keys. Its
+  // parameters arrive first (a token); the compute engine's busy time is then the qadd's
+  // duration and finish's issue, its memory stalls the conflicts.
+  std::vector<std::uint8_t> params(0x1000, 0);
+  putI32(params, 0x408, 4); // S
+  auto qadd = [&](u64 src1) {
+    return run(isa,
+               "dma.ld sram=param sram_addr=0 dram_addr=0x400 size0=2 size1=1 size2=1 push_next\n"
+               "qadd dst_addr=200 src0_addr=0 src1_addr=" +
+                   std::to_string(src1) +
+                   " param_addr=0 n0=37 n1=1 dst_s0=1 src0_s0=1 src1_s0=1 pop_prev\nfinish\n",
+               params);
+  };
+  Result qs = qadd(banks), qo = qadd(1);
+  ASSERT_TRUE(qs.ok() && qo.ok());
+  EXPECT_EQ(qo.report.engines[1].busy, vec("qadd") + finishCycles(isa));
+  EXPECT_EQ(qo.report.engines[1].memory_stall, 0u);
+  EXPECT_EQ(qs.report.engines[1].busy, vec("qadd") + finishCycles(isa));
+  EXPECT_EQ(qs.report.engines[1].memory_stall, n * conflict);
+  EXPECT_EQ(qs.report.cycles, qo.report.cycles + n * conflict);
 }
 
 /// A double-buffered pipeline of `tiles` tiles: load 128 act rows, gemm + requant,

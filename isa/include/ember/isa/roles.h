@@ -15,6 +15,7 @@ inline constexpr char kGemm[] = "gemm";
 inline constexpr char kVectorBinary[] = "vector-binary";
 inline constexpr char kVectorUnary[] = "vector-unary";
 inline constexpr char kRequantize[] = "requantize";
+inline constexpr char kQuantizedAdd[] = "quantized-add";
 inline constexpr char kLut[] = "lut";
 inline constexpr char kSync[] = "sync";
 inline constexpr char kHalt[] = "halt";

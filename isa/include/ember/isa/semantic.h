@@ -28,6 +28,7 @@ enum class SemanticClass {
   VectorBinary,
   VectorUnary,
   Requantize,
+  QuantizedAdd,
   Lut,
   Sync,
   Halt,

@@ -56,13 +56,15 @@ Duration gemm(const IsaDescription& isa, const InstrDesc& d, std::uint64_t R, st
 /// A gemm instance; `maxRows` caps R and R * n2 (reset), and n2 at the weight SRAM rows.
 Duration gemm(const IsaDescription& isa, const Instruction& in, std::uint64_t maxRows = kNoCap);
 
-/// Bank-conflict cycles of a vector-binary instance: for each row step whose two source
-/// rows sit in one bank of their memory, ceil(2 / read_ports) - 1. 0 for other classes.
+/// Bank-conflict cycles of a vector-binary or quantized-add instance: for each row step
+/// whose two source rows sit in one bank of their memory, ceil(2 / read_ports) - 1. 0 for
+/// other classes.
 std::uint64_t bankConflicts(const IsaDescription& isa, const Instruction& in);
-/// A vector-binary, vector-unary, requantize or lut instruction of `steps` row steps and
+/// A vector-binary, vector-unary, requantize, quantized-add or lut instruction of `steps`
+/// row steps and
 /// `conflicts` bank-conflict cycles.
 Duration vector(const InstrDesc& d, std::uint64_t steps, std::uint64_t conflicts);
-/// A vector-class instance; with `maxRows` the steps are capped and every vector-binary
+/// A vector-class instance; with `maxRows` the steps are capped and every two-source
 /// step counted as a conflict (budget).
 Duration vector(const IsaDescription& isa, const Instruction& in, std::uint64_t maxRows = kNoCap);
 
