@@ -12,6 +12,17 @@ bool isChannelVector(const Shape& s, const Shape& full) {
          s[3] == 1 && (full[2] != 1 || full[3] != 1);
 }
 
+std::vector<int32_t> qaddParamRows(int64_t L, int32_t M0, int32_t M1, int32_t S, int32_t zp,
+                                   int32_t zp0, int32_t zp1, int32_t lo, int32_t hi) {
+  std::vector<int32_t> rows(size_t(2 * L), 0);
+  const int32_t v[8] = {M0, M1, S, zp, zp0, zp1, lo, hi};
+  for (int i = 0; i < 4; ++i) {
+    rows[size_t(i)] = v[i];
+    rows[size_t(L + i)] = v[4 + i];
+  }
+  return rows;
+}
+
 std::string checkBinary(const Target& t, int depth, bool scaleOperands) {
   const int64_t act = 2 + depth * 3, acc = (scaleOperands ? 2 : 0) + 2;
   if (t.rows(Mem::Act) >= act && t.rows(Mem::Acc) >= acc)

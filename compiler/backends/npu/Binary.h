@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ember::npu {
 
@@ -30,6 +31,11 @@ bool isChannelVector(const Shape& s, const Shape& full);
 /// `scaleOperands`, and one row of each operand), else why not, with the figures. Layers
 /// call it in check() with depth 2; emitBinary checks its own depth with it.
 std::string checkBinary(const Target& t, int depth, bool scaleOperands);
+
+/// The two param rows of a quantized add (docs/isa.md section 2.10), L int32 each: lanes
+/// 0..3 of the first hold M0, M1, S, zp (the result's), of the second zp0, zp1, lo, hi.
+std::vector<int32_t> qaddParamRows(int64_t L, int32_t M0, int32_t M1, int32_t S, int32_t zp,
+                                   int32_t zp0, int32_t zp1, int32_t lo, int32_t hi);
 
 /// Emits `n` (inputs 0 and 1, either of which may be the per-channel operand) as `op`.
 LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 
 namespace ember::npu {
@@ -61,6 +62,33 @@ LayerInfo emitCopy(const OutputCopy& c, LayerCtx& ctx) {
   LayerInfo info;
   emitStream(s, ctx, info);
   return info;
+}
+
+/// Residual Adds fused into the layer producing one of their operands (producer -> Add):
+/// an Add of two equal-shape operands, one of which is the result of a layer that takes
+/// a residual (Layer::checkResidual) and that nothing else reads. The producer is then
+/// emitted at the Add's place, after the Add's other operand exists.
+std::map<const Node*, const Node*> residualFusions(const Function& f, const Target& t,
+                                                   const CompileOptions& opts) {
+  std::map<const Node*, const Node*> out;
+  if (!opts.fuseResidual || !t.quantizedAdd())
+    return out;
+  for (const auto& n : f.nodes()) {
+    if (n->kind() != NodeKind::Add || n->input(0) == n->input(1))
+      continue;
+    const Shape& y = n->resultType(0).dims;
+    if (n->input(0).dims() != y || n->input(1).dims() != y)
+      continue;
+    for (unsigned i = 0; i < 2; ++i) {
+      const Node* p = n->input(i).node;
+      const Layer* l = findLayer(p->kind());
+      if (!l || f.numUses(p) != 1 || out.count(p) || !l->checkResidual(*p, t).empty())
+        continue;
+      out[p] = n.get();
+      break;
+    }
+  }
+  return out;
 }
 
 } // namespace
@@ -120,7 +148,11 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   if (const std::vector<std::string> bad = unsupportedNodes(f, isa); !bad.empty())
     throwUnsupported(f, bad);
 
-  DramPlan plan = planDram(f, t);
+  const std::map<const Node*, const Node*> fused = residualFusions(f, t, opts);
+  std::map<const Node*, const Node*> producerOf; // fused Add -> its producer
+  for (const auto& [producer, add] : fused)
+    producerOf[add] = producer;
+  DramPlan plan = planDram(f, t, fused);
   ConstPool pool(plan.constBase);
   Program prog(t, opts.doubleBuffer ? 2 : 1);
   LayerCtx ctx{t, prog, pool, opts, plan.tensors};
@@ -131,22 +163,26 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   std::vector<const Node*> work;
   for (const auto& n : f.nodes())
     if (n->kind() != NodeKind::QuantizeLinear && n->kind() != NodeKind::DequantizeLinear &&
-        !plan.aliased.count(n.get()))
+        !plan.aliased.count(n.get()) && !fused.count(n.get()))
       work.push_back(n.get());
   // Outputs that are inputs unchanged: one row copy each, after the layers.
   const size_t layers = work.size();
   for (const OutputCopy& c : plan.copies)
     work.push_back(c.node);
   for (size_t i = 0; i < work.size(); ++i) {
-    const Node& n = *work[i];
-    prog.beginLayer(n.name());
+    // A fused residual Add is emitted as its producer, which writes the Add's result.
+    const auto fusedWith = producerOf.find(work[i]);
+    const Node& n = fusedWith == producerOf.end() ? *work[i] : *fusedWith->second;
+    ctx.residualAdd = fusedWith == producerOf.end() ? nullptr : work[i];
+    const std::string name = n.name() + (ctx.residualAdd ? " + " + ctx.residualAdd->name() : "");
+    prog.beginLayer(name);
     ctx.temp = plan.temps.count(&n) ? plan.temps.at(&n) : 0;
     LayerInfo info =
         i < layers ? findLayer(n.kind())->emit(n, ctx) : emitCopy(plan.copies[i - layers], ctx);
     LayerTiming lt = prog.endLayer(i + 1 == work.size());
     LayerSummary ls;
-    ls.name = n.name();
-    ls.kind = n.kindName();
+    ls.name = name;
+    ls.kind = std::string(n.kindName()) + (ctx.residualAdd ? "+Add" : "");
     ls.tiles = lt.steps;
     ls.instructions = lt.instructions;
     ls.cycles = lt.cycles;

@@ -1,4 +1,5 @@
 #include "ConvCore.h"
+#include "Binary.h"
 #include "ember/isa/roles.h"
 
 #include <algorithm>
@@ -208,24 +209,77 @@ std::vector<isa::Instruction> loadHalo(const Program& p, const ActView& in, int6
 
 namespace {
 
-/// Requantizes a tile's accumulators into its output slot and stores them.
-void emitOutput(const ConvJob& j, const Program& p, const Tile& tile, int64_t kb0, int64_t ktl,
-                int64_t outAddr, int64_t pslot, int64_t size2St, Step& s) {
-  const int64_t L = p.target().lanes(), P = tile.th * tile.tw;
-  for (int64_t kbl = 0; kbl < ktl; ++kbl)
-    s.computes.push_back(p.requant({outAddr + kbl * P, 1, tile.tw}, {kbl * P, 1, tile.tw},
-                                   pslot + 2 * kbl, j.zpOut, j.lo, j.hi, tile.tw, tile.th));
-  for (int64_t k0 = 0; k0 < ktl; k0 += size2St) {
-    const int64_t k1 = std::min(ktl, k0 + size2St);
-    const uint64_t dst = j.out.base + uint64_t((tile.n * j.out.image + (kb0 + k0) * j.out.block +
-                                                tile.oy0 * j.out.line + tile.ox0) *
-                                               L);
-    s.stores.push_back(p.dmaStore(Mem::Act, outAddr + k0 * P, dst, tile.tw, tile.th, k1 - k0,
-                                  j.out.line, j.out.block));
+/// The rows of a tile's output blocks [kb0, kb0 + ktl) in `view` (block by block, each
+/// th lines of tw pixels) as dma instructions of at most size2 blocks each, between act
+/// row `actAddr` (packed) and DRAM.
+std::vector<isa::Instruction> tileRows(const Program& p, const ActView& view, const Tile& tile,
+                                       int64_t kb0, int64_t ktl, int64_t actAddr, bool load) {
+  const Target& t = p.target();
+  const int64_t L = t.lanes(), P = tile.th * tile.tw;
+  const int64_t size2 = Target::maxOf(load ? t.dmaLoad() : t.dmaStore(), isa::role::kSize2);
+  std::vector<isa::Instruction> out;
+  for (int64_t k0 = 0; k0 < ktl; k0 += size2) {
+    const int64_t k1 = std::min(ktl, k0 + size2);
+    const uint64_t dram =
+        view.base +
+        uint64_t((tile.n * view.image + (kb0 + k0) * view.block + tile.oy0 * view.line + tile.ox0) *
+                 L);
+    out.push_back(load ? p.dmaLoad(Mem::Act, actAddr + k0 * P, dram, tile.tw, tile.th, k1 - k0,
+                                   view.line, view.block)
+                       : p.dmaStore(Mem::Act, actAddr + k0 * P, dram, tile.tw, tile.th, k1 - k0,
+                                    view.line, view.block));
   }
+  return out;
+}
+
+/// Requantizes a tile's accumulators (from acc row `acc0`) into its output slot, adds the residual
+/// tile at act row `resAddr` when there is one (>= 0; qadd scalars at param row `qaddParam`), and
+/// stores the result.
+void emitOutput(const ConvJob& j, const Program& p, const Tile& tile, int64_t kb0, int64_t ktl,
+                int64_t outAddr, int64_t acc0, int64_t pslot, Step& s, int64_t resAddr,
+                int64_t qaddParam) {
+  const int64_t P = tile.th * tile.tw;
+  for (int64_t kbl = 0; kbl < ktl; ++kbl)
+    s.computes.push_back(p.requant({outAddr + kbl * P, 1, tile.tw}, {acc0 + kbl * P, 1, tile.tw},
+                                   pslot + 2 * kbl, j.zpOut, j.lo, j.hi, tile.tw, tile.th));
+  if (resAddr >= 0) {
+    for (auto& in : tileRows(p, j.residual->view, tile, kb0, ktl, resAddr, true))
+      s.loads.push_back(in);
+    for (const auto& c : Program::rowChunks(*p.target().quantizedAdd(), ktl * P))
+      s.computes.push_back(p.qadd({outAddr + c[0], 1, c[1]}, {outAddr + c[0], 1, c[1]},
+                                  {resAddr + c[0], 1, c[1]}, qaddParam, c[1], c[2]));
+  }
+  for (auto& in : tileRows(p, j.out, tile, kb0, ktl, outAddr, false))
+    s.stores.push_back(in);
 }
 
 } // namespace
+
+std::string checkResidualJob(ConvJob j, const Target& t) {
+  if (!t.quantizedAdd())
+    return "the description has no quantized-add instruction";
+  j.residual = ResidualAdd{};
+  return checkConvJob(j, t, 2);
+}
+
+void attachResidual(ConvJob& j, const NodeValue& result, LayerCtx& ctx,
+                    ActView (*view)(const DramTensor&)) {
+  if (!ctx.residualAdd)
+    return;
+  const Node& add = *ctx.residualAdd;
+  const unsigned mine = add.input(0) == result ? 0 : 1;
+  const NodeValue other = add.input(1 - mine), y = resultOf(add);
+  const quant::AddMultipliers m =
+      quant::addMultipliers(scaleOf(add.input(0)), scaleOf(add.input(1)), scaleOf(y));
+  const quant::Bounds bd = quant::activationBounds(add, y.type().quant);
+  // src0 of the qadd is this job's requantized tile, src1 the other operand.
+  ResidualAdd r;
+  r.view = view(ctx.tensor(other));
+  r.params = qaddParamRows(ctx.t.lanes(), mine == 0 ? m.Ma : m.Mb, mine == 0 ? m.Mb : m.Ma, m.S,
+                           zeroPointOf(y), j.zpOut, zeroPointOf(other), bd.lo, bd.hi);
+  j.residual = std::move(r);
+  j.out = view(ctx.tensor(y));
+}
 
 LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
   const Target& t = ctx.t;
@@ -233,6 +287,7 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
   const int64_t L = t.lanes(), KB = ceilDiv(j.K, L), D = p.depth();
   const ConvTiling tl = chooseConvTiling(j, t, int(D), ctx.opts);
   const ConvConsts cc = packConsts(j, t, tl, ctx.consts);
+  const uint64_t residualParams = j.residual ? ctx.consts.addInt32(j.residual->params) : 0;
   const int64_t WR = t.rowBytes(Mem::Weight), AR = t.rowBytes(Mem::Acc),
                 PR = t.rowBytes(Mem::Param);
   const bool split = tl.splitsReduction();
@@ -244,7 +299,10 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
   const int64_t Wp = (tl.tw - 1) * j.sW + (j.KW - 1) * j.dW + 1;
   const int64_t inSlot = cc.maxCB * Hp * Wp, outSlot = tl.kt * tl.th * tl.tw;
   const int64_t outBase = D * inSlot, biasBase = tl.kt * tl.th * tl.tw;
-  const int64_t size2St = Target::maxOf(t.dmaStore(), isa::role::kSize2);
+  // A fused residual's tile follows its buffer's output tile (residualRows apart from it).
+  const int64_t resSlot = residualRows(j, t, outSlot), outStride = outSlot + resSlot;
+  const int64_t qaddParam = D * 2 * tl.kt; // param rows of the fused residual's qadd
+  const int64_t size2Ld = Target::maxOf(t.dmaLoad(), isa::role::kSize2);
 
   int64_t step = 0;
   std::vector<std::array<int64_t, 7>> slotHolds(size_t(D), {-1, -1, -1, -1, -1, -1, -1});
@@ -264,7 +322,7 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
         const ChunkPlan& cp = chunks[ci];
         Step s;
         const int64_t slot = step % D;
-        const int64_t inAddr = slot * inSlot, outAddr = outBase + slot * outSlot;
+        const int64_t inAddr = slot * inSlot, outAddr = outBase + slot * outStride;
         const int64_t wslot = (split ? slot : ktile % D) * cc.maxWgt;
         const bool loadWeights =
             split ? weightHolds[size_t(slot)] != std::make_pair(ktile, int64_t(ci)) : first;
@@ -274,9 +332,13 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
             s.loads.push_back(in);
           weightHolds[size_t(slot)] = {ktile, int64_t(ci)};
         }
-        if (first) {
+        if (step == 0 && j.residual)
+          for (auto& in : p.loadRows(Mem::Param, qaddParam, residualParams, 2))
+            s.loads.push_back(in);
+        if (first && !tl.biasDma)
           for (auto& in : p.loadRows(Mem::Acc, bslot, cc.bias + uint64_t(kb0 * AR), ktl))
             s.loads.push_back(in);
+        if (first) {
           for (auto& in :
                p.loadRows(Mem::Param, pslot, cc.params + uint64_t(2 * kb0 * PR), 2 * ktl))
             s.loads.push_back(in);
@@ -299,16 +361,27 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
         // Accumulators = bias (first chunk), then one gemm per (output block, input
         // block, kernel row); the last chunk requantizes and stores.
         const int64_t P = tile.th * tile.tw;
-        if (ci == 0)
+        // The accumulators of this step: one region, or with the bias by DMA the step's
+        // buffer (the load engine writes them while the previous step computes).
+        const int64_t acc0 = tl.biasDma ? slot * outSlot : 0;
+        if (ci == 0 && tl.biasDma) {
+          // Block z's P rows all hold bias row kb0 + z: stride1 0 repeats it, stride2 1
+          // moves to the next block's row; the SRAM side is packed (z * P + y).
+          for (int64_t z0 = 0; z0 < ktl; z0 += size2Ld)
+            s.loads.push_back(p.dmaLoad(Mem::Acc, acc0 + z0 * P,
+                                        cc.bias + uint64_t((kb0 + z0) * AR), 1, P,
+                                        std::min(size2Ld, ktl - z0), 0, 1));
+        } else if (ci == 0) {
           for (int64_t kbl = 0; kbl < ktl; ++kbl)
             s.computes.push_back(p.vecUnary("copy", Mem::Acc, Mem::Acc, {kbl * P, 1, tile.tw},
                                             {bslot + kbl, 0, 0}, tile.tw, tile.th));
+        }
         for (int64_t kbl = 0; kbl < ktl; ++kbl) {
           const auto r = chunkBlocks(j, L, kb0 + kbl, cp.ch);
           if (r.first == r.second)
             continue;
           const GemmNest g{inAddr + (r.first - cp.ch.cbLo) * plane,
-                           kbl * P,
+                           acc0 + kbl * P,
                            wslot + cp.kbOff[size_t(kbl)],
                            r.second - r.first,
                            plane,
@@ -320,7 +393,8 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
           appendGemms(j, p, g, s.computes);
         }
         if (ci + 1 == chunks.size())
-          emitOutput(j, p, tile, kb0, ktl, outAddr, pslot, size2St, s);
+          emitOutput(j, p, tile, kb0, ktl, outAddr, acc0, pslot, s,
+                     j.residual ? outAddr + resSlot : -1, qaddParam);
         p.commitStep(std::move(s));
         first = false;
         ++step;
@@ -330,8 +404,12 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
   info.macs = j.macs;
   info.tiling = "kt=" + std::to_string(tl.kt) + " th=" + std::to_string(tl.th) +
                 " tw=" + std::to_string(tl.tw);
+  if (tl.biasDma)
+    info.tiling += " bias-dma";
   if (split)
     info.tiling += " rb=" + std::to_string(tl.rb) + (tl.rt ? " rt=" + std::to_string(tl.rt) : "");
+  if (j.residual)
+    info.tiling += " +residual";
   info.sram[0] = tl.actRows;
   info.sram[1] = tl.wgtRows;
   info.sram[2] = tl.accRows;

@@ -21,6 +21,7 @@
 #include "ember/quantization/Numerics.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,15 @@ struct ActView {
   uint64_t base = 0; ///< Byte offset of row (0, 0, 0, 0).
   int64_t image = 0, block = 0, line = 0;
   static ActView of(const DramTensor& t) { return {t.offset, t.CB * t.H * t.W, t.H * t.W, t.W}; }
+};
+
+/// A residual Add fused into a job's epilogue (docs/compiler.md section 8): after a tile
+/// is requantized into y, one quantized-add per row run adds the same tile of `view`
+/// (the Add's other operand, the output's shape) and the tile stores the Add's result
+/// to ConvJob::out. The intermediate y never reaches DRAM.
+struct ResidualAdd {
+  ActView view;
+  std::vector<int32_t> params; ///< The qadd's two param rows (qaddParamRows).
 };
 
 /// One convolution as the NPU computes it.
@@ -49,6 +59,9 @@ struct ConvJob {
   /// Per output block, the input blocks [first, second) it reads, when not those of its
   /// group (a channel-moving job such as an unaligned Concat, whose weights pick lanes).
   std::vector<std::pair<int64_t, int64_t>> blocks;
+  /// The fused residual Add, if any (its params are empty in a job built only to check
+  /// or price a tiling).
+  std::optional<ResidualAdd> residual;
   /// True when every output block reads the same input blocks.
   bool uniformBlocks() const { return group == 1 && blocks.empty(); }
 };
@@ -59,6 +72,10 @@ struct ConvTiling {
   /// Reduction chunks: input-channel blocks per chunk (0: the whole reduction of a tile
   /// in one chunk, no partial sums) and, when rb == 1, kernel taps per chunk (0: all).
   int64_t rb = 0, rt = 0;
+  /// The accumulators start from the bias by a dma.ld (one bias row repeated over the
+  /// tile's pixels, on the load engine) rather than a vmov on the compute engine; they
+  /// are then double-buffered like the act tiles. Only without reduction chunks.
+  bool biasDma = false;
   double cycles = 0; ///< Cost-model estimate.
   int64_t actRows = 0, wgtRows = 0, accRows = 0, paramRows = 0;
   /// True when the reduction is cut into chunks (partial sums in the accumulators).
@@ -103,6 +120,11 @@ std::vector<isa::Instruction> loadHalo(const Program& p, const ActView& in, int6
 ConvJob laneMoveJob(int64_t N, int64_t H, int64_t W, int64_t C, const std::vector<int64_t>& src,
                     int64_t L, int32_t zp);
 
+/// Act rows of one buffer's residual tile of a job with a fused residual Add (0
+/// without): `outRows`, plus one when needed so that the residual and output tiles lie in
+/// different act banks row by row (no qadd bank conflicts).
+int64_t residualRows(const ConvJob& j, const Target& t, int64_t outRows);
+
 /// Input-channel block range [first, second) that output block `kb` reads.
 std::pair<int64_t, int64_t> inputBlocks(const ConvJob& j, int64_t L, int64_t kb);
 
@@ -119,6 +141,16 @@ ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
 /// gemm per input block and kernel row): the fewer gemms, the less weight-load, fill
 /// and drain overhead (docs/isa.md section 3), when the stride fields allow it.
 bool gemmBlocksInner(const ConvJob& j, const Target& t, int64_t blocks, int64_t plane);
+
+/// "" when `j` (built without data) can take a fused residual Add: the description has a
+/// quantized-add and some tiling fits with the residual tiles; else why not.
+std::string checkResidualJob(ConvJob j, const Target& t);
+
+/// When ctx.residualAdd is set, makes `j` (whose result is `result`) write that Add's
+/// result: sets ConvJob::residual (the other operand and the qadd's scalars) and
+/// ConvJob::out, both addressed as `view` addresses a tensor (the job's own convention).
+void attachResidual(ConvJob& j, const NodeValue& result, LayerCtx& ctx,
+                    ActView (*view)(const DramTensor&) = &ActView::of);
 
 /// Emits the job as steps of the current layer; returns the summary figures.
 LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx);

@@ -39,6 +39,13 @@ Geometry geometry(const ConvJob& j, const Target& t, int depth) {
 
 } // namespace
 
+int64_t residualRows(const ConvJob& j, const Target& t, int64_t outRows) {
+  if (!j.residual)
+    return 0;
+  const int64_t banks = int64_t(t.isa().memory(isa::mem::kAct).banks);
+  return outRows + (banks > 1 && outRows % banks == 0 ? 1 : 0);
+}
+
 std::pair<int64_t, int64_t> chunkBlocks(const ConvJob& j, int64_t L, int64_t kb,
                                         const ReductionChunk& ch) {
   const auto r = inputBlocks(j, L, kb);
@@ -151,10 +158,13 @@ bool fits(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats
   const int64_t Hp = (c.th - 1) * j.sH + (j.KH - 1) * j.dH + 1;
   const int64_t Wp = (c.tw - 1) * j.sW + (j.KW - 1) * j.dW + 1;
   const int64_t inRows = st.maxCB * Hp * Wp, outRows = c.kt * c.th * c.tw;
-  c.actRows = g.D * (inRows + outRows);
+  c.actRows = g.D * (inRows + outRows + residualRows(j, t, outRows));
   c.wgtRows = g.D * st.maxWgt;
-  c.accRows = c.kt * c.th * c.tw + g.D * c.kt;
-  c.paramRows = g.D * 2 * c.kt;
+  c.accRows = c.biasDma ? g.D * c.kt * c.th * c.tw : c.kt * c.th * c.tw + g.D * c.kt;
+  if (c.biasDma &&
+      (c.splitsReduction() || c.th * c.tw > Target::maxOf(t.dmaLoad(), isa::role::kSize1)))
+    return false;
+  c.paramRows = g.D * 2 * c.kt + (j.residual ? 2 : 0);
   if (c.actRows > t.rows(Mem::Act) || c.wgtRows > t.rows(Mem::Weight) ||
       c.accRows > t.rows(Mem::Acc) || c.paramRows > t.rows(Mem::Param))
     return false;
@@ -180,8 +190,17 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
       t.dmaCycles(t.dmaLoad(), c.kt, Mem::Acc) + t.dmaCycles(t.dmaLoad(), 2 * c.kt, Mem::Param);
   const double Wt = Wc + BP;
   const int64_t n2 = Target::maxOf(t.gemm(), isa::role::kN2);
-  const double perTile =
-      t.vectorCycles(t.vecUnary("copy"), c.th, c.tw) + t.vectorCycles(t.requant(), c.th, c.tw);
+  // A fused residual: a qadd over the tile's rows and a load of the residual tile.
+  // The bias: a vmov per output block, or one dma.ld of the tile's accumulators.
+  const double perTile = (c.biasDma ? 0.0 : t.vectorCycles(t.vecUnary("copy"), c.th, c.tw)) +
+                         t.vectorCycles(t.requant(), c.th, c.tw) +
+                         (j.residual ? t.vectorCycles(*t.quantizedAdd(), c.th, c.tw) : 0.0);
+  const int64_t biasRows = c.biasDma ? c.kt * c.th * c.tw : 0;
+  const double Bt = biasRows ? t.dmaCycles(t.dmaLoad(), biasRows, Mem::Acc) : 0.0;
+  const double biasBus = biasRows ? t.channelCycles(t.dmaLoad(), biasRows, Mem::Acc) : 0.0;
+  const int64_t resRows = j.residual ? c.kt * c.th * c.tw : 0;
+  const double Rt = resRows ? t.dmaCycles(t.dmaLoad(), resRows, Mem::Act) : 0.0;
+  const double resBus = resRows ? t.channelCycles(t.dmaLoad(), resRows, Mem::Act) : 0.0;
   const double gemm = t.gemmCycles(std::min(j.KW, n2), c.th, c.tw);
   double Ct;
   if (!c.splitsReduction()) {
@@ -200,16 +219,18 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
   const double wBus = t.channelCycles(t.dmaLoad(), st.maxWgt, Mem::Weight);
   if (!c.splitsReduction()) {
     // Both DMA engines share the DRAM channel: its reserved time bounds the layer too.
-    const double bus = total * (inBus + outBus) + ktiles * wBus;
-    return std::max({total * Lt + ktiles * Wt, total * Ct, total * St, bus}) + Lt + Wt + Ct + St;
+    const double bus = total * (inBus + outBus + resBus + biasBus) + ktiles * wBus;
+    return std::max({total * (Lt + Rt + Bt) + ktiles * Wt, total * Ct, total * St, bus}) + Lt + Rt +
+           Bt + Wt + Ct + St;
   }
   // One step per chunk; a tile's chunk weights stay in their buffer when the tile has no
   // more chunks than buffers, else they are fetched again for every spatial tile.
   const double chunkSteps = steps * double(st.chunks);
   const double weightLoads = st.maxChunks <= g.D ? double(st.chunks) : chunkSteps;
-  const double bus = chunkSteps * inBus + total * outBus + weightLoads * wBus;
-  return std::max({chunkSteps * Lt + weightLoads * Wc + ktiles * BP, total * Ct, total * St, bus}) +
-         Lt + Wt + Ct + St;
+  const double bus = chunkSteps * inBus + total * (outBus + resBus) + weightLoads * wBus;
+  return std::max({chunkSteps * Lt + total * Rt + weightLoads * Wc + ktiles * BP, total * Ct,
+                   total * St, bus}) +
+         Lt + Rt + Wt + Ct + St;
 }
 
 /// Candidate reductions, largest chunks first: the whole reduction, then chunks of rb
@@ -319,12 +340,18 @@ ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
             c.rt = candidates[i].second;
             if (!stats[i])
               stats[i] = chunkStats(j, g.L, g.KB, n2max, c);
-            if (!fits(j, t, g, *stats[i], c))
-              continue;
-            c.cycles = tileCost(j, t, g, *stats[i], c);
-            if (best.cycles < 0 || c.cycles < best.cycles)
-              best = c;
-            break;
+            bool fit = false;
+            for (bool biasDma : {false, true}) {
+              c.biasDma = biasDma;
+              if (!fits(j, t, g, *stats[i], c))
+                continue;
+              fit = true;
+              c.cycles = tileCost(j, t, g, *stats[i], c);
+              if (best.cycles < 0 || c.cycles < best.cycles)
+                best = c;
+            }
+            if (fit)
+              break;
           }
     }
   };

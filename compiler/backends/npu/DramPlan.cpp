@@ -3,6 +3,7 @@
 #include "ember/support/Error.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace ember::npu {
 
@@ -52,7 +53,8 @@ struct Interval {
 
 } // namespace
 
-DramPlan planDram(const Function& f, const Target& t) {
+DramPlan planDram(const Function& f, const Target& t,
+                  const std::map<const Node*, const Node*>& emittedWith) {
   // Buffers start on a DMA burst boundary (hardware.dma.burst_bytes), so a row run never
   // costs an extra burst at its start.
   const uint64_t kAlign = std::max<uint64_t>(1, t.isa().hw().dma.burst_bytes);
@@ -62,6 +64,9 @@ DramPlan planDram(const Function& f, const Target& t) {
   size_t i = 0;
   for (const auto& n : f.nodes())
     pos[n.get()] = i++;
+  const std::map<const Node*, size_t> graphPos = pos; // ties of the placement order below
+  for (const auto& [node, place] : emittedWith)
+    pos[node] = pos.at(place);
   std::set<NodeValue> outputValues;
   for (const auto& o : f.outputs())
     if (o.value.node->kind() == NodeKind::DequantizeLinear)
@@ -174,15 +179,18 @@ DramPlan planDram(const Function& f, const Target& t) {
   }
   // Values read after an alias extend their root's life (done above through root[]);
   // place roots in definition order, first fit among the buffers still alive. A layer's
-  // temporary and its result share a definition position: the result index (the
-  // temporary's is numResults()) breaks the tie. Never the map's order, which is the
-  // order of node addresses and so differs from run to run.
+  // temporary and its result share a definition position, and so do a layer emitted at
+  // a fused Add's place and that Add: the node's place in the graph, then the result
+  // index (the temporary's is numResults()) break the tie. Never the map's order, which
+  // is the order of node addresses and so differs from run to run.
   std::vector<NodeValue> order;
   for (auto& kv : life)
     order.push_back(kv.first);
-  std::sort(order.begin(), order.end(), [&](const NodeValue& a, const NodeValue& b) {
-    return std::make_pair(life[a].def, a.resNo) < std::make_pair(life[b].def, b.resNo);
-  });
+  auto key = [&](const NodeValue& v) {
+    return std::make_tuple(life[v].def, graphPos.at(v.node), v.resNo);
+  };
+  std::sort(order.begin(), order.end(),
+            [&](const NodeValue& a, const NodeValue& b) { return key(a) < key(b); });
   std::vector<Interval*> placed;
   uint64_t scratchEnd = 0;
   for (const NodeValue& v : order) {

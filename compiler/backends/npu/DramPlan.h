@@ -35,7 +35,10 @@ struct DramPlan {
   uint64_t scratchBytes = 0, ioBytes = 0;
 };
 
-/// Plans `f` (which unsupportedNodes accepted) for target `t`.
-DramPlan planDram(const Function& f, const Target& t);
+/// Plans `f` (which unsupportedNodes accepted) for target `t`. `emittedWith` maps a node
+/// emitted at another node's place (a layer fused into the residual Add that follows it)
+/// to that node, so that the lifetimes of its inputs and temporary reach that place.
+DramPlan planDram(const Function& f, const Target& t,
+                  const std::map<const Node*, const Node*>& emittedWith = {});
 
 } // namespace ember::npu

@@ -63,6 +63,10 @@ struct LayerCtx {
   const CompileOptions& opts;
   std::map<NodeValue, DramTensor>& tensors;
   uint64_t temp = 0; ///< DRAM offset of the current layer's tempBytes() scratch.
+  /// The residual Add fused into the layer being emitted (Compile.cpp), or nullptr: one
+  /// of its inputs is the layer's result, which then never reaches DRAM; the layer
+  /// writes the Add's result instead.
+  const Node* residualAdd = nullptr;
   /// The DRAM tensor of value `v` (ember::Error if it has none).
   const DramTensor& tensor(const NodeValue& v) const;
 };
@@ -78,6 +82,12 @@ public:
   /// Bytes of DRAM scratch the layer needs while it runs (LayerCtx::temp), e.g. for a
   /// re-layout of its input; 0 for none.
   virtual uint64_t tempBytes(const Node& /*n*/, const Target& /*t*/) const { return 0; }
+  /// "" when a residual Add of `n`'s result (same shape, rescaled, ReLU / Clip fused)
+  /// can be fused into `n`'s epilogue, else why not. Layers that say "" read
+  /// LayerCtx::residualAdd in emit().
+  virtual std::string checkResidual(const Node& /*n*/, const Target& /*t*/) const {
+    return "the layer has no epilogue to fuse an Add into";
+  }
   /// Emits the node (between Program::beginLayer and endLayer).
   virtual LayerInfo emit(const Node& n, LayerCtx& ctx) const = 0;
 };

@@ -186,6 +186,17 @@ isa::Instruction Program::lut(int64_t table, Walk dst, Walk src, int64_t n0, int
   return in;
 }
 
+isa::Instruction Program::qadd(Walk dst, Walk a, Walk b, int64_t paramRow, int64_t n0,
+                               int64_t n1) const {
+  isa::Instruction in(*t_.quantizedAdd());
+  setWalk(in, "dst", dst);
+  setWalk(in, "src0", a);
+  setWalk(in, "src1", b);
+  setLoop(in, n0, n1);
+  set(in, isa::role::kParamAddr, paramRow);
+  return in;
+}
+
 std::vector<std::array<int64_t, 3>> Program::rowChunks(const isa::InstrDesc& d, int64_t rows) {
   return rowChunks({&d}, rows);
 }

@@ -1,4 +1,5 @@
 #include "Stream.h"
+#include "ember/isa/roles.h"
 
 #include "ember/support/Error.h"
 
@@ -50,6 +51,9 @@ int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info) {
   if (T <= 0)
     throw Error("NPU backend",
                 checkStream(t, int(D), nIn, s.inPlace, s.actReserved, s.accPerRow, s.accReserved));
+  const int64_t banks = int64_t(t.isa().memory(isa::mem::kAct).banks);
+  if (s.skewBanks && banks > 1 && T > 1 && T % banks == 0)
+    --T;
   // Buffers are placed by capacity, not by this stream's length, so that several streams
   // of one layer (Concat) agree on where each buffer lies.
   const int64_t cap = T, slotRows = cap * slotsPerStep;

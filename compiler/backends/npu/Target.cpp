@@ -40,6 +40,9 @@ Target::Target(const isa::IsaDescription& isa) : isa_(isa) {
   lut_ = findClass(isa::cls::kLut);
   sync_ = findClass(isa::cls::kSync);
   halt_ = findClass(isa::cls::kHalt);
+  for (const auto& d : isa_.instructions())
+    if (!qadd_ && d.cls && d.cls->id == isa::SemanticClass::QuantizedAdd)
+      qadd_ = &d;
   for (const char* op : {"add", "sub", "mul", "max"})
     vecBinary(op);
   for (const char* op : {"clamp", "copy"})

@@ -39,6 +39,10 @@ public:
   const isa::InstrDesc& lut() const { return *lut_; }
   const isa::InstrDesc& sync() const { return *sync_; }
   const isa::InstrDesc& halt() const { return *halt_; }
+  /// The quantized-add instruction (docs/isa.md section 2.10), or nullptr when the
+  /// description has none: an Add then runs as vsub/vmul/vadd/requant in the
+  /// accumulators and no residual Add is fused into a convolution.
+  const isa::InstrDesc* quantizedAdd() const { return qadd_; }
   /// The vector-binary instruction with properties.op `op` (add, sub, mul, min, max).
   const isa::InstrDesc& vecBinary(const std::string& op) const;
   /// The vector-unary instruction with properties.op `op` (shift, clamp, copy).
@@ -72,6 +76,7 @@ private:
   isa::IsaDescription isa_;
   int64_t lanes_ = 0;
   const isa::InstrDesc *dmaLoad_, *dmaStore_, *gemm_, *requant_, *lut_, *sync_, *halt_;
+  const isa::InstrDesc* qadd_ = nullptr;
 };
 
 } // namespace ember::npu

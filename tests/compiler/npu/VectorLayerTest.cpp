@@ -7,6 +7,7 @@
 
 #include "ember/passes/FusedActivation.h"
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -338,6 +339,72 @@ isa::IsaDescription refIsaWithRows(int64_t actRows, int64_t accRows) {
   return isa::IsaDescription::loadString(j.dump(), "ember-v1 with " + std::to_string(actRows) +
                                                        " act and " + std::to_string(accRows) +
                                                        " acc rows");
+}
+
+/// ember-v1 without its quantized-add instruction (a description that never had one).
+isa::IsaDescription refIsaWithoutQadd() {
+  nlohmann::json j = refIsa().json();
+  auto& ins = j["instructions"];
+  for (auto it = ins.begin(); it != ins.end(); ++it)
+    if ((*it)["class"] == "quantized-add") {
+      ins.erase(it);
+      break;
+    }
+  return isa::IsaDescription::loadString(j.dump(), "ember-v1 without qadd");
+}
+
+TEST(VectorWithoutQuantizedAdd, AddsRunInTheAccumulators) {
+  // The vsub/vmul/vadd/requant path of every Add, and no fused residual.
+  const isa::IsaDescription noQadd = refIsaWithoutQadd();
+  for (const VecCase& c : kCases) {
+    const std::string name = c.name;
+    if (name.find("add") == std::string::npos && name.find("residual") == std::string::npos)
+      continue;
+    expectBitExact(c, noQadd, 1);
+    G g;
+    c.build(g);
+    for (const auto& l : compile(*g.f, noQadd, {}).summary.layers)
+      EXPECT_EQ(l.kind.find("+Add"), std::string::npos) << name << ": " << l.name;
+  }
+}
+
+TEST(ResidualFusion, TheAddIsTheConvolutionsEpilogueAndGivesTheSameBytes) {
+  // chain_residual_pool_fc: res = Add(c1, c2); c2 has no other reader, so c2 takes the
+  // Add into its epilogue; c1 feeds c2 and the Add, so it stays a layer.
+  const VecCase* c = nullptr;
+  for (const VecCase& k : kCases)
+    if (std::string(k.name) == "chain_residual_pool_fc")
+      c = &k;
+  ASSERT_NE(c, nullptr);
+  G g;
+  c->build(g);
+  for (const isa::IsaDescription* isa : {&refIsa(), &largeIsa()}) {
+    CompileOptions fused, apart;
+    apart.fuseResidual = false;
+    const CompileResult rf = compile(*g.f, *isa, fused), ra = compile(*g.f, *isa, apart);
+    auto kinds = [](const CompileResult& r) {
+      std::vector<std::string> k;
+      for (const auto& l : r.summary.layers)
+        k.push_back(l.kind);
+      return k;
+    };
+    const auto kf = kinds(rf), ka = kinds(ra);
+    EXPECT_EQ(std::count(kf.begin(), kf.end(), "Conv+Add"), 1) << formatSummary(rf.summary);
+    EXPECT_EQ(std::count(kf.begin(), kf.end(), "Add"), 0) << formatSummary(rf.summary);
+    EXPECT_EQ(std::count(ka.begin(), ka.end(), "Add"), 1) << formatSummary(ra.summary);
+    EXPECT_EQ(kf.size() + 1, ka.size());
+    const auto in = randomInputs(rf.binary, 5);
+    SimOut sf = simulate(rf.binary, *isa, in), sa = simulate(ra.binary, *isa, in);
+    const auto want = interpret(*g.f, in);
+    for (const auto& kv : want) {
+      EXPECT_EQ(mismatches(sf.outputs[kv.first], kv.second), 0u) << kv.first;
+      EXPECT_EQ(mismatches(sa.outputs[kv.first], kv.second), 0u) << kv.first;
+    }
+    // The fused program skips y's DRAM round trip and the Add's six vector passes.
+    EXPECT_LT(sf.report.cycles, sa.report.cycles) << isa->name();
+    std::printf("[ residual fusion on %s ] %llu cycles fused, %llu apart\n", isa->name().c_str(),
+                (unsigned long long)sf.report.cycles, (unsigned long long)sa.report.cycles);
+  }
 }
 
 TEST(VectorOnTinySrams, EveryCaseRunsOrIsRefusedWithTheFigures) {

@@ -1,8 +1,10 @@
 // Rescaled Add of two int8 tensors (docs/numerics.md section 4.2), with a
-// fused ReLU / Clip: in the accumulators t = (a - zp_a) * M_a + (b - zp_b) * M_b by vsub
+// fused ReLU / Clip. With a quantized-add instruction in the description: one qadd per
+// row run. Without: in the accumulators t = (a - zp_a) * M_a + (b - zp_b) * M_b by vsub
 // (act rows minus a zero-point row), vmul (times a multiplier row) and vadd, then requant
 // with M = 1 and the shift S. An operand of shape [N, C, 1, 1] against a full [N, C, H, W]
-// one (a per-channel offset) goes through the per-channel binary loop (Binary.h).
+// one (a per-channel offset) goes through the per-channel binary loop (Binary.h). A
+// residual Add right after a convolution is fused into its epilogue (Compile.cpp).
 #include "../Binary.h"
 #include "../Stream.h"
 
@@ -35,7 +37,40 @@ public:
                           n.resultType(0).quant.scales[0]);
     if (a != b)
       return checkBinary(t, 2, true);
+    if (t.quantizedAdd())
+      return checkStream(t, 2, 2, false);
     return checkStream(t, 2, 2, false, 2, 2, accReservedRows(t));
+  }
+
+  /// One qadd per chunk of each tile's rows; its scalars in param rows 0 and 1.
+  static LayerInfo emitQuantizedAdd(const Node& n, LayerCtx& ctx) {
+    const Target& t = ctx.t;
+    Program& p = ctx.prog;
+    const NodeValue a = n.input(0), b = n.input(1), y = resultOf(n);
+    const quant::AddMultipliers m = quant::addMultipliers(scaleOf(a), scaleOf(b), scaleOf(y));
+    const quant::Bounds bd = quant::activationBounds(n, y.type().quant);
+    const uint64_t pC = ctx.consts.addInt32(qaddParamRows(
+        t.lanes(), m.Ma, m.Mb, m.S, zeroPointOf(y), zeroPointOf(a), zeroPointOf(b), bd.lo, bd.hi));
+    StreamSpec s;
+    s.inputs = {ctx.tensor(a).offset, ctx.tensor(b).offset};
+    s.output = ctx.tensor(y).offset;
+    s.rows = ctx.tensor(y).rows();
+    s.skewBanks = true;
+    s.constants = [&](Step& st) {
+      for (auto& in : p.loadRows(Mem::Param, 0, pC, 2))
+        st.loads.push_back(in);
+    };
+    s.compute = [&](const StreamStep& ss, Step& st) {
+      for (const auto& c : Program::rowChunks(*t.quantizedAdd(), ss.rows)) {
+        const int64_t o = c[0], n0 = c[1], n1 = c[2];
+        st.computes.push_back(p.qadd({ss.outAct + o, 1, n0}, {ss.inAct[0] + o, 1, n0},
+                                     {ss.inAct[1] + o, 1, n0}, 0, n0, n1));
+      }
+    };
+    LayerInfo info;
+    emitStream(s, ctx, info);
+    info.sram[3] = 2;
+    return info;
   }
 
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
@@ -54,6 +89,8 @@ public:
       op.requantS = m.S;
       return emitBinary(op, n, ctx);
     }
+    if (t.quantizedAdd())
+      return emitQuantizedAdd(n, ctx);
     const quant::Bounds bd = quant::activationBounds(n, y.type().quant);
     // Constants: act rows zp_a, zp_b (int8 lanes); acc rows M_a, M_b; param rows 1, S.
     std::vector<uint8_t> zpRows(size_t(2 * L));

@@ -163,6 +163,10 @@ public:
     return checkConvJob(convJobOf(n, t, false), t, 2);
   }
 
+  std::string checkResidual(const Node& n, const Target& t) const override {
+    return checkResidualJob(convJobOf(n, t, false), t);
+  }
+
   uint64_t tempBytes(const Node& n, const Target& t) const override {
     const ConvJob j = convJobOf(n, t, false);
     const Packing pk = usablePacking(j, t);
@@ -172,6 +176,7 @@ public:
     ConvJob j = convJobOf(n, ctx.t, true);
     j.in = ActView::of(ctx.tensor(n.input(0)));
     j.out = ActView::of(ctx.tensor(resultOf(n)));
+    attachResidual(j, resultOf(n), ctx);
     const Packing pk = usablePacking(j, ctx.t);
     if (!pk.P)
       return emitConv(j, ctx);

@@ -37,16 +37,22 @@ public:
     return checkConvJob(jobOf(n, t, false), t, 2);
   }
 
+  std::string checkResidual(const Node& n, const Target& t) const override {
+    return checkResidualJob(jobOf(n, t, false), t);
+  }
+
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
     ConvJob j = jobOf(n, ctx.t, true);
-    const DramTensor& x = ctx.tensor(n.input(0));
-    const DramTensor& y = ctx.tensor(resultOf(n));
-    j.in = {x.offset, 0, 1, x.CB};
-    j.out = {y.offset, 0, 1, y.CB};
+    j.in = rowsView(ctx.tensor(n.input(0)));
+    j.out = rowsView(ctx.tensor(resultOf(n)));
+    attachResidual(j, resultOf(n), ctx, &rowsView);
     return emitConv(j, ctx);
   }
 
 private:
+  /// A value of M rows as the convolution engine walks it: one image of M lines of one
+  /// pixel (line stride CB, block stride 1).
+  static ActView rowsView(const DramTensor& t) { return {t.offset, 0, 1, t.CB}; }
   /// B given as [K, C] (Gemm transB = 1) rather than [C, K].
   static bool transB(const Node& n) {
     return n.kind() == NodeKind::Gemm && gemmOf(n.attrs()).transB;

@@ -33,6 +33,10 @@ struct CompileOptions {
   /// (input-channel blocks x kernel taps); 0 = no bound. Below a layer's whole reduction
   /// it forces partial sums in the accumulators (tests of reduction tiling).
   int64_t maxTileReduction = 0;
+  /// Fuse a residual Add into the epilogue of the convolution / Gemm producing one of its
+  /// operands, when the description has a quantized-add (docs/compiler.md section 8).
+  /// Off: every Add is a layer of its own (for comparisons).
+  bool fuseResidual = true;
 };
 
 /// One layer (graph node) of the compiled program.
