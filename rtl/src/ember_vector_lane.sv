@@ -25,11 +25,16 @@ module ember_vector_lane #(
     input  logic signed [HIB-1:0] hi_i,
     input  logic [31:0] m_i,                // requantize's multiplier M (quantized-add: M0)
     input  logic [5:0] s_i,                 // requantize's shift S (1..62 when it starts; quantized-add: S)
-    // quantized-add's other scalars: zp0, M1 and k = 2^(S-1) - zp1 * M1 (ember_vector
-    // computes k once per instruction); zp, lo and hi arrive on zp_i, lo_i, hi_i.
-    input  logic [31:0] qzp0_i,
+    // quantized-add: M1, k = 2^(S-1) - zp0 * M0 - zp1 * M1 and whether hi < lo (zp, lo
+    // and hi arrive on zp_i, lo_i, hi_i). ember_vector computes k in a preparation cycle
+    // (prep_i) from the products pa_i * pb_i of lanes 0 and 1 (prod_o).
     input  logic [31:0] qm1_i,
     input  logic [65:0] qk_i,
+    input  logic qhilo_i,
+    input  logic prep_i,
+    input  logic [31:0] pa_i,
+    input  logic [31:0] pb_i,
+    output logic [63:0] prod_o,
     input  logic [2047:0] table_i,          // lut's 256-byte table
     output logic [7:0] act_o,
     output logic [31:0] acc_o
@@ -50,15 +55,13 @@ module ember_vector_lane #(
     end
   endfunction
 
-  // Operands are int32 or int8, so every product fits 33 x 32 bits. quantized-add's
-  // t + 2^(S-1) = (a - zp0) * M0 + (b - zp1) * M1 + 2^(S-1) = (a - zp0) * M0 + b * M1 + k:
-  // the shared multiplier takes (a - zp0) * M0, a small int8 x int32 one b * M1; every
-  // term stays below 2^63 in magnitude, so the 66-bit sum is exact.
+  // Operands are int32 or int8, so every product is 32 x 32 bits. quantized-add's
+  // t + 2^(S-1) = (a - zp0) * M0 + (b - zp1) * M1 + 2^(S-1) = a * M0 + b * M1 + k: the
+  // shared multiplier takes a * M0, a small int8 x int32 one b * M1; |a * M0|, |b * M1|
+  // < 2^39 and |k| < 2^64, so the 66-bit sum is exact.
   always_comb begin
-    logic signed [31:0] a, b, mb;
-    logic signed [32:0] ma;
-    logic signed [63:0] y;
-    logic signed [64:0] prod;
+    logic signed [31:0] a, b, ma, mb;
+    logic signed [63:0] y, prod;
     logic signed [39:0] p1;
     logic signed [65:0] x, r;
     logic qadd, ylo, yhi;
@@ -66,18 +69,20 @@ module ember_vector_lane #(
     a = acc_src_i ? $signed(acc0_i) : 32'($signed(act0_i));
     b = acc_src_i ? $signed(acc1_i) : 32'($signed(act1_i));
     y = 64'(a);
-    // One multiplier: vmul's a * b, requantize's a * M or quantized-add's (a - zp0) * M0.
-    ma = qadd ? 33'(a) - 33'($signed(qzp0_i)) : 33'(a);
-    mb = cls_i == ember_isa_pkg::CLS_REQUANTIZE || qadd ? $signed(m_i) : b;
-    prod = 65'(ma) * 65'(mb);
+    // One multiplier: vmul's a * b, requantize's a * M, quantized-add's a * M0 (and in its
+    // preparation cycle pa * pb).
+    ma = prep_i ? $signed(pa_i) : a;
+    mb = prep_i ? $signed(pb_i) : cls_i == ember_isa_pkg::CLS_REQUANTIZE || qadd ? $signed(m_i) : b;
+    prod = 64'(ma) * 64'(mb);
+    prod_o = prod;
     p1 = 40'($signed(act1_i)) * 40'($signed(qm1_i));
     // Requantize and quantized-add: round right by S, add zp, clamp. Requantize clamps
     // as lo if y < lo, else hi if y > hi; quantized-add as max(lo, min(y, hi)) (the same
-    // unless lo > hi).
+    // unless hi < lo: then lo).
     x = qadd ? 66'(prod) + 66'(p1) + $signed(qk_i) : 66'(prod) + (66'sd1 <<< (s_i - 6'd1));
     r = (x >>> s_i) + 66'(zp_i);
     yhi = r > 66'(hi_i);
-    ylo = qadd && yhi ? 66'(hi_i) < 66'(lo_i) : r < 66'(lo_i);
+    ylo = qadd && yhi ? qhilo_i : r < 66'(lo_i);
     unique case (cls_i)
       ember_isa_pkg::CLS_VECTOR_BINARY:
         unique case (op_i)
