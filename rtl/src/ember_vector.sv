@@ -209,22 +209,22 @@ module ember_vector (
   logic signed [HIW-1:0] hi_q;
   logic [32*L-1:0] m_q;  // requantize's multipliers (quantized-add: M0 in every lane)
   logic [6*L-1:0] s_q;  // requantize's shifts: 1..62 when it starts (the operand check)
-  // quantized-add: a preparation cycle after the start (prep_q) computes
-  // k = 2^(S-1) - zp0 * M0 - zp1 * M1 on the multipliers of lanes 0 and 1; the row steps
-  // follow (T leaves the cycle: issue + pipeline_latency >= 2).
-  logic prep_q, qhilo_q;
-  logic [31:0] qzp0_q, qzp1_q, qm0_q, qm1_q;
-  logic [5:0] qs_q;
+  // quantized-add: in its start cycle (prep_w; the lanes are idle then, or the engine
+  // would have overrun) the multipliers of lanes 0 and 1 compute zp0 * M0 and zp1 * M1,
+  // and k = 2^(S-1) - zp0 * M0 - zp1 * M1 is held for the row steps.
+  logic prep_w, qhilo_q;
+  logic [31:0] qm1_q;
   logic [65:0] qk_q;
   logic [64*L-1:0] prod_w;
   logic [127:0] prod01_w;  // lanes 0 and 1 (zero-extended for a unit of fewer lanes)
   logic [65:0] qk_w;
+  assign prep_w = start_i && qadd_w;
   assign prod01_w = 128'(prod_w);
-  assign qk_w = (66'sd1 <<< (qs_q - 6'd1)) - 66'($signed(prod01_w[0 +: 64]))
+  assign qk_w = (66'sd1 <<< (qp0_w[64 +: 6] - 6'd1)) - 66'($signed(prod01_w[0 +: 64]))
               - 66'($signed(prod01_w[64 +: 64]));
   logic [2047:0] table_q;
 
-  assign busy_o = active_q || prep_q;
+  assign busy_o = active_q;
   logic [VAW-1:0] src0_row, src1_row, dst_row;
   assign src0_row = aa_q + VAW'(i0_q) * as0_q + VAW'(i1_q) * as1_q;
   assign src1_row = ba_q + VAW'(i0_q) * bs0_q + VAW'(i1_q) * bs1_q;
@@ -234,7 +234,7 @@ module ember_vector (
   assign dst_row_o = 32'(dst_row);
   assign src_acc_o = sacc_q;
   assign dst_acc_o = dacc_q;
-  assign we_o = active_q && !prep_q;
+  assign we_o = active_q;
 
   // The lanes (ember_vector_lane).
   for (genvar j = 0; j < L; j++) begin : g_lane
@@ -244,12 +244,13 @@ module ember_vector (
         .acc0_i(acc0_i[32*j +: 32]), .acc1_i(acc1_i[32*j +: 32]),
         .imm0_i(imm0_q), .imm1_i(imm1_q), .zp_i(zp_q), .lo_i(lo_q), .hi_i(hi_q),
         .m_i(m_q[32*j +: 32]), .s_i(s_q[6*j +: 6]), .qm1_i(qm1_q), .qk_i(qk_q),
-        .qhilo_i(qhilo_q), .prep_i(prep_q), .pa_i(j == 0 ? qzp0_q : j == 1 ? qzp1_q : '0),
-        .pb_i(j == 0 ? qm0_q : j == 1 ? qm1_q : '0), .prod_o(prod_w[64*j +: 64]), .table_i(table_q),
+        .qhilo_i(qhilo_q), .prep_i(prep_w), .pa_i(j == 0 ? qp1_w[0 +: 32] : j == 1 ? qp1_w[32 +: 32] : '0),
+        .pb_i(j == 0 ? qp0_w[0 +: 32] : j == 1 ? qp0_w[32 +: 32] : '0), .prod_o(prod_w[64*j +: 64]),
+        .table_i(table_q),
         .act_o(act_o[8*j +: 8]), .acc_o(acc_o[32*j +: 32]));
   end
 
-  logic unused_w;  // the products of lanes 2 and up (the preparation cycle uses two)
+  logic unused_w;  // the products of lanes 2 and up (the start cycle uses two)
   assign unused_w = ^prod_w;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -261,7 +262,7 @@ module ember_vector (
       {n0_q, n1_q, i0_q, i1_q, da_q, ds0_q, ds1_q, aa_q, as0_q, as1_q, ba_q, bs0_q, bs1_q} <= '0;
       {imm0_q, imm1_q, zp_q, lo_q, hi_q} <= '0;
       {m_q, s_q} <= '0;
-      {prep_q, qhilo_q, qzp0_q, qzp1_q, qm0_q, qm1_q, qs_q, qk_q} <= '0;
+      {qhilo_q, qm1_q, qk_q} <= '0;
       table_q <= '0;
     end else if (start_i) begin
       active_q <= n0 != 0 && n1 != 0;
@@ -291,15 +292,8 @@ module ember_vector (
         m_q <= pm_i[32*L-1:0];
         for (int j = 0; j < L; j++) s_q[6*j +: 6] <= ps_i[32*j +: 6];
       end
-      prep_q <= qadd_w && n0 != 0 && n1 != 0;
       qhilo_q <= $signed(qp1_w[96 +: 32]) < $signed(qp1_w[64 +: 32]);
-      qzp0_q <= qp1_w[0 +: 32];
-      qzp1_q <= qp1_w[32 +: 32];
-      qm0_q <= qp0_w[0 +: 32];
       qm1_q <= qp0_w[32 +: 32];
-      qs_q <= qp0_w[64 +: 6];
-    end else if (prep_q) begin
-      prep_q <= 1'b0;
       qk_q <= qk_w;
       table_q <= table_i;
     end else if (active_q) begin

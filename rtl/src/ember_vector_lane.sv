@@ -26,8 +26,8 @@ module ember_vector_lane #(
     input  logic [31:0] m_i,                // requantize's multiplier M (quantized-add: M0)
     input  logic [5:0] s_i,                 // requantize's shift S (1..62 when it starts; quantized-add: S)
     // quantized-add: M1, k = 2^(S-1) - zp0 * M0 - zp1 * M1 and whether hi < lo (zp, lo
-    // and hi arrive on zp_i, lo_i, hi_i). ember_vector computes k in a preparation cycle
-    // (prep_i) from the products pa_i * pb_i of lanes 0 and 1 (prod_o).
+    // and hi arrive on zp_i, lo_i, hi_i). ember_vector computes k in the start cycle
+    // (prep_i, the lanes idle) from the products pa_i * pb_i of lanes 0 and 1 (prod_o).
     input  logic [31:0] qm1_i,
     input  logic [65:0] qk_i,
     input  logic qhilo_i,
@@ -70,7 +70,7 @@ module ember_vector_lane #(
     b = acc_src_i ? $signed(acc1_i) : 32'($signed(act1_i));
     y = 64'(a);
     // One multiplier: vmul's a * b, requantize's a * M, quantized-add's a * M0 (and in its
-    // preparation cycle pa * pb).
+    // start cycle pa * pb).
     ma = prep_i ? $signed(pa_i) : a;
     mb = prep_i ? $signed(pb_i) : cls_i == ember_isa_pkg::CLS_REQUANTIZE || qadd ? $signed(m_i) : b;
     prod = 64'(ma) * 64'(mb);
