@@ -79,7 +79,7 @@ module ember_vector_lane #(
     // Requantize and quantized-add: round right by S, add zp, clamp. Requantize clamps
     // as lo if y < lo, else hi if y > hi; quantized-add as max(lo, min(y, hi)) (the same
     // unless hi < lo: then lo).
-    x = qadd ? 66'(prod) + 66'(p1) + $signed(qk_i) : 66'(prod) + (66'sd1 <<< (s_i - 6'd1));
+    x = 66'(prod) + (qadd ? 66'(p1) + $signed(qk_i) : 66'sd1 <<< (s_i - 6'd1));
     r = (x >>> s_i) + 66'(zp_i);
     yhi = r > 66'(hi_i);
     ylo = qadd && yhi ? qhilo_i : r < 66'(lo_i);
