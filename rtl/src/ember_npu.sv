@@ -181,7 +181,8 @@ module ember_npu #(
   logic [ACT_B-1:0] vc_act;
   logic [ACC_B-1:0] vc_acc;
   assign vec_cls = cls1_w == ember_isa_pkg::CLS_VECTOR_BINARY || cls1_w == ember_isa_pkg::CLS_VECTOR_UNARY
-                || cls1_w == ember_isa_pkg::CLS_REQUANTIZE || cls1_w == ember_isa_pkg::CLS_LUT;
+                || cls1_w == ember_isa_pkg::CLS_REQUANTIZE || cls1_w == ember_isa_pkg::CLS_LUT
+                || cls1_w == ember_isa_pkg::CLS_QUANTIZED_ADD;
   ember_vector u_vector (
       .clk_i, .rst_ni, .f_i(f1_w), .cls_i(cls1_w), .op_i(op1_w), .table_off_i(toff1_w),
       .chk_fault_o(vc_chk), .chk_kind_o(vc_kind), .start_i(start1_w && vec_cls),
@@ -226,7 +227,8 @@ module ember_npu #(
       .clk_i, .we_i(ld_we && ld_mem == 2'(ember_isa_pkg::MEM_WEIGHT_ID)), .waddr_i(ld_row[WGT_AW-1:0]),
       .wdata_i(ld_wdata[WGT_B-1:0]),
       .raddr_i({gm_wgt_row[WGT_AW-1:0], st_row[WGT_AW-1:0]}), .rdata_o({wgt_r1, wgt_r0}));
-  // param: writes load DMA; reads store DMA, requantize's two rows, the lut table.
+  // param: writes load DMA; reads store DMA, requantize's (quantized-add's) two rows,
+  // the lut table.
   logic [PAR_NR*PAR_AW-1:0] par_raddr;
   logic [PAR_NR*PAR_B-1:0] par_rdata;
   logic [PAR_B-1:0] par_r0;

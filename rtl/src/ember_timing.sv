@@ -302,7 +302,8 @@ module ember_timing (
   assign macs = W_M'(n0) * W_M'(n1) * W_M'(n2) * W_M'(RC);
 
   // ---- V1: the vector classes ----
-  // Bank conflicts of a vector-binary: whether the two source rows of step (i0, i1)
+  // Bank conflicts of a vector-binary (its sources in src_mem) or a quantized-add (its
+  // sources always in act): whether the two source rows of step (i0, i1)
   // share a bank depends on i0, i1 modulo banks only, so each residue pair (r0, r1) is
   // counted once, with the number of steps in it: members(n0, r0) * members(n1, r1),
   // members(n, r) = (n - r - 1) / banks + 1. The sum is at most n0 * n1 (it fits
@@ -313,6 +314,7 @@ module ember_timing (
   logic [BK-1:0] mask, a0, as0, as1, b0, bs0, bs1, ra, rb;
   logic [3:0] bshift;
   logic per;
+  logic [63:0] cf_id;
   logic [N0B-1:0] part, mem0;
   logic [N1B-1:0] mem1;
   logic [W_CF-1:0] cf_x;
@@ -324,8 +326,10 @@ module ember_timing (
   assign bs0 = f_i[64*ember_npu_pkg::R_SRC1_S0 +: BK];
   assign bs1 = f_i[64*ember_npu_pkg::R_SRC1_S1 +: BK];
   always_comb begin
-    banks = banksOf(src_id);
-    per = waitsOnConflict(src_id) && cls_i == ember_isa_pkg::CLS_VECTOR_BINARY;
+    cf_id = cls_i == ember_isa_pkg::CLS_QUANTIZED_ADD ? 64'(ember_isa_pkg::MEM_ACT_ID) : src_id;
+    banks = banksOf(cf_id);
+    per = waitsOnConflict(cf_id) && (cls_i == ember_isa_pkg::CLS_VECTOR_BINARY
+                                     || cls_i == ember_isa_pkg::CLS_QUANTIZED_ADD);
     mask = BK'(banks - BKW'(1));
     bshift = '0;
     for (int s = 0; s <= BK; s++)
@@ -395,7 +399,8 @@ module ember_timing (
           end
         end
       end
-      ember_isa_pkg::CLS_VECTOR_BINARY, ember_isa_pkg::CLS_VECTOR_UNARY, ember_isa_pkg::CLS_REQUANTIZE, ember_isa_pkg::CLS_LUT: begin
+      ember_isa_pkg::CLS_VECTOR_BINARY, ember_isa_pkg::CLS_VECTOR_UNARY, ember_isa_pkg::CLS_REQUANTIZE,
+      ember_isa_pkg::CLS_QUANTIZED_ADD, ember_isa_pkg::CLS_LUT: begin
         ovf_o = o_r;
         if (steps != 0) begin
           dur_o = 64'(v_x);

@@ -1,7 +1,8 @@
-// The vector unit: vector-binary, vector-unary, requantize and lut over n0 x n1 row steps
-// (i0 innermost), one step a cycle, VECTOR_LANES lanes of int64 (act lanes sign-extended
-// int8, acc lanes int32; results saturate to int8 into act and wrap to int32 into acc).
-// Requantize's multiplier and shift rows and lut's 256-byte table are read from the
+// The vector unit: vector-binary, vector-unary, requantize, quantized-add and lut over
+// n0 x n1 row steps (i0 innermost), one step a cycle, VECTOR_LANES lanes of int64 (act
+// lanes sign-extended int8, acc lanes int32; results saturate to int8 into act and wrap
+// to int32 into acc). Requantize's multiplier and shift rows, quantized-add's eight
+// scalars (lanes 0..3 of the same two rows) and lut's 256-byte table are read from the
 // param SRAM in the start cycle and held. The contract's duration (rule V1) adds the
 // issue, bank-conflict and pipeline cycles around these n0 * n1 steps. The arithmetic
 // is docs/numerics.md's NPU part, the same as simulator/src/Vector.cpp.
@@ -82,6 +83,10 @@ module ember_vector (
   localparam int unsigned ZPB = ember_isa_pkg::ROLE_ZERO_POINT_BITS >= 64 ? 64 : ember_isa_pkg::ROLE_ZERO_POINT_SIGNED ? ember_isa_pkg::ROLE_ZERO_POINT_BITS : ember_isa_pkg::ROLE_ZERO_POINT_BITS + 1;
   localparam int unsigned LOB = ember_isa_pkg::ROLE_LO_BITS >= 64 ? 64 : ember_isa_pkg::ROLE_LO_SIGNED ? ember_isa_pkg::ROLE_LO_BITS : ember_isa_pkg::ROLE_LO_BITS + 1;
   localparam int unsigned HIB = ember_isa_pkg::ROLE_HI_BITS >= 64 ? 64 : ember_isa_pkg::ROLE_HI_SIGNED ? ember_isa_pkg::ROLE_HI_BITS : ember_isa_pkg::ROLE_HI_BITS + 1;
+  // The held zp, lo and hi: requantize's roles, or quantized-add's int32 scalars.
+  localparam int unsigned ZPW = ZPB > 32 ? ZPB : 32;
+  localparam int unsigned LOW = LOB > 32 ? LOB : 32;
+  localparam int unsigned HIW = HIB > 32 ? HIB : 32;
   // lut: (table + table_offset + 1) * 256, modulo 2^64 as in the model.
   localparam int unsigned WT = mx(TBB, 32) + 10 > 64 ? 64 : mx(TBB, 32) + 10;
 
@@ -106,7 +111,8 @@ module ember_vector (
   endfunction
 
   // Operand selection (Machine::vector): binary/unary name their memories, requantize
-  // reads acc and writes act, lut reads and writes act.
+  // reads acc and writes act, lut and quantized-add (Machine::quantizedAdd, sources
+  // src0 and src1) read and write act.
   logic ew, dst_acc_w, src_acc_w, dst_bad_w, src_bad_w, binary_w;
   logic [WL-1:0] d_a, d_s0, d_s1, a_a, a_s0, a_s1, b_a, b_s0, b_s1;
   logic [63:0] dmem, smem;
@@ -114,7 +120,7 @@ module ember_vector (
   logic signed [IB0-1:0] imm0_w;
   always_comb begin
     ew = cls_i == ember_isa_pkg::CLS_VECTOR_BINARY || cls_i == ember_isa_pkg::CLS_VECTOR_UNARY;
-    binary_w = cls_i == ember_isa_pkg::CLS_VECTOR_BINARY;
+    binary_w = cls_i == ember_isa_pkg::CLS_VECTOR_BINARY || cls_i == ember_isa_pkg::CLS_QUANTIZED_ADD;
     dmem = 64'(f_i[64*ember_npu_pkg::R_DST_MEM +: DMB]);
     smem = 64'(f_i[64*ember_npu_pkg::R_SRC_MEM +: SMB]);
     dst_acc_w = ew && dmem == 64'(ember_isa_pkg::MEM_ACC_ID);
@@ -155,6 +161,18 @@ module ember_vector (
       if ($signed(ps_i[32*j +: 32]) < 1 || $signed(ps_i[32*j +: 32]) > 62) s_bad_w = 1'b1;
   end
 
+  // quantized-add's scalars: lanes 0..3 of param rows param_addr (M0, M1, S, zp) and
+  // param_addr + 1 (zp0, zp1, lo, hi); a description with the class has at least 4
+  // lanes (zero-extended here for one without it). S must lie in 1..62.
+  logic qadd_w, qs_bad_w;
+  logic [127:0] qp0_w, qp1_w;
+  logic signed [31:0] qs_w;
+  assign qadd_w = cls_i == ember_isa_pkg::CLS_QUANTIZED_ADD;
+  assign qp0_w = 128'(pm_i);
+  assign qp1_w = 128'(ps_i);
+  assign qs_w = $signed(qp0_w[64 +: 32]);
+  assign qs_bad_w = qs_w < 1 || qs_w > 62;
+
   always_comb begin
     chk_fault_o = 1'b1;
     chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
@@ -164,10 +182,11 @@ module ember_vector (
              || KL'(last(a_a, a_s0, a_s1)) >= rowsOf(src_acc_w)
              || KL'(last(b_a, b_s0, b_s1)) >= rowsOf(src_acc_w))
       chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
-    else if (cls_i == ember_isa_pkg::CLS_REQUANTIZE
+    else if ((cls_i == ember_isa_pkg::CLS_REQUANTIZE || qadd_w)
              && 64'(f_i[64*ember_npu_pkg::R_PARAM_ADDR +: PAB]) >= 64'(ember_isa_pkg::MEM_PARAM_ROWS) - 1)
       chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
     else if (cls_i == ember_isa_pkg::CLS_REQUANTIZE && s_bad_w) chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
+    else if (qadd_w && qs_bad_w) chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
     else if (cls_i == ember_isa_pkg::CLS_LUT
              && 64'(tend_w) > 64'(ember_isa_pkg::MEM_PARAM_SIZE_BYTES))
       chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
@@ -185,11 +204,24 @@ module ember_vector (
   logic [VAW-1:0] da_q, ds0_q, ds1_q, aa_q, as0_q, as1_q, ba_q, bs0_q, bs1_q;
   logic signed [IB0-1:0] imm0_q;
   logic signed [IB1-1:0] imm1_q;
-  logic signed [ZPB-1:0] zp_q;
-  logic signed [LOB-1:0] lo_q;
-  logic signed [HIB-1:0] hi_q;
-  logic [32*L-1:0] m_q;
+  logic signed [ZPW-1:0] zp_q;
+  logic signed [LOW-1:0] lo_q;
+  logic signed [HIW-1:0] hi_q;
+  logic [32*L-1:0] m_q;  // requantize's multipliers (quantized-add: M0 in every lane)
   logic [6*L-1:0] s_q;  // requantize's shifts: 1..62 when it starts (the operand check)
+  // quantized-add: in its start cycle (prep_w; the lanes are idle then, or the engine
+  // would have overrun) the multipliers of lanes 0 and 1 compute zp0 * M0 and zp1 * M1,
+  // and k = 2^(S-1) - zp0 * M0 - zp1 * M1 is held for the row steps.
+  logic prep_w, qhilo_q;
+  logic [31:0] qm1_q;
+  logic [65:0] qk_q;
+  logic [64*L-1:0] prod_w;
+  logic [127:0] prod01_w;  // lanes 0 and 1 (zero-extended for a unit of fewer lanes)
+  logic [65:0] qk_w;
+  assign prep_w = start_i && qadd_w;
+  assign prod01_w = 128'(prod_w);
+  assign qk_w = (66'sd1 <<< (qp0_w[64 +: 6] - 6'd1)) - 66'($signed(prod01_w[0 +: 64]))
+              - 66'($signed(prod01_w[64 +: 64]));
   logic [2047:0] table_q;
 
   assign busy_o = active_q;
@@ -206,14 +238,20 @@ module ember_vector (
 
   // The lanes (ember_vector_lane).
   for (genvar j = 0; j < L; j++) begin : g_lane
-    ember_vector_lane #(.IB0(IB0), .IB1(IB1), .ZPB(ZPB), .LOB(LOB), .HIB(HIB)) u_lane (
+    ember_vector_lane #(.IB0(IB0), .IB1(IB1), .ZPB(ZPW), .LOB(LOW), .HIB(HIW)) u_lane (
         .cls_i(cls_q), .op_i(op_q), .acc_src_i(sacc_q),
         .act0_i(act0_i[8*j +: 8]), .act1_i(act1_i[8*j +: 8]),
         .acc0_i(acc0_i[32*j +: 32]), .acc1_i(acc1_i[32*j +: 32]),
         .imm0_i(imm0_q), .imm1_i(imm1_q), .zp_i(zp_q), .lo_i(lo_q), .hi_i(hi_q),
-        .m_i(m_q[32*j +: 32]), .s_i(s_q[6*j +: 6]), .table_i(table_q),
+        .m_i(m_q[32*j +: 32]), .s_i(s_q[6*j +: 6]), .qm1_i(qm1_q), .qk_i(qk_q),
+        .qhilo_i(qhilo_q), .prep_i(prep_w), .pa_i(j == 0 ? qp1_w[0 +: 32] : j == 1 ? qp1_w[32 +: 32] : '0),
+        .pb_i(j == 0 ? qp0_w[0 +: 32] : j == 1 ? qp0_w[32 +: 32] : '0), .prod_o(prod_w[64*j +: 64]),
+        .table_i(table_q),
         .act_o(act_o[8*j +: 8]), .acc_o(acc_o[32*j +: 32]));
   end
+
+  logic unused_w;  // the products of lanes 2 and up (the start cycle uses two)
+  assign unused_w = ^prod_w;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -224,6 +262,7 @@ module ember_vector (
       {n0_q, n1_q, i0_q, i1_q, da_q, ds0_q, ds1_q, aa_q, as0_q, as1_q, ba_q, bs0_q, bs1_q} <= '0;
       {imm0_q, imm1_q, zp_q, lo_q, hi_q} <= '0;
       {m_q, s_q} <= '0;
+      {qhilo_q, qm1_q, qk_q} <= '0;
       table_q <= '0;
     end else if (start_i) begin
       active_q <= n0 != 0 && n1 != 0;
@@ -238,11 +277,24 @@ module ember_vector (
       ba_q <= VAW'(b_a); bs0_q <= VAW'(b_s0); bs1_q <= VAW'(b_s1);
       imm0_q <= imm0_w;
       imm1_q <= $signed(f_i[64*ember_npu_pkg::R_IMM1 +: IB1]);
-      zp_q <= $signed(f_i[64*ember_npu_pkg::R_ZERO_POINT +: ZPB]);
-      lo_q <= $signed(f_i[64*ember_npu_pkg::R_LO +: LOB]);
-      hi_q <= $signed(f_i[64*ember_npu_pkg::R_HI +: HIB]);
-      m_q <= pm_i[32*L-1:0];
-      for (int j = 0; j < L; j++) s_q[6*j +: 6] <= ps_i[32*j +: 6];
+      if (qadd_w) begin
+        zp_q <= ZPW'($signed(qp0_w[96 +: 32]));
+        lo_q <= LOW'($signed(qp1_w[64 +: 32]));
+        hi_q <= HIW'($signed(qp1_w[96 +: 32]));
+        for (int j = 0; j < L; j++) begin
+          m_q[32*j +: 32] <= qp0_w[0 +: 32];
+          s_q[6*j +: 6] <= qp0_w[64 +: 6];
+        end
+      end else begin
+        zp_q <= ZPW'($signed(f_i[64*ember_npu_pkg::R_ZERO_POINT +: ZPB]));
+        lo_q <= LOW'($signed(f_i[64*ember_npu_pkg::R_LO +: LOB]));
+        hi_q <= HIW'($signed(f_i[64*ember_npu_pkg::R_HI +: HIB]));
+        m_q <= pm_i[32*L-1:0];
+        for (int j = 0; j < L; j++) s_q[6*j +: 6] <= ps_i[32*j +: 6];
+      end
+      qhilo_q <= $signed(qp1_w[96 +: 32]) < $signed(qp1_w[64 +: 32]);
+      qm1_q <= qp0_w[32 +: 32];
+      qk_q <= qk_w;
       table_q <= table_i;
     end else if (active_q) begin
       if (i0_q + N0B'(1) < n0_q) i0_q <= i0_q + N0B'(1);

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 namespace {
@@ -98,6 +99,7 @@ std::vector<Access> footprint(const ember::isa::Instruction& in) {
   case C::VectorBinary:
   case C::VectorUnary:
   case C::Requantize:
+  case C::QuantizedAdd:
   case C::Lut: {
     if (!F(in, R::kN0) || !F(in, R::kN1))
       break;
@@ -323,6 +325,94 @@ TEST(Cosim, DataPathsEndToEnd) {
   std::vector<std::uint8_t> img = randomBytes(32768, 7);
   // requantize-safe params are not needed here (no requant in this program).
   EXPECT_EQ(cosimAsm(p, img), "");
+}
+
+TEST(Cosim, QuantizedAddExtremes) {
+  // qadd (docs/isa.md section 2.10) with extreme scalars: products and sums beyond 64
+  // bits (M0 = M1 = INT32_MAX, zp0 = zp1 = INT32_MIN), S at both ends of 1..62, int32
+  // zero points and bounds, lo > hi; a stride-0 (broadcast) source, an in-place
+  // destination, two loop levels; then its operand faults.
+  if (!isa().findInstruction("qadd"))
+    GTEST_SKIP() << "no qadd in this description";
+  const auto& par = isa().memory("param");
+  const unsigned pb = static_cast<unsigned>(par.row_bytes);
+  const std::int32_t kMin = INT32_MIN, kMax = INT32_MAX;
+  // Parameter sets, two param rows each: {M0, M1, S, zp}, {zp0, zp1, lo, hi}.
+  const std::int32_t sets[][8] = {
+      {kMax, kMax, 62, 0, kMin, kMin, kMin, kMax},  // t near 2^63: exact, not wrapped
+      {kMax, kMax, 55, -5, kMin, kMin, kMin, kMax}, // saturates to int8 both ways
+      {kMin, kMax, 1, kMax, kMax, kMin, -100, 50},  // clamps on the int32 bounds
+      {kMin, kMin, 33, kMin, kMax, kMax, kMin, kMax},
+      {1 << 20, -(3 << 18), 21, -3, 5, -7, -128, 127}, // an ordinary rescaled Add
+      {12345, 6789, 8, 0, 0, 0, 10, -10},              // lo > hi: lo
+  };
+  const std::size_t nsets = sizeof(sets) / sizeof(sets[0]);
+  std::vector<std::uint8_t> img = randomBytes(16384, 11);
+  img.resize(16384 + 2 * nsets * pb, 0);
+  for (std::size_t k = 0; k < nsets; ++k)
+    for (int v = 0; v < 8; ++v)
+      std::memcpy(img.data() + 16384 + (2 * k + v / 4) * pb + 4 * (v % 4), &sets[k][v], 4);
+  std::string p = "dma.ld sram=act sram_addr=0 dram_addr=0 size0=64 size1=1 size2=1\n"
+                  "dma.ld sram=param sram_addr=0 dram_addr=16384 size0=" +
+                  std::to_string(2 * nsets) +
+                  " size1=1 size2=1 push_next\n"
+                  "sync engine=compute pop_prev\n";
+  for (std::size_t k = 0; k < nsets; ++k) {
+    const std::string pa = " param_addr=" + std::to_string(2 * k);
+    const std::string d = std::to_string(64 + 8 * k); // rows 64..111, all written
+    // src1 broadcast (stride 0 along i0), two rows of 4 steps.
+    p += "qadd dst_addr=" + d + " src0_addr=" + std::to_string(k) +
+         " src1_addr=" + std::to_string(40 + k) + pa +
+         " n0=4 n1=2 dst_s0=1 dst_s1=4 src0_s0=1 src0_s1=5 src1_s0=0 src1_s1=3\n";
+    // in place: the destination is src0's row of the same step.
+    p += "qadd dst_addr=" + d + " src0_addr=" + d + " src1_addr=" + std::to_string(20 + k) + pa +
+         " n0=8 n1=1 dst_s0=1 src0_s0=1 src1_s0=2\n";
+  }
+  p += "sync engine=compute push_next\n"
+       "dma.st pop_prev sram=act sram_addr=0 dram_addr=32768 size0=112 size1=1 size2=1\n"
+       "finish\n";
+  EXPECT_EQ(cosimAsm(p, img), "");
+  {
+    // The program itself is meaningful: no fault, and its results span the int8 range.
+    Job job = jobOf(ember::isa::assemble(p, isa(), "qadd.s"));
+    job.dram.write(0, img);
+    const ember::sim::Result s = ember::sim::Simulator(isa()).run(job);
+    ASSERT_TRUE(s.ok()) << s.report.fault->message();
+    const u64 rb = isa().memory("act").row_bytes;
+    bool lo = false, hi = false, mid = false;
+    for (u64 a = 32768 + 64 * rb; a < 32768 + 112 * rb; ++a) {
+      const auto v = static_cast<std::int8_t>(s.dram[a]);
+      lo |= v == -128;
+      hi |= v == 127;
+      mid |= v != -128 && v != 127 && v != 10;
+    }
+    EXPECT_TRUE(lo && hi && mid);
+  }
+  // Faults: S = 0 and S = 63 (bad operand), param_addr + 1 beyond the param SRAM, a source
+  // beyond act (sram-out-of-range), and n0 = 0 (no fault, no parameter check).
+  const std::string load = "dma.ld sram=param sram_addr=0 dram_addr=0 size0=2 size1=1 size2=1 "
+                           "push_next\nsync engine=compute pop_prev\n";
+  for (std::int32_t s : {0, 63, -1}) {
+    std::vector<std::uint8_t> f(2 * pb, 0);
+    std::memcpy(f.data() + 8, &s, 4);
+    EXPECT_EQ(cosimAsm(load + "qadd dst_addr=0 src0_addr=0 src1_addr=0 param_addr=0 n0=1 "
+                              "n1=1\nfinish\n",
+                       f),
+              "")
+        << "S = " << s;
+    EXPECT_EQ(cosimAsm(load + "qadd dst_addr=0 src0_addr=0 src1_addr=0 param_addr=0 n0=0 "
+                              "n1=1\nfinish\n",
+                       f),
+              "")
+        << "S = " << s << ", n0 = 0";
+  }
+  EXPECT_EQ(cosimAsm("qadd dst_addr=0 src0_addr=0 src1_addr=0 param_addr=" +
+                     std::to_string(par.rows() - 1) + " n0=1 n1=1\nfinish\n"),
+            "");
+  const std::uint64_t actRows = isa().memory("act").rows();
+  EXPECT_EQ(cosimAsm("qadd dst_addr=0 src0_addr=0 src1_addr=" + std::to_string(actRows - 2) +
+                     " param_addr=0 n0=3 n1=1 src1_s0=1\nfinish\n"),
+            "");
 }
 
 TEST(Cosim, Faults) {
