@@ -140,7 +140,8 @@ def npu_rows(plan, npu, why=None):
 # A layer is named after its node (ONNX name, made unique with "__N"), whose last path
 # component is the node kind as PyTorch's exporter writes it: "/layer1/layer1.0/Add",
 # "/layer2/layer2.1/Add_1", "/layer1/layer1.0/Add__1". A residual Add fused into its
-# convolution is no separate layer of that kind (nor a layer without MACs).
+# convolution's epilogue is part of that convolution's layer ("/.../conv2/Conv__2"), no
+# layer of its own, so the share drops to 0 with no change here.
 ADD_LAYER = re.compile(r"Add(_+\d+)*")
 
 
@@ -367,6 +368,8 @@ def measure(a, plan):
                     os.remove(path)
             run.run([a.emberc, model(plan["add"]), "--isa", ISA["ember-v1"], "--fallback", "none",
                      "-q", "-o", elf], "emberc")
+            # No --input: the inputs are zeros (ember-sim says so); cycles do not depend on
+            # the values.
             run.run([a.ember_sim, elf, "--isa", ISA["ember-v1"], "--report", report, "--no-table",
                      "--no-progress"], "ember-sim")
             rows.append(add_row(plan, add_share(read_json(report, "ember-sim --report"))))
