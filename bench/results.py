@@ -20,7 +20,13 @@ import sys
 
 # (target, title, what it measures). Order = order on the page.
 TARGETS = [
-    ("bench", "Interpreter vs PyTorch (ResNet-50)",
+    ("bench", "Issue 15 scoreboard",
+     "every figure of issue 15 (performance) measured in one run, beside its goal: ResNet-50 "
+     "and MobileNetV2 MAC utilisation and ResNet-18/50 roofline efficiency on the NPU, the "
+     "share of ResNet-18's NPU cycles in separate residual Add layers, the simulator's speed "
+     "on ResNet-50, the CPU backend's float32 latency against ONNX Runtime at one thread and "
+     "its JIT compile time on DenseNet-121 (bench/scoreboard/scoreboard.py)"),
+    ("bench_interp", "Interpreter vs PyTorch (ResNet-50)",
      "import time and interpreter latency of ResNet-50 beside PyTorch eager, 1 and 2 threads"),
     ("bench_cpu", "CPU backend vs ONNX Runtime and PyTorch",
      "JIT compile time and latency of ResNet-18/50, MobileNetV2 and the transformer on the "

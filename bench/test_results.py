@@ -24,6 +24,9 @@ with tempfile.TemporaryDirectory() as build:
         ("absent logs named", "*Not run for this page* (no `build/bench/logs/bench_cpu.log`)" in text),
         ("build paths made relative", "+ build/tools/ember-run/ember-run m.onnx" in text),
         ("a contents list", "## Contents" in text and "(`bench_sim`)" in text),
+        ("the scoreboard first, then the interpreter bench",
+         "1. [Issue 15 scoreboard](#1-issue-15-scoreboard) (`bench`)" in text
+         and "(`bench_interp`)" in text),
     ]
     bad = [what for what, ok in checks if not ok]
     r = subprocess.run([sys.executable, os.path.join(here, "results.py"), "--build", build,

@@ -7,7 +7,14 @@ Ember or PyTorch could not run at all; ONNX Runtime missing is reported, not an 
 
   /usr/bin/python3 bench/cpu/bench_cpu.py --bench BUILD/bench/cpu/ember-cpu-bench \\
       --models-dir BUILD/models [--model resnet18 ...] [--iterations 10] \\
-      [--ort-dir BUILD/bench/cpu/onnxruntime [--node node] [--npm npm] | --no-ort]
+      [--ort-dir BUILD/bench/cpu/onnxruntime [--node node] [--npm npm] | --no-ort] \\
+      [--threads 1,2] [--precision float32,int8] [--no-pytorch] [--json FILE]
+
+--threads, --precision and --no-pytorch narrow the run (bench/scoreboard/scoreboard.py
+asks for float32 at one thread, Ember and ONNX Runtime only); --json also writes the
+figures as {"ort": null or why not, "rows": [{model, precision, threads, ember_ms, ort_ms,
+ember_over_ort, ort_not_measured, pytorch_ms, compile_s}, ...]} (null where a figure was
+not measured).
 
 ONNX Runtime comes from npm, not from a Python wheel: `npm install --ignore-scripts
 onnxruntime-node@1.30.0` into --ort-dir (once; the package carries ONNX Runtime's CPU
@@ -16,6 +23,7 @@ ort_bench.js under Node.js. Its int8 column runs a QDQ export of the same model 
 qdq_export.py (calibrated in ONNX Runtime on input.npy, as Ember's int8 is).
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -35,7 +43,9 @@ GOAL = 1.0  # issue 15: Ember / ONNX Runtime <= 1.0x
 
 def ember_figures(args, folder):
     cmd = [args.bench, "--model-dir", folder, "--iterations", str(args.iterations),
-           "--threads", ",".join(str(t) for t in THREADS), "--int8"]
+           "--threads", ",".join(str(t) for t in args.threads)]
+    if "int8" in args.precisions:
+        cmd.append("--int8")
     print("+", " ".join(cmd), flush=True)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -47,7 +57,8 @@ def ember_figures(args, folder):
             kv = dict(item.split("=") for item in line.split()[1:])
             key = (kv.pop("precision"), int(kv["threads"]))
             figures[key] = {k: float(v) for k, v in kv.items()}
-    if set(figures) != {(p, t) for p in ("float32", "int8") for t in THREADS}:
+    expected = ("float32", "int8") if "int8" in args.precisions else ("float32",)
+    if set(figures) != {(p, t) for p in expected for t in args.threads}:
         raise SystemExit("bench: could not parse ember-cpu-bench's output:\n" + r.stdout)
     return figures
 
@@ -138,16 +149,19 @@ def ort_figures(args, module, name, folder):
     export = os.path.join(HERE, "qdq_export.py")
     figures = {}
     try:
-        # The QDQ export: float graph with folded weights, calibration run, Q/DQ pairs.
-        subprocess.run([sys.executable, export, "augment", model, folded, augmented],
-                       check=True, capture_output=True, text=True)
-        ort_run(args, module, augmented, input_npy, ["--ranges", ranges])
-        subprocess.run([sys.executable, export, "qdq", folded, ranges, qdq], check=True,
-                       capture_output=True, text=True)
+        if "int8" in args.precisions:
+            # The QDQ export: float graph with folded weights, calibration run, Q/DQ pairs.
+            subprocess.run([sys.executable, export, "augment", model, folded, augmented],
+                           check=True, capture_output=True, text=True)
+            ort_run(args, module, augmented, input_npy, ["--ranges", ranges])
+            subprocess.run([sys.executable, export, "qdq", folded, ranges, qdq], check=True,
+                           capture_output=True, text=True)
         for precision, path in (("float32", model), ("int8", qdq)):
+            if precision not in args.precisions:
+                continue
             out = ort_run(args, module, path, input_npy,
                           ["--iterations", str(args.iterations),
-                           "--threads", ",".join(str(t) for t in THREADS)])
+                           "--threads", ",".join(str(t) for t in args.threads)])
             for line in out.splitlines():
                 if line.startswith("ort-bench "):
                     kv = dict(item.split("=") for item in line.split()[1:])
@@ -156,7 +170,7 @@ def ort_figures(args, module, name, folder):
         return f"QDQ export failed: {(e.stderr.strip().splitlines() or ['?'])[-1]}"
     except RuntimeError as e:
         return f"ort_bench.js failed: {e}"
-    if set(figures) != {(p, t) for p in PRECISIONS for t in THREADS}:
+    if set(figures) != {(p, t) for p in args.precisions for t in args.threads}:
         return "could not parse ort_bench.js's output"
     return figures
 
@@ -173,7 +187,23 @@ def main():
     ap.add_argument("--node", default="node", help="Node.js (default: node on PATH)")
     ap.add_argument("--npm", default="npm", help="npm (default: npm on PATH)")
     ap.add_argument("--no-ort", action="store_true", help="do not measure ONNX Runtime")
+    ap.add_argument("--threads", default=",".join(str(t) for t in THREADS),
+                    help="comma-separated thread counts (default: %(default)s)")
+    ap.add_argument("--precision", default=",".join(PRECISIONS),
+                    help="comma-separated precisions of " + ", ".join(PRECISIONS)
+                    + " (default: %(default)s)")
+    ap.add_argument("--no-pytorch", action="store_true", help="do not measure PyTorch eager")
+    ap.add_argument("--json", help="also write the figures to this JSON file")
     args = ap.parse_args()
+    try:
+        args.threads = [int(t) for t in args.threads.split(",") if t]
+    except ValueError:
+        ap.error(f"--threads: not a list of numbers: {args.threads}")
+    args.precisions = [p for p in args.precision.split(",") if p]
+    if not args.threads or min(args.threads) < 1:
+        ap.error("--threads: at least one thread count, each >= 1")
+    if not args.precisions or any(p not in PRECISIONS for p in args.precisions):
+        ap.error(f"--precision: a comma-separated list of {', '.join(PRECISIONS)}")
     models = args.model or MODELS
     load_start = os.getloadavg()[0]
     gen = os.path.join(HERE, "..", "..", "tests", "models", "gen_models.py")
@@ -182,6 +212,7 @@ def main():
                        check=True, stderr=subprocess.DEVNULL)
     module, ort_missing = ort_setup(args)
     rows = []
+    why = {}  # (model, precision, threads): why ONNX Runtime is not measured, or None
     ort_notes = []
     for name in models:
         folder = os.path.join(args.models_dir, name)
@@ -190,20 +221,25 @@ def main():
         if isinstance(ort, str):
             ort_notes.append(f"{name}: {ort}")
         torch_ms = {}
-        for t in THREADS:
+        for t in args.threads:
+            if args.no_pytorch:
+                torch_ms[t] = (None, "")
+                continue
             torch_s, layout = torch_latency(args.models_dir, name, args.iterations, t)
             torch_ms[t] = (torch_s * 1e3, layout)
-        for p in PRECISIONS:
-            for t in THREADS:
+        for p in args.precisions:
+            for t in args.threads:
                 rows.append((name, p, t, ember[(p, t)],
                              ort.get((p, t)) if isinstance(ort, dict) else None) + torch_ms[t])
+                why[(name, p, t)] = ort if isinstance(ort, str) else None
     load_end = os.getloadavg()[0]
 
     def ms(v):
         return f"{v:.2f}" if v < 10 else f"{v:.1f}"
 
     print()
-    print(f"bench cpu backend vs ONNX Runtime {ORT_VERSION} and PyTorch {torch_version()} "
+    pytorch_name = "PyTorch " + torch_version() if not args.no_pytorch else "no PyTorch"
+    print(f"bench cpu backend vs ONNX Runtime {ORT_VERSION} and {pytorch_name} "
           f"(batch 1, median of {args.iterations} after 2 warm-up runs; {os.cpu_count()} CPUs, "
           f"load average {load_start:.1f} at the start, {load_end:.1f} at the end)")
     if ort_missing:
@@ -216,11 +252,12 @@ def main():
     for name, p, t, e, o, pt, layout in rows:
         ratio = f"{e['median_ms'] / o:8.2f}x" if o else f"{'-':>9}"
         goal = f"<={GOAL:.1f}x" if o else ""
-        pytorch = f"{ms(pt)}" + (f" ({layout})" if layout else "")
+        pytorch = f"{ms(pt)}" + (f" ({layout})" if layout else "") if pt else "-"
+        over_pytorch = f"{e['median_ms'] / pt:12.2f}x" if pt else f"{'-':>13}"
         split = f"{e['optimize_s']:.2f} / {e['jit_s']:.2f}"
         print(f"  {name:13} {p:9} {t:7d} {ms(e['median_ms']):>9} "
               f"{ms(o) if o else '-':>8} {ratio} {goal:>6} {pytorch:>17} "
-              f"{e['median_ms'] / pt:12.2f}x {e['compile_s']:9.2f} {split:>12}")
+              f"{over_pytorch} {e['compile_s']:9.2f} {split:>12}")
     print("  ember/ort: Ember's latency over ONNX Runtime's at the same precision and thread "
           "count (issue 15's goal:\n  <= 1.0x). float32: the same model.onnx in both. int8: "
           "Ember's ember::quant (int8 activations, per-channel\n  int8 weights, min/max "
@@ -229,6 +266,19 @@ def main():
           "int8 weights, min/max on\n  input.npy). PyTorch eager is float32 in both rows "
           "(faster of NCHW / channels_last for images), so\n  ember/pytorch of an int8 row "
           "compares Ember's int8 with PyTorch's float32.")
+    if args.json:
+        doc = {"ort_version": ORT_VERSION, "ort": ort_missing, "goal": GOAL,
+               "iterations": args.iterations, "load_average": [load_start, load_end],
+               "rows": [{"model": name, "precision": p, "threads": t,
+                         "ember_ms": e["median_ms"], "ort_ms": o,
+                         "ember_over_ort": e["median_ms"] / o if o else None,
+                         "ort_not_measured": why[(name, p, t)],
+                         "pytorch_ms": pt, "compile_s": e["compile_s"]}
+                        for name, p, t, e, o, pt, _ in rows]}
+        tmp = args.json + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(tmp, args.json)
     return 0
 
 

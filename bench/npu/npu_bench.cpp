@@ -2,7 +2,12 @@
 // simulated; per model and description: compile time, simulated cycles, MAC utilisation,
 // roofline efficiency, and the cost model's estimate beside the simulation.
 //
-//   npu_bench --models DIR [--isa FILE.json]... MODEL...
+//   npu_bench --models DIR [--isa FILE.json]... [--json FILE] MODEL...
+//
+// --json also writes the figures as an array with one object per model and description
+// (model, description, compile_s, cycles, useful_mac_utilization, array_mac_utilization,
+// roofline_efficiency, estimated_cycles, host_s; on a fault: model, description, fault),
+// for bench/scoreboard/scoreboard.py.
 //
 // Roofline efficiency (issue 5): for each layer, ideal cycles = max(MACs / peak MACs per
 // cycle, compulsory DRAM bytes / DRAM bytes per cycle), where the compulsory bytes are the
@@ -14,6 +19,7 @@
 #include "ember/quantization/Profile.h"
 #include "ember/quantization/Quantize.h"
 #include "ember/sim/Io.h"
+#include "ember/sim/Report.h"
 #include "ember/sim/Simulator.h"
 #include "ember/support/Npy.h"
 
@@ -47,7 +53,7 @@ double compulsoryBytes(const Node& n) {
 }
 
 void benchModel(const std::string& dir, const std::string& model,
-                const std::vector<std::string>& isas) {
+                const std::vector<std::string>& isas, nlohmann::json& json) {
   const std::string path = dir + "/" + model + "/model.onnx";
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Module> m = importOnnxFile(path);
@@ -84,6 +90,8 @@ void benchModel(const std::string& dir, const std::string& model,
     if (r.report.fault) {
       std::printf("%-14s %-16s FAULT %s\n", model.c_str(), desc.name().c_str(),
                   r.report.fault->message().c_str());
+      json.push_back(
+          {{"model", model}, {"description", desc.name()}, {"fault", r.report.fault->message()}});
       continue;
     }
     const double peak = double(desc.peakMacsPerCycle());
@@ -103,6 +111,15 @@ void benchModel(const std::string& dir, const std::string& model,
                 model.c_str(), desc.name().c_str(), compile, cycles, 100.0 * useful,
                 100.0 * r.report.mac_utilization, 100.0 * ideal / cycles, c.summary.cycles,
                 c.summary.cycles / cycles, host, cycles / host / 1e6);
+    json.push_back({{"model", model},
+                    {"description", desc.name()},
+                    {"compile_s", compile},
+                    {"cycles", r.report.cycles},
+                    {"useful_mac_utilization", useful},
+                    {"array_mac_utilization", r.report.mac_utilization},
+                    {"roofline_efficiency", ideal / cycles},
+                    {"estimated_cycles", c.summary.cycles},
+                    {"host_s", host}});
   }
   std::printf("%-14s (import + pipeline + calibration + quantize: %.2f s)\n", model.c_str(),
               prepare);
@@ -111,16 +128,19 @@ void benchModel(const std::string& dir, const std::string& model,
 } // namespace
 
 int main(int argc, char** argv) {
-  std::string dir;
+  std::string dir, jsonPath;
   std::vector<std::string> isas, models;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if ((a == "--models" || a == "--isa") && i + 1 < argc)
       (a == "--models" ? dir : (isas.emplace_back(), isas.back())) = argv[++i];
+    else if (a == "--json" && i + 1 < argc)
+      jsonPath = argv[++i];
     else if (!a.empty() && a[0] != '-')
       models.push_back(a);
     else {
-      std::fprintf(stderr, "usage: npu_bench --models DIR [--isa FILE.json]... MODEL...\n");
+      std::fprintf(stderr,
+                   "usage: npu_bench --models DIR [--isa FILE.json]... [--json FILE] MODEL...\n");
       return 1;
     }
   }
@@ -131,9 +151,12 @@ int main(int argc, char** argv) {
               "sim host", "speed");
   std::printf("(MAC use: the model's MACs / (cycles x peak); array: MACs the array did, zero "
               "blocks of depthwise convolutions included)\n");
+  nlohmann::json json = nlohmann::json::array();
   try {
     for (const auto& m : models)
-      benchModel(dir, m, isas);
+      benchModel(dir, m, isas, json);
+    if (!jsonPath.empty())
+      sim::writeJsonFile(jsonPath, json);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "npu_bench: %s\n", e.what());
     return 1;
