@@ -140,12 +140,14 @@ def npu_rows(plan, npu, why=None):
 # A layer is named after its node (ONNX name, made unique with "__N"), whose last path
 # component is the node kind as PyTorch's exporter writes it: "/layer1/layer1.0/Add",
 # "/layer2/layer2.1/Add_1", "/layer1/layer1.0/Add__1". A residual Add fused into its
-# convolution's epilogue is part of that convolution's layer ("/.../conv2/Conv__2"), no
-# layer of its own, so the share drops to 0 with no change here.
+# convolution's epilogue is part of that convolution's layer, named "<conv> + <add>"
+# (docs/compiler.md section 8), not a separate Add layer.
 ADD_LAYER = re.compile(r"Add(_+\d+)*")
 
 
 def is_add_layer(name):
+    if " + " in name:
+        return False
     return ADD_LAYER.fullmatch(name.rstrip("/").rsplit("/", 1)[-1]) is not None
 
 

@@ -32,6 +32,8 @@ REPORT = {"isa": "ember-v1", "cycles": 1000, "fault": None, "layers": [
     {"name": "/layer1/layer1.1/Add_1", "cycles": 20, "macs": 0},
     {"name": "/layer2/layer2.0/Add__1", "cycles": 10, "macs": 0},
     {"name": "/layer2/layer2.0/conv2/Conv+Add", "cycles": 300, "macs": 10},
+    {"name": "/layer3/layer3.0/conv3/Conv__1 + /layer3/layer3.0/Add__1", "cycles": 3,
+     "macs": 10},
     {"name": "/layer2/layer2.0/AddBias", "cycles": 7, "macs": 0},
     {"name": "/fc/Gemm", "cycles": 100, "macs": 10},
 ]}
@@ -98,7 +100,7 @@ check("npu_bench output not an array refused", raises(sb.npu_figures, {"rows": [
 
 check("Add layers by node kind",
       [sb.is_add_layer(l["name"]) for l in REPORT["layers"]] ==
-      [False, True, True, True, False, False, False])
+      [False, True, True, True, False, False, False, False])
 share = sb.add_share(REPORT)
 check("Add share: 60 of 1000 cycles in 3 layers", share == (0.06, 3, 60, 1000))
 add = sb.add_row(plan, share)
