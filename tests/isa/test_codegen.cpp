@@ -55,7 +55,8 @@ TEST(Codegen, SvDecoderInterface) {
   std::string pkg = generateSvPackage(reference());
   for (const char* s : {"localparam int unsigned INSTR_BITS = 32'd128;",
                         "localparam logic [CLS_BITS-1:0] CLS_DMA_LOAD = 4'd0;",
-                        "localparam logic [CLS_BITS-1:0] CLS_HALT = 4'd8;",
+                        "localparam logic [CLS_BITS-1:0] CLS_QUANTIZED_ADD = 4'd6;",
+                        "localparam logic [CLS_BITS-1:0] CLS_HALT = 4'd9;",
                         "localparam logic [VOP_BITS-1:0] VOP_NONE = 4'd0;",
                         "localparam logic [VOP_BITS-1:0] VOP_ADD = 4'd1;",
                         "localparam logic [VOP_BITS-1:0] VOP_COPY = 4'd8;",

@@ -207,12 +207,12 @@ const std::vector<Malformed>& cases() {
       {"DmaWithoutMemories", [](json& j) { insn(j, "dma.ld").erase("properties"); },
        "/instructions/0/properties", "needs properties.memories"},
       {"LutBeyondParam", [](json& j) { insn(j, "lut")["properties"]["table_offset"] = 20; },
-       "/instructions/12/fields/table", "beyond the param SRAM"},
+       "/instructions/13/fields/table", "beyond the param SRAM"},
       {"EnumMissing", [](json& j) { insn(j, "sync")["fields"]["engine"].erase("enum"); },
-       "/instructions/13/fields/engine", "needs an enum"},
+       "/instructions/14/fields/engine", "needs an enum"},
       {"EnumValueTooWide",
        [](json& j) { insn(j, "sync")["fields"]["engine"]["enum"]["store"] = 4; },
-       "/instructions/13/fields/engine/enum/store", "does not fit 2 bits"},
+       "/instructions/14/fields/engine/enum/store", "does not fit 2 bits"},
       {"EnumOnAddress",
        [](json& j) {
          insn(j, "gemm")["fields"]["act_addr"]["enum"] = {{"x", 1}};
