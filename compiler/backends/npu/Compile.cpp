@@ -82,7 +82,7 @@ std::map<const Node*, const Node*> residualFusions(const Function& f, const Targ
     for (unsigned i = 0; i < 2; ++i) {
       const Node* p = n->input(i).node;
       const Layer* l = findLayer(p->kind());
-      if (!l || f.numUses(p) != 1 || out.count(p) || !l->checkResidual(*p, t).empty())
+      if (!l || f.numUses(p) != 1 || !l->checkResidual(*p, t).empty())
         continue;
       out[p] = n.get();
       break;

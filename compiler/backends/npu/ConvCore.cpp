@@ -197,8 +197,7 @@ std::vector<isa::Instruction> loadHalo(const Program& p, const ActView& in, int6
   std::vector<isa::Instruction> out;
   for (int64_t c0 = cbA; c0 < cbB; c0 += size2) {
     const int64_t c1 = std::min(cbB, c0 + size2);
-    const uint64_t src =
-        in.base + uint64_t((n * in.image + c0 * in.block + vy0 * in.line + vx0) * L);
+    const uint64_t src = in.at(L, n, c0, vy0, vx0);
     isa::Instruction ld = p.dmaLoad(Mem::Act, sramAddr + (c0 - cbA) * plane, src, vx1 - vx0 + 1,
                                     vy1 - vy0 + 1, c1 - c0, in.line, in.block);
     Program::setPads(ld, vx0 - h.x0, h.x1 - vx1, vy0 - h.y0, h.y1 - vy1, padValue);
@@ -220,10 +219,7 @@ std::vector<isa::Instruction> tileRows(const Program& p, const ActView& view, co
   std::vector<isa::Instruction> out;
   for (int64_t k0 = 0; k0 < ktl; k0 += size2) {
     const int64_t k1 = std::min(ktl, k0 + size2);
-    const uint64_t dram =
-        view.base +
-        uint64_t((tile.n * view.image + (kb0 + k0) * view.block + tile.oy0 * view.line + tile.ox0) *
-                 L);
+    const uint64_t dram = view.at(L, tile.n, kb0 + k0, tile.oy0, tile.ox0);
     out.push_back(load ? p.dmaLoad(Mem::Act, actAddr + k0 * P, dram, tile.tw, tile.th, k1 - k0,
                                    view.line, view.block)
                        : p.dmaStore(Mem::Act, actAddr + k0 * P, dram, tile.tw, tile.th, k1 - k0,

@@ -33,6 +33,10 @@ struct ActView {
   uint64_t base = 0; ///< Byte offset of row (0, 0, 0, 0).
   int64_t image = 0, block = 0, line = 0;
   static ActView of(const DramTensor& t) { return {t.offset, t.CB * t.H * t.W, t.H * t.W, t.W}; }
+  /// Byte address of row (n, cb, y, x) with rows of L bytes.
+  uint64_t at(int64_t L, int64_t n, int64_t cb, int64_t y, int64_t x) const {
+    return base + uint64_t((n * image + cb * block + y * line + x) * L);
+  }
 };
 
 /// A residual Add fused into a job's epilogue (docs/compiler.md section 8): after a tile
