@@ -250,7 +250,22 @@ private:
         fail("unknown dtype \"" + v + "\" (int8, uint8, int32, float32)");
     } else if (k == "layout") {
       if (!parse(v, e.layout))
-        fail("unknown layout \"" + v + "\" (flat, nchwc)");
+        fail("unknown layout \"" + v + "\" (flat, nchwc, packed)");
+    } else if (k == "pack") {
+      // pixels:stride:pad_left:width (layout=packed)
+      std::uint64_t f[4];
+      std::size_t p = 0;
+      for (int i = 0; i < 4; ++i) {
+        const std::size_t c = i < 3 ? v.find(':', p) : v.size();
+        const auto d = c == std::string::npos ? std::nullopt : parseInt(v.substr(p, c - p));
+        const std::int64_t hi = i < 3 ? 65535 : std::int64_t(UINT32_MAX);
+        if (!d || *d < 0 || *d > hi || (i == 3 && c != v.size()))
+          fail("bad pack \"" + v + "\" (pixels:stride:pad_left:width, e.g. 4:2:3:114)");
+        f[i] = std::uint64_t(*d);
+        p = c + 1;
+      }
+      e.packing = {std::uint16_t(f[0]), std::uint16_t(f[1]), std::uint16_t(f[2]),
+                   std::uint32_t(f[3])};
     } else if (k == "shape") {
       std::size_t p = 0;
       while (p <= v.size()) {
@@ -281,7 +296,7 @@ private:
     } else if (k == "size") {
       e.size_bytes = num(v, "size");
     } else {
-      fail(".io: unknown key \"" + k + "\" (dtype, layout, shape, scale, zp, offset, size)");
+      fail(".io: unknown key \"" + k + "\" (dtype, layout, pack, shape, scale, zp, offset, size)");
     }
   }
 

@@ -16,7 +16,7 @@ namespace ember::isa {
 
 namespace {
 const char* const kDTypes[] = {"int8", "uint8", "int32", "float32"};
-const char* const kLayouts[] = {"flat", "nchwc"};
+const char* const kLayouts[] = {"flat", "nchwc", "packed"};
 const char* const kDirs[] = {"input", "output"};
 const char* const kKinds[] = {"const", "input", "output", "scratch"};
 
@@ -76,7 +76,8 @@ bool IoEntry::operator==(const IoEntry& o) const {
   // Bitwise comparison of the scale, so NaN payloads and -0 round-trip too.
   return name == o.name && dir == o.dir && dtype == o.dtype && layout == o.layout &&
          shape == o.shape && std::memcmp(&scale, &o.scale, sizeof scale) == 0 &&
-         zero_point == o.zero_point && dram_offset == o.dram_offset && size_bytes == o.size_bytes;
+         zero_point == o.zero_point && dram_offset == o.dram_offset && size_bytes == o.size_bytes &&
+         packing == o.packing;
 }
 
 Binary Binary::forIsa(const IsaDescription& isa) {
@@ -123,6 +124,30 @@ std::uint64_t neededBytes(const IoEntry& e, const IsaDescription& isa, std::stri
     }
     std::uint64_t lanes = isa.memory(mem::kAct).lanes();
     dims[1] = (dims[1] + lanes - 1) / lanes * lanes;
+  }
+  if (e.layout == Layout::Packed) {
+    const IoPacking& p = e.packing;
+    const std::uint64_t lanes = isa.memory(mem::kAct).lanes();
+    if (dims.size() != 4) {
+      why = "layout packed needs a rank-4 N,C,H,W shape";
+      return 0;
+    }
+    if (e.dir != IoDir::Input) {
+      why = "layout packed is for inputs only";
+      return 0;
+    }
+    if (p.pixels == 0 || p.stride == 0 || p.width == 0 || p.pixels * dims[1] > lanes) {
+      why = "packing " + std::to_string(p.pixels) + " pixels of " + std::to_string(dims[1]) +
+            " channels at stride " + std::to_string(p.stride) + ", width " +
+            std::to_string(p.width) +
+            " (needs pixels, stride, width >= 1 and pixels x C <= " + std::to_string(lanes) +
+            " lanes)";
+      return 0;
+    }
+    dims = {dims[0], dims[2], p.width, lanes}; // N, H, width, L
+  } else if (!(e.packing == IoPacking{})) {
+    why = std::string("packing given for layout ") + toString(e.layout);
+    return 0;
   }
   std::uint64_t n = sizeOf(e.dtype);
   for (auto d : dims) {

@@ -95,7 +95,11 @@ void tables(std::ostringstream& o, const Binary& bin) {
     for (std::size_t i = 0; i < e.shape.size(); ++i)
       o << (i ? "x" : "") << e.shape[i];
     o << " scale=" << formatDouble(e.scale) << " zp=" << e.zero_point
-      << " offset=" << hexU(e.dram_offset) << " size=" << e.size_bytes << "\n";
+      << " offset=" << hexU(e.dram_offset) << " size=" << e.size_bytes;
+    if (e.layout == Layout::Packed)
+      o << " pack=" << e.packing.pixels << ":" << e.packing.stride << ":" << e.packing.pad_left
+        << ":" << e.packing.width;
+    o << "\n";
   }
   if (!bin.io.empty())
     o << "\n";

@@ -170,6 +170,12 @@ std::vector<std::uint8_t> encodeIo(const Binary& b) {
     w.i32(e.zero_point);
     w.u64(e.dram_offset);
     w.u64(e.size_bytes);
+    if (e.layout == Layout::Packed) {
+      w.u16(e.packing.pixels);
+      w.u16(e.packing.stride);
+      w.u16(e.packing.pad_left);
+      w.u32(e.packing.width);
+    }
   }
   return w.buf;
 }
@@ -222,7 +228,7 @@ void decodeIo(Cursor c, Binary& b) {
       c.fail("entry " + std::to_string(i) + ": bad direction " + std::to_string(dir));
     if (dt > 3)
       c.fail("entry " + std::to_string(i) + ": bad dtype " + std::to_string(dt));
-    if (lay > 1)
+    if (lay > 2)
       c.fail("entry " + std::to_string(i) + ": bad layout " + std::to_string(lay));
     if (rank > 8)
       c.fail("entry " + std::to_string(i) + ": rank " + std::to_string(rank) + " > 8");
@@ -235,6 +241,12 @@ void decodeIo(Cursor c, Binary& b) {
     e.zero_point = c.i32("zero point");
     e.dram_offset = c.u64("DRAM offset");
     e.size_bytes = c.u64("size");
+    if (e.layout == Layout::Packed) {
+      e.packing.pixels = c.u16("packed pixels");
+      e.packing.stride = c.u16("packing stride");
+      e.packing.pad_left = c.u16("packing left padding");
+      e.packing.width = c.u32("packed width");
+    }
     b.io.push_back(std::move(e));
   }
   c.end();

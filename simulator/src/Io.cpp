@@ -1,4 +1,5 @@
-// Nchwc blocking of I/O tensors (ARCHITECTURE section 2, "Data layout on the NPU").
+// Nchwc blocking and pixel packing of I/O tensors (ARCHITECTURE section 2, "Data layout
+// on the NPU"; isa::Layout).
 #include "ember/sim/Io.h"
 
 #include "ember/isa/error.h"
@@ -36,6 +37,29 @@ template <typename F> void forNchwc(const isa::IoEntry& e, unsigned L, F f) {
           f(((n * C + c) * H + h) * W + w, (((n * CB + c / L) * H + h) * W + w) * L + c % L);
 }
 
+/// Calls f(logical element index, DRAM element index) for every copy of every element of
+/// a Packed entry (a pixel lands in up to `pixels` packed rows); pad(DRAM element index)
+/// for every lane of a packed pixel that lies outside the image.
+template <typename F, typename G> void forPacked(const isa::IoEntry& e, unsigned L, F f, G pad) {
+  const isa::IoPacking& p = e.packing;
+  if (e.shape.size() != 4 || p.pixels == 0 || p.stride == 0 || u64(p.pixels) * u64(e.shape[1]) > L)
+    throw isa::Error("<io>", e.name, "a packed tensor needs a rank-4 shape and a packing");
+  const u64 N = u64(e.shape[0]), C = u64(e.shape[1]), H = u64(e.shape[2]), W = u64(e.shape[3]);
+  for (u64 n = 0; n < N; ++n)
+    for (u64 h = 0; h < H; ++h)
+      for (u64 xp = 0; xp < p.width; ++xp)
+        for (u64 dx = 0; dx < p.pixels; ++dx) {
+          const std::int64_t x = std::int64_t(xp * p.stride + dx) - std::int64_t(p.pad_left);
+          const u64 row = ((n * H + h) * p.width + xp) * L + dx * C;
+          for (u64 c = 0; c < C; ++c) {
+            if (x < 0 || u64(x) >= W)
+              pad(row + c);
+            else
+              f(((n * C + c) * H + h) * W + u64(x), row + c);
+          }
+        }
+}
+
 } // namespace
 
 std::vector<std::uint8_t> packIo(const isa::IoEntry& e, const std::vector<std::uint8_t>& elems,
@@ -48,6 +72,24 @@ std::vector<std::uint8_t> packIo(const isa::IoEntry& e, const std::vector<std::u
   std::vector<std::uint8_t> out(e.size_bytes, 0);
   if (e.layout == isa::Layout::Flat) {
     std::memcpy(out.data(), elems.data(), std::min<std::size_t>(out.size(), elems.size()));
+    return out;
+  }
+  if (e.layout == isa::Layout::Packed) {
+    // Outside the image: the zero point (the real value 0, the convolution's padding).
+    const std::int64_t zp = e.zero_point;
+    std::uint8_t zpBytes[4];
+    for (unsigned b = 0; b < 4; ++b)
+      zpBytes[b] = std::uint8_t(std::uint64_t(zp) >> (8 * b));
+    forPacked(
+        e, lanes,
+        [&](u64 li, u64 di) {
+          if ((di + 1) * es <= out.size())
+            std::memcpy(out.data() + di * es, elems.data() + li * es, es);
+        },
+        [&](u64 di) {
+          if ((di + 1) * es <= out.size())
+            std::memcpy(out.data() + di * es, zpBytes, es);
+        });
     return out;
   }
   forNchwc(e, lanes, [&](u64 li, u64 di) {
@@ -63,6 +105,17 @@ std::vector<std::uint8_t> unpackIo(const isa::IoEntry& e, const std::uint8_t* dr
   std::vector<std::uint8_t> out(elements(e) * es, 0);
   if (e.layout == isa::Layout::Flat) {
     std::memcpy(out.data(), dram, std::min<std::size_t>(out.size(), e.size_bytes));
+    return out;
+  }
+  if (e.layout == isa::Layout::Packed) {
+    // Every copy of a pixel holds the same value: the last one read wins.
+    forPacked(
+        e, lanes,
+        [&](u64 li, u64 di) {
+          if ((di + 1) * es <= e.size_bytes)
+            std::memcpy(out.data() + li * es, dram + di * es, es);
+        },
+        [](u64) {});
     return out;
   }
   forNchwc(e, lanes, [&](u64 li, u64 di) {

@@ -311,6 +311,51 @@ TEST(Binary, OtherDescriptionIsRejected) {
   EXPECT_EQ(parseElf(img.data(), img.size(), large(), "l.elf"), b);
 }
 
+/// conv_tile with its input an RGB image packed by the host: 4 pixels of 3 channels per
+/// 16-lane row, every other pixel, 3 pixels of left padding, 5 packed pixels per line.
+Binary packedInput() {
+  Binary b = convTile();
+  IoEntry& x = b.io.at(0);
+  x.layout = Layout::Packed;
+  x.shape = {1, 3, 8, 8};
+  x.packing = {4, 2, 3, 5};
+  x.size_bytes = 8 * 5 * 16; // N x H x width x lanes
+  return b;
+}
+
+TEST(Binary, PackedInputRoundTripsThroughElfAndText) {
+  const Binary b = packedInput();
+  const auto img = serializeElf(b, reference());
+  const Binary back = parseElf(img.data(), img.size(), reference(), "mem");
+  EXPECT_EQ(back, b);
+  EXPECT_EQ(back.io.at(0).packing, (IoPacking{4, 2, 3, 5}));
+  // The text form (ember-objdump / the assembler's .io directive) says pack=4:2:3:5.
+  const std::string text = disassemble(b, reference());
+  EXPECT_NE(text.find("layout=packed shape=1x3x8x8"), std::string::npos) << text;
+  EXPECT_NE(text.find("pack=4:2:3:5"), std::string::npos) << text;
+  EXPECT_EQ(assemble(text, reference(), "packed.s"), b);
+}
+
+TEST(Binary, PackedLayoutIsCheckedAgainstShapeAndLanes) {
+  Binary b = packedInput();
+  b.io[0].size_bytes = 8 * 5 * 16 - 1;
+  EXPECT_ISA_ERROR(serializeElf(b, reference()), "section .ember.io: entry \"x\"",
+                   "smaller than the 640");
+  b = packedInput();
+  b.io[0].packing.pixels = 6; // 6 x 3 channels > 16 lanes
+  EXPECT_ISA_ERROR(serializeElf(b, reference()), "section .ember.io: entry \"x\"",
+                   "pixels x C <= 16 lanes");
+  b = packedInput();
+  b.io[1].layout = Layout::Packed;
+  b.io[1].packing = {1, 1, 0, 4};
+  EXPECT_ISA_ERROR(serializeElf(b, reference()), "section .ember.io: entry \"y\"",
+                   "layout packed is for inputs only");
+  b = convTile();
+  b.io[0].packing = {4, 2, 3, 5}; // a packing on an nchwc entry
+  EXPECT_ISA_ERROR(serializeElf(b, reference()), "section .ember.io: entry \"x\"",
+                   "packing given for layout nchwc");
+}
+
 TEST(Binary, ValidateRejectsBadTablesOnWrite) {
   Binary b = convTile();
   b.io[0].shape = {1, 16, 9, 8}; // needs more bytes than its size

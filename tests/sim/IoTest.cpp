@@ -1,4 +1,5 @@
-// Host-side I/O layout: NCHWc blocking of 4-D and 2-D entries, flat entries, errors.
+// Host-side I/O layout: NCHWc blocking of 4-D and 2-D entries, pixel packing, flat
+// entries, errors.
 #include "ember/sim/Io.h"
 #include "ember/isa/error.h"
 
@@ -45,6 +46,25 @@ TEST(SimIo, Nchwc2dIsNc11) {
   std::vector<std::uint8_t> want = {1, 2, 3, 4, 5, 6, 0, 0, 7, 8, 9, 10, 11, 12, 0, 0};
   EXPECT_EQ(packed, want);
   EXPECT_EQ(ember::sim::unpackIo(e, packed.data(), 4), iota(12));
+}
+
+// Packed (docs/isa.md, the .ember.io section): a 1 x 2 x 1 x 4 image (channels c, pixels
+// x: element 1 + c * 4 + x) in rows of L = 8 lanes, 3 pixels per row (lane dx * 2 + c),
+// stride 2, one pixel of left padding, 3 packed pixels: packed pixel xp holds pixels
+// 2 xp - 1, 2 xp, 2 xp + 1; outside the image the zero point (-3 = 0xfd); lanes 6 and 7 0.
+TEST(SimIo, PackedPutsNeighbouringPixelsSideBySide) {
+  IoEntry e = entry({1, 2, 1, 4}, 3 * 8, ember::isa::Layout::Packed);
+  e.zero_point = -3;
+  e.packing = {3, 2, 1, 3};
+  const std::uint8_t z = 0xfd;
+  const std::vector<std::uint8_t> want = {
+      z, z, 1, 5, 2, 6, 0, 0, // xp 0: pixels -1, 0, 1
+      2, 6, 3, 7, 4, 8, 0, 0, // xp 1: pixels 1, 2, 3
+      4, 8, z, z, z, z, 0, 0, // xp 2: pixels 3, 4, 5
+  };
+  const auto packed = ember::sim::packIo(e, iota(8), 8);
+  EXPECT_EQ(packed, want);
+  EXPECT_EQ(ember::sim::unpackIo(e, packed.data(), 8), iota(8));
 }
 
 TEST(SimIo, FlatIsCopiedAndErrorsNameTheEntry) {

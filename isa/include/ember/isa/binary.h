@@ -35,7 +35,11 @@ constexpr std::uint32_t kDigestCrc32c = 1; ///< Algorithm id in .ember.digest: C
 enum class DType : std::uint8_t { Int8 = 0, UInt8 = 1, Int32 = 2, Float32 = 3 };
 /// How the tensor is laid out in DRAM. `Flat`: row-major as its shape says.
 /// `Nchwc`: N, C/L, H, W, L with L = act row lanes, channels zero-padded to L.
-enum class Layout : std::uint8_t { Flat = 0, Nchwc = 1 };
+/// `Packed` (inputs only; IoEntry::packing): an N, C, H, W image with few channels laid
+/// out as N, H, width, L, neighbouring pixels side by side in one row, so that the
+/// host's layout conversion does the packing a convolution with few input channels (the
+/// RGB stem) would otherwise do on the NPU (docs/compiler.md, "Few input channels").
+enum class Layout : std::uint8_t { Flat = 0, Nchwc = 1, Packed = 2 };
 /// Direction of an I/O tensor.
 enum class IoDir : std::uint8_t { Input = 0, Output = 1 };
 /// What a memory-map region holds.
@@ -53,6 +57,17 @@ bool parse(std::string_view s, RegionKind& out);
 /// Bytes of one element.
 unsigned sizeOf(DType);
 
+/// The geometry of a `Packed` input: row (n, h, xp) holds in lane dx * C + c (dx < pixels,
+/// c < C) channel c of pixel x = xp * stride + dx - pad_left of line h, the zero point where
+/// x is outside the image, and 0 in lanes from pixels * C on; xp < width.
+struct IoPacking {
+  std::uint16_t pixels = 0, stride = 0, pad_left = 0;
+  std::uint32_t width = 0;
+  bool operator==(const IoPacking& o) const {
+    return pixels == o.pixels && stride == o.stride && pad_left == o.pad_left && width == o.width;
+  }
+};
+
 /// One entry of the I/O table: a model input or output in DRAM.
 struct IoEntry {
   std::string name;
@@ -64,6 +79,7 @@ struct IoEntry {
   std::int32_t zero_point = 0;
   std::uint64_t dram_offset = 0; ///< Byte offset in the job's DRAM window.
   std::uint64_t size_bytes = 0;  ///< Bytes it occupies there (after padding/blocking).
+  IoPacking packing;             ///< Layout::Packed only (all zero otherwise).
   bool operator==(const IoEntry& o) const;
 };
 
