@@ -299,6 +299,7 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
   const int64_t resSlot = residualRows(j, t, outSlot), outStride = outSlot + resSlot;
   const int64_t qaddParam = D * 2 * tl.kt; // param rows of the fused residual's qadd
   const int64_t size2Ld = Target::maxOf(t.dmaLoad(), isa::role::kSize2);
+  const int64_t size1Ld = Target::maxOf(t.dmaLoad(), isa::role::kSize1);
 
   int64_t step = 0;
   std::vector<std::array<int64_t, 7>> slotHolds(size_t(D), {-1, -1, -1, -1, -1, -1, -1});
@@ -360,13 +361,18 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
         // The accumulators of this step: one region, or with the bias by DMA the step's
         // buffer (the load engine writes them while the previous step computes).
         const int64_t acc0 = tl.biasDma ? slot * outSlot : 0;
-        if (ci == 0 && tl.biasDma) {
+        if (ci == 0 && tl.biasDma && P <= size1Ld) {
           // Block z's P rows all hold bias row kb0 + z: stride1 0 repeats it, stride2 1
           // moves to the next block's row; the SRAM side is packed (z * P + y).
           for (int64_t z0 = 0; z0 < ktl; z0 += size2Ld)
             s.loads.push_back(p.dmaLoad(Mem::Acc, acc0 + z0 * P,
                                         cc.bias + uint64_t((kb0 + z0) * AR), 1, P,
                                         std::min(size2Ld, ktl - z0), 0, 1));
+        } else if (ci == 0 && tl.biasDma) {
+          // More pixels than size1: per block, tw x th repeats of its row (strides 0, 0).
+          for (int64_t z = 0; z < ktl; ++z)
+            s.loads.push_back(p.dmaLoad(Mem::Acc, acc0 + z * P, cc.bias + uint64_t((kb0 + z) * AR),
+                                        1, tile.tw, tile.th, 0, 0));
         } else if (ci == 0) {
           for (int64_t kbl = 0; kbl < ktl; ++kbl)
             s.computes.push_back(p.vecUnary("copy", Mem::Acc, Mem::Acc, {kbl * P, 1, tile.tw},

@@ -86,6 +86,12 @@ struct ConvTiling {
   bool splitsReduction() const { return rb > 0; }
 };
 
+/// The dma.ld instructions that start a tile's accumulators from the bias (tiling `c`
+/// with biasDma): ceil(kt / size2) when the tile's th * tw pixels fit size1 (one bias row
+/// repeated by stride1 0, the next block's by stride2 1), else kt (one per output block,
+/// th x tw repeats by strides 0, 0) when tw fits size1 and th size2; 0 when neither fits.
+int64_t biasDmaLoads(const Target& t, const ConvTiling& c);
+
 /// One chunk of the reduction of the output blocks [kb0, kb1): input blocks
 /// [cbLo, cbHi) and kernel taps [t0, t1) (tap = kh * KW + kw).
 struct ReductionChunk {

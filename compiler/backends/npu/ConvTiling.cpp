@@ -161,8 +161,7 @@ bool fits(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats
   c.actRows = g.D * (inRows + outRows + residualRows(j, t, outRows));
   c.wgtRows = g.D * st.maxWgt;
   c.accRows = c.biasDma ? g.D * c.kt * c.th * c.tw : c.kt * c.th * c.tw + g.D * c.kt;
-  if (c.biasDma &&
-      (c.splitsReduction() || c.th * c.tw > Target::maxOf(t.dmaLoad(), isa::role::kSize1)))
+  if (c.biasDma && (c.splitsReduction() || biasDmaLoads(t, c) == 0))
     return false;
   c.paramRows = g.D * 2 * c.kt + (j.residual ? 2 : 0);
   if (c.actRows > t.rows(Mem::Act) || c.wgtRows > t.rows(Mem::Weight) ||
@@ -196,7 +195,9 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
                          t.vectorCycles(t.requant(), c.th, c.tw) +
                          (j.residual ? t.vectorCycles(*t.quantizedAdd(), c.th, c.tw) : 0.0);
   const int64_t biasRows = c.biasDma ? c.kt * c.th * c.tw : 0;
-  const double Bt = biasRows ? t.dmaCycles(t.dmaLoad(), biasRows, Mem::Acc) : 0.0;
+  const int64_t biasLoads = c.biasDma ? biasDmaLoads(t, c) : 0;
+  const double Bt =
+      biasRows ? double(biasLoads) * t.dmaCycles(t.dmaLoad(), biasRows / biasLoads, Mem::Acc) : 0.0;
   const double biasBus = biasRows ? t.channelCycles(t.dmaLoad(), biasRows, Mem::Acc) : 0.0;
   const int64_t resRows = j.residual ? c.kt * c.th * c.tw : 0;
   const double Rt = resRows ? t.dmaCycles(t.dmaLoad(), resRows, Mem::Act) : 0.0;
@@ -206,7 +207,16 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
   if (!c.splitsReduction()) {
     const auto cb = inputBlocks(j, L, 0);
     const int64_t perKb = cb.second - cb.first;
-    Ct = double(c.kt) * (perTile + double(perKb * j.KH * ceilDiv(j.KW, n2)) * gemm);
+    double gemms = double(perKb * j.KH * ceilDiv(j.KW, n2)) * gemm;
+    if (gemmBlocksInner(j, t, perKb, Hp * Wp)) {
+      // appendGemms' other nest: n2 walks the input blocks, one gemm per kernel tap and
+      // group of up to n2 blocks (a 1x1 convolution: one weight load, fill and drain
+      // per output block instead of one per input block).
+      const int64_t groups = ceilDiv(perKb, n2), last = perKb - (groups - 1) * n2;
+      gemms = double(j.KH * j.KW) *
+              (double(groups - 1) * t.gemmCycles(n2, c.th, c.tw) + t.gemmCycles(last, c.th, c.tw));
+    }
+    Ct = double(c.kt) * (perTile + gemms);
   } else {
     Ct = double(c.kt) * perTile + st.gemms / double(st.ktiles) * gemm;
   }
@@ -220,17 +230,19 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
   if (!c.splitsReduction()) {
     // Both DMA engines share the DRAM channel: its reserved time bounds the layer too.
     const double bus = total * (inBus + outBus + resBus + biasBus) + ktiles * wBus;
-    return std::max({total * (Lt + Rt + Bt) + ktiles * Wt, total * Ct, total * St, bus}) + Lt + Rt +
-           Bt + Wt + Ct + St;
+    // Fill and drain: one tile of each stage but the one that paces the steps.
+    const double fill = Lt + Rt + Bt + Wt + Ct + St - std::max({Lt + Rt + Bt + Wt, Ct, St});
+    return std::max({total * (Lt + Rt + Bt) + ktiles * Wt, total * Ct, total * St, bus}) + fill;
   }
   // One step per chunk; a tile's chunk weights stay in their buffer when the tile has no
   // more chunks than buffers, else they are fetched again for every spatial tile.
   const double chunkSteps = steps * double(st.chunks);
   const double weightLoads = st.maxChunks <= g.D ? double(st.chunks) : chunkSteps;
   const double bus = chunkSteps * inBus + total * (outBus + resBus) + weightLoads * wBus;
+  const double fill = Lt + Rt + Wt + Ct + St - std::max({Lt + Rt + Wt, Ct, St});
   return std::max({chunkSteps * Lt + total * Rt + weightLoads * Wc + ktiles * BP, total * Ct,
                    total * St, bus}) +
-         Lt + Rt + Wt + Ct + St;
+         fill;
 }
 
 /// Candidate reductions, largest chunks first: the whole reduction, then chunks of rb
@@ -259,6 +271,14 @@ std::vector<std::pair<int64_t, int64_t>> reductionCandidates(const ConvJob& j, i
 }
 
 } // namespace
+
+int64_t biasDmaLoads(const Target& t, const ConvTiling& c) {
+  const isa::InstrDesc& ld = t.dmaLoad();
+  const int64_t size1 = Target::maxOf(ld, isa::role::kSize1);
+  if (c.th * c.tw <= size1)
+    return ceilDiv(c.kt, Target::maxOf(ld, isa::role::kSize2));
+  return c.tw <= size1 && c.th <= Target::maxOf(ld, isa::role::kSize2) ? c.kt : 0;
+}
 
 std::string checkConvJob(const ConvJob& j, const Target& t, int depth) {
   const Geometry g = geometry(j, t, depth);

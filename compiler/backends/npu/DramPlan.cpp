@@ -34,7 +34,8 @@ isa::IoEntry ioEntry(const std::string& name, isa::IoDir dir, const NodeValue& v
   e.name = name;
   e.dir = dir;
   e.dtype = isa::DType::Int8;
-  e.layout = isa::Layout::Nchwc;
+  e.layout = d.packing.pixels ? isa::Layout::Packed : isa::Layout::Nchwc;
+  e.packing = d.packing;
   // A rank-2 [N, C] value is laid out as [N, C, 1, 1]; the I/O table says so explicitly
   // (the binary format's Nchwc layout is defined on rank-4 shapes).
   e.shape = nchwOf(v.dims());
@@ -54,7 +55,7 @@ struct Interval {
 } // namespace
 
 DramPlan planDram(const Function& f, const Target& t,
-                  const std::map<const Node*, const Node*>& emittedWith) {
+                  const std::map<const Node*, const Node*>& emittedWith, bool packInputs) {
   // Buffers start on a DMA burst boundary (hardware.dma.burst_bytes), so a row run never
   // costs an extra burst at its start.
   const uint64_t kAlign = std::max<uint64_t>(1, t.isa().hw().dma.burst_bytes);
@@ -72,14 +73,27 @@ DramPlan planDram(const Function& f, const Target& t,
     if (o.value.node->kind() == NodeKind::DequantizeLinear)
       outputValues.insert(o.value.node->input(0));
 
-  // Inputs: QuantizeLinear of a placeholder.
+  // Inputs: QuantizeLinear of a placeholder. One that a single layer reads, in the
+  // packing it asks for (Layer::inputPacking), the host then writes packed.
   uint64_t off = 0;
   std::set<std::string> names;
+  std::set<const Node*> hostPacked; // layers whose input 0 is host-packed
   for (const auto& n : f.nodes()) {
     if (n->kind() != NodeKind::QuantizeLinear)
       continue;
     const NodeValue v = resultOf(*n);
     DramTensor d = tensorOf(v, L);
+    if (packInputs && f.numUses(n.get()) == 1 && !outputValues.count(v))
+      for (const auto& u : f.nodes())
+        if (u->numInputs() > 0 && u->input(0) == v)
+          if (const Layer* l = findLayer(u->kind()))
+            if (const auto pk = l->inputPacking(*u, t)) {
+              d.C *= pk->pixels;
+              d.W = pk->width;
+              d.CB = 1;
+              d.packing = *pk;
+              hostPacked.insert(u.get());
+            }
     d.offset = off;
     plan.tensors[v] = d;
     std::string name = n->input(0).node->name();
@@ -147,7 +161,7 @@ DramPlan planDram(const Function& f, const Target& t,
     }
     const Layer* l = findLayer(node.kind());
     if (l) {
-      if (const uint64_t tb = l->tempBytes(node, t)) {
+      if (const uint64_t tb = hostPacked.count(&node) ? 0 : l->tempBytes(node, t)) {
         // A temporary alive only while its layer runs: keyed by a result index no node
         // has (the node's numResults()).
         const NodeValue key(const_cast<Node*>(&node), unsigned(node.numResults()));

@@ -7,11 +7,13 @@
 #include "Target.h"
 
 #include "ember/graph/Graph.h"
+#include "ember/isa/binary.h"
 #include "ember/npu/Compile.h"
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,9 @@ struct DramTensor {
   int64_t N = 1, C = 0, H = 1, W = 1, CB = 0;
   float scale = 1.f;
   int32_t zp = 0;
+  /// A graph input the host lays out packed (isa::Layout::Packed, Layer::inputPacking):
+  /// then C = pixels x the image's channels, W = the packed width, CB = 1. Else zero.
+  isa::IoPacking packing;
   int64_t rows() const { return N * CB * H * W; }
   /// Byte address of row (n, cb, y, x).
   uint64_t at(int64_t L, int64_t n, int64_t cb, int64_t y, int64_t x) const {
@@ -80,8 +85,15 @@ public:
   /// True when the result occupies the very bytes of input 0 (no instructions).
   virtual bool aliasesInput(const Node& /*n*/, const Target& /*t*/) const { return false; }
   /// Bytes of DRAM scratch the layer needs while it runs (LayerCtx::temp), e.g. for a
-  /// re-layout of its input; 0 for none.
+  /// re-layout of its input; 0 for none. Not asked when input 0 is host-packed.
   virtual uint64_t tempBytes(const Node& /*n*/, const Target& /*t*/) const { return 0; }
+  /// The pixel packing in which the layer would take input 0 were it a graph input that
+  /// nothing else reads: the host's layout conversion then writes it packed
+  /// (isa::Layout::Packed), and emit() finds the packing in LayerCtx::tensor(input 0)
+  /// and emits no packing pass of its own. nullopt: the Nchwc layout.
+  virtual std::optional<isa::IoPacking> inputPacking(const Node& /*n*/, const Target& /*t*/) const {
+    return std::nullopt;
+  }
   /// "" when a residual Add of `n`'s result (same shape, rescaled, ReLU / Clip fused)
   /// can be fused into `n`'s epilogue, else why not. Layers that say "" read
   /// LayerCtx::residualAdd in emit().

@@ -265,12 +265,15 @@ TEST(ConvOnNpu, AWeightSramBelowOneBlockPerBufferIsRefusedWithTheFigures) {
 }
 
 TEST(ConvOnNpu, StemChannelsPackedIntoTheReduction) {
-  // A ResNet-like stem: 3 channels, 7x7, stride 2, pads 3, on a 96x96 image.
+  // A ResNet-like stem: 3 channels, 7x7, stride 2, pads 3, on a 96x96 image, its input
+  // packed by the NPU's own packing pass (the host writes it Nchwc).
   const ConvCase c{"stem", 1, 3, 96, 96, 64, 7, 7, 2, 3, 3, 3, 3, 1, 1, "relu"};
   Built b = buildConv(c);
-  CompileResult r = compile(*b.g->f, refIsa());
-  EXPECT_NE(r.summary.layers.at(0).tiling.find("packed 4x3ch"), std::string::npos)
-      << formatSummary(r.summary);
+  CompileOptions nchwc;
+  nchwc.packInputsOnHost = false;
+  CompileResult r = compile(*b.g->f, refIsa(), nchwc);
+  EXPECT_EQ(r.summary.layers.at(0).tiling.rfind("packed 4x3ch", 0), 0u) << formatSummary(r.summary);
+  EXPECT_EQ(r.binary.io.at(0).layout, isa::Layout::Nchwc);
   auto in = randomInputs(r.binary, 8);
   SimOut s = simulate(r.binary, refIsa(), in);
   const Node& conv = *b.conv;
@@ -280,6 +283,39 @@ TEST(ConvOnNpu, StemChannelsPackedIntoTheReduction) {
   expectInterpreterAndCpu(*b.g->f, in, "y", want, 2, c.name);
   std::printf("packed stem: %llu simulated cycles, estimate ratio %.3f\n",
               (unsigned long long)s.report.cycles, r.summary.cycles / double(s.report.cycles));
+}
+
+TEST(ConvOnNpu, StemInputPackedByTheHost) {
+  // The same stem with its input laid out packed by the host (isa::Layout::Packed): no
+  // packing pass, the I/O table says how (docs/isa.md, the .ember.io section), and the
+  // codes are those of the reference on both descriptions.
+  const ConvCase c{"stem", 1, 3, 96, 96, 64, 7, 7, 2, 3, 3, 3, 3, 1, 1, "relu"};
+  // ember-v1 (16 lanes): 4 pixels of 3 channels per row, every other packed pixel (the
+  // stride 2 and the kernel groups of 4 both even), 48 output columns read packed pixels
+  // 0 .. (47 * 2 + 4) / 2 = 49. The 32-lane description: 7 pixels, one kernel group,
+  // packed pixels 0 .. 47 * 2 = 94.
+  const struct {
+    const isa::IsaDescription& isa;
+    isa::IoPacking want;
+  } cases[] = {{refIsa(), {4, 2, 3, 50}}, {largeIsa(), {7, 1, 3, 95}}};
+  for (const auto& k : cases) {
+    Built b = buildConv(c);
+    CompileResult r = compile(*b.g->f, k.isa);
+    SCOPED_TRACE(k.isa.name());
+    EXPECT_EQ(r.summary.layers.at(0).tiling.rfind("host-packed", 0), 0u)
+        << formatSummary(r.summary);
+    const isa::IoEntry& e = r.binary.io.at(0);
+    ASSERT_EQ(e.layout, isa::Layout::Packed);
+    EXPECT_EQ(e.packing, k.want);
+    EXPECT_EQ(e.shape, (std::vector<int64_t>{1, 3, 96, 96}));
+    EXPECT_EQ(e.size_bytes, uint64_t(96 * k.want.width * k.isa.memory("act").lanes()));
+    auto in = randomInputs(r.binary, 9);
+    SimOut s = simulate(r.binary, k.isa, in);
+    const Node& conv = *b.conv;
+    const auto want = referenceConv(c, in["x"], conv.input(1).node->payload(),
+                                    conv.input(2).node->payload(), conv, b.OH, b.OW);
+    EXPECT_EQ(mismatches(s.outputs["y"], want), 0u);
+  }
 }
 
 TEST(ConvOnNpu, EstimateWithinAQuarterOfSimulatedCycles) {

@@ -186,6 +186,20 @@ const VecCase kCases[] = {
        Attrs a = ints({{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}});
        g.output("y", g.node(NodeKind::MaxPool, "mp", {x}, a, {1, 20, 6, 6}, 0.05f, 10));
      }},
+    {"maxpool_3x3_s1_p1_separable",
+     [](G& g) {
+       // Row maxima then column maxima (GoogLeNet's pools): fewer vector rows than 8
+       // maxima per output row.
+       NodeValue x = g.input("x", {1, 17, 9, 9}, 0.05f, 3);
+       Attrs a = ints({{"kernel_shape", {3, 3}}, {"strides", {1, 1}}, {"pads", {1, 1, 1, 1}}});
+       g.output("y", g.node(NodeKind::MaxPool, "mp", {x}, a, {1, 17, 9, 9}, 0.05f, 3));
+     }},
+    {"maxpool_3x2_dilated_separable",
+     [](G& g) {
+       NodeValue x = g.input("x", {1, 16, 10, 9}, 0.05f, -7);
+       Attrs a = ints({{"kernel_shape", {3, 2}}, {"strides", {1, 2}}, {"dilations", {2, 2}}});
+       g.output("y", g.node(NodeKind::MaxPool, "mp", {x}, a, {1, 16, 6, 4}, 0.05f, -7));
+     }},
     {"maxpool_2x2_s2",
      [](G& g) {
        NodeValue x = g.input("x", {1, 33, 8, 8}, 0.05f, -3);

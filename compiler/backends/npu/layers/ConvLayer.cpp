@@ -7,6 +7,8 @@
 #include "ember/quantization/Numerics.h"
 
 #include <algorithm>
+#include <numeric>
+#include <optional>
 
 namespace ember::npu {
 
@@ -67,9 +69,13 @@ ConvJob convJobOf(const Node& n, const Target& t, bool withData) {
 /// does P kernel columns at once and KW taps become G = ceil(KW / P). The packed tensor
 /// is made on the MAC array by a 1 x P convolution whose weights pick channel c of pixel
 /// x + dx into lane dx * C + c (multiplier 1: the codes are copied exactly), padded left
-/// by padL and right by `padR` (both within the dma pad fields).
+/// by padL and right by `padR` (both within the dma pad fields). The convolution reads
+/// packed pixel x = ox * sW + g * P only, so with d = gcd(sW, P) > 1 (the 7x7 stride-2
+/// stem packed by 4: d = 2) the packing pass makes every d-th packed pixel only (a 1 x P
+/// convolution of stride d) and the convolution reads them at stride sW / d and
+/// dilation P / d: Wp packed pixels per line.
 struct Packing {
-  int64_t P = 0, G = 0, Wp = 0, padR = 0;
+  int64_t P = 0, G = 0, Wp = 0, padR = 0, d = 1;
 };
 
 Packing packingOf(const ConvJob& j, const Target& t) {
@@ -92,10 +98,33 @@ Packing packingOf(const ConvJob& j, const Target& t) {
     pk.P = P;
     pk.G = G;
     pk.padR = padR;
-    pk.Wp = j.W + j.padL + padR - P + 1;
+    pk.d = std::gcd(j.sW, P);
+    pk.Wp = (need - 1) / pk.d + 1; // need - 1, the last packed pixel read, is a multiple of d
     return pk;
   }
   return pk;
+}
+
+/// The packing when the host lays the input out (isa::Layout::Packed, no packing pass):
+/// as many pixels per row as the lanes hold, up to KW (no dma pad limit: the host writes
+/// the zero point outside the image), the fewest kernel groups G first, then the fewest
+/// packed pixels (the widest stride compaction d).
+Packing hostPackingOf(const ConvJob& j, const Target& t) {
+  Packing best;
+  const int64_t L = t.lanes();
+  if (j.group != 1 || j.dW != 1 || j.KW < 2 || 2 * j.C > L || j.padL > 65535)
+    return best;
+  for (int64_t P = std::min(L / j.C, j.KW); P >= 2; --P) {
+    Packing pk;
+    pk.P = P;
+    pk.G = ceilDiv(j.KW, P);
+    pk.d = std::gcd(j.sW, P);
+    const int64_t need = (j.OW - 1) * j.sW + (pk.G - 1) * P + 1;
+    pk.Wp = (need - 1) / pk.d + 1;
+    if (!best.P || pk.G < best.G || (pk.G == best.G && pk.Wp < best.Wp))
+      best = pk;
+  }
+  return best;
 }
 
 /// The packing job (input -> packed tensor at `packed`) and the convolution on the
@@ -104,13 +133,13 @@ std::pair<ConvJob, ConvJob> packedJobs(const ConvJob& j, const Packing& pk, uint
                                        bool withData) {
   ConvJob a; // 1 x P selection convolution
   a.N = j.N, a.C = j.C, a.H = j.H, a.W = j.W, a.K = pk.P * j.C, a.OH = j.H, a.OW = pk.Wp;
-  a.KH = 1, a.KW = pk.P, a.padT = 0, a.padL = j.padL;
+  a.KH = 1, a.KW = pk.P, a.sW = pk.d, a.padT = 0, a.padL = j.padL;
   a.in = j.in;
   a.out = {packed, j.H * pk.Wp, j.H * pk.Wp, pk.Wp};
   a.zpIn = j.zpIn;
   a.zpOut = j.zpIn;
   ConvJob b = j; // the convolution on packed rows
-  b.C = pk.P * j.C, b.W = pk.Wp, b.KW = pk.G, b.dW = pk.P, b.padL = 0;
+  b.C = pk.P * j.C, b.W = pk.Wp, b.KW = pk.G, b.sW = j.sW / pk.d, b.dW = pk.P / pk.d, b.padL = 0;
   b.in = a.out;
   if (!withData)
     return {a, b};
@@ -150,7 +179,33 @@ class ConvLayer : public Layer {
     return packed < chooseConvTiling(j, t, 2, none).cycles ? pk : Packing{};
   }
 
+  /// The host packing when its convolution fits and is priced below both the plain
+  /// convolution and the NPU's own packing (pass + convolution); else P = 0.
+  static Packing usableHostPacking(const ConvJob& j, const Target& t) {
+    const Packing pk = hostPackingOf(j, t);
+    if (!pk.P || pk.Wp > int64_t(UINT32_MAX) || pk.d > 65535 || pk.P > 65535)
+      return Packing{};
+    const ConvJob b = packedJobs(j, pk, 0, false).second;
+    if (!checkConvJob(b, t, 2).empty())
+      return Packing{};
+    const CompileOptions none;
+    const double cost = chooseConvTiling(b, t, 2, none).cycles;
+    if (checkConvJob(j, t, 2).empty() && cost >= chooseConvTiling(j, t, 2, none).cycles)
+      return Packing{};
+    return pk;
+  }
+
 public:
+  std::optional<isa::IoPacking> inputPacking(const Node& n, const Target& t) const override {
+    if (!check(n, t).empty())
+      return std::nullopt;
+    const Packing pk = usableHostPacking(convJobOf(n, t, false), t);
+    if (!pk.P)
+      return std::nullopt;
+    return isa::IoPacking{uint16_t(pk.P), uint16_t(pk.d), uint16_t(convJobOf(n, t, false).padL),
+                          uint32_t(pk.Wp)};
+  }
+
   std::string check(const Node& n, const Target& t) const override {
     for (const auto& r : {checkActivation(n.input(0), "the input"),
                           checkActivation(resultOf(n), "the result"), checkWeights(n, 1, 2)})
@@ -177,6 +232,18 @@ public:
     j.in = ActView::of(ctx.tensor(n.input(0)));
     j.out = ActView::of(ctx.tensor(resultOf(n)));
     attachResidual(j, resultOf(n), ctx);
+    if (const isa::IoPacking hp = ctx.tensor(n.input(0)).packing; hp.pixels) {
+      // The host wrote the input packed: only the convolution on the packed rows.
+      Packing pk;
+      pk.P = hp.pixels, pk.G = ceilDiv(j.KW, pk.P), pk.d = hp.stride, pk.Wp = hp.width;
+      ConvJob b = packedJobs(j, pk, 0, true).second;
+      b.in = j.in;
+      LayerInfo info = emitConv(b, ctx);
+      info.macs = j.macs;
+      info.tiling =
+          "host-packed " + std::to_string(pk.P) + "x" + std::to_string(j.C) + "ch, " + info.tiling;
+      return info;
+    }
     const Packing pk = usablePacking(j, ctx.t);
     if (!pk.P)
       return emitConv(j, ctx);

@@ -1,7 +1,8 @@
 // GlobalAveragePool (docs/numerics.md section 4.5, n = H * W): a reduction on the MAC
 // array. One diagonal block of ones stays in the array; every pixel row of a channel
 // block streams through a gemm whose accumulator walk has stride 0, so all of them add
-// into one accumulator row (initialised with -zp_x * n, the folded zero point). Images
+// into one accumulator row (initialised with -zp_x * n, the folded zero point); one gemm
+// covers all whole blocks of a step, its outer loop stepping block and accumulator row. Images
 // of any size are cut into chunks of rows that accumulate across steps; the last chunk
 // requantizes with M, S of s_x / (s_y * n) and stores one row per channel block.
 #include "../ConvCore.h"
@@ -86,9 +87,35 @@ public:
           if (r0 == 0)
             s.computes.push_back(
                 p.vecUnary("copy", Mem::Acc, Mem::Acc, {0, 1, 1}, {cbt, 0, 0}, cb1 - cb0, 1));
-          // Each block's rows add into its accumulator row.
+          // Each block's rows add into its accumulator row: whole blocks in one gemm whose
+          // outer loop steps to the next block and accumulator row (the same weight
+          // block each time) when the description's fields allow, so the array's fill,
+          // drain and first weight load are paid once per step, not once per block.
+          const auto whole = Program::rowChunks(g, HW);
+          const int64_t maxBlocks = whole.size() == 1 &&
+                                            HW <= Target::maxOf(g, isa::role::kActS2) &&
+                                            Target::maxOf(g, isa::role::kAccS2) >= 1
+                                        ? Target::maxOf(g, isa::role::kN2)
+                                        : 1;
           for (int64_t i = 0; i < nr;) {
             const int64_t r = r0 + i, cb = r / HW, left = std::min(nr - i, (cb + 1) * HW - r);
+            if (const int64_t k = std::min(maxBlocks, (nr - i) / HW); r % HW == 0 && k >= 2) {
+              isa::Instruction in = p.make(g);
+              Program::set(in, isa::role::kActAddr, slot + i);
+              Program::set(in, isa::role::kAccAddr, cb);
+              Program::set(in, isa::role::kWgtAddr, 0);
+              Program::set(in, isa::role::kN0, whole[0][1]);
+              Program::set(in, isa::role::kN1, whole[0][2]);
+              Program::set(in, isa::role::kN2, k);
+              Program::set(in, isa::role::kActS0, 1);
+              Program::set(in, isa::role::kActS1, whole[0][1]);
+              Program::set(in, isa::role::kActS2, HW);
+              Program::set(in, isa::role::kAccS2, 1);
+              Program::set(in, isa::role::kWgtS2, 0);
+              s.computes.push_back(in);
+              i += k * HW;
+              continue;
+            }
             for (const auto& c : Program::rowChunks(g, left)) {
               isa::Instruction in = p.make(g);
               Program::set(in, isa::role::kActAddr, slot + i + c[0]);

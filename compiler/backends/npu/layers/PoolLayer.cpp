@@ -1,7 +1,9 @@
 // MaxPool and GlobalMaxPool (docs/numerics.md section 4.4): per tile of output rows the
-// input tile is loaded with its halo (padding -128), the first tap copied with vmov and
-// every other tap folded in with vmax, each a strided walk over the tile (docs/isa.md
-// example 7.3).
+// input tile is loaded with its halo (padding -128) and the taps are folded with vmax,
+// each a strided walk over the tile (docs/isa.md example 7.3): either directly (the first
+// two taps into the output, every other one into it) or separably, when that is fewer
+// vector rows (3 x 3 windows): the row maximum of every input line of the tile into a
+// temporary, then the column maximum of those into the output.
 #include "../ConvCore.h"
 #include "ember/graph/AttrViews.h"
 #include "ember/isa/roles.h"
@@ -28,17 +30,85 @@ PoolGeom geomOf(const Node& n) {
   return g;
 }
 
-/// Rows per tile: the most output rows whose input and output tiles (all channel blocks
-/// of `cbt`) fit D times in act.
+/// Rows per tile: the most output rows whose input and output tiles (and, separable,
+/// the row maxima) of all channel blocks of `cbt` fit D times in act.
 struct PoolTiling {
   int64_t cbt = 0, th = 0, tw = 0;
+  bool separable = false;
 };
 
+int64_t haloLines(const PoolGeom& g, int64_t th) {
+  return (th - 1) * g.sH + (g.KH - 1) * g.dH + 1;
+}
+int64_t haloWidth(const PoolGeom& g, int64_t tw) {
+  return (tw - 1) * g.sW + (g.KW - 1) * g.dW + 1;
+}
 int64_t planeRows(const PoolGeom& g, int64_t th, int64_t tw) {
-  return ((th - 1) * g.sH + (g.KH - 1) * g.dH + 1) * ((tw - 1) * g.sW + (g.KW - 1) * g.dW + 1);
+  return haloLines(g, th) * haloWidth(g, tw);
 }
 
-PoolTiling choose(const PoolGeom& g, const Target& t, int64_t D, const CompileOptions& o) {
+/// Vector instructions folding k taps into one result: one copy, or k - 1 maxima.
+int64_t passes(int64_t k) {
+  return k == 1 ? 1 : k - 1;
+}
+
+/// Whether every walk of the vector instructions (vmax, and vmov when a fold has one tap)
+/// fits the description's fields: `n1` row steps, source strides (s0, s1), destination
+/// line stride dS1.
+bool walksFit(const Target& t, int64_t n0, int64_t n1, int64_t s0, int64_t s1, int64_t dS1) {
+  namespace r = isa::role;
+  const isa::InstrDesc& mx = t.vecBinary("max");
+  const isa::InstrDesc& cp = t.vecUnary("copy");
+  return n0 <= std::min(Target::maxOf(mx, r::kN0), Target::maxOf(cp, r::kN0)) &&
+         n1 <= std::min(Target::maxOf(mx, r::kN1), Target::maxOf(cp, r::kN1)) &&
+         s0 <= std::min({Target::maxOf(mx, r::kSrc0S0), Target::maxOf(mx, r::kSrc1S0),
+                         Target::maxOf(cp, r::kSrcS0)}) &&
+         s1 <= std::min({Target::maxOf(mx, r::kSrc0S1), Target::maxOf(mx, r::kSrc1S1),
+                         Target::maxOf(cp, r::kSrcS1)}) &&
+         dS1 <= std::min(Target::maxOf(mx, r::kDstS1), Target::maxOf(cp, r::kDstS1));
+}
+
+int64_t actBanks(const Target& t) {
+  return int64_t(t.isa().memory(isa::mem::kAct).banks);
+}
+
+/// Act rows of one channel block's row maxima: hp lines of up to tw + banks - 1 rows (the
+/// line stride is widened so the column pass's two sources fall in different banks) and
+/// up to banks - 1 rows of shift.
+int64_t rowBlockRows(const PoolGeom& g, const Target& t, int64_t th, int64_t tw) {
+  const int64_t banks = actBanks(t);
+  return haloLines(g, th) * (tw + banks - 1) + banks - 1;
+}
+
+/// Whether a tile of th x tw output pixels can be folded separably (the row pass walks
+/// the halo's lines, the column pass the row maxima).
+bool separableFits(const PoolGeom& g, const Target& t, int64_t th, int64_t tw) {
+  const int64_t ts = tw + actBanks(t) - 1; // the widest line stride of the row maxima
+  return walksFit(t, tw, haloLines(g, th), g.sW, haloWidth(g, tw), ts) &&
+         walksFit(t, tw, th, 1, g.sH * ts, tw);
+}
+
+/// Steps of an n0 x n1 walk of two vector-binary sources whose rows share an act bank
+/// (docs/simulator.md rule V1: each costs a cycle with one read port).
+int64_t bankConflicts(const Program::Walk& a, const Program::Walk& b, int64_t n0, int64_t n1,
+                      int64_t banks) {
+  int64_t n = 0;
+  for (int64_t l = 0; l < n1; ++l)
+    for (int64_t i = 0; i < n0; ++i)
+      n += (a.addr + i * a.s0 + l * a.s1 - b.addr - i * b.s0 - l * b.s1) % banks == 0;
+  return n;
+}
+
+/// Vector rows of the whole layer under tiling `tl` (the cost the choice compares).
+int64_t vectorRows(const PoolGeom& g, const Target& t, const PoolTiling& tl) {
+  const int64_t CB = ceilDiv(g.C, t.lanes()), tiles = ceilDiv(g.OH, tl.th);
+  if (!tl.separable)
+    return g.N * CB * g.OH * g.OW * passes(g.KH * g.KW);
+  return g.N * CB * g.OW * (g.OH * passes(g.KH) + tiles * haloLines(g, tl.th) * passes(g.KW));
+}
+
+PoolTiling choose(const PoolGeom& g, const Target& t, int64_t D, const CompileOptions& o,
+                  bool separable) {
   const int64_t CB = ceilDiv(g.C, t.lanes());
   const isa::InstrDesc& mx = t.vecBinary("max");
   int64_t tw = std::min(
@@ -53,15 +123,16 @@ PoolTiling choose(const PoolGeom& g, const Target& t, int64_t D, const CompileOp
     for (int64_t cbt = std::min(CB, Target::maxOf(t.dmaStore(), isa::role::kSize2)); cbt >= 1;
          --cbt)
       for (int64_t th = thMax; th >= 1; --th) {
-        const int64_t rows = D * cbt * (planeRows(g, th, w) + th * w);
-        const int64_t hp = (th - 1) * g.sH + (g.KH - 1) * g.dH + 1;
-        const int64_t wp = (w - 1) * g.sW + (g.KW - 1) * g.dW + 1;
+        const int64_t temp = separable ? rowBlockRows(g, t, th, w) : 0;
+        const int64_t rows = D * cbt * (planeRows(g, th, w) + th * w + temp);
+        const int64_t hp = haloLines(g, th), wp = haloWidth(g, w);
         if (rows <= t.rows(Mem::Act) &&
             std::min(hp, g.H) <= Target::maxOf(t.dmaLoad(), isa::role::kSize1) &&
             std::min(wp, g.W) <= Target::maxOf(t.dmaLoad(), isa::role::kSize0) &&
-            g.sH * wp <= Target::maxOf(t.vecBinary("max"), isa::role::kSrc1S1)) {
+            g.sH * wp <= Target::maxOf(t.vecBinary("max"), isa::role::kSrc1S1) &&
+            (!separable || separableFits(g, t, th, w))) {
           if (th * cbt > best.th * best.cbt)
-            best = {cbt, th, w};
+            best = {cbt, th, w, separable};
           break;
         }
       }
@@ -74,6 +145,72 @@ PoolTiling choose(const PoolGeom& g, const Target& t, int64_t D, const CompileOp
     best = bestFor(tw);
   }
   return best;
+}
+
+/// The direct or the separable fold, whichever walks fewer vector rows.
+PoolTiling choose(const PoolGeom& g, const Target& t, int64_t D, const CompileOptions& o) {
+  const PoolTiling direct = choose(g, t, D, o, false);
+  if (g.KH < 2 || g.KW < 2)
+    return direct;
+  const PoolTiling sep = choose(g, t, D, o, true);
+  if (sep.th == 0 || (direct.th != 0 && vectorRows(g, t, sep) >= vectorRows(g, t, direct)))
+    return direct;
+  return sep;
+}
+
+/// Vector instructions folding taps `taps` (walks of act rows) into `dst`, n0 x n1 steps:
+/// the maximum of the first two taps, then every other one into it (a copy of the first
+/// tap instead when there is one tap, or when its walk does not fit vmax's first source,
+/// which the direct fold of a re-encoded description may narrow).
+void foldMax(const Program& p, const Target& t, std::vector<isa::Instruction>& out,
+             const Program::Walk& dst, const std::vector<Program::Walk>& taps, int64_t n0,
+             int64_t n1) {
+  const isa::InstrDesc& mx = t.vecBinary("max");
+  const bool pair = taps.size() > 1 && taps[0].s0 <= Target::maxOf(mx, isa::role::kSrc0S0) &&
+                    taps[0].s1 <= Target::maxOf(mx, isa::role::kSrc0S1);
+  if (pair)
+    out.push_back(p.vecBinary("max", Mem::Act, Mem::Act, dst, taps[0], taps[1], n0, n1));
+  else
+    out.push_back(p.vecUnary("copy", Mem::Act, Mem::Act, dst, taps[0], n0, n1));
+  for (size_t i = pair ? 2 : 1; i < taps.size(); ++i)
+    out.push_back(p.vecBinary("max", Mem::Act, Mem::Act, dst, dst, taps[i], n0, n1));
+}
+
+/// The separable fold of one channel block: the row maxima of the hp halo lines (input
+/// rows from `src`, wp per line) into rows at `rowBase`, then their column maxima into
+/// `dst`. The row maxima's line stride (tw .. tw + banks - 1) and shift (0 .. banks - 1)
+/// are the ones with the fewest act bank conflicts.
+void separableFold(const Program& p, const Target& t, const PoolGeom& g,
+                   std::vector<isa::Instruction>& out, const Program::Walk& dst, int64_t src,
+                   int64_t rowBase, int64_t hp, int64_t wp, int64_t th, int64_t tw) {
+  const int64_t banks = actBanks(t);
+  auto plan = [&](int64_t ts, int64_t shift) {
+    std::pair<std::vector<Program::Walk>, std::vector<Program::Walk>> w;
+    for (int64_t kw = 0; kw < g.KW; ++kw)
+      w.first.push_back({src + kw * g.dW, g.sW, wp});
+    for (int64_t kh = 0; kh < g.KH; ++kh)
+      w.second.push_back({rowBase + shift + kh * g.dH * ts, 1, g.sH * ts});
+    return w;
+  };
+  auto conflicts = [&](int64_t ts, int64_t shift) {
+    const auto w = plan(ts, shift);
+    const Program::Walk rows{rowBase + shift, 1, ts};
+    int64_t n = bankConflicts(w.first[0], w.first[1], tw, hp, banks) +
+                bankConflicts(w.second[0], w.second[1], tw, th, banks);
+    for (size_t i = 2; i < w.first.size(); ++i)
+      n += bankConflicts(rows, w.first[i], tw, hp, banks);
+    for (size_t i = 2; i < w.second.size(); ++i)
+      n += bankConflicts(dst, w.second[i], tw, th, banks);
+    return n;
+  };
+  int64_t bestTs = tw, bestShift = 0, best = -1;
+  for (int64_t ts = tw; banks > 1 && ts < tw + banks; ++ts)
+    for (int64_t shift = 0; shift < banks; ++shift)
+      if (const int64_t n = conflicts(ts, shift); best < 0 || n < best)
+        best = n, bestTs = ts, bestShift = shift;
+  const auto w = plan(bestTs, bestShift);
+  foldMax(p, t, out, {rowBase + bestShift, 1, bestTs}, w.first, tw, hp);
+  foldMax(p, t, out, dst, w.second, tw, th);
 }
 
 class MaxPoolLayer : public Layer {
@@ -119,6 +256,8 @@ public:
     const ActView out = ActView::of(ctx.tensor(resultOf(n)));
     const int64_t CB = ceilDiv(g.C, L);
     const int64_t inSlot = tl.cbt * planeRows(g, tl.th, tl.tw), outSlot = tl.cbt * tl.th * tl.tw;
+    const int64_t rowRows = tl.separable ? rowBlockRows(g, t, tl.th, tl.tw) : 0;
+    const int64_t rowSlot = tl.cbt * rowRows;
     int64_t step = 0;
     for (int64_t b = 0; b < g.N; ++b)
       for (int64_t cb0 = 0; cb0 < CB; cb0 += tl.cbt)
@@ -127,23 +266,25 @@ public:
             const int64_t cb1 = std::min(CB, cb0 + tl.cbt), th = std::min(tl.th, g.OH - oy0),
                           tw = std::min(tl.tw, g.OW - ox0);
             const int64_t inA = (step % D) * inSlot, outA = D * inSlot + (step % D) * outSlot;
+            const int64_t rowA = D * (inSlot + outSlot) + (step % D) * rowSlot;
             const Halo h{oy0 * g.sH - g.padT, (oy0 + th - 1) * g.sH - g.padT + (g.KH - 1) * g.dH,
                          ox0 * g.sW - g.padL, (ox0 + tw - 1) * g.sW - g.padL + (g.KW - 1) * g.dW};
             Step s;
             s.loads = loadHalo(p, in, b, cb0, cb1, g.H, g.W, h, inA, -128);
-            const int64_t wp = h.width(), plane = h.lines() * wp, P = th * tw;
-            for (int64_t cb = 0; cb < cb1 - cb0; ++cb)
+            const int64_t wp = h.width(), hp = h.lines(), plane = hp * wp, P = th * tw;
+            for (int64_t cb = 0; cb < cb1 - cb0; ++cb) {
+              const Program::Walk dst{outA + cb * P, 1, tw};
+              const int64_t src = inA + cb * plane;
+              if (tl.separable) {
+                separableFold(p, t, g, s.computes, dst, src, rowA + cb * rowRows, hp, wp, th, tw);
+                continue;
+              }
+              std::vector<Program::Walk> taps;
               for (int64_t kh = 0; kh < g.KH; ++kh)
-                for (int64_t kw = 0; kw < g.KW; ++kw) {
-                  const Program::Walk dst{outA + cb * P, 1, tw};
-                  const Program::Walk src{inA + cb * plane + kh * g.dH * wp + kw * g.dW, g.sW,
-                                          g.sH * wp};
-                  if (kh == 0 && kw == 0)
-                    s.computes.push_back(p.vecUnary("copy", Mem::Act, Mem::Act, dst, src, tw, th));
-                  else
-                    s.computes.push_back(
-                        p.vecBinary("max", Mem::Act, Mem::Act, dst, dst, src, tw, th));
-                }
+                for (int64_t kw = 0; kw < g.KW; ++kw)
+                  taps.push_back({src + kh * g.dH * wp + kw * g.dW, g.sW, g.sH * wp});
+              foldMax(p, t, s.computes, dst, taps, tw, th);
+            }
             s.stores.push_back(p.dmaStore(
                 Mem::Act, outA,
                 out.base + uint64_t((b * out.image + cb0 * out.block + oy0 * out.line + ox0) * L),
@@ -152,8 +293,8 @@ public:
           }
     LayerInfo info;
     info.tiling = "blocks=" + std::to_string(tl.cbt) + " th=" + std::to_string(tl.th) +
-                  " tw=" + std::to_string(tl.tw);
-    info.sram[0] = D * (inSlot + outSlot);
+                  " tw=" + std::to_string(tl.tw) + (tl.separable ? " separable" : "");
+    info.sram[0] = D * (inSlot + outSlot + rowSlot);
     return info;
   }
 };

@@ -37,6 +37,11 @@ struct CompileOptions {
   /// operands, when the description has a quantized-add (docs/compiler.md section 8).
   /// Off: every Add is a layer of its own (for comparisons).
   bool fuseResidual = true;
+  /// Let the host lay out a graph input that only a convolution with few input channels
+  /// reads (the RGB stem) packed, neighbouring pixels side by side in a row
+  /// (isa::Layout::Packed), so that the NPU skips that convolution's packing pass
+  /// (docs/compiler.md, "Few input channels"). Off: every input is Nchwc.
+  bool packInputsOnHost = true;
 };
 
 /// One layer (graph node) of the compiled program.
