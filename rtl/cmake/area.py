@@ -8,7 +8,8 @@ synthesized logic).
 usage: area.py YOSYS OUT.json [--no-npu] [--max-cells NAME=N]... SPEC [SPEC...]
   SPEC = NAME=ISA.json:TOP,TOP:FILE.sv,FILE.sv[:NPU.sv,NPU.sv:LIB.sv,LIB.sv]
 
-The generated modules (TOP, TOP) are synthesized one by one, flat. With the NPU part, the
+The generated modules (TOP, TOP) are synthesized one by one, flat; an empty TOP list
+(NAME=ISA.json::FILES:NPU:LIB) synthesizes the NPU alone (ember-dse --area). With the NPU part, the
 hand-written NPU (top ember_npu) is synthesized keeping its hierarchy, the LIB files
 (ember_sram) read as black boxes: one row per module (its own cells, once per instance)
 and the NPU's total. --no-npu skips the NPU. Prints one Markdown table and writes the same
@@ -142,7 +143,7 @@ def main():
         parts = rest.split(":")
         desc, tops, files = parts[0], parts[1], parts[2].split(",")
         result[name] = {"modules": {}, "sram_bits": sram_bits(desc)}
-        for top in tops.split(","):
+        for top in filter(None, tops.split(",")):
             cells, ffs, seconds = synth_flat(yosys, files, top)
             result[name]["modules"][top] = {"cells": cells, "flip_flops": ffs,
                                             "seconds": round(seconds[0], 1),

@@ -1,6 +1,7 @@
 // Tests of ember-dse's design space and outputs (tools/ember-dse). Expected values are
 // worked out by hand from the rules of docs/extending-isa.md section 2 (row sizes, address
 // widths) and from made-up points, never taken from the code under test.
+#include "Area.h"
 #include "Report.h"
 #include "Space.h"
 #include "Sweep.h"
@@ -10,7 +11,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <set>
+
+#include <unistd.h>
 
 using namespace ember;
 using namespace ember::dse;
@@ -261,5 +267,187 @@ TEST(DseSweep, RowsSurviveTheTripFromChildToParent) {
     EXPECT_EQ(back.sram[1].peakBytes, 64u);
     EXPECT_EQ(back.sram[1].sizeBytes, 128u);
     EXPECT_EQ(back.hostSeconds, 2.5);
+  }
+}
+
+TEST(DsePareto, ThreeAxes) {
+  // (cycles, logic, SRAM): A(1,9,9) B(9,1,9) C(9,9,1) D(5,5,5) E(6,5,5) F(5,5,5) G(9,9,9).
+  // E is dominated by D (and F), G by every other; D and F are equal (both on the front).
+  const std::vector<std::vector<double>> pts = {{1, 9, 9}, {9, 1, 9}, {9, 9, 1}, {5, 5, 5},
+                                                {6, 5, 5}, {5, 5, 5}, {9, 9, 9}};
+  const std::vector<bool> want = {true, true, true, true, false, true, false};
+  EXPECT_EQ(paretoFrontN(pts), want);
+}
+
+TEST(DseArea, FrontOfCyclesLogicAndSram) {
+  // Points 0..3 of model m: (cycles; cells + flip-flops; SRAM bits).
+  // p0 (100; 50+50; 1000), p1 (80; 150+50; 1000), p2 (100; 90+20; 1000): dominated by p0,
+  // p3 (90; 40+10; 4000): SRAM costs more, on the front; p4 failed synthesis: no area.
+  std::vector<PointArea> area(5);
+  const std::uint64_t v[][3] = {{50, 50, 1000}, {150, 50, 1000}, {90, 20, 1000}, {40, 10, 4000}};
+  for (std::size_t i = 0; i < 4; ++i) {
+    area[i].state = PointArea::State::Ok;
+    area[i].cells = v[i][0];
+    area[i].flipFlops = v[i][1];
+    area[i].sramBits = v[i][2];
+  }
+  area[4].state = PointArea::State::Failed;
+  std::vector<Result> rows(5);
+  const std::uint64_t cycles[] = {100, 80, 100, 90, 10};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    rows[i].point = i;
+    rows[i].model = "m";
+    rows[i].cycles = cycles[i];
+  }
+  markAreaPareto(rows, area);
+  EXPECT_TRUE(rows[0].paretoArea);
+  EXPECT_TRUE(rows[1].paretoArea);
+  EXPECT_FALSE(rows[2].paretoArea);
+  EXPECT_TRUE(rows[3].paretoArea);
+  EXPECT_FALSE(rows[4].paretoArea); // the fastest, but with no area figure
+
+  SweepData d;
+  for (std::size_t i = 0; i < 5; ++i) {
+    Point p;
+    p.index = i;
+    d.points.push_back(p);
+  }
+  d.rows = rows;
+  d.area = area;
+  d.area[4].message = "synthesis failed: ERROR: boom";
+  const std::string csv = toCsv(d);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "point,model,status,cycles,npu_us,energy_uj,mac_utilization,sram_peak_max_pct,"
+            "area_status,npu_cells,npu_flip_flops,sram_bits,area_pareto,area_seconds,area_cached,"
+            "pareto,host_seconds,description,message,area_message");
+  EXPECT_NE(csv.find(",ok,50,50,1000,1,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",ok,90,20,1000,0,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",failed,,,,0,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("synthesis failed: ERROR: boom"), std::string::npos) << csv;
+  EXPECT_NE(formatTable(d).find("point 4 area: failed: synthesis failed: ERROR: boom"),
+            std::string::npos);
+  const std::string html = toHtml(d);
+  EXPECT_NE(html.find("NPU logic cells"), std::string::npos);
+  EXPECT_NE(html.find("area: synthesis failed: ERROR: boom"), std::string::npos);
+  // Without --area nothing changes: no area column.
+  d.area.clear();
+  EXPECT_EQ(toCsv(d).find("npu_cells"), std::string::npos);
+  EXPECT_EQ(toHtml(d).find("NPU logic cells"), std::string::npos);
+}
+
+TEST(DseArea, KeyFollowsTheRtlNotTheLayout) {
+  AreaTools tools;
+  tools.flowDigest = "flow-1";
+  const json base = baseJson();
+  const std::string key = areaKey(base, "a.json", tools);
+  EXPECT_EQ(key.size(), 64u);
+  // The same description written with other spacing and member order, from another file.
+  const json same = json::parse(base.dump(4));
+  EXPECT_EQ(areaKey(same, "b.json", tools), key);
+  EXPECT_NE(areaKey(applySettings(base, {{"array", "8"}}), "a.json", tools), key);
+  EXPECT_NE(areaKey(applySettings(base, {{"act_kib", "128"}}), "a.json", tools), key);
+  AreaTools other = tools;
+  other.flowDigest = "flow-2"; // another Yosys, area.py or RTL source
+  EXPECT_NE(areaKey(base, "a.json", other), key);
+}
+
+namespace {
+
+/// A stand-in for area.py (run by /bin/sh): counts its runs in `count`, fails when its
+/// "Yosys" is `fail`, else writes fixed figures (100 cells, 10 flip-flops, 8,208 bits).
+AreaTools fakeAreaTools(const std::filesystem::path& dir, const std::string& yosys) {
+  const std::filesystem::path script = dir / "fake_area.sh";
+  std::ofstream(script) << "echo run >> '" << (dir / "count").string() << "'\n"
+                        << "if [ \"$1\" = fail ]; then echo 'ERROR: fake synthesis failure' >&2; "
+                           "exit 1; fi\n"
+                        << "printf '{\"p\": {\"sram_bits\": {\"act\": 8192, \"acc\": 16}, "
+                           "\"npu\": {\"cells\": 100, \"flip_flops\": 10, \"seconds\": 0.5}}}' "
+                           "> \"$2\"\n";
+  AreaTools t;
+  t.python = "/bin/sh";
+  t.areaScript = script.string();
+  t.yosys = yosys;
+  t.flowDigest = "fake";
+  t.cacheDir = (dir / ("cache-" + yosys)).string();
+  return t;
+}
+
+std::size_t lines(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::size_t n = 0;
+  for (std::string l; std::getline(in, l);)
+    ++n;
+  return n;
+}
+
+} // namespace
+
+TEST(DseArea, SynthesizesOncePerKeyCachesAndNamesFailures) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("ember_dse_area_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const json base = baseJson();
+  std::vector<Point> points(4);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    points[i].index = i;
+    points[i].file = "p" + std::to_string(i) + ".json";
+    points[i].description = i == 3 ? applySettings(base, {{"array", "8"}}) : base;
+  }
+  points[1].invalid = "p1.json: /hardware/x: bad"; // p0 and p2 are one description
+  const AreaTools ok = fakeAreaTools(dir, "ok");
+  std::vector<PointArea> a = synthesizeAreas(points, ok, 2, (dir / "scratch").string(), {});
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_EQ(lines(dir / "count"), 2u); // p0 (= p2) and p3
+  for (std::size_t i : {0u, 2u, 3u}) {
+    EXPECT_EQ(a[i].state, PointArea::State::Ok) << i << ": " << a[i].message;
+    EXPECT_EQ(a[i].cells, 100u);
+    EXPECT_EQ(a[i].flipFlops, 10u);
+    EXPECT_EQ(a[i].sramBits, 8208u);
+    EXPECT_FALSE(a[i].cached);
+  }
+  EXPECT_EQ(a[0].key, a[2].key);
+  EXPECT_NE(a[0].key, a[3].key);
+  EXPECT_EQ(a[1].state, PointArea::State::Skipped);
+  EXPECT_NE(a[1].message.find("invalid"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir / "scratch" / "p0"));
+  // Again: everything from the cache, no run.
+  a = synthesizeAreas(points, ok, 2, (dir / "scratch").string(), {});
+  EXPECT_EQ(lines(dir / "count"), 2u);
+  for (std::size_t i : {0u, 2u, 3u}) {
+    EXPECT_EQ(a[i].state, PointArea::State::Ok);
+    EXPECT_TRUE(a[i].cached);
+    EXPECT_EQ(a[i].cells, 100u);
+  }
+  // A failing synthesis: a per-point message with the tool's error, nothing cached.
+  const AreaTools bad = fakeAreaTools(dir, "fail");
+  a = synthesizeAreas(points, bad, 1, (dir / "scratch").string(), {});
+  EXPECT_EQ(lines(dir / "count"), 4u);
+  EXPECT_EQ(a[0].state, PointArea::State::Failed);
+  EXPECT_NE(a[0].message.find("ERROR: fake synthesis failure"), std::string::npos) << a[0].message;
+  EXPECT_EQ(a[2].state, PointArea::State::Failed);
+  EXPECT_FALSE(std::filesystem::exists(bad.cacheDir) && !std::filesystem::is_empty(bad.cacheDir));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DseArea, MissingYosysIsNamed) {
+  AreaRequest r;
+  r.yosys = "ember-no-such-yosys";
+  try {
+    (void)findAreaTools(r);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Yosys not found: no 'ember-no-such-yosys' on PATH"),
+              std::string::npos)
+        << e.what();
+  }
+  r.yosys = "/nonexistent/yosys";
+  try {
+    (void)findAreaTools(r);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/yosys is not an executable"),
+              std::string::npos)
+        << e.what();
   }
 }

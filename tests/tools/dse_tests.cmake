@@ -29,6 +29,10 @@ add_test(NAME tools.ember_dse.usage.bad_sram
 add_test(NAME tools.ember_dse.help
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/expect_run.sh 0 stdout "Usage: ember-dse"
                  "--random" "axes \\(--axis NAME=...\\)" "weight_kib" -- ${_dse} --help)
+add_test(NAME tools.ember_dse.usage.area_options
+         COMMAND ${_usage} "--area-cache, --yosys and --rtl" "give --area too"
+                 -- ${_dse} none.onnx --area-cache cache --out ${_dse_out}/usage)
+set_tests_properties(tools.ember_dse.usage.area_options PROPERTIES LABELS tools TIMEOUT 60)
 set_tests_properties(tools.ember_dse.usage.unknown_axis tools.ember_dse.usage.missing_pointer
                      tools.ember_dse.usage.bad_value tools.ember_dse.usage.no_values
                      tools.ember_dse.usage.random_and_axes tools.ember_dse.usage.bad_sram
@@ -69,3 +73,19 @@ add_test(NAME tools.ember_dse.narrow_count_fields
                     --out ${_dse_out}/narrow_count_fields)
 set_tests_properties(tools.ember_dse.narrow_count_fields PROPERTIES
                      LABELS "tools;dse" FIXTURES_REQUIRED ember_model_zoo_32 TIMEOUT 300)
+
+# --area (docs/extending-isa.md section 4, "Area"): a tiny sweep whose valid points are
+# synthesized by Yosys (4 x 4 and 8 x 8 arrays with queues of 2), area filled and growing
+# with the array as the closed forms say, a second run all from the cache (no synthesis),
+# a failing synthesis named per point, no Yosys named. Labels rtl (it needs Yosys, as the
+# rtl tests do; skipped without it) and long: even the smallest NPU is about 2 minutes of
+# Yosys CPU, like rtl.area. The cache and failure logic also run in seconds with a
+# stand-in for area.py (ember_dse_tests, DseArea.*).
+find_program(EMBER_YOSYS yosys)
+if(EMBER_YOSYS)
+  add_test(NAME tools.ember_dse.area
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/dse_area.sh ${_dse} ${EMBER_YOSYS}
+                   ${EMBER_PYTHON} ${_lenet} ${_dse_out}/area)
+  set_tests_properties(tools.ember_dse.area PROPERTIES LABELS "tools;rtl;long"
+                       FIXTURES_REQUIRED ember_model_zoo_32 TIMEOUT 1500)
+endif()

@@ -5,21 +5,35 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
 namespace ember::dse {
 
-std::vector<bool> paretoFront(const std::vector<std::pair<double, double>>& points) {
+std::vector<bool> paretoFrontN(const std::vector<std::vector<double>>& points) {
   std::vector<bool> front(points.size(), true);
   for (std::size_t i = 0; i < points.size(); ++i)
     for (std::size_t j = 0; j < points.size() && front[i]; ++j) {
-      const auto& a = points[i];
-      const auto& b = points[j];
-      if (b.first <= a.first && b.second <= a.second && (b.first < a.first || b.second < a.second))
+      const std::vector<double>& a = points[i];
+      const std::vector<double>& b = points[j];
+      bool noWorse = true, better = false;
+      for (std::size_t k = 0; k < a.size() && k < b.size(); ++k) {
+        noWorse = noWorse && b[k] <= a[k];
+        better = better || b[k] < a[k];
+      }
+      if (noWorse && better)
         front[i] = false;
     }
   return front;
+}
+
+std::vector<bool> paretoFront(const std::vector<std::pair<double, double>>& points) {
+  std::vector<std::vector<double>> v;
+  for (const auto& [x, y] : points)
+    v.push_back({x, y});
+  return paretoFrontN(v);
 }
 
 void markPareto(std::vector<Result>& rows) {
@@ -36,6 +50,30 @@ void markPareto(std::vector<Result>& rows) {
     const std::vector<bool> front = paretoFront(pts);
     for (std::size_t k = 0; k < idx.size(); ++k)
       rows[idx[k]].pareto = front[k];
+  }
+}
+
+std::uint64_t logicCells(const PointArea& a) {
+  return a.cells + a.flipFlops;
+}
+
+void markAreaPareto(std::vector<Result>& rows, const std::vector<PointArea>& area) {
+  std::map<std::string, std::vector<std::size_t>> byModel;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    rows[i].paretoArea = false;
+    if (rows[i].status == Status::Ok && rows[i].point < area.size() &&
+        area[rows[i].point].state == PointArea::State::Ok)
+      byModel[rows[i].model].push_back(i);
+  }
+  for (const auto& [model, idx] : byModel) {
+    std::vector<std::vector<double>> pts;
+    for (std::size_t i : idx) {
+      const PointArea& a = area[rows[i].point];
+      pts.push_back({double(rows[i].cycles), double(logicCells(a)), double(a.sramBits)});
+    }
+    const std::vector<bool> front = paretoFrontN(pts);
+    for (std::size_t k = 0; k < idx.size(); ++k)
+      rows[idx[k]].paretoArea = front[k];
   }
 }
 
@@ -88,6 +126,33 @@ const Point* pointOf(const SweepData& d, std::size_t index) {
   return nullptr;
 }
 
+/// The area of a point with --area, else nullptr.
+const PointArea* areaOf(const SweepData& d, std::size_t point) {
+  return point < d.area.size() ? &d.area[point] : nullptr;
+}
+
+bool areaOk(const PointArea* a) {
+  return a && a->state == PointArea::State::Ok;
+}
+
+/// "12,345": thousands separated, for cell counts in the table and the page.
+std::string grouped(std::uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = int(s.size()) - 3; i > 0; i -= 3)
+    s.insert(std::size_t(i), ",");
+  return s;
+}
+
+/// One line per point whose area failed: "point N area: failed: why".
+std::string areaFailures(const SweepData& d) {
+  std::string out;
+  for (std::size_t i = 0; i < d.area.size(); ++i)
+    if (d.area[i].state == PointArea::State::Failed)
+      out +=
+          "point " + std::to_string(i) + " area: failed: " + shortMessage(d.area[i].message) + "\n";
+  return out;
+}
+
 } // namespace
 
 std::string shortMessage(const std::string& message, std::size_t lines) {
@@ -113,6 +178,10 @@ std::string formatTable(const SweepData& d) {
   for (const char* c :
        {"model", "status", "cycles", "energy uJ", "MAC util", "SRAM peak", "pareto"})
     head.push_back(c);
+  const bool withArea = !d.area.empty();
+  if (withArea)
+    for (const char* c : {"NPU cells", "flip-flops", "SRAM KiB", "area front"})
+      head.push_back(c);
   std::vector<std::vector<std::string>> lines{head};
   for (const Result& r : d.rows) {
     const Point* p = pointOf(d, r.point);
@@ -127,6 +196,16 @@ std::string formatTable(const SweepData& d) {
     l.push_back(ok ? fmt("%.1f%%", 100 * r.macUtilization) : "-");
     l.push_back(ok ? fmt("%.0f%%", peakPercent(r)) : "-");
     l.push_back(r.pareto ? "*" : "");
+    if (withArea) {
+      const PointArea* a = areaOf(d, r.point);
+      const bool aok = areaOk(a);
+      l.push_back(aok                                         ? grouped(a->cells)
+                  : a && a->state == PointArea::State::Failed ? "failed"
+                                                              : "-");
+      l.push_back(aok ? grouped(a->flipFlops) : "-");
+      l.push_back(aok ? grouped(a->sramBits / 8192) : "-");
+      l.push_back(r.paretoArea ? "*" : "");
+    }
     lines.push_back(std::move(l));
   }
   std::vector<std::size_t> width(head.size(), 0);
@@ -146,7 +225,7 @@ std::string formatTable(const SweepData& d) {
     if (r.status != Status::Ok || !r.message.empty())
       out += "point " + std::to_string(r.point) + " " + r.model + ": " + statusName(r.status) +
              ": " + shortMessage(r.message) + "\n";
-  return out;
+  return out + areaFailures(d);
 }
 
 namespace {
@@ -173,8 +252,16 @@ std::string toCsv(const SweepData& d) {
     head.push_back("sram_" + s + "_peak_bytes");
     head.push_back("sram_" + s + "_bytes");
   }
-  for (const char* c : {"sram_peak_max_pct", "pareto", "host_seconds", "description", "message"})
+  head.push_back("sram_peak_max_pct");
+  const bool withArea = !d.area.empty();
+  if (withArea)
+    for (const char* c : {"area_status", "npu_cells", "npu_flip_flops", "sram_bits", "area_pareto",
+                          "area_seconds", "area_cached"})
+      head.push_back(c);
+  for (const char* c : {"pareto", "host_seconds", "description", "message"})
     head.push_back(c);
+  if (withArea)
+    head.push_back("area_message");
   std::string out;
   auto line = [&out](const std::vector<std::string>& f) {
     for (std::size_t i = 0; i < f.size(); ++i)
@@ -203,10 +290,23 @@ std::string toCsv(const SweepData& d) {
       f.push_back(found ? std::to_string(found->sizeBytes) : "");
     }
     f.push_back(ok ? fmt("%.1f", peakPercent(r)) : "");
+    const PointArea* a = areaOf(d, r.point);
+    if (withArea) {
+      const bool aok = areaOk(a);
+      f.push_back(a ? areaStateName(a->state) : "");
+      f.push_back(aok ? std::to_string(a->cells) : "");
+      f.push_back(aok ? std::to_string(a->flipFlops) : "");
+      f.push_back(aok ? std::to_string(a->sramBits) : "");
+      f.push_back(r.paretoArea ? "1" : "0");
+      f.push_back(aok ? fmt("%.1f", a->seconds) : "");
+      f.push_back(aok ? (a->cached ? "1" : "0") : "");
+    }
     f.push_back(r.pareto ? "1" : "0");
     f.push_back(fmt("%.3f", r.hostSeconds));
     f.push_back(p ? p->file : "");
     f.push_back(r.message);
+    if (withArea)
+      f.push_back(a ? a->message : "");
     line(f);
   }
   return out;
@@ -263,13 +363,25 @@ std::string settingsText(const Point* p) {
   return s.empty() ? "base" : s;
 }
 
-/// Cycles (x) against energy (y) of one model's Ok rows; the front joined and ringed.
-std::string scatter(const SweepData& d, const std::vector<const Result*>& rows) {
+/// What one scatter chart plots of a row against its cycles: y, whether the row is on
+/// the chart's front (ringed), the marker's radius and the hover text after the settings.
+struct ChartSpec {
+  std::string yLabel;
+  std::function<double(const Result&)> y;
+  std::function<bool(const Result&)> front;
+  std::function<double(const Result&)> radius;
+  std::function<std::string(const Result&)> detail;
+  bool joinFront = true; ///< Join the front's points with a dashed line (a 2-D front).
+};
+
+/// Cycles (x) against `c.y` of one model's Ok rows; the front ringed (and joined).
+std::string scatter(const SweepData& d, const std::vector<const Result*>& rows,
+                    const ChartSpec& c) {
   const double W = 640, H = 380, L = 80, R = 40, T = 20, B = 50;
   std::vector<double> xs, ys;
   for (const Result* r : rows) {
     xs.push_back(double(r->cycles));
-    ys.push_back(r->energyUj);
+    ys.push_back(c.y(*r));
   }
   const Scale sx = scaleOf(xs), sy = scaleOf(ys);
   std::string s = "<svg width=\"" + fmt("%.0f", W) + "\" height=\"" + fmt("%.0f", H) +
@@ -288,30 +400,71 @@ std::string scatter(const SweepData& d, const std::vector<const Result*>& rows) 
   s += "<text x=\"" + fmt("%.0f", L + (W - L - R) / 2) + "\" y=\"" + fmt("%.0f", H - 12) +
        "\" text-anchor=\"middle\">cycles" + (sx.log ? " (log)" : "") + "</text>\n";
   s += "<text transform=\"translate(16," + fmt("%.0f", T + (H - T - B) / 2) +
-       ") rotate(-90)\" text-anchor=\"middle\">energy uJ" + (sy.log ? " (log)" : "") + "</text>\n";
+       ") rotate(-90)\" text-anchor=\"middle\">" + esc(c.yLabel) + (sy.log ? " (log)" : "") +
+       "</text>\n";
   std::vector<std::pair<double, double>> front;
   for (const Result* r : rows)
-    if (r->pareto)
-      front.emplace_back(sx.at(double(r->cycles), L, W - R), sy.at(r->energyUj, H - B, T));
+    if (c.front(*r))
+      front.emplace_back(sx.at(double(r->cycles), L, W - R), sy.at(c.y(*r), H - B, T));
   std::sort(front.begin(), front.end());
-  if (front.size() > 1) {
+  if (c.joinFront && front.size() > 1) {
     s += "<polyline fill=\"none\" stroke=\"#333\" stroke-dasharray=\"4 3\" points=\"";
     for (const auto& [x, y] : front)
       s += fmt("%.1f", x) + "," + fmt("%.1f", y) + " ";
     s += "\"/>\n";
   }
   for (const Result* r : rows) {
-    const double x = sx.at(double(r->cycles), L, W - R), y = sy.at(r->energyUj, H - B, T);
-    s += "<circle class=\"" + std::string(r->pareto ? "pareto" : "pt") + "\" cx=\"" +
-         fmt("%.1f", x) + "\" cy=\"" + fmt("%.1f", y) + "\" r=\"" + (r->pareto ? "6" : "4.5") +
-         "\" fill=\"" + utilColour(r->macUtilization) + "\"" +
-         (r->pareto ? " stroke=\"#000\" stroke-width=\"2\"" : "") + "><title>point " +
-         std::to_string(r->point) + ": " + esc(settingsText(pointOf(d, r->point))) + "\n" +
-         std::to_string(r->cycles) + " cycles, " + fmt("%.2f", r->energyUj) + " uJ, MAC " +
-         fmt("%.1f", 100 * r->macUtilization) + "%" + (r->pareto ? " (Pareto)" : "") +
-         "</title></circle>\n";
+    const bool f = c.front(*r);
+    const double x = sx.at(double(r->cycles), L, W - R), y = sy.at(c.y(*r), H - B, T);
+    s += "<circle class=\"" + std::string(f ? "pareto" : "pt") + "\" cx=\"" + fmt("%.1f", x) +
+         "\" cy=\"" + fmt("%.1f", y) + "\" r=\"" + fmt("%.1f", c.radius(*r)) + "\" fill=\"" +
+         utilColour(r->macUtilization) + "\"" + (f ? " stroke=\"#000\" stroke-width=\"2\"" : "") +
+         "><title>point " + std::to_string(r->point) + ": " +
+         esc(settingsText(pointOf(d, r->point))) + "\n" + esc(c.detail(*r)) +
+         (f ? " (Pareto)" : "") + "</title></circle>\n";
   }
   return s + "</svg>\n";
+}
+
+/// The cycles/energy chart: the front joined and ringed.
+ChartSpec energyChart() {
+  ChartSpec c;
+  c.yLabel = "energy uJ";
+  c.y = [](const Result& r) { return r.energyUj; };
+  c.front = [](const Result& r) { return r.pareto; };
+  c.radius = [](const Result& r) { return r.pareto ? 6.0 : 4.5; };
+  c.detail = [](const Result& r) {
+    return std::to_string(r.cycles) + " cycles, " + fmt("%.2f", r.energyUj) + " uJ, MAC " +
+           fmt("%.1f", 100 * r.macUtilization) + "%";
+  };
+  return c;
+}
+
+/// --area: cycles against the NPU's logic cells; marker area grows with the SRAM bits
+/// (log scale over the chart's rows), the (cycles, logic, SRAM) front ringed, not joined
+/// (its third axis is the marker size).
+ChartSpec areaChart(const SweepData& d, const std::vector<const Result*>& rows) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const Result* r : rows) {
+    const double b = std::log2(double(std::max<std::uint64_t>(1, d.area[r->point].sramBits)));
+    lo = std::min(lo, b);
+    hi = std::max(hi, b);
+  }
+  ChartSpec c;
+  c.yLabel = "NPU logic cells (generic cells + flip-flops)";
+  c.y = [&d](const Result& r) { return double(logicCells(d.area[r.point])); };
+  c.front = [](const Result& r) { return r.paretoArea; };
+  c.radius = [&d, lo, hi](const Result& r) {
+    const double b = std::log2(double(std::max<std::uint64_t>(1, d.area[r.point].sramBits)));
+    return 3.5 + (hi > lo ? 4.5 * (b - lo) / (hi - lo) : 2.0);
+  };
+  c.detail = [&d](const Result& r) {
+    const PointArea& a = d.area[r.point];
+    return std::to_string(r.cycles) + " cycles, " + grouped(a.cells) + " cells + " +
+           grouped(a.flipFlops) + " flip-flops, SRAM " + grouped(a.sramBits / 8192) + " KiB";
+  };
+  c.joinFront = false;
+  return c;
 }
 
 /// MAC utilisation of each Ok row of one model, one bar per point.
@@ -339,6 +492,52 @@ std::string bars(const std::vector<const Result*>& rows) {
   return s + "</svg>\n";
 }
 
+/// The page's table of every row (with --area, the area columns and messages).
+std::string htmlTable(const SweepData& d) {
+  const bool withArea = !d.area.empty();
+  std::string h = "<h2>All rows</h2>\n<table><tr><th>point</th>";
+  for (const std::string& c : d.columns)
+    h += "<th>" + esc(c) + "</th>";
+  h += "<th class=\"l\">model</th><th class=\"l\">status</th><th>cycles</th><th>energy uJ</th>"
+       "<th>MAC util</th><th>SRAM peak</th><th>Pareto</th>";
+  if (withArea)
+    h += "<th>NPU cells</th><th>flip-flops</th><th>SRAM KiB</th><th>area front</th>";
+  h += "<th class=\"l\">description / message</th></tr>\n";
+  for (const Result& r : d.rows) {
+    const Point* p = pointOf(d, r.point);
+    const bool ok = r.status == Status::Ok;
+    h += std::string("<tr") + (r.pareto ? " class=\"pareto\"" : "") + "><td>" +
+         std::to_string(r.point) + "</td>";
+    for (const std::string& c : d.columns)
+      h += "<td>" + esc(p ? setting(*p, c) : "") + "</td>";
+    h += "<td class=\"l\">" + esc(r.model) + "</td><td class=\"l" + (ok ? "" : " bad") + "\">" +
+         statusName(r.status) + "</td><td>" + (ok ? std::to_string(r.cycles) : "") + "</td><td>" +
+         (ok ? fmt("%.2f", r.energyUj) : "") + "</td><td>" +
+         (ok ? fmt("%.1f%%", 100 * r.macUtilization) : "") + "</td><td>" +
+         (ok ? fmt("%.0f%%", peakPercent(r)) : "") + "</td><td>" + (r.pareto ? "*" : "") + "</td>";
+    const PointArea* a = areaOf(d, r.point);
+    std::string areaMessage;
+    if (withArea) {
+      const bool aok = areaOk(a);
+      const bool failed = a && a->state == PointArea::State::Failed;
+      h += std::string("<td") + (failed ? " class=\"bad\"" : "") + ">" +
+           (aok      ? grouped(a->cells)
+            : failed ? "failed"
+                     : "") +
+           "</td><td>" + (aok ? grouped(a->flipFlops) : "") + "</td><td>" +
+           (aok ? grouped(a->sramBits / 8192) : "") + "</td><td>" + (r.paretoArea ? "*" : "") +
+           "</td>";
+      if (failed)
+        areaMessage = "area: " + a->message;
+    }
+    h += "<td class=\"l\">" + esc(p ? p->file : "") +
+         (r.message.empty() ? "" : "<br>" + esc(r.message)) +
+         (areaMessage.empty() ? "" : "<br><span class=\"bad\">" + esc(areaMessage) + "</span>") +
+         "</td></tr>\n";
+  }
+  return h + "</table>\n";
+}
+
 } // namespace
 
 std::string toHtml(const SweepData& d) {
@@ -352,44 +551,35 @@ std::string toHtml(const SweepData& d) {
   h += "<p>Cycles against energy per point for each model: colour is MAC utilisation (red 0%, "
        "green 100%); ringed points joined by the dashed line are the Pareto front (no other "
        "point is faster and cheaper). Hover a point for its settings.</p>\n";
+  if (!d.area.empty())
+    h += "<p>Area (ember-dse --area): the NPU's logic from Yosys' generic synthesis of the RTL "
+         "(generic cells plus flip-flops, SRAM macros not included) against cycles; marker size "
+         "grows with the SRAM bits; ringed points are on the front of cycles, logic and SRAM "
+         "(no other point is as fast with as little logic and SRAM).</p>\n";
   std::vector<std::string> models;
   for (const Result& r : d.rows)
     if (std::find(models.begin(), models.end(), r.model) == models.end())
       models.push_back(r.model);
   for (const std::string& m : models) {
-    std::vector<const Result*> ok;
+    std::vector<const Result*> ok, withArea;
     std::size_t failed = 0;
     for (const Result& r : d.rows)
       if (r.model == m)
         (r.status == Status::Ok ? (void)ok.push_back(&r) : (void)++failed);
+    for (const Result* r : ok)
+      if (areaOk(areaOf(d, r->point)))
+        withArea.push_back(r);
     h += "<h2>" + esc(m) + "</h2>\n<p>" + std::to_string(ok.size()) + " points ran" +
          (failed ? ", <span class=\"bad\">" + std::to_string(failed) + " did not</span>" : "") +
          " (table below).</p>\n";
     if (!ok.empty())
-      h += scatter(d, ok) + "<br>\n" + bars(ok);
+      h += scatter(d, ok, energyChart()) + "<br>\n";
+    if (!withArea.empty())
+      h += scatter(d, withArea, areaChart(d, withArea)) + "<br>\n";
+    if (!ok.empty())
+      h += bars(ok);
   }
-  h += "<h2>All rows</h2>\n<table><tr><th>point</th>";
-  for (const std::string& c : d.columns)
-    h += "<th>" + esc(c) + "</th>";
-  h += "<th class=\"l\">model</th><th class=\"l\">status</th><th>cycles</th><th>energy uJ</th>"
-       "<th>MAC util</th><th>SRAM peak</th><th>Pareto</th><th class=\"l\">description / "
-       "message</th></tr>\n";
-  for (const Result& r : d.rows) {
-    const Point* p = pointOf(d, r.point);
-    const bool ok = r.status == Status::Ok;
-    h += std::string("<tr") + (r.pareto ? " class=\"pareto\"" : "") + "><td>" +
-         std::to_string(r.point) + "</td>";
-    for (const std::string& c : d.columns)
-      h += "<td>" + esc(p ? setting(*p, c) : "") + "</td>";
-    h += "<td class=\"l\">" + esc(r.model) + "</td><td class=\"l" + (ok ? "" : " bad") + "\">" +
-         statusName(r.status) + "</td><td>" + (ok ? std::to_string(r.cycles) : "") + "</td><td>" +
-         (ok ? fmt("%.2f", r.energyUj) : "") + "</td><td>" +
-         (ok ? fmt("%.1f%%", 100 * r.macUtilization) : "") + "</td><td>" +
-         (ok ? fmt("%.0f%%", peakPercent(r)) : "") + "</td><td>" + (r.pareto ? "*" : "") +
-         "</td><td class=\"l\">" + esc(p ? p->file : "") +
-         (r.message.empty() ? "" : "<br>" + esc(r.message)) + "</td></tr>\n";
-  }
-  return h + "</table>\n</body></html>\n";
+  return h + htmlTable(d) + "</body></html>\n";
 }
 
 } // namespace ember::dse

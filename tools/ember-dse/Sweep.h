@@ -87,6 +87,8 @@ struct Result {
   std::vector<SramPeak> sram;
   double hostSeconds = 0; ///< Wall time of compile + simulation on this machine.
   bool pareto = false;    ///< On the model's cycles/energy Pareto front (markPareto).
+  /// --area: on the model's (cycles, NPU logic cells, SRAM bits) front (markAreaPareto).
+  bool paretoArea = false;
 };
 
 nlohmann::json toJson(const Result& r);

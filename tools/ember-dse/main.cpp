@@ -2,6 +2,7 @@
 // models: each model imported and quantized once, then per point compiled (fallback
 // none) and simulated; writes a CSV and an HTML page, prints a table. A thin main over
 // Space (axes, random descriptions), Sweep (running points) and Report (outputs).
+#include "Area.h"
 #include "Report.h"
 #include "Space.h"
 #include "Sweep.h"
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,10 +43,20 @@ to OUT/descriptions/pN.json; the rows go to OUT/dse.csv and OUT/dse.html (one pa
 network: cycles against energy per model with the Pareto front, MAC utilisation, the
 table) and to the terminal. Points run in child processes, --jobs at a time.
 
+--area adds the NPU's area per valid point: its SystemVerilog package and decoder are
+generated (as `ember-isa gen` does) and rtl/cmake/area.py runs Yosys' generic synthesis
+of the hand-written NPU (rtl/src, top ember_npu, SRAMs as black boxes): generic cells,
+flip-flops and SRAM bits go to the table, the CSV (and OUT/area/pN.json per point) and
+the page, with the front of cycles, logic and SRAM. Seconds to minutes of Yosys per point
+(--jobs at a time); results are cached by a hash of the description, the generated and
+hand-written RTL, area.py and Yosys' version (--area-cache), so a sweep run again
+synthesizes nothing it synthesized before.
+
 examples:
   ember-dse resnet18.onnx --axis array=8,16,32 --axis weight_kib=128,256 --out sweep/
   ember-dse m.onnx --axis /hardware/dma/latency_cycles=50,100,200 --jobs 2
   ember-dse a.onnx b.onnx --random 20 --seed 7 --check --out random/
+  ember-dse m.onnx --axis array=4,8,16 --area --jobs 2 --out area/
 
 exit status: 0 when the sweep ran (failed rows are rows); with --check, 1 when any row
 is not bit-exact with the int8 interpreter or did not compile or run (each named with
@@ -68,6 +80,8 @@ struct Options {
   unsigned jobs = 1;
   std::string calibrate = "random:8";
   bool noTable = false, noProgress = false;
+  bool area = false;
+  AreaRequest areaRequest;
 };
 
 void declareOptions(CLI::App& app, Options& o) {
@@ -115,6 +129,21 @@ void declareOptions(CLI::App& app, Options& o) {
       ->check(cli::wholeNumber(1, 256));
   app.add_option("--calibrate", o.calibrate, "calibration inputs (default random:8, as emberc)")
       ->type_name("SPEC");
+  app.add_flag("--area", o.area,
+               "also synthesize each valid point's NPU with Yosys\n"
+               "(rtl/cmake/area.py): generic cells, flip-flops, SRAM bits and\n"
+               "the front of cycles against area; cached (--area-cache)");
+  app.add_option("--area-cache", o.areaRequest.cacheDir,
+                 "--area: cache folder (default $XDG_CACHE_HOME/ember/area,\n"
+                 "else ~/.cache/ember/area)")
+      ->type_name("DIR");
+  app.add_option("--yosys", o.areaRequest.yosys,
+                 "--area: the Yosys binary (default: yosys on PATH)")
+      ->type_name("FILE");
+  app.add_option("--rtl", o.areaRequest.rtlDir,
+                 "--area: the rtl/ folder of the sources (default: the one\n"
+                 "ember-dse was built from)")
+      ->type_name("DIR");
   app.add_flag("--no-table", o.noTable, "do not print the table");
   app.add_flag("--no-progress", o.noProgress, "no progress line on stderr");
 }
@@ -196,6 +225,49 @@ Progress progressLine(const Options& o, std::chrono::steady_clock::time_point t0
   };
 }
 
+/// The area phase's progress line on a terminal (stderr).
+AreaProgress areaProgressLine(const Options& o, std::chrono::steady_clock::time_point t0) {
+  if (o.noProgress || !isatty(fileno(stderr)))
+    return {};
+  return [t0](std::size_t done, std::size_t total, std::size_t cached, std::size_t running) {
+    std::fprintf(stderr,
+                 "\r[dse] area: %zu/%zu points done (%zu from the cache), %zu in Yosys, %.0f s",
+                 done, total, cached, running, secondsSince(t0));
+    if (done == total)
+      std::fprintf(stderr, "\r%78s\r", "");
+    std::fflush(stderr);
+  };
+}
+
+/// --area: every point's area, OUT/area/pN.json written, one summary line printed.
+std::vector<PointArea> runArea(const Options& o, const AreaTools& tools,
+                               const std::vector<Point>& points) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::filesystem::path out(o.out);
+  const std::string scratch = (out / ".area").string();
+  std::vector<PointArea> area =
+      synthesizeAreas(points, tools, o.jobs, scratch, areaProgressLine(o, t0));
+  std::filesystem::remove_all(scratch);
+  std::filesystem::create_directories(out / "area");
+  std::size_t synthesized = 0, cached = 0, failed = 0;
+  double yosys = 0;
+  for (std::size_t i = 0; i < area.size(); ++i) {
+    const PointArea& a = area[i];
+    writeFileAtomic((out / "area" / ("p" + std::to_string(points[i].index) + ".json")).string(),
+                    toJson(a).dump(1) + "\n");
+    failed += a.state == PointArea::State::Failed;
+    if (a.state == PointArea::State::Ok) {
+      cached += a.cached;
+      synthesized += !a.cached;
+      yosys += a.cached ? 0 : a.seconds;
+    }
+  }
+  std::printf("area: %zu points synthesized (%.1f s of Yosys), %zu from the cache %s, %zu "
+              "failed; %.1f s\n",
+              synthesized, yosys, cached, tools.cacheDir.c_str(), failed, secondsSince(t0));
+  return area;
+}
+
 /// --check: every failed row as one message (exit status 1), naming the description and
 /// a command that reproduces it.
 void throwFailures(const Options& o, const SweepData& d,
@@ -221,9 +293,15 @@ int runTool(const Options& o) {
   const auto t0 = std::chrono::steady_clock::now();
   if (o.random && !o.axes.empty())
     throw UsageError("--random", "draws its own descriptions: give it or --axis, not both");
+  if (!o.area && (!o.areaRequest.cacheDir.empty() || !o.areaRequest.rtlDir.empty() ||
+                  o.areaRequest.yosys != AreaRequest{}.yosys))
+    throw UsageError("--area-cache, --yosys and --rtl", "are options of --area: give --area too");
   checkRunPaths({{o.out, "--out", true}}, o.models);
   const std::string basePath = o.base.empty() ? isa::IsaDescription::defaultPath() : o.base;
   const isa::IsaDescription base = isa::IsaDescription::loadFile(basePath);
+  std::optional<AreaTools> areaTools; // found before any work: a missing tool stops the sweep
+  if (o.area)
+    areaTools = findAreaTools(o.areaRequest);
   std::vector<Point> points = makePoints(o, base.json());
   std::vector<Model> models;
   std::map<std::string, std::string> modelPaths;
@@ -242,6 +320,10 @@ int runTool(const Options& o) {
   d.rows = runPoints(points, models, o.check, o.jobs, scratch, progressLine(o, t0));
   std::filesystem::remove_all(scratch);
   markPareto(d.rows);
+  if (areaTools) {
+    d.area = runArea(o, *areaTools, points);
+    markAreaPareto(d.rows, d.area);
+  }
   d.columns = settingColumns(points);
   d.points = std::move(points);
   const std::string csv = (std::filesystem::path(o.out) / "dse.csv").string();
