@@ -125,6 +125,12 @@ std::vector<int64_t> convGeom(const Op& n) {
   return {x[0], x[1], x[2], x[3], y[1], y[2], y[3], w[2], w[3], s[0], s[1], p[0], p[1], d[0], d[1]};
 }
 
+/// The arguments of the int8 convolutions passed at run time: N, C, H, W, M, OH, OW and
+/// the quantization (zero points, bounds). Window, strides, padding and dilation stay
+/// constants, so a network's layers of one window share a kernel instance.
+const std::vector<size_t> kConvRuntimeArgs = {6, 7, 8, 9, 10, 11, 12, 22, 23, 24, 25};
+const std::vector<size_t> kDepthwiseRuntimeArgs = {6, 7, 8, 9, 10, 11, 12, 21, 22, 23, 24};
+
 void emitConv(const Op& n, CodegenContext& ctx) {
   const std::vector<int64_t> g = convGeom(n);
   const int64_t C = g[1], M = g[4], KH = g[7], KW = g[8];
@@ -161,13 +167,14 @@ void emitConv(const Op& n, CodegenContext& ctx) {
     args.push_back(ctx.scratch(size_t(g[6]) * 4));
     args.push_back(ctx.tid());
     args.push_back(ctx.nth());
-    ctx.call(hostHasAvx512Vnni() ? "ember_dwconv_i8_vnni" : "ember_dwconv_i8", args);
+    ctx.call(hostHasAvx512Vnni() ? "ember_dwconv_i8_vnni" : "ember_dwconv_i8", args,
+             kDepthwiseRuntimeArgs);
     return;
   }
   args.push_back(ctx.scratch(pk.scratchBytes));
   args.push_back(ctx.tid());
   args.push_back(ctx.nth());
-  ctx.call(pk.kernel, args);
+  ctx.call(pk.kernel, args, kConvRuntimeArgs);
 }
 
 // ---- Gemm ----------------------------------------------------------------------
@@ -269,7 +276,8 @@ void emitBinary(const Op& n, CodegenContext& ctx) {
             ctx.int64Array(box.dims), ctx.int64Array(box.strides[0]),
             ctx.int64Array(box.strides[1]), ctx.i32(zpOf(a)), ctx.i32(zpOf(b)), ctx.i32(Ma),
             ctx.i32(Mb), ctx.i32(S), ctx.i32(zpOf(y)), ctx.i32(bd.lo), ctx.i32(bd.hi), ctx.tid(),
-            ctx.nth()});
+            ctx.nth()},
+           {7, 8, 9, 10, 11, 12, 13, 14}); // the quantization at run time
 }
 
 bool supportsClamp(const Op& n) {
@@ -278,8 +286,10 @@ bool supportsClamp(const Op& n) {
 
 void emitClamp(const Op& n, CodegenContext& ctx) {
   const quant::Bounds bd = quant::activationBounds(n.node(), n.resultType().quant);
-  ctx.call("ember_clamp_i8", {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(n.resultType().size()),
-                              ctx.i32(bd.lo), ctx.i32(bd.hi), ctx.tid(), ctx.nth()});
+  ctx.call("ember_clamp_i8",
+           {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(n.resultType().size()), ctx.i32(bd.lo),
+            ctx.i32(bd.hi), ctx.tid(), ctx.nth()},
+           {2, 3, 4});
 }
 
 bool supportsRescale(const Op& n) {
@@ -292,7 +302,8 @@ void emitRescale(const Op& n, CodegenContext& ctx) {
   const quant::Bounds bd = quant::activationBounds(n.node(), y.quant);
   ctx.call("ember_rescale_i8",
            {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(y.size()), ctx.i32(zpOf(x)), ctx.i32(m.M),
-            ctx.i32(m.S), ctx.i32(zpOf(y)), ctx.i32(bd.lo), ctx.i32(bd.hi), ctx.tid(), ctx.nth()});
+            ctx.i32(m.S), ctx.i32(zpOf(y)), ctx.i32(bd.lo), ctx.i32(bd.hi), ctx.tid(), ctx.nth()},
+           {2, 3, 4, 5, 6, 7, 8});
 }
 
 bool supportsLut(const Op& n) {
@@ -302,8 +313,10 @@ bool supportsLut(const Op& n) {
 }
 
 void emitLut(const Op& n, CodegenContext& ctx) {
-  ctx.call("ember_lut_i8", {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.result(n),
-                            ctx.i64(n.resultType().size()), ctx.tid(), ctx.nth()});
+  ctx.call("ember_lut_i8",
+           {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.result(n),
+            ctx.i64(n.resultType().size()), ctx.tid(), ctx.nth()},
+           {3});
 }
 
 // ---- pools ---------------------------------------------------------------------
