@@ -125,11 +125,11 @@ std::vector<int64_t> convGeom(const Op& n) {
   return {x[0], x[1], x[2], x[3], y[1], y[2], y[3], w[2], w[3], s[0], s[1], p[0], p[1], d[0], d[1]};
 }
 
-/// The arguments of the int8 convolutions passed at run time: N, C, H, W, M, OH, OW and
-/// the quantization (zero points, bounds). Window, strides, padding and dilation stay
-/// constants, so a network's layers of one window share a kernel instance.
-const std::vector<size_t> kConvRuntimeArgs = {6, 7, 8, 9, 10, 11, 12, 22, 23, 24, 25};
-const std::vector<size_t> kDepthwiseRuntimeArgs = {6, 7, 8, 9, 10, 11, 12, 21, 22, 23, 24};
+/// The arguments of the int8 convolutions passed at run time: the quantization (zero
+/// points, bounds), which differs from layer to layer. The sizes stay constants: with
+/// them at run time too the int8 models looked slower (the VNNI kernel's loops).
+const std::vector<size_t> kConvRuntimeArgs = {22, 23, 24, 25};
+const std::vector<size_t> kDepthwiseRuntimeArgs = {21, 22, 23, 24};
 
 void emitConv(const Op& n, CodegenContext& ctx) {
   const std::vector<int64_t> g = convGeom(n);
