@@ -1,7 +1,9 @@
 // Latency of a zoo model on the cpu backend: import, default pipeline, compile (codegen,
 // O3, JIT timed apart) and the median of --iterations runs after two warm-up runs, for
 // each thread count. Prints one parseable line per thread count; bench_cpu.py puts
-// PyTorch beside it. A figure, never a pass/fail test.
+// PyTorch beside it. With --compile-times, the JIT compile time alone: cold (no cache)
+// with one and with every hardware thread, then warm from the disk cache and from the
+// memory cache, phase by phase, beside issue 15's goal. Figures, never a pass/fail test.
 #include "ember/cpu/CpuBackend.h"
 #include "ember/importer/OnnxImporter.h"
 #include "ember/passes/Pass.h"
@@ -13,9 +15,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -26,16 +31,63 @@ double now() {
 
 void usage() {
   std::cout << "usage: ember-cpu-bench --model-dir DIR [--threads 1,2] [--iterations N] [--int8]\n"
+               "       ember-cpu-bench --compile-times --model-dir DIR [--int8] [--goal S]\n"
                "  DIR holds model.onnx and input.npy (a folder of the zoo, tests/models);\n"
                "  --int8 also times the model quantized by ember::quant (calibrated on\n"
-               "  input.npy)\n";
+               "  input.npy); --compile-times prints the JIT compile time alone (cold,\n"
+               "  then from the disk and memory caches) beside the goal S (3 s)\n";
+}
+
+/// A cold compile: no memory cache, no disk cache.
+ember::CpuOptions coldOptions(int threads, int compileThreads) {
+  ember::CpuOptions o;
+  o.threads = threads;
+  o.compileThreads = compileThreads;
+  o.memoryCache = false;
+  o.cacheDir = "off";
+  return o;
+}
+
+/// Compiles `f` with `o` and prints the compile time phase by phase.
+void compileOnce(const ember::Function& f, const char* precision, const char* mode,
+                 const ember::CpuOptions& o, double goal) {
+  const double t0 = now();
+  auto cf = ember::createCpuBackend(o)->compile(f);
+  const double total = now() - t0;
+  const auto& st = dynamic_cast<const ember::CpuCompiledFunction&>(*cf).stats();
+  std::printf("  %-8s %-24s %7.2f %8.2f %7.2f %9.2f %9.2f %8.2f %6.2f %5zu/%-5zu %7d %s\n",
+              precision, mode, total, st.codegenSeconds, st.splitSeconds, st.optimizeSeconds,
+              st.jitSeconds, st.compileSeconds, st.linkSeconds, st.cachedPartitions, st.partitions,
+              st.compileThreads,
+              goal > 0 ? ("<= " + std::to_string(goal).substr(0, 4) + " s").c_str() : "");
+  std::fflush(stdout);
+}
+
+/// --compile-times: cold with 1 and every hardware thread, warm from disk and memory.
+void compileTimes(const ember::Function& f, const char* precision, double goal) {
+  const int hw = std::max(1, int(std::thread::hardware_concurrency()));
+  compileOnce(f, precision, "cold, 1 compile thread", coldOptions(1, 1), goal);
+  if (hw > 1)
+    compileOnce(f, precision, ("cold, " + std::to_string(hw) + " compile threads").c_str(),
+                coldOptions(1, hw), goal);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("ember-cpu-bench-cache-" + std::to_string(::getpid()));
+  ember::CpuOptions disk = coldOptions(1, hw);
+  disk.cacheDir = dir.string();
+  ember::createCpuBackend(disk)->compile(f); // fills the folder
+  compileOnce(f, precision, "disk cache", disk, 0);
+  std::filesystem::remove_all(dir);
+  ember::CpuOptions memory = coldOptions(1, hw);
+  memory.memoryCache = true;
+  ember::createCpuBackend(memory)->compile(f); // fills the memory cache
+  compileOnce(f, precision, "memory cache", memory, 0);
 }
 
 /// Compiles `f` for `threads` threads and prints its compile time and median latency.
 void measure(const ember::Function& f, const ember::TensorMap& in, const char* precision,
              int threads, int iterations) {
   const double t0 = now();
-  auto cf = ember::createCpuBackend(ember::CpuOptions{threads})->compile(f);
+  auto cf = ember::createCpuBackend(coldOptions(threads, 0))->compile(f);
   const double compile = now() - t0;
   const auto& st = dynamic_cast<const ember::CpuCompiledFunction&>(*cf).stats();
   for (int w = 0; w < 2; ++w)
@@ -48,10 +100,11 @@ void measure(const ember::Function& f, const ember::TensorMap& in, const char* p
   }
   std::sort(times.begin(), times.end());
   std::printf("cpu-bench precision=%s threads=%d compile_s=%.3f codegen_s=%.3f optimize_s=%.3f "
-              "jit_s=%.3f median_ms=%.3f min_ms=%.3f arena_kib=%zu nodes=%zu instances=%zu\n",
+              "jit_s=%.3f median_ms=%.3f min_ms=%.3f arena_kib=%zu nodes=%zu instances=%zu "
+              "partitions=%zu compile_threads=%d\n",
               precision, threads, compile, st.codegenSeconds, st.optimizeSeconds, st.jitSeconds,
               times[times.size() / 2] * 1e3, times.front() * 1e3, st.arenaBytes / 1024, st.nodes,
-              st.kernelInstances);
+              st.kernelInstances, st.partitions, st.compileThreads);
   std::fflush(stdout);
 }
 
@@ -62,14 +115,16 @@ int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2};
   int iterations = 10;
   bool int8 = false;
+  bool compile = false;
+  double goal = 3.0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
       usage();
       return 0;
     }
-    if (a == "--int8") {
-      int8 = true;
+    if (a == "--int8" || a == "--compile-times") {
+      (a == "--int8" ? int8 : compile) = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -78,6 +133,8 @@ int main(int argc, char** argv) {
     }
     if (a == "--model-dir") {
       dir = argv[++i];
+    } else if (a == "--goal") {
+      goal = std::atof(argv[++i]);
     } else if (a == "--iterations") {
       iterations = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--threads") {
@@ -102,9 +159,22 @@ int main(int argc, char** argv) {
     std::vector<std::pair<const char*, const ember::Function*>> variants = {{"float32", &f}};
     if (int8)
       variants.emplace_back("int8", ember::quant::quantizeModel(f, {in}));
-    for (const auto& [precision, fn] : variants)
+    if (compile) {
+      std::printf("JIT compile of %s (s; optimise and machine code summed over the compile "
+                  "threads; issue 15's goal for a cold compile: <= %.1f s)\n",
+                  dir.c_str(), goal);
+      std::printf("  %-8s %-24s %7s %8s %7s %9s %9s %8s %6s %11s %7s %s\n", "", "", "total",
+                  "codegen", "split", "optimise", "mach.code", "parallel", "link", "cached/all",
+                  "threads", "goal");
+    }
+    for (const auto& [precision, fn] : variants) {
+      if (compile) {
+        compileTimes(*fn, precision, goal);
+        continue;
+      }
       for (int t : threads)
         measure(*fn, in, precision, t, iterations);
+    }
   } catch (const ember::Error& e) {
     std::cerr << "ember-cpu-bench: " << e.what() << "\n";
     return 1;

@@ -130,8 +130,11 @@ public:
   /// parameter types. ember::Error if the kernel is missing or the arity differs. With an
   /// instance cache, the call goes through a function that holds every constant argument
   /// (the specialised kernel) and takes the addresses as parameters, made once per
-  /// distinct set of constants.
-  void call(const std::string& name, std::vector<llvm::Value*> args);
+  /// distinct set of constants. The arguments at the indices `runtimeArgs` are passed at
+  /// run time even when constant (sizes that only bound loops: one instance then serves
+  /// layers that differ in them only).
+  void call(const std::string& name, std::vector<llvm::Value*> args,
+            const std::vector<size_t>& runtimeArgs = {});
   /// A pointer to a new run-time error flag of the current operation (see CodegenServices).
   llvm::Value* errorFlag(const std::string& reason);
   /// Every thread waits until all have reached this point (between the steps of a node).

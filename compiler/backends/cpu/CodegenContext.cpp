@@ -8,6 +8,7 @@
 #include <llvm/IR/GlobalVariable.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace ember::cpu {
@@ -90,7 +91,8 @@ llvm::Value* CodegenContext::scratch(size_t bytesPerThread) {
   return field(kEnvScratch);
 }
 
-void CodegenContext::call(const std::string& name, std::vector<llvm::Value*> args) {
+void CodegenContext::call(const std::string& name, std::vector<llvm::Value*> args,
+                          const std::vector<size_t>& runtimeArgs) {
   llvm::Function* f = m_.getFunction(name);
   if (!f)
     throw Error("cpu backend", "libjit has no kernel '" + name + "'");
@@ -125,7 +127,9 @@ void CodegenContext::call(const std::string& name, std::vector<llvm::Value*> arg
     llvm::Value* a = args[i];
     std::string part;
     llvm::raw_string_ostream os(part);
-    if (auto* gv = llvm::dyn_cast<llvm::GlobalVariable>(a); gv && gv->isConstant()) {
+    if (std::find(runtimeArgs.begin(), runtimeArgs.end(), i) != runtimeArgs.end()) {
+      // passed at run time
+    } else if (auto* gv = llvm::dyn_cast<llvm::GlobalVariable>(a); gv && gv->isConstant()) {
       if (auto* data = llvm::dyn_cast<llvm::ConstantDataSequential>(gv->getInitializer()))
         os << "g" << data->getElementByteSize() << ":" << llvm::toHex(data->getRawDataValues());
     } else if (llvm::isa<llvm::ConstantInt>(a) || llvm::isa<llvm::ConstantFP>(a) ||

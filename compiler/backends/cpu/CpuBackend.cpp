@@ -6,6 +6,7 @@
 
 #include "Jit.h"
 #include "ModuleGen.h"
+#include "ObjectCache.h"
 #include "ThreadTeam.h"
 
 #include "ember/lir/IRGen.h"
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace ember {
 namespace cpu {
@@ -28,6 +30,17 @@ int resolveThreads(int requested) {
       return n;
   }
   return 1;
+}
+
+int resolveCompileThreads(int requested) {
+  if (requested > 0)
+    return requested;
+  if (const char* env = std::getenv("EMBER_JIT_THREADS")) {
+    const int n = std::atoi(env);
+    if (n > 0)
+      return n;
+  }
+  return std::max(1, int(std::thread::hardware_concurrency()));
 }
 
 /// 64-byte aligned, zero-initialised bytes.
@@ -47,7 +60,7 @@ private:
 class Program final : public CpuCompiledFunction {
 public:
   /// `source`: the model file (Module::source), named by run-time errors.
-  Program(const lir::Function& f, int threads, std::string source);
+  Program(const lir::Function& f, const CpuOptions& opts, std::string source);
   TensorMap run(const TensorMap& inputs) override;
   const CpuCompileStats& stats() const override { return stats_; }
 
@@ -65,8 +78,8 @@ private:
   CpuCompileStats stats_;
 };
 
-Program::Program(const lir::Function& f, int threads, std::string source)
-    : team_(threads), source_(std::move(source)) {
+Program::Program(const lir::Function& f, const CpuOptions& opts, std::string source)
+    : team_(resolveThreads(opts.threads)), source_(std::move(source)) {
   GeneratedModule g = generateModule(f);
   stats_ = g.stats;
   stats_.threads = team_.size();
@@ -88,9 +101,10 @@ Program::Program(const lir::Function& f, int threads, std::string source)
   env_[kEnvErrors] = errorFlags_.data();
   env_[kEnvBarrier] = reinterpret_cast<void*>(&ThreadTeam::barrierEntry);
   env_[kEnvBarrierArg] = &team_;
+  const JitOptions jo{resolveCompileThreads(opts.compileThreads), opts.memoryCache,
+                      resolveCacheDir(opts.cacheDir)};
   jit_ = std::make_unique<JitModule>(std::move(g.module), std::move(g.context),
-                                     std::vector<std::string>{kRunSymbol}, &stats_.optimizeSeconds,
-                                     &stats_.jitSeconds);
+                                     std::vector<std::string>{kRunSymbol}, jo, stats_);
   entry_ = reinterpret_cast<void (*)(void*, int64_t, int64_t)>(jit_->lookup(kRunSymbol));
 }
 
@@ -144,7 +158,7 @@ public:
   /// Unsupported nodes are listed, all at once, by generateModule.
   std::unique_ptr<CompiledFunction> compile(const Function& f) const override {
     const std::unique_ptr<lir::Function> lf = lir::compileToLir(f);
-    return std::make_unique<Program>(*lf, resolveThreads(opts_.threads), f.module().source());
+    return std::make_unique<Program>(*lf, opts_, f.module().source());
   }
 
 private:

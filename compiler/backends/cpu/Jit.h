@@ -1,7 +1,11 @@
 #pragma once
 // The LLVM side of the cpu backend: loading the embedded libjit bitcode, preparing the
-// generated module for the host (target attributes, internalisation, the O3 pipeline),
-// and JIT-compiling it with ORC LLJIT or writing it as an object file (AOT bundles).
+// generated module for the host (target attributes, internalisation), optimising it (the
+// O3 pipeline) and compiling it: for the JIT in partitions on several threads, through
+// the object cache (Partition.h, ObjectCache.h), then linked by ORC LLJIT; for AOT
+// bundles as one relocatable object file.
+
+#include "ember/cpu/CpuBackend.h"
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -31,13 +35,22 @@ std::unique_ptr<llvm::Module> loadLibjit(llvm::LLVMContext& ctx);
 std::string compileToHostObject(std::unique_ptr<llvm::Module> m,
                                 const std::vector<std::string>& keep, double* optimizeSeconds);
 
+/// How a JitModule is compiled.
+struct JitOptions {
+  int compileThreads = 1;  ///< threads that optimise and compile partitions (>= 1)
+  bool memoryCache = true; ///< the process-wide object cache
+  std::string cacheDir;    ///< disk cache folder ("" = none)
+};
+
 /// A JIT-compiled module.
 class JitModule {
 public:
-  /// Specialises and optimises `m` for the host (every function but the `keep`
-  /// symbols internal, O3) and compiles it. Timings go to the two pointers.
+  /// Specialises `m` for the host (every function but the `keep` symbols internal),
+  /// splits it into partitions, takes each partition's object from the cache or
+  /// optimises (O3) and compiles it, and links the objects. Timings, partition and
+  /// cache counts go to `stats` (its codegen and node fields are left alone).
   JitModule(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
-            const std::vector<std::string>& keep, double* optimizeSeconds, double* jitSeconds);
+            const std::vector<std::string>& keep, const JitOptions& opts, CpuCompileStats& stats);
   ~JitModule();
   /// Address of an external symbol of the module (ember::Error if absent).
   void* lookup(const std::string& name);

@@ -123,7 +123,9 @@ void emitConv(const Op& n, CodegenContext& ctx) {
   args.push_back(ctx.scratch(static_cast<size_t>((K * nr + mr * nr) * 4)));
   args.push_back(ctx.tid());
   args.push_back(ctx.nth());
-  ctx.call(wide ? "ember_conv_f32_mr8_nr32" : "ember_conv_f32_mr6_nr16", args);
+  // The channel counts C and M only bound loops: layers that differ in them share an
+  // instance. The spatial sizes stay constants (the panel gathers specialise on them).
+  ctx.call(wide ? "ember_conv_f32_mr8_nr32" : "ember_conv_f32_mr6_nr16", args, {5, 8});
 }
 
 } // namespace

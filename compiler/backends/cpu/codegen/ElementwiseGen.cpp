@@ -102,7 +102,8 @@ void emitUnary(const Op& n, CodegenContext& ctx) {
   const double b = *e.beta ? n.attrs().getFloat(e.beta, e.betaDefault) : 0.0;
   ctx.call("ember_unary_f32",
            {ctx.i32(e.op), ctx.addr(n.input(0)), ctx.result(n), ctx.i64(n.resultType().size()),
-            ctx.f64(a), ctx.f64(b), ctx.tid(), ctx.nth()});
+            ctx.f64(a), ctx.f64(b), ctx.tid(), ctx.nth()},
+           {3}); // one instance per operation, whatever the size
 }
 
 void emitBinary(const Op& n, CodegenContext& ctx) {

@@ -89,7 +89,8 @@ void emitBatchNorm(const Op& n, CodegenContext& ctx) {
   }
   ctx.call("ember_scale_shift_f32",
            {ctx.addr(n.input(0)), ctx.keep(mul), ctx.keep(add), ctx.result(n), ctx.i64(d[0]),
-            ctx.i64(C), ctx.i64(plane), ctx.tid(), ctx.nth()});
+            ctx.i64(C), ctx.i64(plane), ctx.tid(), ctx.nth()},
+           {4, 5, 6}); // one instance whatever the sizes
 }
 
 } // namespace

@@ -6,30 +6,53 @@
 /// bitcode) with the model's static shapes as constants and every buffer as an offset
 /// into a region of the generated code's environment; the module is specialised,
 /// optimised for the host CPU (O3, the host's vector extensions) and JIT-compiled with
-/// ORC LLJIT (or written as an AOT bundle, ember/cpu/Bundle.h). Heavy kernels split
-/// their outer loop over `threads` threads; results do not depend on the thread count.
+/// ORC LLJIT (or written as an AOT bundle, ember/cpu/Bundle.h). The JIT compiles the
+/// module in partitions on several threads and keeps their machine code in a cache
+/// keyed by content (in memory, and on disk; see CpuOptions). Heavy kernels split their
+/// outer loop over `threads` threads; results do not depend on the thread count.
 
 #include "ember/backend/Backend.h"
 
 #include <memory>
+#include <string>
 
 namespace ember {
 
 /// Options of the cpu backend.
 struct CpuOptions {
+  CpuOptions() = default;
+  /// `threads` run-time threads, every other option at its default.
+  explicit CpuOptions(int runThreads) : threads(runThreads) {}
+
   /// Threads that run a compiled function (>= 1); 0 = $EMBER_NUM_THREADS, else 1.
   int threads = 0;
+  /// Threads that compile the module's partitions (>= 1); 0 = $EMBER_JIT_THREADS, else
+  /// the host's hardware threads. The machine code does not depend on it.
+  int compileThreads = 0;
+  /// Whether compiled objects are shared through the process-wide memory cache (an
+  /// identical partition is compiled once per process).
+  bool memoryCache = true;
+  /// The disk cache of compiled objects: "" = $EMBER_JIT_CACHE_DIR if set, else
+  /// $XDG_CACHE_HOME/ember/jit or ~/.cache/ember/jit; "off" (here or in the variable) =
+  /// none; anything else is the folder.
+  std::string cacheDir;
 };
 
 /// Timings of one compilation, for tools and benches.
 struct CpuCompileStats {
-  double codegenSeconds = 0;  ///< graph -> LLVM IR (with the libjit bitcode loaded)
-  double optimizeSeconds = 0; ///< the O3 pipeline for the host
-  double jitSeconds = 0;      ///< machine code generation by LLJIT
-  size_t arenaBytes = 0;      ///< activations (static memory plan)
-  size_t packedBytes = 0;     ///< weights repacked for the GEMM kernels
-  size_t nodes = 0;           ///< nodes with code (views excluded)
-  size_t kernelInstances = 0; ///< distinct specialised kernel instances they call
+  double codegenSeconds = 0;   ///< graph -> LLVM IR (with the libjit bitcode loaded)
+  double splitSeconds = 0;     ///< host attributes, partitions, cache keys and look-ups
+  double optimizeSeconds = 0;  ///< the O3 pipeline, summed over the partitions compiled
+  double jitSeconds = 0;       ///< machine code generation, summed over those partitions
+  double compileSeconds = 0;   ///< wall time of optimisation + machine code (in parallel)
+  double linkSeconds = 0;      ///< linking the objects in LLJIT
+  size_t arenaBytes = 0;       ///< activations (static memory plan)
+  size_t packedBytes = 0;      ///< weights repacked for the GEMM kernels
+  size_t nodes = 0;            ///< nodes with code (views excluded)
+  size_t kernelInstances = 0;  ///< distinct specialised kernel instances they call
+  size_t partitions = 0;       ///< modules the code was split into (Partition.h)
+  size_t cachedPartitions = 0; ///< of which the object cache had the machine code
+  int compileThreads = 0;      ///< threads that compiled the others (0: all cached)
   int threads = 1;
 };
 
