@@ -1,5 +1,6 @@
 // ember-dse --area: the NPU's area per point from rtl/cmake/area.py, cached (Area.h).
 #include "Area.h"
+#include "Children.h"
 
 #include "ember/isa/codegen.h"
 #include "ember/isa/description.h"
@@ -445,16 +446,11 @@ std::vector<PointArea> synthesizeAreas(const std::vector<Point>& points, const A
     }
     if (progress)
       progress(done, points.size(), cached, running.size());
-    if (running.empty())
+    const auto reaped = reapChild(running);
+    if (!reaped)
       continue;
-    int st = 0;
-    const pid_t pid = ::waitpid(-1, &st, 0);
-    const auto it = running.find(pid);
-    if (pid < 0 || it == running.end())
-      continue;
-    const Job& j = todo[it->second];
-    running.erase(it);
-    const PointArea a = finishJob(j, st, tools, keys[j.first]);
+    const Job& j = todo[reaped->first];
+    const PointArea a = finishJob(j, reaped->second, tools, keys[j.first]);
     if (a.state == PointArea::State::Ok)
       writeCache(tools, a);
     for (std::size_t i : j.points) {

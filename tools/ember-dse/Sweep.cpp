@@ -1,5 +1,6 @@
 // Running a sweep: models loaded once, points evaluated in child processes (Sweep.h).
 #include "Sweep.h"
+#include "Children.h"
 
 #include "RunUtil.h"
 
@@ -275,15 +276,11 @@ std::vector<Result> runPoints(const std::vector<Point>& points, const std::vecto
     }
     if (progress)
       progress(done, points.size(), running.size());
-    if (running.empty())
+    const auto reaped = reapChild(running);
+    if (!reaped)
       continue;
-    int st = 0;
-    const pid_t pid = ::waitpid(-1, &st, 0);
-    const auto it = running.find(pid);
-    if (pid < 0 || it == running.end())
-      continue;
-    const std::size_t i = it->second;
-    running.erase(it);
+    const std::size_t i = reaped->first;
+    const int st = reaped->second;
     ++done;
     std::ifstream in(rowsFile(i));
     json rows = json::parse(in, nullptr, false);
