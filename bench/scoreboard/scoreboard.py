@@ -255,7 +255,7 @@ def jit_seconds(stdout):
 
 
 def jit_row(plan, seconds=None, why=None):
-    figure = "CPU backend JIT compile time, %s float32" % NAMES[plan["jit"]]
+    figure = "CPU backend JIT compile time, %s float32, cold" % NAMES[plan["jit"]]
     if why is not None:
         return row(figure, "jit", why=why)
     return row(figure, "jit", seconds, "%.2f s" % seconds)
@@ -288,13 +288,13 @@ class Runner:
               flush=True)
 
     @staticmethod
-    def run(cmd, what):
-        """Runs cmd, its output shown as it comes; returns stdout + stderr. ToolError if it
-        cannot start or exits non-zero."""
+    def run(cmd, what, env=None):
+        """Runs cmd (in environment env, default ours), its output shown as it comes;
+        returns stdout + stderr. ToolError if it cannot start or exits non-zero."""
         print("+", " ".join(cmd), flush=True)
         try:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    text=True)
+                                    text=True, env=env)
         except OSError as e:
             raise ToolError("%s could not start: %s" % (what, e))
         out = []
@@ -423,8 +423,11 @@ def measure(a, plan):
         rows.append(jit_row(plan, why="ember-run or the cpu backend is not built"))
     else:
         try:
+            # Cold: the JIT object cache off (EMBER_JIT_CACHE_DIR=off, docs/compiler.md),
+            # so the figure is a compile, not a read of an earlier run's objects.
             out = run.run([a.ember_run, model(plan["jit"]), "--device", "cpu", "--precision",
-                           "float", "--random-input", "1", "--quiet"], "ember-run")
+                           "float", "--random-input", "1", "--quiet"], "ember-run",
+                          env=dict(os.environ, EMBER_JIT_CACHE_DIR="off"))
             rows.append(jit_row(plan, jit_seconds(out)))
         except ToolError as e:
             rows.append(jit_row(plan, why=failed(e)))
