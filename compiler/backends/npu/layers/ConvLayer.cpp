@@ -78,6 +78,19 @@ struct Packing {
   int64_t P = 0, G = 0, Wp = 0, padR = 0, d = 1;
 };
 
+/// The packing of P pixels per row for `j`: kernel groups G, compaction stride d and the
+/// packed pixels per line Wp the convolution reads (need - 1, the last one, is a multiple
+/// of d).
+Packing packBy(const ConvJob& j, int64_t P) {
+  Packing pk;
+  pk.P = P;
+  pk.G = ceilDiv(j.KW, P);
+  pk.d = std::gcd(j.sW, P);
+  const int64_t need = (j.OW - 1) * j.sW + (pk.G - 1) * P + 1;
+  pk.Wp = (need - 1) / pk.d + 1;
+  return pk;
+}
+
 Packing packingOf(const ConvJob& j, const Target& t) {
   Packing pk;
   const int64_t L = t.lanes();
@@ -95,11 +108,8 @@ Packing packingOf(const ConvJob& j, const Target& t) {
     const int64_t padR = std::max<int64_t>(0, need + P - 1 - j.W - j.padL);
     if (padR > maxPad)
       continue;
-    pk.P = P;
-    pk.G = G;
+    pk = packBy(j, P);
     pk.padR = padR;
-    pk.d = std::gcd(j.sW, P);
-    pk.Wp = (need - 1) / pk.d + 1; // need - 1, the last packed pixel read, is a multiple of d
     return pk;
   }
   return pk;
@@ -115,12 +125,7 @@ Packing hostPackingOf(const ConvJob& j, const Target& t) {
   if (j.group != 1 || j.dW != 1 || j.KW < 2 || 2 * j.C > L || j.padL > 65535)
     return best;
   for (int64_t P = std::min(L / j.C, j.KW); P >= 2; --P) {
-    Packing pk;
-    pk.P = P;
-    pk.G = ceilDiv(j.KW, P);
-    pk.d = std::gcd(j.sW, P);
-    const int64_t need = (j.OW - 1) * j.sW + (pk.G - 1) * P + 1;
-    pk.Wp = (need - 1) / pk.d + 1;
+    const Packing pk = packBy(j, P);
     if (!best.P || pk.G < best.G || (pk.G == best.G && pk.Wp < best.Wp))
       best = pk;
   }
@@ -179,11 +184,12 @@ class ConvLayer : public Layer {
     return packed < chooseConvTiling(j, t, 2, none).cycles ? pk : Packing{};
   }
 
-  /// The host packing when its convolution fits and is priced below both the plain
-  /// convolution and the NPU's own packing (pass + convolution); else P = 0.
+  /// The host packing when its convolution fits and is priced below the plain
+  /// convolution (it is the NPU packing's convolution without the packing pass); else
+  /// P = 0.
   static Packing usableHostPacking(const ConvJob& j, const Target& t) {
     const Packing pk = hostPackingOf(j, t);
-    if (!pk.P || pk.Wp > int64_t(UINT32_MAX) || pk.d > 65535 || pk.P > 65535)
+    if (!pk.P || pk.Wp > int64_t(UINT32_MAX))
       return Packing{};
     const ConvJob b = packedJobs(j, pk, 0, false).second;
     if (!checkConvJob(b, t, 2).empty())
@@ -199,11 +205,11 @@ public:
   std::optional<isa::IoPacking> inputPacking(const Node& n, const Target& t) const override {
     if (!check(n, t).empty())
       return std::nullopt;
-    const Packing pk = usableHostPacking(convJobOf(n, t, false), t);
+    const ConvJob j = convJobOf(n, t, false);
+    const Packing pk = usableHostPacking(j, t);
     if (!pk.P)
       return std::nullopt;
-    return isa::IoPacking{uint16_t(pk.P), uint16_t(pk.d), uint16_t(convJobOf(n, t, false).padL),
-                          uint32_t(pk.Wp)};
+    return isa::IoPacking{uint16_t(pk.P), uint16_t(pk.d), uint16_t(j.padL), uint32_t(pk.Wp)};
   }
 
   std::string check(const Node& n, const Target& t) const override {
