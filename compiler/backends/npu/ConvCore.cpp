@@ -99,9 +99,10 @@ struct Tile {
 };
 
 /// The gemms of one output block over `blocks` input blocks of a tile and kernel taps
-/// [t0, t1) (all taps, or some taps of one input block).
+/// [t0, t1) (all taps, or some taps of one input block); the input tile at `act` starts
+/// at kernel row kh0 and column kw0 (0, 0 unless it holds only the chunk's span).
 struct GemmNest {
-  int64_t act, acc, wgt, blocks, plane, wp, th, tw, t0, t1;
+  int64_t act, acc, wgt, blocks, plane, wp, th, tw, t0, t1, kh0, kw0;
 };
 
 /// One gemm of a nest: n2 steps of (act_s2, wgt_s2) from act row `act`, weight block `wgt`.
@@ -135,7 +136,7 @@ void appendGemms(const ConvJob& j, const Program& p, const GemmNest& g,
       const int64_t kwA = std::max(g.t0 - kh * j.KW, int64_t(0));
       const int64_t kwB = std::min(g.t1 - kh * j.KW, j.KW);
       for (int64_t kw = kwA; kw < kwB; kw += n2max)
-        out.push_back(nestGemm(j, p, g, g.act + kh * j.dH * g.wp + kw * j.dW,
+        out.push_back(nestGemm(j, p, g, g.act + (kh - g.kh0) * j.dH * g.wp + (kw - g.kw0) * j.dW,
                                g.wgt + kh * j.KW + kw - g.t0, std::min(n2max, kwB - kw), j.dW, 1));
     }
     return;
@@ -188,13 +189,27 @@ bool gemmBlocksInner(const ConvJob& j, const Target& t, int64_t blocks, int64_t 
 
 std::vector<isa::Instruction> loadHalo(const Program& p, const ActView& in, int64_t n, int64_t cbA,
                                        int64_t cbB, int64_t H, int64_t W, const Halo& h,
-                                       int64_t sramAddr, int64_t padValue) {
+                                       int64_t sramAddr, int64_t padValue, int64_t padRow) {
   const int64_t L = p.target().lanes();
   const int64_t size2 = Target::maxOf(p.target().dmaLoad(), isa::role::kSize2);
   const int64_t vy0 = std::max<int64_t>(h.y0, 0), vy1 = std::min(h.y1, H - 1);
   const int64_t vx0 = std::max<int64_t>(h.x0, 0), vx1 = std::min(h.x1, W - 1);
   const int64_t plane = h.lines() * h.width();
   std::vector<isa::Instruction> out;
+  if (vy0 > vy1 || vx0 > vx1) {
+    // Nothing of the image: repeat the padding row (stride 0) over every row of the tile.
+    if (padRow < 0)
+      throw Error("NPU backend", "an input tile lies wholly in the padding");
+    const int64_t size1 = Target::maxOf(p.target().dmaLoad(), isa::role::kSize1);
+    const int64_t rows = (cbB - cbA) * plane;
+    for (int64_t r0 = 0; r0 < rows;) {
+      const int64_t n1 = std::min(size1, rows - r0);
+      const int64_t n2 = std::min(size2, (rows - r0) / n1);
+      out.push_back(p.dmaLoad(Mem::Act, sramAddr + r0, uint64_t(padRow), 1, n1, n2, 0, 0));
+      r0 += n1 * n2;
+    }
+    return out;
+  }
   for (int64_t c0 = cbA; c0 < cbB; c0 += size2) {
     const int64_t c1 = std::min(cbB, c0 + size2);
     const uint64_t src = in.at(L, n, c0, vy0, vx0);
@@ -291,9 +306,16 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
   // SRAM plan: act = D input slots then D output slots; weight = D slots; acc =
   // accumulators then D bias slots; param = D slots. Without chunks a weight slot holds
   // a tile of output blocks' weights for all its steps; with chunks one step's chunk.
-  const int64_t Hp = (tl.th - 1) * j.sH + (j.KH - 1) * j.dH + 1;
-  const int64_t Wp = (tl.tw - 1) * j.sW + (j.KW - 1) * j.dW + 1;
-  const int64_t inSlot = cc.maxCB * Hp * Wp, outSlot = tl.kt * tl.th * tl.tw;
+  int64_t maxPlane = 0; // the largest chunk's input tile, lines x columns
+  for (const auto& plans : cc.tiles)
+    for (const ChunkPlan& cp : plans) {
+      const auto [lines, width] = haloExtent(j, chunkSpan(j, tl, cp.ch), tl.th, tl.tw);
+      maxPlane = std::max(maxPlane, lines * width);
+    }
+  // An input tile may lie wholly in the padding (a tap chunk of a border tile): it is
+  // then this constant row of zp_x, repeated (added to the constants when first needed).
+  int64_t padRow = -1;
+  const int64_t inSlot = cc.maxCB * maxPlane, outSlot = tl.kt * tl.th * tl.tw;
   const int64_t outBase = D * inSlot, biasBase = tl.kt * tl.th * tl.tw;
   // A fused residual's tile follows its buffer's output tile (residualRows apart from it).
   const int64_t resSlot = residualRows(j, t, outSlot), outStride = outSlot + resSlot;
@@ -340,18 +362,20 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
                p.loadRows(Mem::Param, pslot, cc.params + uint64_t(2 * kb0 * PR), 2 * ktl))
             s.loads.push_back(in);
         }
-        // Input tile with its halo; padding rows hold the input zero point.
-        const Halo h{
-            tile.oy0 * j.sH - j.padT, (tile.oy0 + tile.th - 1) * j.sH - j.padT + (j.KH - 1) * j.dH,
-            tile.ox0 * j.sW - j.padL, (tile.ox0 + tile.tw - 1) * j.sW - j.padL + (j.KW - 1) * j.dW};
+        // Input tile with its halo (of the chunk's taps with tapHalo); padding rows hold
+        // the input zero point.
+        const TapSpan span = chunkSpan(j, tl, cp.ch);
+        const Halo h = haloOf(j, span, tile.oy0, tile.th, tile.ox0, tile.tw);
         const int64_t wp = h.width(), plane = h.lines() * wp;
         // The buffer may still hold this very tile (loaded D steps ago for the previous
         // output-channel tile or chunk): then it is not fetched again.
-        const std::array<int64_t, 7> key{tile.n,  tile.oy0,   tile.ox0,  tile.th,
-                                         tile.tw, cp.ch.cbLo, cp.ch.cbHi};
+        const std::array<int64_t, 7> key{tile.n, h.y0, h.y1, h.x0, h.x1, cp.ch.cbLo, cp.ch.cbHi};
         if (slotHolds[size_t(slot)] != key) {
-          for (auto& in :
-               loadHalo(p, j.in, tile.n, cp.ch.cbLo, cp.ch.cbHi, j.H, j.W, h, inAddr, j.zpIn))
+          if (padRow < 0 && (h.y0 >= j.H || h.y1 < 0 || h.x0 >= j.W || h.x1 < 0))
+            padRow = int64_t(ctx.consts.add(
+                std::vector<uint8_t>(size_t(t.rowBytes(Mem::Act)), uint8_t(int8_t(j.zpIn)))));
+          for (auto& in : loadHalo(p, j.in, tile.n, cp.ch.cbLo, cp.ch.cbHi, j.H, j.W, h, inAddr,
+                                   j.zpIn, padRow))
             s.loads.push_back(in);
           slotHolds[size_t(slot)] = key;
         }
@@ -391,7 +415,9 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
                            tile.th,
                            tile.tw,
                            cp.ch.t0,
-                           cp.ch.t1};
+                           cp.ch.t1,
+                           span.kh0,
+                           span.kw0};
           appendGemms(j, p, g, s.computes);
         }
         if (ci + 1 == chunks.size())
@@ -409,7 +435,8 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
   if (tl.biasDma)
     info.tiling += " bias-dma";
   if (split)
-    info.tiling += " rb=" + std::to_string(tl.rb) + (tl.rt ? " rt=" + std::to_string(tl.rt) : "");
+    info.tiling += " rb=" + std::to_string(tl.rb) + (tl.rt ? " rt=" + std::to_string(tl.rt) : "") +
+                   (tl.tapHalo ? " tap-halo" : "");
   if (j.residual)
     info.tiling += " +residual";
   info.sram[0] = tl.actRows;

@@ -76,6 +76,11 @@ struct ConvTiling {
   /// Reduction chunks: input-channel blocks per chunk (0: the whole reduction of a tile
   /// in one chunk, no partial sums) and, when rb == 1, kernel taps per chunk (0: all).
   int64_t rb = 0, rt = 0;
+  /// With tap chunks (rt > 0): each chunk loads only the input lines and columns its own
+  /// taps read (tapSpan) instead of the tile's whole halo. Far fewer act rows (a 7x7
+  /// kernel's one-tap chunk of one output pixel reads one pixel, not 49), so act SRAMs
+  /// too small for a whole window still compile; the cost model decides otherwise.
+  bool tapHalo = false;
   /// The accumulators start from the bias by a dma.ld (one bias row repeated over the
   /// tile's pixels, on the load engine) rather than a vmov on the compute engine; they
   /// are then double-buffered like the act tiles. Only without reduction chunks.
@@ -115,12 +120,32 @@ struct Halo {
   int64_t width() const { return x1 - x0 + 1; }
 };
 
+/// The kernel rows [kh0, kh1] and columns [kw0, kw1] that taps [t0, t1) touch: one row's
+/// columns when the taps lie in one kernel row, else every column of their rows.
+struct TapSpan {
+  int64_t kh0, kh1, kw0, kw1;
+};
+TapSpan tapSpan(const ConvJob& j, int64_t t0, int64_t t1);
+
+/// The span a chunk's input tile covers under tiling `c`: the chunk's own (tapHalo), else
+/// the whole kernel.
+TapSpan chunkSpan(const ConvJob& j, const ConvTiling& c, const ReductionChunk& ch);
+
+/// The input lines x columns of a tile of th x tw output pixels whose taps cover `s`.
+std::pair<int64_t, int64_t> haloExtent(const ConvJob& j, const TapSpan& s, int64_t th, int64_t tw);
+
+/// The input a tile of output pixels [oy0, oy0 + th) x [ox0, ox0 + tw) reads through the
+/// taps of `s`.
+Halo haloOf(const ConvJob& j, const TapSpan& s, int64_t oy0, int64_t th, int64_t ox0, int64_t tw);
+
 /// dma.ld instructions bringing input blocks [cbA, cbB) of image `n` (H x W pixels) for
 /// `h` into act row `sramAddr` (packed: block, line, pixel), positions outside the image
-/// filled with `padValue`.
+/// filled with `padValue`. A halo entirely outside the image (a tap chunk of a border
+/// tile) has no line to pad around: it is filled by repeating the constant row at DRAM
+/// byte `padRow` (every byte `padValue`), which the caller must then give (>= 0).
 std::vector<isa::Instruction> loadHalo(const Program& p, const ActView& in, int64_t n, int64_t cbA,
                                        int64_t cbB, int64_t H, int64_t W, const Halo& h,
-                                       int64_t sramAddr, int64_t padValue);
+                                       int64_t sramAddr, int64_t padValue, int64_t padRow = -1);
 
 /// A 1x1 convolution over N images of H x W pixels and C channels whose output channel k
 /// is input channel src[k], codes unchanged: one-hot weights, multiplier 1 and the zero

@@ -53,6 +53,30 @@ std::pair<int64_t, int64_t> chunkBlocks(const ConvJob& j, int64_t L, int64_t kb,
   return {a, std::max(a, std::min(r.second, ch.cbHi))};
 }
 
+TapSpan tapSpan(const ConvJob& j, int64_t t0, int64_t t1) {
+  const int64_t kh0 = t0 / j.KW, kh1 = (t1 - 1) / j.KW;
+  if (kh0 == kh1)
+    return {kh0, kh1, t0 % j.KW, (t1 - 1) % j.KW};
+  return {kh0, kh1, 0, j.KW - 1};
+}
+
+TapSpan chunkSpan(const ConvJob& j, const ConvTiling& c, const ReductionChunk& ch) {
+  if (c.tapHalo && c.splitsReduction() && c.rt > 0)
+    return tapSpan(j, ch.t0, ch.t1);
+  return {0, j.KH - 1, 0, j.KW - 1};
+}
+
+std::pair<int64_t, int64_t> haloExtent(const ConvJob& j, const TapSpan& s, int64_t th, int64_t tw) {
+  return {(th - 1) * j.sH + (s.kh1 - s.kh0) * j.dH + 1,
+          (tw - 1) * j.sW + (s.kw1 - s.kw0) * j.dW + 1};
+}
+
+Halo haloOf(const ConvJob& j, const TapSpan& s, int64_t oy0, int64_t th, int64_t ox0, int64_t tw) {
+  const int64_t y0 = oy0 * j.sH - j.padT + s.kh0 * j.dH, x0 = ox0 * j.sW - j.padL + s.kw0 * j.dW;
+  const auto [lines, width] = haloExtent(j, s, th, tw);
+  return {y0, y0 + lines - 1, x0, x0 + width - 1};
+}
+
 std::vector<ReductionChunk> reductionChunks(const ConvJob& j, int64_t L, int64_t kb0, int64_t kb1,
                                             const ConvTiling& c) {
   const int64_t taps = j.KH * j.KW;
@@ -84,14 +108,31 @@ namespace {
 
 /// What a tiling's chunks need, over every tile of output blocks.
 struct ChunkStats {
-  int64_t maxCB = 0;     ///< Input blocks of the largest chunk.
-  int64_t maxWgt = 0;    ///< Weight blocks of the largest chunk.
-  int64_t chunks = 0;    ///< Chunks of all tiles of output blocks together.
-  int64_t maxChunks = 0; ///< Chunks of the tile of output blocks with the most.
-  int64_t ktiles = 0;    ///< Tiles of output blocks.
-  double gemms = 0;      ///< Gemm instructions per spatial tile, all tiles together.
-  int64_t perOutput = 0; ///< Largest weight blocks of one output block in one chunk.
+  int64_t maxCB = 0;          ///< Input blocks of the largest chunk.
+  int64_t maxWgt = 0;         ///< Weight blocks of the largest chunk.
+  int64_t chunks = 0;         ///< Chunks of all tiles of output blocks together.
+  int64_t maxChunks = 0;      ///< Chunks of the tile of output blocks with the most.
+  int64_t ktiles = 0;         ///< Tiles of output blocks.
+  double gemms = 0;           ///< Gemm instructions per spatial tile, all tiles together.
+  int64_t perOutput = 0;      ///< Largest weight blocks of one output block in one chunk.
+  std::vector<TapSpan> spans; ///< The kernel spans the chunks' input tiles cover (distinct).
 };
+
+/// The largest input tile (lines, columns, lines x columns) of th x tw output pixels
+/// over the chunks' spans.
+struct HaloSize {
+  int64_t Hp = 0, Wp = 0, plane = 0;
+};
+HaloSize haloSize(const ConvJob& j, const ChunkStats& st, int64_t th, int64_t tw) {
+  HaloSize h;
+  for (const TapSpan& s : st.spans) {
+    const auto [lines, width] = haloExtent(j, s, th, tw);
+    h.Hp = std::max(h.Hp, lines);
+    h.Wp = std::max(h.Wp, width);
+    h.plane = std::max(h.plane, lines * width);
+  }
+  return h;
+}
 
 ChunkStats chunkStats(const ConvJob& j, int64_t L, int64_t KB, int64_t n2max, const ConvTiling& c) {
   ChunkStats st;
@@ -115,6 +156,11 @@ ChunkStats chunkStats(const ConvJob& j, int64_t L, int64_t KB, int64_t n2max, co
     st.chunks += times * int64_t(chunks.size());
     st.maxChunks = std::max(st.maxChunks, int64_t(chunks.size()));
     for (const auto& ch : chunks) {
+      const TapSpan sp = chunkSpan(j, c, ch);
+      if (std::none_of(st.spans.begin(), st.spans.end(), [&](const TapSpan& o) {
+            return o.kh1 - o.kh0 == sp.kh1 - sp.kh0 && o.kw1 - o.kw0 == sp.kw1 - sp.kw0;
+          }))
+        st.spans.push_back(sp);
       st.maxCB = std::max(st.maxCB, ch.cbHi - ch.cbLo);
       st.maxWgt = std::max(st.maxWgt, ch.weights);
       const bool allTaps = ch.t0 == 0 && ch.t1 == j.KH * j.KW;
@@ -155,9 +201,8 @@ std::vector<int64_t> tileSizes(int64_t n, int64_t cap) {
 /// a field overflows.
 bool fits(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats& st,
           ConvTiling& c) {
-  const int64_t Hp = (c.th - 1) * j.sH + (j.KH - 1) * j.dH + 1;
-  const int64_t Wp = (c.tw - 1) * j.sW + (j.KW - 1) * j.dW + 1;
-  const int64_t inRows = st.maxCB * Hp * Wp, outRows = c.kt * c.th * c.tw;
+  const auto [Hp, Wp, plane] = haloSize(j, st, c.th, c.tw);
+  const int64_t inRows = st.maxCB * plane, outRows = c.kt * c.th * c.tw;
   c.actRows = g.D * (inRows + outRows + residualRows(j, t, outRows));
   c.wgtRows = g.D * st.maxWgt;
   c.accRows = c.biasDma ? g.D * c.kt * c.th * c.tw : c.kt * c.th * c.tw + g.D * c.kt;
@@ -177,8 +222,7 @@ bool fits(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats
 double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats& st,
                 const ConvTiling& c) {
   const int64_t L = g.L;
-  const int64_t Hp = (c.th - 1) * j.sH + (j.KH - 1) * j.dH + 1;
-  const int64_t Wp = (c.tw - 1) * j.sW + (j.KW - 1) * j.dW + 1;
+  const auto [Hp, Wp, plane] = haloSize(j, st, c.th, c.tw);
   const int64_t validH = std::min(Hp, j.H), validW = std::min(Wp, j.W);
   const int64_t size2 = Target::maxOf(t.dmaLoad(), isa::role::kSize2);
   const int64_t dmaIn = ceilDiv(st.maxCB, size2);
@@ -208,7 +252,7 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
     const auto cb = inputBlocks(j, L, 0);
     const int64_t perKb = cb.second - cb.first;
     double gemms = double(perKb * j.KH * ceilDiv(j.KW, n2)) * gemm;
-    if (gemmBlocksInner(j, t, perKb, Hp * Wp)) {
+    if (gemmBlocksInner(j, t, perKb, plane)) {
       // appendGemms' other nest: n2 walks the input blocks, one gemm per kernel tap and
       // group of up to n2 blocks (a 1x1 convolution: one weight load, fill and drain
       // per output block instead of one per input block).
@@ -245,11 +289,17 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
          fill;
 }
 
+/// How a tiling cuts the reduction (ConvTiling::rb, rt, tapHalo).
+struct Reduction {
+  int64_t rb = 0, rt = 0;
+  bool tapHalo = false;
+};
+
 /// Candidate reductions, largest chunks first: the whole reduction, then chunks of rb
-/// input blocks, then (rb = 1) chunks of rt kernel taps; none above `cap` weight blocks
-/// of one output block (0 = no cap).
-std::vector<std::pair<int64_t, int64_t>> reductionCandidates(const ConvJob& j, int64_t L,
-                                                             int64_t KB, int64_t cap) {
+/// input blocks, then (rb = 1) chunks of rt kernel taps, each first with the tile's
+/// whole halo and then with only the chunk's own (tapHalo); none above `cap` weight
+/// blocks of one output block (0 = no cap).
+std::vector<Reduction> reductionCandidates(const ConvJob& j, int64_t L, int64_t KB, int64_t cap) {
   int64_t maxBlocks = 0;
   for (int64_t kb = 0; kb < KB; ++kb) {
     const auto r = inputBlocks(j, L, kb);
@@ -258,15 +308,17 @@ std::vector<std::pair<int64_t, int64_t>> reductionCandidates(const ConvJob& j, i
       break;
   }
   const int64_t taps = j.KH * j.KW;
-  std::vector<std::pair<int64_t, int64_t>> out;
+  std::vector<Reduction> out;
   if (cap <= 0 || maxBlocks * taps <= cap)
-    out.push_back({0, 0});
+    out.push_back({0, 0, false});
   for (int64_t rb : tileSizes(maxBlocks, maxBlocks - 1))
     if (cap <= 0 || rb * taps <= cap)
-      out.push_back({rb, 0});
+      out.push_back({rb, 0, false});
   for (int64_t rt : tileSizes(taps, taps - 1))
-    if (cap <= 0 || rt <= cap)
-      out.push_back({1, rt});
+    if (cap <= 0 || rt <= cap) {
+      out.push_back({1, rt, false});
+      out.push_back({1, rt, true});
+    }
   return out;
 }
 
@@ -304,8 +356,9 @@ std::string checkConvJob(const ConvJob& j, const Target& t, int depth) {
   ConvTiling c; // one output pixel and channel block; the whole reduction at once
   if (fits(j, t, g, chunkStats(j, g.L, g.KB, n2max, c), c))
     return "";
-  c.rb = 1; // else one kernel tap of one input block per chunk
+  c.rb = 1; // else one kernel tap of one input block per chunk, loading only its pixels
   c.rt = 1;
+  c.tapHalo = true;
   if (fits(j, t, g, chunkStats(j, g.L, g.KB, n2max, c), c))
     return "";
   auto need = [&](const char* what, int64_t rows, Mem m) {
@@ -356,8 +409,9 @@ ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
             c.kt = kt;
             c.th = th;
             c.tw = tw;
-            c.rb = candidates[i].first;
-            c.rt = candidates[i].second;
+            c.rb = candidates[i].rb;
+            c.rt = candidates[i].rt;
+            c.tapHalo = candidates[i].tapHalo;
             if (!stats[i])
               stats[i] = chunkStats(j, g.L, g.KB, n2max, c);
             bool fit = false;
@@ -377,7 +431,7 @@ ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
   };
   // The reduction is cut only when no tiling holds it whole: partial sums cost a
   // chunk's input and weight loads per step, which the whole reduction never pays.
-  const size_t whole = !candidates.empty() && candidates.front().first == 0 ? 1 : 0;
+  const size_t whole = !candidates.empty() && candidates.front().rb == 0 ? 1 : 0;
   search(0, whole);
   if (best.cycles < 0)
     search(whole, candidates.size());
