@@ -3,7 +3,9 @@
 // each a strided walk over the tile (docs/isa.md example 7.3): either directly (the first
 // two taps into the output, every other one into it) or separably, when that is fewer
 // vector rows (3 x 3 windows): the row maximum of every input line of the tile into a
-// temporary, then the column maximum of those into the output.
+// temporary, then the column maximum of those into the output. On an act SRAM too small
+// for one output pixel's whole window, the window goes in chunks of taps, one step each
+// (the chunk's pixels only), the running maximum kept in act between them.
 #include "../ConvCore.h"
 #include "ember/graph/AttrViews.h"
 #include "ember/isa/roles.h"
@@ -35,6 +37,7 @@ PoolGeom geomOf(const Node& n) {
 struct PoolTiling {
   int64_t cbt = 0, th = 0, tw = 0;
   bool separable = false;
+  int64_t rt = 0; ///< Taps per step (0: the whole window in one step).
 };
 
 int64_t haloLines(const PoolGeom& g, int64_t th) {
@@ -147,9 +150,72 @@ PoolTiling choose(const PoolGeom& g, const Target& t, int64_t D, const CompileOp
   return best;
 }
 
-/// The direct or the separable fold, whichever walks fewer vector rows.
+/// The kernel rows [kh0, kh1] and columns [kw0, kw1] taps [t0, t1) touch (one row's
+/// columns, or every column of several rows).
+struct Span {
+  int64_t kh0, kh1, kw0, kw1;
+};
+Span spanOf(const PoolGeom& g, int64_t t0, int64_t t1) {
+  const int64_t kh0 = t0 / g.KW, kh1 = (t1 - 1) / g.KW;
+  return kh0 == kh1 ? Span{kh0, kh1, t0 % g.KW, (t1 - 1) % g.KW} : Span{kh0, kh1, 0, g.KW - 1};
+}
+/// The input a th x tw tile reads through the taps of `sp` (may reach into padding).
+Halo haloOf(const PoolGeom& g, const Span& sp, int64_t oy0, int64_t th, int64_t ox0, int64_t tw) {
+  const int64_t y0 = oy0 * g.sH - g.padT + sp.kh0 * g.dH, x0 = ox0 * g.sW - g.padL + sp.kw0 * g.dW;
+  return {y0, y0 + (th - 1) * g.sH + (sp.kh1 - sp.kh0) * g.dH, x0,
+          x0 + (tw - 1) * g.sW + (sp.kw1 - sp.kw0) * g.dW};
+}
+
+/// The window in chunks of rt taps (for an act SRAM too small for a whole window):
+/// one block per step, D input and output slots and one running-maximum tile; the
+/// fewest steps (tiles x chunks) that fit.
+PoolTiling chooseChunked(const PoolGeom& g, const Target& t, int64_t D, const CompileOptions& o) {
+  const int64_t taps = g.KH * g.KW, CB = ceilDiv(g.C, t.lanes());
+  const isa::InstrDesc& mx = t.vecBinary("max");
+  const int64_t twMax = std::min(
+      {g.OW, Target::maxOf(mx, isa::role::kN0), Target::maxOf(t.dmaStore(), isa::role::kSize0)});
+  int64_t thMax = std::min(
+      {g.OH, Target::maxOf(mx, isa::role::kN1), Target::maxOf(t.dmaStore(), isa::role::kSize1)});
+  if (o.maxTileHeight > 0)
+    thMax = std::min(thMax, o.maxTileHeight);
+  PoolTiling best;
+  int64_t bestSteps = 0;
+  for (int64_t parts = 2; parts <= taps; ++parts) {
+    const int64_t rt = ceilDiv(taps, parts);
+    if (parts > 2 && rt == ceilDiv(taps, parts - 1))
+      continue;
+    for (int64_t tw = twMax;; tw = ceilDiv(tw, 2)) {
+      for (int64_t th = thMax; th >= 1; --th) {
+        int64_t plane = 0;
+        bool fields = true;
+        for (int64_t t0 = 0; t0 < taps; t0 += rt) {
+          const Halo h = haloOf(g, spanOf(g, t0, std::min(taps, t0 + rt)), 0, th, 0, tw);
+          plane = std::max(plane, h.lines() * h.width());
+          fields = fields &&
+                   std::min(h.lines(), g.H) <= Target::maxOf(t.dmaLoad(), isa::role::kSize1) &&
+                   std::min(h.width(), g.W) <= Target::maxOf(t.dmaLoad(), isa::role::kSize0) &&
+                   walksFit(t, tw, th, g.sW, g.sH * h.width(), tw);
+        }
+        if (!fields || D * (plane + th * tw) + th * tw > t.rows(Mem::Act))
+          continue;
+        const int64_t steps = g.N * CB * ceilDiv(g.OH, th) * ceilDiv(g.OW, tw) * parts;
+        if (best.th == 0 || steps < bestSteps)
+          best = {1, th, tw, false, rt}, bestSteps = steps;
+        break;
+      }
+      if (tw == 1)
+        break;
+    }
+  }
+  return best;
+}
+
+/// The direct or the separable fold, whichever walks fewer vector rows; the window in
+/// chunks when neither fits.
 PoolTiling choose(const PoolGeom& g, const Target& t, int64_t D, const CompileOptions& o) {
   const PoolTiling direct = choose(g, t, D, o, false);
+  if (direct.th == 0 && g.KH * g.KW > 1)
+    return chooseChunked(g, t, D, o);
   if (g.KH < 2 || g.KW < 2)
     return direct;
   const PoolTiling sep = choose(g, t, D, o, true);
@@ -239,10 +305,9 @@ public:
     if (g.sW > Target::maxOf(mx, isa::role::kSrc1S0))
       return "stride " + std::to_string(g.sW) + " exceeds the vector stride field";
     if (choose(g, t, 2, CompileOptions{}).th == 0)
-      return "one output pixel of the pool does not fit the act SRAM: its window and result "
-             "in each of 2 buffers need " +
-             std::to_string(2 * (planeRows(g, 1, 1) + 1)) + " act rows (has " +
-             std::to_string(t.rows(Mem::Act)) + ")";
+      return "one output pixel of the pool does not fit the act SRAM: one tap and the result "
+             "in each of 2 buffers and the running maximum need 5 act rows (has " +
+             std::to_string(t.rows(Mem::Act)) + "), or a field overflows";
     return "";
   }
 
@@ -252,6 +317,8 @@ public:
     const int64_t L = t.lanes(), D = p.depth();
     const PoolGeom g = geomOf(n);
     const PoolTiling tl = choose(g, t, D, ctx.opts);
+    if (tl.rt > 0)
+      return emitChunked(n, ctx, g, tl);
     const ActView in = ActView::of(ctx.tensor(n.input(0)));
     const ActView out = ActView::of(ctx.tensor(resultOf(n)));
     const int64_t CB = ceilDiv(g.C, L);
@@ -295,6 +362,65 @@ public:
     info.tiling = "blocks=" + std::to_string(tl.cbt) + " th=" + std::to_string(tl.th) +
                   " tw=" + std::to_string(tl.tw) + (tl.separable ? " separable" : "");
     info.sram[0] = D * (inSlot + outSlot + rowSlot);
+    return info;
+  }
+
+private:
+  /// The window in chunks of tl.rt taps, one step each: a chunk's pixels into the step's
+  /// input slot, folded into the running maximum (the first chunk starts it, the last
+  /// folds it with its taps into the step's output slot, which is stored).
+  static LayerInfo emitChunked(const Node& n, LayerCtx& ctx, const PoolGeom& g,
+                               const PoolTiling& tl) {
+    const Target& t = ctx.t;
+    Program& p = ctx.prog;
+    const int64_t L = t.lanes(), D = p.depth(), taps = g.KH * g.KW, CB = ceilDiv(g.C, L);
+    const ActView in = ActView::of(ctx.tensor(n.input(0)));
+    const ActView out = ActView::of(ctx.tensor(resultOf(n)));
+    int64_t inSlot = 0;
+    for (int64_t t0 = 0; t0 < taps; t0 += tl.rt) {
+      const Halo h = haloOf(g, spanOf(g, t0, std::min(taps, t0 + tl.rt)), 0, tl.th, 0, tl.tw);
+      inSlot = std::max(inSlot, h.lines() * h.width());
+    }
+    const int64_t outSlot = tl.th * tl.tw, runA = D * (inSlot + outSlot);
+    int64_t padRow = -1; // a constant row of -128 for chunks wholly in the padding
+    int64_t step = 0;
+    for (int64_t b = 0; b < g.N; ++b)
+      for (int64_t cb = 0; cb < CB; ++cb)
+        for (int64_t oy0 = 0; oy0 < g.OH; oy0 += tl.th)
+          for (int64_t ox0 = 0; ox0 < g.OW; ox0 += tl.tw)
+            for (int64_t t0 = 0; t0 < taps; t0 += tl.rt, ++step) {
+              const int64_t t1 = std::min(taps, t0 + tl.rt);
+              const int64_t th = std::min(tl.th, g.OH - oy0), tw = std::min(tl.tw, g.OW - ox0);
+              const int64_t inA = (step % D) * inSlot, outA = D * inSlot + (step % D) * outSlot;
+              const Span sp = spanOf(g, t0, t1);
+              const Halo h = haloOf(g, sp, oy0, th, ox0, tw);
+              if (padRow < 0 && (h.y0 >= g.H || h.y1 < 0 || h.x0 >= g.W || h.x1 < 0))
+                padRow = int64_t(
+                    ctx.consts.add(std::vector<uint8_t>(size_t(t.rowBytes(Mem::Act)), 0x80)));
+              Step s;
+              s.loads = loadHalo(p, in, b, cb, cb + 1, g.H, g.W, h, inA, -128, padRow);
+              const int64_t wp = h.width();
+              std::vector<Program::Walk> walks;
+              for (int64_t tap = t0; tap < t1; ++tap)
+                walks.push_back(
+                    {inA + (tap / g.KW - sp.kh0) * g.dH * wp + (tap % g.KW - sp.kw0) * g.dW, g.sW,
+                     g.sH * wp});
+              const Program::Walk run{runA, 1, tw}, dst{outA, 1, tw};
+              if (t0 == 0) {
+                foldMax(p, t, s.computes, run, walks, tw, th);
+              } else {
+                walks.insert(walks.begin(), run);
+                foldMax(p, t, s.computes, t1 == taps ? dst : run, walks, tw, th);
+              }
+              if (t1 == taps)
+                s.stores.push_back(p.dmaStore(Mem::Act, outA, out.at(L, b, cb, oy0, ox0), tw, th, 1,
+                                              out.line, out.block));
+              p.commitStep(std::move(s));
+            }
+    LayerInfo info;
+    info.tiling = "blocks=1 th=" + std::to_string(tl.th) + " tw=" + std::to_string(tl.tw) +
+                  " taps=" + std::to_string(tl.rt);
+    info.sram[0] = D * (inSlot + outSlot) + outSlot;
     return info;
   }
 };
