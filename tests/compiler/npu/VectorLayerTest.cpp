@@ -441,7 +441,8 @@ TEST(VectorOnTinySrams, EveryCaseRunsOrIsRefusedWithTheFigures) {
     expectBitExact(c, tiny, 1);
     ran.insert(c.name);
   }
-  for (const char* must : {"add_relu", "add_per_channel", "pad_many_blocks", "slice_whole_blocks"})
+  for (const char* must : {"add_relu", "add_per_channel", "pad_many_blocks", "pad",
+                           "pad_many_steps", "slice_whole_blocks"})
     EXPECT_EQ(ran.count(must), 1u) << must << " did not run on " << tiny.name();
 }
 

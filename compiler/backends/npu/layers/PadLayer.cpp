@@ -1,6 +1,8 @@
 // Pad (constant mode, spatial pads of an NCHW value): each tile of output rows is loaded
 // with dma.ld's padding fields (value = the quantized pad value) and stored whole from
-// the same buffer, so the buffers cycle over twice the pipeline depth.
+// the same buffer, so the buffers cycle over twice the pipeline depth. On an act SRAM too
+// small for whole padded lines, tiles of th lines x tw columns of one channel block; a
+// tile wholly in the padding is filled from a constant row of the pad value.
 #include "../ConvCore.h"
 #include "ember/isa/roles.h"
 
@@ -34,6 +36,20 @@ public:
     return {cbt, std::max(th, thMin)};
   }
 
+  /// Lines and columns of one channel block per tile when whole lines do not fit
+  /// ({0, 0} when not even one pixel per buffer fits).
+  static std::pair<int64_t, int64_t> gridTiling(const Node& n, const Target& t, int64_t depth) {
+    const Shape y = n.resultType(0).dims;
+    const int64_t perSlot = t.rows(Mem::Act) / (2 * depth);
+    const int64_t tw = std::min({y[3], perSlot, Target::maxOf(t.dmaStore(), isa::role::kSize0),
+                                 Target::maxOf(t.dmaLoad(), isa::role::kSize0)});
+    if (tw < 1)
+      return {0, 0};
+    const int64_t th = std::min({y[2], perSlot / tw, Target::maxOf(t.dmaStore(), isa::role::kSize1),
+                                 Target::maxOf(t.dmaLoad(), isa::role::kSize1)});
+    return {th, tw};
+  }
+
   std::string check(const Node& n, const Target& t) const override {
     if (auto r = checkInputAndResult(n); !r.empty())
       return r;
@@ -57,13 +73,9 @@ public:
     const Shape y = n.resultType(0).dims;
     if (y[3] > Target::maxOf(t.dmaStore(), isa::role::kSize0))
       return "rows wider than the DMA size field";
-    if (tiling(n, t, 2).first == 0) {
-      const int64_t lines = std::min(y[2], p[2] + 1) + p[6]; // tiling()'s fewest lines
-      return "one channel block of " + std::to_string(lines) + " padded lines of " +
-             std::to_string(y[3]) + " pixels in each of 4 buffers needs " +
-             std::to_string(4 * lines * y[3]) + " act rows (has " +
+    if (tiling(n, t, 2).first == 0 && gridTiling(n, t, 2).first == 0)
+      return "one padded pixel of one channel block in each of 4 buffers needs 4 act rows (has " +
              std::to_string(t.rows(Mem::Act)) + ")";
-    }
     return "";
   }
 
@@ -81,6 +93,8 @@ public:
       value = n.input(1).node->payload().data<int8_t>()[0];
     else
       value = quant::quantizeBound(n.attrs().getFloat("value", 0.0), n.resultType(0).quant);
+    if (tiling(n, t, p.depth()).first == 0)
+      return emitGrid(n, ctx, value);
     // Row tiles; a tile starting in the bottom padding joins the previous one, so every
     // tile reads at least one input row (th >= pads + 1 keeps the first one valid too).
     const auto [cbt, th] = tiling(n, t, p.depth());
@@ -110,6 +124,42 @@ public:
     LayerInfo info;
     info.tiling = "th=" + std::to_string(th);
     info.sram[0] = D * cbt * (th + pb) * y.W;
+    return info;
+  }
+
+private:
+  /// Tiles of gridTiling's lines x columns of one channel block, each loaded with its
+  /// padding (or, wholly in the padding, from a constant row of `value`) and stored.
+  static LayerInfo emitGrid(const Node& n, LayerCtx& ctx, int32_t value) {
+    const Target& t = ctx.t;
+    Program& p = ctx.prog;
+    const int64_t L = t.lanes(), D = 2 * int64_t(p.depth());
+    const DramTensor& x = ctx.tensor(n.input(0));
+    const DramTensor& y = ctx.tensor(resultOf(n));
+    const auto pads = n.attrs().getInts("pads");
+    const int64_t pt = pads[2], pl = pads[3];
+    const auto [th, tw] = gridTiling(n, t, p.depth());
+    const ActView in = ActView::of(x), out = ActView::of(y);
+    int64_t padRow = -1;
+    for (int64_t b = 0; b < x.N; ++b)
+      for (int64_t cb = 0; cb < x.CB; ++cb)
+        for (int64_t oy0 = 0; oy0 < y.H; oy0 += th)
+          for (int64_t ox0 = 0; ox0 < y.W; ox0 += tw) {
+            const int64_t lines = std::min(th, y.H - oy0), cols = std::min(tw, y.W - ox0);
+            const int64_t slot = (p.stepIndex() % D) * th * tw;
+            const Halo h{oy0 - pt, oy0 + lines - 1 - pt, ox0 - pl, ox0 + cols - 1 - pl};
+            if (padRow < 0 && (h.y0 >= x.H || h.y1 < 0 || h.x0 >= x.W || h.x1 < 0))
+              padRow = int64_t(ctx.consts.add(
+                  std::vector<uint8_t>(size_t(t.rowBytes(Mem::Act)), uint8_t(int8_t(value)))));
+            Step s;
+            s.loads = loadHalo(p, in, b, cb, cb + 1, x.H, x.W, h, slot, value, padRow);
+            s.stores.push_back(p.dmaStore(Mem::Act, slot, out.at(L, b, cb, oy0, ox0), cols, lines,
+                                          1, out.line, out.block));
+            p.commitStep(std::move(s));
+          }
+    LayerInfo info;
+    info.tiling = "blocks=1 th=" + std::to_string(th) + " tw=" + std::to_string(tw);
+    info.sram[0] = D * th * tw;
     return info;
   }
 };
