@@ -24,8 +24,11 @@ public:
     if (n.input(0).dims().size() != 4)
       return "only NCHW values are pooled on the NPU";
     quant::averageMultiplier(scaleOf(n.input(0)), n.resultType(0).quant.scales.at(0), 1);
-    if (t.rows(Mem::Act) < 8 || t.rows(Mem::Acc) < 4)
-      return "the SRAMs are too small";
+    // One input row and one output row per buffer (2 buffers); one accumulator and the
+    // bias row.
+    if (t.rows(Mem::Act) < 4 || t.rows(Mem::Acc) < 2)
+      return "one channel block needs 4 act rows (has " + std::to_string(t.rows(Mem::Act)) +
+             ") and 2 acc rows (has " + std::to_string(t.rows(Mem::Acc)) + ")";
     return "";
   }
 
@@ -53,12 +56,12 @@ public:
     }
     const uint64_t qC = ctx.consts.addInt32(q);
     const quant::Bounds bd = quant::activationBounds(n, y.type().quant);
-    // Acc: rows [0, CB) accumulators of one image, row CB the bias. Act: D slots of
-    // T rows, then D output slots of CB rows.
-    const int64_t cbt =
-        std::min({CB, t.rows(Mem::Acc) - 1, Target::maxOf(t.dmaStore(), isa::role::kSize0),
-                  Target::maxOf(t.vecUnary("copy"), isa::role::kN0),
-                  Target::maxOf(t.requant(), isa::role::kN0)});
+    // Acc: rows [0, cbt) accumulators of one image, row cbt the bias. Act: D slots of
+    // T rows, then D output slots of cbt rows (at least one input row per slot).
+    const int64_t cbt = std::min({CB, t.rows(Mem::Acc) - 1, t.rows(Mem::Act) / D - 1,
+                                  Target::maxOf(t.dmaStore(), isa::role::kSize0),
+                                  Target::maxOf(t.vecUnary("copy"), isa::role::kN0),
+                                  Target::maxOf(t.requant(), isa::role::kN0)});
     const int64_t outBase = t.rows(Mem::Act) - D * cbt;
     const int64_t T = std::min(HW * cbt, outBase / D);
     const isa::InstrDesc& g = t.gemm();
