@@ -295,8 +295,10 @@ void attachResidual(ConvJob& j, const NodeValue& result, LayerCtx& ctx,
 LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
   const Target& t = ctx.t;
   Program& p = ctx.prog;
+  const ConvTiling tl = chooseConvTiling(j, t, p.depth(), ctx.opts);
+  if (tl.depth < p.depth())
+    p.setLayerDepth(tl.depth);
   const int64_t L = t.lanes(), KB = ceilDiv(j.K, L), D = p.depth();
-  const ConvTiling tl = chooseConvTiling(j, t, int(D), ctx.opts);
   const ConvConsts cc = packConsts(j, t, tl, ctx.consts);
   const uint64_t residualParams = j.residual ? ctx.consts.addInt32(j.residual->params) : 0;
   const int64_t WR = t.rowBytes(Mem::Weight), AR = t.rowBytes(Mem::Acc),
@@ -323,7 +325,7 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
   const int64_t size2Ld = Target::maxOf(t.dmaLoad(), isa::role::kSize2);
   const int64_t size1Ld = Target::maxOf(t.dmaLoad(), isa::role::kSize1);
 
-  int64_t step = 0;
+  int64_t step = 0, tileNo = 0;
   std::vector<std::array<int64_t, 7>> slotHolds(size_t(D), {-1, -1, -1, -1, -1, -1, -1});
   std::vector<std::pair<int64_t, int64_t>> weightHolds(size_t(D), {-1, -1});
   for (int64_t kb0 = 0, ktile = 0; kb0 < KB; kb0 += tl.kt, ++ktile) {
@@ -382,9 +384,10 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
         // Accumulators = bias (first chunk), then one gemm per (output block, input
         // block, kernel row); the last chunk requantizes and stores.
         const int64_t P = tile.th * tile.tw;
-        // The accumulators of this step: one region, or with the bias by DMA the step's
-        // buffer (the load engine writes them while the previous step computes).
-        const int64_t acc0 = tl.biasDma ? slot * outSlot : 0;
+        // The accumulators of this tile: one region, or with the bias by DMA the tile's
+        // buffer (the load engine writes them while the previous tile computes; every
+        // chunk of the tile adds into it).
+        const int64_t acc0 = tl.biasDma ? (tileNo % D) * outSlot : 0;
         if (ci == 0 && tl.biasDma && P <= size1Ld) {
           // Block z's P rows all hold bias row kb0 + z: stride1 0 repeats it, stride2 1
           // moves to the next block's row; the SRAM side is packed (z * P + y).
@@ -426,6 +429,7 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
         p.commitStep(std::move(s));
         first = false;
         ++step;
+        tileNo += ci + 1 == chunks.size() ? 1 : 0;
       }
   }
   LayerInfo info;
@@ -434,6 +438,8 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
                 " tw=" + std::to_string(tl.tw);
   if (tl.biasDma)
     info.tiling += " bias-dma";
+  if (ctx.opts.doubleBuffer && D == 1)
+    info.tiling += " single-buffered";
   if (split)
     info.tiling += " rb=" + std::to_string(tl.rb) + (tl.rt ? " rt=" + std::to_string(tl.rt) : "") +
                    (tl.tapHalo ? " tap-halo" : "");

@@ -83,8 +83,12 @@ struct ConvTiling {
   bool tapHalo = false;
   /// The accumulators start from the bias by a dma.ld (one bias row repeated over the
   /// tile's pixels, on the load engine) rather than a vmov on the compute engine; they
-  /// are then double-buffered like the act tiles. Only without reduction chunks.
+  /// are then double-buffered like the act tiles (a buffer per tile, which all the
+  /// tile's reduction chunks add into).
   bool biasDma = false;
+  /// Pipeline depth of the layer: the program's, or 1 when no tiling fits its SRAMs
+  /// twice (the layer then runs single-buffered, Program::setLayerDepth).
+  int depth = 2;
   double cycles = 0; ///< Cost-model estimate.
   int64_t actRows = 0, wgtRows = 0, accRows = 0, paramRows = 0;
   /// True when the reduction is cut into chunks (partial sums in the accumulators).
@@ -163,11 +167,13 @@ int64_t residualRows(const ConvJob& j, const Target& t, int64_t outRows);
 /// Input-channel block range [first, second) that output block `kb` reads.
 std::pair<int64_t, int64_t> inputBlocks(const ConvJob& j, int64_t L, int64_t kb);
 
-/// "" when the job fits the NPU's fields at all (some tiling exists, if need be with the
-/// reduction in chunks of one kernel tap), else why not with the figures it needs.
+/// "" when the job fits the NPU's fields at all (some tiling exists at `depth` or, failing
+/// that, single-buffered, if need be with the reduction in chunks of one kernel tap),
+/// else why not with the figures it needs single-buffered.
 std::string checkConvJob(const ConvJob& j, const Target& t, int depth);
 
-/// The cheapest tiling under every SRAM's capacity (docs/isa.md section 3 formulas).
+/// The cheapest tiling under every SRAM's capacity (docs/isa.md section 3 formulas) at
+/// pipeline depth `depth`, or at depth 1 when none fits (ConvTiling::depth).
 ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
                             const CompileOptions& opts);
 

@@ -206,7 +206,7 @@ bool fits(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats
   c.actRows = g.D * (inRows + outRows + residualRows(j, t, outRows));
   c.wgtRows = g.D * st.maxWgt;
   c.accRows = c.biasDma ? g.D * c.kt * c.th * c.tw : c.kt * c.th * c.tw + g.D * c.kt;
-  if (c.biasDma && (c.splitsReduction() || biasDmaLoads(t, c) == 0))
+  if (c.biasDma && biasDmaLoads(t, c) == 0)
     return false;
   c.paramRows = g.D * 2 * c.kt + (j.residual ? 2 : 0);
   if (c.actRows > t.rows(Mem::Act) || c.wgtRows > t.rows(Mem::Weight) ||
@@ -283,9 +283,11 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
   const double chunkSteps = steps * double(st.chunks);
   const double weightLoads = st.maxChunks <= g.D ? double(st.chunks) : chunkSteps;
   const double bus = chunkSteps * inBus + total * (outBus + resBus) + weightLoads * wBus;
-  const double fill = Lt + Rt + Wt + Ct + St - std::max({Lt + Rt + Wt, Ct, St});
-  return std::max({chunkSteps * Lt + total * Rt + weightLoads * Wc + ktiles * BP, total * Ct,
-                   total * St, bus}) +
+  // The bias: kt rows per tile of output blocks into its slot, or by DMA per tile.
+  const double BPk = c.biasDma ? t.dmaCycles(t.dmaLoad(), 2 * c.kt, Mem::Param) : BP;
+  const double fill = Lt + Rt + Bt + Wt + Ct + St - std::max({Lt + Rt + Bt + Wt, Ct, St});
+  return std::max({chunkSteps * Lt + total * (Rt + Bt) + weightLoads * Wc + ktiles * BPk,
+                   total * Ct, total * St, bus + total * biasBus}) +
          fill;
 }
 
@@ -332,7 +334,9 @@ int64_t biasDmaLoads(const Target& t, const ConvTiling& c) {
   return c.tw <= size1 && c.th <= Target::maxOf(ld, isa::role::kSize2) ? c.kt : 0;
 }
 
-std::string checkConvJob(const ConvJob& j, const Target& t, int depth) {
+namespace {
+
+std::string checkConvJobAt(const ConvJob& j, const Target& t, int depth) {
   const Geometry g = geometry(j, t, depth);
   const isa::InstrDesc& ld = t.dmaLoad();
   if (j.padT > Target::maxOf(ld, isa::role::kPadTop) ||
@@ -365,16 +369,19 @@ std::string checkConvJob(const ConvJob& j, const Target& t, int depth) {
     return std::to_string(rows) + " " + what + (rows > t.rows(m) ? " (has " : " (of ") +
            std::to_string(t.rows(m)) + ")";
   };
+  c.biasDma = true; // the fewest acc rows: the bias loaded into the accumulators
+  if (fits(j, t, g, chunkStats(j, g.L, g.KB, n2max, c), c))
+    return "";
   return "one output pixel, channel block and kernel tap does not fit the SRAMs: it needs " +
          need("act rows", c.actRows, Mem::Act) + ", " +
          need("weight blocks", c.wgtRows, Mem::Weight) + ", " +
          need("acc rows", c.accRows, Mem::Acc) + ", " +
          need("param rows", c.paramRows, Mem::Param) + " with " + std::to_string(depth) +
-         " buffers, or a field overflows";
+         (depth == 1 ? " buffer" : " buffers") + ", or a field overflows";
 }
 
-ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
-                            const CompileOptions& opts) {
+ConvTiling chooseConvTilingAt(const ConvJob& j, const Target& t, int depth,
+                              const CompileOptions& opts) {
   const Geometry g = geometry(j, t, depth);
   const int64_t n0max = minMax(t, {{&t.gemm(), isa::role::kN0},
                                    {&t.requant(), isa::role::kN0},
@@ -435,9 +442,25 @@ ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
   search(0, whole);
   if (best.cycles < 0)
     search(whole, candidates.size());
-  if (best.cycles < 0)
-    throw Error("NPU backend", "no convolution tiling fits the SRAMs");
+  best.depth = depth;
   return best;
+}
+
+} // namespace
+
+std::string checkConvJob(const ConvJob& j, const Target& t, int depth) {
+  const std::string r = checkConvJobAt(j, t, depth);
+  return r.empty() || depth == 1 ? r : checkConvJobAt(j, t, 1);
+}
+
+ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
+                            const CompileOptions& opts) {
+  ConvTiling c = chooseConvTilingAt(j, t, depth, opts);
+  if (c.cycles < 0 && depth > 1)
+    c = chooseConvTilingAt(j, t, 1, opts);
+  if (c.cycles < 0)
+    throw Error("NPU backend", "no convolution tiling fits the SRAMs");
+  return c;
 }
 
 } // namespace ember::npu

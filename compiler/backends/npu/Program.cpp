@@ -7,7 +7,14 @@
 
 namespace ember::npu {
 
-Program::Program(const Target& t, int depth) : t_(t), depth_(std::max(1, depth)) {}
+Program::Program(const Target& t, int depth)
+    : t_(t), depth_(std::max(1, depth)), programDepth_(depth_) {}
+
+void Program::setLayerDepth(int d) {
+  if (stepsSinceBarrier_ != 0 || pending_ || d < 1 || d > programDepth_)
+    throw Error("NPU backend", "internal: a layer's depth changes before its first step only");
+  depth_ = d;
+}
 
 void Program::set(isa::Instruction& in, const std::string& role, int64_t v) {
   const isa::FieldDesc* f = in.desc().field(role);
@@ -411,6 +418,7 @@ LayerTiming Program::endLayer(bool last) {
   loadEnd_.clear();
   computeEnd_.clear();
   storeEnd_.clear();
+  depth_ = programDepth_;
   return lt;
 }
 

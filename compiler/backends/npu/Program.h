@@ -47,7 +47,13 @@ public:
   Program(const Target& t, int depth);
 
   const Target& target() const { return t_; }
+  /// The current layer's pipeline depth (the program's, unless setLayerDepth lowered it).
   int depth() const { return depth_; }
+  /// Runs the current layer, before its first step, at depth `d` (<= the program's): a
+  /// layer whose tiles do not fit the SRAMs twice runs single-buffered rather than not at
+  /// all. The layer's closing barrier drains every token; the next layer is back at the
+  /// program's depth.
+  void setLayerDepth(int d);
 
   // ---- instruction builders (values range-checked against the field widths) ----
   isa::Instruction make(const isa::InstrDesc& d) const { return isa::Instruction(d); }
@@ -123,6 +129,7 @@ private:
 
   const Target& t_;
   int depth_;
+  int programDepth_;
   std::vector<isa::Instruction> code_;
   std::vector<isa::DebugRange> debug_;
   std::optional<Step> pending_; ///< Compute and stores of the last committed step.

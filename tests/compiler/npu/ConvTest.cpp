@@ -280,17 +280,42 @@ TEST(ConvOnNpu, TapChunksLoadOnlyTheirPixelsOnATinyActSram) {
             std::string::npos);
 }
 
-TEST(ConvOnNpu, AWeightSramBelowOneBlockPerBufferIsRefusedWithTheFigures) {
-  const isa::IsaDescription one = refIsaWithWeightRows(1);
+TEST(ConvOnNpu, OneWeightBlockOrOneAccRowRunsSingleBuffered) {
+  // One weight block, or one accumulator row, cannot serve two buffers: the layer runs
+  // single-buffered (Program::setLayerDepth), with one accumulator row the bias loaded
+  // into it by DMA. Bit-exact all the same.
+  const ConvCase c{"k3", 1, 40, 6, 6, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, "relu"};
+  const std::string w = expectChunkedConvExact(c, refIsaWithRows("weight", 1), {}, 41);
+  EXPECT_NE(w.find("single-buffered"), std::string::npos) << w;
+  const std::string a = expectChunkedConvExact(c, refIsaWithRows("acc", 1), {}, 42);
+  EXPECT_NE(a.find("single-buffered"), std::string::npos) << a;
+  EXPECT_NE(a.find("bias-dma"), std::string::npos) << a;
+  // Both at once, and a tiny act SRAM too: one weight block, one acc row, 2 act rows.
+  nlohmann::json j = refIsa().json();
+  for (const char* mem : {"weight", "acc", "act"}) {
+    auto& m = j["hardware"]["memories"][mem];
+    const int64_t rows = std::string(mem) == "act" ? 2 : 1;
+    m["size_bytes"] = rows * m["row_bytes"].get<int64_t>();
+    m["banks"] = 1;
+  }
+  const auto least = isa::IsaDescription::loadString(j.dump(), "ember-v1, least SRAMs");
+  const std::string l = expectChunkedConvExact(c, least, {}, 43);
+  EXPECT_NE(l.find("bias-dma single-buffered rb=1 rt=1 tap-halo"), std::string::npos) << l;
+}
+
+TEST(ConvOnNpu, AnActSramBelowTwoRowsIsRefusedWithTheFigures) {
+  // One input and one output row: a single act row is too few even single-buffered.
+  const isa::IsaDescription one = refIsaWithRows("act", 1);
   const ConvCase c{"k3", 1, 16, 6, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, ""};
   Built b = buildConv(c);
   try {
     compile(*b.g->f, one);
-    FAIL() << "compiled with one weight block for two buffers";
+    FAIL() << "compiled with one act row";
   } catch (const Error& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("'conv'"), std::string::npos) << m;
-    EXPECT_NE(m.find("2 weight blocks (has 1)"), std::string::npos) << m;
+    EXPECT_NE(m.find("2 act rows (has 1)"), std::string::npos) << m;
+    EXPECT_NE(m.find("with 1 buffer,"), std::string::npos) << m;
   }
 }
 
