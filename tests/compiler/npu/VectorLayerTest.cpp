@@ -488,6 +488,26 @@ TEST(VectorOnTinySrams, WindowsAndLinesBeyondAnEightRowActSram) {
     EXPECT_EQ(ran.count(must), 1u) << must << " did not run on " << tiny.name();
 }
 
+TEST(VectorOnTinySrams, GlobalAveragePoolOnTwoActRowsAndOneAccRow) {
+  // The least SRAMs a convolution takes: GlobalAveragePool runs single-buffered, its
+  // bias loaded by DMA into the one accumulator row.
+  const isa::IsaDescription least = refIsaWithRows(2, 1);
+  int ran = 0;
+  for (const VecCase& c : kCases) {
+    const std::string name = c.name;
+    if (name.rfind("globalavgpool", 0) != 0)
+      continue;
+    G g;
+    c.build(g);
+    const CompileResult r = compile(*g.f, least);
+    EXPECT_NE(r.summary.layers.at(0).tiling.find("bias-dma single-buffered"), std::string::npos)
+        << formatSummary(r.summary);
+    expectBitExact(c, least, 1);
+    ++ran;
+  }
+  EXPECT_EQ(ran, 3);
+}
+
 TEST(VectorRefusal, ReasonsNameTheLimit) {
   G g;
   NodeValue a = g.input("a", {1, 7, 4, 4}, 0.05f, 1);

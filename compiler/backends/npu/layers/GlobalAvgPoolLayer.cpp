@@ -24,17 +24,23 @@ public:
     if (n.input(0).dims().size() != 4)
       return "only NCHW values are pooled on the NPU";
     quant::averageMultiplier(scaleOf(n.input(0)), n.resultType(0).quant.scales.at(0), 1);
-    // One input row and one output row per buffer (2 buffers); one accumulator and the
-    // bias row.
-    if (t.rows(Mem::Act) < 4 || t.rows(Mem::Acc) < 2)
-      return "one channel block needs 4 act rows (has " + std::to_string(t.rows(Mem::Act)) +
-             ") and 2 acc rows (has " + std::to_string(t.rows(Mem::Acc)) + ")";
+    // One input row and one output row (single-buffered on the smallest SRAMs); one
+    // accumulator (the bias loaded into it when there is no row for it beside).
+    if (t.rows(Mem::Act) < 2 || t.rows(Mem::Acc) < 1)
+      return "one channel block needs 2 act rows (has " + std::to_string(t.rows(Mem::Act)) +
+             ") and 1 acc row (has " + std::to_string(t.rows(Mem::Acc)) + ")";
     return "";
   }
 
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
     const Target& t = ctx.t;
     Program& p = ctx.prog;
+    // Single-buffered when act holds no input and output row per buffer, or acc no bias
+    // row beside the accumulator (the bias then goes by DMA into the accumulator, which
+    // must not happen while the previous step still adds into it).
+    if (t.rows(Mem::Act) < 2 * p.depth() || t.rows(Mem::Acc) < 2)
+      p.setLayerDepth(1);
+    const bool biasDma = t.rows(Mem::Acc) < 2;
     const int64_t L = t.lanes(), D = p.depth();
     const NodeValue x = n.input(0), y = resultOf(n);
     const DramTensor& tx = ctx.tensor(x);
@@ -58,10 +64,11 @@ public:
     const quant::Bounds bd = quant::activationBounds(n, y.type().quant);
     // Acc: rows [0, cbt) accumulators of one image, row cbt the bias. Act: D slots of
     // T rows, then D output slots of cbt rows (at least one input row per slot).
-    const int64_t cbt = std::min({CB, t.rows(Mem::Acc) - 1, t.rows(Mem::Act) / D - 1,
-                                  Target::maxOf(t.dmaStore(), isa::role::kSize0),
-                                  Target::maxOf(t.vecUnary("copy"), isa::role::kN0),
-                                  Target::maxOf(t.requant(), isa::role::kN0)});
+    const int64_t cbt =
+        std::min({CB, std::max<int64_t>(1, t.rows(Mem::Acc) - 1), t.rows(Mem::Act) / D - 1,
+                  Target::maxOf(t.dmaStore(), isa::role::kSize0),
+                  Target::maxOf(t.vecUnary("copy"), isa::role::kN0),
+                  Target::maxOf(t.requant(), isa::role::kN0)});
     const int64_t outBase = t.rows(Mem::Act) - D * cbt;
     const int64_t T = std::min(HW * cbt, outBase / D);
     const isa::InstrDesc& g = t.gemm();
@@ -79,15 +86,18 @@ public:
           if (first) {
             for (auto& in : p.loadRows(Mem::Weight, 0, eyeC, 1))
               s.loads.push_back(in);
-            for (auto& in : p.loadRows(Mem::Acc, cbt, biasC, 1))
-              s.loads.push_back(in);
+            if (!biasDma)
+              for (auto& in : p.loadRows(Mem::Acc, cbt, biasC, 1))
+                s.loads.push_back(in);
             for (auto& in : p.loadRows(Mem::Param, 0, qC, 2))
               s.loads.push_back(in);
             first = false;
           }
           for (auto& in : p.loadRows(Mem::Act, slot, tx.at(L, b, cb0, 0, 0) + uint64_t(r0 * L), nr))
             s.loads.push_back(in);
-          if (r0 == 0)
+          if (r0 == 0 && biasDma)
+            s.loads.push_back(p.dmaLoad(Mem::Acc, 0, biasC, 1, cb1 - cb0, 1, 0, 0));
+          else if (r0 == 0)
             s.computes.push_back(
                 p.vecUnary("copy", Mem::Acc, Mem::Acc, {0, 1, 1}, {cbt, 0, 0}, cb1 - cb0, 1));
           // Each block's rows add into its accumulator row: whole blocks in one gemm whose
@@ -144,10 +154,12 @@ public:
         }
       }
     info.macs = tx.N * tx.C * HW;
-    info.tiling = "rows/step=" + std::to_string(T) + " blocks=" + std::to_string(cbt);
+    info.tiling = "rows/step=" + std::to_string(T) + " blocks=" + std::to_string(cbt) +
+                  (biasDma ? " bias-dma" : "") +
+                  (D == 1 && ctx.opts.doubleBuffer ? " single-buffered" : "");
     info.sram[0] = D * T + D * cbt;
     info.sram[1] = 1;
-    info.sram[2] = cbt + 1;
+    info.sram[2] = cbt + (biasDma ? 0 : 1);
     info.sram[3] = 2;
     return info;
   }
