@@ -472,19 +472,6 @@ json drawRandom(const json& base, std::uint64_t seed, const RandomRanges& ranges
   for (const char* q : {"load_depth", "compute_depth", "store_depth"})
     hw["queues"][q] = depth;
   hw["mac_array"]["weight_buffers"] = pick(rng, 1, 2);
-  // The smallest weight SRAM a convolution compiles for holds one weight block per
-  // pipeline buffer (two: the compiler double-buffers; one block is refused with the
-  // figures). Raised after the draws, so that the other draws of a seed stay as they were.
-  if (mems.contains(isa::mem::kWeight)) {
-    json& w = mems[isa::mem::kWeight];
-    const std::uint64_t twoBlocks = 2 * w["row_bytes"].get<std::uint64_t>();
-    if (w["size_bytes"].get<std::uint64_t>() < twoBlocks) {
-      w["size_bytes"] = twoBlocks;
-      for (auto& [k, v] : drawn)
-        if (k == std::string(isa::mem::kWeight) + "_kib")
-          v = kib(twoBlocks);
-    }
-  }
   drawn.emplace_back("dram_bpc", std::to_string(hw["dram"]["bytes_per_cycle"].get<int>()));
   drawn.emplace_back("dma_latency", std::to_string(hw["dma"]["latency_cycles"].get<int>()));
   drawn.emplace_back("burst", std::to_string(hw["dma"]["burst_bytes"].get<int>()));

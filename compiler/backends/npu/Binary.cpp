@@ -23,18 +23,50 @@ std::vector<int32_t> qaddParamRows(int64_t L, int32_t M0, int32_t M1, int32_t S,
   return rows;
 }
 
+namespace {
+
+/// How emitBinary lays a layer out: its pipeline depth, and whether the zero-point rows
+/// live in acc (each operand then copied to acc before its zero point is subtracted there)
+/// rather than in act.
+struct BinaryPlan {
+  int depth = 0; ///< 0: nothing fits.
+  bool zpInAcc = false;
+  int64_t act = 0, acc = 0; ///< Rows one row of each operand needs.
+};
+
+BinaryPlan binaryPlan(const Target& t, int depth, bool scaleOperands) {
+  BinaryPlan last;
+  for (int d : {depth, 1})
+    for (bool zpInAcc : {false, true}) {
+      BinaryPlan p{d, zpInAcc, (zpInAcc ? 0 : 2) + d * 3,
+                   (scaleOperands ? 2 : 0) + (zpInAcc ? 2 : 0) + 2};
+      if (t.rows(Mem::Act) >= p.act && t.rows(Mem::Acc) >= p.acc)
+        return p;
+      last = p;
+    }
+  last.depth = 0;
+  return last;
+}
+
+} // namespace
+
 std::string checkBinary(const Target& t, int depth, bool scaleOperands) {
-  const int64_t act = 2 + depth * 3, acc = (scaleOperands ? 2 : 0) + 2;
-  if (t.rows(Mem::Act) >= act && t.rows(Mem::Acc) >= acc)
+  const BinaryPlan p = binaryPlan(t, depth, scaleOperands);
+  if (p.depth > 0)
     return "";
-  return "one row of each operand needs " + std::to_string(act) + " act rows (has " +
-         std::to_string(t.rows(Mem::Act)) + ") and " + std::to_string(acc) + " acc rows (has " +
-         std::to_string(t.rows(Mem::Acc)) + ")";
+  return "one row of each operand needs " + std::to_string(p.act) + " act rows (has " +
+         std::to_string(t.rows(Mem::Act)) + ") and " + std::to_string(p.acc) + " acc rows (has " +
+         std::to_string(t.rows(Mem::Acc)) + ") single-buffered";
 }
 
 LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
   const Target& t = ctx.t;
   Program& p = ctx.prog;
+  if (auto why = checkBinary(t, p.depth(), op.scaleOperands); !why.empty())
+    throw Error("NPU backend", "layer '" + n.name() + "': " + why);
+  const BinaryPlan plan = binaryPlan(t, p.depth(), op.scaleOperands);
+  if (plan.depth < p.depth())
+    p.setLayerDepth(plan.depth); // no room for two buffers: one
   const int64_t L = t.lanes(), D = p.depth();
   // `a` is the full operand, `b` the full or per-channel one.
   NodeValue a = n.input(0), b = n.input(1);
@@ -58,14 +90,20 @@ LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
     m[size_t(l)] = swapped ? op.Mb : op.Ma;
     m[size_t(L + l)] = swapped ? op.Ma : op.Mb;
   }
-  const uint64_t zpC = ctx.consts.add(zp), qC = ctx.consts.addInt32(q);
+  std::vector<int32_t> zpRows(size_t(2 * L));
+  for (int64_t l = 0; l < L; ++l) {
+    zpRows[size_t(l)] = ta.zp;
+    zpRows[size_t(L + l)] = tb.zp;
+  }
+  const uint64_t zpC = plan.zpInAcc ? ctx.consts.addInt32(zpRows) : ctx.consts.add(zp);
+  const uint64_t qC = ctx.consts.addInt32(q);
   const uint64_t mC = op.scaleOperands ? ctx.consts.addInt32(m) : 0;
-  const int64_t accBase = op.scaleOperands ? 2 : 0;
-  if (auto why = checkBinary(t, int(D), op.scaleOperands); !why.empty())
-    throw Error("NPU backend", "layer '" + n.name() + "': " + why);
-  // Tile of T rows of a with up to B rows of b; act: 2 zero-point rows, then D slots of
-  // (T a rows, B b rows, T result rows); acc: [M_a, M_b,] T rows (a) then B rows (b).
-  int64_t T = std::min(ta.rows(), (t.rows(Mem::Act) - 2) / (D * 3));
+  const int64_t zpRow = op.scaleOperands ? 2 : 0; // the acc zero-point rows, with zpInAcc
+  const int64_t accBase = zpRow + (plan.zpInAcc ? 2 : 0), actBase = plan.zpInAcc ? 0 : 2;
+  // Tile of T rows of a with up to B rows of b; act: 2 zero-point rows (or none, with
+  // them in acc), then D slots of (T a rows, B b rows, T result rows); acc: [M_a, M_b,]
+  // [zp_a, zp_b,] T rows (a) then B rows (b).
+  int64_t T = std::min(ta.rows(), (t.rows(Mem::Act) - actBase) / (D * 3));
   T = std::min(T, (t.rows(Mem::Acc) - accBase) / 2);
   int64_t B = bcast ? std::min(T, T / plane + 2) : T;
   T = std::min(T, t.rows(Mem::Acc) - accBase - B - 1);
@@ -79,11 +117,23 @@ LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
   // give vsub a narrower n0 than vmul).
   const isa::InstrDesc &vb = t.vecBinary(op.combine), &vs = t.vecBinary("sub"),
                        &vm = t.vecBinary("mul");
-  const Program::Walk zA{0, 0, 0}, zB{1, 0, 0}, mA{0, 0, 0}, mB{1, 0, 0};
+  const Program::Walk zA{plan.zpInAcc ? zpRow : 0, 0, 0}, zB{plan.zpInAcc ? zpRow + 1 : 1, 0, 0},
+      mA{0, 0, 0}, mB{1, 0, 0};
+  // operand - zero point into acc: one vsub from act, or (zero points in acc) a copy to
+  // acc and a vsub there.
+  auto subtractZp = [&](Step& s, const Program::Walk& dst, const Program::Walk& src,
+                        const Program::Walk& zw, int64_t n0, int64_t n1) {
+    if (!plan.zpInAcc) {
+      s.computes.push_back(p.vecBinary("sub", Mem::Acc, Mem::Act, dst, src, zw, n0, n1));
+      return;
+    }
+    s.computes.push_back(p.vecUnary("copy", Mem::Acc, Mem::Act, dst, src, n0, n1));
+    s.computes.push_back(p.vecBinary("sub", Mem::Acc, Mem::Acc, dst, dst, zw, n0, n1));
+  };
   bool first = true;
   for (int64_t r0 = 0; r0 < ta.rows(); r0 += T) {
     const int64_t nr = std::min(T, ta.rows() - r0);
-    const int64_t base = 2 + (p.stepIndex() % D) * slotRows;
+    const int64_t base = actBase + (p.stepIndex() % D) * slotRows;
     const int64_t inA = base, inB = base + T, out = base + T + B;
     // Bank-aware: the b region starts in another acc bank than row i of a (an odd
     // distance when banks are interleaved by row), so the combining reads do not collide.
@@ -91,7 +141,8 @@ LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
     const int64_t p0 = r0 / plane, p1 = (r0 + nr - 1) / plane; // b rows [p0, p1]
     Step s;
     if (first) {
-      for (auto& in : p.loadRows(Mem::Act, 0, zpC, 2))
+      for (auto& in :
+           plan.zpInAcc ? p.loadRows(Mem::Acc, zpRow, zpC, 2) : p.loadRows(Mem::Act, 0, zpC, 2))
         s.loads.push_back(in);
       for (auto& in : p.loadRows(Mem::Param, 0, qC, 2))
         s.loads.push_back(in);
@@ -104,17 +155,17 @@ LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
       s.loads.push_back(in);
     for (auto& in : p.loadRows(Mem::Act, inB, tb.offset + uint64_t(p0 * L), p1 - p0 + 1))
       s.loads.push_back(in);
-    for (const auto& c : Program::rowChunks({&vs, op.scaleOperands ? &vm : &vs}, p1 - p0 + 1)) {
+    const isa::InstrDesc& vc = plan.zpInAcc ? t.vecUnary("copy") : vs;
+    for (const auto& c :
+         Program::rowChunks({&vs, &vc, op.scaleOperands ? &vm : &vs}, p1 - p0 + 1)) {
       const Program::Walk dst{accB + c[0], 1, c[1]};
-      s.computes.push_back(
-          p.vecBinary("sub", Mem::Acc, Mem::Act, dst, {inB + c[0], 1, c[1]}, zB, c[1], c[2]));
+      subtractZp(s, dst, {inB + c[0], 1, c[1]}, zB, c[1], c[2]);
       if (op.scaleOperands)
         s.computes.push_back(p.vecBinary("mul", Mem::Acc, Mem::Acc, dst, dst, mB, c[1], c[2]));
     }
-    for (const auto& c : Program::rowChunks({&vs, op.scaleOperands ? &vm : &vs}, nr)) {
+    for (const auto& c : Program::rowChunks({&vs, &vc, op.scaleOperands ? &vm : &vs}, nr)) {
       const Program::Walk dst{accA + c[0], 1, c[1]};
-      s.computes.push_back(
-          p.vecBinary("sub", Mem::Acc, Mem::Act, dst, {inA + c[0], 1, c[1]}, zA, c[1], c[2]));
+      subtractZp(s, dst, {inA + c[0], 1, c[1]}, zA, c[1], c[2]);
       if (op.scaleOperands)
         s.computes.push_back(p.vecBinary("mul", Mem::Acc, Mem::Acc, dst, dst, mA, c[1], c[2]));
     }
@@ -139,8 +190,10 @@ LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
     p.commitStep(std::move(s));
   }
   LayerInfo info;
-  info.tiling = "rows/tile=" + std::to_string(T) + (bcast ? " per-channel b" : "");
-  info.sram[0] = 2 + D * slotRows;
+  info.tiling = "rows/tile=" + std::to_string(T) + (bcast ? " per-channel b" : "") +
+                (plan.zpInAcc ? " zero-points-in-acc" : "") +
+                (D == 1 && ctx.opts.doubleBuffer ? " single-buffered" : "");
+  info.sram[0] = actBase + D * slotRows;
   info.sram[2] = accBase + T + B + 1;
   info.sram[3] = 2;
   return info;

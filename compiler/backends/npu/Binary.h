@@ -28,7 +28,8 @@ bool isChannelVector(const Shape& s, const Shape& full);
 
 /// "" when one row of each operand fits the SRAMs at pipeline depth `depth` (act: two
 /// zero-point rows and three rows per buffer; acc: the operands' multiplier rows when
-/// `scaleOperands`, and one row of each operand), else why not, with the figures. Layers
+/// `scaleOperands`, and one row of each operand) or, failing that, single-buffered
+/// (emitBinary then runs the layer at depth 1), else why not, with the figures. Layers
 /// call it in check() with depth 2; emitBinary checks its own depth with it.
 std::string checkBinary(const Target& t, int depth, bool scaleOperands);
 

@@ -40,10 +40,11 @@ struct LayerTiming {
 
 class Program {
 public:
-  /// Most instructions of one program (4 Mi: 64 MiB of 128-bit instructions, 200 times
-  /// ResNet-50's program on ember-v1); beyond it the
-  /// compile stops with an error naming the layer.
-  static constexpr size_t kMaxInstructions = size_t(1) << 22;
+  /// Most instructions of one program (16 Mi: 256 MiB of 128-bit instructions, 600 times
+  /// ResNet-50's program on ember-v1; about 4 GiB of compiler memory). A 4x4 array with
+  /// 64-byte SRAMs needs 8 Mi for ResNet-50 at 32 x 32 pixels. Beyond it the compile
+  /// stops with an error naming the layer.
+  static constexpr size_t kMaxInstructions = size_t(1) << 24;
   Program(const Target& t, int depth);
 
   const Target& target() const { return t_; }

@@ -30,6 +30,8 @@ std::string checkStream(const Target& t, int depth, int64_t nIn, bool inPlace, i
                         int64_t accPerRow, int64_t accReserved, int64_t minTileRows) {
   if (tileRows(t, depth, nIn, inPlace, actReserved, accPerRow, accReserved) >= minTileRows)
     return "";
+  if (depth > 1) // single-buffered, the figures then those of one buffer
+    return checkStream(t, 1, nIn, inPlace, actReserved, accPerRow, accReserved, minTileRows);
   const int64_t m = minTileRows;
   const int64_t slots = (inPlace ? 2 : 1) * depth * std::max<int64_t>(1, nIn + (inPlace ? 0 : 1));
   return "a row stream does not fit the SRAMs: " + std::to_string(m) + " row(s) per buffer need " +
@@ -43,8 +45,13 @@ std::string checkStream(const Target& t, int depth, int64_t nIn, bool inPlace, i
 int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info) {
   const Target& t = ctx.t;
   Program& p = ctx.prog;
-  const int64_t L = t.lanes(), D = p.depth();
   const int64_t nIn = static_cast<int64_t>(s.inputs.size());
+  // Single-buffered when no tile fits the layer's buffers (checkStream's fallback).
+  if (p.depth() > 1 && p.stepIndex() == 0 &&
+      tileRows(t, p.depth(), nIn, s.inPlace, s.actReserved, s.accPerRow, s.accReserved) <
+          std::max<int64_t>(1, s.groupRows))
+    p.setLayerDepth(1);
+  const int64_t L = t.lanes(), D = p.depth();
   const int64_t slotsPerStep = nIn + (s.inPlace ? 0 : 1);
   const int64_t slots = s.inPlace ? 2 * D : D;
   int64_t T = tileRows(t, D, nIn, s.inPlace, s.actReserved, s.accPerRow, s.accReserved);

@@ -44,8 +44,9 @@ struct StreamSpec {
 
 /// "" when a stream of `nIn` inputs (in place or not) with the given reserved rows gets a
 /// tile of at least `minTileRows` rows (a group, StreamSpec::groupRows) from the description's
-/// SRAMs at pipeline depth `depth`, else why not, with the figures (layers call it in check(), so
-/// that a refusal names them).
+/// SRAMs at pipeline depth `depth` or, failing that, single-buffered (emitStream then runs
+/// the layer at depth 1), else why not, with the single-buffered figures (layers call it in
+/// check(), so that a refusal names them).
 std::string checkStream(const Target& t, int depth, int64_t nIn, bool inPlace,
                         int64_t actReserved = 0, int64_t accPerRow = 0, int64_t accReserved = 0,
                         int64_t minTileRows = 1);

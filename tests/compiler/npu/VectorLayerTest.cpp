@@ -488,6 +488,32 @@ TEST(VectorOnTinySrams, WindowsAndLinesBeyondAnEightRowActSram) {
     EXPECT_EQ(ran.count(must), 1u) << must << " did not run on " << tiny.name();
 }
 
+TEST(VectorOnTinySrams, FourActRowsRunSingleBuffered) {
+  // Four act rows (a power of two; three are needed): one row of each operand and of the
+  // result, single-buffered; the binary layers' zero-point rows then live in acc (each
+  // operand copied there before its zero point is subtracted). Whatever is refused
+  // names what it needs.
+  const isa::IsaDescription tiny = refIsaWithRows(4, 512);
+  std::set<std::string> ran;
+  for (const VecCase& c : kCases) {
+    G g;
+    c.build(g);
+    const auto bad = unsupportedNodes(*g.f, tiny);
+    if (!bad.empty()) {
+      for (const std::string& b : bad)
+        EXPECT_NE(b.find("has 4"), std::string::npos) << c.name << ": " << b;
+      std::printf("[ %s on %s ] refused: %s\n", c.name, tiny.name().c_str(), bad[0].c_str());
+      continue;
+    }
+    expectBitExact(c, tiny, 1);
+    ran.insert(c.name);
+  }
+  for (const char* must :
+       {"add_relu", "add_per_channel", "mul_same_shape", "mul_per_channel", "rescale", "lut",
+        "relu_and_clip", "maxpool_3x3_s2_p1", "globalavgpool", "pad", "concat"})
+    EXPECT_EQ(ran.count(must), 1u) << must << " did not run on " << tiny.name();
+}
+
 TEST(VectorOnTinySrams, GlobalAveragePoolOnTwoActRowsAndOneAccRow) {
   // The least SRAMs a convolution takes: GlobalAveragePool runs single-buffered, its
   // bias loaded by DMA into the one accumulator row.

@@ -73,8 +73,9 @@ public:
     const Shape y = n.resultType(0).dims;
     if (y[3] > Target::maxOf(t.dmaStore(), isa::role::kSize0))
       return "rows wider than the DMA size field";
-    if (tiling(n, t, 2).first == 0 && gridTiling(n, t, 2).first == 0)
-      return "one padded pixel of one channel block in each of 4 buffers needs 4 act rows (has " +
+    if (tiling(n, t, 2).first == 0 && gridTiling(n, t, 1).first == 0)
+      return "one padded pixel of one channel block in each of 2 buffers (single-buffered: "
+             "the store reads what the load wrote) needs 2 act rows (has " +
              std::to_string(t.rows(Mem::Act)) + ")";
     return "";
   }
@@ -133,6 +134,8 @@ private:
   static LayerInfo emitGrid(const Node& n, LayerCtx& ctx, int32_t value) {
     const Target& t = ctx.t;
     Program& p = ctx.prog;
+    if (p.depth() > 1 && gridTiling(n, t, p.depth()).first == 0)
+      p.setLayerDepth(1); // not one pixel per buffer: single-buffered
     const int64_t L = t.lanes(), D = 2 * int64_t(p.depth());
     const DramTensor& x = ctx.tensor(n.input(0));
     const DramTensor& y = ctx.tensor(resultOf(n));

@@ -304,9 +304,9 @@ public:
     const isa::InstrDesc& mx = t.vecBinary("max");
     if (g.sW > Target::maxOf(mx, isa::role::kSrc1S0))
       return "stride " + std::to_string(g.sW) + " exceeds the vector stride field";
-    if (choose(g, t, 2, CompileOptions{}).th == 0)
-      return "one output pixel of the pool does not fit the act SRAM: one tap and the result "
-             "in each of 2 buffers and the running maximum need 5 act rows (has " +
+    if (choose(g, t, 2, CompileOptions{}).th == 0 && choose(g, t, 1, CompileOptions{}).th == 0)
+      return "one output pixel of the pool does not fit the act SRAM: one tap, the result and "
+             "the running maximum need 3 act rows single-buffered (has " +
              std::to_string(t.rows(Mem::Act)) + "), or a field overflows";
     return "";
   }
@@ -314,8 +314,10 @@ public:
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
     const Target& t = ctx.t;
     Program& p = ctx.prog;
-    const int64_t L = t.lanes(), D = p.depth();
     const PoolGeom g = geomOf(n);
+    if (p.depth() > 1 && choose(g, t, p.depth(), ctx.opts).th == 0)
+      p.setLayerDepth(1); // no tile fits two buffers: single-buffered
+    const int64_t L = t.lanes(), D = p.depth();
     const PoolTiling tl = choose(g, t, D, ctx.opts);
     if (tl.rt > 0)
       return emitChunked(n, ctx, g, tl);
