@@ -221,6 +221,13 @@ std::vector<isa::Instruction> loadHalo(const Program& p, const ActView& in, int6
   return out;
 }
 
+int64_t padRowFor(const Halo& h, int64_t H, int64_t W, int32_t value, LayerCtx& ctx, int64_t& row) {
+  if (row < 0 && (h.y0 >= H || h.y1 < 0 || h.x0 >= W || h.x1 < 0))
+    row = int64_t(ctx.consts.add(
+        std::vector<uint8_t>(size_t(ctx.t.rowBytes(Mem::Act)), uint8_t(int8_t(value)))));
+  return row;
+}
+
 namespace {
 
 /// The rows of a tile's output blocks [kb0, kb0 + ktl) in `view` (block by block, each
@@ -373,11 +380,8 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
         // output-channel tile or chunk): then it is not fetched again.
         const std::array<int64_t, 7> key{tile.n, h.y0, h.y1, h.x0, h.x1, cp.ch.cbLo, cp.ch.cbHi};
         if (slotHolds[size_t(slot)] != key) {
-          if (padRow < 0 && (h.y0 >= j.H || h.y1 < 0 || h.x0 >= j.W || h.x1 < 0))
-            padRow = int64_t(ctx.consts.add(
-                std::vector<uint8_t>(size_t(t.rowBytes(Mem::Act)), uint8_t(int8_t(j.zpIn)))));
           for (auto& in : loadHalo(p, j.in, tile.n, cp.ch.cbLo, cp.ch.cbHi, j.H, j.W, h, inAddr,
-                                   j.zpIn, padRow))
+                                   j.zpIn, padRowFor(h, j.H, j.W, j.zpIn, ctx, padRow)))
             s.loads.push_back(in);
           slotHolds[size_t(slot)] = key;
         }

@@ -151,6 +151,11 @@ std::vector<isa::Instruction> loadHalo(const Program& p, const ActView& in, int6
                                        int64_t cbB, int64_t H, int64_t W, const Halo& h,
                                        int64_t sramAddr, int64_t padValue, int64_t padRow = -1);
 
+/// loadHalo's `padRow` for halo `h` of an H x W image: a constant act row of `value`,
+/// added to the layer's constants the first time a halo lies wholly outside the image and
+/// kept in `row` (-1 until then), which is returned.
+int64_t padRowFor(const Halo& h, int64_t H, int64_t W, int32_t value, LayerCtx& ctx, int64_t& row);
+
 /// A 1x1 convolution over N images of H x W pixels and C channels whose output channel k
 /// is input channel src[k], codes unchanged: one-hot weights, multiplier 1 and the zero
 /// point `zp` folded into the bias (zp + (x - zp) = x); each output block reads only the

@@ -151,11 +151,9 @@ private:
             const int64_t lines = std::min(th, y.H - oy0), cols = std::min(tw, y.W - ox0);
             const int64_t slot = (p.stepIndex() % D) * th * tw;
             const Halo h{oy0 - pt, oy0 + lines - 1 - pt, ox0 - pl, ox0 + cols - 1 - pl};
-            if (padRow < 0 && (h.y0 >= x.H || h.y1 < 0 || h.x0 >= x.W || h.x1 < 0))
-              padRow = int64_t(ctx.consts.add(
-                  std::vector<uint8_t>(size_t(t.rowBytes(Mem::Act)), uint8_t(int8_t(value)))));
             Step s;
-            s.loads = loadHalo(p, in, b, cb, cb + 1, x.H, x.W, h, slot, value, padRow);
+            s.loads = loadHalo(p, in, b, cb, cb + 1, x.H, x.W, h, slot, value,
+                               padRowFor(h, x.H, x.W, value, ctx, padRow));
             s.stores.push_back(p.dmaStore(Mem::Act, slot, out.at(L, b, cb, oy0, ox0), cols, lines,
                                           1, out.line, out.block));
             p.commitStep(std::move(s));

@@ -150,20 +150,21 @@ PoolTiling choose(const PoolGeom& g, const Target& t, int64_t D, const CompileOp
   return best;
 }
 
-/// The kernel rows [kh0, kh1] and columns [kw0, kw1] taps [t0, t1) touch (one row's
-/// columns, or every column of several rows).
-struct Span {
-  int64_t kh0, kh1, kw0, kw1;
-};
-Span spanOf(const PoolGeom& g, int64_t t0, int64_t t1) {
-  const int64_t kh0 = t0 / g.KW, kh1 = (t1 - 1) / g.KW;
-  return kh0 == kh1 ? Span{kh0, kh1, t0 % g.KW, (t1 - 1) % g.KW} : Span{kh0, kh1, 0, g.KW - 1};
+/// The window as a convolution's geometry, for the tap spans and halos ConvCore computes.
+ConvJob windowJob(const PoolGeom& g) {
+  ConvJob j;
+  j.KH = g.KH, j.KW = g.KW, j.sH = g.sH, j.sW = g.sW, j.dH = g.dH, j.dW = g.dW;
+  j.padT = g.padT, j.padL = g.padL;
+  return j;
+}
+/// The kernel span of taps [t0, t1) of the window (tapSpan).
+TapSpan spanOf(const PoolGeom& g, int64_t t0, int64_t t1) {
+  return tapSpan(windowJob(g), t0, t1);
 }
 /// The input a th x tw tile reads through the taps of `sp` (may reach into padding).
-Halo haloOf(const PoolGeom& g, const Span& sp, int64_t oy0, int64_t th, int64_t ox0, int64_t tw) {
-  const int64_t y0 = oy0 * g.sH - g.padT + sp.kh0 * g.dH, x0 = ox0 * g.sW - g.padL + sp.kw0 * g.dW;
-  return {y0, y0 + (th - 1) * g.sH + (sp.kh1 - sp.kh0) * g.dH, x0,
-          x0 + (tw - 1) * g.sW + (sp.kw1 - sp.kw0) * g.dW};
+Halo haloOf(const PoolGeom& g, const TapSpan& sp, int64_t oy0, int64_t th, int64_t ox0,
+            int64_t tw) {
+  return haloOf(windowJob(g), sp, oy0, th, ox0, tw);
 }
 
 /// The window in chunks of rt taps (for an act SRAM too small for a whole window):
@@ -394,13 +395,11 @@ private:
               const int64_t t1 = std::min(taps, t0 + tl.rt);
               const int64_t th = std::min(tl.th, g.OH - oy0), tw = std::min(tl.tw, g.OW - ox0);
               const int64_t inA = (step % D) * inSlot, outA = D * inSlot + (step % D) * outSlot;
-              const Span sp = spanOf(g, t0, t1);
+              const TapSpan sp = spanOf(g, t0, t1);
               const Halo h = haloOf(g, sp, oy0, th, ox0, tw);
-              if (padRow < 0 && (h.y0 >= g.H || h.y1 < 0 || h.x0 >= g.W || h.x1 < 0))
-                padRow = int64_t(
-                    ctx.consts.add(std::vector<uint8_t>(size_t(t.rowBytes(Mem::Act)), 0x80)));
               Step s;
-              s.loads = loadHalo(p, in, b, cb, cb + 1, g.H, g.W, h, inA, -128, padRow);
+              s.loads = loadHalo(p, in, b, cb, cb + 1, g.H, g.W, h, inA, -128,
+                                 padRowFor(h, g.H, g.W, -128, ctx, padRow));
               const int64_t wp = h.width();
               std::vector<Program::Walk> walks;
               for (int64_t tap = t0; tap < t1; ++tap)
