@@ -35,17 +35,17 @@ struct BinaryPlan {
 };
 
 BinaryPlan binaryPlan(const Target& t, int depth, bool scaleOperands) {
-  BinaryPlan last;
   for (int d : {depth, 1})
     for (bool zpInAcc : {false, true}) {
       BinaryPlan p{d, zpInAcc, (zpInAcc ? 0 : 2) + d * 3,
                    (scaleOperands ? 2 : 0) + (zpInAcc ? 2 : 0) + 2};
       if (t.rows(Mem::Act) >= p.act && t.rows(Mem::Acc) >= p.acc)
         return p;
-      last = p;
     }
-  last.depth = 0;
-  return last;
+  // Nothing fits: the figures of the single-buffered layout that needs the fewest rows
+  // of the SRAM that is short (act: zero points in acc; else in act).
+  const bool actShort = t.rows(Mem::Act) < 5;
+  return {0, actShort, actShort ? 3 : 5, (scaleOperands ? 2 : 0) + (actShort ? 4 : 2)};
 }
 
 } // namespace

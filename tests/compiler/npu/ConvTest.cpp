@@ -174,21 +174,6 @@ TEST(ConvOnNpu, ForcedSmallTilesWithAndWithoutDoubleBuffering) {
   }
 }
 
-/// ember-v1 with the SRAM `mem` ("weight", "act") shrunk to `rows` rows (banks capped to
-/// the rows).
-isa::IsaDescription refIsaWithRows(const char* mem, int64_t rows) {
-  nlohmann::json j = refIsa().json();
-  auto& m = j["hardware"]["memories"][mem];
-  m["size_bytes"] = rows * m["row_bytes"].get<int64_t>();
-  m["banks"] = std::min<int64_t>(m["banks"].get<int64_t>(), rows);
-  return isa::IsaDescription::loadString(j.dump(), "ember-v1 with " + std::to_string(rows) + " " +
-                                                       mem + " rows");
-}
-
-isa::IsaDescription refIsaWithWeightRows(int64_t rows) {
-  return refIsaWithRows("weight", rows);
-}
-
 /// Compiles `c` (with `o`, for `isa`), simulates it and compares with the reference and
 /// the int8 interpreter; returns the layer's tiling.
 std::string expectChunkedConvExact(const ConvCase& c, const isa::IsaDescription& isa,
@@ -248,7 +233,7 @@ TEST(ConvOnNpu, LargeReductionOnASmallWeightSram) {
   const std::string tiling = expectChunkedConvExact(head, refIsa(), {}, 21);
   EXPECT_NE(tiling.find("rb="), std::string::npos) << tiling;
   // Two weight blocks in all (one per buffer): every layer still compiles.
-  const isa::IsaDescription tiny = refIsaWithWeightRows(2);
+  const isa::IsaDescription tiny = refIsaWithRows({{"weight", 2}});
   const ConvCase k3{"k3_tiny_weights", 1, 40, 6, 7, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, "relu"};
   EXPECT_NE(expectChunkedConvExact(k3, tiny, {}, 22).find("rb=1 rt=1"), std::string::npos);
   const ConvCase dw{"depthwise_tiny_weights", 1, 24, 8, 8, 24, 3, 3, 2, 1, 1, 1, 1, 1, 24, ""};
@@ -260,7 +245,7 @@ TEST(ConvOnNpu, TapChunksLoadOnlyTheirPixelsOnATinyActSram) {
   // in two buffers: the reduction goes in chunks of taps, each loading only the pixels
   // its taps read. Border chunks that read only padding are filled with zp_x by a
   // repeated constant row. Bit-exact against the plain-loop reference and the interpreter.
-  const isa::IsaDescription tiny = refIsaWithRows("act", 8);
+  const isa::IsaDescription tiny = refIsaWithRows({{"act", 8}});
   const ConvCase cases[] = {
       {"k3_pad1", 1, 20, 6, 7, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, "relu"},
       {"k7_s2_pad3", 1, 20, 11, 12, 24, 7, 7, 2, 3, 3, 3, 3, 1, 1, ""},
@@ -285,27 +270,20 @@ TEST(ConvOnNpu, OneWeightBlockOrOneAccRowRunsSingleBuffered) {
   // single-buffered (Program::setLayerDepth), with one accumulator row the bias loaded
   // into it by DMA. Bit-exact all the same.
   const ConvCase c{"k3", 1, 40, 6, 6, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, "relu"};
-  const std::string w = expectChunkedConvExact(c, refIsaWithRows("weight", 1), {}, 41);
+  const std::string w = expectChunkedConvExact(c, refIsaWithRows({{"weight", 1}}), {}, 41);
   EXPECT_NE(w.find("single-buffered"), std::string::npos) << w;
-  const std::string a = expectChunkedConvExact(c, refIsaWithRows("acc", 1), {}, 42);
+  const std::string a = expectChunkedConvExact(c, refIsaWithRows({{"acc", 1}}), {}, 42);
   EXPECT_NE(a.find("single-buffered"), std::string::npos) << a;
   EXPECT_NE(a.find("bias-dma"), std::string::npos) << a;
   // Both at once, and a tiny act SRAM too: one weight block, one acc row, 2 act rows.
-  nlohmann::json j = refIsa().json();
-  for (const char* mem : {"weight", "acc", "act"}) {
-    auto& m = j["hardware"]["memories"][mem];
-    const int64_t rows = std::string(mem) == "act" ? 2 : 1;
-    m["size_bytes"] = rows * m["row_bytes"].get<int64_t>();
-    m["banks"] = 1;
-  }
-  const auto least = isa::IsaDescription::loadString(j.dump(), "ember-v1, least SRAMs");
+  const auto least = refIsaWithRows({{"weight", 1}, {"acc", 1}, {"act", 2}});
   const std::string l = expectChunkedConvExact(c, least, {}, 43);
   EXPECT_NE(l.find("bias-dma single-buffered rb=1 rt=1 tap-halo"), std::string::npos) << l;
 }
 
 TEST(ConvOnNpu, AnActSramBelowTwoRowsIsRefusedWithTheFigures) {
   // One input and one output row: a single act row is too few even single-buffered.
-  const isa::IsaDescription one = refIsaWithRows("act", 1);
+  const isa::IsaDescription one = refIsaWithRows({{"act", 1}});
   const ConvCase c{"k3", 1, 16, 6, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, ""};
   Built b = buildConv(c);
   try {
@@ -394,7 +372,7 @@ TEST(ConvOnNpu, EstimateWithinAQuarterOfSimulatedCycles) {
 
 TEST(GemmOnNpu, BitExactAgainstReference) {
   // Variants 4 and 5: 600 inputs on a weight SRAM of two blocks (partial sums).
-  const isa::IsaDescription tiny = refIsaWithWeightRows(2);
+  const isa::IsaDescription tiny = refIsaWithRows({{"weight", 2}});
   for (int variant = 0; variant < 6; ++variant) {
     const bool large = variant & 1, transB = variant & 2, small = variant >= 4;
     const isa::IsaDescription& isa = small ? tiny : large ? largeIsa() : refIsa();

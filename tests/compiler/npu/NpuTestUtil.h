@@ -21,9 +21,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ember::npu::test {
@@ -39,6 +41,22 @@ inline const isa::IsaDescription& largeIsa() {
   static isa::IsaDescription d =
       isa::IsaDescription::loadFile(isaPath("isa/examples/ember-v1-large.json"));
   return d;
+}
+
+/// ember-v1 with SRAMs shrunk to the given rows (banks capped to the rows), e.g.
+/// {{"act", 8}, {"acc", 4}}: the small descriptions the compiler must still serve.
+inline isa::IsaDescription
+refIsaWithRows(std::initializer_list<std::pair<const char*, int64_t>> rows) {
+  nlohmann::json j = refIsa().json();
+  std::string name = "ember-v1 with";
+  for (const auto& [mem, n] : rows) {
+    auto& m = j["hardware"]["memories"][mem];
+    m["size_bytes"] = n * m["row_bytes"].get<int64_t>();
+    m["banks"] = std::min<int64_t>(m["banks"].get<int64_t>(), n);
+    name +=
+        std::string(name.size() > 13 ? "," : "") + " " + std::to_string(n) + " " + mem + " rows";
+  }
+  return isa::IsaDescription::loadString(j.dump(), name);
 }
 
 using ember::test::perTensor;

@@ -2,7 +2,9 @@
 // per-channel vector, max/average pool, relu, lut, rescale, concat) with forced small
 // tiles and both buffering depths, compiled, simulated and compared bit for bit with the
 // int8 interpreter (and the cpu backend with it, where built). Many small steps stress
-// the token protocol and buffer reuse.
+// the token protocol and buffer reuse. A fifth variant runs on ember-v1 shrunk to 8 act
+// rows, 2 weight blocks and 4 acc rows: tap chunks loading only their pixels, pools in
+// chunks of taps, Pad in lines x columns, single-buffered layers.
 #include "RandomChain.h"
 
 namespace ember::npu::test {
@@ -13,12 +15,13 @@ class RandomChain : public ::testing::TestWithParam<unsigned> {};
 TEST_P(RandomChain, BitExactAgainstInt8Interpreter) {
   Chain ch(GetParam());
   buildRandomChain(ch);
-  for (int variant = 0; variant < 4; ++variant) {
+  static const isa::IsaDescription tiny = refIsaWithRows({{"act", 8}, {"weight", 2}, {"acc", 4}});
+  for (int variant = 0; variant < 5; ++variant) {
     CompileOptions o;
-    o.doubleBuffer = variant & 1;
+    o.doubleBuffer = variant == 4 || (variant & 1);
     o.maxTileHeight = (variant & 2) ? 1 : 0;
     o.maxTileKBlocks = (variant & 2) ? 1 : 0;
-    const isa::IsaDescription& isa = variant == 3 ? largeIsa() : refIsa();
+    const isa::IsaDescription& isa = variant == 4 ? tiny : variant == 3 ? largeIsa() : refIsa();
     CompileResult r = compile(*ch.g.f, isa, o);
     auto in = randomInputs(r.binary, GetParam());
     SimOut s = simulate(r.binary, isa, in);

@@ -352,15 +352,7 @@ INSTANTIATE_TEST_SUITE_P(Layers, VectorOnNpu,
 
 /// ember-v1 with an act SRAM of `actRows` rows and an acc SRAM of `accRows` rows.
 isa::IsaDescription refIsaWithRows(int64_t actRows, int64_t accRows) {
-  nlohmann::json j = refIsa().json();
-  for (auto [mem, rows] : {std::pair<const char*, int64_t>{"act", actRows}, {"acc", accRows}}) {
-    auto& m = j["hardware"]["memories"][mem];
-    m["size_bytes"] = rows * m["row_bytes"].get<int64_t>();
-    m["banks"] = std::min<int64_t>(m["banks"].get<int64_t>(), rows);
-  }
-  return isa::IsaDescription::loadString(j.dump(), "ember-v1 with " + std::to_string(actRows) +
-                                                       " act and " + std::to_string(accRows) +
-                                                       " acc rows");
+  return ember::npu::test::refIsaWithRows({{"act", actRows}, {"acc", accRows}});
 }
 
 /// ember-v1 without its quantized-add instruction (a description that never had one).
@@ -429,26 +421,33 @@ TEST(ResidualFusion, TheAddIsTheConvolutionsEpilogueAndGivesTheSameBytes) {
   }
 }
 
-TEST(VectorOnTinySrams, EveryCaseRunsOrIsRefusedWithTheFigures) {
-  // 2 KiB of act (128 rows) and 4 acc rows: the Add's stream and the per-channel Add
-  // (two multiplier rows, tiles of one row, no spare row), a Pad that must cut its channel
-  // blocks (it faulted before: its tile ignored the act size), among others. A case that does not
-  // fit must be refused in check() with the figures, never compiled into a program that faults.
-  const isa::IsaDescription tiny = refIsaWithRows(128, 4);
+/// Every case on `isa`: bit for bit, or refused in check() with a reason that names the
+/// description's figure (`has`, e.g. "has 4"). A case that does not fit must never be
+/// compiled into a program that faults. Returns the cases that ran.
+std::set<std::string> runOrRefuseEveryCase(const isa::IsaDescription& isa, const std::string& has) {
   std::set<std::string> ran;
   for (const VecCase& c : kCases) {
     G g;
     c.build(g);
-    const auto bad = unsupportedNodes(*g.f, tiny);
+    const auto bad = unsupportedNodes(*g.f, isa);
     if (!bad.empty()) {
       for (const std::string& b : bad)
-        EXPECT_NE(b.find("has "), std::string::npos) << c.name << ": " << b;
-      std::printf("[ %s on %s ] refused: %s\n", c.name, tiny.name().c_str(), bad[0].c_str());
+        EXPECT_NE(b.find(has), std::string::npos) << c.name << ": " << b;
+      std::printf("[ %s on %s ] refused: %s\n", c.name, isa.name().c_str(), bad[0].c_str());
       continue;
     }
-    expectBitExact(c, tiny, 1);
+    expectBitExact(c, isa, 1);
     ran.insert(c.name);
   }
+  return ran;
+}
+
+TEST(VectorOnTinySrams, EveryCaseRunsOrIsRefusedWithTheFigures) {
+  // 2 KiB of act (128 rows) and 4 acc rows: the Add's stream and the per-channel Add
+  // (two multiplier rows, tiles of one row, no spare row), a Pad that must cut its channel
+  // blocks (it faulted before: its tile ignored the act size), among others.
+  const isa::IsaDescription tiny = refIsaWithRows(128, 4);
+  const std::set<std::string> ran = runOrRefuseEveryCase(tiny, "has ");
   for (const char* must : {"add_relu", "add_per_channel", "pad_many_blocks", "pad",
                            "pad_many_steps", "slice_whole_blocks"})
     EXPECT_EQ(ran.count(must), 1u) << must << " did not run on " << tiny.name();
@@ -461,53 +460,30 @@ TEST(VectorOnTinySrams, WindowsAndLinesBeyondAnEightRowActSram) {
   // a constant row of -128), AveragePool (a convolution) in tap chunks loading only their
   // pixels, Pad in tiles of lines x columns, GlobalAveragePool in fewer blocks per step.
   const isa::IsaDescription tiny = refIsaWithRows(8, 512);
-  std::set<std::string> ran;
-  for (const VecCase& c : kCases) {
-    const std::string name = c.name;
-    G g;
-    c.build(g);
-    const auto bad = unsupportedNodes(*g.f, tiny);
-    if (!bad.empty()) {
-      std::printf("[ %s on %s ] refused: %s\n", c.name, tiny.name().c_str(), bad[0].c_str());
-      continue;
-    }
-    const CompileResult r = compile(*g.f, tiny);
-    if (name.find("maxpool") != std::string::npos) {
-      EXPECT_NE(r.summary.layers.at(0).tiling.find("taps="), std::string::npos)
-          << name << "\n"
-          << formatSummary(r.summary);
-    }
-    expectBitExact(c, tiny, 1);
-    ran.insert(name);
-  }
+  const std::set<std::string> ran = runOrRefuseEveryCase(tiny, "has 8");
   for (const char* must :
        {"maxpool_3x3_s2_p1", "maxpool_3x3_s1_p1_separable", "maxpool_3x2_dilated_separable",
         "maxpool_2x2_s2", "globalmaxpool", "avgpool_3x3_p1_include_pad", "avgpool_2x2_s2",
         "globalavgpool", "globalavgpool_many_blocks", "globalavgpool_big_image", "pad",
         "pad_many_blocks"})
     EXPECT_EQ(ran.count(must), 1u) << must << " did not run on " << tiny.name();
+  for (const VecCase& c : kCases) // the pools fold their windows in chunks of taps
+    if (std::string(c.name).find("maxpool") != std::string::npos) {
+      G g;
+      c.build(g);
+      const CompileResult r = compile(*g.f, tiny);
+      EXPECT_NE(r.summary.layers.at(0).tiling.find("taps="), std::string::npos)
+          << c.name << "\n"
+          << formatSummary(r.summary);
+    }
 }
 
 TEST(VectorOnTinySrams, FourActRowsRunSingleBuffered) {
   // Four act rows (a power of two; three are needed): one row of each operand and of the
   // result, single-buffered; the binary layers' zero-point rows then live in acc (each
-  // operand copied there before its zero point is subtracted). Whatever is refused
-  // names what it needs.
+  // operand copied there before its zero point is subtracted).
   const isa::IsaDescription tiny = refIsaWithRows(4, 512);
-  std::set<std::string> ran;
-  for (const VecCase& c : kCases) {
-    G g;
-    c.build(g);
-    const auto bad = unsupportedNodes(*g.f, tiny);
-    if (!bad.empty()) {
-      for (const std::string& b : bad)
-        EXPECT_NE(b.find("has 4"), std::string::npos) << c.name << ": " << b;
-      std::printf("[ %s on %s ] refused: %s\n", c.name, tiny.name().c_str(), bad[0].c_str());
-      continue;
-    }
-    expectBitExact(c, tiny, 1);
-    ran.insert(c.name);
-  }
+  const std::set<std::string> ran = runOrRefuseEveryCase(tiny, "has 4");
   for (const char* must :
        {"add_relu", "add_per_channel", "mul_same_shape", "mul_per_channel", "rescale", "lut",
         "relu_and_clip", "maxpool_3x3_s2_p1", "globalavgpool", "pad", "concat"})
@@ -532,6 +508,22 @@ TEST(VectorOnTinySrams, GlobalAveragePoolOnTwoActRowsAndOneAccRow) {
     ++ran;
   }
   EXPECT_EQ(ran, 3);
+}
+
+TEST(VectorRefusal, AMulOnOneAccRowNamesTheAccRowsItNeeds) {
+  // Both operands minus their zero points must be int32 rows in acc: one acc row is too
+  // few, and the reason says so (not the act rows of a layout act does not need).
+  const isa::IsaDescription oneAcc = refIsaWithRows(128, 1);
+  for (const VecCase& c : kCases) {
+    if (std::string(c.name) != "mul_same_shape")
+      continue;
+    G g;
+    c.build(g);
+    const auto bad = unsupportedNodes(*g.f, oneAcc);
+    ASSERT_EQ(bad.size(), 1u);
+    EXPECT_NE(bad[0].find("needs 5 act rows (has 128) and 2 acc rows (has 1)"), std::string::npos)
+        << bad[0];
+  }
 }
 
 TEST(VectorRefusal, ReasonsNameTheLimit) {
