@@ -21,26 +21,17 @@ namespace ember {
 namespace cpu {
 namespace {
 
-int resolveThreads(int requested) {
+/// `requested` when positive, else the positive integer in environment variable `env`,
+/// else `fallback`.
+int resolveThreads(int requested, const char* env, int fallback) {
   if (requested > 0)
     return requested;
-  if (const char* env = std::getenv("EMBER_NUM_THREADS")) {
-    const int n = std::atoi(env);
+  if (const char* v = std::getenv(env)) {
+    const int n = std::atoi(v);
     if (n > 0)
       return n;
   }
-  return 1;
-}
-
-int resolveCompileThreads(int requested) {
-  if (requested > 0)
-    return requested;
-  if (const char* env = std::getenv("EMBER_JIT_THREADS")) {
-    const int n = std::atoi(env);
-    if (n > 0)
-      return n;
-  }
-  return std::max(1, int(std::thread::hardware_concurrency()));
+  return fallback;
 }
 
 /// 64-byte aligned, zero-initialised bytes.
@@ -79,7 +70,7 @@ private:
 };
 
 Program::Program(const lir::Function& f, const CpuOptions& opts, std::string source)
-    : team_(resolveThreads(opts.threads)), source_(std::move(source)) {
+    : team_(resolveThreads(opts.threads, "EMBER_NUM_THREADS", 1)), source_(std::move(source)) {
   GeneratedModule g = generateModule(f);
   stats_ = g.stats;
   stats_.threads = team_.size();
@@ -101,8 +92,9 @@ Program::Program(const lir::Function& f, const CpuOptions& opts, std::string sou
   env_[kEnvErrors] = errorFlags_.data();
   env_[kEnvBarrier] = reinterpret_cast<void*>(&ThreadTeam::barrierEntry);
   env_[kEnvBarrierArg] = &team_;
-  const JitOptions jo{resolveCompileThreads(opts.compileThreads), opts.memoryCache,
-                      resolveCacheDir(opts.cacheDir)};
+  const JitOptions jo{resolveThreads(opts.compileThreads, "EMBER_JIT_THREADS",
+                                     std::max(1, int(std::thread::hardware_concurrency()))),
+                      opts.memoryCache, resolveCacheDir(opts.cacheDir)};
   jit_ = std::make_unique<JitModule>(std::move(g.module), std::move(g.context),
                                      std::vector<std::string>{kRunSymbol}, jo, stats_);
   entry_ = reinterpret_cast<void (*)(void*, int64_t, int64_t)>(jit_->lookup(kRunSymbol));

@@ -34,18 +34,27 @@ struct BinaryPlan {
   int64_t act = 0, acc = 0; ///< Rows one row of each operand needs.
 };
 
+/// The rows layout (d, zpInAcc) needs: act two zero-point rows (unless in acc) and three
+/// rows per buffer; acc the operands' multiplier rows, the zero-point rows when there, and
+/// one row of each operand.
+BinaryPlan layoutOf(int d, bool zpInAcc, bool scaleOperands) {
+  return {d, zpInAcc, (zpInAcc ? 0 : 2) + d * 3, (scaleOperands ? 2 : 0) + (zpInAcc ? 2 : 0) + 2};
+}
+
 BinaryPlan binaryPlan(const Target& t, int depth, bool scaleOperands) {
   for (int d : {depth, 1})
     for (bool zpInAcc : {false, true}) {
-      BinaryPlan p{d, zpInAcc, (zpInAcc ? 0 : 2) + d * 3,
-                   (scaleOperands ? 2 : 0) + (zpInAcc ? 2 : 0) + 2};
+      const BinaryPlan p = layoutOf(d, zpInAcc, scaleOperands);
       if (t.rows(Mem::Act) >= p.act && t.rows(Mem::Acc) >= p.acc)
         return p;
     }
   // Nothing fits: the figures of the single-buffered layout that needs the fewest rows
   // of the SRAM that is short (act: zero points in acc; else in act).
-  const bool actShort = t.rows(Mem::Act) < 5;
-  return {0, actShort, actShort ? 3 : 5, (scaleOperands ? 2 : 0) + (actShort ? 4 : 2)};
+  BinaryPlan p = layoutOf(1, false, scaleOperands);
+  if (t.rows(Mem::Act) < p.act)
+    p = layoutOf(1, true, scaleOperands);
+  p.depth = 0;
+  return p;
 }
 
 } // namespace
@@ -191,8 +200,7 @@ LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
   }
   LayerInfo info;
   info.tiling = "rows/tile=" + std::to_string(T) + (bcast ? " per-channel b" : "") +
-                (plan.zpInAcc ? " zero-points-in-acc" : "") +
-                (D == 1 && ctx.opts.doubleBuffer ? " single-buffered" : "");
+                (plan.zpInAcc ? " zero-points-in-acc" : "");
   info.sram[0] = actBase + D * slotRows;
   info.sram[2] = accBase + T + B + 1;
   info.sram[3] = 2;

@@ -179,6 +179,8 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
     ctx.temp = plan.temps.count(&n) ? plan.temps.at(&n) : 0;
     LayerInfo info =
         i < layers ? findLayer(n.kind())->emit(n, ctx) : emitCopy(plan.copies[i - layers], ctx);
+    if (prog.layerDepthLowered()) // whichever layer lowered it, the summary says so
+      info.tiling += " single-buffered";
     LayerTiming lt = prog.endLayer(i + 1 == work.size());
     LayerSummary ls;
     ls.name = name;

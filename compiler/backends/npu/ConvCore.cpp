@@ -25,7 +25,7 @@ struct ChunkPlan {
 struct ConvConsts {
   uint64_t weights = 0, bias = 0, params = 0;
   std::vector<std::vector<ChunkPlan>> tiles; ///< Per tile of kt output blocks.
-  int64_t maxWgt = 0, maxCB = 0;             ///< Largest chunk: weight and input blocks.
+  int64_t maxWgt = 0;                        ///< Weight blocks of the largest chunk.
 };
 
 /// Weight block (output block kb, input block cb, kernel tap `tap`) appended to `out`.
@@ -67,7 +67,6 @@ ConvConsts packConsts(const ConvJob& j, const Target& t, const ConvTiling& tl, C
             appendWeightBlock(j, L, kb, cb, tap, wbytes);
       }
       c.maxWgt = std::max(c.maxWgt, ch.weights);
-      c.maxCB = std::max(c.maxCB, ch.cbHi - ch.cbLo);
       plans.push_back(std::move(cp));
     }
   }
@@ -315,16 +314,10 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
   // SRAM plan: act = D input slots then D output slots; weight = D slots; acc =
   // accumulators then D bias slots; param = D slots. Without chunks a weight slot holds
   // a tile of output blocks' weights for all its steps; with chunks one step's chunk.
-  int64_t maxPlane = 0; // the largest chunk's input tile, lines x columns
-  for (const auto& plans : cc.tiles)
-    for (const ChunkPlan& cp : plans) {
-      const auto [lines, width] = haloExtent(j, chunkSpan(j, tl, cp.ch), tl.th, tl.tw);
-      maxPlane = std::max(maxPlane, lines * width);
-    }
   // An input tile may lie wholly in the padding (a tap chunk of a border tile): it is
   // then this constant row of zp_x, repeated (added to the constants when first needed).
   int64_t padRow = -1;
-  const int64_t inSlot = cc.maxCB * maxPlane, outSlot = tl.kt * tl.th * tl.tw;
+  const int64_t inSlot = tl.inRows, outSlot = tl.kt * tl.th * tl.tw;
   const int64_t outBase = D * inSlot, biasBase = tl.kt * tl.th * tl.tw;
   // A fused residual's tile follows its buffer's output tile (residualRows apart from it).
   const int64_t resSlot = residualRows(j, t, outSlot), outStride = outSlot + resSlot;
@@ -442,8 +435,6 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
                 " tw=" + std::to_string(tl.tw);
   if (tl.biasDma)
     info.tiling += " bias-dma";
-  if (ctx.opts.doubleBuffer && D == 1)
-    info.tiling += " single-buffered";
   if (split)
     info.tiling += " rb=" + std::to_string(tl.rb) + (tl.rt ? " rt=" + std::to_string(tl.rt) : "") +
                    (tl.tapHalo ? " tap-halo" : "");

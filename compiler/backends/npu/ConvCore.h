@@ -91,6 +91,7 @@ struct ConvTiling {
   int depth = 2;
   double cycles = 0; ///< Cost-model estimate.
   int64_t actRows = 0, wgtRows = 0, accRows = 0, paramRows = 0;
+  int64_t inRows = 0; ///< Act rows of one buffer's input tile (the largest chunk's).
   /// True when the reduction is cut into chunks (partial sums in the accumulators).
   bool splitsReduction() const { return rb > 0; }
 };
@@ -131,8 +132,8 @@ struct TapSpan {
 };
 TapSpan tapSpan(const ConvJob& j, int64_t t0, int64_t t1);
 
-/// The span a chunk's input tile covers under tiling `c`: the chunk's own (tapHalo), else
-/// the whole kernel.
+/// The span a chunk's input tile covers under tiling `c`: the chunk's own (tapHalo, which
+/// only tap chunks set), else the whole kernel.
 TapSpan chunkSpan(const ConvJob& j, const ConvTiling& c, const ReductionChunk& ch);
 
 /// The input lines x columns of a tile of th x tw output pixels whose taps cover `s`.

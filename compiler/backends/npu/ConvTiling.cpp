@@ -61,7 +61,7 @@ TapSpan tapSpan(const ConvJob& j, int64_t t0, int64_t t1) {
 }
 
 TapSpan chunkSpan(const ConvJob& j, const ConvTiling& c, const ReductionChunk& ch) {
-  if (c.tapHalo && c.splitsReduction() && c.rt > 0)
+  if (c.tapHalo)
     return tapSpan(j, ch.t0, ch.t1);
   return {0, j.KH - 1, 0, j.KW - 1};
 }
@@ -202,8 +202,9 @@ std::vector<int64_t> tileSizes(int64_t n, int64_t cap) {
 bool fits(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats& st,
           ConvTiling& c) {
   const auto [Hp, Wp, plane] = haloSize(j, st, c.th, c.tw);
-  const int64_t inRows = st.maxCB * plane, outRows = c.kt * c.th * c.tw;
-  c.actRows = g.D * (inRows + outRows + residualRows(j, t, outRows));
+  const int64_t outRows = c.kt * c.th * c.tw;
+  c.inRows = st.maxCB * plane;
+  c.actRows = g.D * (c.inRows + outRows + residualRows(j, t, outRows));
   c.wgtRows = g.D * st.maxWgt;
   c.accRows = c.biasDma ? g.D * c.kt * c.th * c.tw : c.kt * c.th * c.tw + g.D * c.kt;
   if (c.biasDma && biasDmaLoads(t, c) == 0)
@@ -271,11 +272,11 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
   const double inBus = double(dmaIn) * t.channelCycles(t.dmaLoad(), inRows, Mem::Act);
   const double outBus = t.channelCycles(t.dmaStore(), c.kt * c.th * c.tw, Mem::Act);
   const double wBus = t.channelCycles(t.dmaLoad(), st.maxWgt, Mem::Weight);
+  // Fill and drain: one tile of each stage but the one that paces the steps.
+  const double fill = Lt + Rt + Bt + Wt + Ct + St - std::max({Lt + Rt + Bt + Wt, Ct, St});
   if (!c.splitsReduction()) {
     // Both DMA engines share the DRAM channel: its reserved time bounds the layer too.
     const double bus = total * (inBus + outBus + resBus + biasBus) + ktiles * wBus;
-    // Fill and drain: one tile of each stage but the one that paces the steps.
-    const double fill = Lt + Rt + Bt + Wt + Ct + St - std::max({Lt + Rt + Bt + Wt, Ct, St});
     return std::max({total * (Lt + Rt + Bt) + ktiles * Wt, total * Ct, total * St, bus}) + fill;
   }
   // One step per chunk; a tile's chunk weights stay in their buffer when the tile has no
@@ -285,7 +286,6 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
   const double bus = chunkSteps * inBus + total * (outBus + resBus) + weightLoads * wBus;
   // The bias: kt rows per tile of output blocks into its slot, or by DMA per tile.
   const double BPk = c.biasDma ? t.dmaCycles(t.dmaLoad(), 2 * c.kt, Mem::Param) : BP;
-  const double fill = Lt + Rt + Bt + Wt + Ct + St - std::max({Lt + Rt + Bt + Wt, Ct, St});
   return std::max({chunkSteps * Lt + total * (Rt + Bt) + weightLoads * Wc + ktiles * BPk,
                    total * Ct, total * St, bus + total * biasBus}) +
          fill;
@@ -365,13 +365,13 @@ std::string checkConvJobAt(const ConvJob& j, const Target& t, int depth) {
   c.tapHalo = true;
   if (fits(j, t, g, chunkStats(j, g.L, g.KB, n2max, c), c))
     return "";
+  c.biasDma = true; // the fewest acc rows: the bias loaded into the accumulators
+  if (fits(j, t, g, chunkStats(j, g.L, g.KB, n2max, c), c))
+    return "";
   auto need = [&](const char* what, int64_t rows, Mem m) {
     return std::to_string(rows) + " " + what + (rows > t.rows(m) ? " (has " : " (of ") +
            std::to_string(t.rows(m)) + ")";
   };
-  c.biasDma = true; // the fewest acc rows: the bias loaded into the accumulators
-  if (fits(j, t, g, chunkStats(j, g.L, g.KB, n2max, c), c))
-    return "";
   return "one output pixel, channel block and kernel tap does not fit the SRAMs: it needs " +
          need("act rows", c.actRows, Mem::Act) + ", " +
          need("weight blocks", c.wgtRows, Mem::Weight) + ", " +

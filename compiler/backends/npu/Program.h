@@ -55,6 +55,8 @@ public:
   /// all. The layer's closing barrier drains every token; the next layer is back at the
   /// program's depth.
   void setLayerDepth(int d);
+  /// Whether the current layer runs below the program's depth (setLayerDepth).
+  bool layerDepthLowered() const { return depth_ < programDepth_; }
 
   // ---- instruction builders (values range-checked against the field widths) ----
   isa::Instruction make(const isa::InstrDesc& d) const { return isa::Instruction(d); }

@@ -155,8 +155,7 @@ public:
       }
     info.macs = tx.N * tx.C * HW;
     info.tiling = "rows/step=" + std::to_string(T) + " blocks=" + std::to_string(cbt) +
-                  (biasDma ? " bias-dma" : "") +
-                  (D == 1 && ctx.opts.doubleBuffer ? " single-buffered" : "");
+                  (biasDma ? " bias-dma" : "");
     info.sram[0] = D * T + D * cbt;
     info.sram[1] = 1;
     info.sram[2] = cbt + (biasDma ? 0 : 1);

@@ -40,11 +40,33 @@ struct PoolTiling {
   int64_t rt = 0; ///< Taps per step (0: the whole window in one step).
 };
 
+/// The window as a convolution's geometry, for the tap spans and halos ConvCore computes.
+ConvJob windowJob(const PoolGeom& g) {
+  ConvJob j;
+  j.KH = g.KH, j.KW = g.KW, j.sH = g.sH, j.sW = g.sW, j.dH = g.dH, j.dW = g.dW;
+  j.padT = g.padT, j.padL = g.padL;
+  return j;
+}
+/// The kernel span of taps [t0, t1) of the window (tapSpan).
+TapSpan spanOf(const PoolGeom& g, int64_t t0, int64_t t1) {
+  return tapSpan(windowJob(g), t0, t1);
+}
+/// The input a th x tw tile reads through the taps of `sp` (may reach into padding).
+Halo haloOf(const PoolGeom& g, const TapSpan& sp, int64_t oy0, int64_t th, int64_t ox0,
+            int64_t tw) {
+  return haloOf(windowJob(g), sp, oy0, th, ox0, tw);
+}
+
+/// The whole window's span.
+TapSpan wholeWindow(const PoolGeom& g) {
+  return {0, g.KH - 1, 0, g.KW - 1};
+}
+/// Input lines / columns the whole window of th output rows / tw output columns reads.
 int64_t haloLines(const PoolGeom& g, int64_t th) {
-  return (th - 1) * g.sH + (g.KH - 1) * g.dH + 1;
+  return haloExtent(windowJob(g), wholeWindow(g), th, 1).first;
 }
 int64_t haloWidth(const PoolGeom& g, int64_t tw) {
-  return (tw - 1) * g.sW + (g.KW - 1) * g.dW + 1;
+  return haloExtent(windowJob(g), wholeWindow(g), 1, tw).second;
 }
 int64_t planeRows(const PoolGeom& g, int64_t th, int64_t tw) {
   return haloLines(g, th) * haloWidth(g, tw);
@@ -148,23 +170,6 @@ PoolTiling choose(const PoolGeom& g, const Target& t, int64_t D, const CompileOp
     best = bestFor(tw);
   }
   return best;
-}
-
-/// The window as a convolution's geometry, for the tap spans and halos ConvCore computes.
-ConvJob windowJob(const PoolGeom& g) {
-  ConvJob j;
-  j.KH = g.KH, j.KW = g.KW, j.sH = g.sH, j.sW = g.sW, j.dH = g.dH, j.dW = g.dW;
-  j.padT = g.padT, j.padL = g.padL;
-  return j;
-}
-/// The kernel span of taps [t0, t1) of the window (tapSpan).
-TapSpan spanOf(const PoolGeom& g, int64_t t0, int64_t t1) {
-  return tapSpan(windowJob(g), t0, t1);
-}
-/// The input a th x tw tile reads through the taps of `sp` (may reach into padding).
-Halo haloOf(const PoolGeom& g, const TapSpan& sp, int64_t oy0, int64_t th, int64_t ox0,
-            int64_t tw) {
-  return haloOf(windowJob(g), sp, oy0, th, ox0, tw);
 }
 
 /// The window in chunks of rt taps (for an act SRAM too small for a whole window):
@@ -337,8 +342,7 @@ public:
                           tw = std::min(tl.tw, g.OW - ox0);
             const int64_t inA = (step % D) * inSlot, outA = D * inSlot + (step % D) * outSlot;
             const int64_t rowA = D * (inSlot + outSlot) + (step % D) * rowSlot;
-            const Halo h{oy0 * g.sH - g.padT, (oy0 + th - 1) * g.sH - g.padT + (g.KH - 1) * g.dH,
-                         ox0 * g.sW - g.padL, (ox0 + tw - 1) * g.sW - g.padL + (g.KW - 1) * g.dW};
+            const Halo h = haloOf(g, wholeWindow(g), oy0, th, ox0, tw);
             Step s;
             s.loads = loadHalo(p, in, b, cb0, cb1, g.H, g.W, h, inA, -128);
             const int64_t wp = h.width(), hp = h.lines(), plane = hp * wp, P = th * tw;
