@@ -48,6 +48,17 @@ std::optional<QuantParams> Quantizer::paramsOf(NodeValue v) {
   return q;
 }
 
+bool Quantizer::isUsed(NodeValue v) const {
+  for (const auto& n : src_.nodes())
+    for (const NodeValue& in : n->inputs())
+      if (in == v)
+        return true;
+  for (const auto& o : src_.outputs())
+    if (o.value == v)
+      return true;
+  return false;
+}
+
 NodeValue Quantizer::int8Of(NodeValue v) {
   auto it = int8_.find(v);
   if (it != int8_.end())

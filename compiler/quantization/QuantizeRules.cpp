@@ -3,8 +3,11 @@
 // A rule checks everything that could fail (constant weights, known parameters,
 // multipliers in range) BEFORE it creates a node.
 #include "Quantizer.h"
+#include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
+#include "ember/quantization/NormNumerics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -132,10 +135,106 @@ bool gemmRule(const Node& n, Quantizer& q) {
   return weightedProduct(n, q, 2, a.getInt("transB", 0) != 0 ? 0 : 1);
 }
 
+/// MatMul of two activations (section 4.1): both per tensor with their own zero points,
+/// B [K, N] or batched with A's batch dimensions (the forms every executor takes).
+bool activationMatMul(const Node& n, Quantizer& q) {
+  const Shape &a = n.input(0).dims(), &b = n.input(1).dims();
+  if (a.size() < 2 || b.size() < 2 ||
+      (b.size() > 2 && (a.size() != b.size() || !std::equal(a.begin(), a.end() - 2, b.begin()))))
+    return false;
+  const NodeValue y = const_cast<Node&>(n).result();
+  auto ps = operandParams(q, {n.input(0), n.input(1), y});
+  if (!ps || !valid([&] {
+        productMultiplier((*ps)[0].scales[0], (*ps)[1].scales[0], (*ps)[2].scales[0]);
+      }))
+    return false;
+  Node* made = q.createInt8(K::MatMul, n.name(), {q.int8Of(n.input(0)), q.int8Of(n.input(1))},
+                            n.attrs(), {int8Type(y.dims(), (*ps)[2])});
+  q.setInt8(y, made->result());
+  return true;
+}
+
 bool matMulRule(const Node& n, Quantizer& q) {
+  if (!floatConstant(n.input(1)))
+    return activationMatMul(n, q);
   if (n.input(1).dims().size() != 2)
     return false;
   return weightedProduct(n, q, 0, 1);
+}
+
+/// Div by a float scalar constant c: the int8 Mul by 1/c (section 4.3), the reciprocal a
+/// constant quantized over its own range, so it is code 127 or -128 exactly.
+bool divRule(const Node& n, Quantizer& q) {
+  const Tensor* c = floatConstant(n.input(1));
+  if (!c || c->size() != 1)
+    return false;
+  const double r = 1.0 / double(c->data<float>()[0]);
+  const NodeValue y = const_cast<Node&>(n).result();
+  auto ps = operandParams(q, {n.input(0), y});
+  if (!std::isfinite(r) || r == 0 || !ps)
+    return false;
+  Tensor rt(ElemKind::Float32, c->dims());
+  rt.data<float>()[0] = static_cast<float>(r);
+  const QuantParams rq = chooseActivationParams(std::min(0.f, rt.data<float>()[0]),
+                                                std::max(0.f, rt.data<float>()[0]));
+  if (!valid([&] { productMultiplier((*ps)[0].scales[0], rq.scales[0], (*ps)[1].scales[0]); }))
+    return false;
+  Node* rc = q.constant(n.input(1).node->name() + "_reciprocal_q", quantizeTensor(rt, rq));
+  Node* made = q.createInt8(K::Mul, n.name(), {q.int8Of(n.input(0)), rc->result()}, {},
+                            {int8Type(y.dims(), (*ps)[1])});
+  q.setInt8(y, made->result());
+  return true;
+}
+
+/// Softmax (section 4.10): the input's codes through the 2^16-scaled exp table; the
+/// result has the parameters of the range [0, 1]. Only when the input already is int8:
+/// quantizing a float value just to normalise it would add error and a node.
+bool softmaxRule(const Node& n, Quantizer& q) {
+  if (!q.hasInt8(n.input(0)) || n.input(0).dims().empty())
+    return false;
+  const QuantParams yq = softmaxResultParams();
+  const NodeValue y = const_cast<Node&>(n).result();
+  Node* made = q.createInt8(K::Softmax, n.name(), {q.int8Of(n.input(0))}, n.attrs(),
+                            {int8Type(y.dims(), yq)});
+  q.setInt8(y, made->result());
+  return true;
+}
+
+/// LayerNormalization with a constant float scale and bias (section 4.11) whose Mean and
+/// InvStdDev results nothing reads (the int8 form leaves them zero); only when the input
+/// already is int8, as Softmax.
+bool layerNormRule(const Node& n, Quantizer& q) {
+  const NodeValue x = n.input(0);
+  const Tensor* gamma = floatConstant(n.input(1));
+  const NodeValue betaV = n.optionalInput(2);
+  const Tensor* beta = floatConstant(betaV);
+  const NodeValue y = const_cast<Node&>(n).result();
+  auto ps = operandParams(q, {x, y});
+  if (!q.hasInt8(x) || x.dims().empty() || !gamma || (betaV && !beta) || !ps)
+    return false;
+  for (unsigned r = 1; r < n.numResults(); ++r)
+    if (q.isUsed(NodeValue(const_cast<Node*>(&n), r)))
+      return false;
+  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", -1), x.dims().size());
+  const int64_t count = numElements(Shape(x.dims().begin() + axis, x.dims().end()));
+  for (const Tensor* t : {gamma, beta})
+    if (t && t->size() != count && t->size() != 1)
+      return false;
+  if (!valid([&] {
+        layerNormTables((*ps)[0].scales[0], (*ps)[1].scales[0], count,
+                        n.attrs().getFloat("epsilon", 1e-5), gamma->data<float>(),
+                        size_t(gamma->size()), beta ? beta->data<float>() : nullptr,
+                        beta ? size_t(beta->size()) : 0);
+      }))
+    return false;
+  std::vector<NodeValue> ins = {q.int8Of(x), q.origOf(n.input(1))};
+  if (betaV)
+    ins.push_back(q.origOf(betaV));
+  std::vector<Type> types = n.resultTypes();
+  types[0] = int8Type(y.dims(), (*ps)[1]);
+  Node* made = q.createInt8(K::LayerNormalization, n.name(), ins, n.attrs(), types);
+  q.setInt8(y, made->result());
+  return true;
 }
 
 /// Add and Mul: both operands int8 (a float constant operand is quantized), own params.
@@ -251,7 +350,13 @@ const std::map<NodeKind, RuleEntry>& rules() {
     t[K::Conv] = {convRule, "int8 x, weights per channel (axis 0), int32 bias; constant W/B only"};
     t[K::Gemm] = {gemmRule, "int8 a, constant B per channel (axis 1, or 0 with transB), int32 "
                             "c of N values; alpha = beta = 1, transA = 0"};
-    t[K::MatMul] = {matMulRule, "int8 a, constant 2-D B per channel (axis 1)"};
+    t[K::MatMul] = {matMulRule, "int8 a, constant 2-D B per channel (axis 1); or B an int8 "
+                                "activation (2-D, or batched as a), own params"};
+    t[K::Div] = {divRule, "by a scalar constant: int8 Mul by its reciprocal, own params"};
+    t[K::Softmax] = {softmaxRule, "when its input is int8: exp table of the input scale, "
+                                  "result params of [0, 1]"};
+    t[K::LayerNormalization] = {layerNormRule, "when its input is int8: constant float "
+                                               "scale/bias, integer statistics, own params"};
     t[K::BatchNormalization] = {batchNormRule,
                                 "constant parameters over N x C x spatial: a "
                                 "depthwise 1x1 int8 Conv (scale folded per channel)"};

@@ -41,6 +41,8 @@ public:
   /// its int8 counterpart if one exists, else from the profile (or, for a float Constant,
   /// from its values); nullopt when unknown.
   std::optional<QuantParams> paramsOf(NodeValue v);
+  /// Whether a node or an output of the float function reads `v`.
+  bool isUsed(NodeValue v) const;
   /// Whether `v` already has an int8 counterpart.
   bool hasInt8(NodeValue v) const { return int8_.count(v) != 0; }
   /// The int8 counterpart of `v` (made by QuantizeLinear, or a quantized Constant);

@@ -52,6 +52,7 @@ void registerMovementCodegen();
 void registerNormCodegen();
 void registerReduceCodegen();
 void registerInt8Codegen();
+void registerInt8AttentionCodegen();
 
 /// The environment of the generated code: an array of pointers every generated
 /// function receives; the host (JIT) or the bundle's entry point fills it.

@@ -21,6 +21,7 @@ void registerAll() {
   registerNormCodegen();
   registerReduceCodegen();
   registerInt8Codegen();
+  registerInt8AttentionCodegen();
 }
 
 void ensureRegistered() {

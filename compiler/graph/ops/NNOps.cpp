@@ -219,7 +219,8 @@ std::vector<Type> instanceNormInfer(const std::vector<NodeValue>& in, const Attr
 // Results: Y, Mean and InvStdDev (the latter two of shape dims[:axis] + ones).
 std::vector<Type> layerNormInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   const NodeValue& x = in[0];
-  requireKind(x, {ElemKind::Float32}, "input");
+  // Int8 (docs/numerics.md 4.11): int8 input and result, float scale and bias.
+  requireKind(x, {ElemKind::Float32, ElemKind::Int8}, "input");
   if (x.dims().empty())
     inferError("input must have rank >= 1");
   const int64_t axis = normalizeAxis(a.getInt("axis", -1), x.dims().size());
@@ -295,12 +296,23 @@ std::vector<Type> gemmInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   return {Type(in[0].kind(), out)};
 }
 
-std::vector<Type> softmaxInfer(const std::vector<NodeValue>& in, const Attrs& a) {
-  requireKind(in[0], {ElemKind::Float32}, "input");
+/// The result of Softmax, LogSoftmax and Hardmax: the input's type.
+std::vector<Type> softmaxShape(const std::vector<NodeValue>& in, const Attrs& a) {
   if (in[0].dims().empty())
     inferError("input must have rank >= 1");
   normalizeAxis(a.getInt("axis", -1), in[0].dims().size());
   return {in[0].type()};
+}
+
+std::vector<Type> softmaxInfer(const std::vector<NodeValue>& in, const Attrs& a) {
+  requireKind(in[0], {ElemKind::Float32}, "input");
+  return softmaxShape(in, a);
+}
+
+/// Softmax also has an int8 form (docs/numerics.md 4.10); LogSoftmax and Hardmax do not.
+std::vector<Type> softmaxInt8Infer(const std::vector<NodeValue>& in, const Attrs& a) {
+  requireKind(in[0], {ElemKind::Float32, ElemKind::Int8}, "input");
+  return softmaxShape(in, a);
 }
 
 std::vector<Type> nllInfer(const std::vector<NodeValue>& in, const Attrs& a) {
@@ -368,7 +380,8 @@ void registerNNOps() {
   add(K::LRN, lrnInfer, {"input"}, 1);
   add(K::MatMul, matMulInfer, {"a", "b"}, 2);
   add(K::Gemm, gemmInfer, {"a", "b", "c"}, 2);
-  for (K k : {K::Softmax, K::LogSoftmax, K::Hardmax})
+  add(K::Softmax, softmaxInt8Infer, {"input"}, 1);
+  for (K k : {K::LogSoftmax, K::Hardmax})
     add(k, softmaxInfer, {"input"}, 1);
   add(K::NegativeLogLikelihoodLoss, nllInfer, {"input", "target", "weight"}, 2);
   add(K::Einsum, einsumInfer, {"operand", "..."}, 1);

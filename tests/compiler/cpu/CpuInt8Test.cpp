@@ -130,6 +130,61 @@ TEST(CpuInt8, LinearLayerOnASequenceIsAGemm) {
   expectBitExact(g, 1, {NodeKind::Gemm});
 }
 
+TEST(CpuInt8, AttentionBlock) {
+  // Two heads of self-attention on [2, 6, 32] and torch's decomposed LayerNorm: the
+  // MatMuls of two activations (batched, and B [K, N] shared by the batch), the Div by a
+  // constant, Softmax along the last axis and along axis 1, and LayerNorm are all int8.
+  G g;
+  NodeValue x = g.input("x", {2, 6, 32});
+  auto proj = [&](const char* name) {
+    NodeValue p =
+        g.node(NodeKind::MatMul, name, {x, g.constant(std::string(name) + ".w", {32, 32})});
+    NodeValue r = g.node(NodeKind::Reshape, std::string(name) + ".heads", {p},
+                         ints({{"shape", {2, 6, 2, 16}}}));
+    return g.node(NodeKind::Transpose, std::string(name) + ".t", {r},
+                  ints({{"perm", {0, 2, 1, 3}}}));
+  };
+  NodeValue q = proj("q"), k = proj("k"), v = proj("v");
+  NodeValue kt = g.node(NodeKind::Transpose, "kt", {k}, ints({{"perm", {0, 1, 3, 2}}}));
+  NodeValue s = g.node(NodeKind::MatMul, "scores", {q, kt});
+  NodeValue sd = g.node(NodeKind::Div, "scaled", {s, g.scalar("sqrt_d", 4.f)});
+  Attrs last;
+  last.set("axis", int64_t(-1));
+  NodeValue p = g.node(NodeKind::Softmax, "probs", {sd}, last);
+  NodeValue o = g.node(NodeKind::MatMul, "context", {p, v});
+  NodeValue ot = g.node(NodeKind::Transpose, "ctx.t", {o}, ints({{"perm", {0, 2, 1, 3}}}));
+  NodeValue merged = g.node(NodeKind::Reshape, "ctx.merge", {ot}, ints({{"shape", {2, 6, 32}}}));
+  NodeValue res = g.node(NodeKind::Add, "residual", {merged, x});
+  // (res - mean) / sqrt(var + eps) * gamma + beta, as torch exports it below opset 17.
+  const Attrs r = ints({{"axes", {-1}}});
+  NodeValue d =
+      g.node(NodeKind::Sub, "ln.sub", {res, g.node(NodeKind::ReduceMean, "ln.mean", {res}, r)});
+  NodeValue var = g.node(NodeKind::ReduceMean, "ln.var",
+                         {g.node(NodeKind::Pow, "ln.pow", {d, g.scalar("two", 2.f)})}, r);
+  NodeValue sd2 = g.node(NodeKind::Sqrt, "ln.sqrt",
+                         {g.node(NodeKind::Add, "ln.eps", {var, g.scalar("eps", 1e-5f)})});
+  NodeValue ln = g.node(NodeKind::Div, "ln.div", {d, sd2});
+  ln = g.node(NodeKind::Mul, "ln.scale", {ln, g.constant("gamma", {32}, 0.5f, 1.5f)});
+  ln = g.node(NodeKind::Add, "ln.shift", {ln, g.constant("beta", {32})});
+  g.output("y", ln);
+  // A Softmax along a middle axis, and a MatMul whose activation B is [K, N].
+  Attrs mid;
+  mid.set("axis", int64_t(1));
+  g.output("p1", g.node(NodeKind::Softmax, "probs_axis1", {s}, mid));
+  NodeValue wide = g.node(NodeKind::Reshape, "wide", {res}, ints({{"shape", {12, 32}}}));
+  NodeValue wt = g.node(NodeKind::Transpose, "wt", {wide}); // [32, 12]
+  g.output("g", g.node(NodeKind::MatMul, "gram", {x, wt})); // [2, 6, 32] x [32, 12]
+  expectBitExact(g, 20,
+                 {NodeKind::MatMul, NodeKind::Softmax, NodeKind::LayerNormalization, NodeKind::Mul},
+                 [](const Function& f) {
+                   for (const auto& n : f.nodes())
+                     EXPECT_TRUE(n->resultType().kind == ElemKind::Int8 ||
+                                 n->kind() == NodeKind::QuantizeLinear ||
+                                 n->kind() == NodeKind::DequantizeLinear)
+                         << n->kindName() << " '" << n->name() << "' stayed float";
+                 });
+}
+
 /// The zero point of the (per-tensor) int8 input of q's convolution `name`.
 int32_t convInputZeroPoint(const Function& q, const std::string& name) {
   for (const auto& n : q.nodes())
@@ -271,7 +326,8 @@ TEST_P(CpuInt8Zoo, BitExactWithTheInterpreter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CpuInt8Zoo,
-                         ::testing::Values("resnet18", "mobilenet_v2", "resnet50"),
+                         ::testing::Values("resnet18", "mobilenet_v2", "resnet50", "transformer",
+                                           "transformer_gelu", "transformer_classifier"),
                          [](const ::testing::TestParamInfo<const char*>& i) {
                            return std::string(i.param);
                          });

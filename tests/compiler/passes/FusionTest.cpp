@@ -213,5 +213,72 @@ TEST(FuseSiluGelu, NoGeluWhenAConstantIsWrong) {
   EXPECT_EQ(g.count(NodeKind::Gelu), 0u);
 }
 
+/// torch's decomposed LayerNorm over the last `axes` axes of x: variant 0 squares with
+/// Pow(d, 2) and has scale and bias; 1 squares with d * d, eps first in the Add, scale
+/// only; 2 has neither.
+NodeValue layerNormPattern(G& g, NodeValue x, int variant, int64_t axes, const Shape& inner) {
+  std::vector<int64_t> ax;
+  for (int64_t i = 0; i < axes; ++i)
+    ax.push_back(-axes + i);
+  const Attrs r = attrs({{"axes", ax}, {"keepdims", int64_t(1)}});
+  NodeValue mean = g.node(NodeKind::ReduceMean, "mean", {x}, r);
+  NodeValue d = g.node(NodeKind::Sub, "sub", {x, mean});
+  NodeValue sq = variant == 1 ? g.node(NodeKind::Mul, "sq", {d, d})
+                              : g.node(NodeKind::Pow, "pow", {d, g.scalar("two", 2.f)});
+  NodeValue var = g.node(NodeKind::ReduceMean, "var", {sq}, r);
+  NodeValue eps = g.scalar("eps", 1e-5f);
+  NodeValue ve =
+      g.node(NodeKind::Add, "add_eps",
+             variant == 1 ? std::vector<NodeValue>{eps, var} : std::vector<NodeValue>{var, eps});
+  NodeValue y = g.node(NodeKind::Div, "div", {d, g.node(NodeKind::Sqrt, "sqrt", {ve})});
+  if (variant < 2)
+    y = g.node(NodeKind::Mul, "scale", {y, g.constant("gamma", inner, 0.5f, 1.5f)});
+  if (variant == 0)
+    y = g.node(NodeKind::Add, "shift", {g.constant("beta", inner), y});
+  return y;
+}
+
+TEST(FuseLayerNorm, TorchDecompositionsBecomeOneNode) {
+  for (int variant = 0; variant < 3; ++variant)
+    for (int64_t axes : {1, 2}) {
+      G g;
+      NodeValue x = g.input("x", {2, 5, 12});
+      const Shape inner = axes == 1 ? Shape{12} : Shape{1, 12}; // broadcast over axis -2
+      g.output("y", layerNormPattern(g, x, variant, axes, inner));
+      EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runFuseLayerNorm(f); }), 1u)
+          << variant << " " << axes;
+      EXPECT_EQ(g.f->numNodes(), 1u) << variant;
+      const Node* ln = g.f->outputs()[0].value.node;
+      ASSERT_EQ(ln->kind(), NodeKind::LayerNormalization);
+      EXPECT_EQ(ln->attrs().getInt("axis"), 3 - axes);
+      EXPECT_EQ(ln->numInputs() > 2 && ln->input(2), variant == 0);
+      EXPECT_EQ(ln->input(1).dims(), Shape(axes == 1 ? Shape{12} : Shape{5, 12}));
+    }
+}
+
+TEST(FuseLayerNorm, NoFusionWhenTheMeansDifferOrTheCentredValueEscapes) {
+  {
+    G g; // the variance over another axis than the mean
+    NodeValue x = g.input("x", {3, 8});
+    const Attrs last = attrs({{"axes", std::vector<int64_t>{-1}}, {"keepdims", int64_t(1)}});
+    const Attrs first = attrs({{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t(1)}});
+    NodeValue d = g.node(NodeKind::Sub, "sub", {x, g.node(NodeKind::ReduceMean, "m", {x}, last)});
+    NodeValue v = g.node(NodeKind::ReduceMean, "v", {g.node(NodeKind::Mul, "sq", {d, d})}, first);
+    NodeValue s =
+        g.node(NodeKind::Sqrt, "s", {g.node(NodeKind::Add, "a", {v, g.scalar("e", 1e-5f)})});
+    g.output("y", g.node(NodeKind::Div, "div", {d, s}));
+    EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runFuseLayerNorm(f); }), 0u);
+  }
+  {
+    G g; // a scale that varies along a non-normalised axis is not a LayerNorm scale
+    NodeValue x = g.input("x", {3, 8});
+    NodeValue y = layerNormPattern(g, x, 2, 1, {8});
+    g.output("y", g.node(NodeKind::Mul, "scale", {y, g.constant("gamma", {3, 1})}));
+    EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runFuseLayerNorm(f); }), 1u);
+    EXPECT_EQ(g.count(NodeKind::LayerNormalization), 1u);
+    EXPECT_EQ(g.count(NodeKind::Mul), 1u); // stays outside
+  }
+}
+
 } // namespace
 } // namespace ember

@@ -6,6 +6,7 @@
 #include "ember/interpreter/Interpreter.h"
 #include "ember/passes/Pass.h"
 #include "ember/quantization/FoldQdq.h"
+#include "ember/quantization/NormNumerics.h"
 #include "ember/quantization/Numerics.h"
 
 #include <gtest/gtest.h>
@@ -85,13 +86,16 @@ TEST(Quantize, SmallCnnHasTheQuantizedForm) {
   Function* q = quantize(*c.f, p, {}, &st);
   EXPECT_EQ(q->name(), "main_int8");
   EXPECT_TRUE(verifyFunction(*q).empty());
-  // One Q after the input; int8 conv, pool, reshape, gemm; one DQ shared by the two
-  // outputs; Softmax in float.
-  EXPECT_EQ(kinds(*q), (std::vector<std::string>{"QuantizeLinear", "Conv", "MaxPool", "Reshape",
-                                                 "Gemm", "DequantizeLinear", "Softmax"}));
-  EXPECT_EQ(st.int8Nodes, 4u);
+  // One Q after the input; int8 conv, pool, reshape, gemm, softmax (its input is int8);
+  // a DQ per output.
+  EXPECT_EQ(kinds(*q),
+            (std::vector<std::string>{"QuantizeLinear", "Conv", "MaxPool", "Reshape", "Gemm",
+                                      "Softmax", "DequantizeLinear", "DequantizeLinear"}));
+  EXPECT_EQ(st.int8Nodes, 5u);
   EXPECT_EQ(st.quantizes, 1u);
-  EXPECT_EQ(st.dequantizes, 1u);
+  EXPECT_EQ(st.dequantizes, 2u);
+  // The probabilities have the parameters of [0, 1].
+  EXPECT_EQ(q->findNode("softmax__1")->resultType().quant, softmaxResultParams());
   const Node* conv = q->findNode("conv__1");
   ASSERT_NE(conv, nullptr);
   // Weights: int8 per output channel (axis 0), |w| <= 127 and the channel maximum at 127;
@@ -195,7 +199,9 @@ TEST(Quantize, RuleTableCoversTheContractKinds) {
                      NodeKind::MaxPool, NodeKind::AveragePool, NodeKind::GlobalAveragePool,
                      NodeKind::Concat, NodeKind::Sigmoid, NodeKind::Reshape, NodeKind::Transpose})
     EXPECT_TRUE(covered.count(k)) << nodeKindName(k);
-  EXPECT_FALSE(covered.count(NodeKind::Softmax));
+  for (NodeKind k : {NodeKind::Softmax, NodeKind::LayerNormalization, NodeKind::Div})
+    EXPECT_TRUE(covered.count(k)) << nodeKindName(k);
+  EXPECT_FALSE(covered.count(NodeKind::LogSoftmax));
 }
 
 } // namespace
@@ -270,6 +276,83 @@ TEST(Quantize, StandaloneBatchNormBecomesADepthwiseConv) {
   EXPECT_NEAR(w.type().quant.scales[1], 0.5 / std::sqrt(0.25 + 1e-5) / 127, 1e-7);
   TensorMap in = {{"x", randomTensor({1, 3, 4, 4}, 11)}};
   EXPECT_GT(cosine(Interpreter(*f).run(in).at("y"), Interpreter(*q).run(in).at("y")), 0.99);
+}
+
+} // namespace
+
+namespace {
+
+/// One attention head and its normalisation, in float: with q, k, v [2, 6, 16],
+/// LayerNorm(v + Softmax(q k^T / 4) v).
+struct AttentionModel {
+  Module m;
+  Function* f;
+  AttentionModel() {
+    f = m.createFunction("main");
+    auto in = [&](const char* name) {
+      return m.createPlaceholder(name, Type(ElemKind::Float32, {2, 6, 16}))->result();
+    };
+    NodeValue q = in("q"), k = in("k"), v = in("v");
+    Attrs t;
+    t.set("perm", std::vector<int64_t>{0, 2, 1});
+    NodeValue kt = f->create(NodeKind::Transpose, "kt", {k}, t)->result();
+    NodeValue s = f->create(NodeKind::MatMul, "scores", {q, kt})->result();
+    NodeValue four = m.createConstant("four", Tensor::scalar<float>(4.f))->result();
+    NodeValue sd = f->create(NodeKind::Div, "scaled", {s, four})->result();
+    NodeValue p = f->create(NodeKind::Softmax, "probs", {sd})->result();
+    NodeValue o = f->create(NodeKind::MatMul, "context", {p, v})->result();
+    NodeValue r = f->create(NodeKind::Add, "residual", {o, v})->result();
+    Attrs ln;
+    ln.set("axis", int64_t(-1));
+    ln.set("epsilon", 1e-5);
+    Node* norm = f->create(NodeKind::LayerNormalization, "norm",
+                           {r, m.createConstant("gamma", randomTensor({16}, 7, 0.5f))->result(),
+                            m.createConstant("beta", randomTensor({16}, 8, 0.2f))->result()},
+                           ln);
+    f->addOutput("y", norm->result());
+  }
+};
+
+TEST(Quantize, AttentionIsInt8FromEndToEnd) {
+  AttentionModel a;
+  Profile p = profileFunction(*a.f, calibration(*a.f, 16));
+  QuantizeStats st;
+  Function* q = quantize(*a.f, p, {}, &st);
+  EXPECT_TRUE(verifyFunction(*q).empty());
+  // A QuantizeLinear per input (k before its Transpose: moving floats is cheaper), int8
+  // MatMuls of two activations, the Div as a Mul by 1/4, Softmax and LayerNorm; one DQ.
+  EXPECT_EQ(st.floatNodes, 1u) << "only k's Transpose moves floats";
+  EXPECT_EQ(st.dequantizes, 1u);
+  EXPECT_EQ(q->findNode("scores__1")->resultType().kind, ElemKind::Int8);
+  EXPECT_EQ(q->findNode("scaled__1")->kind(), NodeKind::Mul);
+  const Node* probs = q->findNode("probs__1");
+  ASSERT_NE(probs, nullptr);
+  EXPECT_EQ(probs->resultType().quant, softmaxResultParams());
+  EXPECT_EQ(q->findNode("context__1")->input(1).node->kind(), NodeKind::QuantizeLinear);
+  const Node* norm = q->findNode("norm__1");
+  ASSERT_NE(norm, nullptr);
+  EXPECT_EQ(norm->resultType().kind, ElemKind::Int8);
+  EXPECT_EQ(norm->input(1).kind(), ElemKind::Float32); // the float scale stays an operand
+
+  TensorMap in = {{"q", randomTensor({2, 6, 16}, 11)},
+                  {"k", randomTensor({2, 6, 16}, 12)},
+                  {"v", randomTensor({2, 6, 16}, 13)}};
+  const TensorMap ref = Interpreter(*a.f).run(in), got = Interpreter(*q).run(in);
+  const double c = cosine(ref.at("y"), got.at("y"));
+  std::cout << "attention block, int8 against float: cosine " << c << "\n";
+  EXPECT_GT(c, 0.99);
+}
+
+TEST(Quantize, SoftmaxAndLayerNormOfAFloatValueStayFloat) {
+  // Quantizing a float value only to normalise it would add error and a node.
+  Module m;
+  Function* f = m.createFunction("main");
+  NodeValue x = m.createPlaceholder("x", Type(ElemKind::Float32, {3, 8}))->result();
+  NodeValue s = f->create(NodeKind::Softmax, "sm", {x})->result();
+  f->addOutput("y", s);
+  Profile p = profileFunction(*f, calibration(*f, 4));
+  Function* q = quantize(*f, p, {});
+  EXPECT_EQ(kinds(*q), (std::vector<std::string>{"Softmax"}));
 }
 
 } // namespace

@@ -437,6 +437,92 @@ def unary_cases(wr):
                [("input", x, {"scale": sx, "zero_point": zpx})], y, sx, zpx)
 
 
+def matmul_act_cases(wr):
+    """MatMul of two activations: batched b, both per tensor with their own zero points."""
+    for idx, (batch, m, k, n) in enumerate([((2, 3), 5, 12, 6), ((4,), 16, 16, 16), ((), 7, 33, 9)]):
+        a = random_codes(tuple(batch) + (m, k))
+        b = random_codes(tuple(batch) + (k, n))
+        sa, zpa = f32(RNG.uniform(0.01, 0.1)), random_zp()
+        sb, zpb = f32(RNG.uniform(0.01, 0.1)), random_zp()
+        acc = wrap32(np.matmul(a.astype(np.int64) - zpa, b.astype(np.int64) - zpb))
+        real = acc * sa * sb
+        sy = choose_out_scale(real)
+        zpy = center_zp(real, sy)
+        y = requant(acc, f32(sa) * f32(sb) / f32(sy), zpy)
+        wr.add(f"matmul_act{idx}", "MatMul", {}, [("input", a, {"scale": sa, "zero_point": zpa}),
+                                                  ("input", b, {"scale": sb, "zero_point": zpb})],
+               y, sy, zpy)
+
+
+def softmax_cases(wr):
+    """Section 4.10, in Python integers: exp table of the input scale, integer division."""
+    for idx, (shape, axis) in enumerate([((3, 17), -1), ((2, 5, 9), 1), ((4, 64), -1),
+                                         ((2, 3, 4, 33), 3)]):
+        x = random_codes(shape)
+        sx, zpx = f32(RNG.uniform(0.02, 0.3)), random_zp()
+        table = [int(round(65536.0 * math.exp(-sx * d))) for d in range(256)]
+        sy, zpy = f32(1.0 / 255.0), -128
+        big_m, s = quantize_multiplier(1.0 / (sy * 65536.0))
+        xm = np.moveaxis(x.astype(np.int64), axis, -1)
+        y = np.zeros(xm.shape, dtype=np.int8)
+        for line in np.ndindex(*xm.shape[:-1]):
+            codes = [int(v) for v in xm[line]]
+            mx = max(codes)
+            total = sum(table[mx - v] for v in codes)
+            for i, v in enumerate(codes):
+                q = (table[mx - v] << 16) // total
+                y[line + (i,)] = min(127, max(-128, ((q * big_m + (1 << (s - 1))) >> s) + zpy))
+        wr.add(f"softmax{idx}", "Softmax", {"axis": axis},
+               [("input", x, {"scale": sx, "zero_point": zpx})], np.moveaxis(y, -1, axis), sy, zpy)
+
+
+def layernorm_cases(wr):
+    """Section 4.11, in Python integers (math.isqrt for the square root)."""
+    for idx, (shape, axis, eps) in enumerate([((4, 64), -1, 1e-5), ((2, 3, 40), 2, 1e-5),
+                                              ((2, 6, 5), 1, 1e-5), ((3, 16), -1, 0.5)]):
+        x = random_codes(shape)
+        if idx == 3:
+            x[0, :] = x[0, 0]  # a constant row: the variance is epsilon alone
+        sx, zpx = f32(RNG.uniform(0.01, 0.1)), random_zp()
+        ax = axis % len(shape)
+        n = int(np.prod(shape[ax:]))
+        gamma = RNG.uniform(-1.5, 1.5, size=n).astype(np.float32)
+        beta = RNG.uniform(-0.5, 0.5, size=n).astype(np.float32)
+        rows = (x.astype(np.int64) - zpx).reshape(-1, n) * sx
+        mean = rows.mean(axis=1, keepdims=True)
+        real = (rows - mean) / np.sqrt(rows.var(axis=1, keepdims=True) + eps) * gamma + beta
+        sy = choose_out_scale(real)
+        zpy = center_zp(real, sy)
+        e = min(int(round(float(n) * float(n) * eps / (sx * sx))), 2**60)
+        mult = []
+        for g in gamma:
+            big_m, s = quantize_multiplier(abs(float(g)) / (sy * 65536.0))
+            mult.append((-big_m if g < 0 else big_m, s))
+        offs = [int(min(2**31 - 1, max(-2**31, round(float(b) / sy)))) for b in beta]
+        y = np.zeros((rows.shape[0], n), dtype=np.int8)
+        for r, row in enumerate((x.astype(np.int64) - zpx).reshape(-1, n)):
+            u = [int(v) for v in row]
+            total = sum(u)
+            c = [n * v - total for v in u]
+            d = sum(v * v for v in c) // n + e
+            bits = d.bit_length()
+            k = (62 - bits) // 2 if bits < 62 else 0
+            root = math.isqrt(d << (2 * k))
+            for i, ci in enumerate(c):
+                z = 0
+                if root > 0:
+                    z = ((abs(ci) << (k + 16)) + root // 2) // root
+                    z = -z if ci < 0 else z
+                big_m, s = mult[i]
+                v = ((z * big_m + (1 << (s - 1))) >> s) + offs[i] + zpy
+                y[r, i] = min(127, max(-128, v))
+        inner = tuple(shape[ax:])
+        wr.add(f"layernorm{idx}", "LayerNormalization", {"axis": axis, "epsilon": eps},
+               [("input", x, {"scale": sx, "zero_point": zpx}),
+                ("const", gamma.reshape(inner), None), ("const", beta.reshape(inner), None)],
+               y.reshape(shape), sy, zpy)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
@@ -449,6 +535,9 @@ def main():
     add_mul_cases(wr)
     pool_cases(wr)
     unary_cases(wr)
+    matmul_act_cases(wr)
+    softmax_cases(wr)
+    layernorm_cases(wr)
     wr.save()
     print(f"{len(wr.cases)} int8 reference cases in {args.out} ({wr.skipped} degenerate skipped)")
 

@@ -12,6 +12,7 @@ void registerInt8Kernels() {
   registerInt8PoolKernels();
   registerInt8ConvKernels();
   registerInt8MatMulKernels();
+  registerInt8NormKernels();
 }
 
 } // namespace ember

@@ -42,5 +42,6 @@ void registerInt8ElementwiseKernels(); // Int8ElementwiseKernels.cpp
 void registerInt8PoolKernels();        // Int8PoolKernels.cpp
 void registerInt8ConvKernels();        // Int8ConvKernels.cpp
 void registerInt8MatMulKernels();      // Int8MatMulKernels.cpp
+void registerInt8NormKernels();        // Int8NormKernels.cpp
 
 } // namespace ember

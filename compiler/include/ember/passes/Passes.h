@@ -75,6 +75,11 @@ size_t runFuseActivation(Function& f, const PassContext& ctx = {});
 /// sqrt 2 or multiplication by 1 / sqrt 2) -> Gelu(x).
 size_t runFuseSiluGelu(Function& f, const PassContext& ctx = {});
 
+/// `fuse-layernorm`: the decomposed layer normalisation of opsets below 17
+/// (x - mean) / Sqrt(mean of the square + eps) [* scale] [+ bias], over trailing axes,
+/// -> LayerNormalization(x, scale, bias) (scale ones when absent).
+size_t runFuseLayerNorm(Function& f, const PassContext& ctx = {});
+
 /// `lower`: rewrites every node for which ctx.backend->shouldLower(node) is true and a
 /// lowering exists into primitives: Gemm -> (Transpose) MatMul (Mul) (Add);
 /// LayerNormalization -> ReduceMean/Sub/Mul/Add/Sqrt/Div; BatchNormalization -> Mul +
