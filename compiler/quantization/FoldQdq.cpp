@@ -2,6 +2,7 @@
 #include "ember/quantization/FoldQdq.h"
 #include "ember/graph/OpInfo.h"
 
+#include "ember/quantization/NormNumerics.h"
 #include "ember/quantization/Numerics.h"
 
 #include <algorithm>
@@ -230,6 +231,8 @@ private:
     case K::AveragePool:
     case K::GlobalAveragePool:
       return perTensor(in[0]) && valid([&] { averageMultiplier(in[0].scales[0], sy, 1); });
+    case K::Softmax:
+      return in.size() == 1 && perTensor(in[0]) && valid([&] { softmaxMultiplier(sy); });
     case K::Concat:
       for (const QuantParams& q : in)
         if (!perTensor(q) || !valid([&] { averageMultiplier(q.scales[0], sy, 1); }))

@@ -118,5 +118,23 @@ TEST(QuantFoldQdq, MatMulSigmoidAddGemm) {
   EXPECT_LE(r.maxCodes[add], 2.0 + 1e-3);
 }
 
+TEST(QuantFoldQdq, AttentionMatMulsAndSoftmax) {
+  if (!std::ifstream(kDir + "/qdq_attention/model.onnx").good())
+    GTEST_SKIP() << "run the quant.qdq_models test first";
+  std::unique_ptr<Module> probe = importOnnxFile(kDir + "/qdq_attention/model.onnx");
+  const std::string out = probe->functions().front()->outputs()[0].name;
+  FoldResult r = foldAndCompare("qdq_attention", {{out, 0.02}});
+  // Two MatMuls of two activations, the Transpose and the Softmax in int8 (numerics.md
+  // 4.1, 4.10), with the exporter's parameters; one Q at the input, one DQ at the end.
+  EXPECT_EQ(r.kinds["MatMul"], 2);
+  EXPECT_EQ(r.kinds["Softmax"], 1);
+  EXPECT_EQ(r.kinds["Transpose"], 1);
+  EXPECT_EQ(r.kinds["QuantizeLinear"], 1);
+  EXPECT_EQ(r.kinds["DequantizeLinear"], 1);
+  // The QDQ float run rounds the exact softmax; the int8 one uses a 16-bit exp table and
+  // an integer division (4.10): a code of the probabilities moves the context by a few.
+  EXPECT_LE(r.maxCodes[out], 3.0 + 1e-3);
+}
+
 } // namespace
 } // namespace ember

@@ -7,7 +7,8 @@ into OUT:
                         points minus 128, which leaves (q - zp) and so every real value
                         unchanged; weights, scales and zero points become initializers.
                         model.onnx, input.npy (int8), expected.npy (ONNX's output - 128).
-  qdq_conv/, qdq_mixed/ QDQ models as torch FX / onnxruntime export them, built with
+  qdq_conv/, qdq_mixed/, qdq_attention/
+                        QDQ models as torch FX / onnxruntime export them, built with
                         onnx.helper: model.onnx and input.npy (float).
 """
 import argparse
@@ -153,6 +154,22 @@ def qdq_mixed(out):
             helper.make_tensor_value_info(g, TensorProto.FLOAT, None)], x)
 
 
+def qdq_attention(out):
+    """Softmax(x x^T) x with every value between a Q and a DQ: MatMuls of two activations
+    and a Softmax whose output parameters are ONNX Runtime's (1/256, -128)."""
+    b = Builder()
+    x = RNG.normal(size=(2, 5, 8)).astype(np.float32)
+    sx, zpx = 0.03, 4
+    xin = b.qdq("x", sx, zpx)
+    xt = b.qdq(b.node("Transpose", [xin], "transpose", perm=[0, 2, 1]), sx, zpx)
+    s = b.qdq(b.node("MatMul", [xin, xt], "scores"), 0.06, -10)
+    p = b.qdq(b.node("Softmax", [s], "softmax", axis=-1), 1 / 256, -128)
+    y = b.dq(b.q(b.node("MatMul", [p, xin], "context"), 0.02, 3), 0.02, 3)
+    b.save(os.path.join(out, "qdq_attention"),
+           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 8])],
+           [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)], x)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
@@ -162,6 +179,7 @@ def main():
             if convert_conformance(n, args.out)]
     qdq_conv(args.out)
     qdq_mixed(args.out)
+    qdq_attention(args.out)
     print(f"qdq models in {args.out}; converted conformance cases: {done}")
 
 
