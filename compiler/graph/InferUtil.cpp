@@ -41,6 +41,24 @@ int64_t normalizeAxis(int64_t axis, size_t rank, const char* what) {
   return axis < 0 ? axis + r : axis;
 }
 
+AxisSplit splitAtAxis(const Shape& dims, int64_t axis) {
+  const size_t a = static_cast<size_t>(normalizeAxis(axis, dims.size()));
+  AxisSplit r;
+  for (size_t d = 0; d < dims.size(); ++d)
+    (d < a ? r.outer : d == a ? r.len : r.inner) *= dims[d];
+  return r;
+}
+
+bool broadcastsTo(const Shape& s, const Shape& target) {
+  if (s.size() > target.size())
+    return false;
+  const size_t lead = target.size() - s.size();
+  for (size_t d = 0; d < s.size(); ++d)
+    if (s[d] != 1 && s[d] != target[lead + d])
+      return false;
+  return true;
+}
+
 const std::vector<ElemKind>& wideNumericKinds() {
   static const std::vector<ElemKind> kinds = [] {
     std::vector<ElemKind> v;

@@ -35,17 +35,6 @@ int64_t trailingMeanAxis(const Node* n) {
   return axes.front();
 }
 
-/// Whether a constant of shape `s` broadcasts onto `target` (numpy rules, right-aligned).
-bool broadcastsOnto(const Shape& s, const Shape& target) {
-  if (s.size() > target.size())
-    return false;
-  const size_t off = target.size() - s.size();
-  for (size_t i = 0; i < s.size(); ++i)
-    if (s[i] != 1 && s[i] != target[off + i])
-      return false;
-  return true;
-}
-
 /// The element of a constant of shape `s` that broadcasts to flat index `i` of `target`.
 int64_t broadcastOffset(const Shape& s, const Shape& target, int64_t i) {
   const size_t off = target.size() - s.size();
@@ -80,7 +69,7 @@ NodeValue constantOperand(const Node* n, const Node* from, const Shape& inner) {
   if (!n || n->numInputs() != 2 || !allPlainFloat(*n))
     return {};
   const NodeValue o = n->input(0).node == from ? n->input(1) : n->input(0);
-  if (!isConstant(o) || !isPlainFloat(o.type()) || !broadcastsOnto(o.dims(), inner))
+  if (!isConstant(o) || !isPlainFloat(o.type()) || !broadcastsTo(o.dims(), inner))
     return {};
   return o;
 }

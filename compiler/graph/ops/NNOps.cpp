@@ -77,17 +77,6 @@ int64_t windowOutDim(int64_t in, const Window& w, size_t d, bool ceilMode) {
   return out;
 }
 
-/// Whether `s` broadcasts to `target` unidirectionally (numpy rules, right-aligned).
-bool broadcastsTo(const Shape& s, const Shape& target) {
-  if (s.size() > target.size())
-    return false;
-  const size_t lead = target.size() - s.size();
-  for (size_t d = 0; d < s.size(); ++d)
-    if (s[d] != 1 && s[d] != target[lead + d])
-      return false;
-  return true;
-}
-
 /// Checks that x is float32 (or int8: a quantized value, docs/numerics.md section 4)
 /// with rank 3..5 (N, C, 1 to 3 spatial dims).
 void requireImage(const NodeValue& x, const char* operand) {

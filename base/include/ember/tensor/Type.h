@@ -89,6 +89,11 @@ struct Type {
   Type(ElemKind k, Shape d, QuantParams q) : kind(k), dims(std::move(d)), quant(std::move(q)) {}
 
   size_t rank() const { return dims.size(); }
+  /// Int8 with one scale and one zero point (what the int8 activations kernels take).
+  bool isPerTensorInt8() const {
+    return kind == ElemKind::Int8 && quant.scales.size() == 1 && quant.zeroPoints.size() == 1 &&
+           quant.axis < 0;
+  }
   int64_t size() const { return numElements(dims); }
   size_t sizeInBytes() const { return static_cast<size_t>(size()) * elemSize(kind); }
   /// "float32[1, 3, 224, 224]" or "int8[1, 64]{s=0.1,zp=-3}".

@@ -15,15 +15,11 @@ namespace ember::cpu {
 
 namespace {
 
-bool q8(const Type& t) {
-  return t.kind == ElemKind::Int8 && t.quant.scales.size() == 1 && t.quant.zeroPoints.size() == 1 &&
-         t.quant.axis < 0;
-}
-
 /// The interpreter's two forms: B [K, N] (A's batch folds into rows), or B batched with
 /// A's batch dimensions.
 bool supportsMatMulAct(const Op& n) {
-  if (!q8(n.input(0).type()) || !q8(n.input(1).type()) || !q8(n.resultType()))
+  if (!n.input(0).type().isPerTensorInt8() || !n.input(1).type().isPerTensorInt8() ||
+      !n.resultType().isPerTensorInt8())
     return false;
   const Shape &a = n.input(0).dims(), &b = n.input(1).dims();
   if (a.size() < 2 || b.size() < 2 || a.back() != b[b.size() - 2])
@@ -50,36 +46,31 @@ void emitMatMulAct(const Op& n, CodegenContext& ctx) {
 }
 
 bool supportsSoftmax(const Op& n) {
-  return q8(n.input(0).type()) && q8(n.resultType()) && !n.input(0).dims().empty();
+  return n.input(0).type().isPerTensorInt8() && n.resultType().isPerTensorInt8() &&
+         !n.input(0).dims().empty();
 }
 
 void emitSoftmax(const Op& n, CodegenContext& ctx) {
-  const Shape& d = n.input(0).dims();
-  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", -1), d.size());
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i)
-    outer *= d[size_t(i)];
-  for (size_t i = size_t(axis) + 1; i < d.size(); ++i)
-    inner *= d[i];
+  const AxisSplit s = splitAtAxis(n.input(0).dims(), n.attrs().getInt("axis", -1));
   const std::array<int32_t, 256> table = quant::softmaxExpTable(n.input(0).type().quant.scales[0]);
   const quant::Multiplier m = quant::softmaxMultiplier(n.resultType().quant.scales[0]);
   const quant::Bounds bd = quant::activationBounds(n.node(), n.resultType().quant);
   ctx.call("ember_softmax_i8",
-           {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(outer), ctx.i64(d[size_t(axis)]),
-            ctx.i64(inner), ctx.keep(std::vector<int32_t>(table.begin(), table.end())),
-            ctx.i32(m.M), ctx.i32(m.S), ctx.i32(n.resultType().quant.zeroPoints[0]), ctx.i32(bd.lo),
-            ctx.i32(bd.hi), ctx.tid(), ctx.nth()});
+           {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(s.outer), ctx.i64(s.len), ctx.i64(s.inner),
+            ctx.keep(std::vector<int32_t>(table.begin(), table.end())), ctx.i32(m.M), ctx.i32(m.S),
+            ctx.i32(n.resultType().quant.zeroPoints[0]), ctx.i32(bd.lo), ctx.i32(bd.hi), ctx.tid(),
+            ctx.nth()});
 }
 
 /// The number of elements LayerNormalization normalises (dimensions from `axis` on).
 int64_t normalisedCount(const Op& n) {
-  const Shape& d = n.input(0).dims();
-  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", -1), d.size());
-  return numElements(Shape(d.begin() + axis, d.end()));
+  const AxisSplit s = splitAtAxis(n.input(0).dims(), n.attrs().getInt("axis", -1));
+  return s.len * s.inner;
 }
 
 bool supportsLayerNorm(const Op& n) {
-  if (!q8(n.input(0).type()) || !q8(n.resultType()) || n.input(0).dims().empty())
+  if (!n.input(0).type().isPerTensorInt8() || !n.resultType().isPerTensorInt8() ||
+      n.input(0).dims().empty())
     return false;
   const int64_t count = normalisedCount(n);
   if (count < 1 || count > quant::kMaxLayerNormRow || !n.optionalInput(1))

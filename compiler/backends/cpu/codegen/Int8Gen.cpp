@@ -20,11 +20,6 @@ namespace ember::cpu {
 
 namespace {
 
-/// An int8 value with per-tensor parameters.
-bool q8(const Type& t) {
-  return t.kind == ElemKind::Int8 && t.quant.scales.size() == 1 && t.quant.zeroPoints.size() == 1 &&
-         t.quant.axis < 0;
-}
 float scaleOf(const Type& t) {
   return t.quant.scales[0];
 }
@@ -71,8 +66,8 @@ void channelMultipliers(const Type& x, const OpInput& w, const Type& y, int64_t 
 // ---- QuantizeLinear / DequantizeLinear ------------------------------------------
 
 bool supportsQuantize(const Op& n) {
-  return n.input(0).kind() == ElemKind::Float32 && q8(n.resultType()) && !n.attrs().has("scales") &&
-         n.numInputs() == 1;
+  return n.input(0).kind() == ElemKind::Float32 && n.resultType().isPerTensorInt8() &&
+         !n.attrs().has("scales") && n.numInputs() == 1;
 }
 
 void emitQuantize(const Op& n, CodegenContext& ctx) {
@@ -85,7 +80,7 @@ void emitQuantize(const Op& n, CodegenContext& ctx) {
 }
 
 bool supportsDequantize(const Op& n) {
-  return q8(n.input(0).type()) && n.resultType().kind == ElemKind::Float32 &&
+  return n.input(0).type().isPerTensorInt8() && n.resultType().kind == ElemKind::Float32 &&
          !n.attrs().has("scales") && n.numInputs() == 1;
 }
 
@@ -102,7 +97,8 @@ void emitDequantize(const Op& n, CodegenContext& ctx) {
 // ---- Conv ----------------------------------------------------------------------
 
 bool supportsConv(const Op& n) {
-  if (n.numInputs() < 2 || !q8(n.input(0).type()) || !q8(n.resultType()))
+  if (n.numInputs() < 2 || !n.input(0).type().isPerTensorInt8() ||
+      !n.resultType().isPerTensorInt8())
     return false;
   const Shape& x = n.input(0).dims();
   if (x.size() != 3 && x.size() != 4)
@@ -181,8 +177,9 @@ bool transposedB(const Op& n) {
 }
 
 bool supportsGemm(const Op& n) {
-  if (!gemmOf(n.attrs()).normalized() || !q8(n.input(0).type()) || !q8(n.resultType()) ||
-      n.input(0).dims().size() != 2 || n.input(1).dims().size() != 2)
+  if (!gemmOf(n.attrs()).normalized() || !n.input(0).type().isPerTensorInt8() ||
+      !n.resultType().isPerTensorInt8() || n.input(0).dims().size() != 2 ||
+      n.input(1).dims().size() != 2)
     return false;
   const bool tb = transposedB(n);
   const int64_t N = n.input(1).dims()[tb ? 0 : 1];
@@ -232,8 +229,8 @@ void emitGemm(const Op& n, CodegenContext& ctx) {
 
 /// MatMul with a constant B [K, N]: the batch of A folds into rows, as a Gemm without C.
 bool supportsMatMul(const Op& n) {
-  if (!q8(n.input(0).type()) || !q8(n.resultType()) || n.input(0).dims().size() < 2 ||
-      n.input(1).dims().size() != 2)
+  if (!n.input(0).type().isPerTensorInt8() || !n.resultType().isPerTensorInt8() ||
+      n.input(0).dims().size() < 2 || n.input(1).dims().size() != 2)
     return false;
   return symmetricWeights(n.input(1), 1, n.input(1).dims()[1]);
 }
@@ -247,7 +244,8 @@ void emitMatMul(const Op& n, CodegenContext& ctx) {
 // ---- elementwise ---------------------------------------------------------------
 
 bool supportsBinary(const Op& n) {
-  return n.numInputs() == 2 && q8(n.input(0).type()) && q8(n.input(1).type()) && q8(n.resultType());
+  return n.numInputs() == 2 && n.input(0).type().isPerTensorInt8() &&
+         n.input(1).type().isPerTensorInt8() && n.resultType().isPerTensorInt8();
 }
 
 void emitBinary(const Op& n, CodegenContext& ctx) {
@@ -277,7 +275,7 @@ void emitBinary(const Op& n, CodegenContext& ctx) {
 }
 
 bool supportsClamp(const Op& n) {
-  return q8(n.resultType()) && n.input(0).type() == n.resultType();
+  return n.resultType().isPerTensorInt8() && n.input(0).type() == n.resultType();
 }
 
 void emitClamp(const Op& n, CodegenContext& ctx) {
@@ -289,7 +287,7 @@ void emitClamp(const Op& n, CodegenContext& ctx) {
 }
 
 bool supportsRescale(const Op& n) {
-  return q8(n.input(0).type()) && q8(n.resultType());
+  return n.input(0).type().isPerTensorInt8() && n.resultType().isPerTensorInt8();
 }
 
 void emitRescale(const Op& n, CodegenContext& ctx) {
@@ -320,7 +318,7 @@ void emitLut(const Op& n, CodegenContext& ctx) {
 
 bool supportsMaxPool(const Op& n) {
   const size_t rank = n.input(0).dims().size();
-  return q8(n.resultType()) && n.input(0).kind() == ElemKind::Int8 &&
+  return n.resultType().isPerTensorInt8() && n.input(0).kind() == ElemKind::Int8 &&
          n.input(0).type().quant == n.resultType().quant && (rank == 3 || rank == 4);
 }
 
@@ -341,7 +339,8 @@ void emitMaxPool(const Op& n, CodegenContext& ctx) {
 
 bool supportsAvgPool(const Op& n) {
   const size_t rank = n.input(0).dims().size();
-  return q8(n.input(0).type()) && q8(n.resultType()) && (rank == 3 || rank == 4);
+  return n.input(0).type().isPerTensorInt8() && n.resultType().isPerTensorInt8() &&
+         (rank == 3 || rank == 4);
 }
 
 /// The taps [lo, hi) of one dimension whose position start + t * dil lies in [0, in)
@@ -387,7 +386,8 @@ void emitAvgPool(const Op& n, CodegenContext& ctx) {
 }
 
 bool supportsGlobalPool(const Op& n) {
-  if (!q8(n.input(0).type()) || !q8(n.resultType()) || n.input(0).dims().size() < 3)
+  if (!n.input(0).type().isPerTensorInt8() || !n.resultType().isPerTensorInt8() ||
+      n.input(0).dims().size() < 3)
     return false;
   return n.kind() == NodeKind::GlobalAveragePool || n.input(0).type() == n.resultType() ||
          n.input(0).type().quant == n.resultType().quant;

@@ -21,16 +21,10 @@ bool supportsSoftmax(const Op& n) {
 }
 
 void emitSoftmax(const Op& n, CodegenContext& ctx) {
-  const Shape& d = n.input(0).dims();
-  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", -1), d.size());
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i)
-    outer *= d[size_t(i)];
-  for (size_t i = size_t(axis) + 1; i < d.size(); ++i)
-    inner *= d[i];
+  const AxisSplit s = splitAtAxis(n.input(0).dims(), n.attrs().getInt("axis", -1));
   ctx.call("ember_softmax_f32",
            {ctx.i32(n.kind() == NodeKind::LogSoftmax), ctx.addr(n.input(0)), ctx.result(n),
-            ctx.i64(outer), ctx.i64(d[size_t(axis)]), ctx.i64(inner), ctx.tid(), ctx.nth()});
+            ctx.i64(s.outer), ctx.i64(s.len), ctx.i64(s.inner), ctx.tid(), ctx.nth()});
 }
 
 bool supportsLayerNorm(const Op& n) {

@@ -21,21 +21,14 @@ void softmaxKernel(const Node& node, const std::vector<const Tensor*>& in,
                    std::vector<Tensor>& out) {
   const Tensor& x = *in[0];
   const TensorQ xq = perTensor(x.type(), "the input"), yq = perTensor(out[0].type(), "the result");
-  const Shape& dims = x.dims();
-  const int64_t axis = normalizeAxis(node.attrs().getInt("axis", -1), dims.size());
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= dims[size_t(d)];
-  for (size_t d = size_t(axis) + 1; d < dims.size(); ++d)
-    inner *= dims[d];
-  const int64_t len = dims[size_t(axis)];
+  const AxisSplit s = splitAtAxis(x.dims(), node.attrs().getInt("axis", -1));
   const std::array<int32_t, 256> table = quant::softmaxExpTable(xq.scale);
   const quant::Multiplier m = quant::softmaxMultiplier(yq.scale);
   const quant::Bounds bd = quant::activationBounds(node, out[0].type().quant);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      const int64_t base = o * len * inner + i;
-      qline::softmaxLine(x.data<int8_t>() + base, out[0].data<int8_t>() + base, len, inner,
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t i = 0; i < s.inner; ++i) {
+      const int64_t base = o * s.len * s.inner + i;
+      qline::softmaxLine(x.data<int8_t>() + base, out[0].data<int8_t>() + base, s.len, s.inner,
                          table.data(), m.M, m.S, yq.zp, bd.lo, bd.hi);
     }
 }
@@ -57,11 +50,8 @@ void layerNormKernel(const Node& node, const std::vector<const Tensor*>& in,
                      std::vector<Tensor>& out) {
   const Tensor& x = *in[0];
   const TensorQ xq = perTensor(x.type(), "the input"), yq = perTensor(out[0].type(), "the result");
-  const Shape& dims = x.dims();
-  const int64_t axis = normalizeAxis(node.attrs().getInt("axis", -1), dims.size());
-  int64_t n = 1;
-  for (size_t d = size_t(axis); d < dims.size(); ++d)
-    n *= dims[d];
+  const AxisSplit split = splitAtAxis(x.dims(), node.attrs().getInt("axis", -1));
+  const int64_t n = split.len * split.inner; // the elements normalised together
   const Tensor* gamma = normParameter(in, 1, n, "the scale");
   const Tensor* beta = normParameter(in, 2, n, "the bias");
   if (!gamma)

@@ -43,22 +43,15 @@ template <Mode M> void line(const float* x, float* y, int64_t len, int64_t strid
 
 template <Mode M>
 void softmaxKernel(const Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
-  const Shape& dims = in[0]->dims();
-  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", -1), dims.size());
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= dims[size_t(d)];
-  for (size_t d = size_t(axis) + 1; d < dims.size(); ++d)
-    inner *= dims[d];
-  const int64_t len = dims[size_t(axis)];
-  if (len == 0)
+  const AxisSplit s = splitAtAxis(in[0]->dims(), n.attrs().getInt("axis", -1));
+  if (s.len == 0)
     return;
   const float* xp = in[0]->data<float>();
   float* yp = out[0].data<float>();
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      const int64_t base = o * len * inner + i;
-      line<M>(xp + base, yp + base, len, inner);
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t i = 0; i < s.inner; ++i) {
+      const int64_t base = o * s.len * s.inner + i;
+      line<M>(xp + base, yp + base, s.len, s.inner);
     }
 }
 

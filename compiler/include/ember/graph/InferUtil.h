@@ -10,8 +10,19 @@ namespace ember {
 /// Numpy-style broadcast of two shapes; throws ember::Error when incompatible.
 Shape broadcastShapes(const Shape& a, const Shape& b);
 
+/// Whether `s` broadcasts to `target` unidirectionally (numpy rules, right-aligned).
+bool broadcastsTo(const Shape& s, const Shape& target);
+
 /// Maps a possibly negative axis into [0, rank); throws when out of range.
 int64_t normalizeAxis(int64_t axis, size_t rank, const char* what = "axis");
+
+/// A shape seen as outer x len x inner around one axis: the lines an operator along
+/// that axis (Softmax, ...) walks, `len` elements at stride `inner`.
+struct AxisSplit {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+/// The split of `dims` at `axis` (possibly negative; throws when out of range).
+AxisSplit splitAtAxis(const Shape& dims, int64_t axis);
 
 /// Throws unless v's element kind is one of `kinds`.
 void requireKind(const NodeValue& v, const std::vector<ElemKind>& kinds, const char* operand);
