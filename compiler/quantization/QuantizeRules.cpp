@@ -266,6 +266,23 @@ bool averageRule(const Node& n, Quantizer& q) {
   return true;
 }
 
+/// ReduceMean of an int8 value (section 4.5: the average over the reduced elements),
+/// own parameters; float values stay float, as Softmax's.
+bool reduceMeanRule(const Node& n, Quantizer& q) {
+  const NodeValue y = const_cast<Node&>(n).result();
+  auto ps = operandParams(q, {n.input(0), y});
+  if (!q.hasInt8(n.input(0)) || n.numInputs() != 1 || !ps || y.type().size() == 0)
+    return false;
+  const int64_t count = n.input(0).type().size() / y.type().size();
+  if (count < 1 ||
+      !valid([&] { averageMultiplier((*ps)[0].scales[0], (*ps)[1].scales[0], count); }))
+    return false;
+  Node* made = q.createInt8(K::ReduceMean, n.name(), {q.int8Of(n.input(0))}, n.attrs(),
+                            {int8Type(y.dims(), (*ps)[1])});
+  q.setInt8(y, made->result());
+  return true;
+}
+
 /// Max pools, Relu, Clip: codes keep the input's parameters (section 4.4).
 bool sameParamsRule(const Node& n, Quantizer& q) {
   auto ps = operandParams(q, {n.input(0)});
@@ -364,6 +381,8 @@ const std::map<NodeKind, RuleEntry>& rules() {
     t[K::Mul] = {binaryRule, "int8 product, own params"};
     for (K k : {K::AveragePool, K::GlobalAveragePool})
       t[k] = {averageRule, "int8 average, own params"};
+    t[K::ReduceMean] = {reduceMeanRule, "when its input is int8: the int8 average over the "
+                                        "reduced axes, own params"};
     for (K k : {K::MaxPool, K::GlobalMaxPool, K::Relu, K::Clip})
       t[k] = {sameParamsRule, "on the codes, the input's params"};
     t[K::Concat] = {concatRule, "own params; inputs of other params Rescaled"};

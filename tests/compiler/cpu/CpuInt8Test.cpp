@@ -185,6 +185,25 @@ TEST(CpuInt8, AttentionBlock) {
                  });
 }
 
+TEST(CpuInt8, ReduceMeanOverAnyAxes) {
+  // Mean pooling over tokens (a classifier head), over channels and over the last two
+  // axes with keepdims 0, each of an int8 value.
+  auto mean = [](std::vector<int64_t> axes, int64_t keep) {
+    Attrs a;
+    a.set("axes", std::move(axes));
+    a.set("keepdims", keep);
+    return a;
+  };
+  G g;
+  NodeValue x = g.input("x", {2, 7, 24});
+  NodeValue h = g.node(NodeKind::MatMul, "proj", {x, g.constant("w", {24, 16})});
+  g.output("tokens", g.node(NodeKind::ReduceMean, "tokens", {h}, mean({1}, 0)));
+  g.output("channels", g.node(NodeKind::ReduceMean, "channels", {h}, mean({-1}, 1)));
+  NodeValue r4 = g.node(NodeKind::Reshape, "r4", {h}, ints({{"shape", {2, 7, 4, 4}}}));
+  g.output("last2", g.node(NodeKind::ReduceMean, "last2", {r4}, mean({2, 3}, 0)));
+  expectBitExact(g, 4, {NodeKind::ReduceMean});
+}
+
 /// The zero point of the (per-tensor) int8 input of q's convolution `name`.
 int32_t convInputZeroPoint(const Function& q, const std::string& name) {
   for (const auto& n : q.nodes())

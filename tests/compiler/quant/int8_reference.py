@@ -523,6 +523,25 @@ def layernorm_cases(wr):
                y.reshape(shape), sy, zpy)
 
 
+def reducemean_cases(wr):
+    """Section 4.5 over the axes of ReduceMean: the sum of (x - zp_x), requantized by
+    s_x / (s_y * n), n the elements reduced into one output."""
+    for idx, (shape, axes, keep) in enumerate([((2, 6, 8), [1], 0), ((3, 4, 5), [0, 2], 1),
+                                               ((2, 3, 4, 5), [-1, -2], 1)]):
+        x = random_codes(shape)
+        sx, zpx = f32(RNG.uniform(0.01, 0.1)), random_zp()
+        acc = np.sum(x.astype(np.int64) - zpx, axis=tuple(axes), keepdims=bool(keep))
+        n = x.size // acc.size
+        real = acc * sx / n
+        # Averages cluster around the codes' mean: a scale from the largest magnitude and a
+        # zero point near 0 keep every output inside the int8 range.
+        sy = f32(max(float(np.max(np.abs(real))), 1e-6) / 100.0)
+        zpy = int(RNG.integers(-20, 21))
+        y = requant(wrap32(acc), f32(sx) / (f32(sy) * n), zpy)
+        wr.add(f"reducemean{idx}", "ReduceMean", {"axes": axes, "keepdims": keep},
+               [("input", x, {"scale": sx, "zero_point": zpx})], y, sy, zpy)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
@@ -538,6 +557,7 @@ def main():
     matmul_act_cases(wr)
     softmax_cases(wr)
     layernorm_cases(wr)
+    reducemean_cases(wr)
     wr.save()
     print(f"{len(wr.cases)} int8 reference cases in {args.out} ({wr.skipped} degenerate skipped)")
 

@@ -1,9 +1,11 @@
 // Codegen of the float reductions ReduceSum/Mean/Max/Min/SumSquare/L1/L2/Prod/LogSum
-// over any axes: the kept dimensions and the reduced ones become two six-dimensional
-// boxes of the input's strides. ArgMax / ArgMin along one axis.
+// over any axes, and of the int8 ReduceMean: the kept dimensions and the reduced ones
+// become two six-dimensional boxes of the input's strides. ArgMax / ArgMin along one axis.
 #include "Codegen.h"
 #include "Strides.h"
 #include "libjit/OpCodes.h"
+
+#include "ember/quantization/Numerics.h"
 
 namespace ember::cpu {
 
@@ -33,28 +35,12 @@ std::vector<bool> reducedAxes(const Op& n) {
   return r;
 }
 
-bool supportsReduce(const Op& n) {
-  const Type& x = n.input(0).type();
-  if (x.kind != ElemKind::Float32 || x.quant.isQuantized() || n.numInputs() != 1)
-    return false;
-  try {
-    const std::vector<bool> r = reducedAxes(n);
-    const std::vector<int64_t> st = contiguousStrides(x.dims);
-    Shape kd, rd;
-    std::vector<int64_t> ks, rs;
-    for (size_t i = 0; i < r.size(); ++i) {
-      (r[i] ? rd : kd).push_back(x.dims[i]);
-      (r[i] ? rs : ks).push_back(st[i]);
-    }
-    simplifyBox<1>(kd, {ks});
-    simplifyBox<1>(rd, {rs});
-    return numElements(rd) > 0;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
+/// The kept and the reduced dimensions of the input as two boxes of its strides.
+struct ReduceBoxes {
+  Box6<1> kept, reduced;
+};
 
-void emitReduce(const Op& n, CodegenContext& ctx) {
+ReduceBoxes reduceBoxes(const Op& n) {
   const Shape& x = n.input(0).dims();
   const std::vector<bool> r = reducedAxes(n);
   const std::vector<int64_t> st = contiguousStrides(x);
@@ -64,15 +50,55 @@ void emitReduce(const Op& n, CodegenContext& ctx) {
     (r[i] ? rd : kd).push_back(x[i]);
     (r[i] ? rs : ks).push_back(st[i]);
   }
-  const Box6<1> kept = simplifyBox<1>(kd, {ks}), red = simplifyBox<1>(rd, {rs});
+  return {simplifyBox<1>(kd, {ks}), simplifyBox<1>(rd, {rs})};
+}
+
+/// The boxes, when they fit six dimensions and reduce at least one element per output.
+bool reducible(const Op& n) {
+  try {
+    const ReduceBoxes b = reduceBoxes(n);
+    return numElements(b.reduced.dims) > 0;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+bool supportsReduce(const Op& n) {
+  const Type& x = n.input(0).type();
+  if (x.kind != ElemKind::Float32 || x.quant.isQuantized() || n.numInputs() != 1)
+    return false;
+  return reducible(n);
+}
+
+void emitReduce(const Op& n, CodegenContext& ctx) {
+  const ReduceBoxes b = reduceBoxes(n);
   int op = kSum;
   for (const auto& [k, o] : kOps)
     if (k == n.kind())
       op = o;
   ctx.call("ember_reduce_f32",
-           {ctx.i32(op), ctx.addr(n.input(0)), ctx.result(n), ctx.int64Array(kept.dims),
-            ctx.int64Array(kept.strides[0]), ctx.int64Array(red.dims),
-            ctx.int64Array(red.strides[0]), ctx.tid(), ctx.nth()});
+           {ctx.i32(op), ctx.addr(n.input(0)), ctx.result(n), ctx.int64Array(b.kept.dims),
+            ctx.int64Array(b.kept.strides[0]), ctx.int64Array(b.reduced.dims),
+            ctx.int64Array(b.reduced.strides[0]), ctx.tid(), ctx.nth()});
+}
+
+/// Int8 ReduceMean (docs/numerics.md 4.5): the sum of (x - zp_x) over the reduced
+/// elements, requantized by s_x / (s_y * n).
+bool supportsReduceMeanInt8(const Op& n) {
+  return n.numInputs() == 1 && n.input(0).type().isPerTensorInt8() &&
+         n.resultType().isPerTensorInt8() && reducible(n);
+}
+
+void emitReduceMeanInt8(const Op& n, CodegenContext& ctx) {
+  const ReduceBoxes b = reduceBoxes(n);
+  const Type &x = n.input(0).type(), &y = n.resultType();
+  const quant::Multiplier m =
+      quant::averageMultiplier(x.quant.scales[0], y.quant.scales[0], numElements(b.reduced.dims));
+  ctx.call("ember_reduce_mean_i8",
+           {ctx.addr(n.input(0)), ctx.result(n), ctx.int64Array(b.kept.dims),
+            ctx.int64Array(b.kept.strides[0]), ctx.int64Array(b.reduced.dims),
+            ctx.int64Array(b.reduced.strides[0]), ctx.i32(x.quant.zeroPoints[0]), ctx.i32(m.M),
+            ctx.i32(m.S), ctx.i32(y.quant.zeroPoints[0]), ctx.tid(), ctx.nth()});
 }
 
 bool supportsArg(const Op& n) {
@@ -107,6 +133,7 @@ void registerReduceCodegen() {
   registerCodegenUnit(NodeKind::ArgMin, {"reduce", supportsArg, emitArg});
   for (const auto& [k, op] : kOps)
     registerCodegenUnit(k, {"reduce", supportsReduce, emitReduce});
+  registerCodegenUnit(NodeKind::ReduceMean, {"int8", supportsReduceMeanInt8, emitReduceMeanInt8});
 }
 
 } // namespace ember::cpu

@@ -3,6 +3,7 @@
 /// Helpers shared by the interpreter's elementwise, reduction and data-movement kernels:
 /// numpy-style broadcasting loops, row-major strides and element-kind dispatch.
 
+#include "ember/graph/Node.h"
 #include "ember/support/Error.h"
 #include "ember/tensor/Tensor.h"
 
@@ -188,6 +189,21 @@ inline void splitAround(const Shape& dims, size_t axis, int64_t* outer, int64_t*
   *extent = dims[axis];
   for (size_t i = axis + 1; i < dims.size(); ++i)
     *inner *= dims[i];
+}
+
+/// The output shape of a Reduce* node with attributes `a` on an input of shape `in`, with
+/// the reduced axes kept as 1 (what the input broadcasts onto): attribute axes (possibly
+/// negative), or every axis when they are empty unless noop_with_empty_axes.
+inline Shape reducedKeptShape(const Attrs& a, const Shape& in) {
+  const std::vector<int64_t> axes = a.getInts("axes");
+  const bool all = axes.empty() && a.getInt("noop_with_empty_axes", 0) == 0;
+  Shape kept = in;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (all)
+      kept[i] = 1;
+  for (int64_t ax : axes)
+    kept[static_cast<size_t>(ax < 0 ? ax + int64_t(in.size()) : ax)] = 1;
+  return kept;
 }
 
 /// Converts a flat index into a multi-index of `dims`.

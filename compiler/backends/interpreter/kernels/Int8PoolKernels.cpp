@@ -4,7 +4,9 @@
 //   AveragePool: acc = sum over the counted window of (x - zp_x), n = the window's count
 //     (count_include_pad = 1: taps inside the padded input, padding holding zp_x; 0: taps
 //     inside the input), y = requantize(acc; s_x / (s_y * n), zp_y).
-//   GlobalAveragePool: the same over every spatial position.
+//   GlobalAveragePool: the same over every spatial position; ReduceMean over its axes
+//     (n = the elements reduced into one output).
+#include "Broadcast.h"
 #include "ConvWindow.h"
 #include "Int8Util.h"
 
@@ -132,9 +134,31 @@ void globalPoolKernel(const Node&, const std::vector<const Tensor*>& in, std::ve
   }
 }
 
+/// ReduceMean of int8 codes (section 4.5): acc = sum over the reduced elements of
+/// (x - zp_x), y = requantize(acc; s_x / (s_y * n), zp_y), n the elements per output.
+void reduceMeanKernel(const Node& n, const std::vector<const Tensor*>& in,
+                      std::vector<Tensor>& out) {
+  const Tensor& x = *in[0];
+  const TensorQ xq = perTensor(x.type(), "input"), yq = perTensor(out[0].type(), "result");
+  const Shape kept = reducedKeptShape(n.attrs(), x.dims());
+  const int64_t outs = out[0].size(), count = outs ? x.size() / outs : 0;
+  if (count == 0)
+    throw Error("an int8 ReduceMean needs at least one element per output");
+  std::vector<int64_t> acc(static_cast<size_t>(outs), 0); // exact; wrapped to int32 below
+  const int8_t* xp = x.data<int8_t>();
+  forEachBroadcast<1>(x.dims(), {&kept}, [&](int64_t i, const std::array<int64_t, 1>& o) {
+    acc[size_t(o[0])] += xp[i] - xq.zp;
+  });
+  const quant::Multiplier m = quant::averageMultiplier(xq.scale, yq.scale, count);
+  for (int64_t o = 0; o < outs; ++o)
+    out[0].data<int8_t>()[o] = quant::requantize(
+        static_cast<int32_t>(static_cast<uint32_t>(acc[size_t(o)])), m, yq.zp, -128, 127);
+}
+
 } // namespace
 
 void registerInt8PoolKernels() {
+  registerQuantizedKernel(NodeKind::ReduceMean, reduceMeanKernel);
   registerQuantizedKernel(NodeKind::MaxPool, maxPoolKernel);
   registerQuantizedKernel(NodeKind::AveragePool, averagePoolKernel);
   registerQuantizedKernel(NodeKind::GlobalMaxPool, globalPoolKernel<true>);

@@ -50,23 +50,10 @@ const Reducer kReducers[] = {
     {NodeKind::ReduceSumSquare, 0, [](double a, double x) { return a + x * x; }, ident},
 };
 
-/// The output shape with reduced axes kept as 1 (what the input broadcasts onto).
-Shape keptShape(const Node& n, const Shape& in) {
-  std::vector<int64_t> axes = n.attrs().getInts("axes");
-  const bool all = axes.empty() && n.attrs().getInt("noop_with_empty_axes", 0) == 0;
-  Shape kept = in;
-  for (size_t i = 0; i < in.size(); ++i)
-    if (all)
-      kept[i] = 1;
-  for (int64_t a : axes)
-    kept[static_cast<size_t>(a < 0 ? a + int64_t(in.size()) : a)] = 1;
-  return kept;
-}
-
 KernelFn reduceKernel(const Reducer& r) {
   return [r](const Node& n, const Ins& in, Outs& out) {
     const Shape& dims = in[0]->dims();
-    const Shape kept = keptShape(n, dims);
+    const Shape kept = reducedKeptShape(n.attrs(), dims);
     const int64_t outSize = out[0].size();
     const int64_t count = outSize ? in[0]->size() / outSize : 0;
     std::vector<double> acc(static_cast<size_t>(outSize), r.init);
