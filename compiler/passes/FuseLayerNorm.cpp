@@ -138,10 +138,8 @@ NodeValue expanded(Function& f, const std::string& name, const NodeValue& v, con
   return makeConstant(f, name, std::move(t));
 }
 
-} // namespace
-
-size_t runFuseLayerNorm(Function& f, const PassContext&) {
-  size_t fused = 0;
+/// Replaces one LayerNorm pattern; false when none is left.
+bool fuseOne(Function& f) {
   for (Node* n : snapshot(f)) {
     Match m;
     if (!matchAt(f, n, &m))
@@ -157,10 +155,19 @@ size_t runFuseLayerNorm(Function& f, const PassContext&) {
       ins.push_back(expanded(f, name + ".bias", m.bias, inner, 0.f));
     Node* ln = f.create(NodeKind::LayerNormalization, name + ".layernorm", ins, a);
     f.replaceAllUsesOf(m.last->result(), ln->result());
-    ++fused;
-    tidy(f);
+    tidy(f); // erases the pattern's nodes: the snapshot is stale from here
     takeNameIfFree(f, ln, name);
+    return true;
   }
+  return false;
+}
+
+} // namespace
+
+size_t runFuseLayerNorm(Function& f, const PassContext&) {
+  size_t fused = 0;
+  while (fuseOne(f))
+    ++fused;
   return fused;
 }
 

@@ -216,25 +216,26 @@ TEST(FuseSiluGelu, NoGeluWhenAConstantIsWrong) {
 /// torch's decomposed LayerNorm over the last `axes` axes of x: variant 0 squares with
 /// Pow(d, 2) and has scale and bias; 1 squares with d * d, eps first in the Add, scale
 /// only; 2 has neither.
-NodeValue layerNormPattern(G& g, NodeValue x, int variant, int64_t axes, const Shape& inner) {
+NodeValue layerNormPattern(G& g, NodeValue x, int variant, int64_t axes, const Shape& inner,
+                           const std::string& p = "") {
   std::vector<int64_t> ax;
   for (int64_t i = 0; i < axes; ++i)
     ax.push_back(-axes + i);
   const Attrs r = attrs({{"axes", ax}, {"keepdims", int64_t(1)}});
-  NodeValue mean = g.node(NodeKind::ReduceMean, "mean", {x}, r);
-  NodeValue d = g.node(NodeKind::Sub, "sub", {x, mean});
-  NodeValue sq = variant == 1 ? g.node(NodeKind::Mul, "sq", {d, d})
-                              : g.node(NodeKind::Pow, "pow", {d, g.scalar("two", 2.f)});
-  NodeValue var = g.node(NodeKind::ReduceMean, "var", {sq}, r);
-  NodeValue eps = g.scalar("eps", 1e-5f);
+  NodeValue mean = g.node(NodeKind::ReduceMean, p + "mean", {x}, r);
+  NodeValue d = g.node(NodeKind::Sub, p + "sub", {x, mean});
+  NodeValue sq = variant == 1 ? g.node(NodeKind::Mul, p + "sq", {d, d})
+                              : g.node(NodeKind::Pow, p + "pow", {d, g.scalar(p + "two", 2.f)});
+  NodeValue var = g.node(NodeKind::ReduceMean, p + "var", {sq}, r);
+  NodeValue eps = g.scalar(p + "eps", 1e-5f);
   NodeValue ve =
-      g.node(NodeKind::Add, "add_eps",
+      g.node(NodeKind::Add, p + "add_eps",
              variant == 1 ? std::vector<NodeValue>{eps, var} : std::vector<NodeValue>{var, eps});
-  NodeValue y = g.node(NodeKind::Div, "div", {d, g.node(NodeKind::Sqrt, "sqrt", {ve})});
+  NodeValue y = g.node(NodeKind::Div, p + "div", {d, g.node(NodeKind::Sqrt, p + "sqrt", {ve})});
   if (variant < 2)
-    y = g.node(NodeKind::Mul, "scale", {y, g.constant("gamma", inner, 0.5f, 1.5f)});
+    y = g.node(NodeKind::Mul, p + "scale", {y, g.constant(p + "gamma", inner, 0.5f, 1.5f)});
   if (variant == 0)
-    y = g.node(NodeKind::Add, "shift", {g.constant("beta", inner), y});
+    y = g.node(NodeKind::Add, p + "shift", {g.constant(p + "beta", inner), y});
   return y;
 }
 
@@ -254,6 +255,19 @@ TEST(FuseLayerNorm, TorchDecompositionsBecomeOneNode) {
       EXPECT_EQ(ln->numInputs() > 2 && ln->input(2), variant == 0);
       EXPECT_EQ(ln->input(1).dims(), Shape(axes == 1 ? Shape{12} : Shape{5, 12}));
     }
+}
+
+TEST(FuseLayerNorm, TwoInOneFunctionBothFuse) {
+  // Each fusion erases the pattern's nodes; the pass must not walk them afterwards (it
+  // did once: a use-after-free that ASan found).
+  G g;
+  NodeValue x = g.input("x", {3, 10});
+  NodeValue y = layerNormPattern(g, x, 0, 1, {10});
+  NodeValue z = layerNormPattern(g, g.node(NodeKind::Relu, "relu", {y}), 1, 1, {10}, "second.");
+  g.output("z", z);
+  EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runFuseLayerNorm(f); }), 2u);
+  EXPECT_EQ(g.count(NodeKind::LayerNormalization), 2u);
+  EXPECT_EQ(g.f->numNodes(), 3u);
 }
 
 TEST(FuseLayerNorm, NoFusionWhenTheMeansDifferOrTheCentredValueEscapes) {
