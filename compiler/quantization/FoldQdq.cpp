@@ -233,6 +233,12 @@ private:
       return perTensor(in[0]) && valid([&] { averageMultiplier(in[0].scales[0], sy, 1); });
     case K::Softmax:
       return in.size() == 1 && perTensor(in[0]) && valid([&] { softmaxMultiplier(sy); });
+    case K::ReduceMean: {
+      const int64_t outs = p.resultType().size();
+      return in.size() == 1 && perTensor(in[0]) && outs > 0 && valid([&] {
+               averageMultiplier(in[0].scales[0], sy, p.input(0).type().size() / outs);
+             });
+    }
     case K::Concat:
       for (const QuantParams& q : in)
         if (!perTensor(q) || !valid([&] { averageMultiplier(q.scales[0], sy, 1); }))

@@ -124,10 +124,12 @@ TEST(QuantFoldQdq, AttentionMatMulsAndSoftmax) {
   std::unique_ptr<Module> probe = importOnnxFile(kDir + "/qdq_attention/model.onnx");
   const std::string out = probe->functions().front()->outputs()[0].name;
   FoldResult r = foldAndCompare("qdq_attention", {{out, 0.02}});
-  // Two MatMuls of two activations, the Transpose and the Softmax in int8 (numerics.md
-  // 4.1, 4.10), with the exporter's parameters; one Q at the input, one DQ at the end.
+  // Two MatMuls of two activations, the Transpose, the Softmax and the mean in int8
+  // (numerics.md 4.1, 4.10, 4.5), with the exporter's parameters; one Q at the input, one
+  // DQ at the end.
   EXPECT_EQ(r.kinds["MatMul"], 2);
   EXPECT_EQ(r.kinds["Softmax"], 1);
+  EXPECT_EQ(r.kinds["ReduceMean"], 1);
   EXPECT_EQ(r.kinds["Transpose"], 1);
   EXPECT_EQ(r.kinds["QuantizeLinear"], 1);
   EXPECT_EQ(r.kinds["DequantizeLinear"], 1);

@@ -155,8 +155,9 @@ def qdq_mixed(out):
 
 
 def qdq_attention(out):
-    """Softmax(x x^T) x with every value between a Q and a DQ: MatMuls of two activations
-    and a Softmax whose output parameters are ONNX Runtime's (1/256, -128)."""
+    """mean over tokens of Softmax(x x^T) x, every value between a Q and a DQ: MatMuls of
+    two activations, a Softmax whose output parameters are ONNX Runtime's (1/256, -128)
+    and a ReduceMean."""
     b = Builder()
     x = RNG.normal(size=(2, 5, 8)).astype(np.float32)
     sx, zpx = 0.03, 4
@@ -164,7 +165,8 @@ def qdq_attention(out):
     xt = b.qdq(b.node("Transpose", [xin], "transpose", perm=[0, 2, 1]), sx, zpx)
     s = b.qdq(b.node("MatMul", [xin, xt], "scores"), 0.06, -10)
     p = b.qdq(b.node("Softmax", [s], "softmax", axis=-1), 1 / 256, -128)
-    y = b.dq(b.q(b.node("MatMul", [p, xin], "context"), 0.02, 3), 0.02, 3)
+    c = b.qdq(b.node("MatMul", [p, xin], "context"), 0.02, 3)
+    y = b.dq(b.q(b.node("ReduceMean", [c], "pool", axes=[1], keepdims=0), 0.01, -2), 0.01, -2)
     b.save(os.path.join(out, "qdq_attention"),
            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 8])],
            [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)], x)

@@ -8,8 +8,9 @@
 /// activations, int8 weight constants, or an int32 bias constant) and whose only use is
 /// a QuantizeLinear, the QuantizeLinear is replaced by the int8 node of the same kind
 /// with those parameters: the DQ'd constants become int8/int32 constants typed with the
-/// DQ's parameters, the result type is the Q's. Kinds: Conv, Gemm, MatMul, Add, Mul, Softmax,
-/// AveragePool, GlobalAveragePool (any parameters); MaxPool, GlobalMaxPool, Relu, Clip
+/// DQ's parameters, the result type is the Q's. Kinds: Conv, Gemm, MatMul, Add, Mul,
+/// Softmax, ReduceMean, AveragePool, GlobalAveragePool (any parameters); MaxPool,
+/// GlobalMaxPool, Relu, Clip
 /// and data movement (when the Q keeps the input's parameters); Concat (inputs of other
 /// parameters get a Rescale); the LUT activations (Sigmoid, Tanh, ...: a Lut). A
 /// QuantizeLinear of a DequantizeLinear becomes the int8 value itself (equal parameters)
