@@ -10,9 +10,9 @@
 /// with those parameters: the DQ'd constants become int8/int32 constants typed with the
 /// DQ's parameters, the result type is the Q's. Kinds: Conv, Gemm, MatMul, Add, Mul,
 /// Softmax, ReduceMean, AveragePool, GlobalAveragePool (any parameters); MaxPool,
-/// GlobalMaxPool, Relu, Clip
-/// and data movement (when the Q keeps the input's parameters); Concat (inputs of other
-/// parameters get a Rescale); the LUT activations (Sigmoid, Tanh, ...: a Lut). A
+/// GlobalMaxPool, Relu, Clip and data movement (when the Q keeps the input's
+/// parameters); Concat (inputs of other parameters get a Rescale); the LUT activations
+/// (Sigmoid, Tanh, ...: a Lut). A
 /// QuantizeLinear of a DequantizeLinear becomes the int8 value itself (equal parameters)
 /// or a Rescale. A node whose parameters cannot be expressed (a multiplier out of range,
 /// mixed per-channel activations) is left as it is. Run it after the default pipeline
