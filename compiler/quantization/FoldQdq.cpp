@@ -1,5 +1,6 @@
 // The fold-qdq pass (see ember/quantization/FoldQdq.h).
 #include "ember/quantization/FoldQdq.h"
+#include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
 
 #include "ember/quantization/NormNumerics.h"
@@ -111,6 +112,8 @@ public:
     if (src.node->kind() == K::DequantizeLinear)
       return foldPair(qn, src);
     Node& p = *src.node;
+    if (p.kind() == K::LayerNormalization)
+      return foldLayerNorm(qn, p);
     if (p.isStorage() || p.numResults() != 1 || f_.numUses(&p) != 1)
       return false;
     const bool weighted = p.kind() == K::Conv || p.kind() == K::Gemm || p.kind() == K::MatMul;
@@ -176,6 +179,45 @@ public:
   }
 
 private:
+  /// Q(LayerNormalization(DQ(x), scale, bias)) with float constant scale and bias and the
+  /// Mean / InvStdDev results unread: the int8 LayerNormalization (numerics.md 4.11),
+  /// which keeps its float scale and bias.
+  bool foldLayerNorm(Node& qn, Node& p) {
+    const std::optional<NodeValue> x = quantOperand(p.input(0));
+    if (!x || x->type().kind != ElemKind::Int8 || !perTensor(x->type().quant) ||
+        f_.numUses(&p) != 1 || x->dims().empty())
+      return false;
+    const AxisSplit split = splitAtAxis(x->dims(), p.attrs().getInt("axis", -1));
+    const int64_t n = split.len * split.inner;
+    std::vector<const Tensor*> params;
+    for (size_t i = 1; i < p.numInputs(); ++i) {
+      const NodeValue v = p.input(i);
+      if (!v)
+        continue;
+      if (v.node->kind() != K::Constant || v.type().kind != ElemKind::Float32 ||
+          (v.type().size() != n && v.type().size() != 1))
+        return false;
+      params.push_back(&v.node->payload());
+    }
+    if (params.empty() || !p.input(1))
+      return false;
+    const Tensor* beta = params.size() > 1 ? params[1] : nullptr;
+    if (!valid([&] {
+          layerNormTables(x->type().quant.scales[0], qn.resultType().quant.scales[0], n,
+                          p.attrs().getFloat("epsilon", 1e-5), params[0]->data<float>(),
+                          size_t(params[0]->size()), beta ? beta->data<float>() : nullptr,
+                          beta ? size_t(beta->size()) : 0);
+        }))
+      return false;
+    std::vector<NodeValue> ins(p.inputs());
+    ins[0] = *x;
+    std::vector<Type> types = p.resultTypes();
+    types[0] = qn.resultType();
+    Node* made = f_.create(K::LayerNormalization, p.name(), ins, p.attrs(), types);
+    f_.replaceAllUsesOf(qn.result(), made->result());
+    return true;
+  }
+
   /// Q(DQ(x)): x itself when the parameters agree, else a Rescale.
   bool foldPair(Node& qn, NodeValue dqOut) {
     std::optional<NodeValue> x = quantOperand(dqOut);

@@ -138,5 +138,19 @@ TEST(QuantFoldQdq, AttentionMatMulsAndSoftmax) {
   EXPECT_LE(r.maxCodes[out], 3.0 + 1e-3);
 }
 
+TEST(QuantFoldQdq, LayerNormalization) {
+  if (!std::ifstream(kDir + "/qdq_layernorm/model.onnx").good())
+    GTEST_SKIP() << "run the quant.qdq_models test first";
+  std::unique_ptr<Module> probe = importOnnxFile(kDir + "/qdq_layernorm/model.onnx");
+  const std::string out = probe->functions().front()->outputs()[0].name;
+  FoldResult r = foldAndCompare("qdq_layernorm", {{out, 0.025}});
+  // The int8 LayerNormalization (numerics.md 4.11) with the float scale and bias.
+  EXPECT_EQ(r.kinds["LayerNormalization"], 1);
+  EXPECT_EQ(r.kinds["QuantizeLinear"], 1);
+  EXPECT_EQ(r.kinds["DequantizeLinear"], 1);
+  // Integer statistics against the QDQ run's float ones: within a code.
+  EXPECT_LE(r.maxCodes[out], 1.0 + 1e-3);
+}
+
 } // namespace
 } // namespace ember

@@ -7,7 +7,7 @@ into OUT:
                         points minus 128, which leaves (q - zp) and so every real value
                         unchanged; weights, scales and zero points become initializers.
                         model.onnx, input.npy (int8), expected.npy (ONNX's output - 128).
-  qdq_conv/, qdq_mixed/, qdq_attention/
+  qdq_conv/, qdq_mixed/, qdq_attention/, qdq_layernorm/
                         QDQ models as torch FX / onnxruntime export them, built with
                         onnx.helper: model.onnx and input.npy (float).
 """
@@ -113,10 +113,10 @@ class Builder:
         q = np.round(b / s).astype(np.int32)
         return self.dq(self.const(q, "b"), s, np.zeros(s.shape, np.int32), 0)
 
-    def save(self, d, inputs, outputs, x):
+    def save(self, d, inputs, outputs, x, opset=13):
         os.makedirs(d, exist_ok=True)
         g = helper.make_graph(self.nodes, os.path.basename(d), inputs, outputs, self.inits)
-        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]),
                   os.path.join(d, "model.onnx"))
         np.save(os.path.join(d, "input.npy"), x)
 
@@ -172,6 +172,21 @@ def qdq_attention(out):
            [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)], x)
 
 
+def qdq_layernorm(out):
+    """LayerNormalization (opset 17) between a DQ and a Q, as ONNX Runtime's quantizer
+    writes a transformer's normalisation: float scale and bias, one output."""
+    b = Builder()
+    x = RNG.normal(size=(2, 5, 12)).astype(np.float32)
+    xin = b.qdq("x", 0.03, -6)
+    gamma = b.const(RNG.uniform(0.5, 1.5, size=12).astype(np.float32), "gamma")
+    beta = b.const(RNG.normal(scale=0.2, size=12).astype(np.float32), "beta")
+    n = b.node("LayerNormalization", [xin, gamma, beta], "layernorm", axis=-1, epsilon=1e-5)
+    y = b.dq(b.q(n, 0.025, 2), 0.025, 2)
+    b.save(os.path.join(out, "qdq_layernorm"),
+           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 12])],
+           [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)], x, opset=17)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
@@ -182,6 +197,7 @@ def main():
     qdq_conv(args.out)
     qdq_mixed(args.out)
     qdq_attention(args.out)
+    qdq_layernorm(args.out)
     print(f"qdq models in {args.out}; converted conformance cases: {done}")
 
 

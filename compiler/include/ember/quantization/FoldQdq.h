@@ -9,7 +9,8 @@
 /// a QuantizeLinear, the QuantizeLinear is replaced by the int8 node of the same kind
 /// with those parameters: the DQ'd constants become int8/int32 constants typed with the
 /// DQ's parameters, the result type is the Q's. Kinds: Conv, Gemm, MatMul, Add, Mul,
-/// Softmax, ReduceMean, AveragePool, GlobalAveragePool (any parameters); MaxPool,
+/// Softmax, ReduceMean, AveragePool, GlobalAveragePool, LayerNormalization (float
+/// constant scale and bias, Mean / InvStdDev unread; any parameters); MaxPool,
 /// GlobalMaxPool, Relu, Clip and data movement (when the Q keeps the input's
 /// parameters); Concat (inputs of other parameters get a Rescale); the LUT activations
 /// (Sigmoid, Tanh, ...: a Lut). A
