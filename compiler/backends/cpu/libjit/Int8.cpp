@@ -316,25 +316,14 @@ EMBER_KERNEL void ember_reduce_mean_i8(const int8_t* x, int8_t* y, const int64_t
                                        const int64_t* os, const int64_t* rd, const int64_t* rs,
                                        int32_t zpx, int32_t M, int32_t S, int32_t zpy, int64_t tid,
                                        int64_t nth) {
-  const int64_t outs = od[0] * od[1] * od[2] * od[3] * od[4] * od[5];
-  const int64_t count = rd[0] * rd[1] * rd[2] * rd[3] * rd[4] * rd[5];
+  const int64_t outs = libjit::boxSize(od), count = libjit::boxSize(rd);
   int64_t begin, end;
   libjit::threadRange(outs, tid, nth, &begin, &end);
   for (int64_t o = begin; o < end; ++o) {
-    int64_t rem = o, base = 0;
-    for (int k = 5; k >= 0; --k) {
-      base += (rem % od[k]) * os[k];
-      rem /= od[k];
-    }
+    const int64_t base = libjit::boxOffset(o, od, os);
     int64_t acc = 0;
-    for (int64_t r = 0; r < count; ++r) {
-      int64_t rr = r, off = base;
-      for (int k = 5; k >= 0; --k) {
-        off += (rr % rd[k]) * rs[k];
-        rr /= rd[k];
-      }
-      acc += x[off] - zpx;
-    }
+    for (int64_t r = 0; r < count; ++r)
+      acc += x[base + libjit::boxOffset(r, rd, rs)] - zpx;
     y[o] = requant(wrap(static_cast<uint32_t>(acc)), M, S, zpy, -128, 127);
   }
 }

@@ -34,6 +34,22 @@ inline int64_t weightChunks(int64_t units, int64_t mblocks, int64_t nth) {
   return c < mblocks ? c : (mblocks > 0 ? mblocks : 1);
 }
 
+/// The element count of a six-dimensional box of extents `d`.
+inline int64_t boxSize(const int64_t* d) {
+  return d[0] * d[1] * d[2] * d[3] * d[4] * d[5];
+}
+
+/// The offset, for strides `s`, of the element with row-major index `i` in a
+/// six-dimensional box of extents `d` (the reductions' kept and reduced boxes).
+inline int64_t boxOffset(int64_t i, const int64_t* d, const int64_t* s) {
+  int64_t off = 0;
+  for (int k = 5; k >= 0; --k) {
+    off += (i % d[k]) * s[k];
+    i /= d[k];
+  }
+  return off;
+}
+
 /// The five outer indices of row `r` of a six-dimensional box `d` whose last dimension is
 /// the row (the boxes of broadcasting and strided kernels).
 struct Row5 {

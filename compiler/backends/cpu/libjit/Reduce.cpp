@@ -11,26 +11,16 @@ using namespace ember::jitops::reduce;
 EMBER_KERNEL void ember_reduce_f32(int32_t op, const float* x, float* y, const int64_t* od,
                                    const int64_t* os, const int64_t* rd, const int64_t* rs,
                                    int64_t tid, int64_t nth) {
-  const int64_t outs = od[0] * od[1] * od[2] * od[3] * od[4] * od[5];
-  const int64_t count = rd[0] * rd[1] * rd[2] * rd[3] * rd[4] * rd[5];
+  const int64_t outs = libjit::boxSize(od), count = libjit::boxSize(rd);
   int64_t begin, end;
   libjit::threadRange(outs, tid, nth, &begin, &end);
   for (int64_t o = begin; o < end; ++o) {
-    int64_t rem = o, base = 0;
-    for (int k = 5; k >= 0; --k) {
-      base += (rem % od[k]) * os[k];
-      rem /= od[k];
-    }
+    const int64_t base = libjit::boxOffset(o, od, os);
     double acc = op == kMax ? -__builtin_inf() : (op == kMin ? __builtin_inf() : 0.0);
     if (op == kProd)
       acc = 1.0;
     for (int64_t r = 0; r < count; ++r) {
-      int64_t rr = r, off = base;
-      for (int k = 5; k >= 0; --k) {
-        off += (rr % rd[k]) * rs[k];
-        rr /= rd[k];
-      }
-      const double v = x[off];
+      const double v = x[base + libjit::boxOffset(r, rd, rs)];
       if (op == kMax)
         acc = v > acc || v != v ? v : acc;
       else if (op == kMin)
