@@ -1,5 +1,7 @@
 #include "ember/graph/InferUtil.h"
 
+#include <algorithm>
+
 namespace ember {
 
 int64_t checkedAdd(int64_t a, int64_t b, const std::string& what) {
@@ -47,6 +49,24 @@ AxisSplit splitAtAxis(const Shape& dims, int64_t axis) {
   for (size_t d = 0; d < dims.size(); ++d)
     (d < a ? r.outer : d == a ? r.len : r.inner) *= dims[d];
   return r;
+}
+
+std::vector<bool> reducedAxes(const Attrs& a, size_t rank) {
+  std::vector<int64_t> axes = a.getInts("axes");
+  std::vector<bool> reduced(rank, axes.empty() && a.getInt("noop_with_empty_axes", 0) == 0);
+  for (int64_t ax : axes) {
+    const int64_t n = normalizeAxis(ax, rank, "axes value");
+    if (reduced[static_cast<size_t>(n)])
+      inferError("axes lists axis " + std::to_string(n) + " twice");
+    reduced[static_cast<size_t>(n)] = true;
+  }
+  return reduced;
+}
+
+bool isUnbroadcastMatMul(const Shape& a, const Shape& b) {
+  if (a.size() < 2 || b.size() < 2 || a.back() != b[b.size() - 2])
+    return false;
+  return b.size() == 2 || (a.size() == b.size() && std::equal(a.begin(), a.end() - 2, b.begin()));
 }
 
 bool broadcastsTo(const Shape& s, const Shape& target) {

@@ -1,6 +1,5 @@
 // The fold-qdq pass (see ember/quantization/FoldQdq.h).
 #include "ember/quantization/FoldQdq.h"
-#include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
 
 #include "ember/quantization/NormNumerics.h"
@@ -187,16 +186,14 @@ private:
     if (!x || x->type().kind != ElemKind::Int8 || !perTensor(x->type().quant) ||
         f_.numUses(&p) != 1 || x->dims().empty())
       return false;
-    const AxisSplit split = splitAtAxis(x->dims(), p.attrs().getInt("axis", -1));
-    const int64_t n = split.len * split.inner;
+    const int64_t n = layerNormRow(x->dims(), p.attrs().getInt("axis", -1));
     std::vector<const Tensor*> params;
     for (size_t i = 1; i < p.numInputs(); ++i) {
       const NodeValue v = p.input(i);
       if (!v)
         continue;
-      if (v.node->kind() != K::Constant || v.type().kind != ElemKind::Float32 ||
-          (v.type().size() != n && v.type().size() != 1))
-        return false;
+      if (v.node->kind() != K::Constant || v.type().kind != ElemKind::Float32)
+        return false; // (layerNormTables checks the counts)
       params.push_back(&v.node->payload());
     }
     if (params.empty() || !p.input(1))

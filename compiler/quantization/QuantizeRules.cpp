@@ -138,9 +138,7 @@ bool gemmRule(const Node& n, Quantizer& q) {
 /// MatMul of two activations (section 4.1): both per tensor with their own zero points,
 /// B [K, N] or batched with A's batch dimensions (the forms every executor takes).
 bool activationMatMul(const Node& n, Quantizer& q) {
-  const Shape &a = n.input(0).dims(), &b = n.input(1).dims();
-  if (a.size() < 2 || b.size() < 2 ||
-      (b.size() > 2 && (a.size() != b.size() || !std::equal(a.begin(), a.end() - 2, b.begin()))))
+  if (!isUnbroadcastMatMul(n.input(0).dims(), n.input(1).dims()))
     return false;
   const NodeValue y = const_cast<Node&>(n).result();
   auto ps = operandParams(q, {n.input(0), n.input(1), y});
@@ -215,12 +213,8 @@ bool layerNormRule(const Node& n, Quantizer& q) {
   for (unsigned r = 1; r < n.numResults(); ++r)
     if (q.isUsed(NodeValue(const_cast<Node*>(&n), r)))
       return false;
-  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", -1), x.dims().size());
-  const int64_t count = numElements(Shape(x.dims().begin() + axis, x.dims().end()));
-  for (const Tensor* t : {gamma, beta})
-    if (t && t->size() != count && t->size() != 1)
-      return false;
-  if (!valid([&] {
+  const int64_t count = layerNormRow(x.dims(), n.attrs().getInt("axis", -1));
+  if (!valid([&] { // also refuses a scale or bias of other than count values or one
         layerNormTables((*ps)[0].scales[0], (*ps)[1].scales[0], count,
                         n.attrs().getFloat("epsilon", 1e-5), gamma->data<float>(),
                         size_t(gamma->size()), beta ? beta->data<float>() : nullptr,

@@ -9,20 +9,6 @@ namespace ember {
 
 namespace {
 
-/// The reduced axes of a Reduce* node on an input of rank `rank`: attribute axes,
-/// normalised and sorted; absent or empty means all axes unless noop_with_empty_axes.
-std::vector<bool> reducedAxes(const Attrs& a, size_t rank) {
-  std::vector<int64_t> axes = a.getInts("axes");
-  std::vector<bool> reduced(rank, axes.empty() && a.getInt("noop_with_empty_axes", 0) == 0);
-  for (int64_t ax : axes) {
-    const int64_t n = normalizeAxis(ax, rank, "axes value");
-    if (reduced[static_cast<size_t>(n)])
-      inferError("axes lists axis " + std::to_string(n) + " twice");
-    reduced[static_cast<size_t>(n)] = true;
-  }
-  return reduced;
-}
-
 std::vector<Type> reduceInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   requireKind(in[0], wideNumericKinds(), "input");
   const Shape& d = in[0].dims();

@@ -9,22 +9,15 @@
 #include "ember/graph/InferUtil.h"
 #include "ember/quantization/NormNumerics.h"
 
-#include <algorithm>
-
 namespace ember::cpu {
 
 namespace {
 
-/// The interpreter's two forms: B [K, N] (A's batch folds into rows), or B batched with
-/// A's batch dimensions.
+/// The interpreter's two forms (isUnbroadcastMatMul).
 bool supportsMatMulAct(const Op& n) {
-  if (!n.input(0).type().isPerTensorInt8() || !n.input(1).type().isPerTensorInt8() ||
-      !n.resultType().isPerTensorInt8())
-    return false;
-  const Shape &a = n.input(0).dims(), &b = n.input(1).dims();
-  if (a.size() < 2 || b.size() < 2 || a.back() != b[b.size() - 2])
-    return false;
-  return b.size() == 2 || (a.size() == b.size() && std::equal(a.begin(), a.end() - 2, b.begin()));
+  return n.input(0).type().isPerTensorInt8() && n.input(1).type().isPerTensorInt8() &&
+         n.resultType().isPerTensorInt8() &&
+         isUnbroadcastMatMul(n.input(0).dims(), n.input(1).dims());
 }
 
 void emitMatMulAct(const Op& n, CodegenContext& ctx) {
@@ -62,35 +55,37 @@ void emitSoftmax(const Op& n, CodegenContext& ctx) {
             ctx.nth()});
 }
 
-/// The number of elements LayerNormalization normalises (dimensions from `axis` on).
-int64_t normalisedCount(const Op& n) {
-  const AxisSplit s = splitAtAxis(n.input(0).dims(), n.attrs().getInt("axis", -1));
-  return s.len * s.inner;
+/// LayerNormalization's tables (layerNormTables, which also checks the row size and the
+/// scale and bias counts).
+quant::LayerNormTables tablesOf(const Op& n) {
+  const int64_t count = quant::layerNormRow(n.input(0).dims(), n.attrs().getInt("axis", -1));
+  const OpInput g = n.input(1), b = n.optionalInput(2);
+  return quant::layerNormTables(n.input(0).type().quant.scales[0], n.resultType().quant.scales[0],
+                                count, n.attrs().getFloat("epsilon", 1e-5), g.constantData<float>(),
+                                size_t(g.type().size()), b ? b.constantData<float>() : nullptr,
+                                b ? size_t(b.type().size()) : 0);
 }
 
 bool supportsLayerNorm(const Op& n) {
   if (!n.input(0).type().isPerTensorInt8() || !n.resultType().isPerTensorInt8() ||
-      n.input(0).dims().empty())
-    return false;
-  const int64_t count = normalisedCount(n);
-  if (count < 1 || count > quant::kMaxLayerNormRow || !n.optionalInput(1))
+      n.input(0).dims().empty() || !n.optionalInput(1))
     return false;
   for (size_t i = 1; i < 3; ++i) {
     const OpInput v = n.optionalInput(i);
-    if (v && (!v.isConstant() || v.kind() != ElemKind::Float32 ||
-              (v.type().size() != count && v.type().size() != 1)))
+    if (v && (!v.isConstant() || v.kind() != ElemKind::Float32))
       return false;
   }
-  return true;
+  try {
+    tablesOf(n);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 void emitLayerNorm(const Op& n, CodegenContext& ctx) {
-  const int64_t count = normalisedCount(n);
-  const OpInput g = n.input(1), b = n.optionalInput(2);
-  const quant::LayerNormTables t = quant::layerNormTables(
-      n.input(0).type().quant.scales[0], n.resultType().quant.scales[0], count,
-      n.attrs().getFloat("epsilon", 1e-5), g.constantData<float>(), size_t(g.type().size()),
-      b ? b.constantData<float>() : nullptr, b ? size_t(b.type().size()) : 0);
+  const int64_t count = quant::layerNormRow(n.input(0).dims(), n.attrs().getInt("axis", -1));
+  const quant::LayerNormTables t = tablesOf(n);
   ctx.call(
       "ember_layernorm_i8",
       {ctx.addr(n.input(0)), ctx.result(n), n.numResults() > 1 ? ctx.result(n, 1) : ctx.nullPtr(),

@@ -5,6 +5,7 @@
 #include "Strides.h"
 #include "libjit/OpCodes.h"
 
+#include "ember/graph/InferUtil.h"
 #include "ember/quantization/Numerics.h"
 
 namespace ember::cpu {
@@ -25,16 +26,6 @@ const std::pair<NodeKind, int> kOps[] = {
     {NodeKind::ReduceLogSum, kLogSum},
 };
 
-/// Whether each input axis is reduced (ONNX: empty axes = all, unless noop_with_empty_axes).
-std::vector<bool> reducedAxes(const Op& n) {
-  const size_t rank = n.input(0).dims().size();
-  const std::vector<int64_t> axes = n.attrs().getInts("axes");
-  std::vector<bool> r(rank, axes.empty() && n.attrs().getInt("noop_with_empty_axes", 0) == 0);
-  for (int64_t a : axes)
-    r.at(size_t(a < 0 ? a + int64_t(rank) : a)) = true;
-  return r;
-}
-
 /// The kept and the reduced dimensions of the input as two boxes of its strides.
 struct ReduceBoxes {
   Box6<1> kept, reduced;
@@ -42,7 +33,7 @@ struct ReduceBoxes {
 
 ReduceBoxes reduceBoxes(const Op& n) {
   const Shape& x = n.input(0).dims();
-  const std::vector<bool> r = reducedAxes(n);
+  const std::vector<bool> r = reducedAxes(n.attrs(), x.size());
   const std::vector<int64_t> st = contiguousStrides(x);
   Shape kd, rd;
   std::vector<int64_t> ks, rs;

@@ -3,6 +3,7 @@
 /// Helpers shared by the interpreter's elementwise, reduction and data-movement kernels:
 /// numpy-style broadcasting loops, row-major strides and element-kind dispatch.
 
+#include "ember/graph/InferUtil.h"
 #include "ember/graph/Node.h"
 #include "ember/support/Error.h"
 #include "ember/tensor/Tensor.h"
@@ -179,30 +180,25 @@ inline int64_t indexAt(const Tensor& idx, int64_t i, int64_t extent, const char*
   return v < 0 ? v + extent : v;
 }
 
-/// Splits `dims` around `axis` into (outer, extent, inner) element counts.
+/// Splits `dims` around `axis` into (outer, extent, inner) element counts (splitAtAxis,
+/// as out-parameters).
 inline void splitAround(const Shape& dims, size_t axis, int64_t* outer, int64_t* extent,
                         int64_t* inner) {
-  *outer = 1;
-  *inner = 1;
-  for (size_t i = 0; i < axis; ++i)
-    *outer *= dims[i];
-  *extent = dims[axis];
-  for (size_t i = axis + 1; i < dims.size(); ++i)
-    *inner *= dims[i];
+  const AxisSplit s = splitAtAxis(dims, int64_t(axis));
+  *outer = s.outer;
+  *extent = s.len;
+  *inner = s.inner;
 }
 
 /// The output shape of a Reduce* node with attributes `a` on an input of shape `in`, with
 /// the reduced axes kept as 1 (what the input broadcasts onto): attribute axes (possibly
 /// negative), or every axis when they are empty unless noop_with_empty_axes.
 inline Shape reducedKeptShape(const Attrs& a, const Shape& in) {
-  const std::vector<int64_t> axes = a.getInts("axes");
-  const bool all = axes.empty() && a.getInt("noop_with_empty_axes", 0) == 0;
+  const std::vector<bool> reduced = reducedAxes(a, in.size());
   Shape kept = in;
   for (size_t i = 0; i < in.size(); ++i)
-    if (all)
+    if (reduced[i])
       kept[i] = 1;
-  for (int64_t ax : axes)
-    kept[static_cast<size_t>(ax < 0 ? ax + int64_t(in.size()) : ax)] = 1;
   return kept;
 }
 

@@ -12,6 +12,7 @@
 #include "Int8Util.h"
 
 #include "ember/graph/AttrViews.h"
+#include "ember/graph/InferUtil.h"
 #include "ember/interpreter/Kernels.h"
 
 #include <algorithm>
@@ -123,7 +124,7 @@ void matMulKernel(const Node& node, const std::vector<const Tensor*>& in,
     return;
   }
   // Batched b: a must have the same batch dimensions (no broadcasting).
-  if (a.dims().size() != rb || !std::equal(a.dims().begin(), a.dims().end() - 2, b.dims().begin()))
+  if (!isUnbroadcastMatMul(a.dims(), b.dims()))
     throw Error("an int8 MatMul with a batched b needs a of the same batch dimensions: a " +
                 shapeToString(a.dims()) + ", b " + shapeToString(b.dims()));
   const int64_t batches = b.size() / (k * n);

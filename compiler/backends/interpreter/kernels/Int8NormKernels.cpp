@@ -33,15 +33,15 @@ void softmaxKernel(const Node& node, const std::vector<const Tensor*>& in,
     }
 }
 
-/// The float scale or bias operand `i` of an int8 LayerNormalization: n values or one.
-const Tensor* normParameter(const std::vector<const Tensor*>& in, size_t i, int64_t n,
-                            const char* what) {
+/// The float scale or bias operand `i` of an int8 LayerNormalization, or null (its count
+/// is layerNormTables' to check).
+const Tensor* normParameter(const std::vector<const Tensor*>& in, size_t i, const char* what) {
   if (i >= in.size() || !in[i])
     return nullptr;
   const Tensor* t = in[i];
-  if (t->kind() != ElemKind::Float32 || (t->size() != n && t->size() != 1))
-    throw Error(std::string(what) + " is " + t->type().toString() + ", expected float32 of " +
-                std::to_string(n) + " values (or one) for an int8 LayerNormalization");
+  if (t->kind() != ElemKind::Float32)
+    throw Error(std::string(what) + " is " + t->type().toString() +
+                ", expected float32 for an int8 LayerNormalization");
   return t;
 }
 
@@ -50,10 +50,9 @@ void layerNormKernel(const Node& node, const std::vector<const Tensor*>& in,
                      std::vector<Tensor>& out) {
   const Tensor& x = *in[0];
   const TensorQ xq = perTensor(x.type(), "the input"), yq = perTensor(out[0].type(), "the result");
-  const AxisSplit split = splitAtAxis(x.dims(), node.attrs().getInt("axis", -1));
-  const int64_t n = split.len * split.inner; // the elements normalised together
-  const Tensor* gamma = normParameter(in, 1, n, "the scale");
-  const Tensor* beta = normParameter(in, 2, n, "the bias");
+  const int64_t n = quant::layerNormRow(x.dims(), node.attrs().getInt("axis", -1));
+  const Tensor* gamma = normParameter(in, 1, "the scale");
+  const Tensor* beta = normParameter(in, 2, "the bias");
   if (!gamma)
     throw Error("an int8 LayerNormalization needs its scale");
   const quant::LayerNormTables t = quant::layerNormTables(

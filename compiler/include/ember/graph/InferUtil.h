@@ -10,6 +10,16 @@ namespace ember {
 /// Numpy-style broadcast of two shapes; throws ember::Error when incompatible.
 Shape broadcastShapes(const Shape& a, const Shape& b);
 
+/// The axes a Reduce* node with attributes `a` reduces on an input of rank `rank`:
+/// attribute axes (possibly negative); absent or empty means all axes unless
+/// noop_with_empty_axes. Throws for an axis out of range or listed twice.
+std::vector<bool> reducedAxes(const Attrs& a, size_t rank);
+
+/// Whether a MatMul of `a` [..., M, K] by `b` has one of the two forms without batch
+/// broadcasting that the int8 MatMul kernels take: b [K, N] (a's batch dimensions fold
+/// into rows), or b [..., K, N] with exactly a's batch dimensions.
+bool isUnbroadcastMatMul(const Shape& a, const Shape& b);
+
 /// Whether `s` broadcasts to `target` unidirectionally (numpy rules, right-aligned).
 bool broadcastsTo(const Shape& s, const Shape& target);
 

@@ -6,6 +6,7 @@
 /// runs the lines of ember/quantization/IntegerLines.h gets the same integers. Inline,
 /// like the rest of the run-time numerics, because the interpreter sits below
 /// ember_quant in the dependency order.
+#include "ember/graph/InferUtil.h"
 #include "ember/quantization/Numerics.h"
 
 #include <array>
@@ -40,6 +41,13 @@ inline QuantParams softmaxResultParams() {
 /// The largest row LayerNormalization's integer form accepts (IntegerLines.h bounds).
 constexpr int64_t kMaxLayerNormRow = 16384;
 
+/// The elements LayerNormalization normalises together: the dimensions of `x` from
+/// `axis` (possibly negative) on.
+inline int64_t layerNormRow(const Shape& x, int64_t axis) {
+  const AxisSplit s = splitAtAxis(x, axis);
+  return s.len * s.inner;
+}
+
 /// LayerNormalization's per-element tables over a row of n elements.
 struct LayerNormTables {
   int64_t E = 0;                ///< round(n^2 * epsilon / s_x^2), at most 2^60
@@ -48,13 +56,22 @@ struct LayerNormTables {
 
 /// Section 4.11's tables from s_x, s_y, epsilon and the float scale (gamma) and bias
 /// (beta; null = 0), each of n values or one broadcast. ember::Error when n is outside
-/// 1..16384 or a multiplier is out of range.
+/// 1..16384, a count is neither n nor 1, or a multiplier is out of range.
 inline LayerNormTables layerNormTables(float sX, float sY, int64_t n, double eps,
                                        const float* gamma, size_t gammaCount, const float* beta,
                                        size_t betaCount) {
   if (n < 1 || n > kMaxLayerNormRow)
     throw Error("an int8 LayerNormalization normalises 1.." + std::to_string(kMaxLayerNormRow) +
                 " elements, not " + std::to_string(n));
+  auto checkCount = [n](const char* what, size_t count) {
+    if (count != size_t(n) && count != 1)
+      throw Error(std::string("the ") + what + " has " + std::to_string(count) +
+                  " values; an int8 LayerNormalization of " + std::to_string(n) +
+                  " elements takes " + std::to_string(n) + " or one");
+  };
+  checkCount("scale", gammaCount);
+  if (beta)
+    checkCount("bias", betaCount);
   LayerNormTables t;
   const double e = std::nearbyint(double(n) * double(n) * eps / (double(sX) * double(sX)));
   t.E = static_cast<int64_t>(std::min(e, std::ldexp(1.0, 60)));
