@@ -16,23 +16,17 @@ using namespace passes;
 
 namespace {
 
-/// The first normalised axis of a ReduceMean over the trailing axes of its input with
-/// keepdims, or -1.
+/// The first normalised axis of a ReduceMean with keepdims over trailing axes of its
+/// input (reducedAxes: a run of reduced axes that ends at the last one), or -1.
 int64_t trailingMeanAxis(const Node* n) {
   if (n->kind() != NodeKind::ReduceMean || !allPlainFloat(*n) || n->numInputs() != 1 ||
       n->attrs().getInt("keepdims", 1) != 1)
     return -1;
-  const size_t rank = n->input(0).dims().size();
-  std::vector<int64_t> axes = n->attrs().getInts("axes");
-  if (axes.empty() || rank == 0)
+  const std::vector<bool> r = reducedAxes(n->attrs(), n->input(0).dims().size());
+  const auto first = std::find(r.begin(), r.end(), true);
+  if (first == r.end() || std::find(first, r.end(), false) != r.end())
     return -1;
-  for (int64_t& a : axes)
-    a = normalizeAxis(a, rank);
-  std::sort(axes.begin(), axes.end());
-  for (size_t i = 0; i < axes.size(); ++i)
-    if (axes[i] != int64_t(rank - axes.size() + i))
-      return -1;
-  return axes.front();
+  return first - r.begin();
 }
 
 /// The element of a constant of shape `s` that broadcasts to flat index `i` of `target`.
@@ -110,7 +104,8 @@ bool matchAt(const Function& f, Node* div, Match* m) {
   }
   if (!m->last || m->x.dims() != div->resultType().dims)
     return false;
-  // d feeds only the square and the Div; then an optional constant scale and bias.
+  // Then an optional constant scale and bias, each the single user of what precedes it
+  // (values of the pattern read elsewhere stay for those readers).
   const Shape& xd = m->x.dims();
   const Shape inner(xd.begin() + axis, xd.end());
   if (Node* mul = singleUser(f, div); mul && mul->kind() == NodeKind::Mul)
