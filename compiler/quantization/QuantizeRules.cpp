@@ -7,7 +7,6 @@
 #include "ember/graph/OpInfo.h"
 #include "ember/quantization/NormNumerics.h"
 
-#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -173,8 +172,8 @@ bool divRule(const Node& n, Quantizer& q) {
     return false;
   Tensor rt(ElemKind::Float32, c->dims());
   rt.data<float>()[0] = static_cast<float>(r);
-  const QuantParams rq = chooseActivationParams(std::min(0.f, rt.data<float>()[0]),
-                                                std::max(0.f, rt.data<float>()[0]));
+  const QuantParams rq = // the range [r, r], which chooseActivationParams widens to hold 0
+      chooseActivationParams(rt.data<float>()[0], rt.data<float>()[0]);
   if (!valid([&] { productMultiplier((*ps)[0].scales[0], rq.scales[0], (*ps)[1].scales[0]); }))
     return false;
   Node* rc = q.constant(n.input(1).node->name() + "_reciprocal_q", quantizeTensor(rt, rq));
