@@ -85,12 +85,25 @@ FoldResult foldAndCompare(const std::string& name, const std::map<std::string, d
   return r;
 }
 
+/// Whether qdq_models.py wrote model `name`.
+bool haveModel(const std::string& name) {
+  return std::ifstream(kDir + "/" + name + "/model.onnx").good();
+}
+
+/// The output names of model `name`: its last DequantizeLinears' (qdq_models.py numbers
+/// its nodes).
+std::vector<std::string> outputsOf(const std::string& name) {
+  std::unique_ptr<Module> probe = importOnnxFile(kDir + "/" + name + "/model.onnx");
+  std::vector<std::string> names;
+  for (const auto& o : probe->functions().front()->outputs())
+    names.push_back(o.name);
+  return names;
+}
+
 TEST(QuantFoldQdq, ConvReluBecomesOneInt8Conv) {
-  if (!std::ifstream(kDir + "/qdq_conv/model.onnx").good())
+  if (!haveModel("qdq_conv"))
     GTEST_SKIP() << "run the quant.qdq_models test first";
-  // Output names are the last DequantizeLinear's (qdq_models.py numbers its nodes).
-  std::unique_ptr<Module> probe = importOnnxFile(kDir + "/qdq_conv/model.onnx");
-  const std::string out = probe->functions().front()->outputs()[0].name;
+  const std::string out = outputsOf("qdq_conv")[0];
   FoldResult r = foldAndCompare("qdq_conv", {{out, 0.02}});
   EXPECT_EQ(r.kinds["Conv"], 1);
   EXPECT_EQ(r.kinds["QuantizeLinear"], 1);   // the input's
@@ -100,11 +113,10 @@ TEST(QuantFoldQdq, ConvReluBecomesOneInt8Conv) {
 }
 
 TEST(QuantFoldQdq, MatMulSigmoidAddGemm) {
-  if (!std::ifstream(kDir + "/qdq_mixed/model.onnx").good())
+  if (!haveModel("qdq_mixed"))
     GTEST_SKIP() << "run the quant.qdq_models test first";
-  std::unique_ptr<Module> probe = importOnnxFile(kDir + "/qdq_mixed/model.onnx");
-  const std::string add = probe->functions().front()->outputs()[0].name;
-  const std::string gemm = probe->functions().front()->outputs()[1].name;
+  const std::vector<std::string> outs = outputsOf("qdq_mixed");
+  const std::string &add = outs.at(0), &gemm = outs.at(1);
   FoldResult r = foldAndCompare("qdq_mixed", {{add, 0.05}, {gemm, 0.06}});
   EXPECT_EQ(r.kinds["MatMul"], 1);
   EXPECT_EQ(r.kinds["Lut"], 1);
@@ -119,10 +131,9 @@ TEST(QuantFoldQdq, MatMulSigmoidAddGemm) {
 }
 
 TEST(QuantFoldQdq, AttentionMatMulsAndSoftmax) {
-  if (!std::ifstream(kDir + "/qdq_attention/model.onnx").good())
+  if (!haveModel("qdq_attention"))
     GTEST_SKIP() << "run the quant.qdq_models test first";
-  std::unique_ptr<Module> probe = importOnnxFile(kDir + "/qdq_attention/model.onnx");
-  const std::string out = probe->functions().front()->outputs()[0].name;
+  const std::string out = outputsOf("qdq_attention")[0];
   FoldResult r = foldAndCompare("qdq_attention", {{out, 0.02}});
   // Two MatMuls of two activations, the Transpose, the Softmax and the mean in int8
   // (numerics.md 4.1, 4.10, 4.5), with the exporter's parameters; one Q at the input, one
@@ -139,10 +150,9 @@ TEST(QuantFoldQdq, AttentionMatMulsAndSoftmax) {
 }
 
 TEST(QuantFoldQdq, LayerNormalization) {
-  if (!std::ifstream(kDir + "/qdq_layernorm/model.onnx").good())
+  if (!haveModel("qdq_layernorm"))
     GTEST_SKIP() << "run the quant.qdq_models test first";
-  std::unique_ptr<Module> probe = importOnnxFile(kDir + "/qdq_layernorm/model.onnx");
-  const std::string out = probe->functions().front()->outputs()[0].name;
+  const std::string out = outputsOf("qdq_layernorm")[0];
   FoldResult r = foldAndCompare("qdq_layernorm", {{out, 0.025}});
   // The int8 LayerNormalization (numerics.md 4.11) with the float scale and bias.
   EXPECT_EQ(r.kinds["LayerNormalization"], 1);
