@@ -109,6 +109,8 @@ def ort_setup(args):
     if not node or not npm:
         return None, f"not measured ({args.node if not node else args.npm} not found; " \
                      "install nodejs and npm, scripts/deps.txt)"
+    # Absolute: node resolves a relative require() path as a package name.
+    args.ort_dir = os.path.abspath(args.ort_dir)
     module = os.path.join(args.ort_dir, "node_modules", "onnxruntime-node")
     pkg = os.path.join(module, "package.json")
     if not os.path.exists(pkg) or f'"version": "{ORT_VERSION}"' not in open(pkg).read():
