@@ -131,12 +131,32 @@ inline std::vector<OpCase> opCases() {
                    ints({{"pads", {2, 4, 3, 5}}, {"dilations", {1, 2}}})));
   c.push_back(conv("ConvStrideHeightOnly", {1, 4, 9, 13}, 7, 1, {3, 3},
                    with(pad1, "strides", std::vector<int64_t>{2, 1})));
+  // Planes of few positions and many output channels: the cpu backend's channel-vectorised
+  // GEMM (49 positions in panels of 8, channels in blocks of 32), with two images, a
+  // partial channel block in each of two groups, and a stride.
+  c.push_back(conv("ConvFewPositionsManyChannels", {2, 24, 7, 7}, 64, 1, {3, 3}, pad1));
+  c.push_back(conv("ConvFewPositionsGrouped", {1, 8, 6, 6}, 96, 2, {3, 3}, pad1));
+  c.push_back(conv("ConvFewPositionsStride2", {1, 12, 13, 13}, 64, 1, {3, 3},
+                   with(pad1, "strides", std::vector<int64_t>{2, 2})));
   c.push_back(conv("Depthwise", {1, 8, 10, 10}, 8, 8, {3, 3},
                    with(with(with(pad1, "activation", std::string("clip")), "activation_min", 0.0),
                         "activation_max", 6.0)));
   c.push_back(conv("DepthwiseStride2", {1, 8, 11, 11}, 8, 8, {3, 3},
                    with(pad1, "strides", std::vector<int64_t>{2, 2})));
   c.push_back(conv("DepthwiseMultiplier2", {2, 4, 6, 6}, 8, 4, {3, 3}, pad1));
+  // The stride phases of the cpu backend's depthwise kernel: a 5x5 kernel at stride 2
+  // with asymmetric pads, dilation, stride 3 (nine phases, some unread), a stride in
+  // width only, a plane wider than one vector step and narrower than the kernel.
+  c.push_back(conv("Depthwise5x5Stride2AsymmetricPads", {1, 6, 13, 12}, 6, 6, {5, 5},
+                   ints({{"pads", {2, 1, 1, 2}}, {"strides", {2, 2}}})));
+  c.push_back(conv("DepthwiseDilated", {1, 5, 12, 19}, 5, 5, {3, 3},
+                   ints({{"pads", {2, 2, 2, 2}}, {"dilations", {2, 2}}})));
+  c.push_back(conv("DepthwiseStride3Kernel2", {1, 4, 11, 14}, 4, 4, {2, 2},
+                   ints({{"pads", {1, 0, 0, 1}}, {"strides", {3, 3}}})));
+  c.push_back(conv("DepthwiseStrideWidthOnlyWide", {1, 3, 5, 37}, 6, 3, {3, 3},
+                   ints({{"pads", {1, 1, 1, 1}}, {"strides", {1, 2}}})));
+  c.push_back(
+      conv("DepthwiseNarrowWidePads", {2, 2, 3, 2}, 2, 2, {3, 5}, ints({{"pads", {2, 3, 1, 4}}})));
   c.push_back({"Conv1D", [](GraphBuilder& g) {
                  g.output("y", g.node(NodeKind::Conv, "conv",
                                       {g.input("x", {2, 4, 20}), g.constant("w", {6, 4, 5})},

@@ -5,8 +5,10 @@
 // output positions, gathers the panel's columns of X_col (im2col, zeros in the padding)
 // into its scratch buffer, and runs an MR x NR register-blocked micro-kernel over every
 // weight block. A panel row is gathered per output-row segment, so stride-1 rows are
-// plain copies. Depthwise convolutions (one input channel per group) use a direct loop.
+// plain copies. Depthwise convolutions (one input channel per group) run on the stride
+// phases of a padded copy of each plane (DepthwiseGeom.h), a vector of positions per tap.
 #include "ConvPanel.h"
+#include "DepthwiseGeom.h"
 #include "Libjit.h"
 
 #include <immintrin.h>
@@ -98,10 +100,11 @@ packPanel32(const float* x, const ConvGeom& g, int64_t cg, int64_t p0, float* pa
   }
 }
 
-/// acc[MR][NR] = sum_k a[k][MR] (outer) b[k][NR], with NV vectors V of NR / NV floats.
+/// acc[MR][NR] = sum_k a[k][MR] (outer) b[k][NR], with NV vectors V of NR / NV floats;
+/// row k of a starts at a + k * lda, of b at b + k * ldb (MR and NR when packed).
 template <int MR, int NV, typename V>
-inline void microKernel(int64_t K, const float* __restrict a, const float* __restrict b,
-                        float* __restrict out) {
+inline void microKernel(int64_t K, const float* __restrict a, int64_t lda,
+                        const float* __restrict b, int64_t ldb, float* __restrict out) {
   constexpr int VW = sizeof(V) / sizeof(float);
   V acc[MR][NV];
   for (int i = 0; i < MR; ++i)
@@ -110,9 +113,9 @@ inline void microKernel(int64_t K, const float* __restrict a, const float* __res
   for (int64_t k = 0; k < K; ++k) {
     V bv[NV];
     for (int j = 0; j < NV; ++j)
-      __builtin_memcpy(&bv[j], b + k * NV * VW + j * VW, sizeof(V));
+      __builtin_memcpy(&bv[j], b + k * ldb + j * VW, sizeof(V));
     for (int i = 0; i < MR; ++i) {
-      const float av = a[k * MR + i];
+      const float av = a[k * lda + i];
       for (int j = 0; j < NV; ++j)
         acc[i][j] += av * bv[j];
     }
@@ -131,6 +134,8 @@ inline void convGemm(const float* x, const float* wp, const float* bias, float* 
   const int64_t P = g.OH * g.OW, panels = (P + NR - 1) / NR, mblocks = (mg + MR - 1) / MR;
   float* panel = scratch + tid * (K * NR + MR * NR);
   float* tile = panel + K * NR;
+  const bool pointwise = g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
+                         g.pw == 0 && g.OH == g.H && g.OW == g.W;
   const int64_t units = N * g.group * panels;
   const int64_t chunks = libjit::weightChunks(units, mblocks, nth);
   int64_t begin, end;
@@ -140,14 +145,21 @@ inline void convGemm(const float* x, const float* wp, const float* bias, float* 
     const int64_t pi = unit % panels, ng = unit / panels, grp = ng % g.group, n = ng / g.group;
     const int64_t p0 = pi * NR;
     const float* xg = x + (n * g.C + grp * cg) * g.H * g.W;
-    if (NR == 32 && (g.sw == 1 || g.sw == 2) && g.KW <= 16)
-      packPanel32(xg, g, cg, p0, panel);
-    else
-      packPanel<NR>(xg, g, cg, p0, 0.f, panel);
     const int64_t cols = P - p0 < NR ? P - p0 : NR;
+    // A full panel of a pointwise convolution (1x1, stride 1, no padding) is NR
+    // consecutive positions of each input plane: the micro-kernel reads them in place.
+    const bool inPlace = pointwise && cols == NR;
+    const float* b = inPlace ? xg + p0 : panel;
+    const int64_t ldb = inPlace ? P : NR;
+    if (!inPlace) {
+      if (NR == 32 && (g.sw == 1 || g.sw == 2) && g.KW <= 16)
+        packPanel32(xg, g, cg, p0, panel);
+      else
+        packPanel<NR>(xg, g, cg, p0, 0.f, panel);
+    }
     const int64_t mbEnd = (chunk + 1) * mblocks / chunks;
     for (int64_t mb = chunk * mblocks / chunks; mb < mbEnd; ++mb) {
-      microKernel<MR, NV, V>(K, wp + (grp * mblocks + mb) * K * MR, panel, tile);
+      microKernel<MR, NV, V>(K, wp + (grp * mblocks + mb) * K * MR, MR, b, ldb, tile);
       const int64_t rows = mg - mb * MR < MR ? mg - mb * MR : MR;
       for (int64_t i = 0; i < rows; ++i) {
         const int64_t m = grp * mg + mb * MR + i;
@@ -156,6 +168,70 @@ inline void convGemm(const float* x, const float* wp, const float* bias, float* 
         const float* tr = tile + i * NR;
         for (int64_t j = 0; j < cols; ++j)
           yr[j] = libjit::activate(act, tr[j] + bv, lo, hi);
+      }
+    }
+  }
+}
+
+/// The same GEMM with the roles swapped, for layers with few output positions (the 7x7
+/// and 14x14 planes of a CNN's last stages, where panels of NR positions would be partly
+/// empty): the vectors run over NR output channels (weights packed in blocks of NR
+/// channels, k-major) and the broadcasts over MR positions. Each thread gathers the whole
+/// X_col of its image and group once, in the 32-position panels of packPanel32 (AVX-512
+/// hosts only), and runs every MR-position slice of them against each of its weight
+/// blocks; a pointwise convolution reads its input planes in place (only a last partial
+/// slice is copied, zero-filled).
+template <int MR, int NV, typename V>
+inline void convGemmT(const float* x, const float* wp, const float* bias, float* y,
+                      const ConvGeom& g, int64_t N, int32_t act, float lo, float hi, float* scratch,
+                      int64_t tid, int64_t nth) {
+  constexpr int NR = NV * (sizeof(V) / sizeof(float)), GW = 32;
+  static_assert(GW % MR == 0, "a slice lies inside one gathered panel");
+  const int64_t cg = g.C / g.group, mg = g.M / g.group, K = cg * g.KH * g.KW;
+  const int64_t P = g.OH * g.OW, slices = (P + MR - 1) / MR, panels = (P + GW - 1) / GW;
+  const int64_t mblocks = (mg + NR - 1) / NR;
+  const bool pointwise = g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
+                         g.pw == 0 && g.OH == g.H && g.OW == g.W;
+  float* cols = scratch + tid * (K * panels * GW + K * MR + MR * NR);
+  float* last = cols + K * panels * GW; // a pointwise layer's last partial slice
+  float* tile = last + K * MR;
+  int64_t begin, end;
+  libjit::threadRange(N * g.group * mblocks, tid, nth, &begin, &end);
+  int64_t gathered = -1; // the (image, group) whose X_col is in scratch
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t mb = item % mblocks, ng = item / mblocks, grp = ng % g.group, n = ng / g.group;
+    const float* xg = x + (n * g.C + grp * cg) * g.H * g.W;
+    if (ng != gathered) {
+      if (pointwise) {
+        const int64_t p0 = (slices - 1) * MR;
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t i = 0; i < MR; ++i)
+            last[k * MR + i] = p0 + i < P ? xg[k * P + p0 + i] : 0.f;
+      } else {
+        for (int64_t pi = 0; pi < panels; ++pi)
+          if ((g.sw == 1 || g.sw == 2) && g.KW <= 16)
+            packPanel32(xg, g, cg, pi * GW, cols + pi * K * GW);
+          else
+            packPanel<GW>(xg, g, cg, pi * GW, 0.f, cols + pi * K * GW);
+      }
+      gathered = ng;
+    }
+    const int64_t chans = mg - mb * NR < NR ? mg - mb * NR : NR;
+    const int64_t m0 = grp * mg + mb * NR;
+    for (int64_t si = 0; si < slices; ++si) {
+      const int64_t p0 = si * MR, rows = P - p0 < MR ? P - p0 : MR;
+      const float* a = cols + (p0 / GW) * K * GW + p0 % GW;
+      int64_t lda = GW;
+      if (pointwise) {
+        a = rows == MR ? xg + p0 : last;
+        lda = rows == MR ? P : MR;
+      }
+      microKernel<MR, NV, V>(K, a, lda, wp + (grp * mblocks + mb) * K * NR, NR, tile);
+      for (int64_t c = 0; c < chans; ++c) {
+        const float bv = bias ? bias[m0 + c] : 0.f;
+        float* yr = y + (n * g.M + m0 + c) * P + p0;
+        for (int64_t i = 0; i < rows; ++i)
+          yr[i] = libjit::activate(act, tile[i * NR + c] + bv, lo, hi);
       }
     }
   }
@@ -184,49 +260,113 @@ EMBER_KERNEL void ember_conv_f32_mr6_nr16(EMBER_CONV_ARGS) {
   convGemm<6, 2, V8>(x, wp, bias, y, g, N, act, lo, hi, scratch, tid, nth);
 }
 
-/// Depthwise convolution (C / group == 1; M / group output channels per input channel):
-/// one output plane per (image, channel), accumulated tap by tap in the plane.
+/// Channel-vectorised convolution for AVX-512 hosts: MR = 8 positions x NR = 32 channels.
+/// Scratch per thread: (K * ceil(P / 32) * 32 + K * 8 + 8 * 32) floats.
+EMBER_KERNEL void ember_conv_f32_t_mr8_nr32(EMBER_CONV_ARGS) {
+  const ConvGeom g{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group};
+  convGemmT<8, 2, V16>(x, wp, bias, y, g, N, act, lo, hi, scratch, tid, nth);
+}
+
+/// Copies input plane `xc` (H x W) into the stride phases of `g` at `phases` (layout in
+/// DepthwiseGeom.h), zeros where the phase reaches into the padding; only the phases some
+/// kernel tap reads are written.
+static void buildPhases(const float* xc, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh,
+                        int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                        const ember::jitops::DwGeom& g, float* phases) {
+  using ember::jitops::kDwStep;
+  for (int64_t a = 0; a < sh; ++a)
+    for (int64_t b = 0; b < sw; ++b) {
+      bool used = false;
+      for (int64_t kh = 0; kh < KH && !used; ++kh)
+        for (int64_t kw = 0; kw < KW && !used; ++kw)
+          used = (kh * dh) % sh == a && (kw * dw) % sw == b;
+      if (!used)
+        continue;
+      float* p = phases + (a * sw + b) * g.plane;
+      // Columns j whose input column sw * j + b - pw lies inside [0, W).
+      const int64_t off = b - pw;
+      const int64_t j0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
+      int64_t j1 = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+      j1 = j1 < g.Wq ? j1 : g.Wq;
+      for (int64_t i = 0; i < g.Hq; ++i) {
+        float* row = p + i * g.Wq;
+        const int64_t iy = sh * i + a - ph;
+        if (iy < 0 || iy >= H || j0 >= j1) {
+          for (int64_t j = 0; j < g.Wq; ++j)
+            row[j] = 0.f;
+          continue;
+        }
+        const float* src = xc + iy * W + off;
+        for (int64_t j = 0; j < j0; ++j)
+          row[j] = 0.f;
+        int64_t j = j0;
+        if (sw == 1)
+          for (; j < j1; ++j)
+            row[j] = src[j];
+        else if (sw == 2)
+          // Even lanes of 32 consecutive floats while they lie inside the input row.
+          for (; j + kDwStep <= j1 && off + 2 * j + 2 * kDwStep <= W; j += kDwStep) {
+            V16 lo, hi;
+            __builtin_memcpy(&lo, src + 2 * j, sizeof lo);
+            __builtin_memcpy(&hi, src + 2 * j + kDwStep, sizeof hi);
+            const V16 even = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+                                                     22, 24, 26, 28, 30);
+            __builtin_memcpy(row + j, &even, sizeof even);
+          }
+        for (; j < j1; ++j)
+          row[j] = src[j * sw];
+        for (int64_t j = j1; j < g.Wq; ++j)
+          row[j] = 0.f;
+      }
+      for (int64_t t = g.Hq * g.Wq; t < g.plane; ++t)
+        p[t] = 0.f;
+    }
+}
+
+/// Depthwise convolution (C / group == 1; M / group output channels per input channel),
+/// one output plane per (image, channel): the input plane is copied into its stride
+/// phases (DepthwiseGeom.h), where every kernel tap of a run of kDwStep output positions,
+/// flattened over the phase width, is one contiguous vector load; the taps accumulate in
+/// a register and each position is stored once. The positions of the phase's spare
+/// columns (Wq - OW per row) are computed and dropped.
 EMBER_KERNEL void ember_dwconv_f32(const float* x, const float* w, const float* bias, float* y,
                                    int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
                                    int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
                                    int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
-                                   int32_t act, float lo, float hi, int64_t tid, int64_t nth) {
+                                   int32_t act, float lo, float hi, float* scratch, int64_t tid,
+                                   int64_t nth) {
+  using ember::jitops::kDwStep;
+  const ember::jitops::DwGeom g = ember::jitops::dwGeom(OH, OW, KH, KW, sh, sw, dh, dw);
+  float* phases = scratch + tid * g.scratchFloats();
+  float* out = phases + g.phases * g.plane;
   const int64_t mult = M / C;
   int64_t begin, end;
   libjit::threadRange(N * M, tid, nth, &begin, &end);
+  int64_t built = -1; // the (image, channel) whose phases are in scratch
   for (int64_t item = begin; item < end; ++item) {
-    const int64_t m = item % M, n = item / M, c = m / mult;
-    const float* xc = x + (n * C + c) * H * W;
+    const int64_t m = item % M, n = item / M, c = m / mult, plane = n * C + c;
+    if (plane != built) {
+      buildPhases(x + plane * H * W, H, W, KH, KW, sh, sw, ph, pw, dh, dw, g, phases);
+      built = plane;
+    }
     const float* wm = w + m * KH * KW;
-    float* yp = y + item * OH * OW;
     const float bv = bias ? bias[m] : 0.f;
-    for (int64_t oh = 0; oh < OH; ++oh) {
-      float* yr = yp + oh * OW;
-      for (int64_t ow = 0; ow < OW; ++ow)
-        yr[ow] = bv;
+    for (int64_t q = 0; q < g.outLen; q += kDwStep) {
+      V16 acc = V16{} + bv;
       for (int64_t kh = 0; kh < KH; ++kh) {
-        const int64_t ih = oh * sh - ph + kh * dh;
-        if (ih < 0 || ih >= H)
-          continue;
-        const float* xr = xc + ih * W;
+        const int64_t a = (kh * dh) % sh, i0 = (kh * dh) / sh;
         for (int64_t kw = 0; kw < KW; ++kw) {
-          const float f = wm[kh * KW + kw];
-          const int64_t off = kw * dw - pw;
-          // Output columns whose input column ow * sw + off lies inside [0, W).
-          const int64_t lo0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
-          const int64_t last = W - 1 - off;
-          int64_t hi0 = last < 0 ? 0 : last / sw + 1;
-          hi0 = hi0 < OW ? hi0 : OW;
-          if (sw == 1)
-            for (int64_t ow = lo0; ow < hi0; ++ow)
-              yr[ow] += f * xr[ow + off];
-          else
-            for (int64_t ow = lo0; ow < hi0; ++ow)
-              yr[ow] += f * xr[ow * sw + off];
+          const int64_t b = (kw * dw) % sw, j0 = (kw * dw) / sw;
+          V16 v;
+          __builtin_memcpy(&v, phases + (a * sw + b) * g.plane + i0 * g.Wq + j0 + q, sizeof v);
+          acc += wm[kh * KW + kw] * v;
         }
       }
-      for (int64_t ow = 0; ow < OW; ++ow)
-        yr[ow] = libjit::activate(act, yr[ow], lo, hi);
+      __builtin_memcpy(out + q, &acc, sizeof acc);
     }
+    float* yp = y + item * OH * OW;
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow)
+        yp[oh * OW + ow] = libjit::activate(act, out[oh * g.Wq + ow], lo, hi);
   }
 }
