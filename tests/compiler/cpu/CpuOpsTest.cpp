@@ -7,8 +7,10 @@
 #include "ember/backend/Backend.h"
 #include "ember/support/Error.h"
 
+#include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 namespace ember {
 namespace {
@@ -121,6 +123,48 @@ TEST(CpuBackend, LayersOfOneShapeShareAKernelInstance) {
   EXPECT_EQ(st.kernelInstances, 2u); // c1 and c2 share one
   const TensorMap in = g.randomInputs();
   EXPECT_EQ(compare(cf->run(in), createInterpreterBackend()->compile(*g.f)->run(in), 1e-5), "");
+}
+
+// Exp and Sigmoid (libjit's branch-free expFast) against the C library's exp in double,
+// element by element over the whole float range: a few ulp where the result is a normal
+// float, 0 below FLT_MIN, +inf past FLT_MAX, NaN for NaN.
+TEST(CpuBackend, ExpAndSigmoidAreWithinAFewUlpOfExpEverywhere) {
+  std::vector<float> xs;
+  for (int i = -4000; i <= 4000; ++i)
+    xs.push_back(static_cast<float>(i) * 0.025f);
+  for (float v : {-87.4f, -87.3f, 88.7f, 88.8f, 1e-8f, -1e-8f, 0.f, 1e30f, -1e30f})
+    xs.push_back(v);
+  xs.push_back(std::numeric_limits<float>::infinity());
+  xs.push_back(-std::numeric_limits<float>::infinity());
+  xs.push_back(std::numeric_limits<float>::quiet_NaN());
+  const int64_t n = static_cast<int64_t>(xs.size());
+  G g;
+  NodeValue x = g.input("x", {n});
+  g.output("e", g.node(NodeKind::Exp, "exp", {x}));
+  g.output("s", g.node(NodeKind::Sigmoid, "sigmoid", {x}));
+  const TensorMap out = runCpu(*g.f, {{"x", Tensor::fromVector<float>({n}, xs)}}, 1);
+  const float* e = out.at("e").data<float>();
+  const float* s = out.at("s").data<float>();
+  int bad = 0;
+  for (int64_t i = 0; i < n && bad < 5; ++i) {
+    const double v = xs[static_cast<size_t>(i)];
+    const double ref = std::exp(v), sref = 1.0 / (1.0 + std::exp(-v));
+    bool ok = std::isnan(v) ? std::isnan(e[i]) && std::isnan(s[i]) : true;
+    if (!std::isnan(v)) {
+      if (ref < std::numeric_limits<float>::min())
+        ok = e[i] >= 0 && e[i] <= std::numeric_limits<float>::min();
+      else if (ref > std::numeric_limits<float>::max())
+        ok = std::isinf(e[i]) && e[i] > 0;
+      else
+        ok = std::fabs(e[i] - ref) <= 5e-7 * ref;
+      ok = ok && std::fabs(s[i] - sref) <= 5e-7 * sref + 1e-30;
+    }
+    if (!ok) {
+      ++bad;
+      ADD_FAILURE() << "x = " << v << ": exp " << e[i] << " (C library " << ref << "), sigmoid "
+                    << s[i] << " (" << sref << ")";
+    }
+  }
 }
 
 TEST(CpuBackend, RunsRepeatedlyWithFreshInputs) {

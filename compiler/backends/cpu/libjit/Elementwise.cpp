@@ -8,8 +8,12 @@ namespace {
 
 using namespace ember::jitops;
 
+/// 1 / (1 + e^-x) from e = e^-|x| (never overflows): 1 / (1 + e) for x >= 0, e / (1 + e)
+/// below; without branches, so loops over it vectorise.
 inline float sigmoid(float x) {
-  return x >= 0 ? 1.f / (1.f + expf(-x)) : expf(x) / (1.f + expf(x));
+  const float e = libjit::expFast(-__builtin_fabsf(x));
+  const float s = 1.f / (1.f + e);
+  return x >= 0 ? s : e * s;
 }
 
 inline double unaryDouble(int32_t op, double x, double a, double b) {
@@ -59,7 +63,7 @@ inline float unary(int32_t op, float x, float a, float b) {
   case kTanh:
     return tanhf(x);
   case kExp:
-    return expf(x);
+    return libjit::expFast(x);
   case kLog:
     return logf(x);
   case kSqrt:

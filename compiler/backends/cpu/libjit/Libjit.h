@@ -96,4 +96,68 @@ struct Dims6 {
   int64_t d[6];
 };
 
+/// e^x in float without branches, so that loops over it vectorise (Cephes' expf: 2^n
+/// times a degree-6 polynomial of x - n ln 2, n = round(x / ln 2)): within a few ulp of
+/// exp on [-87.3, 88.7], 0 below (where exp is below FLT_MIN), +inf above, NaN for NaN.
+inline float expFast(float x) {
+  const float lo = -87.3365447f, hi = 88.7228317f;
+  float xc = x < lo ? lo : x;
+  xc = xc > hi ? hi : xc;
+  const float n = __builtin_floorf(xc * 1.44269504088896341f + 0.5f);
+  float r = xc - n * 0.693359375f;
+  r -= n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.f;
+  // 2^n as two normal powers (n is in [-126, 128]).
+  const int32_t n1 = static_cast<int32_t>(n) >> 1, n2 = static_cast<int32_t>(n) - n1;
+  const uint32_t b1 = static_cast<uint32_t>(n1 + 127) << 23, b2 = static_cast<uint32_t>(n2 + 127)
+                                                                  << 23;
+  float s1, s2;
+  memcpy(&s1, &b1, sizeof s1);
+  memcpy(&s2, &b2, sizeof s2);
+  const float y = p * s1 * s2;
+  return x != x ? x : (x < lo ? 0.f : (x > hi ? __builtin_inff() : y));
+}
+
+typedef double D8 __attribute__((vector_size(64)));
+typedef float F8 __attribute__((vector_size(32)));
+
+/// sum x[i * stride] for i < n, in double with eight partial sums (a vectorised
+/// reduction: plain loops keep the sequential order and do not vectorise).
+inline double sumAsDouble(const float* x, int64_t n, int64_t stride = 1) {
+  D8 acc = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  if (stride == 1)
+    for (; i + 8 <= n; i += 8) {
+      F8 v;
+      memcpy(&v, x + i, sizeof v);
+      acc += __builtin_convertvector(v, D8);
+    }
+  double s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; i < n; ++i)
+    s += x[i * stride];
+  return s;
+}
+
+/// sum (x[i] - mean)^2 for i < n, in double with eight partial sums.
+inline double sumSquaredDeviations(const float* x, int64_t n, double mean) {
+  D8 acc = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    F8 v;
+    memcpy(&v, x + i, sizeof v);
+    const D8 d = __builtin_convertvector(v, D8) - mean;
+    acc += d * d;
+  }
+  double s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; i < n; ++i)
+    s += (x[i] - mean) * (x[i] - mean);
+  return s;
+}
+
 } // namespace libjit

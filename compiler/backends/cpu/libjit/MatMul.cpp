@@ -1,41 +1,69 @@
 // Matrix products: batched MatMul (operands computed at run time) and Gemm in the form
 // the normalize-gemm pass leaves (Y = A[M, K] B[K, N] + C, C broadcast by strides).
-// Rows of Y are computed four at a time, k outer and n inner, so the inner loop is a
-// vectorised multiply-add over contiguous rows of B; threads split the rows (or, for a
-// single row, blocks of columns).
+// Blocks of four rows by 64 (or 16) columns of Y are summed in registers over all of K,
+// B's rows loaded as vectors and A's elements broadcast; threads split the rows (or, for
+// a single row, blocks of columns).
 #include "Libjit.h"
 
 namespace {
+
+typedef float V16 __attribute__((vector_size(64)));
+constexpr int64_t kVW = 16; ///< Floats of one vector.
+
+/// y[MR rows, NV * 16 columns] += a[MR rows, K] b[K, NV * 16 columns]: the block's sums
+/// stay in registers over all of K (row i of a at a + i * lda, row k of b at b + k * ldb).
+template <int MR, int NV>
+inline void gemmBlock(const float* __restrict a, int64_t lda, const float* __restrict b,
+                      int64_t ldb, float* __restrict y, int64_t ldy, int64_t K) {
+  V16 acc[MR][NV];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j)
+      acc[i][j] = V16{} * 0.f;
+  for (int64_t k = 0; k < K; ++k) {
+    V16 bv[NV];
+    for (int j = 0; j < NV; ++j)
+      __builtin_memcpy(&bv[j], b + k * ldb + j * kVW, sizeof(V16));
+    for (int i = 0; i < MR; ++i) {
+      const float av = a[i * lda + k];
+      for (int j = 0; j < NV; ++j)
+        acc[i][j] += av * bv[j];
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j) {
+      V16 yv;
+      __builtin_memcpy(&yv, y + i * ldy + j * kVW, sizeof yv);
+      yv += acc[i][j];
+      __builtin_memcpy(y + i * ldy + j * kVW, &yv, sizeof yv);
+    }
+}
+
+/// The columns [n0, n1) of MR rows: blocks of 64, then of 16, then one at a time.
+template <int MR>
+inline void gemmRowBlock(const float* a, const float* b, float* y, int64_t n0, int64_t n1,
+                         int64_t N, int64_t K) {
+  int64_t n = n0;
+  for (; n + 4 * kVW <= n1; n += 4 * kVW)
+    gemmBlock<MR, 4>(a, K, b + n, N, y + n, N, K);
+  for (; n + kVW <= n1; n += kVW)
+    gemmBlock<MR, 1>(a, K, b + n, N, y + n, N, K);
+  for (; n < n1; ++n)
+    for (int i = 0; i < MR; ++i) {
+      float sum = 0.f;
+      for (int64_t k = 0; k < K; ++k)
+        sum += a[i * K + k] * b[k * N + n];
+      y[i * N + n] += sum;
+    }
+}
 
 /// y[r, n] += sum_k a[r, k] * b[k, n] for rows [r0, r1) and columns [n0, n1).
 inline void gemmRows(const float* a, const float* b, float* y, int64_t r0, int64_t r1, int64_t n0,
                      int64_t n1, int64_t N, int64_t K) {
   int64_t r = r0;
-  for (; r + 4 <= r1; r += 4) {
-    const float* a0 = a + r * K;
-    float* y0 = y + r * N;
-    for (int64_t k = 0; k < K; ++k) {
-      const float v0 = a0[k], v1 = a0[K + k], v2 = a0[2 * K + k], v3 = a0[3 * K + k];
-      const float* br = b + k * N;
-      for (int64_t n = n0; n < n1; ++n) {
-        const float bv = br[n];
-        y0[n] += v0 * bv;
-        y0[N + n] += v1 * bv;
-        y0[2 * N + n] += v2 * bv;
-        y0[3 * N + n] += v3 * bv;
-      }
-    }
-  }
-  for (; r < r1; ++r) {
-    const float* ar = a + r * K;
-    float* yr = y + r * N;
-    for (int64_t k = 0; k < K; ++k) {
-      const float v = ar[k];
-      const float* br = b + k * N;
-      for (int64_t n = n0; n < n1; ++n)
-        yr[n] += v * br[n];
-    }
-  }
+  for (; r + 4 <= r1; r += 4)
+    gemmRowBlock<4>(a + r * K, b, y + r * N, n0, n1, N, K);
+  for (; r < r1; ++r)
+    gemmRowBlock<1>(a + r * K, b, y + r * N, n0, n1, N, K);
 }
 
 /// One matrix product with its initial value c (strides cr, cc; null = 0) and activation.

@@ -1,7 +1,7 @@
 // Softmax / LogSoftmax along one axis (outer x len x inner lines, maximum subtracted
-// first, sums in double as the interpreter) and LayerNormalization over the trailing
-// `cols` elements of each row (statistics in double); BatchNormalization as a per-channel
-// scale and shift.
+// first, e^x in float by libjit::expFast, sums in double as the interpreter) and
+// LayerNormalization over the trailing `cols` elements of each row (statistics in double,
+// the normalised values in float); BatchNormalization as a per-channel scale and shift.
 #include "Libjit.h"
 
 EMBER_KERNEL void ember_softmax_f32(int32_t isLog, const float* x, float* y, int64_t outer,
@@ -14,19 +14,19 @@ EMBER_KERNEL void ember_softmax_f32(int32_t isLog, const float* x, float* y, int
     float* yl = y + o * len * inner + i;
     float mx = xl[0];
     for (int64_t k = 1; k < len; ++k)
-      if (xl[k * inner] > mx)
-        mx = xl[k * inner];
-    double sum = 0;
+      mx = xl[k * inner] > mx ? xl[k * inner] : mx;
+    // e^(x - max) once per element (into y), summed in double.
     for (int64_t k = 0; k < len; ++k)
-      sum += exp(static_cast<double>(xl[k * inner]) - mx);
+      yl[k * inner] = libjit::expFast(xl[k * inner] - mx);
+    const double sum = libjit::sumAsDouble(yl, len, inner);
     if (isLog) {
       const double logSum = log(sum);
       for (int64_t k = 0; k < len; ++k)
         yl[k * inner] = static_cast<float>(static_cast<double>(xl[k * inner]) - mx - logSum);
     } else {
-      const double inv = 1.0 / sum;
+      const float inv = static_cast<float>(1.0 / sum);
       for (int64_t k = 0; k < len; ++k)
-        yl[k * inner] = static_cast<float>(exp(static_cast<double>(xl[k * inner]) - mx) * inv);
+        yl[k * inner] *= inv;
     }
   }
 }
@@ -41,20 +41,16 @@ EMBER_KERNEL void ember_layernorm_f32(const float* x, const float* scale, const 
   for (int64_t r = begin; r < end; ++r) {
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
-    double s = 0;
+    const double mean = libjit::sumAsDouble(xr, cols) / static_cast<double>(cols);
+    const double var = libjit::sumSquaredDeviations(xr, cols, mean) / static_cast<double>(cols);
+    const double inv = 1.0 / sqrt(var + eps);
+    const float m = static_cast<float>(mean), s = static_cast<float>(inv);
     for (int64_t c = 0; c < cols; ++c)
-      s += xr[c];
-    const double mean = s / static_cast<double>(cols);
-    double v = 0;
-    for (int64_t c = 0; c < cols; ++c)
-      v += (xr[c] - mean) * (xr[c] - mean);
-    const double inv = 1.0 / sqrt(v / static_cast<double>(cols) + eps);
-    for (int64_t c = 0; c < cols; ++c)
-      yr[c] = static_cast<float>((xr[c] - mean) * inv * scale[c] + (bias ? bias[c] : 0.f));
+      yr[c] = (xr[c] - m) * (s * scale[c]) + (bias ? bias[c] : 0.f);
     if (meanOut)
-      meanOut[r] = static_cast<float>(mean);
+      meanOut[r] = m;
     if (invOut)
-      invOut[r] = static_cast<float>(inv);
+      invOut[r] = s;
   }
 }
 
