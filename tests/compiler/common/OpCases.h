@@ -131,6 +131,15 @@ inline std::vector<OpCase> opCases() {
                    ints({{"pads", {2, 4, 3, 5}}, {"dilations", {1, 2}}})));
   c.push_back(conv("ConvStrideHeightOnly", {1, 4, 9, 13}, 7, 1, {3, 3},
                    with(pad1, "strides", std::vector<int64_t>{2, 1})));
+  // Wide planes (panels of positions within one output row): stride 1 and 2, a 7x7
+  // stem-like kernel, dilation with groups and two images, asymmetric pads.
+  c.push_back(conv("ConvWidePlane3x3", {1, 6, 24, 40}, 20, 1, {3, 3}, pad1));
+  c.push_back(conv("ConvWidePlaneStem7x7Stride2", {1, 3, 30, 66}, 16, 1, {7, 7},
+                   ints({{"pads", {3, 3, 3, 3}}, {"strides", {2, 2}}})));
+  c.push_back(conv("ConvWidePlaneDilatedGrouped", {2, 8, 10, 44}, 12, 2, {3, 3},
+                   ints({{"pads", {2, 2, 2, 2}}, {"dilations", {2, 2}}})));
+  c.push_back(conv("ConvWidePlaneAsymmetricPads", {1, 4, 7, 50}, 9, 1, {2, 3},
+                   ints({{"pads", {0, 1, 1, 2}}})));
   // Planes of few positions and many output channels: the cpu backend's channel-vectorised
   // GEMM (49 positions in panels of 8, channels in blocks of 32), with two images, a
   // partial channel block in each of two groups, and a stride.
