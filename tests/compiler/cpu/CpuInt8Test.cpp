@@ -130,6 +130,16 @@ TEST(CpuInt8, LinearLayerOnASequenceIsAGemm) {
   expectBitExact(g, 1, {NodeKind::Gemm});
 }
 
+TEST(CpuInt8, GemmRegisterBlocksAndTails) {
+  // 10 rows (two blocks of four, two single rows) by 83 columns (a block of 64, one of
+  // 16, three left over), K = 37, split over threads in grains of 64 columns.
+  G g;
+  NodeValue x = g.input("x", {10, 37});
+  g.output("y",
+           g.node(NodeKind::Gemm, "fc", {x, g.constant("w", {37, 83}), g.constant("b", {83})}));
+  expectBitExact(g, 1, {NodeKind::Gemm});
+}
+
 TEST(CpuInt8, AttentionBlock) {
   // Two heads of self-attention on [2, 6, 32] and torch's decomposed LayerNorm: the
   // MatMuls of two activations (batched, and B [K, N] shared by the batch), the Div by a

@@ -20,7 +20,58 @@ inline int32_t wrap(uint32_t v) {
 }
 
 typedef int32_t I16 __attribute__((vector_size(64)));
+typedef uint32_t U16 __attribute__((vector_size(64)));
 typedef int8_t B16 __attribute__((vector_size(16)));
+
+/// acc[MR rows][NV * 16 columns] = sum_k a[i, k] * b[k, n] (wrapping, in uint32) over all of
+/// K, kept in registers (row i of a at a + i * K, row k of b at b + k * N).
+template <int MR, int NV>
+inline void gemmBlockI8(const int8_t* __restrict a, const int8_t* __restrict b, int64_t N,
+                        int64_t K, uint32_t* __restrict out) {
+  U16 acc[MR][NV];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j)
+      acc[i][j] = U16{} * 0u;
+  for (int64_t k = 0; k < K; ++k) {
+    U16 bv[NV];
+    for (int j = 0; j < NV; ++j) {
+      B16 raw;
+      __builtin_memcpy(&raw, b + k * N + j * 16, sizeof raw);
+      bv[j] = reinterpret_cast<U16>(__builtin_convertvector(raw, I16));
+    }
+    for (int i = 0; i < MR; ++i) {
+      const uint32_t av = static_cast<uint32_t>(static_cast<int32_t>(a[i * K + k]));
+      for (int j = 0; j < NV; ++j)
+        acc[i][j] += av * bv[j];
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j)
+      __builtin_memcpy(out + i * NV * 16 + j * 16, &acc[i][j], sizeof(U16));
+}
+
+/// Rows [0, rows) of y for columns [n0, n0 + NV * 16): blocks of MR rows, then single rows.
+template <int NV>
+inline void gemmColumnsI8(const int8_t* a, const int8_t* b, const int32_t* fold, const int32_t* Mq,
+                          const int32_t* Sq, int8_t* y, int64_t rows, int64_t N, int64_t K,
+                          int64_t n0, int32_t zpy, int32_t lo, int32_t hi) {
+  constexpr int MR = 4, NC = NV * 16;
+  uint32_t tile[MR * NC];
+  for (int64_t r = 0; r < rows;) {
+    const int64_t mr = rows - r >= MR ? MR : 1;
+    if (mr == MR)
+      gemmBlockI8<MR, NV>(a + r * K, b + n0, N, K, tile);
+    else
+      gemmBlockI8<1, NV>(a + r * K, b + n0, N, K, tile);
+    for (int64_t i = 0; i < mr; ++i)
+      for (int64_t c = 0; c < NC; ++c) {
+        const int64_t n = n0 + c;
+        y[(r + i) * N + n] = requant(wrap(tile[i * NC + c] + static_cast<uint32_t>(fold[n])), Mq[n],
+                                     Sq[n], zpy, lo, hi);
+      }
+    r += mr;
+  }
+}
 
 } // namespace
 
@@ -165,8 +216,13 @@ EMBER_KERNEL void ember_gemm_i8(const int8_t* a, const int8_t* b, const int32_t*
                                 uint32_t* scratch, int64_t tid, int64_t nth) {
   int64_t n0, n1;
   libjit::threadRangeGrain(N, 64, tid, nth, &n0, &n1);
+  // Blocks of 64, then 16 columns summed in registers; the last columns (N % 16) below.
+  for (; n0 + 64 <= n1; n0 += 64)
+    gemmColumnsI8<4>(a, b, fold, Mq, Sq, y, rows, N, K, n0, zpy, lo, hi);
+  for (; n0 + 16 <= n1; n0 += 16)
+    gemmColumnsI8<1>(a, b, fold, Mq, Sq, y, rows, N, K, n0, zpy, lo, hi);
   uint32_t* acc = scratch + tid * N;
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = 0; r < rows && n0 < n1; ++r) {
     for (int64_t n = n0; n < n1; ++n)
       acc[n] = static_cast<uint32_t>(fold[n]);
     for (int64_t k = 0; k < K; ++k) {
