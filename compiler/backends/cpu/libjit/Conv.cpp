@@ -125,6 +125,47 @@ inline void microKernel(int64_t K, const float* __restrict a, int64_t lda,
       __builtin_memcpy(out + i * NV * VW + j * VW, &acc[i][j], sizeof(V));
 }
 
+/// The fused activation of libjit::activate on a vector, in place (the same comparisons,
+/// so NaN stays NaN under relu and clip alike).
+template <typename V> inline void activateV(int32_t act, V& x, float lo, float hi) {
+  if (act == 1) {
+    x = x <= V{} * 0.f ? V{} * 0.f : x;
+  } else if (act == 2) {
+    const V l = V{} * 0.f + lo, h = V{} * 0.f + hi;
+    x = x < l ? l : x;
+    x = x > h ? h : x;
+  }
+}
+
+/// microKernel over a whole MR x NR tile, its sums plus bias[i] (none when null) and the
+/// activation stored straight from the registers into rows y + i * ldy.
+template <int MR, int NV, typename V>
+inline void microKernelStore(int64_t K, const float* __restrict a, const float* __restrict b,
+                             int64_t ldb, const float* bias, float* __restrict y, int64_t ldy,
+                             int32_t act, float lo, float hi) {
+  constexpr int VW = sizeof(V) / sizeof(float);
+  V acc[MR][NV];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j)
+      acc[i][j] = V{} * 0.f;
+  for (int64_t k = 0; k < K; ++k) {
+    V bv[NV];
+    for (int j = 0; j < NV; ++j)
+      __builtin_memcpy(&bv[j], b + k * ldb + j * VW, sizeof(V));
+    for (int i = 0; i < MR; ++i) {
+      const float av = a[k * MR + i];
+      for (int j = 0; j < NV; ++j)
+        acc[i][j] += av * bv[j];
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j) {
+      acc[i][j] += bias ? bias[i] : 0.f; // after the sum, as the tile path adds it
+      activateV(act, acc[i][j], lo, hi);
+      __builtin_memcpy(y + i * ldy + j * VW, &acc[i][j], sizeof(V));
+    }
+}
+
 template <int MR, int NV, typename V>
 inline void convGemm(const float* x, const float* wp, const float* bias, float* y,
                      const ConvGeom& g, int64_t N, int32_t act, float lo, float hi, float* scratch,
@@ -159,8 +200,15 @@ inline void convGemm(const float* x, const float* wp, const float* bias, float* 
     }
     const int64_t mbEnd = (chunk + 1) * mblocks / chunks;
     for (int64_t mb = chunk * mblocks / chunks; mb < mbEnd; ++mb) {
-      microKernel<MR, NV, V>(K, wp + (grp * mblocks + mb) * K * MR, MR, b, ldb, tile);
       const int64_t rows = mg - mb * MR < MR ? mg - mb * MR : MR;
+      const int64_t m0 = grp * mg + mb * MR;
+      if (rows == MR && cols == NR) {
+        microKernelStore<MR, NV, V>(K, wp + (grp * mblocks + mb) * K * MR, b, ldb,
+                                    bias ? bias + m0 : nullptr, y + (n * g.M + m0) * P + p0, P, act,
+                                    lo, hi);
+        continue;
+      }
+      microKernel<MR, NV, V>(K, wp + (grp * mblocks + mb) * K * MR, MR, b, ldb, tile);
       for (int64_t i = 0; i < rows; ++i) {
         const int64_t m = grp * mg + mb * MR + i;
         const float bv = bias ? bias[m] : 0.f;
