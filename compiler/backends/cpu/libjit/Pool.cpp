@@ -6,6 +6,19 @@
 
 namespace {
 
+typedef float V16 __attribute__((vector_size(64)));
+
+/// max(m, v) with the window loop's NaN rule: a NaN already in m stays, else a NaN v or
+/// a larger v replaces m.
+inline float maxStep(float m, float v) {
+  return m != m ? m : (v > m || v != v ? v : m);
+}
+
+/// The same on 16 lanes.
+inline void maxStepV(V16& m, const V16& v) {
+  m = m != m ? m : (((v > m) | (v != v)) ? v : m);
+}
+
 /// MaxPool of planes [begin, end) a row of outputs at a time: for each tap, the outputs
 /// whose input column lies inside the row form one range, updated without bounds checks
 /// (vectorisable). The taps of each output are visited in the same order as a window
@@ -30,10 +43,21 @@ void maxPoolRows(const float* x, float* y, int64_t begin, int64_t end, int64_t H
           const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
           int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
           hi = hi < OW ? hi : OW;
-          for (int64_t ow = lo; ow < hi; ++ow) {
-            const float v = xr[ow * sw + off], m = yr[ow];
-            yr[ow] = m != m ? m : (v > m || v != v ? v : m);
-          }
+          int64_t ow = lo;
+          if (sw == 2)
+            // The even lanes of 32 consecutive inputs while they lie inside the row.
+            for (; ow + 16 <= hi && 2 * ow + off + 32 <= W; ow += 16) {
+              V16 a, b, m;
+              __builtin_memcpy(&a, xr + 2 * ow + off, sizeof a);
+              __builtin_memcpy(&b, xr + 2 * ow + off + 16, sizeof b);
+              __builtin_memcpy(&m, yr + ow, sizeof m);
+              const V16 v = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
+                                                    24, 26, 28, 30);
+              maxStepV(m, v);
+              __builtin_memcpy(yr + ow, &m, sizeof m);
+            }
+          for (; ow < hi; ++ow)
+            yr[ow] = maxStep(yr[ow], xr[ow * sw + off]);
         }
       }
     }
