@@ -96,6 +96,19 @@ if(TARGET ember_cpu)
                        FIXTURES_REQUIRED ember_model_zoo LABELS "tools;models" TIMEOUT 900)
 endif()
 
+# --profile on the cpu device: the table, the JSON report and the trace of LeNet's
+# operations agree with each other (cpu_profile_check.py).
+if(TARGET ember_cpu)
+  add_test(NAME tools.ember_run.cpu_profile
+           COMMAND ${EMBER_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/cpu_profile_check.py
+                   $<TARGET_FILE:ember-run> ${EMBER_MODELS_DIR}/lenet/model.onnx
+                   ${CMAKE_CURRENT_BINARY_DIR}/cpu_profile)
+  set_tests_properties(tools.ember_run.cpu_profile PROPERTIES
+                       FIXTURES_REQUIRED ember_model_zoo LABELS "tools;cpu" TIMEOUT 300)
+endif()
+ember_cli_error(profile_not_cpu "--profile" "cpu device" --
+                ${CLI_IN}/relu.onnx --profile --random-input 1)
+
 # Options.
 ember_cli_usage(no_model "MODEL is required" "see ember-run --help" --)
 ember_cli_usage(unknown_option "not expected: --frobnicate" "see ember-run --help" --

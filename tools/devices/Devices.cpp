@@ -9,10 +9,14 @@
 #include "ember/rtl/RtlPlatform.h"
 #include "ember/rtl/RtlSim.h"
 #endif
+#ifdef EMBER_HAVE_CPU_BACKEND
+#include "ember/cpu/CpuBackend.h"
+#endif
 #include "ember/driver/Execute.h"
 #include "ember/npu/Compile.h"
 #include "ember/support/Error.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -30,12 +34,46 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 }
 
 /// A device backed by one of the compiler's registered backends (interp, cpu).
+/// The backend `name`: from the registry, or for a profiled cpu run the cpu backend with
+/// CpuOptions::profile.
+std::unique_ptr<Backend> deviceBackend(const std::string& name, const DeviceOptions& opts) {
+#ifdef EMBER_HAVE_CPU_BACKEND
+  if (name == "cpu" && opts.profile) {
+    CpuOptions o;
+    o.profile = true;
+    return createCpuBackend(o);
+  }
+#endif
+  if (opts.profile && name != "cpu")
+    throw Error("device '" + name + "'", "--profile times the operations of the cpu device only");
+  return createBackend(name);
+}
+
+/// Adds the last run's operation times of a profiled cpu function to `timing.profile`.
+void addProfile(const CompiledFunction& compiled, DeviceTiming& timing) {
+#ifdef EMBER_HAVE_CPU_BACKEND
+  const auto* cpu = dynamic_cast<const CpuCompiledFunction*>(&compiled);
+  if (!cpu)
+    return;
+  const std::vector<CpuOpTime>& ops = cpu->profile();
+  if (timing.profile.empty())
+    for (const CpuOpTime& op : ops)
+      timing.profile.push_back(OpTime{op.name, op.kind, 0});
+  for (size_t i = 0; i < ops.size() && i < timing.profile.size(); ++i)
+    timing.profile[i].seconds += ops[i].seconds;
+#else
+  (void)compiled;
+  (void)timing;
+#endif
+}
+
+/// A device backed by one of the compiler's registered backends (interp, cpu).
 Device backendDevice(const std::string& name, const std::string& description) {
   return Device{name, description, false,
-                [name](const Function& f, const TensorMap& inputs, int repeat, const DeviceOptions&,
-                       DeviceTiming& timing) {
+                [name](const Function& f, const TensorMap& inputs, int repeat,
+                       const DeviceOptions& opts, DeviceTiming& timing) {
                   auto t0 = std::chrono::steady_clock::now();
-                  std::unique_ptr<Backend> backend = createBackend(name);
+                  std::unique_ptr<Backend> backend = deviceBackend(name, opts);
                   requireSupported(*backend, f, "device '" + name + "'");
                   std::unique_ptr<CompiledFunction> compiled = backend->compile(f);
                   timing.prepareSeconds = secondsSince(t0);
@@ -47,7 +85,12 @@ Device backendDevice(const std::string& name, const std::string& description) {
                     timing.runSeconds.push_back(secondsSince(t1));
                     timing.runCpuSeconds.push_back(static_cast<double>(std::clock() - c1) /
                                                    CLOCKS_PER_SEC);
+                    if (opts.profile && (i >= opts.warmup || i == repeat - 1))
+                      addProfile(*compiled, timing);
                   }
+                  const int profiled = std::max(1, repeat - opts.warmup);
+                  for (OpTime& op : timing.profile)
+                    op.seconds /= profiled;
                   return out;
                 }};
 }

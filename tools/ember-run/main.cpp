@@ -1,6 +1,7 @@
 // ember-run: import a model, run it on a device, write and summarise its outputs.
 // A thin main over the libraries: the device table is in Devices.cpp.
 #include "Compare.h"
+#include "Profile.h"
 #include "RunUtil.h"
 #include "ember/cli/Cli.h"
 #include "ember/cli/PartitionOptions.h"
@@ -93,6 +94,7 @@ struct Options {
   partition::PartitionOptions partition;
   bool deviceGiven = false;
   bool quiet = false;
+  std::optional<size_t> profile; ///< --profile [K]: the cpu device's operation times
 };
 
 [[noreturn]] void usageError(const std::string& msg) {
@@ -178,11 +180,21 @@ void declareOptions(CLI::App& app, Options& o, std::vector<std::string>& inputAr
   app.add_option("--calibration", o.calibration, "minmax (default), percentile or kl")
       ->type_name("METHOD");
   app.add_option("--report", o.reportJson,
-                 "(sim) write the simulation report as JSON (docs/simulator.md)")
+                 "(sim) write the simulation report as JSON (docs/simulator.md);\n"
+                 "(cpu with --profile) the operation times as JSON")
       ->type_name("R.json");
   app.add_option("--trace", o.traceJson,
-                 "(sim) write a Chrome/Perfetto trace (one track per engine)")
+                 "(sim) write a Chrome/Perfetto trace (one track per engine);\n"
+                 "(cpu with --profile) one slice per operation")
       ->type_name("T.json");
+  app.add_option("--profile", o.profile,
+                 "(cpu) time every operation of the timed runs (their mean) and print\n"
+                 "the K slowest (all when K is 0 or not given) with their share, then\n"
+                 "the time per kind; each operation is run by itself on the threads\n"
+                 "(one dispatch each), so the sum is a little above a plain run")
+      ->type_name("[K]")
+      ->expected(0, 1)
+      ->default_str("0");
   app.add_option("--html", o.html,
                  "(sim, rtl) write the report as one self-contained HTML page:\n"
                  "cycles, utilisation, roofline, energy, engines, placement\n"
@@ -548,10 +560,15 @@ int runTool(const Options& o) {
     return runBinary(o);
   if (partition::isPackageFile(o.model))
     return runPackage(o);
+  const bool cpuProfile = o.profile && o.device == "cpu";
+  if (o.profile && !cpuProfile)
+    throw Error("--profile", "times the operations of the cpu device: use --device cpu (first "
+                             "in --compare)");
   if ((!o.reportJson.empty() || !o.traceJson.empty()) && o.device != "sim" &&
-      o.compare.find("sim") == std::string::npos)
+      o.compare.find("sim") == std::string::npos && !cpuProfile)
     throw Error(o.reportJson.empty() ? "--trace" : "--report",
-                "reports come from the NPU simulator: use --device sim (or a binary)");
+                "reports come from the NPU simulator (use --device sim, or a binary) or from "
+                "the cpu device with --profile");
   if (!o.html.empty() && o.device != "sim" && o.device != "rtl" &&
       o.compare.find("sim") == std::string::npos && o.compare.find("rtl") == std::string::npos)
     throw Error("--html", "the HTML report shows an NPU run: use --device sim or rtl (or a "
@@ -616,6 +633,8 @@ int runTool(const Options& o) {
   for (const Device* d : devs) {
     DeviceTiming timing;
     const int timed = o.iterations ? o.iterations : (runs.empty() ? o.repeat : 1);
+    dopts.profile = cpuProfile && runs.empty();
+    dopts.warmup = o.warmup;
     TensorMap out = d->run(*f, inputs, o.warmup + timed, dopts, timing);
     // Warm-up runs are not timed.
     for (auto* v : {&timing.runSeconds, &timing.runCpuSeconds})
@@ -656,6 +675,14 @@ int runTool(const Options& o) {
     }
     if (!timings[i].segmentTable.empty())
       std::printf("%s: segments\n%s", runs[i].device.c_str(), timings[i].segmentTable.c_str());
+  }
+  if (cpuProfile) {
+    if (!o.quiet)
+      std::fputs(formatProfile(timing.profile, *o.profile).c_str(), stdout);
+    if (!o.reportJson.empty())
+      writeFileAtomic(o.reportJson, profileJson(timing.profile));
+    if (!o.traceJson.empty())
+      writeFileAtomic(o.traceJson, profileTrace(timing.profile));
   }
   // The placement, one line per NPU device (also with --quiet: it says what ran where).
   for (size_t i = 0; i < runs.size(); ++i)

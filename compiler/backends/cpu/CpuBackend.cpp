@@ -13,6 +13,7 @@
 #include "ember/support/Error.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -54,6 +55,7 @@ public:
   Program(const lir::Function& f, const CpuOptions& opts, std::string source);
   TensorMap run(const TensorMap& inputs) override;
   const CpuCompileStats& stats() const override { return stats_; }
+  const std::vector<CpuOpTime>& profile() const override { return profile_; }
 
 private:
   ThreadTeam team_;
@@ -66,12 +68,15 @@ private:
   void* env_[kEnvFields] = {};
   std::unique_ptr<JitModule> jit_;
   void (*entry_)(void*, int64_t, int64_t) = nullptr;
+  /// With CpuOptions::profile: every operation's entry point, and its last time.
+  std::vector<void (*)(void*, int64_t, int64_t)> ops_;
+  std::vector<CpuOpTime> profile_;
   CpuCompileStats stats_;
 };
 
 Program::Program(const lir::Function& f, const CpuOptions& opts, std::string source)
     : team_(resolveThreads(opts.threads, "EMBER_NUM_THREADS", 1)), source_(std::move(source)) {
-  GeneratedModule g = generateModule(f);
+  GeneratedModule g = generateModule(f, opts.profile);
   stats_ = g.stats;
   stats_.threads = team_.size();
   constants_.resize(g.constants.size());
@@ -95,9 +100,15 @@ Program::Program(const lir::Function& f, const CpuOptions& opts, std::string sou
   const JitOptions jo{resolveThreads(opts.compileThreads, "EMBER_JIT_THREADS",
                                      std::max(1, int(std::thread::hardware_concurrency()))),
                       opts.memoryCache, resolveCacheDir(opts.cacheDir)};
-  jit_ = std::make_unique<JitModule>(std::move(g.module), std::move(g.context),
-                                     std::vector<std::string>{kRunSymbol}, jo, stats_);
+  std::vector<std::string> keep{kRunSymbol};
+  for (const OpEntry& op : g.ops)
+    keep.push_back(op.symbol);
+  jit_ = std::make_unique<JitModule>(std::move(g.module), std::move(g.context), keep, jo, stats_);
   entry_ = reinterpret_cast<void (*)(void*, int64_t, int64_t)>(jit_->lookup(kRunSymbol));
+  for (const OpEntry& op : g.ops) {
+    ops_.push_back(reinterpret_cast<void (*)(void*, int64_t, int64_t)>(jit_->lookup(op.symbol)));
+    profile_.push_back(CpuOpTime{op.name, op.kind, 0});
+  }
 }
 
 TensorMap Program::run(const TensorMap& inputs) {
@@ -115,7 +126,18 @@ TensorMap Program::run(const TensorMap& inputs) {
     std::memcpy(io_.data() + b.offset, it->second.raw(), it->second.sizeInBytes());
   }
   std::fill(errorFlags_.begin(), errorFlags_.end(), 0);
-  team_.run(entry_, env_);
+  if (ops_.empty()) {
+    team_.run(entry_, env_);
+  } else {
+    // One team run per operation: the team's own synchronisation stands for ember_run's
+    // barrier between two operations.
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      team_.run(ops_[i], env_);
+      profile_[i].seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+  }
   for (size_t i = 0; i < errors_.size(); ++i)
     if (errorFlags_[i])
       throw Error(source_.empty() ? errors_[i].where : source_ + ": " + errors_[i].where,

@@ -31,7 +31,8 @@ struct Place {
 
 class Generator final : public CodegenServices {
 public:
-  explicit Generator(const lir::Function& f) : f_(f), plan_(lir::planMemory(f)) {}
+  Generator(const lir::Function& f, bool exportOps)
+      : f_(f), plan_(lir::planMemory(f)), exportOps_(exportOps) {}
 
   GeneratedModule run();
 
@@ -68,6 +69,7 @@ private:
   const lir::Function& f_;
   lir::FunctionMemoryPlan plan_;
   std::map<const lir::Value*, size_t> io_, constants_;
+  bool exportOps_;
   GeneratedModule out_;
 };
 
@@ -207,8 +209,17 @@ GeneratedModule Generator::run() {
     const lir::ValueKind k = in->valueKind();
     if (k != lir::ValueKind::Compute && k != lir::ValueKind::Copy)
       continue;
-    auto* fn = llvm::Function::Create(stepTy, llvm::GlobalValue::InternalLinkage,
-                                      "op." + std::to_string(index++) + "." + in->name(), m);
+    llvm::Function* fn;
+    if (exportOps_) {
+      const std::string symbol = "ember_op_" + std::to_string(index++);
+      fn = llvm::Function::Create(stepTy, llvm::GlobalValue::ExternalLinkage, symbol, m);
+      const bool copy = k == lir::ValueKind::Copy;
+      out_.ops.push_back(OpEntry{symbol, in->hasNode() ? in->node().name() : in->name(),
+                                 copy ? "copy" : in->opName()});
+    } else {
+      fn = llvm::Function::Create(stepTy, llvm::GlobalValue::InternalLinkage,
+                                  "op." + std::to_string(index++) + "." + in->name(), m);
+    }
     fn->addFnAttr(llvm::Attribute::NoInline);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", fn));
     CodegenContext ctx(m, b, *this, fn->getArg(0), fn->getArg(1), fn->getArg(2), nullptr, nullptr,
@@ -234,8 +245,8 @@ GeneratedModule Generator::run() {
 
 } // namespace
 
-GeneratedModule generateModule(const lir::Function& f) {
-  return Generator(f).run();
+GeneratedModule generateModule(const lir::Function& f, bool exportOps) {
+  return Generator(f, exportOps).run();
 }
 
 } // namespace ember::cpu

@@ -39,6 +39,12 @@ struct ErrorSite {
   std::string where, reason;
 };
 
+/// An operation's entry point, kept only when the module is generated for profiling.
+struct OpEntry {
+  std::string symbol; ///< `void(ptr env, i64 tid, i64 nth)`
+  std::string name, kind;
+};
+
 /// The generated code and what a host needs to run it.
 struct GeneratedModule {
   std::unique_ptr<llvm::LLVMContext> context;
@@ -53,11 +59,14 @@ struct GeneratedModule {
   std::vector<std::string> knownInputs;
   std::vector<IoBuffer> outputs;
   std::vector<ErrorSite> errors; ///< one per error flag
+  std::vector<OpEntry> ops;      ///< with `exportOps`: every operation, in program order
   CpuCompileStats stats;         ///< codegen time, sizes and counts (no JIT times)
 };
 
 /// Generates the module of `f`, which must verify. ember::Unsupported listing every
-/// operation that no codegen unit supports, before anything is generated.
-GeneratedModule generateModule(const lir::Function& f);
+/// operation that no codegen unit supports, before anything is generated. With
+/// `exportOps` every operation's function is an external symbol listed in `ops` (for
+/// profiling; `ember_run` still calls them all).
+GeneratedModule generateModule(const lir::Function& f, bool exportOps = false);
 
 } // namespace ember::cpu

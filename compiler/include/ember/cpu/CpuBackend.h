@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ember {
 
@@ -36,6 +37,18 @@ struct CpuOptions {
   /// $XDG_CACHE_HOME/ember/jit or ~/.cache/ember/jit; "off" (here or in the variable) =
   /// none; anything else is the folder.
   std::string cacheDir;
+  /// Times every operation of every run (CpuCompiledFunction::profile): the generated
+  /// code keeps an entry point per operation and run() calls them one after the other
+  /// on the thread team, each timed. The machine code of the operations is the same; a
+  /// run costs one team dispatch per operation more (a few microseconds each).
+  bool profile = false;
+};
+
+/// One operation's share of a profiled run (CpuOptions::profile).
+struct CpuOpTime {
+  std::string name;   ///< the graph node's name ("copy" operations: the copied value's)
+  std::string kind;   ///< its kind (Conv, Gemm, ...) or "copy"
+  double seconds = 0; ///< wall time of its last run, all threads
 };
 
 /// Timings of one compilation, for tools and benches.
@@ -60,6 +73,9 @@ struct CpuCompileStats {
 class CpuCompiledFunction : public CompiledFunction {
 public:
   virtual const CpuCompileStats& stats() const = 0;
+  /// With CpuOptions::profile: every operation of the last run, in program order, with
+  /// its wall time; else empty.
+  virtual const std::vector<CpuOpTime>& profile() const = 0;
 };
 
 /// The cpu backend with the given options.

@@ -29,6 +29,16 @@ struct DeviceOptions {
   std::string traceJson;  ///< sim: write the Chrome trace here ("" = not written).
   /// sim/rtl: how the model is split between the NPU and the host.
   partition::PartitionOptions partition;
+  /// cpu: time every operation (DeviceTiming::profile; CpuOptions::profile).
+  bool profile = false;
+  /// Runs before the timed ones (left out of DeviceTiming::profile).
+  int warmup = 0;
+};
+
+/// One operation of a profiled host run.
+struct OpTime {
+  std::string name, kind;
+  double seconds = 0; ///< mean wall time over the runs after the warm-up ones
 };
 
 /// Timing of one device run (seconds), filled by the device.
@@ -42,6 +52,7 @@ struct DeviceTiming {
   std::string placementReport;          ///< sim: the placement, node by node
   std::string segmentTable;             ///< sim: per-segment figures (partitioned plans)
   std::vector<sim::Report> npuSegments; ///< sim: every NPU segment's report, in order
+  std::vector<OpTime> profile;          ///< cpu with DeviceOptions::profile, program order
 };
 
 /// One row of the device table.
