@@ -156,8 +156,8 @@ void emitConv(const Op& n, CodegenContext& ctx) {
     return;
   }
   const int64_t K = (g.C / g.group) * g.KH * g.KW;
-  // ember_conv_f32_t_mr8_nr32 gathers all of X_col in panels of 32 positions, plus a slice.
-  const int64_t gathered = blk.channelVectors ? roundUp(g.OH * g.OW, 32) + blk.mr : blk.nr;
+  // ember_conv_f32_t_mr8_nr32 gathers all of X_col in panels of 32 positions.
+  const int64_t gathered = blk.channelVectors ? roundUp(g.OH * g.OW, 32) : blk.nr;
   args.push_back(ctx.scratch(static_cast<size_t>((K * gathered + blk.mr * blk.nr) * 4)));
   args.push_back(ctx.tid());
   args.push_back(ctx.nth());
