@@ -1,12 +1,12 @@
 // Codegen of Conv (float32, 1-D and 2-D): depthwise convolutions call the phase-plane
-// kernel (its scratch sized by libjit/DepthwiseGeom.h); every other convolution has its
+// kernel (its scratch sized by libjit/ConvScratch.h); every other convolution has its
 // constant weights packed here (k-major, zero rows past the group's channels) and calls
 // the packed-GEMM kernel whose MR x NR blocking fits the host's vector registers: blocks
 // of MR output channels against panels of NR positions, or, on planes of few positions,
 // blocks of NR channels against panels of MR positions (blockingOf).
 #include "Codegen.h"
 #include "Jit.h"
-#include "libjit/DepthwiseGeom.h"
+#include "libjit/ConvScratch.h"
 
 #include "ember/graph/AttrViews.h"
 #include "ember/passes/FusedActivation.h"
@@ -122,7 +122,7 @@ Blocking blockingOf(const Geom& g) {
   const int64_t plain = roundUp(P, b.nr) * roundUp(mg, b.mr);
   const int64_t swapped = roundUp(P, b.mr) * roundUp(mg, b.nr);
   b.channelVectors =
-      hostHasAvx512() && swapped * 100 < plain * 93 && K * roundUp(P, 32) * 4 <= kMaxGatherBytes;
+      hostHasAvx512() && swapped * 100 < plain * 93 && K * roundUp(P, b.mr) * 4 <= kMaxGatherBytes;
   return b;
 }
 
@@ -156,9 +156,9 @@ void emitConv(const Op& n, CodegenContext& ctx) {
     return;
   }
   const int64_t K = (g.C / g.group) * g.KH * g.KW;
-  // ember_conv_f32_t_mr8_nr32 gathers all of X_col in panels of 32 positions.
-  const int64_t gathered = blk.channelVectors ? roundUp(g.OH * g.OW, 32) : blk.nr;
-  args.push_back(ctx.scratch(static_cast<size_t>((K * gathered + blk.mr * blk.nr) * 4)));
+  const int64_t floats = blk.channelVectors ? jitops::convTScratchFloats(K, g.OH * g.OW)
+                                            : K * blk.nr + blk.mr * blk.nr;
+  args.push_back(ctx.scratch(static_cast<size_t>(floats * 4)));
   args.push_back(ctx.tid());
   args.push_back(ctx.nth());
   const std::string kernel = blk.channelVectors ? "ember_conv_f32_t_mr8_nr32"

@@ -6,9 +6,9 @@
 // into its scratch buffer, and runs an MR x NR register-blocked micro-kernel over every
 // weight block. A panel row is gathered per output-row segment, so stride-1 rows are
 // plain copies. Depthwise convolutions (one input channel per group) run on the stride
-// phases of a padded copy of each plane (DepthwiseGeom.h), a vector of positions per tap.
+// phases of a padded copy of each plane (ConvScratch.h), a vector of positions per tap.
 #include "ConvPanel.h"
-#include "DepthwiseGeom.h"
+#include "ConvScratch.h"
 #include "Libjit.h"
 
 #include <immintrin.h>
@@ -238,8 +238,14 @@ inline void convGemmT(const float* x, const float* wp, const float* bias, float*
   const int64_t cg = g.C / g.group, mg = g.M / g.group, K = cg * g.KH * g.KW;
   const int64_t P = g.OH * g.OW, slices = (P + MR - 1) / MR, panels = (P + GW - 1) / GW;
   const int64_t mblocks = (mg + NR - 1) / NR;
-  float* cols = scratch + tid * (K * panels * GW + MR * NR);
-  float* tile = cols + K * panels * GW;
+  // Slices of MR positions, k-major and contiguous ([slice][k][MR]), so that a slice
+  // and a weight block stay in the L2 cache together; each panel of GW positions is
+  // gathered into `panel` and split into its slices.
+  static_assert(MR == ember::jitops::kConvTSlice && GW == ember::jitops::kConvTPanel && NR == 32,
+                "the scratch layout of ConvScratch.h");
+  float* cols = scratch + tid * ember::jitops::convTScratchFloats(K, P);
+  float* panel = cols + K * slices * MR;
+  float* tile = panel + K * GW;
   int64_t begin, end;
   libjit::threadRange(N * g.group * mblocks, tid, nth, &begin, &end);
   int64_t gathered = -1; // the (image, group) whose X_col is in scratch
@@ -247,19 +253,26 @@ inline void convGemmT(const float* x, const float* wp, const float* bias, float*
     const int64_t mb = item % mblocks, ng = item / mblocks, grp = ng % g.group, n = ng / g.group;
     if (ng != gathered) {
       const float* xg = x + (n * g.C + grp * cg) * g.H * g.W;
-      for (int64_t pi = 0; pi < panels; ++pi)
+      for (int64_t pi = 0; pi < panels; ++pi) {
         if ((g.sw == 1 || g.sw == 2) && g.KW <= 16)
-          packPanel32(xg, g, cg, pi * GW, cols + pi * K * GW);
+          packPanel32(xg, g, cg, pi * GW, panel);
         else
-          packPanel<GW>(xg, g, cg, pi * GW, 0.f, cols + pi * K * GW);
+          packPanel<GW>(xg, g, cg, pi * GW, 0.f, panel);
+        for (int64_t s = 0; s < GW / MR && pi * (GW / MR) + s < slices; ++s) {
+          float* dst = cols + (pi * (GW / MR) + s) * K * MR;
+          for (int64_t k = 0; k < K; ++k)
+            for (int64_t i = 0; i < MR; ++i)
+              dst[k * MR + i] = panel[k * GW + s * MR + i];
+        }
+      }
       gathered = ng;
     }
     const int64_t chans = mg - mb * NR < NR ? mg - mb * NR : NR;
     const int64_t m0 = grp * mg + mb * NR;
     for (int64_t si = 0; si < slices; ++si) {
       const int64_t p0 = si * MR, rows = P - p0 < MR ? P - p0 : MR;
-      microKernel<MR, NV, V>(K, cols + (p0 / GW) * K * GW + p0 % GW, GW,
-                             wp + (grp * mblocks + mb) * K * NR, NR, tile);
+      microKernel<MR, NV, V>(K, cols + si * K * MR, MR, wp + (grp * mblocks + mb) * K * NR, NR,
+                             tile);
       for (int64_t c = 0; c < chans; ++c) {
         const float bv = bias ? bias[m0 + c] : 0.f;
         float* yr = y + (n * g.M + m0 + c) * P + p0;
@@ -294,14 +307,14 @@ EMBER_KERNEL void ember_conv_f32_mr6_nr16(EMBER_CONV_ARGS) {
 }
 
 /// Channel-vectorised convolution for AVX-512 hosts: MR = 8 positions x NR = 32 channels.
-/// Scratch per thread: (K * ceil(P / 32) * 32 + 8 * 32) floats.
+/// Scratch per thread: jitops::convTScratchFloats(K, P) floats.
 EMBER_KERNEL void ember_conv_f32_t_mr8_nr32(EMBER_CONV_ARGS) {
   const ConvGeom g{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group};
   convGemmT<8, 2, V16>(x, wp, bias, y, g, N, act, lo, hi, scratch, tid, nth);
 }
 
 /// Copies input plane `xc` (H x W) into the stride phases of `g` at `phases` (layout in
-/// DepthwiseGeom.h), zeros where the phase reaches into the padding; only the phases some
+/// ConvScratch.h), zeros where the phase reaches into the padding; only the phases some
 /// kernel tap reads are written.
 static void buildPhases(const float* xc, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh,
                         int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
@@ -358,7 +371,7 @@ static void buildPhases(const float* xc, int64_t H, int64_t W, int64_t KH, int64
 
 /// Depthwise convolution (C / group == 1; M / group output channels per input channel),
 /// one output plane per (image, channel): the input plane is copied into its stride
-/// phases (DepthwiseGeom.h), where every kernel tap of a run of kDwStep output positions,
+/// phases (ConvScratch.h), where every kernel tap of a run of kDwStep output positions,
 /// flattened over the phase width, is one contiguous vector load; the taps accumulate in
 /// a register and each position is stored once. The positions of the phase's spare
 /// columns (Wq - OW per row) are computed and dropped.

@@ -1,0 +1,54 @@
+// The scratch layouts of the float convolution kernels (libjit/Conv.cpp), shared with
+// their code generator (codegen/ConvGen.cpp), which sizes the per-thread scratch: one
+// definition, so the two sides cannot disagree on a size.
+//
+// Depthwise (ember_dwconv_f32): each input plane is copied, zero-padded, into its stride
+// phases: phase (a, b) holds the input pixels (sh * i + a - ph, sw * j + b - pw) for
+// i < Hq, j < Wq. Kernel tap (kh, kw) of output (oh, ow) then reads element (oh + kh * dh /
+// sh, ow + kw * dw / sw) of phase ((kh * dh) % sh, (kw * dw) % sw): a stride-1 access, so
+// a run of output positions flattened over the phase's width Wq is one contiguous load
+// per tap.
+#pragma once
+
+#include <cstdint>
+
+namespace ember::jitops {
+
+/// Floats of one vector step of the depthwise kernel (positions computed at once).
+constexpr int64_t kDwStep = 16;
+
+/// The phase geometry of one depthwise convolution.
+struct DwGeom {
+  int64_t Hq = 0, Wq = 0; ///< Rows and columns of each phase.
+  int64_t plane = 0;      ///< Floats of one phase (with the tail the last step reads).
+  int64_t outLen = 0;     ///< Flattened output positions OH x Wq, rounded up to kDwStep.
+  /// Floats of scratch one thread needs: every phase, then the OH x Wq output rows.
+  int64_t scratchFloats() const { return plane * phases + outLen; }
+  int64_t phases = 1; ///< sh x sw.
+};
+
+inline DwGeom dwGeom(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                     int64_t dh, int64_t dw) {
+  DwGeom g;
+  g.Hq = OH + (KH - 1) * dh / sh;
+  g.Wq = OW + (KW - 1) * dw / sw;
+  g.outLen = (OH * g.Wq + kDwStep - 1) / kDwStep * kDwStep;
+  // The last step of a tap at the largest offset, (Hq - OH) * Wq + Wq - OW, reads up to
+  // outLen + that offset: one spare row and one step past the phase.
+  g.plane = (g.Hq + 1) * g.Wq + kDwStep;
+  g.phases = sh * sw;
+  return g;
+}
+
+/// Positions of one slice of the channel-vectorised convolution
+/// (ember_conv_f32_t_mr8_nr32: its MR) and of the panel it gathers slices from.
+constexpr int64_t kConvTSlice = 8, kConvTPanel = 32;
+
+/// Floats of scratch one thread of ember_conv_f32_t_mr8_nr32 needs for K = (C / group) x
+/// KH x KW and P output positions: X_col in slices of kConvTSlice positions ([slice][k][8]),
+/// the panel of kConvTPanel positions they are split from, and an 8 x 32 tile.
+inline int64_t convTScratchFloats(int64_t K, int64_t P) {
+  return K * (P + kConvTSlice - 1) / kConvTSlice * kConvTSlice + K * kConvTPanel + kConvTSlice * 32;
+}
+
+} // namespace ember::jitops
