@@ -1,6 +1,8 @@
 // ember-run --profile's formats (Profile.h).
 #include "Profile.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -15,24 +17,6 @@ double totalSeconds(const std::vector<devices::OpTime>& ops) {
   for (const devices::OpTime& op : ops)
     t += op.seconds;
   return t;
-}
-
-/// `s` as a JSON string literal.
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 /// `s` in at most `width` characters: its end, which tells a layer from its neighbours
@@ -93,29 +77,35 @@ std::string formatProfile(const std::vector<devices::OpTime>& ops, size_t top) {
 
 std::string profileJson(const std::vector<devices::OpTime>& ops) {
   const double total = totalSeconds(ops);
-  std::string out = "{\n  \"total_ms\": " + format("%.6f", 1e3 * total) + ",\n  \"ops\": [";
-  for (size_t i = 0; i < ops.size(); ++i) {
-    out += i ? ",\n    " : "\n    ";
-    out += "{\"index\": " + std::to_string(i) + ", \"name\": " + quoted(ops[i].name) +
-           ", \"kind\": " + quoted(ops[i].kind) +
-           ", \"ms\": " + format("%.6f", 1e3 * ops[i].seconds) +
-           ", \"share\": " + format("%.6f", total > 0 ? ops[i].seconds / total : 0.0) + "}";
-  }
-  return out + "\n  ]\n}\n";
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < ops.size(); ++i)
+    list.push_back({{"index", i},
+                    {"name", ops[i].name},
+                    {"kind", ops[i].kind},
+                    {"ms", 1e3 * ops[i].seconds},
+                    {"share", total > 0 ? ops[i].seconds / total : 0.0}});
+  nlohmann::ordered_json doc = {{"total_ms", 1e3 * total}, {"ops", std::move(list)}};
+  return doc.dump(2) + "\n";
 }
 
 std::string profileTrace(const std::vector<devices::OpTime>& ops) {
-  std::string out = "{\"traceEvents\": [\n  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": "
-                    "1, \"args\": {\"name\": \"ember cpu\"}}";
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  events.push_back(
+      {{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "ember cpu"}}}});
   double at = 0;
   for (const devices::OpTime& op : ops) {
     const double us = 1e6 * op.seconds;
-    out += ",\n  {\"name\": " + quoted(op.name) + ", \"cat\": " + quoted(op.kind) +
-           ", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": " + format("%.3f", at) +
-           ", \"dur\": " + format("%.3f", us) + "}";
+    events.push_back({{"name", op.name},
+                      {"cat", op.kind},
+                      {"ph", "X"},
+                      {"pid", 1},
+                      {"tid", 1},
+                      {"ts", at},
+                      {"dur", us}});
     at += us;
   }
-  return out + "\n], \"displayTimeUnit\": \"ms\"}\n";
+  nlohmann::ordered_json doc = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+  return doc.dump(1) + "\n";
 }
 
 } // namespace ember::run

@@ -10,6 +10,7 @@
 #include "ConvPanel.h"
 #include "ConvScratch.h"
 #include "Libjit.h"
+#include "SumTile.h"
 
 #include <immintrin.h>
 
@@ -100,26 +101,14 @@ packPanel32(const float* x, const ConvGeom& g, int64_t cg, int64_t p0, float* pa
   }
 }
 
-/// acc[MR][NR] = sum_k a[k][MR] (outer) b[k][NR], with NV vectors V of NR / NV floats;
+/// out[MR][NR] = sum_k a[k][MR] (outer) b[k][NR], with NV vectors V of NR / NV floats;
 /// row k of a starts at a + k * lda, of b at b + k * ldb (MR and NR when packed).
 template <int MR, int NV, typename V>
 inline void microKernel(int64_t K, const float* __restrict a, int64_t lda,
                         const float* __restrict b, int64_t ldb, float* __restrict out) {
   constexpr int VW = sizeof(V) / sizeof(float);
   V acc[MR][NV];
-  for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NV; ++j)
-      acc[i][j] = V{} * 0.f;
-  for (int64_t k = 0; k < K; ++k) {
-    V bv[NV];
-    for (int j = 0; j < NV; ++j)
-      __builtin_memcpy(&bv[j], b + k * ldb + j * VW, sizeof(V));
-    for (int i = 0; i < MR; ++i) {
-      const float av = a[k * lda + i];
-      for (int j = 0; j < NV; ++j)
-        acc[i][j] += av * bv[j];
-    }
-  }
+  libjit::sumTile<MR, NV, V>(K, a, 1, lda, b, ldb, acc);
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j)
       __builtin_memcpy(out + i * NV * VW + j * VW, &acc[i][j], sizeof(V));
@@ -145,19 +134,7 @@ inline void microKernelStore(int64_t K, const float* __restrict a, const float* 
                              int32_t act, float lo, float hi) {
   constexpr int VW = sizeof(V) / sizeof(float);
   V acc[MR][NV];
-  for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NV; ++j)
-      acc[i][j] = V{} * 0.f;
-  for (int64_t k = 0; k < K; ++k) {
-    V bv[NV];
-    for (int j = 0; j < NV; ++j)
-      __builtin_memcpy(&bv[j], b + k * ldb + j * VW, sizeof(V));
-    for (int i = 0; i < MR; ++i) {
-      const float av = a[k * MR + i];
-      for (int j = 0; j < NV; ++j)
-        acc[i][j] += av * bv[j];
-    }
-  }
+  libjit::sumTile<MR, NV, V>(K, a, 1, MR, b, ldb, acc);
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) {
       acc[i][j] += bias ? bias[i] : 0.f; // after the sum, as the tile path adds it

@@ -4,6 +4,7 @@
 // B's rows loaded as vectors and A's elements broadcast; threads split the rows (or, for
 // a single row, blocks of columns).
 #include "Libjit.h"
+#include "SumTile.h"
 
 namespace {
 
@@ -16,19 +17,7 @@ template <int MR, int NV>
 inline void gemmBlock(const float* __restrict a, int64_t lda, const float* __restrict b,
                       int64_t ldb, float* __restrict y, int64_t ldy, int64_t K) {
   V16 acc[MR][NV];
-  for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NV; ++j)
-      acc[i][j] = V16{} * 0.f;
-  for (int64_t k = 0; k < K; ++k) {
-    V16 bv[NV];
-    for (int j = 0; j < NV; ++j)
-      __builtin_memcpy(&bv[j], b + k * ldb + j * kVW, sizeof(V16));
-    for (int i = 0; i < MR; ++i) {
-      const float av = a[i * lda + k];
-      for (int j = 0; j < NV; ++j)
-        acc[i][j] += av * bv[j];
-    }
-  }
+  libjit::sumTile<MR, NV, V16>(K, a, lda, 1, b, ldb, acc);
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) {
       V16 yv;
