@@ -33,7 +33,6 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// A device backed by one of the compiler's registered backends (interp, cpu).
 /// The backend `name`: from the registry, or for a profiled cpu run the cpu backend with
 /// CpuOptions::profile.
 std::unique_ptr<Backend> deviceBackend(const std::string& name, const DeviceOptions& opts) {
@@ -77,6 +76,8 @@ Device backendDevice(const std::string& name, const std::string& description) {
                   requireSupported(*backend, f, "device '" + name + "'");
                   std::unique_ptr<CompiledFunction> compiled = backend->compile(f);
                   timing.prepareSeconds = secondsSince(t0);
+                  // The profile averages the runs after the warm-up ones (at least the last).
+                  const int firstProfiled = std::min(opts.warmup, repeat - 1);
                   TensorMap out;
                   for (int i = 0; i < repeat; ++i) {
                     auto t1 = std::chrono::steady_clock::now();
@@ -85,12 +86,11 @@ Device backendDevice(const std::string& name, const std::string& description) {
                     timing.runSeconds.push_back(secondsSince(t1));
                     timing.runCpuSeconds.push_back(static_cast<double>(std::clock() - c1) /
                                                    CLOCKS_PER_SEC);
-                    if (opts.profile && (i >= opts.warmup || i == repeat - 1))
+                    if (opts.profile && i >= firstProfiled)
                       addProfile(*compiled, timing);
                   }
-                  const int profiled = std::max(1, repeat - opts.warmup);
                   for (OpTime& op : timing.profile)
-                    op.seconds /= profiled;
+                    op.seconds /= repeat - firstProfiled;
                   return out;
                 }};
 }

@@ -556,14 +556,14 @@ int runPackage(const Options& o) {
 }
 
 int runTool(const Options& o) {
+  const bool cpuProfile = o.profile && o.device == "cpu";
+  if (o.profile && (!cpuProfile || isNpuBinaryFile(o.model) || partition::isPackageFile(o.model)))
+    throw Error("--profile", "times the operations of the cpu device: use --device cpu (first "
+                             "in --compare) and an ONNX model");
   if (isNpuBinaryFile(o.model))
     return runBinary(o);
   if (partition::isPackageFile(o.model))
     return runPackage(o);
-  const bool cpuProfile = o.profile && o.device == "cpu";
-  if (o.profile && !cpuProfile)
-    throw Error("--profile", "times the operations of the cpu device: use --device cpu (first "
-                             "in --compare)");
   if ((!o.reportJson.empty() || !o.traceJson.empty()) && o.device != "sim" &&
       o.compare.find("sim") == std::string::npos && !cpuProfile)
     throw Error(o.reportJson.empty() ? "--trace" : "--report",

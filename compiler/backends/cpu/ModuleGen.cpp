@@ -209,17 +209,17 @@ GeneratedModule Generator::run() {
     const lir::ValueKind k = in->valueKind();
     if (k != lir::ValueKind::Compute && k != lir::ValueKind::Copy)
       continue;
-    llvm::Function* fn;
-    if (exportOps_) {
-      const std::string symbol = "ember_op_" + std::to_string(index++);
-      fn = llvm::Function::Create(stepTy, llvm::GlobalValue::ExternalLinkage, symbol, m);
-      const bool copy = k == lir::ValueKind::Copy;
+    // Profiling exports every operation under a plain symbol the host looks up.
+    const std::string symbol = exportOps_ ? "ember_op_" + std::to_string(index)
+                                          : "op." + std::to_string(index) + "." + in->name();
+    ++index;
+    auto* fn = llvm::Function::Create(stepTy,
+                                      exportOps_ ? llvm::GlobalValue::ExternalLinkage
+                                                 : llvm::GlobalValue::InternalLinkage,
+                                      symbol, m);
+    if (exportOps_)
       out_.ops.push_back(OpEntry{symbol, in->hasNode() ? in->node().name() : in->name(),
-                                 copy ? "copy" : in->opName()});
-    } else {
-      fn = llvm::Function::Create(stepTy, llvm::GlobalValue::InternalLinkage,
-                                  "op." + std::to_string(index++) + "." + in->name(), m);
-    }
+                                 k == lir::ValueKind::Copy ? "copy" : in->opName()});
     fn->addFnAttr(llvm::Attribute::NoInline);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", fn));
     CodegenContext ctx(m, b, *this, fn->getArg(0), fn->getArg(1), fn->getArg(2), nullptr, nullptr,

@@ -105,12 +105,14 @@ struct Blocking {
   bool channelVectors = false;
 };
 
-/// Most bytes of X_col one thread gathers at once for the channel-vectorised kernel.
+/// Most bytes of scratch one thread of the channel-vectorised kernel may take (all of
+/// X_col of an image).
 constexpr int64_t kMaxGatherBytes = int64_t(4) << 20;
 
 Blocking blockingOf(const Geom& g) {
   Blocking b;
-  if (!hostHasAvx512()) {
+  const bool wide = hostHasAvx512();
+  if (!wide) {
     b.mr = 6;
     b.nr = 16;
   }
@@ -122,7 +124,7 @@ Blocking blockingOf(const Geom& g) {
   const int64_t plain = roundUp(P, b.nr) * roundUp(mg, b.mr);
   const int64_t swapped = roundUp(P, b.mr) * roundUp(mg, b.nr);
   b.channelVectors =
-      hostHasAvx512() && swapped * 100 < plain * 93 && K * roundUp(P, b.mr) * 4 <= kMaxGatherBytes;
+      wide && swapped * 100 < plain * 93 && jitops::convTScratchFloats(K, P) * 4 <= kMaxGatherBytes;
   return b;
 }
 

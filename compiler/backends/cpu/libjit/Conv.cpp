@@ -329,11 +329,8 @@ static void buildPhases(const float* xc, int64_t H, int64_t W, int64_t KH, int64
         else if (sw == 2)
           // Even lanes of 32 consecutive floats while they lie inside the input row.
           for (; j + kDwStep <= j1 && off + 2 * j + 2 * kDwStep <= W; j += kDwStep) {
-            V16 lo, hi;
-            __builtin_memcpy(&lo, src + 2 * j, sizeof lo);
-            __builtin_memcpy(&hi, src + 2 * j + kDwStep, sizeof hi);
-            const V16 even = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
-                                                     22, 24, 26, 28, 30);
+            V16 even;
+            libjit::evenLanes(src + 2 * j, even);
             __builtin_memcpy(row + j, &even, sizeof even);
           }
         for (; j < j1; ++j)

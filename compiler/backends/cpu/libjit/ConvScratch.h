@@ -22,9 +22,9 @@ struct DwGeom {
   int64_t Hq = 0, Wq = 0; ///< Rows and columns of each phase.
   int64_t plane = 0;      ///< Floats of one phase (with the tail the last step reads).
   int64_t outLen = 0;     ///< Flattened output positions OH x Wq, rounded up to kDwStep.
+  int64_t phases = 1;     ///< sh x sw.
   /// Floats of scratch one thread needs: every phase, then the OH x Wq output rows.
   int64_t scratchFloats() const { return plane * phases + outLen; }
-  int64_t phases = 1; ///< sh x sw.
 };
 
 inline DwGeom dwGeom(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,

@@ -126,38 +126,49 @@ inline float expFast(float x) {
 
 typedef double D8 __attribute__((vector_size(64)));
 typedef float F8 __attribute__((vector_size(32)));
+typedef float F16 __attribute__((vector_size(64)));
 
-/// sum x[i * stride] for i < n, in double with eight partial sums (a vectorised
-/// reduction: plain loops keep the sequential order and do not vectorise).
-inline double sumAsDouble(const float* x, int64_t n, int64_t stride = 1) {
+/// out = src[0], src[2], ..., src[30]: the even lanes of 32 consecutive floats (the
+/// inputs of 16 outputs at stride 2), read as two vectors and joined by one shuffle.
+inline void evenLanes(const float* src, F16& out) {
+  F16 lo, hi;
+  memcpy(&lo, src, sizeof lo);
+  memcpy(&hi, src + 16, sizeof hi);
+  out = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+}
+
+/// sum f(x[i * stride]) for i < n in double, with eight partial sums (a vectorised
+/// reduction: plain loops keep the sequential order and do not vectorise); `f` maps, in
+/// place, a vector of eight doubles and a single double alike (references, not values:
+/// vectors passed by value change the ABI).
+template <typename F> inline double sumAsDouble(const float* x, int64_t n, int64_t stride, F f) {
   D8 acc = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
   if (stride == 1)
     for (; i + 8 <= n; i += 8) {
       F8 v;
       memcpy(&v, x + i, sizeof v);
-      acc += __builtin_convertvector(v, D8);
+      D8 d = __builtin_convertvector(v, D8);
+      f(d);
+      acc += d;
     }
   double s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  for (; i < n; ++i)
-    s += x[i * stride];
+  for (; i < n; ++i) {
+    double d = x[i * stride];
+    f(d);
+    s += d;
+  }
   return s;
 }
 
-/// sum (x[i] - mean)^2 for i < n, in double with eight partial sums.
+/// sum x[i * stride] for i < n, in double (sumAsDouble).
+inline double sumAsDouble(const float* x, int64_t n, int64_t stride = 1) {
+  return sumAsDouble(x, n, stride, [](auto&) {});
+}
+
+/// sum (x[i] - mean)^2 for i < n, in double (sumAsDouble).
 inline double sumSquaredDeviations(const float* x, int64_t n, double mean) {
-  D8 acc = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    F8 v;
-    memcpy(&v, x + i, sizeof v);
-    const D8 d = __builtin_convertvector(v, D8) - mean;
-    acc += d * d;
-  }
-  double s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  for (; i < n; ++i)
-    s += (x[i] - mean) * (x[i] - mean);
-  return s;
+  return sumAsDouble(x, n, 1, [mean](auto& v) { v = (v - mean) * (v - mean); });
 }
 
 } // namespace libjit

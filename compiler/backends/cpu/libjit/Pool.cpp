@@ -6,7 +6,7 @@
 
 namespace {
 
-typedef float V16 __attribute__((vector_size(64)));
+using libjit::F16;
 
 /// max(m, v) with the window loop's NaN rule: a NaN already in m stays, else a NaN v or
 /// a larger v replaces m.
@@ -15,7 +15,7 @@ inline float maxStep(float m, float v) {
 }
 
 /// The same on 16 lanes.
-inline void maxStepV(V16& m, const V16& v) {
+inline void maxStepV(F16& m, const F16& v) {
   m = m != m ? m : (((v > m) | (v != v)) ? v : m);
 }
 
@@ -47,12 +47,9 @@ void maxPoolRows(const float* x, float* y, int64_t begin, int64_t end, int64_t H
           if (sw == 2)
             // The even lanes of 32 consecutive inputs while they lie inside the row.
             for (; ow + 16 <= hi && 2 * ow + off + 32 <= W; ow += 16) {
-              V16 a, b, m;
-              __builtin_memcpy(&a, xr + 2 * ow + off, sizeof a);
-              __builtin_memcpy(&b, xr + 2 * ow + off + 16, sizeof b);
+              F16 v, m;
+              libjit::evenLanes(xr + 2 * ow + off, v);
               __builtin_memcpy(&m, yr + ow, sizeof m);
-              const V16 v = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
-                                                    24, 26, 28, 30);
               maxStepV(m, v);
               __builtin_memcpy(yr + ow, &m, sizeof m);
             }
