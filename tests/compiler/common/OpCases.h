@@ -140,13 +140,29 @@ inline std::vector<OpCase> opCases() {
                    ints({{"pads", {2, 2, 2, 2}}, {"dilations", {2, 2}}})));
   c.push_back(conv("ConvWidePlaneAsymmetricPads", {1, 4, 7, 50}, 9, 1, {2, 3},
                    ints({{"pads", {0, 1, 1, 2}}})));
-  // Planes of few positions and many output channels: the cpu backend's channel-vectorised
-  // GEMM (49 positions in panels of 8, channels in blocks of 32), with two images, a
-  // partial channel block in each of two groups, and a stride.
+  // Planes of few positions and many output channels: on AVX-512 hosts the cpu backend's
+  // direct kernel (3x3; 49 positions in slices of 7, channels in blocks of 32), with two
+  // images, a partial channel block in each of two groups, and a stride; and its
+  // channel-vectorised GEMM (1x1: 49 positions in panels of 8).
   c.push_back(conv("ConvFewPositionsManyChannels", {2, 24, 7, 7}, 64, 1, {3, 3}, pad1));
   c.push_back(conv("ConvFewPositionsGrouped", {1, 8, 6, 6}, 96, 2, {3, 3}, pad1));
   c.push_back(conv("ConvFewPositionsStride2", {1, 12, 13, 13}, 64, 1, {3, 3},
                    with(pad1, "strides", std::vector<int64_t>{2, 2})));
+  c.push_back(conv("ConvFewPositionsPointwise", {2, 24, 7, 7}, 64, 1, {1, 1}, {}));
+  // The cpu backend's direct kernel (channels in the vectors, inputs broadcast from a
+  // zero-padded band of rows; AVX-512 hosts): a stem at stride 2 whose rows end in a
+  // partial slice of positions; dilation with two images and rows enough for two bands;
+  // two groups of one full channel block each; 1-D.
+  c.push_back(conv("ConvDirectStem7x7Stride2", {1, 3, 40, 54}, 32, 1, {7, 7},
+                   ints({{"pads", {3, 3, 3, 3}}, {"strides", {2, 2}}})));
+  c.push_back(conv("ConvDirectDilatedTwoBands", {2, 32, 30, 62}, 32, 1, {3, 3},
+                   ints({{"pads", {2, 2, 2, 2}}, {"dilations", {2, 2}}})));
+  c.push_back(conv("ConvDirectGrouped", {1, 16, 14, 14}, 64, 2, {3, 3}, pad1));
+  c.push_back({"ConvDirect1D", [](GraphBuilder& g) {
+                 g.output("y", g.node(NodeKind::Conv, "conv",
+                                      {g.input("x", {2, 8, 60}), g.constant("w", {32, 8, 5})},
+                                      ints({{"pads", {2, 2}}})));
+               }});
   c.push_back(conv("Depthwise", {1, 8, 10, 10}, 8, 8, {3, 3},
                    with(with(with(pad1, "activation", std::string("clip")), "activation_min", 0.0),
                         "activation_max", 6.0)));

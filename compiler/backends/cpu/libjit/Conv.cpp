@@ -114,18 +114,6 @@ inline void microKernel(int64_t K, const float* __restrict a, int64_t lda,
       __builtin_memcpy(out + i * NV * VW + j * VW, &acc[i][j], sizeof(V));
 }
 
-/// The fused activation of libjit::activate on a vector, in place (the same comparisons,
-/// so NaN stays NaN under relu and clip alike).
-template <typename V> inline void activateV(int32_t act, V& x, float lo, float hi) {
-  if (act == 1) {
-    x = x <= V{} * 0.f ? V{} * 0.f : x;
-  } else if (act == 2) {
-    const V l = V{} * 0.f + lo, h = V{} * 0.f + hi;
-    x = x < l ? l : x;
-    x = x > h ? h : x;
-  }
-}
-
 /// microKernel over a whole MR x NR tile, its sums plus bias[i] (none when null) and the
 /// activation stored straight from the registers into rows y + i * ldy.
 template <int MR, int NV, typename V>
@@ -138,7 +126,7 @@ inline void microKernelStore(int64_t K, const float* __restrict a, const float* 
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) {
       acc[i][j] += bias ? bias[i] : 0.f; // after the sum, as the tile path adds it
-      activateV(act, acc[i][j], lo, hi);
+      libjit::activateV(act, acc[i][j], lo, hi);
       __builtin_memcpy(y + i * ldy + j * VW, &acc[i][j], sizeof(V));
     }
 }

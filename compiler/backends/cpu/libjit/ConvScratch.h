@@ -40,6 +40,42 @@ inline DwGeom dwGeom(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
   return g;
 }
 
+/// Output positions of one slice of the direct convolution (ember_conv_f32_direct_mr7_nr32:
+/// its MR; seven divides the 112, 56, 28, 14 and 7 columns of a CNN's planes) and its
+/// output channels per weight block (NR).
+constexpr int64_t kDirectSlice = 7, kDirectBlock = 32;
+
+/// Bytes the zero-padded input band of one thread of the direct convolution may take, so
+/// that it stays in the L2 cache beside a weight block.
+constexpr int64_t kDirectBandBytes = int64_t(192) << 10;
+
+/// The band geometry of the direct convolution: each thread copies the input rows of a
+/// band of output rows, zero-padded, for the group's cg channels ([c][row][Wp]), and
+/// computes every weight block's outputs in the band from it.
+struct DirectGeom {
+  int64_t Wp = 0;       ///< Columns of a padded row: (OW - 1) * sw + (KW - 1) * dw + 1.
+  int64_t bandRows = 0; ///< Most output rows of one band.
+  int64_t inRows = 0;   ///< Padded input rows of a band of bandRows output rows.
+  /// Floats past the band that the last slice of a row may read (its positions past OW
+  /// are computed and dropped).
+  int64_t slack = 0;
+  /// Floats of scratch one thread needs: the band and its slack.
+  int64_t scratchFloats(int64_t cg) const { return cg * inRows * Wp + slack; }
+};
+
+inline DirectGeom directGeom(int64_t cg, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                             int64_t sw, int64_t dh, int64_t dw) {
+  DirectGeom g;
+  g.Wp = (OW - 1) * sw + (KW - 1) * dw + 1;
+  const int64_t perRow = cg * sh * g.Wp * 4;
+  int64_t rows = perRow > 0 ? kDirectBandBytes / perRow : OH;
+  rows = rows < 1 ? 1 : (rows > OH ? OH : rows);
+  g.bandRows = rows;
+  g.inRows = (rows - 1) * sh + (KH - 1) * dh + 1;
+  g.slack = kDirectSlice * sw + 16;
+  return g;
+}
+
 /// Positions of one slice of the channel-vectorised convolution
 /// (ember_conv_f32_t_mr8_nr32: its MR) and of the panel it gathers slices from.
 constexpr int64_t kConvTSlice = 8, kConvTPanel = 32;

@@ -91,6 +91,18 @@ inline float activate(int32_t act, float x, float lo, float hi) {
   return x;
 }
 
+/// The fused activation of libjit::activate on a vector, in place (the same comparisons,
+/// so NaN stays NaN under relu and clip alike).
+template <typename V> inline void activateV(int32_t act, V& x, float lo, float hi) {
+  if (act == 1) {
+    x = x <= V{} * 0.f ? V{} * 0.f : x;
+  } else if (act == 2) {
+    const V l = V{} * 0.f + lo, h = V{} * 0.f + hi;
+    x = x < l ? l : x;
+    x = x > h ? h : x;
+  }
+}
+
 /// Six-dimensional index walk helpers: strides are in elements.
 struct Dims6 {
   int64_t d[6];

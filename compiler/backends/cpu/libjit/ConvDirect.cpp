@@ -1,0 +1,184 @@
+// Direct convolution with the output channels in the vectors, for AVX-512 hosts
+// (codegen/ConvGen.cpp picks it for convolutions with a kernel larger than 1x1):
+//   Y[m, oh, ow] = sum over (c, kh, kw) of W[m, c, kh, kw] * Xpad[c, oh*sh + kh*dh, ow*sw + kw*dw]
+// Each thread copies the input rows of a band of output rows, zero-padded
+// (ConvScratch.h: DirectGeom), and for each block of 32 output channels (weights packed
+// at compile time k-major, [block][c][kh][kw][32]) runs a 7-position x 32-channel register
+// tile over every slice of 7 positions of an output row. The tile's inputs are
+// broadcasts of single floats read straight from the band, so no im2col panel is
+// gathered and strides cost nothing; the sums are those of the packed GEMM, in the same
+// order of k.
+#include "ConvScratch.h"
+#include "Libjit.h"
+
+namespace {
+
+using libjit::F16;
+using libjit::F8;
+typedef F16 V16;
+
+constexpr int MR = ember::jitops::kDirectSlice;
+constexpr int NV = ember::jitops::kDirectBlock / 16;
+
+/// acc[i][j] = sum over (c, kh, kw) of a[c * plane + kh * dh * Wp + kw * dw + i * sw] times
+/// the weight vector j of that k; w advances k-major.
+__attribute__((always_inline)) inline void
+sumDirect(int64_t cg, const float* __restrict a, int64_t plane, int64_t Wp, int64_t KH, int64_t KW,
+          int64_t sw, int64_t dh, int64_t dw, const float* __restrict w, V16 (&acc)[MR][NV]) {
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j)
+      acc[i][j] = V16{} * 0.f;
+  for (int64_t c = 0; c < cg; ++c, a += plane)
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw, w += NV * 16) {
+        V16 bv[NV];
+        for (int j = 0; j < NV; ++j)
+          __builtin_memcpy(&bv[j], w + j * 16, sizeof(V16));
+        const float* ak = a + kh * dh * Wp + kw * dw;
+        for (int i = 0; i < MR; ++i) {
+          const float av = ak[i * sw];
+          for (int j = 0; j < NV; ++j)
+            acc[i][j] += av * bv[j];
+        }
+      }
+}
+
+/// Transposes 8 rows of 8 floats (r[i][c]) into columns (out[c][i]): unpacks of row
+/// pairs, then of pair pairs, then the 128-bit halves (the usual 24-shuffle sequence).
+__attribute__((always_inline)) inline void transpose8(const F8 (&r)[8], F8 (&out)[8]) {
+  F8 t[8], u[8];
+  for (int p = 0; p < 4; ++p) {
+    t[2 * p] = __builtin_shufflevector(r[2 * p], r[2 * p + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[2 * p + 1] = __builtin_shufflevector(r[2 * p], r[2 * p + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int q = 0; q < 2; ++q)
+    for (int h = 0; h < 2; ++h) {
+      const F8 a = t[4 * q + h], b = t[4 * q + h + 2];
+      u[4 * q + 2 * h] = __builtin_shufflevector(a, b, 0, 1, 8, 9, 4, 5, 12, 13);
+      u[4 * q + 2 * h + 1] = __builtin_shufflevector(a, b, 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  for (int c = 0; c < 4; ++c) {
+    out[c] = __builtin_shufflevector(u[c], u[c + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    out[c + 4] = __builtin_shufflevector(u[c], u[c + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+  }
+}
+
+/// Adds the bias vectors to the tile (position i, channels 16 j ..), applies the
+/// activation and stores channel c's first `cols` positions at y + c * P: the tile is
+/// transposed in registers, eight channels at a time.
+__attribute__((always_inline)) inline void storeTile(V16 (&acc)[MR][NV], const V16 (&bias)[NV],
+                                                     int32_t act, float lo, float hi, int64_t chans,
+                                                     int64_t cols, float* y, int64_t P) {
+  static_assert(MR < 8, "a tile's positions fit one 8-float column");
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j) {
+      acc[i][j] += bias[j];
+      libjit::activateV(act, acc[i][j], lo, hi);
+    }
+  for (int h = 0; h < 2 * NV; ++h) {
+    F8 rows[8], cols8[8];
+    for (int i = 0; i < MR; ++i)
+      __builtin_memcpy(&rows[i], reinterpret_cast<const float*>(&acc[i][h / 2]) + 8 * (h % 2),
+                       sizeof(F8));
+    for (int i = MR; i < 8; ++i)
+      rows[i] = F8{} * 0.f;
+    transpose8(rows, cols8);
+    for (int c8 = 0; c8 < 8 && 8 * h + c8 < chans; ++c8) {
+      float* yc = y + (8 * h + c8) * P;
+      if (cols == MR) {
+        __builtin_memcpy(yc, &cols8[c8], MR * sizeof(float));
+      } else {
+        const float* v = reinterpret_cast<const float*>(&cols8[c8]);
+        for (int64_t i = 0; i < cols; ++i)
+          yc[i] = v[i];
+      }
+    }
+  }
+}
+
+/// Copies the padded input rows [r0, r0 + rows) of channels [0, cg) of image-group `xg`
+/// into `band` ([c][row][Wp], padded row r is input row r - ph), zeros outside the input;
+/// then zeros the slack after the band.
+void copyBand(const float* xg, int64_t cg, int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t r0,
+              int64_t rows, int64_t Wp, int64_t slack, float* band) {
+  // Columns q whose input column q - pw lies inside [0, W).
+  const int64_t q0 = pw < Wp ? pw : Wp;
+  const int64_t q1 = W + pw < Wp ? W + pw : Wp;
+  for (int64_t c = 0; c < cg; ++c)
+    for (int64_t r = 0; r < rows; ++r) {
+      float* d = band + (c * rows + r) * Wp;
+      const int64_t ih = r0 + r - ph;
+      if (ih < 0 || ih >= H) {
+        for (int64_t q = 0; q < Wp; ++q)
+          d[q] = 0.f;
+        continue;
+      }
+      const float* s = xg + (c * H + ih) * W;
+      for (int64_t q = 0; q < q0; ++q)
+        d[q] = 0.f;
+      for (int64_t q = q0; q < q1; ++q)
+        d[q] = s[q - pw];
+      for (int64_t q = q1 > q0 ? q1 : q0; q < Wp; ++q)
+        d[q] = 0.f;
+    }
+  for (int64_t t = 0; t < slack; ++t)
+    band[cg * rows * Wp + t] = 0.f;
+}
+
+} // namespace
+
+/// Scratch per thread: jitops::directGeom(...).scratchFloats(C / group) floats. Work items
+/// are (image, group, band of output rows, block of 32 channels), the bands made small
+/// enough that every thread gets at least two items.
+EMBER_KERNEL void ember_conv_f32_direct_mr7_nr32(const float* x, const float* wp, const float* bias,
+                                                 float* y, int64_t N, int64_t C, int64_t H,
+                                                 int64_t W, int64_t M, int64_t OH, int64_t OW,
+                                                 int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                                                 int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                                                 int64_t group, int32_t act, float lo, float hi,
+                                                 float* scratch, int64_t tid, int64_t nth) {
+  constexpr int64_t NR = ember::jitops::kDirectBlock;
+  const int64_t cg = C / group, mg = M / group, K = cg * KH * KW, P = OH * OW;
+  const ember::jitops::DirectGeom dg =
+      ember::jitops::directGeom(cg, OH, OW, KH, KW, sh, sw, dh, dw);
+  const int64_t mblocks = (mg + NR - 1) / NR;
+  int64_t bands = (OH + dg.bandRows - 1) / dg.bandRows;
+  const int64_t perBand = N * group * mblocks;
+  if (nth > 1 && bands * perBand < 2 * nth) {
+    const int64_t want = (2 * nth + perBand - 1) / perBand;
+    bands = want < OH ? want : OH;
+  }
+  const int64_t bandRows = (OH + bands - 1) / bands;
+  bands = (OH + bandRows - 1) / bandRows;
+  float* band = scratch + tid * dg.scratchFloats(cg);
+  int64_t begin, end;
+  libjit::threadRange(N * group * bands * mblocks, tid, nth, &begin, &end);
+  int64_t copied = -1; // the (image, group, band) whose rows are in `band`
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t mb = item % mblocks, nb = item / mblocks, bi = nb % bands, ng = nb / bands;
+    const int64_t grp = ng % group, n = ng / group;
+    const int64_t oh0 = bi * bandRows, oh1 = oh0 + bandRows < OH ? oh0 + bandRows : OH;
+    const int64_t inRows = (oh1 - oh0 - 1) * sh + (KH - 1) * dh + 1, plane = inRows * dg.Wp;
+    if (nb != copied) {
+      copyBand(x + (n * C + grp * cg) * H * W, cg, H, W, ph, pw, oh0 * sh, inRows, dg.Wp, dg.slack,
+               band);
+      copied = nb;
+    }
+    const int64_t m0 = grp * mg + mb * NR, chans = mg - mb * NR < NR ? mg - mb * NR : NR;
+    const float* wb = wp + (grp * mblocks + mb) * K * NR;
+    float bpad[NR];
+    for (int64_t c = 0; c < NR; ++c)
+      bpad[c] = bias && c < chans ? bias[m0 + c] : 0.f;
+    V16 bv[NV];
+    for (int j = 0; j < NV; ++j)
+      __builtin_memcpy(&bv[j], bpad + 16 * j, sizeof(V16));
+    for (int64_t oh = oh0; oh < oh1; ++oh)
+      for (int64_t ow0 = 0; ow0 < OW; ow0 += MR) {
+        V16 acc[MR][NV];
+        sumDirect(cg, band + (oh - oh0) * sh * dg.Wp + ow0 * sw, plane, dg.Wp, KH, KW, sw, dh, dw,
+                  wb, acc);
+        storeTile(acc, bv, act, lo, hi, chans, OW - ow0 < MR ? OW - ow0 : MR,
+                  y + (n * M + m0) * P + oh * OW + ow0, P);
+      }
+  }
+}
