@@ -142,13 +142,14 @@ inline std::vector<OpCase> opCases() {
                    ints({{"pads", {0, 1, 1, 2}}})));
   // Planes of few positions and many output channels: on AVX-512 hosts the cpu backend's
   // direct kernel (3x3; 49 positions in slices of 7, channels in blocks of 32), with two
-  // images, a partial channel block in each of two groups, and a stride; and its
-  // channel-vectorised GEMM (1x1: 49 positions in panels of 8).
+  // images, a partial channel block in each of two groups, a stride, and 1x1; and its
+  // channel-vectorised GEMM (1x1, 6x6: 36 positions in panels of 8).
   c.push_back(conv("ConvFewPositionsManyChannels", {2, 24, 7, 7}, 64, 1, {3, 3}, pad1));
   c.push_back(conv("ConvFewPositionsGrouped", {1, 8, 6, 6}, 96, 2, {3, 3}, pad1));
   c.push_back(conv("ConvFewPositionsStride2", {1, 12, 13, 13}, 64, 1, {3, 3},
                    with(pad1, "strides", std::vector<int64_t>{2, 2})));
-  c.push_back(conv("ConvFewPositionsPointwise", {2, 24, 7, 7}, 64, 1, {1, 1}, {}));
+  c.push_back(conv("ConvFewPositionsPointwise", {2, 24, 6, 6}, 64, 1, {1, 1}, {}));
+  c.push_back(conv("ConvDirectPointwise", {2, 24, 7, 7}, 64, 1, {1, 1}, {}));
   // The cpu backend's direct kernel (channels in the vectors, inputs broadcast from a
   // zero-padded band of rows; AVX-512 hosts): a stem at stride 2 whose rows end in a
   // partial slice of positions; dilation with two images and rows enough for two bands;

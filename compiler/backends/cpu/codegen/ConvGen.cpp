@@ -138,7 +138,7 @@ Blocking blockingOf(const Geom& g) {
   const int64_t direct =
       g.OH * roundUp(g.OW, jitops::kDirectSlice) * roundUp(mg, jitops::kDirectBlock);
   const int64_t best = b.channelVectors ? swapped : plain;
-  if (wide && g.KH * g.KW > 1 && direct * 100 <= best * 108 &&
+  if (wide && (g.KH * g.KW > 1 ? direct * 100 <= best * 108 : direct < best) &&
       dg.scratchFloats(cg) * 4 <= kMaxGatherBytes) {
     b = Blocking{};
     b.mr = jitops::kDirectSlice;
