@@ -331,6 +331,32 @@ static void buildPhases(const float* xc, int64_t H, int64_t W, int64_t KH, int64
     }
 }
 
+/// Most kernel taps whose weights the depthwise kernel keeps in registers (5 x 5).
+constexpr int64_t kDwMaxTaps = 25;
+
+/// Copies the OH rows of OW outputs (row oh at out + oh * Wq) into the plane y (rows OW
+/// apart) with the activation, a vector of kDwStep at a time: a row's last vector ends at
+/// its last output (overlapping the one before), and a row narrower than a vector spills
+/// into the next row, which is written after it; only the plane's last kDwStep outputs
+/// are copied one by one, so nothing past the plane is written.
+static void storeRows(const float* out, int64_t Wq, int64_t OH, int64_t OW, int32_t act, float lo,
+                      float hi, float* y) {
+  using ember::jitops::kDwStep;
+  const int64_t P = OH * OW;
+  int64_t oh = 0;
+  for (; oh < OH && oh * OW + kDwStep <= P; ++oh)
+    for (int64_t ow = 0; ow < OW; ow += kDwStep) {
+      const int64_t at = OW >= kDwStep && ow + kDwStep > OW ? OW - kDwStep : ow;
+      V16 v;
+      __builtin_memcpy(&v, out + oh * Wq + at, sizeof v);
+      libjit::activateV(act, v, lo, hi);
+      __builtin_memcpy(y + oh * OW + at, &v, sizeof v);
+    }
+  for (; oh < OH; ++oh)
+    for (int64_t ow = 0; ow < OW; ++ow)
+      y[oh * OW + ow] = libjit::activate(act, out[oh * Wq + ow], lo, hi);
+}
+
 /// Depthwise convolution (C / group == 1; M / group output channels per input channel),
 /// one output plane per (image, channel): the input plane is copied into its stride
 /// phases (ConvScratch.h), where every kernel tap of a run of kDwStep output positions,
@@ -359,6 +385,11 @@ EMBER_KERNEL void ember_dwconv_f32(const float* x, const float* w, const float* 
     }
     const float* wm = w + m * KH * KW;
     const float bv = bias ? bias[m] : 0.f;
+    // The taps' weights as vectors, in registers once the tap loops are unrolled.
+    V16 wv[kDwMaxTaps];
+    const bool hoisted = KH * KW <= kDwMaxTaps;
+    for (int64_t t = 0; t < KH * KW && hoisted; ++t)
+      wv[t] = V16{} * 0.f + wm[t];
     for (int64_t q = 0; q < g.outLen; q += kDwStep) {
       V16 acc = V16{} + bv;
       for (int64_t kh = 0; kh < KH; ++kh) {
@@ -367,14 +398,11 @@ EMBER_KERNEL void ember_dwconv_f32(const float* x, const float* w, const float* 
           const int64_t b = (kw * dw) % sw, j0 = (kw * dw) / sw;
           V16 v;
           __builtin_memcpy(&v, phases + (a * sw + b) * g.plane + i0 * g.Wq + j0 + q, sizeof v);
-          acc += wm[kh * KW + kw] * v;
+          acc += (hoisted ? wv[kh * KW + kw] : V16{} * 0.f + wm[kh * KW + kw]) * v;
         }
       }
       __builtin_memcpy(out + q, &acc, sizeof acc);
     }
-    float* yp = y + item * OH * OW;
-    for (int64_t oh = 0; oh < OH; ++oh)
-      for (int64_t ow = 0; ow < OW; ++ow)
-        yp[oh * OW + ow] = libjit::activate(act, out[oh * g.Wq + ow], lo, hi);
+    storeRows(out, g.Wq, OH, OW, act, lo, hi, y + item * OH * OW);
   }
 }
