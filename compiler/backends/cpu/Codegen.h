@@ -9,6 +9,8 @@
 
 #include "Op.h"
 
+#include "ember/passes/FusedActivation.h"
+
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
@@ -29,6 +31,9 @@ struct CodegenUnit {
   bool (*supports)(const Op& n);
   /// Emits the node's code.
   void (*emit)(const Op& n, CodegenContext& ctx);
+  /// Whether emit can also compute a residual Add of n's result and another value of
+  /// the same shape, with the Add's activation (CodegenContext::residual); null: never.
+  bool (*takesResidualAdd)(const Op& n) = nullptr;
 };
 
 /// Adds a unit for kind `k` (a kind may have several, e.g. float and int8).
@@ -127,6 +132,16 @@ public:
   /// instances' pointer parameters are `noalias`: every other pair of operands is
   /// disjoint (the LIR verifier checks it), so the vectoriser needs no overlap checks.
   void setOperandsMayAlias(bool mayAlias) { mayAlias_ = mayAlias; }
+  /// A residual Add fused into the operation (ModuleGen decides, see
+  /// `takesResidualAdd`): the address of the Add's other operand and the Add's
+  /// activation; the operation's results are then the Add's.
+  struct Residual {
+    llvm::Value* addend = nullptr;
+    FusedActivation activation;
+  };
+  void setResidual(const Residual& r) { residual_ = r; }
+  /// The fused residual Add, or null.
+  const Residual* residual() const { return residual_.addend ? &residual_ : nullptr; }
   /// Calls libjit kernel `name`; integer and float constants are converted to the
   /// parameter types. ember::Error if the kernel is missing or the arity differs. With an
   /// instance cache, the call goes through a function that holds every constant argument
@@ -152,6 +167,7 @@ private:
   AddressFn address_;
   InstanceCache* instances_;
   bool mayAlias_ = false;
+  Residual residual_;
 };
 
 } // namespace ember::cpu

@@ -23,6 +23,16 @@ size_t alignUp(size_t v) {
   return (v + kRegionAlignment - 1) / kRegionAlignment * kRegionAlignment;
 }
 
+/// Whether the bytes of two operands overlap.
+bool overlaps(const lir::Value* a, const lir::Value* b) {
+  if (!a || !b)
+    return false;
+  const lir::Location la = lir::locate(const_cast<lir::Value*>(a));
+  const lir::Location lb = lir::locate(const_cast<lir::Value*>(b));
+  return la.root == lb.root && la.offset < lb.offset + b->sizeInBytes() &&
+         lb.offset < la.offset + a->sizeInBytes();
+}
+
 /// Where a buffer is: a region of the environment and a byte offset in it.
 struct Place {
   EnvField region;
@@ -63,11 +73,20 @@ private:
   void emitCopy(const lir::Instruction& in, CodegenContext& ctx);
   /// Whether a result's bytes overlap an input's (an in-place pair).
   static bool writesOverAnInput(const lir::Instruction& in);
+  /// Emits `in`; with `add`, a residual Add fused into it (residualAddAfter).
   void emitCompute(const lir::Instruction& in, CodegenContext& ctx,
-                   CodegenContext::InstanceCache& instances);
+                   CodegenContext::InstanceCache& instances, const lir::Instruction* add = nullptr);
+  /// `next` when it is an element-wise Add of `in`'s result (read by nothing else: the
+  /// Add writes its result over it, or nothing else touches it) and
+  /// another value of the same shape, that `in`'s codegen unit can compute in its
+  /// epilogue writing straight into the Add's result; else null.
+  const lir::Instruction* residualAddAfter(const lir::Instruction& in,
+                                           const lir::Instruction* next) const;
 
   const lir::Function& f_;
   lir::FunctionMemoryPlan plan_;
+  /// The compute and copy instructions that read or write each root buffer.
+  std::map<const lir::Value*, std::vector<const lir::Instruction*>> users_;
   std::map<const lir::Value*, size_t> io_, constants_;
   bool exportOps_;
   GeneratedModule out_;
@@ -141,37 +160,85 @@ void Generator::emitCopy(const lir::Instruction& in, CodegenContext& ctx) {
 }
 
 bool Generator::writesOverAnInput(const lir::Instruction& in) {
-  for (size_t r = 0; r < in.numResults(); ++r) {
-    const lir::Value* out = in.operand(r).value;
-    const lir::Location lo = lir::locate(const_cast<lir::Value*>(out));
-    for (size_t i = in.numResults(); i < in.operands().size(); ++i) {
-      lir::Value* v = in.operand(i).value;
-      if (!v)
-        continue;
-      const lir::Location li = lir::locate(v);
-      if (li.root == lo.root && li.offset < lo.offset + out->sizeInBytes() &&
-          lo.offset < li.offset + v->sizeInBytes())
+  for (size_t r = 0; r < in.numResults(); ++r)
+    for (size_t i = in.numResults(); i < in.operands().size(); ++i)
+      if (overlaps(in.operand(r).value, in.operand(i).value))
         return true;
-    }
-  }
   return false;
 }
 
+const lir::Instruction* Generator::residualAddAfter(const lir::Instruction& in,
+                                                    const lir::Instruction* next) const {
+  if (!next || next->valueKind() != lir::ValueKind::Compute || in.numResults() != 1 ||
+      next->numResults() != 1 || next->operands().size() != 3)
+    return nullptr;
+  const Op op = Op::ofInstruction(in), add = Op::ofInstruction(*next);
+  const CodegenUnit* unit = findCodegenUnit(op);
+  if (add.kind() != NodeKind::Add || !unit || !unit->takesResidualAdd ||
+      !unit->takesResidualAdd(op))
+    return nullptr;
+  const Type& t = op.resultType();
+  auto plainFloat = [&](const Type& u) {
+    return u.kind == ElemKind::Float32 && !u.quant.isQuantized() && u.dims == t.dims;
+  };
+  if (!plainFloat(t) || !plainFloat(add.resultType()) || !plainFloat(add.input(0).type()) ||
+      !plainFloat(add.input(1).type()))
+    return nullptr;
+  // One operand of the Add is exactly the result, which nothing else reads.
+  const lir::Value* y = in.operand(0).value;
+  const lir::Location ly = lir::locate(const_cast<lir::Value*>(y));
+  if (ly.root->valueKind() != lir::ValueKind::Alloc)
+    return nullptr;
+  int mine = -1;
+  for (int i = 0; i < 2; ++i) {
+    const lir::Value* v = next->operand(1 + i).value;
+    const lir::Location l = lir::locate(const_cast<lir::Value*>(v));
+    if (l.root == ly.root && l.offset == ly.offset && v->sizeInBytes() == y->sizeInBytes())
+      mine = i;
+  }
+  if (mine < 0 || overlaps(y, next->operand(2 - mine).value))
+    return nullptr;
+  // Unless the Add writes its result over it (then later readers read the Add's result),
+  // nothing else may touch it: the fused kernel never writes the result itself.
+  const lir::Value* sum = next->operand(0).value;
+  const lir::Location ls = lir::locate(const_cast<lir::Value*>(sum));
+  const bool inPlace =
+      ls.root == ly.root && ls.offset == ly.offset && sum->sizeInBytes() == y->sizeInBytes();
+  for (const lir::Instruction* u : users_.at(ly.root))
+    if (!inPlace && u != &in && u != next)
+      for (const lir::Operand& o : u->operands())
+        if (overlaps(o.value, y))
+          return nullptr;
+  // The Add's result, written by the fused kernel, must not be one of its inputs.
+  for (size_t i = in.numResults(); i < in.operands().size(); ++i)
+    if (overlaps(next->operand(0).value, in.operand(i).value))
+      return nullptr;
+  return next;
+}
+
 void Generator::emitCompute(const lir::Instruction& in, CodegenContext& ctx,
-                            CodegenContext::InstanceCache& instances) {
+                            CodegenContext::InstanceCache& instances, const lir::Instruction* add) {
   const Op op = Op::ofInstruction(in);
   const CodegenUnit* unit = findCodegenUnit(op);
   if (!unit)
     throw Unsupported(nodeRef(op), "the cpu backend cannot compile this node");
+  // With a fused Add, the results are the Add's.
+  const lir::Instruction& out = add ? *add : in;
   auto operandAddress = [&](bool isResult, unsigned i) -> llvm::Value* {
-    const size_t k = isResult ? i : in.numResults() + i;
-    if ((isResult && i >= in.numResults()) || k >= in.operands().size())
-      return nullptr;
-    return address(ctx, in.operand(k).value);
+    if (isResult)
+      return i < out.numResults() ? address(ctx, out.operand(i).value) : nullptr;
+    const size_t k = in.numResults() + i;
+    return k < in.operands().size() ? address(ctx, in.operand(k).value) : nullptr;
   };
   CodegenContext octx(ctx.module(), ctx.builder(), *this, ctx.env(), ctx.tid(), ctx.nth(), &op,
                       operandAddress, &instances);
   octx.setOperandsMayAlias(writesOverAnInput(in));
+  if (add) {
+    const lir::Value* y = in.operand(0).value;
+    const lir::Value* other = add->operand(overlaps(add->operand(1).value, y) ? 2 : 1).value;
+    octx.setResidual({address(ctx, other), FusedActivation::of(add->node())});
+    octx.setOperandsMayAlias(overlaps(add->operand(0).value, other));
+  }
   try {
     unit->emit(op, octx);
   } catch (const Unsupported&) {
@@ -204,11 +271,26 @@ GeneratedModule Generator::run() {
   llvm::IRBuilder<> rb(llvm::BasicBlock::Create(c, "entry", runFn));
   CodegenContext rctx(m, rb, *this, runFn->getArg(0), runFn->getArg(1), runFn->getArg(2));
   CodegenContext::InstanceCache instances;
-  size_t index = 0;
+  std::vector<const lir::Instruction*> steps;
   for (const auto& in : f_.instructions()) {
     const lir::ValueKind k = in->valueKind();
     if (k != lir::ValueKind::Compute && k != lir::ValueKind::Copy)
       continue;
+    steps.push_back(in.get());
+    for (const lir::Operand& o : in->operands())
+      if (o.value)
+        users_[lir::locate(o.value).root].push_back(in.get());
+  }
+  size_t index = 0;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const lir::Instruction* in = steps[s];
+    const lir::ValueKind k = in->valueKind();
+    const lir::Instruction* add =
+        k == lir::ValueKind::Compute
+            ? residualAddAfter(*in, s + 1 < steps.size() ? steps[s + 1] : nullptr)
+            : nullptr;
+    if (add)
+      ++s; // the Add is computed by `in`
     // Profiling exports every operation under a plain symbol the host looks up.
     const std::string symbol = exportOps_ ? "ember_op_" + std::to_string(index)
                                           : "op." + std::to_string(index) + "." + in->name();
@@ -219,7 +301,9 @@ GeneratedModule Generator::run() {
                                       symbol, m);
     if (exportOps_)
       out_.ops.push_back(OpEntry{symbol, in->hasNode() ? in->node().name() : in->name(),
-                                 k == lir::ValueKind::Copy ? "copy" : in->opName()});
+                                 k == lir::ValueKind::Copy ? "copy"
+                                 : add                     ? std::string(in->opName()) + "+Add"
+                                                           : std::string(in->opName())});
     fn->addFnAttr(llvm::Attribute::NoInline);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", fn));
     CodegenContext ctx(m, b, *this, fn->getArg(0), fn->getArg(1), fn->getArg(2), nullptr, nullptr,
@@ -227,7 +311,7 @@ GeneratedModule Generator::run() {
     if (k == lir::ValueKind::Copy)
       emitCopy(*in, ctx);
     else
-      emitCompute(*in, ctx, instances);
+      emitCompute(*in, ctx, instances, add);
     b.CreateRetVoid();
     if (index > 1)
       rctx.barrier();

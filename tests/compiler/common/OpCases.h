@@ -50,6 +50,29 @@ inline OpCase conv(const char* name, Shape x, int64_t m, int64_t group, Shape k,
           }};
 }
 
+/// Add(Conv(x), r) (Add(r, Conv(x)) when `convSecond`) with the Add's attributes `add`:
+/// the cpu backend computes the Add in the convolution's epilogue. With `alsoOutput`
+/// the convolution's result is an output too (so it must be kept: no fusion); with
+/// `rIsX` the residual is the convolution's own input (x and the result then have the
+/// same shape).
+inline OpCase residual(const char* name, Shape x, int64_t m, Shape k, Attrs conv, Attrs add,
+                       bool convSecond = false, bool alsoOutput = false, bool rIsX = false) {
+  return {name, [=](GraphBuilder& g) {
+            Shape w = {m, x[1]};
+            w.insert(w.end(), k.begin(), k.end());
+            NodeValue in = g.input("x", x);
+            NodeValue c = g.node(NodeKind::Conv, "conv",
+                                 {in, g.constant("w", w), g.constant("b", {m})}, conv);
+            NodeValue r = rIsX ? in : g.input("r", c.dims());
+            g.output("y", g.node(NodeKind::Add, "add",
+                                 convSecond ? std::vector<NodeValue>{r, c}
+                                            : std::vector<NodeValue>{c, r},
+                                 add));
+            if (alsoOutput)
+              g.output("c", c);
+          }};
+}
+
 inline OpCase unary(NodeKind k, Attrs a = {}) {
   return {nodeKindName(k), [=](GraphBuilder& g) {
             g.output("y", g.node(k, "op", {g.input("x", {2, 3, 5, 7})}, a));
@@ -164,6 +187,22 @@ inline std::vector<OpCase> opCases() {
                                       {g.input("x", {2, 8, 60}), g.constant("w", {32, 8, 5})},
                                       ints({{"pads", {2, 2}}})));
                }});
+  // A residual Add after a convolution (the cpu backend fuses it into the convolution's
+  // epilogue): the direct kernel with a relu and two images, the convolution as the
+  // second operand on the packed-GEMM path with a partial panel, the channel-vectorised
+  // kernel with a clip, the convolution's own input as the residual, and a convolution
+  // whose result is also an output (not fused).
+  const Attrs relu = with({}, "activation", std::string("relu"));
+  c.push_back(residual("ConvResidualAddRelu", {2, 8, 14, 14}, 40, {3, 3}, pad1, relu));
+  c.push_back(residual("ConvResidualAddConvSecond", {1, 16, 10, 10}, 24, {1, 1}, {}, {}, true));
+  c.push_back(
+      residual("ConvResidualAddClipPointwise", {2, 24, 6, 6}, 64, {1, 1}, {},
+               with(with(with({}, "activation", std::string("clip")), "activation_min", 0.0),
+                    "activation_max", 0.5)));
+  c.push_back(residual("ConvResidualAddOfItsInput", {1, 32, 7, 7}, 32, {3, 3}, pad1, relu, false,
+                       false, true));
+  c.push_back(
+      residual("ConvResidualAddConvAlsoOutput", {1, 8, 9, 9}, 32, {3, 3}, pad1, {}, false, true));
   c.push_back(conv("Depthwise", {1, 8, 10, 10}, 8, 8, {3, 3},
                    with(with(with(pad1, "activation", std::string("clip")), "activation_min", 0.0),
                         "activation_max", 6.0)));

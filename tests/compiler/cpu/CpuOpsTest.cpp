@@ -62,6 +62,35 @@ TEST(CpuBackend, ListsEveryUnsupportedNode) {
   }
 }
 
+/// The kinds of the operations the cpu backend ran for case `name` (a profiled run).
+std::vector<std::string> opKindsOf(const char* name) {
+  for (const OpCase& c : opCases())
+    if (std::string(c.name) == name) {
+      G g;
+      c.build(g);
+      CpuOptions o;
+      o.profile = true;
+      auto cf = createCpuBackend(o)->compile(*g.f);
+      cf->run(g.randomInputs());
+      std::vector<std::string> kinds;
+      for (const CpuOpTime& t : dynamic_cast<const CpuCompiledFunction&>(*cf).profile())
+        kinds.push_back(t.kind);
+      return kinds;
+    }
+  ADD_FAILURE() << "no op case " << name;
+  return {};
+}
+
+TEST(CpuBackend, ComputesAResidualAddInTheConvolutionsEpilogue) {
+  // The values are checked by the op cases (CpuOps above); here, that the Add is fused
+  // where it can be and kept where the convolution's result is needed too.
+  using V = std::vector<std::string>;
+  for (const char* name : {"ConvResidualAddRelu", "ConvResidualAddConvSecond",
+                           "ConvResidualAddClipPointwise", "ConvResidualAddOfItsInput"})
+    EXPECT_EQ(opKindsOf(name), V{"Conv+Add"}) << name;
+  EXPECT_EQ(opKindsOf("ConvResidualAddConvAlsoOutput"), (V{"Conv", "Add"}));
+}
+
 TEST(CpuBackend, RejectsBadInputs) {
   G g;
   g.output("y", g.node(NodeKind::Relu, "relu", {g.input("x", {2, 3})}));

@@ -148,9 +148,17 @@ Blocking blockingOf(const Geom& g) {
   return b;
 }
 
+/// The packed-GEMM and direct kernels add a residual in their epilogue; the convolution
+/// must have no activation of its own (the Add's applies after the sum).
+bool takesResidualAdd(const Op& n) {
+  const Geom g = geomOf(n);
+  return !(g.C == g.group && g.group > 1) && !FusedActivation::of(n.node()).active();
+}
+
 void emitConv(const Op& n, CodegenContext& ctx) {
   const Geom g = geomOf(n);
-  const FusedActivation act = FusedActivation::of(n.node());
+  const CodegenContext::Residual* residual = ctx.residual();
+  const FusedActivation act = residual ? residual->activation : FusedActivation::of(n.node());
   const bool depthwise = g.C == g.group && g.group > 1;
   const Blocking blk = blockingOf(g);
   std::vector<llvm::Value*> args = {ctx.addr(n.input(0))};
@@ -170,6 +178,8 @@ void emitConv(const Op& n, CodegenContext& ctx) {
   args.push_back(ctx.f32(act.lo));
   args.push_back(ctx.f32(act.hi));
   if (depthwise) {
+    if (residual)
+      throw Error(nodeRef(n), "a depthwise convolution takes no residual Add");
     const jitops::DwGeom dg = jitops::dwGeom(g.OH, g.OW, g.KH, g.KW, g.sh, g.sw, g.dh, g.dw);
     args.push_back(ctx.scratch(static_cast<size_t>(dg.scratchFloats() * 4)));
     args.push_back(ctx.tid());
@@ -177,6 +187,7 @@ void emitConv(const Op& n, CodegenContext& ctx) {
     ctx.call("ember_dwconv_f32", args);
     return;
   }
+  args.push_back(residual ? residual->addend : ctx.nullPtr());
   const int64_t K = (g.C / g.group) * g.KH * g.KW;
   const int64_t floats =
       blk.direct ? jitops::directGeom(g.C / g.group, g.OH, g.OW, g.KH, g.KW, g.sh, g.sw, g.dh, g.dw)
@@ -198,7 +209,7 @@ void emitConv(const Op& n, CodegenContext& ctx) {
 } // namespace
 
 void registerConvCodegen() {
-  registerCodegenUnit(NodeKind::Conv, {"conv", supportsConv, emitConv});
+  registerCodegenUnit(NodeKind::Conv, {"conv", supportsConv, emitConv, takesResidualAdd});
 }
 
 } // namespace ember::cpu

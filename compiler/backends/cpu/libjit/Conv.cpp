@@ -114,11 +114,13 @@ inline void microKernel(int64_t K, const float* __restrict a, int64_t lda,
       __builtin_memcpy(out + i * NV * VW + j * VW, &acc[i][j], sizeof(V));
 }
 
-/// microKernel over a whole MR x NR tile, its sums plus bias[i] (none when null) and the
-/// activation stored straight from the registers into rows y + i * ldy.
+/// microKernel over a whole MR x NR tile, its sums plus bias[i] (none when null), plus
+/// the residual rows r + i * ldy (a fused Add; none when null) and the activation stored
+/// straight from the registers into rows y + i * ldy (r may be y: each element is read
+/// before it is written).
 template <int MR, int NV, typename V>
 inline void microKernelStore(int64_t K, const float* __restrict a, const float* __restrict b,
-                             int64_t ldb, const float* bias, float* __restrict y, int64_t ldy,
+                             int64_t ldb, const float* bias, const float* r, float* y, int64_t ldy,
                              int32_t act, float lo, float hi) {
   constexpr int VW = sizeof(V) / sizeof(float);
   V acc[MR][NV];
@@ -126,15 +128,30 @@ inline void microKernelStore(int64_t K, const float* __restrict a, const float* 
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) {
       acc[i][j] += bias ? bias[i] : 0.f; // after the sum, as the tile path adds it
+      if (r) {
+        V rv;
+        __builtin_memcpy(&rv, r + i * ldy + j * VW, sizeof(V));
+        acc[i][j] += rv;
+      }
       libjit::activateV(act, acc[i][j], lo, hi);
       __builtin_memcpy(y + i * ldy + j * VW, &acc[i][j], sizeof(V));
     }
 }
 
+/// The epilogue of one output element: the sum plus the bias, plus the residual (a fused
+/// Add, in the order of the unfused graph) when there is one, then the activation.
+inline float finish(float sum, float bias, const float* r, int64_t at, int32_t act, float lo,
+                    float hi) {
+  float v = sum + bias;
+  if (r)
+    v += r[at];
+  return libjit::activate(act, v, lo, hi);
+}
+
 template <int MR, int NV, typename V>
 inline void convGemm(const float* x, const float* wp, const float* bias, float* y,
-                     const ConvGeom& g, int64_t N, int32_t act, float lo, float hi, float* scratch,
-                     int64_t tid, int64_t nth) {
+                     const ConvGeom& g, int64_t N, int32_t act, float lo, float hi,
+                     const float* addend, float* scratch, int64_t tid, int64_t nth) {
   constexpr int NR = NV * (sizeof(V) / sizeof(float));
   const int64_t cg = g.C / g.group, mg = g.M / g.group, K = cg * g.KH * g.KW;
   const int64_t P = g.OH * g.OW, panels = (P + NR - 1) / NR, mblocks = (mg + MR - 1) / MR;
@@ -168,19 +185,20 @@ inline void convGemm(const float* x, const float* wp, const float* bias, float* 
       const int64_t rows = mg - mb * MR < MR ? mg - mb * MR : MR;
       const int64_t m0 = grp * mg + mb * MR;
       if (rows == MR && cols == NR) {
+        const int64_t at = (n * g.M + m0) * P + p0;
         microKernelStore<MR, NV, V>(K, wp + (grp * mblocks + mb) * K * MR, b, ldb,
-                                    bias ? bias + m0 : nullptr, y + (n * g.M + m0) * P + p0, P, act,
-                                    lo, hi);
+                                    bias ? bias + m0 : nullptr, addend ? addend + at : nullptr,
+                                    y + at, P, act, lo, hi);
         continue;
       }
       microKernel<MR, NV, V>(K, wp + (grp * mblocks + mb) * K * MR, MR, b, ldb, tile);
       for (int64_t i = 0; i < rows; ++i) {
         const int64_t m = grp * mg + mb * MR + i;
         const float bv = bias ? bias[m] : 0.f;
-        float* yr = y + (n * g.M + m) * P + p0;
+        const int64_t at = (n * g.M + m) * P + p0;
         const float* tr = tile + i * NR;
         for (int64_t j = 0; j < cols; ++j)
-          yr[j] = libjit::activate(act, tr[j] + bv, lo, hi);
+          y[at + j] = finish(tr[j], bv, addend, at + j, act, lo, hi);
       }
     }
   }
@@ -196,8 +214,8 @@ inline void convGemm(const float* x, const float* wp, const float* bias, float* 
 /// (rows P floats apart) made MobileNetV2's 7x7 layers about 15 % slower.
 template <int MR, int NV, typename V>
 inline void convGemmT(const float* x, const float* wp, const float* bias, float* y,
-                      const ConvGeom& g, int64_t N, int32_t act, float lo, float hi, float* scratch,
-                      int64_t tid, int64_t nth) {
+                      const ConvGeom& g, int64_t N, int32_t act, float lo, float hi,
+                      const float* addend, float* scratch, int64_t tid, int64_t nth) {
   constexpr int NR = NV * (sizeof(V) / sizeof(float)), GW = 32;
   static_assert(GW % MR == 0, "a slice lies inside one gathered panel");
   const int64_t cg = g.C / g.group, mg = g.M / g.group, K = cg * g.KH * g.KW;
@@ -240,9 +258,9 @@ inline void convGemmT(const float* x, const float* wp, const float* bias, float*
                              tile);
       for (int64_t c = 0; c < chans; ++c) {
         const float bv = bias ? bias[m0 + c] : 0.f;
-        float* yr = y + (n * g.M + m0 + c) * P + p0;
+        const int64_t at = (n * g.M + m0 + c) * P + p0;
         for (int64_t i = 0; i < rows; ++i)
-          yr[i] = libjit::activate(act, tile[i * NR + c] + bv, lo, hi);
+          y[at + i] = finish(tile[i * NR + c], bv, addend, at + i, act, lo, hi);
       }
     }
   }
@@ -253,29 +271,23 @@ typedef float V16 __attribute__((vector_size(64)));
 
 } // namespace
 
-#define EMBER_CONV_ARGS                                                                            \
-  const float *x, const float *wp, const float *bias, float *y, int64_t N, int64_t C, int64_t H,   \
-      int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,            \
-      int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t group, int32_t act,      \
-      float lo, float hi, float *scratch, int64_t tid, int64_t nth
-
 /// Packed-GEMM convolution for AVX-512 hosts: MR = 8 channels x NR = 32 positions.
 EMBER_KERNEL void ember_conv_f32_mr8_nr32(EMBER_CONV_ARGS) {
   const ConvGeom g{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group};
-  convGemm<8, 2, V16>(x, wp, bias, y, g, N, act, lo, hi, scratch, tid, nth);
+  convGemm<8, 2, V16>(x, wp, bias, y, g, N, act, lo, hi, addend, scratch, tid, nth);
 }
 
 /// Packed-GEMM convolution for AVX2 (and narrower) hosts: MR = 6 x NR = 16.
 EMBER_KERNEL void ember_conv_f32_mr6_nr16(EMBER_CONV_ARGS) {
   const ConvGeom g{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group};
-  convGemm<6, 2, V8>(x, wp, bias, y, g, N, act, lo, hi, scratch, tid, nth);
+  convGemm<6, 2, V8>(x, wp, bias, y, g, N, act, lo, hi, addend, scratch, tid, nth);
 }
 
 /// Channel-vectorised convolution for AVX-512 hosts: MR = 8 positions x NR = 32 channels.
 /// Scratch per thread: jitops::convTScratchFloats(K, P) floats.
 EMBER_KERNEL void ember_conv_f32_t_mr8_nr32(EMBER_CONV_ARGS) {
   const ConvGeom g{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group};
-  convGemmT<8, 2, V16>(x, wp, bias, y, g, N, act, lo, hi, scratch, tid, nth);
+  convGemmT<8, 2, V16>(x, wp, bias, y, g, N, act, lo, hi, addend, scratch, tid, nth);
 }
 
 /// Copies input plane `xc` (H x W) into the stride phases of `g` at `phases` (layout in

@@ -63,34 +63,48 @@ __attribute__((always_inline)) inline void transpose8(const F8 (&r)[8], F8 (&out
   }
 }
 
-/// Adds the bias vectors to the tile (position i, channels 16 j ..), applies the
-/// activation and stores channel c's first `cols` positions at y + c * P: the tile is
-/// transposed in registers, eight channels at a time.
+/// Adds the bias vectors to the tile (position i, channels 16 j ..), transposes it in
+/// registers eight channels at a time, adds the residual r + c * P (a fused Add; none
+/// when null) and stores channel c's first `cols` positions at y + c * P with the
+/// activation (r may be y: each element is read before it is written).
 __attribute__((always_inline)) inline void storeTile(V16 (&acc)[MR][NV], const V16 (&bias)[NV],
-                                                     int32_t act, float lo, float hi, int64_t chans,
-                                                     int64_t cols, float* y, int64_t P) {
+                                                     const float* r, int32_t act, float lo,
+                                                     float hi, int64_t chans, int64_t cols,
+                                                     float* y, int64_t P) {
   static_assert(MR < 8, "a tile's positions fit one 8-float column");
   for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NV; ++j) {
+    for (int j = 0; j < NV; ++j)
       acc[i][j] += bias[j];
-      libjit::activateV(act, acc[i][j], lo, hi);
+  // The halves of the sums first, by shuffles in loops short enough to unroll, so that
+  // the sums stay in registers in the loop that made them (an indexed read of acc in
+  // the store loop below kept them in memory there).
+  F8 rows[2 * NV][8];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j) {
+      rows[2 * j][i] = __builtin_shufflevector(acc[i][j], acc[i][j], 0, 1, 2, 3, 4, 5, 6, 7);
+      rows[2 * j + 1][i] =
+          __builtin_shufflevector(acc[i][j], acc[i][j], 8, 9, 10, 11, 12, 13, 14, 15);
     }
-  for (int h = 0; h < 2 * NV; ++h) {
-    F8 rows[8], cols8[8];
-    for (int i = 0; i < MR; ++i)
-      __builtin_memcpy(&rows[i], reinterpret_cast<const float*>(&acc[i][h / 2]) + 8 * (h % 2),
-                       sizeof(F8));
+  for (int h = 0; h < 2 * NV; ++h)
     for (int i = MR; i < 8; ++i)
-      rows[i] = F8{} * 0.f;
-    transpose8(rows, cols8);
+      rows[h][i] = F8{} * 0.f;
+  for (int h = 0; h < 2 * NV; ++h) {
+    F8 cols8[8];
+    transpose8(rows[h], cols8);
     for (int c8 = 0; c8 < 8 && 8 * h + c8 < chans; ++c8) {
-      float* yc = y + (8 * h + c8) * P;
+      const int64_t at = (8 * h + c8) * P;
       if (cols == MR) {
-        __builtin_memcpy(yc, &cols8[c8], MR * sizeof(float));
+        if (r) {
+          F8 rv = F8{} * 0.f;
+          __builtin_memcpy(&rv, r + at, MR * sizeof(float));
+          cols8[c8] += rv;
+        }
+        libjit::activateV(act, cols8[c8], lo, hi);
+        __builtin_memcpy(y + at, &cols8[c8], MR * sizeof(float));
       } else {
         const float* v = reinterpret_cast<const float*>(&cols8[c8]);
         for (int64_t i = 0; i < cols; ++i)
-          yc[i] = v[i];
+          y[at + i] = libjit::activate(act, r ? v[i] + r[at + i] : v[i], lo, hi);
       }
     }
   }
@@ -130,13 +144,7 @@ void copyBand(const float* xg, int64_t cg, int64_t H, int64_t W, int64_t ph, int
 /// Scratch per thread: jitops::directGeom(...).scratchFloats(C / group) floats. Work items
 /// are (image, group, band of output rows, block of 32 channels), the bands made small
 /// enough that every thread gets at least two items.
-EMBER_KERNEL void ember_conv_f32_direct_mr7_nr32(const float* x, const float* wp, const float* bias,
-                                                 float* y, int64_t N, int64_t C, int64_t H,
-                                                 int64_t W, int64_t M, int64_t OH, int64_t OW,
-                                                 int64_t KH, int64_t KW, int64_t sh, int64_t sw,
-                                                 int64_t ph, int64_t pw, int64_t dh, int64_t dw,
-                                                 int64_t group, int32_t act, float lo, float hi,
-                                                 float* scratch, int64_t tid, int64_t nth) {
+EMBER_KERNEL void ember_conv_f32_direct_mr7_nr32(EMBER_CONV_ARGS) {
   constexpr int64_t NR = ember::jitops::kDirectBlock;
   const int64_t cg = C / group, mg = M / group, K = cg * KH * KW, P = OH * OW;
   const ember::jitops::DirectGeom dg =
@@ -177,8 +185,9 @@ EMBER_KERNEL void ember_conv_f32_direct_mr7_nr32(const float* x, const float* wp
         V16 acc[MR][NV];
         sumDirect(cg, band + (oh - oh0) * sh * dg.Wp + ow0 * sw, plane, dg.Wp, KH, KW, sw, dh, dw,
                   wb, acc);
-        storeTile(acc, bv, act, lo, hi, chans, OW - ow0 < MR ? OW - ow0 : MR,
-                  y + (n * M + m0) * P + oh * OW + ow0, P);
+        const int64_t at = (n * M + m0) * P + oh * OW + ow0;
+        storeTile(acc, bv, addend ? addend + at : nullptr, act, lo, hi, chans,
+                  OW - ow0 < MR ? OW - ow0 : MR, y + at, P);
       }
   }
 }

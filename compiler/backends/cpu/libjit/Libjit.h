@@ -34,6 +34,16 @@ inline int64_t weightChunks(int64_t units, int64_t mblocks, int64_t nth) {
   return c < mblocks ? c : (mblocks > 0 ? mblocks : 1);
 }
 
+/// The parameters of every float convolution kernel except the depthwise one (codegen/
+/// ConvGen.cpp passes them in this order): `addend` is the other operand of a residual
+/// Add fused into the convolution (null when none); act, lo and hi are then the Add's
+/// activation.
+#define EMBER_CONV_ARGS                                                                            \
+  const float *x, const float *wp, const float *bias, float *y, int64_t N, int64_t C, int64_t H,   \
+      int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,            \
+      int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t group, int32_t act,      \
+      float lo, float hi, const float *addend, float *scratch, int64_t tid, int64_t nth
+
 /// The element count of a six-dimensional box of extents `d`.
 inline int64_t boxSize(const int64_t* d) {
   return d[0] * d[1] * d[2] * d[3] * d[4] * d[5];
