@@ -101,13 +101,15 @@ TEST(CpuBackend, RejectsBadInputs) {
 }
 
 TEST(CpuBackend, MaxPoolPropagatesNaNAsTheInterpreter) {
-  // Width 8: the scalar loop; width 70: stride 2's vector loop (even lanes of 32 inputs)
-  // with its scalar tail.
-  for (int64_t W : {8, 70}) {
+  // Width 8: one output at a time; width 70 at stride 2: blocks of 16 outputs (even lanes
+  // of 32 inputs), the last overlapping the one before, and the border outputs one at a
+  // time; width 40 at stride 1: the same with plain loads.
+  for (auto [W, stride] : {std::pair<int64_t, int64_t>{8, 2}, {70, 2}, {40, 1}}) {
     G g;
-    g.output("y",
-             g.node(NodeKind::MaxPool, "mp", {g.input("x", {1, 2, 7, W})},
-                    ints({{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}})));
+    g.output("y", g.node(NodeKind::MaxPool, "mp", {g.input("x", {1, 2, 7, W})},
+                         ints({{"kernel_shape", {3, 3}},
+                               {"strides", {stride, stride}},
+                               {"pads", {1, 1, 1, 1}}})));
     TensorMap in = g.randomInputs();
     float* x = in["x"].data<float>();
     x[0] = std::nanf("");                  // a corner: in one window
@@ -117,6 +119,10 @@ TEST(CpuBackend, MaxPoolPropagatesNaNAsTheInterpreter) {
     if (W == 70) {
       x[5 * W + 40] = std::nanf(""); // inside a vector step: rows 4 and 6 x columns 20 (2 + 2)
       expected += 2;
+    }
+    if (W == 40) {
+      x[5 * W + 20] = std::nanf(""); // inside a block: 3 x 3 windows at stride 1
+      expected += 9;
     }
     const TensorMap ref = createInterpreterBackend()->compile(*g.f)->run(in);
     for (int threads : {1, 2}) {

@@ -19,44 +19,81 @@ inline void maxStepV(F16& m, const F16& v) {
   m = m != m ? m : (((v > m) | (v != v)) ? v : m);
 }
 
-/// MaxPool of planes [begin, end) a row of outputs at a time: for each tap, the outputs
-/// whose input column lies inside the row form one range, updated without bounds checks
-/// (vectorisable). The taps of each output are visited in the same order as a window
-/// loop, with the same NaN rule (the first NaN wins), so the bits are the same.
+/// v = the inputs of 16 outputs at stride `sw` (1 or 2) from x: x[0, 16) or the even
+/// lanes of x[0, 32) (by reference: vectors by value change the ABI).
+inline void strideLoad(const float* x, int64_t sw, F16& v) {
+  if (sw == 1)
+    __builtin_memcpy(&v, x, sizeof v);
+  else
+    libjit::evenLanes(x, v);
+}
+
+/// MaxPool of planes [begin, end) a row of outputs at a time. The outputs whose every
+/// tap lies inside the row (horizontally) go 16 at a time at strides 1 and 2, the
+/// maximum kept in a register over the taps and stored once (the row's last block
+/// overlaps the one before instead of a scalar tail); the others, and every output at
+/// other strides, one at a time. Each output visits its taps in the window loop's order
+/// with the same NaN rule (the first NaN wins), so the bits are the same either way.
 void maxPoolRows(const float* x, float* y, int64_t begin, int64_t end, int64_t H, int64_t W,
                  int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
                  int64_t pw, int64_t dh, int64_t dw) {
+  // Outputs [lo, hi) have all KW taps inside the row: ow * sw + kw * dw - pw in [0, W).
+  const int64_t offMax = (KW - 1) * dw - pw;
+  const int64_t lo = pw <= 0 ? 0 : (pw + sw - 1) / sw;
+  int64_t hi = W - offMax <= 0 ? 0 : (W - offMax + sw - 1) / sw;
+  hi = hi < OW ? hi : OW;
+  // A block of 16 at ow reads up to x[ow * sw + offMax + 16 * sw): the last start inside.
+  const int64_t span = 16 * sw;
+  const int64_t lastStart = W - offMax - span >= 0 ? (W - offMax - span) / sw : -1;
+  const bool vector = (sw == 1 || sw == 2) && hi - lo >= 16 && lastStart >= lo;
   for (int64_t p = begin; p < end; ++p) {
     const float* xp = x + p * H * W;
     for (int64_t oh = 0; oh < OH; ++oh) {
-      float* __restrict yr = y + (p * OH + oh) * OW;
-      for (int64_t ow = 0; ow < OW; ++ow)
-        yr[ow] = -__builtin_inff();
-      for (int64_t kh = 0; kh < KH; ++kh) {
-        const int64_t ih = oh * sh - ph + kh * dh;
-        if (ih < 0 || ih >= H)
-          continue;
-        const float* __restrict xr = xp + ih * W;
-        for (int64_t kw = 0; kw < KW; ++kw) {
-          // iw = ow * sw + off lies in [0, W) for ow in [lo, hi).
-          const int64_t off = kw * dw - pw;
-          const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-          int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
-          hi = hi < OW ? hi : OW;
-          int64_t ow = lo;
-          if (sw == 2)
-            // The even lanes of 32 consecutive inputs while they lie inside the row.
-            for (; ow + 16 <= hi && 2 * ow + off + 32 <= W; ow += 16) {
-              F16 v, m;
-              libjit::evenLanes(xr + 2 * ow + off, v);
-              __builtin_memcpy(&m, yr + ow, sizeof m);
-              maxStepV(m, v);
-              __builtin_memcpy(yr + ow, &m, sizeof m);
-            }
-          for (; ow < hi; ++ow)
-            yr[ow] = maxStep(yr[ow], xr[ow * sw + off]);
+      float* yr = y + (p * OH + oh) * OW;
+      auto block = [&](int64_t ow) {
+        F16 m = F16{} - __builtin_inff();
+        for (int64_t kh = 0; kh < KH; ++kh) {
+          const int64_t ih = oh * sh - ph + kh * dh;
+          if (ih < 0 || ih >= H)
+            continue;
+          const float* xr = xp + ih * W + ow * sw - pw;
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            F16 v;
+            strideLoad(xr + kw * dw, sw, v);
+            maxStepV(m, v);
+          }
         }
+        __builtin_memcpy(yr + ow, &m, sizeof m);
+      };
+      auto one = [&](int64_t ow) {
+        float m = -__builtin_inff();
+        for (int64_t kh = 0; kh < KH; ++kh) {
+          const int64_t ih = oh * sh - ph + kh * dh;
+          if (ih < 0 || ih >= H)
+            continue;
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const int64_t iw = ow * sw - pw + kw * dw;
+            if (iw >= 0 && iw < W)
+              m = maxStep(m, xp[ih * W + iw]);
+          }
+        }
+        yr[ow] = m;
+      };
+      int64_t done = 0; // outputs [lo, done) are written by blocks
+      if (vector) {
+        int64_t ow = lo;
+        for (; ow + 16 <= hi && ow <= lastStart; ow += 16)
+          block(ow);
+        const int64_t last = (hi < lastStart + 16 ? hi : lastStart + 16) - 16;
+        if (ow < hi && last >= lo) {
+          block(last);
+          ow = last + 16;
+        }
+        done = ow;
       }
+      for (int64_t ow = 0; ow < OW; ++ow)
+        if (!vector || ow < lo || ow >= done)
+          one(ow);
     }
   }
 }
