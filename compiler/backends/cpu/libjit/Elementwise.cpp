@@ -143,12 +143,27 @@ EMBER_KERNEL void ember_unary_f32(int32_t op, const float* x, float* y, int64_t 
   int64_t begin, end;
   libjit::threadRangeGrain(n, 64, tid, nth, &begin, &end);
   const float af = static_cast<float>(a), bf = static_cast<float>(b);
-  if (op >= kSin)
+  if (op >= kSin) {
     for (int64_t i = begin; i < end; ++i)
       y[i] = static_cast<float>(unaryDouble(op, x[i], a, b));
-  else
-    for (int64_t i = begin; i < end; ++i)
-      y[i] = unary(op, x[i], af, bf);
+    return;
+  }
+  // Through a local block of 16: the map vectorises even when y is x (an in-place call,
+  // whose pointers may alias, sent the plain loop to its scalar version: EfficientNet-B0's
+  // Silu layers took 51 of its 65 ms).
+  int64_t i = begin;
+  for (; i + 16 <= end; i += 16) {
+    float v[16];
+    __builtin_memcpy(v, x + i, sizeof v);
+    // Not unrolled here: the JIT vectorises the loop once op is a constant (unrolled
+    // into 16 scalar chains, it stayed scalar).
+#pragma clang loop unroll(disable)
+    for (int j = 0; j < 16; ++j)
+      v[j] = unary(op, v[j], af, bf);
+    __builtin_memcpy(y + i, v, sizeof v);
+  }
+  for (; i < end; ++i)
+    y[i] = unary(op, x[i], af, bf);
 }
 
 /// y = act(op(a, b)) over the output dims d[0..5] (coalesced; d[5] innermost); as[] and
@@ -166,17 +181,23 @@ EMBER_KERNEL void ember_binary_f32(int32_t op, const float* a, const float* b, f
     const float* br = b + row.offset(bs);
     float* yr = y + r * inner;
     const int64_t sa = as[5], sb = bs[5];
-    if (sa == 1 && sb == 1) {
-      for (int64_t i = 0; i < inner; ++i)
-        yr[i] = libjit::activate(act, binary(op, ar[i], br[i]), lo, hi);
-    } else if (sa == 1 && sb == 0) {
-      const float bv = br[0];
-      for (int64_t i = 0; i < inner; ++i)
-        yr[i] = libjit::activate(act, binary(op, ar[i], bv), lo, hi);
-    } else if (sa == 0 && sb == 1) {
-      const float av = ar[0];
-      for (int64_t i = 0; i < inner; ++i)
-        yr[i] = libjit::activate(act, binary(op, av, br[i]), lo, hi);
+    // Contiguous operands go through local blocks of 16, as in ember_unary_f32, so that
+    // the loop vectorises when y is one of them (an in-place call).
+    if (sa <= 1 && sb <= 1) {
+      int64_t i = 0;
+      for (; i + 16 <= inner; i += 16) {
+        float av[16], bv[16];
+        for (int j = 0; j < 16; ++j) {
+          av[j] = ar[sa * (i + j)];
+          bv[j] = br[sb * (i + j)];
+        }
+#pragma clang loop unroll(disable)
+        for (int j = 0; j < 16; ++j)
+          av[j] = libjit::activate(act, binary(op, av[j], bv[j]), lo, hi);
+        __builtin_memcpy(yr + i, av, sizeof av);
+      }
+      for (; i < inner; ++i)
+        yr[i] = libjit::activate(act, binary(op, ar[sa * i], br[sb * i]), lo, hi);
     } else {
       for (int64_t i = 0; i < inner; ++i)
         yr[i] = libjit::activate(act, binary(op, ar[i * sa], br[i * sb]), lo, hi);

@@ -1,7 +1,7 @@
 // Pooling kernels (2-D; 1-D as height 1): MaxPool (dilations), AveragePool
 // (count_include_pad counts the taps inside the padded input, as the interpreter does),
-// GlobalAveragePool (sum in double, as the interpreter) and GlobalMaxPool. Threads
-// split the (image, channel) planes.
+// GlobalAveragePool (sum in double, as the interpreter, in eight partial sums) and
+// GlobalMaxPool. Threads split the (image, channel) planes.
 #include "Libjit.h"
 
 namespace {
@@ -157,10 +157,10 @@ EMBER_KERNEL void ember_global_pool_f32(int32_t isMax, const float* x, float* y,
           m = v[i];
       y[p] = m;
     } else {
-      double s = 0;
-      for (int64_t i = 0; i < size; ++i)
-        s += v[i];
-      y[p] = static_cast<float>(s / static_cast<double>(size));
+      // In double, eight partial sums (a plain loop keeps its order and stays scalar:
+      // EfficientNet-B0's 17 squeezes took 1.7 ms).
+      const double sum = libjit::sumAsDouble(v, size, 1, [](auto&) {});
+      y[p] = static_cast<float>(sum / static_cast<double>(size));
     }
   }
 }
