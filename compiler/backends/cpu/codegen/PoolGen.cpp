@@ -1,6 +1,7 @@
 // Codegen of the float pools (1-D and 2-D windows): MaxPool, AveragePool,
 // GlobalAveragePool and GlobalMaxPool.
 #include "Codegen.h"
+#include "libjit/ConvScratch.h"
 
 #include "ember/graph/AttrViews.h"
 #include "ember/support/Error.h"
@@ -42,6 +43,13 @@ void emitPool(const Op& n, CodegenContext& ctx) {
                                     ctx.addr(n.input(0)), ctx.result(n), ctx.i64(x[0] * x[1])};
   for (int64_t e : v)
     args.push_back(ctx.i64(e));
+  // Max pools of narrow planes run on the stride phases of each plane (libjit/Pool.cpp).
+  if (n.kind() == NodeKind::MaxPool) {
+    const jitops::DwGeom g = jitops::dwGeom(v[2], v[3], v[4], v[5], v[6], v[7], v[12], v[13]);
+    args.push_back(ctx.scratch(static_cast<size_t>(g.scratchFloats() * 4)));
+  } else {
+    args.push_back(ctx.nullPtr());
+  }
   args.push_back(ctx.tid());
   args.push_back(ctx.nth());
   ctx.call("ember_pool_f32", args);

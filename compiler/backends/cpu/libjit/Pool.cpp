@@ -2,7 +2,9 @@
 // (count_include_pad counts the taps inside the padded input, as the interpreter does),
 // GlobalAveragePool (sum in double, as the interpreter, in eight partial sums) and
 // GlobalMaxPool. Threads split the (image, channel) planes.
+#include "ConvScratch.h"
 #include "Libjit.h"
+#include "Phases.h"
 
 namespace {
 
@@ -17,6 +19,31 @@ inline float maxStep(float m, float v) {
 /// The same on 16 lanes.
 inline void maxStepV(F16& m, const F16& v) {
   m = m != m ? m : (((v > m) | (v != v)) ? v : m);
+}
+
+typedef int32_t I16 __attribute__((vector_size(64)));
+
+/// m = the maximum over taps [0, taps) of 16 lanes, `tap(t, v)` loading tap t's vector
+/// (-inf for a tap in the padding): plain compares (one vmaxps each) and a flag of the
+/// NaNs seen; only a block where one was seen takes its taps again with maxStepV's rule
+/// (the first NaN wins), so the bits are always the rule's.
+template <typename Tap> inline void maxOverTaps(int64_t taps, Tap tap, F16& m) {
+  m = F16{} - __builtin_inff();
+  I16 nan = {};
+  for (int64_t t = 0; t < taps; ++t) {
+    F16 v;
+    tap(t, v);
+    m = v > m ? v : m;
+    nan |= v != v;
+  }
+  if (!__builtin_reduce_or(nan))
+    return;
+  m = F16{} - __builtin_inff();
+  for (int64_t t = 0; t < taps; ++t) {
+    F16 v;
+    tap(t, v);
+    maxStepV(m, v);
+  }
 }
 
 /// v = the inputs of 16 outputs at stride `sw` (1 or 2) from x: x[0, 16) or the even
@@ -34,35 +61,52 @@ inline void strideLoad(const float* x, int64_t sw, F16& v) {
 /// overlaps the one before instead of a scalar tail); the others, and every output at
 /// other strides, one at a time. Each output visits its taps in the window loop's order
 /// with the same NaN rule (the first NaN wins), so the bits are the same either way.
+/// Largest stride of a max pool computed on stride phases (a phase per stride^2).
+constexpr int64_t kMaxPhaseStride = 3;
+
+/// The outputs of a row that maxPoolRows computes 16 at a time.
+struct RowBlocks {
+  int64_t lo = 0, hi = 0; ///< outputs whose taps all lie inside the row
+  int64_t lastStart = -1; ///< the last output a block of 16 may start at
+  bool vector = false;    ///< whether there are blocks at all
+};
+
+RowBlocks rowBlocks(int64_t W, int64_t OW, int64_t KW, int64_t sw, int64_t pw, int64_t dw) {
+  RowBlocks r;
+  // Outputs [lo, hi) have all KW taps inside the row: ow * sw + kw * dw - pw in [0, W).
+  const int64_t offMax = (KW - 1) * dw - pw;
+  r.lo = pw <= 0 ? 0 : (pw + sw - 1) / sw;
+  r.hi = W - offMax <= 0 ? 0 : (W - offMax + sw - 1) / sw;
+  r.hi = r.hi < OW ? r.hi : OW;
+  // A block of 16 at ow reads up to x[ow * sw + offMax + 16 * sw): the last start inside.
+  const int64_t span = 16 * sw;
+  r.lastStart = W - offMax - span >= 0 ? (W - offMax - span) / sw : -1;
+  r.vector = (sw == 1 || sw == 2) && r.hi - r.lo >= 16 && r.lastStart >= r.lo;
+  return r;
+}
+
 void maxPoolRows(const float* x, float* y, int64_t begin, int64_t end, int64_t H, int64_t W,
                  int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
                  int64_t pw, int64_t dh, int64_t dw) {
-  // Outputs [lo, hi) have all KW taps inside the row: ow * sw + kw * dw - pw in [0, W).
-  const int64_t offMax = (KW - 1) * dw - pw;
-  const int64_t lo = pw <= 0 ? 0 : (pw + sw - 1) / sw;
-  int64_t hi = W - offMax <= 0 ? 0 : (W - offMax + sw - 1) / sw;
-  hi = hi < OW ? hi : OW;
-  // A block of 16 at ow reads up to x[ow * sw + offMax + 16 * sw): the last start inside.
-  const int64_t span = 16 * sw;
-  const int64_t lastStart = W - offMax - span >= 0 ? (W - offMax - span) / sw : -1;
-  const bool vector = (sw == 1 || sw == 2) && hi - lo >= 16 && lastStart >= lo;
+  const RowBlocks rb = rowBlocks(W, OW, KW, sw, pw, dw);
+  const int64_t lo = rb.lo, hi = rb.hi, lastStart = rb.lastStart;
+  const bool vector = rb.vector;
   for (int64_t p = begin; p < end; ++p) {
     const float* xp = x + p * H * W;
     for (int64_t oh = 0; oh < OH; ++oh) {
       float* yr = y + (p * OH + oh) * OW;
       auto block = [&](int64_t ow) {
-        F16 m = F16{} - __builtin_inff();
-        for (int64_t kh = 0; kh < KH; ++kh) {
-          const int64_t ih = oh * sh - ph + kh * dh;
-          if (ih < 0 || ih >= H)
-            continue;
-          const float* xr = xp + ih * W + ow * sw - pw;
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            F16 v;
-            strideLoad(xr + kw * dw, sw, v);
-            maxStepV(m, v);
-          }
-        }
+        F16 m;
+        maxOverTaps(
+            KH * KW,
+            [&](int64_t t, F16& v) {
+              const int64_t ih = oh * sh - ph + (t / KW) * dh;
+              if (ih < 0 || ih >= H)
+                v = F16{} - __builtin_inff();
+              else
+                strideLoad(xp + ih * W + ow * sw - pw + (t % KW) * dw, sw, v);
+            },
+            m);
         __builtin_memcpy(yr + ow, &m, sizeof m);
       };
       auto one = [&](int64_t ow) {
@@ -98,17 +142,54 @@ void maxPoolRows(const float* x, float* y, int64_t begin, int64_t end, int64_t H
   }
 }
 
+/// MaxPool of planes [begin, end) too narrow for blocks of a row (14x14, 7x7): each plane
+/// is copied into its stride phases with -inf in the padding (Phases.h), where each tap
+/// of 16 output positions flattened over the phase width is one contiguous load, the
+/// maximum over the taps stays in a register, and the rows are copied out at the end.
+/// The taps are visited in the window loop's order; a tap in the padding is -inf, which
+/// changes no maximum, so the bits are those of maxPoolRows.
+void maxPoolPhases(const float* x, float* y, int64_t begin, int64_t end, int64_t H, int64_t W,
+                   int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                   int64_t ph, int64_t pw, int64_t dh, int64_t dw, float* scratch, int64_t tid) {
+  using ember::jitops::kDwStep;
+  const ember::jitops::DwGeom g = ember::jitops::dwGeom(OH, OW, KH, KW, sh, sw, dh, dw);
+  float* phases = scratch + tid * g.scratchFloats();
+  float* out = phases + g.phases * g.plane;
+  for (int64_t p = begin; p < end; ++p) {
+    libjit::buildPhases(x + p * H * W, H, W, KH, KW, sh, sw, ph, pw, dh, dw, g, -__builtin_inff(),
+                        phases);
+    for (int64_t q = 0; q < g.outLen; q += kDwStep) {
+      F16 m;
+      maxOverTaps(
+          KH * KW,
+          [&](int64_t t, F16& v) {
+            const int64_t kh = t / KW, kw = t % KW;
+            const int64_t a = (kh * dh) % sh, i0 = (kh * dh) / sh;
+            const int64_t b = (kw * dw) % sw, j0 = (kw * dw) / sw;
+            __builtin_memcpy(&v, phases + (a * sw + b) * g.plane + i0 * g.Wq + j0 + q, sizeof v);
+          },
+          m);
+      __builtin_memcpy(out + q, &m, sizeof m);
+    }
+    libjit::storeRows(out, g.Wq, OH, OW, 0, 0.f, 0.f, y + p * OH * OW);
+  }
+}
+
 } // namespace
 
 EMBER_KERNEL void ember_pool_f32(int32_t isMax, int32_t includePad, const float* x, float* y,
                                  int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW,
                                  int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
                                  int64_t pw, int64_t peh, int64_t pew, int64_t dh, int64_t dw,
-                                 int64_t tid, int64_t nth) {
+                                 float* scratch, int64_t tid, int64_t nth) {
   int64_t begin, end;
   libjit::threadRange(planes, tid, nth, &begin, &end);
   if (isMax) {
-    maxPoolRows(x, y, begin, end, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw);
+    // Scratch (for max pools only): ember::jitops::dwGeom(...).scratchFloats() per thread.
+    if (!rowBlocks(W, OW, KW, sw, pw, dw).vector && sh <= kMaxPhaseStride && sw <= kMaxPhaseStride)
+      maxPoolPhases(x, y, begin, end, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, scratch, tid);
+    else
+      maxPoolRows(x, y, begin, end, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw);
     return;
   }
   for (int64_t p = begin; p < end; ++p) {
