@@ -182,6 +182,13 @@ inline std::vector<OpCase> opCases() {
   c.push_back(conv("ConvDirectDilatedTwoBands", {2, 32, 30, 62}, 32, 1, {3, 3},
                    ints({{"pads", {2, 2, 2, 2}}, {"dilations", {2, 2}}})));
   c.push_back(conv("ConvDirectGrouped", {1, 16, 14, 14}, 64, 2, {3, 3}, pad1));
+  // Its narrow variant (14 positions x 16 channels): two groups of 16 channels with two
+  // images, and 12 channels on rows of 26 (a partial slice and a partial block), also
+  // with a residual Add.
+  c.push_back(conv("ConvDirectNarrowGrouped", {2, 32, 14, 14}, 32, 2, {3, 3}, pad1));
+  c.push_back(conv("ConvDirectNarrowPartial", {1, 8, 5, 26}, 12, 1, {3, 3}, pad1));
+  c.push_back(residual("ConvDirectNarrowResidual", {1, 8, 5, 26}, 12, {3, 3}, pad1,
+                       with({}, "activation", std::string("relu"))));
   c.push_back({"ConvDirect1D", [](GraphBuilder& g) {
                  g.output("y", g.node(NodeKind::Conv, "conv",
                                       {g.input("x", {2, 8, 60}), g.constant("w", {32, 8, 5})},

@@ -104,7 +104,7 @@ struct Blocking {
   int64_t mr = 8, nr = 32;
   bool channelVectors = false;
   /// The direct kernel (channels in the vectors, inputs broadcast from a padded band):
-  /// mr = 7 positions, nr = 32 channels, no X_col.
+  /// mr = 7 positions, nr = 32 channels (or 14 x 16), no X_col.
   bool direct = false;
 };
 
@@ -135,14 +135,19 @@ Blocking blockingOf(const Geom& g) {
   const int64_t cg = g.C / g.group;
   const jitops::DirectGeom dg =
       jitops::directGeom(cg, g.OH, g.OW, g.KH, g.KW, g.sh, g.sw, g.dh, g.dw);
-  const int64_t direct =
+  // Its narrow variant (14 positions x 16 channels) for groups of at most 16 channels.
+  const int64_t directWide =
       g.OH * roundUp(g.OW, jitops::kDirectSlice) * roundUp(mg, jitops::kDirectBlock);
+  const int64_t directNarrow =
+      g.OH * roundUp(g.OW, jitops::kDirectNarrowSlice) * roundUp(mg, jitops::kDirectNarrowBlock);
+  const bool narrow = directNarrow < directWide;
+  const int64_t direct = narrow ? directNarrow : directWide;
   const int64_t best = b.channelVectors ? swapped : plain;
   if (wide && (g.KH * g.KW > 1 ? direct * 100 <= best * 108 : direct < best) &&
       dg.scratchFloats(cg) * 4 <= kMaxGatherBytes) {
     b = Blocking{};
-    b.mr = jitops::kDirectSlice;
-    b.nr = jitops::kDirectBlock;
+    b.mr = narrow ? jitops::kDirectNarrowSlice : jitops::kDirectSlice;
+    b.nr = narrow ? jitops::kDirectNarrowBlock : jitops::kDirectBlock;
     b.direct = true;
   }
   return b;
@@ -197,10 +202,12 @@ void emitConv(const Op& n, CodegenContext& ctx) {
   args.push_back(ctx.scratch(static_cast<size_t>(floats * 4)));
   args.push_back(ctx.tid());
   args.push_back(ctx.nth());
-  const std::string kernel = blk.direct           ? "ember_conv_f32_direct_mr7_nr32"
-                             : blk.channelVectors ? "ember_conv_f32_t_mr8_nr32"
-                             : blk.nr == 32       ? "ember_conv_f32_mr8_nr32"
-                                                  : "ember_conv_f32_mr6_nr16";
+  const std::string kernel =
+      blk.direct ? (blk.nr == jitops::kDirectNarrowBlock ? "ember_conv_f32_direct_mr14_nr16"
+                                                         : "ember_conv_f32_direct_mr7_nr32")
+      : blk.channelVectors ? "ember_conv_f32_t_mr8_nr32"
+      : blk.nr == 32       ? "ember_conv_f32_mr8_nr32"
+                           : "ember_conv_f32_mr6_nr16";
   // The channel counts C and M only bound loops: layers that differ in them share an
   // instance. The spatial sizes stay constants (the panel gathers specialise on them).
   ctx.call(kernel, args, {5, 8});

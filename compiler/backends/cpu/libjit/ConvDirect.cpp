@@ -1,10 +1,11 @@
 // Direct convolution with the output channels in the vectors, for AVX-512 hosts
-// (codegen/ConvGen.cpp picks it for convolutions with a kernel larger than 1x1):
+// (codegen/ConvGen.cpp picks it for most convolutions with a kernel larger than 1x1):
 //   Y[m, oh, ow] = sum over (c, kh, kw) of W[m, c, kh, kw] * Xpad[c, oh*sh + kh*dh, ow*sw + kw*dw]
 // Each thread copies the input rows of a band of output rows, zero-padded
 // (ConvScratch.h: DirectGeom), and for each block of 32 output channels (weights packed
 // at compile time k-major, [block][c][kh][kw][32]) runs a 7-position x 32-channel register
-// tile over every slice of 7 positions of an output row. The tile's inputs are
+// tile over every slice of 7 positions of an output row (or 14 positions x 16 channels
+// for groups of at most 16 channels). The tile's inputs are
 // broadcasts of single floats read straight from the band, so no im2col panel is
 // gathered and strides cost nothing; the sums are those of the packed GEMM, in the same
 // order of k.
@@ -17,11 +18,9 @@ using libjit::F16;
 using libjit::F8;
 typedef F16 V16;
 
-constexpr int MR = ember::jitops::kDirectSlice;
-constexpr int NV = ember::jitops::kDirectBlock / 16;
-
 /// acc[i][j] = sum over (c, kh, kw) of a[c * plane + kh * dh * Wp + kw * dw + i * sw] times
 /// the weight vector j of that k; w advances k-major.
+template <int MR, int NV>
 __attribute__((always_inline)) inline void
 sumDirect(int64_t cg, const float* __restrict a, int64_t plane, int64_t Wp, int64_t KH, int64_t KW,
           int64_t sw, int64_t dh, int64_t dw, const float* __restrict w, V16 (&acc)[MR][NV]) {
@@ -64,47 +63,54 @@ __attribute__((always_inline)) inline void transpose8(const F8 (&r)[8], F8 (&out
 }
 
 /// Adds the bias vectors to the tile (position i, channels 16 j ..), transposes it in
-/// registers eight channels at a time, adds the residual r + c * P (a fused Add; none
-/// when null) and stores channel c's first `cols` positions at y + c * P with the
-/// activation (r may be y: each element is read before it is written).
-__attribute__((always_inline)) inline void storeTile(V16 (&acc)[MR][NV], const V16 (&bias)[NV],
-                                                     const float* r, int32_t act, float lo,
-                                                     float hi, int64_t chans, int64_t cols,
-                                                     float* y, int64_t P) {
-  static_assert(MR < 8, "a tile's positions fit one 8-float column");
+/// registers eight positions by eight channels at a time, adds the residual r + c * P (a
+/// fused Add; none when null) and stores channel c's first `cols` positions at y + c * P
+/// with the activation (r may be y: each element is read before it is written).
+template <int MR, int NV>
+__attribute__((always_inline)) inline void
+storeTile(V16 (&acc)[MR][NV], const V16 (&bias)[NV], const float* r, int32_t act, float lo,
+          float hi, int64_t chans, int64_t cols, float* y, int64_t P) {
+  constexpr int PG = (MR + 7) / 8; // groups of 8 positions
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j)
       acc[i][j] += bias[j];
   // The halves of the sums first, by shuffles in loops short enough to unroll, so that
   // the sums stay in registers in the loop that made them (an indexed read of acc in
   // the store loop below kept them in memory there).
-  F8 rows[2 * NV][8];
+  F8 rows[PG][2 * NV][8];
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) {
-      rows[2 * j][i] = __builtin_shufflevector(acc[i][j], acc[i][j], 0, 1, 2, 3, 4, 5, 6, 7);
-      rows[2 * j + 1][i] =
+      rows[i / 8][2 * j][i % 8] =
+          __builtin_shufflevector(acc[i][j], acc[i][j], 0, 1, 2, 3, 4, 5, 6, 7);
+      rows[i / 8][2 * j + 1][i % 8] =
           __builtin_shufflevector(acc[i][j], acc[i][j], 8, 9, 10, 11, 12, 13, 14, 15);
     }
   for (int h = 0; h < 2 * NV; ++h)
-    for (int i = MR; i < 8; ++i)
-      rows[h][i] = F8{} * 0.f;
-  for (int h = 0; h < 2 * NV; ++h) {
-    F8 cols8[8];
-    transpose8(rows[h], cols8);
-    for (int c8 = 0; c8 < 8 && 8 * h + c8 < chans; ++c8) {
-      const int64_t at = (8 * h + c8) * P;
-      if (cols == MR) {
-        if (r) {
-          F8 rv = F8{} * 0.f;
-          __builtin_memcpy(&rv, r + at, MR * sizeof(float));
-          cols8[c8] += rv;
+    for (int i = MR; i < 8 * PG; ++i)
+      rows[i / 8][h][i % 8] = F8{} * 0.f;
+  for (int pg = 0; pg < PG; ++pg) {
+    // Positions [8 pg, 8 pg + n) of this group; all of them when the tile is whole.
+    constexpr int kFull = 8;
+    const int full = MR - 8 * pg < kFull ? MR - 8 * pg : kFull;
+    const int64_t n = cols - 8 * pg < full ? cols - 8 * pg : full;
+    for (int h = 0; h < 2 * NV; ++h) {
+      F8 cols8[8];
+      transpose8(rows[pg][h], cols8);
+      for (int c8 = 0; c8 < 8 && 8 * h + c8 < chans; ++c8) {
+        const int64_t at = (8 * h + c8) * P + 8 * pg;
+        if (n == full && full == MR - 8 * pg && cols == MR) {
+          if (r) {
+            F8 rv = F8{} * 0.f;
+            __builtin_memcpy(&rv, r + at, full * sizeof(float));
+            cols8[c8] += rv;
+          }
+          libjit::activateV(act, cols8[c8], lo, hi);
+          __builtin_memcpy(y + at, &cols8[c8], full * sizeof(float));
+        } else {
+          const float* v = reinterpret_cast<const float*>(&cols8[c8]);
+          for (int64_t i = 0; i < n; ++i)
+            y[at + i] = libjit::activate(act, r ? v[i] + r[at + i] : v[i], lo, hi);
         }
-        libjit::activateV(act, cols8[c8], lo, hi);
-        __builtin_memcpy(y + at, &cols8[c8], MR * sizeof(float));
-      } else {
-        const float* v = reinterpret_cast<const float*>(&cols8[c8]);
-        for (int64_t i = 0; i < cols; ++i)
-          y[at + i] = libjit::activate(act, r ? v[i] + r[at + i] : v[i], lo, hi);
       }
     }
   }
@@ -139,13 +145,12 @@ void copyBand(const float* xg, int64_t cg, int64_t H, int64_t W, int64_t ph, int
     band[cg * rows * Wp + t] = 0.f;
 }
 
-} // namespace
-
-/// Scratch per thread: jitops::directGeom(...).scratchFloats(C / group) floats. Work items
-/// are (image, group, band of output rows, block of 32 channels), the bands made small
-/// enough that every thread gets at least two items.
-EMBER_KERNEL void ember_conv_f32_direct_mr7_nr32(EMBER_CONV_ARGS) {
-  constexpr int64_t NR = ember::jitops::kDirectBlock;
+/// The direct convolution with an MR-position x 16 NV-channel tile. Scratch per thread:
+/// jitops::directGeom(...).scratchFloats(C / group) floats. Work items are (image, group,
+/// band of output rows, block of 16 NV channels), the bands made small enough that every
+/// thread gets at least two items.
+template <int MR, int NV> inline void directConv(EMBER_CONV_ARGS) {
+  constexpr int64_t NR = 16 * NV;
   const int64_t cg = C / group, mg = M / group, K = cg * KH * KW, P = OH * OW;
   const ember::jitops::DirectGeom dg =
       ember::jitops::directGeom(cg, OH, OW, KH, KW, sh, sw, dh, dw);
@@ -183,11 +188,26 @@ EMBER_KERNEL void ember_conv_f32_direct_mr7_nr32(EMBER_CONV_ARGS) {
     for (int64_t oh = oh0; oh < oh1; ++oh)
       for (int64_t ow0 = 0; ow0 < OW; ow0 += MR) {
         V16 acc[MR][NV];
-        sumDirect(cg, band + (oh - oh0) * sh * dg.Wp + ow0 * sw, plane, dg.Wp, KH, KW, sw, dh, dw,
-                  wb, acc);
+        sumDirect<MR, NV>(cg, band + (oh - oh0) * sh * dg.Wp + ow0 * sw, plane, dg.Wp, KH, KW, sw,
+                          dh, dw, wb, acc);
         const int64_t at = (n * M + m0) * P + oh * OW + ow0;
-        storeTile(acc, bv, addend ? addend + at : nullptr, act, lo, hi, chans,
-                  OW - ow0 < MR ? OW - ow0 : MR, y + at, P);
+        storeTile<MR, NV>(acc, bv, addend ? addend + at : nullptr, act, lo, hi, chans,
+                          OW - ow0 < MR ? OW - ow0 : MR, y + at, P);
       }
   }
+}
+
+} // namespace
+
+/// 7 positions x 32 channels: 14 accumulators (most convolutions).
+EMBER_KERNEL void ember_conv_f32_direct_mr7_nr32(EMBER_CONV_ARGS) {
+  directConv<7, 2>(x, wp, bias, y, N, C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group,
+                   act, lo, hi, addend, scratch, tid, nth);
+}
+
+/// 14 positions x 16 channels: groups of at most 16 output channels (RegNet's, ResNeXt's,
+/// a 16-channel layer), where 32-channel blocks would be half empty.
+EMBER_KERNEL void ember_conv_f32_direct_mr14_nr16(EMBER_CONV_ARGS) {
+  directConv<14, 1>(x, wp, bias, y, N, C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group,
+                    act, lo, hi, addend, scratch, tid, nth);
 }

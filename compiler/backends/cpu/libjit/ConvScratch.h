@@ -42,8 +42,10 @@ inline DwGeom dwGeom(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
 
 /// Output positions of one slice of the direct convolution (ember_conv_f32_direct_mr7_nr32:
 /// its MR; seven divides the 112, 56, 28, 14 and 7 columns of a CNN's planes) and its
-/// output channels per weight block (NR).
+/// output channels per weight block (NR); and the same for the narrow variant
+/// (ember_conv_f32_direct_mr14_nr16), for groups of at most 16 output channels.
 constexpr int64_t kDirectSlice = 7, kDirectBlock = 32;
+constexpr int64_t kDirectNarrowSlice = 14, kDirectNarrowBlock = 16;
 
 /// Bytes the zero-padded input band of one thread of the direct convolution may take, so
 /// that it stays in the L2 cache beside a weight block.
@@ -72,7 +74,7 @@ inline DirectGeom directGeom(int64_t cg, int64_t OH, int64_t OW, int64_t KH, int
   rows = rows < 1 ? 1 : (rows > OH ? OH : rows);
   g.bandRows = rows;
   g.inRows = (rows - 1) * sh + (KH - 1) * dh + 1;
-  g.slack = kDirectSlice * sw + 16;
+  g.slack = kDirectNarrowSlice * sw + 16; // the longer slice
   return g;
 }
 
