@@ -327,16 +327,8 @@ EMBER_KERNEL void ember_avgpool_i8(const int8_t* x, int8_t* y, int64_t planes, i
     for (int64_t o = 0; o < OH * OW; ++o) {
       const int64_t oh = o / OW, ow = o % OW;
       uint32_t acc = 0;
-      for (int64_t kh = 0; kh < KH; ++kh) {
-        const int64_t ih = oh * sh - ph + kh * dh;
-        if (ih < 0 || ih >= H)
-          continue;
-        for (int64_t kw = 0; kw < KW; ++kw) {
-          const int64_t iw = ow * sw - pw + kw * dw;
-          if (iw >= 0 && iw < W)
-            acc += static_cast<uint32_t>(xp[ih * W + iw] - zpx);
-        }
-      }
+      libjit::forEachTap(oh, ow, H, W, KH, KW, sh, sw, ph, pw, dh, dw,
+                         [&](int64_t at) { acc += static_cast<uint32_t>(xp[at] - zpx); });
       y[p * OH * OW + o] = Mpos[o] < 0 ? static_cast<int8_t>(zpy)
                                        : requant(wrap(acc), Mpos[o], Spos[o], zpy, -128, 127);
     }

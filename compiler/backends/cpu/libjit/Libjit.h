@@ -44,6 +44,24 @@ inline int64_t weightChunks(int64_t units, int64_t mblocks, int64_t nth) {
       int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t group, int32_t act,      \
       float lo, float hi, const float *addend, float *scratch, int64_t tid, int64_t nth
 
+/// Calls f(offset) with the offset ih * W + iw of every tap of output (oh, ow)'s pooling
+/// window that lies inside the H x W plane, in the window loop's order (kh, then kw).
+template <typename F>
+inline void forEachTap(int64_t oh, int64_t ow, int64_t H, int64_t W, int64_t KH, int64_t KW,
+                       int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                       F f) {
+  for (int64_t kh = 0; kh < KH; ++kh) {
+    const int64_t ih = oh * sh - ph + kh * dh;
+    if (ih < 0 || ih >= H)
+      continue;
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      const int64_t iw = ow * sw - pw + kw * dw;
+      if (iw >= 0 && iw < W)
+        f(ih * W + iw);
+    }
+  }
+}
+
 /// The element count of a six-dimensional box of extents `d`.
 inline int64_t boxSize(const int64_t* d) {
   return d[0] * d[1] * d[2] * d[3] * d[4] * d[5];

@@ -111,16 +111,8 @@ void maxPoolRows(const float* x, float* y, int64_t begin, int64_t end, int64_t H
       };
       auto one = [&](int64_t ow) {
         float m = -__builtin_inff();
-        for (int64_t kh = 0; kh < KH; ++kh) {
-          const int64_t ih = oh * sh - ph + kh * dh;
-          if (ih < 0 || ih >= H)
-            continue;
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            const int64_t iw = ow * sw - pw + kw * dw;
-            if (iw >= 0 && iw < W)
-              m = maxStep(m, xp[ih * W + iw]);
-          }
-        }
+        libjit::forEachTap(oh, ow, H, W, KH, KW, sh, sw, ph, pw, dh, dw,
+                           [&](int64_t at) { m = maxStep(m, xp[at]); });
         yr[ow] = m;
       };
       int64_t done = 0; // outputs [lo, done) are written by blocks
