@@ -73,6 +73,9 @@ private:
   void emitCopy(const lir::Instruction& in, CodegenContext& ctx);
   /// Whether a result's bytes overlap an input's (an in-place pair).
   static bool writesOverAnInput(const lir::Instruction& in);
+  /// Whether two operands share bytes once placed: activations by the memory plan (two
+  /// allocations whose lives do not meet may share an offset), others by their buffer.
+  bool sharesBytes(const lir::Value* a, const lir::Value* b) const;
   /// Emits `in`; with `add`, a residual Add fused into it (residualAddAfter).
   void emitCompute(const lir::Instruction& in, CodegenContext& ctx,
                    CodegenContext::InstanceCache& instances, const lir::Instruction* add = nullptr);
@@ -167,6 +170,18 @@ bool Generator::writesOverAnInput(const lir::Instruction& in) {
   return false;
 }
 
+bool Generator::sharesBytes(const lir::Value* a, const lir::Value* b) const {
+  if (!a || !b)
+    return false;
+  const lir::Location la = lir::locate(const_cast<lir::Value*>(a));
+  const lir::Location lb = lir::locate(const_cast<lir::Value*>(b));
+  if (la.root->valueKind() != lir::ValueKind::Alloc ||
+      lb.root->valueKind() != lir::ValueKind::Alloc)
+    return overlaps(a, b);
+  const size_t oa = plan_.offsetOf(la.root) + la.offset, ob = plan_.offsetOf(lb.root) + lb.offset;
+  return oa < ob + b->sizeInBytes() && ob < oa + a->sizeInBytes();
+}
+
 const lir::Instruction* Generator::residualAddAfter(const lir::Instruction& in,
                                                     const lir::Instruction* next) const {
   if (!next || next->valueKind() != lir::ValueKind::Compute || in.numResults() != 1 ||
@@ -209,9 +224,10 @@ const lir::Instruction* Generator::residualAddAfter(const lir::Instruction& in,
       for (const lir::Operand& o : u->operands())
         if (overlaps(o.value, y))
           return nullptr;
-  // The Add's result, written by the fused kernel, must not be one of its inputs.
+  // The Add's result, written by the fused kernel, must not share bytes with one of its
+  // inputs: not as a buffer, nor where the memory plan put them.
   for (size_t i = in.numResults(); i < in.operands().size(); ++i)
-    if (overlaps(next->operand(0).value, in.operand(i).value))
+    if (sharesBytes(next->operand(0).value, in.operand(i).value))
       return nullptr;
   return next;
 }
@@ -237,7 +253,7 @@ void Generator::emitCompute(const lir::Instruction& in, CodegenContext& ctx,
     const lir::Value* y = in.operand(0).value;
     const lir::Value* other = add->operand(overlaps(add->operand(1).value, y) ? 2 : 1).value;
     octx.setResidual({address(ctx, other), FusedActivation::of(add->node())});
-    octx.setOperandsMayAlias(overlaps(add->operand(0).value, other));
+    octx.setOperandsMayAlias(sharesBytes(add->operand(0).value, other));
   }
   try {
     unit->emit(op, octx);

@@ -44,7 +44,8 @@ void emitPool(const Op& n, CodegenContext& ctx) {
   for (int64_t e : v)
     args.push_back(ctx.i64(e));
   // Max pools of narrow planes run on the stride phases of each plane (libjit/Pool.cpp).
-  if (n.kind() == NodeKind::MaxPool) {
+  if (n.kind() == NodeKind::MaxPool &&
+      jitops::maxPoolOnPhases(v[1], v[3], v[5], v[6], v[7], v[9], v[13])) {
     const jitops::DwGeom g = jitops::dwGeom(v[2], v[3], v[4], v[5], v[6], v[7], v[12], v[13]);
     args.push_back(ctx.scratch(static_cast<size_t>(g.scratchFloats() * 4)));
   } else {

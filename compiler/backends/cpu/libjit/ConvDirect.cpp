@@ -89,16 +89,16 @@ storeTile(V16 (&acc)[MR][NV], const V16 (&bias)[NV], const float* r, int32_t act
     for (int i = MR; i < 8 * PG; ++i)
       rows[i / 8][h][i % 8] = F8{} * 0.f;
   for (int pg = 0; pg < PG; ++pg) {
-    // Positions [8 pg, 8 pg + n) of this group; all of them when the tile is whole.
-    constexpr int kFull = 8;
-    const int full = MR - 8 * pg < kFull ? MR - 8 * pg : kFull;
+    // The group's positions [8 pg, 8 pg + full) in a whole tile; of them, the first n
+    // are stored (none when the tile's row ends before the group).
+    const int full = MR - 8 * pg < 8 ? MR - 8 * pg : 8;
     const int64_t n = cols - 8 * pg < full ? cols - 8 * pg : full;
     for (int h = 0; h < 2 * NV; ++h) {
       F8 cols8[8];
       transpose8(rows[pg][h], cols8);
       for (int c8 = 0; c8 < 8 && 8 * h + c8 < chans; ++c8) {
         const int64_t at = (8 * h + c8) * P + 8 * pg;
-        if (n == full && full == MR - 8 * pg && cols == MR) {
+        if (cols == MR) {
           if (r) {
             F8 rv = F8{} * 0.f;
             __builtin_memcpy(&rv, r + at, full * sizeof(float));

@@ -1,6 +1,7 @@
-// The scratch layouts of the float convolution kernels (libjit/Conv.cpp), shared with
-// their code generator (codegen/ConvGen.cpp), which sizes the per-thread scratch: one
-// definition, so the two sides cannot disagree on a size.
+// The scratch layouts of the float convolution and max pool kernels (libjit/Conv.cpp,
+// ConvDirect.cpp, Pool.cpp), shared with their code generators (codegen/ConvGen.cpp,
+// PoolGen.cpp), which size the per-thread scratch: one definition, so the two sides
+// cannot disagree on a size.
 //
 // Depthwise (ember_dwconv_f32): each input plane is copied, zero-padded, into its stride
 // phases: phase (a, b) holds the input pixels (sh * i + a - ph, sw * j + b - pw) for
@@ -76,6 +77,40 @@ inline DirectGeom directGeom(int64_t cg, int64_t OH, int64_t OW, int64_t KH, int
   g.inRows = (rows - 1) * sh + (KH - 1) * dh + 1;
   g.slack = kDirectNarrowSlice * sw + 16; // the longer slice
   return g;
+}
+
+/// The outputs of a max pool's row that ember_pool_f32 computes 16 at a time
+/// (libjit/Pool.cpp): those whose taps all lie inside the row, at strides 1 and 2.
+struct MaxPoolRowBlocks {
+  int64_t lo = 0, hi = 0; ///< outputs whose taps all lie inside the row
+  int64_t lastStart = -1; ///< the last output a block of 16 may start at
+  bool vector = false;    ///< whether there are blocks at all
+};
+
+inline MaxPoolRowBlocks maxPoolRowBlocks(int64_t W, int64_t OW, int64_t KW, int64_t sw, int64_t pw,
+                                         int64_t dw) {
+  MaxPoolRowBlocks r;
+  // Outputs [lo, hi) have all KW taps inside the row: ow * sw + kw * dw - pw in [0, W).
+  const int64_t offMax = (KW - 1) * dw - pw;
+  r.lo = pw <= 0 ? 0 : (pw + sw - 1) / sw;
+  r.hi = W - offMax <= 0 ? 0 : (W - offMax + sw - 1) / sw;
+  r.hi = r.hi < OW ? r.hi : OW;
+  // A block of 16 at ow reads up to x[ow * sw + offMax + 16 * sw): the last start inside.
+  const int64_t span = 16 * sw;
+  r.lastStart = W - offMax - span >= 0 ? (W - offMax - span) / sw : -1;
+  r.vector = (sw == 1 || sw == 2) && r.hi - r.lo >= 16 && r.lastStart >= r.lo;
+  return r;
+}
+
+/// Largest stride of a max pool computed on stride phases (a phase per stride^2).
+constexpr int64_t kMaxPoolPhaseStride = 3;
+
+/// Whether a max pool runs on the stride phases of each plane (its scratch then is
+/// dwGeom(...).scratchFloats() per thread): planes too narrow for blocks of a row.
+inline bool maxPoolOnPhases(int64_t W, int64_t OW, int64_t KW, int64_t sh, int64_t sw, int64_t pw,
+                            int64_t dw) {
+  return !maxPoolRowBlocks(W, OW, KW, sw, pw, dw).vector && sh <= kMaxPoolPhaseStride &&
+         sw <= kMaxPoolPhaseStride;
 }
 
 /// Positions of one slice of the channel-vectorised convolution

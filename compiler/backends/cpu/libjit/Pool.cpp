@@ -61,34 +61,10 @@ inline void strideLoad(const float* x, int64_t sw, F16& v) {
 /// overlaps the one before instead of a scalar tail); the others, and every output at
 /// other strides, one at a time. Each output visits its taps in the window loop's order
 /// with the same NaN rule (the first NaN wins), so the bits are the same either way.
-/// Largest stride of a max pool computed on stride phases (a phase per stride^2).
-constexpr int64_t kMaxPhaseStride = 3;
-
-/// The outputs of a row that maxPoolRows computes 16 at a time.
-struct RowBlocks {
-  int64_t lo = 0, hi = 0; ///< outputs whose taps all lie inside the row
-  int64_t lastStart = -1; ///< the last output a block of 16 may start at
-  bool vector = false;    ///< whether there are blocks at all
-};
-
-RowBlocks rowBlocks(int64_t W, int64_t OW, int64_t KW, int64_t sw, int64_t pw, int64_t dw) {
-  RowBlocks r;
-  // Outputs [lo, hi) have all KW taps inside the row: ow * sw + kw * dw - pw in [0, W).
-  const int64_t offMax = (KW - 1) * dw - pw;
-  r.lo = pw <= 0 ? 0 : (pw + sw - 1) / sw;
-  r.hi = W - offMax <= 0 ? 0 : (W - offMax + sw - 1) / sw;
-  r.hi = r.hi < OW ? r.hi : OW;
-  // A block of 16 at ow reads up to x[ow * sw + offMax + 16 * sw): the last start inside.
-  const int64_t span = 16 * sw;
-  r.lastStart = W - offMax - span >= 0 ? (W - offMax - span) / sw : -1;
-  r.vector = (sw == 1 || sw == 2) && r.hi - r.lo >= 16 && r.lastStart >= r.lo;
-  return r;
-}
-
 void maxPoolRows(const float* x, float* y, int64_t begin, int64_t end, int64_t H, int64_t W,
                  int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
                  int64_t pw, int64_t dh, int64_t dw) {
-  const RowBlocks rb = rowBlocks(W, OW, KW, sw, pw, dw);
+  const ember::jitops::MaxPoolRowBlocks rb = ember::jitops::maxPoolRowBlocks(W, OW, KW, sw, pw, dw);
   const int64_t lo = rb.lo, hi = rb.hi, lastStart = rb.lastStart;
   const bool vector = rb.vector;
   for (int64_t p = begin; p < end; ++p) {
@@ -178,7 +154,7 @@ EMBER_KERNEL void ember_pool_f32(int32_t isMax, int32_t includePad, const float*
   libjit::threadRange(planes, tid, nth, &begin, &end);
   if (isMax) {
     // Scratch (for max pools only): ember::jitops::dwGeom(...).scratchFloats() per thread.
-    if (!rowBlocks(W, OW, KW, sw, pw, dw).vector && sh <= kMaxPhaseStride && sw <= kMaxPhaseStride)
+    if (ember::jitops::maxPoolOnPhases(W, OW, KW, sh, sw, pw, dw))
       maxPoolPhases(x, y, begin, end, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, scratch, tid);
     else
       maxPoolRows(x, y, begin, end, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw);
