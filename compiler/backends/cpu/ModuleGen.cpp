@@ -23,6 +23,13 @@ size_t alignUp(size_t v) {
   return (v + kRegionAlignment - 1) / kRegionAlignment * kRegionAlignment;
 }
 
+/// Whether two operands are the very same bytes (one buffer, offset and size).
+bool sameBytes(const lir::Value* a, const lir::Value* b) {
+  const lir::Location la = lir::locate(const_cast<lir::Value*>(a));
+  const lir::Location lb = lir::locate(const_cast<lir::Value*>(b));
+  return la.root == lb.root && la.offset == lb.offset && a->sizeInBytes() == b->sizeInBytes();
+}
+
 /// Whether the bytes of two operands overlap.
 bool overlaps(const lir::Value* a, const lir::Value* b) {
   if (!a || !b)
@@ -204,21 +211,12 @@ const lir::Instruction* Generator::residualAddAfter(const lir::Instruction& in,
   const lir::Location ly = lir::locate(const_cast<lir::Value*>(y));
   if (ly.root->valueKind() != lir::ValueKind::Alloc)
     return nullptr;
-  int mine = -1;
-  for (int i = 0; i < 2; ++i) {
-    const lir::Value* v = next->operand(1 + i).value;
-    const lir::Location l = lir::locate(const_cast<lir::Value*>(v));
-    if (l.root == ly.root && l.offset == ly.offset && v->sizeInBytes() == y->sizeInBytes())
-      mine = i;
-  }
-  if (mine < 0 || overlaps(y, next->operand(2 - mine).value))
+  const lir::Value *a = next->operand(1).value, *b = next->operand(2).value;
+  if (!(sameBytes(a, y) ? !overlaps(b, y) : sameBytes(b, y) && !overlaps(a, y)))
     return nullptr;
   // Unless the Add writes its result over it (then later readers read the Add's result),
   // nothing else may touch it: the fused kernel never writes the result itself.
-  const lir::Value* sum = next->operand(0).value;
-  const lir::Location ls = lir::locate(const_cast<lir::Value*>(sum));
-  const bool inPlace =
-      ls.root == ly.root && ls.offset == ly.offset && sum->sizeInBytes() == y->sizeInBytes();
+  const bool inPlace = sameBytes(next->operand(0).value, y);
   for (const lir::Instruction* u : users_.at(ly.root))
     if (!inPlace && u != &in && u != next)
       for (const lir::Operand& o : u->operands())
@@ -251,7 +249,7 @@ void Generator::emitCompute(const lir::Instruction& in, CodegenContext& ctx,
   octx.setOperandsMayAlias(writesOverAnInput(in));
   if (add) {
     const lir::Value* y = in.operand(0).value;
-    const lir::Value* other = add->operand(overlaps(add->operand(1).value, y) ? 2 : 1).value;
+    const lir::Value* other = add->operand(sameBytes(add->operand(1).value, y) ? 2 : 1).value;
     octx.setResidual({address(ctx, other), FusedActivation::of(add->node())});
     octx.setOperandsMayAlias(sharesBytes(add->operand(0).value, other));
   }

@@ -106,6 +106,8 @@ struct Blocking {
   /// The direct kernel (channels in the vectors, inputs broadcast from a padded band):
   /// mr = 7 positions, nr = 32 channels (or 14 x 16), no X_col.
   bool direct = false;
+  const char* kernel = "";   ///< the libjit kernel of this blocking
+  int64_t scratchFloats = 0; ///< its scratch per thread (libjit/ConvScratch.h)
 };
 
 /// Most bytes of scratch one thread of the channel-vectorised kernel may take (all of
@@ -128,6 +130,10 @@ Blocking blockingOf(const Geom& g) {
   const int64_t swapped = roundUp(P, b.mr) * roundUp(mg, b.nr);
   b.channelVectors =
       wide && swapped * 100 < plain * 93 && jitops::convTScratchFloats(K, P) * 4 <= kMaxGatherBytes;
+  b.kernel = b.channelVectors ? "ember_conv_f32_t_mr8_nr32"
+             : wide           ? "ember_conv_f32_mr8_nr32"
+                              : "ember_conv_f32_mr6_nr16";
+  b.scratchFloats = b.channelVectors ? jitops::convTScratchFloats(K, P) : K * b.nr + b.mr * b.nr;
   // A kernel larger than 1x1 gathers each input KH x KW times into X_col (about 8% of
   // ResNet-18's time); the direct kernel reads the inputs in place. Taken on AVX-512
   // hosts unless its padding (positions per row to a multiple of 7, channels to 32) costs
@@ -149,6 +155,8 @@ Blocking blockingOf(const Geom& g) {
     b.mr = narrow ? jitops::kDirectNarrowSlice : jitops::kDirectSlice;
     b.nr = narrow ? jitops::kDirectNarrowBlock : jitops::kDirectBlock;
     b.direct = true;
+    b.kernel = narrow ? "ember_conv_f32_direct_mr14_nr16" : "ember_conv_f32_direct_mr7_nr32";
+    b.scratchFloats = dg.scratchFloats(cg);
   }
   return b;
 }
@@ -193,24 +201,12 @@ void emitConv(const Op& n, CodegenContext& ctx) {
     return;
   }
   args.push_back(residual ? residual->addend : ctx.nullPtr());
-  const int64_t K = (g.C / g.group) * g.KH * g.KW;
-  const int64_t floats =
-      blk.direct ? jitops::directGeom(g.C / g.group, g.OH, g.OW, g.KH, g.KW, g.sh, g.sw, g.dh, g.dw)
-                       .scratchFloats(g.C / g.group)
-      : blk.channelVectors ? jitops::convTScratchFloats(K, g.OH * g.OW)
-                           : K * blk.nr + blk.mr * blk.nr;
-  args.push_back(ctx.scratch(static_cast<size_t>(floats * 4)));
+  args.push_back(ctx.scratch(static_cast<size_t>(blk.scratchFloats * 4)));
   args.push_back(ctx.tid());
   args.push_back(ctx.nth());
-  const std::string kernel =
-      blk.direct ? (blk.nr == jitops::kDirectNarrowBlock ? "ember_conv_f32_direct_mr14_nr16"
-                                                         : "ember_conv_f32_direct_mr7_nr32")
-      : blk.channelVectors ? "ember_conv_f32_t_mr8_nr32"
-      : blk.nr == 32       ? "ember_conv_f32_mr8_nr32"
-                           : "ember_conv_f32_mr6_nr16";
   // The channel counts C and M only bound loops: layers that differ in them share an
   // instance. The spatial sizes stay constants (the panel gathers specialise on them).
-  ctx.call(kernel, args, {5, 8});
+  ctx.call(blk.kernel, args, {5, 8});
 }
 
 } // namespace

@@ -65,8 +65,6 @@ void maxPoolRows(const float* x, float* y, int64_t begin, int64_t end, int64_t H
                  int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
                  int64_t pw, int64_t dh, int64_t dw) {
   const ember::jitops::MaxPoolRowBlocks rb = ember::jitops::maxPoolRowBlocks(W, OW, KW, sw, pw, dw);
-  const int64_t lo = rb.lo, hi = rb.hi, lastStart = rb.lastStart;
-  const bool vector = rb.vector;
   for (int64_t p = begin; p < end; ++p) {
     const float* xp = x + p * H * W;
     for (int64_t oh = 0; oh < OH; ++oh) {
@@ -91,20 +89,18 @@ void maxPoolRows(const float* x, float* y, int64_t begin, int64_t end, int64_t H
                            [&](int64_t at) { m = maxStep(m, xp[at]); });
         yr[ow] = m;
       };
-      int64_t done = 0; // outputs [lo, done) are written by blocks
-      if (vector) {
-        int64_t ow = lo;
-        for (; ow + 16 <= hi && ow <= lastStart; ow += 16)
-          block(ow);
-        const int64_t last = (hi < lastStart + 16 ? hi : lastStart + 16) - 16;
-        if (ow < hi && last >= lo) {
+      int64_t done = rb.lo; // outputs [rb.lo, done) are written by blocks
+      if (rb.vector) {
+        for (; done + 16 <= rb.hi && done <= rb.lastStart; done += 16)
+          block(done);
+        const int64_t last = (rb.hi < rb.lastStart + 16 ? rb.hi : rb.lastStart + 16) - 16;
+        if (done < rb.hi && last >= rb.lo) {
           block(last);
-          ow = last + 16;
+          done = last + 16;
         }
-        done = ow;
       }
       for (int64_t ow = 0; ow < OW; ++ow)
-        if (!vector || ow < lo || ow >= done)
+        if (ow < rb.lo || ow >= done)
           one(ow);
     }
   }
@@ -208,7 +204,7 @@ EMBER_KERNEL void ember_global_pool_f32(int32_t isMax, const float* x, float* y,
     } else {
       // In double, eight partial sums (a plain loop keeps its order and stays scalar:
       // EfficientNet-B0's 17 squeezes took 1.7 ms).
-      const double sum = libjit::sumAsDouble(v, size, 1, [](auto&) {});
+      const double sum = libjit::sumAsDouble(v, size);
       y[p] = static_cast<float>(sum / static_cast<double>(size));
     }
   }
