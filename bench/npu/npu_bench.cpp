@@ -2,12 +2,14 @@
 // simulated; per model and description: compile time, simulated cycles, MAC utilisation,
 // roofline efficiency, and the cost model's estimate beside the simulation.
 //
-//   npu_bench --models DIR [--isa FILE.json]... [--json FILE] MODEL...
+//   npu_bench --models DIR [--isa FILE.json]... [--json FILE] [--layers] MODEL...
 //
 // --json also writes the figures as an array with one object per model and description
 // (model, description, compile_s, cycles, useful_mac_utilization, array_mac_utilization,
 // roofline_efficiency, estimated_cycles, host_s; on a fault: model, description, fault),
-// for bench/scoreboard/scoreboard.py.
+// for bench/scoreboard/scoreboard.py. --layers also prints, per layer in program order, its
+// simulated cycles beside its ideal cycles and what bounds them (the array or DRAM): where
+// a model's roofline efficiency goes.
 //
 // Roofline efficiency (issue 5): for each layer, ideal cycles = max(MACs / peak MACs per
 // cycle, compulsory DRAM bytes / DRAM bytes per cycle), where the compulsory bytes are the
@@ -52,8 +54,30 @@ double compulsoryBytes(const Node& n) {
   return b;
 }
 
+/// Per layer: simulated cycles (first start to last end of its instructions, so
+/// overlapping layers both count the overlap), ideal cycles and the bound.
+void printLayers(const Function& q, const npu::CompileResult& c, const sim::Report& report,
+                 double peak, double bw) {
+  std::printf("  %-60s %10s %10s %5s %7s %10s\n", "layer", "sim cycles", "ideal", "bound", "eff.",
+              "lost");
+  std::map<std::string, uint64_t> macs;
+  for (const auto& l : c.summary.layers)
+    macs[l.name] = l.macs;
+  for (const auto& l : report.layers) {
+    const Node* n = q.findNode(l.name);
+    const double compute = double(macs[l.name]) / peak;
+    const double memory = (n ? compulsoryBytes(*n) : 0) / bw;
+    const double ideal = std::max(compute, memory);
+    const std::string name =
+        l.name.size() > 60 ? "..." + l.name.substr(l.name.size() - 57) : l.name;
+    std::printf("  %-60s %10llu %10.0f %5s %6.1f%% %10.0f\n", name.c_str(),
+                (unsigned long long)l.cycles, ideal, compute >= memory ? "MAC" : "DRAM",
+                l.cycles ? 100.0 * ideal / double(l.cycles) : 0.0, double(l.cycles) - ideal);
+  }
+}
+
 void benchModel(const std::string& dir, const std::string& model,
-                const std::vector<std::string>& isas, nlohmann::json& json) {
+                const std::vector<std::string>& isas, bool layers, nlohmann::json& json) {
   const std::string path = dir + "/" + model + "/model.onnx";
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Module> m = importOnnxFile(path);
@@ -111,6 +135,8 @@ void benchModel(const std::string& dir, const std::string& model,
                 model.c_str(), desc.name().c_str(), compile, cycles, 100.0 * useful,
                 100.0 * r.report.mac_utilization, 100.0 * ideal / cycles, c.summary.cycles,
                 c.summary.cycles / cycles, host, cycles / host / 1e6);
+    if (layers)
+      printLayers(*q, c, r.report, peak, bw);
     json.push_back({{"model", model},
                     {"description", desc.name()},
                     {"compile_s", compile},
@@ -130,17 +156,21 @@ void benchModel(const std::string& dir, const std::string& model,
 int main(int argc, char** argv) {
   std::string dir, jsonPath;
   std::vector<std::string> isas, models;
+  bool layers = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if ((a == "--models" || a == "--isa") && i + 1 < argc)
       (a == "--models" ? dir : (isas.emplace_back(), isas.back())) = argv[++i];
     else if (a == "--json" && i + 1 < argc)
       jsonPath = argv[++i];
+    else if (a == "--layers")
+      layers = true;
     else if (!a.empty() && a[0] != '-')
       models.push_back(a);
     else {
       std::fprintf(stderr,
-                   "usage: npu_bench --models DIR [--isa FILE.json]... [--json FILE] MODEL...\n");
+                   "usage: npu_bench --models DIR [--isa FILE.json]... [--json FILE] [--layers] "
+                   "MODEL...\n");
       return 1;
     }
   }
@@ -154,7 +184,7 @@ int main(int argc, char** argv) {
   nlohmann::json json = nlohmann::json::array();
   try {
     for (const auto& m : models)
-      benchModel(dir, m, isas, json);
+      benchModel(dir, m, isas, layers, json);
     if (!jsonPath.empty())
       sim::writeJsonFile(jsonPath, json);
   } catch (const std::exception& e) {
