@@ -244,28 +244,45 @@ private:
     bin_.io.push_back(std::move(e));
   }
 
+  /// `n` colon-separated non-negative integers, the first `narrow` of them at most 65535,
+  /// the rest at most 2^32 - 1 (the .io entry's `key`; `form` shows the expected form).
+  std::vector<std::uint64_t> fieldList(const std::string& v, int n, int narrow, const char* key,
+                                       const char* form) {
+    std::vector<std::uint64_t> f;
+    std::size_t p = 0;
+    for (int i = 0; i < n; ++i) {
+      const std::size_t c = i < n - 1 ? v.find(':', p) : v.size();
+      const auto d = c == std::string::npos ? std::nullopt : parseInt(v.substr(p, c - p));
+      const std::int64_t hi = i < narrow ? 65535 : std::int64_t(UINT32_MAX);
+      if (!d || *d < 0 || *d > hi || (i == n - 1 && c != v.size()))
+        fail(std::string("bad ") + key + " \"" + v + "\" (" + form + ")");
+      f.push_back(std::uint64_t(*d));
+      p = c + 1;
+    }
+    return f;
+  }
+
   void ioKey(IoEntry& e, const std::string& k, const std::string& v) {
     if (k == "dtype") {
       if (!parse(v, e.dtype))
         fail("unknown dtype \"" + v + "\" (int8, uint8, int32, float32)");
     } else if (k == "layout") {
       if (!parse(v, e.layout))
-        fail("unknown layout \"" + v + "\" (flat, nchwc, packed)");
+        fail("unknown layout \"" + v + "\" (flat, nchwc, packed, patches)");
     } else if (k == "pack") {
       // pixels:stride:pad_left:width (layout=packed)
-      std::uint64_t f[4];
-      std::size_t p = 0;
-      for (int i = 0; i < 4; ++i) {
-        const std::size_t c = i < 3 ? v.find(':', p) : v.size();
-        const auto d = c == std::string::npos ? std::nullopt : parseInt(v.substr(p, c - p));
-        const std::int64_t hi = i < 3 ? 65535 : std::int64_t(UINT32_MAX);
-        if (!d || *d < 0 || *d > hi || (i == 3 && c != v.size()))
-          fail("bad pack \"" + v + "\" (pixels:stride:pad_left:width, e.g. 4:2:3:114)");
-        f[i] = std::uint64_t(*d);
-        p = c + 1;
-      }
+      const auto f = fieldList(v, 4, 3, "pack", "pixels:stride:pad_left:width, e.g. 4:2:3:114");
       e.packing = {std::uint16_t(f[0]), std::uint16_t(f[1]), std::uint16_t(f[2]),
                    std::uint32_t(f[3])};
+    } else if (k == "patch") {
+      // kh:kw:sh:sw:dh:dw:pad_top:pad_left:out_h:out_w (layout=patches)
+      const auto f = fieldList(v, 10, 8, "patch",
+                               "kh:kw:sh:sw:dh:dw:pad_top:pad_left:out_h:out_w, e.g. "
+                               "7:7:2:2:1:1:3:3:112:112");
+      IoPatches& p = e.patches;
+      p = {std::uint16_t(f[0]), std::uint16_t(f[1]), std::uint16_t(f[2]), std::uint16_t(f[3]),
+           std::uint16_t(f[4]), std::uint16_t(f[5]), std::uint16_t(f[6]), std::uint16_t(f[7]),
+           std::uint32_t(f[8]), std::uint32_t(f[9])};
     } else if (k == "shape") {
       std::size_t p = 0;
       while (p <= v.size()) {

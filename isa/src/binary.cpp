@@ -16,7 +16,7 @@ namespace ember::isa {
 
 namespace {
 const char* const kDTypes[] = {"int8", "uint8", "int32", "float32"};
-const char* const kLayouts[] = {"flat", "nchwc", "packed"};
+const char* const kLayouts[] = {"flat", "nchwc", "packed", "patches"};
 const char* const kDirs[] = {"input", "output"};
 const char* const kKinds[] = {"const", "input", "output", "scratch"};
 
@@ -77,7 +77,7 @@ bool IoEntry::operator==(const IoEntry& o) const {
   return name == o.name && dir == o.dir && dtype == o.dtype && layout == o.layout &&
          shape == o.shape && std::memcmp(&scale, &o.scale, sizeof scale) == 0 &&
          zero_point == o.zero_point && dram_offset == o.dram_offset && size_bytes == o.size_bytes &&
-         packing == o.packing;
+         packing == o.packing && patches == o.patches;
 }
 
 Binary Binary::forIsa(const IsaDescription& isa) {
@@ -147,6 +147,29 @@ std::uint64_t neededBytes(const IoEntry& e, const IsaDescription& isa, std::stri
     dims = {dims[0], dims[2], p.width, lanes}; // N, H, width, L
   } else if (!(e.packing == IoPacking{})) {
     why = std::string("packing given for layout ") + toString(e.layout);
+    return 0;
+  }
+  if (e.layout == Layout::Patches) {
+    const IoPatches& p = e.patches;
+    const std::uint64_t lanes = isa.memory(mem::kAct).lanes();
+    if (dims.size() != 4 || e.dir != IoDir::Input) {
+      why = "layout patches is for rank-4 N,C,H,W inputs only";
+      return 0;
+    }
+    const std::uint64_t taps = std::uint64_t(p.kernel_h) * p.kernel_w;
+    if (!p.kernel_h || !p.kernel_w || !p.stride_h || !p.stride_w || !p.dilation_h ||
+        !p.dilation_w || !p.out_h || !p.out_w || dims[1] > kMaxElements / taps) {
+      why = "patches of a " + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) +
+            " kernel, stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) +
+            ", dilation " + std::to_string(p.dilation_h) + "x" + std::to_string(p.dilation_w) +
+            ", " + std::to_string(p.out_h) + "x" + std::to_string(p.out_w) +
+            " outputs (needs every one >= 1 and C x kernel <= 2^40)";
+      return 0;
+    }
+    const std::uint64_t k = dims[1] * taps;
+    dims = {dims[0], (k + lanes - 1) / lanes * lanes, p.out_h, p.out_w}; // Nchwc of the patches
+  } else if (!(e.patches == IoPatches{})) {
+    why = std::string("patches given for layout ") + toString(e.layout);
     return 0;
   }
   std::uint64_t n = sizeOf(e.dtype);

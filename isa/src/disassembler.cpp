@@ -99,6 +99,12 @@ void tables(std::ostringstream& o, const Binary& bin) {
     if (e.layout == Layout::Packed)
       o << " pack=" << e.packing.pixels << ":" << e.packing.stride << ":" << e.packing.pad_left
         << ":" << e.packing.width;
+    if (e.layout == Layout::Patches) {
+      const IoPatches& p = e.patches;
+      o << " patch=" << p.kernel_h << ":" << p.kernel_w << ":" << p.stride_h << ":" << p.stride_w
+        << ":" << p.dilation_h << ":" << p.dilation_w << ":" << p.pad_top << ":" << p.pad_left
+        << ":" << p.out_h << ":" << p.out_w;
+    }
     o << "\n";
   }
   if (!bin.io.empty())

@@ -176,6 +176,14 @@ std::vector<std::uint8_t> encodeIo(const Binary& b) {
       w.u16(e.packing.pad_left);
       w.u32(e.packing.width);
     }
+    if (e.layout == Layout::Patches) {
+      const IoPatches& p = e.patches;
+      for (std::uint16_t v : {p.kernel_h, p.kernel_w, p.stride_h, p.stride_w, p.dilation_h,
+                              p.dilation_w, p.pad_top, p.pad_left})
+        w.u16(v);
+      w.u32(p.out_h);
+      w.u32(p.out_w);
+    }
   }
   return w.buf;
 }
@@ -228,7 +236,7 @@ void decodeIo(Cursor c, Binary& b) {
       c.fail("entry " + std::to_string(i) + ": bad direction " + std::to_string(dir));
     if (dt > 3)
       c.fail("entry " + std::to_string(i) + ": bad dtype " + std::to_string(dt));
-    if (lay > 2)
+    if (lay > 3)
       c.fail("entry " + std::to_string(i) + ": bad layout " + std::to_string(lay));
     if (rank > 8)
       c.fail("entry " + std::to_string(i) + ": rank " + std::to_string(rank) + " > 8");
@@ -246,6 +254,19 @@ void decodeIo(Cursor c, Binary& b) {
       e.packing.stride = c.u16("packing stride");
       e.packing.pad_left = c.u16("packing left padding");
       e.packing.width = c.u32("packed width");
+    }
+    if (e.layout == Layout::Patches) {
+      IoPatches& p = e.patches;
+      p.kernel_h = c.u16("patch kernel height");
+      p.kernel_w = c.u16("patch kernel width");
+      p.stride_h = c.u16("patch stride height");
+      p.stride_w = c.u16("patch stride width");
+      p.dilation_h = c.u16("patch dilation height");
+      p.dilation_w = c.u16("patch dilation width");
+      p.pad_top = c.u16("patch top padding");
+      p.pad_left = c.u16("patch left padding");
+      p.out_h = c.u32("patch output height");
+      p.out_w = c.u32("patch output width");
     }
     b.io.push_back(std::move(e));
   }

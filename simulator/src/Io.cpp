@@ -1,4 +1,4 @@
-// Nchwc blocking and pixel packing of I/O tensors (ARCHITECTURE section 2, "Data layout
+// Nchwc blocking, pixel packing and patches of I/O tensors (ARCHITECTURE section 2, "Data layout
 // on the NPU"; isa::Layout).
 #include "ember/sim/Io.h"
 
@@ -60,6 +60,43 @@ template <typename F, typename G> void forPacked(const isa::IoEntry& e, unsigned
         }
 }
 
+/// forPacked for a Patches entry: every tap of every output pixel's window (an element
+/// lands in as many windows as cover it).
+template <typename F, typename G> void forPatches(const isa::IoEntry& e, unsigned L, F f, G pad) {
+  const isa::IoPatches& p = e.patches;
+  if (e.shape.size() != 4 || !p.kernel_h || !p.kernel_w || !p.out_h || !p.out_w)
+    throw isa::Error("<io>", e.name, "a patches tensor needs a rank-4 shape and its windows");
+  const u64 N = u64(e.shape[0]), C = u64(e.shape[1]), H = u64(e.shape[2]), W = u64(e.shape[3]);
+  const u64 K = C * p.kernel_h * p.kernel_w, KB = (K + L - 1) / L;
+  const u64 OH = p.out_h, OW = p.out_w;
+  for (u64 n = 0; n < N; ++n)
+    for (u64 oy = 0; oy < OH; ++oy)
+      for (u64 ox = 0; ox < OW; ++ox)
+        for (u64 kh = 0; kh < p.kernel_h; ++kh)
+          for (u64 kw = 0; kw < p.kernel_w; ++kw) {
+            const std::int64_t y = std::int64_t(oy * p.stride_h + kh * p.dilation_h) - p.pad_top;
+            const std::int64_t x = std::int64_t(ox * p.stride_w + kw * p.dilation_w) - p.pad_left;
+            const bool in = y >= 0 && u64(y) < H && x >= 0 && u64(x) < W;
+            for (u64 c = 0; c < C; ++c) {
+              const u64 k = (kh * p.kernel_w + kw) * C + c; // the patch channel
+              const u64 di = (((n * KB + k / L) * OH + oy) * OW + ox) * L + k % L;
+              if (in)
+                f(((n * C + c) * H + u64(y)) * W + u64(x), di);
+              else
+                pad(di);
+            }
+          }
+}
+
+/// forPacked or forPatches, as the layout says: the layouts the host writes with copies
+/// of pixels and the zero point outside the image.
+template <typename F, typename G> void forCopies(const isa::IoEntry& e, unsigned L, F f, G pad) {
+  if (e.layout == isa::Layout::Patches)
+    forPatches(e, L, f, pad);
+  else
+    forPacked(e, L, f, pad);
+}
+
 } // namespace
 
 std::vector<std::uint8_t> packIo(const isa::IoEntry& e, const std::vector<std::uint8_t>& elems,
@@ -74,13 +111,13 @@ std::vector<std::uint8_t> packIo(const isa::IoEntry& e, const std::vector<std::u
     std::memcpy(out.data(), elems.data(), std::min<std::size_t>(out.size(), elems.size()));
     return out;
   }
-  if (e.layout == isa::Layout::Packed) {
+  if (e.layout == isa::Layout::Packed || e.layout == isa::Layout::Patches) {
     // Outside the image: the zero point (the real value 0, the convolution's padding).
     const std::int64_t zp = e.zero_point;
     std::uint8_t zpBytes[4];
     for (unsigned b = 0; b < 4; ++b)
       zpBytes[b] = std::uint8_t(std::uint64_t(zp) >> (8 * b));
-    forPacked(
+    forCopies(
         e, lanes,
         [&](u64 li, u64 di) {
           if ((di + 1) * es <= out.size())
@@ -107,9 +144,9 @@ std::vector<std::uint8_t> unpackIo(const isa::IoEntry& e, const std::uint8_t* dr
     std::memcpy(out.data(), dram, std::min<std::size_t>(out.size(), e.size_bytes));
     return out;
   }
-  if (e.layout == isa::Layout::Packed) {
+  if (e.layout == isa::Layout::Packed || e.layout == isa::Layout::Patches) {
     // Every copy of a pixel holds the same value: the last one read wins.
-    forPacked(
+    forCopies(
         e, lanes,
         [&](u64 li, u64 di) {
           if ((di + 1) * es <= e.size_bytes)

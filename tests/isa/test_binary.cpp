@@ -356,6 +356,59 @@ TEST(Binary, PackedLayoutIsCheckedAgainstShapeAndLanes) {
                    "packing given for layout nchwc");
 }
 
+/// conv_tile with its input the windows of a 3 x 3 stride-2 convolution the host wrote
+/// (isa::Layout::Patches): 3 x 9 = 27 patch channels in 2 blocks of 16 lanes, 4 x 4
+/// outputs.
+Binary patchesInput() {
+  Binary b = convTile();
+  IoEntry& x = b.io.at(0);
+  x.layout = Layout::Patches;
+  x.shape = {1, 3, 8, 8};
+  x.patches = {3, 3, 2, 2, 1, 1, 1, 1, 4, 4};
+  x.size_bytes = 2 * 4 * 4 * 16; // N x blocks x out_h x out_w x lanes
+  return b;
+}
+
+TEST(Binary, PatchesInputRoundTripsThroughElfAndText) {
+  const Binary b = patchesInput();
+  const auto img = serializeElf(b, reference());
+  const Binary back = parseElf(img.data(), img.size(), reference(), "mem");
+  EXPECT_EQ(back, b);
+  EXPECT_EQ(back.io.at(0).patches, (IoPatches{3, 3, 2, 2, 1, 1, 1, 1, 4, 4}));
+  const std::string text = disassemble(b, reference());
+  EXPECT_NE(text.find("layout=patches shape=1x3x8x8"), std::string::npos) << text;
+  EXPECT_NE(text.find("patch=3:3:2:2:1:1:1:1:4:4"), std::string::npos) << text;
+  EXPECT_EQ(assemble(text, reference(), "patches.s"), b);
+  try { // one field short
+    assemble(std::string(text).replace(text.find("patch=3:3:"), 10, "patch=3:"), reference(),
+             "bad.s");
+    ADD_FAILURE() << "a patch= of 9 fields must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad patch \"3:2:2:1:1:1:1:4:4\""), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Binary, PatchesLayoutIsCheckedAgainstShapeAndLanes) {
+  Binary b = patchesInput();
+  b.io[0].size_bytes = 2 * 4 * 4 * 16 - 1;
+  EXPECT_ISA_ERROR(serializeElf(b, reference()), "section .ember.io: entry \"x\"",
+                   "smaller than the 512");
+  b = patchesInput();
+  b.io[0].patches.stride_w = 0;
+  EXPECT_ISA_ERROR(serializeElf(b, reference()), "section .ember.io: entry \"x\"",
+                   "needs every one >= 1");
+  b = patchesInput();
+  b.io[1].layout = Layout::Patches;
+  b.io[1].patches = {1, 1, 1, 1, 1, 1, 0, 0, 4, 4};
+  EXPECT_ISA_ERROR(serializeElf(b, reference()), "section .ember.io: entry \"y\"",
+                   "layout patches is for rank-4 N,C,H,W inputs only");
+  b = convTile();
+  b.io[0].patches = {3, 3, 2, 2, 1, 1, 1, 1, 4, 4}; // patches on an nchwc entry
+  EXPECT_ISA_ERROR(serializeElf(b, reference()), "section .ember.io: entry \"x\"",
+                   "patches given for layout nchwc");
+}
+
 TEST(Binary, ValidateRejectsBadTablesOnWrite) {
   Binary b = convTile();
   b.io[0].shape = {1, 16, 9, 8}; // needs more bytes than its size

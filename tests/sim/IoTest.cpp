@@ -1,5 +1,5 @@
-// Host-side I/O layout: NCHWc blocking of 4-D and 2-D entries, pixel packing, flat
-// entries, errors.
+// Host-side I/O layout: NCHWc blocking of 4-D and 2-D entries, pixel packing, patches,
+// flat entries, errors.
 #include "ember/sim/Io.h"
 #include "ember/isa/error.h"
 
@@ -65,6 +65,27 @@ TEST(SimIo, PackedPutsNeighbouringPixelsSideBySide) {
   const auto packed = ember::sim::packIo(e, iota(8), 8);
   EXPECT_EQ(packed, want);
   EXPECT_EQ(ember::sim::unpackIo(e, packed.data(), 8), iota(8));
+}
+
+// Patches (docs/isa.md, the .ember.io section): a 1 x 2 x 2 x 3 image (element 1 + c * 6
+// + y * 3 + x) as the windows of a 2 x 2 kernel, stride 1 x 2, one pixel of left padding,
+// 1 x 2 outputs, L = 4: patch channel k = (kh * 2 + kw) * 2 + c, 8 of them in two lane
+// blocks, Nchwc [1, 8, 1, 2]. Output ox reads columns 2 ox - 1 and 2 ox; outside the
+// image the zero point (-3 = 0xfd).
+TEST(SimIo, PatchesHoldEachOutputPixelsWindow) {
+  IoEntry e = entry({1, 2, 2, 3}, 16, ember::isa::Layout::Patches);
+  e.zero_point = -3;
+  e.patches = {2, 2, 1, 2, 1, 1, 0, 1, 1, 2};
+  const std::uint8_t z = 0xfd;
+  const std::vector<std::uint8_t> want = {
+      z, z,  1, 7,  // block 0, ox 0: (kh 0, kw 0) x = -1; (0, 1) x = 0
+      2, 8,  3, 9,  // block 0, ox 1: (0, 0) x = 1; (0, 1) x = 2
+      z, z,  4, 10, // block 1, ox 0: (1, 0) x = -1; (1, 1) x = 0
+      5, 11, 6, 12  // block 1, ox 1: (1, 0) x = 1; (1, 1) x = 2
+  };
+  const auto packed = ember::sim::packIo(e, iota(12), 4);
+  EXPECT_EQ(packed, want);
+  EXPECT_EQ(ember::sim::unpackIo(e, packed.data(), 4), iota(12));
 }
 
 TEST(SimIo, FlatIsCopiedAndErrorsNameTheEntry) {

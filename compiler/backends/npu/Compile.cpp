@@ -152,7 +152,7 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   std::map<const Node*, const Node*> producerOf; // fused Add -> its producer
   for (const auto& [producer, add] : fused)
     producerOf[add] = producer;
-  DramPlan plan = planDram(f, t, fused, opts.packInputsOnHost);
+  DramPlan plan = planDram(f, t, fused, opts);
   ConstPool pool(plan.constBase);
   Program prog(t, opts.doubleBuffer ? 2 : 1);
   LayerCtx ctx{t, prog, pool, opts, plan.tensors};

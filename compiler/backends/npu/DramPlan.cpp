@@ -34,8 +34,11 @@ isa::IoEntry ioEntry(const std::string& name, isa::IoDir dir, const NodeValue& v
   e.name = name;
   e.dir = dir;
   e.dtype = isa::DType::Int8;
-  e.layout = d.packing.pixels ? isa::Layout::Packed : isa::Layout::Nchwc;
+  e.layout = d.packing.pixels     ? isa::Layout::Packed
+             : d.patches.kernel_h ? isa::Layout::Patches
+                                  : isa::Layout::Nchwc;
   e.packing = d.packing;
+  e.patches = d.patches;
   // A rank-2 [N, C] value is laid out as [N, C, 1, 1]; the I/O table says so explicitly
   // (the binary format's Nchwc layout is defined on rank-4 shapes).
   e.shape = nchwOf(v.dims());
@@ -55,7 +58,8 @@ struct Interval {
 } // namespace
 
 DramPlan planDram(const Function& f, const Target& t,
-                  const std::map<const Node*, const Node*>& emittedWith, bool packInputs) {
+                  const std::map<const Node*, const Node*>& emittedWith,
+                  const CompileOptions& opts) {
   // Buffers start on a DMA burst boundary (hardware.dma.burst_bytes), so a row run never
   // costs an extra burst at its start.
   const uint64_t kAlign = std::max<uint64_t>(1, t.isa().hw().dma.burst_bytes);
@@ -74,7 +78,7 @@ DramPlan planDram(const Function& f, const Target& t,
       outputValues.insert(o.value.node->input(0));
 
   // Inputs: QuantizeLinear of a placeholder. One that a single layer reads, in the
-  // packing it asks for (Layer::inputPacking), the host then writes packed.
+  // layout it asks for (Layer::hostLayout), the host then writes so.
   uint64_t off = 0;
   std::set<std::string> names;
   std::set<const Node*> hostPacked; // layers whose input 0 is host-packed
@@ -83,15 +87,24 @@ DramPlan planDram(const Function& f, const Target& t,
       continue;
     const NodeValue v = resultOf(*n);
     DramTensor d = tensorOf(v, L);
-    if (packInputs && f.numUses(n.get()) == 1 && !outputValues.count(v))
+    if (opts.packInputsOnHost && f.numUses(n.get()) == 1 && !outputValues.count(v))
       for (const auto& u : f.nodes())
         if (u->numInputs() > 0 && u->input(0) == v)
           if (const Layer* l = findLayer(u->kind()))
-            if (const auto pk = l->inputPacking(*u, t)) {
-              d.C *= pk->pixels;
-              d.W = pk->width;
-              d.CB = 1;
-              d.packing = *pk;
+            if (const auto hl = l->hostLayout(*u, t, opts)) {
+              if (const isa::IoPacking& pk = hl->packing; pk.pixels) {
+                d.C *= pk.pixels;
+                d.W = pk.width;
+                d.CB = 1;
+              } else {
+                const isa::IoPatches& pt = hl->patches;
+                d.C *= int64_t(pt.kernel_h) * pt.kernel_w;
+                d.H = pt.out_h;
+                d.W = pt.out_w;
+                d.CB = ceilDiv(d.C, L);
+              }
+              d.packing = hl->packing;
+              d.patches = hl->patches;
               hostPacked.insert(u.get());
             }
     d.offset = off;

@@ -38,10 +38,10 @@ struct DramPlan {
 /// Plans `f` (which unsupportedNodes accepted) for target `t`. `emittedWith` maps a node
 /// emitted at another node's place (a layer fused into the residual Add that follows it)
 /// to that node, so that the lifetimes of its inputs and temporary reach that place.
-/// With `packInputs`, a graph input that one layer alone reads is laid out in the packing
-/// that layer asks for (Layer::inputPacking; CompileOptions::packInputsOnHost).
+/// With `opts.packInputsOnHost`, a graph input that one layer alone reads is laid out in
+/// the packing or patches that layer asks for (Layer::hostLayout).
 DramPlan planDram(const Function& f, const Target& t,
                   const std::map<const Node*, const Node*>& emittedWith = {},
-                  bool packInputs = true);
+                  const CompileOptions& opts = {});
 
 } // namespace ember::npu

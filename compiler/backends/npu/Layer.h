@@ -19,6 +19,13 @@
 
 namespace ember::npu {
 
+/// A graph input's layout written by the host instead of Nchwc (Layer::hostLayout):
+/// exactly one of the two is set.
+struct HostLayout {
+  isa::IoPacking packing; ///< isa::Layout::Packed: neighbouring pixels side by side.
+  isa::IoPatches patches; ///< isa::Layout::Patches: each output pixel's window.
+};
+
 /// An int8 tensor in DRAM, NCHWc with channels padded to L (a rank-2 [N, C] value is
 /// [N, C, 1, 1]; a rank-3 [B, T, C] value, a sequence of feature vectors as transformers
 /// keep them, is [B * T, C, 1, 1]: its channels are the last axis, as MatMul reads them). Addresses
@@ -28,9 +35,12 @@ struct DramTensor {
   int64_t N = 1, C = 0, H = 1, W = 1, CB = 0;
   float scale = 1.f;
   int32_t zp = 0;
-  /// A graph input the host lays out packed (isa::Layout::Packed, Layer::inputPacking):
+  /// A graph input the host lays out packed (isa::Layout::Packed, Layer::hostLayout):
   /// then C = pixels x the image's channels, W = the packed width, CB = 1. Else zero.
   isa::IoPacking packing;
+  /// A graph input the host writes as patches (isa::Layout::Patches): then C = the image's
+  /// channels x kernel taps, H x W = the convolution's output, CB = ceil(C / L). Else zero.
+  isa::IoPatches patches;
   int64_t rows() const { return N * CB * H * W; }
   /// Byte address of row (n, cb, y, x).
   uint64_t at(int64_t L, int64_t n, int64_t cb, int64_t y, int64_t x) const {
@@ -87,11 +97,12 @@ public:
   /// Bytes of DRAM scratch the layer needs while it runs (LayerCtx::temp), e.g. for a
   /// re-layout of its input; 0 for none. Not asked when input 0 is host-packed.
   virtual uint64_t tempBytes(const Node& /*n*/, const Target& /*t*/) const { return 0; }
-  /// The pixel packing in which the layer would take input 0 were it a graph input that
-  /// nothing else reads: the host's layout conversion then writes it packed
-  /// (isa::Layout::Packed), and emit() finds the packing in LayerCtx::tensor(input 0)
-  /// and emits no packing pass of its own. nullopt: the Nchwc layout.
-  virtual std::optional<isa::IoPacking> inputPacking(const Node& /*n*/, const Target& /*t*/) const {
+  /// The layout in which the layer would take input 0 were it a graph input that nothing
+  /// else reads: the host's layout conversion then writes it so (pixels packed side by
+  /// side or each output pixel's window, HostLayout), and emit() finds it in
+  /// LayerCtx::tensor(input 0) and emits no re-layout pass of its own. nullopt: Nchwc.
+  virtual std::optional<HostLayout> hostLayout(const Node& /*n*/, const Target& /*t*/,
+                                               const CompileOptions& /*opts*/) const {
     return std::nullopt;
   }
   /// "" when a residual Add of `n`'s result (same shape, rescaled, ReLU / Clip fused)

@@ -318,10 +318,40 @@ TEST(ConvOnNpu, StemChannelsPackedIntoTheReduction) {
               (unsigned long long)s.report.cycles, r.summary.cycles / double(s.report.cycles));
 }
 
+TEST(ConvOnNpu, StemInputAsPatchesByTheHost) {
+  // The same stem with its input written by the host as each output pixel's 7 x 7 x 3
+  // window (isa::Layout::Patches): a 1 x 1 convolution over 147 patch channels, 10 blocks
+  // of 16 lanes (5 of 32) where packing needs 14 (7), no packing pass, and the codes are
+  // those of the reference on both descriptions.
+  const ConvCase c{"stem", 1, 3, 96, 96, 64, 7, 7, 2, 3, 3, 3, 3, 1, 1, "relu"};
+  for (const isa::IsaDescription* d : {&refIsa(), &largeIsa()}) {
+    SCOPED_TRACE(d->name());
+    Built b = buildConv(c);
+    CompileResult r = compile(*b.g->f, *d);
+    EXPECT_EQ(r.summary.layers.at(0).tiling.rfind("host patches 147ch", 0), 0u)
+        << formatSummary(r.summary);
+    const isa::IoEntry& e = r.binary.io.at(0);
+    ASSERT_EQ(e.layout, isa::Layout::Patches);
+    EXPECT_EQ(e.patches, (isa::IoPatches{7, 7, 2, 2, 1, 1, 3, 3, 48, 48}));
+    EXPECT_EQ(e.shape, (std::vector<int64_t>{1, 3, 96, 96}));
+    EXPECT_EQ(e.size_bytes, uint64_t(48 * 48 * 160)); // 147 channels padded to 10 x 16 / 5 x 32
+    auto in = randomInputs(r.binary, 9);
+    SimOut s = simulate(r.binary, *d, in);
+    const Node& conv = *b.conv;
+    const auto want = referenceConv(c, in["x"], conv.input(1).node->payload(),
+                                    conv.input(2).node->payload(), conv, b.OH, b.OW);
+    EXPECT_EQ(mismatches(s.outputs["y"], want), 0u);
+    std::printf("%s stem on patches: %llu simulated cycles, estimate ratio %.3f\n",
+                d->name().c_str(), (unsigned long long)s.report.cycles,
+                r.summary.cycles / double(s.report.cycles));
+  }
+}
+
 TEST(ConvOnNpu, StemInputPackedByTheHost) {
-  // The same stem with its input laid out packed by the host (isa::Layout::Packed): no
-  // packing pass, the I/O table says how (docs/isa.md, the .ember.io section), and the
-  // codes are those of the reference on both descriptions.
+  // The same stem with its input laid out packed by the host (isa::Layout::Packed, what
+  // the compiler picks without patches): no packing pass, the I/O table says how
+  // (docs/isa.md, the .ember.io section), and the codes are those of the reference on
+  // both descriptions.
   const ConvCase c{"stem", 1, 3, 96, 96, 64, 7, 7, 2, 3, 3, 3, 3, 1, 1, "relu"};
   // ember-v1 (16 lanes): 4 pixels of 3 channels per row, every other packed pixel (the
   // stride 2 and the kernel groups of 4 both even), 48 output columns read packed pixels
@@ -331,9 +361,11 @@ TEST(ConvOnNpu, StemInputPackedByTheHost) {
     const isa::IsaDescription& isa;
     isa::IoPacking want;
   } cases[] = {{refIsa(), {4, 2, 3, 50}}, {largeIsa(), {7, 1, 3, 95}}};
+  CompileOptions noPatches;
+  noPatches.hostPatches = false;
   for (const auto& k : cases) {
     Built b = buildConv(c);
-    CompileResult r = compile(*b.g->f, k.isa);
+    CompileResult r = compile(*b.g->f, k.isa, noPatches);
     SCOPED_TRACE(k.isa.name());
     EXPECT_EQ(r.summary.layers.at(0).tiling.rfind("host-packed", 0), 0u)
         << formatSummary(r.summary);

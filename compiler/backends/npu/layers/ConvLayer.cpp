@@ -7,6 +7,7 @@
 #include "ember/quantization/Numerics.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <optional>
 
@@ -15,7 +16,21 @@ namespace ember::npu {
 namespace {
 
 /// A ConvJob for node `n` (a Conv). `withData`: also the weights and parameters.
-ConvJob convJobOf(const Node& n, const Target& t, bool withData) {
+/// A 1 x 1 convolution of vertical stride s > 1 (and no top padding) reads every s-th
+/// input line only: the job reads a view whose lines are s lines apart, at stride 1, so
+/// that its tiles load none of the lines it skips.
+void skipInputLines(ConvJob& j) {
+  if (j.KH != 1 || j.KW != 1 || j.sH < 2 || j.padT != 0)
+    return;
+  j.in.line *= j.sH;
+  j.H = j.OH;
+  j.sH = 1;
+}
+
+/// The job of convolution `n`; its input view is `input`'s when given (emit), else that
+/// of an Nchwc tensor of the input's shape (checks and pricing).
+ConvJob convJobOf(const Node& n, const Target& t, bool withData,
+                  const DramTensor* input = nullptr) {
   const NodeValue x = n.input(0), w = n.input(1), b = n.optionalInput(2);
   const Shape& xs = x.dims();
   const Shape& ws = w.dims();
@@ -45,8 +60,9 @@ ConvJob convJobOf(const Node& n, const Target& t, bool withData) {
   DramTensor in, out;
   in.N = j.N, in.C = j.C, in.H = j.H, in.W = j.W, in.CB = ceilDiv(j.C, L);
   out.N = j.N, out.C = j.K, out.H = j.OH, out.W = j.OW, out.CB = ceilDiv(j.K, L);
-  j.in = ActView::of(in);
+  j.in = ActView::of(input ? *input : in);
   j.out = ActView::of(out);
+  skipInputLines(j);
   j.zpIn = zeroPointOf(x);
   j.macs = j.N * j.OH * j.OW * j.K * (j.C / j.group) * j.KH * j.KW;
   if (!withData)
@@ -165,6 +181,45 @@ std::pair<ConvJob, ConvJob> packedJobs(const ConvJob& j, const Packing& pk, uint
   return {a, b};
 }
 
+/// The 1 x 1 convolution on the host's patches of `j`'s input (isa::Layout::Patches):
+/// channel (kh * KW + kw) * C + c of an output pixel is tap (kh, kw) of input channel c,
+/// so the reduction fills whole lane blocks (ceil(C * KH * KW / L) weight blocks per
+/// output block instead of ceil(C / L) * KH * KW).
+ConvJob patchJob(const ConvJob& j, bool withData) {
+  ConvJob b = j;
+  b.C = j.C * j.KH * j.KW, b.H = j.OH, b.W = j.OW;
+  b.KH = b.KW = b.sH = b.sW = b.dH = b.dW = 1, b.padT = b.padL = 0;
+  if (!withData)
+    return b;
+  b.w.assign(size_t(j.K * b.C), 0);
+  for (int64_t k = 0; k < j.K; ++k)
+    for (int64_t c = 0; c < j.C; ++c)
+      for (int64_t kh = 0; kh < j.KH; ++kh)
+        for (int64_t kw = 0; kw < j.KW; ++kw)
+          b.w[size_t(k * b.C + (kh * j.KW + kw) * j.C + c)] =
+              j.w[size_t(((k * j.C + c) * j.KH + kh) * j.KW + kw)];
+  return b;
+}
+
+/// The patches of `j`'s input when it has few channels (2 C <= L, as for packing: Nchwc
+/// leaves most lanes idle), they take fewer weight blocks than its channel blocks times
+/// taps and every field fits the I/O table's; else all zero. With more channels patches
+/// save few blocks (C = 40, 3 x 3: 23 instead of 27) for taps times the input bytes.
+isa::IoPatches patchesOf(const ConvJob& j, const Target& t) {
+  const int64_t L = t.lanes(), taps = j.KH * j.KW;
+  const int64_t u16 = 65535;
+  if (j.group != 1 || taps < 2 || 2 * j.C > L || ceilDiv(j.C * taps, L) >= ceilDiv(j.C, L) * taps)
+    return {};
+  for (int64_t v : {j.KH, j.KW, j.sH, j.sW, j.dH, j.dW, j.padT, j.padL})
+    if (v > u16)
+      return {};
+  if (j.OH > int64_t(UINT32_MAX) || j.OW > int64_t(UINT32_MAX))
+    return {};
+  auto u = [](int64_t v) { return uint16_t(v); };
+  return {u(j.KH), u(j.KW),   u(j.sH),   u(j.sW),        u(j.dH),
+          u(j.dW), u(j.padT), u(j.padL), uint32_t(j.OH), uint32_t(j.OW)};
+}
+
 class ConvLayer : public Layer {
   /// The packing when both jobs fit the NPU and the cost model prices the packing pass
   /// plus the packed convolution (plus a barrier: two DMA latencies) below the plain
@@ -184,32 +239,33 @@ class ConvLayer : public Layer {
     return packed < chooseConvTiling(j, t, 2, none).cycles ? pk : Packing{};
   }
 
-  /// The host packing when its convolution fits and is priced below the plain
-  /// convolution (it is the NPU packing's convolution without the packing pass); else
-  /// P = 0.
-  static Packing usableHostPacking(const ConvJob& j, const Target& t) {
-    const Packing pk = hostPackingOf(j, t);
-    if (!pk.P || pk.Wp > int64_t(UINT32_MAX))
-      return Packing{};
-    const ConvJob b = packedJobs(j, pk, 0, false).second;
-    if (!checkConvJob(b, t, 2).empty())
-      return Packing{};
-    const CompileOptions none;
-    const double cost = chooseConvTiling(b, t, 2, none).cycles;
-    if (checkConvJob(j, t, 2).empty() && cost >= chooseConvTiling(j, t, 2, none).cycles)
-      return Packing{};
-    return pk;
-  }
-
 public:
-  std::optional<isa::IoPacking> inputPacking(const Node& n, const Target& t) const override {
+  /// The cheapest of the plain convolution, the host packing's (the NPU packing's
+  /// convolution without the packing pass) and the 1 x 1 one on the host's patches, as
+  /// the cost model prices those that fit.
+  std::optional<HostLayout> hostLayout(const Node& n, const Target& t,
+                                       const CompileOptions& opts) const override {
     if (!check(n, t).empty())
       return std::nullopt;
     const ConvJob j = convJobOf(n, t, false);
-    const Packing pk = usableHostPacking(j, t);
-    if (!pk.P)
-      return std::nullopt;
-    return isa::IoPacking{uint16_t(pk.P), uint16_t(pk.d), uint16_t(j.padL), uint32_t(pk.Wp)};
+    const CompileOptions none;
+    auto cost = [&](const ConvJob& b) {
+      return checkConvJob(b, t, 2).empty() ? chooseConvTiling(b, t, 2, none).cycles
+                                           : std::numeric_limits<double>::infinity();
+    };
+    double best = cost(j);
+    std::optional<HostLayout> layout;
+    if (const Packing pk = hostPackingOf(j, t); pk.P && pk.Wp <= int64_t(UINT32_MAX))
+      if (const double c = cost(packedJobs(j, pk, 0, false).second); c < best) {
+        best = c;
+        layout = HostLayout{
+            isa::IoPacking{uint16_t(pk.P), uint16_t(pk.d), uint16_t(j.padL), uint32_t(pk.Wp)}, {}};
+      }
+    if (const isa::IoPatches pt = opts.hostPatches ? patchesOf(j, t) : isa::IoPatches{};
+        pt.kernel_h)
+      if (cost(patchJob(j, false)) < best)
+        layout = HostLayout{{}, pt};
+    return layout;
   }
 
   std::string check(const Node& n, const Target& t) const override {
@@ -234,10 +290,18 @@ public:
     return pk.P ? uint64_t(j.N * j.H * pk.Wp * t.lanes()) : 0;
   }
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
-    ConvJob j = convJobOf(n, ctx.t, true);
-    j.in = ActView::of(ctx.tensor(n.input(0)));
+    ConvJob j = convJobOf(n, ctx.t, true, &ctx.tensor(n.input(0)));
     j.out = ActView::of(ctx.tensor(resultOf(n)));
     attachResidual(j, resultOf(n), ctx);
+    if (ctx.tensor(n.input(0)).patches.kernel_h) {
+      // The host wrote every output pixel's window: a 1 x 1 convolution on them.
+      ConvJob b = patchJob(j, true);
+      b.in = j.in;
+      LayerInfo info = emitConv(b, ctx);
+      info.macs = j.macs;
+      info.tiling = "host patches " + std::to_string(b.C) + "ch, " + info.tiling;
+      return info;
+    }
     if (const isa::IoPacking hp = ctx.tensor(n.input(0)).packing; hp.pixels) {
       // The host wrote the input packed: only the convolution on the packed rows.
       Packing pk;

@@ -39,9 +39,13 @@ struct CompileOptions {
   bool fuseResidual = true;
   /// Let the host lay out a graph input that only a convolution with few input channels
   /// reads (the RGB stem) packed, neighbouring pixels side by side in a row
-  /// (isa::Layout::Packed), so that the NPU skips that convolution's packing pass
-  /// (docs/compiler.md, "Few input channels"). Off: every input is Nchwc.
+  /// (isa::Layout::Packed), or as each output pixel's window (isa::Layout::Patches),
+  /// whichever the cost model prices lower, so that the NPU skips that convolution's
+  /// packing pass (docs/compiler.md, "Few input channels"). Off: every input is Nchwc.
   bool packInputsOnHost = true;
+  /// Let packInputsOnHost choose the patches layout too. Off: packed or Nchwc only (for
+  /// comparisons, and the tests of the packed layout).
+  bool hostPatches = true;
 };
 
 /// One layer (graph node) of the compiled program.

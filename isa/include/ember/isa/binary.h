@@ -39,7 +39,7 @@ enum class DType : std::uint8_t { Int8 = 0, UInt8 = 1, Int32 = 2, Float32 = 3 };
 /// out as N, H, width, L, neighbouring pixels side by side in one row, so that the
 /// host's layout conversion does the packing a convolution with few input channels (the
 /// RGB stem) would otherwise do on the NPU (docs/compiler.md, "Few input channels").
-enum class Layout : std::uint8_t { Flat = 0, Nchwc = 1, Packed = 2 };
+enum class Layout : std::uint8_t { Flat = 0, Nchwc = 1, Packed = 2, Patches = 3 };
 /// Direction of an I/O tensor.
 enum class IoDir : std::uint8_t { Input = 0, Output = 1 };
 /// What a memory-map region holds.
@@ -68,6 +68,25 @@ struct IoPacking {
   }
 };
 
+/// The geometry of a `Patches` input (an im2col the host writes): the window of a
+/// kernel_h x kernel_w convolution (strides, dilations, top / left padding) at each of its
+/// out_h x out_w output pixels, laid out as an Nchwc tensor [N, C * kernel_h * kernel_w,
+/// out_h, out_w]: channel `(kh * kernel_w + kw) * C + c` of pixel (oy, ox) holds channel c
+/// of image pixel (oy * stride_h + kh * dilation_h - pad_top, ox * stride_w + kw *
+/// dilation_w - pad_left), the zero point where that lies outside the image. The
+/// convolution on it is a 1 x 1 one whose reduction fills whole lane blocks (the RGB stem:
+/// 147 values in 10 rows of 16 lanes instead of 14 packed ones).
+struct IoPatches {
+  std::uint16_t kernel_h = 0, kernel_w = 0, stride_h = 0, stride_w = 0;
+  std::uint16_t dilation_h = 0, dilation_w = 0, pad_top = 0, pad_left = 0;
+  std::uint32_t out_h = 0, out_w = 0;
+  bool operator==(const IoPatches& o) const {
+    return kernel_h == o.kernel_h && kernel_w == o.kernel_w && stride_h == o.stride_h &&
+           stride_w == o.stride_w && dilation_h == o.dilation_h && dilation_w == o.dilation_w &&
+           pad_top == o.pad_top && pad_left == o.pad_left && out_h == o.out_h && out_w == o.out_w;
+  }
+};
+
 /// One entry of the I/O table: a model input or output in DRAM.
 struct IoEntry {
   std::string name;
@@ -80,6 +99,7 @@ struct IoEntry {
   std::uint64_t dram_offset = 0; ///< Byte offset in the job's DRAM window.
   std::uint64_t size_bytes = 0;  ///< Bytes it occupies there (after padding/blocking).
   IoPacking packing;             ///< Layout::Packed only (all zero otherwise).
+  IoPatches patches;             ///< Layout::Patches only (all zero otherwise).
   bool operator==(const IoEntry& o) const;
 };
 
