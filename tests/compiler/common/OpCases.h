@@ -219,6 +219,21 @@ inline std::vector<OpCase> opCases() {
   // The stride phases of the cpu backend's depthwise kernel: a 5x5 kernel at stride 2
   // with asymmetric pads, dilation, stride 3 (nine phases, some unread), a stride in
   // width only, a plane wider than one vector step and narrower than the kernel.
+  // The cpu backend's 16-channel depthwise kernel (one output channel per input
+  // channel, whole blocks of 16): batch 2 with a clip, a 5x5 kernel at stride 2 with
+  // asymmetric pads, rows of more than 16 pixels (a transposed tile and a tail), dilation,
+  // bands.
+  c.push_back(conv("DepthwiseChannelVectors", {2, 32, 7, 7}, 32, 32, {3, 3},
+                   with(with(with(pad1, "activation", std::string("clip")), "activation_min", 0.0),
+                        "activation_max", 6.0)));
+  c.push_back(conv("DepthwiseChannelVectors5x5Stride2", {1, 48, 14, 13}, 48, 48, {5, 5},
+                   ints({{"pads", {2, 1, 1, 2}}, {"strides", {2, 2}}})));
+  c.push_back(conv("DepthwiseChannelVectorsWideRows", {1, 16, 20, 18}, 16, 16, {3, 3},
+                   with(pad1, "strides", std::vector<int64_t>{2, 2})));
+  c.push_back(conv("DepthwiseChannelVectorsDilated", {1, 32, 11, 11}, 32, 32, {3, 3},
+                   ints({{"pads", {2, 2, 2, 2}}, {"dilations", {2, 2}}})));
+  // 80 x 80: bands of 24 output rows (ConvScratch.h's 256 KiB), the last one of 8.
+  c.push_back(conv("DepthwiseChannelVectorsBands", {1, 16, 80, 80}, 16, 16, {3, 3}, pad1));
   c.push_back(conv("Depthwise5x5Stride2AsymmetricPads", {1, 6, 13, 12}, 6, 6, {5, 5},
                    ints({{"pads", {2, 1, 1, 2}}, {"strides", {2, 2}}})));
   c.push_back(conv("DepthwiseDilated", {1, 5, 12, 19}, 5, 5, {3, 3},

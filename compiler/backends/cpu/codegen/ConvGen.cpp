@@ -168,6 +168,15 @@ bool takesResidualAdd(const Op& n) {
   return !(g.C == g.group && g.group > 1) && !FusedActivation::of(n.node()).active();
 }
 
+/// True when the depthwise convolution `g` (one channel per group) runs with 16
+/// channels in each vector (ember_dwconv_f32_c16): one output channel per input channel,
+/// whole blocks of 16 channels, on AVX-512 hosts (16-lane transposes). It measured faster
+/// than the per-plane kernel on every depthwise layer of MobileNetV2; a last block of 8
+/// channels (MobileNetV3-small's 72) did not (docs/compiler.md section 10).
+bool dwOnChannelVectors(const Geom& g) {
+  return g.M == g.C && g.C % 16 == 0 && hostHasAvx512();
+}
+
 void emitConv(const Op& n, CodegenContext& ctx) {
   const Geom g = geomOf(n);
   const CodegenContext::Residual* residual = ctx.residual();
@@ -193,11 +202,14 @@ void emitConv(const Op& n, CodegenContext& ctx) {
   if (depthwise) {
     if (residual)
       throw Error(nodeRef(n), "a depthwise convolution takes no residual Add");
-    const jitops::DwGeom dg = jitops::dwGeom(g.OH, g.OW, g.KH, g.KW, g.sh, g.sw, g.dh, g.dw);
-    args.push_back(ctx.scratch(static_cast<size_t>(dg.scratchFloats() * 4)));
+    const bool c16 = dwOnChannelVectors(g);
+    const int64_t floats =
+        c16 ? jitops::dwC16Geom(g.OH, g.OW, g.KH, g.KW, g.sh, g.sw, g.dh, g.dw).scratchFloats()
+            : jitops::dwGeom(g.OH, g.OW, g.KH, g.KW, g.sh, g.sw, g.dh, g.dw).scratchFloats();
+    args.push_back(ctx.scratch(static_cast<size_t>(floats * 4)));
     args.push_back(ctx.tid());
     args.push_back(ctx.nth());
-    ctx.call("ember_dwconv_f32", args);
+    ctx.call(c16 ? "ember_dwconv_f32_c16" : "ember_dwconv_f32", args);
     return;
   }
   args.push_back(residual ? residual->addend : ctx.nullPtr());

@@ -291,9 +291,6 @@ EMBER_KERNEL void ember_conv_f32_t_mr8_nr32(EMBER_CONV_ARGS) {
   convGemmT<8, 2, V16>(x, wp, bias, y, g, N, act, lo, hi, addend, scratch, tid, nth);
 }
 
-/// Most kernel taps whose weights the depthwise kernel keeps in registers (5 x 5).
-constexpr int64_t kDwMaxTaps = 25;
-
 /// Depthwise convolution (C / group == 1; M / group output channels per input channel),
 /// one output plane per (image, channel): the input plane is copied into its stride
 /// phases (ConvScratch.h), where every kernel tap of a run of kDwStep output positions,
@@ -306,6 +303,7 @@ EMBER_KERNEL void ember_dwconv_f32(const float* x, const float* w, const float* 
                                    int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
                                    int32_t act, float lo, float hi, float* scratch, int64_t tid,
                                    int64_t nth) {
+  using ember::jitops::kDwMaxTaps;
   using ember::jitops::kDwStep;
   const ember::jitops::DwGeom g = ember::jitops::dwGeom(OH, OW, KH, KW, sh, sw, dh, dw);
   float* phases = scratch + tid * g.scratchFloats();

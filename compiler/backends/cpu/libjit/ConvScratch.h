@@ -18,6 +18,35 @@ namespace ember::jitops {
 /// Floats of one vector step of the depthwise kernel (positions computed at once).
 constexpr int64_t kDwStep = 16;
 
+/// Most kernel taps whose weights the depthwise kernels keep in registers.
+constexpr int64_t kDwMaxTaps = 25;
+
+/// Bytes of the 16-channel depthwise kernel's scratch per thread (a band's padded plane
+/// and outputs), so that it stays in the L2 cache.
+constexpr int64_t kDwC16BandBytes = int64_t(256) << 10;
+
+/// The scratch of the 16-channel depthwise kernel (ember_dwconv_f32_c16, one thread) for
+/// a band of R output rows: the padded plane of Hb x Wp pixel vectors the band's taps read
+/// (column q holds input column q - pw, zeros outside the image), then its R x OW output
+/// vectors.
+struct DwC16Geom {
+  int64_t R = 0, Hb = 0, Wp = 0, OW = 0;
+  int64_t scratchFloats() const { return (Hb * Wp + R * OW) * 16; }
+};
+
+inline DwC16Geom dwC16Geom(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                           int64_t dh, int64_t dw) {
+  DwC16Geom g;
+  g.Wp = (OW - 1) * sw + (KW - 1) * dw + 1;
+  g.OW = OW;
+  // The most output rows (at least one) whose plane and outputs fit kDwC16BandBytes.
+  for (g.R = OH; g.R > 1; --g.R)
+    if (((g.R - 1) * sh + (KH - 1) * dh + 1) * g.Wp * 64 + g.R * OW * 64 <= kDwC16BandBytes)
+      break;
+  g.Hb = (g.R - 1) * sh + (KH - 1) * dh + 1;
+  return g;
+}
+
 /// The phase geometry of one depthwise convolution.
 struct DwGeom {
   int64_t Hq = 0, Wq = 0; ///< Rows and columns of each phase.
