@@ -297,12 +297,7 @@ EMBER_KERNEL void ember_conv_f32_t_mr8_nr32(EMBER_CONV_ARGS) {
 /// flattened over the phase width, is one contiguous vector load; the taps accumulate in
 /// a register and each position is stored once. The positions of the phase's spare
 /// columns (Wq - OW per row) are computed and dropped.
-EMBER_KERNEL void ember_dwconv_f32(const float* x, const float* w, const float* bias, float* y,
-                                   int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
-                                   int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
-                                   int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
-                                   int32_t act, float lo, float hi, float* scratch, int64_t tid,
-                                   int64_t nth) {
+EMBER_KERNEL void ember_dwconv_f32(EMBER_DWCONV_ARGS) {
   using ember::jitops::kDwMaxTaps;
   using ember::jitops::kDwStep;
   const ember::jitops::DwGeom g = ember::jitops::dwGeom(OH, OW, KH, KW, sh, sw, dh, dw);

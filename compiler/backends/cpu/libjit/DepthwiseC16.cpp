@@ -9,42 +9,27 @@
 #include "ConvScratch.h"
 #include "Libjit.h"
 
+#include <utility>
+
 namespace {
 
 typedef float V16 __attribute__((vector_size(64)));
 
 /// Swaps the off-diagonal B x B blocks of rows a and b (a's row index has bit B clear, b
-/// is a's row + B): one stage of the butterfly transpose.
-template <int B> __attribute__((always_inline)) inline void swapBlocks(V16& a, V16& b);
-template <> __attribute__((always_inline)) inline void swapBlocks<1>(V16& a, V16& b) {
-  const V16 x =
-      __builtin_shufflevector(a, b, 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
-  b = __builtin_shufflevector(a, b, 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
-  a = x;
-}
-template <> __attribute__((always_inline)) inline void swapBlocks<2>(V16& a, V16& b) {
-  const V16 x =
-      __builtin_shufflevector(a, b, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
-  b = __builtin_shufflevector(a, b, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
-  a = x;
-}
-template <> __attribute__((always_inline)) inline void swapBlocks<4>(V16& a, V16& b) {
-  const V16 x =
-      __builtin_shufflevector(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
-  b = __builtin_shufflevector(a, b, 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
-  a = x;
-}
-template <> __attribute__((always_inline)) inline void swapBlocks<8>(V16& a, V16& b) {
-  const V16 x =
-      __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
-  b = __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+/// is a's row + B): one stage of the butterfly transpose. Lane j of a takes b's lane
+/// j - B where j has bit B set; lane j of b takes a's lane j + B where it has not.
+template <int B, int... J>
+__attribute__((always_inline)) inline void swapBlocks(V16& a, V16& b,
+                                                      std::integer_sequence<int, J...>) {
+  const V16 x = __builtin_shufflevector(a, b, ((J & B) ? 16 + J - B : J)...);
+  b = __builtin_shufflevector(a, b, ((J & B) ? 16 + J : J + B)...);
   a = x;
 }
 
 template <int B> __attribute__((always_inline)) inline void stage(V16 (&r)[16]) {
   for (int i = 0; i < 16; ++i)
     if ((i & B) == 0)
-      swapBlocks<B>(r[i], r[i + B]);
+      swapBlocks<B>(r[i], r[i + B], std::make_integer_sequence<int, 16>{});
 }
 
 /// r := its transpose (row i lane j <- row j lane i).
@@ -117,12 +102,7 @@ inline void pixelsToRows(const float* src, int64_t n, int32_t act, float lo, flo
 /// (ember::jitops::dwC16Geom) builds the band's padded pixel-major plane, computes every
 /// output pixel's 16 channels in one vector and writes them back as 16 plane rows. Each
 /// output is bias + the taps' products in kernel order, as in the per-plane kernel.
-EMBER_KERNEL void ember_dwconv_f32_c16(const float* x, const float* w, const float* bias, float* y,
-                                       int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
-                                       int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
-                                       int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
-                                       int32_t act, float lo, float hi, float* scratch, int64_t tid,
-                                       int64_t nth) {
+EMBER_KERNEL void ember_dwconv_f32_c16(EMBER_DWCONV_ARGS) {
   (void)M;
   const ember::jitops::DwC16Geom g = ember::jitops::dwC16Geom(OH, OW, KH, KW, sh, sw, dh, dw);
   float* plane = scratch + tid * g.scratchFloats();

@@ -44,6 +44,13 @@ inline int64_t weightChunks(int64_t units, int64_t mblocks, int64_t nth) {
       int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t group, int32_t act,      \
       float lo, float hi, const float *addend, float *scratch, int64_t tid, int64_t nth
 
+/// The parameters of the depthwise kernels (ember_dwconv_f32 and _c16): the same call.
+#define EMBER_DWCONV_ARGS                                                                          \
+  const float *x, const float *w, const float *bias, float *y, int64_t N, int64_t C, int64_t H,    \
+      int64_t W, int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,            \
+      int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int32_t act, float lo, float hi, \
+      float *scratch, int64_t tid, int64_t nth
+
 /// Calls f(offset) with the offset ih * W + iw of every tap of output (oh, ow)'s pooling
 /// window that lies inside the H x W plane, in the window loop's order (kh, then kw).
 template <typename F>
