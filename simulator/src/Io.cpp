@@ -1,5 +1,5 @@
-// Nchwc blocking, pixel packing and patches of I/O tensors (ARCHITECTURE section 2, "Data layout
-// on the NPU"; isa::Layout).
+// Nchwc blocking, pixel packing and patches of I/O tensors (ARCHITECTURE section 2,
+// "Data layout on the NPU"; isa::Layout).
 #include "ember/sim/Io.h"
 
 #include "ember/isa/error.h"

@@ -106,6 +106,10 @@ Built buildConv(const ConvCase& c) {
 
 const ConvCase kConvCases[] = {
     {"pointwise", 1, 16, 8, 8, 16, 1, 1, 1, 0, 0, 0, 0, 1, 1, ""},
+    // Strided 1x1: reading every other line only (skipInputLines), and with the last
+    // output row in the bottom padding (the whole input then).
+    {"pointwise_s2", 1, 24, 9, 8, 40, 1, 1, 2, 0, 0, 0, 0, 1, 1, "relu"},
+    {"pointwise_s2_pad_bottom", 1, 16, 4, 6, 16, 1, 1, 2, 0, 0, 1, 1, 1, 1, ""},
     {"k3_pad1", 1, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, "relu"},
     {"k3_s2_odd_channels", 1, 20, 9, 9, 24, 3, 3, 2, 1, 1, 1, 1, 1, 1, ""},
     {"k5_c3", 1, 3, 12, 12, 8, 5, 5, 1, 2, 2, 2, 2, 1, 1, "relu"},

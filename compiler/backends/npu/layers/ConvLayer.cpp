@@ -15,20 +15,20 @@ namespace ember::npu {
 
 namespace {
 
-/// A ConvJob for node `n` (a Conv). `withData`: also the weights and parameters.
-/// A 1 x 1 convolution of vertical stride s > 1 (and no top padding) reads every s-th
-/// input line only: the job reads a view whose lines are s lines apart, at stride 1, so
-/// that its tiles load none of the lines it skips.
+/// A 1 x 1 convolution of vertical stride s > 1 (no top padding, and no output row in
+/// the bottom padding) reads every s-th input line only: the job reads a view whose lines
+/// are s lines apart, at stride 1, so that its tiles load none of the lines it skips.
 void skipInputLines(ConvJob& j) {
-  if (j.KH != 1 || j.KW != 1 || j.sH < 2 || j.padT != 0)
+  if (j.KH != 1 || j.KW != 1 || j.sH < 2 || j.padT != 0 || (j.OH - 1) * j.sH >= j.H)
     return;
   j.in.line *= j.sH;
   j.H = j.OH;
   j.sH = 1;
 }
 
-/// The job of convolution `n`; its input view is `input`'s when given (emit), else that
-/// of an Nchwc tensor of the input's shape (checks and pricing).
+/// The ConvJob of convolution `n` (`withData`: also the weights and parameters); its
+/// input view is `input`'s when given (emit), else that of an Nchwc tensor of the
+/// input's shape (checks and pricing).
 ConvJob convJobOf(const Node& n, const Target& t, bool withData,
                   const DramTensor* input = nullptr) {
   const NodeValue x = n.input(0), w = n.input(1), b = n.optionalInput(2);
