@@ -40,11 +40,11 @@ inline DwC16Geom dwC16Geom(int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64
   g.Wp = (OW - 1) * sw + (KW - 1) * dw + 1;
   g.OW = OW;
   // The most output rows (at least one) whose plane and outputs fit kDwC16BandBytes.
-  for (g.R = OH; g.R > 1; --g.R)
-    if (((g.R - 1) * sh + (KH - 1) * dh + 1) * g.Wp * 64 + g.R * OW * 64 <= kDwC16BandBytes)
-      break;
-  g.Hb = (g.R - 1) * sh + (KH - 1) * dh + 1;
-  return g;
+  for (g.R = OH;; --g.R) {
+    g.Hb = (g.R - 1) * sh + (KH - 1) * dh + 1; // input rows the band reads
+    if (g.R == 1 || g.scratchFloats() * 4 <= kDwC16BandBytes)
+      return g;
+  }
 }
 
 /// The phase geometry of one depthwise convolution.

@@ -1,11 +1,11 @@
-// Depthwise convolution of small planes with 16 channels in each vector (float32): the
-// layout ONNX Runtime keeps all along (NCHWc), made here per block of 16 channels. The
-// block's planes are transposed into a zero-padded pixel-major plane of 16-channel
-// vectors, every output pixel is KH x KW vector FMAs with the taps' weights held in
-// registers, and the results are transposed back into the 16 output planes. On the 7x7
-// and 14x14 planes of MobileNet's last stages the per-plane kernel (libjit/Conv.cpp)
-// spends most of its time on overheads of each plane (the phases, the row copies), and a
-// stride changes only which pixel vector a tap loads.
+// Depthwise convolution with 16 channels in each vector (float32): the layout ONNX
+// Runtime keeps all along (NCHWc), made here per block of 16 channels and band of output
+// rows. The band's input rows are transposed into a zero-padded pixel-major plane of
+// 16-channel vectors, every output pixel is KH x KW vector FMAs with the taps' weights
+// held in registers, and the results are transposed back into the 16 output planes. A
+// stride changes only which pixel vector a tap loads, so there are no stride phases, and
+// there are no costs per plane, which dominated the per-plane kernel (libjit/Conv.cpp) on
+// the 7x7 and 14x14 planes of MobileNet's last stages.
 #include "ConvScratch.h"
 #include "Libjit.h"
 
@@ -13,7 +13,7 @@
 
 namespace {
 
-typedef float V16 __attribute__((vector_size(64)));
+using V16 = libjit::F16; // one vector of 16 channels
 
 /// Swaps the off-diagonal B x B blocks of rows a and b (a's row index has bit B clear, b
 /// is a's row + B): one stage of the butterfly transpose. Lane j of a takes b's lane
