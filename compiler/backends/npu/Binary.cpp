@@ -12,6 +12,30 @@ bool isChannelVector(const Shape& s, const Shape& full) {
          s[3] == 1 && (full[2] != 1 || full[3] != 1);
 }
 
+bool isScalarConstant(const NodeValue& v) {
+  const Type& t = v.type();
+  return v.node->kind() == NodeKind::Constant && numElements(t.dims) == 1 &&
+         t.kind == ElemKind::Int8 && t.quant.scales.size() == 1 && t.quant.zeroPoints.size() == 1;
+}
+
+std::string checkBinaryShapes(const Node& n) {
+  const NodeValue a = n.input(0), b = n.input(1), y = resultOf(n);
+  const Shape &ad = a.dims(), &bd = b.dims(), &yd = y.dims();
+  if (ad == yd && isScalarConstant(b))
+    return checkActivation(a, "a");
+  if (bd == yd && isScalarConstant(a))
+    return checkActivation(b, "b");
+  for (const auto& r : {checkActivation(a, "a"), checkActivation(b, "b")})
+    if (!r.empty())
+      return r;
+  if (!(ad == bd && ad == yd) && !(ad == yd && isChannelVector(bd, yd)) &&
+      !(bd == yd && isChannelVector(ad, yd)))
+    return "only equal shapes, a per-channel [N, C, 1, 1] operand or a constant scalar are "
+           "supported (operands " +
+           shapeToString(ad) + " and " + shapeToString(bd) + ")";
+  return "";
+}
+
 std::vector<int32_t> qaddParamRows(int64_t L, int32_t M0, int32_t M1, int32_t S, int32_t zp,
                                    int32_t zp0, int32_t zp1, int32_t lo, int32_t hi) {
   std::vector<int32_t> rows(size_t(2 * L), 0);
@@ -82,9 +106,19 @@ LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
   if (a.dims() != n.resultType(0).dims)
     std::swap(a, b);
   const NodeValue y = resultOf(n);
-  const DramTensor &ta = ctx.tensor(a), &tb = ctx.tensor(b), &ty = ctx.tensor(y);
+  const bool scalar = isScalarConstant(b);
+  const DramTensor &ta = ctx.tensor(a), &ty = ctx.tensor(y);
+  DramTensor tb;
+  if (scalar) { // one row of its code in every lane, in the constants
+    tb.zp = zeroPointOf(b);
+    tb.offset = ctx.consts.add(
+        std::vector<uint8_t>(size_t(L), static_cast<uint8_t>(b.node->payload().getAsInt(0))));
+  } else {
+    tb = ctx.tensor(b);
+  }
   const bool bcast = a.dims() != b.dims();
-  const int64_t plane = bcast ? ta.H * ta.W : 1; // rows of a per row of b
+  // Rows of a per row of b.
+  const int64_t plane = scalar ? ta.rows() : bcast ? ta.H * ta.W : 1;
   const quant::Bounds bd = quant::activationBounds(n, y.type().quant);
   // Constants: act rows zp_a, zp_b; param rows M, S of the requant; with scaled operands
   // acc rows M_a, M_b (the operand in n.input(0)'s multiplier goes with a).
@@ -199,7 +233,10 @@ LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
     p.commitStep(std::move(s));
   }
   LayerInfo info;
-  info.tiling = "rows/tile=" + std::to_string(T) + (bcast ? " per-channel b" : "") +
+  info.tiling = "rows/tile=" + std::to_string(T) +
+                (scalar  ? " scalar b"
+                 : bcast ? " per-channel b"
+                         : "") +
                 (plan.zpInAcc ? " zero-points-in-acc" : "");
   info.sram[0] = actBase + D * slotRows;
   info.sram[2] = accBase + T + B + 1;

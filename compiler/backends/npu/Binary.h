@@ -1,8 +1,10 @@
 // Element-wise binary layers whose second operand may be per channel: `a` full, `b`
-// either of a's shape or [N, C, 1, 1] (one value per image and channel, as squeeze-and-
-// excitation gates and per-channel offsets are). In NCHWc such a b has one row per
-// (image, channel block), which the combining vector instruction walks with stride 0
-// over the pixels of the plane. Mul and broadcasting Add share this loop.
+// either of a's shape, [N, C, 1, 1] (one value per image and channel, as squeeze-and-
+// excitation gates and per-channel offsets are) or a constant scalar (attention's scaling
+// of its queries by 1 / sqrt(head_dim)). In NCHWc such a b has one row per (image,
+// channel block), which the combining vector instruction walks with stride 0 over the
+// pixels of the plane; a scalar is one constant row of its code in every lane, walked
+// with stride 0 over the whole tensor. Mul and broadcasting Add share this loop.
 #pragma once
 
 #include "Layer.h"
@@ -25,6 +27,14 @@ struct BinaryOp {
 
 /// Whether `s` is [N, C, 1, 1] against the 4-D `full` (same N and C, a larger plane).
 bool isChannelVector(const Shape& s, const Shape& full);
+
+/// Whether `v` is a constant int8 scalar (one element, any rank) with per-tensor
+/// parameters: a binary layer's `b` that every element of `a` meets.
+bool isScalarConstant(const NodeValue& v);
+
+/// "" when the operands of element-wise binary node `n` have shapes emitBinary takes
+/// (equal, one of them per channel, or one a constant scalar), else why not.
+std::string checkBinaryShapes(const Node& n);
 
 /// "" when one row of each operand fits the SRAMs at pipeline depth `depth` (act: two
 /// zero-point rows and three rows per buffer; acc: the operands' multiplier rows when

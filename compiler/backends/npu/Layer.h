@@ -135,6 +135,7 @@ void registerConcatLayers();
 void registerPadLayers();
 void registerReshapeLayers();
 void registerChannelSelectLayers();
+void registerTransposeLayers();
 
 // ---- helpers shared by the layers ----
 /// "Kind 'name'".

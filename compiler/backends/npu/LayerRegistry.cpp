@@ -28,6 +28,7 @@ void registerAll() {
   registerPadLayers();
   registerReshapeLayers();
   registerChannelSelectLayers();
+  registerTransposeLayers();
 }
 } // namespace
 

@@ -412,6 +412,17 @@ inline std::vector<OpCase> opCases() {
                  g.output("y", g.node(NodeKind::Gemm, "fc",
                                       {mm, g.constant("w2", {32, 10}), g.constant("b2", {10})}));
                }});
+  c.push_back(
+      {"NpuAttentionHeads", [](GraphBuilder& g) {
+         // [T, B, E] split into heads of 16, their outer axes swapped, scaled (the
+         // Add makes the values int8 before they move: the quantizer leaves data
+         // movement at the input float).
+         NodeValue x =
+             g.node(NodeKind::Add, "add", {g.input("x", {5, 2, 32}), g.input("z", {5, 2, 32})});
+         NodeValue h = g.node(NodeKind::Reshape, "heads", {x}, ints({{"shape", {5, 4, 16}}}));
+         NodeValue t = g.node(NodeKind::Transpose, "t", {h}, ints({{"perm", {1, 0, 2}}}));
+         g.output("y", g.node(NodeKind::Mul, "scale", {t, g.scalar("s", 0.25f)}));
+       }});
   return c;
 }
 

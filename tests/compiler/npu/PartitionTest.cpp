@@ -80,7 +80,7 @@ TEST(Partition, WholeModelIsOneSegmentWithTheCompilersBinary) {
   EXPECT_NE(partition::placementSummaryLine(p).find("100.0%"), std::string::npos);
 }
 
-/// conv -> Transpose (no NPU layer) -> conv: three segments, the reason named.
+/// conv -> Transpose (of H and W: no NPU form) -> conv: three segments, the reason named.
 TEST(Partition, UnsupportedNodeGoesToTheHostWithItsReason) {
   G g;
   NodeValue x = g.input("x", {1, 16, 8, 8}, 0.05f, 3);
@@ -90,7 +90,9 @@ TEST(Partition, UnsupportedNodeGoesToTheHostWithItsReason) {
   o.fallback = Fallback::Interp;
   Plan p = partition::partition(*g.f, refIsa(), o);
   EXPECT_EQ(p.placementOf("t").backend, "interp");
-  EXPECT_EQ(p.placementOf("t").reason, "no NPU layer for this kind");
+  const std::string why = "perm [0, 1, 3, 2] of [1, 16, 8, 8]: the NPU runs only the swap of a "
+                          "[A, B, C] sequence's outer axes (perm 1, 0, 2)";
+  EXPECT_EQ(p.placementOf("t").reason, why);
   EXPECT_EQ(p.placementOf("c1").backend, "npu");
   EXPECT_EQ(p.placementOf("c2").backend, "npu");
   EXPECT_EQ(p.npuSegments(), 2u);
@@ -107,9 +109,7 @@ TEST(Partition, UnsupportedNodeGoesToTheHostWithItsReason) {
     partition::partition(*g.f, refIsa(), o);
     ADD_FAILURE() << "--fallback none accepted a Transpose";
   } catch (const Unsupported& e) {
-    EXPECT_NE(std::string(e.what()).find("Transpose 't': no NPU layer for this kind"),
-              std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("Transpose 't': " + why), std::string::npos) << e.what();
   }
   // A region too small for --min-region goes to the host.
   o.fallback = Fallback::Interp;

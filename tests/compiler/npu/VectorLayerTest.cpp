@@ -79,6 +79,41 @@ const VecCase kCases[] = {
        g.output("y", g.node(NodeKind::Reshape, "flat", {r}, ints({{"shape", {10, 40}}}), {10, 40},
                             0.12f, 1));
      }},
+    {"attention_heads",
+     [](G& g) {
+       // How sequence-first attention reaches its heads: [T, B, E] split into heads of 32
+       // channels ([T, B * H, 32], an alias on 16 and 32 lanes), the outer axes swapped ([B * H, T,
+       // 32], strided row copies), the queries scaled by a constant scalar, and the way back; a [B,
+       // T, E] -> [T, B, E] swap whose channels do not fill their last block; a scalar Add; swaps
+       // of an axis of length 1 (aliases).
+       NodeValue x = g.input("x", {5, 2, 64}, 0.05f, 3);
+       NodeValue h = g.node(NodeKind::Reshape, "heads", {x}, ints({{"shape", {5, 4, 32}}}),
+                            {5, 4, 32}, 0.05f, 3);
+       NodeValue tr = g.node(NodeKind::Transpose, "swap", {h}, ints({{"perm", {1, 0, 2}}}),
+                             {4, 5, 32}, 0.05f, 3);
+       Tensor sc(ElemKind::Int8, {});
+       sc.data<int8_t>()[0] = 57;
+       sc.mutableType().quant = perTensor(0.004f, -20);
+       NodeValue k = g.constant("scale", std::move(sc));
+       NodeValue q = g.node(NodeKind::Mul, "scaled", {tr, k}, {}, {4, 5, 32}, 0.02f, 1);
+       NodeValue back = g.node(NodeKind::Transpose, "unswap", {q}, ints({{"perm", {1, 0, 2}}}),
+                               {5, 4, 32}, 0.02f, 1);
+       g.output("y", g.node(NodeKind::Reshape, "merge", {back}, ints({{"shape", {10, 64}}}),
+                            {10, 64}, 0.02f, 1));
+       NodeValue s = g.input("s", {2, 3, 20}, 0.1f, -4);
+       NodeValue st = g.node(NodeKind::Transpose, "seq_first", {s}, ints({{"perm", {1, 0, 2}}}),
+                             {3, 2, 20}, 0.1f, -4);
+       Tensor one(ElemKind::Int8, {1});
+       one.data<int8_t>()[0] = -90;
+       one.mutableType().quant = perTensor(0.01f, 5);
+       NodeValue c = g.constant("offset", std::move(one));
+       g.output("z", g.node(NodeKind::Add, "shift", {c, st}, {}, {3, 2, 20}, 0.11f, -2));
+       NodeValue u = g.input("u", {1, 4, 24}, 0.1f, 0);
+       NodeValue ut = g.node(NodeKind::Transpose, "unit", {u}, ints({{"perm", {1, 0, 2}}}),
+                             {4, 1, 24}, 0.1f, 0);
+       g.output("w", g.node(NodeKind::Transpose, "unit_back", {ut}, ints({{"perm", {1, 0, 2}}}),
+                            {1, 4, 24}, 0.1f, 0));
+     }},
     {"channel_split_and_shuffle",
      [](G& g) {
        // ShuffleNet's unit: a channel split (Slice at an offset inside a block), a Concat

@@ -3,7 +3,8 @@
 // row run. Without: in the accumulators t = (a - zp_a) * M_a + (b - zp_b) * M_b by vsub
 // (act rows minus a zero-point row), vmul (times a multiplier row) and vadd, then requant
 // with M = 1 and the shift S. An operand of shape [N, C, 1, 1] against a full [N, C, H, W]
-// one (a per-channel offset) goes through the per-channel binary loop (Binary.h). A
+// one (a per-channel offset), or a constant scalar, goes through the broadcasting binary
+// loop (Binary.h). A
 // residual Add right after a convolution is fused into its epilogue (Compile.cpp).
 #include "../Binary.h"
 #include "../Stream.h"
@@ -24,18 +25,12 @@ int64_t accReservedRows(const Target& t) {
 class AddLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
-    for (const auto& r : {checkActivation(n.input(0), "a"), checkActivation(n.input(1), "b"),
-                          checkActivation(resultOf(n), "the result")})
+    for (const auto& r : {checkActivation(resultOf(n), "the result"), checkBinaryShapes(n)})
       if (!r.empty())
         return r;
-    const Shape &a = n.input(0).dims(), &b = n.input(1).dims(), &y = n.resultType(0).dims;
-    if (!(a == b && a == y) && !(a == y && isChannelVector(b, y)) &&
-        !(b == y && isChannelVector(a, y)))
-      return "only equal shapes or a per-channel [N, C, 1, 1] operand are supported (operands " +
-             shapeToString(a) + " and " + shapeToString(b) + ")";
     quant::addMultipliers(scaleOf(n.input(0)), scaleOf(n.input(1)),
                           n.resultType(0).quant.scales[0]);
-    if (a != b)
+    if (n.input(0).dims() != n.input(1).dims())
       return checkBinary(t, 2, true);
     if (t.quantizedAdd())
       return checkStream(t, 2, 2, false);

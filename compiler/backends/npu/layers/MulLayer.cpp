@@ -2,7 +2,8 @@
 // s_y), as vsub, vsub, vmul in the accumulators and requant. Equal shapes, or one operand
 // of shape [N, C, 1, 1] scaling every pixel of its channel (squeeze-and-excitation): in
 // NCHWc that operand has one row per (image, channel block), which the vmul walks with
-// stride 0 over the pixels of the plane.
+// stride 0 over the pixels of the plane. A constant scalar operand (attention's 1 /
+// sqrt(head_dim)) is one constant row walked with stride 0 over the whole tensor.
 #include "../Binary.h"
 
 #include "ember/quantization/Numerics.h"
@@ -16,15 +17,9 @@ namespace {
 class MulLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
-    for (const auto& r : {checkActivation(n.input(0), "a"), checkActivation(n.input(1), "b"),
-                          checkActivation(resultOf(n), "the result")})
+    for (const auto& r : {checkActivation(resultOf(n), "the result"), checkBinaryShapes(n)})
       if (!r.empty())
         return r;
-    const Shape &a = n.input(0).dims(), &b = n.input(1).dims(), &y = n.resultType(0).dims;
-    if (!(a == b && a == y) && !(a == y && isChannelVector(b, y)) &&
-        !(b == y && isChannelVector(a, y)))
-      return "only equal shapes or a per-channel [N, C, 1, 1] operand are supported (operands " +
-             shapeToString(a) + " and " + shapeToString(b) + ")";
     quant::productMultiplier(scaleOf(n.input(0)), scaleOf(n.input(1)), scaleOf(resultOf(n)));
     return checkBinary(t, 2, false);
   }
