@@ -107,26 +107,29 @@ std::vector<isa::Instruction> Program::storeRows(Mem m, int64_t sramAddr, uint64
                         int64_t s2) { return dmaStore(m, sa, da, a, b, c, s1, s2); });
 }
 
-std::vector<isa::Instruction> Program::loadGroups(Mem m, int64_t sramAddr, uint64_t dramByte,
-                                                  int64_t groupRows, int64_t groups,
-                                                  int64_t strideRows) const {
-  const isa::InstrDesc& d = t_.dmaLoad();
+std::vector<isa::Instruction> Program::groups(bool load, Mem m, int64_t sramAddr, uint64_t dramByte,
+                                              int64_t groupRows, int64_t n,
+                                              int64_t strideRows) const {
+  const isa::InstrDesc& d = load ? t_.dmaLoad() : t_.dmaStore();
   const int64_t rowBytes = t_.rowBytes(m);
   std::vector<isa::Instruction> out;
   if (groupRows > Target::maxOf(d, isa::role::kSize0) ||
       strideRows > Target::maxOf(d, isa::role::kStride1)) {
-    for (int64_t k = 0; k < groups; ++k)
-      for (auto& in : loadRows(m, sramAddr + k * groupRows,
-                               dramByte + uint64_t(k * strideRows * rowBytes), groupRows))
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t sa = sramAddr + k * groupRows;
+      const uint64_t da = dramByte + uint64_t(k * strideRows * rowBytes);
+      for (auto& in : load ? loadRows(m, sa, da, groupRows) : storeRows(m, sa, da, groupRows))
         out.push_back(in);
+    }
     return out;
   }
   const int64_t max1 = Target::maxOf(d, isa::role::kSize1);
-  for (int64_t k = 0; k < groups; k += max1) {
-    const int64_t n = std::min(max1, groups - k);
-    out.push_back(dmaLoad(m, sramAddr + k * groupRows,
-                          dramByte + uint64_t(k * strideRows * rowBytes), groupRows, n, 1,
-                          strideRows, 0));
+  for (int64_t k = 0; k < n; k += max1) {
+    const int64_t c = std::min(max1, n - k);
+    const int64_t sa = sramAddr + k * groupRows;
+    const uint64_t da = dramByte + uint64_t(k * strideRows * rowBytes);
+    out.push_back(load ? dmaLoad(m, sa, da, groupRows, c, 1, strideRows, 0)
+                       : dmaStore(m, sa, da, groupRows, c, 1, strideRows, 0));
   }
   return out;
 }

@@ -78,7 +78,16 @@ public:
   /// (2-D loads where the size/stride fields allow, else one run per load).
   std::vector<isa::Instruction> loadGroups(Mem m, int64_t sramAddr, uint64_t dramByte,
                                            int64_t groupRows, int64_t groups,
-                                           int64_t strideRows) const;
+                                           int64_t strideRows) const {
+    return this->groups(true, m, sramAddr, dramByte, groupRows, groups, strideRows);
+  }
+  /// The same from SRAM to DRAM: `groups` runs of `groupRows` rows, packed in SRAM, land
+  /// `strideRows` rows apart in DRAM.
+  std::vector<isa::Instruction> storeGroups(Mem m, int64_t sramAddr, uint64_t dramByte,
+                                            int64_t groupRows, int64_t groups,
+                                            int64_t strideRows) const {
+    return this->groups(false, m, sramAddr, dramByte, groupRows, groups, strideRows);
+  }
   /// Strides of one loop level of a vector instruction.
   struct Walk {
     int64_t addr = 0, s0 = 1, s1 = 0;
@@ -127,6 +136,8 @@ public:
 
 private:
   isa::Instruction syncOn(isa::Engine e) const;
+  std::vector<isa::Instruction> groups(bool load, Mem m, int64_t sramAddr, uint64_t dramByte,
+                                       int64_t groupRows, int64_t n, int64_t strideRows) const;
   void emitPending();
   void emit(std::vector<isa::Instruction>& v);
 

@@ -90,8 +90,10 @@ TEST(Partition, UnsupportedNodeGoesToTheHostWithItsReason) {
   o.fallback = Fallback::Interp;
   Plan p = partition::partition(*g.f, refIsa(), o);
   EXPECT_EQ(p.placementOf("t").backend, "interp");
-  const std::string why = "perm [0, 1, 3, 2] of [1, 16, 8, 8]: the NPU runs only the swap of a "
-                          "[A, B, C] sequence's outer axes (perm 1, 0, 2)";
+  const std::string why =
+      "perm [0, 1, 3, 2] of [1, 16, 8, 8]: the NPU runs the swap of a [A, B, C] sequence's outer "
+      "axes (perm 1, 0, 2) and the transposes [G, R, C] -> [G, C, R] (perm 0, 2, 1), [A, B, C] "
+      "-> [B, C, A] (perm 1, 2, 0) and [R, C] -> [C, R]";
   EXPECT_EQ(p.placementOf("t").reason, why);
   EXPECT_EQ(p.placementOf("c1").backend, "npu");
   EXPECT_EQ(p.placementOf("c2").backend, "npu");

@@ -114,6 +114,38 @@ const VecCase kCases[] = {
        g.output("w", g.node(NodeKind::Transpose, "unit_back", {ut}, ints({{"perm", {1, 0, 2}}}),
                             {1, 4, 24}, 0.1f, 0));
      }},
+    {"matmul_activations",
+     [](G& g) {
+       // MatMuls of two activations (attention's q x k^T and p x v): batched with partial
+       // blocks of c and k and a's zero point -128 (a softmax's), rank 2 with b's zero
+       // point -128, and b the product of an earlier act x act MatMul.
+       NodeValue a = g.input("a", {3, 5, 20}, 0.004f, -128);
+       NodeValue b = g.input("b", {3, 20, 24}, 0.05f, 7);
+       NodeValue y = g.node(NodeKind::MatMul, "pv", {a, b}, {}, {3, 5, 24}, 0.03f, -3);
+       g.output("y", y);
+       NodeValue c = g.input("c", {6, 40}, 0.05f, 5);
+       NodeValue d = g.input("d", {40, 9}, 0.02f, -128);
+       g.output("z", g.node(NodeKind::MatMul, "cd", {c, d}, {}, {6, 9}, 0.1f, 2));
+       NodeValue e = g.input("e", {3, 24, 33}, 0.05f, -1);
+       g.output("w", g.node(NodeKind::MatMul, "ye", {y, e}, {}, {3, 5, 33}, 0.2f, 0));
+     }},
+    {"transposes_moving_channels",
+     [](G& g) {
+       // Transposes that change values' lanes (through the MAC array): [G, R, C] -> [G,
+       // C, R] with partial blocks both ways, a matrix, and attention's scores q x k^T
+       // with the keys [T, heads, head_dim] -> [heads, head_dim, T] (perm 1, 2, 0).
+       NodeValue x = g.input("x", {3, 20, 24}, 0.05f, -7);
+       g.output("xt", g.node(NodeKind::Transpose, "t021", {x}, ints({{"perm", {0, 2, 1}}}),
+                             {3, 24, 20}, 0.05f, -7));
+       NodeValue m = g.input("m", {7, 40}, 0.1f, 3);
+       g.output("mt", g.node(NodeKind::Transpose, "t10", {m}, ints({{"perm", {1, 0}}}), {40, 7},
+                             0.1f, 3));
+       NodeValue q = g.input("q", {4, 6, 16}, 0.05f, 2);
+       NodeValue k = g.input("k", {6, 4, 16}, 0.05f, -5);
+       NodeValue kt = g.node(NodeKind::Transpose, "keys", {k}, ints({{"perm", {1, 2, 0}}}),
+                             {4, 16, 6}, 0.05f, -5);
+       g.output("scores", g.node(NodeKind::MatMul, "qk", {q, kt}, {}, {4, 6, 6}, 0.08f, 1));
+     }},
     {"channel_split_and_shuffle",
      [](G& g) {
        // ShuffleNet's unit: a channel split (Slice at an offset inside a block), a Concat

@@ -3,7 +3,9 @@
 // rank-2 [M, C] value in NCHWc is M rows of CB blocks (row of (m, cb) = m * CB + cb),
 // which the convolution engine walks as one image of M lines, one pixel per line (line
 // stride CB, block stride 1). MatMul's A may also be [B, T, C] (a transformer's
-// sequence), laid out as B * T such rows.
+// sequence), laid out as B * T such rows. A MatMul whose B is an activation (attention)
+// goes to ActMatMul.h.
+#include "../ActMatMul.h"
 #include "../ConvCore.h"
 
 #include "ember/graph/AttrViews.h"
@@ -16,6 +18,8 @@ namespace {
 class GemmLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
+    if (isActMatMul(n))
+      return checkActMatMul(n, t);
     for (const auto& r : {checkActivation(n.input(0), "A"),
                           checkActivation(resultOf(n), "the result"), checkWeights(n, 1, 2)})
       if (!r.empty())
@@ -38,10 +42,18 @@ public:
   }
 
   std::string checkResidual(const Node& n, const Target& t) const override {
+    if (isActMatMul(n))
+      return "a MatMul of two activations has no epilogue to fuse an Add into";
     return checkResidualJob(jobOf(n, t, false), t);
   }
 
+  uint64_t tempBytes(const Node& n, const Target& t) const override {
+    return isActMatMul(n) ? actMatMulTempBytes(n, t) : 0;
+  }
+
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
+    if (isActMatMul(n))
+      return emitActMatMul(n, ctx);
     ConvJob j = jobOf(n, ctx.t, true);
     j.in = rowsView(ctx.tensor(n.input(0)));
     j.out = rowsView(ctx.tensor(resultOf(n)));

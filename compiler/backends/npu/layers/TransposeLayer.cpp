@@ -1,26 +1,68 @@
-// Transpose of a sequence's two outer axes, [A, B, C] -> [B, A, C] (perm 1, 0, 2): how a
-// transformer goes between [T, batch x heads, head_dim] and [batch x heads, T, head_dim],
-// and PyTorch's sequence-first attention between [batch, T, E] and [T, batch, E]. The
-// channels stay the last axis, so every row of L lanes moves whole (DramTensor: row
-// (a * B + b) * CB + cb of the input is row (b * A + a) * CB + cb of the result): a copy
-// by strided DMA, one row stream per b gathering its A runs of CB rows that lie B * CB
-// rows apart. With A or B equal to 1 the bytes do not move (the result aliases the
-// input). Other permutations move values across lanes and stay on the host.
+// Transpose of a sequence (rank 3, [A, B, C] with its channels C last) or a matrix (rank
+// 2). Two kinds:
+//   - the swap of the outer axes, [A, B, C] -> [B, A, C] (perm 1, 0, 2): how a transformer
+//     goes between [T, batch x heads, head_dim] and [batch x heads, T, head_dim]. The
+//     channels stay the last axis, so every row of L lanes moves whole (row (a * B + b) *
+//     CB + cb of the input is row (b * A + a) * CB + cb of the result): a copy by strided
+//     DMA, one row stream per b gathering its A runs of CB rows that lie B * CB rows apart.
+//     With A or B equal to 1 the bytes do not move (the result aliases the input).
+//   - a transpose that moves the channels: [G, R, C] -> [G, C, R] (perm 0, 2, 1), [A, B, C]
+//     -> [B, C, A] (perm 1, 2, 0: attention's keys, [T, heads, head_dim] -> [heads,
+//     head_dim, T]) and [R, C] -> [C, R]: values change lanes, which only the MAC array
+//     does (BlockTranspose.h, blocks of L x L through a DRAM scratch).
+// Other permutations stay on the host.
+#include "../BlockTranspose.h"
 #include "../Stream.h"
 
 namespace ember::npu {
 
 namespace {
 
-bool swapsOuterAxes(const Node& n) {
-  const std::vector<int64_t> perm = n.attrs().getInts("perm");
-  return n.input(0).dims().size() == 3 && perm == std::vector<int64_t>{1, 0, 2};
+std::vector<int64_t> permOf(const Node& n) {
+  return n.attrs().getInts("perm");
 }
 
-/// True when one of the swapped axes has length 1: the rows keep their order.
+bool swapsOuterAxes(const Node& n) {
+  return n.input(0).dims().size() == 3 && permOf(n) == std::vector<int64_t>{1, 0, 2};
+}
+
+/// True when one of the swapped outer axes has length 1: the rows keep their order.
 bool sameBytes(const Node& n) {
   const Shape& x = n.input(0).dims();
-  return x[0] == 1 || x[1] == 1;
+  return swapsOuterAxes(n) && (x[0] == 1 || x[1] == 1);
+}
+
+/// The block transposition of a transpose that moves the channels, without its DRAM
+/// addresses (the strides count rows of L lanes), or nullopt for other permutations.
+std::optional<BlockTransposeJob> blockJobOf(const Node& n, int64_t L) {
+  const Shape& x = n.input(0).dims();
+  const std::vector<int64_t> perm = permOf(n);
+  BlockTransposeJob j;
+  if (x.size() == 2 && perm == std::vector<int64_t>{1, 0}) {
+    j.R = x[0];
+    j.Cl = x[1];
+    j.rStride = ceilDiv(j.Cl, L);
+    return j;
+  }
+  if (x.size() != 3)
+    return std::nullopt;
+  const int64_t CB = ceilDiv(x[2], L);
+  j.Cl = x[2];
+  if (perm == std::vector<int64_t>{0, 2, 1}) { // per group a, its B rows
+    j.G = x[0];
+    j.R = x[1];
+    j.gStride = x[1] * CB;
+    j.rStride = CB;
+    return j;
+  }
+  if (perm == std::vector<int64_t>{1, 2, 0}) { // per group b, its A rows B * CB apart
+    j.G = x[1];
+    j.R = x[0];
+    j.gStride = CB;
+    j.rStride = x[1] * CB;
+    return j;
+  }
+  return std::nullopt;
 }
 
 class TransposeLayer : public Layer {
@@ -30,24 +72,39 @@ public:
       return r;
     if (n.input(0).type().quant != n.resultType(0).quant)
       return "input and result quantization parameters differ";
+    if (blockJobOf(n, t.lanes()))
+      return checkBlockTranspose(t, 1);
     if (!swapsOuterAxes(n))
-      return "perm " + shapeToString(n.attrs().getInts("perm")) + " of " +
-             shapeToString(n.input(0).dims()) +
-             ": the NPU runs only the swap of a [A, B, C] sequence's outer axes (perm 1, 0, 2)";
+      return "perm " + shapeToString(permOf(n)) + " of " + shapeToString(n.input(0).dims()) +
+             ": the NPU runs the swap of a [A, B, C] sequence's outer axes (perm 1, 0, 2) and "
+             "the transposes [G, R, C] -> [G, C, R] (perm 0, 2, 1), [A, B, C] -> [B, C, A] "
+             "(perm 1, 2, 0) and [R, C] -> [C, R]";
     if (sameBytes(n))
       return "";
     const int64_t CB = ceilDiv(n.input(0).dims()[2], t.lanes());
     return checkStream(t, 2, 1, true, 0, 0, 0, CB);
   }
 
-  bool aliasesInput(const Node& n, const Target&) const override {
-    return swapsOuterAxes(n) && sameBytes(n);
+  bool aliasesInput(const Node& n, const Target&) const override { return sameBytes(n); }
+
+  uint64_t tempBytes(const Node& n, const Target& t) const override {
+    const auto j = blockJobOf(n, t.lanes());
+    return j ? blockTransposeScratch(*j, t.lanes()) : 0;
   }
 
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
     const DramTensor &x = ctx.tensor(n.input(0)), &y = ctx.tensor(resultOf(n));
-    const int64_t L = ctx.t.lanes(), A = n.input(0).dims()[0], B = n.input(0).dims()[1];
+    const int64_t L = ctx.t.lanes();
     LayerInfo info;
+    if (auto j = blockJobOf(n, L)) {
+      if (!checkBlockTranspose(ctx.t, ctx.prog.depth()).empty())
+        ctx.prog.setLayerDepth(1);
+      j->src = x.offset;
+      j->dst = y.offset;
+      emitBlockTranspose(*j, ctx.temp, ctx, info);
+      info.tiling = std::to_string(j->blocks(L)) + " blocks transposed by the array";
+      return info;
+    }
     if (sameBytes(n)) { // aliased unless the result must land in the output region
       StreamSpec s;
       s.inputs = {x.offset};
@@ -57,6 +114,7 @@ public:
       emitStream(s, ctx, info);
       return info;
     }
+    const int64_t A = n.input(0).dims()[0], B = n.input(0).dims()[1];
     for (int64_t b = 0; b < B; ++b) {
       StreamSpec s;
       s.inputs = {x.offset + uint64_t(b * x.CB * L)};

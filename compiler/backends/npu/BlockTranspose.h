@@ -1,0 +1,55 @@
+// Transposing int8 values on the NPU, whose DMA moves whole rows of L lanes only: the MAC
+// array transposes a block of L x L values when the block is its weights and the
+// activations are the identity (accumulator row p of the gemm is column p of the
+// block). A Transpose that moves the channel axis, and the right operand of a MatMul of
+// two activations (which the array needs as weight blocks, transposed), go through it.
+#pragma once
+
+#include "Layer.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ember::npu {
+
+/// G groups of R rows of Cl values each (value (g, r, c) in the DRAM row g * gStride + r *
+/// rStride + c / L of `src`, lane c % L), transposed into G groups of Cl rows of R values.
+struct BlockTransposeJob {
+  int64_t G = 1, R = 0, Cl = 0;
+  uint64_t src = 0;                 ///< Byte offset of row (0, 0, block 0).
+  int64_t gStride = 0, rStride = 0; ///< Rows between groups, and between rows r.
+  /// Where the result goes: false, the rows of a [G, Cl, R] value at `dst` (NCHWc, lanes
+  /// of r beyond R zero); true, weight blocks for the MAC array at `dst`, block (g, cb, rb)
+  /// (cb over Cl, rb over R) the L rows starting at byte ((g * CBl + cb) * RB + rb) * L * L,
+  /// row p holding value (g, rb * L + i, cb * L + p) in lane i (zero for i beyond R).
+  bool toWeights = false;
+  uint64_t dst = 0;
+  int64_t blocks(int64_t L) const { return G * ceilDiv(R, L) * ceilDiv(Cl, L); }
+};
+
+/// A row of L int32: `v` in lanes below `valid`, `rest` in the others (constant rows
+/// whose last block of channels is partial).
+std::vector<int32_t> laneRow(int64_t L, int64_t valid, int32_t v, int32_t rest);
+
+/// DRAM scratch bytes the job needs (its blocks gathered into contiguous rows).
+inline uint64_t blockTransposeScratch(const BlockTransposeJob& j, int64_t L) {
+  return uint64_t(j.blocks(L) * L * L);
+}
+
+/// SRAM rows the transposition needs at pipeline depth D.
+struct TransposeRows {
+  int64_t act = 0, wgt = 0, acc = 0, param = 0;
+};
+TransposeRows blockTransposeRows(int64_t L, int64_t D);
+
+/// "" when the transposition fits the SRAMs at depth D, else why not with the figures.
+std::string checkBlockTranspose(const Target& t, int D);
+
+/// Emits the job in two passes separated by a barrier (gather each block's rows into
+/// `scratch`, then transpose each block through the array); the caller places a barrier
+/// before reading the result.
+void emitBlockTranspose(const BlockTransposeJob& j, uint64_t scratch, LayerCtx& ctx,
+                        LayerInfo& info);
+
+} // namespace ember::npu
