@@ -82,7 +82,9 @@ struct LayerCtx {
   /// of its inputs is the layer's result, which then never reaches DRAM; the layer
   /// writes the Add's result instead.
   const Node* residualAdd = nullptr;
-  /// The DRAM tensor of value `v` (ember::Error if it has none).
+  /// The DRAM tensor of value `v`; an int8 per-tensor constant (an element-wise layer's
+  /// constant operand) is placed in the constant region on first use. ember::Error if `v`
+  /// has none.
   const DramTensor& tensor(const NodeValue& v) const;
 };
 

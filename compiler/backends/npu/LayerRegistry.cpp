@@ -62,9 +62,32 @@ uint64_t ConstPool::addInt32(const std::vector<int32_t>& words, uint64_t align) 
 
 const DramTensor& LayerCtx::tensor(const NodeValue& v) const {
   auto it = tensors.find(v);
-  if (it == tensors.end())
+  if (it != tensors.end())
+    return it->second;
+  if (v.node->kind() != NodeKind::Constant || !checkActivation(v, "the value").empty())
     throw Error(nodeRef(*v.node), "NPU backend: value has no DRAM tensor (not an int8 value)");
-  return it->second;
+  // A constant operand of an element-wise layer (a positional embedding added to a
+  // sequence): its NCHWc bytes in the constant region, the padding lanes zero.
+  const int64_t L = t.lanes();
+  const Shape s = nchwOf(v.dims());
+  DramTensor d;
+  d.N = s[0];
+  d.C = s[1];
+  d.H = s[2];
+  d.W = s[3];
+  d.CB = ceilDiv(d.C, L);
+  d.scale = scaleOf(v);
+  d.zp = zeroPointOf(v);
+  const Tensor& c = v.node->payload();
+  std::vector<uint8_t> bytes(size_t(d.rows() * L), 0);
+  for (int64_t n = 0; n < d.N; ++n)
+    for (int64_t ch = 0; ch < d.C; ++ch)
+      for (int64_t y = 0; y < d.H; ++y)
+        for (int64_t x = 0; x < d.W; ++x)
+          bytes[size_t((((n * d.CB + ch / L) * d.H + y) * d.W + x) * L + ch % L)] =
+              static_cast<uint8_t>(c.getAsInt(((n * d.C + ch) * d.H + y) * d.W + x));
+  d.offset = consts.add(bytes);
+  return tensors.emplace(v, d).first->second;
 }
 
 std::string nodeRef(const Node& n) {

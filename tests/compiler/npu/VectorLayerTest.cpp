@@ -114,6 +114,18 @@ const VecCase kCases[] = {
        g.output("w", g.node(NodeKind::Transpose, "unit_back", {ut}, ints({{"perm", {1, 0, 2}}}),
                             {1, 4, 24}, 0.1f, 0));
      }},
+    {"add_constant_sequence",
+     [](G& g) {
+       // A constant int8 operand (a positional embedding added to a sequence) lives in the
+       // constant region; channels that do not fill their last block.
+       NodeValue x = g.input("x", {2, 5, 24}, 0.05f, 3);
+       Tensor pos(ElemKind::Int8, {2, 5, 24});
+       for (int64_t i = 0; i < pos.size(); ++i)
+         pos.data<int8_t>()[i] = static_cast<int8_t>((i * 37) % 255 - 127);
+       pos.mutableType().quant = perTensor(0.02f, -6);
+       NodeValue p = g.constant("pos", std::move(pos));
+       g.output("y", g.node(NodeKind::Add, "embed", {x, p}, {}, {2, 5, 24}, 0.07f, 2));
+     }},
     {"matmul_activations",
      [](G& g) {
        // MatMuls of two activations (attention's q x k^T and p x v): batched with partial
