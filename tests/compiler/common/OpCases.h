@@ -423,6 +423,13 @@ inline std::vector<OpCase> opCases() {
          NodeValue t = g.node(NodeKind::Transpose, "t", {h}, ints({{"perm", {1, 0, 2}}}));
          g.output("y", g.node(NodeKind::Mul, "scale", {t, g.scalar("s", 0.25f)}));
        }});
+  c.push_back({"NpuSequenceMean", [](GraphBuilder& g) {
+                 // A transformer classifier's pooling: the mean over the tokens.
+                 NodeValue x = g.node(NodeKind::Add, "add",
+                                      {g.input("x", {2, 6, 32}), g.input("z", {2, 6, 32})});
+                 g.output("y", g.node(NodeKind::ReduceMean, "mean", {x},
+                                      with(ints({{"axes", {1}}}), "keepdims", int64_t(0))));
+               }});
   return c;
 }
 

@@ -126,6 +126,21 @@ const VecCase kCases[] = {
        NodeValue p = g.constant("pos", std::move(pos));
        g.output("y", g.node(NodeKind::Add, "embed", {x, p}, {}, {2, 5, 24}, 0.07f, 2));
      }},
+    {"mean_over_tokens",
+     [](G& g) {
+       // ReduceMean over a sequence's tokens (rows of one channel block CB rows apart; a
+       // transformer classifier's pooling), both keepdims, and over an NCHW value's H, W.
+       NodeValue x = g.input("x", {2, 7, 40}, 0.05f, 9);
+       Attrs a = ints({{"axes", {1}}});
+       a.set("keepdims", int64_t(0));
+       g.output("y", g.node(NodeKind::ReduceMean, "pool", {x}, a, {2, 40}, 0.02f, -4));
+       Attrs k = ints({{"axes", {-2}}});
+       g.output("yk", g.node(NodeKind::ReduceMean, "poolk", {x}, k, {2, 1, 40}, 0.03f, 1));
+       NodeValue m = g.input("m", {1, 20, 5, 6}, 0.1f, -2);
+       Attrs s = ints({{"axes", {2, 3}}});
+       s.set("keepdims", int64_t(0));
+       g.output("z", g.node(NodeKind::ReduceMean, "spatial", {m}, s, {1, 20}, 0.05f, 0));
+     }},
     {"matmul_activations",
      [](G& g) {
        // MatMuls of two activations (attention's q x k^T and p x v): batched with partial

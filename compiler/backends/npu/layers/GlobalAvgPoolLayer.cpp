@@ -5,7 +5,13 @@
 // covers all whole blocks of a step, its outer loop stepping block and accumulator row. Images
 // of any size are cut into chunks of rows that accumulate across steps; the last chunk
 // requantizes with M, S of s_x / (s_y * n) and stores one row per channel block.
+//
+// ReduceMean (section 4.5) is the same average when it reduces an [N, C, H, W] value over
+// H and W, or a [B, T, C] sequence over its tokens T (a transformer classifier's pooling):
+// the sequence's rows of one channel block then lie CB rows apart, and each step gathers
+// them by strided DMA into the packed order the gemms walk.
 #include "../ConvCore.h"
+#include "ember/graph/InferUtil.h"
 #include "ember/isa/roles.h"
 
 #include "ember/quantization/Numerics.h"
@@ -16,13 +22,51 @@ namespace ember::npu {
 
 namespace {
 
+/// The pixels averaged into each output: rows (image, block, pixel) of the input at
+/// base + (image * imageRows + block * blockRows + pixel * pixelRows) rows of L bytes.
+struct PoolRows {
+  int64_t N = 1, CB = 0, HW = 0;
+  int64_t imageRows = 0, blockRows = 0, pixelRows = 0;
+};
+
+/// The rows a GlobalAveragePool or ReduceMean averages, or nullopt when the NPU has no
+/// such average (a ReduceMean over other axes).
+std::optional<PoolRows> poolRowsOf(const Node& n, int64_t L) {
+  const Shape& x = n.input(0).dims();
+  PoolRows r;
+  if (x.size() == 4 && (n.kind() == NodeKind::GlobalAveragePool ||
+                        reducedAxes(n.attrs(), 4) == std::vector<bool>{false, false, true, true})) {
+    r.N = x[0];
+    r.CB = ceilDiv(x[1], L);
+    r.HW = x[2] * x[3];
+    r.imageRows = r.CB * r.HW;
+    r.blockRows = r.HW;
+    r.pixelRows = 1;
+    return r;
+  }
+  if (x.size() == 3 && n.kind() == NodeKind::ReduceMean &&
+      reducedAxes(n.attrs(), 3) == std::vector<bool>{false, true, false}) {
+    r.N = x[0];
+    r.CB = ceilDiv(x[2], L);
+    r.HW = x[1];
+    r.imageRows = r.HW * r.CB;
+    r.blockRows = 1;
+    r.pixelRows = r.CB;
+    return r;
+  }
+  return std::nullopt;
+}
+
 class GlobalAvgPoolLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
     if (auto r = checkInputAndResult(n); !r.empty())
       return r;
-    if (n.input(0).dims().size() != 4)
-      return "only NCHW values are pooled on the NPU";
+    if (!poolRowsOf(n, t.lanes()))
+      return n.kind() == NodeKind::ReduceMean
+                 ? "only a mean over an NCHW value's H and W or a [B, T, C] sequence's T runs "
+                   "on the NPU"
+                 : "only NCHW values are pooled on the NPU";
     quant::averageMultiplier(scaleOf(n.input(0)), n.resultType(0).quant.scales.at(0), 1);
     // One input row and one output row (single-buffered on the smallest SRAMs); one
     // accumulator (the bias loaded into it when there is no row for it beside).
@@ -45,7 +89,8 @@ public:
     const NodeValue x = n.input(0), y = resultOf(n);
     const DramTensor& tx = ctx.tensor(x);
     const DramTensor& ty = ctx.tensor(y);
-    const int64_t HW = tx.H * tx.W, CB = tx.CB;
+    const PoolRows pr = *poolRowsOf(n, L);
+    const int64_t HW = pr.HW, CB = pr.CB;
     // Constants: a diagonal block of ones, the bias row -zp_x * n, the M and S rows.
     std::vector<uint8_t> eye(size_t(L * L), 0);
     for (int64_t k = 0; k < L; ++k)
@@ -74,7 +119,7 @@ public:
     const isa::InstrDesc& g = t.gemm();
     LayerInfo info;
     bool first = true;
-    for (int64_t b = 0; b < tx.N; ++b)
+    for (int64_t b = 0; b < pr.N; ++b)
       for (int64_t cb0 = 0; cb0 < CB; cb0 += cbt) {
         const int64_t cb1 = std::min(CB, cb0 + cbt);
         // Rows of blocks cb0..cb1 of image b are contiguous: (cb - cb0) * HW + pixel.
@@ -93,8 +138,22 @@ public:
               s.loads.push_back(in);
             first = false;
           }
-          for (auto& in : p.loadRows(Mem::Act, slot, tx.at(L, b, cb0, 0, 0) + uint64_t(r0 * L), nr))
-            s.loads.push_back(in);
+          if (pr.pixelRows == 1) { // rows of blocks cb0..cb1 contiguous
+            const uint64_t at = tx.offset + uint64_t((b * pr.imageRows + cb0 * HW + r0) * L);
+            for (auto& in : p.loadRows(Mem::Act, slot, at, nr))
+              s.loads.push_back(in);
+          } else { // each block's run of pixels, pixelRows apart
+            for (int64_t i = 0; i < nr;) {
+              const int64_t r = r0 + i, cb = cb0 + r / HW, px = r % HW;
+              const int64_t len = std::min(nr - i, HW - px);
+              const uint64_t at =
+                  tx.offset +
+                  uint64_t((b * pr.imageRows + cb * pr.blockRows + px * pr.pixelRows) * L);
+              for (auto& in : p.loadGroups(Mem::Act, slot + i, at, 1, len, pr.pixelRows))
+                s.loads.push_back(in);
+              i += len;
+            }
+          }
           if (r0 == 0 && biasDma)
             s.loads.push_back(p.dmaLoad(Mem::Acc, 0, biasC, 1, cb1 - cb0, 1, 0, 0));
           else if (r0 == 0)
@@ -147,13 +206,15 @@ public:
             const int64_t out = outBase + (p.stepIndex() % D) * cbt;
             s.computes.push_back(
                 p.requant({out, 1, 1}, {0, 1, 1}, 0, ty.zp, bd.lo, bd.hi, cb1 - cb0, 1));
-            for (auto& in : p.storeRows(Mem::Act, out, ty.at(L, b, cb0, 0, 0), cb1 - cb0))
+            // The result's rows: (image, block) in order, whichever its rank.
+            for (auto& in :
+                 p.storeRows(Mem::Act, out, ty.offset + uint64_t((b * CB + cb0) * L), cb1 - cb0))
               s.stores.push_back(in);
           }
           p.commitStep(std::move(s));
         }
       }
-    info.macs = tx.N * tx.C * HW;
+    info.macs = pr.N * tx.C * HW;
     info.tiling = "rows/step=" + std::to_string(T) + " blocks=" + std::to_string(cbt) +
                   (biasDma ? " bias-dma" : "");
     info.sram[0] = D * T + D * cbt;
@@ -168,6 +229,7 @@ public:
 
 void registerGlobalAvgPoolLayers() {
   registerLayer(NodeKind::GlobalAveragePool, std::make_shared<GlobalAvgPoolLayer>());
+  registerLayer(NodeKind::ReduceMean, std::make_shared<GlobalAvgPoolLayer>());
 }
 
 } // namespace ember::npu
