@@ -9,12 +9,13 @@
 // b[g][cb * L + c][kb * L + k] at byte k * L + c, the transpose of the L rows of b it
 // covers, which BlockTranspose.h makes (into a DRAM scratch; lanes of c beyond C zero).
 // Then per (g, tile of tm rows of a, output block kb) one step loads a's tile
-// (block-major, so one gemm walks every input block) and the CB weight blocks of (g, kb),
-// starts the accumulators from C zp_a zp_b, and adds the three sums: a x weights, a x a
-// constant block of -zp_b (weight rows 0 and 1: full, and the last input block's when C
-// is not a multiple of L), and a constant act row of -zp_a walked with stride 0 x
-// weights. -zp = 128 does not fit int8 and is done as two gemms of 64. Requantize (s_a
-// s_b / s_y, per tensor) and a strided store of the tile's rows of block kb.
+// (block-major, so one gemm walks its input blocks, up to the n2 field's limit) and the
+// CB weight blocks of (g, kb), starts the accumulators from C zp_a zp_b, and adds the
+// three sums: a x weights, a x a constant block of -zp_b (weight rows 0 and 1: full, and
+// the last input block's when C is not a multiple of L), and a constant act row of -zp_a
+// walked with stride 0 x weights. -zp = 128 does not fit int8 and is done as two gemms of 64.
+// Requantize (s_a s_b / s_y, per tensor; multiplier 0 on the last block's lanes beyond K) and a
+// strided store of the tile's rows of block kb.
 #include "ActMatMul.h"
 #include "BlockTranspose.h"
 
@@ -50,7 +51,8 @@ MM dimsOf(const Node& n, int64_t L) {
   return d;
 }
 
-/// int8 values that sum to v (v = -zp, in [-127, 128]): none for 0, two 64s for 128.
+/// Equal int8 values that sum to v (v = -zp, in [-127, 128]): none for 0, two 64s for
+/// 128 (the constants hold the first part; every part is the same value).
 std::vector<int32_t> int8Parts(int32_t v) {
   if (v == 0)
     return {};
@@ -59,18 +61,13 @@ std::vector<int32_t> int8Parts(int32_t v) {
   return {v};
 }
 
-/// SRAM rows the phases need at depth D with tiles of tm rows of a (see the file comment).
-struct Needs {
-  int64_t act = 0, wgt = 0, acc = 0, param = 0;
-  bool fits(const Target& t) const {
-    return act <= t.rows(Mem::Act) && wgt <= t.rows(Mem::Weight) && acc <= t.rows(Mem::Acc) &&
-           param <= t.rows(Mem::Param);
-  }
-};
-
-Needs multiplyNeeds(const MM& d, int64_t L, int64_t tm, int64_t D) {
-  const int64_t twoShapes = d.partialLast(L) ? 2 : 1;
-  return {twoShapes + D * tm * (d.CB + 1), twoShapes + D * d.CB, 1 + tm, 2};
+/// SRAM rows the product needs at depth D with tiles of tm rows of a (see the file
+/// comment): act the -zp_a rows and D slots of (a tile, output tile); weight the -zp_b
+/// blocks and D slots of CB blocks; acc the bias row and the tile's accumulators; param
+/// two requantization pairs (all lanes; the last output block's, zero beyond K).
+SramRows multiplyNeeds(const MM& d, int64_t L, int64_t tm, int64_t D) {
+  const int64_t shapes = d.partialLast(L) ? 2 : 1;
+  return {shapes + D * tm * (d.CB + 1), shapes + D * d.CB, 1 + tm, 4};
 }
 
 struct Plan {
@@ -97,30 +94,20 @@ Plan planOf(const MM& d, const Target& t, int depth) {
   return {};
 }
 
-std::string figures(const Needs& n, const Target& t) {
-  return std::to_string(n.act) + " act rows (has " + std::to_string(t.rows(Mem::Act)) + "), " +
-         std::to_string(n.wgt) + " weight rows (has " + std::to_string(t.rows(Mem::Weight)) +
-         "), " + std::to_string(n.acc) + " acc rows (has " + std::to_string(t.rows(Mem::Acc)) +
-         ") and " + std::to_string(n.param) + " param rows (has " +
-         std::to_string(t.rows(Mem::Param)) + ")";
-}
-
-/// One gemm: n2 x n0 rows, act/weight strides per i2, accumulators acc..acc + n0.
+/// One gemm of n0 rows from act row `act` (step actS0) into acc rows 1.., over n2 weight
+/// blocks from `wgt` (act step actS2, weight step wgtS2).
 isa::Instruction gemm(const Program& p, int64_t act, int64_t actS0, int64_t actS2, int64_t wgt,
-                      int64_t wgtS2, int64_t acc, int64_t n0, int64_t n2, bool reset = false) {
-  isa::Instruction in = p.make(p.target().gemm());
-  Program::set(in, isa::role::kReset, reset ? 1 : 0);
-  Program::set(in, isa::role::kActAddr, act);
-  Program::set(in, isa::role::kAccAddr, acc);
-  Program::set(in, isa::role::kWgtAddr, wgt);
-  Program::set(in, isa::role::kN0, n0);
-  Program::set(in, isa::role::kN1, 1);
-  Program::set(in, isa::role::kN2, n2);
-  Program::set(in, isa::role::kActS0, actS0);
-  Program::set(in, isa::role::kActS2, actS2);
-  Program::set(in, isa::role::kAccS0, 1);
-  Program::set(in, isa::role::kWgtS2, wgtS2);
-  return in;
+                      int64_t wgtS2, int64_t n0, int64_t n2) {
+  Program::GemmLoops g;
+  g.act = act;
+  g.actS0 = actS0;
+  g.actS2 = actS2;
+  g.wgt = wgt;
+  g.wgtS2 = wgtS2;
+  g.acc = 1;
+  g.n0 = n0;
+  g.n2 = n2;
+  return p.gemm(g);
 }
 
 /// Constant rows of the multiply phase: a block of -zp_b parts (full, last), an act row of
@@ -154,8 +141,11 @@ MultiplyConsts multiplyConsts(const Node& n, const MM& d, LayerCtx& ctx) {
   const uint32_t bias = uint32_t(d.C) * uint32_t(za) * uint32_t(zb); // wraps like int32
   c.bias = ctx.consts.addInt32(laneRow(L, L, static_cast<int32_t>(bias), 0));
   const quant::Multiplier m = quant::productMultiplier(scaleOf(a), scaleOf(b), scaleOf(y));
-  std::vector<int32_t> par = laneRow(L, L, m.M, 0), s = laneRow(L, L, m.S, 1);
-  par.insert(par.end(), s.begin(), s.end());
+  const int64_t lastK = d.K - (d.KB - 1) * L; // lanes of the last output block
+  std::vector<int32_t> par;
+  for (const auto& row : {laneRow(L, L, m.M, 0), laneRow(L, L, m.S, 1), laneRow(L, lastK, m.M, 0),
+                          laneRow(L, lastK, m.S, 1)})
+    par.insert(par.end(), row.begin(), row.end());
   c.params = ctx.consts.addInt32(par);
   return c;
 }
@@ -180,6 +170,7 @@ void multiply(const Node& n, const MM& d, const Plan& plan, uint64_t weights, La
   const quant::Bounds bd = quant::activationBounds(n, resultOf(n).type().quant);
   const int64_t n2max = Target::maxOf(t.gemm(), isa::role::kN2);
   const int64_t size2 = Target::maxOf(t.dmaLoad(), isa::role::kSize2);
+  const bool boxed = d.CB <= Target::maxOf(t.dmaLoad(), isa::role::kStride1);
   const int64_t slotRows = tm * (d.CB + 1);
   std::vector<std::pair<int64_t, int64_t>> holds(size_t(D), {-1, -1}); // (g, m0) per slot
   bool first = true;
@@ -197,16 +188,23 @@ void multiply(const Node& n, const MM& d, const Plan& plan, uint64_t weights, La
             s.loads.push_back(in);
           for (auto& in : p.loadRows(Mem::Acc, 0, c.bias, 1))
             s.loads.push_back(in);
-          for (auto& in : p.loadRows(Mem::Param, 0, c.params, 2))
+          for (auto& in : p.loadRows(Mem::Param, 0, c.params, 4))
             s.loads.push_back(in);
           first = false;
         }
-        // a's tile block-major (row cb * mt + m): rows m are CB apart in DRAM.
+        // a's tile block-major (row cb * mt + m): rows m are CB apart in DRAM; one 3-D
+        // load per size2 blocks, or per block when the stride field is too narrow.
         if (holds[size_t(slot)] != std::make_pair(g, m0)) {
           const uint64_t at = A.offset + uint64_t((g * d.M + m0) * d.CB * L);
-          for (int64_t cb0 = 0; cb0 < d.CB; cb0 += size2)
-            s.loads.push_back(p.dmaLoad(Mem::Act, aAddr + cb0 * mt, at + uint64_t(cb0 * L), 1, mt,
-                                        std::min(size2, d.CB - cb0), d.CB, 1));
+          for (int64_t cb0 = 0; cb0 < d.CB; cb0 += boxed ? size2 : 1) {
+            if (boxed)
+              s.loads.push_back(p.dmaLoad(Mem::Act, aAddr + cb0 * mt, at + uint64_t(cb0 * L), 1, mt,
+                                          std::min(size2, d.CB - cb0), d.CB, 1));
+            else
+              for (auto& in :
+                   p.loadGroups(Mem::Act, aAddr + cb0 * mt, at + uint64_t(cb0 * L), 1, mt, d.CB))
+                s.loads.push_back(in);
+          }
           holds[size_t(slot)] = {g, m0};
         }
         for (auto& in : p.loadRows(Mem::Weight, wAddr,
@@ -221,23 +219,24 @@ void multiply(const Node& n, const MM& d, const Plan& plan, uint64_t weights, La
             one(cb0 + i, std::min(n2max, nb - i));
         };
         blocksOf(0, d.CB, [&](int64_t cb, int64_t nb) { // a x b
-          s.computes.push_back(gemm(p, aAddr + cb * mt, 1, mt, wAddr + cb, 1, 1, mt, nb));
+          s.computes.push_back(gemm(p, aAddr + cb * mt, 1, mt, wAddr + cb, 1, mt, nb));
         });
         for (size_t i = 0; i < c.zParts.size(); ++i) // a x (-zp_b)
           overBlocks(d, L, [&](int64_t cb0, int64_t nb, int64_t shape) {
             blocksOf(cb0, nb, [&](int64_t cb, int64_t k) {
-              s.computes.push_back(gemm(p, aAddr + cb * mt, 1, mt, shape, 0, 1, mt, k));
+              s.computes.push_back(gemm(p, aAddr + cb * mt, 1, mt, shape, 0, mt, k));
             });
           });
         for (size_t i = 0; i < c.eParts.size(); ++i) // (-zp_a) x b
           overBlocks(d, L, [&](int64_t cb0, int64_t nb, int64_t shape) {
             blocksOf(cb0, nb, [&](int64_t cb, int64_t k) {
-              s.computes.push_back(gemm(p, shape, 0, 0, wAddr + cb, 1, 1, mt, k));
+              s.computes.push_back(gemm(p, shape, 0, 0, wAddr + cb, 1, mt, k));
             });
           });
+        const int64_t par = kb + 1 == d.KB ? 2 : 0; // the last block's lanes beyond K: zero
         for (const auto& ch : Program::rowChunks(t.requant(), mt))
-          s.computes.push_back(p.requant({oAddr + ch[0], 1, ch[1]}, {1 + ch[0], 1, ch[1]}, 0, Y.zp,
-                                         bd.lo, bd.hi, ch[1], ch[2]));
+          s.computes.push_back(p.requant({oAddr + ch[0], 1, ch[1]}, {1 + ch[0], 1, ch[1]}, par,
+                                         Y.zp, bd.lo, bd.hi, ch[1], ch[2]));
         for (auto& in :
              p.storeGroups(Mem::Act, oAddr, Y.offset + uint64_t(((g * d.M + m0) * d.KB + kb) * L),
                            1, mt, d.KB))
@@ -258,6 +257,8 @@ std::string checkActMatMul(const Node& n, const Target& t) {
     if (!r.empty())
       return r;
   const Shape &a = n.input(0).dims(), &b = n.input(1).dims();
+  // The requantization multiplier exists (s_a s_b / s_y below 2^30 and finite).
+  quant::productMultiplier(scaleOf(n.input(0)), scaleOf(n.input(1)), scaleOf(resultOf(n)));
   if (a.size() != b.size() || (a.size() == 3 && a[0] != b[0]) || a.size() == 4)
     return "a MatMul of two activations runs on the NPU for [M, C] x [C, K] and [G, M, C] x "
            "[G, C, K] (operands " +
@@ -269,7 +270,7 @@ std::string checkActMatMul(const Node& n, const Target& t) {
     return "a MatMul of two activations: b's blocks cannot be transposed: " + why;
   return "a MatMul of two activations does not fit the SRAMs single-buffered: the product "
          "with tiles of one row of a needs " +
-         figures(multiplyNeeds(d, t.lanes(), 1, 1), t);
+         multiplyNeeds(d, t.lanes(), 1, 1).figures(t);
 }
 
 uint64_t actMatMulTempBytes(const Node& n, const Target& t) {
@@ -302,14 +303,11 @@ LayerInfo emitActMatMul(const Node& n, LayerCtx& ctx) {
   emitBlockTranspose(bt, gathered, ctx, info);
   p.barrier();
   multiply(n, d, plan, weights, ctx);
-  const Needs mu = multiplyNeeds(d, L, plan.tm, p.depth());
+
   info.macs = d.G * d.M * d.C * d.K;
   info.tiling = "b as weights (" + std::to_string(d.blocks()) +
                 " blocks transposed), rows/tile=" + std::to_string(plan.tm);
-  info.sram[0] = std::max(info.sram[0], mu.act);
-  info.sram[1] = std::max(info.sram[1], mu.wgt);
-  info.sram[2] = std::max(info.sram[2], mu.acc);
-  info.sram[3] = std::max(info.sram[3], mu.param);
+  multiplyNeeds(d, L, plan.tm, p.depth()).raise(info);
   return info;
 }
 

@@ -1,6 +1,7 @@
 // MatMul of two activations (attention's query x key and probabilities x value): the right
 // operand is not a constant but a value computed at run time, which the NPU must bring into
-// its weight SRAM itself. docs/compiler.md section 8 ("Activation x activation MatMul").
+// its weight SRAM itself. docs/compiler.md section 8 ("Attention: transposes and MatMuls of
+// two activations").
 #pragma once
 
 #include "Layer.h"

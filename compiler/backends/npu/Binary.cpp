@@ -65,6 +65,15 @@ BinaryPlan layoutOf(int d, bool zpInAcc, bool scaleOperands) {
   return {d, zpInAcc, (zpInAcc ? 0 : 2) + d * 3, (scaleOperands ? 2 : 0) + (zpInAcc ? 2 : 0) + 2};
 }
 
+/// A constant scalar as one row of its code in every lane, in the constants.
+DramTensor scalarRow(const NodeValue& v, LayerCtx& ctx) {
+  DramTensor d;
+  d.zp = zeroPointOf(v);
+  d.offset = ctx.consts.add(std::vector<uint8_t>(
+      size_t(ctx.t.lanes()), static_cast<uint8_t>(v.node->payload().getAsInt(0))));
+  return d;
+}
+
 BinaryPlan binaryPlan(const Target& t, int depth, bool scaleOperands) {
   for (int d : {depth, 1})
     for (bool zpInAcc : {false, true}) {
@@ -108,14 +117,7 @@ LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
   const NodeValue y = resultOf(n);
   const bool scalar = isScalarConstant(b);
   const DramTensor &ta = ctx.tensor(a), &ty = ctx.tensor(y);
-  DramTensor tb;
-  if (scalar) { // one row of its code in every lane, in the constants
-    tb.zp = zeroPointOf(b);
-    tb.offset = ctx.consts.add(
-        std::vector<uint8_t>(size_t(L), static_cast<uint8_t>(b.node->payload().getAsInt(0))));
-  } else {
-    tb = ctx.tensor(b);
-  }
+  const DramTensor tb = scalar ? scalarRow(b, ctx) : ctx.tensor(b);
   const bool bcast = a.dims() != b.dims();
   // Rows of a per row of b.
   const int64_t plane = scalar ? ta.rows() : bcast ? ta.H * ta.W : 1;

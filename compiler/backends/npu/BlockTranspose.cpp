@@ -9,6 +9,8 @@
 //      W[i][p] in lane i: value (g, rb * L + i, cb * L + p), row cb * L + p of the
 //      result. A requantize with multiplier 1 writes it back to int8; lanes i beyond the
 //      block's valid rows get multiplier 0, so they are zero whatever the scratch held.
+//      Per block: a reset gemm and the identity gemm (L rows each), a requantize of L
+//      rows, and L rows of DMA each way in both passes.
 #include "BlockTranspose.h"
 #include "Stream.h"
 
@@ -25,38 +27,34 @@ std::vector<int32_t> laneRow(int64_t L, int64_t valid, int32_t v, int32_t rest) 
 
 namespace {
 
+/// The identity rows (act 0..L-1) times weight block `wgt` into acc rows 0..L-1, or
+/// (reset) those accumulators zeroed.
 isa::Instruction identityGemm(const Program& p, int64_t wgt, bool reset) {
-  isa::Instruction in = p.make(p.target().gemm());
-  Program::set(in, isa::role::kReset, reset ? 1 : 0);
-  Program::set(in, isa::role::kActAddr, 0);
-  Program::set(in, isa::role::kAccAddr, 0);
-  Program::set(in, isa::role::kWgtAddr, wgt);
-  Program::set(in, isa::role::kN0, p.target().lanes());
-  Program::set(in, isa::role::kN1, 1);
-  Program::set(in, isa::role::kN2, 1);
-  Program::set(in, isa::role::kActS0, 1);
-  Program::set(in, isa::role::kAccS0, 1);
-  return in;
+  Program::GemmLoops g;
+  g.wgt = wgt;
+  g.n0 = p.target().lanes();
+  g.reset = reset;
+  return p.gemm(g);
 }
 
 } // namespace
 
-TransposeRows blockTransposeRows(int64_t L, int64_t D) {
+SramRows blockTransposeRows(int64_t L, int64_t D) {
   return {L + D * L, D, L, 4};
 }
 
 std::string checkBlockTranspose(const Target& t, int D) {
   const int64_t L = t.lanes();
-  const TransposeRows r = blockTransposeRows(L, D);
-  if (r.act <= t.rows(Mem::Act) && r.wgt <= t.rows(Mem::Weight) && r.acc <= t.rows(Mem::Acc) &&
-      r.param <= t.rows(Mem::Param) && L <= Target::maxOf(t.gemm(), isa::role::kN0))
-    return checkStream(t, D, 1, true);
-  return "transposing a block of " + std::to_string(L) + " x " + std::to_string(L) +
-         " values through the array needs " + std::to_string(r.act) + " act rows (has " +
-         std::to_string(t.rows(Mem::Act)) + "), " + std::to_string(r.wgt) + " weight rows (has " +
-         std::to_string(t.rows(Mem::Weight)) + "), " + std::to_string(r.acc) + " acc rows (has " +
-         std::to_string(t.rows(Mem::Acc)) + ") and " + std::to_string(r.param) +
-         " param rows (has " + std::to_string(t.rows(Mem::Param)) + ")";
+  if (L > Target::maxOf(t.gemm(), isa::role::kN0))
+    return "transposing a block of " + std::to_string(L) + " x " + std::to_string(L) +
+           " values through the array needs a gemm of " + std::to_string(L) +
+           " rows; its n0 field counts up to " +
+           std::to_string(Target::maxOf(t.gemm(), isa::role::kN0));
+  const SramRows r = blockTransposeRows(L, D);
+  if (!r.fits(t))
+    return "transposing a block of " + std::to_string(L) + " x " + std::to_string(L) +
+           " values through the array needs " + r.figures(t);
+  return checkStream(t, D, 1, true);
 }
 
 void emitBlockTranspose(const BlockTransposeJob& j, uint64_t scratch, LayerCtx& ctx,
@@ -124,11 +122,7 @@ void emitBlockTranspose(const BlockTransposeJob& j, uint64_t scratch, LayerCtx& 
         }
         p.commitStep(std::move(s));
       }
-  const TransposeRows r = blockTransposeRows(L, D);
-  info.sram[0] = std::max(info.sram[0], r.act);
-  info.sram[1] = std::max(info.sram[1], r.wgt);
-  info.sram[2] = std::max(info.sram[2], r.acc);
-  info.sram[3] = std::max(info.sram[3], r.param);
+  blockTransposeRows(L, D).raise(info);
 }
 
 } // namespace ember::npu

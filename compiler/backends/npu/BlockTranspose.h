@@ -37,11 +37,9 @@ inline uint64_t blockTransposeScratch(const BlockTransposeJob& j, int64_t L) {
   return uint64_t(j.blocks(L) * L * L);
 }
 
-/// SRAM rows the transposition needs at pipeline depth D.
-struct TransposeRows {
-  int64_t act = 0, wgt = 0, acc = 0, param = 0;
-};
-TransposeRows blockTransposeRows(int64_t L, int64_t D);
+/// SRAM rows the transposition needs at pipeline depth D: act the identity and D output
+/// blocks, weight D blocks, acc one block, param two multiplier/shift pairs.
+SramRows blockTransposeRows(int64_t L, int64_t D);
 
 /// "" when the transposition fits the SRAMs at depth D, else why not with the figures.
 std::string checkBlockTranspose(const Target& t, int D);

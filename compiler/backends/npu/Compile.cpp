@@ -54,13 +54,8 @@ std::string whyUnsupported(const Function& f, const Node& n, const Target& t) {
 
 /// The row copy of an output that is an input unchanged (DMA in, DMA out).
 LayerInfo emitCopy(const OutputCopy& c, LayerCtx& ctx) {
-  StreamSpec s;
-  s.inputs = {c.from.offset};
-  s.output = c.to.offset;
-  s.rows = c.to.rows();
-  s.inPlace = true;
   LayerInfo info;
-  emitStream(s, ctx, info);
+  emitRowCopy(c.from.offset, c.to.offset, c.to.rows(), ctx, info);
   return info;
 }
 

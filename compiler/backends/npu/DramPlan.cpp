@@ -11,19 +11,6 @@ namespace {
 
 constexpr uint64_t kRegion = 4096; // region boundaries
 
-DramTensor tensorOf(const NodeValue& v, int64_t L) {
-  const Shape s = nchwOf(v.dims());
-  DramTensor d;
-  d.N = s[0];
-  d.C = s[1];
-  d.H = s[2];
-  d.W = s[3];
-  d.CB = ceilDiv(d.C, L);
-  d.scale = scaleOf(v);
-  d.zp = zeroPointOf(v);
-  return d;
-}
-
 uint64_t bytesOf(const DramTensor& d, int64_t L) {
   return uint64_t(d.rows() * L);
 }
@@ -86,7 +73,7 @@ DramPlan planDram(const Function& f, const Target& t,
     if (n->kind() != NodeKind::QuantizeLinear)
       continue;
     const NodeValue v = resultOf(*n);
-    DramTensor d = tensorOf(v, L);
+    DramTensor d = dramTensorOf(v, L);
     if (opts.packInputsOnHost && f.numUses(n.get()) == 1 && !outputValues.count(v))
       for (const auto& u : f.nodes())
         if (u->numInputs() > 0 && u->input(0) == v)
@@ -144,7 +131,7 @@ DramPlan planDram(const Function& f, const Target& t,
       continue;
     }
     if (it == plan.tensors.end()) {
-      DramTensor d = tensorOf(v, L);
+      DramTensor d = dramTensorOf(v, L);
       d.offset = off;
       off = roundUp(off + bytesOf(d, L), kAlign);
       it = plan.tensors.emplace(v, d).first;
@@ -194,14 +181,14 @@ DramPlan planDram(const Function& f, const Target& t,
     }
     if (l && l->aliasesInput(node, t) && plan.tensors.count(src) && !outputValues.count(src)) {
       // Alias of a graph input: same bytes, new shape.
-      DramTensor d = tensorOf(v, L);
+      DramTensor d = dramTensorOf(v, L);
       d.offset = plan.tensors[src].offset;
       plan.tensors[v] = d;
       plan.aliased.insert(&node);
       continue;
     }
     root[v] = v;
-    DramTensor d = tensorOf(v, L);
+    DramTensor d = dramTensorOf(v, L);
     life[v] = Interval{0, roundUp(bytesOf(d, L), kAlign), p, p};
   }
   // Values read after an alias extend their root's life (done above through root[]);
@@ -238,7 +225,7 @@ DramPlan planDram(const Function& f, const Target& t,
     scratchEnd = std::max(scratchEnd, at + iv.size);
   }
   for (auto& kv : root) {
-    DramTensor d = tensorOf(kv.first, L);
+    DramTensor d = dramTensorOf(kv.first, L);
     d.offset = scratchBase + life[kv.second].offset;
     plan.tensors[kv.first] = d;
   }

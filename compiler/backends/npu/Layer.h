@@ -48,6 +48,9 @@ struct DramTensor {
   }
 };
 
+/// The DramTensor of int8 value `v` (its NCHWc extents and parameters; offset 0).
+DramTensor dramTensorOf(const NodeValue& v, int64_t L);
+
 /// Constant bytes of the binary (weights, biases, parameters, tables).
 class ConstPool {
 public:
@@ -68,6 +71,16 @@ struct LayerInfo {
   int64_t macs = 0;     ///< Useful multiply-accumulates.
   std::string tiling;   ///< e.g. "kt=4 th=8 tw=56" (free text for the summary).
   int64_t sram[4] = {}; ///< Rows used per SRAM (act, weight, acc, param).
+};
+
+/// Rows of each SRAM a layer (or one pass of it) needs.
+struct SramRows {
+  int64_t act = 0, wgt = 0, acc = 0, param = 0;
+  bool fits(const Target& t) const;
+  /// "N act rows (has M), ..." for a refusal.
+  std::string figures(const Target& t) const;
+  /// Raises `info`'s SRAM figures to at least these.
+  void raise(LayerInfo& info) const;
 };
 
 /// What a layer may use while emitting.

@@ -1,5 +1,7 @@
 #include "Layer.h"
 
+#include <algorithm>
+
 #include "ember/support/Error.h"
 
 #include <mutex>
@@ -60,15 +62,25 @@ uint64_t ConstPool::addInt32(const std::vector<int32_t>& words, uint64_t align) 
   return add(b, align);
 }
 
-const DramTensor& LayerCtx::tensor(const NodeValue& v) const {
-  auto it = tensors.find(v);
-  if (it != tensors.end())
-    return it->second;
-  if (v.node->kind() != NodeKind::Constant || !checkActivation(v, "the value").empty())
-    throw Error(nodeRef(*v.node), "NPU backend: value has no DRAM tensor (not an int8 value)");
-  // A constant operand of an element-wise layer (a positional embedding added to a
-  // sequence): its NCHWc bytes in the constant region, the padding lanes zero.
-  const int64_t L = t.lanes();
+bool SramRows::fits(const Target& t) const {
+  return act <= t.rows(Mem::Act) && wgt <= t.rows(Mem::Weight) && acc <= t.rows(Mem::Acc) &&
+         param <= t.rows(Mem::Param);
+}
+
+std::string SramRows::figures(const Target& t) const {
+  return std::to_string(act) + " act rows (has " + std::to_string(t.rows(Mem::Act)) + "), " +
+         std::to_string(wgt) + " weight rows (has " + std::to_string(t.rows(Mem::Weight)) + "), " +
+         std::to_string(acc) + " acc rows (has " + std::to_string(t.rows(Mem::Acc)) + ") and " +
+         std::to_string(param) + " param rows (has " + std::to_string(t.rows(Mem::Param)) + ")";
+}
+
+void SramRows::raise(LayerInfo& info) const {
+  const int64_t r[4] = {act, wgt, acc, param};
+  for (int m = 0; m < 4; ++m)
+    info.sram[m] = std::max(info.sram[m], r[m]);
+}
+
+DramTensor dramTensorOf(const NodeValue& v, int64_t L) {
   const Shape s = nchwOf(v.dims());
   DramTensor d;
   d.N = s[0];
@@ -78,6 +90,19 @@ const DramTensor& LayerCtx::tensor(const NodeValue& v) const {
   d.CB = ceilDiv(d.C, L);
   d.scale = scaleOf(v);
   d.zp = zeroPointOf(v);
+  return d;
+}
+
+const DramTensor& LayerCtx::tensor(const NodeValue& v) const {
+  auto it = tensors.find(v);
+  if (it != tensors.end())
+    return it->second;
+  if (v.node->kind() != NodeKind::Constant || !checkActivation(v, "the value").empty())
+    throw Error(nodeRef(*v.node), "NPU backend: value has no DRAM tensor (not an int8 value)");
+  // A constant operand of an element-wise layer (a positional embedding added to a
+  // sequence): its NCHWc bytes in the constant region, the padding lanes zero.
+  const int64_t L = t.lanes();
+  DramTensor d = dramTensorOf(v, L);
   const Tensor& c = v.node->payload();
   std::vector<uint8_t> bytes(size_t(d.rows() * L), 0);
   for (int64_t n = 0; n < d.N; ++n)

@@ -196,6 +196,25 @@ isa::Instruction Program::lut(int64_t table, Walk dst, Walk src, int64_t n0, int
   return in;
 }
 
+isa::Instruction Program::gemm(const GemmLoops& g) const {
+  isa::Instruction in(t_.gemm());
+  set(in, isa::role::kReset, g.reset ? 1 : 0);
+  set(in, isa::role::kActAddr, g.act);
+  set(in, isa::role::kAccAddr, g.acc);
+  set(in, isa::role::kWgtAddr, g.wgt);
+  set(in, isa::role::kN0, g.n0);
+  set(in, isa::role::kN1, g.n1);
+  set(in, isa::role::kN2, g.n2);
+  set(in, isa::role::kActS0, g.actS0);
+  set(in, isa::role::kActS1, g.actS1);
+  set(in, isa::role::kActS2, g.actS2);
+  set(in, isa::role::kAccS0, g.accS0);
+  set(in, isa::role::kAccS1, g.accS1);
+  set(in, isa::role::kAccS2, g.accS2);
+  set(in, isa::role::kWgtS2, g.wgtS2);
+  return in;
+}
+
 isa::Instruction Program::qadd(Walk dst, Walk a, Walk b, int64_t paramRow, int64_t n0,
                                int64_t n1) const {
   isa::Instruction in(*t_.quantizedAdd());

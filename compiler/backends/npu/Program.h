@@ -99,6 +99,14 @@ public:
   isa::Instruction requant(Walk dst, Walk src, int64_t paramRow, int64_t zp, int64_t lo, int64_t hi,
                            int64_t n0, int64_t n1) const;
   isa::Instruction lut(int64_t table, Walk dst, Walk src, int64_t n0, int64_t n1) const;
+  /// The loop nest of one gemm (docs/isa.md section 2.3): start rows, counts and strides.
+  struct GemmLoops {
+    int64_t act = 0, acc = 0, wgt = 0;
+    int64_t n0 = 1, n1 = 1, n2 = 1;
+    int64_t actS0 = 1, actS1 = 0, actS2 = 0, accS0 = 1, accS1 = 0, accS2 = 0, wgtS2 = 0;
+    bool reset = false; ///< Zero the accumulators instead of multiplying.
+  };
+  isa::Instruction gemm(const GemmLoops& g) const;
   /// A quantized add (the description must have one, Target::quantizedAdd) of act rows
   /// `a` and `b` into act rows `dst`, its scalars in param rows paramRow, paramRow + 1.
   isa::Instruction qadd(Walk dst, Walk a, Walk b, int64_t paramRow, int64_t n0, int64_t n1) const;

@@ -105,4 +105,13 @@ int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info) {
   return T;
 }
 
+void emitRowCopy(uint64_t from, uint64_t to, int64_t rows, LayerCtx& ctx, LayerInfo& info) {
+  StreamSpec s;
+  s.inputs = {from};
+  s.output = to;
+  s.rows = rows;
+  s.inPlace = true;
+  emitStream(s, ctx, info);
+}
+
 } // namespace ember::npu

@@ -56,4 +56,9 @@ std::string checkStream(const Target& t, int depth, int64_t nIn, bool inPlace,
 /// `info`.
 int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info);
 
+/// A copy of `rows` contiguous rows from DRAM byte `from` to `to` through act (an output
+/// that is another value's bytes, a Reshape or Transpose that moves nothing but must land
+/// in the output region).
+void emitRowCopy(uint64_t from, uint64_t to, int64_t rows, LayerCtx& ctx, LayerInfo& info);
+
 } // namespace ember::npu

@@ -57,6 +57,27 @@ std::optional<PoolRows> poolRowsOf(const Node& n, int64_t L) {
   return std::nullopt;
 }
 
+/// Loads rows [r0, r0 + nr) of image b's blocks from cb0 on, in the packed order the
+/// gemms walk ((cb - cb0) * HW + pixel), into act row `slot`: one run when the blocks'
+/// pixels are contiguous, else each block's run of pixels, pixelRows apart.
+std::vector<isa::Instruction> loadRows(const Program& p, const PoolRows& pr, uint64_t base,
+                                       int64_t b, int64_t cb0, int64_t r0, int64_t nr, int64_t slot,
+                                       int64_t L) {
+  const int64_t HW = pr.HW;
+  if (pr.pixelRows == 1)
+    return p.loadRows(Mem::Act, slot, base + uint64_t((b * pr.imageRows + cb0 * HW + r0) * L), nr);
+  std::vector<isa::Instruction> out;
+  for (int64_t i = 0; i < nr;) {
+    const int64_t r = r0 + i, cb = cb0 + r / HW, px = r % HW, len = std::min(nr - i, HW - px);
+    const uint64_t at =
+        base + uint64_t((b * pr.imageRows + cb * pr.blockRows + px * pr.pixelRows) * L);
+    for (auto& in : p.loadGroups(Mem::Act, slot + i, at, 1, len, pr.pixelRows))
+      out.push_back(in);
+    i += len;
+  }
+  return out;
+}
+
 class GlobalAvgPoolLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
@@ -138,22 +159,8 @@ public:
               s.loads.push_back(in);
             first = false;
           }
-          if (pr.pixelRows == 1) { // rows of blocks cb0..cb1 contiguous
-            const uint64_t at = tx.offset + uint64_t((b * pr.imageRows + cb0 * HW + r0) * L);
-            for (auto& in : p.loadRows(Mem::Act, slot, at, nr))
-              s.loads.push_back(in);
-          } else { // each block's run of pixels, pixelRows apart
-            for (int64_t i = 0; i < nr;) {
-              const int64_t r = r0 + i, cb = cb0 + r / HW, px = r % HW;
-              const int64_t len = std::min(nr - i, HW - px);
-              const uint64_t at =
-                  tx.offset +
-                  uint64_t((b * pr.imageRows + cb * pr.blockRows + px * pr.pixelRows) * L);
-              for (auto& in : p.loadGroups(Mem::Act, slot + i, at, 1, len, pr.pixelRows))
-                s.loads.push_back(in);
-              i += len;
-            }
-          }
+          for (auto& in : loadRows(p, pr, tx.offset, b, cb0, r0, nr, slot, L))
+            s.loads.push_back(in);
           if (r0 == 0 && biasDma)
             s.loads.push_back(p.dmaLoad(Mem::Acc, 0, biasC, 1, cb1 - cb0, 1, 0, 0));
           else if (r0 == 0)
@@ -172,33 +179,29 @@ public:
           for (int64_t i = 0; i < nr;) {
             const int64_t r = r0 + i, cb = r / HW, left = std::min(nr - i, (cb + 1) * HW - r);
             if (const int64_t k = std::min(maxBlocks, (nr - i) / HW); r % HW == 0 && k >= 2) {
-              isa::Instruction in = p.make(g);
-              Program::set(in, isa::role::kActAddr, slot + i);
-              Program::set(in, isa::role::kAccAddr, cb);
-              Program::set(in, isa::role::kWgtAddr, 0);
-              Program::set(in, isa::role::kN0, whole[0][1]);
-              Program::set(in, isa::role::kN1, whole[0][2]);
-              Program::set(in, isa::role::kN2, k);
-              Program::set(in, isa::role::kActS0, 1);
-              Program::set(in, isa::role::kActS1, whole[0][1]);
-              Program::set(in, isa::role::kActS2, HW);
-              Program::set(in, isa::role::kAccS2, 1);
-              Program::set(in, isa::role::kWgtS2, 0);
-              s.computes.push_back(in);
+              Program::GemmLoops gl;
+              gl.act = slot + i;
+              gl.acc = cb;
+              gl.n0 = whole[0][1];
+              gl.n1 = whole[0][2];
+              gl.n2 = k;
+              gl.actS1 = whole[0][1];
+              gl.actS2 = HW;
+              gl.accS0 = gl.accS1 = 0; // every row adds into the block's accumulator
+              gl.accS2 = 1;
+              s.computes.push_back(p.gemm(gl));
               i += k * HW;
               continue;
             }
             for (const auto& c : Program::rowChunks(g, left)) {
-              isa::Instruction in = p.make(g);
-              Program::set(in, isa::role::kActAddr, slot + i + c[0]);
-              Program::set(in, isa::role::kAccAddr, cb);
-              Program::set(in, isa::role::kWgtAddr, 0);
-              Program::set(in, isa::role::kN0, c[1]);
-              Program::set(in, isa::role::kN1, c[2]);
-              Program::set(in, isa::role::kN2, 1);
-              Program::set(in, isa::role::kActS0, 1);
-              Program::set(in, isa::role::kActS1, c[1]);
-              s.computes.push_back(in);
+              Program::GemmLoops gl;
+              gl.act = slot + i + c[0];
+              gl.acc = cb;
+              gl.n0 = c[1];
+              gl.n1 = c[2];
+              gl.actS1 = c[1];
+              gl.accS0 = gl.accS1 = 0;
+              s.computes.push_back(p.gemm(gl));
             }
             i += left;
           }

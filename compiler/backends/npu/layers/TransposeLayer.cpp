@@ -106,12 +106,7 @@ public:
       return info;
     }
     if (sameBytes(n)) { // aliased unless the result must land in the output region
-      StreamSpec s;
-      s.inputs = {x.offset};
-      s.output = y.offset;
-      s.rows = y.rows();
-      s.inPlace = true;
-      emitStream(s, ctx, info);
+      emitRowCopy(x.offset, y.offset, y.rows(), ctx, info);
       return info;
     }
     const int64_t A = n.input(0).dims()[0], B = n.input(0).dims()[1];
