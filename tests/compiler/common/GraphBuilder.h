@@ -18,6 +18,14 @@
 
 namespace ember::test {
 
+/// Attributes of integer lists, e.g. ints({{"perm", {1, 0, 2}}}).
+inline Attrs ints(std::initializer_list<std::pair<const char*, std::vector<int64_t>>> l) {
+  Attrs a;
+  for (const auto& [k, v] : l)
+    a.set(k, v);
+  return a;
+}
+
 /// A tensor of uniform random floats in [lo, hi).
 inline Tensor randomTensor(const Shape& dims, std::mt19937& rng, float lo = -1.f, float hi = 1.f) {
   std::uniform_real_distribution<float> dist(lo, hi);

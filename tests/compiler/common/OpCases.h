@@ -26,13 +26,6 @@ inline void PrintTo(const OpCase& c, std::ostream* os) {
   *os << c.name;
 }
 
-inline Attrs ints(std::initializer_list<std::pair<const char*, std::vector<int64_t>>> l) {
-  Attrs a;
-  for (const auto& [k, v] : l)
-    a.set(k, v);
-  return a;
-}
-
 inline Attrs with(Attrs a, const char* k, AttrValue v) {
   a.set(k, std::move(v));
   return a;

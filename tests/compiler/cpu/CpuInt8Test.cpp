@@ -21,12 +21,7 @@ namespace {
 
 using namespace cputest;
 
-Attrs ints(std::initializer_list<std::pair<const char*, std::vector<int64_t>>> l) {
-  Attrs a;
-  for (const auto& [k, v] : l)
-    a.set(k, v);
-  return a;
-}
+using ember::test::ints;
 
 /// Quantizes g's function, checks the cpu backend runs it int8 and returns the same
 /// bytes as the interpreter (1 and 3 threads); `check` (optional) inspects the quantized

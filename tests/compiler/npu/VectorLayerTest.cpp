@@ -21,12 +21,7 @@ struct VecCase {
   Builder build;
 };
 
-Attrs ints(std::initializer_list<std::pair<const char*, std::vector<int64_t>>> kv) {
-  Attrs a;
-  for (auto& p : kv)
-    a.set(p.first, p.second);
-  return a;
-}
+using ember::test::ints;
 
 NodeValue conv3x3(G& g, NodeValue x, int64_t C, int64_t K, int64_t H, int64_t W, const char* nm) {
   Attrs a = ints({{"pads", {1, 1, 1, 1}}, {"kernel_shape", {3, 3}}});
