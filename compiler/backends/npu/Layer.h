@@ -159,6 +159,9 @@ std::string nodeRef(const Node& n);
 std::string checkActivation(const NodeValue& v, const char* what);
 /// checkActivation of a one-input layer's input, then of its result.
 std::string checkInputAndResult(const Node& n);
+/// checkInputAndResult of a layer that moves codes unchanged (Reshape, Transpose, Slice,
+/// Gather, Relu / Clip), which also needs the result's parameters to be the input's.
+std::string checkCodesMove(const Node& n);
 /// Per-tensor scale / zero point of a quantized value.
 float scaleOf(const NodeValue& v);
 int32_t zeroPointOf(const NodeValue& v);

@@ -138,6 +138,14 @@ std::string checkInputAndResult(const Node& n) {
   return checkActivation(resultOf(n), "the result");
 }
 
+std::string checkCodesMove(const Node& n) {
+  if (auto r = checkInputAndResult(n); !r.empty())
+    return r;
+  if (n.input(0).type().quant != n.resultType(0).quant)
+    return "input and result quantization parameters differ (insert a Rescale)";
+  return "";
+}
+
 float scaleOf(const NodeValue& v) {
   return v.type().quant.scales.at(0);
 }

@@ -79,10 +79,8 @@ ConvJob selectJob(const Node& n, const std::vector<int64_t>& src, int64_t L) {
 class ChannelSelectLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
-    if (auto r = checkInputAndResult(n); !r.empty())
+    if (auto r = checkCodesMove(n); !r.empty())
       return r;
-    if (n.input(0).type().quant != n.resultType(0).quant)
-      return "the result has other quantization parameters than the input";
     std::vector<int64_t> src;
     if (auto r = sourcesOf(n, &src); !r.empty())
       return r;

@@ -11,10 +11,8 @@ namespace {
 class ClampLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
-    if (auto r = checkInputAndResult(n); !r.empty())
+    if (auto r = checkCodesMove(n); !r.empty())
       return r;
-    if (n.input(0).type().quant != n.resultType(0).quant)
-      return "input and result quantization parameters differ (insert a Rescale)";
     for (size_t i = 1; i < n.numInputs(); ++i)
       if (n.input(i))
         return "bounds given as operands are not supported (use attributes min/max)";

@@ -24,10 +24,8 @@ bool sameBytes(const Node& n, int64_t L) {
 class ReshapeLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
-    if (auto r = checkInputAndResult(n); !r.empty())
+    if (auto r = checkCodesMove(n); !r.empty())
       return r;
-    if (n.input(0).type().quant != n.resultType(0).quant)
-      return "input and result quantization parameters differ";
     if (!sameBytes(n, t.lanes()))
       return "reshaping " + shapeToString(n.input(0).dims()) + " to " +
              shapeToString(n.resultType(0).dims) +

@@ -68,10 +68,8 @@ std::optional<BlockTransposeJob> blockJobOf(const Node& n, int64_t L) {
 class TransposeLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
-    if (auto r = checkInputAndResult(n); !r.empty())
+    if (auto r = checkCodesMove(n); !r.empty())
       return r;
-    if (n.input(0).type().quant != n.resultType(0).quant)
-      return "input and result quantization parameters differ";
     if (blockJobOf(n, t.lanes()))
       return checkBlockTranspose(t, 1);
     if (!swapsOuterAxes(n))
