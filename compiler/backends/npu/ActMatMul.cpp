@@ -245,6 +245,22 @@ void multiply(const Node& n, const MM& d, const Plan& plan, uint64_t weights, La
       }
 }
 
+/// b's weight blocks by the array's block transposition (BlockTranspose.h) into
+/// `weights`, through the `gathered` scratch.
+void emitTransposedWeights(const Node& n, const MM& d, uint64_t gathered, uint64_t weights,
+                           LayerCtx& ctx, LayerInfo& info) {
+  BlockTransposeJob bt;
+  bt.G = d.G;
+  bt.R = d.C;
+  bt.Cl = d.K;
+  bt.src = ctx.tensor(n.input(1)).offset;
+  bt.gStride = d.C * d.KB;
+  bt.rStride = d.KB;
+  bt.toWeights = true;
+  bt.dst = weights;
+  emitBlockTranspose(bt, gathered, ctx, info);
+}
+
 } // namespace
 
 bool isActMatMul(const Node& n) {
@@ -290,24 +306,25 @@ LayerInfo emitActMatMul(const Node& n, LayerCtx& ctx) {
     p.setLayerDepth(plan.depth);
   const uint64_t gathered = ctx.temp, weights = ctx.temp + uint64_t(d.blocks() * L * L);
   LayerInfo info;
-  const DramTensor& b = ctx.tensor(n.input(1));
-  BlockTransposeJob bt;
-  bt.G = d.G;
-  bt.R = d.C;
-  bt.Cl = d.K;
-  bt.src = b.offset;
-  bt.gStride = d.C * d.KB;
-  bt.rStride = d.KB;
-  bt.toWeights = true;
-  bt.dst = weights;
-  emitBlockTranspose(bt, gathered, ctx, info);
+  const Node* tr = n.input(1).node;
+  if (ctx.absorbed && ctx.absorbed->count(tr)) {
+    // b = Transpose(X): the weight blocks are X's own rows (Compile.cpp absorbs the
+    // Transpose), gathered in one pass.
+    BlockTransposeJob bg = *transposeJobOf(*tr, L);
+    bg.src = ctx.tensor(tr->input(0)).offset;
+    bg.toWeights = true;
+    bg.dst = weights;
+    emitBlockGather(bg, ctx, info);
+    info.tiling = "b's blocks gathered from its transpose's input";
+  } else {
+    emitTransposedWeights(n, d, gathered, weights, ctx, info);
+    info.tiling = "b as weights (" + std::to_string(d.blocks()) + " blocks transposed)";
+  }
   p.barrier();
   multiply(n, d, plan, weights, ctx);
-
-  info.macs = d.G * d.M * d.C * d.K;
-  info.tiling = "b as weights (" + std::to_string(d.blocks()) +
-                " blocks transposed), rows/tile=" + std::to_string(plan.tm);
   multiplyNeeds(d, L, plan.tm, p.depth()).raise(info);
+  info.macs = d.G * d.M * d.C * d.K;
+  info.tiling += ", rows/tile=" + std::to_string(plan.tm);
   return info;
 }
 

@@ -8,6 +8,7 @@
 #include "Layer.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,11 @@ struct BlockTransposeJob {
 /// whose last block of channels is partial).
 std::vector<int32_t> laneRow(int64_t L, int64_t valid, int32_t v, int32_t rest);
 
+/// The block transposition of Transpose node `n` when it moves the channels ([G, R, C] ->
+/// [G, C, R], perm 0, 2, 1; [A, B, C] -> [B, C, A], perm 1, 2, 0; a matrix), without its
+/// DRAM addresses (the strides count rows of L lanes); nullopt for other transposes.
+std::optional<BlockTransposeJob> transposeJobOf(const Node& n, int64_t L);
+
 /// DRAM scratch bytes the job needs (its blocks gathered into contiguous rows).
 inline uint64_t blockTransposeScratch(const BlockTransposeJob& j, int64_t L) {
   return uint64_t(j.blocks(L) * L * L);
@@ -41,8 +47,21 @@ inline uint64_t blockTransposeScratch(const BlockTransposeJob& j, int64_t L) {
 /// blocks, weight D blocks, acc one block, param two multiplier/shift pairs.
 SramRows blockTransposeRows(int64_t L, int64_t D);
 
-/// "" when the transposition fits the SRAMs at depth D, else why not with the figures.
+/// SRAM rows emitBlockGather needs at depth D (blocks with padding lanes): act D input
+/// and D output blocks, weight the identity, acc one block, param two pairs.
+SramRows blockGatherRows(int64_t L, int64_t D);
+
+/// "" when the transposition (and the gather, emitBlockGather) fits the SRAMs at depth D,
+/// else why not with the figures.
 std::string checkBlockTranspose(const Target& t, int D);
+
+/// The job's blocks untransposed, as weight blocks at j.dst (j.toWeights): block (g, rb,
+/// cb) at byte ((g * RB + rb) * CBl + cb) * L * L holds value (g, rb * L + p, cb * L + c)
+/// at byte p * L + c, lanes c beyond Cl zero (rows p beyond R unspecified). A MatMul whose b is
+/// such a transpose of a value X needs exactly X's rows as its weights (ActMatMul.cpp): one pass of
+/// DMA when Cl fills whole blocks, else each block through the array against the identity weights
+/// (a copy whose requantize zeroes the padding lanes).
+void emitBlockGather(const BlockTransposeJob& j, LayerCtx& ctx, LayerInfo& info);
 
 /// Emits the job in two passes separated by a barrier (gather each block's rows into
 /// `scratch`, then transpose each block through the array); the caller places a barrier

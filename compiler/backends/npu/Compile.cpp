@@ -1,6 +1,8 @@
 // The NPU compiler driver: classify nodes (I/O boundaries, layers, unsupported), plan
 // DRAM (inputs, outputs, a liveness-planned scratch region, constants), emit every layer
 // in topological order and assemble the binary and its summary.
+#include "ActMatMul.h"
+#include "BlockTranspose.h"
 #include "DramPlan.h"
 #include "Layer.h"
 #include "Stream.h"
@@ -86,6 +88,21 @@ std::map<const Node*, const Node*> residualFusions(const Function& f, const Targ
   return out;
 }
 
+/// Transposes that a MatMul of two activations reads through (its b, used by nothing
+/// else): the MatMul gathers its weight blocks from the Transpose's input directly
+/// (ActMatMul.cpp), since b transposed back is that input. Attention's keys.
+std::set<const Node*> absorbedTransposes(const Function& f, const Target& t) {
+  std::set<const Node*> out;
+  for (const auto& n : f.nodes()) {
+    if (!isActMatMul(*n))
+      continue;
+    const Node* b = n->input(1).node;
+    if (b->kind() == NodeKind::Transpose && f.numUses(b) == 1 && transposeJobOf(*b, t.lanes()))
+      out.insert(b);
+  }
+  return out;
+}
+
 } // namespace
 
 std::vector<std::string> unsupportedNodes(const Function& f, const isa::IsaDescription& isa) {
@@ -147,10 +164,12 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   std::map<const Node*, const Node*> producerOf; // fused Add -> its producer
   for (const auto& [producer, add] : fused)
     producerOf[add] = producer;
-  DramPlan plan = planDram(f, t, fused, opts);
+  const std::set<const Node*> absorbed = absorbedTransposes(f, t);
+  DramPlan plan = planDram(f, t, fused, opts, absorbed);
   ConstPool pool(plan.constBase);
   Program prog(t, opts.doubleBuffer ? 2 : 1);
   LayerCtx ctx{t, prog, pool, opts, plan.tensors};
+  ctx.absorbed = &absorbed;
   CompileResult res;
   CompileSummary& sum = res.summary;
   sum.isa_name = isa.name();

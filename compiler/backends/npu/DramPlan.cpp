@@ -45,8 +45,8 @@ struct Interval {
 } // namespace
 
 DramPlan planDram(const Function& f, const Target& t,
-                  const std::map<const Node*, const Node*>& emittedWith,
-                  const CompileOptions& opts) {
+                  const std::map<const Node*, const Node*>& emittedWith, const CompileOptions& opts,
+                  const std::set<const Node*>& absorbed) {
   // Buffers start on a DMA burst boundary (hardware.dma.burst_bytes), so a row run never
   // costs an extra burst at its start.
   const uint64_t kAlign = std::max<uint64_t>(1, t.isa().hw().dma.burst_bytes);
@@ -161,7 +161,8 @@ DramPlan planDram(const Function& f, const Target& t,
     }
     const Layer* l = findLayer(node.kind());
     if (l) {
-      if (const uint64_t tb = hostPacked.count(&node) ? 0 : l->tempBytes(node, t)) {
+      if (const uint64_t tb =
+              hostPacked.count(&node) || absorbed.count(&node) ? 0 : l->tempBytes(node, t)) {
         // A temporary alive only while its layer runs: keyed by a result index no node
         // has (the node's numResults()).
         const NodeValue key(const_cast<Node*>(&node), unsigned(node.numResults()));
@@ -173,13 +174,14 @@ DramPlan planDram(const Function& f, const Target& t,
     if (plan.tensors.count(v))
       continue; // an output
     const NodeValue src = node.input(0);
-    if (l && l->aliasesInput(node, t) && root.count(src)) {
+    const bool alias = absorbed.count(&node) || (l && l->aliasesInput(node, t));
+    if (alias && root.count(src)) {
       // Alias of an intermediate value: shares (and extends the life of) its buffer.
       root[v] = root[src];
       plan.aliased.insert(&node);
       continue;
     }
-    if (l && l->aliasesInput(node, t) && plan.tensors.count(src) && !outputValues.count(src)) {
+    if (alias && plan.tensors.count(src) && !outputValues.count(src)) {
       // Alias of a graph input: same bytes, new shape.
       DramTensor d = dramTensorOf(v, L);
       d.offset = plan.tensors[src].offset;

@@ -39,9 +39,11 @@ struct DramPlan {
 /// emitted at another node's place (a layer fused into the residual Add that follows it)
 /// to that node, so that the lifetimes of its inputs and temporary reach that place.
 /// With `opts.packInputsOnHost`, a graph input that one layer alone reads is laid out in
-/// the packing or patches that layer asks for (Layer::hostLayout).
+/// the packing or patches that layer asks for (Layer::hostLayout). Nodes in `absorbed`
+/// are read through by their one consumer (a Transpose a MatMul takes its weights from):
+/// planned as aliases of their input, which lives until that consumer has run.
 DramPlan planDram(const Function& f, const Target& t,
                   const std::map<const Node*, const Node*>& emittedWith = {},
-                  const CompileOptions& opts = {});
+                  const CompileOptions& opts = {}, const std::set<const Node*>& absorbed = {});
 
 } // namespace ember::npu

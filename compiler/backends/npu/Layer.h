@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,9 @@ struct LayerCtx {
   /// of its inputs is the layer's result, which then never reaches DRAM; the layer
   /// writes the Add's result instead.
   const Node* residualAdd = nullptr;
+  /// Nodes not emitted because their one consumer reads through them (Compile.cpp: a
+  /// Transpose whose result is a MatMul's b); null for none.
+  const std::set<const Node*>* absorbed = nullptr;
   /// The DRAM tensor of value `v`; an int8 per-tensor constant (an element-wise layer's
   /// constant operand) is placed in the constant region on first use. ember::Error if `v`
   /// has none.

@@ -32,45 +32,12 @@ bool sameBytes(const Node& n) {
   return swapsOuterAxes(n) && (x[0] == 1 || x[1] == 1);
 }
 
-/// The block transposition of a transpose that moves the channels, without its DRAM
-/// addresses (the strides count rows of L lanes), or nullopt for other permutations.
-std::optional<BlockTransposeJob> blockJobOf(const Node& n, int64_t L) {
-  const Shape& x = n.input(0).dims();
-  const std::vector<int64_t> perm = permOf(n);
-  BlockTransposeJob j;
-  if (x.size() == 2 && perm == std::vector<int64_t>{1, 0}) {
-    j.R = x[0];
-    j.Cl = x[1];
-    j.rStride = ceilDiv(j.Cl, L);
-    return j;
-  }
-  if (x.size() != 3)
-    return std::nullopt;
-  const int64_t CB = ceilDiv(x[2], L);
-  j.Cl = x[2];
-  if (perm == std::vector<int64_t>{0, 2, 1}) { // per group a, its B rows
-    j.G = x[0];
-    j.R = x[1];
-    j.gStride = x[1] * CB;
-    j.rStride = CB;
-    return j;
-  }
-  if (perm == std::vector<int64_t>{1, 2, 0}) { // per group b, its A rows B * CB apart
-    j.G = x[1];
-    j.R = x[0];
-    j.gStride = CB;
-    j.rStride = x[1] * CB;
-    return j;
-  }
-  return std::nullopt;
-}
-
 class TransposeLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
     if (auto r = checkCodesMove(n); !r.empty())
       return r;
-    if (blockJobOf(n, t.lanes()))
+    if (transposeJobOf(n, t.lanes()))
       return checkBlockTranspose(t, 1);
     if (!swapsOuterAxes(n))
       return "perm " + shapeToString(permOf(n)) + " of " + shapeToString(n.input(0).dims()) +
@@ -86,7 +53,7 @@ public:
   bool aliasesInput(const Node& n, const Target&) const override { return sameBytes(n); }
 
   uint64_t tempBytes(const Node& n, const Target& t) const override {
-    const auto j = blockJobOf(n, t.lanes());
+    const auto j = transposeJobOf(n, t.lanes());
     return j ? blockTransposeScratch(*j, t.lanes()) : 0;
   }
 
@@ -94,7 +61,7 @@ public:
     const DramTensor &x = ctx.tensor(n.input(0)), &y = ctx.tensor(resultOf(n));
     const int64_t L = ctx.t.lanes();
     LayerInfo info;
-    if (auto j = blockJobOf(n, L)) {
+    if (auto j = transposeJobOf(n, L)) {
       if (!checkBlockTranspose(ctx.t, ctx.prog.depth()).empty())
         ctx.prog.setLayerDepth(1);
       j->src = x.offset;
