@@ -55,6 +55,14 @@ struct Sequence {
     case 3: { // scores against keys [T2, Gs, C] transposed to [Gs, C, T2]
       const int64_t T2 = pick(1, 24);
       NodeValue k = g.input(name("k"), {T2, Gs, C}, scale(), zp());
+      if (pick(0, 1)) { // computed keys: the padding lanes of an Add need not be zero
+        Tensor e(ElemKind::Int8, {T2, Gs, C});
+        for (int64_t i = 0; i < e.size(); ++i)
+          e.data<int8_t>()[i] = static_cast<int8_t>(pick(-128, 127));
+        e.mutableType().quant = perTensor(scale(), zp());
+        k = g.node(NodeKind::Add, name("kadd"), {k, g.constant(name("kbias"), std::move(e))}, {},
+                   {T2, Gs, C}, scale(), zp());
+      }
       const QuantParams q = k.type().quant;
       NodeValue kt = g.node(NodeKind::Transpose, name("keys"), {k}, ints({{"perm", {1, 2, 0}}}),
                             {Gs, C, T2}, q.scales[0], q.zeroPoints[0]);
