@@ -85,7 +85,7 @@ int64_t tileRowsMax(const Target& t) {
 Plan planOf(const MM& d, const Target& t, int depth) {
   const int64_t L = t.lanes();
   for (int D : {depth, 1}) {
-    if (!checkBlockTranspose(t, D).empty())
+    if (!checkBlockTranspose(t, D, true).empty())
       continue;
     for (int64_t tm = std::min(d.M, tileRowsMax(t)); tm >= 1; --tm)
       if (multiplyNeeds(d, L, tm, D).fits(t))
@@ -282,7 +282,7 @@ std::string checkActMatMul(const Node& n, const Target& t) {
   const MM d = dimsOf(n, t.lanes());
   if (planOf(d, t, 2).depth > 0)
     return "";
-  if (auto why = checkBlockTranspose(t, 1); !why.empty())
+  if (auto why = checkBlockTranspose(t, 1, true); !why.empty())
     return "a MatMul of two activations: b's blocks cannot be transposed: " + why;
   return "a MatMul of two activations does not fit the SRAMs single-buffered: the product "
          "with tiles of one row of a needs " +

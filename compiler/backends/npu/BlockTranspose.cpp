@@ -78,14 +78,14 @@ std::optional<BlockTransposeJob> transposeJobOf(const Node& n, int64_t L) {
   return std::nullopt;
 }
 
-std::string checkBlockTranspose(const Target& t, int D) {
+std::string checkBlockTranspose(const Target& t, int D, bool gather) {
   const int64_t L = t.lanes();
   if (L > Target::maxOf(t.gemm(), isa::role::kN0))
     return "transposing a block of " + std::to_string(L) + " x " + std::to_string(L) +
            " values through the array needs a gemm of " + std::to_string(L) +
            " rows; its n0 field counts up to " +
            std::to_string(Target::maxOf(t.gemm(), isa::role::kN0));
-  for (const SramRows& r : {blockTransposeRows(L, D), blockGatherRows(L, D)})
+  for (const SramRows& r : {blockTransposeRows(L, D), gather ? blockGatherRows(L, D) : SramRows{}})
     if (!r.fits(t))
       return "transposing a block of " + std::to_string(L) + " x " + std::to_string(L) +
              " values through the array needs " + r.figures(t);

@@ -51,9 +51,9 @@ SramRows blockTransposeRows(int64_t L, int64_t D);
 /// and D output blocks, weight the identity, acc one block, param two pairs.
 SramRows blockGatherRows(int64_t L, int64_t D);
 
-/// "" when the transposition (and the gather, emitBlockGather) fits the SRAMs at depth D,
-/// else why not with the figures.
-std::string checkBlockTranspose(const Target& t, int D);
+/// "" when the transposition (with `gather`, also emitBlockGather) fits the SRAMs at
+/// depth D, else why not with the figures.
+std::string checkBlockTranspose(const Target& t, int D, bool gather = false);
 
 /// The job's blocks untransposed, as weight blocks at j.dst (j.toWeights): block (g, rb,
 /// cb) at byte ((g * RB + rb) * CBl + cb) * L * L holds value (g, rb * L + p, cb * L + c)

@@ -164,8 +164,10 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   std::map<const Node*, const Node*> producerOf; // fused Add -> its producer
   for (const auto& [producer, add] : fused)
     producerOf[add] = producer;
-  const std::set<const Node*> absorbed = absorbedTransposes(f, t);
+  std::set<const Node*> absorbed = absorbedTransposes(f, t);
   DramPlan plan = planDram(f, t, fused, opts, absorbed);
+  for (auto it = absorbed.begin(); it != absorbed.end();) // those planned as aliases
+    it = plan.aliased.count(*it) ? std::next(it) : absorbed.erase(it);
   ConstPool pool(plan.constBase);
   Program prog(t, opts.doubleBuffer ? 2 : 1);
   LayerCtx ctx{t, prog, pool, opts, plan.tensors};

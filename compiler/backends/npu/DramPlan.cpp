@@ -160,9 +160,18 @@ DramPlan planDram(const Function& f, const Target& t,
       iv.lastUse = std::max(iv.lastUse, p);
     }
     const Layer* l = findLayer(node.kind());
+    const NodeValue v = resultOf(node), src = node.input(0);
+    // Whether the result can share its input's bytes: an intermediate input, or a graph
+    // input that is not also an output (an output value or a constant has no buffer to
+    // share). An absorbed node that cannot is emitted as usual (Compile.cpp).
+    const bool shareable =
+        !plan.tensors.count(v) &&
+        (root.count(src) || (plan.tensors.count(src) && !outputValues.count(src)));
+    const bool alias = shareable && (absorbed.count(&node) || (l && l->aliasesInput(node, t)));
     if (l) {
-      if (const uint64_t tb =
-              hostPacked.count(&node) || absorbed.count(&node) ? 0 : l->tempBytes(node, t)) {
+      if (const uint64_t tb = hostPacked.count(&node) || (alias && absorbed.count(&node))
+                                  ? 0
+                                  : l->tempBytes(node, t)) {
         // A temporary alive only while its layer runs: keyed by a result index no node
         // has (the node's numResults()).
         const NodeValue key(const_cast<Node*>(&node), unsigned(node.numResults()));
@@ -170,18 +179,15 @@ DramPlan planDram(const Function& f, const Target& t,
         tempKeys[&node] = key;
       }
     }
-    const NodeValue v = resultOf(node);
     if (plan.tensors.count(v))
       continue; // an output
-    const NodeValue src = node.input(0);
-    const bool alias = absorbed.count(&node) || (l && l->aliasesInput(node, t));
     if (alias && root.count(src)) {
       // Alias of an intermediate value: shares (and extends the life of) its buffer.
       root[v] = root[src];
       plan.aliased.insert(&node);
       continue;
     }
-    if (alias && plan.tensors.count(src) && !outputValues.count(src)) {
+    if (alias) {
       // Alias of a graph input: same bytes, new shape.
       DramTensor d = dramTensorOf(v, L);
       d.offset = plan.tensors[src].offset;

@@ -40,8 +40,10 @@ struct DramPlan {
 /// to that node, so that the lifetimes of its inputs and temporary reach that place.
 /// With `opts.packInputsOnHost`, a graph input that one layer alone reads is laid out in
 /// the packing or patches that layer asks for (Layer::hostLayout). Nodes in `absorbed`
-/// are read through by their one consumer (a Transpose a MatMul takes its weights from):
-/// planned as aliases of their input, which lives until that consumer has run.
+/// may be read through by their one consumer (a Transpose a MatMul takes its weights
+/// from): planned as aliases of their input, which lives until that consumer has run,
+/// when that input has a buffer to share (not an output, not a constant); DramPlan::aliased
+/// says which were.
 DramPlan planDram(const Function& f, const Target& t,
                   const std::map<const Node*, const Node*>& emittedWith = {},
                   const CompileOptions& opts = {}, const std::set<const Node*>& absorbed = {});

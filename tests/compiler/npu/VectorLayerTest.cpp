@@ -167,6 +167,21 @@ const VecCase kCases[] = {
        NodeValue kt = g.node(NodeKind::Transpose, "keys", {k}, ints({{"perm", {1, 2, 0}}}),
                              {4, 16, 6}, 0.05f, -5);
        g.output("scores", g.node(NodeKind::MatMul, "qk", {q, kt}, {}, {4, 6, 6}, 0.08f, 1));
+       // Keys computed and also returned: their transpose cannot share an output's
+       // buffer, so it runs as a layer of its own (and a constant's too).
+       NodeValue k2 = g.node(NodeKind::Add, "keys_out", {k, k}, {}, {6, 4, 16}, 0.1f, -3);
+       g.output("k2", k2);
+       NodeValue k2t = g.node(NodeKind::Transpose, "keys2", {k2}, ints({{"perm", {1, 2, 0}}}),
+                              {4, 16, 6}, 0.1f, -3);
+       g.output("scores2", g.node(NodeKind::MatMul, "qk2", {q, k2t}, {}, {4, 6, 6}, 0.08f, 1));
+       Tensor kc(ElemKind::Int8, {3, 20});
+       for (int64_t i = 0; i < kc.size(); ++i)
+         kc.data<int8_t>()[i] = static_cast<int8_t>((i * 53) % 251 - 125);
+       kc.mutableType().quant = perTensor(0.03f, 4);
+       NodeValue kct = g.node(NodeKind::Transpose, "const_t", {g.constant("kc", std::move(kc))},
+                              ints({{"perm", {1, 0}}}), {20, 3}, 0.03f, 4);
+       NodeValue r = g.input("r", {5, 20}, 0.05f, -9);
+       g.output("rc", g.node(NodeKind::MatMul, "rc", {r, kct}, {}, {5, 3}, 0.1f, 0));
      }},
     {"channel_split_and_shuffle",
      [](G& g) {
