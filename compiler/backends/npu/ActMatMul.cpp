@@ -51,14 +51,37 @@ MM dimsOf(const Node& n, int64_t L) {
   return d;
 }
 
-/// Equal int8 values that sum to v (v = -zp, in [-127, 128]): none for 0, two 64s for
-/// 128 (the constants hold the first part; every part is the same value).
-std::vector<int32_t> int8Parts(int32_t v) {
-  if (v == 0)
+/// -zp as `count` equal int8 gemm operands `value` (-zp in [-127, 128]): none for 0, two
+/// of 64 for 128.
+struct ZeroPointTerm {
+  int32_t value = 0;
+  int count = 0;
+};
+
+ZeroPointTerm zeroPointTerm(int32_t zp) {
+  if (zp == 0)
     return {};
-  if (v > 127)
-    return {v / 2, v - v / 2};
-  return {v};
+  if (-zp > 127)
+    return {-zp / 2, 2};
+  return {-zp, 1};
+}
+
+/// A gemm's share of the input blocks: [cb, cb + nb), and the row of the zero-point
+/// constants it uses (1 for the partial last block, else 0).
+struct Run {
+  int64_t cb, nb, shape;
+};
+
+/// The input blocks in runs of at most `n2max` (one gemm each); with `splitLast`, a
+/// partial last block is a run of its own (its constants differ).
+std::vector<Run> runsOf(const MM& d, int64_t L, int64_t n2max, bool splitLast) {
+  const int64_t full = splitLast && d.partialLast(L) ? d.CB - 1 : d.CB;
+  std::vector<Run> out;
+  for (int64_t cb = 0; cb < full; cb += n2max)
+    out.push_back({cb, std::min(n2max, full - cb), 0});
+  if (full < d.CB)
+    out.push_back({full, 1, 1});
+  return out;
 }
 
 /// SRAM rows the product needs at depth D with tiles of tm rows of a (see the file
@@ -114,8 +137,8 @@ isa::Instruction gemm(const Program& p, int64_t act, int64_t actS0, int64_t actS
 /// -zp_a parts (full, last), the bias row and the requantization rows.
 struct MultiplyConsts {
   uint64_t zBlocks = 0, eRows = 0, bias = 0, params = 0;
-  std::vector<int32_t> zParts, eParts;
-  int64_t shapes = 1; ///< Rows of each constant: 2 when the last input block is partial.
+  ZeroPointTerm zb, za; ///< The terms a x (-zp_b) and (-zp_a) x b.
+  int64_t shapes = 1;   ///< Rows of each constant: 2 when the last input block is partial.
 };
 
 MultiplyConsts multiplyConsts(const Node& n, const MM& d, LayerCtx& ctx) {
@@ -124,17 +147,16 @@ MultiplyConsts multiplyConsts(const Node& n, const MM& d, LayerCtx& ctx) {
   const int32_t za = zeroPointOf(a), zb = zeroPointOf(b);
   MultiplyConsts c;
   c.shapes = d.partialLast(L) ? 2 : 1;
-  c.zParts = int8Parts(-zb);
-  c.eParts = int8Parts(-za);
+  c.zb = zeroPointTerm(zb);
+  c.za = zeroPointTerm(za);
   std::vector<uint8_t> z, e;
   for (int64_t sh = 0; sh < c.shapes; ++sh) {
     const int64_t valid = sh == 0 ? L : d.valid(d.CB - 1, L);
-    const int32_t zv = c.zParts.empty() ? 0 : c.zParts[0], ev = c.eParts.empty() ? 0 : c.eParts[0];
     for (int64_t k = 0; k < L; ++k)
       for (int64_t i = 0; i < L; ++i)
-        z.push_back(static_cast<uint8_t>(i < valid ? zv : 0));
+        z.push_back(static_cast<uint8_t>(i < valid ? c.zb.value : 0));
     for (int64_t i = 0; i < L; ++i)
-      e.push_back(static_cast<uint8_t>(i < valid ? ev : 0));
+      e.push_back(static_cast<uint8_t>(i < valid ? c.za.value : 0));
   }
   c.zBlocks = ctx.consts.add(z);
   c.eRows = ctx.consts.add(e);
@@ -150,16 +172,6 @@ MultiplyConsts multiplyConsts(const Node& n, const MM& d, LayerCtx& ctx) {
   return c;
 }
 
-/// The gemms of `parts` over input blocks [0, CB): full blocks in one gemm (n2 loop), the
-/// partial last one with its own constant (shape row 1).
-template <typename Emit> void overBlocks(const MM& d, int64_t L, Emit emit) {
-  const int64_t full = d.partialLast(L) ? d.CB - 1 : d.CB;
-  if (full > 0)
-    emit(int64_t(0), full, int64_t(0));
-  if (full < d.CB)
-    emit(full, int64_t(1), int64_t(1));
-}
-
 /// The product itself (see the file comment), from the weight blocks at `weights`.
 void multiply(const Node& n, const MM& d, const Plan& plan, uint64_t weights, LayerCtx& ctx) {
   const Target& t = ctx.t;
@@ -169,6 +181,7 @@ void multiply(const Node& n, const MM& d, const Plan& plan, uint64_t weights, La
   const MultiplyConsts c = multiplyConsts(n, d, ctx);
   const quant::Bounds bd = quant::activationBounds(n, resultOf(n).type().quant);
   const int64_t n2max = Target::maxOf(t.gemm(), isa::role::kN2);
+  const std::vector<Run> all = runsOf(d, L, n2max, false), split = runsOf(d, L, n2max, true);
   const int64_t size2 = Target::maxOf(t.dmaLoad(), isa::role::kSize2);
   const bool boxed = d.CB <= Target::maxOf(t.dmaLoad(), isa::role::kStride1);
   const int64_t slotRows = tm * (d.CB + 1);
@@ -213,26 +226,14 @@ void multiply(const Node& n, const MM& d, const Plan& plan, uint64_t weights, La
         for (const auto& ch : Program::rowChunks(t.vecUnary("copy"), mt))
           s.computes.push_back(p.vecUnary("copy", Mem::Acc, Mem::Acc, {1 + ch[0], 1, ch[1]},
                                           {0, 0, 0}, ch[1], ch[2]));
-        // Input blocks [cb0, cb0 + nb) in gemms of at most n2max blocks each.
-        auto blocksOf = [&](int64_t cb0, int64_t nb, auto one) {
-          for (int64_t i = 0; i < nb; i += n2max)
-            one(cb0 + i, std::min(n2max, nb - i));
-        };
-        blocksOf(0, d.CB, [&](int64_t cb, int64_t nb) { // a x b
-          s.computes.push_back(gemm(p, aAddr + cb * mt, 1, mt, wAddr + cb, 1, mt, nb));
-        });
-        for (size_t i = 0; i < c.zParts.size(); ++i) // a x (-zp_b)
-          overBlocks(d, L, [&](int64_t cb0, int64_t nb, int64_t shape) {
-            blocksOf(cb0, nb, [&](int64_t cb, int64_t k) {
-              s.computes.push_back(gemm(p, aAddr + cb * mt, 1, mt, shape, 0, mt, k));
-            });
-          });
-        for (size_t i = 0; i < c.eParts.size(); ++i) // (-zp_a) x b
-          overBlocks(d, L, [&](int64_t cb0, int64_t nb, int64_t shape) {
-            blocksOf(cb0, nb, [&](int64_t cb, int64_t k) {
-              s.computes.push_back(gemm(p, shape, 0, 0, wAddr + cb, 1, mt, k));
-            });
-          });
+        for (const Run& r : all) // a x b
+          s.computes.push_back(gemm(p, aAddr + r.cb * mt, 1, mt, wAddr + r.cb, 1, mt, r.nb));
+        for (int i = 0; i < c.zb.count; ++i) // a x (-zp_b)
+          for (const Run& r : split)
+            s.computes.push_back(gemm(p, aAddr + r.cb * mt, 1, mt, r.shape, 0, mt, r.nb));
+        for (int i = 0; i < c.za.count; ++i) // (-zp_a) x b
+          for (const Run& r : split)
+            s.computes.push_back(gemm(p, r.shape, 0, 0, wAddr + r.cb, 1, mt, r.nb));
         const int64_t par = kb + 1 == d.KB ? 2 : 0; // the last block's lanes beyond K: zero
         for (const auto& ch : Program::rowChunks(t.requant(), mt))
           s.computes.push_back(p.requant({oAddr + ch[0], 1, ch[1]}, {1 + ch[0], 1, ch[1]}, par,

@@ -27,14 +27,82 @@ std::vector<int32_t> laneRow(int64_t L, int64_t valid, int32_t v, int32_t rest) 
 
 namespace {
 
-/// The identity rows (act 0..L-1) times weight block `wgt` into acc rows 0..L-1, or
-/// (reset) those accumulators zeroed.
-isa::Instruction identityGemm(const Program& p, int64_t wgt, bool reset) {
+/// Byte offset of the L rows of block (g, rb, cb) when blocks lie one after the other in
+/// (g, rb, cb) order from `base` (the gather's scratch; the gather's weight blocks).
+uint64_t blockAt(const BlockTransposeJob& j, int64_t L, uint64_t base, int64_t g, int64_t rb,
+                 int64_t cb) {
+  return base + uint64_t(((g * ceilDiv(j.R, L) + rb) * ceilDiv(j.Cl, L) + cb) * L * L);
+}
+
+/// Calls f(g, rb, cb) for every block of the job, in (g, rb, cb) order.
+template <typename F> void forEachBlock(const BlockTransposeJob& j, int64_t L, F f) {
+  for (int64_t g = 0; g < j.G; ++g)
+    for (int64_t rb = 0; rb < ceilDiv(j.R, L); ++rb)
+      for (int64_t cb = 0; cb < ceilDiv(j.Cl, L); ++cb)
+        f(g, rb, cb);
+}
+
+/// Rows r of block rb that exist (L but for a last, partial block).
+int64_t validRows(const BlockTransposeJob& j, int64_t L, int64_t rb) {
+  return std::min(L, j.R - rb * L);
+}
+
+/// DRAM byte of row rb * L of group g, channel block cb.
+uint64_t sourceAt(const BlockTransposeJob& j, int64_t L, int64_t g, int64_t rb, int64_t cb) {
+  return j.src + uint64_t((g * j.gStride + rb * L * j.rStride + cb) * L);
+}
+
+/// Each block's valid rows by DMA to its L consecutive rows at blockAt(base).
+void gatherRows(const BlockTransposeJob& j, uint64_t base, LayerCtx& ctx, LayerInfo& info) {
+  const int64_t L = ctx.t.lanes();
+  forEachBlock(j, L, [&](int64_t g, int64_t rb, int64_t cb) {
+    StreamSpec s;
+    s.inputs = {sourceAt(j, L, g, rb, cb)};
+    s.output = blockAt(j, L, base, g, rb, cb);
+    s.rows = validRows(j, L, rb);
+    s.groupRows = 1;
+    s.inGroupStride = j.rStride;
+    s.inPlace = true;
+    emitStream(s, ctx, info);
+  });
+}
+
+/// The constants of a pass through the array: an identity block (as L act rows or one
+/// weight row) and two requantize pairs, multiplier 1 on every lane, then on the lanes
+/// below `lastValid` only (0 beyond: those lanes come out zero).
+struct CopyConsts {
+  uint64_t identity = 0, params = 0;
+};
+
+CopyConsts copyConsts(LayerCtx& ctx, int64_t lastValid) {
+  const int64_t L = ctx.t.lanes();
+  std::vector<uint8_t> identity(size_t(L * L), 0);
+  for (int64_t i = 0; i < L; ++i)
+    identity[size_t(i * L + i)] = 1;
+  const quant::Multiplier one = quant::quantizeMultiplier(1.0);
+  std::vector<int32_t> params;
+  for (const auto& row : {laneRow(L, L, one.M, 0), laneRow(L, L, one.S, 1),
+                          laneRow(L, lastValid, one.M, 0), laneRow(L, lastValid, one.S, 1)})
+    params.insert(params.end(), row.begin(), row.end());
+  return {ctx.consts.add(identity), ctx.consts.addInt32(params)};
+}
+
+/// One block through the array: L act rows from `act` against weight block `wgt` (one of
+/// them the identity) into accumulators 0..L-1, requantized with param pair `par` into
+/// act rows `out`.
+void copyThroughArray(const Program& p, int64_t act, int64_t wgt, int64_t par, int64_t out,
+                      Step& s) {
   Program::GemmLoops g;
+  g.act = act;
   g.wgt = wgt;
   g.n0 = p.target().lanes();
-  g.reset = reset;
-  return p.gemm(g);
+  g.reset = true;
+  s.computes.push_back(p.gemm(g));
+  g.reset = false;
+  s.computes.push_back(p.gemm(g));
+  for (const auto& c : Program::rowChunks(p.target().requant(), g.n0))
+    s.computes.push_back(
+        p.requant({out + c[0], 1, c[1]}, {c[0], 1, c[1]}, par, 0, -128, 127, c[1], c[2]));
 }
 
 } // namespace
@@ -94,141 +162,71 @@ std::string checkBlockTranspose(const Target& t, int D, bool gather) {
 
 void emitBlockTranspose(const BlockTransposeJob& j, uint64_t scratch, LayerCtx& ctx,
                         LayerInfo& info) {
-  const Target& t = ctx.t;
   Program& p = ctx.prog;
-  const int64_t L = t.lanes(), blockBytes = L * L;
-  const int64_t RB = ceilDiv(j.R, L), CBl = ceilDiv(j.Cl, L);
-  auto validRows = [&](int64_t rb) { return std::min(L, j.R - rb * L); };
-  // Block (g, rb, cb) is scratch block (g * RB + rb) * CBl + cb.
-  for (int64_t g = 0; g < j.G; ++g)
-    for (int64_t rb = 0; rb < RB; ++rb)
-      for (int64_t cb = 0; cb < CBl; ++cb) {
-        StreamSpec s;
-        s.inputs = {j.src + uint64_t((g * j.gStride + rb * L * j.rStride + cb) * L)};
-        s.output = scratch + uint64_t(((g * RB + rb) * CBl + cb) * blockBytes);
-        s.rows = validRows(rb);
-        s.groupRows = 1;
-        s.inGroupStride = j.rStride;
-        s.inPlace = true;
-        emitStream(s, ctx, info);
-      }
+  const int64_t L = ctx.t.lanes(), D = p.depth(), RB = ceilDiv(j.R, L), CBl = ceilDiv(j.Cl, L);
+  gatherRows(j, scratch, ctx, info);
   p.barrier();
-  std::vector<uint8_t> identity(size_t(blockBytes), 0);
-  for (int64_t i = 0; i < L; ++i)
-    identity[size_t(i * L + i)] = 1;
-  const quant::Multiplier one = quant::quantizeMultiplier(1.0);
-  const int64_t lastValid = validRows(RB - 1);
-  std::vector<int32_t> params;
-  for (const auto& row : {laneRow(L, L, one.M, 0), laneRow(L, L, one.S, 1),
-                          laneRow(L, lastValid, one.M, 0), laneRow(L, lastValid, one.S, 1)})
-    params.insert(params.end(), row.begin(), row.end());
-  const uint64_t idC = ctx.consts.add(identity), parC = ctx.consts.addInt32(params);
-  const int64_t D = p.depth();
+  // act: the identity, then D output slots; weight: D slots; the last row block's lanes
+  // beyond R masked.
+  const int64_t lastValid = validRows(j, L, RB - 1);
+  const CopyConsts cc = copyConsts(ctx, lastValid);
   bool first = true;
-  for (int64_t g = 0; g < j.G; ++g)
-    for (int64_t rb = 0; rb < RB; ++rb)
-      for (int64_t cb = 0; cb < CBl; ++cb) {
-        const int64_t slot = p.stepIndex() % D, out = L + slot * L;
-        Step s;
-        if (first) {
-          for (auto& in : p.loadRows(Mem::Act, 0, idC, L))
-            s.loads.push_back(in);
-          for (auto& in : p.loadRows(Mem::Param, 0, parC, 4))
-            s.loads.push_back(in);
-          first = false;
-        }
-        const int64_t block = (g * RB + rb) * CBl + cb;
-        for (auto& in : p.loadRows(Mem::Weight, slot, scratch + uint64_t(block * blockBytes), 1))
-          s.loads.push_back(in);
-        s.computes.push_back(identityGemm(p, slot, true));
-        s.computes.push_back(identityGemm(p, slot, false));
-        const int64_t par = rb + 1 == RB && lastValid < L ? 2 : 0;
-        for (const auto& c : Program::rowChunks(t.requant(), L))
-          s.computes.push_back(
-              p.requant({out + c[0], 1, c[1]}, {c[0], 1, c[1]}, par, 0, -128, 127, c[1], c[2]));
-        if (j.toWeights) {
-          const uint64_t at = j.dst + uint64_t(((g * CBl + cb) * RB + rb) * blockBytes);
-          for (auto& in : p.storeRows(Mem::Act, out, at, L))
-            s.stores.push_back(in);
-        } else { // rows (g, cb * L + p, rb) of [G, Cl, R], p below the valid channels
-          const uint64_t at = j.dst + uint64_t(((g * j.Cl + cb * L) * RB + rb) * L);
-          for (auto& in : p.storeGroups(Mem::Act, out, at, 1, std::min(L, j.Cl - cb * L), RB))
-            s.stores.push_back(in);
-        }
-        p.commitStep(std::move(s));
-      }
+  forEachBlock(j, L, [&](int64_t g, int64_t rb, int64_t cb) {
+    const int64_t slot = p.stepIndex() % D, out = L + slot * L;
+    Step s;
+    if (first) {
+      for (auto& in : p.loadRows(Mem::Act, 0, cc.identity, L))
+        s.loads.push_back(in);
+      for (auto& in : p.loadRows(Mem::Param, 0, cc.params, 4))
+        s.loads.push_back(in);
+      first = false;
+    }
+    for (auto& in : p.loadRows(Mem::Weight, slot, blockAt(j, L, scratch, g, rb, cb), 1))
+      s.loads.push_back(in);
+    copyThroughArray(p, 0, slot, rb + 1 == RB ? 2 : 0, out, s);
+    if (j.toWeights) {
+      const uint64_t at = j.dst + uint64_t(((g * CBl + cb) * RB + rb) * L * L);
+      for (auto& in : p.storeRows(Mem::Act, out, at, L))
+        s.stores.push_back(in);
+    } else { // rows (g, cb * L + p, rb) of [G, Cl, R], p below the valid channels
+      const uint64_t at = j.dst + uint64_t(((g * j.Cl + cb * L) * RB + rb) * L);
+      for (auto& in : p.storeGroups(Mem::Act, out, at, 1, std::min(L, j.Cl - cb * L), RB))
+        s.stores.push_back(in);
+    }
+    p.commitStep(std::move(s));
+  });
   blockTransposeRows(L, D).raise(info);
 }
 
 void emitBlockGather(const BlockTransposeJob& j, LayerCtx& ctx, LayerInfo& info) {
-  const Target& t = ctx.t;
   Program& p = ctx.prog;
-  const int64_t L = t.lanes(), blockBytes = L * L, D = p.depth();
-  const int64_t RB = ceilDiv(j.R, L), CBl = ceilDiv(j.Cl, L);
-  auto validRows = [&](int64_t rb) { return std::min(L, j.R - rb * L); };
-  auto source = [&](int64_t g, int64_t rb, int64_t cb) {
-    return j.src + uint64_t((g * j.gStride + rb * L * j.rStride + cb) * L);
-  };
-  auto target = [&](int64_t g, int64_t rb, int64_t cb) {
-    return j.dst + uint64_t(((g * RB + rb) * CBl + cb) * blockBytes);
-  };
+  const int64_t L = ctx.t.lanes(), D = p.depth(), CBl = ceilDiv(j.Cl, L);
   if (j.Cl % L == 0) { // no padding lanes: the rows as they are
-    for (int64_t g = 0; g < j.G; ++g)
-      for (int64_t rb = 0; rb < RB; ++rb)
-        for (int64_t cb = 0; cb < CBl; ++cb) {
-          StreamSpec s;
-          s.inputs = {source(g, rb, cb)};
-          s.output = target(g, rb, cb);
-          s.rows = validRows(rb);
-          s.groupRows = 1;
-          s.inGroupStride = j.rStride;
-          s.inPlace = true;
-          emitStream(s, ctx, info);
-        }
+    gatherRows(j, j.dst, ctx, info);
     return;
   }
-  // act: D slots of L rows, then D output slots; weight row 0 the identity; acc rows
-  // 0..L-1; param rows 0..3 (all lanes; the last channel block's lanes).
-  std::vector<uint8_t> identity(size_t(blockBytes), 0);
-  for (int64_t i = 0; i < L; ++i)
-    identity[size_t(i * L + i)] = 1;
-  const quant::Multiplier one = quant::quantizeMultiplier(1.0);
-  const int64_t lastLanes = j.Cl - (CBl - 1) * L;
-  std::vector<int32_t> params;
-  for (const auto& row : {laneRow(L, L, one.M, 0), laneRow(L, L, one.S, 1),
-                          laneRow(L, lastLanes, one.M, 0), laneRow(L, lastLanes, one.S, 1)})
-    params.insert(params.end(), row.begin(), row.end());
-  const uint64_t idC = ctx.consts.add(identity), parC = ctx.consts.addInt32(params);
+  // act: D input slots, then D output slots; weight row 0 the identity; the last channel
+  // block's lanes beyond Cl masked.
+  const CopyConsts cc = copyConsts(ctx, j.Cl - (CBl - 1) * L);
   bool first = true;
-  for (int64_t g = 0; g < j.G; ++g)
-    for (int64_t rb = 0; rb < RB; ++rb)
-      for (int64_t cb = 0; cb < CBl; ++cb) {
-        const int64_t slot = p.stepIndex() % D, in = slot * L, out = (D + slot) * L;
-        Step s;
-        if (first) {
-          for (auto& ld : p.loadRows(Mem::Weight, 0, idC, 1))
-            s.loads.push_back(ld);
-          for (auto& ld : p.loadRows(Mem::Param, 0, parC, 4))
-            s.loads.push_back(ld);
-          first = false;
-        }
-        for (auto& ld : p.loadGroups(Mem::Act, in, source(g, rb, cb), 1, validRows(rb), j.rStride))
-          s.loads.push_back(ld);
-        Program::GemmLoops gl;
-        gl.act = in;
-        gl.n0 = L;
-        gl.reset = true;
-        s.computes.push_back(p.gemm(gl));
-        gl.reset = false;
-        s.computes.push_back(p.gemm(gl));
-        const int64_t par = cb + 1 == CBl ? 2 : 0;
-        for (const auto& c : Program::rowChunks(t.requant(), L))
-          s.computes.push_back(
-              p.requant({out + c[0], 1, c[1]}, {c[0], 1, c[1]}, par, 0, -128, 127, c[1], c[2]));
-        for (auto& st : p.storeRows(Mem::Act, out, target(g, rb, cb), L))
-          s.stores.push_back(st);
-        p.commitStep(std::move(s));
-      }
+  forEachBlock(j, L, [&](int64_t g, int64_t rb, int64_t cb) {
+    const int64_t slot = p.stepIndex() % D, in = slot * L, out = (D + slot) * L;
+    Step s;
+    if (first) {
+      for (auto& ld : p.loadRows(Mem::Weight, 0, cc.identity, 1))
+        s.loads.push_back(ld);
+      for (auto& ld : p.loadRows(Mem::Param, 0, cc.params, 4))
+        s.loads.push_back(ld);
+      first = false;
+    }
+    for (auto& ld :
+         p.loadGroups(Mem::Act, in, sourceAt(j, L, g, rb, cb), 1, validRows(j, L, rb), j.rStride))
+      s.loads.push_back(ld);
+    copyThroughArray(p, in, 0, cb + 1 == CBl ? 2 : 0, out, s);
+    for (auto& st : p.storeRows(Mem::Act, out, blockAt(j, L, j.dst, g, rb, cb), L))
+      s.stores.push_back(st);
+    p.commitStep(std::move(s));
+  });
   blockGatherRows(L, D).raise(info);
 }
 
