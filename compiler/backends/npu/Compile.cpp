@@ -164,14 +164,11 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   std::map<const Node*, const Node*> producerOf; // fused Add -> its producer
   for (const auto& [producer, add] : fused)
     producerOf[add] = producer;
-  std::set<const Node*> absorbed = absorbedTransposes(f, t);
-  DramPlan plan = planDram(f, t, fused, opts, absorbed);
-  for (auto it = absorbed.begin(); it != absorbed.end();) // those planned as aliases
-    it = plan.aliased.count(*it) ? std::next(it) : absorbed.erase(it);
+  DramPlan plan = planDram(f, t, fused, opts, absorbedTransposes(f, t));
   ConstPool pool(plan.constBase);
   Program prog(t, opts.doubleBuffer ? 2 : 1);
   LayerCtx ctx{t, prog, pool, opts, plan.tensors};
-  ctx.absorbed = &absorbed;
+  ctx.absorbed = &plan.absorbed;
   CompileResult res;
   CompileSummary& sum = res.summary;
   sum.isa_name = isa.name();

@@ -181,6 +181,8 @@ DramPlan planDram(const Function& f, const Target& t,
     }
     if (plan.tensors.count(v))
       continue; // an output
+    if (alias && absorbed.count(&node))
+      plan.absorbed.insert(&node);
     if (alias && root.count(src)) {
       // Alias of an intermediate value: shares (and extends the life of) its buffer.
       root[v] = root[src];

@@ -27,8 +27,10 @@ struct OutputCopy {
 struct DramPlan {
   std::map<NodeValue, DramTensor> tensors; ///< Every int8 value the NPU reads or writes.
   std::set<const Node*> aliased;           ///< Nodes whose result is their input's bytes.
-  std::map<const Node*, uint64_t> temps;   ///< DRAM offset of each layer's temporary.
-  std::vector<OutputCopy> copies;          ///< Outputs that are inputs, in output order.
+  /// The `absorbed` nodes planDram could alias (their consumer reads through them).
+  std::set<const Node*> absorbed;
+  std::map<const Node*, uint64_t> temps; ///< DRAM offset of each layer's temporary.
+  std::vector<OutputCopy> copies;        ///< Outputs that are inputs, in output order.
   std::vector<isa::IoEntry> io;
   std::vector<isa::MemRegion> regions; ///< input, output, scratch (const added later).
   uint64_t constBase = 0;
@@ -42,7 +44,7 @@ struct DramPlan {
 /// the packing or patches that layer asks for (Layer::hostLayout). Nodes in `absorbed`
 /// may be read through by their one consumer (a Transpose a MatMul takes its weights
 /// from): planned as aliases of their input, which lives until that consumer has run,
-/// when that input has a buffer to share (not an output, not a constant); DramPlan::aliased
+/// when that input has a buffer to share (not an output, not a constant); DramPlan::absorbed
 /// says which were.
 DramPlan planDram(const Function& f, const Target& t,
                   const std::map<const Node*, const Node*>& emittedWith = {},

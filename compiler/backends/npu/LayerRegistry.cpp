@@ -1,9 +1,8 @@
 #include "Layer.h"
 
-#include <algorithm>
-
 #include "ember/support/Error.h"
 
+#include <algorithm>
 #include <mutex>
 
 namespace ember::npu {

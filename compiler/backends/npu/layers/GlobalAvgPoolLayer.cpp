@@ -60,9 +60,9 @@ std::optional<PoolRows> poolRowsOf(const Node& n, int64_t L) {
 /// Loads rows [r0, r0 + nr) of image b's blocks from cb0 on, in the packed order the
 /// gemms walk ((cb - cb0) * HW + pixel), into act row `slot`: one run when the blocks'
 /// pixels are contiguous, else each block's run of pixels, pixelRows apart.
-std::vector<isa::Instruction> loadRows(const Program& p, const PoolRows& pr, uint64_t base,
-                                       int64_t b, int64_t cb0, int64_t r0, int64_t nr, int64_t slot,
-                                       int64_t L) {
+std::vector<isa::Instruction> loadPoolRows(const Program& p, const PoolRows& pr, uint64_t base,
+                                           int64_t b, int64_t cb0, int64_t r0, int64_t nr,
+                                           int64_t slot, int64_t L) {
   const int64_t HW = pr.HW;
   if (pr.pixelRows == 1)
     return p.loadRows(Mem::Act, slot, base + uint64_t((b * pr.imageRows + cb0 * HW + r0) * L), nr);
@@ -159,7 +159,7 @@ public:
               s.loads.push_back(in);
             first = false;
           }
-          for (auto& in : loadRows(p, pr, tx.offset, b, cb0, r0, nr, slot, L))
+          for (auto& in : loadPoolRows(p, pr, tx.offset, b, cb0, r0, nr, slot, L))
             s.loads.push_back(in);
           if (r0 == 0 && biasDma)
             s.loads.push_back(p.dmaLoad(Mem::Acc, 0, biasC, 1, cb1 - cb0, 1, 0, 0));
