@@ -246,6 +246,41 @@ ClassSpec lutClass() {
   return c;
 }
 
+void checkNormalize(const IsaDescription& isa, const InstrDesc& d, Checker& ck) {
+  // The scalars sit in lanes 0..3 of two acc rows (one int32 per lane), like qadd's.
+  if (isa.hw().vector.lanes < 4)
+    ck.fail(d.json_path, "normalize reads 4 int32 lanes of an acc row; the vector unit has " +
+                             std::to_string(isa.hw().vector.lanes) + " lanes");
+}
+
+ClassSpec normalizeClass() {
+  ClassSpec c;
+  c.name = cls::kNormalize;
+  c.id = SemanticClass::Normalize;
+  c.doc = "act int8 lines -> act int8 lines: Softmax or LayerNormalization of each line of n0 "
+          "codes (docs/numerics.md 4.10, 4.11), parameters in acc rows";
+  addTokens(c.roles);
+  c.roles.push_back(addr(role::kDstAddr, mem::kAct, "", "first act row written"));
+  c.roles.push_back(addr(role::kSrcAddr, mem::kAct, "", "first act row read"));
+  c.roles.push_back(addr(role::kParamAddr, mem::kAcc, "",
+                         "acc row of zp_x, zp_y, lo, hi (row + 1: M, S or epsilon; then the "
+                         "exp table or the per-element M, S, B rows)"));
+  c.roles.push_back(role(role::kN0, RoleKind::Count, "codes per line (lanes of its rows)"));
+  c.roles.push_back(role(role::kN1, RoleKind::Count, "lines"));
+  for (const char* o : {"dst", "src"}) {
+    c.roles.push_back(role(std::string(o) + "_s0", RoleKind::Stride,
+                           std::string("row stride of ") + o + " between a line's rows"));
+    c.roles.push_back(role(std::string(o) + "_s1", RoleKind::Stride,
+                           std::string("row stride of ") + o + " between lines"));
+  }
+  c.timing_keys = {timing_key::kIssue, timing_key::kCyclesPerLine, timing_key::kCyclesPerRow,
+                   timing_key::kCyclesPerElement, timing_key::kPipelineLatency};
+  c.energy_keys = {energy_key::kIssue, energy_key::kPerElement};
+  c.op_choices = {"softmax", "layernorm"};
+  c.extra_check = checkNormalize;
+  return c;
+}
+
 ClassSpec syncClass() {
   ClassSpec c;
   c.name = cls::kSync;
@@ -284,6 +319,7 @@ ClassRegistry& ClassRegistry::global() {
     r->add(requantizeClass());
     r->add(quantizedAddClass());
     r->add(lutClass());
+    r->add(normalizeClass());
     r->add(syncClass());
     r->add(haltClass());
     return r;

@@ -212,6 +212,31 @@ Duration vector(const IsaDescription& isa, const Instruction& in, u64 maxRows) {
   return k.overflow ? Duration{UINT64_MAX, 0, true} : t;
 }
 
+Duration normalize(const InstrDesc& d, u64 len, u64 lines, unsigned lanes) {
+  Ck k;
+  const u64 issue = cyclesOf(d, timing_key::kIssue);
+  if (len == 0 || lines == 0)
+    return k.done(issue);
+  // N1: T = issue + n1 * (cycles_per_line + R * cycles_per_row + n0 * cycles_per_element)
+  //         + pipeline_latency, R = ceil(n0 / L) rows per line.
+  const u64 R = Ck::ceilDiv(len, std::max(1u, lanes));
+  const u64 line = k.add(k.add(cyclesOf(d, timing_key::kCyclesPerLine),
+                               k.mul(R, cyclesOf(d, timing_key::kCyclesPerRow))),
+                         k.mul(len, cyclesOf(d, timing_key::kCyclesPerElement)));
+  return k.done(k.add(k.add(issue, k.mul(lines, line)), cyclesOf(d, timing_key::kPipelineLatency)));
+}
+
+Duration normalize(const IsaDescription& isa, const Instruction& in, u64 maxRows) {
+  u64 len = U(in, role::kN0), lines = U(in, role::kN1);
+  const unsigned L = isa.hw().vector.lanes;
+  if (maxRows != kNoCap) { // one pass: at most every act row once
+    const u64 rows = isa.memory(mem::kAct).rows();
+    lines = std::min(lines, rows);
+    len = std::min(len, rows * std::max(1u, L));
+  }
+  return normalize(in.desc(), len, lines, L);
+}
+
 namespace {
 Duration durationOf(const IsaDescription& isa, const Instruction& in, u64 maxRows) {
   switch (in.desc().cls->id) {
@@ -235,6 +260,8 @@ Duration durationOf(const IsaDescription& isa, const Instruction& in, u64 maxRow
   case SemanticClass::Requantize:
   case SemanticClass::QuantizedAdd:
     return vector(isa, in, maxRows == kNoCap ? kNoCap : isa.memory(mem::kAct).rows());
+  case SemanticClass::Normalize:
+    return normalize(isa, in, maxRows);
   case SemanticClass::Sync:
   case SemanticClass::Halt:
   case SemanticClass::Custom:

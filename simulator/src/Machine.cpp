@@ -95,6 +95,8 @@ std::optional<ExecFault> Machine::execute(const Instruction& insn, Cls cls, Coun
     return vector(insn, cls, c);
   case Cls::QuantizedAdd:
     return quantizedAdd(insn, c);
+  case Cls::Normalize:
+    return normalize(insn, c);
   case Cls::Sync:
   case Cls::Halt:
   case Cls::Custom: // refused by classOf at fetch

@@ -30,6 +30,7 @@ struct Counts {
   std::uint64_t dram_read = 0, dram_write = 0;
   std::uint64_t bursts = 0;
   std::uint64_t lane_ops = 0;                       ///< Vector-unit lane operations (rows * lanes).
+  std::uint64_t elements = 0;                       ///< Codes a normalize instruction processed.
   std::vector<std::uint64_t> sram_read, sram_write; ///< Bytes, by position in memories().
 };
 
@@ -81,6 +82,9 @@ private:
   std::optional<ExecFault> vector(const isa::Instruction& insn, Cls cls, Counts& c);
   /// The quantized-add class (docs/isa.md section 2.10): two act sources, act result.
   std::optional<ExecFault> quantizedAdd(const isa::Instruction& insn, Counts& c);
+  /// The normalize class (docs/isa.md section 2.11): Softmax or LayerNormalization of
+  /// whole lines of act codes, parameters in acc rows.
+  std::optional<ExecFault> normalize(const isa::Instruction& insn, Counts& c);
 
   const isa::IsaDescription& isa_;
   std::vector<Sram> srams_; ///< In memories() order.

@@ -51,6 +51,10 @@ void RunState::retire(const isa::IsaDescription& isa, const isa::Instruction& in
     e += double(c.lane_ops) * d.energyOf(isa::energy_key::kPerLane);
     e_vector += e;
     break;
+  case Cls::Normalize:
+    e += double(c.elements) * d.energyOf(isa::energy_key::kPerElement);
+    e_vector += e;
+    break;
   case Cls::Sync:
   case Cls::Halt:
   case Cls::Custom:

@@ -209,10 +209,10 @@ const std::vector<Malformed>& cases() {
       {"LutBeyondParam", [](json& j) { insn(j, "lut")["properties"]["table_offset"] = 20; },
        "/instructions/13/fields/table", "beyond the param SRAM"},
       {"EnumMissing", [](json& j) { insn(j, "sync")["fields"]["engine"].erase("enum"); },
-       "/instructions/14/fields/engine", "needs an enum"},
+       "/instructions/16/fields/engine", "needs an enum"},
       {"EnumValueTooWide",
        [](json& j) { insn(j, "sync")["fields"]["engine"]["enum"]["store"] = 4; },
-       "/instructions/14/fields/engine/enum/store", "does not fit 2 bits"},
+       "/instructions/16/fields/engine/enum/store", "does not fit 2 bits"},
       {"EnumOnAddress",
        [](json& j) {
          insn(j, "gemm")["fields"]["act_addr"]["enum"] = {{"x", 1}};

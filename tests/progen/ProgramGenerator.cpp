@@ -77,6 +77,7 @@ private:
   i64 pickMemory(const Instruction& in, const std::string& role, bool allowParam);
   void loops(Instruction& in);
   void dma(Instruction& in, bool load);
+  void normalize(Instruction& in);
   void tokens(Instruction& in);
   bool paramPrologue();
   const isa::InstrDesc* findClass(const std::string& cls, const std::string& memory = "") const;
@@ -149,6 +150,29 @@ void Generator::loops(Instruction& in) {
   }
   if (d.cls->id == isa::SemanticClass::VectorUnary && d.op == "shift")
     set(in, isa::role::kImm0, e_.range(-31, 31));
+}
+
+/// A normalize instruction: its loops walk ceil(n0 / L) rows per line, its parameter
+/// block is 2 acc rows plus the exp table or three rows per line row.
+void Generator::normalize(Instruction& in) {
+  const u64 L = isa_.hw().vector.lanes;
+  set(in, isa::role::kN0, e_.range(1, std::min<i64>(i64(4 * L + 3), maxOf(in, isa::role::kN0))));
+  set(in, isa::role::kN1, count(in, isa::role::kN1));
+  const u64 R = (u64(in.get(isa::role::kN0)) + L - 1) / L, n1 = u64(in.get(isa::role::kN1));
+  const u64 act = isa_.memory(isa::mem::kAct).rows();
+  for (const std::string p : {"dst", "src"}) {
+    set(in, p + "_s0", e_.range(0, i64(o_.max_stride)));
+    set(in, p + "_s1", e_.range(0, i64(o_.max_stride)));
+    u64 last = (R - 1) * u64(in.get(p + "_s0")) + (n1 - 1) * u64(in.get(p + "_s1"));
+    if (last >= act) { // too long for act: rows in place, lines in place
+      set(in, p + "_s1", 0);
+      set(in, p + "_s0", 1);
+      last = R - 1;
+    }
+    set(in, p + "_addr", e_.range(0, i64(act - 1 - last)));
+  }
+  const u64 rows = 2 + (in.desc().op == "softmax" ? (256 + L - 1) / L : 3 * R);
+  set(in, isa::role::kParamAddr, e_.range(0, i64(isa_.memory(isa::mem::kAcc).rows() - rows)));
 }
 
 void Generator::dma(Instruction& in, bool load) {
@@ -265,6 +289,8 @@ isa::Binary Generator::run() {
     const isa::SemanticClass cls = d.cls->id;
     if (cls == isa::SemanticClass::DmaLoad || cls == isa::SemanticClass::DmaStore) {
       dma(in, cls == isa::SemanticClass::DmaLoad);
+    } else if (cls == isa::SemanticClass::Normalize) {
+      normalize(in);
     } else if (cls == isa::SemanticClass::Sync) {
       set(in, isa::role::kEngine,
           d.field(isa::role::kEngine)

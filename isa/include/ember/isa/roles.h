@@ -17,6 +17,7 @@ inline constexpr char kVectorUnary[] = "vector-unary";
 inline constexpr char kRequantize[] = "requantize";
 inline constexpr char kQuantizedAdd[] = "quantized-add";
 inline constexpr char kLut[] = "lut";
+inline constexpr char kNormalize[] = "normalize";
 inline constexpr char kSync[] = "sync";
 inline constexpr char kHalt[] = "halt";
 } // namespace cls
@@ -91,6 +92,8 @@ inline constexpr char kIssue[] = "issue";
 inline constexpr char kSetup[] = "setup";
 inline constexpr char kCyclesPerRow[] = "cycles_per_row";
 inline constexpr char kPipelineLatency[] = "pipeline_latency";
+inline constexpr char kCyclesPerElement[] = "cycles_per_element";
+inline constexpr char kCyclesPerLine[] = "cycles_per_line";
 } // namespace timing_key
 
 /// Keys of an instruction's `energy` object (pJ).
@@ -98,6 +101,7 @@ namespace energy_key {
 inline constexpr char kIssue[] = "issue";
 inline constexpr char kPerBurst[] = "per_burst";
 inline constexpr char kPerLane[] = "per_lane";
+inline constexpr char kPerElement[] = "per_element";
 } // namespace energy_key
 
 /// The SRAMs the built-in classes name (hardware.memories keys).

@@ -30,6 +30,7 @@ enum class SemanticClass {
   Requantize,
   QuantizedAdd,
   Lut,
+  Normalize,
   Sync,
   Halt,
   Custom

@@ -68,6 +68,13 @@ Duration vector(const InstrDesc& d, std::uint64_t steps, std::uint64_t conflicts
 /// step counted as a conflict (budget).
 Duration vector(const IsaDescription& isa, const Instruction& in, std::uint64_t maxRows = kNoCap);
 
+/// A normalize (Softmax / LayerNormalization) instruction of `lines` lines of `len` codes
+/// on `lanes` lanes (rule N1).
+Duration normalize(const InstrDesc& d, std::uint64_t len, std::uint64_t lines, unsigned lanes);
+/// A normalize instance; `maxRows` caps the lines and the codes per line (budget).
+Duration normalize(const IsaDescription& isa, const Instruction& in,
+                   std::uint64_t maxRows = kNoCap);
+
 /// Duration of any instance on an idle DRAM channel (DMA: head + transfer + latency).
 Duration idle(const IsaDescription& isa, const Instruction& in);
 
