@@ -246,7 +246,9 @@ std::string unitAndTiming(const InstrDesc& in) {
   o << "        t_issue_o = 32'd" << t(timing_key::kIssue) << ";\n"
     << "        t_setup_o = 32'd" << t(timing_key::kSetup) << ";\n"
     << "        t_cpr_o = 32'd" << t(timing_key::kCyclesPerRow) << ";\n"
-    << "        t_pipe_o = 32'd" << t(timing_key::kPipelineLatency) << ";\n";
+    << "        t_pipe_o = 32'd" << t(timing_key::kPipelineLatency) << ";\n"
+    << "        t_cpl_o = 32'd" << t(timing_key::kCyclesPerLine) << ";\n"
+    << "        t_cpe_o = 32'd" << t(timing_key::kCyclesPerElement) << ";\n";
   if (in.cls->allows_table_offset)
     o << "        table_off_o = 32'd" << in.table_offset << ";\n";
   return o.str();
@@ -330,6 +332,8 @@ std::string generateSvDecoder(const IsaDescription& isa) {
     << "    output logic [31:0] t_setup_o,\n"
     << "    output logic [31:0] t_cpr_o,\n"
     << "    output logic [31:0] t_pipe_o,\n"
+    << "    output logic [31:0] t_cpl_o,\n"
+    << "    output logic [31:0] t_cpe_o,\n"
     << "    output logic [31:0] table_off_o";
   for (const SvRole& r : roles) {
     o << ",\n    output logic [" << P << "ROLE_" << upper(r.name) << "_BITS-1:0] " << lower(r.name)
@@ -341,7 +345,7 @@ std::string generateSvDecoder(const IsaDescription& isa) {
     << "    valid_o = 1'b0;\n    known_o = 1'b0;\n"
     << "    cls_o = '0;\n    insn_o = '0;\n    op_o = " << P << "VOP_NONE;\n"
     << "    unit_o = 2'd1;\n    t_issue_o = '0;\n    t_setup_o = '0;\n    t_cpr_o = '0;\n"
-    << "    t_pipe_o = '0;\n    table_off_o = '0;\n";
+    << "    t_pipe_o = '0;\n    t_cpl_o = '0;\n    t_cpe_o = '0;\n    table_off_o = '0;\n";
   for (const SvRole& r : roles) {
     o << "    " << lower(r.name) << "_o = '0;\n";
     if (r.instructions < n)

@@ -132,11 +132,12 @@ module ember_control (
     logic [ember_isa_pkg::VOP_BITS-1:0] unused_op;
     logic [ember_isa_pkg::INSN_IDX_BITS-1:0] unused_insn;
     logic [1:0] unused_unit;
-    logic [31:0] unused_t0, unused_t1, unused_t2, unused_t3, unused_t4;
+    logic [31:0] unused_t0, unused_t1, unused_t2, unused_t3, unused_t4, unused_t5, unused_t6;
     ember_fields u_fields (
         .instr_i(word_q[e]), .valid_o(unused_valid), .cls_o(unused_cls), .op_o(unused_op),
         .insn_o(unused_insn), .unit_o(unused_unit), .t_issue_o(unused_t0),
         .t_setup_o(unused_t1), .t_cpr_o(unused_t2), .t_pipe_o(unused_t3),
+        .t_cpl_o(unused_t5), .t_cpe_o(unused_t6),
         .table_off_o(unused_t4), .f_o(fq_w[e]));
   end
   // The held instruction's timing: from the queue in its take cycle, else as taken.
@@ -146,11 +147,12 @@ module ember_control (
     logic unused_valid;
     logic [ember_isa_pkg::INSN_IDX_BITS-1:0] unused_insn;
     logic [1:0] unused_unit;
-    logic [31:0] unused_t0, unused_t1, unused_t2, unused_t3;
+    logic [31:0] unused_t0, unused_t1, unused_t2, unused_t3, unused_t5, unused_t6;
     ember_fields u_fields (
         .instr_i(held_w[e]), .valid_o(unused_valid), .cls_o(cls_w[e]), .op_o(op_w[e]),
         .insn_o(unused_insn), .unit_o(unused_unit), .t_issue_o(unused_t0),
         .t_setup_o(unused_t1), .t_cpr_o(unused_t2), .t_pipe_o(unused_t3),
+        .t_cpl_o(unused_t5), .t_cpe_o(unused_t6),
         .table_off_o(toff_w[e]), .f_o(f_w[e]));
     // D2 at the start: a DMA's transfer begins at max(start + head, channel free); the
     // wait is a memory stall. th = {base, head, xfer, mstall, macs, dbytes, books, ovf}.
@@ -197,15 +199,17 @@ module ember_control (
     logic [ember_npu_pkg::FIELDS_BITS-1:0] ff;
     logic [ember_isa_pkg::VOP_BITS-1:0] unused_op;
     logic [ember_isa_pkg::INSN_IDX_BITS-1:0] unused_insn;
-    logic [31:0] ti, ts, tc, tp, unused_toff;
+    logic [31:0] ti, ts, tc, tp, tl, te, unused_toff;
     logic [63:0] base, mst, head, xfer, macs, dbytes;
     logic books, ovf;
     ember_fields u_fetch_fields (
         .instr_i(imem_data_i), .valid_o(fvalid_w), .cls_o(fcls_w), .op_o(unused_op),
         .insn_o(unused_insn), .unit_o(funit_w), .t_issue_o(ti), .t_setup_o(ts),
-        .t_cpr_o(tc), .t_pipe_o(tp), .table_off_o(unused_toff), .f_o(ff));
+        .t_cpr_o(tc), .t_pipe_o(tp), .t_cpl_o(tl), .t_cpe_o(te),
+        .table_off_o(unused_toff), .f_o(ff));
     ember_timing u_timing (
-        .cls_i(fcls_w), .t_issue_i(ti), .t_setup_i(ts), .t_cpr_i(tc), .t_pipe_i(tp), .f_i(ff),
+        .cls_i(fcls_w), .t_issue_i(ti), .t_setup_i(ts), .t_cpr_i(tc), .t_pipe_i(tp),
+        .t_cpl_i(tl), .t_cpe_i(te), .f_i(ff),
         .dur_o(base), .mstall_o(mst), .ovf_o(ovf), .books_o(books), .head_o(head),
         .xfer_o(xfer), .macs_o(macs), .dram_bytes_o(dbytes));
     assign ftime_w = {base, head, xfer, mst, macs, dbytes, books, ovf};

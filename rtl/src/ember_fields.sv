@@ -12,6 +12,8 @@ module ember_fields (
     output logic [31:0] t_setup_o,
     output logic [31:0] t_cpr_o,
     output logic [31:0] t_pipe_o,
+    output logic [31:0] t_cpl_o,
+    output logic [31:0] t_cpe_o,
     output logic [31:0] table_off_o,
     output logic [ember_npu_pkg::FIELDS_BITS-1:0] f_o
 );
@@ -132,6 +134,8 @@ module ember_fields (
     .t_setup_o(t_setup_o),
     .t_cpr_o(t_cpr_o),
     .t_pipe_o(t_pipe_o),
+    .t_cpl_o(t_cpl_o),
+    .t_cpe_o(t_cpe_o),
     .table_off_o(table_off_o),
     .pop_prev_o(pop_prev_w),
     .pop_next_o(pop_next_w),

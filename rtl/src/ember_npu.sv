@@ -173,7 +173,7 @@ module ember_npu #(
       .act_i(act_r1), .wgt_row_o(gm_wgt_row), .wgt_i(wgt_r1), .acc_row_o(gm_acc_row),
       .acc_i(acc_r1), .acc_we_o(gm_we), .acc_o(gm_acc));
 
-  logic vec_cls, vc_chk, vc_busy, vc_we, vc_sacc, vc_dacc;
+  logic vec_cls, norm_cls, vc_chk, vc_busy, vc_we, vc_sacc, vc_dacc;
   logic [2:0] vc_kind;
   logic [31:0] vc_prow, vc_trow, vc_s0, vc_s1, vc_dst;
   logic [PAR_B-1:0] par_m, par_s;
@@ -183,44 +183,64 @@ module ember_npu #(
   assign vec_cls = cls1_w == ember_isa_pkg::CLS_VECTOR_BINARY || cls1_w == ember_isa_pkg::CLS_VECTOR_UNARY
                 || cls1_w == ember_isa_pkg::CLS_REQUANTIZE || cls1_w == ember_isa_pkg::CLS_LUT
                 || cls1_w == ember_isa_pkg::CLS_QUANTIZED_ADD;
+  assign norm_cls = cls1_w == ember_isa_pkg::CLS_NORMALIZE;
+  // The normalize unit (its operand checks are the vector unit's; its multiplier is the
+  // vector unit's lane 0).
+  logic nm_busy, nm_we, nm_mul_en, nm_sel;
+  logic [31:0] nm_src, nm_dst, nm_c0, nm_c1, nm_c2, nm_mul_a, nm_mul_b;
+  logic [63:0] nm_mul_p;
+  logic [ACT_B-1:0] nm_act;
+  logic [ACC_B-1:0] acc_r3;
+  ember_norm u_norm (
+      .clk_i, .rst_ni, .f_i(f1_w), .op_i(op1_w), .start_i(start1_w && norm_cls), .busy_o(nm_busy),
+      .src_row_o(nm_src), .act_i(act_r1), .we_o(nm_we), .dst_row_o(nm_dst), .act_o(nm_act),
+      .acc0_row_o(nm_c0), .acc1_row_o(nm_c1), .acc2_row_o(nm_c2), .acc0_i(acc_r1),
+      .acc1_i(acc_r2), .acc2_i(acc_r3), .mul_en_o(nm_mul_en), .mul_a_o(nm_mul_a),
+      .mul_b_o(nm_mul_b), .mul_p_i(nm_mul_p));
+  // The compute read ports serve the normalize unit from its start cycle to its end.
+  assign nm_sel = nm_busy || (start1_w && norm_cls);
   ember_vector u_vector (
       .clk_i, .rst_ni, .f_i(f1_w), .cls_i(cls1_w), .op_i(op1_w), .table_off_i(toff1_w),
       .chk_fault_o(vc_chk), .chk_kind_o(vc_kind), .start_i(start1_w && vec_cls),
       .busy_o(vc_busy), .prow_o(vc_prow), .pm_i(par_m), .ps_i(par_s), .trow_o(vc_trow),
       .table_i(par_table), .src0_row_o(vc_s0), .src1_row_o(vc_s1), .src_acc_o(vc_sacc),
       .act0_i(act_r1), .act1_i(act_r2), .acc0_i(acc_r1), .acc1_i(acc_r2), .we_o(vc_we),
-      .dst_acc_o(vc_dacc), .dst_row_o(vc_dst), .act_o(vc_act), .acc_o(vc_acc));
+      .dst_acc_o(vc_dacc), .dst_row_o(vc_dst), .act_o(vc_act), .acc_o(vc_acc),
+      .nmul_en_i(nm_mul_en), .nmul_a_i(nm_mul_a), .nmul_b_i(nm_mul_b), .nmul_p_o(nm_mul_p));
 
   assign chk0_w = cls0_w == ember_isa_pkg::CLS_DMA_LOAD && ld_chk;
   assign kind0_w = ld_kind;
-  assign chk1_w = cls1_w == ember_isa_pkg::CLS_GEMM ? gm_chk : vec_cls && vc_chk;
+  assign chk1_w = cls1_w == ember_isa_pkg::CLS_GEMM ? gm_chk : (vec_cls || norm_cls) && vc_chk;
   assign kind1_w = cls1_w == ember_isa_pkg::CLS_GEMM ? gm_kind : vc_kind;
   assign chk2_w = cls2_w == ember_isa_pkg::CLS_DMA_STORE && st_chk;
   assign kind2_w = st_kind;
   assign overrun_o = (start0_w && ld_busy) || (start2_w && st_busy)
-                  || (start1_w && (gm_busy || vc_busy));
+                  || (start1_w && (gm_busy || vc_busy || nm_busy));
 
   // ---- SRAMs ----
-  // act: writes load DMA, vector; reads store DMA, gemm/vector source 0, vector source 1.
+  // act: writes load DMA, vector or normalize; reads store DMA, gemm/vector source 0 or
+  // normalize's source, vector source 1.
   logic [ACT_B-1:0] act_r0;
   ember_sram #(.ROWS(ember_isa_pkg::MEM_ACT_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_ACT_ROW_BYTES), .NR(3), .NW(2)) u_act (
       .clk_i,
-      .we_i({vc_we && !vc_dacc, ld_we && ld_mem == 2'(ember_isa_pkg::MEM_ACT_ID)}),
-      .waddr_i({vc_dst[ACT_AW-1:0], ld_row[ACT_AW-1:0]}),
-      .wdata_i({vc_act, ld_wdata[ACT_B-1:0]}),
-      .raddr_i({vc_s1[ACT_AW-1:0], gm_busy ? gm_act_row[ACT_AW-1:0] : vc_s0[ACT_AW-1:0],
-                st_row[ACT_AW-1:0]}),
+      .we_i({(vc_we && !vc_dacc) || nm_we, ld_we && ld_mem == 2'(ember_isa_pkg::MEM_ACT_ID)}),
+      .waddr_i({nm_busy ? nm_dst[ACT_AW-1:0] : vc_dst[ACT_AW-1:0], ld_row[ACT_AW-1:0]}),
+      .wdata_i({nm_busy ? nm_act : vc_act, ld_wdata[ACT_B-1:0]}),
+      .raddr_i({vc_s1[ACT_AW-1:0], gm_busy ? gm_act_row[ACT_AW-1:0] : nm_busy ? nm_src[ACT_AW-1:0]
+                : vc_s0[ACT_AW-1:0], st_row[ACT_AW-1:0]}),
       .rdata_o({act_r2, act_r1, act_r0}));
-  // acc: writes load DMA, gemm or vector; reads store DMA, gemm/vector 0, vector 1.
+  // acc: writes load DMA, gemm or vector; reads store DMA, gemm/vector 0 or normalize's
+  // first row, vector 1 or normalize's second, normalize's third (layernorm's B row).
   logic [ACC_B-1:0] acc_r0;
-  ember_sram #(.ROWS(ember_isa_pkg::MEM_ACC_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_ACC_ROW_BYTES), .NR(3), .NW(2)) u_acc (
+  ember_sram #(.ROWS(ember_isa_pkg::MEM_ACC_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_ACC_ROW_BYTES), .NR(4), .NW(2)) u_acc (
       .clk_i,
       .we_i({gm_we || (vc_we && vc_dacc), ld_we && ld_mem == 2'(ember_isa_pkg::MEM_ACC_ID)}),
       .waddr_i({gm_busy ? gm_acc_row[ACC_AW-1:0] : vc_dst[ACC_AW-1:0], ld_row[ACC_AW-1:0]}),
       .wdata_i({gm_busy ? gm_acc : vc_acc, ld_wdata[ACC_B-1:0]}),
-      .raddr_i({vc_s1[ACC_AW-1:0], gm_busy ? gm_acc_row[ACC_AW-1:0] : vc_s0[ACC_AW-1:0],
+      .raddr_i({nm_c2[ACC_AW-1:0], nm_sel ? nm_c1[ACC_AW-1:0] : vc_s1[ACC_AW-1:0],
+                gm_busy ? gm_acc_row[ACC_AW-1:0] : nm_sel ? nm_c0[ACC_AW-1:0] : vc_s0[ACC_AW-1:0],
                 st_row[ACC_AW-1:0]}),
-      .rdata_o({acc_r2, acc_r1, acc_r0}));
+      .rdata_o({acc_r3, acc_r2, acc_r1, acc_r0}));
   // weight: writes load DMA; reads store DMA, gemm.
   logic [WGT_B-1:0] wgt_r0;
   ember_sram #(.ROWS(ember_isa_pkg::MEM_WEIGHT_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES), .NR(2), .NW(1)) u_wgt (
@@ -259,5 +279,6 @@ module ember_npu #(
 
   logic unused_w;
   assign unused_w = ^{ld_re, ld_reqdata, st_we, st_wdata, st_re, imem_addr_w, ld_row, st_row,
-                      gm_act_row, gm_wgt_row, gm_acc_row, vc_sacc, vc_s0, vc_s1, vc_dst};
+                      gm_act_row, gm_wgt_row, gm_acc_row, vc_sacc, vc_s0, vc_s1, vc_dst, nm_src,
+                      nm_dst, nm_c0, nm_c1, nm_c2};
 endmodule : ember_npu

@@ -1,4 +1,4 @@
-// The duration of an instruction: the closed-form rules D1, G1-G2, V1 and S1 of the
+// The duration of an instruction: the closed-form rules D1, G1-G2, V1, N1 and S1 of the
 // timing contract (docs/simulator.md section 2.2), the same arithmetic as
 // isa/src/timing.cpp. Purely combinational and independent of when the instruction
 // starts: fetch evaluates it once and the queue carries it; at the start the engine adds
@@ -19,6 +19,8 @@ module ember_timing (
     input  logic [31:0] t_setup_i,
     input  logic [31:0] t_cpr_i,
     input  logic [31:0] t_pipe_i,
+    input  logic [31:0] t_cpl_i,
+    input  logic [31:0] t_cpe_i,
     /* verilator lint_off UNUSEDSIGNAL */  // the bus has every role; this reads a few
     input  logic [ember_npu_pkg::FIELDS_BITS-1:0] f_i,
     /* verilator lint_on UNUSEDSIGNAL */
@@ -98,7 +100,7 @@ module ember_timing (
   endfunction
 
   // ---- Operands ----
-  logic [TB-1:0] issue, setup, cpr, pipe;
+  logic [TB-1:0] issue, setup, cpr, pipe, cpl, cpe;
   logic [S0B-1:0] s0;
   logic [S1B-1:0] s1;
   logic [S2B-1:0] s2;
@@ -115,6 +117,8 @@ module ember_timing (
   assign setup = t_setup_i[TB-1:0];
   assign cpr = t_cpr_i[TB-1:0];
   assign pipe = t_pipe_i[TB-1:0];
+  assign cpl = t_cpl_i[TB-1:0];
+  assign cpe = t_cpe_i[TB-1:0];
   assign s0 = f_i[64*ember_npu_pkg::R_SIZE0 +: S0B];
   assign s1 = f_i[64*ember_npu_pkg::R_SIZE1 +: S1B];
   assign s2 = f_i[64*ember_npu_pkg::R_SIZE2 +: S2B];
@@ -361,9 +365,51 @@ module ember_timing (
   logic [W_V-1:0] v_x;
   assign v_x = W_V'(issue) + W_V'(rows) + W_V'(confl) + W_V'(pipe);
 
+  // ---- N1: normalize ----
+  // issue + n1 * (cycles_per_line + R * cycles_per_row + n0 * cycles_per_element)
+  // + pipeline_latency, R = ceil(n0 / L) (L a power of two: lanes = MAC rows), checked.
+  localparam int unsigned LGL = ember_isa_pkg::VECTOR_LANES > 1 ? $clog2(ember_isa_pkg::VECTOR_LANES) : 0;
+  logic [N0B-1:0] nr;
+  assign nr = (n0 >> LGL) + N0B'((n0 & N0B'(ember_isa_pkg::VECTOR_LANES - 1)) != 0);
+  localparam int unsigned W_NR = N0B + TB;
+  localparam int unsigned C_NR = W_NR > 64 ? 64 : W_NR;
+  logic [W_NR-1:0] nrc_x, nec_x;
+  logic [C_NR-1:0] nrc, nec;
+  logic o_nrc, o_nec;
+  assign nrc_x = W_NR'(nr) * W_NR'(cpr);
+  assign nec_x = W_NR'(n0) * W_NR'(cpe);
+  assign o_nrc = (nrc_x >> 64) != 0;
+  assign o_nec = (nec_x >> 64) != 0;
+  assign nrc = o_nrc ? '1 : C_NR'(nrc_x);
+  assign nec = o_nec ? '1 : C_NR'(nec_x);
+  localparam int unsigned W_NL = (C_NR > TB ? C_NR : TB) + 2;
+  localparam int unsigned C_NL = W_NL > 64 ? 64 : W_NL;
+  logic [W_NL-1:0] nl_x;
+  logic [C_NL-1:0] nline;
+  logic o_nl;
+  // The model adds cycles_per_line + R * cycles_per_row first, then n0 * cycles_per_element:
+  // either sum reaching 2^64 is an overflow, and the first is below the second.
+  assign nl_x = W_NL'(cpl) + W_NL'(nrc) + W_NL'(nec);
+  assign o_nl = (nl_x >> 64) != 0;
+  assign nline = o_nl ? '1 : C_NL'(nl_x);
+  localparam int unsigned W_NN = N1B + C_NL;
+  localparam int unsigned C_NN = W_NN > 64 ? 64 : W_NN;
+  logic [W_NN-1:0] nn_x;
+  logic [C_NN-1:0] nlines;
+  logic o_nn;
+  assign nn_x = W_NN'(n1) * W_NN'(nline);
+  assign o_nn = (nn_x >> 64) != 0;
+  assign nlines = o_nn ? '1 : C_NN'(nn_x);
+  localparam int unsigned W_N = (C_NN > TB ? C_NN : TB) + 2;
+  logic [W_N-1:0] n_x;
+  assign n_x = W_N'(issue) + W_N'(nlines) + W_N'(pipe);
+  logic o_norm;
+  assign o_norm = o_nrc || o_nec || o_nl || o_nn || (n_x >> 64) != 0;
+
   // ---- The instruction's class picks ----
   logic unused_w;
-  assign unused_w = ^{t_issue_i[31:TB], t_setup_i[31:TB], t_cpr_i[31:TB], t_pipe_i[31:TB]};
+  assign unused_w = ^{t_issue_i[31:TB], t_setup_i[31:TB], t_cpr_i[31:TB], t_pipe_i[31:TB],
+                      t_cpl_i[31:TB], t_cpe_i[31:TB]};
   always_comb begin
     dur_o = 64'(issue);
     ovf_o = 1'b0;
@@ -408,6 +454,11 @@ module ember_timing (
           ovf_o = o_r || o_rw || (v_x >> 64) != 0;
         end
       end
+      ember_isa_pkg::CLS_NORMALIZE:
+        if (n0 != 0 && n1 != 0) begin
+          dur_o = 64'(n_x);
+          ovf_o = o_norm;
+        end
       default: ;  // sync, halt (S1): issue
     endcase
   end

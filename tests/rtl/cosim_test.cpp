@@ -13,9 +13,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <sstream>
 
 namespace {
@@ -120,6 +122,23 @@ std::vector<Access> footprint(const ember::isa::Instruction& in) {
                    false});
     }
     a.push_back({"param", 0, ~u64(0), false}); // parameters and tables
+    break;
+  }
+  case C::Normalize: {
+    const u64 n0 = F(in, R::kN0), n1 = F(in, R::kN1), L = isa().hw().vector.lanes;
+    if (!n0 || !n1)
+      break;
+    const u64 rows = (n0 + L - 1) / L;
+    for (const char* p : {"dst", "src"}) {
+      const u64 b = F(in, (std::string(p) + "_addr").c_str());
+      a.push_back({"act", b,
+                   b + (rows - 1) * F(in, (std::string(p) + "_s0").c_str()) +
+                       (n1 - 1) * F(in, (std::string(p) + "_s1").c_str()),
+                   p == std::string("dst")});
+    }
+    const u64 pr = F(in, R::kParamAddr);
+    a.push_back(
+        {"acc", pr, pr + 1 + (in.desc().op == "softmax" ? (256 + L - 1) / L : 3 * rows), false});
     break;
   }
   default:
@@ -413,6 +432,180 @@ TEST(Cosim, QuantizedAddExtremes) {
   EXPECT_EQ(cosimAsm("qadd dst_addr=0 src0_addr=0 src1_addr=" + std::to_string(actRows - 2) +
                      " param_addr=0 n0=3 n1=1 src1_s0=1\nfinish\n"),
             "");
+}
+
+TEST(Cosim, NormalizeExtremes) {
+  // softmax and lnorm (docs/isa.md section 2.11): lines of n0 a multiple of L and not,
+  // n0 = 1, several lines with strides, in place, a stride-0 source; extreme parameters
+  // (M = INT32_MAX and INT32_MIN, S outside 1..62, table entries negative and above 2^16,
+  // an all-zero table (sum 0), zp_x beyond int8, epsilon negative and above 2^60, zero
+  // variance, lo > hi, int32 zero points); then the range faults.
+  const ember::isa::InstrDesc* sm = isa().findInstruction("softmax");
+  if (!sm || !isa().findInstruction("lnorm"))
+    GTEST_SKIP() << "no normalize class in this description";
+  const unsigned L = isa().hw().vector.lanes;
+  const u64 ab = isa().memory("act").row_bytes, cb = isa().memory("acc").row_bytes;
+  const u64 accRows = isa().memory("acc").rows(), actRows = isa().memory("act").rows();
+  const std::int32_t kMin = INT32_MIN, kMax = INT32_MAX;
+  const u64 tableRows = (256 + L - 1) / L;
+  // The acc image: parameter blocks one after another.
+  std::vector<std::int32_t> acc;
+  auto row = [&](std::vector<std::int32_t> v) {
+    v.resize(cb / 4, 0);
+    acc.insert(acc.end(), v.begin(), v.end());
+  };
+  std::uint32_t rnd = 12345;
+  auto next = [&] {
+    rnd ^= rnd << 13;
+    rnd ^= rnd >> 17;
+    rnd ^= rnd << 5;
+    return rnd;
+  };
+  // softmax blocks: {zp_x, zp_y, lo, hi}, {M, S}, then the table T[0..255].
+  auto softmaxBlock = [&](std::int32_t zpy, std::int32_t lo, std::int32_t hi, std::int32_t M,
+                          std::int32_t S, int table) {
+    const u64 at = acc.size() / (cb / 4);
+    row({7, zpy, lo, hi});
+    row({M, S});
+    std::vector<std::int32_t> T(tableRows * L, 0);
+    for (int d = 0; d < 256; ++d)
+      T[d] = table == 0   ? std::int32_t(65536.0 * std::exp(-0.04 * d) + 0.5)
+             : table == 1 ? std::int32_t(next() % (1u << 21)) - (1 << 20) // both sides
+                          : 0;
+    for (u64 r = 0; r < tableRows; ++r)
+      row(std::vector<std::int32_t>(T.begin() + r * L, T.begin() + (r + 1) * L));
+    return at;
+  };
+  // lnorm blocks for lines of up to `rows` rows: {zp_x, zp_y, lo, hi}, {E_lo, E_hi}, then
+  // per row M, S, B.
+  auto lnormBlock = [&](std::int32_t zpx, std::int32_t zpy, std::int32_t lo, std::int32_t hi,
+                        std::int64_t E, u64 rows, int kind) {
+    const u64 at = acc.size() / (cb / 4);
+    row({zpx, zpy, lo, hi});
+    row({std::int32_t(std::uint32_t(std::uint64_t(E))), std::int32_t(std::uint64_t(E) >> 32)});
+    for (u64 r = 0; r < rows; ++r) {
+      std::vector<std::int32_t> M(L), S(L), B(L);
+      for (unsigned l = 0; l < L; ++l) {
+        if (kind == 0) {
+          M[l] = std::int32_t(1 + next() % 3);
+          S[l] = 11;
+          B[l] = std::int32_t(next() % 21) - 10;
+        } else {
+          const std::int32_t ms[] = {kMax, kMin, 1 << 20, -(1 << 24)};
+          const std::int32_t ss[] = {0, 63, -5, 100, 1, 62, 40, 20};
+          const std::int32_t bs[] = {kMax, kMin, 0, -100};
+          M[l] = ms[next() % 4];
+          S[l] = ss[next() % 8];
+          B[l] = bs[next() % 4];
+        }
+      }
+      row(M);
+      row(S);
+      row(B);
+    }
+    return at;
+  };
+  const u64 smPlain = softmaxBlock(-128, -128, 127, 1, 8, 0);
+  const u64 smWild = softmaxBlock(kMin, kMin, kMax, kMax, 70, 1);
+  const u64 smNeg = softmaxBlock(5, -128, 127, kMin, 0, 1);
+  const u64 smZero = softmaxBlock(3, 10, -10, 12345, 9, 2); // sum 0, lo > hi
+  const u64 smHuge = softmaxBlock(kMax, -128, 127, 1 << 30, 40, 0);
+  const u64 lnPlain = lnormBlock(3, 0, -128, 127, 1000, 4, 0);
+  const u64 lnWild = lnormBlock(0x12345680, kMax, kMin, kMax, -5, 4, 1); // zp_x low byte -128
+  const u64 lnBigEps = lnormBlock(-7, 0, -128, 127, (std::int64_t(1) << 61) + 3, 4, 1);
+  const u64 lnEps60 = lnormBlock(200, -3, -100, 100, std::int64_t(1) << 60, 4, 0);
+  const u64 lnLoHi = lnormBlock(0, 0, 20, -20, 0, 4, 0);
+  const u64 accUsed = acc.size() / (cb / 4);
+  ASSERT_LE(accUsed, accRows);
+  // act rows 0..127 random codes, rows 128..135 constant (zero variance); the image's
+  // acc part at 65536.
+  std::vector<std::uint8_t> img = randomBytes(128 * ab, 23);
+  img.resize(136 * ab, 0x35);
+  img.resize(65536, 0);
+  const std::size_t accAt = img.size();
+  img.resize(accAt + acc.size() * 4);
+  std::memcpy(img.data() + accAt, acc.data(), acc.size() * 4);
+  std::string p = "dma.ld sram=act sram_addr=0 dram_addr=0 size0=136 size1=1 size2=1\n"
+                  "dma.ld sram=acc sram_addr=0 dram_addr=65536 size0=" +
+                  std::to_string(accUsed) + " size1=1 size2=1 push_next\n" +
+                  "sync engine=compute pop_prev\n";
+  auto norm = [&](const char* op, u64 par, u64 n0, u64 n1, u64 dst, u64 ds0, u64 ds1, u64 src,
+                  u64 ss0, u64 ss1) {
+    p += std::string(op) + " param_addr=" + std::to_string(par) + " n0=" + std::to_string(n0) +
+         " n1=" + std::to_string(n1) + " dst_addr=" + std::to_string(dst) +
+         " dst_s0=" + std::to_string(ds0) + " dst_s1=" + std::to_string(ds1) +
+         " src_addr=" + std::to_string(src) + " src_s0=" + std::to_string(ss0) +
+         " src_s1=" + std::to_string(ss1) + "\n";
+  };
+  // Destinations: rows 140..; sources 0..135 (several lines with strides).
+  norm("softmax", smPlain, 2 * L, 3, 140, 1, 2, 0, 1, 5);
+  norm("softmax", smPlain, L + 3, 2, 146, 2, 1, 10, 3, 1);
+  norm("softmax", smWild, 3 * L + 5, 2, 150, 1, 4, 20, 1, 4);
+  norm("softmax", smNeg, L - 1, 3, 158, 1, 1, 30, 1, 1);
+  norm("softmax", smZero, L + 1, 1, 161, 1, 0, 40, 1, 0);
+  norm("softmax", smHuge, 1, 4, 163, 0, 1, 50, 0, 1);
+  norm("softmax", smPlain, 2 * L + 1, 1, 167, 1, 0, 60, 0, 0); // one source row thrice
+  norm("lnorm", lnPlain, 2 * L, 3, 170, 1, 2, 0, 1, 5);
+  norm("lnorm", lnPlain, L + 3, 2, 176, 2, 1, 10, 3, 1);
+  norm("lnorm", lnWild, 3 * L + 5, 2, 180, 1, 4, 20, 1, 4);
+  norm("lnorm", lnBigEps, 4 * L, 1, 188, 1, 0, 30, 1, 0);
+  norm("lnorm", lnEps60, L - 1, 3, 192, 1, 1, 40, 1, 1);
+  norm("lnorm", lnPlain, 2 * L + 3, 2, 195, 1, 3, 128, 1, 3); // zero variance, epsilon 1000
+  norm("lnorm", lnLoHi, 1, 2, 201, 0, 1, 50, 0, 1);           // n0 = 1: c = 0
+  norm("lnorm", lnLoHi, L + 2, 1, 203, 1, 0, 60, 1, 0);
+  norm("lnorm", lnWild, 2 * L, 1, 205, 1, 0, 131, 1, 0); // zero variance, epsilon < 0: r = 0
+  // In place (dst == src), both ops, over lines.
+  norm("softmax", smPlain, 2 * L + 2, 2, 70, 1, 3, 70, 1, 3);
+  norm("lnorm", lnPlain, 2 * L + 2, 2, 80, 1, 3, 80, 1, 3);
+  p += "sync engine=compute push_next\n"
+       "dma.st pop_prev sram=act sram_addr=0 dram_addr=131072 size0=210 size1=1 size2=1\n"
+       "finish\n";
+  EXPECT_EQ(cosimAsm(p, img), "");
+  {
+    // The program is meaningful: no fault, and both ops' results take many values.
+    Job job = jobOf(ember::isa::assemble(p, isa(), "norm.s"));
+    job.dram.write(0, img);
+    const ember::sim::Result s = ember::sim::Simulator(isa()).run(job);
+    ASSERT_TRUE(s.ok()) << s.report.fault->message();
+    std::set<int> smv, lnv;
+    for (u64 a = 131072 + 140 * ab; a < 131072 + 170 * ab; ++a)
+      smv.insert(static_cast<std::int8_t>(s.dram[a]));
+    for (u64 a = 131072 + 170 * ab; a < 131072 + 207 * ab; ++a)
+      lnv.insert(static_cast<std::int8_t>(s.dram[a]));
+    EXPECT_GE(smv.size(), 20u);
+    EXPECT_GE(lnv.size(), 20u);
+    EXPECT_TRUE(smv.count(-128) && smv.count(127) && lnv.count(-128) && lnv.count(127));
+  }
+  // Faults: a destination and a source row beyond act, the parameter block's last row
+  // beyond acc (softmax: 2 + ceil(256 / L) rows, lnorm: 2 + 3R), n0 beyond 16384 where
+  // the field holds it; n0 = 0 checks nothing.
+  const std::string last = std::to_string(actRows - 1);
+  EXPECT_EQ(cosimAsm("softmax param_addr=0 n0=" + std::to_string(L + 1) + " n1=1 dst_addr=" + last +
+                     " dst_s0=1 src_addr=0 src_s0=1\nfinish\n"),
+            "");
+  EXPECT_EQ(
+      cosimAsm("lnorm param_addr=0 n0=1 n1=2 dst_addr=0 src_addr=" + last + " src_s1=1\nfinish\n"),
+      "");
+  EXPECT_EQ(cosimAsm("softmax param_addr=" + std::to_string(accRows - 2 - tableRows) +
+                     " n0=1 n1=1 dst_addr=0 src_addr=0\nfinish\n"),
+            "");
+  EXPECT_EQ(cosimAsm("softmax param_addr=" + std::to_string(accRows - tableRows) +
+                     " n0=1 n1=1 dst_addr=0 src_addr=0\nfinish\n"),
+            "");
+  EXPECT_EQ(cosimAsm("lnorm param_addr=" + std::to_string(accRows - 7) +
+                     " n0=" + std::to_string(2 * L) + " n1=1 dst_addr=0 src_addr=0\nfinish\n"),
+            "");
+  EXPECT_EQ(cosimAsm("lnorm param_addr=" + std::to_string(accRows - 8) +
+                     " n0=" + std::to_string(2 * L) + " n1=1 dst_addr=0 src_addr=0\nfinish\n"),
+            "");
+  EXPECT_EQ(cosimAsm("lnorm param_addr=" + std::to_string(accRows - 1) +
+                     " n0=0 n1=1 dst_addr=" + last + " src_addr=" + last + " dst_s1=5\nfinish\n"),
+            "");
+  if (sm->field("n0")->bits.width >= 15) {
+    EXPECT_EQ(
+        cosimAsm("softmax param_addr=0 n0=16385 n1=1 dst_addr=" + last + " src_addr=0\nfinish\n"),
+        "");
+  }
 }
 
 TEST(Cosim, Faults) {

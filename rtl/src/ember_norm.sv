@@ -1,0 +1,365 @@
+// The normalize unit: softmax and lnorm (docs/isa.md section 2.11), line by line, the
+// same arithmetic as simulator/src/Normalize.cpp. Started by the compute engine after
+// the operand checks (done in ember_vector, which shares them with the vector classes);
+// the parameter block's rows p and p + 1 are read in the start cycle and held. Per line:
+//   softmax:   MAX (one cycle a row: the masked largest code m), SUM (one cycle a code:
+//              sum += clamp(T[m - x], 0, 2^16), one acc row read);
+//   layernorm: SUM (one cycle a code: U += u, Q2 += u^2 on the shared multiplier), then
+//              floor(V / n0) = n0 * Q2 - U^2 (V = n0 * (n0 * Q2 - U^2) exactly, so no
+//              division), D = that + clamp(E, 0, 2^60) (W1, W2), k by shifting D two bits
+//              a cycle until D >= 2^60 (NORM), r = isqrt(D * 4^k) two bits a cycle (SQRT);
+// then per row: LOAD (one cycle a code: the code's dividend into its lane's divider:
+// softmax e * 2^16 over sum, layernorm |c| * 2^(k+16) + floor(r / 2) over r with
+// c = n0 * u - U on the shared multiplier), DIV (25 restoring steps in every lane at
+// once: each quotient is below 2^25), RQ (one cycle a code: rq() on the shared
+// multiplier, the code's M, S, B rows read from acc), WR (the row, padding lanes from
+// n0 mod L on written saturate_int8(clamp(zp_y, lo, hi))).
+// The shared multiplier is lane 0's of the vector unit (idle during a normalize): 32 x 32
+// signed bits through mul_a_o, mul_b_o, product on mul_p_i.
+// Cycles a line: softmax 3 * n0 + 27 * R, layernorm at most 3 * n0 + 26 * R + 64.
+module ember_norm (
+    input  logic clk_i,
+    input  logic rst_ni,
+    /* verilator lint_off UNUSEDSIGNAL */  // the bus has every role; this reads its own
+    input  logic [ember_npu_pkg::FIELDS_BITS-1:0] f_i,
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  logic [ember_isa_pkg::VOP_BITS-1:0] op_i,
+    input  logic start_i,
+    output logic busy_o,
+    // act: the source row read, the destination row written.
+    output logic [31:0] src_row_o,
+    input  logic [8*ember_isa_pkg::MEM_ACT_ROW_BYTES-1:0] act_i,
+    output logic we_o,
+    output logic [31:0] dst_row_o,
+    output logic [8*ember_isa_pkg::MEM_ACT_ROW_BYTES-1:0] act_o,
+    // acc: three rows read (start: p and p + 1; softmax's table row; layernorm's M, S, B).
+    output logic [31:0] acc0_row_o,
+    output logic [31:0] acc1_row_o,
+    output logic [31:0] acc2_row_o,
+    input  logic [8*ember_isa_pkg::MEM_ACC_ROW_BYTES-1:0] acc0_i,
+    input  logic [8*ember_isa_pkg::MEM_ACC_ROW_BYTES-1:0] acc1_i,
+    input  logic [8*ember_isa_pkg::MEM_ACC_ROW_BYTES-1:0] acc2_i,
+    // The shared multiplier.
+    output logic mul_en_o,
+    output logic [31:0] mul_a_o,
+    output logic [31:0] mul_b_o,
+    input  logic [63:0] mul_p_i
+);
+  localparam int unsigned L = ember_isa_pkg::VECTOR_LANES;
+  localparam int unsigned LG = L > 1 ? $clog2(L) : 1;
+  localparam int unsigned XAW = ember_isa_pkg::MEM_ACT_ROWS > 1 ? $clog2(ember_isa_pkg::MEM_ACT_ROWS) : 1;
+  localparam int unsigned CAW = ember_isa_pkg::MEM_ACC_ROWS > 1 ? $clog2(ember_isa_pkg::MEM_ACC_ROWS) : 1;
+  localparam int unsigned N0B = ember_isa_pkg::ROLE_N0_SIGNED || ember_isa_pkg::ROLE_N0_BITS > 64 ? 64 : ember_isa_pkg::ROLE_N0_BITS;
+  localparam int unsigned N1B = ember_isa_pkg::ROLE_N1_SIGNED || ember_isa_pkg::ROLE_N1_BITS > 64 ? 64 : ember_isa_pkg::ROLE_N1_BITS;
+  // Codes a line: n0 <= 16384 when it starts (the operand check).
+  localparam int unsigned NB = 15;
+  localparam int unsigned W = 57;  // a divider: remainder [56:25], quotient [24:0]
+
+  typedef enum logic [3:0] {IDLE, MAX, SUM, W1, W2, NORM, SQRT, LOAD, DIV, RQ, WR} state_e;
+  state_e st_q;
+
+  // ---- Held instruction ----
+  logic sm_q;
+  logic [NB-1:0] n0_q;
+  logic [N1B-1:0] n1_q, j_q;
+  logic [XAW-1:0] ss0_q, ss1_q, ds0_q, ds1_q, sline_q, dline_q, srow_q, drow_q;
+  logic [CAW-1:0] p_q, crow_q;
+  logic signed [7:0] zx_q;
+  logic signed [31:0] zpy_q, lo_q, hi_q, p0_q, p1_q;
+  logic [7:0] pad_q;
+  // ---- Line and row state ----
+  logic [NB-1:0] rem_q;  // codes of the line from the current row on
+  logic [LG-1:0] l_q;    // the current code's lane
+  logic signed [7:0] mx_q;
+  logic [30:0] sum_q;      // softmax: sum <= n0 * 2^16 <= 2^30
+  logic signed [23:0] u_q; // layernorm: U, |U| <= 255 * 16384
+  logic [30:0] q2_q;       // layernorm: sum of u^2 < 2^30
+  logic [61:0] d_q;        // D (< 2^61), shifted by the normalization and the square root
+  logic [5:0] k_q;
+  logic [32:0] srem_q;     // the square root's remainder (<= 2r)
+  logic [30:0] root_q;     // r (< 2^31)
+  logic [30:0] dv_q;       // the divisor: softmax's sum, layernorm's r
+  logic [4:0] it_q;
+  logic [W*L-1:0] dw_q;
+  logic [L-1:0] neg_q;
+  logic [8*L-1:0] out_q;
+
+  assign busy_o = st_q != IDLE;
+
+  // ---- Start: the instruction's fields and the parameter rows p, p + 1 ----
+  logic [CAW-1:0] pf;
+  assign pf = CAW'(f_i[64*ember_npu_pkg::R_PARAM_ADDR +: 64]);
+  logic [NB-1:0] nv;  // codes in the current row
+  assign nv = rem_q > NB'(L) ? NB'(L) : rem_q;
+  logic last_code, last_row;
+  assign last_row = rem_q <= NB'(L);
+  assign last_code = NB'(l_q) + NB'(1) == nv;
+
+  // The current code and its table entry (softmax).
+  logic signed [7:0] x;
+  logic [7:0] dd;
+  logic signed [31:0] tv;
+  logic [16:0] e;
+  assign x = $signed(act_i[8*l_q +: 8]);
+  assign dd = 8'(mx_q - x);
+  assign tv = $signed(acc0_i[32*(dd[LG-1:0]) +: 32]);
+  assign e = tv < 0 ? 17'd0 : tv > 32'sd65536 ? 17'd65536 : 17'(tv);
+  // Layernorm: u = x - sext8(zp_x), c = n0 * u - U.
+  logic signed [9:0] u;
+  logic signed [24:0] c;
+  logic [23:0] ca;
+  assign u = 10'(x) - 10'(zx_q);
+  assign c = 25'($signed(mul_p_i)) - 25'(u_q);
+  assign ca = c < 0 ? 24'(-c) : 24'(c);
+  // The dividend of the current code: softmax e * 2^16, layernorm |c| * 2^(k+16) + r/2.
+  logic [W-1:0] nd;
+  logic [30:0] half;
+  assign half = root_q >> 1;
+  assign nd = sm_q ? W'(e) << 16 : (W'(ca) << (k_q + 6'd16)) + W'(half);
+  // Softmax: the masked largest code of the row.
+  logic signed [7:0] rmax;
+  always_comb begin
+    rmax = -8'sd128;
+    for (int j = 0; j < L; j++)
+      if (NB'(j) < nv && $signed(act_i[8*j +: 8]) > rmax) rmax = $signed(act_i[8*j +: 8]);
+  end
+  // rq(t, M, S, z) of the current code: s = clamp(S, 1, 62). clamp(y, lo, hi) is the
+  // model's std::clamp, min(max(y, lo), hi): hi when lo > hi.
+  logic signed [31:0] rm, rs;
+  logic signed [32:0] rz;
+  logic signed [25:0] t;
+  logic [5:0] s;
+  logic signed [65:0] ry;
+  logic [7:0] y8;
+  logic [24:0] qv;
+  assign qv = dw_q[W*l_q +: 25];
+  assign t = dv_q == 0 ? 26'sd0 : neg_q[l_q] ? -26'($signed({1'b0, qv})) : 26'($signed({1'b0, qv}));
+  assign rm = sm_q ? p0_q : $signed(acc0_i[32*l_q +: 32]);
+  assign rs = sm_q ? p1_q : $signed(acc1_i[32*l_q +: 32]);
+  assign rz = sm_q ? 33'(zpy_q) : 33'($signed(acc2_i[32*l_q +: 32])) + 33'(zpy_q);
+  assign s = rs < 1 ? 6'd1 : rs > 62 ? 6'd62 : 6'(rs);
+  function automatic logic [7:0] sat(input logic signed [65:0] v);
+    logic signed [65:0] w;
+    w = v < 66'(lo_q) ? 66'(lo_q) : v;
+    w = w > 66'(hi_q) ? 66'(hi_q) : w;
+    sat = w < -66'sd128 ? 8'h80 : w > 66'sd127 ? 8'h7f : w[7:0];
+  endfunction
+  assign ry = ((66'($signed(mul_p_i)) + (66'sd1 <<< (s - 6'd1))) >>> s) + 66'(rz);
+  assign y8 = sat(ry);
+
+  // The shared multiplier's operands.
+  always_comb begin
+    mul_en_o = 1'b1;
+    mul_a_o = '0;
+    mul_b_o = '0;
+    unique case (st_q)
+      SUM: begin mul_a_o = 32'(u); mul_b_o = 32'(u); end
+      W1: begin mul_a_o = 32'(n0_q); mul_b_o = 32'(q2_q); end
+      W2: begin mul_a_o = 32'(u_q); mul_b_o = 32'(u_q); end
+      LOAD: begin mul_a_o = 32'(n0_q); mul_b_o = 32'(u); end
+      RQ: begin mul_a_o = 32'(t); mul_b_o = rm; end
+      default: mul_en_o = 1'b0;
+    endcase
+  end
+
+  // SRAM rows (modulo the acc rows: the check keeps them in range).
+  logic [CAW-1:0] c1, c2, pf1, trow;
+  logic [7:0] dhi;
+  assign c1 = crow_q + CAW'(1);
+  assign c2 = crow_q + CAW'(2);
+  assign pf1 = pf + CAW'(1);
+  assign dhi = dd >> LG;
+  assign trow = p_q + CAW'(2) + CAW'(dhi);
+  always_comb begin
+    src_row_o = 32'(srow_q);
+    dst_row_o = 32'(drow_q);
+    acc0_row_o = 32'(crow_q);
+    acc1_row_o = 32'(c1);
+    acc2_row_o = 32'(c2);
+    if (start_i) begin
+      acc0_row_o = 32'(pf);
+      acc1_row_o = 32'(pf1);
+    end else if (sm_q) acc0_row_o = 32'(trow);
+    we_o = st_q == WR;
+    for (int j = 0; j < L; j++) act_o[8*j +: 8] = NB'(j) < nv ? out_q[8*j +: 8] : pad_q;
+  end
+
+  // The square root's step: two bits of D a cycle.
+  logic [34:0] sr_x;
+  logic [32:0] sr_t;
+  assign sr_x = {srem_q[32:0], d_q[61:60]};
+  assign sr_t = {root_q, 2'b01};
+  // D = n0 * Q2 - U^2 + clamp(E, 0, 2^60).
+  logic signed [63:0] eps;
+  logic [61:0] epc;
+  assign eps = {p1_q, p0_q};
+  assign epc = eps < 0 ? '0 : eps > 64'sd1152921504606846976 ? 62'd1152921504606846976 : 62'(eps);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      st_q <= IDLE;
+      {sm_q, n0_q, n1_q, j_q} <= '0;
+      {ss0_q, ss1_q, ds0_q, ds1_q, sline_q, dline_q, srow_q, drow_q} <= '0;
+      {p_q, crow_q, zx_q, zpy_q, lo_q, hi_q, p0_q, p1_q, pad_q} <= '0;
+      {rem_q, l_q, mx_q, sum_q, u_q, q2_q, d_q, k_q, srem_q, root_q, dv_q, it_q} <= '0;
+      {dw_q, neg_q, out_q} <= '0;
+    end else if (start_i) begin
+      logic softmax;
+      logic signed [31:0] zp, lo, hi, pc;
+      softmax = op_i == ember_isa_pkg::VOP_SOFTMAX;
+      zp = $signed(acc0_i[32 +: 32]);
+      lo = $signed(acc0_i[64 +: 32]);
+      hi = $signed(acc0_i[96 +: 32]);
+      pc = zp < lo ? lo : zp;
+      pc = pc > hi ? hi : pc;
+      st_q <= f_i[64*ember_npu_pkg::R_N0 +: N0B] == 0 || f_i[64*ember_npu_pkg::R_N1 +: N1B] == 0
+              ? IDLE : softmax ? MAX : SUM;
+      sm_q <= softmax;
+      n0_q <= NB'(f_i[64*ember_npu_pkg::R_N0 +: 64]);
+      n1_q <= f_i[64*ember_npu_pkg::R_N1 +: N1B];
+      j_q <= '0;
+      ss0_q <= XAW'(f_i[64*ember_npu_pkg::R_SRC_S0 +: 64]);
+      ss1_q <= XAW'(f_i[64*ember_npu_pkg::R_SRC_S1 +: 64]);
+      ds0_q <= XAW'(f_i[64*ember_npu_pkg::R_DST_S0 +: 64]);
+      ds1_q <= XAW'(f_i[64*ember_npu_pkg::R_DST_S1 +: 64]);
+      sline_q <= XAW'(f_i[64*ember_npu_pkg::R_SRC_ADDR +: 64]);
+      dline_q <= XAW'(f_i[64*ember_npu_pkg::R_DST_ADDR +: 64]);
+      srow_q <= XAW'(f_i[64*ember_npu_pkg::R_SRC_ADDR +: 64]);
+      drow_q <= XAW'(f_i[64*ember_npu_pkg::R_DST_ADDR +: 64]);
+      p_q <= pf;
+      crow_q <= pf + CAW'(2);
+      zx_q <= $signed(acc0_i[7:0]);
+      zpy_q <= zp;
+      lo_q <= lo;
+      hi_q <= hi;
+      p0_q <= $signed(acc1_i[31:0]);
+      p1_q <= $signed(acc1_i[63:32]);
+      pad_q <= pc < -128 ? 8'h80 : pc > 127 ? 8'h7f : pc[7:0];
+      rem_q <= NB'(f_i[64*ember_npu_pkg::R_N0 +: 64]);
+      l_q <= '0;
+      mx_q <= -8'sd128;
+      {sum_q, u_q, q2_q} <= '0;
+    end else begin
+      unique case (st_q)
+        MAX: begin
+          if (rmax > mx_q) mx_q <= rmax;
+          if (last_row) begin
+            st_q <= SUM;
+            srow_q <= sline_q;
+            rem_q <= n0_q;
+          end else begin
+            srow_q <= srow_q + ss0_q;
+            rem_q <= rem_q - NB'(L);
+          end
+        end
+        SUM: begin
+          if (sm_q) sum_q <= sum_q + 31'(e);
+          else begin
+            u_q <= u_q + 24'(u);
+            q2_q <= q2_q + 31'(mul_p_i);
+          end
+          l_q <= l_q + LG'(1);
+          if (last_code) begin
+            l_q <= '0;
+            if (last_row) begin
+              srow_q <= sline_q;
+              rem_q <= n0_q;
+              // softmax: the divisor is the sum (with this code's entry)
+              dv_q <= sum_q + 31'(e);
+              st_q <= sm_q ? LOAD : W1;
+            end else begin
+              srow_q <= srow_q + ss0_q;
+              rem_q <= rem_q - NB'(L);
+            end
+          end
+        end
+        W1: begin
+          d_q <= 62'(mul_p_i);
+          st_q <= W2;
+        end
+        W2: begin
+          d_q <= d_q - 62'(mul_p_i) + epc;
+          k_q <= '0;
+          st_q <= NORM;
+        end
+        NORM: begin
+          if (d_q == 0 || d_q[61:60] != 0) begin
+            st_q <= SQRT;
+            it_q <= 5'd30;
+            srem_q <= '0;
+            root_q <= '0;
+          end else begin
+            d_q <= d_q << 2;
+            k_q <= k_q + 6'd1;
+          end
+        end
+        SQRT: begin
+          d_q <= d_q << 2;
+          if (35'(sr_x) >= 35'(sr_t)) begin
+            srem_q <= 33'(sr_x - 35'(sr_t));
+            root_q <= {root_q[29:0], 1'b1};
+          end else begin
+            srem_q <= 33'(sr_x);
+            root_q <= {root_q[29:0], 1'b0};
+          end
+          it_q <= it_q - 5'd1;
+          if (it_q == 0) begin
+            st_q <= LOAD;
+            dv_q <= 35'(sr_x) >= 35'(sr_t) ? {root_q[29:0], 1'b1} : {root_q[29:0], 1'b0};
+          end
+        end
+        LOAD: begin
+          dw_q[W*l_q +: W] <= nd;
+          neg_q[l_q] <= !sm_q && c < 0;
+          l_q <= l_q + LG'(1);
+          if (last_code) begin
+            st_q <= DIV;
+            it_q <= 5'd24;
+          end
+        end
+        DIV: begin
+          for (int j = 0; j < L; j++) begin
+            logic [32:0] sh, df;
+            sh = {1'b0, dw_q[W*j+24 +: 32]};
+            df = sh - 33'(dv_q);
+            dw_q[W*j +: W] <= df[32] ? {sh[31:0], dw_q[W*j +: 24], 1'b0}
+                                     : {df[31:0], dw_q[W*j +: 24], 1'b1};
+          end
+          it_q <= it_q - 5'd1;
+          if (it_q == 0) begin
+            st_q <= RQ;
+            l_q <= '0;
+          end
+        end
+        RQ: begin
+          out_q[8*l_q +: 8] <= y8;
+          l_q <= l_q + LG'(1);
+          if (last_code) st_q <= WR;
+        end
+        WR: begin
+          l_q <= '0;
+          if (last_row) begin
+            // The next line.
+            srow_q <= sline_q + ss1_q;
+            sline_q <= sline_q + ss1_q;
+            drow_q <= dline_q + ds1_q;
+            dline_q <= dline_q + ds1_q;
+            crow_q <= p_q + CAW'(2);
+            rem_q <= n0_q;
+            mx_q <= -8'sd128;
+            {sum_q, u_q, q2_q} <= '0;
+            j_q <= j_q + N1B'(1);
+            st_q <= j_q + N1B'(1) == n1_q ? IDLE : sm_q ? MAX : SUM;
+          end else begin
+            srow_q <= srow_q + ss0_q;
+            drow_q <= drow_q + ds0_q;
+            crow_q <= crow_q + CAW'(3);
+            rem_q <= rem_q - NB'(L);
+            st_q <= LOAD;
+          end
+        end
+        default: ;
+      endcase
+    end
+  end
+endmodule : ember_norm
