@@ -49,7 +49,8 @@ std::string whyUnsupported(const Function& f, const Node& n, const Target& t) {
   if (!l)
     return "no NPU layer for this kind";
   for (size_t i = 0; i < n.numInputs(); ++i)
-    if (n.input(i) && n.input(i).kind() == ElemKind::Float32)
+    if (n.input(i) && n.input(i).kind() == ElemKind::Float32 &&
+        !(n.input(i).node->kind() == NodeKind::Constant && l->takesFloatConstant(i)))
       return "float32 operand (the node was not quantized)";
   return l->check(n, t);
 }

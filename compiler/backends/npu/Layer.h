@@ -111,6 +111,9 @@ public:
   virtual ~Layer() = default;
   /// "" when the NPU can run `n` exactly; otherwise the reason.
   virtual std::string check(const Node& n, const Target& t) const = 0;
+  /// True when input `i` may be a float32 constant that the layer turns into parameters
+  /// itself (LayerNormalization's scale and bias); other float operands are refused.
+  virtual bool takesFloatConstant(size_t /*i*/) const { return false; }
   /// True when the result occupies the very bytes of input 0 (no instructions).
   virtual bool aliasesInput(const Node& /*n*/, const Target& /*t*/) const { return false; }
   /// Bytes of DRAM scratch the layer needs while it runs (LayerCtx::temp), e.g. for a
@@ -155,6 +158,7 @@ void registerPadLayers();
 void registerReshapeLayers();
 void registerChannelSelectLayers();
 void registerTransposeLayers();
+void registerNormalizeLayers();
 
 // ---- helpers shared by the layers ----
 /// "Kind 'name'".

@@ -30,6 +30,7 @@ void registerAll() {
   registerReshapeLayers();
   registerChannelSelectLayers();
   registerTransposeLayers();
+  registerNormalizeLayers();
 }
 } // namespace
 

@@ -196,6 +196,16 @@ isa::Instruction Program::lut(int64_t table, Walk dst, Walk src, int64_t n0, int
   return in;
 }
 
+isa::Instruction Program::normalize(const isa::InstrDesc& d, Walk dst, Walk src, int64_t paramRow,
+                                    int64_t n0, int64_t n1) const {
+  isa::Instruction in(d);
+  set(in, isa::role::kParamAddr, paramRow);
+  setWalk(in, "dst", dst);
+  setWalk(in, "src", src);
+  setLoop(in, n0, n1);
+  return in;
+}
+
 isa::Instruction Program::gemm(const GemmLoops& g) const {
   isa::Instruction in(t_.gemm());
   set(in, isa::role::kReset, g.reset ? 1 : 0);

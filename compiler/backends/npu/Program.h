@@ -110,6 +110,10 @@ public:
   /// A quantized add (the description must have one, Target::quantizedAdd) of act rows
   /// `a` and `b` into act rows `dst`, its scalars in param rows paramRow, paramRow + 1.
   isa::Instruction qadd(Walk dst, Walk a, Walk b, int64_t paramRow, int64_t n0, int64_t n1) const;
+  /// A normalize instruction `d` (Target::normalize) over n1 lines of n0 codes, each
+  /// line's rows s0 apart, lines s1 apart, its parameter block at acc row `paramRow`.
+  isa::Instruction normalize(const isa::InstrDesc& d, Walk dst, Walk src, int64_t paramRow,
+                             int64_t n0, int64_t n1) const;
   /// Splits `rows` contiguous rows into (offset, n0, n1) chunks that fit n0/n1 of `d`.
   static std::vector<std::array<int64_t, 3>> rowChunks(const isa::InstrDesc& d, int64_t rows);
   /// The same for chunks that every instruction of `ds` walks with the same n0/n1 (each

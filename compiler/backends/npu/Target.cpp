@@ -49,6 +49,13 @@ Target::Target(const isa::IsaDescription& isa) : isa_(isa) {
     vecUnary(op);
 }
 
+const isa::InstrDesc* Target::normalize(const std::string& op) const {
+  for (const auto& d : isa_.instructions())
+    if (d.cls && d.cls->id == isa::SemanticClass::Normalize && d.op == op)
+      return &d;
+  return nullptr;
+}
+
 const isa::InstrDesc* Target::findClass(const std::string& cls, const std::string& op) const {
   // The first instruction of the class (file order); a LUT prefers table_offset 0.
   for (const auto& d : isa_.instructions())

@@ -43,6 +43,9 @@ public:
   /// description has none: an Add then runs as vsub/vmul/vadd/requant in the
   /// accumulators and no residual Add is fused into a convolution.
   const isa::InstrDesc* quantizedAdd() const { return qadd_; }
+  /// The description's normalize instruction of `op` ("softmax" or "layernorm"), or
+  /// nullptr: then Softmax and LayerNormalization stay on the host.
+  const isa::InstrDesc* normalize(const std::string& op) const;
   /// The vector-binary instruction with properties.op `op` (add, sub, mul, min, max).
   const isa::InstrDesc& vecBinary(const std::string& op) const;
   /// The vector-unary instruction with properties.op `op` (shift, clamp, copy).

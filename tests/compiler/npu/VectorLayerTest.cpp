@@ -121,6 +121,54 @@ const VecCase kCases[] = {
        NodeValue p = g.constant("pos", std::move(pos));
        g.output("y", g.node(NodeKind::Add, "embed", {x, p}, {}, {2, 5, 24}, 0.07f, 2));
      }},
+    {"softmax_lines",
+     [](G& g) {
+       // Softmax on the normalize instruction: along a sequence's channels (two blocks on
+       // 16 lanes, the last partial), a rank-2 row of 33 (three blocks on 16 lanes, two on
+       // 32), and along an image's channels (a line's blocks H x W rows apart), fused ReLU
+       // bounds narrowing the result.
+       NodeValue x = g.input("x", {3, 5, 20}, 0.08f, 3);
+       g.output("y", g.node(NodeKind::Softmax, "attn", {x}, {}, {3, 5, 20}, 1.f / 255, -128));
+       NodeValue r = g.input("r", {4, 33}, 0.2f, -7);
+       Attrs a;
+       a.set("axis", int64_t(1));
+       g.output("z", g.node(NodeKind::Softmax, "row", {r}, a, {4, 33}, 0.004f, -100));
+       NodeValue m = g.input("m", {2, 20, 3, 4}, 0.05f, 0);
+       g.output("w", g.node(NodeKind::Softmax, "pixels", {m}, a, {2, 20, 3, 4}, 1.f / 255, -128));
+     }},
+    {"layernorm_lines",
+     [](G& g) {
+       // LayerNormalization on the normalize instruction: per-element scale (some negative)
+       // and bias over a sequence's 40 channels; one scale and no bias over 70; a row of 8
+       // (one partial block) with a large epsilon.
+       auto layerNorm = [&](const char* name, NodeValue x, std::vector<NodeValue> gb, float eps,
+                            float s, int32_t zp) {
+         Attrs a;
+         a.set("axis", int64_t(-1));
+         a.set("epsilon", eps);
+         Shape stats = x.dims();
+         stats.back() = 1;
+         std::vector<NodeValue> in{x};
+         in.insert(in.end(), gb.begin(), gb.end());
+         return g.f
+             ->create(NodeKind::LayerNormalization, name, in, a,
+                      std::vector<Type>{Type(ElemKind::Int8, x.dims(), perTensor(s, zp)),
+                                        Type(ElemKind::Float32, stats),
+                                        Type(ElemKind::Float32, stats)})
+             ->result();
+       };
+       NodeValue x = g.input("x", {2, 6, 40}, 0.06f, -5);
+       g.output("y", layerNorm("norm", x,
+                               {g.constant("gamma", {40}, -1.5f, 2.f),
+                                g.constant("beta", {40}, -0.5f, 0.5f)},
+                               1e-5f, 0.03f, -2));
+       NodeValue r = g.input("r", {5, 70}, 0.1f, 20);
+       g.output("z", layerNorm("wide", r, {g.constant("g1", {1}, 0.5f, 1.5f)}, 1e-5f, 0.02f, 0));
+       NodeValue q = g.input("q", {9, 8}, 0.01f, 0);
+       g.output("w", layerNorm("short", q,
+                               {g.constant("g8", {8}, 0.5f, 1.f), g.constant("b8", {8}, -1.f, 1.f)},
+                               0.5f, 0.05f, 3));
+     }},
     {"mean_over_tokens",
      [](G& g) {
        // ReduceMean over a sequence's tokens (rows of one channel block CB rows apart; a

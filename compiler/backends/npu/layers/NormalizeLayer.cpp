@@ -1,0 +1,190 @@
+// Softmax and LayerNormalization (docs/numerics.md sections 4.10 and 4.11) on the
+// normalize instructions (docs/isa.md section 2.11): the line is the value's NCHWc
+// channels, so a line's rows are its channel blocks, H * W rows apart. The parameter
+// block (two header rows, then the exp table or the per-element M, S, B rows) goes into
+// the accumulator SRAM once; the rows stream through act in whole images, normalised in
+// place.
+#include "../Stream.h"
+
+#include "ember/graph/InferUtil.h"
+#include "ember/isa/roles.h"
+#include "ember/quantization/NormNumerics.h"
+
+namespace ember::npu {
+
+namespace {
+
+/// Where a value's lines lie: `lines` lines of C codes per image, a line's channel
+/// blocks `blockStride` rows apart and neighbouring lines `lineStride` rows apart.
+struct Lines {
+  int64_t C = 0, CB = 0, perImage = 0, blockStride = 1, lineStride = 1, imageRows = 0;
+};
+
+Lines linesOf(const NodeValue& x, int64_t L) {
+  const Shape s = nchwOf(x.dims());
+  Lines l;
+  l.C = s[1];
+  l.CB = ceilDiv(s[1], L);
+  l.perImage = s[2] * s[3];
+  l.imageRows = l.CB * l.perImage;
+  // A sequence (H = W = 1) is one line per image: its blocks are neighbours, and the
+  // next image's line follows them.
+  l.blockStride = l.perImage;
+  l.lineStride = l.perImage == 1 ? l.CB : 1;
+  return l;
+}
+
+class NormalizeLayer : public Layer {
+public:
+  explicit NormalizeLayer(bool softmax) : softmax_(softmax) {}
+
+  std::string check(const Node& n, const Target& t) const override {
+    const isa::InstrDesc* d = t.normalize(op());
+    if (!d)
+      return std::string("the description has no normalize instruction with op ") + op();
+    if (auto r = checkInputAndResult(n); !r.empty())
+      return r;
+    const NodeValue x = n.input(0);
+    const int64_t rank = int64_t(x.dims().size());
+    const int64_t axis = n.attrs().getInt("axis", -1);
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    if (a != channelAxis(size_t(rank)))
+      return "it normalises along axis " + std::to_string(axis) +
+             ", not the NCHWc channels (the last axis of a sequence, axis 1 of an image)";
+    const Lines l = linesOf(x, t.lanes());
+    if (!softmax_) {
+      if (l.perImage != 1)
+        return "a LayerNormalization over channels and pixels (rank 4 with H x W > 1)";
+      if (auto r = tablesOf(n); !r.empty())
+        return r;
+    }
+    if (l.C > kMaxLine)
+      return "a line of " + std::to_string(l.C) + " codes (normalize handles at most " +
+             std::to_string(kMaxLine) + ")";
+    if (l.C > Target::maxOf(*d, isa::role::kN0))
+      return "a line of " + std::to_string(l.C) + " codes does not fit n0 of " + d->name;
+    for (const char* r : {isa::role::kSrcS0, isa::role::kDstS0})
+      if (l.blockStride > Target::maxOf(*d, r))
+        return "the channel blocks lie " + std::to_string(l.blockStride) + " rows apart, beyond " +
+               d->name + "'s " + r;
+    for (const char* r : {isa::role::kSrcS1, isa::role::kDstS1})
+      if (l.lineStride > Target::maxOf(*d, r))
+        return "the lines lie " + std::to_string(l.lineStride) + " rows apart, beyond " + d->name +
+               "'s " + r;
+    const int64_t params = paramRows(t, l);
+    if (params > t.rows(Mem::Acc))
+      return "its parameters need " + std::to_string(params) + " acc rows (has " +
+             std::to_string(t.rows(Mem::Acc)) + ")";
+    return checkStream(t, 2, 1, true, 0, 0, 0, l.imageRows);
+  }
+
+  bool takesFloatConstant(size_t i) const override { return !softmax_ && i > 0; }
+
+  LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
+    const Target& t = ctx.t;
+    Program& p = ctx.prog;
+    const isa::InstrDesc& d = *t.normalize(op());
+    const NodeValue x = n.input(0), y = resultOf(n);
+    const Lines l = linesOf(x, t.lanes());
+    const int64_t params = paramRows(t, l);
+    const uint64_t block = ctx.consts.addInt32(paramBlock(n, t, l));
+    StreamSpec s;
+    s.inputs = {ctx.tensor(x).offset};
+    s.output = ctx.tensor(y).offset;
+    s.rows = ctx.tensor(y).rows();
+    s.inPlace = true;
+    s.groupRows = l.imageRows;
+    s.inGroupStride = l.imageRows;
+    s.constants = [&](Step& st) {
+      for (auto& in : p.loadRows(Mem::Acc, 0, block, params))
+        st.loads.push_back(in);
+    };
+    const int64_t maxLines = Target::maxOf(d, isa::role::kN1);
+    s.compute = [&](const StreamStep& ss, Step& st) {
+      // A sequence's tile is one run of lines; an image tile is a run of lines per image.
+      const int64_t runs = l.perImage == 1 ? 1 : ss.rows / l.imageRows;
+      const int64_t perRun = l.perImage == 1 ? ss.rows / l.CB : l.perImage;
+      for (int64_t r = 0; r < runs; ++r)
+        for (int64_t j = 0; j < perRun; j += maxLines) {
+          const int64_t row = ss.outAct + r * l.imageRows + j * l.lineStride;
+          const Program::Walk w{row, l.blockStride, l.lineStride};
+          st.computes.push_back(p.normalize(d, w, w, 0, l.C, std::min(maxLines, perRun - j)));
+        }
+    };
+    LayerInfo info;
+    emitStream(s, ctx, info);
+    info.sram[2] = std::max(info.sram[2], params);
+    return info;
+  }
+
+private:
+  static constexpr int64_t kMaxLine = quant::kMaxLayerNormRow;
+
+  const char* op() const { return softmax_ ? "softmax" : "layernorm"; }
+
+  int64_t paramRows(const Target& t, const Lines& l) const {
+    return 2 + (softmax_ ? ceilDiv(256, t.lanes()) : 3 * l.CB);
+  }
+
+  /// "" when the quantizer's LayerNormalization tables exist for `n`, else why not.
+  static std::string tablesOf(const Node& n) {
+    try {
+      tables(n);
+      return "";
+    } catch (const Error& e) {
+      return e.what();
+    }
+  }
+
+  static quant::LayerNormTables tables(const Node& n) {
+    const NodeValue x = n.input(0);
+    const int64_t count = quant::layerNormRow(x.dims(), n.attrs().getInt("axis", -1));
+    // The quantizer's int8 form (docs/numerics.md 4.11): a constant float scale and bias,
+    // Mean and InvStdDev read by nothing.
+    const NodeValue g = n.input(1), b = n.optionalInput(2);
+    for (const NodeValue& c : {g, b})
+      if (c && (c.node->kind() != NodeKind::Constant || c.type().kind != ElemKind::Float32))
+        throw Error("the scale and bias must be float32 constants");
+    return quant::layerNormTables(
+        scaleOf(x), scaleOf(resultOf(n)), count, n.attrs().getFloat("epsilon", 1e-5),
+        g.node->payload().data<float>(), size_t(g.type().size()),
+        b ? b.node->payload().data<float>() : nullptr, b ? size_t(b.type().size()) : 0);
+  }
+
+  /// The acc rows of docs/isa.md section 2.11, row-major int32 lanes.
+  std::vector<int32_t> paramBlock(const Node& n, const Target& t, const Lines& l) const {
+    const int64_t L = t.lanes();
+    std::vector<int32_t> w(size_t(paramRows(t, l) * L), 0);
+    const NodeValue x = n.input(0), y = resultOf(n);
+    const quant::Bounds bd = quant::activationBounds(n, y.type().quant);
+    w[0] = zeroPointOf(x), w[1] = zeroPointOf(y), w[2] = bd.lo, w[3] = bd.hi;
+    if (softmax_) {
+      const quant::Multiplier m = quant::softmaxMultiplier(scaleOf(y));
+      w[size_t(L)] = m.M, w[size_t(L) + 1] = m.S;
+      const std::array<int32_t, 256> T = quant::softmaxExpTable(scaleOf(x));
+      std::copy(T.begin(), T.end(), w.begin() + 2 * L);
+      return w;
+    }
+    const quant::LayerNormTables tb = tables(n);
+    w[size_t(L)] = static_cast<int32_t>(static_cast<uint32_t>(uint64_t(tb.E)));
+    w[size_t(L) + 1] = static_cast<int32_t>(tb.E >> 32);
+    for (int64_t i = 0; i < l.C; ++i) {
+      const int64_t b = i / L, lane = i % L;
+      w[size_t((2 + 3 * b) * L + lane)] = tb.M[size_t(i)];
+      w[size_t((3 + 3 * b) * L + lane)] = tb.S[size_t(i)];
+      w[size_t((4 + 3 * b) * L + lane)] = tb.B[size_t(i)];
+    }
+    return w;
+  }
+
+  bool softmax_;
+};
+
+} // namespace
+
+void registerNormalizeLayers() {
+  registerLayer(NodeKind::Softmax, std::make_shared<NormalizeLayer>(true));
+  registerLayer(NodeKind::LayerNormalization, std::make_shared<NormalizeLayer>(false));
+}
+
+} // namespace ember::npu
