@@ -123,23 +123,20 @@ module ember_control (
   logic [63:0] chan_in_w[3] /* verilator split_var */;
   logic ovf_w[3] /* verilator split_var */;
   logic books_w[3] /* verilator split_var */;
-  // The instruction an engine holds from an earlier cycle, decoded for the retire phase
-  // and the starvation checks (which must not depend on this cycle's take).
+  // The token flags of the instruction an engine holds from an earlier cycle, for the
+  // retire phase and the starvation checks (which must not depend on this cycle's take):
+  // registered from the engine's decoder at the take (a decoder of the held word would
+  // give the same four bits).
+  logic [3:0] tf_q[3];
   logic [ember_npu_pkg::FIELDS_BITS-1:0] fq_w[3];
-  for (genvar e = 0; e < 3; e++) begin : g_held
-    logic unused_valid;
-    logic [ember_isa_pkg::CLS_BITS-1:0] unused_cls;
-    logic [ember_isa_pkg::VOP_BITS-1:0] unused_op;
-    logic [ember_isa_pkg::INSN_IDX_BITS-1:0] unused_insn;
-    logic [1:0] unused_unit;
-    logic [31:0] unused_t0, unused_t1, unused_t2, unused_t3, unused_t4, unused_t5, unused_t6;
-    ember_fields u_fields (
-        .instr_i(word_q[e]), .valid_o(unused_valid), .cls_o(unused_cls), .op_o(unused_op),
-        .insn_o(unused_insn), .unit_o(unused_unit), .t_issue_o(unused_t0),
-        .t_setup_o(unused_t1), .t_cpr_o(unused_t2), .t_pipe_o(unused_t3),
-        .t_cpl_o(unused_t5), .t_cpe_o(unused_t6),
-        .table_off_o(unused_t4), .f_o(fq_w[e]));
-  end
+  always_comb
+    for (int e = 0; e < 3; e++) begin
+      fq_w[e] = '0;
+      fq_w[e][64*ember_npu_pkg::R_POP_PREV] = tf_q[e][0];
+      fq_w[e][64*ember_npu_pkg::R_POP_NEXT] = tf_q[e][1];
+      fq_w[e][64*ember_npu_pkg::R_PUSH_PREV] = tf_q[e][2];
+      fq_w[e][64*ember_npu_pkg::R_PUSH_NEXT] = tf_q[e][3];
+    end
   // The held instruction's timing: from the queue in its take cycle, else as taken.
   logic [TW-1:0] tq_q[3];
   logic [TW-1:0] th_w[3];
@@ -504,7 +501,7 @@ module ember_control (
       fk_q <= '0; fe_q <= '0; fi_q <= '0; fc_q <= '0;
       next_q <= '0; fdone_q <= 1'b0; fblk_q <= 1'b0; fwrote_q <= 1'b0; popped_q <= 1'b0;
       for (int e = 0; e < 3; e++) begin
-        ph_q[e] <= IDLE; word_q[e] <= '0; idx_q[e] <= '0; tq_q[e] <= '0;
+        ph_q[e] <= IDLE; word_q[e] <= '0; tf_q[e] <= '0; idx_q[e] <= '0; tq_q[e] <= '0;
         disp_q[e] <= '0; take_q[e] <= '0; start_q[e] <= '0; end_q[e] <= '0; mst_q[e] <= '0;
         work_q[e] <= '0; busy_c[e] <= '0; tokc_c[e] <= '0; mem_c[e] <= '0; ins_c[e] <= '0;
       end
@@ -553,6 +550,8 @@ module ember_control (
           if (take_w[e]) begin
             tq_q[e] <= qhead_w[e][TW-1:0];
             word_q[e] <= qhead_w[e][QW-1 -: ember_isa_pkg::INSTR_BITS];
+            tf_q[e] <= {flag(f_w[e], ember_npu_pkg::R_PUSH_NEXT), flag(f_w[e], ember_npu_pkg::R_PUSH_PREV),
+                        flag(f_w[e], ember_npu_pkg::R_POP_NEXT), flag(f_w[e], ember_npu_pkg::R_POP_PREV)};
             idx_q[e] <= qhead_w[e][TW+64 +: 32];
             disp_q[e] <= qhead_w[e][TW +: 64];
             take_q[e] <= cyc_q;

@@ -133,7 +133,9 @@ module ember_norm (
   logic [7:0] y8;
   logic [24:0] qv;
   assign qv = dw_q[W*l_q +: 25];
-  assign t = dv_q == 0 ? 26'sd0 : neg_q[l_q] ? -26'($signed({1'b0, qv})) : 26'($signed({1'b0, qv}));
+  logic signed [25:0] tq;
+  assign tq = $signed({1'b0, qv});
+  assign t = dv_q == 0 ? 26'sd0 : neg_q[l_q] ? -tq : tq;
   assign rm = sm_q ? p0_q : $signed(acc0_i[32*l_q +: 32]);
   assign rs = sm_q ? p1_q : $signed(acc1_i[32*l_q +: 32]);
   assign rz = sm_q ? 33'(zpy_q) : 33'($signed(acc2_i[32*l_q +: 32])) + 33'(zpy_q);

@@ -515,6 +515,7 @@ TEST(Cosim, NormalizeExtremes) {
   const u64 lnBigEps = lnormBlock(-7, 0, -128, 127, (std::int64_t(1) << 61) + 3, 4, 1);
   const u64 lnEps60 = lnormBlock(200, -3, -100, 100, std::int64_t(1) << 60, 4, 0);
   const u64 lnLoHi = lnormBlock(0, 0, 20, -20, 0, 4, 0);
+  const u64 lnEps1 = lnormBlock(0, 0, -128, 127, 1, 4, 0); // D = 1: k = 30, the longest line
   const u64 accUsed = acc.size() / (cb / 4);
   ASSERT_LE(accUsed, accRows);
   // act rows 0..127 random codes, rows 128..135 constant (zero variance); the image's
@@ -554,11 +555,12 @@ TEST(Cosim, NormalizeExtremes) {
   norm("lnorm", lnLoHi, 1, 2, 201, 0, 1, 50, 0, 1);           // n0 = 1: c = 0
   norm("lnorm", lnLoHi, L + 2, 1, 203, 1, 0, 60, 1, 0);
   norm("lnorm", lnWild, 2 * L, 1, 205, 1, 0, 131, 1, 0); // zero variance, epsilon < 0: r = 0
+  norm("lnorm", lnEps1, 4 * L, 2, 206, 1, 2, 128, 1, 4); // zero variance, epsilon 1
   // In place (dst == src), both ops, over lines.
   norm("softmax", smPlain, 2 * L + 2, 2, 70, 1, 3, 70, 1, 3);
   norm("lnorm", lnPlain, 2 * L + 2, 2, 80, 1, 3, 80, 1, 3);
   p += "sync engine=compute push_next\n"
-       "dma.st pop_prev sram=act sram_addr=0 dram_addr=131072 size0=210 size1=1 size2=1\n"
+       "dma.st pop_prev sram=act sram_addr=0 dram_addr=131072 size0=214 size1=1 size2=1\n"
        "finish\n";
   EXPECT_EQ(cosimAsm(p, img), "");
   {

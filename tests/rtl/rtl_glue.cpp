@@ -10,7 +10,8 @@
 //                                            w1c and wo register; and other hardware: an
 //                                            8 x 8 array with one weight buffer, smaller
 //                                            SRAMs with other banks and ports, a slower
-//                                            DRAM/DMA, shallow queues, fetch latency 3
+//                                            DRAM/DMA, shallow queues, fetch latency 3,
+//                                            normalize at its smallest timing
 // A port missing from a Verilated model makes the test fail to compile; a wrong width,
 // position or value makes it fail at run time.
 #include "ember/isa/description.h"
@@ -101,6 +102,19 @@ std::string derive(const IsaDescription& isa) {
   for (auto& in : j["instructions"])
     if (in["name"] == "vmov")
       in["fields"]["imm1"]["width"] = in["fields"]["imm1"]["width"].get<unsigned>() + 4;
+  // normalize at the smallest timing the reference RTL meets (docs/rtl.md section 5.1):
+  // softmax 3 * n0 + 27 * R cycles a line, layernorm at most 3 * n0 + 26 * R + 64, one
+  // start cycle (issue >= 1), no pipeline latency; the harness fails on an overrun.
+  for (auto& in : j["instructions"]) {
+    if (in["class"] != "normalize")
+      continue;
+    const bool sm = in["properties"]["op"] == "softmax";
+    in["timing"] = {{"issue", 1},
+                    {"cycles_per_line", sm ? 0 : 64},
+                    {"cycles_per_row", sm ? 27 : 26},
+                    {"cycles_per_element", 3},
+                    {"pipeline_latency", 0}};
+  }
   std::uint32_t next = 0;
   for (auto& r : j["registers"]["list"]) {
     next = std::max(next, r["offset"].get<std::uint32_t>() + 4);
