@@ -293,7 +293,13 @@ bool sameParamsRule(const Node& n, Quantizer& q) {
 /// than a QuantizeLinear); every result keeps the input's parameters. Operands after the
 /// first (indices) are passed as they are.
 bool movingRule(const Node& n, Quantizer& q) {
-  if (!q.hasInt8(n.input(0)))
+  // A float graph input moved before anything computes on it (a transformer's input
+  // transposed to sequence-first) is quantized at the input instead: the codes move
+  // exactly, and the moved value's range is the input's.
+  const NodeValue x = n.input(0);
+  const bool floatInput = x.node->kind() == K::Placeholder && x.kind() == ElemKind::Float32 &&
+                          q.paramsOf(x).has_value();
+  if (!q.hasInt8(x) && !floatInput)
     return false;
   if (n.kind() == K::Pad && n.optionalInput(1))
     return false; // a run-time pad value

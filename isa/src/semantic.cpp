@@ -257,19 +257,19 @@ ClassSpec normalizeClass() {
   ClassSpec c;
   c.name = cls::kNormalize;
   c.id = SemanticClass::Normalize;
-  c.doc = "act int8 lines -> act int8 lines: Softmax or LayerNormalization of each line of n0 "
+  c.doc = "act int8 lines -> act int8 lines: Softmax or LayerNormalization of each line of len "
           "codes (docs/numerics.md 4.10, 4.11), parameters in acc rows";
   addTokens(c.roles);
   c.roles.push_back(addr(role::kDstAddr, mem::kAct, "", "first act row written"));
   c.roles.push_back(addr(role::kSrcAddr, mem::kAct, "", "first act row read"));
-  c.roles.push_back(addr(role::kParamAddr, mem::kAcc, "",
+  c.roles.push_back(addr(role::kBlockAddr, mem::kAcc, "",
                          "acc row of zp_x, zp_y, lo, hi (row + 1: M, S or epsilon; then the "
                          "exp table or the per-element M, S, B rows)"));
-  c.roles.push_back(role(role::kN0, RoleKind::Count, "codes per line (lanes of its rows)"));
+  c.roles.push_back(role(role::kLen, RoleKind::Count, "codes per line (lanes of its rows)"));
   c.roles.push_back(role(role::kN1, RoleKind::Count, "lines"));
   for (const char* o : {"dst", "src"}) {
-    c.roles.push_back(role(std::string(o) + "_s0", RoleKind::Stride,
-                           std::string("row stride of ") + o + " between a line's rows"));
+    c.roles.push_back(role(std::string(o) + "_sb", RoleKind::Stride,
+                           std::string("row stride of ") + o + " between a line's blocks"));
     c.roles.push_back(role(std::string(o) + "_s1", RoleKind::Stride,
                            std::string("row stride of ") + o + " between lines"));
   }

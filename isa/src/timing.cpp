@@ -227,7 +227,7 @@ Duration normalize(const InstrDesc& d, u64 len, u64 lines, unsigned lanes) {
 }
 
 Duration normalize(const IsaDescription& isa, const Instruction& in, u64 maxRows) {
-  u64 len = U(in, role::kN0), lines = U(in, role::kN1);
+  u64 len = U(in, role::kLen), lines = U(in, role::kN1);
   const unsigned L = isa.hw().vector.lanes;
   if (maxRows != kNoCap) { // one pass: at most every act row once
     const u64 rows = isa.memory(mem::kAct).rows();

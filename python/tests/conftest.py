@@ -47,7 +47,9 @@ def cnn_model(tmp_path_factory, rng):
 
 @pytest.fixture(scope="session")
 def softmax_model(tmp_path_factory, rng):
-    """The CNN's head followed by Softmax, which the NPU has no layer for: partitioned."""
+    """The CNN's head followed by a Softmax along a middle axis ([1, 2, 5], axis 1), which
+    the NPU's normalize instructions cannot walk (they normalise along the channels, the
+    last axis): partitioned."""
     w = rng.uniform(-0.3, 0.3, (16, 16, 3, 3))
     fw = rng.uniform(-0.5, 0.5, (16, 10))
     nodes = [
@@ -56,13 +58,15 @@ def softmax_model(tmp_path_factory, rng):
         helper.make_node("GlobalAveragePool", ["r"], ["g"]),
         helper.make_node("Flatten", ["g"], ["f"]),
         helper.make_node("MatMul", ["f", "fw"], ["m"]),
-        helper.make_node("Softmax", ["m"], ["y"], axis=1),
+        helper.make_node("Reshape", ["m", "groups"], ["m3"]),
+        helper.make_node("Softmax", ["m3"], ["y"], axis=1),
     ]
     graph = helper.make_graph(
         nodes, "cnn_softmax",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
-        [_init("w", w), _init("fw", fw)])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 5])],
+        [_init("w", w), _init("fw", fw),
+         numpy_helper.from_array(np.array([1, 2, 5], np.int64), "groups")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     return _save(model, tmp_path_factory.mktemp("models") / "softmax.onnx")
 

@@ -45,8 +45,10 @@ struct Header {
   std::int8_t rq(i64 t, i64 M, i64 S, i64 z) const {
     const i64 s = std::clamp<i64>(S, 1, 62);
     const i64 y = ((t * M + (i64(1) << (s - 1))) >> s) + z;
-    return static_cast<std::int8_t>(std::clamp<i64>(std::clamp(y, lo, hi), -128, 127));
+    return static_cast<std::int8_t>(std::clamp<i64>(bound(y), -128, 127));
   }
+  /// min(max(y, lo), hi): hi when lo > hi (docs/isa.md 2.11).
+  i64 bound(i64 y) const { return std::min(std::max(y, lo), hi); }
 };
 
 /// One line's codes and where they go.
@@ -100,13 +102,13 @@ void layerNormLine(Line& l, const Header& h, const std::int32_t* M, const std::i
 } // namespace
 
 std::optional<ExecFault> Machine::normalize(const Instruction& insn, Counts& c) {
-  const u64 n0 = U(insn, isa::role::kN0), n1 = U(insn, isa::role::kN1);
+  const u64 n0 = U(insn, isa::role::kLen), n1 = U(insn, isa::role::kN1);
   const unsigned L = isa_.hw().vector.lanes;
   const bool softmax = insn.desc().op == "softmax";
   if (n0 == 0 || n1 == 0)
     return std::nullopt;
   if (n0 > kMaxLine)
-    return ExecFault{FaultKind::BadOperand, "n0 = " + std::to_string(n0) +
+    return ExecFault{FaultKind::BadOperand, "len = " + std::to_string(n0) +
                                                 " codes per line, more than the " +
                                                 std::to_string(kMaxLine) + " normalize handles"};
   const u64 R = (n0 + L - 1) / L;
@@ -116,9 +118,9 @@ std::optional<ExecFault> Machine::normalize(const Instruction& insn, Counts& c) 
     u64 addr, s0, s1;
     u64 row(u64 b, u64 j) const { return addr + b * s0 + j * s1; }
   };
-  const Walk dst{isa::role::kDstAddr, U(insn, isa::role::kDstAddr), U(insn, isa::role::kDstS0),
+  const Walk dst{isa::role::kDstAddr, U(insn, isa::role::kDstAddr), U(insn, isa::role::kDstSb),
                  U(insn, isa::role::kDstS1)};
-  const Walk src{isa::role::kSrcAddr, U(insn, isa::role::kSrcAddr), U(insn, isa::role::kSrcS0),
+  const Walk src{isa::role::kSrcAddr, U(insn, isa::role::kSrcAddr), U(insn, isa::role::kSrcSb),
                  U(insn, isa::role::kSrcS1)};
   for (const Walk* w : {&dst, &src}) {
     const u64 last = satAdd(w->addr, satAdd(satMul(R - 1, w->s0), satMul(n1 - 1, w->s1)));
@@ -128,11 +130,11 @@ std::optional<ExecFault> Machine::normalize(const Instruction& insn, Counts& c) 
                                                       std::to_string(ad.rows()) + " rows"};
   }
   const auto& cd = *acc_->desc;
-  const u64 p = U(insn, isa::role::kParamAddr);
+  const u64 p = U(insn, isa::role::kBlockAddr);
   const u64 paramRows = 2 + (softmax ? (256 + L - 1) / L : 3 * R);
   const u64 lastParam = satAdd(p, paramRows - 1);
   if (lastParam >= cd.rows())
-    return ExecFault{FaultKind::SramOutOfRange, "param_addr's " + std::to_string(paramRows) +
+    return ExecFault{FaultKind::SramOutOfRange, "block_addr's " + std::to_string(paramRows) +
                                                     " rows reach acc row " +
                                                     std::to_string(lastParam) + ", beyond its " +
                                                     std::to_string(cd.rows()) + " rows"};
@@ -158,8 +160,7 @@ std::optional<ExecFault> Machine::normalize(const Instruction& insn, Counts& c) 
         M[b * L + l] = m[l], S[b * L + l] = s[l], B[b * L + l] = bb[l];
     }
   }
-  const auto pad =
-      static_cast<std::uint8_t>(std::clamp<i64>(std::clamp(h.zpY, h.lo, h.hi), -128, 127));
+  const auto pad = static_cast<std::uint8_t>(std::clamp<i64>(h.bound(h.zpY), -128, 127));
   Line line{std::vector<i64>(n0), std::vector<std::int8_t>(n0)};
   for (u64 j = 0; j < n1; ++j) {
     for (u64 i = 0; i < n0; ++i)

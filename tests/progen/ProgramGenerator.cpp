@@ -156,23 +156,40 @@ void Generator::loops(Instruction& in) {
 /// block is 2 acc rows plus the exp table or three rows per line row.
 void Generator::normalize(Instruction& in) {
   const u64 L = isa_.hw().vector.lanes;
-  set(in, isa::role::kN0, e_.range(1, std::min<i64>(i64(4 * L + 3), maxOf(in, isa::role::kN0))));
+  set(in, isa::role::kLen, e_.range(1, std::min<i64>(i64(4 * L + 3), maxOf(in, isa::role::kLen))));
   set(in, isa::role::kN1, count(in, isa::role::kN1));
-  const u64 R = (u64(in.get(isa::role::kN0)) + L - 1) / L, n1 = u64(in.get(isa::role::kN1));
+  const u64 R = (u64(in.get(isa::role::kLen)) + L - 1) / L, n1 = u64(in.get(isa::role::kN1));
   const u64 act = isa_.memory(isa::mem::kAct).rows();
-  for (const std::string p : {"dst", "src"}) {
-    set(in, p + "_s0", e_.range(0, i64(o_.max_stride)));
+  // The walk `p` (strides drawn, then its first row); returns its last row.
+  auto walk = [&](const std::string& p) {
+    set(in, p + "_sb", e_.range(0, i64(o_.max_stride)));
     set(in, p + "_s1", e_.range(0, i64(o_.max_stride)));
-    u64 last = (R - 1) * u64(in.get(p + "_s0")) + (n1 - 1) * u64(in.get(p + "_s1"));
+    u64 last = (R - 1) * u64(in.get(p + "_sb")) + (n1 - 1) * u64(in.get(p + "_s1"));
     if (last >= act) { // too long for act: rows in place, lines in place
       set(in, p + "_s1", 0);
-      set(in, p + "_s0", 1);
+      set(in, p + "_sb", 1);
       last = R - 1;
     }
-    set(in, p + "_addr", e_.range(0, i64(act - 1 - last)));
+    return last;
+  };
+  const u64 srcLast = walk("src");
+  const u64 src = u64(e_.range(0, i64(act - 1 - srcLast)));
+  set(in, isa::role::kSrcAddr, i64(src));
+  // The destination is the source walk itself (in place) or rows apart from all of it:
+  // docs/isa.md 2.11 leaves other overlaps unpredictable.
+  const u64 dstLast = walk("dst");
+  const bool below = src > dstLast, above = src + srcLast + 1 + dstLast < act;
+  if (e_.chance(3) || (!below && !above)) {
+    for (const char* r : {"_sb", "_s1"})
+      set(in, std::string("dst") + r, in.get(std::string("src") + r));
+    set(in, isa::role::kDstAddr, i64(src));
+  } else if (below && (!above || e_.chance(2))) {
+    set(in, isa::role::kDstAddr, e_.range(0, i64(src - 1 - dstLast)));
+  } else {
+    set(in, isa::role::kDstAddr, e_.range(i64(src + srcLast + 1), i64(act - 1 - dstLast)));
   }
   const u64 rows = 2 + (in.desc().op == "softmax" ? (256 + L - 1) / L : 3 * R);
-  set(in, isa::role::kParamAddr, e_.range(0, i64(isa_.memory(isa::mem::kAcc).rows() - rows)));
+  set(in, isa::role::kBlockAddr, e_.range(0, i64(isa_.memory(isa::mem::kAcc).rows() - rows)));
 }
 
 void Generator::dma(Instruction& in, bool load) {

@@ -38,9 +38,9 @@ std::string program(const Trial& t) {
          std::to_string(kParamRow) + " dram_addr=" + std::to_string(kParamByte) +
          " size0=" + std::to_string(rows) + " size1=1 size2=1 push_next\n" + op +
          " dst_addr=" + std::to_string(kDstRow) +
-         " src_addr=0 param_addr=" + std::to_string(kParamRow) + " n0=" + std::to_string(t.n0) +
-         " n1=" + std::to_string(t.n1) + " dst_s0=1 dst_s1=" + std::to_string(R) +
-         " src_s0=" + std::to_string(t.s0) + " src_s1=" + std::to_string(t.s1) +
+         " src_addr=0 block_addr=" + std::to_string(kParamRow) + " len=" + std::to_string(t.n0) +
+         " n1=" + std::to_string(t.n1) + " dst_sb=1 dst_s1=" + std::to_string(R) +
+         " src_sb=" + std::to_string(t.s0) + " src_s1=" + std::to_string(t.s1) +
          " pop_prev push_next\n"
          "dma.st sram=act sram_addr=" +
          std::to_string(kDstRow) + " dram_addr=" + std::to_string(kOutByte) +
@@ -137,7 +137,7 @@ TEST(SimNormalize, RandomLinesAreTheInterpretersLines) {
         image[i] = std::uint8_t(image[i] % 3);
     expectLines(t, image,
                 std::string(softmax ? "softmax" : "layernorm") + " trial " + std::to_string(k) +
-                    " n0=" + std::to_string(t.n0) + " n1=" + std::to_string(t.n1));
+                    " len=" + std::to_string(t.n0) + " n1=" + std::to_string(t.n1));
   }
 }
 
@@ -208,25 +208,25 @@ TEST(SimNormalize, ZeroSumAndZeroSpreadGiveZero) {
 TEST(SimNormalize, FaultsBeforeAnyEffect) {
   const auto& isa = refIsa();
   // The parameter block's last row beyond acc (1024 rows): softmax needs 2 + 16 rows.
-  Result r = run(isa, "softmax dst_addr=0 src_addr=0 param_addr=1010 n0=4 n1=1\nfinish\n");
+  Result r = run(isa, "softmax dst_addr=0 src_addr=0 block_addr=1010 len=4 n1=1\nfinish\n");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.report.fault->kind, ember::sim::FaultKind::SramOutOfRange);
   EXPECT_NE(r.report.fault->message().find("acc row 1027"), std::string::npos)
       << r.report.fault->message();
   // LayerNorm of 40 codes: 2 + 3 * 3 rows; from 1014 the last is 1024.
-  r = run(isa, "lnorm dst_addr=0 src_addr=0 param_addr=1014 n0=40 n1=1\nfinish\n");
+  r = run(isa, "lnorm dst_addr=0 src_addr=0 block_addr=1014 len=40 n1=1\nfinish\n");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.report.fault->message().find("acc row 1024"), std::string::npos)
       << r.report.fault->message();
-  r = run(isa, "lnorm dst_addr=0 src_addr=0 param_addr=1013 n0=40 n1=1\nfinish\n");
+  r = run(isa, "lnorm dst_addr=0 src_addr=0 block_addr=1013 len=40 n1=1\nfinish\n");
   EXPECT_TRUE(r.ok()) << r.report.fault->message();
   // A source line beyond act (16384 rows): row 16383 + 1 * 2.
-  r = run(isa, "softmax dst_addr=0 src_addr=16383 param_addr=0 n0=17 n1=1 src_s0=2\nfinish\n");
+  r = run(isa, "softmax dst_addr=0 src_addr=16383 block_addr=0 len=17 n1=1 src_sb=2\nfinish\n");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.report.fault->message().find("src_addr reaches act row 16385"), std::string::npos)
       << r.report.fault->message();
   // n0 = 0 does nothing.
-  r = run(isa, "softmax dst_addr=0 src_addr=16383 param_addr=1023 n0=0 n1=5\nfinish\n");
+  r = run(isa, "softmax dst_addr=0 src_addr=16383 block_addr=1023 len=0 n1=5\nfinish\n");
   EXPECT_TRUE(r.ok());
 }
 
@@ -244,7 +244,7 @@ TEST(SimNormalize, DurationIsRuleN1) {
         n1 * (c("cycles_per_line") + R * c("cycles_per_row") + n0 * c("cycles_per_element")) +
         c("pipeline_latency");
     Result r =
-        run(isa, std::string(name) + " dst_addr=0 src_addr=0 param_addr=0 n0=37 n1=3\nfinish\n");
+        run(isa, std::string(name) + " dst_addr=0 src_addr=0 block_addr=0 len=37 n1=3\nfinish\n");
     ASSERT_TRUE(r.ok());
     // The program is the one instruction and the implicit end: its slice is the duration.
     ASSERT_FALSE(r.report.slices.empty());

@@ -199,10 +199,14 @@ isa::Instruction Program::lut(int64_t table, Walk dst, Walk src, int64_t n0, int
 isa::Instruction Program::normalize(const isa::InstrDesc& d, Walk dst, Walk src, int64_t paramRow,
                                     int64_t n0, int64_t n1) const {
   isa::Instruction in(d);
-  set(in, isa::role::kParamAddr, paramRow);
-  setWalk(in, "dst", dst);
-  setWalk(in, "src", src);
-  setLoop(in, n0, n1);
+  set(in, isa::role::kBlockAddr, paramRow);
+  for (const auto& [name, w] : {std::pair<const char*, const Walk&>{"dst", dst}, {"src", src}}) {
+    set(in, std::string(name) + "_addr", w.addr);
+    set(in, std::string(name) + "_sb", w.s0);
+    set(in, std::string(name) + "_s1", w.s1);
+  }
+  set(in, isa::role::kLen, n0);
+  set(in, isa::role::kN1, n1);
   return in;
 }
 

@@ -110,8 +110,9 @@ public:
   /// A quantized add (the description must have one, Target::quantizedAdd) of act rows
   /// `a` and `b` into act rows `dst`, its scalars in param rows paramRow, paramRow + 1.
   isa::Instruction qadd(Walk dst, Walk a, Walk b, int64_t paramRow, int64_t n0, int64_t n1) const;
-  /// A normalize instruction `d` (Target::normalize) over n1 lines of n0 codes, each
-  /// line's rows s0 apart, lines s1 apart, its parameter block at acc row `paramRow`.
+  /// A normalize instruction `d` (Target::normalize) over n1 lines of n0 codes (its
+  /// `len`), each line's rows s0 apart (its `_sb`), lines s1 apart, its parameter block
+  /// at acc row `paramRow`.
   isa::Instruction normalize(const isa::InstrDesc& d, Walk dst, Walk src, int64_t paramRow,
                              int64_t n0, int64_t n1) const;
   /// Splits `rows` contiguous rows into (offset, n0, n1) chunks that fit n0/n1 of `d`.

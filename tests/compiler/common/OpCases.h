@@ -407,9 +407,8 @@ inline std::vector<OpCase> opCases() {
                }});
   c.push_back(
       {"NpuAttentionHeads", [](GraphBuilder& g) {
-         // [T, B, E] split into heads of 16, their outer axes swapped, scaled (the
-         // Add makes the values int8 before they move: the quantizer leaves data
-         // movement at the input float).
+         // [T, B, E] split into heads of 16, their outer axes swapped, scaled (after an
+         // Add, as in an encoder layer).
          NodeValue x =
              g.node(NodeKind::Add, "add", {g.input("x", {5, 2, 32}), g.input("z", {5, 2, 32})});
          NodeValue h = g.node(NodeKind::Reshape, "heads", {x}, ints({{"shape", {5, 4, 16}}}));
@@ -422,6 +421,21 @@ inline std::vector<OpCase> opCases() {
                                       {g.input("x", {2, 6, 32}), g.input("z", {2, 6, 32})});
                  g.output("y", g.node(NodeKind::ReduceMean, "mean", {x},
                                       with(ints({{"axes", {1}}}), "keepdims", int64_t(0))));
+               }});
+  c.push_back({"NpuSoftmaxLines", [](GraphBuilder& g) {
+                 // Softmax along a sequence's channels (the quantizer makes it int8 only
+                 // after an int8 producer, here an Add): the NPU's softmax instruction.
+                 NodeValue x = g.node(NodeKind::Add, "add",
+                                      {g.input("x", {2, 3, 20}), g.input("z", {2, 3, 20})});
+                 g.output("y", g.node(NodeKind::Softmax, "softmax", {x}));
+               }});
+  c.push_back({"NpuLayerNormLines", [](GraphBuilder& g) {
+                 // LayerNormalization along a sequence's channels: the lnorm instruction.
+                 NodeValue x = g.node(NodeKind::Add, "add",
+                                      {g.input("x", {2, 3, 24}), g.input("z", {2, 3, 24})});
+                 g.output("y", g.node(NodeKind::LayerNormalization, "ln",
+                                      {x, g.constant("s", {24}), g.constant("b", {24})},
+                                      with({}, "epsilon", 1e-5)));
                }});
   return c;
 }

@@ -2,11 +2,12 @@
 // Transpose of a [G, T, C] sequence (perm 1, 0, 2 as strided row copies; 0, 2, 1 and the
 // keys' 1, 2, 0 through the array's block transposes), MatMul of two activations (b a
 // further input, or the keys' transpose of one), Mul by a constant scalar, Add of a
-// constant, the Reshape to rows and the mean over tokens. Random extents (partial lane
+// constant, Softmax and LayerNormalization along the channels (the normalize
+// instructions), the Reshape to rows and the mean over tokens. Random extents (partial lane
 // blocks both ways) and zero points (-128 among them); each chain compiled on ember-v1
 // double- and single-buffered, on the 32-lane description and on ember-v1 shrunk to 64
-// act rows, 8 weight blocks and 16 acc rows, simulated and compared bit for bit with the
-// int8 interpreter (and once with the cpu backend).
+// act rows, 8 weight blocks and 24 acc rows (Softmax's parameter block is 18), simulated and
+// compared bit for bit with the int8 interpreter (and once with the cpu backend).
 #include "NpuTestUtil.h"
 
 namespace ember::npu::test {
@@ -36,7 +37,7 @@ struct Sequence {
   }
 
   void step() {
-    switch (pick(0, 6)) {
+    switch (pick(0, 8)) {
     case 0:
       same(NodeKind::Transpose, "swap", ints({{"perm", {1, 0, 2}}}), {T, Gs, C});
       std::swap(Gs, T);
@@ -87,6 +88,29 @@ struct Sequence {
       cur = g.node(NodeKind::Add, name("add"), {c, cur}, {}, {Gs, T, C}, scale(), zp());
       break;
     }
+    case 6: { // Softmax along the channels (the quantizer's [0, 1] result, or any)
+      Attrs a;
+      a.set("axis", int64_t(-1));
+      const bool q01 = pick(0, 1) == 0;
+      cur = g.node(NodeKind::Softmax, name("softmax"), {cur}, a, {Gs, T, C},
+                   q01 ? 1.f / 255 : scale() / 10, q01 ? -128 : zp());
+      break;
+    }
+    case 7: { // LayerNormalization along the channels, per-channel or one scale, a bias or none
+      Attrs a;
+      a.set("axis", int64_t(-1));
+      a.set("epsilon", pick(0, 1) ? 1e-5f : 0.3f);
+      std::vector<NodeValue> in{cur, g.constant(name("gamma"), {pick(0, 1) ? C : 1}, -2.f, 2.f)};
+      if (pick(0, 1))
+        in.push_back(g.constant(name("beta"), {C}, -1.f, 1.f));
+      cur =
+          g.f->create(NodeKind::LayerNormalization, name("norm"), in, a,
+                      std::vector<Type>{Type(ElemKind::Int8, {Gs, T, C}, perTensor(scale(), zp())),
+                                        Type(ElemKind::Float32, {Gs, T, 1}),
+                                        Type(ElemKind::Float32, {Gs, T, 1})})
+              ->result();
+      break;
+    }
     default:
       if (T > 1) { // the mean over tokens, kept as [Gs, 1, C]
         cur = g.node(NodeKind::ReduceMean, name("mean"), {cur}, ints({{"axes", {1}}}), {Gs, 1, C},
@@ -111,7 +135,7 @@ TEST_P(RandomSequence, BitExactAgainstInt8Interpreter) {
     sq.step();
   sq.same(NodeKind::Reshape, "rows", ints({{"shape", {sq.Gs * sq.T, sq.C}}}), {sq.Gs * sq.T, sq.C});
   sq.g.output("y", sq.cur);
-  static const isa::IsaDescription tiny = refIsaWithRows({{"act", 64}, {"weight", 8}, {"acc", 16}});
+  static const isa::IsaDescription tiny = refIsaWithRows({{"act", 64}, {"weight", 8}, {"acc", 24}});
   for (int variant = 0; variant < 4; ++variant) {
     CompileOptions o;
     o.doubleBuffer = variant != 1;

@@ -2,7 +2,8 @@
 """Writes small ONNX CNNs for the emberc command-line tests (seeded, deterministic):
   tiny_cnn.onnx      Conv+Relu, MaxPool, Conv+BatchNorm+Relu, a 1x1 branch, Add,
                      GlobalAveragePool, Flatten, Gemm (everything the NPU runs)
-  tiny_softmax.onnx  the same with a Softmax at the end (stays float: refused)
+  tiny_softmax.onnx  the same with a Softmax along a middle axis at the end (the NPU
+                     normalises along the channels only: refused, or on the host)
 and [1, 3, 4, 4] models for the messages: identity, passthrough (the input is the output),
 const_out, bigpad (a Conv the NPU cannot pad), gather_oob (an index out of range).
 """
@@ -43,9 +44,12 @@ def build(with_softmax):
                          transB=1),
     ]
     if with_softmax:
-        nodes.append(helper.make_node("Softmax", ["fc"], ["logits"], axis=1))
+        nodes.append(helper.make_node("Reshape", ["fc", "groups"], ["fc3"]))
+        nodes.append(helper.make_node("Softmax", ["fc3"], ["logits"], axis=1))
+        inits.append(numpy_helper.from_array(np.array([1, 2, 5], np.int64), "groups"))
     graph = helper.make_graph(nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
-                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT,
+                                                             [1, 2, 5] if with_softmax else [1, 10])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     onnx.checker.check_model(model)
     return model

@@ -61,9 +61,9 @@ public:
     if (l.C > kMaxLine)
       return "a line of " + std::to_string(l.C) + " codes (normalize handles at most " +
              std::to_string(kMaxLine) + ")";
-    if (l.C > Target::maxOf(*d, isa::role::kN0))
-      return "a line of " + std::to_string(l.C) + " codes does not fit n0 of " + d->name;
-    for (const char* r : {isa::role::kSrcS0, isa::role::kDstS0})
+    if (l.C > Target::maxOf(*d, isa::role::kLen))
+      return "a line of " + std::to_string(l.C) + " codes does not fit len of " + d->name;
+    for (const char* r : {isa::role::kSrcSb, isa::role::kDstSb})
       if (l.blockStride > Target::maxOf(*d, r))
         return "the channel blocks lie " + std::to_string(l.blockStride) + " rows apart, beyond " +
                d->name + "'s " + r;

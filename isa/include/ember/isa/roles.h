@@ -82,6 +82,12 @@ inline constexpr char kZeroPoint[] = "zero_point";
 inline constexpr char kLo[] = "lo";
 inline constexpr char kHi[] = "hi";
 inline constexpr char kTable[] = "table";
+// Normalize (their own roles, so that the vector classes' fields stay as narrow as
+// their descriptions make them).
+inline constexpr char kLen[] = "len";
+inline constexpr char kDstSb[] = "dst_sb";
+inline constexpr char kSrcSb[] = "src_sb";
+inline constexpr char kBlockAddr[] = "block_addr";
 // Sync.
 inline constexpr char kEngine[] = "engine";
 } // namespace role
