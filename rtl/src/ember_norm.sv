@@ -24,6 +24,9 @@ module ember_norm (
     input  logic [ember_npu_pkg::FIELDS_BITS-1:0] f_i,
     /* verilator lint_on UNUSEDSIGNAL */
     input  logic [ember_isa_pkg::VOP_BITS-1:0] op_i,
+    // The operand checks of Machine::normalize on the held instruction, in its order.
+    output logic chk_fault_o,
+    output logic [2:0] chk_kind_o,
     input  logic start_i,
     output logic busy_o,
     // act: the source row read, the destination row written.
@@ -49,11 +52,59 @@ module ember_norm (
   localparam int unsigned LG = L > 1 ? $clog2(L) : 1;
   localparam int unsigned XAW = ember_isa_pkg::MEM_ACT_ROWS > 1 ? $clog2(ember_isa_pkg::MEM_ACT_ROWS) : 1;
   localparam int unsigned CAW = ember_isa_pkg::MEM_ACC_ROWS > 1 ? $clog2(ember_isa_pkg::MEM_ACC_ROWS) : 1;
-  localparam int unsigned N0B = ember_isa_pkg::ROLE_N0_SIGNED || ember_isa_pkg::ROLE_N0_BITS > 64 ? 64 : ember_isa_pkg::ROLE_N0_BITS;
+  // Field roles as unsigned quantities (a signed role: its 64-bit sign-extended value).
+  localparam int unsigned LNB = ember_isa_pkg::ROLE_LEN_SIGNED || ember_isa_pkg::ROLE_LEN_BITS > 64 ? 64 : ember_isa_pkg::ROLE_LEN_BITS;
   localparam int unsigned N1B = ember_isa_pkg::ROLE_N1_SIGNED || ember_isa_pkg::ROLE_N1_BITS > 64 ? 64 : ember_isa_pkg::ROLE_N1_BITS;
-  // Codes a line: n0 <= 16384 when it starts (the operand check).
+  localparam int unsigned DAB = ember_isa_pkg::ROLE_DST_ADDR_SIGNED || ember_isa_pkg::ROLE_DST_ADDR_BITS > 64 ? 64 : ember_isa_pkg::ROLE_DST_ADDR_BITS;
+  localparam int unsigned DBB = ember_isa_pkg::ROLE_DST_SB_SIGNED || ember_isa_pkg::ROLE_DST_SB_BITS > 64 ? 64 : ember_isa_pkg::ROLE_DST_SB_BITS;
+  localparam int unsigned D1B = ember_isa_pkg::ROLE_DST_S1_SIGNED || ember_isa_pkg::ROLE_DST_S1_BITS > 64 ? 64 : ember_isa_pkg::ROLE_DST_S1_BITS;
+  localparam int unsigned SAB = ember_isa_pkg::ROLE_SRC_ADDR_SIGNED || ember_isa_pkg::ROLE_SRC_ADDR_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRC_ADDR_BITS;
+  localparam int unsigned SBB = ember_isa_pkg::ROLE_SRC_SB_SIGNED || ember_isa_pkg::ROLE_SRC_SB_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRC_SB_BITS;
+  localparam int unsigned S1B = ember_isa_pkg::ROLE_SRC_S1_SIGNED || ember_isa_pkg::ROLE_SRC_S1_BITS > 64 ? 64 : ember_isa_pkg::ROLE_SRC_S1_BITS;
+  localparam int unsigned PAB = ember_isa_pkg::ROLE_BLOCK_ADDR_SIGNED || ember_isa_pkg::ROLE_BLOCK_ADDR_BITS > 64 ? 64 : ember_isa_pkg::ROLE_BLOCK_ADDR_BITS;
+  // Codes a line: len <= 16384 when it starts (the operand check).
   localparam int unsigned NB = 15;
   localparam int unsigned W = 57;  // a divider: remainder [56:25], quotient [24:0]
+
+  // ---- Operand checks (Machine::normalize, in its order): len > 16384 (bad operand);
+  // the last dst or src row beyond act, the parameter block's last row beyond acc (SRAM
+  // range). Exact in WC bits: len <= 16384 where the rows are compared, so R - 1 =
+  // (len - 1) div L has LCB - LGL bits (the model's saturating sums compare as these).
+  function automatic int unsigned mx(input int unsigned a, input int unsigned b);
+    mx = a > b ? a : b;
+  endfunction
+  localparam int unsigned LGL = L > 1 ? $clog2(L) : 0;
+  localparam int unsigned LCB = LNB < NB ? LNB : NB;
+  localparam int unsigned RB = LCB > LGL ? LCB - LGL : 1;
+  localparam int unsigned TROWS = (256 + L - 1) / L;
+  localparam int unsigned WC = mx(mx(mx(DAB, SAB), PAB), mx(RB + mx(DBB, SBB), N1B + mx(D1B, S1B))) + 3;
+  localparam int unsigned KC = WC > 33 ? WC : 33;
+  logic [LNB-1:0] lenf;
+  logic [N1B-1:0] n1f, n1m1;
+  logic [RB-1:0] rm1;
+  logic [KC-1:0] dlast, slast, plast;
+  assign lenf = f_i[64*ember_npu_pkg::R_LEN +: LNB];
+  assign n1f = f_i[64*ember_npu_pkg::R_N1 +: N1B];
+  assign n1m1 = n1f - N1B'(1);
+  assign rm1 = RB'((LCB'(lenf) - LCB'(1)) >> LGL);
+  assign dlast = KC'(f_i[64*ember_npu_pkg::R_DST_ADDR +: DAB])
+               + KC'(rm1) * KC'(f_i[64*ember_npu_pkg::R_DST_SB +: DBB])
+               + KC'(n1m1) * KC'(f_i[64*ember_npu_pkg::R_DST_S1 +: D1B]);
+  assign slast = KC'(f_i[64*ember_npu_pkg::R_SRC_ADDR +: SAB])
+               + KC'(rm1) * KC'(f_i[64*ember_npu_pkg::R_SRC_SB +: SBB])
+               + KC'(n1m1) * KC'(f_i[64*ember_npu_pkg::R_SRC_S1 +: S1B]);
+  assign plast = KC'(f_i[64*ember_npu_pkg::R_BLOCK_ADDR +: PAB]) + KC'(1)
+               + (op_i == ember_isa_pkg::VOP_SOFTMAX ? KC'(TROWS) : KC'(3) * (KC'(rm1) + KC'(1)));
+  always_comb begin
+    chk_fault_o = 1'b1;
+    chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
+    if (lenf == 0 || n1f == 0) chk_fault_o = 1'b0;
+    else if (64'(lenf) > 64'd16384) chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
+    else if (dlast >= KC'(64'(ember_isa_pkg::MEM_ACT_ROWS)) || slast >= KC'(64'(ember_isa_pkg::MEM_ACT_ROWS))
+             || plast >= KC'(64'(ember_isa_pkg::MEM_ACC_ROWS)))
+      chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
+    else chk_fault_o = 1'b0;
+  end
 
   typedef enum logic [3:0] {IDLE, MAX, SUM, W1, W2, NORM, SQRT, LOAD, DIV, RQ, WR} state_e;
   state_e st_q;
@@ -88,7 +139,7 @@ module ember_norm (
 
   // ---- Start: the instruction's fields and the parameter rows p, p + 1 ----
   logic [CAW-1:0] pf;
-  assign pf = CAW'(f_i[64*ember_npu_pkg::R_PARAM_ADDR +: 64]);
+  assign pf = CAW'(f_i[64*ember_npu_pkg::R_BLOCK_ADDR +: 64]);
   logic [NB-1:0] nv;  // codes in the current row
   assign nv = rem_q > NB'(L) ? NB'(L) : rem_q;
   logic last_code, last_row;
@@ -214,15 +265,14 @@ module ember_norm (
       hi = $signed(acc0_i[96 +: 32]);
       pc = zp < lo ? lo : zp;
       pc = pc > hi ? hi : pc;
-      st_q <= f_i[64*ember_npu_pkg::R_N0 +: N0B] == 0 || f_i[64*ember_npu_pkg::R_N1 +: N1B] == 0
-              ? IDLE : softmax ? MAX : SUM;
+      st_q <= lenf == 0 || n1f == 0 ? IDLE : softmax ? MAX : SUM;
       sm_q <= softmax;
-      n0_q <= NB'(f_i[64*ember_npu_pkg::R_N0 +: 64]);
-      n1_q <= f_i[64*ember_npu_pkg::R_N1 +: N1B];
+      n0_q <= NB'(lenf);
+      n1_q <= n1f;
       j_q <= '0;
-      ss0_q <= XAW'(f_i[64*ember_npu_pkg::R_SRC_S0 +: 64]);
+      ss0_q <= XAW'(f_i[64*ember_npu_pkg::R_SRC_SB +: 64]);
       ss1_q <= XAW'(f_i[64*ember_npu_pkg::R_SRC_S1 +: 64]);
-      ds0_q <= XAW'(f_i[64*ember_npu_pkg::R_DST_S0 +: 64]);
+      ds0_q <= XAW'(f_i[64*ember_npu_pkg::R_DST_SB +: 64]);
       ds1_q <= XAW'(f_i[64*ember_npu_pkg::R_DST_S1 +: 64]);
       sline_q <= XAW'(f_i[64*ember_npu_pkg::R_SRC_ADDR +: 64]);
       dline_q <= XAW'(f_i[64*ember_npu_pkg::R_DST_ADDR +: 64]);
@@ -237,7 +287,7 @@ module ember_norm (
       p0_q <= $signed(acc1_i[31:0]);
       p1_q <= $signed(acc1_i[63:32]);
       pad_q <= pc < -128 ? 8'h80 : pc > 127 ? 8'h7f : pc[7:0];
-      rem_q <= NB'(f_i[64*ember_npu_pkg::R_N0 +: 64]);
+      rem_q <= NB'(lenf);
       l_q <= '0;
       mx_q <= -8'sd128;
       {sum_q, u_q, q2_q} <= '0;

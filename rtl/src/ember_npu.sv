@@ -184,15 +184,16 @@ module ember_npu #(
                 || cls1_w == ember_isa_pkg::CLS_REQUANTIZE || cls1_w == ember_isa_pkg::CLS_LUT
                 || cls1_w == ember_isa_pkg::CLS_QUANTIZED_ADD;
   assign norm_cls = cls1_w == ember_isa_pkg::CLS_NORMALIZE;
-  // The normalize unit (its operand checks are the vector unit's; its multiplier is the
-  // vector unit's lane 0).
-  logic nm_busy, nm_we, nm_mul_en, nm_sel;
+  // The normalize unit (its multiplier is the vector unit's lane 0).
+  logic nm_chk, nm_busy, nm_we, nm_mul_en, nm_sel;
+  logic [2:0] nm_kind;
   logic [31:0] nm_src, nm_dst, nm_c0, nm_c1, nm_c2, nm_mul_a, nm_mul_b;
   logic [63:0] nm_mul_p;
   logic [ACT_B-1:0] nm_act;
   logic [ACC_B-1:0] acc_r3;
   ember_norm u_norm (
-      .clk_i, .rst_ni, .f_i(f1_w), .op_i(op1_w), .start_i(start1_w && norm_cls), .busy_o(nm_busy),
+      .clk_i, .rst_ni, .f_i(f1_w), .op_i(op1_w), .chk_fault_o(nm_chk), .chk_kind_o(nm_kind),
+      .start_i(start1_w && norm_cls), .busy_o(nm_busy),
       .src_row_o(nm_src), .act_i(act_r1), .we_o(nm_we), .dst_row_o(nm_dst), .act_o(nm_act),
       .acc0_row_o(nm_c0), .acc1_row_o(nm_c1), .acc2_row_o(nm_c2), .acc0_i(acc_r1),
       .acc1_i(acc_r2), .acc2_i(acc_r3), .mul_en_o(nm_mul_en), .mul_a_o(nm_mul_a),
@@ -210,8 +211,8 @@ module ember_npu #(
 
   assign chk0_w = cls0_w == ember_isa_pkg::CLS_DMA_LOAD && ld_chk;
   assign kind0_w = ld_kind;
-  assign chk1_w = cls1_w == ember_isa_pkg::CLS_GEMM ? gm_chk : (vec_cls || norm_cls) && vc_chk;
-  assign kind1_w = cls1_w == ember_isa_pkg::CLS_GEMM ? gm_kind : vc_kind;
+  assign chk1_w = cls1_w == ember_isa_pkg::CLS_GEMM ? gm_chk : norm_cls ? nm_chk : vec_cls && vc_chk;
+  assign kind1_w = cls1_w == ember_isa_pkg::CLS_GEMM ? gm_kind : norm_cls ? nm_kind : vc_kind;
   assign chk2_w = cls2_w == ember_isa_pkg::CLS_DMA_STORE && st_chk;
   assign kind2_w = st_kind;
   assign overrun_o = (start0_w && ld_busy) || (start2_w && st_busy)

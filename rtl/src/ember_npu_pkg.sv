@@ -58,7 +58,12 @@ package ember_npu_pkg;
   localparam int unsigned R_HI = 50;
   localparam int unsigned R_TABLE = 51;
   localparam int unsigned R_ENGINE = 52;
-  localparam int unsigned NUM_ROLES = 53;
+  // normalize's own roles (docs/isa.md section 2.11).
+  localparam int unsigned R_BLOCK_ADDR = 53;
+  localparam int unsigned R_LEN = 54;
+  localparam int unsigned R_DST_SB = 55;
+  localparam int unsigned R_SRC_SB = 56;
+  localparam int unsigned NUM_ROLES = 57;
   localparam int unsigned FIELDS_BITS = 64 * NUM_ROLES;
   // Fault kinds, in the order of ember::sim::FaultKind (simulator/include/ember/sim/Report.h).
   localparam logic [2:0] FK_ILLEGAL_OPCODE = 3'd0;

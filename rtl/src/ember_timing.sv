@@ -50,6 +50,7 @@ module ember_timing (
   localparam int unsigned N0B = ember_isa_pkg::ROLE_N0_SIGNED || ember_isa_pkg::ROLE_N0_BITS > 64 ? 64 : ember_isa_pkg::ROLE_N0_BITS;
   localparam int unsigned N1B = ember_isa_pkg::ROLE_N1_SIGNED || ember_isa_pkg::ROLE_N1_BITS > 64 ? 64 : ember_isa_pkg::ROLE_N1_BITS;
   localparam int unsigned N2B = ember_isa_pkg::ROLE_N2_SIGNED || ember_isa_pkg::ROLE_N2_BITS > 64 ? 64 : ember_isa_pkg::ROLE_N2_BITS;
+  localparam int unsigned LNB = ember_isa_pkg::ROLE_LEN_SIGNED || ember_isa_pkg::ROLE_LEN_BITS > 64 ? 64 : ember_isa_pkg::ROLE_LEN_BITS;
   // Row bytes (a power of two, at most MAX_ROW_BYTES) and its logarithm.
   localparam int unsigned RBB = $clog2(ember_isa_pkg::MAX_ROW_BYTES + 1);
   localparam int unsigned LGB = $clog2(RBB + 1);
@@ -111,6 +112,7 @@ module ember_timing (
   logic [N0B-1:0] n0;
   logic [N1B-1:0] n1;
   logic [N2B-1:0] n2;
+  logic [LNB-1:0] len;
   logic [63:0] sram_id, src_id;
   logic load, reset;
   assign issue = t_issue_i[TB-1:0];
@@ -129,6 +131,7 @@ module ember_timing (
   assign n0 = f_i[64*ember_npu_pkg::R_N0 +: N0B];
   assign n1 = f_i[64*ember_npu_pkg::R_N1 +: N1B];
   assign n2 = f_i[64*ember_npu_pkg::R_N2 +: N2B];
+  assign len = f_i[64*ember_npu_pkg::R_LEN +: LNB];
   assign sram_id = 64'(f_i[64*ember_npu_pkg::R_SRAM +: MSB_]);
   assign src_id = 64'(f_i[64*ember_npu_pkg::R_SRC_MEM +: SMB]);
   assign load = cls_i == ember_isa_pkg::CLS_DMA_LOAD;
@@ -366,18 +369,18 @@ module ember_timing (
   assign v_x = W_V'(issue) + W_V'(rows) + W_V'(confl) + W_V'(pipe);
 
   // ---- N1: normalize ----
-  // issue + n1 * (cycles_per_line + R * cycles_per_row + n0 * cycles_per_element)
-  // + pipeline_latency, R = ceil(n0 / L) (L a power of two: lanes = MAC rows), checked.
+  // issue + n1 * (cycles_per_line + R * cycles_per_row + len * cycles_per_element)
+  // + pipeline_latency, R = ceil(len / L) (L a power of two: lanes = MAC rows), checked.
   localparam int unsigned LGL = ember_isa_pkg::VECTOR_LANES > 1 ? $clog2(ember_isa_pkg::VECTOR_LANES) : 0;
-  logic [N0B-1:0] nr;
-  assign nr = (n0 >> LGL) + N0B'((n0 & N0B'(ember_isa_pkg::VECTOR_LANES - 1)) != 0);
-  localparam int unsigned W_NR = N0B + TB;
+  logic [LNB-1:0] nr;
+  assign nr = (len >> LGL) + LNB'((len & LNB'(ember_isa_pkg::VECTOR_LANES - 1)) != 0);
+  localparam int unsigned W_NR = LNB + TB;
   localparam int unsigned C_NR = W_NR > 64 ? 64 : W_NR;
   logic [W_NR-1:0] nrc_x, nec_x;
   logic [C_NR-1:0] nrc, nec;
   logic o_nrc, o_nec;
   assign nrc_x = W_NR'(nr) * W_NR'(cpr);
-  assign nec_x = W_NR'(n0) * W_NR'(cpe);
+  assign nec_x = W_NR'(len) * W_NR'(cpe);
   assign o_nrc = (nrc_x >> 64) != 0;
   assign o_nec = (nec_x >> 64) != 0;
   assign nrc = o_nrc ? '1 : C_NR'(nrc_x);
@@ -387,7 +390,7 @@ module ember_timing (
   logic [W_NL-1:0] nl_x;
   logic [C_NL-1:0] nline;
   logic o_nl;
-  // The model adds cycles_per_line + R * cycles_per_row first, then n0 * cycles_per_element:
+  // The model adds cycles_per_line + R * cycles_per_row first, then len * cycles_per_element:
   // either sum reaching 2^64 is an overflow, and the first is below the second.
   assign nl_x = W_NL'(cpl) + W_NL'(nrc) + W_NL'(nec);
   assign o_nl = (nl_x >> 64) != 0;
@@ -455,7 +458,7 @@ module ember_timing (
         end
       end
       ember_isa_pkg::CLS_NORMALIZE:
-        if (n0 != 0 && n1 != 0) begin
+        if (len != 0 && n1 != 0) begin
           dur_o = 64'(n_x);
           ovf_o = o_norm;
         end

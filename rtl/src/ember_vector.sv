@@ -108,11 +108,7 @@ module ember_vector (
   logic [N1B-1:0] n1, n1m1;
   assign n0 = f_i[64*ember_npu_pkg::R_N0 +: N0B];
   assign n1 = f_i[64*ember_npu_pkg::R_N1 +: N1B];
-  // normalize walks R = ceil(n0 / L) rows a line: its last row is (n0 - 1) div L.
-  localparam int unsigned LGL = L > 1 ? $clog2(L) : 0;
-  logic norm_w;
-  assign norm_w = cls_i == ember_isa_pkg::CLS_NORMALIZE;
-  assign n0m1 = norm_w ? (n0 - N0B'(1)) >> LGL : n0 - N0B'(1);
+  assign n0m1 = n0 - N0B'(1);
   assign n1m1 = n1 - N1B'(1);
   function automatic logic [WL-1:0] last(input logic [WL-1:0] a, input logic [WL-1:0] s0,
                                          input logic [WL-1:0] s1);
@@ -182,26 +178,14 @@ module ember_vector (
   assign qs_w = $signed(qp0_w[64 +: 32]);
   assign qs_bad_w = qs_w < 1 || qs_w > 62;
 
-  // normalize: the parameter block's last acc row, p + 1 + ceil(256 / L) (softmax) or
-  // p + 1 + 3R (layernorm), exact (n0 <= 16384 when it is compared).
-  localparam int unsigned TROWS = (256 + L - 1) / L;
-  localparam int unsigned WP = (PAB > N0B + 2 ? PAB : N0B + 2) + 2;
-  localparam int unsigned KP = WP > 33 ? WP : 33;
-  logic [KP-1:0] plast_w;
-  assign plast_w = KP'(f_i[64*ember_npu_pkg::R_PARAM_ADDR +: PAB]) + KP'(1)
-                 + (op_i == ember_isa_pkg::VOP_SOFTMAX ? KP'(TROWS)
-                                                       : KP'(3) * (KP'(n0m1) + KP'(1)));
   always_comb begin
     chk_fault_o = 1'b1;
     chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
     if (dst_bad_w || src_bad_w) chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
     else if (n0 == 0 || n1 == 0) chk_fault_o = 1'b0;
-    else if (norm_w && 64'(n0) > 64'd16384) chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
     else if (KL'(last(d_a, d_s0, d_s1)) >= rowsOf(dst_acc_w)
              || KL'(last(a_a, a_s0, a_s1)) >= rowsOf(src_acc_w)
              || KL'(last(b_a, b_s0, b_s1)) >= rowsOf(src_acc_w))
-      chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
-    else if (norm_w && plast_w >= KP'(64'(ember_isa_pkg::MEM_ACC_ROWS)))
       chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
     else if ((cls_i == ember_isa_pkg::CLS_REQUANTIZE || qadd_w)
              && 64'(f_i[64*ember_npu_pkg::R_PARAM_ADDR +: PAB]) >= 64'(ember_isa_pkg::MEM_PARAM_ROWS) - 1)

@@ -435,8 +435,8 @@ TEST(Cosim, QuantizedAddExtremes) {
 }
 
 TEST(Cosim, NormalizeExtremes) {
-  // softmax and lnorm (docs/isa.md section 2.11): lines of n0 a multiple of L and not,
-  // n0 = 1, several lines with strides, in place, a stride-0 source; extreme parameters
+  // softmax and lnorm (docs/isa.md section 2.11): lines of len a multiple of L and not,
+  // len = 1, several lines with strides, in place, a stride-0 source; extreme parameters
   // (M = INT32_MAX and INT32_MIN, S outside 1..62, table entries negative and above 2^16,
   // an all-zero table (sum 0), zp_x beyond int8, epsilon negative and above 2^60, zero
   // variance, lo > hi, int32 zero points); then the range faults.
@@ -530,12 +530,12 @@ TEST(Cosim, NormalizeExtremes) {
                   "dma.ld sram=acc sram_addr=0 dram_addr=65536 size0=" +
                   std::to_string(accUsed) + " size1=1 size2=1 push_next\n" +
                   "sync engine=compute pop_prev\n";
-  auto norm = [&](const char* op, u64 par, u64 n0, u64 n1, u64 dst, u64 ds0, u64 ds1, u64 src,
-                  u64 ss0, u64 ss1) {
-    p += std::string(op) + " param_addr=" + std::to_string(par) + " n0=" + std::to_string(n0) +
+  auto norm = [&](const char* op, u64 par, u64 len, u64 n1, u64 dst, u64 dsb, u64 ds1, u64 src,
+                  u64 ssb, u64 ss1) {
+    p += std::string(op) + " block_addr=" + std::to_string(par) + " len=" + std::to_string(len) +
          " n1=" + std::to_string(n1) + " dst_addr=" + std::to_string(dst) +
-         " dst_s0=" + std::to_string(ds0) + " dst_s1=" + std::to_string(ds1) +
-         " src_addr=" + std::to_string(src) + " src_s0=" + std::to_string(ss0) +
+         " dst_sb=" + std::to_string(dsb) + " dst_s1=" + std::to_string(ds1) +
+         " src_addr=" + std::to_string(src) + " src_sb=" + std::to_string(ssb) +
          " src_s1=" + std::to_string(ss1) + "\n";
   };
   // Destinations: rows 140..; sources 0..135 (several lines with strides).
@@ -552,7 +552,7 @@ TEST(Cosim, NormalizeExtremes) {
   norm("lnorm", lnBigEps, 4 * L, 1, 188, 1, 0, 30, 1, 0);
   norm("lnorm", lnEps60, L - 1, 3, 192, 1, 1, 40, 1, 1);
   norm("lnorm", lnPlain, 2 * L + 3, 2, 195, 1, 3, 128, 1, 3); // zero variance, epsilon 1000
-  norm("lnorm", lnLoHi, 1, 2, 201, 0, 1, 50, 0, 1);           // n0 = 1: c = 0
+  norm("lnorm", lnLoHi, 1, 2, 201, 0, 1, 50, 0, 1);           // len = 1: c = 0
   norm("lnorm", lnLoHi, L + 2, 1, 203, 1, 0, 60, 1, 0);
   norm("lnorm", lnWild, 2 * L, 1, 205, 1, 0, 131, 1, 0); // zero variance, epsilon < 0: r = 0
   norm("lnorm", lnEps1, 4 * L, 2, 206, 1, 2, 128, 1, 4); // zero variance, epsilon 1
@@ -579,34 +579,37 @@ TEST(Cosim, NormalizeExtremes) {
     EXPECT_TRUE(smv.count(-128) && smv.count(127) && lnv.count(-128) && lnv.count(127));
   }
   // Faults: a destination and a source row beyond act, the parameter block's last row
-  // beyond acc (softmax: 2 + ceil(256 / L) rows, lnorm: 2 + 3R), n0 beyond 16384 where
-  // the field holds it; n0 = 0 checks nothing.
+  // beyond acc (softmax: 2 + ceil(256 / L) rows, lnorm: 2 + 3R), len beyond 16384 where
+  // the field holds it (ember-v1-shifted); len = 0 checks nothing.
   const std::string last = std::to_string(actRows - 1);
-  EXPECT_EQ(cosimAsm("softmax param_addr=0 n0=" + std::to_string(L + 1) + " n1=1 dst_addr=" + last +
-                     " dst_s0=1 src_addr=0 src_s0=1\nfinish\n"),
+  EXPECT_EQ(cosimAsm("softmax block_addr=0 len=" + std::to_string(L + 1) +
+                     " n1=1 dst_addr=" + last + " dst_sb=1 src_addr=0 src_sb=1\nfinish\n"),
             "");
   EXPECT_EQ(
-      cosimAsm("lnorm param_addr=0 n0=1 n1=2 dst_addr=0 src_addr=" + last + " src_s1=1\nfinish\n"),
+      cosimAsm("lnorm block_addr=0 len=1 n1=2 dst_addr=0 src_addr=" + last + " src_s1=1\nfinish\n"),
       "");
-  EXPECT_EQ(cosimAsm("softmax param_addr=" + std::to_string(accRows - 2 - tableRows) +
-                     " n0=1 n1=1 dst_addr=0 src_addr=0\nfinish\n"),
+  EXPECT_EQ(cosimAsm("softmax block_addr=" + std::to_string(accRows - 2 - tableRows) +
+                     " len=1 n1=1 dst_addr=0 src_addr=0\nfinish\n"),
             "");
-  EXPECT_EQ(cosimAsm("softmax param_addr=" + std::to_string(accRows - tableRows) +
-                     " n0=1 n1=1 dst_addr=0 src_addr=0\nfinish\n"),
+  EXPECT_EQ(cosimAsm("softmax block_addr=" + std::to_string(accRows - tableRows) +
+                     " len=1 n1=1 dst_addr=0 src_addr=0\nfinish\n"),
             "");
-  EXPECT_EQ(cosimAsm("lnorm param_addr=" + std::to_string(accRows - 7) +
-                     " n0=" + std::to_string(2 * L) + " n1=1 dst_addr=0 src_addr=0\nfinish\n"),
+  EXPECT_EQ(cosimAsm("lnorm block_addr=" + std::to_string(accRows - 7) +
+                     " len=" + std::to_string(2 * L) + " n1=1 dst_addr=0 src_addr=0\nfinish\n"),
             "");
-  EXPECT_EQ(cosimAsm("lnorm param_addr=" + std::to_string(accRows - 8) +
-                     " n0=" + std::to_string(2 * L) + " n1=1 dst_addr=0 src_addr=0\nfinish\n"),
+  EXPECT_EQ(cosimAsm("lnorm block_addr=" + std::to_string(accRows - 8) +
+                     " len=" + std::to_string(2 * L) + " n1=1 dst_addr=0 src_addr=0\nfinish\n"),
             "");
-  EXPECT_EQ(cosimAsm("lnorm param_addr=" + std::to_string(accRows - 1) +
-                     " n0=0 n1=1 dst_addr=" + last + " src_addr=" + last + " dst_s1=5\nfinish\n"),
+  EXPECT_EQ(cosimAsm("lnorm block_addr=" + std::to_string(accRows - 1) +
+                     " len=0 n1=1 dst_addr=" + last + " src_addr=" + last + " dst_s1=5\nfinish\n"),
             "");
-  if (sm->field("n0")->bits.width >= 15) {
+  if (sm->field("len")->bits.width >= 15) {
     EXPECT_EQ(
-        cosimAsm("softmax param_addr=0 n0=16385 n1=1 dst_addr=" + last + " src_addr=0\nfinish\n"),
+        cosimAsm("softmax block_addr=0 len=16385 n1=1 dst_addr=" + last + " src_addr=0\nfinish\n"),
         "");
+    EXPECT_EQ(cosimAsm("lnorm block_addr=0 len=16384 n1=1 dst_addr=0 src_addr=0 src_sb=" +
+                       std::to_string(actRows) + "\nfinish\n"),
+              "");
   }
 }
 

@@ -5,7 +5,8 @@
 //   ember_rtl_glue derive ISA.json OUT.json  a re-encoded copy of ISA.json: 192-bit words,
 //                                            opcode moved to bits [170, 177), opcodes
 //                                            renumbered, every field shifted by 37 or 41
-//                                            bits, vmov's imm1 4 bits wider, nonzero
+//                                            bits, vmov's imm1 4 bits wider, normalize's
+//                                            len 15 bits (n1 one bit up), nonzero
 //                                            register reset values and an extra fieldless
 //                                            w1c and wo register; and other hardware: an
 //                                            8 x 8 array with one weight buffer, smaller
@@ -23,6 +24,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -102,6 +104,17 @@ std::string derive(const IsaDescription& isa) {
   for (auto& in : j["instructions"])
     if (in["name"] == "vmov")
       in["fields"]["imm1"]["width"] = in["fields"]["imm1"]["width"].get<unsigned>() + 4;
+  // normalize's len one bit wider than ember-v1's 14 (n1 moves up into the free bit above
+  // it), so that len > 16384, the bad-operand check, can be encoded.
+  for (auto& in : j["instructions"])
+    if (in["class"] == "normalize") {
+      auto& f = in["fields"];
+      if (f["n1"]["lsb"].get<unsigned>() !=
+          f["len"]["lsb"].get<unsigned>() + f["len"]["width"].get<unsigned>())
+        throw std::runtime_error("derive: normalize's n1 no longer follows len");
+      f["len"]["width"] = f["len"]["width"].get<unsigned>() + 1;
+      f["n1"]["lsb"] = f["n1"]["lsb"].get<unsigned>() + 1;
+    }
   // normalize at the smallest timing the reference RTL meets (docs/rtl.md section 5.1):
   // softmax 3 * n0 + 27 * R cycles a line, layernorm at most 3 * n0 + 26 * R + 64, one
   // start cycle (issue >= 1), no pipeline latency; the harness fails on an overrun.
