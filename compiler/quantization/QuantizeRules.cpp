@@ -186,8 +186,16 @@ bool divRule(const Node& n, Quantizer& q) {
 /// Softmax (section 4.10): the input's codes through the 2^16-scaled exp table; the
 /// result has the parameters of the range [0, 1]. Only when the input already is int8:
 /// quantizing a float value just to normalise it would add error and a node.
+/// Whether `x` is int8 already or a float graph input with calibrated parameters, which
+/// is then quantized at the input: what Softmax, LayerNormalization and data movement
+/// take (a model's first LayerNorm or input transpose then runs in int8, on the NPU too).
+bool int8OrInput(const NodeValue& x, Quantizer& q) {
+  return q.hasInt8(x) || (x.node->kind() == K::Placeholder && x.kind() == ElemKind::Float32 &&
+                          q.paramsOf(x).has_value());
+}
+
 bool softmaxRule(const Node& n, Quantizer& q) {
-  if (!q.hasInt8(n.input(0)) || n.input(0).dims().empty())
+  if (!int8OrInput(n.input(0), q) || n.input(0).dims().empty())
     return false;
   const QuantParams yq = softmaxResultParams();
   const NodeValue y = const_cast<Node&>(n).result();
@@ -199,7 +207,7 @@ bool softmaxRule(const Node& n, Quantizer& q) {
 
 /// LayerNormalization with a constant float scale and bias (section 4.11) whose Mean and
 /// InvStdDev results nothing reads (the int8 form leaves them zero); only when the input
-/// already is int8, as Softmax.
+/// already is int8 or is a graph input, as Softmax.
 bool layerNormRule(const Node& n, Quantizer& q) {
   const NodeValue x = n.input(0);
   const Tensor* gamma = floatConstant(n.input(1));
@@ -207,7 +215,7 @@ bool layerNormRule(const Node& n, Quantizer& q) {
   const Tensor* beta = floatConstant(betaV);
   const NodeValue y = const_cast<Node&>(n).result();
   auto ps = operandParams(q, {x, y});
-  if (!q.hasInt8(x) || x.dims().empty() || !gamma || (betaV && !beta) || !ps)
+  if (!int8OrInput(x, q) || x.dims().empty() || !gamma || (betaV && !beta) || !ps)
     return false;
   for (unsigned r = 1; r < n.numResults(); ++r)
     if (q.isUsed(NodeValue(const_cast<Node*>(&n), r)))
@@ -294,12 +302,9 @@ bool sameParamsRule(const Node& n, Quantizer& q) {
 /// first (indices) are passed as they are.
 bool movingRule(const Node& n, Quantizer& q) {
   // A float graph input moved before anything computes on it (a transformer's input
-  // transposed to sequence-first) is quantized at the input instead: the codes move
-  // exactly, and the moved value's range is the input's.
-  const NodeValue x = n.input(0);
-  const bool floatInput = x.node->kind() == K::Placeholder && x.kind() == ElemKind::Float32 &&
-                          q.paramsOf(x).has_value();
-  if (!q.hasInt8(x) && !floatInput)
+  // transposed to sequence-first) is quantized at the input: the codes move exactly, and
+  // the moved value's range is the input's.
+  if (!int8OrInput(n.input(0), q))
     return false;
   if (n.kind() == K::Pad && n.optionalInput(1))
     return false; // a run-time pad value
@@ -369,10 +374,12 @@ const std::map<NodeKind, RuleEntry>& rules() {
     t[K::MatMul] = {matMulRule, "int8 a, constant 2-D B per channel (axis 1); or B an int8 "
                                 "activation (2-D, or batched as a), own params"};
     t[K::Div] = {divRule, "by a scalar constant: int8 Mul by its reciprocal, own params"};
-    t[K::Softmax] = {softmaxRule, "when its input is int8: exp table of the input scale, "
-                                  "result params of [0, 1]"};
-    t[K::LayerNormalization] = {layerNormRule, "when its input is int8: constant float "
-                                               "scale/bias, integer statistics, own params"};
+    t[K::Softmax] = {softmaxRule,
+                     "when its input is int8 or a graph input: exp table of the input scale, "
+                     "result params of [0, 1]"};
+    t[K::LayerNormalization] = {layerNormRule,
+                                "when its input is int8 or a graph input: constant float "
+                                "scale/bias, integer statistics, own params"};
     t[K::BatchNormalization] = {batchNormRule,
                                 "constant parameters over N x C x spatial: a "
                                 "depthwise 1x1 int8 Conv (scale folded per channel)"};
@@ -387,7 +394,8 @@ const std::map<NodeKind, RuleEntry>& rules() {
     t[K::Concat] = {concatRule, "own params; inputs of other params Rescaled"};
     for (K k : {K::Reshape, K::Transpose, K::Slice, K::Pad, K::Gather, K::Split, K::Expand, K::Tile,
                 K::DepthToSpace, K::SpaceToDepth})
-      t[k] = {movingRule, "moves codes when its input is int8; the input's params"};
+      t[k] = {movingRule,
+              "moves codes when its input is int8 or a graph input; the input's params"};
     for (K k : {K::Sigmoid, K::Tanh, K::HardSigmoid, K::HardSwish, K::Silu, K::Gelu, K::Erf, K::Exp,
                 K::Softplus, K::Softsign, K::LeakyRelu, K::Elu, K::Selu, K::Celu, K::Neg, K::Abs})
       t[k] = {lutRule, "Lut with a 256-entry table, own params"};

@@ -6,7 +6,7 @@
 // instructions), the Reshape to rows and the mean over tokens. Random extents (partial lane
 // blocks both ways) and zero points (-128 among them); each chain compiled on ember-v1
 // double- and single-buffered, on the 32-lane description and on ember-v1 shrunk to 64
-// act rows, 8 weight blocks and 24 acc rows (Softmax's parameter block is 18), simulated and
+// act rows, 8 weight blocks and 32 acc rows (Softmax's parameter block is 18), simulated and
 // compared bit for bit with the int8 interpreter (and once with the cpu backend).
 #include "NpuTestUtil.h"
 
@@ -135,7 +135,7 @@ TEST_P(RandomSequence, BitExactAgainstInt8Interpreter) {
     sq.step();
   sq.same(NodeKind::Reshape, "rows", ints({{"shape", {sq.Gs * sq.T, sq.C}}}), {sq.Gs * sq.T, sq.C});
   sq.g.output("y", sq.cur);
-  static const isa::IsaDescription tiny = refIsaWithRows({{"act", 64}, {"weight", 8}, {"acc", 24}});
+  static const isa::IsaDescription tiny = refIsaWithRows({{"act", 64}, {"weight", 8}, {"acc", 32}});
   for (int variant = 0; variant < 4; ++variant) {
     CompileOptions o;
     o.doubleBuffer = variant != 1;

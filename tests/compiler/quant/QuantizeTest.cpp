@@ -319,9 +319,11 @@ TEST(Quantize, AttentionIsInt8FromEndToEnd) {
   QuantizeStats st;
   Function* q = quantize(*a.f, p, {}, &st);
   EXPECT_TRUE(verifyFunction(*q).empty());
-  // A QuantizeLinear per input (k before its Transpose: moving floats is cheaper), int8
-  // MatMuls of two activations, the Div as a Mul by 1/4, Softmax and LayerNorm; one DQ.
-  EXPECT_EQ(st.floatNodes, 1u) << "only k's Transpose moves floats";
+  // A QuantizeLinear per input (k's at the input: its Transpose moves int8 codes, which
+  // the NPU can run), int8 MatMuls of two activations, the Div as a Mul by 1/4, Softmax
+  // and LayerNorm; one DQ.
+  EXPECT_EQ(st.floatNodes, 0u) << "the Transpose of input k moves int8 codes";
+  EXPECT_EQ(q->findNode("kt__1")->resultType().kind, ElemKind::Int8);
   EXPECT_EQ(st.dequantizes, 1u);
   EXPECT_EQ(q->findNode("scores__1")->resultType().kind, ElemKind::Int8);
   EXPECT_EQ(q->findNode("scaled__1")->kind(), NodeKind::Mul);
@@ -343,16 +345,27 @@ TEST(Quantize, AttentionIsInt8FromEndToEnd) {
   EXPECT_GT(c, 0.99);
 }
 
-TEST(Quantize, SoftmaxAndLayerNormOfAFloatValueStayFloat) {
-  // Quantizing a float value only to normalise it would add error and a node.
+TEST(Quantize, SoftmaxOfAGraphInputIsInt8AndOfAFloatResultStaysFloat) {
+  // A graph input is quantized where Softmax reads it (an int8 target such as the NPU
+  // then runs it: a transformer's pre-norm LayerNorm, docs/compiler.md "Quantization");
+  // a value a float node computes (LogSoftmax stays float) is not quantized only to be
+  // normalised, which would add error and two nodes.
   Module m;
   Function* f = m.createFunction("main");
   NodeValue x = m.createPlaceholder("x", Type(ElemKind::Float32, {3, 8}))->result();
-  NodeValue s = f->create(NodeKind::Softmax, "sm", {x})->result();
-  f->addOutput("y", s);
+  f->addOutput("y", f->create(NodeKind::Softmax, "sm", {x})->result());
+  NodeValue l = f->create(NodeKind::LogSoftmax, "log", {x})->result();
+  f->addOutput("z", f->create(NodeKind::Softmax, "sm2", {l})->result());
   Profile p = profileFunction(*f, calibration(*f, 4));
   Function* q = quantize(*f, p, {});
-  EXPECT_EQ(kinds(*q), (std::vector<std::string>{"Softmax"}));
+  EXPECT_EQ(kinds(*q), (std::vector<std::string>{"QuantizeLinear", "Softmax", "LogSoftmax",
+                                                 "Softmax", "DequantizeLinear"}));
+  for (const auto& n : q->nodes()) {
+    if (n->kind() != NodeKind::Softmax)
+      continue;
+    const bool ofFloat = n->input(0).node->kind() == NodeKind::LogSoftmax;
+    EXPECT_EQ(n->resultType().kind, ofFloat ? ElemKind::Float32 : ElemKind::Int8) << n->name();
+  }
 }
 
 } // namespace
