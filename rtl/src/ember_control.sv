@@ -71,6 +71,31 @@ module ember_control (
   // by fetch): duration, DMA head and transfer, memory stall, MACs, DRAM bytes, flags.
   localparam int unsigned TW = 6 * 64 + 2;
   localparam int unsigned QW = ember_isa_pkg::INSTR_BITS + 32 + 64 + TW;
+  // A queue stores only what its instructions can have: a DMA (load and store queues) no
+  // memory stall and no MACs (ember_timing gives them 0), and its head, issue + setup,
+  // has at most 22 bits (two timing entries of 21); a compute instruction no head,
+  // transfer, DRAM bytes or booking. (A sync, in any queue, has a duration only.)
+  localparam int unsigned HB = 22;
+  localparam int unsigned TWD = 3 * 64 + HB + 2;
+  localparam int unsigned TWC = 3 * 64 + 1;
+  localparam int unsigned QWD = QW - TW + TWD;
+  localparam int unsigned QWC = QW - TW + TWC;
+  // {word, index, dispatch, base, head, xfer, mstall, macs, dbytes, books, ovf}
+  /* verilator lint_off UNUSEDSIGNAL */  // a pack drops the fields its queue has not
+  function automatic logic [QWD-1:0] packDma(input logic [QW-1:0] x);
+    packDma = {x[QW-1:TW], x[2+5*64 +: 64], x[2+4*64 +: HB], x[2+3*64 +: 64], x[2 +: 64], x[1:0]};
+  endfunction
+  function automatic logic [QW-1:0] unpackDma(input logic [QWD-1:0] y);
+    unpackDma = {y[QWD-1:TWD], y[2+64+HB+64 +: 64], 64'(y[2+64+64 +: HB]), y[2+64 +: 64], 128'd0,
+                 y[2 +: 64], y[1:0]};
+  endfunction
+  function automatic logic [QWC-1:0] packCompute(input logic [QW-1:0] x);
+    packCompute = {x[QW-1:TW], x[2+5*64 +: 64], x[2+64 +: 128], x[0]};
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+  function automatic logic [QW-1:0] unpackCompute(input logic [QWC-1:0] y);
+    unpackCompute = {y[QWC-1:TWC], y[1+128 +: 64], 128'd0, y[1 +: 128], 65'd0, y[0]};
+  endfunction
   localparam logic [63:0] TOKD = 64'(ember_isa_pkg::TOKEN_FIFO_DEPTH);
 
   // ---- State ----
@@ -94,16 +119,21 @@ module ember_control (
   logic [2:0] qpush_w, qpop_w;
   logic [QW-1:0] qdata_w;
   logic [QW-1:0] qhead_w[3];
+  logic [QWD-1:0] qhead_ld, qhead_st;
+  logic [QWC-1:0] qhead_cp;
   logic [31:0] qcnt_w[3];
-  ember_queue #(.DEPTH(ember_isa_pkg::QUEUE_LOAD_DEPTH), .W(QW)) u_qload (
-      .clk_i, .rst_ni, .push_i(qpush_w[0]), .data_i(qdata_w), .pop_i(qpop_w[0]),
-      .head_o(qhead_w[0]), .count_o(qcnt_w[0]));
-  ember_queue #(.DEPTH(ember_isa_pkg::QUEUE_COMPUTE_DEPTH), .W(QW)) u_qcompute (
-      .clk_i, .rst_ni, .push_i(qpush_w[1]), .data_i(qdata_w), .pop_i(qpop_w[1]),
-      .head_o(qhead_w[1]), .count_o(qcnt_w[1]));
-  ember_queue #(.DEPTH(ember_isa_pkg::QUEUE_STORE_DEPTH), .W(QW)) u_qstore (
-      .clk_i, .rst_ni, .push_i(qpush_w[2]), .data_i(qdata_w), .pop_i(qpop_w[2]),
-      .head_o(qhead_w[2]), .count_o(qcnt_w[2]));
+  ember_queue #(.DEPTH(ember_isa_pkg::QUEUE_LOAD_DEPTH), .W(QWD)) u_qload (
+      .clk_i, .rst_ni, .push_i(qpush_w[0]), .data_i(packDma(qdata_w)), .pop_i(qpop_w[0]),
+      .head_o(qhead_ld), .count_o(qcnt_w[0]));
+  ember_queue #(.DEPTH(ember_isa_pkg::QUEUE_COMPUTE_DEPTH), .W(QWC)) u_qcompute (
+      .clk_i, .rst_ni, .push_i(qpush_w[1]), .data_i(packCompute(qdata_w)), .pop_i(qpop_w[1]),
+      .head_o(qhead_cp), .count_o(qcnt_w[1]));
+  ember_queue #(.DEPTH(ember_isa_pkg::QUEUE_STORE_DEPTH), .W(QWD)) u_qstore (
+      .clk_i, .rst_ni, .push_i(qpush_w[2]), .data_i(packDma(qdata_w)), .pop_i(qpop_w[2]),
+      .head_o(qhead_st), .count_o(qcnt_w[2]));
+  assign qhead_w[0] = unpackDma(qhead_ld);
+  assign qhead_w[1] = unpackCompute(qhead_cp);
+  assign qhead_w[2] = unpackDma(qhead_st);
   function automatic logic [31:0] qdepth(input logic [1:0] u);
     qdepth = u == 2'd0 ? 32'(ember_isa_pkg::QUEUE_LOAD_DEPTH)
            : u == 2'd1 ? 32'(ember_isa_pkg::QUEUE_COMPUTE_DEPTH)

@@ -46,7 +46,16 @@ module ember_norm (
     output logic mul_en_o,
     output logic [31:0] mul_a_o,
     output logic [31:0] mul_b_o,
-    input  logic [63:0] mul_p_i
+    input  logic [63:0] mul_p_i,
+    // rq() of the current code on the same lane's requantization (rq_o: the lane
+    // requantizes the product mul_a_o * mul_b_o by rq_s_o, adds rq_z_o, bounds it by
+    // rq_lo_o, rq_hi_o as requantize does and saturates it to int8: rq_y_i).
+    output logic rq_o,
+    output logic [5:0] rq_s_o,
+    output logic signed [32:0] rq_z_o,
+    output logic signed [31:0] rq_lo_o,
+    output logic signed [31:0] rq_hi_o,
+    input  logic [7:0] rq_y_i
 );
   localparam int unsigned L = ember_isa_pkg::VECTOR_LANES;
   localparam int unsigned LG = L > 1 ? $clog2(L) : 1;
@@ -116,7 +125,7 @@ module ember_norm (
   logic [XAW-1:0] ss0_q, ss1_q, ds0_q, ds1_q, sline_q, dline_q, srow_q, drow_q;
   logic [CAW-1:0] p_q, crow_q;
   logic signed [7:0] zx_q;
-  logic signed [31:0] zpy_q, lo_q, hi_q, p0_q, p1_q;
+  logic signed [31:0] zpy_q, lo_q, hi_q, p0_q, p1_q;  // lo_q: min(lo, hi)
   logic [7:0] pad_q;
   // ---- Line and row state ----
   logic [NB-1:0] rem_q;  // codes of the line from the current row on
@@ -140,11 +149,11 @@ module ember_norm (
   // ---- Start: the instruction's fields and the parameter rows p, p + 1 ----
   logic [CAW-1:0] pf;
   assign pf = CAW'(f_i[64*ember_npu_pkg::R_BLOCK_ADDR +: 64]);
-  logic [NB-1:0] nv;  // codes in the current row
-  assign nv = rem_q > NB'(L) ? NB'(L) : rem_q;
+  logic [LG:0] nv;  // codes in the current row (at most L)
   logic last_code, last_row;
   assign last_row = rem_q <= NB'(L);
-  assign last_code = NB'(l_q) + NB'(1) == nv;
+  assign nv = last_row ? rem_q[LG:0] : (LG + 1)'(L);
+  assign last_code = (LG + 1)'(l_q) + (LG + 1)'(1) == nv;
 
   // The current code and its table entry (softmax).
   logic signed [7:0] x;
@@ -172,33 +181,36 @@ module ember_norm (
   always_comb begin
     rmax = -8'sd128;
     for (int j = 0; j < L; j++)
-      if (NB'(j) < nv && $signed(act_i[8*j +: 8]) > rmax) rmax = $signed(act_i[8*j +: 8]);
+      if ((LG + 1)'(j) < nv && $signed(act_i[8*j +: 8]) > rmax) rmax = $signed(act_i[8*j +: 8]);
   end
-  // rq(t, M, S, z) of the current code: s = clamp(S, 1, 62). clamp(y, lo, hi) is the
-  // model's std::clamp, min(max(y, lo), hi): hi when lo > hi.
+  // rq(t, M, S, z) of the current code, s = clamp(S, 1, 62), on the vector lane (rq_o):
+  // the model's min(max(y, lo), hi) is requantize's bound with lo replaced by
+  // min(lo, hi) (hi when lo > hi; lo_q holds it).
   logic signed [31:0] rm, rs;
-  logic signed [32:0] rz;
   logic signed [25:0] t;
-  logic [5:0] s;
-  logic signed [65:0] ry;
-  logic [7:0] y8;
   logic [24:0] qv;
-  assign qv = dw_q[W*l_q +: 25];
+  logic nq;
+  always_comb begin
+    qv = '0;
+    nq = 1'b0;
+    for (int j = 0; j < L; j++)
+      if (l_q == LG'(j)) begin
+        qv = dw_q[W*j +: 25];
+        nq = neg_q[j];
+      end
+  end
   logic signed [25:0] tq;
   assign tq = $signed({1'b0, qv});
-  assign t = dv_q == 0 ? 26'sd0 : neg_q[l_q] ? -tq : tq;
+  assign t = dv_q == 0 ? 26'sd0 : nq ? -tq : tq;
   assign rm = sm_q ? p0_q : $signed(acc0_i[32*l_q +: 32]);
   assign rs = sm_q ? p1_q : $signed(acc1_i[32*l_q +: 32]);
-  assign rz = sm_q ? 33'(zpy_q) : 33'($signed(acc2_i[32*l_q +: 32])) + 33'(zpy_q);
-  assign s = rs < 1 ? 6'd1 : rs > 62 ? 6'd62 : 6'(rs);
-  function automatic logic [7:0] sat(input logic signed [65:0] v);
-    logic signed [65:0] w;
-    w = v < 66'(lo_q) ? 66'(lo_q) : v;
-    w = w > 66'(hi_q) ? 66'(hi_q) : w;
-    sat = w < -66'sd128 ? 8'h80 : w > 66'sd127 ? 8'h7f : w[7:0];
-  endfunction
-  assign ry = ((66'($signed(mul_p_i)) + (66'sd1 <<< (s - 6'd1))) >>> s) + 66'(rz);
-  assign y8 = sat(ry);
+  assign rq_o = st_q == RQ;
+  assign rq_z_o = sm_q ? 33'(zpy_q) : 33'($signed(acc2_i[32*l_q +: 32])) + 33'(zpy_q);
+  assign rq_s_o = rs < 1 ? 6'd1 : rs > 62 ? 6'd62 : 6'(rs);
+  assign rq_lo_o = lo_q;
+  assign rq_hi_o = hi_q;
+  logic unused_w;  // the products used here are below 2^62 in magnitude
+  assign unused_w = ^mul_p_i[63:62];
 
   // The shared multiplier's operands.
   always_comb begin
@@ -234,7 +246,34 @@ module ember_norm (
       acc1_row_o = 32'(pf1);
     end else if (sm_q) acc0_row_o = 32'(trow);
     we_o = st_q == WR;
-    for (int j = 0; j < L; j++) act_o[8*j +: 8] = NB'(j) < nv ? out_q[8*j +: 8] : pad_q;
+    for (int j = 0; j < L; j++) act_o[8*j +: 8] = (LG + 1)'(j) < nv ? out_q[8*j +: 8] : pad_q;
+  end
+
+  // The lanes' dividers (a restoring step in every lane in DIV; LOAD writes the current
+  // code's lane) and the output row (RQ writes the current code's byte).
+  logic [W*L-1:0] dw_d;
+  logic [L-1:0] neg_d;
+  logic [8*L-1:0] out_d;
+  always_comb begin
+    dw_d = dw_q;
+    neg_d = neg_q;
+    out_d = out_q;
+    for (int j = 0; j < L; j++) begin
+      logic [32:0] sh, df;
+      sh = {1'b0, dw_q[W*j+24 +: 32]};
+      df = sh - 33'(dv_q);
+      if (st_q == DIV)
+        dw_d[W*j +: W] = df[32] ? {sh[31:0], dw_q[W*j +: 24], 1'b0} : {df[31:0], dw_q[W*j +: 24], 1'b1};
+      else if (st_q == LOAD && l_q == LG'(j)) begin
+        dw_d[W*j +: W] = nd;
+        neg_d[j] = !sm_q && c < 0;
+      end
+      if (st_q == RQ && l_q == LG'(j)) out_d[8*j +: 8] = rq_y_i;
+    end
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) {dw_q, neg_q, out_q} <= '0;
+    else {dw_q, neg_q, out_q} <= {dw_d, neg_d, out_d};
   end
 
   // The square root's step: two bits of D a cycle.
@@ -255,7 +294,6 @@ module ember_norm (
       {ss0_q, ss1_q, ds0_q, ds1_q, sline_q, dline_q, srow_q, drow_q} <= '0;
       {p_q, crow_q, zx_q, zpy_q, lo_q, hi_q, p0_q, p1_q, pad_q} <= '0;
       {rem_q, l_q, mx_q, sum_q, u_q, q2_q, d_q, k_q, srem_q, root_q, dv_q, it_q} <= '0;
-      {dw_q, neg_q, out_q} <= '0;
     end else if (start_i) begin
       logic softmax;
       logic signed [31:0] zp, lo, hi, pc;
@@ -282,7 +320,7 @@ module ember_norm (
       crow_q <= pf + CAW'(2);
       zx_q <= $signed(acc0_i[7:0]);
       zpy_q <= zp;
-      lo_q <= lo;
+      lo_q <= lo > hi ? hi : lo;
       hi_q <= hi;
       p0_q <= $signed(acc1_i[31:0]);
       p1_q <= $signed(acc1_i[63:32]);
@@ -361,8 +399,6 @@ module ember_norm (
           end
         end
         LOAD: begin
-          dw_q[W*l_q +: W] <= nd;
-          neg_q[l_q] <= !sm_q && c < 0;
           l_q <= l_q + LG'(1);
           if (last_code) begin
             st_q <= DIV;
@@ -370,13 +406,6 @@ module ember_norm (
           end
         end
         DIV: begin
-          for (int j = 0; j < L; j++) begin
-            logic [32:0] sh, df;
-            sh = {1'b0, dw_q[W*j+24 +: 32]};
-            df = sh - 33'(dv_q);
-            dw_q[W*j +: W] <= df[32] ? {sh[31:0], dw_q[W*j +: 24], 1'b0}
-                                     : {df[31:0], dw_q[W*j +: 24], 1'b1};
-          end
           it_q <= it_q - 5'd1;
           if (it_q == 0) begin
             st_q <= RQ;
@@ -384,7 +413,6 @@ module ember_norm (
           end
         end
         RQ: begin
-          out_q[8*l_q +: 8] <= y8;
           l_q <= l_q + LG'(1);
           if (last_code) st_q <= WR;
         end

@@ -189,6 +189,11 @@ module ember_npu #(
   logic [2:0] nm_kind;
   logic [31:0] nm_src, nm_dst, nm_c0, nm_c1, nm_c2, nm_mul_a, nm_mul_b;
   logic [63:0] nm_mul_p;
+  logic nm_rq;
+  logic [5:0] nm_rq_s;
+  logic signed [32:0] nm_rq_z;
+  logic signed [31:0] nm_rq_lo, nm_rq_hi;
+  logic [7:0] nm_rq_y;
   logic [ACT_B-1:0] nm_act;
   logic [ACC_B-1:0] acc_r3;
   ember_norm u_norm (
@@ -197,7 +202,8 @@ module ember_npu #(
       .src_row_o(nm_src), .act_i(act_r1), .we_o(nm_we), .dst_row_o(nm_dst), .act_o(nm_act),
       .acc0_row_o(nm_c0), .acc1_row_o(nm_c1), .acc2_row_o(nm_c2), .acc0_i(acc_r1),
       .acc1_i(acc_r2), .acc2_i(acc_r3), .mul_en_o(nm_mul_en), .mul_a_o(nm_mul_a),
-      .mul_b_o(nm_mul_b), .mul_p_i(nm_mul_p));
+      .mul_b_o(nm_mul_b), .mul_p_i(nm_mul_p), .rq_o(nm_rq), .rq_s_o(nm_rq_s), .rq_z_o(nm_rq_z),
+      .rq_lo_o(nm_rq_lo), .rq_hi_o(nm_rq_hi), .rq_y_i(nm_rq_y));
   // The compute read ports serve the normalize unit from its start cycle to its end.
   assign nm_sel = nm_busy || (start1_w && norm_cls);
   ember_vector u_vector (
@@ -207,7 +213,9 @@ module ember_npu #(
       .table_i(par_table), .src0_row_o(vc_s0), .src1_row_o(vc_s1), .src_acc_o(vc_sacc),
       .act0_i(act_r1), .act1_i(act_r2), .acc0_i(acc_r1), .acc1_i(acc_r2), .we_o(vc_we),
       .dst_acc_o(vc_dacc), .dst_row_o(vc_dst), .act_o(vc_act), .acc_o(vc_acc),
-      .nmul_en_i(nm_mul_en), .nmul_a_i(nm_mul_a), .nmul_b_i(nm_mul_b), .nmul_p_o(nm_mul_p));
+      .nmul_en_i(nm_mul_en), .nmul_a_i(nm_mul_a), .nmul_b_i(nm_mul_b), .nmul_p_o(nm_mul_p),
+      .nrq_i(nm_rq), .nrq_s_i(nm_rq_s), .nrq_z_i(nm_rq_z), .nrq_lo_i(nm_rq_lo), .nrq_hi_i(nm_rq_hi),
+      .nrq_y_o(nm_rq_y));
 
   assign chk0_w = cls0_w == ember_isa_pkg::CLS_DMA_LOAD && ld_chk;
   assign kind0_w = ld_kind;

@@ -235,7 +235,19 @@ module ember_timing (
   assign o_dma = o_ln || o_d || (load && (o_li || o_pl || o_lp || o_s)) || o_bt || o_by || o_lt
               || (td_x >> 64) != 0;
 
-  // ---- G1, G2: gemm ----
+  // ---- G1, G2: gemm; N1: normalize ----
+  // Rule N1 (issue + n1 * (cycles_per_line + R * cycles_per_row + len *
+  // cycles_per_element) + pipeline_latency, R = ceil(len / L)) shares the gemm's three
+  // multipliers, its class selecting their operands: R * cpr on rows' (steps * cpr),
+  // len * cpe on G2's (R * n2) * cpr, n1 * line on G1's (n2 - 1) * S. The overflow
+  // flags of the instruction's own class are the model's.
+  logic norm;
+  assign norm = cls_i == ember_isa_pkg::CLS_NORMALIZE;
+  // L a power of two (lanes = MAC rows); R = ceil(len / L) < 2^(LNB - LGL + 1).
+  localparam int unsigned LGL = ember_isa_pkg::VECTOR_LANES > 1 ? $clog2(ember_isa_pkg::VECTOR_LANES) : 0;
+  localparam int unsigned NRB = LNB > LGL ? LNB - LGL + 1 : 1;
+  logic [NRB-1:0] nr;
+  assign nr = NRB'(len >> LGL) + NRB'((len & LNB'(ember_isa_pkg::VECTOR_LANES - 1)) != 0);
   // steps R = n0 * n1 (also the vector classes' steps), checked.
   localparam int unsigned W_R = N0B + N1B;
   localparam int unsigned C_R = W_R > 64 ? 64 : W_R;
@@ -245,16 +257,20 @@ module ember_timing (
   assign r_x = W_R'(n0) * W_R'(n1);
   assign o_r = (r_x >> 64) != 0;
   assign steps = o_r ? '1 : C_R'(r_x);
-  // rows = R * cpr, checked (also the vector classes' steps * cycles_per_row).
-  localparam int unsigned W_RW = C_R + TB;
+  // rows = R * cpr, checked (also the vector classes' steps * cycles_per_row; N1's
+  // R * cycles_per_row).
+  localparam int unsigned W_A1 = C_R > NRB ? C_R : NRB;
+  localparam int unsigned W_RW = W_A1 + TB;
   localparam int unsigned C_RW = W_RW > 64 ? 64 : W_RW;
   logic [W_RW-1:0] rw_x;
   logic [C_RW-1:0] rows;
   logic o_rw;
-  assign rw_x = W_RW'(steps) * W_RW'(cpr);
+  logic [W_A1-1:0] a1;
+  assign a1 = norm ? W_A1'(nr) : W_A1'(steps);
+  assign rw_x = W_RW'(a1) * W_RW'(cpr);
   assign o_rw = (rw_x >> 64) != 0;
   assign rows = o_rw ? '1 : C_RW'(rw_x);
-  // G2 (reset): issue + (R * n2) * cpr, checked.
+  // G2 (reset): issue + (R * n2) * cpr, checked (N1: len * cycles_per_element).
   localparam int unsigned W_RN = C_R + N2B;
   localparam int unsigned C_RN = W_RN > 64 ? 64 : W_RN;
   logic [W_RN-1:0] rn_x;
@@ -263,16 +279,33 @@ module ember_timing (
   assign rn_x = W_RN'(steps) * W_RN'(n2);
   assign o_rn = (rn_x >> 64) != 0;
   assign rn = o_rn ? '1 : C_RN'(rn_x);
-  localparam int unsigned W_RC = C_RN + TB;
+  localparam int unsigned W_A2 = C_RN > LNB ? C_RN : LNB;
+  localparam int unsigned W_RC = W_A2 + TB;
   localparam int unsigned C_RC = W_RC > 64 ? 64 : W_RC;
   logic [W_RC-1:0] rc_x;
   logic [C_RC-1:0] rn_cpr;
   logic o_rc;
-  assign rc_x = W_RC'(rn) * W_RC'(cpr);
+  logic [W_A2-1:0] a2;
+  logic [TB-1:0] b2;
+  assign a2 = norm ? W_A2'(len) : W_A2'(rn);
+  assign b2 = norm ? cpe : cpr;
+  assign rc_x = W_RC'(a2) * W_RC'(b2);
   assign o_rc = (rc_x >> 64) != 0;
   assign rn_cpr = o_rc ? '1 : C_RC'(rc_x);
+  // N1's line: cycles_per_line + R * cycles_per_row + len * cycles_per_element, checked.
+  // The model adds the first two first, then the third: either sum reaching 2^64 is an
+  // overflow, and the first is below the second.
+  localparam int unsigned W_NL0 = C_RW > C_RC ? C_RW : C_RC;
+  localparam int unsigned W_NL = (W_NL0 > TB ? W_NL0 : TB) + 2;
+  localparam int unsigned C_NL = W_NL > 64 ? 64 : W_NL;
+  logic [W_NL-1:0] nl_x;
+  logic [C_NL-1:0] nline;
+  logic o_nl;
+  assign nl_x = W_NL'(cpl) + W_NL'(rows) + W_NL'(rn_cpr);
+  assign o_nl = (nl_x >> 64) != 0;
+  assign nline = o_nl ? '1 : C_NL'(nl_x);
   // G1: issue + WL + (n2 - 1) * S + rows + fill + drain, S = max(rows, WL) with two
-  // weight buffers, WL + rows with one; checked.
+  // weight buffers, WL + rows with one; checked (N1: n1 * line).
   localparam int unsigned WLB = $clog2(WL + 1);
   localparam int unsigned W_BK = (C_RW > WLB ? C_RW : WLB) + 1;
   localparam int unsigned C_BK = W_BK > 64 ? 64 : W_BK;
@@ -283,14 +316,20 @@ module ember_timing (
                                                       : W_BK'(WL) + W_BK'(rows);
   assign o_bk = (bk_x >> 64) != 0;
   assign blk = o_bk ? '1 : C_BK'(bk_x);
-  localparam int unsigned W_NB = N2B + C_BK;
+  localparam int unsigned W_A3 = N2B > N1B ? N2B : N1B;
+  localparam int unsigned W_B3 = C_BK > C_NL ? C_BK : C_NL;
+  localparam int unsigned W_NB = W_A3 + W_B3;
   localparam int unsigned C_NB = W_NB > 64 ? 64 : W_NB;
   logic [W_NB-1:0] nb_x;
   logic [C_NB-1:0] nblk;
   logic o_nb;
   logic [N2B-1:0] n2m1;
   assign n2m1 = n2 - N2B'(1);
-  assign nb_x = W_NB'(n2m1) * W_NB'(blk);
+  logic [W_A3-1:0] a3;
+  logic [W_B3-1:0] b3;
+  assign a3 = norm ? W_A3'(n1) : W_A3'(n2m1);
+  assign b3 = norm ? W_B3'(nline) : W_B3'(blk);
+  assign nb_x = W_NB'(a3) * W_NB'(b3);
   assign o_nb = (nb_x >> 64) != 0;
   assign nblk = o_nb ? '1 : C_NB'(nb_x);
   localparam int unsigned FDB = $clog2(FD + 1);
@@ -303,10 +342,21 @@ module ember_timing (
   logic [W_G2X-1:0] g2_x;
   assign g1_x = W_G'(issue) + W_G'(WL) + W_G'(nblk) + W_G'(rows) + W_G'(FD);
   assign g2_x = W_G2X'(issue) + W_G2X'(rn_cpr);
-  // MACs: n0 * n1 * n2 * rows * cols modulo 2^64 (the model's counter wraps).
+  // N1: issue + n1 * line + pipeline_latency, checked.
+  localparam int unsigned W_N = (C_NB > TB ? C_NB : TB) + 2;
+  logic [W_N-1:0] n_x;
+  assign n_x = W_N'(issue) + W_N'(nblk) + W_N'(pipe);
+  logic o_norm;
+  assign o_norm = o_rw || o_rc || o_nl || o_nb || (n_x >> 64) != 0;
+  // MACs: n0 * n1 * n2 * rows * cols modulo 2^64 (the model's counter wraps): R * n2
+  // times the constant when R * n2 is exact.
   localparam int unsigned W_M = N0B + N1B + N2B + RCB > 64 ? 64 : N0B + N1B + N2B + RCB;
   logic [W_M-1:0] macs;
-  assign macs = W_M'(n0) * W_M'(n1) * W_M'(n2) * W_M'(RC);
+  if (W_RN <= 64) begin : g_macs
+    assign macs = W_M'(rn) * W_M'(RC);
+  end else begin : g_macs_wide
+    assign macs = W_M'(n0) * W_M'(n1) * W_M'(n2) * W_M'(RC);
+  end
 
   // ---- V1: the vector classes ----
   // Bank conflicts of a vector-binary (its sources in src_mem) or a quantized-add (its
@@ -367,47 +417,6 @@ module ember_timing (
   localparam int unsigned W_V = (C_RW > C_CF ? C_RW : C_CF) + 2;
   logic [W_V-1:0] v_x;
   assign v_x = W_V'(issue) + W_V'(rows) + W_V'(confl) + W_V'(pipe);
-
-  // ---- N1: normalize ----
-  // issue + n1 * (cycles_per_line + R * cycles_per_row + len * cycles_per_element)
-  // + pipeline_latency, R = ceil(len / L) (L a power of two: lanes = MAC rows), checked.
-  localparam int unsigned LGL = ember_isa_pkg::VECTOR_LANES > 1 ? $clog2(ember_isa_pkg::VECTOR_LANES) : 0;
-  logic [LNB-1:0] nr;
-  assign nr = (len >> LGL) + LNB'((len & LNB'(ember_isa_pkg::VECTOR_LANES - 1)) != 0);
-  localparam int unsigned W_NR = LNB + TB;
-  localparam int unsigned C_NR = W_NR > 64 ? 64 : W_NR;
-  logic [W_NR-1:0] nrc_x, nec_x;
-  logic [C_NR-1:0] nrc, nec;
-  logic o_nrc, o_nec;
-  assign nrc_x = W_NR'(nr) * W_NR'(cpr);
-  assign nec_x = W_NR'(len) * W_NR'(cpe);
-  assign o_nrc = (nrc_x >> 64) != 0;
-  assign o_nec = (nec_x >> 64) != 0;
-  assign nrc = o_nrc ? '1 : C_NR'(nrc_x);
-  assign nec = o_nec ? '1 : C_NR'(nec_x);
-  localparam int unsigned W_NL = (C_NR > TB ? C_NR : TB) + 2;
-  localparam int unsigned C_NL = W_NL > 64 ? 64 : W_NL;
-  logic [W_NL-1:0] nl_x;
-  logic [C_NL-1:0] nline;
-  logic o_nl;
-  // The model adds cycles_per_line + R * cycles_per_row first, then len * cycles_per_element:
-  // either sum reaching 2^64 is an overflow, and the first is below the second.
-  assign nl_x = W_NL'(cpl) + W_NL'(nrc) + W_NL'(nec);
-  assign o_nl = (nl_x >> 64) != 0;
-  assign nline = o_nl ? '1 : C_NL'(nl_x);
-  localparam int unsigned W_NN = N1B + C_NL;
-  localparam int unsigned C_NN = W_NN > 64 ? 64 : W_NN;
-  logic [W_NN-1:0] nn_x;
-  logic [C_NN-1:0] nlines;
-  logic o_nn;
-  assign nn_x = W_NN'(n1) * W_NN'(nline);
-  assign o_nn = (nn_x >> 64) != 0;
-  assign nlines = o_nn ? '1 : C_NN'(nn_x);
-  localparam int unsigned W_N = (C_NN > TB ? C_NN : TB) + 2;
-  logic [W_N-1:0] n_x;
-  assign n_x = W_N'(issue) + W_N'(nlines) + W_N'(pipe);
-  logic o_norm;
-  assign o_norm = o_nrc || o_nec || o_nl || o_nn || (n_x >> 64) != 0;
 
   // ---- The instruction's class picks ----
   logic unused_w;

@@ -39,11 +39,19 @@ module ember_vector (
     output logic [31:0] dst_row_o,
     output logic [8*ember_isa_pkg::MEM_ACT_ROW_BYTES-1:0] act_o,
     output logic [8*ember_isa_pkg::MEM_ACC_ROW_BYTES-1:0] acc_o,
-    // The normalize unit's multiplier: lane 0's (idle while a normalize runs).
+    // The normalize unit's multiplier and requantization: lane 0's (idle while a
+    // normalize runs). With nrq_i, lane 0 requantizes nmul_a_i * nmul_b_i as requantize
+    // does, with shift nrq_s_i, zero point nrq_z_i and bounds nrq_lo_i, nrq_hi_i: nrq_y_o.
     input  logic nmul_en_i,
     input  logic [31:0] nmul_a_i,
     input  logic [31:0] nmul_b_i,
-    output logic [63:0] nmul_p_o
+    output logic [63:0] nmul_p_o,
+    input  logic nrq_i,
+    input  logic [5:0] nrq_s_i,
+    input  logic signed [32:0] nrq_z_i,
+    input  logic signed [31:0] nrq_lo_i,
+    input  logic signed [31:0] nrq_hi_i,
+    output logic [7:0] nrq_y_o
 );
   localparam int unsigned L = ember_isa_pkg::VECTOR_LANES;
   // Field roles as unsigned quantities (a signed role: its 64-bit sign-extended value).
@@ -88,8 +96,9 @@ module ember_vector (
   localparam int unsigned ZPB = ember_isa_pkg::ROLE_ZERO_POINT_BITS >= 64 ? 64 : ember_isa_pkg::ROLE_ZERO_POINT_SIGNED ? ember_isa_pkg::ROLE_ZERO_POINT_BITS : ember_isa_pkg::ROLE_ZERO_POINT_BITS + 1;
   localparam int unsigned LOB = ember_isa_pkg::ROLE_LO_BITS >= 64 ? 64 : ember_isa_pkg::ROLE_LO_SIGNED ? ember_isa_pkg::ROLE_LO_BITS : ember_isa_pkg::ROLE_LO_BITS + 1;
   localparam int unsigned HIB = ember_isa_pkg::ROLE_HI_BITS >= 64 ? 64 : ember_isa_pkg::ROLE_HI_SIGNED ? ember_isa_pkg::ROLE_HI_BITS : ember_isa_pkg::ROLE_HI_BITS + 1;
-  // The held zp, lo and hi: requantize's roles, or quantized-add's int32 scalars.
-  localparam int unsigned ZPW = ZPB > 32 ? ZPB : 32;
+  // The held zp, lo and hi: requantize's roles, or quantized-add's int32 scalars (zp:
+  // 33 bits, lane 0 also takes normalize's zp_y + B).
+  localparam int unsigned ZPW = ZPB > 33 ? ZPB : 33;
   localparam int unsigned LOW = LOB > 32 ? LOB : 32;
   localparam int unsigned HIW = HIB > 32 ? HIB : 32;
   // lut: (table + table_offset + 1) * 256, modulo 2^64 as in the model.
@@ -241,14 +250,17 @@ module ember_vector (
   assign dst_acc_o = dacc_q;
   assign we_o = active_q;
 
-  // The lanes (ember_vector_lane).
+  // The lanes (ember_vector_lane); lane 0 requantizes for the normalize unit (nrq_i).
   for (genvar j = 0; j < L; j++) begin : g_lane
+    logic nrq;
+    assign nrq = j == 0 && nrq_i;
     ember_vector_lane #(.IB0(IB0), .IB1(IB1), .ZPB(ZPW), .LOB(LOW), .HIB(HIW)) u_lane (
-        .cls_i(cls_q), .op_i(op_q), .acc_src_i(sacc_q),
+        .cls_i(nrq ? ember_isa_pkg::CLS_REQUANTIZE : cls_q), .op_i(op_q), .acc_src_i(sacc_q),
         .act0_i(act0_i[8*j +: 8]), .act1_i(act1_i[8*j +: 8]),
         .acc0_i(acc0_i[32*j +: 32]), .acc1_i(acc1_i[32*j +: 32]),
-        .imm0_i(imm0_q), .imm1_i(imm1_q), .zp_i(zp_q), .lo_i(lo_q), .hi_i(hi_q),
-        .m_i(m_q[32*j +: 32]), .s_i(s_q[6*j +: 6]), .qm1_i(qm1_q), .qk_i(qk_q),
+        .imm0_i(imm0_q), .imm1_i(imm1_q), .zp_i(nrq ? ZPW'(nrq_z_i) : zp_q),
+        .lo_i(nrq ? LOW'(nrq_lo_i) : lo_q), .hi_i(nrq ? HIW'(nrq_hi_i) : hi_q),
+        .m_i(m_q[32*j +: 32]), .s_i(nrq ? nrq_s_i : s_q[6*j +: 6]), .qm1_i(qm1_q), .qk_i(qk_q),
         .qhilo_i(qhilo_q), .prep_i(prep_w || (j == 0 && nmul_en_i)),
         .pa_i(j == 0 ? (nmul_en_i ? nmul_a_i : qp1_w[0 +: 32]) : j == 1 ? qp1_w[32 +: 32] : '0),
         .pb_i(j == 0 ? (nmul_en_i ? nmul_b_i : qp0_w[0 +: 32]) : j == 1 ? qp0_w[32 +: 32] : '0),
@@ -260,6 +272,7 @@ module ember_vector (
   logic unused_w;  // the products of lanes 2 and up (the start cycle uses two)
   assign unused_w = ^prod_w;
   assign nmul_p_o = prod_w[63:0];
+  assign nrq_y_o = act_o[7:0];
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
