@@ -5,6 +5,7 @@
 #include "Vember_decode.h"
 #include "ember/isa/error.h"
 #include "ember/isa/instruction.h"
+#include "ember/isa/roles.h"
 #include "ember/progen/ProgramGenerator.h"
 #include "rtl_ports.h"
 #include "verilated.h"
@@ -79,6 +80,27 @@ std::uint64_t opCode(const std::string& op) {
   return std::uint64_t(std::find(ops.begin(), ops.end(), op) - ops.begin()) + 1;
 }
 
+/// unit_o of a known opcode: the engine whose queue takes it, as
+/// Instruction::engine() decides (0 load, 1 compute, 2 store): through an "engine" enum
+/// field whose raw value names it, compute when the value names none; else the class's.
+std::uint64_t unitOf(const InstrDesc& d, const std::vector<std::uint8_t>& word) {
+  for (const FieldDesc& f : d.fields)
+    if (f.role == role::kEngine && f.kind == RoleKind::Enum) {
+      const std::uint64_t raw = extractBits(word.data(), f.bits.lsb, f.bits.width);
+      for (const auto& [name, value] : f.names)
+        if (std::uint64_t(value) == raw)
+          return name == "load" ? 0 : name == "store" ? 2 : 1;
+      return 1;
+    }
+  return std::uint64_t(d.cls->engine);
+}
+
+/// A timing entry of the instruction (0 when its class has no such key).
+std::uint64_t timingOf(const InstrDesc& d, const char* key) {
+  auto it = d.timing.find(key);
+  return it == d.timing.end() ? 0 : std::uint64_t(it->second);
+}
+
 std::uint64_t classIndex(const ClassSpec* c) {
   auto names = ClassRegistry::global().names();
   return std::uint64_t(std::find(names.begin(), names.end(), c->name) - names.begin());
@@ -133,6 +155,16 @@ protected:
     expect("cls_o", top_->cls_o, d ? classIndex(d->cls) : 0);
     expect("insn_o", top_->insn_o, d ? std::uint64_t(d - isa().instructions().data()) : 0);
     expect("op_o", top_->op_o, d ? opCode(d->op) : 0);
+    // An unknown opcode's unit is compute (1), its timing and table offset 0.
+    expect("unit_o", top_->unit_o, d ? unitOf(*d, word) : 1);
+    expect("t_issue_o", top_->t_issue_o, d ? timingOf(*d, timing_key::kIssue) : 0);
+    expect("t_setup_o", top_->t_setup_o, d ? timingOf(*d, timing_key::kSetup) : 0);
+    expect("t_cpr_o", top_->t_cpr_o, d ? timingOf(*d, timing_key::kCyclesPerRow) : 0);
+    expect("t_pipe_o", top_->t_pipe_o, d ? timingOf(*d, timing_key::kPipelineLatency) : 0);
+    expect("t_cpl_o", top_->t_cpl_o, d ? timingOf(*d, timing_key::kCyclesPerLine) : 0);
+    expect("t_cpe_o", top_->t_cpe_o, d ? timingOf(*d, timing_key::kCyclesPerElement) : 0);
+    expect("table_off_o", top_->table_off_o,
+           d && d->cls->allows_table_offset ? std::uint64_t(std::uint32_t(d->table_offset)) : 0);
     for (const Role& r : roles_) {
       int i = d ? d->fieldIndex(r.name) : -1;
       std::uint64_t want = 0;
