@@ -1,7 +1,8 @@
 // The normalize unit: softmax and lnorm (docs/isa.md section 2.11), line by line, the
-// same arithmetic as simulator/src/Normalize.cpp. Started by the compute engine after
-// the operand checks (done in ember_vector, which shares them with the vector classes);
-// the parameter block's rows p and p + 1 are read in the start cycle and held. Per line:
+// same arithmetic as simulator/src/Normalize.cpp (n0 here is the len role: codes a line).
+// Its operand checks (chk_fault_o) are combinational on the held instruction; started by
+// the compute engine when they pass, it reads the parameter block's rows p and p + 1 in
+// the start cycle and holds them. Per line:
 //   softmax:   MAX (one cycle a row: the masked largest code m), SUM (one cycle a code:
 //              sum += clamp(T[m - x], 0, 2^16), one acc row read);
 //   layernorm: SUM (one cycle a code: U += u, Q2 += u^2 on the shared multiplier), then
@@ -11,11 +12,11 @@
 // then per row: LOAD (one cycle a code: the code's dividend into its lane's divider:
 // softmax e * 2^16 over sum, layernorm |c| * 2^(k+16) + floor(r / 2) over r with
 // c = n0 * u - U on the shared multiplier), DIV (25 restoring steps in every lane at
-// once: each quotient is below 2^25), RQ (one cycle a code: rq() on the shared
-// multiplier, the code's M, S, B rows read from acc), WR (the row, padding lanes from
-// n0 mod L on written saturate_int8(clamp(zp_y, lo, hi))).
-// The shared multiplier is lane 0's of the vector unit (idle during a normalize): 32 x 32
-// signed bits through mul_a_o, mul_b_o, product on mul_p_i.
+// once: each quotient is below 2^25), RQ (one cycle a code: rq() on the shared lane's
+// multiplier and requantization, the code's M, S, B rows read from acc), WR (the row,
+// padding lanes from n0 mod L on written saturate_int8(min(max(zp_y, lo), hi))).
+// The shared lane is lane 0 of the vector unit (idle during a normalize): 32 x 32 signed
+// bits through mul_a_o, mul_b_o, product on mul_p_i; its requantization through rq_*.
 // Cycles a line: softmax 3 * n0 + 27 * R, layernorm at most 3 * n0 + 26 * R + 64.
 module ember_norm (
     input  logic clk_i,
