@@ -59,6 +59,17 @@ bool Quantizer::isUsed(NodeValue v) const {
   return false;
 }
 
+std::vector<const Node*> Quantizer::readersOf(NodeValue v) const {
+  std::vector<const Node*> out;
+  for (const auto& n : src_.nodes())
+    for (const NodeValue& in : n->inputs())
+      if (in == v) {
+        out.push_back(n.get());
+        break;
+      }
+  return out;
+}
+
 NodeValue Quantizer::int8Of(NodeValue v) {
   auto it = int8_.find(v);
   if (it != int8_.end())

@@ -183,9 +183,6 @@ bool divRule(const Node& n, Quantizer& q) {
   return true;
 }
 
-/// Softmax (section 4.10): the input's codes through the 2^16-scaled exp table; the
-/// result has the parameters of the range [0, 1]. Only when the input already is int8:
-/// quantizing a float value just to normalise it would add error and a node.
 /// Whether `x` is int8 already or a float graph input with calibrated parameters, which
 /// is then quantized at the input: what Softmax, LayerNormalization and data movement
 /// take (a model's first LayerNorm or input transpose then runs in int8, on the NPU too).
@@ -194,6 +191,43 @@ bool int8OrInput(const NodeValue& x, Quantizer& q) {
                           q.paramsOf(x).has_value());
 }
 
+/// The kinds that move codes unchanged (movingRule).
+bool isMoving(NodeKind k) {
+  switch (k) {
+  case K::Reshape:
+  case K::Transpose:
+  case K::Slice:
+  case K::Pad:
+  case K::Gather:
+  case K::Split:
+  case K::Expand:
+  case K::Tile:
+  case K::DepthToSpace:
+  case K::SpaceToDepth:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// Whether a reader of `v`, through data movement, is a kind with a quantization rule
+/// that computes (so an int8 `v` may serve it): otherwise quantizing a float graph input
+/// only to move it would add error before a float node.
+bool feedsInt8Compute(const NodeValue& v, const Quantizer& q) {
+  for (const Node* u : q.readersOf(v)) {
+    if (!isMoving(u->kind()))
+      return findRule(u->kind()) != nullptr;
+    for (unsigned r = 0; r < u->numResults(); ++r)
+      if (feedsInt8Compute(NodeValue(const_cast<Node*>(u), r), q))
+        return true;
+  }
+  return false;
+}
+
+/// Softmax (section 4.10): the input's codes through the 2^16-scaled exp table; the
+/// result has the parameters of the range [0, 1]. Only when the input already is int8 or
+/// is a graph input: quantizing a value a float node computed just to normalise it would
+/// add error and a node.
 bool softmaxRule(const Node& n, Quantizer& q) {
   if (!int8OrInput(n.input(0), q) || n.input(0).dims().empty())
     return false;
@@ -297,14 +331,20 @@ bool sameParamsRule(const Node& n, Quantizer& q) {
   return true;
 }
 
-/// Data movement: int8 only when the input already is (else a float move is cheaper
-/// than a QuantizeLinear); every result keeps the input's parameters. Operands after the
-/// first (indices) are passed as they are.
+/// Data movement: int8 when the input already is (else a float move is cheaper than a
+/// QuantizeLinear), or when it is a float graph input moved before anything computes on it
+/// in int8 (a transformer's input transposed to sequence-first): quantized at the input,
+/// the codes move exactly, and the moved value's range is the input's. Every result keeps
+/// the input's parameters. Operands after the first (indices) are passed as they are.
 bool movingRule(const Node& n, Quantizer& q) {
-  // A float graph input moved before anything computes on it (a transformer's input
-  // transposed to sequence-first) is quantized at the input: the codes move exactly, and
-  // the moved value's range is the input's.
-  if (!int8OrInput(n.input(0), q))
+  const NodeValue x = n.input(0);
+  auto feeds = [&] {
+    for (unsigned r = 0; r < n.numResults(); ++r)
+      if (feedsInt8Compute(NodeValue(const_cast<Node*>(&n), r), q))
+        return true;
+    return false;
+  };
+  if (!q.hasInt8(x) && !(int8OrInput(x, q) && feeds()))
     return false;
   if (n.kind() == K::Pad && n.optionalInput(1))
     return false; // a run-time pad value

@@ -43,6 +43,8 @@ public:
   std::optional<QuantParams> paramsOf(NodeValue v);
   /// Whether a node or an output of the float function reads `v`.
   bool isUsed(NodeValue v) const;
+  /// The nodes of the float function that read `v`.
+  std::vector<const Node*> readersOf(NodeValue v) const;
   /// Whether `v` already has an int8 counterpart.
   bool hasInt8(NodeValue v) const { return int8_.count(v) != 0; }
   /// The int8 counterpart of `v` (made by QuantizeLinear, or a quantized Constant);

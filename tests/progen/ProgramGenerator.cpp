@@ -179,7 +179,14 @@ void Generator::normalize(Instruction& in) {
   // docs/isa.md 2.11 leaves other overlaps unpredictable.
   const u64 dstLast = walk("dst");
   const bool below = src > dstLast, above = src + srcLast + 1 + dstLast < act;
-  if (e_.chance(3) || (!below && !above)) {
+  // In place needs a line's rows distinct: with src_sb = 0 a later row would read an
+  // earlier row's results.
+  const bool inPlace = R == 1 || in.get("src_sb") != 0;
+  if ((inPlace && e_.chance(3)) || (!below && !above)) {
+    if (!inPlace) { // rows one apart, lines where they were: still within act
+      set(in, "src_sb", 1);
+      set(in, isa::role::kSrcAddr, i64(std::min(src, act - R - (n1 - 1) * u64(in.get("src_s1")))));
+    }
     for (const char* r : {"_sb", "_s1"})
       set(in, std::string("dst") + r, in.get(std::string("src") + r));
     set(in, isa::role::kDstAddr, i64(src));

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 namespace {
 
@@ -111,7 +112,11 @@ Trial randomTrial(std::mt19937& rng, bool softmax) {
     h[L] = std::int32_t(std::uniform_int_distribution<std::int64_t>(1 << 30, INT32_MAX)(rng));
     h[L + 1] = pick(20, 40);
   } else {
-    const std::int64_t E = std::uniform_int_distribution<std::int64_t>(0, 1ll << 40)(rng);
+    // Epsilon mostly below the variance (len^2 eps / s_x^2 of a real model: 0 to a few
+    // thousand), now and then dominating it.
+    const std::int64_t E = pick(0, 5) == 0
+                               ? std::uniform_int_distribution<std::int64_t>(0, 1ll << 40)(rng)
+                               : std::int64_t(1) << pick(0, 12);
     h[L] = std::int32_t(std::uint32_t(std::uint64_t(E)));
     h[L + 1] = std::int32_t(E >> 32);
     for (int i = 0; i < t.n0; ++i) {
@@ -141,29 +146,52 @@ TEST(SimNormalize, RandomLinesAreTheInterpretersLines) {
   }
 }
 
+/// Runs `a` and `b` on `image` and expects the same result bytes, which must not all be
+/// one value (else the comparison could not tell the parameters apart).
+void expectSameResults(const Trial& a, const Trial& b, const std::vector<std::uint8_t>& image,
+                       const char* what) {
+  Result r[2];
+  for (int k = 0; k < 2; ++k) {
+    std::vector<std::uint8_t> img = image;
+    const Trial& t = k ? b : a;
+    for (std::size_t i = 0; i < t.block.size(); ++i)
+      putI32(img, kParamByte + 4 * i, t.block[i]);
+    r[k] = run(refIsa(), program(t), img);
+    ASSERT_TRUE(r[k].ok()) << what;
+  }
+  const int n = (a.n0 + L - 1) / L * L * a.n1;
+  std::set<std::uint8_t> seen;
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(r[0].dram[kOutByte + std::size_t(i)], r[1].dram[kOutByte + std::size_t(i)])
+        << what << " byte " << i;
+    seen.insert(r[0].dram[kOutByte + std::size_t(i)]);
+  }
+  EXPECT_GT(seen.size(), 2u) << what << ": the results do not depend on the parameters";
+}
+
 TEST(SimNormalize, OutOfRangeParametersAreClamped) {
-  // Softmax: table entries below 0 and above 2^16 count as 0 and 2^16; a shift of 70
-  // as 62. LayerNorm: zp_x counts by its low byte; a negative epsilon as 0; a shift
-  // of 0 as 1. Each against the same line with the clamped parameters written out.
+  // Softmax: table entries below 0 and above 2^16 count as 0 and 2^16 (at the shift the
+  // compiler writes, 38, so that the probabilities show in the codes); a shift of -5 as
+  // 1 (multiplier 1: y = round(q / 2), the line's small probabilities below saturation).
+  // LayerNorm: zp_x counts by its low byte; a negative epsilon as 0; a shift of 0 as 1.
+  // Each against the same line with the clamped parameters written out.
   std::mt19937 rng(7);
   const std::vector<std::uint8_t> image = randomBytes(0x10000, 3);
-  Trial raw = randomTrial(rng, true), clamped = raw;
+  Trial raw = randomTrial(rng, true);
+  raw.n0 = 40, raw.n1 = 3;
+  raw.s1 = 3 * raw.s0;
+  raw.block[1] = -128, raw.block[2] = -128, raw.block[3] = 127;
+  raw.block[L] = 1 << 30, raw.block[L + 1] = 38;
+  Trial clamped = raw;
   for (int d = 0; d < 256; d += 3) {
     raw.block[std::size_t(2 * L + d)] = d % 2 ? -5 - d : (1 << 17) + d;
     clamped.block[std::size_t(2 * L + d)] = d % 2 ? 0 : 1 << 16;
   }
-  raw.block[L + 1] = 70, clamped.block[L + 1] = 62;
-  raw.block[L] = clamped.block[L] = 1 << 30;
-  std::vector<std::uint8_t> img = image;
-  for (std::size_t i = 0; i < raw.block.size(); ++i)
-    putI32(img, kParamByte + 4 * i, raw.block[i]);
-  Result a = run(refIsa(), program(raw), img);
-  for (std::size_t i = 0; i < clamped.block.size(); ++i)
-    putI32(img, kParamByte + 4 * i, clamped.block[i]);
-  Result b = run(refIsa(), program(clamped), img);
-  ASSERT_TRUE(a.ok() && b.ok());
-  for (std::size_t i = 0; i < 0x400; ++i)
-    ASSERT_EQ(a.dram[kOutByte + i], b.dram[kOutByte + i]) << "softmax byte " << i;
+  expectSameResults(raw, clamped, image, "softmax table entries");
+  Trial shift = clamped, shiftClamped = clamped;
+  shift.block[L] = shiftClamped.block[L] = 1;
+  shift.block[L + 1] = -5, shiftClamped.block[L + 1] = 1;
+  expectSameResults(shift, shiftClamped, image, "softmax shift");
 
   Trial ln = randomTrial(rng, false);
   ln.block[0] = 0x1234507;                // low byte 7
@@ -172,16 +200,7 @@ TEST(SimNormalize, OutOfRangeParametersAreClamped) {
   lnClamped.block[0] = 7;
   lnClamped.block[L] = lnClamped.block[L + 1] = 0;
   ln.block[3 * L] = 0, lnClamped.block[3 * L] = 1; // S of code 0
-  img = image;
-  for (std::size_t i = 0; i < ln.block.size(); ++i)
-    putI32(img, kParamByte + 4 * i, ln.block[i]);
-  Result c = run(refIsa(), program(ln), img);
-  for (std::size_t i = 0; i < lnClamped.block.size(); ++i)
-    putI32(img, kParamByte + 4 * i, lnClamped.block[i]);
-  Result d = run(refIsa(), program(lnClamped), img);
-  ASSERT_TRUE(c.ok() && d.ok());
-  for (std::size_t i = 0; i < 0x400; ++i)
-    ASSERT_EQ(c.dram[kOutByte + i], d.dram[kOutByte + i]) << "layernorm byte " << i;
+  expectSameResults(ln, lnClamped, image, "layernorm");
   expectLines(lnClamped, image, "layernorm with clamped parameters");
 }
 

@@ -125,8 +125,8 @@ const VecCase kCases[] = {
      [](G& g) {
        // Softmax on the normalize instruction: along a sequence's channels (two blocks on
        // 16 lanes, the last partial), a rank-2 row of 33 (three blocks on 16 lanes, two on
-       // 32), and along an image's channels (a line's blocks H x W rows apart), fused ReLU
-       // bounds narrowing the result.
+       // 32) with result parameters of its own, along an image's channels (a line's
+       // blocks H x W rows apart), and 300 one-block lines.
        NodeValue x = g.input("x", {3, 5, 20}, 0.08f, 3);
        g.output("y", g.node(NodeKind::Softmax, "attn", {x}, {}, {3, 5, 20}, 1.f / 255, -128));
        NodeValue r = g.input("r", {4, 33}, 0.2f, -7);
@@ -135,6 +135,9 @@ const VecCase kCases[] = {
        g.output("z", g.node(NodeKind::Softmax, "row", {r}, a, {4, 33}, 0.004f, -100));
        NodeValue m = g.input("m", {2, 20, 3, 4}, 0.05f, 0);
        g.output("w", g.node(NodeKind::Softmax, "pixels", {m}, a, {2, 20, 3, 4}, 1.f / 255, -128));
+       // 300 lines of one block: more lines in a tile than n1 holds (255 on ember-v1).
+       NodeValue t = g.input("t", {300, 16}, 0.1f, 2);
+       g.output("v", g.node(NodeKind::Softmax, "tokens", {t}, {}, {300, 16}, 1.f / 255, -128));
      }},
     {"layernorm_lines",
      [](G& g) {

@@ -345,6 +345,28 @@ TEST(Quantize, AttentionIsInt8FromEndToEnd) {
   EXPECT_GT(c, 0.99);
 }
 
+TEST(Quantize, AGraphInputMovedIntoAFloatNodeStaysFloat) {
+  // Quantized at the input only when something computes on the moved codes in int8:
+  // before LogSoftmax (float only) a Transpose of the input stays a float move, with no
+  // QuantizeLinear / DequantizeLinear pair and its error; before a Softmax it is int8.
+  Module m;
+  Function* f = m.createFunction("main");
+  NodeValue x = m.createPlaceholder("x", Type(ElemKind::Float32, {3, 8}))->result();
+  Attrs t;
+  t.set("perm", std::vector<int64_t>{1, 0});
+  NodeValue tx = f->create(NodeKind::Transpose, "t", {x}, t)->result();
+  f->addOutput("y", f->create(NodeKind::LogSoftmax, "log", {tx})->result());
+  Profile p = profileFunction(*f, calibration(*f, 4));
+  EXPECT_EQ(kinds(*quantize(*f, p, {})), (std::vector<std::string>{"Transpose", "LogSoftmax"}));
+  Function* g = m.createFunction("g");
+  NodeValue gx = g->create(NodeKind::Transpose, "t", {x}, t)->result();
+  g->addOutput("y", g->create(NodeKind::Softmax, "sm", {gx})->result());
+  Profile pg = profileFunction(*g, calibration(*g, 4));
+  EXPECT_EQ(
+      kinds(*quantize(*g, pg, {})),
+      (std::vector<std::string>{"QuantizeLinear", "Transpose", "Softmax", "DequantizeLinear"}));
+}
+
 TEST(Quantize, SoftmaxOfAGraphInputIsInt8AndOfAFloatResultStaysFloat) {
   // A graph input is quantized where Softmax reads it (an int8 target such as the NPU
   // then runs it: a transformer's pre-norm LayerNorm, docs/compiler.md "Quantization");

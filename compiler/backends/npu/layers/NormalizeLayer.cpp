@@ -14,8 +14,9 @@ namespace ember::npu {
 
 namespace {
 
-/// Where a value's lines lie: `lines` lines of C codes per image, a line's channel
-/// blocks `blockStride` rows apart and neighbouring lines `lineStride` rows apart.
+/// Where a value's lines lie: `perImage` lines of C codes (CB channel blocks) per image of
+/// `imageRows` rows, a line's blocks `blockStride` rows apart and neighbouring lines
+/// `lineStride` rows apart.
 struct Lines {
   int64_t C = 0, CB = 0, perImage = 0, blockStride = 1, lineStride = 1, imageRows = 0;
 };
@@ -141,7 +142,9 @@ private:
     const int64_t count = quant::layerNormRow(x.dims(), n.attrs().getInt("axis", -1));
     // The quantizer's int8 form (docs/numerics.md 4.11): a constant float scale and bias,
     // Mean and InvStdDev read by nothing.
-    const NodeValue g = n.input(1), b = n.optionalInput(2);
+    const NodeValue g = n.optionalInput(1), b = n.optionalInput(2);
+    if (!g)
+      throw Error("a LayerNormalization needs its scale");
     for (const NodeValue& c : {g, b})
       if (c && (c.node->kind() != NodeKind::Constant || c.type().kind != ElemKind::Float32))
         throw Error("the scale and bias must be float32 constants");
