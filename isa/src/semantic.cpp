@@ -186,11 +186,17 @@ ClassSpec requantizeClass() {
   return c;
 }
 
-void checkQuantizedAdd(const IsaDescription& isa, const InstrDesc& d, Checker& ck) {
-  // The scalars sit in lanes 0..3 of two param rows (one int32 per vector lane).
+/// A class whose scalars sit in lanes 0..3 of parameter rows (one int32 per vector lane)
+/// needs at least 4 lanes.
+void requireFourLanes(const IsaDescription& isa, const InstrDesc& d, Checker& ck,
+                      const std::string& what, const std::string& row) {
   if (isa.hw().vector.lanes < 4)
-    ck.fail(d.json_path, "quantized-add reads 4 int32 lanes of a param row; the vector unit has " +
+    ck.fail(d.json_path, what + " reads 4 int32 lanes of " + row + "; the vector unit has " +
                              std::to_string(isa.hw().vector.lanes) + " lanes");
+}
+
+void checkQuantizedAdd(const IsaDescription& isa, const InstrDesc& d, Checker& ck) {
+  requireFourLanes(isa, d, ck, "quantized-add", "a param row");
 }
 
 ClassSpec quantizedAddClass() {
@@ -247,10 +253,7 @@ ClassSpec lutClass() {
 }
 
 void checkNormalize(const IsaDescription& isa, const InstrDesc& d, Checker& ck) {
-  // The scalars sit in lanes 0..3 of two acc rows (one int32 per lane), like qadd's.
-  if (isa.hw().vector.lanes < 4)
-    ck.fail(d.json_path, "normalize reads 4 int32 lanes of an acc row; the vector unit has " +
-                             std::to_string(isa.hw().vector.lanes) + " lanes");
+  requireFourLanes(isa, d, ck, "normalize", "an acc row");
 }
 
 ClassSpec normalizeClass() {
