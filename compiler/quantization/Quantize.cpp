@@ -49,10 +49,8 @@ std::optional<QuantParams> Quantizer::paramsOf(NodeValue v) {
 }
 
 bool Quantizer::isUsed(NodeValue v) const {
-  for (const auto& n : src_.nodes())
-    for (const NodeValue& in : n->inputs())
-      if (in == v)
-        return true;
+  if (!readersOf(v).empty())
+    return true;
   for (const auto& o : src_.outputs())
     if (o.value == v)
       return true;

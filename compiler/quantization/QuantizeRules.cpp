@@ -7,7 +7,9 @@
 #include "ember/graph/OpInfo.h"
 #include "ember/quantization/NormNumerics.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 
 namespace ember {
@@ -191,23 +193,13 @@ bool int8OrInput(const NodeValue& x, Quantizer& q) {
                           q.paramsOf(x).has_value());
 }
 
-/// The kinds that move codes unchanged (movingRule).
+/// The kinds that move codes unchanged: movingRule's, in the rule table too.
+constexpr NodeKind kMovingKinds[] = {K::Reshape,      K::Transpose,   K::Slice,  K::Pad,
+                                     K::Gather,       K::Split,       K::Expand, K::Tile,
+                                     K::DepthToSpace, K::SpaceToDepth};
+
 bool isMoving(NodeKind k) {
-  switch (k) {
-  case K::Reshape:
-  case K::Transpose:
-  case K::Slice:
-  case K::Pad:
-  case K::Gather:
-  case K::Split:
-  case K::Expand:
-  case K::Tile:
-  case K::DepthToSpace:
-  case K::SpaceToDepth:
-    return true;
-  default:
-    return false;
-  }
+  return std::find(std::begin(kMovingKinds), std::end(kMovingKinds), k) != std::end(kMovingKinds);
 }
 
 /// Whether a reader of `v`, through data movement, is a kind with a quantization rule
@@ -432,8 +424,7 @@ const std::map<NodeKind, RuleEntry>& rules() {
     for (K k : {K::MaxPool, K::GlobalMaxPool, K::Relu, K::Clip})
       t[k] = {sameParamsRule, "on the codes, the input's params"};
     t[K::Concat] = {concatRule, "own params; inputs of other params Rescaled"};
-    for (K k : {K::Reshape, K::Transpose, K::Slice, K::Pad, K::Gather, K::Split, K::Expand, K::Tile,
-                K::DepthToSpace, K::SpaceToDepth})
+    for (K k : kMovingKinds)
       t[k] = {movingRule,
               "moves codes when its input is int8 or a graph input; the input's params"};
     for (K k : {K::Sigmoid, K::Tanh, K::HardSigmoid, K::HardSwish, K::Silu, K::Gelu, K::Erf, K::Exp,

@@ -2,6 +2,7 @@
 // lines of act codes, the one class that reduces across lanes.
 #include "Machine.h"
 #include "ember/isa/roles.h"
+#include "ember/isa/semantic.h"
 
 #include <algorithm>
 #include <cstring>
@@ -14,9 +15,6 @@ namespace {
 using isa::Instruction;
 using u64 = std::uint64_t;
 using i64 = std::int64_t;
-
-/// The largest line: LayerNormalization's products stay within 64 bits up to it.
-constexpr u64 kMaxLine = 16384;
 
 u64 U(const Instruction& in, const char* role) {
   return static_cast<u64>(in.get(role));
@@ -107,10 +105,10 @@ std::optional<ExecFault> Machine::normalize(const Instruction& insn, Counts& c) 
   const bool softmax = insn.desc().op == "softmax";
   if (n0 == 0 || n1 == 0)
     return std::nullopt;
-  if (n0 > kMaxLine)
-    return ExecFault{FaultKind::BadOperand, "len = " + std::to_string(n0) +
-                                                " codes per line, more than the " +
-                                                std::to_string(kMaxLine) + " normalize handles"};
+  if (n0 > isa::kNormalizeMaxLen)
+    return ExecFault{FaultKind::BadOperand,
+                     "len = " + std::to_string(n0) + " codes per line, more than the " +
+                         std::to_string(isa::kNormalizeMaxLen) + " normalize handles"};
   const u64 R = (n0 + L - 1) / L;
   const auto& ad = *act_->desc;
   struct Walk {
@@ -131,7 +129,7 @@ std::optional<ExecFault> Machine::normalize(const Instruction& insn, Counts& c) 
   }
   const auto& cd = *acc_->desc;
   const u64 p = U(insn, isa::role::kBlockAddr);
-  const u64 paramRows = 2 + (softmax ? (256 + L - 1) / L : 3 * R);
+  const u64 paramRows = isa::normalizeParamRows(softmax, n0, L);
   const u64 lastParam = satAdd(p, paramRows - 1);
   if (lastParam >= cd.rows())
     return ExecFault{FaultKind::SramOutOfRange, "block_addr's " + std::to_string(paramRows) +
@@ -148,7 +146,7 @@ std::optional<ExecFault> Machine::normalize(const Instruction& insn, Counts& c) 
   // The per-op table: softmax's 256 entries, or layernorm's M, S, B of every code.
   std::vector<std::int32_t> T, M(n0), S(n0), B(n0);
   if (softmax) {
-    for (u64 r = 0; r < (256 + L - 1) / L; ++r) {
+    for (u64 r = 0; r < isa::normalizeTableRows(L); ++r) {
       const auto v = lanesOf(p + 2 + r);
       T.insert(T.end(), v.begin(), v.end());
     }

@@ -195,7 +195,8 @@ void Generator::normalize(Instruction& in) {
   } else {
     set(in, isa::role::kDstAddr, e_.range(i64(src + srcLast + 1), i64(act - 1 - dstLast)));
   }
-  const u64 rows = 2 + (in.desc().op == "softmax" ? (256 + L - 1) / L : 3 * R);
+  const u64 rows =
+      isa::normalizeParamRows(in.desc().op == "softmax", u64(in.get(isa::role::kLen)), unsigned(L));
   set(in, isa::role::kBlockAddr, e_.range(0, i64(isa_.memory(isa::mem::kAcc).rows() - rows)));
 }
 

@@ -136,9 +136,12 @@ std::vector<isa::Instruction> Program::groups(bool load, Mem m, int64_t sramAddr
 
 namespace {
 /// Sets the walk of one operand: `<name>_addr`, `<name>_s0`, `<name>_s1`.
-void setWalk(isa::Instruction& in, const std::string& name, const Program::Walk& w) {
+/// The walk of operand `name`: its first row, its inner stride (role `name` + `inner`:
+/// "_s0", or normalize's "_sb") and its outer stride.
+void setWalk(isa::Instruction& in, const std::string& name, const Program::Walk& w,
+             const char* inner = "_s0") {
   Program::set(in, name + "_addr", w.addr);
-  Program::set(in, name + "_s0", w.s0);
+  Program::set(in, name + inner, w.s0);
   Program::set(in, name + "_s1", w.s1);
 }
 /// The loop counts every vector-class instruction has.
@@ -200,11 +203,8 @@ isa::Instruction Program::normalize(const isa::InstrDesc& d, Walk dst, Walk src,
                                     int64_t n0, int64_t n1) const {
   isa::Instruction in(d);
   set(in, isa::role::kBlockAddr, paramRow);
-  for (const auto& [name, w] : {std::pair<const char*, const Walk&>{"dst", dst}, {"src", src}}) {
-    set(in, std::string(name) + "_addr", w.addr);
-    set(in, std::string(name) + "_sb", w.s0);
-    set(in, std::string(name) + "_s1", w.s1);
-  }
+  setWalk(in, "dst", dst, "_sb");
+  setWalk(in, "src", src, "_sb");
   set(in, isa::role::kLen, n0);
   set(in, isa::role::kN1, n1);
   return in;

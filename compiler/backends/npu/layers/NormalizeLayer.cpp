@@ -8,6 +8,7 @@
 
 #include "ember/graph/InferUtil.h"
 #include "ember/isa/roles.h"
+#include "ember/isa/semantic.h"
 #include "ember/quantization/NormNumerics.h"
 
 namespace ember::npu {
@@ -59,9 +60,9 @@ public:
       if (auto r = tablesOf(n); !r.empty())
         return r;
     }
-    if (l.C > kMaxLine)
+    if (uint64_t(l.C) > isa::kNormalizeMaxLen)
       return "a line of " + std::to_string(l.C) + " codes (normalize handles at most " +
-             std::to_string(kMaxLine) + ")";
+             std::to_string(isa::kNormalizeMaxLen) + ")";
     if (l.C > Target::maxOf(*d, isa::role::kLen))
       return "a line of " + std::to_string(l.C) + " codes does not fit len of " + d->name;
     for (const char* r : {isa::role::kSrcSb, isa::role::kDstSb})
@@ -119,12 +120,10 @@ public:
   }
 
 private:
-  static constexpr int64_t kMaxLine = quant::kMaxLayerNormRow;
-
   const char* op() const { return softmax_ ? "softmax" : "layernorm"; }
 
   int64_t paramRows(const Target& t, const Lines& l) const {
-    return 2 + (softmax_ ? ceilDiv(256, t.lanes()) : 3 * l.CB);
+    return int64_t(isa::normalizeParamRows(softmax_, uint64_t(l.C), unsigned(t.lanes())));
   }
 
   /// "" when the quantizer's LayerNormalization tables exist for `n`, else why not.

@@ -1,6 +1,7 @@
 // Semantic classes: the C++ side of the ISA. Instructions in JSON are instances of them.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -116,5 +117,19 @@ public:
 private:
   std::vector<std::unique_ptr<ClassSpec>> classes_;
 };
+
+/// The normalize class's fixed shape (docs/isa.md section 2.11), written once for the
+/// simulator, the compiler and the program generator: the longest line (LayerNorm's
+/// products stay within 64 bits up to it) and the acc rows of a parameter block.
+inline constexpr std::uint64_t kNormalizeMaxLen = 16384;
+/// Acc rows of the table part of a softmax parameter block (256 int32 entries).
+inline std::uint64_t normalizeTableRows(unsigned lanes) {
+  return (256 + lanes - 1) / lanes;
+}
+/// Acc rows of a parameter block: two header rows, then the exp table (softmax) or three
+/// rows (M, S, B) per row of a `len`-code line (layernorm).
+inline std::uint64_t normalizeParamRows(bool softmax, std::uint64_t len, unsigned lanes) {
+  return 2 + (softmax ? normalizeTableRows(lanes) : 3 * ((len + lanes - 1) / lanes));
+}
 
 } // namespace ember::isa
