@@ -189,6 +189,38 @@ TEST(DseRandom, RespectsTheRanges) {
   }
 }
 
+// A model that needs acc >= 4x and act >= 2x the description's: the search grows every
+// SRAM to 4x, then halves each back while the (made-up) model still compiles; every
+// description it asks about is valid. One that no size makes compile: nothing.
+TEST(DseGrow, FindsTheSmallestSizesThatCompile) {
+  json d = baseJson();
+  d["hardware"]["memories"]["act"]["size_bytes"] = 1024;
+  d["hardware"]["memories"]["acc"]["size_bytes"] = 512;
+  conformDescription(d);
+  ASSERT_EQ(refusal(d), "");
+  std::size_t asked = 0;
+  auto needs = [&](const json& g) {
+    ++asked;
+    EXPECT_EQ(refusal(g), "");
+    const auto& m = g["hardware"]["memories"];
+    return m["acc"]["size_bytes"].get<std::uint64_t>() >= 2048 &&
+           m["act"]["size_bytes"].get<std::uint64_t>() >= 2048;
+  };
+  const std::vector<GrownSram> g = grownSramSizes(d, needs);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0].name, "acc");
+  EXPECT_EQ(g[0].bytes, 2048u);
+  EXPECT_EQ(g[0].had, 512u);
+  EXPECT_EQ(g[1].name, "act");
+  EXPECT_EQ(g[1].bytes, 2048u);
+  EXPECT_EQ(g[1].had, 1024u);
+  EXPECT_EQ(formatGrown(g), "acc 2 KiB (has 512 B), act 2 KiB (has 1 KiB)");
+  // x2 fails, x4 compiles; then (in key order) acc's first halving fails, act's second,
+  // and param and weight halve twice back to their own sizes.
+  EXPECT_EQ(asked, 2u + 1 + 2 + 2 + 2);
+  EXPECT_TRUE(grownSramSizes(d, [](const json&) { return false; }).empty());
+}
+
 TEST(DseReport, CsvQuotesAndNamesEveryColumn) {
   SweepData d;
   Point p;

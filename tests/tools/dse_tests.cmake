@@ -57,8 +57,19 @@ add_test(NAME tools.ember_dse.check_random
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/expect_run.sh 0 stdout "3 of 3 runs ok"
                  -- ${_dse} ${_lenet} --random 3 --seed 11 --check --jobs 2
                     ${EMBER_DSE_SWEEP_RANGES} --out ${_dse_out}/check_random --no-progress)
+# A model refused for the description's sizes: MobileNetV3's activation x activation Mul
+# needs two acc rows, and this point has one (64 bytes in one bank). The row is too-small
+# with the size at which it compiles, found by growing the SRAMs; --check passes.
+add_test(NAME tools.ember_dse.too_small_names_the_sizes
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/expect_run.sh 0 stdout
+                 "0 of 1 runs ok, 1 refused as too small"
+                 "mobilenet_v3_small: too-small: compiles with acc 128 B \\(has 64 B\\); on this description: 9 node\\(s\\) of the quantized model"
+                 -- ${_dse} ${_zoo32}/mobilenet_v3_small/model.onnx
+                    --axis /hardware/memories/acc/size_bytes=64
+                    --axis /hardware/memories/acc/banks=1 --check --no-progress
+                    --out ${_dse_out}/too_small)
 set_tests_properties(tools.ember_dse.invalid_point_row tools.ember_dse.check_names_failure
-                     tools.ember_dse.check_random PROPERTIES
+                     tools.ember_dse.check_random tools.ember_dse.too_small_names_the_sizes PROPERTIES
                      LABELS tools FIXTURES_REQUIRED ember_model_zoo_32 TIMEOUT 300)
 
 # Each instruction has its own count fields: with vsub, vmul and requant narrower than vadd

@@ -508,4 +508,72 @@ json drawValid(const json& base, std::uint64_t seed, const RandomRanges& ranges,
                   " draws; the last was refused: " + last);
 }
 
+namespace {
+
+/// "512 B", "4 KiB", "2 MiB" (sizes are powers of two).
+std::string bytesText(std::uint64_t b) {
+  if (b >= (std::uint64_t(1) << 20) && b % (std::uint64_t(1) << 20) == 0)
+    return std::to_string(b >> 20) + " MiB";
+  if (b >= 1024 && b % 1024 == 0)
+    return std::to_string(b >> 10) + " KiB";
+  return std::to_string(b) + " B";
+}
+
+/// `d` with SRAM `sizes` (name -> bytes), made consistent.
+json withSizes(const json& d, const std::vector<std::pair<std::string, std::uint64_t>>& sizes) {
+  json g = d;
+  for (const auto& [name, bytes] : sizes)
+    g["hardware"]["memories"][name]["size_bytes"] = bytes;
+  conformDescription(g);
+  return g;
+}
+
+} // namespace
+
+std::vector<GrownSram> grownSramSizes(const json& d,
+                                      const std::function<bool(const json&)>& compiles) {
+  std::vector<std::pair<std::string, std::uint64_t>> had;
+  for (const auto& [name, m] : d.at("hardware").at("memories").items())
+    if (m.contains("size_bytes") && m["size_bytes"].is_number_integer())
+      had.emplace_back(name, m["size_bytes"].get<std::uint64_t>());
+  std::vector<std::pair<std::string, std::uint64_t>> sizes;
+  bool found = false;
+  for (std::uint64_t f = 2; !found; f *= 2) {
+    sizes = had;
+    bool grew = false;
+    for (auto& [name, bytes] : sizes)
+      if (bytes < kMaxGrownBytes) {
+        bytes = std::min(kMaxGrownBytes, bytes * f);
+        grew = true;
+      }
+    if (!grew)
+      return {};
+    found = compiles(withSizes(d, sizes));
+    if (!found && std::all_of(sizes.begin(), sizes.end(),
+                              [](const auto& s) { return s.second >= kMaxGrownBytes; }))
+      return {};
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    while (sizes[i].second / 2 >= had[i].second) {
+      auto fewer = sizes;
+      fewer[i].second /= 2;
+      if (!compiles(withSizes(d, fewer)))
+        break;
+      sizes = std::move(fewer);
+    }
+  std::vector<GrownSram> out;
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i].second != had[i].second)
+      out.push_back({sizes[i].first, sizes[i].second, had[i].second});
+  return out;
+}
+
+std::string formatGrown(const std::vector<GrownSram>& g) {
+  std::string s;
+  for (const GrownSram& m : g)
+    s += (s.empty() ? "" : ", ") + m.name + " " + bytesText(m.bytes) + " (has " + bytesText(m.had) +
+         ")";
+  return s;
+}
+
 } // namespace ember::dse

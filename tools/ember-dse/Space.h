@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -77,6 +78,27 @@ constexpr unsigned kMaxRedraws = 200;
 /// kMaxRedraws invalid draws.
 nlohmann::json drawValid(const nlohmann::json& base, std::uint64_t seed, const RandomRanges& ranges,
                          Settings& drawn, unsigned& redraws);
+
+/// Largest size any SRAM grows to in grownSramSizes (64 MiB).
+constexpr std::uint64_t kMaxGrownBytes = std::uint64_t(64) << 20;
+
+/// One SRAM's size where a model compiles, beside the description's.
+struct GrownSram {
+  std::string name;
+  std::uint64_t bytes = 0, had = 0;
+};
+
+/// The SRAM sizes at which a model that `d` is too small for compiles: every SRAM of `d`
+/// grown by 2, 4, 8, ... (each at most kMaxGrownBytes; conformDescription after each
+/// change) until `compiles` says yes, then each SRAM in turn halved back toward its size
+/// in `d` while the model still compiles. `compiles` gets a consistent description and
+/// answers false for one the validator refuses. Returns the SRAMs whose size differs from
+/// `d`'s, in the description's order; empty when no grown description compiles.
+std::vector<GrownSram> grownSramSizes(const nlohmann::json& d,
+                                      const std::function<bool(const nlohmann::json&)>& compiles);
+
+/// "act 512 B (has 128 B), acc 4 KiB (has 64 B)".
+std::string formatGrown(const std::vector<GrownSram>& g);
 
 /// A 64-bit mix of (seed, index) (splitmix64), for per-draw seeds.
 std::uint64_t mixSeed(std::uint64_t seed, std::uint64_t index);

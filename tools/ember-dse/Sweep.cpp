@@ -9,6 +9,7 @@
 #include "ember/driver/Driver.h"
 #include "ember/driver/Execute.h"
 #include "ember/driver/Partition.h"
+#include "ember/npu/Compile.h"
 #include "ember/runtime/Run.h"
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
@@ -34,6 +35,8 @@ const char* statusName(Status s) {
     return "invalid";
   case Status::Unsupported:
     return "unsupported";
+  case Status::TooSmall:
+    return "too-small";
   case Status::CompileError:
     return "compile-error";
   case Status::Fault:
@@ -97,8 +100,9 @@ Result resultFromJson(const json& j) {
   r.model = j.at("model").get<std::string>();
   const std::string s = j.at("status").get<std::string>();
   r.status = Status::Crash;
-  for (Status k : {Status::Ok, Status::Invalid, Status::Unsupported, Status::CompileError,
-                   Status::Fault, Status::RunError, Status::Mismatch, Status::Crash})
+  for (Status k :
+       {Status::Ok, Status::Invalid, Status::Unsupported, Status::TooSmall, Status::CompileError,
+        Status::Fault, Status::RunError, Status::Mismatch, Status::Crash})
     if (s == statusName(k))
       r.status = k;
   r.message = j.at("message").get<std::string>();
@@ -146,6 +150,34 @@ std::string compareOutputs(const TensorMap& got, const TensorMap& want) {
   return "";
 }
 
+/// Whether model `m` compiles for the NPU (fallback none) on description `d`; false for
+/// a description the validator refuses.
+bool compilesOn(const json& d, const Model& m) {
+  try {
+    const isa::IsaDescription desc = isa::IsaDescription::loadString(d.dump(), "grown");
+    partition::PartitionOptions po;
+    po.fallback = partition::Fallback::None;
+    (void)partition::partition(*m.quantized, desc, po);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+/// A refusal of the compiler (Unsupported or ProgramTooLong): TooSmall with the SRAM
+/// sizes at which the model compiles when growing the point's SRAMs makes it compile,
+/// else `status` with the compiler's message.
+void refused(Result& r, const Point& p, const Model& m, Status status, std::string message) {
+  r.status = status;
+  r.message = std::move(message);
+  const std::vector<GrownSram> g =
+      grownSramSizes(p.description, [&](const json& d) { return compilesOn(d, m); });
+  if (g.empty())
+    return;
+  r.status = Status::TooSmall;
+  r.message = "compiles with " + formatGrown(g) + "; on this description: " + r.message;
+}
+
 Result evaluateModel(const Point& p, const isa::IsaDescription& desc, const Model& m, bool check) {
   Result r;
   r.point = p.index;
@@ -157,8 +189,10 @@ Result evaluateModel(const Point& p, const isa::IsaDescription& desc, const Mode
   try {
     plan = partition::partition(*m.quantized, desc, po);
   } catch (const Unsupported& e) {
-    r.status = Status::Unsupported;
-    r.message = e.reason();
+    refused(r, p, m, Status::Unsupported, e.reason());
+    return r;
+  } catch (const npu::ProgramTooLong& e) {
+    refused(r, p, m, Status::CompileError, e.what());
     return r;
   } catch (const std::exception& e) {
     r.status = Status::CompileError;

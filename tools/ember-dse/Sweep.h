@@ -54,9 +54,13 @@ struct Point {
 
 /// What happened to one model on one point.
 enum class Status {
-  Ok,           ///< compiled, simulated (and with --check, bit-exact)
-  Invalid,      ///< the description did not pass the validator
-  Unsupported,  ///< the NPU cannot run some nodes (fallback none)
+  Ok,          ///< compiled, simulated (and with --check, bit-exact)
+  Invalid,     ///< the description did not pass the validator
+  Unsupported, ///< the NPU cannot run some nodes (fallback none)
+  /// refused for the description's sizes (an SRAM too small for any tiling, or a program
+  /// over the compiler's instruction limit), with the sizes at which the model compiles
+  /// (grownSramSizes) in the message: a vendor's answer, not a failure of --check
+  TooSmall,
   CompileError, ///< the compiler refused the model for another reason
   Fault,        ///< the NPU program faulted on the simulator
   RunError,     ///< the run was refused for another reason (e.g. by the runtime)
@@ -64,8 +68,8 @@ enum class Status {
   Crash,        ///< the child process died (signal or unexpected exit)
 };
 
-/// "ok", "invalid", "unsupported", "compile-error", "fault", "run-error", "mismatch",
-/// "crash".
+/// "ok", "invalid", "unsupported", "too-small", "compile-error", "fault", "run-error",
+/// "mismatch", "crash".
 const char* statusName(Status s);
 
 /// Peak use of one SRAM by the compiled program.

@@ -58,9 +58,15 @@ examples:
   ember-dse a.onnx b.onnx --random 20 --seed 7 --check --out random/
   ember-dse m.onnx --axis array=4,8,16 --area --jobs 2 --out area/
 
+A model the compiler refuses for a point's sizes (an SRAM too small for any tiling, or a
+program over the compiler's instruction limit) is tried again on that point with its
+SRAMs grown until it compiles; the row is then "too-small" and its message names the
+sizes at which it compiles (each SRAM halved back while it still does).
+
 exit status: 0 when the sweep ran (failed rows are rows); with --check, 1 when any row
 is not bit-exact with the int8 interpreter or did not compile or run (each named with
-its description file and a command reproducing it); 1 on bad input (unreadable model,
+its description file and a command reproducing it; "too-small" rows are refusals with
+their figures, not failures); 1 on bad input (unreadable model,
 invalid base description); 2 on a bad command line (unknown axis, a JSON pointer the
 base lacks, a value that is not a number).
 )";
@@ -275,7 +281,7 @@ void throwFailures(const Options& o, const SweepData& d,
   std::string msg;
   std::size_t n = 0;
   for (const Result& r : d.rows) {
-    if (r.status == Status::Ok)
+    if (r.status == Status::Ok || r.status == Status::TooSmall)
       continue;
     ++n;
     const std::string file = d.points.at(r.point).file;
@@ -332,11 +338,18 @@ int runTool(const Options& o) {
   writeFileAtomic(html, toHtml(d));
   if (!o.noTable)
     std::fputs(formatTable(d).c_str(), stdout);
-  std::size_t ok = 0;
-  for (const Result& r : d.rows)
+  std::size_t ok = 0, small = 0;
+  for (const Result& r : d.rows) {
     ok += r.status == Status::Ok;
-  std::printf("ember-dse: %zu points x %zu models: %zu of %zu runs ok; wrote %s and %s\n",
-              d.points.size(), models.size(), ok, d.rows.size(), csv.c_str(), html.c_str());
+    small += r.status == Status::TooSmall;
+  }
+  const std::string smallText = small ? ", " + std::to_string(small) +
+                                            " refused as too small (with the SRAM sizes at "
+                                            "which they compile)"
+                                      : "";
+  std::printf("ember-dse: %zu points x %zu models: %zu of %zu runs ok%s; wrote %s and %s\n",
+              d.points.size(), models.size(), ok, d.rows.size(), smallText.c_str(), csv.c_str(),
+              html.c_str());
   std::printf("time: %.1f s wall (import and quantize %.1f s, points %.1f s, --jobs %u)\n",
               secondsSince(t0), loadSeconds, secondsSince(t0) - loadSeconds, o.jobs);
   if (o.check)

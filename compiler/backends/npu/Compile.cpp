@@ -167,7 +167,7 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
     producerOf[add] = producer;
   DramPlan plan = planDram(f, t, fused, opts, absorbedTransposes(f, t));
   ConstPool pool(plan.constBase);
-  Program prog(t, opts.doubleBuffer ? 2 : 1);
+  Program prog(t, opts.doubleBuffer ? 2 : 1, opts.maxInstructions);
   LayerCtx ctx{t, prog, pool, opts, plan.tensors};
   ctx.absorbed = &plan.absorbed;
   CompileResult res;
@@ -191,11 +191,21 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
     const std::string name = n.name() + (ctx.residualAdd ? " + " + ctx.residualAdd->name() : "");
     prog.beginLayer(name);
     ctx.temp = plan.temps.count(&n) ? plan.temps.at(&n) : 0;
-    LayerInfo info =
-        i < layers ? findLayer(n.kind())->emit(n, ctx) : emitCopy(plan.copies[i - layers], ctx);
-    if (prog.layerDepthLowered()) // whichever layer lowered it, the summary says so
-      info.tiling += " single-buffered";
-    LayerTiming lt = prog.endLayer(i + 1 == work.size());
+    LayerInfo info;
+    LayerTiming lt;
+    try {
+      info =
+          i < layers ? findLayer(n.kind())->emit(n, ctx) : emitCopy(plan.copies[i - layers], ctx);
+      if (prog.layerDepthLowered()) // whichever layer lowered it, the summary says so
+        info.tiling += " single-buffered";
+      lt = prog.endLayer(i + 1 == work.size());
+    } catch (const ProgramTooLong& e) {
+      throw ProgramTooLong(e.where() + " (layer " + std::to_string(i + 1) + " of " +
+                               std::to_string(work.size()) + ")",
+                           e.reason() + ": this description's SRAMs are too small for the "
+                                        "model's tiles to be few (larger SRAMs make larger "
+                                        "tiles; ember-dse names the sizes at which it compiles)");
+    }
     LayerSummary ls;
     ls.name = name;
     ls.kind = std::string(n.kindName()) + (ctx.residualAdd ? "+Add" : "");

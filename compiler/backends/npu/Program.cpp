@@ -1,5 +1,6 @@
 #include "Program.h"
 #include "ember/isa/roles.h"
+#include "ember/npu/Compile.h"
 
 #include "ember/support/Error.h"
 
@@ -7,8 +8,8 @@
 
 namespace ember::npu {
 
-Program::Program(const Target& t, int depth)
-    : t_(t), depth_(std::max(1, depth)), programDepth_(depth_) {}
+Program::Program(const Target& t, int depth, size_t maxInstructions)
+    : t_(t), depth_(std::max(1, depth)), programDepth_(depth_), maxInstructions_(maxInstructions) {}
 
 void Program::setLayerDepth(int d) {
   if (stepsSinceBarrier_ != 0 || pending_ || d < 1 || d > programDepth_)
@@ -278,14 +279,23 @@ void Program::beginLayer(const std::string& name) {
   storeEnd_.clear();
 }
 
-void Program::emit(std::vector<isa::Instruction>& v) {
+void Program::reserve(size_t n) const {
   // A description whose SRAMs are far too small for a layer can call for billions of
   // one-row steps: refuse in time, naming the layer, rather than exhausting the host.
-  if (code_.size() + v.size() > kMaxInstructions)
-    throw Error("NPU backend, layer '" + layer_ + "'",
-                "the program exceeds " + std::to_string(kMaxInstructions) +
-                    " instructions: this description's SRAMs are too small for the layer's "
-                    "tiles (the compile summary of a smaller model shows the tiling)");
+  if (code_.size() + n > maxInstructions_)
+    throw ProgramTooLong("NPU backend, layer '" + layer_ + "'",
+                         "the program exceeds " + std::to_string(maxInstructions_) +
+                             " instructions (the layers before this one took " +
+                             std::to_string(layerFirst_) + ")");
+}
+
+void Program::push(const isa::Instruction& in) {
+  reserve(1);
+  code_.push_back(in);
+}
+
+void Program::emit(std::vector<isa::Instruction>& v) {
+  reserve(v.size());
   for (auto& in : v)
     code_.push_back(std::move(in));
   v.clear();
@@ -397,12 +407,12 @@ void Program::barrier() {
       s.set(isa::role::kPopNext, 1);
       if (j == m - 1)
         s.set(isa::role::kPushPrev, 1);
-      code_.push_back(s);
+      push(s);
     }
     for (int64_t j = 0; j <= m; ++j) {
       isa::Instruction s = syncOn(isa::Engine::Load);
       s.set(isa::role::kPopNext, 1);
-      code_.push_back(s);
+      push(s);
     }
   }
   advanceClock(m);
@@ -431,16 +441,16 @@ LayerTiming Program::endLayer(bool last) {
     for (int64_t j = 0; j < m; ++j) {
       isa::Instruction s = syncOn(isa::Engine::Load);
       s.set(isa::role::kPopNext, 1);
-      code_.push_back(s);
+      push(s);
     }
     for (int64_t j = 0; j + 1 < m; ++j) {
       isa::Instruction s = syncOn(isa::Engine::Compute);
       s.set(isa::role::kPopNext, 1);
-      code_.push_back(s);
+      push(s);
     }
     isa::Instruction f(t_.halt());
     f.set(isa::role::kPopNext, 1);
-    code_.push_back(f);
+    push(f);
     finished_ = true;
     advanceClock(m);
   }
@@ -464,7 +474,7 @@ void Program::finish() {
     return;
   // The last layer ended with a barrier (or there was none): every FIFO is empty.
   isa::Instruction f(t_.halt());
-  code_.push_back(f);
+  push(f);
   now_ += t_.halt().timingOf(isa::timing_key::kIssue);
 }
 

@@ -40,12 +40,9 @@ struct LayerTiming {
 
 class Program {
 public:
-  /// Most instructions of one program (16 Mi: 256 MiB of 128-bit instructions, 600 times
-  /// ResNet-50's program on ember-v1; about 4 GiB of compiler memory). A 4x4 array with
-  /// 64-byte SRAMs needs 8 Mi for ResNet-50 at 32 x 32 pixels. Beyond it the compile
-  /// stops with an error naming the layer.
-  static constexpr size_t kMaxInstructions = size_t(1) << 24;
-  Program(const Target& t, int depth);
+  /// A program of pipeline depth `depth` (1 or 2) holding at most `maxInstructions`
+  /// instructions (CompileOptions::maxInstructions; beyond it emit throws ProgramTooLong).
+  Program(const Target& t, int depth, size_t maxInstructions);
 
   const Target& target() const { return t_; }
   /// The current layer's pipeline depth (the program's, unless setLayerDepth lowered it).
@@ -153,10 +150,15 @@ private:
                                        int64_t groupRows, int64_t n, int64_t strideRows) const;
   void emitPending();
   void emit(std::vector<isa::Instruction>& v);
+  /// Throws ProgramTooLong unless `n` more instructions stay within the limit.
+  void reserve(size_t n) const;
+  /// Appends one instruction within the limit.
+  void push(const isa::Instruction& in);
 
   const Target& t_;
   int depth_;
   int programDepth_;
+  size_t maxInstructions_;
   std::vector<isa::Instruction> code_;
   std::vector<isa::DebugRange> debug_;
   std::optional<Step> pending_; ///< Compute and stores of the last committed step.

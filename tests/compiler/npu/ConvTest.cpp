@@ -178,6 +178,30 @@ TEST(ConvOnNpu, ForcedSmallTilesWithAndWithoutDoubleBuffering) {
   }
 }
 
+// A program over CompileOptions::maxInstructions is refused as ProgramTooLong (ember-dse
+// tells it from other compile errors by its type) naming the layer, its place and the limit.
+TEST(ConvOnNpu, ProgramOverTheInstructionLimitIsRefusedNamingTheLayer) {
+  const ConvCase c{"limit", 1, 40, 11, 13, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, "relu"};
+  Built b = buildConv(c);
+  CompileOptions o;
+  o.maxTileHeight = 1;
+  const size_t need = compile(*b.g->f, refIsa(), o).summary.instructions;
+  ASSERT_GT(need, 20u);
+  o.maxInstructions = need; // exactly enough still compiles
+  EXPECT_EQ(compile(*b.g->f, refIsa(), o).summary.instructions, int64_t(need));
+  o.maxInstructions = need - 1;
+  try {
+    (void)compile(*b.g->f, refIsa(), o);
+    ADD_FAILURE() << "no ProgramTooLong at " << need - 1 << " instructions";
+  } catch (const ProgramTooLong& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("layer '" + b.conv->name() + "' (layer 1 of 1)"), std::string::npos) << m;
+    EXPECT_NE(m.find("exceeds " + std::to_string(need - 1) + " instructions"), std::string::npos)
+        << m;
+    EXPECT_NE(m.find("SRAMs are too small"), std::string::npos) << m;
+  }
+}
+
 /// Compiles `c` (with `o`, for `isa`), simulates it and compares with the reference and
 /// the int8 interpreter; returns the layer's tiling.
 std::string expectChunkedConvExact(const ConvCase& c, const isa::IsaDescription& isa,

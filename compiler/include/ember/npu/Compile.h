@@ -11,6 +11,7 @@
 #include "ember/graph/Graph.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/description.h"
+#include "ember/support/Error.h"
 
 #include <cstdint>
 #include <memory>
@@ -46,6 +47,20 @@ struct CompileOptions {
   /// Let packInputsOnHost choose the patches layout too. Off: packed or Nchwc only (for
   /// comparisons, and the tests of the packed layout).
   bool hostPatches = true;
+  /// Most instructions of one program (16 Mi: 256 MiB of 128-bit instructions, 600 times
+  /// ResNet-50's program on ember-v1; about 4 GiB of compiler memory). A description
+  /// whose SRAMs are far too small for a model can call for billions of one-row steps;
+  /// beyond this the compile stops with ProgramTooLong. Tests lower it.
+  size_t maxInstructions = size_t(1) << 24;
+};
+
+/// The program would exceed CompileOptions::maxInstructions: the description's SRAMs are
+/// too small for the model's tiles to be few (a refusal for the description's sizes, not
+/// for an operator; ember-dse grows the SRAMs until the model compiles to name the sizes
+/// that are needed). The message names the layer, its place and the instructions so far.
+class ProgramTooLong : public Error {
+public:
+  using Error::Error;
 };
 
 /// One layer (graph node) of the compiled program.
