@@ -124,6 +124,15 @@ inline void microKernelStore(int64_t K, const float* __restrict a, const float* 
                              int64_t ldb, const float* bias, const float* r, float* y, int64_t ldy,
                              int32_t act, float lo, float hi) {
   constexpr int VW = sizeof(V) / sizeof(float);
+  // The tile's rows are ldy floats apart: too many streams for the hardware prefetcher,
+  // so the residual's and the output's lines are asked for now, to arrive during the sum.
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV * VW; j += 16) {
+      if (r)
+        __builtin_prefetch(r + i * ldy + j, 0, 3);
+      if (r != y)
+        __builtin_prefetch(y + i * ldy + j, 1, 3);
+    }
   V acc[MR][NV];
   libjit::sumTile<MR, NV, V>(K, a, 1, MR, b, ldb, acc);
   for (int i = 0; i < MR; ++i)

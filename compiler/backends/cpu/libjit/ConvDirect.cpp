@@ -187,10 +187,22 @@ template <int MR, int NV> inline void directConv(EMBER_CONV_ARGS) {
       __builtin_memcpy(&bv[j], bpad + 16 * j, sizeof(V16));
     for (int64_t oh = oh0; oh < oh1; ++oh)
       for (int64_t ow0 = 0; ow0 < OW; ow0 += MR) {
+        const int64_t at = (n * M + m0) * P + oh * OW + ow0;
+        // The tile's channels are P floats apart: their residual and output lines are
+        // asked for before the sum, to arrive during it.
+        for (int64_t c = 0; c < chans; ++c) {
+          if (addend) {
+            __builtin_prefetch(addend + at + c * P, 0, 3);
+            __builtin_prefetch(addend + at + c * P + MR - 1, 0, 3);
+          }
+          if (addend != y) {
+            __builtin_prefetch(y + at + c * P, 1, 3);
+            __builtin_prefetch(y + at + c * P + MR - 1, 1, 3);
+          }
+        }
         V16 acc[MR][NV];
         sumDirect<MR, NV>(cg, band + (oh - oh0) * sh * dg.Wp + ow0 * sw, plane, dg.Wp, KH, KW, sw,
                           dh, dw, wb, acc);
-        const int64_t at = (n * M + m0) * P + oh * OW + ow0;
         storeTile<MR, NV>(acc, bv, addend ? addend + at : nullptr, act, lo, hi, chans,
                           OW - ow0 < MR ? OW - ow0 : MR, y + at, P);
       }
