@@ -149,7 +149,13 @@ Blocking blockingOf(const Geom& g) {
   const bool narrow = directNarrow < directWide;
   const int64_t direct = narrow ? directNarrow : directWide;
   const int64_t best = b.channelVectors ? swapped : plain;
-  if (wide && (g.KH * g.KW > 1 ? direct * 100 <= best * 108 : direct < best) &&
+  // A pointwise convolution (1x1, stride 1, no padding) whose panels of nr positions pad
+  // less than 5%: the packed GEMM reads its panels in place and stores whole aligned
+  // rows, where the direct kernel transposes every tile (ResNet-50's 28x28 layers).
+  const bool pointwise = g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
+                         g.pw == 0 && g.OH == g.H && g.OW == g.W;
+  const bool inPlaceGemm = pointwise && !b.channelVectors && plain * 100 < direct * 105;
+  if (wide && (g.KH * g.KW > 1 ? direct * 100 <= best * 108 : direct < best && !inPlaceGemm) &&
       dg.scratchFloats(cg) * 4 <= kMaxGatherBytes) {
     b = Blocking{};
     b.mr = narrow ? jitops::kDirectNarrowSlice : jitops::kDirectSlice;

@@ -79,7 +79,7 @@ constexpr int64_t kDirectNarrowSlice = 14, kDirectNarrowBlock = 16;
 
 /// Bytes the zero-padded input band of one thread of the direct convolution may take, so
 /// that it stays in the L2 cache beside a weight block.
-constexpr int64_t kDirectBandBytes = int64_t(192) << 10;
+constexpr int64_t kDirectBandBytes = int64_t(512) << 10;
 
 /// The band geometry of the direct convolution: each thread copies the input rows of a
 /// band of output rows, zero-padded, for the group's cg channels ([c][row][Wp]), and
