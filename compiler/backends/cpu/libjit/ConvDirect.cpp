@@ -145,6 +145,46 @@ void copyBand(const float* xg, int64_t cg, int64_t H, int64_t W, int64_t ph, int
     band[cg * rows * Wp + t] = 0.f;
 }
 
+/// Copies the inputs of a 1x1 convolution's output rows [oh0, oh1) of image-group `xg`
+/// into slices of MR positions, [tile][c][MR] (tile (oh - oh0) * perRow + ow0 / MR, perRow
+/// slices per row): position i of a tile reads input (oh sh - ph, (ow0 + i) sw - pw), zero
+/// outside the input and past OW. A tile's sum then reads its inputs in order, MR floats
+/// per channel, where the rows of a band put each channel's in another cache line.
+template <int MR>
+void copySlices(const float* xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t sh,
+                int64_t sw, int64_t ph, int64_t pw, int64_t oh0, int64_t oh1, float* slices) {
+  const int64_t perRow = (OW + MR - 1) / MR;
+  const int64_t tileFloats = cg * MR;
+  if (pw == 0 && ph == 0 && OW % MR == 0 && (OW - 1) * sw < W && (oh1 - 1) * sh < H) {
+    // Whole slices inside the input (no padding): no bounds to check, the input row read
+    // in order and each tile's slices written in order (stride 1: one copy of MR floats).
+    for (int64_t oh = oh0; oh < oh1; ++oh)
+      for (int64_t c = 0; c < cg; ++c) {
+        const float* src = xg + (c * H + oh * sh) * W;
+        float* d = slices + (oh - oh0) * perRow * tileFloats + c * MR;
+        for (int64_t s = 0; s < perRow; ++s)
+          if (sw == 1)
+            __builtin_memcpy(d + s * tileFloats, src + s * MR, MR * sizeof(float));
+          else
+            for (int i = 0; i < MR; ++i)
+              d[s * tileFloats + i] = src[(s * MR + i) * sw];
+      }
+    return;
+  }
+  for (int64_t oh = oh0; oh < oh1; ++oh) {
+    const int64_t ih = oh * sh - ph;
+    const bool inside = ih >= 0 && ih < H;
+    for (int64_t s = 0; s < perRow; ++s) {
+      float* d = slices + ((oh - oh0) * perRow + s) * tileFloats;
+      for (int64_t c = 0; c < cg; ++c, d += MR)
+        for (int i = 0; i < MR; ++i) {
+          const int64_t ow = s * MR + i, iw = ow * sw - pw;
+          d[i] = inside && ow < OW && iw >= 0 && iw < W ? xg[(c * H + ih) * W + iw] : 0.f;
+        }
+    }
+  }
+}
+
 /// The direct convolution with an MR-position x 16 NV-channel tile. Scratch per thread:
 /// jitops::directGeom(...).scratchFloats(C / group) floats. Work items are (image, group,
 /// band of output rows, block of 16 NV channels), the bands made small enough that every
@@ -164,6 +204,9 @@ template <int MR, int NV> inline void directConv(EMBER_CONV_ARGS) {
   const int64_t bandRows = (OH + bands - 1) / bands;
   bands = (OH + bandRows - 1) / bandRows;
   float* band = scratch + tid * dg.scratchFloats(cg);
+  // A 1x1 convolution's band holds slices of MR positions (copySlices), not rows.
+  const bool slices = KH == 1 && KW == 1;
+  const int64_t perRow = (OW + MR - 1) / MR;
   int64_t begin, end;
   libjit::threadRange(N * group * bands * mblocks, tid, nth, &begin, &end);
   int64_t copied = -1; // the (image, group, band) whose rows are in `band`
@@ -173,8 +216,12 @@ template <int MR, int NV> inline void directConv(EMBER_CONV_ARGS) {
     const int64_t oh0 = bi * bandRows, oh1 = oh0 + bandRows < OH ? oh0 + bandRows : OH;
     const int64_t inRows = (oh1 - oh0 - 1) * sh + (KH - 1) * dh + 1, plane = inRows * dg.Wp;
     if (nb != copied) {
-      copyBand(x + (n * C + grp * cg) * H * W, cg, H, W, ph, pw, oh0 * sh, inRows, dg.Wp, dg.slack,
-               band);
+      if (slices)
+        copySlices<MR>(x + (n * C + grp * cg) * H * W, cg, H, W, OW, sh, sw, ph, pw, oh0, oh1,
+                       band);
+      else
+        copyBand(x + (n * C + grp * cg) * H * W, cg, H, W, ph, pw, oh0 * sh, inRows, dg.Wp,
+                 dg.slack, band);
       copied = nb;
     }
     const int64_t m0 = grp * mg + mb * NR, chans = mg - mb * NR < NR ? mg - mb * NR : NR;
@@ -201,8 +248,12 @@ template <int MR, int NV> inline void directConv(EMBER_CONV_ARGS) {
           }
         }
         V16 acc[MR][NV];
-        sumDirect<MR, NV>(cg, band + (oh - oh0) * sh * dg.Wp + ow0 * sw, plane, dg.Wp, KH, KW, sw,
-                          dh, dw, wb, acc);
+        if (slices)
+          sumDirect<MR, NV>(cg, band + ((oh - oh0) * perRow + ow0 / MR) * cg * MR, MR, 0, 1, 1, 1,
+                            1, 1, wb, acc);
+        else
+          sumDirect<MR, NV>(cg, band + (oh - oh0) * sh * dg.Wp + ow0 * sw, plane, dg.Wp, KH, KW, sw,
+                            dh, dw, wb, acc);
         storeTile<MR, NV>(acc, bv, addend ? addend + at : nullptr, act, lo, hi, chans,
                           OW - ow0 < MR ? OW - ow0 : MR, y + at, P);
       }

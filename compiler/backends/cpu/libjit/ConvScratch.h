@@ -85,7 +85,8 @@ constexpr int64_t kDirectBandBytes = int64_t(512) << 10;
 /// band of output rows, zero-padded, for the group's cg channels ([c][row][Wp]), and
 /// computes every weight block's outputs in the band from it.
 struct DirectGeom {
-  int64_t Wp = 0;       ///< Columns of a padded row: (OW - 1) * sw + (KW - 1) * dw + 1.
+  int64_t Wp = 0;       ///< Columns of a padded row: (OW - 1) * sw + (KW - 1) * dw + 1 (1x1: OW
+                        ///< rounded up to kDirectNarrowSlice).
   int64_t bandRows = 0; ///< Most output rows of one band.
   int64_t inRows = 0;   ///< Padded input rows of a band of bandRows output rows.
   /// Floats past the band that the last slice of a row may read (its positions past OW
@@ -98,13 +99,17 @@ struct DirectGeom {
 inline DirectGeom directGeom(int64_t cg, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
                              int64_t sw, int64_t dh, int64_t dw) {
   DirectGeom g;
-  g.Wp = (OW - 1) * sw + (KW - 1) * dw + 1;
-  const int64_t perRow = cg * sh * g.Wp * 4;
+  // A 1x1 convolution's band is its output rows' slices of positions ([tile][c][slice]),
+  // each row rounded up to the longer slice; no slack.
+  const bool slices = KH == 1 && KW == 1;
+  g.Wp = slices ? (OW + kDirectNarrowSlice - 1) / kDirectNarrowSlice * kDirectNarrowSlice
+                : (OW - 1) * sw + (KW - 1) * dw + 1;
+  const int64_t perRow = cg * (slices ? 1 : sh) * g.Wp * 4;
   int64_t rows = perRow > 0 ? kDirectBandBytes / perRow : OH;
   rows = rows < 1 ? 1 : (rows > OH ? OH : rows);
   g.bandRows = rows;
-  g.inRows = (rows - 1) * sh + (KH - 1) * dh + 1;
-  g.slack = kDirectNarrowSlice * sw + 16; // the longer slice
+  g.inRows = slices ? rows : (rows - 1) * sh + (KH - 1) * dh + 1;
+  g.slack = slices ? 0 : kDirectNarrowSlice * sw + 16; // the longer slice
   return g;
 }
 
