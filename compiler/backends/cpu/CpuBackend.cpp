@@ -16,7 +16,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <thread>
+
+#include <sys/mman.h>
 
 namespace ember {
 namespace cpu {
@@ -35,18 +38,37 @@ int resolveThreads(int requested, const char* env, int fallback) {
   return fallback;
 }
 
-/// 64-byte aligned, zero-initialised bytes.
+/// 64-byte aligned, zero-initialised bytes. A region of at least 2 MiB is 2 MiB aligned
+/// and asks for transparent huge pages (madvise), so that the weights and activations a
+/// convolution streams, and the output rows P floats apart its tiles write, take few TLB
+/// entries.
 class AlignedBytes {
 public:
-  void resize(size_t n) { bytes_.assign(n + kRegionAlignment, 0); }
+  AlignedBytes() = default;
+  AlignedBytes(const AlignedBytes&) = delete;
+  AlignedBytes& operator=(const AlignedBytes&) = delete;
+  ~AlignedBytes() { std::free(bytes_); }
+  void resize(size_t n) {
+    std::free(bytes_);
+    bytes_ = nullptr;
+    constexpr size_t kHuge = size_t(2) << 20;
+    const size_t align = n >= kHuge ? kHuge : kRegionAlignment;
+    const size_t size = std::max<size_t>((n + align - 1) / align * align, align);
+    bytes_ = static_cast<uint8_t*>(std::aligned_alloc(align, size));
+    if (!bytes_)
+      throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+    if (align == kHuge)
+      madvise(bytes_, size, MADV_HUGEPAGE); // advice only: failure changes nothing
+#endif
+    std::memset(bytes_, 0, size);
+  }
   uint8_t* data() {
-    auto p = reinterpret_cast<uintptr_t>(bytes_.data());
-    return reinterpret_cast<uint8_t*>((p + kRegionAlignment - 1) / kRegionAlignment *
-                                      kRegionAlignment);
+    return bytes_;
   }
 
 private:
-  std::vector<uint8_t> bytes_;
+  uint8_t* bytes_ = nullptr;
 };
 
 class Program final : public CpuCompiledFunction {
