@@ -1,12 +1,13 @@
 // The NPU compiler driver: classify nodes (I/O boundaries, layers, unsupported), plan
 // DRAM (inputs, outputs, a liveness-planned scratch region, constants), emit every layer
-// in topological order and assemble the binary and its summary.
+// in the low-level IR's schedule and assemble the binary and its summary.
 #include "ActMatMul.h"
 #include "BlockTranspose.h"
 #include "DramPlan.h"
 #include "Layer.h"
 #include "Stream.h"
 #include "ember/isa/roles.h"
+#include "ember/lir/Schedule.h"
 
 #include "ember/support/Error.h"
 
@@ -165,7 +166,10 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   std::map<const Node*, const Node*> producerOf; // fused Add -> its producer
   for (const auto& [producer, add] : fused)
     producerOf[add] = producer;
-  DramPlan plan = planDram(f, t, fused, opts, absorbedTransposes(f, t));
+  // The low-level IR's schedule (shared with the CPU backend): the lowest-peak of its
+  // orders, never worse than the function's own.
+  const lir::NodeOrder order = lir::memoryMinimizingOrder(f);
+  DramPlan plan = planDram(f, t, order, fused, opts, absorbedTransposes(f, t));
   ConstPool pool(plan.constBase);
   Program prog(t, opts.doubleBuffer ? 2 : 1, opts.maxInstructions);
   LayerCtx ctx{t, prog, pool, opts, plan.tensors};
@@ -175,10 +179,10 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   sum.isa_name = isa.name();
   int64_t peak[4] = {};
   std::vector<const Node*> work;
-  for (const auto& n : f.nodes())
+  for (const Node* n : order)
     if (n->kind() != NodeKind::QuantizeLinear && n->kind() != NodeKind::DequantizeLinear &&
-        !plan.aliased.count(n.get()) && !fused.count(n.get()))
-      work.push_back(n.get());
+        !plan.aliased.count(n) && !fused.count(n))
+      work.push_back(n);
   // Outputs that are inputs unchanged: one row copy each, after the layers.
   const size_t layers = work.size();
   for (const OutputCopy& c : plan.copies)

@@ -1,5 +1,6 @@
 #include "DramPlan.h"
 
+#include "ember/lir/MemoryPlanner.h"
 #include "ember/support/Error.h"
 
 #include <algorithm>
@@ -44,7 +45,7 @@ struct Interval {
 
 } // namespace
 
-DramPlan planDram(const Function& f, const Target& t,
+DramPlan planDram(const Function& f, const Target& t, const std::vector<const Node*>& order,
                   const std::map<const Node*, const Node*>& emittedWith, const CompileOptions& opts,
                   const std::set<const Node*>& absorbed) {
   // Buffers start on a DMA burst boundary (hardware.dma.burst_bytes), so a row run never
@@ -54,8 +55,10 @@ DramPlan planDram(const Function& f, const Target& t,
   DramPlan plan;
   std::map<const Node*, size_t> pos;
   size_t i = 0;
-  for (const auto& n : f.nodes())
-    pos[n.get()] = i++;
+  for (const Node* n : order)
+    pos[n] = i++;
+  if (pos.size() != f.nodes().size())
+    throw Error("NPU backend", "internal: the layer order does not hold every node once");
   const std::map<const Node*, size_t> graphPos = pos; // ties of the placement order below
   for (const auto& [node, place] : emittedWith)
     pos[node] = pos.at(place);
@@ -148,7 +151,7 @@ DramPlan planDram(const Function& f, const Target& t,
   std::map<NodeValue, NodeValue> root;
   std::map<NodeValue, Interval> life;
   std::map<const Node*, NodeValue> tempKeys;
-  for (const auto& n : f.nodes()) {
+  for (const Node* n : order) {
     const Node& node = *n;
     if (node.kind() == NodeKind::QuantizeLinear || node.kind() == NodeKind::DequantizeLinear)
       continue;
@@ -198,42 +201,36 @@ DramPlan planDram(const Function& f, const Target& t,
       continue;
     }
     root[v] = v;
-    DramTensor d = dramTensorOf(v, L);
-    life[v] = Interval{0, roundUp(bytesOf(d, L), kAlign), p, p};
+    // A layer fused into the residual Add after it writes the Add's result: its own
+    // result never reaches DRAM and needs no bytes.
+    const uint64_t bytes =
+        emittedWith.count(&node) ? 0 : roundUp(bytesOf(dramTensorOf(v, L), L), kAlign);
+    life[v] = Interval{0, bytes, p, p};
   }
-  // Values read after an alias extend their root's life (done above through root[]);
-  // place roots in definition order, first fit among the buffers still alive. A layer's
-  // temporary and its result share a definition position, and so do a layer emitted at
-  // a fused Add's place and that Add: the node's place in the graph, then the result
-  // index (the temporary's is numResults()) break the tie. Never the map's order, which
-  // is the order of node addresses and so differs from run to run.
-  std::vector<NodeValue> order;
+  // Values read after an alias extend their root's life (done above through root[]).
+  // The buffers go to the low-level IR's memory planner in definition order (its
+  // placement orders break ties by that index). A layer's temporary and its result share
+  // a definition position, and so do a layer emitted at a fused Add's place and that
+  // Add: the node's place in the order, then the result index (the temporary's is
+  // numResults()) break the tie. Never the map's order, which is the order of node
+  // addresses and so differs from run to run.
+  std::vector<NodeValue> buffers;
   for (auto& kv : life)
-    order.push_back(kv.first);
+    buffers.push_back(kv.first);
   auto key = [&](const NodeValue& v) {
     return std::make_tuple(life[v].def, graphPos.at(v.node), v.resNo);
   };
-  std::sort(order.begin(), order.end(),
+  std::sort(buffers.begin(), buffers.end(),
             [&](const NodeValue& a, const NodeValue& b) { return key(a) < key(b); });
-  std::vector<Interval*> placed;
-  uint64_t scratchEnd = 0;
-  for (const NodeValue& v : order) {
-    Interval& iv = life[v];
-    std::vector<std::pair<uint64_t, uint64_t>> busy;
-    for (Interval* o : placed)
-      if (o->lastUse >= iv.def)
-        busy.push_back({o->offset, o->offset + o->size});
-    std::sort(busy.begin(), busy.end());
-    uint64_t at = 0;
-    for (auto& b : busy) {
-      if (at + iv.size <= b.first)
-        break;
-      at = std::max(at, b.second);
-    }
-    iv.offset = at;
-    placed.push_back(&iv);
-    scratchEnd = std::max(scratchEnd, at + iv.size);
-  }
+  std::vector<lir::BufferInterval> intervals;
+  for (const NodeValue& v : buffers)
+    intervals.push_back({size_t(life[v].size), life[v].def, life[v].lastUse});
+  lir::MemoryPlanOptions mo;
+  mo.alignment = size_t(kAlign);
+  const lir::MemoryPlan placed = lir::planIntervals(intervals, mo);
+  for (size_t b = 0; b < buffers.size(); ++b)
+    life[buffers[b]].offset = placed.offsets[b];
+  const uint64_t scratchEnd = placed.arenaBytes;
   for (auto& kv : root) {
     DramTensor d = dramTensorOf(kv.first, L);
     d.offset = scratchBase + life[kv.second].offset;

@@ -1,6 +1,6 @@
 // DRAM planning: the binary's inputs and outputs (I/O table), the scratch region where
-// intermediate tensors live (a liveness-based first-fit planner that reuses space once a
-// tensor's last reader has run) and where the constant region starts.
+// intermediate tensors live (the low-level IR's memory planner over their live ranges,
+// reusing space once a tensor's last reader has run) and where the constant region starts.
 #pragma once
 
 #include "Layer.h"
@@ -37,7 +37,10 @@ struct DramPlan {
   uint64_t scratchBytes = 0, ioBytes = 0;
 };
 
-/// Plans `f` (which unsupportedNodes accepted) for target `t`. `emittedWith` maps a node
+/// Plans `f` (which unsupportedNodes accepted) for target `t`, its layers emitted in
+/// `order` (a topological order of all of f's nodes: the low-level IR's schedule,
+/// lir::memoryMinimizingOrder); the scratch region is placed by the low-level IR's
+/// memory planner (lir::planIntervals) over the NPU's buffer sizes. `emittedWith` maps a node
 /// emitted at another node's place (a layer fused into the residual Add that follows it)
 /// to that node, so that the lifetimes of its inputs and temporary reach that place.
 /// With `opts.packInputsOnHost`, a graph input that one layer alone reads is laid out in
@@ -46,7 +49,7 @@ struct DramPlan {
 /// from): planned as aliases of their input, which lives until that consumer has run,
 /// when that input has a buffer to share (not an output, not a constant); DramPlan::absorbed
 /// says which were.
-DramPlan planDram(const Function& f, const Target& t,
+DramPlan planDram(const Function& f, const Target& t, const std::vector<const Node*>& order,
                   const std::map<const Node*, const Node*>& emittedWith = {},
                   const CompileOptions& opts = {}, const std::set<const Node*>& absorbed = {});
 
