@@ -52,7 +52,8 @@ void registerBuiltinPasses() {
        "channels",
        runChannelShuffleToGather},
       {"spatial-mean-to-pool",
-       "ReduceMean over the spatial axes of an NCHW value -> GlobalAveragePool (+ Reshape)",
+       "ReduceMean / ReduceSum over the spatial axes of an NCHW value -> GlobalAveragePool (x H*W "
+       "for a sum) (+ Reshape)",
        runSpatialMeanToPool},
       {"matmul-bias-to-gemm",
        "MatMul by a constant [K, M] + a constant bias of M values -> Gemm (between Reshapes "

@@ -1,8 +1,10 @@
 // spatial-mean-to-pool: ReduceMean over exactly the spatial axes of an [N, C, H, W] value
 // (how many networks write global pooling, e.g. torchvision's ShuffleNet and
 // EfficientNet heads: x.mean([2, 3])) becomes GlobalAveragePool, followed by a Reshape to
-// [N, C] when the axes are not kept. Every backend computes the same mean either way; a
-// backend with pooling but no general reduction (the NPU) then runs it.
+// [N, C] when the axes are not kept. A ReduceSum over the same axes is that mean times
+// H * W (a Mul by a constant scalar, which every backend and the int8 quantizer take).
+// Every backend computes the same mean or sum either way (up to float rounding of the
+// sum's order); a backend with pooling but no general reduction (the NPU) then runs it.
 #include "PassUtil.h"
 
 #include "ember/passes/Passes.h"
@@ -29,10 +31,13 @@ bool rewrite(Function& f, Node* n) {
   const std::string name = n->name();
   Node* gap = f.create(NodeKind::GlobalAveragePool, name + ".gap", {n->input(0)}, Attrs{});
   Node* out = gap;
+  if (n->kind() == NodeKind::ReduceSum)
+    out = f.create(NodeKind::Mul, name + ".sum",
+                   {gap->result(), makeScalar(f, name + ".area", float(xd[2] * xd[3]))}, Attrs{});
   if (a.getInt("keepdims", 1) == 0) {
     Attrs flat;
     flat.set("shape", std::vector<int64_t>{xd[0], xd[1]});
-    out = f.create(NodeKind::Reshape, name + ".flatten", {gap->result()}, flat);
+    out = f.create(NodeKind::Reshape, name + ".flatten", {out->result()}, flat);
   }
   f.replaceAllUsesOf(n->result(), out->result());
   f.erase(n);
@@ -45,7 +50,7 @@ bool rewrite(Function& f, Node* n) {
 size_t runSpatialMeanToPool(Function& f, const PassContext&) {
   size_t changed = 0;
   for (Node* n : snapshot(f))
-    if (n->kind() == NodeKind::ReduceMean)
+    if (n->kind() == NodeKind::ReduceMean || n->kind() == NodeKind::ReduceSum)
       changed += rewrite(f, n);
   if (changed)
     tidy(f);

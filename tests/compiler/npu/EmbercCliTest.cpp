@@ -169,6 +169,28 @@ TEST(Emberc, ProfileRoundTripAndBitExactSimulation) {
   EXPECT_EQ(mismatches(s.outputs["logits"], want["logits"]), 0u);
 }
 
+TEST(Emberc, SumOverHeightAndWidthRunsWholeOnTheNpu) {
+  // ReduceSum over axes {2, 3} (spatial-mean-to-pool: GlobalAveragePool times H * W) runs
+  // on the NPU with --fallback none, bit for bit with the int8 interpreter.
+  const std::string elf = dir() + "/sum.elf", p = dir() + "/sum_profile.json";
+  CliRun r = emberc(dir() + "/tiny_reducesum.onnx -o " + elf + " --fallback none --calibrate " +
+                    dir() + "/calib.npy --dump-profile " + p);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "GlobalAveragePool")) << r.out;
+  EXPECT_FALSE(has(r.out, "ReduceSum")) << r.out;
+  std::unique_ptr<Module> m = importOnnxFile(dir() + "/tiny_reducesum.onnx");
+  Function* f = m->getFunction("main");
+  runPipeline(*f, defaultPipeline());
+  Function* q = quant::quantize(*f, quant::Profile::load(p), quant::QuantizeOptions{});
+  isa::Binary bin = isa::readElf(elf, refIsa());
+  for (uint32_t seed : {5u, 6u}) {
+    auto in = randomInputs(bin, seed);
+    SimOut s = simulate(bin, refIsa(), in);
+    auto want = interpret(*q, in);
+    EXPECT_EQ(mismatches(s.outputs["logits"], want["logits"]), 0u) << "seed " << seed;
+  }
+}
+
 TEST(Emberc, InputReturnedUnchangedCompilesToACopy) {
   // y = Identity(x): once an internal error (vector::_M_range_check); now a row copy
   // whose output bytes are the input's.

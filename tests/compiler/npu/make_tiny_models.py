@@ -4,6 +4,7 @@
                      GlobalAveragePool, Flatten, Gemm (everything the NPU runs)
   tiny_softmax.onnx  the same with a Softmax along a middle axis at the end (the NPU
                      normalises along the channels only: refused, or on the host)
+  tiny_reducesum.onnx  Conv+Relu, ReduceSum over H and W, Gemm (global sum pooling)
 and [1, 3, 4, 4] models for the messages: identity, passthrough (the input is the output),
 const_out, bigpad (a Conv the NPU cannot pad), gather_oob (an index out of range).
 """
@@ -55,6 +56,29 @@ def build(with_softmax):
     return model
 
 
+def build_reducesum():
+    """Conv+Relu, a ReduceSum over H and W (opset 13: axes an operand, keepdims 0) and a Gemm:
+    global sum pooling, which the NPU runs as GlobalAveragePool times H * W."""
+    rng = np.random.default_rng(11)
+    inits = [numpy_helper.from_array(rng.normal(0, 0.3, (24, 3, 3, 3)).astype(np.float32), "w1"),
+             numpy_helper.from_array(rng.normal(0, 0.1, 24).astype(np.float32), "b1"),
+             numpy_helper.from_array(np.array([2, 3], np.int64), "axes"),
+             numpy_helper.from_array(rng.normal(0, 0.05, (10, 24)).astype(np.float32), "fw"),
+             numpy_helper.from_array(rng.normal(0, 0.1, 10).astype(np.float32), "fb")]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("ReduceSum", ["r1", "axes"], ["s"], keepdims=0, name="global_sum"),
+        helper.make_node("Gemm", ["s", "fw", "fb"], ["logits"], transB=1),
+    ]
+    graph = helper.make_graph(nodes, "tiny_reducesum",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    return model
+
+
 def small(name, nodes, outputs, inits=()):
     """A one-input ([1, 3, 4, 4] float x) model for the message tests."""
     graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
@@ -71,6 +95,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     onnx.save(build(False), os.path.join(args.out, "tiny_cnn.onnx"))
     onnx.save(build(True), os.path.join(args.out, "tiny_softmax.onnx"))
+    onnx.save(build_reducesum(), os.path.join(args.out, "tiny_reducesum.onnx"))
     vi = lambda n, d: helper.make_tensor_value_info(n, TensorProto.FLOAT, d)
     # The input returned unchanged, under another name (Identity) and under its own.
     onnx.save(small("identity", [helper.make_node("Identity", ["x"], ["y"], name="id")],

@@ -321,6 +321,35 @@ TEST(SpatialMeanToPool, AMeanOverHeightAndWidthBecomesGlobalPooling) {
   }
 }
 
+TEST(SpatialMeanToPool, ASumOverHeightAndWidthBecomesPoolingTimesTheArea) {
+  for (const int64_t keep : {1, 0}) {
+    G g;
+    NodeValue x = g.input("x", {2, 3, 4, 5});
+    NodeValue s = g.node(NodeKind::ReduceSum, "sum", {x},
+                         attrs({{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", keep}}));
+    g.output("y", s);
+    SCOPED_TRACE("keepdims " + std::to_string(keep));
+    const TensorMap in = g.randomInputs();
+    EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runSpatialMeanToPool(f); }), 1u);
+    EXPECT_EQ(g.count(NodeKind::ReduceSum), 0u);
+    EXPECT_EQ(g.count(NodeKind::GlobalAveragePool), 1u);
+    EXPECT_EQ(g.count(NodeKind::Mul), 1u);
+    EXPECT_EQ(g.count(NodeKind::Reshape), keep ? 0u : 1u);
+    const Node* out = g.f->findNode("sum");
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(out->resultType(0).dims, keep ? (Shape{2, 3, 1, 1}) : (Shape{2, 3}));
+    // The sum written out here, against the rewritten graph.
+    const Tensor& xt = in.at("x");
+    const Tensor y = g.run(in).at("y");
+    for (int64_t c = 0; c < 6; ++c) {
+      double sum = 0;
+      for (int64_t i = 0; i < 20; ++i)
+        sum += xt.data<float>()[c * 20 + i];
+      EXPECT_NEAR(y.data<float>()[c], sum, 1e-5) << "channel " << c;
+    }
+  }
+}
+
 TEST(SpatialMeanToPool, LeavesOtherReductions) {
   G g;
   NodeValue x = g.input("x", {2, 3, 4, 5});
@@ -329,7 +358,7 @@ TEST(SpatialMeanToPool, LeavesOtherReductions) {
   g.output("b", g.node(NodeKind::ReduceMean, "hwc", {x},
                        attrs({{"axes", std::vector<int64_t>{1, 2, 3}}})));
   g.output("c",
-           g.node(NodeKind::ReduceSum, "sum", {x}, attrs({{"axes", std::vector<int64_t>{2, 3}}})));
+           g.node(NodeKind::ReduceSum, "hsum", {x}, attrs({{"axes", std::vector<int64_t>{2}}})));
   NodeValue v = g.input("v", {2, 3, 4});
   g.output("d",
            g.node(NodeKind::ReduceMean, "rank3", {v}, attrs({{"axes", std::vector<int64_t>{2}}})));

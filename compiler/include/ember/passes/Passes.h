@@ -57,8 +57,9 @@ size_t runMatMulBiasToGemm(Function& f, const PassContext& ctx = {});
 size_t runFlattenGemmToConv(Function& f, const PassContext& ctx = {});
 
 /// `spatial-mean-to-pool`: ReduceMean over axes {2, 3} of a rank-4 float value becomes
-/// GlobalAveragePool (then a Reshape to [N, C] without keepdims): the same mean, in the
-/// form a backend with pooling but no general reduction (the NPU) runs.
+/// GlobalAveragePool, a ReduceSum over them GlobalAveragePool times H * W (a Mul by a
+/// constant scalar), then a Reshape to [N, C] without keepdims: the same mean or sum, in
+/// the form a backend with pooling but no general reduction (the NPU) runs.
 size_t runSpatialMeanToPool(Function& f, const PassContext& ctx = {});
 
 /// `channel-shuffle-to-gather`: Reshape [N, C, H, W] -> [N, g, C/g, H, W], Transpose
