@@ -151,12 +151,14 @@ void copyBand(const float* xg, int64_t cg, int64_t H, int64_t W, int64_t ph, int
 /// outside the input and past OW. A tile's sum then reads its inputs in order, MR floats
 /// per channel, where the rows of a band put each channel's in another cache line.
 template <int MR>
-void copySlices(const float* xg, int64_t cg, int64_t H, int64_t W, int64_t OW, int64_t sh,
-                int64_t sw, int64_t ph, int64_t pw, int64_t oh0, int64_t oh1, float* slices) {
+void copySlices(const float* xg, int64_t cg, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t oh0, int64_t oh1,
+                float* slices) {
   const int64_t perRow = (OW + MR - 1) / MR;
   const int64_t tileFloats = cg * MR;
-  if (pw == 0 && ph == 0 && OW % MR == 0 && (OW - 1) * sw < W && (oh1 - 1) * sh < H) {
-    // Whole slices inside the input (no padding): no bounds to check, the input row read
+  if (pw == 0 && ph == 0 && OW % MR == 0 && (OW - 1) * sw < W && (OH - 1) * sh < H) {
+    // Whole slices inside the input (no padding; constants of the instance): no bounds to
+    // check, the input row read
     // in order and each tile's slices written in order (stride 1: one copy of MR floats).
     for (int64_t oh = oh0; oh < oh1; ++oh)
       for (int64_t c = 0; c < cg; ++c) {
@@ -217,7 +219,7 @@ template <int MR, int NV> inline void directConv(EMBER_CONV_ARGS) {
     const int64_t inRows = (oh1 - oh0 - 1) * sh + (KH - 1) * dh + 1, plane = inRows * dg.Wp;
     if (nb != copied) {
       if (slices)
-        copySlices<MR>(x + (n * C + grp * cg) * H * W, cg, H, W, OW, sh, sw, ph, pw, oh0, oh1,
+        copySlices<MR>(x + (n * C + grp * cg) * H * W, cg, H, W, OH, OW, sh, sw, ph, pw, oh0, oh1,
                        band);
       else
         copyBand(x + (n * C + grp * cg) * H * W, cg, H, W, ph, pw, oh0 * sh, inRows, dg.Wp,
