@@ -290,64 +290,46 @@ TEST(MatMulBiasToGemm, LeavesWhatIsNotALinearLayer) {
   EXPECT_EQ(g.count(NodeKind::Gemm), 0u);
 }
 
+/// A ReduceMean or ReduceSum over `axes` of a [2, 3, 4, 5] input: the pass rewrites it
+/// (GlobalAveragePool, times the area for a sum, a Reshape without keepdims) and the
+/// result is the mean or sum written out here.
+void expectSpatialReductionRewritten(NodeKind kind, const std::vector<int64_t>& axes,
+                                     int64_t keep) {
+  G g;
+  NodeValue x = g.input("x", {2, 3, 4, 5});
+  g.output("y", g.node(kind, "reduce", {x}, attrs({{"axes", axes}, {"keepdims", keep}})));
+  SCOPED_TRACE("keepdims " + std::to_string(keep));
+  const TensorMap in = g.randomInputs();
+  EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runSpatialMeanToPool(f); }), 1u);
+  const bool sum = kind == NodeKind::ReduceSum;
+  EXPECT_EQ(g.count(kind), 0u);
+  EXPECT_EQ(g.count(NodeKind::GlobalAveragePool), 1u);
+  EXPECT_EQ(g.count(NodeKind::Mul), sum ? 1u : 0u);
+  EXPECT_EQ(g.count(NodeKind::Reshape), keep ? 0u : 1u);
+  const Node* out = g.f->findNode("reduce"); // the last node keeps the name
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->resultType(0).dims, keep ? (Shape{2, 3, 1, 1}) : (Shape{2, 3}));
+  const Tensor& xt = in.at("x");
+  const Tensor y = g.run(in).at("y");
+  for (int64_t c = 0; c < 6; ++c) {
+    double total = 0;
+    for (int64_t i = 0; i < 20; ++i)
+      total += xt.data<float>()[c * 20 + i];
+    EXPECT_NEAR(y.data<float>()[c], sum ? total : total / 20, sum ? 1e-5 : 1e-6) << "channel " << c;
+  }
+}
+
 TEST(SpatialMeanToPool, AMeanOverHeightAndWidthBecomesGlobalPooling) {
   // (axes, keepdims): both orders, negative axes, with and without the kept axes.
   const std::pair<std::vector<int64_t>, int64_t> forms[] = {
       {{2, 3}, 1}, {{3, 2}, 0}, {{-2, -1}, 0}, {{-1, 2}, 1}};
-  for (const auto& [axes, keep] : forms) {
-    G g;
-    NodeValue x = g.input("x", {2, 3, 4, 5});
-    NodeValue m =
-        g.node(NodeKind::ReduceMean, "mean", {x}, attrs({{"axes", axes}, {"keepdims", keep}}));
-    g.output("y", m);
-    SCOPED_TRACE("keepdims " + std::to_string(keep));
-    const TensorMap in = g.randomInputs();
-    EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runSpatialMeanToPool(f); }), 1u);
-    EXPECT_EQ(g.count(NodeKind::ReduceMean), 0u);
-    EXPECT_EQ(g.count(NodeKind::GlobalAveragePool), 1u);
-    EXPECT_EQ(g.count(NodeKind::Reshape), keep ? 0u : 1u);
-    const Node* out = g.f->findNode("mean"); // the last node keeps the name
-    ASSERT_NE(out, nullptr);
-    EXPECT_EQ(out->resultType(0).dims, keep ? (Shape{2, 3, 1, 1}) : (Shape{2, 3}));
-    // The mean written out here, against the rewritten graph.
-    const Tensor& xt = in.at("x");
-    const Tensor y = g.run(in).at("y");
-    for (int64_t c = 0; c < 6; ++c) {
-      double sum = 0;
-      for (int64_t i = 0; i < 20; ++i)
-        sum += xt.data<float>()[c * 20 + i];
-      EXPECT_NEAR(y.data<float>()[c], sum / 20, 1e-6) << "channel " << c;
-    }
-  }
+  for (const auto& [axes, keep] : forms)
+    expectSpatialReductionRewritten(NodeKind::ReduceMean, axes, keep);
 }
 
 TEST(SpatialMeanToPool, ASumOverHeightAndWidthBecomesPoolingTimesTheArea) {
-  for (const int64_t keep : {1, 0}) {
-    G g;
-    NodeValue x = g.input("x", {2, 3, 4, 5});
-    NodeValue s = g.node(NodeKind::ReduceSum, "sum", {x},
-                         attrs({{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", keep}}));
-    g.output("y", s);
-    SCOPED_TRACE("keepdims " + std::to_string(keep));
-    const TensorMap in = g.randomInputs();
-    EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runSpatialMeanToPool(f); }), 1u);
-    EXPECT_EQ(g.count(NodeKind::ReduceSum), 0u);
-    EXPECT_EQ(g.count(NodeKind::GlobalAveragePool), 1u);
-    EXPECT_EQ(g.count(NodeKind::Mul), 1u);
-    EXPECT_EQ(g.count(NodeKind::Reshape), keep ? 0u : 1u);
-    const Node* out = g.f->findNode("sum");
-    ASSERT_NE(out, nullptr);
-    EXPECT_EQ(out->resultType(0).dims, keep ? (Shape{2, 3, 1, 1}) : (Shape{2, 3}));
-    // The sum written out here, against the rewritten graph.
-    const Tensor& xt = in.at("x");
-    const Tensor y = g.run(in).at("y");
-    for (int64_t c = 0; c < 6; ++c) {
-      double sum = 0;
-      for (int64_t i = 0; i < 20; ++i)
-        sum += xt.data<float>()[c * 20 + i];
-      EXPECT_NEAR(y.data<float>()[c], sum, 1e-5) << "channel " << c;
-    }
-  }
+  for (const int64_t keep : {1, 0})
+    expectSpatialReductionRewritten(NodeKind::ReduceSum, {2, 3}, keep);
 }
 
 TEST(SpatialMeanToPool, LeavesOtherReductions) {
