@@ -239,6 +239,7 @@ template <int MR, int NV> inline void directConv(EMBER_CONV_ARGS) {
         const int64_t at = (n * M + m0) * P + oh * OW + ow0;
         // The tile's channels are P floats apart: their residual and output lines are
         // asked for before the sum, to arrive during it.
+#pragma clang loop unroll(disable) vectorize(disable)
         for (int64_t c = 0; c < chans; ++c) {
           if (addend) {
             __builtin_prefetch(addend + at + c * P, 0, 3);
