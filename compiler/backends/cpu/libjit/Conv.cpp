@@ -207,6 +207,7 @@ inline void convGemm(const float* x, const float* wp, const float* bias, float* 
         const float bv = bias ? bias[m] : 0.f;
         const int64_t at = (n * g.M + m) * P + p0;
         const float* tr = tile + i * NR;
+#pragma clang loop vectorize(disable) unroll(disable)
         for (int64_t j = 0; j < cols; ++j)
           y[at + j] = finish(tr[j], bv, addend, at + j, act, lo, hi);
       }
