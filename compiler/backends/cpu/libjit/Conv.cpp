@@ -184,7 +184,14 @@ inline void convGemm(const float* x, const float* wp, const float* bias, float* 
     const bool inPlace = pointwise && cols == NR;
     const float* b = inPlace ? xg + p0 : panel;
     const int64_t ldb = inPlace ? P : NR;
-    if (!inPlace) {
+    if (!inPlace && pointwise) {
+      // The last, partial panel of a pointwise layer: its columns of each plane, zeros
+      // after them (a plain loop: the gathers below would be most of the instance's code).
+      for (int64_t k = 0; k < K; ++k)
+#pragma clang loop vectorize(disable) unroll(disable)
+        for (int64_t j = 0; j < NR; ++j)
+          panel[k * NR + j] = j < cols ? xg[k * P + p0 + j] : 0.f;
+    } else if (!inPlace) {
       if (NR == 32 && (g.sw == 1 || g.sw == 2) && g.KW <= 16)
         packPanel32(xg, g, cg, p0, panel);
       else
