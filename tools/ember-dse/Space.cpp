@@ -536,23 +536,17 @@ std::vector<GrownSram> grownSramSizes(const json& d,
   for (const auto& [name, m] : d.at("hardware").at("memories").items())
     if (m.contains("size_bytes") && m["size_bytes"].is_number_integer())
       had.emplace_back(name, m["size_bytes"].get<std::uint64_t>());
-  std::vector<std::pair<std::string, std::uint64_t>> sizes;
-  bool found = false;
-  for (std::uint64_t f = 2; !found; f *= 2) {
-    sizes = had;
-    bool grew = false;
+  // Double every SRAM below the largest size until the model compiles; stop when none
+  // can grow any more.
+  std::vector<std::pair<std::string, std::uint64_t>> sizes = had;
+  do {
+    const auto last = sizes;
     for (auto& [name, bytes] : sizes)
-      if (bytes < kMaxGrownBytes) {
-        bytes = std::min(kMaxGrownBytes, bytes * f);
-        grew = true;
-      }
-    if (!grew)
+      if (bytes < kMaxGrownBytes)
+        bytes = std::min(kMaxGrownBytes, bytes * 2);
+    if (sizes == last)
       return {};
-    found = compiles(withSizes(d, sizes));
-    if (!found && std::all_of(sizes.begin(), sizes.end(),
-                              [](const auto& s) { return s.second >= kMaxGrownBytes; }))
-      return {};
-  }
+  } while (!compiles(withSizes(d, sizes)));
   for (std::size_t i = 0; i < sizes.size(); ++i)
     while (sizes[i].second / 2 >= had[i].second) {
       auto fewer = sizes;

@@ -59,7 +59,7 @@ DramPlan planDram(const Function& f, const Target& t, const std::vector<const No
     pos[n] = i++;
   if (pos.size() != f.nodes().size())
     throw Error("NPU backend", "internal: the layer order does not hold every node once");
-  const std::map<const Node*, size_t> graphPos = pos; // ties of the placement order below
+  const std::map<const Node*, size_t> orderPos = pos; // ties of the placement order below
   for (const auto& [node, place] : emittedWith)
     pos[node] = pos.at(place);
   std::set<NodeValue> outputValues;
@@ -218,7 +218,7 @@ DramPlan planDram(const Function& f, const Target& t, const std::vector<const No
   for (auto& kv : life)
     buffers.push_back(kv.first);
   auto key = [&](const NodeValue& v) {
-    return std::make_tuple(life[v].def, graphPos.at(v.node), v.resNo);
+    return std::make_tuple(life[v].def, orderPos.at(v.node), v.resNo);
   };
   std::sort(buffers.begin(), buffers.end(),
             [&](const NodeValue& a, const NodeValue& b) { return key(a) < key(b); });
