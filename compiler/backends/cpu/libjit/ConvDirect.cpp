@@ -158,8 +158,8 @@ void copySlices(const float* xg, int64_t cg, int64_t H, int64_t W, int64_t OH, i
   const int64_t tileFloats = cg * MR;
   if (pw == 0 && ph == 0 && OW % MR == 0 && (OW - 1) * sw < W && (OH - 1) * sh < H) {
     // Whole slices inside the input (no padding; constants of the instance): no bounds to
-    // check, the input row read
-    // in order and each tile's slices written in order (stride 1: one copy of MR floats).
+    // check, the input row read in order and each tile's slices written in order (stride
+    // 1: one copy of MR floats).
     for (int64_t oh = oh0; oh < oh1; ++oh)
       for (int64_t c = 0; c < cg; ++c) {
         const float* src = xg + (c * H + oh * sh) * W;
@@ -206,8 +206,7 @@ template <int MR, int NV> inline void directConv(EMBER_CONV_ARGS) {
   const int64_t bandRows = (OH + bands - 1) / bands;
   bands = (OH + bandRows - 1) / bandRows;
   float* band = scratch + tid * dg.scratchFloats(cg);
-  // A 1x1 convolution's band holds slices of MR positions (copySlices), not rows.
-  const bool slices = KH == 1 && KW == 1;
+  const bool slices = dg.slices; // a 1x1 convolution's band: slices of MR positions
   const int64_t perRow = (OW + MR - 1) / MR;
   int64_t begin, end;
   libjit::threadRange(N * group * bands * mblocks, tid, nth, &begin, &end);

@@ -85,8 +85,11 @@ constexpr int64_t kDirectBandBytes = int64_t(512) << 10;
 /// band of output rows, zero-padded, for the group's cg channels ([c][row][Wp]), and
 /// computes every weight block's outputs in the band from it.
 struct DirectGeom {
-  int64_t Wp = 0;       ///< Columns of a padded row: (OW - 1) * sw + (KW - 1) * dw + 1 (1x1: OW
-                        ///< rounded up to kDirectNarrowSlice).
+  int64_t Wp = 0; ///< Columns of a padded row: (OW - 1) * sw + (KW - 1) * dw + 1 (1x1: OW
+                  ///< rounded up to kDirectNarrowSlice).
+  /// A 1x1 convolution: the band holds its output rows' slices of positions
+  /// ([tile][c][slice], copySlices in ConvDirect.cpp), not padded input rows.
+  bool slices = false;
   int64_t bandRows = 0; ///< Most output rows of one band.
   int64_t inRows = 0;   ///< Padded input rows of a band of bandRows output rows.
   /// Floats past the band that the last slice of a row may read (its positions past OW
@@ -101,7 +104,8 @@ inline DirectGeom directGeom(int64_t cg, int64_t OH, int64_t OW, int64_t KH, int
   DirectGeom g;
   // A 1x1 convolution's band is its output rows' slices of positions ([tile][c][slice]),
   // each row rounded up to the longer slice; no slack.
-  const bool slices = KH == 1 && KW == 1;
+  g.slices = KH == 1 && KW == 1;
+  const bool slices = g.slices;
   g.Wp = slices ? (OW + kDirectNarrowSlice - 1) / kDirectNarrowSlice * kDirectNarrowSlice
                 : (OW - 1) * sw + (KW - 1) * dw + 1;
   const int64_t perRow = cg * (slices ? 1 : sh) * g.Wp * 4;
