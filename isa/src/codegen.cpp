@@ -264,6 +264,8 @@ void mdInstructions(std::ostringstream& o, const IsaDescription& isa) {
     }
     if (in.cls->allows_table_offset)
       props += "table_offset=" + std::to_string(in.table_offset);
+    if (in.background)
+      props += "background";
     std::string engine = in.field("engine") ? "(engine field)" : engineName(in.cls->engine);
     o << "| `" << in.name << "` | " << in.opcode << " | " << in.cls->name << " | " << engine
       << " | " << props << " | " << in.doc << " |\n";

@@ -357,6 +357,11 @@ private:
         ck_.fail(p + "/properties/table_offset", "class " + c.name + " takes no table_offset");
       in.table_offset = props["table_offset"].get<std::int64_t>();
     }
+    if (props.contains("background")) {
+      if (!c.allows_background)
+        ck_.fail(p + "/properties/background", "class " + c.name + " takes no background");
+      in.background = props["background"].get<bool>();
+    }
   }
 
   void loadTimingEnergy(const json& j, InstrDesc& in, const std::string& p, const char* key,

@@ -113,6 +113,7 @@ ClassSpec gemmClass() {
   c.name = cls::kGemm;
   c.id = SemanticClass::Gemm;
   c.doc = "weight-stationary matrix multiply over a 3-level affine loop nest";
+  c.allows_background = true;
   addTokens(c.roles);
   c.roles.push_back(role(role::kReset, RoleKind::Flag, "write zeros to the acc rows instead"));
   c.roles.push_back(addr(role::kActAddr, mem::kAct, "", "first activation row"));

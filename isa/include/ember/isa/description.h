@@ -55,6 +55,9 @@ struct InstrDesc {
   std::string op;                       ///< properties.op (vector classes) or empty.
   std::vector<std::string> memories;    ///< properties.memories (dma classes).
   std::int64_t table_offset = 0;        ///< properties.table_offset (lut).
+  /// properties.background (gemm): the array runs it while the compute engine goes on
+  /// (docs/simulator.md rule E6), so a requantize can overlap the next block's gemm.
+  bool background = false;
   std::string doc;
   EncodingDesc encoding; ///< Copy of the description's encoding.
   std::string json_path; ///< e.g. "/instructions/3", for messages.

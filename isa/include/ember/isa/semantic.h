@@ -81,6 +81,7 @@ struct ClassSpec {
   std::vector<std::string> op_choices;      ///< Allowed `properties.op`; empty: no op.
   bool needs_memories = false;              ///< Requires `properties.memories`.
   bool allows_table_offset = false;         ///< Accepts `properties.table_offset`.
+  bool allows_background = false;           ///< Accepts `properties.background` (gemm).
   std::string doc;                          ///< One line for generated docs.
   /// Optional extra validation for this class (called after the generic checks).
   std::function<void(const IsaDescription&, const InstrDesc&, Checker&)> extra_check;
