@@ -130,6 +130,8 @@ std::optional<ExecFault> Machine::dma(const Instruction& insn, bool load, Counts
     return std::nullopt;
   if (satAdd(addr, sramRows) > mem->desc->rows())
     return sramRange(isa::role::kSramAddr, *mem->desc, satAdd(addr, sramRows) - 1);
+  if (auto f = touch(mem, addr, addr + sramRows - 1, load))
+    return f;
   if (s0 > 0 && s1 > 0 && s2 > 0) {
     u64 end =
         satAdd(daddr, satMul(satAdd(satAdd(satMul(s2 - 1, st2), satMul(s1 - 1, st1)), s0), B));
@@ -175,9 +177,31 @@ std::optional<ExecFault> Machine::dma(const Instruction& insn, bool load, Counts
   return std::nullopt;
 }
 
+std::optional<ExecFault> Machine::touch(const Sram* m, u64 first, u64 last, bool write) const {
+  if (!guard_.on)
+    return std::nullopt;
+  const u64* r = m == acc_               ? guard_.acc
+                 : m == act_ && write    ? guard_.act
+                 : m == weight_ && write ? guard_.weight
+                                         : nullptr;
+  if (!r || last < r[0] || first > r[1])
+    return std::nullopt;
+  return ExecFault{FaultKind::BadOperand,
+                   std::string(write ? "writes " : "reads ") + m->desc->name + " rows [" +
+                       std::to_string(first) + ", " + std::to_string(last) +
+                       "] while the array's background gemm uses rows [" + std::to_string(r[0]) +
+                       ", " + std::to_string(r[1]) + "] (docs/simulator.md rule E6)"};
+}
+
 std::optional<ExecFault> Machine::gemm(const Instruction& insn, Counts& c) {
   const u64 n0 = U(insn, isa::role::kN0), n1 = U(insn, isa::role::kN1),
             n2 = U(insn, isa::role::kN2);
+  const bool background = insn.desc().background;
+  if (background && (insn.get(isa::role::kPushPrev) || insn.get(isa::role::kPushNext)))
+    return ExecFault{FaultKind::BadOperand,
+                     "a background gemm pushes a token before its data is complete "
+                     "(docs/simulator.md rule E6)"};
+  guard_ = Guard{};
   if (n0 == 0 || n1 == 0 || n2 == 0)
     return std::nullopt;
   const auto& ad = *act_->desc;
@@ -190,6 +214,9 @@ std::optional<ExecFault> Machine::gemm(const Instruction& insn, Counts& c) {
     return sramRange(isa::role::kAccAddr, cd, lastAcc);
   const u64 n = n0 * n1 * n2;
   const unsigned R = isa_.hw().mac.rows, C = isa_.hw().mac.cols;
+  guard_.background = background;
+  guard_.acc[0] = accA;
+  guard_.acc[1] = lastAcc;
   if (insn.get(isa::role::kReset)) {
     for (u64 i2 = 0; i2 < n2; ++i2)
       for (u64 i1 = 0; i1 < n1; ++i1)
@@ -208,6 +235,10 @@ std::optional<ExecFault> Machine::gemm(const Instruction& insn, Counts& c) {
   u64 lastW = lastRow(wA, {{n2, wS2}});
   if (lastW >= wd.rows())
     return sramRange(isa::role::kWgtAddr, wd, lastW);
+  guard_.act[0] = actA;
+  guard_.act[1] = lastAct;
+  guard_.weight[0] = wA;
+  guard_.weight[1] = lastW;
   for (u64 i2 = 0; i2 < n2; ++i2) {
     mac_.load(reinterpret_cast<const std::int8_t*>(weight_->bytes.data() +
                                                    (wA + i2 * wS2) * wd.row_bytes));

@@ -66,6 +66,10 @@ public:
   /// Checks operands and applies the data effect of `insn`; fills `counts`.
   std::optional<ExecFault> execute(const isa::Instruction& insn, Cls cls, Counts& counts);
 
+  /// E6: whether the array is still running a background gemm when the next instruction
+  /// starts (the cycle engine knows; the Machine then refuses accesses to its rows).
+  void setArrayBusy(bool busy) { guard_.on = busy && guard_.background; }
+
   Dram& dram() { return dram_; }
   std::size_t memoryCount() const { return srams_.size(); }
 
@@ -85,6 +89,17 @@ private:
   /// The normalize class (docs/isa.md section 2.11): Softmax or LayerNormalization of
   /// whole lines of act codes, parameters in acc rows.
   std::optional<ExecFault> normalize(const isa::Instruction& insn, Counts& c);
+
+  /// Rows [first, last] of `m` that an instruction reads (`write` false) or writes: a
+  /// bad-operand fault when they meet the running background gemm's rows (rule E6).
+  std::optional<ExecFault> touch(const Sram* m, std::uint64_t first, std::uint64_t last,
+                                 bool write) const;
+
+  /// The rows of the last gemm (act and weight read, acc read and written), for rule E6.
+  struct Guard {
+    bool on = false, background = false;
+    std::uint64_t act[2] = {0, 0}, weight[2] = {0, 0}, acc[2] = {0, 0};
+  } guard_;
 
   const isa::IsaDescription& isa_;
   std::vector<Sram> srams_; ///< In memories() order.

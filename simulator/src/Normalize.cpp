@@ -126,6 +126,8 @@ std::optional<ExecFault> Machine::normalize(const Instruction& insn, Counts& c) 
       return ExecFault{FaultKind::SramOutOfRange, std::string(w->role) + " reaches act row " +
                                                       std::to_string(last) + ", beyond its " +
                                                       std::to_string(ad.rows()) + " rows"};
+    if (auto f = touch(act_, w->addr, last, w == &dst))
+      return f;
   }
   const auto& cd = *acc_->desc;
   const u64 p = U(insn, isa::role::kBlockAddr);
@@ -136,6 +138,8 @@ std::optional<ExecFault> Machine::normalize(const Instruction& insn, Counts& c) 
                                                     " rows reach acc row " +
                                                     std::to_string(lastParam) + ", beyond its " +
                                                     std::to_string(cd.rows()) + " rows"};
+  if (auto f = touch(acc_, p, lastParam, false))
+    return f;
   auto lanesOf = [&](u64 row) {
     std::vector<std::int32_t> v(L);
     std::memcpy(v.data(), acc_->bytes.data() + row * cd.row_bytes, std::size_t(L) * 4);

@@ -91,7 +91,8 @@ void Npu::run() {
     if (!cycle(c))
       return;
     updateDrained();
-    if (fetchDone_ && eng_[0].drained && eng_[1].drained && eng_[2].drained) {
+    if (fetchDone_ && eng_[0].drained && eng_[1].drained && eng_[2].drained && c >= arrayFree_) {
+      st_.last_cycle = std::max(st_.last_cycle, c); // E6: DONE waits for the array
       finished_ = true;
       return;
     }
@@ -218,6 +219,10 @@ bool Npu::tryStart(int e, u64 c) {
   for (int f : fifos)
     if (f >= 0 && tokens_[f] == 0)
       return true; // waits for a token
+  // E6: a gemm, a compute sync and finish wait for the array to finish its last gemm.
+  const bool array = s.cur.cls == Cls::Gemm;
+  if (e == 1 && (array || s.cur.cls == Cls::Sync || s.cur.cls == Cls::Halt) && c < arrayFree_)
+    return true;
   // Duration first: an instruction that would end past the budget stops the run before
   // its data effect is computed, so host time stays bounded by the budget.
   isa::timing::Duration t;
@@ -226,6 +231,10 @@ bool Npu::tryStart(int e, u64 c) {
     t = isa::timing::dmaOnChannel(isa::timing::dmaPhases(isa_, in), c, probe);
   else
     t = isa::timing::idle(isa_, in);
+  // E6: a background gemm holds its engine for its issue cycles; the array runs it for t.
+  const u64 arrayCycles = t.cycles;
+  if (array && in.desc().background)
+    t.cycles = std::min<u64>(t.cycles, u64(in.desc().timingOf(isa::timing_key::kIssue)));
   if (t.overflow) {
     raise(FaultKind::CycleBudget, kEngineNames[e], s.cur.index,
           in.name() + ": its duration does not fit a 64-bit cycle count", c);
@@ -241,6 +250,7 @@ bool Npu::tryStart(int e, u64 c) {
     return false;
   }
   s.counts = Counts{};
+  m_.setArrayBusy(c < arrayFree_);
   if (auto f = m_.execute(in, s.cur.cls, s.counts)) {
     raise(f->kind, kEngineNames[e], s.cur.index, in.name() + ": " + f->reason, c);
     return false;
@@ -254,6 +264,8 @@ bool Npu::tryStart(int e, u64 c) {
   s.slice.start = c;
   s.slice.memory_stall = t.memory_stall;
   s.end = c + t.cycles;
+  if (array)
+    arrayFree_ = c + arrayCycles;
   s.phase = Phase::Busy;
   return true;
 }
@@ -354,6 +366,8 @@ std::optional<u64> Npu::nextCycle(u64 c) const {
       consider(std::max(s.end, c + 1));
     waitPush = waitPush || s.phase == Phase::WaitPush;
   }
+  if (arrayFree_ > c)
+    consider(arrayFree_); // E6: a gemm, sync or finish may wait for the array
   if (popped_ && waitPush)
     consider(c + 1); // room made by a pop is usable from the next cycle
   if (fetchWrote_)

@@ -107,6 +107,7 @@ private:
   bool fetchWrote_ = false;   ///< Wrote an instruction in the current cycle.
   bool popped_ = false;       ///< Some token was popped in the current cycle.
   bool finished_ = false;
+  u64 arrayFree_ = 0; ///< E6: the end of the last gemm on the MAC array.
   bool aborted_ = false;
 };
 

@@ -173,6 +173,8 @@ std::optional<ExecFault> Machine::quantizedAdd(const Instruction& insn, Counts& 
       return ExecFault{FaultKind::SramOutOfRange, std::string(o->role) + " reaches act row " +
                                                       std::to_string(last) + ", beyond its " +
                                                       std::to_string(o->mem->rows()) + " rows"};
+    if (auto f = touch(act_, o->addr, last, o == &dst))
+      return f;
   }
   const auto& pd = *param_->desc;
   const u64 prow = U(insn, isa::role::kParamAddr);
@@ -247,6 +249,8 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
                                                       o->mem->name + " row " +
                                                       std::to_string(last) + ", beyond its " +
                                                       std::to_string(o->mem->rows()) + " rows"};
+    if (auto f = touch(o == &dst ? dstMem : srcMem, o->addr, last, o == &dst))
+      return f;
   }
   // Parameters read once per instruction.
   std::vector<std::int32_t> M(L), S(L);

@@ -134,6 +134,75 @@ TEST(SimTiming, GemmWithWeightSwitchesIsTheFormula) {
                                  60 * tim(isa, "gemm", "cycles_per_row") + finishCycles(isa));
 }
 
+// Rule E6: a background gemm holds the compute engine for its issue cycles; the vector
+// unit runs the next instruction while the array works, and the next gemm (and finish)
+// waits for the array.
+TEST(SimTiming, BackgroundGemmOverlapsTheVectorUnit) {
+  const auto& isa = refIsa();
+  const std::string g = " n0=100 n1=1 n2=4 act_s0=1 acc_s0=1 wgt_s2=1\n";
+  const std::string v = "vmov dst_mem=act src_mem=act dst_addr=1000 src_addr=2000 n0=50 n1=1 "
+                        "dst_s0=1 src_s0=1\n";
+  const std::string second = "gemm act_addr=400 acc_addr=400 wgt_addr=8" + g;
+  const u64 G = gemmFormula(isa, 100, 4);
+  const u64 V = tim(isa, "vmov", "issue") + 50 * tim(isa, "vmov", "cycles_per_row") +
+                tim(isa, "vmov", "pipeline_latency");
+  Result bg = run(isa, "gemm.bg act_addr=0 acc_addr=0 wgt_addr=0" + g + v + second + "finish\n");
+  ASSERT_TRUE(bg.ok()) << bg.report.fault->message();
+  // The vmov starts once gemm.bg has issued; the second gemm starts when the array is free.
+  ASSERT_EQ(bg.report.slices.size(), 4u);
+  const u64 s0 = fetchLat(isa);
+  EXPECT_EQ(bg.report.slices[0].start, s0);
+  EXPECT_EQ(bg.report.slices[0].end, s0 + tim(isa, "gemm.bg", "issue"));
+  EXPECT_EQ(bg.report.slices[1].start, s0 + tim(isa, "gemm.bg", "issue"));
+  EXPECT_EQ(bg.report.slices[2].start, s0 + G);
+  EXPECT_EQ(bg.report.cycles, s0 + 2 * G + finishCycles(isa));
+  // The same program with a plain gemm pays the vmov in between.
+  Result fg = run(isa, "gemm act_addr=0 acc_addr=0 wgt_addr=0" + g + v + second + "finish\n");
+  ASSERT_TRUE(fg.ok()) << fg.report.fault->message();
+  EXPECT_EQ(fg.report.cycles, s0 + 2 * G + V + finishCycles(isa));
+  EXPECT_EQ(bg.report.macs, fg.report.macs);
+  // A sync on the compute engine joins the array; so does the end of the program.
+  Result join = run(isa, "gemm.bg act_addr=0 acc_addr=0 wgt_addr=0" + g + "sync engine=compute\n");
+  ASSERT_TRUE(join.ok()) << join.report.fault->message();
+  EXPECT_EQ(join.report.slices[1].start, s0 + G);
+  EXPECT_EQ(join.report.cycles, s0 + G + tim(isa, "sync", "issue"));
+  Result tail = run(isa, "gemm.bg act_addr=0 acc_addr=0 wgt_addr=0" + g);
+  ASSERT_TRUE(tail.ok()) << tail.report.fault->message();
+  EXPECT_EQ(tail.report.cycles, s0 + G);
+}
+
+// Rule E6's two faults: a background gemm that pushes a token, and an instruction that
+// touches the running background gemm's rows.
+TEST(SimTiming, BackgroundGemmRacesAreFaults) {
+  const auto& isa = refIsa();
+  const std::string g = "gemm.bg act_addr=0 acc_addr=0 wgt_addr=0 n0=100 n1=1 n2=4 act_s0=1 "
+                        "acc_s0=1 wgt_s2=1";
+  Result push = run(isa, g + " push_next\nfinish\n");
+  ASSERT_FALSE(push.ok());
+  EXPECT_EQ(push.report.fault->kind, ember::sim::FaultKind::BadOperand);
+  EXPECT_EQ(push.report.fault->instruction, 0);
+  for (const std::string& racer :
+       {std::string("vmov dst_mem=act src_mem=act dst_addr=50 src_addr=2000 n0=4 n1=1 dst_s0=1 "
+                    "src_s0=1"),
+        std::string("vmov dst_mem=act src_mem=acc dst_addr=2000 src_addr=99 n0=4 n1=1 dst_s0=1 "
+                    "src_s0=1"),
+        std::string("requant dst_addr=2000 src_addr=10 param_addr=0 zero_point=0 lo=-128 hi=127 "
+                    "n0=1 n1=1 dst_s0=1 src_s0=1")}) {
+    Result r = run(isa, g + "\n" + racer + "\nfinish\n");
+    ASSERT_FALSE(r.ok()) << racer;
+    EXPECT_EQ(r.report.fault->kind, ember::sim::FaultKind::BadOperand) << racer;
+    EXPECT_EQ(r.report.fault->instruction, 1) << racer;
+    EXPECT_NE(r.report.fault->message().find("background gemm"), std::string::npos)
+        << r.report.fault->message();
+  }
+  // Reading act rows the gemm reads is no race; after a join nothing is.
+  Result ok = run(isa, g + "\nvmov dst_mem=act src_mem=act dst_addr=2000 src_addr=50 n0=4 n1=1 "
+                           "dst_s0=1 src_s0=1\nsync engine=compute\nvmov dst_mem=act "
+                           "src_mem=acc dst_addr=50 src_addr=10 n0=4 n1=1 dst_s0=1 src_s0=1\n"
+                           "finish\n");
+  EXPECT_TRUE(ok.ok()) << ok.report.fault->message();
+}
+
 TEST(SimTiming, VectorOpAndPortConflict) {
   const auto& isa = refIsa();
   const u64 n = 37;
