@@ -102,12 +102,13 @@ struct Tile {
 /// at kernel row kh0 and column kw0 (0, 0 unless it holds only the chunk's span).
 struct GemmNest {
   int64_t act, acc, wgt, blocks, plane, wp, th, tw, t0, t1, kh0, kw0;
+  bool background = false; ///< Emit the description's background gemm (rule E6).
 };
 
 /// One gemm of a nest: n2 steps of (act_s2, wgt_s2) from act row `act`, weight block `wgt`.
 isa::Instruction nestGemm(const ConvJob& j, const Program& p, const GemmNest& g, int64_t act,
                           int64_t wgt, int64_t n2, int64_t actS2, int64_t wgtS2) {
-  isa::Instruction in = p.make(p.target().gemm());
+  isa::Instruction in = p.make(g.background ? *p.target().gemmBackground() : p.target().gemm());
   Program::set(in, isa::role::kActAddr, act);
   Program::set(in, isa::role::kAccAddr, g.acc);
   Program::set(in, isa::role::kWgtAddr, wgt);
@@ -249,25 +250,65 @@ std::vector<isa::Instruction> tileRows(const Program& p, const ActView& view, co
   return out;
 }
 
-/// Requantizes a tile's accumulators (from acc row `acc0`) into its output slot, adds the residual
-/// tile at act row `resAddr` when there is one (>= 0; qadd scalars at param row `qaddParam`), and
-/// stores the result.
-void emitOutput(const ConvJob& j, const Program& p, const Tile& tile, int64_t kb0, int64_t ktl,
-                int64_t outAddr, int64_t acc0, int64_t pslot, Step& s, int64_t resAddr,
-                int64_t qaddParam) {
+/// Where a tile's output goes: its accumulators from acc row `acc0`, its output slot at act
+/// row `outAddr`, requantization parameters from param row `pslot`, the residual tile at act
+/// row `resAddr` (< 0: none; qadd scalars at param row `qaddParam`).
+struct TileOutput {
+  int64_t kb0, ktl, outAddr, acc0, pslot, resAddr, qaddParam;
+};
+
+/// The requantize of output block `kbl` of a tile (and the qadd of its fused residual).
+void blockOutput(const ConvJob& j, const Program& p, const Tile& tile, const TileOutput& o,
+                 int64_t kbl, std::vector<isa::Instruction>& out) {
   const int64_t P = tile.th * tile.tw;
-  for (int64_t kbl = 0; kbl < ktl; ++kbl)
-    s.computes.push_back(p.requant({outAddr + kbl * P, 1, tile.tw}, {acc0 + kbl * P, 1, tile.tw},
-                                   pslot + 2 * kbl, j.zpOut, j.lo, j.hi, tile.tw, tile.th));
-  if (resAddr >= 0) {
-    for (auto& in : tileRows(p, j.residual->view, tile, kb0, ktl, resAddr, true))
+  out.push_back(p.requant({o.outAddr + kbl * P, 1, tile.tw}, {o.acc0 + kbl * P, 1, tile.tw},
+                          o.pslot + 2 * kbl, j.zpOut, j.lo, j.hi, tile.tw, tile.th));
+  if (o.resAddr >= 0)
+    for (const auto& c : Program::rowChunks(*p.target().quantizedAdd(), P)) {
+      const int64_t r = kbl * P + c[0];
+      out.push_back(p.qadd({o.outAddr + r, 1, c[1]}, {o.outAddr + r, 1, c[1]},
+                           {o.resAddr + r, 1, c[1]}, o.qaddParam, c[1], c[2]));
+    }
+}
+
+/// Requantizes a tile's accumulators into its output slot (block after block unless
+/// `computes` is false: the caller interleaved them with the gemms), adds the residual tile
+/// when there is one, and stores the result.
+void emitOutput(const ConvJob& j, const Program& p, const Tile& tile, const TileOutput& o, Step& s,
+                bool computes) {
+  const int64_t P = tile.th * tile.tw;
+  if (computes)
+    for (int64_t kbl = 0; kbl < o.ktl; ++kbl)
+      s.computes.push_back(p.requant({o.outAddr + kbl * P, 1, tile.tw},
+                                     {o.acc0 + kbl * P, 1, tile.tw}, o.pslot + 2 * kbl, j.zpOut,
+                                     j.lo, j.hi, tile.tw, tile.th));
+  if (o.resAddr >= 0) {
+    for (auto& in : tileRows(p, j.residual->view, tile, o.kb0, o.ktl, o.resAddr, true))
       s.loads.push_back(in);
-    for (const auto& c : Program::rowChunks(*p.target().quantizedAdd(), ktl * P))
-      s.computes.push_back(p.qadd({outAddr + c[0], 1, c[1]}, {outAddr + c[0], 1, c[1]},
-                                  {resAddr + c[0], 1, c[1]}, qaddParam, c[1], c[2]));
+    if (computes)
+      for (const auto& c : Program::rowChunks(*p.target().quantizedAdd(), o.ktl * P))
+        s.computes.push_back(p.qadd({o.outAddr + c[0], 1, c[1]}, {o.outAddr + c[0], 1, c[1]},
+                                    {o.resAddr + c[0], 1, c[1]}, o.qaddParam, c[1], c[2]));
   }
-  for (auto& in : tileRows(p, j.out, tile, kb0, ktl, outAddr, false))
+  for (auto& in : tileRows(p, j.out, tile, o.kb0, o.ktl, o.outAddr, false))
     s.stores.push_back(in);
+}
+
+/// Whether a step's last requantize should run during the next step's first gemm (its
+/// tail) rather than after a join: only when the array, not the DRAM channel, paces the
+/// steps. The tail delays this step's tokens until the next step's input has arrived, so
+/// a channel-bound layer would wait for it once per step.
+bool deferTail(const Target& t, const Step& s, const std::vector<isa::Instruction>& tail) {
+  double array = 0, channel = 0, vector = 0;
+  for (const auto& in : s.computes)
+    if (in.desc().cls->id == isa::SemanticClass::Gemm)
+      array += t.cyclesOf(in);
+  for (const auto* v : {&s.loads, &s.stores})
+    for (const auto& in : *v)
+      channel += t.dmaParts(in).transfer;
+  for (const auto& in : tail)
+    vector += t.cyclesOf(in);
+  return array >= channel + vector;
 }
 
 } // namespace
@@ -397,32 +438,65 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
           for (int64_t z = 0; z < ktl; ++z)
             s.loads.push_back(p.dmaLoad(Mem::Acc, acc0 + z * P, cc.bias + uint64_t((kb0 + z) * AR),
                                         1, tile.tw, tile.th, 0, 0));
-        } else if (ci == 0) {
-          for (int64_t kbl = 0; kbl < ktl; ++kbl)
-            s.computes.push_back(p.vecUnary("copy", Mem::Acc, Mem::Acc, {kbl * P, 1, tile.tw},
-                                            {bslot + kbl, 0, 0}, tile.tw, tile.th));
         }
+        // With a background gemm (rule E6) the last chunk requantizes block k - 1 on the
+        // vector unit while the array computes block k, and copies block k + 1's bias;
+        // the last block's requantize is the step's tail (Program runs it during the
+        // next step's first gemm) or follows a join.
+        const bool last = ci + 1 == chunks.size();
+        const bool overlap = last && t.gemmBackground() && !t.gemmNeedsJoin();
+        std::vector<isa::Instruction> copies;
+        if (ci == 0 && !tl.biasDma)
+          for (int64_t kbl = 0; kbl < ktl; ++kbl)
+            copies.push_back(p.vecUnary("copy", Mem::Acc, Mem::Acc, {kbl * P, 1, tile.tw},
+                                        {bslot + kbl, 0, 0}, tile.tw, tile.th));
+        size_t nextCopy = 0;
+        auto copyUpTo = [&](int64_t k) { // the bias of blocks up to k, before their gemms
+          for (; nextCopy < copies.size() && int64_t(nextCopy) <= (overlap ? k : ktl); ++nextCopy)
+            s.computes.push_back(std::move(copies[nextCopy]));
+        };
+        const TileOutput o{kb0,      ktl, outAddr, acc0, pslot, j.residual ? outAddr + resSlot : -1,
+                           qaddParam};
+        std::vector<isa::Instruction> pending;
         for (int64_t kbl = 0; kbl < ktl; ++kbl) {
           const auto r = chunkBlocks(j, L, kb0 + kbl, cp.ch);
-          if (r.first == r.second)
-            continue;
-          const GemmNest g{inAddr + (r.first - cp.ch.cbLo) * plane,
-                           acc0 + kbl * P,
-                           wslot + cp.kbOff[size_t(kbl)],
-                           r.second - r.first,
-                           plane,
-                           wp,
-                           tile.th,
-                           tile.tw,
-                           cp.ch.t0,
-                           cp.ch.t1,
-                           span.kh0,
-                           span.kw0};
-          appendGemms(j, p, g, s.computes);
+          copyUpTo(kbl);
+          if (r.first < r.second) {
+            GemmNest g{inAddr + (r.first - cp.ch.cbLo) * plane,
+                       acc0 + kbl * P,
+                       wslot + cp.kbOff[size_t(kbl)],
+                       r.second - r.first,
+                       plane,
+                       wp,
+                       tile.th,
+                       tile.tw,
+                       cp.ch.t0,
+                       cp.ch.t1,
+                       span.kh0,
+                       span.kw0};
+            g.background = overlap;
+            std::vector<isa::Instruction> gemms;
+            appendGemms(j, p, g, gemms);
+            s.computes.push_back(std::move(gemms.front()));
+            for (auto& in : pending)
+              s.computes.push_back(std::move(in));
+            pending.clear();
+            copyUpTo(kbl + 1);
+            for (size_t k = 1; k < gemms.size(); ++k)
+              s.computes.push_back(std::move(gemms[k]));
+          }
+          if (overlap)
+            blockOutput(j, p, tile, o, kbl, pending);
         }
-        if (ci + 1 == chunks.size())
-          emitOutput(j, p, tile, kb0, ktl, outAddr, acc0, pslot, s,
-                     j.residual ? outAddr + resSlot : -1, qaddParam);
+        if (overlap && deferTail(t, s, pending)) {
+          s.tail = std::move(pending); // after the next step's first gemm, or a join
+        } else if (overlap) {
+          s.computes.push_back(p.syncOn(isa::Engine::Compute));
+          for (auto& in : pending)
+            s.computes.push_back(std::move(in));
+        }
+        if (last)
+          emitOutput(j, p, tile, o, s, !overlap);
         p.commitStep(std::move(s));
         first = false;
         ++step;

@@ -220,6 +220,11 @@ bool fits(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats
   return true;
 }
 
+/// Whether the convolutions overlap requantizes with gemms (rule E6, ConvCore.cpp).
+bool overlaps(const Target& t) {
+  return t.gemmBackground() && !t.gemmNeedsJoin();
+}
+
 double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats& st,
                 const ConvTiling& c) {
   const int64_t L = g.L;
@@ -261,7 +266,10 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
       gemms = double(j.KH * j.KW) *
               (double(groups - 1) * t.gemmCycles(n2, c.th, c.tw) + t.gemmCycles(last, c.th, c.tw));
     }
-    Ct = double(c.kt) * (perTile + gemms);
+    // With a background gemm (rule E6) block k's requantize runs while the array
+    // computes block k + 1: only the last block's stays on the critical path.
+    Ct = overlaps(t) ? double(c.kt - 1) * std::max(gemms, perTile) + gemms + perTile
+                     : double(c.kt) * (perTile + gemms);
   } else {
     Ct = double(c.kt) * perTile + st.gemms / double(st.ktiles) * gemm;
   }

@@ -309,7 +309,71 @@ void Program::emitPending() {
   pending_.reset();
 }
 
+size_t Program::placeTails(Step& s) {
+  size_t prevEnd = 0;
+  if (!tail_.empty()) {
+    // After this step's first gemm (which starts once the array has finished the last
+    // step's gemms), or after a join before anything else.
+    const bool gemmFirst =
+        !s.computes.empty() && s.computes.front().desc().cls->id == isa::SemanticClass::Gemm;
+    std::vector<isa::Instruction> v;
+    if (!gemmFirst)
+      v.push_back(syncOn(isa::Engine::Compute));
+    for (auto& in : tail_)
+      v.push_back(std::move(in));
+    const size_t at = gemmFirst ? 1 : 0;
+    prevEnd = at + v.size();
+    s.computes.insert(s.computes.begin() + std::ptrdiff_t(at), std::make_move_iterator(v.begin()),
+                      std::make_move_iterator(v.end()));
+    tail_.clear();
+  }
+  if (s.tail.empty())
+    return prevEnd;
+  // Deferring needs a second buffer (the next step's loads must not wait for this tail)
+  // and room in the store queue for this step's stores until the tail's token comes.
+  const bool defer =
+      depth_ >= 2 && s.stores.size() * 2 <= t_.isa().hw().queues.store_depth && !s.computes.empty();
+  if (!defer) {
+    s.computes.push_back(syncOn(isa::Engine::Compute));
+    for (auto& in : s.tail)
+      s.computes.push_back(std::move(in));
+    s.tail.clear();
+  }
+  return prevEnd;
+}
+
+void Program::flushTail() {
+  if (tail_.empty() || !pending_)
+    return;
+  std::vector<isa::Instruction> v{syncOn(isa::Engine::Compute)};
+  for (auto& in : tail_)
+    v.push_back(std::move(in));
+  tail_.clear();
+  // The tail runs after the pending step's computes: it moves their estimated end.
+  if (!computeEnd_.empty()) {
+    double at = computeEnd_.back();
+    for (const auto& in : v)
+      at += t_.cyclesOf(in);
+    computeEnd_.back() = at;
+  }
+  for (auto& in : v)
+    pending_->computes.push_back(std::move(in));
+}
+
 void Program::commitStep(Step s) {
+  if (t_.gemmNeedsJoin()) {
+    // Every gemm is a background one (rule E6): a join after each keeps the program's
+    // order of array and vector work.
+    std::vector<isa::Instruction> joined;
+    for (auto& in : s.computes) {
+      const bool gemm = in.desc().cls->id == isa::SemanticClass::Gemm;
+      joined.push_back(std::move(in));
+      if (gemm)
+        joined.push_back(syncOn(isa::Engine::Compute));
+    }
+    s.computes = std::move(joined);
+  }
+  const size_t prevTailEnd = placeTails(s);
   if (s.loads.empty())
     s.loads.push_back(syncOn(isa::Engine::Load));
   if (s.computes.empty())
@@ -324,49 +388,87 @@ void Program::commitStep(Step s) {
   s.computes.front().set(isa::role::kPopPrev, 1);
   if (reuse)
     s.computes.front().set(isa::role::kPopNext, 1);
-  s.computes.back().set(isa::role::kPushPrev, 1);
-  s.computes.back().set(isa::role::kPushNext, 1);
+  // This step's tokens: on its deferred tail, else on its last compute (a sync when that
+  // instruction carries the previous step's tokens or is a background gemm).
+  if (s.tail.empty() && (s.computes.size() == prevTailEnd || s.computes.back().desc().background))
+    s.computes.push_back(syncOn(isa::Engine::Compute));
+  isa::Instruction& carrier = s.tail.empty() ? s.computes.back() : s.tail.back();
+  carrier.set(isa::role::kPushPrev, 1);
+  carrier.set(isa::role::kPushNext, 1);
   s.stores.front().set(isa::role::kPopPrev, 1);
   s.stores.back().set(isa::role::kPushPrev, 1);
 
   // Cycle estimate (docs/isa.md section 3 per instruction; engines overlap by tokens;
-  // the DRAM transfers of both DMA engines share one bus).
-  auto run = [&](double start, const std::vector<isa::Instruction>& v) {
-    double at = start;
-    for (const auto& in : v) {
+  // the DRAM transfers of both DMA engines share one bus). Rule E6: a gemm, a compute
+  // sync and finish wait for the array; a background gemm holds the engine for its
+  // issue cycles while the array runs it. `mark` (when > 0) records when instruction
+  // mark - 1 ended.
+  auto run = [&](double start, const std::vector<isa::Instruction>& v, size_t mark = 0,
+                 double* marked = nullptr) {
+    double at = start, arrayFree = start;
+    for (size_t n = 0; n < v.size(); ++n) {
+      const isa::Instruction& in = v[n];
       const isa::SemanticClass cls = in.desc().cls->id;
       if (cls == isa::SemanticClass::DmaLoad || cls == isa::SemanticClass::DmaStore) {
         const auto p = t_.dmaParts(in);
         const double begin = std::max(at + p.head, busFree_);
         busFree_ = begin + p.transfer;
         at = busFree_ + p.latency;
+      } else if (cls == isa::SemanticClass::Gemm) {
+        at = std::max(at, arrayFree);
+        arrayFree = at + t_.cyclesOf(in);
+        at = in.desc().background ? at + in.desc().timingOf(isa::timing_key::kIssue) : arrayFree;
+      } else if (cls == isa::SemanticClass::Sync || cls == isa::SemanticClass::Halt) {
+        at = std::max(at, arrayFree) + t_.cyclesOf(in);
       } else {
         at += t_.cyclesOf(in);
       }
+      if (marked && n + 1 == mark)
+        *marked = at;
     }
-    return at;
+    return std::max(at, arrayFree);
   };
   // Bus order as on the machine: the loads of step k, the stores of step k - 1 (which
-  // wait for its compute), then the compute of step k.
+  // wait for its compute, and for its tail in this step's), then the compute of step k.
   const size_t i = loadEnd_.size();
   const size_t D = static_cast<size_t>(depth_);
   const double base = now_;
   const double l =
       run(std::max(i ? loadEnd_[i - 1] : base, i >= D ? computeEnd_[i - D] : base), s.loads);
   loadEnd_.push_back(l);
+  std::vector<isa::Instruction> computes = s.computes;
+  for (const auto& in : s.tail)
+    computes.push_back(in);
+  double tailEnd = 0;
+  const double c =
+      run(std::max({i ? computeEnd_[i - 1] : base, l, i >= D ? storeEnd_[i - D] : base}), computes,
+          prevTailEnd, &tailEnd);
+  if (prevTailEnd > 0 && i > 0)
+    computeEnd_[i - 1] = std::max(computeEnd_[i - 1], tailEnd);
   estimatePendingStores(base);
-  const double c = run(
-      std::max({i ? computeEnd_[i - 1] : base, l, i >= D ? storeEnd_[i - D] : base}), s.computes);
-  computeEnd_.push_back(c);
+  computeEnd_.push_back(s.tail.empty() ? c
+                                       : run(std::max({i ? computeEnd_[i - 1] : base, l,
+                                                       i >= D ? storeEnd_[i - D] : base}),
+                                             s.computes));
   pendingStoreEstimate_ = s.stores;
 
   // Stream order: loads of this step before the compute of the previous one, so the
   // load engine runs ahead (only when a second buffer exists: with one buffer the load
-  // waits for that compute, which must then be fetched first).
+  // waits for that compute, which must then be fetched first). When that compute holds
+  // the tail whose token these loads wait for, and they might not fit the load queue,
+  // the compute goes first.
   if (depth_ >= 2) {
-    emit(s.loads);
-    emitPending();
-    pending_ = Step{{}, std::move(s.computes), std::move(s.stores)};
+    const bool fits = s.loads.size() * 2 <= t_.isa().hw().queues.load_depth;
+    if (pendingHasTail_ && !fits) {
+      emitPending();
+      emit(s.loads);
+    } else {
+      emit(s.loads);
+      emitPending();
+    }
+    pending_ = Step{{}, std::move(s.computes), std::move(s.stores), {}};
+    pendingHasTail_ = prevTailEnd > 0;
+    tail_ = std::move(s.tail);
   } else {
     emit(s.loads);
     emit(s.computes);
@@ -396,6 +498,7 @@ void Program::estimatePendingStores(double base) {
 }
 
 void Program::barrier() {
+  flushTail();
   emitPending();
   estimatePendingStores(now_);
   const int64_t m = std::min<int64_t>(stepsSinceBarrier_, depth_);
@@ -433,6 +536,7 @@ LayerTiming Program::endLayer(bool last) {
   if (!last || stepsSinceBarrier_ == 0) {
     barrier();
   } else {
+    flushTail();
     emitPending();
     estimatePendingStores(now_);
     const int64_t m = std::min<int64_t>(stepsSinceBarrier_, depth_);
@@ -469,6 +573,7 @@ LayerTiming Program::endLayer(bool last) {
 }
 
 void Program::finish() {
+  flushTail();
   emitPending();
   if (finished_)
     return;

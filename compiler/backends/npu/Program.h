@@ -29,6 +29,11 @@ namespace ember::npu {
 /// One step's instructions (token flags are set by Program::commitStep).
 struct Step {
   std::vector<isa::Instruction> loads, computes, stores;
+  /// Compute instructions that may run after the next step's first gemm: when `computes`
+  /// ends with background gemms (rule E6), the requantize of the last block. Program
+  /// defers them into the next step (after its first gemm, which waits for the array),
+  /// or appends a join and them here when it cannot; they carry this step's push tokens.
+  std::vector<isa::Instruction> tail;
 };
 
 /// Cycle figures of a finished layer.
@@ -144,11 +149,19 @@ public:
   /// Estimated total cycles so far.
   double cycles() const { return now_; }
 
-private:
+  /// A sync on engine `e` (no tokens); on the compute engine it joins the array (rule E6).
   isa::Instruction syncOn(isa::Engine e) const;
+
+private:
   std::vector<isa::Instruction> groups(bool load, Mem m, int64_t sramAddr, uint64_t dramByte,
                                        int64_t groupRows, int64_t n, int64_t strideRows) const;
   void emitPending();
+  /// Appends a join and the deferred tail (if any) to the pending step's computes.
+  void flushTail();
+  /// Places the previous step's deferred tail into `s`, and this step's tail after a
+  /// join unless it can be deferred; returns where the previous tail ends in s.computes
+  /// (0: none).
+  size_t placeTails(Step& s);
   void emit(std::vector<isa::Instruction>& v);
   /// Throws ProgramTooLong unless `n` more instructions stay within the limit.
   void reserve(size_t n) const;
@@ -161,7 +174,9 @@ private:
   size_t maxInstructions_;
   std::vector<isa::Instruction> code_;
   std::vector<isa::DebugRange> debug_;
-  std::optional<Step> pending_; ///< Compute and stores of the last committed step.
+  std::optional<Step> pending_;        ///< Compute and stores of the last committed step.
+  std::vector<isa::Instruction> tail_; ///< The last step's deferred tail, tokens set.
+  bool pendingHasTail_ = false;        ///< pending_'s computes hold a deferred tail.
   int64_t stepsSinceBarrier_ = 0;
   bool finished_ = false;
   // Layer bookkeeping.

@@ -40,9 +40,16 @@ Target::Target(const isa::IsaDescription& isa) : isa_(isa) {
   lut_ = findClass(isa::cls::kLut);
   sync_ = findClass(isa::cls::kSync);
   halt_ = findClass(isa::cls::kHalt);
-  for (const auto& d : isa_.instructions())
+  for (const auto& d : isa_.instructions()) {
     if (!qadd_ && d.cls && d.cls->id == isa::SemanticClass::QuantizedAdd)
       qadd_ = &d;
+    if (d.cls && d.cls->id == isa::SemanticClass::Gemm) {
+      if (d.background && !gemmBg_)
+        gemmBg_ = &d;
+      if (!d.background && gemm_->background)
+        gemm_ = &d;
+    }
+  }
   for (const char* op : {"add", "sub", "mul", "max"})
     vecBinary(op);
   for (const char* op : {"clamp", "copy"})

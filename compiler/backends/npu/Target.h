@@ -34,7 +34,16 @@ public:
 
   const isa::InstrDesc& dmaLoad() const { return *dmaLoad_; }
   const isa::InstrDesc& dmaStore() const { return *dmaStore_; }
+  /// The gemm the backend emits where the engine must wait for the array: the first
+  /// without properties.background (or, if every gemm has it, a background one that
+  /// Program follows with a join, gemmNeedsJoin()).
   const isa::InstrDesc& gemm() const { return *gemm_; }
+  /// A gemm with properties.background (docs/simulator.md rule E6), or nullptr: the
+  /// convolutions then requantize block k while the array computes block k + 1.
+  const isa::InstrDesc* gemmBackground() const { return gemmBg_; }
+  /// True when gemm() is itself a background gemm: every gemm() is then followed by a
+  /// compute sync (a join), so that it behaves as a foreground one.
+  bool gemmNeedsJoin() const { return gemm_->background; }
   const isa::InstrDesc& requant() const { return *requant_; }
   const isa::InstrDesc& lut() const { return *lut_; }
   const isa::InstrDesc& sync() const { return *sync_; }
@@ -80,6 +89,7 @@ private:
   int64_t lanes_ = 0;
   const isa::InstrDesc *dmaLoad_, *dmaStore_, *gemm_, *requant_, *lut_, *sync_, *halt_;
   const isa::InstrDesc* qadd_ = nullptr;
+  const isa::InstrDesc* gemmBg_ = nullptr;
 };
 
 } // namespace ember::npu
