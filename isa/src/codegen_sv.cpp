@@ -169,6 +169,9 @@ std::string svPackageDecodeParams(const IsaDescription& isa) {
     if (in.cls->allows_table_offset)
       o << "  localparam int unsigned " << names.add("TABLE_OFFSET_" + n, in.json_path) << " = 32'd"
         << in.table_offset << ";\n";
+    if (in.cls->allows_background) // rule E6: the array runs it in the background
+      o << "  localparam bit " << names.add("BACKGROUND_" + n, in.json_path) << " = 1'b"
+        << (in.background ? 1 : 0) << ";\n";
   }
   // Structural sizes of the NPU RTL (rtl/src), derived here so that no hand-written file
   // computes with package constants (Yosys 0.23 cannot reference another package's
@@ -251,6 +254,8 @@ std::string unitAndTiming(const InstrDesc& in) {
     << "        t_cpe_o = 32'd" << t(timing_key::kCyclesPerElement) << ";\n";
   if (in.cls->allows_table_offset)
     o << "        table_off_o = 32'd" << in.table_offset << ";\n";
+  if (in.background)
+    o << "        bg_o = 1'b1;\n";
   return o.str();
 }
 
@@ -319,7 +324,7 @@ std::string generateSvDecoder(const IsaDescription& isa) {
     << "// 0 when the instruction has no such role (has_<role>_o = 0). unit_o is the engine\n"
     << "// whose queue takes the instruction (0 load, 1 compute, 2 store: the class's, or\n"
     << "// the engine field's), t_*_o its timing entries (docs/simulator.md section 2.2),\n"
-    << "// table_off_o a lut's table_offset.\n"
+    << "// table_off_o a lut's table_offset, bg_o a gemm's properties.background (rule E6).\n"
     << "module ember_decode (\n"
     << "    input  logic [" << P << "INSTR_BITS-1:0] instr_i,\n"
     << "    output logic valid_o,\n"
@@ -334,7 +339,8 @@ std::string generateSvDecoder(const IsaDescription& isa) {
     << "    output logic [31:0] t_pipe_o,\n"
     << "    output logic [31:0] t_cpl_o,\n"
     << "    output logic [31:0] t_cpe_o,\n"
-    << "    output logic [31:0] table_off_o";
+    << "    output logic [31:0] table_off_o,\n"
+    << "    output logic bg_o";
   for (const SvRole& r : roles) {
     o << ",\n    output logic [" << P << "ROLE_" << upper(r.name) << "_BITS-1:0] " << lower(r.name)
       << "_o";
@@ -345,7 +351,8 @@ std::string generateSvDecoder(const IsaDescription& isa) {
     << "    valid_o = 1'b0;\n    known_o = 1'b0;\n"
     << "    cls_o = '0;\n    insn_o = '0;\n    op_o = " << P << "VOP_NONE;\n"
     << "    unit_o = 2'd1;\n    t_issue_o = '0;\n    t_setup_o = '0;\n    t_cpr_o = '0;\n"
-    << "    t_pipe_o = '0;\n    t_cpl_o = '0;\n    t_cpe_o = '0;\n    table_off_o = '0;\n";
+    << "    t_pipe_o = '0;\n    t_cpl_o = '0;\n    t_cpe_o = '0;\n    table_off_o = '0;\n"
+    << "    bg_o = 1'b0;\n";
   for (const SvRole& r : roles) {
     o << "    " << lower(r.name) << "_o = '0;\n";
     if (r.instructions < n)

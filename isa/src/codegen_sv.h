@@ -21,7 +21,7 @@ struct SvRole {
 /// Roles in first-appearance order (instruction order, then field order).
 std::vector<SvRole> svRoles(const IsaDescription& isa);
 /// The decoder's localparams (INSTR_BITS, CLS_*, VOP_*, INSN_*_IDX, OPC_*, MEMORIES_*,
-/// TABLE_OFFSET_*, ROLE_*), as
+/// TABLE_OFFSET_*, BACKGROUND_*, ROLE_*), as
 /// package body lines. Throws Error if two generated names clash.
 std::string svPackageDecodeParams(const IsaDescription& isa);
 /// Lower-case identifier (anything but letters/digits becomes '_').

@@ -6,6 +6,10 @@
 // load, compute, store (E1, E2, D2), then fetch (F1-F4). The datapaths (ember_dma,
 // ember_gemm, ember_vector) get a start pulse and finish within the duration that
 // ember_timing gives; the operand checks they compute decide whether a start faults.
+// Rule E6: the MAC array holds one gemm at a time for its whole duration T, from its
+// start s to a = s + T (the array's end, a_q), while a background gemm holds the compute
+// engine for its issue cycles only; a gemm, a compute sync and the halt start only from
+// cycle a on.
 module ember_control (
     input  logic clk_i,
     input  logic rst_ni,
@@ -23,6 +27,7 @@ module ember_control (
     output logic [ember_isa_pkg::CLS_BITS-1:0] cls2_o,
     output logic [ember_isa_pkg::VOP_BITS-1:0] op1_o,
     output logic [31:0] table_off1_o,
+    output logic bg1_o,                // the compute engine's gemm runs in the background (E6)
     // Operand checks of the held instructions (from the datapaths).
     input  logic chk0_i,
     input  logic [2:0] kind0_i,
@@ -112,6 +117,7 @@ module ember_control (
   logic [31:0] idx_q[3];
   logic [63:0] disp_q[3], take_q[3], start_q[3], end_q[3], mst_q[3], work_q[3];
   logic [63:0] tok_q[4];
+  logic [63:0] arr_q;  // E6: the end s + T of the last gemm started (0 before any)
   logic [63:0] busy_c[3], tokc_c[3], mem_c[3], ins_c[3];
   logic [63:0] fstall_c, macs_c, drd_c, dwr_c;
 
@@ -147,6 +153,8 @@ module ember_control (
   logic [ember_isa_pkg::CLS_BITS-1:0] cls_w[3];
   logic [ember_isa_pkg::VOP_BITS-1:0] op_w[3];
   logic [31:0] toff_w[3];
+  logic bg_w[3];
+  logic [31:0] issue_w[3];
   logic [63:0] dur_w[3] /* verilator split_var */;
   logic [63:0] chan_out_w[3] /* verilator split_var */;
   logic [63:0] mst_w[3], beg_w[3], xfer_w[3], macs_w[3], dbytes_w[3];
@@ -174,15 +182,17 @@ module ember_control (
     logic unused_valid;
     logic [ember_isa_pkg::INSN_IDX_BITS-1:0] unused_insn;
     logic [1:0] unused_unit;
-    logic [31:0] unused_t0, unused_t1, unused_t2, unused_t3, unused_t5, unused_t6;
+    logic [31:0] unused_t1, unused_t2, unused_t3, unused_t5, unused_t6;
     ember_fields u_fields (
         .instr_i(held_w[e]), .valid_o(unused_valid), .cls_o(cls_w[e]), .op_o(op_w[e]),
-        .insn_o(unused_insn), .unit_o(unused_unit), .t_issue_o(unused_t0),
+        .insn_o(unused_insn), .unit_o(unused_unit), .t_issue_o(issue_w[e]),
         .t_setup_o(unused_t1), .t_cpr_o(unused_t2), .t_pipe_o(unused_t3),
         .t_cpl_o(unused_t5), .t_cpe_o(unused_t6),
-        .table_off_o(toff_w[e]), .f_o(f_w[e]));
+        .table_off_o(toff_w[e]), .bg_o(bg_w[e]), .f_o(f_w[e]));
     // D2 at the start: a DMA's transfer begins at max(start + head, channel free); the
     // wait is a memory stall. th = {base, head, xfer, mstall, macs, dbytes, books, ovf}.
+    // E6: a background gemm holds its engine for its issue cycles (base, its full T, is
+    // the array's); ovf is still T's overflow, as in the model.
     logic [64:0] ready, beg, dur;
     logic books, ovf;
     always_comb begin
@@ -194,7 +204,7 @@ module ember_control (
       dur = 65'(th_w[e][2+5*64 +: 64]) + (books ? beg - ready : 65'd0);
       books_w[e] = books;
       ovf_w[e] = ovf || dur[64] || (books && (ready[64] || beg + 65'(th_w[e][2+3*64 +: 64]) > 65'({64{1'b1}})));
-      dur_w[e] = dur[63:0];
+      dur_w[e] = bg_w[e] ? 64'(issue_w[e]) : dur[63:0];
       mst_w[e] = books ? 64'(beg - ready) : th_w[e][2+2*64 +: 64];
       beg_w[e] = beg[63:0];
       xfer_w[e] = th_w[e][2+3*64 +: 64];
@@ -211,6 +221,7 @@ module ember_control (
   assign cls2_o = cls_w[2];
   assign op1_o = op_w[1];
   assign table_off1_o = toff_w[1];
+  assign bg1_o = bg_w[1];
   assign begin0_o = beg_w[0];
   assign xfer0_o = xfer_w[0];
   assign begin2_o = beg_w[2];
@@ -227,13 +238,16 @@ module ember_control (
     logic [ember_isa_pkg::VOP_BITS-1:0] unused_op;
     logic [ember_isa_pkg::INSN_IDX_BITS-1:0] unused_insn;
     logic [31:0] ti, ts, tc, tp, tl, te, unused_toff;
+    logic unused_bg;
     logic [63:0] base, mst, head, xfer, macs, dbytes;
     logic books, ovf;
+    // A gemm's duration here is the full T of G1-G2, background or not: the queue
+    // carries it for the array (E6).
     ember_fields u_fetch_fields (
         .instr_i(imem_data_i), .valid_o(fvalid_w), .cls_o(fcls_w), .op_o(unused_op),
         .insn_o(unused_insn), .unit_o(funit_w), .t_issue_o(ti), .t_setup_o(ts),
         .t_cpr_o(tc), .t_pipe_o(tp), .t_cpl_o(tl), .t_cpe_o(te),
-        .table_off_o(unused_toff), .f_o(ff));
+        .table_off_o(unused_toff), .bg_o(unused_bg), .f_o(ff));
     ember_timing u_timing (
         .cls_i(fcls_w), .t_issue_i(ti), .t_setup_i(ts), .t_cpr_i(tc), .t_pipe_i(tp),
         .t_cpl_i(tl), .t_cpe_i(te), .f_i(ff),
@@ -284,7 +298,9 @@ module ember_control (
   logic [1:0] oldest_e;
 
   // Checks on the state the previous cycle left (the simulator makes them after that
-  // cycle, so they carry its number): starvation, deadlock, then the cycle budget.
+  // cycle, so they carry its number): starvation, deadlock, then the cycle budget. An
+  // array still running a gemm (E6: its end a_q after that cycle) is progress: the
+  // simulator wakes up in cycle a_q.
   logic pre_flt;
   logic [2:0] pre_fk;
   logic [1:0] pre_fe;
@@ -332,7 +348,7 @@ module ember_control (
           end
         end
       if (!pre_flt && !busy_any && !(popped_q && waitpush_any) && !fwrote_q
-          && (fdone_q || fblk_q)) begin
+          && (fdone_q || fblk_q) && arr_q < cyc_q) begin
         pre_flt = 1'b1;
         for (int e = 2; e >= 0; e--)
           if ((ph_q[e] == WAITPOP || ph_q[e] == WAITPUSH) && !drained_q[e]
@@ -394,6 +410,11 @@ module ember_control (
   assign kind_w[0] = kind0_i;
   assign kind_w[1] = kind1_i;
   assign kind_w[2] = kind2_i;
+  // E6: a gemm, a sync and the halt on the compute engine wait for the array (cycle
+  // a_q), after the tokens and before the duration, as in the model.
+  logic arr_wait_w;
+  assign arr_wait_w = (cls_w[1] == ember_isa_pkg::CLS_GEMM || cls_w[1] == ember_isa_pkg::CLS_SYNC
+                       || cls_w[1] == ember_isa_pkg::CLS_HALT) && cyc_q < arr_q;
   for (genvar e = 0; e < 3; e++) begin : g_start
     logic pn, pp, ok;
     always_comb begin
@@ -410,7 +431,8 @@ module ember_control (
           st_flt[e] = 1'b1;
         end else begin
           ok = (!pn || e == 2 || tok_q[fifoIn(e, 1'b1)] != 0 || push_w[fifoIn(e, 1'b1)])
-            && (!pp || e == 0 || tok_q[fifoIn(e, 1'b0)] != 0 || push_w[fifoIn(e, 1'b0)]);
+            && (!pp || e == 0 || tok_q[fifoIn(e, 1'b0)] != 0 || push_w[fifoIn(e, 1'b0)])
+            && !(e == 1 && arr_wait_w);
           if (ok) begin
             if (ovf_w[e]) begin
               st_flt[e] = 1'b1; st_fk[e] = ember_npu_pkg::FK_CYCLE_BUDGET;
@@ -485,11 +507,12 @@ module ember_control (
     qdata_w = {imem_data_i, next_q, cyc_q, ftime_w};
   end
 
-  // Finished after this cycle: fetch done and every engine drained.
+  // Finished after this cycle: fetch done, every engine drained and the array done (E6:
+  // DONE never comes before the array's end).
   logic fdone_d, fin_d;
   always_comb begin
     fdone_d = fdone_q || ninsn_i == 0 || (fwrite_w && (fcls_w == ember_isa_pkg::CLS_HALT || next_q + 1 >= ninsn_i));
-    fin_d = fdone_d;
+    fin_d = fdone_d && cyc_q >= arr_q;
     for (int e = 0; e < 3; e++)
       if (32'(qcnt_w[e]) + (qpush_w[e] ? 32'd1 : 32'd0) - (qpop_w[e] ? 32'd1 : 32'd0) != 0
           || ph_d[e] != IDLE)
@@ -536,6 +559,7 @@ module ember_control (
         work_q[e] <= '0; busy_c[e] <= '0; tokc_c[e] <= '0; mem_c[e] <= '0; ins_c[e] <= '0;
       end
       for (int f = 0; f < 4; f++) tok_q[f] <= '0;
+      arr_q <= '0;
       fstall_c <= '0; macs_c <= '0; drd_c <= '0; dwr_c <= '0;
     end else if (start_i) begin
       // ninsn_i is the value held from this start on (ember_npu registers it).
@@ -564,6 +588,7 @@ module ember_control (
         fdone_q <= fdone_d;
         for (int f = 0; f < 4; f++)
           tok_q[f] <= tok_q[f] + (push_w[f] ? 64'd1 : 64'd0) - (pop_w[f] ? 64'd1 : 64'd0);
+        if (start_w[1] && cls_w[1] == ember_isa_pkg::CLS_GEMM) arr_q <= cyc_q + th_w[1][2+5*64 +: 64];
         if (start_w[0] && books_w[0]) chan_q <= chan_out_w[0];
         if (start_w[2] && books_w[2]) chan_q <= chan_out_w[2];
         for (int e = 0; e < 3; e++) begin

@@ -5,13 +5,16 @@
 // SRAM in that step and held in the stationary register for the rest of the block (the
 // second buffer of the description is the SRAM output itself). reset clears acc rows.
 // It takes n0 * n1 * n2 cycles, within the contract's duration (rules G1, G2), which
-// adds weight-load, fill and drain cycles this datapath does not need.
+// adds weight-load, fill and drain cycles this datapath does not need. A background gemm
+// (rule E6) runs the same way while the compute engine goes on: the array has SRAM ports
+// of its own (ember_npu), so the vector unit's instructions run beside it.
 module ember_gemm (
     input  logic clk_i,
     input  logic rst_ni,
     /* verilator lint_off UNUSEDSIGNAL */  // the bus has every role; this reads its own
     input  logic [ember_npu_pkg::FIELDS_BITS-1:0] f_i,
     /* verilator lint_on UNUSEDSIGNAL */
+    input  logic bg_i,  // the instruction is a background gemm (properties.background)
     output logic chk_fault_o,
     output logic [2:0] chk_kind_o,
     input  logic start_i,
@@ -83,13 +86,18 @@ module ember_gemm (
     last_wgt = WW'(f_i[64*ember_npu_pkg::R_WGT_ADDR +: WAB]) + WW'(n2m1) * WW'(f_i[64*ember_npu_pkg::R_WGT_S2 +: W2B]);
   end
 
-  // Operand checks (Machine::gemm order: acc, then act and weight unless reset). The
-  // model's last rows saturate at 2^64 - 1, which compares with a row count as the
+  // Operand checks (Machine::gemm order: a background gemm's push flags (rule E6: its
+  // data is not complete when it retires), then acc, then act and weight unless reset).
+  // The model's last rows saturate at 2^64 - 1, which compares with a row count as the
   // exact value does.
   always_comb begin
     chk_fault_o = 1'b0;
     chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
-    if (n0 != 0 && n1 != 0 && n2 != 0) begin
+    if (bg_i && (f_i[64*ember_npu_pkg::R_PUSH_PREV +: ember_isa_pkg::ROLE_PUSH_PREV_BITS] != 0
+                 || f_i[64*ember_npu_pkg::R_PUSH_NEXT +: ember_isa_pkg::ROLE_PUSH_NEXT_BITS] != 0)) begin
+      chk_fault_o = 1'b1;
+      chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
+    end else if (n0 != 0 && n1 != 0 && n2 != 0) begin
       if (KC'(last_acc) >= KC'(64'(ember_isa_pkg::MEM_ACC_ROWS)))
         chk_fault_o = 1'b1;
       else if (!reset && (KX'(last_act) >= KX'(64'(ember_isa_pkg::MEM_ACT_ROWS))

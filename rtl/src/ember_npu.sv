@@ -97,6 +97,7 @@ module ember_npu #(
   logic [ember_isa_pkg::CLS_BITS-1:0] cls0_w, cls1_w, cls2_w;
   logic [ember_isa_pkg::VOP_BITS-1:0] op1_w;
   logic [31:0] toff1_w;
+  logic bg1_w;
   logic chk0_w, chk1_w, chk2_w;
   logic [2:0] kind0_w, kind1_w, kind2_w;
   logic start0_w, start1_w, start2_w;
@@ -106,7 +107,7 @@ module ember_npu #(
       .clk_i, .rst_ni, .start_i, .ninsn_i(ninsn_q), .budget_i(budget_q),
       .imem_addr_o(imem_addr_w), .imem_data_i(imem_data_w),
       .f0_o(f0_w), .f1_o(f1_w), .f2_o(f2_w), .cls0_o(cls0_w), .cls1_o(cls1_w), .cls2_o(cls2_w),
-      .op1_o(op1_w), .table_off1_o(toff1_w),
+      .op1_o(op1_w), .table_off1_o(toff1_w), .bg1_o(bg1_w),
       .chk0_i(chk0_w), .kind0_i(kind0_w), .chk1_i(chk1_w), .kind1_i(kind1_w),
       .chk2_i(chk2_w), .kind2_i(kind2_w),
       .start0_o(start0_w), .start1_o(start1_w), .start2_o(start2_w),
@@ -161,17 +162,20 @@ module ember_npu #(
   assign dram_conflict_o = ld_vld && st_vld;
 
   // ---- Compute: MAC array and vector unit ----
+  // The array has SRAM ports of its own (act read, acc read and write, weight read): a
+  // background gemm (rule E6) streams while the vector and normalize units run the
+  // compute engine's next instructions on theirs.
   logic gm_chk, gm_busy, gm_we;
   logic [2:0] gm_kind;
   logic [31:0] gm_act_row, gm_wgt_row, gm_acc_row;
-  logic [ACT_B-1:0] act_r1, act_r2;
-  logic [ACC_B-1:0] acc_r1, acc_r2, gm_acc;
+  logic [ACT_B-1:0] act_r1, act_r2, act_gm;
+  logic [ACC_B-1:0] acc_r1, acc_r2, acc_gm, gm_acc;
   logic [WGT_B-1:0] wgt_r1;
   ember_gemm u_gemm (
-      .clk_i, .rst_ni, .f_i(f1_w), .chk_fault_o(gm_chk), .chk_kind_o(gm_kind),
+      .clk_i, .rst_ni, .f_i(f1_w), .bg_i(bg1_w), .chk_fault_o(gm_chk), .chk_kind_o(gm_kind),
       .start_i(start1_w && cls1_w == ember_isa_pkg::CLS_GEMM), .busy_o(gm_busy), .act_row_o(gm_act_row),
-      .act_i(act_r1), .wgt_row_o(gm_wgt_row), .wgt_i(wgt_r1), .acc_row_o(gm_acc_row),
-      .acc_i(acc_r1), .acc_we_o(gm_we), .acc_o(gm_acc));
+      .act_i(act_gm), .wgt_row_o(gm_wgt_row), .wgt_i(wgt_r1), .acc_row_o(gm_acc_row),
+      .acc_i(acc_gm), .acc_we_o(gm_we), .acc_o(gm_acc));
 
   logic vec_cls, norm_cls, vc_chk, vc_busy, vc_we, vc_sacc, vc_dacc;
   logic [2:0] vc_kind;
@@ -223,33 +227,36 @@ module ember_npu #(
   assign kind1_w = cls1_w == ember_isa_pkg::CLS_GEMM ? gm_kind : norm_cls ? nm_kind : vc_kind;
   assign chk2_w = cls2_w == ember_isa_pkg::CLS_DMA_STORE && st_chk;
   assign kind2_w = st_kind;
+  // A compute start while the vector or normalize unit is still busy overran that
+  // unit's instruction; one while the array is busy is legal for the vector classes
+  // only (E6: a gemm, sync or halt starts from the array's end on).
   assign overrun_o = (start0_w && ld_busy) || (start2_w && st_busy)
-                  || (start1_w && (gm_busy || vc_busy || nm_busy));
+                  || (start1_w && (vc_busy || nm_busy || (gm_busy && !vec_cls && !norm_cls)));
 
   // ---- SRAMs ----
-  // act: writes load DMA, vector or normalize; reads store DMA, gemm/vector source 0 or
-  // normalize's source, vector source 1.
+  // act: writes load DMA, vector or normalize; reads store DMA, vector source 0 or
+  // normalize's source, vector source 1, the array.
   logic [ACT_B-1:0] act_r0;
-  ember_sram #(.ROWS(ember_isa_pkg::MEM_ACT_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_ACT_ROW_BYTES), .NR(3), .NW(2)) u_act (
+  ember_sram #(.ROWS(ember_isa_pkg::MEM_ACT_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_ACT_ROW_BYTES), .NR(4), .NW(2)) u_act (
       .clk_i,
       .we_i({(vc_we && !vc_dacc) || nm_we, ld_we && ld_mem == 2'(ember_isa_pkg::MEM_ACT_ID)}),
       .waddr_i({nm_busy ? nm_dst[ACT_AW-1:0] : vc_dst[ACT_AW-1:0], ld_row[ACT_AW-1:0]}),
       .wdata_i({nm_busy ? nm_act : vc_act, ld_wdata[ACT_B-1:0]}),
-      .raddr_i({vc_s1[ACT_AW-1:0], gm_busy ? gm_act_row[ACT_AW-1:0] : nm_busy ? nm_src[ACT_AW-1:0]
-                : vc_s0[ACT_AW-1:0], st_row[ACT_AW-1:0]}),
-      .rdata_o({act_r2, act_r1, act_r0}));
-  // acc: writes load DMA, gemm or vector; reads store DMA, gemm/vector 0 or normalize's
-  // first row, vector 1 or normalize's second, normalize's third (layernorm's B row).
+      .raddr_i({gm_act_row[ACT_AW-1:0], vc_s1[ACT_AW-1:0],
+                nm_busy ? nm_src[ACT_AW-1:0] : vc_s0[ACT_AW-1:0], st_row[ACT_AW-1:0]}),
+      .rdata_o({act_gm, act_r2, act_r1, act_r0}));
+  // acc: writes load DMA, vector, the array; reads store DMA, vector 0 or normalize's
+  // first row, vector 1 or normalize's second, normalize's third (layernorm's B row),
+  // the array.
   logic [ACC_B-1:0] acc_r0;
-  ember_sram #(.ROWS(ember_isa_pkg::MEM_ACC_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_ACC_ROW_BYTES), .NR(4), .NW(2)) u_acc (
+  ember_sram #(.ROWS(ember_isa_pkg::MEM_ACC_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_ACC_ROW_BYTES), .NR(5), .NW(3)) u_acc (
       .clk_i,
-      .we_i({gm_we || (vc_we && vc_dacc), ld_we && ld_mem == 2'(ember_isa_pkg::MEM_ACC_ID)}),
-      .waddr_i({gm_busy ? gm_acc_row[ACC_AW-1:0] : vc_dst[ACC_AW-1:0], ld_row[ACC_AW-1:0]}),
-      .wdata_i({gm_busy ? gm_acc : vc_acc, ld_wdata[ACC_B-1:0]}),
-      .raddr_i({nm_c2[ACC_AW-1:0], nm_sel ? nm_c1[ACC_AW-1:0] : vc_s1[ACC_AW-1:0],
-                gm_busy ? gm_acc_row[ACC_AW-1:0] : nm_sel ? nm_c0[ACC_AW-1:0] : vc_s0[ACC_AW-1:0],
-                st_row[ACC_AW-1:0]}),
-      .rdata_o({acc_r3, acc_r2, acc_r1, acc_r0}));
+      .we_i({gm_we, vc_we && vc_dacc, ld_we && ld_mem == 2'(ember_isa_pkg::MEM_ACC_ID)}),
+      .waddr_i({gm_acc_row[ACC_AW-1:0], vc_dst[ACC_AW-1:0], ld_row[ACC_AW-1:0]}),
+      .wdata_i({gm_acc, vc_acc, ld_wdata[ACC_B-1:0]}),
+      .raddr_i({gm_acc_row[ACC_AW-1:0], nm_c2[ACC_AW-1:0], nm_sel ? nm_c1[ACC_AW-1:0] : vc_s1[ACC_AW-1:0],
+                nm_sel ? nm_c0[ACC_AW-1:0] : vc_s0[ACC_AW-1:0], st_row[ACC_AW-1:0]}),
+      .rdata_o({acc_gm, acc_r3, acc_r2, acc_r1, acc_r0}));
   // weight: writes load DMA; reads store DMA, gemm.
   logic [WGT_B-1:0] wgt_r0;
   ember_sram #(.ROWS(ember_isa_pkg::MEM_WEIGHT_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES), .NR(2), .NW(1)) u_wgt (

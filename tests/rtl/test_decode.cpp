@@ -165,6 +165,7 @@ protected:
     expect("t_cpe_o", top_->t_cpe_o, d ? timingOf(*d, timing_key::kCyclesPerElement) : 0);
     expect("table_off_o", top_->table_off_o,
            d && d->cls->allows_table_offset ? std::uint64_t(std::uint32_t(d->table_offset)) : 0);
+    expect("bg_o", top_->bg_o, d && d->background);
     for (const Role& r : roles_) {
       int i = d ? d->fieldIndex(r.name) : -1;
       std::uint64_t want = 0;
