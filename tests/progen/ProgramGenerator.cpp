@@ -80,6 +80,14 @@ private:
   void normalize(Instruction& in);
   void tokens(Instruction& in);
   bool paramPrologue();
+  /// Rows an instruction may touch: memory id, first and last row, written or read.
+  struct Rows {
+    i64 mem;
+    u64 lo, hi;
+    bool write;
+  };
+  std::vector<Rows> touched(const Instruction& in) const;
+  void backgroundRaceFree(std::size_t first);
   const isa::InstrDesc* findClass(const std::string& cls, const std::string& memory = "") const;
 
   const isa::IsaDescription& isa_;
@@ -240,7 +248,8 @@ void Generator::dma(Instruction& in, bool load) {
 }
 
 // Program-order token accounting: pops only take tokens pushed earlier, pushes keep at
-// most `depth` outstanding per FIFO, so no run can deadlock or over/underflow.
+// most `depth` outstanding per FIFO, so no run can deadlock or over/underflow. A
+// background gemm pushes none (docs/simulator.md rule E6: that is a bad operand).
 void Generator::tokens(Instruction& in) {
   const int e = static_cast<int>(in.engine());
   for (bool next : {false, true}) {
@@ -252,6 +261,8 @@ void Generator::tokens(Instruction& in) {
     }
   }
   for (bool next : {false, true}) {
+    if (in.desc().background)
+      break;
     const int f = fifo(e, next);
     const char* flag = next ? isa::role::kPushNext : isa::role::kPushPrev;
     if (f >= 0 && in.has(flag) && outstanding_[std::size_t(f)] < depth_ && e_.chance(2)) {
@@ -292,6 +303,178 @@ bool Generator::paramPrologue() {
   w.set(isa::role::kPopPrev, 1);
   bin_.code.push_back(w);
   return true;
+}
+
+std::vector<Generator::Rows> Generator::touched(const Instruction& in) const {
+  namespace R = isa::role;
+  using C = isa::SemanticClass;
+  auto u = [&](const char* r) { return in.has(r) ? u64(in.get(r)) : 0; };
+  const i64 act = isa_.memory(isa::mem::kAct).id, acc = isa_.memory(isa::mem::kAcc).id;
+  std::vector<Rows> v;
+  // A walk's bounding rows: base + (n0 - 1) * s0 + (n1 - 1) * s1 (+ (n2 - 1) * s2).
+  auto walk = [&](i64 mem, const std::string& p, bool write, int levels) {
+    u64 last = u(p.c_str());
+    const std::string base = p.substr(0, p.size() - 5); // "<p>_addr"
+    for (int l = 0; l < levels; ++l)
+      last +=
+          (u(("n" + std::to_string(l)).c_str()) - 1) * u((base + "_s" + std::to_string(l)).c_str());
+    v.push_back({mem, u(p.c_str()), last, write});
+  };
+  switch (in.desc().cls->id) {
+  case C::DmaLoad:
+  case C::DmaStore: {
+    const bool load = in.desc().cls->id == C::DmaLoad;
+    const u64 rows = (u(R::kPadLeft) + u(R::kSize0) + u(R::kPadRight)) *
+                     (u(R::kPadTop) + u(R::kSize1) + u(R::kPadBottom)) * u(R::kSize2);
+    if (rows)
+      v.push_back({in.get(R::kSram), u(R::kSramAddr), u(R::kSramAddr) + rows - 1, load});
+    break;
+  }
+  case C::Gemm:
+    if (u(R::kN0) && u(R::kN1) && u(R::kN2)) {
+      walk(acc, R::kAccAddr, true, 3);
+      walk(act, R::kActAddr, false, 3);
+      v.push_back({isa_.memory(isa::mem::kWeight).id, u(R::kWgtAddr),
+                   u(R::kWgtAddr) + (u(R::kN2) - 1) * u(R::kWgtS2), false});
+    }
+    break;
+  case C::VectorBinary:
+  case C::VectorUnary:
+  case C::Requantize:
+  case C::QuantizedAdd:
+  case C::Lut: {
+    if (!u(R::kN0) || !u(R::kN1))
+      break;
+    const i64 dst = in.has(R::kDstMem) ? in.get(R::kDstMem) : act;
+    const i64 src = in.has(R::kSrcMem)                   ? in.get(R::kSrcMem)
+                    : in.desc().cls->id == C::Requantize ? acc
+                                                         : act;
+    walk(dst, R::kDstAddr, true, 2);
+    for (const char* p : {R::kSrcAddr, R::kSrc0Addr, R::kSrc1Addr})
+      if (in.has(p))
+        walk(src, p, false, 2);
+    break;
+  }
+  case C::Normalize: {
+    const u64 len = u(R::kLen), n1 = u(R::kN1), L = isa_.hw().vector.lanes;
+    if (!len || !n1)
+      break;
+    const u64 rows = (len + L - 1) / L;
+    for (const char* p : {"dst", "src"}) {
+      const std::string q(p);
+      const u64 b = u((q + "_addr").c_str());
+      v.push_back({act, b,
+                   b + (rows - 1) * u((q + "_sb").c_str()) + (n1 - 1) * u((q + "_s1").c_str()),
+                   q == "dst"});
+    }
+    const u64 pb = u(R::kBlockAddr);
+    v.push_back({acc, pb,
+                 pb + isa::normalizeParamRows(in.desc().op == "softmax", len, unsigned(L)) - 1,
+                 false});
+    break;
+  }
+  default:
+    break;
+  }
+  return v;
+}
+
+// Rule E6: while the array runs a background gemm (from its start until its end, when
+// the next gemm, a compute sync or the halt may start), no instruction may write the
+// act or weight rows it reads or touch its acc rows. A DMA may run at any time (only
+// tokens order it, and those the generator draws at random): a background gemm whose
+// rows meet any DMA's moves its acc, act or weight walk to the lowest base that meets
+// none, or becomes a plain gemm. A later compute instruction that meets its rows before
+// the next gemm or compute sync gets a compute sync (a join) in front of it.
+void Generator::backgroundRaceFree(std::size_t first) {
+  const isa::InstrDesc* plain = nullptr;
+  const isa::InstrDesc* sync = findClass(isa::cls::kSync);
+  for (const auto& d : isa_.instructions())
+    if (d.cls->id == isa::SemanticClass::Gemm && !d.background && !plain)
+      plain = &d;
+  auto meets = [](const Rows& a, const Rows& b) {
+    return a.mem == b.mem && a.lo <= b.hi && b.lo <= a.hi;
+  };
+  // Whether `x` (another instruction's access) conflicts with the gemm's rows `g`: acc
+  // rows in any way, act and weight rows by a write.
+  const i64 acc = isa_.memory(isa::mem::kAcc).id;
+  auto conflicts = [&](const std::vector<Rows>& g, const std::vector<Rows>& x) {
+    for (const Rows& a : g)
+      for (const Rows& b : x)
+        if (meets(a, b) && (a.mem == acc || b.write))
+          return true;
+    return false;
+  };
+  std::vector<Rows> dmas;
+  for (const Instruction& in : bin_.code)
+    if (in.desc().cls->id == isa::SemanticClass::DmaLoad ||
+        in.desc().cls->id == isa::SemanticClass::DmaStore)
+      for (const Rows& r : touched(in))
+        dmas.push_back(r);
+  for (std::size_t i = first; i < bin_.code.size(); ++i) {
+    Instruction& g = bin_.code[i];
+    if (!g.desc().background)
+      continue;
+    // Moves each walk to the lowest base that meets no DMA, if its own does.
+    if (g.get(isa::role::kN0) && g.get(isa::role::kN1) && g.get(isa::role::kN2)) {
+      auto ext = [&](const char* p, int levels) {
+        u64 e = 0;
+        for (int l = 0; l < levels; ++l)
+          e += u64(g.get("n" + std::to_string(l)) - 1) * u64(g.get(p + std::to_string(l)));
+        return e;
+      };
+      const struct {
+        const char* addr;
+        const char* mem;
+        u64 ext;
+      } walks[] = {{isa::role::kAccAddr, isa::mem::kAcc, ext("acc_s", 3)},
+                   {isa::role::kActAddr, isa::mem::kAct, ext("act_s", 3)},
+                   {isa::role::kWgtAddr, isa::mem::kWeight,
+                    u64(g.get(isa::role::kN2) - 1) * u64(g.get(isa::role::kWgtS2))}};
+      for (const auto& w : walks) {
+        const isa::MemoryDesc& m = isa_.memory(w.mem);
+        auto clear = [&](u64 b) {
+          for (const Rows& d : dmas)
+            if (meets({i64(m.id), b, b + w.ext, false}, d) && (i64(m.id) == acc || d.write))
+              return false;
+          return true;
+        };
+        if (clear(u64(g.get(w.addr))))
+          continue;
+        for (u64 b = 0; b + w.ext < m.rows() && i64(b) <= maxOf(g, w.addr); ++b)
+          if (clear(b)) {
+            g.set(w.addr, i64(b));
+            break;
+          }
+      }
+    }
+    if (conflicts(touched(g), dmas) && (plain || sync)) {
+      Instruction p(plain ? *plain : *sync);
+      for (const auto& f : p.desc().fields)
+        if (g.has(f.role))
+          set(p, f.role, g.get(f.role));
+      if (!plain)
+        p.set(isa::role::kEngine, static_cast<i64>(isa::Engine::Compute));
+      g = p;
+      continue;
+    }
+    const std::vector<Rows> rows = touched(g);
+    for (std::size_t j = i + 1; j < bin_.code.size(); ++j) {
+      const Instruction& x = bin_.code[j];
+      const isa::SemanticClass c = x.desc().cls->id;
+      if (x.engine() != isa::Engine::Compute)
+        continue;
+      if (c == isa::SemanticClass::Gemm || c == isa::SemanticClass::Sync ||
+          c == isa::SemanticClass::Halt)
+        break; // these wait for the array
+      if (conflicts(rows, touched(x)) && sync) {
+        Instruction w(*sync);
+        w.set(isa::role::kEngine, static_cast<i64>(isa::Engine::Compute));
+        bin_.code.insert(bin_.code.begin() + std::ptrdiff_t(j), w);
+        break;
+      }
+    }
+  }
 }
 
 isa::Binary Generator::run() {
@@ -337,6 +520,7 @@ isa::Binary Generator::run() {
     tokens(in);
     bin_.code.push_back(in);
   }
+  backgroundRaceFree(first);
   if (bin_.code.size() > first)
     bin_.debug.push_back(
         {std::uint32_t(first), std::uint32_t(bin_.code.size() - first), "generated"});

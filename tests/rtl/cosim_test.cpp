@@ -4,6 +4,8 @@
 // One executable per description (its Verilated model is EMBER_RTL_MODEL).
 #include "ember/isa/assembler.h"
 #include "ember/isa/roles.h"
+#include "ember/isa/semantic.h"
+#include "ember/isa/timing.h"
 #include "ember/progen/ProgramGenerator.h"
 #include "ember/rtl/NpuHarness.h"
 #include "ember/sim/Simulator.h"
@@ -124,21 +126,23 @@ std::vector<Access> footprint(const ember::isa::Instruction& in) {
     a.push_back({"param", 0, ~u64(0), false}); // parameters and tables
     break;
   }
-  case C::Normalize: {
-    const u64 n0 = F(in, R::kN0), n1 = F(in, R::kN1), L = isa().hw().vector.lanes;
-    if (!n0 || !n1)
+  case C::Normalize: { // len codes a line, ceil(len / L) rows walked by <p>_sb
+    const u64 len = F(in, R::kLen), n1 = F(in, R::kN1), L = isa().hw().vector.lanes;
+    if (!len || !n1)
       break;
-    const u64 rows = (n0 + L - 1) / L;
+    const u64 rows = (len + L - 1) / L;
     for (const char* p : {"dst", "src"}) {
       const u64 b = F(in, (std::string(p) + "_addr").c_str());
       a.push_back({"act", b,
-                   b + (rows - 1) * F(in, (std::string(p) + "_s0").c_str()) +
+                   b + (rows - 1) * F(in, (std::string(p) + "_sb").c_str()) +
                        (n1 - 1) * F(in, (std::string(p) + "_s1").c_str()),
                    p == std::string("dst")});
     }
-    const u64 pr = F(in, R::kParamAddr);
+    const u64 pr = F(in, R::kBlockAddr);
     a.push_back(
-        {"acc", pr, pr + 1 + (in.desc().op == "softmax" ? (256 + L - 1) / L : 3 * rows), false});
+        {"acc", pr,
+         pr + ember::isa::normalizeParamRows(in.desc().op == "softmax", len, unsigned(L)) - 1,
+         false});
     break;
   }
   default:
@@ -147,19 +151,35 @@ std::vector<Access> footprint(const ember::isa::Instruction& in) {
   return a;
 }
 
-/// True when two instructions of different engines overlap in time ([start, end] of the
-/// model's slices) and touch a common row with at least one write: a data race, whose
-/// outcome the ISA leaves undefined (tokens order every access, docs/isa.md section 1).
+/// The cycle until which an instruction's data path works: its end, or for a background
+/// gemm (docs/simulator.md rule E6) the array's end, start + T.
+u64 workEnd(const ember::isa::Instruction& in, const ember::sim::Slice& s) {
+  return in.desc().background ? s.start + ember::isa::timing::idle(isa(), in).cycles : s.end;
+}
+
+/// True when two instructions overlap in time and touch a common row with at least one
+/// write: a data race, whose outcome the ISA leaves undefined (tokens order every access,
+/// docs/isa.md section 1). Instructions of different engines overlap when their [start,
+/// work end] intervals meet (the model's slices; a background gemm's array until start +
+/// T); one engine runs one instruction at a time, but a background gemm's array works on
+/// in [start, start + T) while the compute engine starts the next ones (rule E6).
 bool racy(const Job& job, const std::vector<ember::sim::Slice>& slices) {
   const unsigned W = isa().instructionBytes();
   std::vector<std::vector<Access>> fp;
-  for (const auto& s : slices)
-    fp.push_back(footprint(
-        ember::isa::Instruction::decode(isa(), job.text.data() + s.index * W, "job", "insn")));
+  std::vector<u64> until;
+  for (const auto& s : slices) {
+    const ember::isa::Instruction in =
+        ember::isa::Instruction::decode(isa(), job.text.data() + s.index * W, "job", "insn");
+    fp.push_back(footprint(in));
+    until.push_back(workEnd(in, s));
+  }
   for (std::size_t i = 0; i < slices.size(); ++i)
     for (std::size_t j = i + 1; j < slices.size(); ++j) {
       const auto &a = slices[i], &b = slices[j];
-      if (a.engine == b.engine || a.end < b.start || b.end < a.start)
+      const bool overlap = a.engine != b.engine ? !(until[i] < b.start || until[j] < a.start)
+                                                : (a.start <= b.start && b.start < until[i]) ||
+                                                      (b.start <= a.start && a.start < until[j]);
+      if (!overlap)
         continue;
       for (const auto& x : fp[i])
         for (const auto& y : fp[j])
@@ -317,6 +337,205 @@ TEST(Cosim, D2_ChannelBookedLoadFirst) {
                      "finish\n",
                      randomBytes(16384, 1)),
             "");
+}
+
+// ---- Rule E6: the array in the background ----
+
+/// G1-G2 by hand (docs/simulator.md section 2.2) for a gemm instruction `name` of n0 x n1
+/// x n2 steps without reset.
+u64 gemmCycles(const char* name, u64 n0, u64 n1, u64 n2) {
+  const auto& d = *isa().findInstruction(name);
+  const auto& mac = isa().hw().mac;
+  const u64 issue = u64(d.timingOf("issue")), R = n0 * n1 * u64(d.timingOf("cycles_per_row"));
+  const u64 WL = mac.weight_load_cycles;
+  const u64 block = mac.weight_buffers == 2 ? std::max(R, WL) : WL + R;
+  return issue + WL + (n2 - 1) * block + R + mac.fill_cycles + mac.drain_cycles;
+}
+/// V1 by hand for n row steps (`conflicts` bank-conflict cycles).
+u64 vectorCycles(const char* name, u64 n, u64 conflicts = 0) {
+  const auto& d = *isa().findInstruction(name);
+  return u64(d.timingOf("issue")) + n * u64(d.timingOf("cycles_per_row")) + conflicts +
+         u64(d.timingOf("pipeline_latency"));
+}
+u64 issueOf(const char* name) {
+  return u64(isa().findInstruction(name)->timingOf("issue"));
+}
+
+ember::sim::Result simRun(const std::string& text, const std::vector<std::uint8_t>& image = {}) {
+  Job job = jobOf(ember::isa::assemble(text, isa(), "e6.s"));
+  if (!image.empty())
+    job.dram.write(0, image);
+  return ember::sim::Simulator(isa()).run(job);
+}
+
+TEST(Cosim, E6_BackgroundGemmOverlapsVector) {
+  // Two gemm.bg, each followed by requantize, vector and normalize instructions on rows
+  // it does not use (acc rows apart; act rows it reads are only read), then a compute
+  // sync (the join) and requantizes of both gemms' results, all stored: data and timing
+  // equal on both models, and the cycles of the contract by hand.
+  if (!isa().findInstruction("gemm.bg"))
+    GTEST_SKIP() << "no background gemm in this description";
+  const u64 ab = isa().memory("act").row_bytes, wb = isa().memory("weight").row_bytes;
+  const u64 cb = isa().memory("acc").row_bytes, pb = isa().memory("param").row_bytes;
+  const unsigned L = isa().hw().vector.lanes;
+  // DRAM: act rows 0..511 (0..127 random, the rest 0), two weight blocks, acc rows
+  // 0..255 (random: softmax reads rows 120.. as its parameter block), the requantize
+  // parameters (M in 1..2^16, S = 40), then the outputs.
+  const u64 wgtAt = 512 * ab, accAt = wgtAt + 2 * wb, parAt = accAt + 256 * cb;
+  const u64 outAt = parAt + 2 * pb, out2At = outAt + 194 * ab;
+  std::vector<std::uint8_t> img = randomBytes(128 * ab, 61);
+  img.resize(wgtAt, 0);
+  for (std::uint8_t b : randomBytes(2 * wb + 256 * cb, 62))
+    img.push_back(b);
+  img.resize(parAt + 2 * pb, 0);
+  for (unsigned l = 0; l < L; ++l) {
+    const std::int32_t M = std::int32_t(1 + (l * 40503u) % 65536u), S = 40;
+    std::memcpy(img.data() + parAt + 4 * l, &M, 4);
+    std::memcpy(img.data() + parAt + pb + 4 * l, &S, 4);
+  }
+  auto n = [](u64 v) { return std::to_string(v); };
+  const std::string p =
+      "dma.ld sram=act sram_addr=0 dram_addr=0 size0=128 size1=4 size2=1 stride1=128\n"
+      "dma.ld sram=weight sram_addr=0 dram_addr=" +
+      n(wgtAt) +
+      " size0=2 size1=1 size2=1\n"
+      "dma.ld sram=acc sram_addr=0 dram_addr=" +
+      n(accAt) +
+      " size0=128 size1=2 size2=1 "
+      "stride1=128\n"
+      "dma.ld sram=param sram_addr=0 dram_addr=" +
+      n(parAt) +
+      " size0=2 size1=1 size2=1 "
+      "push_next\n"
+      "sync engine=compute pop_prev\n" // 4
+      // 5: acc rows 0..99 over two weight blocks, act rows 0..107
+      "gemm.bg act_addr=0 acc_addr=0 wgt_addr=0 n0=100 n1=1 n2=2 act_s0=1 act_s2=8 acc_s0=1 "
+      "wgt_s2=1\n"
+      // 6, 7, 8: acc 200..215 -> act 300..315; act 0..15 (read by the gemm too) -> act
+      // 320..335; softmax of act rows 0 and 1 (a line of L codes each) -> act 492, 493,
+      // its parameter block acc rows 120..
+      "requant dst_addr=300 src_addr=200 param_addr=0 zero_point=3 lo=-100 hi=100 n0=16 n1=1 "
+      "dst_s0=1 src_s0=1\n"
+      "vshr dst_mem=act src_mem=act dst_addr=320 src_addr=0 n0=16 n1=1 dst_s0=1 src_s0=1 "
+      "imm0=1\n"
+      "softmax block_addr=120 len=" +
+      n(L) +
+      " n1=2 dst_addr=492 dst_sb=1 dst_s1=1 "
+      "src_addr=0 src_sb=1 src_s1=1\n"
+      // 9: waits for the array; acc rows 160..191, act 16..47, weight block 1
+      "gemm.bg act_addr=16 acc_addr=160 wgt_addr=1 n0=32 n1=1 n2=1 act_s0=1 acc_s0=1\n"
+      // 10, 11: acc 216..231 -> act 340..355; acc 200..215 + 216..231 -> acc 100..115
+      "requant dst_addr=340 src_addr=216 param_addr=0 zero_point=-5 lo=-128 hi=127 n0=16 "
+      "n1=1 dst_s0=1 src_s0=1\n"
+      "vadd dst_mem=acc src_mem=acc dst_addr=100 src0_addr=200 src1_addr=216 n0=16 n1=1 "
+      "dst_s0=1 src0_s0=1 src1_s0=1\n"
+      "sync engine=compute\n" // 12: the join
+      // 13, 14: the gemms' results, acc 0..99 -> act 360..459, 160..191 -> act 460..491
+      "requant dst_addr=360 src_addr=0 param_addr=0 zero_point=0 lo=-128 hi=127 n0=100 n1=1 "
+      "dst_s0=1 src_s0=1\n"
+      "requant dst_addr=460 src_addr=160 param_addr=0 zero_point=1 lo=-128 hi=127 n0=32 "
+      "n1=1 dst_s0=1 src_s0=1\n"
+      "sync engine=compute push_next\n"
+      "dma.st pop_prev sram=act sram_addr=300 dram_addr=" +
+      n(outAt) +
+      " size0=194 size1=1 "
+      "size2=1\n"
+      "dma.st sram=acc sram_addr=0 dram_addr=" +
+      n(out2At) +
+      " size0=200 size1=1 size2=1\n"
+      "finish\n";
+  Job job = jobOf(ember::isa::assemble(p, isa(), "e6.s"));
+  job.dram.write(0, img);
+  bool raced = true;
+  EXPECT_EQ(cosim(job, 0, &raced), "");
+  EXPECT_FALSE(raced) << "the program is race-free: its outputs must be compared";
+
+  // The contract by hand, from the end r4 of the sync that waits for the loads.
+  const ember::sim::Result s = simRun(p, img);
+  ASSERT_TRUE(s.ok()) << s.report.fault->message();
+  std::vector<ember::sim::Slice> sl = s.report.slices;
+  std::sort(sl.begin(), sl.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
+  ASSERT_EQ(sl.size(), 19u);
+  auto at = [&](std::size_t i, u64 take, u64 start, u64 end) {
+    EXPECT_EQ(sl[i].take, take) << "instr " << i << " " << sl[i].name;
+    EXPECT_EQ(sl[i].start, start) << "instr " << i << " " << sl[i].name;
+    EXPECT_EQ(sl[i].end, end) << "instr " << i << " " << sl[i].name;
+  };
+  const u64 r4 = sl[4].end, bgIssue = issueOf("gemm.bg");
+  // 5: taken when the sync retires, started at once (no gemm before: a = 0), holds the
+  // compute engine for its issue cycles; the array works until a5 = s5 + T.
+  const u64 s5 = r4, a5 = s5 + gemmCycles("gemm.bg", 100, 1, 2);
+  at(5, r4, s5, s5 + bgIssue);
+  // 6, 7, 8: the vector and normalize units run while the array works (E1: each taken
+  // as the previous one retires). softmax (N1): n1 lines of R = 1 row, len = L codes.
+  const auto& sm = *isa().findInstruction("softmax");
+  const u64 smCycles =
+      u64(sm.timingOf("issue")) +
+      2 * (u64(sm.timingOf("cycles_per_line")) + u64(sm.timingOf("cycles_per_row")) +
+           L * u64(sm.timingOf("cycles_per_element"))) +
+      u64(sm.timingOf("pipeline_latency"));
+  const u64 s6 = s5 + bgIssue, s7 = s6 + vectorCycles("requant", 16);
+  const u64 s8 = s7 + vectorCycles("vshr", 16), e8 = s8 + smCycles;
+  at(6, s6, s6, s7);
+  at(7, s7, s7, s8);
+  at(8, s8, s8, e8);
+  EXPECT_LT(s6, a5) << "the vector instruction overlaps the array";
+  ASSERT_LT(e8, a5) << "the vector work must end before the array for the checks below";
+  // 9: taken at e8, starts when the array is free: s9 = s5 + T (the wait is token stall).
+  const u64 s9 = a5, a9 = s9 + gemmCycles("gemm.bg", 32, 1, 1);
+  at(9, e8, s9, s9 + bgIssue);
+  // 10, 11: vadd's two acc source rows share a bank when 16 rows apart is a multiple of
+  // the banks: ceil(2 / read_ports) - 1 cycles a step (V1).
+  const auto& acc = isa().memory("acc");
+  const u64 conflicts =
+      16 % acc.banks == 0 ? 16 * ((2 + acc.read_ports - 1) / acc.read_ports - 1) : 0;
+  const u64 s10 = s9 + bgIssue, s11 = s10 + vectorCycles("requant", 16);
+  const u64 e11 = s11 + vectorCycles("vadd", 16, conflicts);
+  at(10, s10, s10, s11);
+  at(11, s11, s11, e11);
+  ASSERT_LT(e11, a9);
+  // 12: the compute sync joins the array: it starts at a9 = s9 + T; then 13 at its end.
+  const u64 e12 = a9 + issueOf("sync");
+  at(12, e11, a9, e12);
+  at(13, e12, e12, e12 + vectorCycles("requant", 100));
+  // MACs at retire, rows x cols a step (G1).
+  const auto& mac = isa().hw().mac;
+  EXPECT_EQ(s.report.macs, u64(mac.rows) * mac.cols * (100 * 2 + 32));
+
+  // The same program with plain gemms: the same outputs, later.
+  std::string plain = p;
+  for (std::size_t k; (k = plain.find("gemm.bg ")) != std::string::npos;)
+    plain.replace(k, 8, "gemm ");
+  EXPECT_EQ(cosimAsm(plain, img), "");
+  const ember::sim::Result sp = simRun(plain, img);
+  ASSERT_TRUE(sp.ok());
+  EXPECT_TRUE(sp.dram == s.dram) << "gemm.bg computes what gemm computes";
+  EXPECT_GT(sp.report.cycles, s.report.cycles);
+  EXPECT_EQ(sp.report.macs, s.report.macs);
+}
+
+TEST(Cosim, E6_DoneWaitsForTheArray) {
+  // A background gemm as the last instruction, with and without the halt after it: DONE
+  // comes when the array has finished, not when the gemm retires.
+  if (!isa().findInstruction("gemm.bg"))
+    GTEST_SKIP() << "no background gemm in this description";
+  const u64 FL = isa().hw().fetch.latency_cycles, T = gemmCycles("gemm.bg", 40, 1, 1);
+  const std::string g =
+      "gemm.bg act_addr=0 acc_addr=0 wgt_addr=0 n0=40 n1=1 n2=1 act_s0=1 acc_s0=1 reset\n";
+  // Reset: no MACs, T = issue + n * cycles_per_row (G2).
+  const u64 TR =
+      issueOf("gemm.bg") + 40 * u64(isa().findInstruction("gemm.bg")->timingOf("cycles_per_row"));
+  for (const bool halt : {true, false})
+    for (const bool reset : {false, true}) {
+      std::string p = reset ? g : g.substr(0, g.size() - 7) + "\n";
+      // Taken and started at FL (written at FL - 1); the halt starts at the array's end.
+      const u64 end = FL + (reset ? TR : T);
+      p += halt ? "finish\n" : "";
+      EXPECT_EQ(cosimAsm(p), "") << p;
+      const ember::sim::Result s = simRun(p);
+      ASSERT_TRUE(s.ok()) << s.report.fault->message();
+      EXPECT_EQ(s.report.cycles, end + (halt ? issueOf("finish") : 0)) << p;
+    }
 }
 
 TEST(Cosim, DataPathsEndToEnd) {
@@ -652,6 +871,26 @@ TEST(Cosim, Faults) {
   for (std::size_t i = 0; i < isa().instructionBytes(); ++i)
     bad.text[i] = 0xff;
   EXPECT_EQ(cosim(bad), "");
+  // E6: a background gemm that pushes a token is a bad operand, raised in the cycle it
+  // would start, before its loops are looked at (n0 = 0): here it waits for the array
+  // until the first one's end, fetch latency + T (the assembler may refuse the flag: set
+  // the bit).
+  if (isa().findInstruction("gemm.bg")) {
+    const u64 FL = isa().hw().fetch.latency_cycles;
+    for (const char* role : {"push_next", "push_prev"}) {
+      ember::isa::Binary b = ember::isa::assemble(
+          "gemm.bg act_addr=0 acc_addr=0 wgt_addr=0 n0=40 n1=1 n2=1 act_s0=1 acc_s0=1\n"
+          "gemm.bg act_addr=0 acc_addr=64 wgt_addr=0 n0=0 n1=1 n2=1\nfinish\n",
+          isa(), "bg.s");
+      b.code[1].set(role, 1);
+      EXPECT_EQ(cosim(jobOf(b)), "") << role;
+      const ember::sim::Result s = ember::sim::Simulator(isa()).run(jobOf(b));
+      ASSERT_TRUE(s.report.fault.has_value()) << role;
+      EXPECT_EQ(s.report.fault->kind, ember::sim::FaultKind::BadOperand) << role;
+      EXPECT_EQ(s.report.fault->cycle, FL + gemmCycles("gemm.bg", 40, 1, 1)) << role;
+      EXPECT_EQ(s.report.fault->instruction, 1) << role;
+    }
+  }
 }
 
 // ---- Seeded random legal programs (the fuzzers' generator) ----
@@ -669,16 +908,49 @@ TEST_P(CosimRandom, Program) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, CosimRandom, ::testing::Range(1, 121));
 
+/// Whether a compute instruction other than a gemm starts while a background gemm's
+/// array works (rule E6): the overlap the random programs must exercise.
+bool overlapsArray(const Job& job, const std::vector<ember::sim::Slice>& slices) {
+  const unsigned W = isa().instructionBytes();
+  auto decode = [&](const ember::sim::Slice& s) {
+    return ember::isa::Instruction::decode(isa(), job.text.data() + s.index * W, "job", "insn");
+  };
+  for (const auto& g : slices) {
+    const ember::isa::Instruction gi = decode(g);
+    if (!gi.desc().background)
+      continue;
+    const u64 until = workEnd(gi, g);
+    for (const auto& x : slices)
+      if (x.engine == g.engine && x.start > g.start && x.start < until &&
+          decode(x).desc().cls->id != ember::isa::SemanticClass::Gemm)
+        return true;
+  }
+  return false;
+}
+
 TEST(Cosim, AtLeastFiftyRaceFreeRandomPrograms) {
-  int clean = 0;
+  int clean = 0, background = 0, overlapped = 0;
   for (int seed = 1; seed <= 120; ++seed) {
     Job job = jobOf(ember::progen::generate(isa(), std::uint64_t(seed)));
     ember::sim::Result s = ember::sim::Simulator(isa()).run(job);
-    if (s.ok() && !racy(job, s.report.slices))
-      ++clean;
+    const bool ok = s.ok() && !racy(job, s.report.slices);
+    clean += ok;
+    const unsigned W = isa().instructionBytes();
+    bool bg = false;
+    for (std::size_t i = 0; i * W < job.text.size(); ++i)
+      bg = bg || ember::isa::Instruction::decode(isa(), job.text.data() + i * W, "job", "insn")
+                     .desc()
+                     .background;
+    background += bg;
+    overlapped += ok && overlapsArray(job, s.report.slices);
   }
-  std::printf("%d of 120 random programs are race-free (outputs compared)\n", clean);
+  std::printf("%d of 120 random programs are race-free (outputs compared); %d have a background "
+              "gemm, %d race-free ones run compute instructions beside its array\n",
+              clean, background, overlapped);
   EXPECT_GE(clean, 50);
+  if (isa().findInstruction("gemm.bg")) {
+    EXPECT_GE(overlapped, 10) << "the random programs must exercise rule E6";
+  }
 }
 
 } // namespace
