@@ -413,8 +413,8 @@ void Generator::backgroundRaceFree(std::size_t first) {
         dmas.push_back(r);
   for (std::size_t i = first; i < bin_.code.size(); ++i) {
     Instruction& g = bin_.code[i];
-    if (!g.desc().background)
-      continue;
+    if (!g.desc().background || g.desc().cls->id != isa::SemanticClass::Gemm)
+      continue; // (another class on the array would need its own rows here)
     // Moves each walk to the lowest base that meets no DMA, if its own does.
     if (g.get(isa::role::kN0) && g.get(isa::role::kN1) && g.get(isa::role::kN2)) {
       auto ext = [&](const char* p, int levels) {
