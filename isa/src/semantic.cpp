@@ -132,6 +132,33 @@ ClassSpec gemmClass() {
   return c;
 }
 
+ClassSpec depthwiseClass() {
+  ClassSpec c;
+  c.name = cls::kDepthwise;
+  c.id = SemanticClass::Depthwise;
+  c.doc = "depthwise convolution on the MAC array: array row t takes kernel tap t, column c "
+          "channel c";
+  c.allows_background = true;
+  addTokens(c.roles);
+  c.roles.push_back(addr(role::kActAddr, mem::kAct, "", "first output's first tap (act row)"));
+  c.roles.push_back(addr(role::kAccAddr, mem::kAcc, "", "first output (acc row)"));
+  c.roles.push_back(
+      addr(role::kWgtAddr, mem::kWeight, "", "the block: row t holds tap t's weights"));
+  c.roles.push_back(role(role::kN0, RoleKind::Count, "outputs per line"));
+  c.roles.push_back(role(role::kN1, RoleKind::Count, "lines"));
+  c.roles.push_back(role(role::kActS0, RoleKind::Stride, "act rows between outputs of a line"));
+  c.roles.push_back(role(role::kActS1, RoleKind::Stride, "act rows between lines"));
+  c.roles.push_back(role(role::kAccS0, RoleKind::Stride, "acc rows between outputs of a line"));
+  c.roles.push_back(role(role::kAccS1, RoleKind::Stride, "acc rows between lines"));
+  c.roles.push_back(role(role::kKh, RoleKind::Count, "kernel rows"));
+  c.roles.push_back(role(role::kKw, RoleKind::Count, "kernel columns"));
+  c.roles.push_back(role(role::kTapS0, RoleKind::Stride, "act rows between kernel columns"));
+  c.roles.push_back(role(role::kTapS1, RoleKind::Stride, "act rows between kernel rows"));
+  c.timing_keys = {timing_key::kIssue, timing_key::kCyclesPerRow};
+  c.energy_keys = {energy_key::kIssue};
+  return c;
+}
+
 ClassSpec vectorBinaryClass() {
   ClassSpec c;
   c.name = cls::kVectorBinary;
@@ -326,6 +353,7 @@ ClassRegistry& ClassRegistry::global() {
     r->add(normalizeClass());
     r->add(syncClass());
     r->add(haltClass());
+    r->add(depthwiseClass()); // last: the RTL numbers the classes in this order
     return r;
   }();
   return *reg;

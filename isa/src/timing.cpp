@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace ember::isa::timing {
 
@@ -151,6 +152,38 @@ Duration gemm(const IsaDescription& isa, const Instruction& in, u64 maxRows) {
   return k.overflow ? Duration{UINT64_MAX, 0, true} : t;
 }
 
+u64 depthwiseTapCycles(const IsaDescription& isa, u64 kh, u64 kw, u64 tapS0, u64 tapS1) {
+  const MemoryDesc& act = isa.memory(mem::kAct);
+  const u64 banks = std::max(1u, act.banks), ports = std::max(1u, act.read_ports);
+  std::vector<u64> taps(banks, 0);
+  for (u64 y = 0; y < kh; ++y)
+    for (u64 x = 0; x < kw; ++x)
+      ++taps[((y % banks) * (tapS1 % banks) + (x % banks) * (tapS0 % banks)) % banks];
+  const u64 most = *std::max_element(taps.begin(), taps.end());
+  return (most + ports - 1) / ports;
+}
+
+Duration depthwise(const IsaDescription& isa, const InstrDesc& d, u64 R, u64 C) {
+  const auto& mac = isa.hw().mac;
+  Ck k;
+  const u64 issue = cyclesOf(d, timing_key::kIssue), cpr = cyclesOf(d, timing_key::kCyclesPerRow);
+  if (R == 0 || C == 0)
+    return k.done(issue);
+  // DW1: the weight block loads once, then C cycles per output, then fill and drain.
+  const u64 fd = k.add(mac.fill_cycles, mac.drain_cycles);
+  return k.done(k.add(k.add(issue, mac.weight_load_cycles), k.add(k.mul(k.mul(R, C), cpr), fd)));
+}
+
+Duration depthwise(const IsaDescription& isa, const Instruction& in, u64 maxRows) {
+  Ck k;
+  const u64 R = k.mulCapped(U(in, role::kN0), U(in, role::kN1), maxRows);
+  const u64 kh = std::min<u64>(U(in, role::kKh), 64), kw = std::min<u64>(U(in, role::kKw), 64);
+  const u64 C =
+      kh * kw == 0 ? 0 : depthwiseTapCycles(isa, kh, kw, U(in, role::kTapS0), U(in, role::kTapS1));
+  Duration t = depthwise(isa, in.desc(), R, C);
+  return k.overflow ? Duration{UINT64_MAX, 0, true} : t;
+}
+
 u64 bankConflicts(const IsaDescription& isa, const Instruction& in) {
   const SemanticClass cls = in.desc().cls->id;
   if (cls != SemanticClass::VectorBinary && cls != SemanticClass::QuantizedAdd)
@@ -247,6 +280,8 @@ Duration durationOf(const IsaDescription& isa, const Instruction& in, u64 maxRow
   }
   case SemanticClass::Gemm:
     return gemm(isa, in, maxRows == kNoCap ? kNoCap : isa.memory(mem::kAcc).rows());
+  case SemanticClass::Depthwise:
+    return depthwise(isa, in, maxRows == kNoCap ? kNoCap : isa.memory(mem::kAcc).rows());
   case SemanticClass::VectorBinary:
   case SemanticClass::VectorUnary:
   case SemanticClass::Lut: {

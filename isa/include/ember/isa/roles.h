@@ -20,6 +20,7 @@ inline constexpr char kLut[] = "lut";
 inline constexpr char kNormalize[] = "normalize";
 inline constexpr char kSync[] = "sync";
 inline constexpr char kHalt[] = "halt";
+inline constexpr char kDepthwise[] = "depthwise";
 } // namespace cls
 
 /// Field roles (the assembly keys). docs/isa.md section 2 says what each means.
@@ -59,6 +60,11 @@ inline constexpr char kAccS0[] = "acc_s0";
 inline constexpr char kAccS1[] = "acc_s1";
 inline constexpr char kAccS2[] = "acc_s2";
 inline constexpr char kWgtS2[] = "wgt_s2";
+// Depthwise: the kernel window of each output row.
+inline constexpr char kKh[] = "kh";
+inline constexpr char kKw[] = "kw";
+inline constexpr char kTapS0[] = "tap_s0";
+inline constexpr char kTapS1[] = "tap_s1";
 // Vector classes.
 inline constexpr char kDstMem[] = "dst_mem";
 inline constexpr char kSrcMem[] = "src_mem";

@@ -34,6 +34,7 @@ enum class SemanticClass {
   Normalize,
   Sync,
   Halt,
+  Depthwise,
   Custom
 };
 

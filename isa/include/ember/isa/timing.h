@@ -59,6 +59,16 @@ Duration gemm(const IsaDescription& isa, const Instruction& in, std::uint64_t ma
 /// Bank-conflict cycles of a vector-binary or quantized-add instance: for each row step
 /// whose two source rows sit in one bank of their memory, ceil(2 / read_ports) - 1. 0 for
 /// other classes.
+/// DW1: cycles the depthwise array spends on one output: each act bank delivers
+/// `read_ports` rows a cycle, so the taps' rows (y * tap_s1 + x * tap_s0, y < kh, x < kw)
+/// take ceil(max over banks of the taps in that bank / read_ports) cycles.
+std::uint64_t depthwiseTapCycles(const IsaDescription& isa, std::uint64_t kh, std::uint64_t kw,
+                                 std::uint64_t tapS0, std::uint64_t tapS1);
+/// DW1: a depthwise instruction of R = n0 * n1 outputs, C cycles each (depthwiseTapCycles):
+/// issue + WL + R * C * cycles_per_row + fill + drain.
+Duration depthwise(const IsaDescription& isa, const InstrDesc& d, std::uint64_t R, std::uint64_t C);
+Duration depthwise(const IsaDescription& isa, const Instruction& in,
+                   std::uint64_t maxRows = kNoCap);
 std::uint64_t bankConflicts(const IsaDescription& isa, const Instruction& in);
 /// A vector-binary, vector-unary, requantize, quantized-add or lut instruction of `steps`
 /// row steps and
