@@ -129,6 +129,14 @@ module ember_fields (
   logic has_dst_sb_w;
   logic [ember_isa_pkg::ROLE_SRC_SB_BITS-1:0] src_sb_w;
   logic has_src_sb_w;
+  logic [ember_isa_pkg::ROLE_KH_BITS-1:0] kh_w;
+  logic has_kh_w;
+  logic [ember_isa_pkg::ROLE_KW_BITS-1:0] kw_w;
+  logic has_kw_w;
+  logic [ember_isa_pkg::ROLE_TAP_S0_BITS-1:0] tap_s0_w;
+  logic has_tap_s0_w;
+  logic [ember_isa_pkg::ROLE_TAP_S1_BITS-1:0] tap_s1_w;
+  logic has_tap_s1_w;
   logic known_w;
 
   ember_decode u_dec (
@@ -255,6 +263,14 @@ module ember_fields (
     .has_dst_sb_o(has_dst_sb_w),
     .src_sb_o(src_sb_w),
     .has_src_sb_o(has_src_sb_w),
+    .kh_o(kh_w),
+    .has_kh_o(has_kh_w),
+    .kw_o(kw_w),
+    .has_kw_o(has_kw_w),
+    .tap_s0_o(tap_s0_w),
+    .has_tap_s0_o(has_tap_s0_w),
+    .tap_s1_o(tap_s1_w),
+    .has_tap_s1_o(has_tap_s1_w),
     .engine_o(engine_w),
     .has_engine_o(has_engine_w)
   );
@@ -262,7 +278,7 @@ module ember_fields (
   // has_* and known only matter to the decoder's own test; every field of an absent
   // role is 0, which is what the engines expect.
   logic unused_w;
-  assign unused_w = known_w ^ has_sram_w ^ has_sram_addr_w ^ has_dram_addr_w ^ has_size0_w ^ has_size1_w ^ has_size2_w ^ has_stride1_w ^ has_stride2_w ^ has_pad_left_w ^ has_pad_right_w ^ has_pad_top_w ^ has_pad_bottom_w ^ has_pad_value_w ^ has_reset_w ^ has_act_addr_w ^ has_acc_addr_w ^ has_wgt_addr_w ^ has_n0_w ^ has_n1_w ^ has_n2_w ^ has_act_s0_w ^ has_act_s1_w ^ has_act_s2_w ^ has_acc_s0_w ^ has_acc_s1_w ^ has_acc_s2_w ^ has_wgt_s2_w ^ has_dst_mem_w ^ has_src_mem_w ^ has_dst_addr_w ^ has_src_addr_w ^ has_src0_addr_w ^ has_src1_addr_w ^ has_dst_s0_w ^ has_dst_s1_w ^ has_src_s0_w ^ has_src_s1_w ^ has_src0_s0_w ^ has_src0_s1_w ^ has_src1_s0_w ^ has_src1_s1_w ^ has_imm0_w ^ has_imm1_w ^ has_param_addr_w ^ has_zero_point_w ^ has_lo_w ^ has_hi_w ^ has_table_w ^ has_engine_w ^ has_block_addr_w ^ has_len_w ^ has_dst_sb_w ^ has_src_sb_w;
+  assign unused_w = known_w ^ has_sram_w ^ has_sram_addr_w ^ has_dram_addr_w ^ has_size0_w ^ has_size1_w ^ has_size2_w ^ has_stride1_w ^ has_stride2_w ^ has_pad_left_w ^ has_pad_right_w ^ has_pad_top_w ^ has_pad_bottom_w ^ has_pad_value_w ^ has_reset_w ^ has_act_addr_w ^ has_acc_addr_w ^ has_wgt_addr_w ^ has_n0_w ^ has_n1_w ^ has_n2_w ^ has_act_s0_w ^ has_act_s1_w ^ has_act_s2_w ^ has_acc_s0_w ^ has_acc_s1_w ^ has_acc_s2_w ^ has_wgt_s2_w ^ has_dst_mem_w ^ has_src_mem_w ^ has_dst_addr_w ^ has_src_addr_w ^ has_src0_addr_w ^ has_src1_addr_w ^ has_dst_s0_w ^ has_dst_s1_w ^ has_src_s0_w ^ has_src_s1_w ^ has_src0_s0_w ^ has_src0_s1_w ^ has_src1_s0_w ^ has_src1_s1_w ^ has_imm0_w ^ has_imm1_w ^ has_param_addr_w ^ has_zero_point_w ^ has_lo_w ^ has_hi_w ^ has_table_w ^ has_engine_w ^ has_block_addr_w ^ has_len_w ^ has_dst_sb_w ^ has_src_sb_w ^ has_kh_w ^ has_kw_w ^ has_tap_s0_w ^ has_tap_s1_w;
 
   always_comb begin
     f_o[64*ember_npu_pkg::R_POP_PREV +: 64] = ember_isa_pkg::ROLE_POP_PREV_SIGNED ? 64'($signed(pop_prev_w)) : 64'(pop_prev_w);
@@ -322,5 +338,9 @@ module ember_fields (
     f_o[64*ember_npu_pkg::R_LEN +: 64] = ember_isa_pkg::ROLE_LEN_SIGNED ? 64'($signed(len_w)) : 64'(len_w);
     f_o[64*ember_npu_pkg::R_DST_SB +: 64] = ember_isa_pkg::ROLE_DST_SB_SIGNED ? 64'($signed(dst_sb_w)) : 64'(dst_sb_w);
     f_o[64*ember_npu_pkg::R_SRC_SB +: 64] = ember_isa_pkg::ROLE_SRC_SB_SIGNED ? 64'($signed(src_sb_w)) : 64'(src_sb_w);
+    f_o[64*ember_npu_pkg::R_KH +: 64] = ember_isa_pkg::ROLE_KH_SIGNED ? 64'($signed(kh_w)) : 64'(kh_w);
+    f_o[64*ember_npu_pkg::R_KW +: 64] = ember_isa_pkg::ROLE_KW_SIGNED ? 64'($signed(kw_w)) : 64'(kw_w);
+    f_o[64*ember_npu_pkg::R_TAP_S0 +: 64] = ember_isa_pkg::ROLE_TAP_S0_SIGNED ? 64'($signed(tap_s0_w)) : 64'(tap_s0_w);
+    f_o[64*ember_npu_pkg::R_TAP_S1 +: 64] = ember_isa_pkg::ROLE_TAP_S1_SIGNED ? 64'($signed(tap_s1_w)) : 64'(tap_s1_w);
   end
 endmodule : ember_fields

@@ -63,7 +63,12 @@ package ember_npu_pkg;
   localparam int unsigned R_LEN = 54;
   localparam int unsigned R_DST_SB = 55;
   localparam int unsigned R_SRC_SB = 56;
-  localparam int unsigned NUM_ROLES = 57;
+  // depthwise's own roles (docs/isa.md section 2.12).
+  localparam int unsigned R_KH = 57;
+  localparam int unsigned R_KW = 58;
+  localparam int unsigned R_TAP_S0 = 59;
+  localparam int unsigned R_TAP_S1 = 60;
+  localparam int unsigned NUM_ROLES = 61;
   localparam int unsigned FIELDS_BITS = 64 * NUM_ROLES;
   // Fault kinds, in the order of ember::sim::FaultKind (simulator/include/ember/sim/Report.h).
   localparam logic [2:0] FK_ILLEGAL_OPCODE = 3'd0;

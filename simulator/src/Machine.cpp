@@ -88,6 +88,8 @@ std::optional<ExecFault> Machine::execute(const Instruction& insn, Cls cls, Coun
     return dma(insn, false, c);
   case Cls::Gemm:
     return gemm(insn, c);
+  case Cls::Depthwise:
+    return depthwise(insn, c);
   case Cls::VectorBinary:
   case Cls::VectorUnary:
   case Cls::Requantize:
@@ -193,15 +195,22 @@ std::optional<ExecFault> Machine::touch(const Sram* m, u64 first, u64 last, bool
                        ", " + std::to_string(r[1]) + "] (docs/simulator.md rule E6)"};
 }
 
+std::optional<ExecFault> Machine::arrayStart(const Instruction& insn) {
+  guard_ = Guard{};
+  if (insn.desc().background && (insn.get(isa::role::kPushPrev) || insn.get(isa::role::kPushNext)))
+    return ExecFault{FaultKind::BadOperand,
+                     "a background " + insn.desc().cls->name +
+                         " instruction pushes a token before its data is complete "
+                         "(docs/simulator.md rule E6)"};
+  return std::nullopt;
+}
+
 std::optional<ExecFault> Machine::gemm(const Instruction& insn, Counts& c) {
   const u64 n0 = U(insn, isa::role::kN0), n1 = U(insn, isa::role::kN1),
             n2 = U(insn, isa::role::kN2);
   const bool background = insn.desc().background;
-  if (background && (insn.get(isa::role::kPushPrev) || insn.get(isa::role::kPushNext)))
-    return ExecFault{FaultKind::BadOperand,
-                     "a background gemm pushes a token before its data is complete "
-                     "(docs/simulator.md rule E6)"};
-  guard_ = Guard{};
+  if (auto f = arrayStart(insn))
+    return f;
   if (n0 == 0 || n1 == 0 || n2 == 0)
     return std::nullopt;
   const auto& ad = *act_->desc;
@@ -249,6 +258,70 @@ std::optional<ExecFault> Machine::gemm(const Instruction& insn, Counts& c) {
   c.macs = n * R * C;
   c.sram_read[posOf(&ad)] = n * ad.row_bytes;
   c.sram_read[posOf(&wd)] = n2 * wd.row_bytes;
+  c.sram_read[posOf(&cd)] = n * cd.row_bytes;
+  c.sram_write[posOf(&cd)] = n * cd.row_bytes;
+  return std::nullopt;
+}
+
+std::optional<ExecFault> Machine::depthwise(const Instruction& insn, Counts& c) {
+  const u64 n0 = U(insn, isa::role::kN0), n1 = U(insn, isa::role::kN1);
+  const u64 kh = U(insn, isa::role::kKh), kw = U(insn, isa::role::kKw);
+  if (auto f = arrayStart(insn))
+    return f;
+  if (n0 == 0 || n1 == 0 || kh == 0 || kw == 0)
+    return std::nullopt;
+  const auto& ad = *act_->desc;
+  const auto& cd = *acc_->desc;
+  const auto& wd = *weight_->desc;
+  const unsigned R = isa_.hw().mac.rows, L = isa_.hw().mac.cols;
+  if (kh * kw > R)
+    return ExecFault{FaultKind::BadOperand, "kh * kw = " + std::to_string(kh * kw) +
+                                                " taps, more than the array's " +
+                                                std::to_string(R) + " rows"};
+  const u64 actA = U(insn, isa::role::kActAddr), xS0 = U(insn, isa::role::kActS0),
+            xS1 = U(insn, isa::role::kActS1), tS0 = U(insn, isa::role::kTapS0),
+            tS1 = U(insn, isa::role::kTapS1);
+  const u64 accA = U(insn, isa::role::kAccAddr), aS0 = U(insn, isa::role::kAccS0),
+            aS1 = U(insn, isa::role::kAccS1), wA = U(insn, isa::role::kWgtAddr);
+  const u64 lastAcc = lastRow(accA, {{n0, aS0}, {n1, aS1}});
+  if (lastAcc >= cd.rows())
+    return sramRange(isa::role::kAccAddr, cd, lastAcc);
+  const u64 lastAct = lastRow(actA, {{n0, xS0}, {n1, xS1}, {kh, tS1}, {kw, tS0}});
+  if (lastAct >= ad.rows())
+    return sramRange(isa::role::kActAddr, ad, lastAct);
+  if (wA >= wd.rows())
+    return sramRange(isa::role::kWgtAddr, wd, wA);
+  guard_.background = insn.desc().background;
+  guard_.act[0] = actA;
+  guard_.act[1] = lastAct;
+  guard_.weight[0] = guard_.weight[1] = wA;
+  guard_.acc[0] = accA;
+  guard_.acc[1] = lastAcc;
+  // Row t of the weight block holds tap t = y * kw + x: lane c is channel c's weight.
+  const auto* w = reinterpret_cast<const std::int8_t*>(weight_->bytes.data() + wA * wd.row_bytes);
+  const u64 taps = kh * kw;
+  std::vector<std::int32_t> sum(L);
+  for (u64 i1 = 0; i1 < n1; ++i1)
+    for (u64 i0 = 0; i0 < n0; ++i0) {
+      const u64 base = actA + i0 * xS0 + i1 * xS1;
+      auto* out = acc_->bytes.data() + (accA + i0 * aS0 + i1 * aS1) * cd.row_bytes;
+      std::memcpy(sum.data(), out, std::size_t(L) * 4);
+      for (u64 y = 0; y < kh; ++y)
+        for (u64 x = 0; x < kw; ++x) {
+          const auto* a = reinterpret_cast<const std::int8_t*>(
+              act_->bytes.data() + (base + y * tS1 + x * tS0) * ad.row_bytes);
+          const std::int8_t* wt = w + (y * kw + x) * L;
+          for (unsigned l = 0; l < L; ++l) // int32 wrap, as the array's adders
+            sum[l] =
+                static_cast<std::int32_t>(static_cast<std::uint32_t>(sum[l]) +
+                                          static_cast<std::uint32_t>(std::int32_t(a[l]) * wt[l]));
+        }
+      std::memcpy(out, sum.data(), std::size_t(L) * 4);
+    }
+  const u64 n = n0 * n1;
+  c.macs = n * taps * L;
+  c.sram_read[posOf(&ad)] = n * taps * ad.row_bytes;
+  c.sram_read[posOf(&wd)] = wd.row_bytes;
   c.sram_read[posOf(&cd)] = n * cd.row_bytes;
   c.sram_write[posOf(&cd)] = n * cd.row_bytes;
   return std::nullopt;

@@ -83,6 +83,10 @@ private:
 
   std::optional<ExecFault> dma(const isa::Instruction& insn, bool load, Counts& c);
   std::optional<ExecFault> gemm(const isa::Instruction& insn, Counts& c);
+  /// The depthwise class (docs/isa.md section 2.12): taps on the array's rows.
+  std::optional<ExecFault> depthwise(const isa::Instruction& insn, Counts& c);
+  /// Rule E6's checks and bookkeeping for an instruction on the array.
+  std::optional<ExecFault> arrayStart(const isa::Instruction& insn);
   std::optional<ExecFault> vector(const isa::Instruction& insn, Cls cls, Counts& c);
   /// The quantized-add class (docs/isa.md section 2.10): two act sources, act result.
   std::optional<ExecFault> quantizedAdd(const isa::Instruction& insn, Counts& c);

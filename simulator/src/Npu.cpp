@@ -220,7 +220,7 @@ bool Npu::tryStart(int e, u64 c) {
     if (f >= 0 && tokens_[f] == 0)
       return true; // waits for a token
   // E6: a gemm, a compute sync and finish wait for the array to finish its last gemm.
-  const bool array = s.cur.cls == Cls::Gemm;
+  const bool array = s.cur.cls == Cls::Gemm || s.cur.cls == Cls::Depthwise;
   if (e == 1 && (array || s.cur.cls == Cls::Sync || s.cur.cls == Cls::Halt) && c < arrayFree_)
     return true;
   // Duration first: an instruction that would end past the budget stops the run before
@@ -231,7 +231,8 @@ bool Npu::tryStart(int e, u64 c) {
     t = isa::timing::dmaOnChannel(isa::timing::dmaPhases(isa_, in), c, probe);
   else
     t = isa::timing::idle(isa_, in);
-  // E6: a background gemm holds its engine for its issue cycles; the array runs it for t.
+  // E6: a background array instruction holds its engine for its issue cycles; the array
+  // runs it for t.
   const u64 arrayCycles = t.cycles;
   if (array && in.desc().background)
     t.cycles = std::min<u64>(t.cycles, u64(in.desc().timingOf(isa::timing_key::kIssue)));

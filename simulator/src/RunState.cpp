@@ -35,6 +35,7 @@ void RunState::retire(const isa::IsaDescription& isa, const isa::Instruction& in
   double e = d.energyOf(isa::energy_key::kIssue);
   switch (cls) {
   case Cls::Gemm:
+  case Cls::Depthwise:
     e += double(c.macs) * et.mac_int8;
     e_mac += e;
     break;

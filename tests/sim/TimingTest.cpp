@@ -203,6 +203,30 @@ TEST(SimTiming, BackgroundGemmRacesAreFaults) {
   EXPECT_TRUE(ok.ok()) << ok.report.fault->message();
 }
 
+// Rule DW1: one output of a depthwise instruction takes as many cycles as the act bank
+// holding the most of its taps needs (read_ports rows a cycle); counted here again.
+TEST(SimTiming, DepthwisePaysTheBusiestActBank) {
+  const auto& isa = refIsa();
+  const auto& act = isa.memory("act");
+  const auto& mac = isa.hw().mac;
+  for (u64 tapS1 : {u64(1), u64(2), u64(3), u64(10), u64(16), u64(57)}) {
+    std::vector<u64> perBank(act.banks, 0);
+    for (u64 y = 0; y < 3; ++y)
+      for (u64 x = 0; x < 3; ++x)
+        ++perBank[(y * tapS1 + x) % act.banks];
+    const u64 C = ceilDiv(*std::max_element(perBank.begin(), perBank.end()), act.read_ports);
+    const u64 n = 40;
+    Result r = run(isa, "dwconv act_addr=0 acc_addr=0 wgt_addr=0 n0=20 n1=2 act_s0=1 act_s1=20 "
+                        "acc_s0=1 acc_s1=20 kh=3 kw=3 tap_s0=1 tap_s1=" +
+                            std::to_string(tapS1) + "\nfinish\n");
+    ASSERT_TRUE(r.ok()) << r.report.fault->message();
+    const u64 T = tim(isa, "dwconv", "issue") + mac.weight_load_cycles +
+                  n * C * tim(isa, "dwconv", "cycles_per_row") + mac.fill_cycles + mac.drain_cycles;
+    // dwconv runs in the background: finish waits for the array (rule E6).
+    EXPECT_EQ(r.report.cycles, fetchLat(isa) + T + finishCycles(isa)) << "tap_s1=" << tapS1;
+  }
+}
+
 TEST(SimTiming, VectorOpAndPortConflict) {
   const auto& isa = refIsa();
   const u64 n = 37;
