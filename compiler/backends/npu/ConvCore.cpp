@@ -48,6 +48,17 @@ void appendWeightBlock(const ConvJob& j, int64_t L, int64_t kb, int64_t cb, int6
   }
 }
 
+/// The depthwise weight block of output block kb appended to `out`: row t holds kernel
+/// tap t of the block's channels (byte t * L + c: channel kb * L + c), docs/isa.md 2.12.
+void appendDepthwiseBlock(const ConvJob& j, int64_t L, int64_t kb, std::vector<uint8_t>& out) {
+  const int64_t taps = j.KH * j.KW;
+  const size_t at = out.size();
+  out.resize(at + size_t(L * L), 0);
+  for (int64_t c = 0; c < L && kb * L + c < j.K; ++c)
+    for (int64_t tap = 0; tap < taps; ++tap)
+      out[at + size_t(tap * L + c)] = static_cast<uint8_t>(j.w[size_t((kb * L + c) * taps + tap)]);
+}
+
 ConvConsts packConsts(const ConvJob& j, const Target& t, const ConvTiling& tl, ConstPool& pool) {
   const int64_t L = t.lanes(), KB = ceilDiv(j.K, L);
   const int64_t Cg = j.C / j.group, taps = j.KH * j.KW;
@@ -62,9 +73,15 @@ ConvConsts packConsts(const ConvJob& j, const Target& t, const ConvTiling& tl, C
       for (int64_t kb = kb0; kb < kb1; ++kb) {
         cp.kbOff.push_back(blocks - cp.wOff);
         const auto r = chunkBlocks(j, L, kb, ch);
-        for (int64_t cb = r.first; cb < r.second; ++cb)
+        for (int64_t cb = r.first; cb < r.second; ++cb) {
+          if (tl.dw) {
+            appendDepthwiseBlock(j, L, kb, wbytes);
+            ++blocks;
+            continue;
+          }
           for (int64_t tap = ch.t0; tap < ch.t1; ++tap, ++blocks)
             appendWeightBlock(j, L, kb, cb, tap, wbytes);
+        }
       }
       c.maxWgt = std::max(c.maxWgt, ch.weights);
       plans.push_back(std::move(cp));
@@ -103,7 +120,27 @@ struct Tile {
 struct GemmNest {
   int64_t act, acc, wgt, blocks, plane, wp, th, tw, t0, t1, kh0, kw0;
   bool background = false; ///< Emit the description's background gemm (rule E6).
+  bool dw = false;         ///< One depthwise instruction (ConvTiling::dw).
 };
+
+/// The depthwise instruction of one output block of a tile (docs/isa.md section 2.12).
+isa::Instruction depthwiseOf(const ConvJob& j, const Program& p, const GemmNest& g) {
+  isa::Instruction in = p.make(*p.target().depthwise());
+  Program::set(in, isa::role::kActAddr, g.act);
+  Program::set(in, isa::role::kAccAddr, g.acc);
+  Program::set(in, isa::role::kWgtAddr, g.wgt);
+  Program::set(in, isa::role::kN0, g.tw);
+  Program::set(in, isa::role::kN1, g.th);
+  Program::set(in, isa::role::kActS0, j.sW);
+  Program::set(in, isa::role::kActS1, j.sH * g.wp);
+  Program::set(in, isa::role::kAccS0, 1);
+  Program::set(in, isa::role::kAccS1, g.tw);
+  Program::set(in, isa::role::kKh, j.KH);
+  Program::set(in, isa::role::kKw, j.KW);
+  Program::set(in, isa::role::kTapS0, j.dW);
+  Program::set(in, isa::role::kTapS1, j.dH * g.wp);
+  return in;
+}
 
 /// One gemm of a nest: n2 steps of (act_s2, wgt_s2) from act row `act`, weight block `wgt`.
 isa::Instruction nestGemm(const ConvJob& j, const Program& p, const GemmNest& g, int64_t act,
@@ -128,6 +165,10 @@ isa::Instruction nestGemm(const ConvJob& j, const Program& p, const GemmNest& g,
 void appendGemms(const ConvJob& j, const Program& p, const GemmNest& g,
                  std::vector<isa::Instruction>& out) {
   const Target& t = p.target();
+  if (g.dw) {
+    out.push_back(depthwiseOf(j, p, g));
+    return;
+  }
   const int64_t n2max = Target::maxOf(t.gemm(), isa::role::kN2);
   if (g.t0 != 0 || g.t1 != j.KH * j.KW) {
     // Some taps of one input block (weights packed tap after tap from t0): one gemm per
@@ -301,7 +342,7 @@ void emitOutput(const ConvJob& j, const Program& p, const Tile& tile, const Tile
 bool deferTail(const Target& t, const Step& s, const std::vector<isa::Instruction>& tail) {
   double array = 0, channel = 0, vector = 0;
   for (const auto& in : s.computes)
-    if (in.desc().cls->id == isa::SemanticClass::Gemm)
+    if (Target::onArray(in.desc()))
       array += t.cyclesOf(in);
   for (const auto* v : {&s.loads, &s.stores})
     for (const auto& in : *v)
@@ -444,7 +485,8 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
         // the last block's requantize is the step's tail (Program runs it during the
         // next step's first gemm) or follows a join.
         const bool last = ci + 1 == chunks.size();
-        const bool overlap = last && t.gemmBackground() && !t.gemmNeedsJoin();
+        const bool overlap =
+            last && (tl.dw ? t.depthwise()->background : t.gemmBackground() && !t.gemmNeedsJoin());
         std::vector<isa::Instruction> copies;
         if (ci == 0 && !tl.biasDma)
           for (int64_t kbl = 0; kbl < ktl; ++kbl)
@@ -475,6 +517,7 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
                        span.kh0,
                        span.kw0};
             g.background = overlap;
+            g.dw = tl.dw;
             std::vector<isa::Instruction> gemms;
             appendGemms(j, p, g, gemms);
             s.computes.push_back(std::move(gemms.front()));

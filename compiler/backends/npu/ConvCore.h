@@ -86,6 +86,10 @@ struct ConvTiling {
   /// are then double-buffered like the act tiles (a buffer per tile, which all the
   /// tile's reduction chunks add into).
   bool biasDma = false;
+  /// A depthwise job on the description's depthwise instruction (docs/isa.md section
+  /// 2.12): one weight block per output block (row t = tap t), one instruction per output
+  /// block and tile, no reduction chunks. Else depthwise runs as diagonal gemm blocks.
+  bool dw = false;
   /// Pipeline depth of the layer: the program's, or 1 when no tiling fits its SRAMs
   /// twice (the layer then runs single-buffered, Program::setLayerDepth).
   int depth = 2;
@@ -108,6 +112,10 @@ struct ReductionChunk {
   int64_t cbLo = 0, cbHi = 0, t0 = 0, t1 = 0;
   int64_t weights = 0; ///< Weight blocks of all output blocks of the tile in this chunk.
 };
+
+/// Whether `j` can run on the description's depthwise instruction: one input channel
+/// per output channel (group = C = K), at most one tap per MAC array row.
+bool depthwiseJob(const ConvJob& j, const Target& t);
 
 /// The chunks of output blocks [kb0, kb1) under tiling `c` (one chunk unless
 /// c.splitsReduction()); chunks no output block reads are left out.

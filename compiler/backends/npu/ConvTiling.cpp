@@ -20,6 +20,15 @@ std::pair<int64_t, int64_t> inputBlocks(const ConvJob& j, int64_t L, int64_t kb)
   return {c0 / L, ceilDiv(c1, L)};
 }
 
+bool depthwiseJob(const ConvJob& j, const Target& t) {
+  const isa::InstrDesc* d = t.depthwise();
+  return d && j.group > 1 && j.group == j.C && j.K == j.C && j.blocks.empty() &&
+         j.KH * j.KW <= int64_t(t.isa().hw().mac.rows) &&
+         j.KH <= Target::maxOf(*d, isa::role::kKh) && j.KW <= Target::maxOf(*d, isa::role::kKw) &&
+         j.sW <= Target::maxOf(*d, isa::role::kActS0) &&
+         j.dW <= Target::maxOf(*d, isa::role::kTapS0) && 1 <= Target::maxOf(*d, isa::role::kAccS0);
+}
+
 namespace {
 
 struct Geometry {
@@ -94,7 +103,7 @@ std::vector<ReductionChunk> reductionChunks(const ConvJob& j, int64_t L, int64_t
         const auto r = chunkBlocks(j, L, kb, whole);
         if (r.first == r.second)
           continue;
-        ch.weights += (r.second - r.first) * (ch.t1 - ch.t0);
+        ch.weights += (r.second - r.first) * (c.dw ? 1 : ch.t1 - ch.t0);
         ch.cbLo = std::min(ch.cbLo, r.first);
         ch.cbHi = std::max(ch.cbHi, r.second);
       }
@@ -168,7 +177,7 @@ ChunkStats chunkStats(const ConvJob& j, int64_t L, int64_t KB, int64_t n2max, co
       for (int64_t kb = kb0; kb < kb1; ++kb) {
         const auto r = chunkBlocks(j, L, kb, ch);
         const int64_t b = r.second - r.first;
-        st.perOutput = std::max(st.perOutput, b * (ch.t1 - ch.t0));
+        st.perOutput = std::max(st.perOutput, b * (c.dw ? 1 : ch.t1 - ch.t0));
         if (b > 0)
           st.gemms += double(times) * double(allTaps ? b * j.KH * kwChunks : rows * kwChunks);
       }
@@ -213,6 +222,14 @@ bool fits(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats
   if (c.actRows > t.rows(Mem::Act) || c.wgtRows > t.rows(Mem::Weight) ||
       c.accRows > t.rows(Mem::Acc) || c.paramRows > t.rows(Mem::Param))
     return false;
+  if (c.dw) {
+    const isa::InstrDesc& d = *t.depthwise();
+    if (j.sH * Wp > Target::maxOf(d, isa::role::kActS1) ||
+        j.dH * Wp > Target::maxOf(d, isa::role::kTapS1) ||
+        c.tw > Target::maxOf(d, isa::role::kN0) || c.th > Target::maxOf(d, isa::role::kN1) ||
+        c.tw > Target::maxOf(d, isa::role::kAccS1))
+      return false;
+  }
   if (j.sH * Wp > Target::maxOf(t.gemm(), isa::role::kActS1) ||
       std::min(Wp, j.W) > Target::maxOf(t.dmaLoad(), isa::role::kSize0) ||
       std::min(Hp, j.H) > Target::maxOf(t.dmaLoad(), isa::role::kSize1))
@@ -258,7 +275,10 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
     const auto cb = inputBlocks(j, L, 0);
     const int64_t perKb = cb.second - cb.first;
     double gemms = double(perKb * j.KH * ceilDiv(j.KW, n2)) * gemm;
-    if (gemmBlocksInner(j, t, perKb, plane)) {
+    if (c.dw) {
+      // One depthwise instruction per output block (rule DW1: the taps' act banks).
+      gemms = t.depthwiseCycles(c.th * c.tw, j.KH, j.KW, j.dW, j.dH * Wp);
+    } else if (gemmBlocksInner(j, t, perKb, plane)) {
       // appendGemms' other nest: n2 walks the input blocks, one gemm per kernel tap and
       // group of up to n2 blocks (a 1x1 convolution: one weight load, fill and drain
       // per output block instead of one per input block).
@@ -408,7 +428,11 @@ ConvTiling chooseConvTilingAt(const ConvJob& j, const Target& t, int depth,
   if (opts.maxTileKBlocks > 0)
     ktmax = std::min(ktmax, opts.maxTileKBlocks);
   const int64_t n2max = Target::maxOf(t.gemm(), isa::role::kN2);
-  const auto candidates = reductionCandidates(j, g.L, g.KB, opts.maxTileReduction);
+  // A depthwise job on the depthwise instruction takes its whole reduction (one block of
+  // taps per output block); when no such tiling fits, it runs as diagonal gemm blocks.
+  bool dw = depthwiseJob(j, t);
+  std::vector<Reduction> candidates = dw ? std::vector<Reduction>{Reduction{}}
+                                         : reductionCandidates(j, g.L, g.KB, opts.maxTileReduction);
   ConvTiling best;
   best.cycles = -1;
   // The cheapest tiling whose reduction is one of candidates [from, to); for each (kt,
@@ -421,6 +445,7 @@ ConvTiling chooseConvTilingAt(const ConvJob& j, const Target& t, int depth,
         for (int64_t tw : tileSizes(j.OW, n0max))
           for (size_t i = from; i < to; ++i) {
             ConvTiling c;
+            c.dw = dw;
             c.kt = kt;
             c.th = th;
             c.tw = tw;
@@ -446,8 +471,14 @@ ConvTiling chooseConvTilingAt(const ConvJob& j, const Target& t, int depth,
   };
   // The reduction is cut only when no tiling holds it whole: partial sums cost a
   // chunk's input and weight loads per step, which the whole reduction never pays.
-  const size_t whole = !candidates.empty() && candidates.front().rb == 0 ? 1 : 0;
+  size_t whole = !candidates.empty() && candidates.front().rb == 0 ? 1 : 0;
   search(0, whole);
+  if (best.cycles < 0 && dw) {
+    dw = false;
+    candidates = reductionCandidates(j, g.L, g.KB, opts.maxTileReduction);
+    whole = !candidates.empty() && candidates.front().rb == 0 ? 1 : 0;
+    search(0, whole);
+  }
   if (best.cycles < 0)
     search(whole, candidates.size());
   best.depth = depth;

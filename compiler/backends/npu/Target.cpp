@@ -43,6 +43,8 @@ Target::Target(const isa::IsaDescription& isa) : isa_(isa) {
   for (const auto& d : isa_.instructions()) {
     if (!qadd_ && d.cls && d.cls->id == isa::SemanticClass::QuantizedAdd)
       qadd_ = &d;
+    if (!dw_ && d.cls && d.cls->id == isa::SemanticClass::Depthwise)
+      dw_ = &d;
     if (d.cls && d.cls->id == isa::SemanticClass::Gemm) {
       if (d.background && !gemmBg_)
         gemmBg_ = &d;
@@ -140,6 +142,13 @@ double Target::gemmCycles(int64_t n2, int64_t n1, int64_t n0) const {
   if (__builtin_mul_overflow(count(n0), count(n1), &R))
     return 1e300;
   return asDouble(isa::timing::gemm(isa_, *gemm_, R, count(n2), false));
+}
+
+double Target::depthwiseCycles(int64_t outputs, int64_t kh, int64_t kw, int64_t tapS0,
+                               int64_t tapS1) const {
+  const uint64_t C =
+      isa::timing::depthwiseTapCycles(isa_, count(kh), count(kw), count(tapS0), count(tapS1));
+  return asDouble(isa::timing::depthwise(isa_, *dw_, count(outputs), C));
 }
 
 double Target::vectorCycles(const isa::InstrDesc& d, int64_t n1, int64_t n0) const {

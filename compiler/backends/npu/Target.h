@@ -41,6 +41,13 @@ public:
   /// A gemm with properties.background (docs/simulator.md rule E6), or nullptr: the
   /// convolutions then requantize block k while the array computes block k + 1.
   const isa::InstrDesc* gemmBackground() const { return gemmBg_; }
+  /// The description's depthwise instruction (docs/isa.md section 2.12), or nullptr:
+  /// depthwise convolutions then run as diagonal gemm blocks.
+  const isa::InstrDesc* depthwise() const { return dw_; }
+  /// True for instructions the MAC array runs (gemm, depthwise): rule E6's interlock.
+  static bool onArray(const isa::InstrDesc& d) {
+    return d.cls->id == isa::SemanticClass::Gemm || d.cls->id == isa::SemanticClass::Depthwise;
+  }
   /// True when gemm() is itself a background gemm: every gemm() is then followed by a
   /// compute sync (a join), so that it behaves as a foreground one.
   bool gemmNeedsJoin() const { return gemm_->background; }
@@ -77,6 +84,10 @@ public:
   DmaParts dmaParts(const isa::Instruction& in) const;
   /// A gemm with loop counts n2, n1, n0.
   double gemmCycles(int64_t n2, int64_t n1, int64_t n0) const;
+  /// The depthwise instruction over `outputs` outputs of a kh x kw window whose taps lie
+  /// tapS0 / tapS1 act rows apart (rule DW1).
+  double depthwiseCycles(int64_t outputs, int64_t kh, int64_t kw, int64_t tapS0,
+                         int64_t tapS1) const;
   /// A vector, requantize or lut instruction over n1 x n0 rows (no bank conflicts).
   double vectorCycles(const isa::InstrDesc& d, int64_t n1, int64_t n0) const;
   /// Cycles of any instruction instance on an idle DRAM channel.
@@ -90,6 +101,7 @@ private:
   const isa::InstrDesc *dmaLoad_, *dmaStore_, *gemm_, *requant_, *lut_, *sync_, *halt_;
   const isa::InstrDesc* qadd_ = nullptr;
   const isa::InstrDesc* gemmBg_ = nullptr;
+  const isa::InstrDesc* dw_ = nullptr;
 };
 
 } // namespace ember::npu
