@@ -360,20 +360,29 @@ module ember_timing (
 
   // ---- V1: the vector classes ----
   // Bank conflicts of a vector-binary (its sources in src_mem) or a quantized-add (its
-  // sources always in act): whether the two source rows of step (i0, i1)
-  // share a bank depends on i0, i1 modulo banks only, so each residue pair (r0, r1) is
-  // counted once, with the number of steps in it: members(n0, r0) * members(n1, r1),
-  // members(n, r) = (n - r - 1) / banks + 1. The sum is at most n0 * n1 (it fits
-  // N0B + N1B bits) and the model's sum saturates at 2^64 - 1 without an overflow.
+  // sources always in act): the steps (i0, i1), i0 < n0, i1 < n1, whose source rows share
+  // a bank, D + i0 * d0 + i1 * d1 = 0 modulo banks = 2^m (D = a0 - b0, d0 = as0 - bs0,
+  // d1 = as1 - bs1: the model's sums of residues, since banks is a power of two). In
+  // closed form: with v = min(v2(d0), m) (the 2-adic valuation), g = 2^v, M = 2^(m - v),
+  // the steps of a residue r1 of i1 conflict iff g divides c = -(D + r1 * d1), for
+  // i0 = i0* = (c / g) * (d0 / g)^-1 modulo M, which Q + [i0* < R] of the i0 < n0 are
+  // (Q = n0 >> (m - v), R = n0 mod M). Over the residues r1 < k, with A(k) of them
+  // solvable and E(k) also i0* < R, that is S(k) = Q * A(k) + E(k); n1 = q1 * banks +
+  // rho1 gives the count q1 * S(banks) + S(rho1). (It was the sum over the banks^2
+  // residue pairs (r0, r1), 22 k cells with 16 banks.) The count is at most n0 * n1 (it
+  // fits N0B + N1B bits), and the model's sum saturates at 2^64 - 1 without an overflow.
   localparam int unsigned W_CF = N0B + N1B;
   localparam int unsigned C_CF = W_CF > 64 ? 64 : W_CF;
+  localparam int unsigned W_SA = N0B + BKW;  // S(k) <= n0 * banks
   logic [BKW-1:0] banks;
-  logic [BK-1:0] mask, a0, as0, as1, b0, bs0, bs1, ra, rb;
-  logic [3:0] bshift;
+  logic [BK-1:0] mask, a0, as0, as1, b0, bs0, bs1, dd, d0, d1, gmask, mm, odd, inv, c, i0s, rr;
+  logic [3:0] bshift, cv;
   logic per;
   logic [63:0] cf_id;
-  logic [N0B-1:0] part, mem0;
-  logic [N1B-1:0] mem1;
+  logic [N0B-1:0] qq;
+  logic [N1B-1:0] q1, rho1;
+  logic [BKW-1:0] a_all, e_all, a_part, e_part;
+  logic [W_SA-1:0] s_all, s_part;
   logic [W_CF-1:0] cf_x;
   logic [C_CF-1:0] confl;
   assign a0 = f_i[64*ember_npu_pkg::R_SRC0_ADDR +: BK];
@@ -391,26 +400,46 @@ module ember_timing (
     bshift = '0;
     for (int s = 0; s <= BK; s++)
       if (banks == BKW'(64'd1 << s)) bshift = 4'(s);
-    cf_x = '0;
-    part = '0;
-    mem0 = '0;
-    mem1 = '0;
-    ra = '0;
-    rb = '0;
-    if (banks != 0 && per)
-      for (int r1 = 0; r1 < ember_isa_pkg::MAX_BANKS; r1++) begin
-        // part: the steps of residue r1 whose residue r0 conflicts.
-        part = '0;
-        for (int r0 = 0; r0 < ember_isa_pkg::MAX_BANKS; r0++) begin
-          ra = a0 + BK'(r0) * as0 + BK'(r1) * as1;
-          rb = b0 + BK'(r0) * bs0 + BK'(r1) * bs1;
-          mem0 = ((n0 - N0B'(r0) - N0B'(1)) >> bshift) + N0B'(1);
-          if (64'(r0) < 64'(banks) && 64'(r0) < 64'(n0) && (ra & mask) == (rb & mask))
-            part = part + mem0;
+    dd = (a0 - b0) & mask;
+    d0 = (as0 - bs0) & mask;
+    d1 = (as1 - bs1) & mask;
+    // v = min(v2(d0), m): the lowest set bit of d0 (below m), else m.
+    cv = bshift;
+    for (int s = BK - 1; s >= 0; s--)
+      if (d0[s] && 4'(s) < bshift) cv = 4'(s);
+    gmask = BK'((BKW'(1) << cv) - BKW'(1));
+    mm = mask >> cv;  // M - 1
+    // The inverse of the odd d0 / g modulo 2^BK (Newton: x * x = 1 modulo 8, and each
+    // step doubles the correct bits); modulo M it is the inverse there too.
+    odd = d0 >> cv;
+    inv = odd;
+    for (int k = 3; k < BK; k = 2 * k) inv = inv * (BK'(2) - odd * inv);
+    qq = n0 >> (bshift - cv);
+    rr = BK'(n0) & mm;
+    q1 = n1 >> bshift;
+    rho1 = n1 & N1B'(mask);
+    a_all = '0;
+    e_all = '0;
+    a_part = '0;
+    e_part = '0;
+    c = '0;
+    i0s = '0;
+    for (int r1 = 0; r1 < ember_isa_pkg::MAX_BANKS; r1++) begin
+      c = (BK'(0) - dd - BK'(r1) * d1) & mask;
+      i0s = ((c >> cv) * inv) & mm;
+      if (64'(r1) < 64'(banks) && (c & gmask) == 0) begin
+        a_all = a_all + BKW'(1);
+        if (i0s < rr) e_all = e_all + BKW'(1);
+        if (64'(r1) < 64'(rho1)) begin
+          a_part = a_part + BKW'(1);
+          if (i0s < rr) e_part = e_part + BKW'(1);
         end
-        mem1 = ((n1 - N1B'(r1) - N1B'(1)) >> bshift) + N1B'(1);
-        if (64'(r1) < 64'(banks) && 64'(r1) < 64'(n1)) cf_x = cf_x + W_CF'(part) * W_CF'(mem1);
       end
+    end
+    s_all = W_SA'(qq) * W_SA'(a_all) + W_SA'(e_all);
+    s_part = W_SA'(qq) * W_SA'(a_part) + W_SA'(e_part);
+    cf_x = '0;
+    if (banks != 0 && per) cf_x = W_CF'(q1) * W_CF'(s_all) + W_CF'(s_part);
   end
   assign confl = (cf_x >> 64) != 0 ? '1 : C_CF'(cf_x);
   // V1: issue + steps * cycles_per_row + conflicts + pipeline_latency, checked.
