@@ -552,6 +552,8 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
                 " tw=" + std::to_string(tl.tw);
   if (tl.biasDma)
     info.tiling += " bias-dma";
+  if (tl.dw)
+    info.tiling += " depthwise";
   if (split)
     info.tiling += " rb=" + std::to_string(tl.rb) + (tl.rt ? " rt=" + std::to_string(tl.rt) : "") +
                    (tl.tapHalo ? " tap-halo" : "");

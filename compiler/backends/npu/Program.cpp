@@ -435,20 +435,20 @@ void Program::commitStep(Step s) {
   const double l =
       run(std::max(i ? loadEnd_[i - 1] : base, i >= D ? computeEnd_[i - D] : base), s.loads);
   loadEnd_.push_back(l);
-  std::vector<isa::Instruction> computes = s.computes;
-  for (const auto& in : s.tail)
-    computes.push_back(in);
+  // The stores of step k - 1 wait for its tail when this step's computes hold it: their
+  // estimate then follows this step's compute (which books no DRAM).
+  const bool prevTail = prevTailEnd > 0 && i > 0;
+  if (!prevTail)
+    estimatePendingStores(base);
   double tailEnd = 0;
-  const double c =
-      run(std::max({i ? computeEnd_[i - 1] : base, l, i >= D ? storeEnd_[i - D] : base}), computes,
-          prevTailEnd, &tailEnd);
-  if (prevTailEnd > 0 && i > 0)
+  const double start =
+      std::max({i ? computeEnd_[i - 1] : base, l, i >= D ? storeEnd_[i - D] : base});
+  const double c = run(start, s.computes, prevTailEnd, &tailEnd);
+  if (prevTail) {
     computeEnd_[i - 1] = std::max(computeEnd_[i - 1], tailEnd);
-  estimatePendingStores(base);
-  computeEnd_.push_back(s.tail.empty() ? c
-                                       : run(std::max({i ? computeEnd_[i - 1] : base, l,
-                                                       i >= D ? storeEnd_[i - D] : base}),
-                                             s.computes));
+    estimatePendingStores(base);
+  }
+  computeEnd_.push_back(c);
   pendingStoreEstimate_ = s.stores;
 
   // Stream order: loads of this step before the compute of the previous one, so the

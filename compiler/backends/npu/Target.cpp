@@ -52,6 +52,16 @@ Target::Target(const isa::IsaDescription& isa) : isa_(isa) {
         gemm_ = &d;
     }
   }
+  // The background gemm replaces gemm() inside convolutions, whose tiling reads gemm()'s
+  // field limits: it is used only if its every field holds what gemm()'s holds.
+  if (gemmBg_ && gemmBg_ != gemm_)
+    for (const auto& f : gemm_->fields) {
+      const isa::FieldDesc* g = gemmBg_->field(f.role);
+      if (!g || g->maxValue() < f.maxValue() || g->minValue() > f.minValue()) {
+        gemmBg_ = nullptr;
+        break;
+      }
+    }
   for (const char* op : {"add", "sub", "mul", "max"})
     vecBinary(op);
   for (const char* op : {"clamp", "copy"})

@@ -242,15 +242,24 @@ TEST(ConvOnNpu, ReductionInChunksEqualsTheReference) {
       {{"depthwise", 1, 24, 8, 8, 24, 3, 3, 1, 1, 1, 1, 1, 1, 24, "relu"}, 2, "rb=1 rt=2"},
       {{"batch2", 2, 17, 5, 6, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, ""}, 9, "rb=1"},
   };
+  // Depthwise jobs run on the depthwise instruction (one weight block of taps, never cut)
+  // when the description has one; the chunked diagonal blocks are checked without it.
+  const isa::IsaDescription noDw = without(refIsa(), "depthwise");
   uint32_t seed = 11;
   for (const Chunked& k : cases)
     for (bool dbl : {true, false}) {
       CompileOptions o;
       o.maxTileReduction = k.cap;
       o.doubleBuffer = dbl;
-      const std::string tiling = expectChunkedConvExact(k.c, refIsa(), o, seed++);
+      const bool dw = k.c.group == k.c.C && k.c.group > 1;
+      const std::string tiling = expectChunkedConvExact(k.c, dw ? noDw : refIsa(), o, seed++);
       EXPECT_NE(tiling.find(k.tiling), std::string::npos)
           << k.c.name << " cap " << k.cap << ": " << tiling;
+      if (dw) {
+        EXPECT_NE(expectChunkedConvExact(k.c, refIsa(), o, seed++).find("depthwise"),
+                  std::string::npos)
+            << k.c.name;
+      }
     }
 }
 
@@ -265,7 +274,10 @@ TEST(ConvOnNpu, LargeReductionOnASmallWeightSram) {
   const ConvCase k3{"k3_tiny_weights", 1, 40, 6, 7, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, "relu"};
   EXPECT_NE(expectChunkedConvExact(k3, tiny, {}, 22).find("rb=1 rt=1"), std::string::npos);
   const ConvCase dw{"depthwise_tiny_weights", 1, 24, 8, 8, 24, 3, 3, 2, 1, 1, 1, 1, 1, 24, ""};
-  EXPECT_NE(expectChunkedConvExact(dw, tiny, {}, 23).find("rt=1"), std::string::npos);
+  EXPECT_NE(expectChunkedConvExact(dw, without(tiny, "depthwise"), {}, 23).find("rt=1"),
+            std::string::npos);
+  // On the depthwise instruction a block holds all nine taps: two blocks are enough.
+  EXPECT_NE(expectChunkedConvExact(dw, tiny, {}, 24).find("depthwise"), std::string::npos);
 }
 
 TEST(ConvOnNpu, TapChunksLoadOnlyTheirPixelsOnATinyActSram) {

@@ -59,6 +59,16 @@ refIsaWithRows(std::initializer_list<std::pair<const char*, int64_t>> rows) {
   return isa::IsaDescription::loadString(j.dump(), name);
 }
 
+/// `base` without its instructions of semantic class `cls` (e.g. "depthwise": the
+/// backend then takes its other path, as it must for a vendor's description without it).
+inline isa::IsaDescription without(const isa::IsaDescription& base, const std::string& cls) {
+  nlohmann::json j = base.json();
+  auto& v = j["instructions"];
+  for (auto it = v.begin(); it != v.end();)
+    it = (*it)["class"] == cls ? v.erase(it) : it + 1;
+  return isa::IsaDescription::loadString(j.dump(), base.name() + " without " + cls);
+}
+
 using ember::test::perTensor;
 
 /// The shared test graph builder (tests/compiler/common/GraphBuilder.h) in the NPU
