@@ -2,6 +2,16 @@
 // MAC_ROWS int8 x int8 products, int32 two's-complement accumulation; clear_i gives 0
 // (gemm with reset). Combinational. A module of its own so that synthesis maps one
 // column and counts it MAC_COLS times (docs/rtl.md section 8).
+//
+// The products are summed in PW = 17 + log2(MAC_ROWS) bits (their sum lies within
+// +-MAC_ROWS * 2^14, so it is exact there) and then added to acc, sign-extended: the
+// int32 result is the wrapped sum of acc and every product, as before. Each signed
+// product is written as unsigned partial-product rows (Baugh-Wooley): with a = -a7 * 2^7 +
+// A and b = -b7 * 2^7 + B (A, B the low 7 bits), a * b = A * B + a7 * b7 * 2^14 +
+// 2^7 * (~(b7 * A) + ~(a7 * B)) - 2 * 127 * 2^7, the inverted rows 7 bits wide and the
+// constants of all products folded into the sum's start. Synthesis maps the rows to one
+// carry-save tree: 6,675 generic cells a column instead of 8,727 for the sign-extended
+// 32-bit products (Yosys 0.23, ember-v1).
 module ember_mac_column (
     input  logic [8*ember_isa_pkg::MAC_ROWS-1:0] act_i,  // act lane c: int8
     input  logic [8*ember_isa_pkg::MAC_ROWS-1:0] wgt_i,  // W[k][c]: int8
@@ -9,11 +19,26 @@ module ember_mac_column (
     input  logic clear_i,
     output logic [31:0] acc_o
 );
+  localparam int unsigned R = ember_isa_pkg::MAC_ROWS;
+  localparam int unsigned PW = 17 + (R > 1 ? $clog2(R) : 0);
   always_comb begin
-    logic [31:0] sum;
-    sum = acc_i;
-    for (int c = 0; c < ember_isa_pkg::MAC_ROWS; c++)
-      sum = sum + 32'($signed(act_i[8*c +: 8]) * $signed(wgt_i[8*c +: 8]));
-    acc_o = clear_i ? 32'd0 : sum;
+    logic [PW-1:0] p;
+    logic [7:0] a, b;
+    logic [6:0] row, na, nb;
+    logic s;
+    p = PW'(0) - PW'(R) * PW'(2 * 127 * 128);
+    for (int c = 0; c < R; c++) begin
+      a = act_i[8*c +: 8];
+      b = wgt_i[8*c +: 8];
+      for (int j = 0; j < 7; j++) begin
+        row = a[6:0] & {7{b[j]}};
+        p = p + (PW'(row) << j);
+      end
+      na = ~(a[6:0] & {7{b[7]}});
+      nb = ~(b[6:0] & {7{a[7]}});
+      s = a[7] & b[7];
+      p = p + (PW'(s) << 14) + (PW'(na) << 7) + (PW'(nb) << 7);
+    end
+    acc_o = clear_i ? 32'd0 : acc_i + 32'($signed(p));
   end
 endmodule : ember_mac_column
