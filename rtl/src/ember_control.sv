@@ -6,10 +6,10 @@
 // load, compute, store (E1, E2, D2), then fetch (F1-F4). The datapaths (ember_dma,
 // ember_gemm, ember_vector) get a start pulse and finish within the duration that
 // ember_timing gives; the operand checks they compute decide whether a start faults.
-// Rule E6: the MAC array holds one gemm at a time for its whole duration T, from its
-// start s to a = s + T (the array's end, a_q), while a background gemm holds the compute
-// engine for its issue cycles only; a gemm, a compute sync and the halt start only from
-// cycle a on.
+// Rule E6: the MAC array holds one gemm or depthwise instruction at a time for its whole
+// duration T, from its start s to a = s + T (the array's end, a_q), while a background
+// one holds the compute engine for its issue cycles only; a gemm, a depthwise, a compute
+// sync and the halt start only from cycle a on.
 module ember_control (
     input  logic clk_i,
     input  logic rst_ni,
@@ -27,7 +27,7 @@ module ember_control (
     output logic [ember_isa_pkg::CLS_BITS-1:0] cls2_o,
     output logic [ember_isa_pkg::VOP_BITS-1:0] op1_o,
     output logic [31:0] table_off1_o,
-    output logic bg1_o,                // the compute engine's gemm runs in the background (E6)
+    output logic bg1_o,                // the compute engine's array instruction runs in the background (E6)
     // Operand checks of the held instructions (from the datapaths).
     input  logic chk0_i,
     input  logic [2:0] kind0_i,
@@ -117,7 +117,7 @@ module ember_control (
   logic [31:0] idx_q[3];
   logic [63:0] disp_q[3], take_q[3], start_q[3], end_q[3], mst_q[3], work_q[3];
   logic [63:0] tok_q[4];
-  logic [63:0] arr_q;  // E6: the end s + T of the last gemm started (0 before any)
+  logic [63:0] arr_q;  // E6: the end s + T of the last array instruction (0 before any)
   logic [63:0] busy_c[3], tokc_c[3], mem_c[3], ins_c[3];
   logic [63:0] fstall_c, macs_c, drd_c, dwr_c;
 
@@ -191,8 +191,8 @@ module ember_control (
         .table_off_o(toff_w[e]), .bg_o(bg_w[e]), .f_o(f_w[e]));
     // D2 at the start: a DMA's transfer begins at max(start + head, channel free); the
     // wait is a memory stall. th = {base, head, xfer, mstall, macs, dbytes, books, ovf}.
-    // E6: a background gemm holds its engine for its issue cycles (base, its full T, is
-    // the array's); ovf is still T's overflow, as in the model.
+    // E6: a background gemm or depthwise holds its engine for its issue cycles (base, its
+    // full T, is the array's); ovf is still T's overflow, as in the model.
     logic [64:0] ready, beg, dur;
     logic books, ovf;
     always_comb begin
@@ -241,8 +241,8 @@ module ember_control (
     logic unused_bg;
     logic [63:0] base, mst, head, xfer, macs, dbytes;
     logic books, ovf;
-    // A gemm's duration here is the full T of G1-G2, background or not: the queue
-    // carries it for the array (E6).
+    // A gemm's or depthwise's duration here is the full T of G1-G2 or DW1, background or
+    // not: the queue carries it for the array (E6).
     ember_fields u_fetch_fields (
         .instr_i(imem_data_i), .valid_o(fvalid_w), .cls_o(fcls_w), .op_o(unused_op),
         .insn_o(unused_insn), .unit_o(funit_w), .t_issue_o(ti), .t_setup_o(ts),
@@ -299,7 +299,7 @@ module ember_control (
 
   // Checks on the state the previous cycle left (the simulator makes them after that
   // cycle, so they carry its number): starvation, deadlock, then the cycle budget. An
-  // array still running a gemm (E6: its end a_q after that cycle) is progress: the
+  // array still running (E6: its end a_q after that cycle) is progress: the
   // simulator wakes up in cycle a_q.
   logic pre_flt;
   logic [2:0] pre_fk;
@@ -410,10 +410,11 @@ module ember_control (
   assign kind_w[0] = kind0_i;
   assign kind_w[1] = kind1_i;
   assign kind_w[2] = kind2_i;
-  // E6: a gemm, a sync and the halt on the compute engine wait for the array (cycle
-  // a_q), after the tokens and before the duration, as in the model.
-  logic arr_wait_w;
-  assign arr_wait_w = (cls_w[1] == ember_isa_pkg::CLS_GEMM || cls_w[1] == ember_isa_pkg::CLS_SYNC
+  // E6: a gemm, a depthwise, a sync and the halt on the compute engine wait for the
+  // array (cycle a_q), after the tokens and before the duration, as in the model.
+  logic arr_w, arr_wait_w;
+  assign arr_w = cls_w[1] == ember_isa_pkg::CLS_GEMM || cls_w[1] == ember_isa_pkg::CLS_DEPTHWISE;
+  assign arr_wait_w = (arr_w || cls_w[1] == ember_isa_pkg::CLS_SYNC
                        || cls_w[1] == ember_isa_pkg::CLS_HALT) && cyc_q < arr_q;
   for (genvar e = 0; e < 3; e++) begin : g_start
     logic pn, pp, ok;
@@ -588,7 +589,7 @@ module ember_control (
         fdone_q <= fdone_d;
         for (int f = 0; f < 4; f++)
           tok_q[f] <= tok_q[f] + (push_w[f] ? 64'd1 : 64'd0) - (pop_w[f] ? 64'd1 : 64'd0);
-        if (start_w[1] && cls_w[1] == ember_isa_pkg::CLS_GEMM) arr_q <= cyc_q + th_w[1][2+5*64 +: 64];
+        if (start_w[1] && arr_w) arr_q <= cyc_q + th_w[1][2+5*64 +: 64];
         if (start_w[0] && books_w[0]) chan_q <= chan_out_w[0];
         if (start_w[2] && books_w[2]) chan_q <= chan_out_w[2];
         for (int e = 0; e < 3; e++) begin

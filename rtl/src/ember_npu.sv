@@ -162,20 +162,27 @@ module ember_npu #(
   assign dram_conflict_o = ld_vld && st_vld;
 
   // ---- Compute: MAC array and vector unit ----
-  // The array has SRAM ports of its own (act read, acc read and write, weight read): a
-  // background gemm (rule E6) streams while the vector and normalize units run the
-  // compute engine's next instructions on theirs.
-  logic gm_chk, gm_busy, gm_we;
+  // The array (gemm and depthwise) has SRAM ports of its own (an act read port per array
+  // row, acc read and write, weight read): a background instruction (rule E6) streams
+  // while the vector and normalize units run the compute engine's next instructions on
+  // theirs.
+  localparam int unsigned MR = ember_isa_pkg::MAC_ROWS;
+  logic arr_cls, dw_cls, gm_chk, gm_busy, gm_we, gm_bank_err;
   logic [2:0] gm_kind;
-  logic [31:0] gm_act_row, gm_wgt_row, gm_acc_row;
-  logic [ACT_B-1:0] act_r1, act_r2, act_gm;
+  logic [32*MR-1:0] gm_act_rows;
+  logic [31:0] gm_wgt_row, gm_acc_row;
+  logic [ACT_B-1:0] act_r1, act_r2;
+  logic [MR*ACT_B-1:0] act_gm;
   logic [ACC_B-1:0] acc_r1, acc_r2, acc_gm, gm_acc;
   logic [WGT_B-1:0] wgt_r1;
+  assign dw_cls = cls1_w == ember_isa_pkg::CLS_DEPTHWISE;
+  assign arr_cls = cls1_w == ember_isa_pkg::CLS_GEMM || dw_cls;
   ember_gemm u_gemm (
-      .clk_i, .rst_ni, .f_i(f1_w), .bg_i(bg1_w), .chk_fault_o(gm_chk), .chk_kind_o(gm_kind),
-      .start_i(start1_w && cls1_w == ember_isa_pkg::CLS_GEMM), .busy_o(gm_busy), .act_row_o(gm_act_row),
-      .act_i(act_gm), .wgt_row_o(gm_wgt_row), .wgt_i(wgt_r1), .acc_row_o(gm_acc_row),
-      .acc_i(acc_gm), .acc_we_o(gm_we), .acc_o(gm_acc));
+      .clk_i, .rst_ni, .f_i(f1_w), .bg_i(bg1_w), .dw_i(dw_cls), .chk_fault_o(gm_chk),
+      .chk_kind_o(gm_kind), .start_i(start1_w && arr_cls), .busy_o(gm_busy),
+      .act_rows_o(gm_act_rows), .act_i(act_gm), .wgt_row_o(gm_wgt_row), .wgt_i(wgt_r1),
+      .acc_row_o(gm_acc_row), .acc_i(acc_gm), .acc_we_o(gm_we), .acc_o(gm_acc),
+      .bank_err_o(gm_bank_err));
 
   logic vec_cls, norm_cls, vc_chk, vc_busy, vc_we, vc_sacc, vc_dacc;
   logic [2:0] vc_kind;
@@ -223,26 +230,34 @@ module ember_npu #(
 
   assign chk0_w = cls0_w == ember_isa_pkg::CLS_DMA_LOAD && ld_chk;
   assign kind0_w = ld_kind;
-  assign chk1_w = cls1_w == ember_isa_pkg::CLS_GEMM ? gm_chk : norm_cls ? nm_chk : vec_cls && vc_chk;
-  assign kind1_w = cls1_w == ember_isa_pkg::CLS_GEMM ? gm_kind : norm_cls ? nm_kind : vc_kind;
+  assign chk1_w = arr_cls ? gm_chk : norm_cls ? nm_chk : vec_cls && vc_chk;
+  assign kind1_w = arr_cls ? gm_kind : norm_cls ? nm_kind : vc_kind;
   assign chk2_w = cls2_w == ember_isa_pkg::CLS_DMA_STORE && st_chk;
   assign kind2_w = st_kind;
   // A compute start while the vector or normalize unit is still busy overran that
   // unit's instruction; one while the array is busy is legal for the vector classes
-  // only (E6: a gemm, sync or halt starts from the array's end on).
+  // only (E6: a gemm, depthwise, sync or halt starts from the array's end on). Also
+  // (a simulation-only self-check) a depthwise cycle reading more rows of an act bank
+  // than it has read ports (rule DW1).
   assign overrun_o = (start0_w && ld_busy) || (start2_w && st_busy)
-                  || (start1_w && (vc_busy || nm_busy || (gm_busy && !vec_cls && !norm_cls)));
+                  || (start1_w && (vc_busy || nm_busy || (gm_busy && !vec_cls && !norm_cls)))
+                  || gm_bank_err;
 
   // ---- SRAMs ----
   // act: writes load DMA, vector or normalize; reads store DMA, vector source 0 or
-  // normalize's source, vector source 1, the array.
+  // normalize's source, vector source 1, then the array's MAC_ROWS ports (a gemm's row on
+  // the first; a depthwise output's taps, at most read_ports of them from a bank in a
+  // cycle: a banked SRAM's ports, DW1).
   logic [ACT_B-1:0] act_r0;
-  ember_sram #(.ROWS(ember_isa_pkg::MEM_ACT_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_ACT_ROW_BYTES), .NR(4), .NW(2)) u_act (
+  logic [MR*ACT_AW-1:0] gm_act_raddr;
+  always_comb
+    for (int t = 0; t < MR; t++) gm_act_raddr[ACT_AW*t +: ACT_AW] = gm_act_rows[32*t +: ACT_AW];
+  ember_sram #(.ROWS(ember_isa_pkg::MEM_ACT_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_ACT_ROW_BYTES), .NR(3 + MR), .NW(2)) u_act (
       .clk_i,
       .we_i({(vc_we && !vc_dacc) || nm_we, ld_we && ld_mem == 2'(ember_isa_pkg::MEM_ACT_ID)}),
       .waddr_i({nm_busy ? nm_dst[ACT_AW-1:0] : vc_dst[ACT_AW-1:0], ld_row[ACT_AW-1:0]}),
       .wdata_i({nm_busy ? nm_act : vc_act, ld_wdata[ACT_B-1:0]}),
-      .raddr_i({gm_act_row[ACT_AW-1:0], vc_s1[ACT_AW-1:0],
+      .raddr_i({gm_act_raddr, vc_s1[ACT_AW-1:0],
                 nm_busy ? nm_src[ACT_AW-1:0] : vc_s0[ACT_AW-1:0], st_row[ACT_AW-1:0]}),
       .rdata_o({act_gm, act_r2, act_r1, act_r0}));
   // acc: writes load DMA, vector, the array; reads store DMA, vector 0 or normalize's
@@ -295,6 +310,6 @@ module ember_npu #(
 
   logic unused_w;
   assign unused_w = ^{ld_re, ld_reqdata, st_we, st_wdata, st_re, imem_addr_w, ld_row, st_row,
-                      gm_act_row, gm_wgt_row, gm_acc_row, vc_sacc, vc_s0, vc_s1, vc_dst, nm_src,
+                      gm_act_rows, gm_wgt_row, gm_acc_row, vc_sacc, vc_s0, vc_s1, vc_dst, nm_src,
                       nm_dst, nm_c0, nm_c1, nm_c2};
 endmodule : ember_npu

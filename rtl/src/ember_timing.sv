@@ -1,6 +1,6 @@
 // The duration of an instruction: the closed-form rules D1, G1-G2, V1, N1 and S1 of the
-// timing contract (docs/simulator.md section 2.2), the same arithmetic as
-// isa/src/timing.cpp. Purely combinational and independent of when the instruction
+// timing contract (docs/simulator.md section 2.2) and DW1 (docs/isa.md section 2.12),
+// the same arithmetic as isa/src/timing.cpp. Purely combinational and independent of when the instruction
 // starts: fetch evaluates it once and the queue carries it; at the start the engine adds
 // the DRAM channel's wait (rule D2) to a DMA's duration.
 //
@@ -30,7 +30,7 @@ module ember_timing (
     output logic books_o,              // a DMA that reserves the channel
     output logic [63:0] head_o,        // DMA: issue + setup, before the transfer begins
     output logic [63:0] xfer_o,        // DMA: X, cycles the channel is reserved
-    output logic [63:0] macs_o,        // MACs it performs (gemm), for the counters (mod 2^64)
+    output logic [63:0] macs_o,        // MACs it performs (gemm, depthwise), for the counters (mod 2^64)
     output logic [63:0] dram_bytes_o   // DRAM bytes it moves (DMA; mod 2^64)
 );
   // ---- Widths ----
@@ -235,14 +235,88 @@ module ember_timing (
   assign o_dma = o_ln || o_d || (load && (o_li || o_pl || o_lp || o_s)) || o_bt || o_by || o_lt
               || (td_x >> 64) != 0;
 
-  // ---- G1, G2: gemm; N1: normalize ----
+  // ---- DW1: the cycles C of one depthwise output ----
+  // C = ceil(max over banks b of N_b / read_ports) for the act memory, N_b the taps
+  // (y, x), y < kh, x < kw, with y * tap_s1 + x * tap_s0 = b modulo banks = 2^m (the
+  // model caps kh and kw at 64). In closed form: name x the loop whose stride has the
+  // smaller 2-adic valuation v = min(v2(s_x), m) (swapping kh and kw, tap_s1 and tap_s0
+  // when tap_s1's is smaller), g = 2^v, M = 2^(m - v). Every tap lies in a bank g * z,
+  // and tap (y, x) in z = x + y * q modulo M, q = (s_y / g) * (s_x / g)^-1 modulo M. So
+  // N = k_y * (k_x >> (m - v)) + #{y : (z - y * q) mod M < k_x mod M}, whose largest
+  // value over z is that of a window of k_x mod M residues starting at a point y0 * q:
+  // max over y0 < k_y of #{y < k_y : ((y - y0) * q) mod M < k_x mod M}.
+  localparam int unsigned KHB = ember_isa_pkg::ROLE_KH_SIGNED || ember_isa_pkg::ROLE_KH_BITS > 64 ? 64 : ember_isa_pkg::ROLE_KH_BITS;
+  localparam int unsigned KWB = ember_isa_pkg::ROLE_KW_SIGNED || ember_isa_pkg::ROLE_KW_BITS > 64 ? 64 : ember_isa_pkg::ROLE_KW_BITS;
+  localparam int unsigned KHC = KHB > 7 ? 7 : KHB;  // kh after the cap, at most 64
+  localparam int unsigned KWC = KWB > 7 ? 7 : KWB;
+  localparam int unsigned KK = KHC > KWC ? KHC : KWC;
+  localparam int unsigned KMAX = (1 << KK) - 1 > 64 ? 64 : (1 << KK) - 1;
+  localparam int unsigned AM = ember_isa_pkg::MEM_ACT_BANKS > 1 ? $clog2(ember_isa_pkg::MEM_ACT_BANKS) : 0;
+  localparam int unsigned AMB = AM > 0 ? AM : 1;
+  localparam int unsigned KA = KK > AMB ? KK : AMB;
+  localparam int unsigned CB = 2 * KK;  // the most taps in a bank, kh * kw
+  localparam int unsigned APORTS = ember_isa_pkg::MEM_ACT_READ_PORTS > 1 ? ember_isa_pkg::MEM_ACT_READ_PORTS : 1;
+  logic [KHB-1:0] kh_f;
+  logic [KWB-1:0] kw_f;
+  logic [KK-1:0] kh, kw, kx, ky, qx, rx;
+  logic [AMB-1:0] ts0, ts1, sx, sy, dmm, dodd, dinv, dq, dprod;
+  logic [3:0] v0, v1, dv;
+  logic [KK-1:0] win, best;
+  logic [2*KMAX:0] hit;  // hit[d + KMAX]: ((d * q) mod M) < k_x mod M, |d| < KMAX
+  logic [CB-1:0] most, dwc;
+  assign kh_f = f_i[64*ember_npu_pkg::R_KH +: KHB];
+  assign kw_f = f_i[64*ember_npu_pkg::R_KW +: KWB];
+  assign kh = 64'(kh_f) > 64'd64 ? KK'(64) : KK'(kh_f);
+  assign kw = 64'(kw_f) > 64'd64 ? KK'(64) : KK'(kw_f);
+  assign ts0 = AMB'(f_i[64*ember_npu_pkg::R_TAP_S0 +: AMB]) & AMB'(ember_isa_pkg::MEM_ACT_BANKS - 1);
+  assign ts1 = AMB'(f_i[64*ember_npu_pkg::R_TAP_S1 +: AMB]) & AMB'(ember_isa_pkg::MEM_ACT_BANKS - 1);
+  always_comb begin
+    // v2 of each stride, capped at m.
+    v0 = 4'(AM);
+    v1 = 4'(AM);
+    for (int s = AMB - 1; s >= 0; s--) begin
+      if (ts0[s] && s < AM) v0 = 4'(s);
+      if (ts1[s] && s < AM) v1 = 4'(s);
+    end
+    if (v1 < v0) begin
+      kx = kh; ky = kw; sx = ts1; sy = ts0; dv = v1;
+    end else begin
+      kx = kw; ky = kh; sx = ts0; sy = ts1; dv = v0;
+    end
+    dmm = AMB'(ember_isa_pkg::MEM_ACT_BANKS - 1) >> dv;  // M - 1
+    dodd = sx >> dv;
+    dinv = dodd;
+    for (int k = 3; k < AMB; k = 2 * k) dinv = dinv * (AMB'(2) - dodd * dinv);
+    dq = ((sy >> dv) * dinv) & dmm;
+    qx = kx >> (4'(AM) - dv);
+    rx = kx & KK'(dmm);
+    hit = '0;
+    dprod = '0;
+    for (int i = 0; i <= 2 * KMAX; i++) begin  // d = i - KMAX
+      dprod = ((AMB'(i) - AMB'(KMAX)) * dq) & dmm;
+      hit[i] = KA'(dprod) < KA'(rx);
+    end
+    best = '0;
+    win = '0;
+    for (int y0 = 0; y0 < KMAX; y0++) begin
+      win = '0;
+      for (int y = 0; y < KMAX; y++)
+        if (KK'(y) < ky && hit[y - y0 + KMAX]) win = win + KK'(1);
+      if (KK'(y0) < ky && win > best) best = win;
+    end
+    most = CB'(ky) * CB'(qx) + CB'(best);
+    dwc = CB'((most + CB'(APORTS - 1)) / CB'(APORTS));
+  end
+
+  // ---- G1, G2: gemm; N1: normalize; DW1's T ----
   // Rule N1 (issue + n1 * (cycles_per_line + R * cycles_per_row + len *
   // cycles_per_element) + pipeline_latency, R = ceil(len / L)) shares the gemm's three
   // multipliers, its class selecting their operands: R * cpr on rows' (steps * cpr),
   // len * cpe on G2's (R * n2) * cpr, n1 * line on G1's (n2 - 1) * S. The overflow
   // flags of the instruction's own class are the model's.
-  logic norm;
+  logic norm, dw;
   assign norm = cls_i == ember_isa_pkg::CLS_NORMALIZE;
+  assign dw = cls_i == ember_isa_pkg::CLS_DEPTHWISE;
   // L a power of two (lanes = MAC rows); R = ceil(len / L) < 2^(LNB - LGL + 1).
   localparam int unsigned LGL = ember_isa_pkg::VECTOR_LANES > 1 ? $clog2(ember_isa_pkg::VECTOR_LANES) : 0;
   localparam int unsigned NRB = LNB > LGL ? LNB - LGL + 1 : 1;
@@ -270,13 +344,17 @@ module ember_timing (
   assign rw_x = W_RW'(a1) * W_RW'(cpr);
   assign o_rw = (rw_x >> 64) != 0;
   assign rows = o_rw ? '1 : C_RW'(rw_x);
-  // G2 (reset): issue + (R * n2) * cpr, checked (N1: len * cycles_per_element).
-  localparam int unsigned W_RN = C_R + N2B;
+  // G2 (reset): issue + (R * n2) * cpr, checked (N1: len * cycles_per_element; DW1:
+  // (R * C) * cpr).
+  localparam int unsigned W_N2C = N2B > CB ? N2B : CB;
+  localparam int unsigned W_RN = C_R + W_N2C;
   localparam int unsigned C_RN = W_RN > 64 ? 64 : W_RN;
   logic [W_RN-1:0] rn_x;
   logic [C_RN-1:0] rn;
   logic o_rn;
-  assign rn_x = W_RN'(steps) * W_RN'(n2);
+  logic [W_N2C-1:0] n2c;
+  assign n2c = dw ? W_N2C'(dwc) : W_N2C'(n2);
+  assign rn_x = W_RN'(steps) * W_RN'(n2c);
   assign o_rn = (rn_x >> 64) != 0;
   assign rn = o_rn ? '1 : C_RN'(rn_x);
   localparam int unsigned W_A2 = C_RN > LNB ? C_RN : LNB;
@@ -316,7 +394,8 @@ module ember_timing (
                                                       : W_BK'(WL) + W_BK'(rows);
   assign o_bk = (bk_x >> 64) != 0;
   assign blk = o_bk ? '1 : C_BK'(bk_x);
-  localparam int unsigned W_A3 = N2B > N1B ? N2B : N1B;
+  localparam int unsigned W_A30 = N2B > N1B ? N2B : N1B;
+  localparam int unsigned W_A3 = W_A30 > KHB + KWB ? W_A30 : KHB + KWB;
   localparam int unsigned W_B3 = C_BK > C_NL ? C_BK : C_NL;
   localparam int unsigned W_NB = W_A3 + W_B3;
   localparam int unsigned C_NB = W_NB > 64 ? 64 : W_NB;
@@ -327,8 +406,9 @@ module ember_timing (
   assign n2m1 = n2 - N2B'(1);
   logic [W_A3-1:0] a3;
   logic [W_B3-1:0] b3;
-  assign a3 = norm ? W_A3'(n1) : W_A3'(n2m1);
-  assign b3 = norm ? W_B3'(nline) : W_B3'(blk);
+  // DW1's MACs share this multiplier: taps * R.
+  assign a3 = norm ? W_A3'(n1) : dw ? W_A3'(kh_f) * W_A3'(kw_f) : W_A3'(n2m1);
+  assign b3 = norm ? W_B3'(nline) : dw ? W_B3'(steps) : W_B3'(blk);
   assign nb_x = W_NB'(a3) * W_NB'(b3);
   assign o_nb = (nb_x >> 64) != 0;
   assign nblk = o_nb ? '1 : C_NB'(nb_x);
@@ -342,6 +422,11 @@ module ember_timing (
   logic [W_G2X-1:0] g2_x;
   assign g1_x = W_G'(issue) + W_G'(WL) + W_G'(nblk) + W_G'(rows) + W_G'(FD);
   assign g2_x = W_G2X'(issue) + W_G2X'(rn_cpr);
+  // DW1: issue + WL + (R * C) * cpr + fill + drain, checked.
+  localparam int unsigned W_DWT0 = W_G2X > WLB ? W_G2X : WLB;
+  localparam int unsigned W_DWT = (W_DWT0 > FDB ? W_DWT0 : FDB) + 2;
+  logic [W_DWT-1:0] dw_x;
+  assign dw_x = W_DWT'(g2_x) + W_DWT'(WL) + W_DWT'(FD);
   // N1: issue + n1 * line + pipeline_latency, checked.
   localparam int unsigned W_N = (C_NB > TB ? C_NB : TB) + 2;
   logic [W_N-1:0] n_x;
@@ -357,6 +442,11 @@ module ember_timing (
   end else begin : g_macs_wide
     assign macs = W_M'(n0) * W_M'(n1) * W_M'(n2) * W_M'(RC);
   end
+  // DW1's MACs: n0 * n1 * kh * kw * cols modulo 2^64 (exact taps * R from the shared
+  // multiplier, whose low 64 bits are the model's wrapped product).
+  localparam int unsigned W_MD = W_NB + $clog2(ember_isa_pkg::MAC_COLS + 1) > 64 ? 64 : W_NB + $clog2(ember_isa_pkg::MAC_COLS + 1);
+  logic [W_MD-1:0] macs_dw;
+  assign macs_dw = W_MD'(nb_x) * W_MD'(ember_isa_pkg::MAC_COLS);
 
   // ---- V1: the vector classes ----
   // Bank conflicts of a vector-binary (its sources in src_mem) or a quantized-add (its
@@ -484,6 +574,14 @@ module ember_timing (
             ovf_o = o_r || o_rw || o_bk || o_nb || (g1_x >> 64) != 0;
             macs_o = 64'(macs);
           end
+        end
+      end
+      ember_isa_pkg::CLS_DEPTHWISE: begin
+        ovf_o = o_r;
+        if (steps != 0 && kh != 0 && kw != 0) begin
+          dur_o = 64'(dw_x);  // DW1
+          ovf_o = o_r || o_rn || o_rc || (dw_x >> 64) != 0;
+          macs_o = 64'(macs_dw);
         end
       end
       ember_isa_pkg::CLS_VECTOR_BINARY, ember_isa_pkg::CLS_VECTOR_UNARY, ember_isa_pkg::CLS_REQUANTIZE,
