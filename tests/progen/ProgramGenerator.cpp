@@ -78,6 +78,7 @@ private:
   void loops(Instruction& in);
   void dma(Instruction& in, bool load);
   void normalize(Instruction& in);
+  void depthwise(Instruction& in);
   void tokens(Instruction& in);
   bool paramPrologue();
   /// Rows an instruction may touch: memory id, first and last row, written or read.
@@ -88,6 +89,13 @@ private:
   };
   std::vector<Rows> touched(const Instruction& in) const;
   void backgroundRaceFree(std::size_t first);
+  /// Rows of an array instruction's walks beyond their first (acc, act, weight).
+  struct Walk {
+    const char* addr;
+    const char* mem;
+    u64 ext;
+  };
+  std::vector<Walk> arrayWalks(const Instruction& g) const;
   const isa::InstrDesc* findClass(const std::string& cls, const std::string& memory = "") const;
 
   const isa::IsaDescription& isa_;
@@ -206,6 +214,44 @@ void Generator::normalize(Instruction& in) {
   const u64 rows =
       isa::normalizeParamRows(in.desc().op == "softmax", u64(in.get(isa::role::kLen)), unsigned(L));
   set(in, isa::role::kBlockAddr, e_.range(0, i64(isa_.memory(isa::mem::kAcc).rows() - rows)));
+}
+
+/// A depthwise instruction (docs/isa.md section 2.12): a window of at most the array's
+/// rows taps, its act walk (outputs and taps) and acc walk inside their memories.
+void Generator::depthwise(Instruction& in) {
+  const u64 rows = isa_.hw().mac.rows;
+  for (const char* n : {isa::role::kN0, isa::role::kN1})
+    set(in, n, count(in, n));
+  const i64 kh = e_.range(1, std::min<i64>(maxOf(in, isa::role::kKh), i64(rows)));
+  set(in, isa::role::kKh, kh);
+  set(in, isa::role::kKw,
+      e_.range(1,
+               std::min<i64>(maxOf(in, isa::role::kKw), i64(rows / u64(in.get(isa::role::kKh))))));
+  if (e_.chance(32)) // an empty window is legal too: the instruction only costs its issue
+    set(in, e_.chance(2) ? isa::role::kKh : isa::role::kKw, 0);
+  for (const char* s : {isa::role::kActS0, isa::role::kActS1, isa::role::kAccS0, isa::role::kAccS1,
+                        isa::role::kTapS0})
+    set(in, s, e_.range(0, i64(o_.max_stride)));
+  // Lines of taps: often a line pitch (dilation * Wp), so that banks repeat (rule DW1).
+  set(in, isa::role::kTapS1, e_.chance(2) ? e_.range(0, i64(o_.max_stride)) : e_.range(4, 40));
+  auto place = [&](const char* addr, const char* mem, u64 ext,
+                   std::initializer_list<const char*> s) {
+    const u64 memRows = isa_.memory(mem).rows();
+    if (ext >= memRows) { // too long for this memory: every walk in place
+      for (const char* r : s)
+        set(in, r, 0);
+      ext = 0;
+    }
+    set(in, addr, e_.range(0, i64(memRows - 1 - ext)));
+  };
+  for (const Walk& w : arrayWalks(in))
+    place(w.addr, w.mem, w.ext,
+          w.mem == std::string(isa::mem::kAcc)
+              ? std::initializer_list<const char*>{isa::role::kAccS0, isa::role::kAccS1}
+          : w.mem == std::string(isa::mem::kAct)
+              ? std::initializer_list<const char*>{isa::role::kActS0, isa::role::kActS1,
+                                                   isa::role::kTapS0, isa::role::kTapS1}
+              : std::initializer_list<const char*>{});
 }
 
 void Generator::dma(Instruction& in, bool load) {
@@ -331,12 +377,13 @@ std::vector<Generator::Rows> Generator::touched(const Instruction& in) const {
     break;
   }
   case C::Gemm:
-    if (u(R::kN0) && u(R::kN1) && u(R::kN2)) {
-      walk(acc, R::kAccAddr, true, 3);
-      walk(act, R::kActAddr, false, 3);
-      v.push_back({isa_.memory(isa::mem::kWeight).id, u(R::kWgtAddr),
-                   u(R::kWgtAddr) + (u(R::kN2) - 1) * u(R::kWgtS2), false});
-    }
+  case C::Depthwise:
+    if (u(R::kN0) && u(R::kN1) &&
+        (in.desc().cls->id == C::Gemm ? u(R::kN2) != 0 : u(R::kKh) && u(R::kKw)))
+      for (const Walk& w : arrayWalks(in)) {
+        const u64 b = u(w.addr);
+        v.push_back({isa_.memory(w.mem).id, b, b + w.ext, w.addr == std::string(R::kAccAddr)});
+      }
     break;
   case C::VectorBinary:
   case C::VectorUnary:
@@ -379,13 +426,37 @@ std::vector<Generator::Rows> Generator::touched(const Instruction& in) const {
   return v;
 }
 
-// Rule E6: while the array runs a background gemm (from its start until its end, when
-// the next gemm, a compute sync or the halt may start), no instruction may write the
-// act or weight rows it reads or touch its acc rows. A DMA may run at any time (only
-// tokens order it, and those the generator draws at random): a background gemm whose
-// rows meet any DMA's moves its acc, act or weight walk to the lowest base that meets
-// none, or becomes a plain gemm. A later compute instruction that meets its rows before
-// the next gemm or compute sync gets a compute sync (a join) in front of it.
+std::vector<Generator::Walk> Generator::arrayWalks(const Instruction& g) const {
+  auto u = [&](const std::string& r) { return g.has(r) ? u64(g.get(r)) : 0; };
+  auto span = [&](const std::string& n, const std::string& s) { // (n - 1) * s, n > 0
+    return u(n) ? (u(n) - 1) * u(s) : 0;
+  };
+  if (g.desc().cls->id == isa::SemanticClass::Depthwise)
+    return {{isa::role::kAccAddr, isa::mem::kAcc,
+             span(isa::role::kN0, isa::role::kAccS0) + span(isa::role::kN1, isa::role::kAccS1)},
+            {isa::role::kActAddr, isa::mem::kAct,
+             span(isa::role::kN0, isa::role::kActS0) + span(isa::role::kN1, isa::role::kActS1) +
+                 span(isa::role::kKh, isa::role::kTapS1) + span(isa::role::kKw, isa::role::kTapS0)},
+            {isa::role::kWgtAddr, isa::mem::kWeight, 0}};
+  auto ext = [&](const std::string& p) {
+    u64 e = 0;
+    for (int l = 0; l < 3; ++l)
+      e += span("n" + std::to_string(l), p + std::to_string(l));
+    return e;
+  };
+  return {{isa::role::kAccAddr, isa::mem::kAcc, ext("acc_s")},
+          {isa::role::kActAddr, isa::mem::kAct, ext("act_s")},
+          {isa::role::kWgtAddr, isa::mem::kWeight, span(isa::role::kN2, isa::role::kWgtS2)}};
+}
+
+// Rule E6: while the array runs a background gemm or depthwise instruction (from its
+// start until its end, when the next array instruction, a compute sync or the halt may
+// start), no instruction may write the act or weight rows it reads or touch its acc rows.
+// A DMA may run at any time (only tokens order it, and those the generator draws at
+// random): a background instruction whose rows meet any DMA's moves its acc, act or
+// weight walk to the lowest base that meets none, or becomes a plain gemm (a depthwise
+// one: a compute sync). A later compute instruction that meets its rows before the next
+// array instruction or compute sync gets a compute sync (a join) in front of it.
 void Generator::backgroundRaceFree(std::size_t first) {
   const isa::InstrDesc* plain = nullptr;
   const isa::InstrDesc* sync = findClass(isa::cls::kSync);
@@ -395,7 +466,7 @@ void Generator::backgroundRaceFree(std::size_t first) {
   auto meets = [](const Rows& a, const Rows& b) {
     return a.mem == b.mem && a.lo <= b.hi && b.lo <= a.hi;
   };
-  // Whether `x` (another instruction's access) conflicts with the gemm's rows `g`: acc
+  // Whether `x` (another instruction's access) conflicts with the array's rows `g`: acc
   // rows in any way, act and weight rows by a write.
   const i64 acc = isa_.memory(isa::mem::kAcc).id;
   auto conflicts = [&](const std::vector<Rows>& g, const std::vector<Rows>& x) {
@@ -413,25 +484,12 @@ void Generator::backgroundRaceFree(std::size_t first) {
         dmas.push_back(r);
   for (std::size_t i = first; i < bin_.code.size(); ++i) {
     Instruction& g = bin_.code[i];
-    if (!g.desc().background || g.desc().cls->id != isa::SemanticClass::Gemm)
+    const bool dw = g.desc().cls->id == isa::SemanticClass::Depthwise;
+    if (!g.desc().background || (g.desc().cls->id != isa::SemanticClass::Gemm && !dw))
       continue; // (another class on the array would need its own rows here)
     // Moves each walk to the lowest base that meets no DMA, if its own does.
-    if (g.get(isa::role::kN0) && g.get(isa::role::kN1) && g.get(isa::role::kN2)) {
-      auto ext = [&](const char* p, int levels) {
-        u64 e = 0;
-        for (int l = 0; l < levels; ++l)
-          e += u64(g.get("n" + std::to_string(l)) - 1) * u64(g.get(p + std::to_string(l)));
-        return e;
-      };
-      const struct {
-        const char* addr;
-        const char* mem;
-        u64 ext;
-      } walks[] = {{isa::role::kAccAddr, isa::mem::kAcc, ext("acc_s", 3)},
-                   {isa::role::kActAddr, isa::mem::kAct, ext("act_s", 3)},
-                   {isa::role::kWgtAddr, isa::mem::kWeight,
-                    u64(g.get(isa::role::kN2) - 1) * u64(g.get(isa::role::kWgtS2))}};
-      for (const auto& w : walks) {
+    if (!touched(g).empty()) {
+      for (const Walk& w : arrayWalks(g)) {
         const isa::MemoryDesc& m = isa_.memory(w.mem);
         auto clear = [&](u64 b) {
           for (const Rows& d : dmas)
@@ -448,12 +506,14 @@ void Generator::backgroundRaceFree(std::size_t first) {
           }
       }
     }
-    if (conflicts(touched(g), dmas) && (plain || sync)) {
-      Instruction p(plain ? *plain : *sync);
+    // Else a plain gemm (a depthwise instruction has no plain kind: a compute sync).
+    const isa::InstrDesc* instead = dw ? sync : plain ? plain : sync;
+    if (conflicts(touched(g), dmas) && instead) {
+      Instruction p(*instead);
       for (const auto& f : p.desc().fields)
         if (g.has(f.role))
           set(p, f.role, g.get(f.role));
-      if (!plain)
+      if (instead == sync)
         p.set(isa::role::kEngine, static_cast<i64>(isa::Engine::Compute));
       g = p;
       continue;
@@ -464,8 +524,8 @@ void Generator::backgroundRaceFree(std::size_t first) {
       const isa::SemanticClass c = x.desc().cls->id;
       if (x.engine() != isa::Engine::Compute)
         continue;
-      if (c == isa::SemanticClass::Gemm || c == isa::SemanticClass::Sync ||
-          c == isa::SemanticClass::Halt)
+      if (c == isa::SemanticClass::Gemm || c == isa::SemanticClass::Depthwise ||
+          c == isa::SemanticClass::Sync || c == isa::SemanticClass::Halt)
         break; // these wait for the array
       if (conflicts(rows, touched(x)) && sync) {
         Instruction w(*sync);
@@ -499,6 +559,8 @@ isa::Binary Generator::run() {
       dma(in, cls == isa::SemanticClass::DmaLoad);
     } else if (cls == isa::SemanticClass::Normalize) {
       normalize(in);
+    } else if (cls == isa::SemanticClass::Depthwise) {
+      depthwise(in);
     } else if (cls == isa::SemanticClass::Sync) {
       set(in, isa::role::kEngine,
           d.field(isa::role::kEngine)
