@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -100,6 +101,19 @@ std::vector<Access> footprint(const ember::isa::Instruction& in) {
         {"weight", F(in, R::kWgtAddr), F(in, R::kWgtAddr) + (n2 - 1) * F(in, R::kWgtS2), false});
     break;
   }
+  case C::Depthwise: { // the outputs' acc rows, their taps' act rows, one weight row
+    const u64 kh = F(in, R::kKh), kw = F(in, R::kKw);
+    if (!F(in, R::kN0) || !F(in, R::kN1) || !kh || !kw)
+      break;
+    a.push_back({"acc", F(in, R::kAccAddr),
+                 last2(F(in, R::kAccAddr), F(in, R::kAccS0), F(in, R::kAccS1)), true});
+    a.push_back({"act", F(in, R::kActAddr),
+                 last2(F(in, R::kActAddr), F(in, R::kActS0), F(in, R::kActS1)) +
+                     (kh - 1) * F(in, R::kTapS1) + (kw - 1) * F(in, R::kTapS0),
+                 false});
+    a.push_back({"weight", F(in, R::kWgtAddr), F(in, R::kWgtAddr), false});
+    break;
+  }
   case C::VectorBinary:
   case C::VectorUnary:
   case C::Requantize:
@@ -152,7 +166,7 @@ std::vector<Access> footprint(const ember::isa::Instruction& in) {
 }
 
 /// The cycle until which an instruction's data path works: its end, or for a background
-/// gemm (docs/simulator.md rule E6) the array's end, start + T.
+/// array instruction (docs/simulator.md rule E6) the array's end, start + T.
 u64 workEnd(const ember::isa::Instruction& in, const ember::sim::Slice& s) {
   return in.desc().background ? s.start + ember::isa::timing::idle(isa(), in).cycles : s.end;
 }
@@ -538,6 +552,239 @@ TEST(Cosim, E6_DoneWaitsForTheArray) {
     }
 }
 
+// ---- The depthwise class (docs/isa.md section 2.12, rule DW1) ----
+
+/// DW1 by hand: the cycles of one output, the taps of its busiest act bank in read-port
+/// cycles.
+u64 dwTapCycles(u64 kh, u64 kw, u64 tapS0, u64 tapS1) {
+  const auto& act = isa().memory("act");
+  std::vector<u64> perBank(act.banks, 0);
+  for (u64 y = 0; y < kh; ++y)
+    for (u64 x = 0; x < kw; ++x)
+      ++perBank[(y * tapS1 + x * tapS0) % act.banks];
+  const u64 most = *std::max_element(perBank.begin(), perBank.end());
+  return (most + act.read_ports - 1) / act.read_ports;
+}
+/// DW1's T of `n` outputs of C cycles each.
+u64 dwCycles(u64 n, u64 C) {
+  const auto& d = *isa().findInstruction("dwconv");
+  const auto& mac = isa().hw().mac;
+  return u64(d.timingOf("issue")) + mac.weight_load_cycles +
+         n * C * u64(d.timingOf("cycles_per_row")) + mac.fill_cycles + mac.drain_cycles;
+}
+
+TEST(Cosim, DW1_DepthwiseBankCycles) {
+  // Four dwconv, in the background (rule E6): windows whose tap lines lie 10, 8 and 16
+  // act rows apart (on ember-v1's 16 banks C = 1, 2 and 3 cycles an output), one of them
+  // with stride 2, and a 1 x 5 line of dilation 2 whose outputs of a line add into one acc
+  // row; requantize, vshr and vadd on other rows beside them (the vshr reading act rows
+  // the array reads), a compute sync joining the array, the results requantized and
+  // everything stored. Race-free: data and timing equal on both models, and on the model
+  // the take, start and end cycles of the contract by hand.
+  if (!isa().findInstruction("dwconv"))
+    GTEST_SKIP() << "no depthwise instruction in this description";
+  const auto& mac = isa().hw().mac;
+  const u64 ab = isa().memory("act").row_bytes, wb = isa().memory("weight").row_bytes;
+  const u64 cb = isa().memory("acc").row_bytes, pb = isa().memory("param").row_bytes;
+  const unsigned L = isa().hw().vector.lanes;
+  // A 3 x 3 window on an array of at least 9 rows, else 2 x 4.
+  const u64 kh = mac.rows >= 9 ? 3 : 2, kw = mac.rows >= 9 ? 3 : 4;
+  const u64 kl = std::min<u64>(5, mac.rows);
+  struct Dw {
+    u64 act, acc, wgt, n0, n1, as0, as1, cs0, cs1, kh, kw, t0, t1;
+  };
+  const Dw dws[] = {
+      {0, 0, 0, 6, 3, 1, 10, 1, 6, kh, kw, 1, 10},    // acc rows 0..17, act 0..47
+      {40, 20, 1, 5, 2, 2, 16, 1, 5, kh, kw, 1, 8},   // stride 2: acc 20..29, act 40..82
+      {100, 32, 2, 4, 2, 1, 16, 1, 4, kh, kw, 1, 16}, // acc 32..39, act 100..153
+      {160, 48, 3, 3, 2, 1, 12, 0, 1, 1, kl, 2, 0},   // acc 48 and 49, act 160..182
+  };
+  auto n = [](u64 v) { return std::to_string(v); };
+  auto dw = [&](const Dw& d) {
+    return "dwconv act_addr=" + n(d.act) + " acc_addr=" + n(d.acc) + " wgt_addr=" + n(d.wgt) +
+           " n0=" + n(d.n0) + " n1=" + n(d.n1) + " act_s0=" + n(d.as0) + " act_s1=" + n(d.as1) +
+           " acc_s0=" + n(d.cs0) + " acc_s1=" + n(d.cs1) + " kh=" + n(d.kh) + " kw=" + n(d.kw) +
+           " tap_s0=" + n(d.t0) + " tap_s1=" + n(d.t1) + "\n";
+  };
+  // DRAM: act rows 0..255, four weight blocks, acc rows 0..127 (all random), the
+  // requantize parameters (M in 1..2^16, S = 40), then the outputs.
+  const u64 wgtAt = 256 * ab, accAt = wgtAt + 4 * wb, parAt = accAt + 128 * cb;
+  const u64 outAt = parAt + 2 * pb, out2At = outAt + 82 * ab;
+  std::vector<std::uint8_t> img = randomBytes(parAt, 71);
+  img.resize(parAt + 2 * pb, 0);
+  for (unsigned l = 0; l < L; ++l) {
+    const std::int32_t M = std::int32_t(1 + (l * 40503u) % 65536u), S = 40;
+    std::memcpy(img.data() + parAt + 4 * l, &M, 4);
+    std::memcpy(img.data() + parAt + pb + 4 * l, &S, 4);
+  }
+  const std::string p =
+      "dma.ld sram=act sram_addr=0 dram_addr=0 size0=128 size1=2 size2=1 stride1=128\n"
+      "dma.ld sram=weight sram_addr=0 dram_addr=" +
+      n(wgtAt) +
+      " size0=4 size1=1 size2=1\n"
+      "dma.ld sram=acc sram_addr=0 dram_addr=" +
+      n(accAt) +
+      " size0=128 size1=1 size2=1\n"
+      "dma.ld sram=param sram_addr=0 dram_addr=" +
+      n(parAt) +
+      " size0=2 size1=1 size2=1 "
+      "push_next\n"
+      "sync engine=compute pop_prev\n" + // 4
+      dw(dws[0]) +                       // 5
+      // 6, 7: acc 64..79 -> act 300..315; act 0..15 (the array reads them too) -> 316..331
+      "requant dst_addr=300 src_addr=64 param_addr=0 zero_point=3 lo=-100 hi=100 n0=16 n1=1 "
+      "dst_s0=1 src_s0=1\n"
+      "vshr dst_mem=act src_mem=act dst_addr=316 src_addr=0 n0=16 n1=1 dst_s0=1 src_s0=1 "
+      "imm0=1\n" +
+      dw(dws[1]) + // 8: waits for the array
+      // 9: acc 80..95 + 96..111 -> acc 112..127
+      "vadd dst_mem=acc src_mem=acc dst_addr=112 src0_addr=80 src1_addr=96 n0=16 n1=1 "
+      "dst_s0=1 src0_s0=1 src1_s0=1\n" +
+      dw(dws[2]) + dw(dws[3]) + // 10, 11
+      "sync engine=compute\n"   // 12: the join
+      // 13: the results, acc 0..49 -> act 332..381
+      "requant dst_addr=332 src_addr=0 param_addr=0 zero_point=0 lo=-128 hi=127 n0=50 n1=1 "
+      "dst_s0=1 src_s0=1\n"
+      "sync engine=compute push_next\n"
+      "dma.st pop_prev sram=act sram_addr=300 dram_addr=" +
+      n(outAt) +
+      " size0=82 size1=1 "
+      "size2=1\n"
+      "dma.st sram=acc sram_addr=0 dram_addr=" +
+      n(out2At) +
+      " size0=128 size1=1 size2=1\n"
+      "finish\n";
+  Job job = jobOf(ember::isa::assemble(p, isa(), "dw1.s"));
+  job.dram.write(0, img);
+  bool raced = true;
+  EXPECT_EQ(cosim(job, 0, &raced), "");
+  EXPECT_FALSE(raced) << "the program is race-free: its outputs must be compared";
+
+  // DW1 by hand: C of each window; ember-v1 (16 banks, one read port) has C = 1, 2, 3.
+  u64 C[4], T[4], macs = 0;
+  for (int i = 0; i < 4; ++i) {
+    C[i] = dwTapCycles(dws[i].kh, dws[i].kw, dws[i].t0, dws[i].t1);
+    T[i] = dwCycles(dws[i].n0 * dws[i].n1, C[i]);
+    macs += dws[i].n0 * dws[i].n1 * dws[i].kh * dws[i].kw * mac.cols;
+  }
+  if (isa().memory("act").banks == 16 && isa().memory("act").read_ports == 1 && kh == 3) {
+    EXPECT_EQ(C[0], 1u);
+    EXPECT_EQ(C[1], 2u);
+    EXPECT_EQ(C[2], 3u);
+  }
+  // The contract by hand, from the end r4 of the sync that waits for the loads.
+  const ember::sim::Result s = simRun(p, img);
+  ASSERT_TRUE(s.ok()) << s.report.fault->message();
+  std::vector<ember::sim::Slice> sl = s.report.slices;
+  std::sort(sl.begin(), sl.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
+  ASSERT_EQ(sl.size(), 18u);
+  auto at = [&](std::size_t i, u64 take, u64 start, u64 end) {
+    EXPECT_EQ(sl[i].take, take) << "instr " << i << " " << sl[i].name;
+    EXPECT_EQ(sl[i].start, start) << "instr " << i << " " << sl[i].name;
+    EXPECT_EQ(sl[i].end, end) << "instr " << i << " " << sl[i].name;
+  };
+  const u64 r4 = sl[4].end, iss = issueOf("dwconv");
+  // 5: taken when the sync retires and started at once (the array is idle); it holds the
+  // compute engine for its issue cycles, the array until a5 = s5 + T.
+  const u64 s5 = r4, a5 = s5 + T[0];
+  at(5, r4, s5, s5 + iss);
+  // 6, 7: the vector unit beside the array.
+  const u64 s6 = s5 + iss, s7 = s6 + vectorCycles("requant", 16);
+  const u64 e7 = s7 + vectorCycles("vshr", 16);
+  at(6, s6, s6, s7);
+  at(7, s7, s7, e7);
+  ASSERT_LT(e7, a5) << "the vector work must end before the array for the checks below";
+  // 8: taken at e7, started at the array's end (the wait is token stall).
+  const u64 a8 = a5 + T[1];
+  at(8, e7, a5, a5 + iss);
+  // 9: vadd's two acc source rows share a bank when 16 rows apart is a multiple of the
+  // banks (V1).
+  const auto& acc = isa().memory("acc");
+  const u64 conflicts =
+      16 % acc.banks == 0 ? 16 * ((2 + acc.read_ports - 1) / acc.read_ports - 1) : 0;
+  const u64 s9 = a5 + iss, e9 = s9 + vectorCycles("vadd", 16, conflicts);
+  at(9, s9, s9, e9);
+  ASSERT_LT(e9, a8);
+  // 10, 11: each waits for the one before; 12, the join, for the last; 13 at its end.
+  const u64 a10 = a8 + T[2], a11 = a10 + T[3];
+  at(10, e9, a8, a8 + iss);
+  at(11, a8 + iss, a10, a10 + iss);
+  const u64 e12 = a11 + issueOf("sync");
+  at(12, a10 + iss, a11, e12);
+  at(13, e12, e12, e12 + vectorCycles("requant", 50));
+  // MACs: n0 * n1 * kh * kw * cols each.
+  EXPECT_EQ(s.report.macs, macs);
+}
+
+TEST(Cosim, DW1_Faults) {
+  // A window of more taps than the array has rows is a bad operand (7 x 7 = 49: more than
+  // any shipped array's rows), checked before the ranges and after the background push
+  // check; then acc's last row, act's last row with its taps, the weight row; no loop, no
+  // check.
+  if (!isa().findInstruction("dwconv"))
+    GTEST_SKIP() << "no depthwise instruction in this description";
+  const u64 actRows = isa().memory("act").rows(), accRows = isa().memory("acc").rows();
+  const u64 wgtRows = isa().memory("weight").rows();
+  auto n = [](u64 v) { return std::to_string(v); };
+  auto fault = [&](const std::string& text) {
+    EXPECT_EQ(cosimAsm(text), "") << text;
+    const ember::sim::Result s = simRun(text);
+    return s.report.fault ? std::optional<ember::sim::FaultKind>(s.report.fault->kind)
+                          : std::nullopt;
+  };
+  using ember::sim::FaultKind;
+  const std::string big = "dwconv act_addr=0 acc_addr=" + n(accRows - 1) +
+                          " wgt_addr=0 n0=2 n1=1 acc_s0=1 kh=7 kw=7 tap_s0=1 tap_s1=7\nfinish\n";
+  EXPECT_EQ(fault(big), FaultKind::BadOperand);
+  EXPECT_EQ(fault("dwconv act_addr=0 acc_addr=0 wgt_addr=0 n0=0 n1=1 kh=7 kw=7\nfinish\n"),
+            std::nullopt);
+  // acc: outputs at accRows - 2 and - 1, then one beyond.
+  for (u64 a : {accRows - 2, accRows - 3})
+    EXPECT_EQ(fault("dwconv act_addr=0 acc_addr=" + n(a) +
+                    " wgt_addr=0 n0=3 n1=1 acc_s0=1 kh=1 kw=1\nfinish\n"),
+              a + 2 >= accRows ? std::optional(FaultKind::SramOutOfRange) : std::nullopt);
+  // act: a 2 x 2 window, lines 3 rows apart: its last tap at a + 1 + 3.
+  for (u64 a : {actRows - 4, actRows - 5})
+    EXPECT_EQ(fault("dwconv act_addr=" + n(a) +
+                    " acc_addr=0 wgt_addr=0 n0=1 n1=1 kh=2 kw=2 tap_s0=1 tap_s1=3\nfinish\n"),
+              a + 4 >= actRows ? std::optional(FaultKind::SramOutOfRange) : std::nullopt);
+  // weight: the block's row, where the field can name a row beyond.
+  const auto* wf = isa().findInstruction("dwconv")->field("wgt_addr");
+  if (std::int64_t(wgtRows) <= wf->maxValue()) {
+    EXPECT_EQ(fault("dwconv act_addr=0 acc_addr=0 wgt_addr=" + n(wgtRows) +
+                    " n0=1 n1=1 kh=1 kw=2 tap_s0=1\nfinish\n"),
+              FaultKind::SramOutOfRange);
+  }
+  // A background dwconv that pushes a token: a bad operand in the cycle it would start,
+  // after waiting for the array (the assembler may refuse the flag: set the bit).
+  if (isa().findInstruction("dwconv")->background) {
+    const u64 FL = isa().hw().fetch.latency_cycles;
+    for (const char* role : {"push_next", "push_prev"}) {
+      ember::isa::Binary b = ember::isa::assemble(
+          "dwconv act_addr=0 acc_addr=0 wgt_addr=0 n0=8 n1=1 act_s0=1 acc_s0=1 kh=1 kw=2 "
+          "tap_s0=1\n"
+          "dwconv act_addr=0 acc_addr=64 wgt_addr=0 n0=0 n1=1 kh=7 kw=7\nfinish\n",
+          isa(), "dwbg.s");
+      b.code[1].set(role, 1);
+      EXPECT_EQ(cosim(jobOf(b)), "") << role;
+      const ember::sim::Result s = ember::sim::Simulator(isa()).run(jobOf(b));
+      ASSERT_TRUE(s.report.fault.has_value()) << role;
+      EXPECT_EQ(s.report.fault->kind, FaultKind::BadOperand) << role;
+      EXPECT_EQ(s.report.fault->cycle, FL + dwCycles(8, dwTapCycles(1, 2, 1, 0))) << role;
+      EXPECT_EQ(s.report.fault->instruction, 1) << role;
+    }
+  }
+  // The cycle budget: a program ending in a dwconv, the halt at the array's end; the
+  // budget one cycle short of it (a fault by the clock) and exactly it.
+  const std::string last = "dwconv act_addr=0 acc_addr=0 wgt_addr=0 n0=5 n1=2 act_s0=1 "
+                           "act_s1=5 acc_s0=1 acc_s1=5 kh=2 kw=2 tap_s0=1 tap_s1=5\nfinish\n";
+  Job job = jobOf(ember::isa::assemble(last, isa(), "dwb.s"));
+  const ember::sim::Result ok = ember::sim::Simulator(isa()).run(job);
+  ASSERT_TRUE(ok.ok()) << ok.report.fault->message();
+  EXPECT_EQ(cosim(job, ok.report.cycles), "");
+  EXPECT_EQ(cosim(job, ok.report.cycles - 1), "");
+}
+
 TEST(Cosim, DataPathsEndToEnd) {
   // Loads with padding, a gemm, requantize, vector ops and a lut, stored back.
   std::string p =
@@ -908,8 +1155,8 @@ TEST_P(CosimRandom, Program) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, CosimRandom, ::testing::Range(1, 121));
 
-/// Whether a compute instruction other than a gemm starts while a background gemm's
-/// array works (rule E6): the overlap the random programs must exercise.
+/// Whether a compute instruction other than an array one starts while a background
+/// instruction's array works (rule E6): the overlap the random programs must exercise.
 bool overlapsArray(const Job& job, const std::vector<ember::sim::Slice>& slices) {
   const unsigned W = isa().instructionBytes();
   auto decode = [&](const ember::sim::Slice& s) {
@@ -922,34 +1169,44 @@ bool overlapsArray(const Job& job, const std::vector<ember::sim::Slice>& slices)
     const u64 until = workEnd(gi, g);
     for (const auto& x : slices)
       if (x.engine == g.engine && x.start > g.start && x.start < until &&
-          decode(x).desc().cls->id != ember::isa::SemanticClass::Gemm)
+          decode(x).desc().cls->id != ember::isa::SemanticClass::Gemm &&
+          decode(x).desc().cls->id != ember::isa::SemanticClass::Depthwise)
         return true;
   }
   return false;
 }
 
 TEST(Cosim, AtLeastFiftyRaceFreeRandomPrograms) {
-  int clean = 0, background = 0, overlapped = 0;
+  int clean = 0, background = 0, overlapped = 0, depthwise = 0;
   for (int seed = 1; seed <= 120; ++seed) {
     Job job = jobOf(ember::progen::generate(isa(), std::uint64_t(seed)));
     ember::sim::Result s = ember::sim::Simulator(isa()).run(job);
     const bool ok = s.ok() && !racy(job, s.report.slices);
     clean += ok;
     const unsigned W = isa().instructionBytes();
-    bool bg = false;
-    for (std::size_t i = 0; i * W < job.text.size(); ++i)
-      bg = bg || ember::isa::Instruction::decode(isa(), job.text.data() + i * W, "job", "insn")
-                     .desc()
-                     .background;
+    bool bg = false, dw = false;
+    for (std::size_t i = 0; i * W < job.text.size(); ++i) {
+      const ember::isa::Instruction in =
+          ember::isa::Instruction::decode(isa(), job.text.data() + i * W, "job", "insn");
+      bg = bg || in.desc().background;
+      // A depthwise instruction with work: outputs and taps (rule DW1).
+      dw = dw ||
+           (in.desc().cls->id == ember::isa::SemanticClass::Depthwise && !footprint(in).empty());
+    }
     background += bg;
     overlapped += ok && overlapsArray(job, s.report.slices);
+    depthwise += ok && dw;
   }
   std::printf("%d of 120 random programs are race-free (outputs compared); %d have a background "
-              "gemm, %d race-free ones run compute instructions beside its array\n",
-              clean, background, overlapped);
+              "array instruction, %d race-free ones run compute instructions beside its array, "
+              "%d race-free ones a depthwise instruction with taps\n",
+              clean, background, overlapped, depthwise);
   EXPECT_GE(clean, 50);
   if (isa().findInstruction("gemm.bg")) {
     EXPECT_GE(overlapped, 10) << "the random programs must exercise rule E6";
+  }
+  if (isa().findInstruction("dwconv")) {
+    EXPECT_GE(depthwise, 10) << "the random programs must exercise the depthwise class";
   }
 }
 
