@@ -506,20 +506,9 @@ void Generator::backgroundRaceFree(std::size_t first) {
           }
       }
     }
-    // The rows the model guards (simulator/src/Machine.cpp): a reset gemm reads no act
-    // or weight row, but the model's rule-E6 check leaves its act and weight ranges at
-    // row 0 and reports a write there as a race, so act row 0 and weight row 0 count as
-    // read while it runs (a workaround until the model sets them empty).
-    auto guarded = [&](const Instruction& x) {
-      std::vector<Rows> r = touched(x);
-      if (!r.empty() && !dw && x.get(isa::role::kReset))
-        for (const char* m : {isa::mem::kAct, isa::mem::kWeight})
-          r.push_back({isa_.memory(m).id, 0, 0, false});
-      return r;
-    };
     // Else a plain gemm (a depthwise instruction has no plain kind: a compute sync).
     const isa::InstrDesc* instead = dw ? sync : plain ? plain : sync;
-    if (conflicts(guarded(g), dmas) && instead) {
+    if (conflicts(touched(g), dmas) && instead) {
       Instruction p(*instead);
       for (const auto& f : p.desc().fields)
         if (g.has(f.role))
@@ -529,7 +518,7 @@ void Generator::backgroundRaceFree(std::size_t first) {
       g = p;
       continue;
     }
-    const std::vector<Rows> rows = guarded(g);
+    const std::vector<Rows> rows = touched(g);
     for (std::size_t j = i + 1; j < bin_.code.size(); ++j) {
       const Instruction& x = bin_.code[j];
       const isa::SemanticClass c = x.desc().cls->id;
