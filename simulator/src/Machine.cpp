@@ -186,7 +186,7 @@ std::optional<ExecFault> Machine::touch(const Sram* m, u64 first, u64 last, bool
                  : m == act_ && write    ? guard_.act
                  : m == weight_ && write ? guard_.weight
                                          : nullptr;
-  if (!r || last < r[0] || first > r[1])
+  if (!r || r[0] > r[1] || last < r[0] || first > r[1])
     return std::nullopt;
   return ExecFault{FaultKind::BadOperand,
                    std::string(write ? "writes " : "reads ") + m->desc->name + " rows [" +

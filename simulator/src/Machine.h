@@ -99,10 +99,11 @@ private:
   std::optional<ExecFault> touch(const Sram* m, std::uint64_t first, std::uint64_t last,
                                  bool write) const;
 
-  /// The rows of the last gemm (act and weight read, acc read and written), for rule E6.
+  /// The rows of the last array instruction (act and weight read, acc read and written),
+  /// for rule E6; a range with first > last is empty (a reset gemm reads no act or weight).
   struct Guard {
     bool on = false, background = false;
-    std::uint64_t act[2] = {0, 0}, weight[2] = {0, 0}, acc[2] = {0, 0};
+    std::uint64_t act[2] = {1, 0}, weight[2] = {1, 0}, acc[2] = {1, 0};
   } guard_;
 
   const isa::IsaDescription& isa_;
