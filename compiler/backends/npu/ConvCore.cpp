@@ -298,12 +298,19 @@ struct TileOutput {
   int64_t kb0, ktl, outAddr, acc0, pslot, resAddr, qaddParam;
 };
 
+/// The requantize of output block `kbl` of a tile into its output slot.
+isa::Instruction requantOf(const ConvJob& j, const Program& p, const Tile& tile,
+                           const TileOutput& o, int64_t kbl) {
+  const int64_t P = tile.th * tile.tw;
+  return p.requant({o.outAddr + kbl * P, 1, tile.tw}, {o.acc0 + kbl * P, 1, tile.tw},
+                   o.pslot + 2 * kbl, j.zpOut, j.lo, j.hi, tile.tw, tile.th);
+}
+
 /// The requantize of output block `kbl` of a tile (and the qadd of its fused residual).
 void blockOutput(const ConvJob& j, const Program& p, const Tile& tile, const TileOutput& o,
                  int64_t kbl, std::vector<isa::Instruction>& out) {
   const int64_t P = tile.th * tile.tw;
-  out.push_back(p.requant({o.outAddr + kbl * P, 1, tile.tw}, {o.acc0 + kbl * P, 1, tile.tw},
-                          o.pslot + 2 * kbl, j.zpOut, j.lo, j.hi, tile.tw, tile.th));
+  out.push_back(requantOf(j, p, tile, o, kbl));
   if (o.resAddr >= 0)
     for (const auto& c : Program::rowChunks(*p.target().quantizedAdd(), P)) {
       const int64_t r = kbl * P + c[0];
@@ -320,9 +327,7 @@ void emitOutput(const ConvJob& j, const Program& p, const Tile& tile, const Tile
   const int64_t P = tile.th * tile.tw;
   if (computes)
     for (int64_t kbl = 0; kbl < o.ktl; ++kbl)
-      s.computes.push_back(p.requant({o.outAddr + kbl * P, 1, tile.tw},
-                                     {o.acc0 + kbl * P, 1, tile.tw}, o.pslot + 2 * kbl, j.zpOut,
-                                     j.lo, j.hi, tile.tw, tile.th));
+      s.computes.push_back(requantOf(j, p, tile, o, kbl));
   if (o.resAddr >= 0) {
     for (auto& in : tileRows(p, j.residual->view, tile, o.kb0, o.ktl, o.resAddr, true))
       s.loads.push_back(in);
@@ -350,6 +355,87 @@ bool deferTail(const Target& t, const Step& s, const std::vector<isa::Instructio
   for (const auto& in : tail)
     vector += t.cyclesOf(in);
   return array >= channel + vector;
+}
+
+/// One step of a convolution's chunk (ConvTiling's reduction chunks): where its input,
+/// weights, accumulators and output are.
+struct ChunkStep {
+  const ChunkPlan& cp;
+  Tile tile;
+  bool first, last; ///< The tile's first chunk (bias), its last (requantize, store).
+  int64_t inAddr, plane, wp, bslot, wslot;
+  TapSpan span;
+  TileOutput out;
+};
+
+/// The compute of one chunk step: the bias copies of the first chunk (without the bias by
+/// DMA), the gemms (or depthwise instructions) of every output block and, in the last
+/// chunk, their requantizes. Returns whether the requantizes were interleaved with the
+/// array's work (rule E6), which emitOutput then leaves out.
+bool emitChunkComputes(const ConvJob& j, const ConvTiling& tl, const Program& p, const ChunkStep& c,
+                       Step& s) {
+  const Target& t = p.target();
+  const int64_t L = t.lanes(), P = c.tile.th * c.tile.tw, ktl = c.out.ktl, kb0 = c.out.kb0;
+  const Tile& tile = c.tile;
+  const TileOutput& o = c.out;
+  const ChunkPlan& cp = c.cp;
+  const bool last = c.last;
+  // With a background gemm (rule E6) the last chunk requantizes block k - 1 on the
+  // vector unit while the array computes block k, and copies block k + 1's bias;
+  // the last block's requantize is the step's tail (Program runs it during the
+  // next step's first gemm) or follows a join.
+  const bool overlap =
+      last && (tl.dw ? t.depthwise()->background : t.gemmBackground() && !t.gemmNeedsJoin());
+  std::vector<isa::Instruction> copies;
+  if (c.first && !tl.biasDma)
+    for (int64_t kbl = 0; kbl < ktl; ++kbl)
+      copies.push_back(p.vecUnary("copy", Mem::Acc, Mem::Acc, {kbl * P, 1, tile.tw},
+                                  {c.bslot + kbl, 0, 0}, tile.tw, tile.th));
+  size_t nextCopy = 0;
+  auto copyUpTo = [&](int64_t k) { // the bias of blocks up to k, before their gemms
+    for (; nextCopy < copies.size() && int64_t(nextCopy) <= (overlap ? k : ktl); ++nextCopy)
+      s.computes.push_back(std::move(copies[nextCopy]));
+  };
+  std::vector<isa::Instruction> pending;
+  for (int64_t kbl = 0; kbl < ktl; ++kbl) {
+    const auto r = chunkBlocks(j, L, kb0 + kbl, cp.ch);
+    copyUpTo(kbl);
+    if (r.first < r.second) {
+      GemmNest g{c.inAddr + (r.first - cp.ch.cbLo) * c.plane,
+                 o.acc0 + kbl * P,
+                 c.wslot + cp.kbOff[size_t(kbl)],
+                 r.second - r.first,
+                 c.plane,
+                 c.wp,
+                 tile.th,
+                 tile.tw,
+                 cp.ch.t0,
+                 cp.ch.t1,
+                 c.span.kh0,
+                 c.span.kw0};
+      g.background = overlap;
+      g.dw = tl.dw;
+      std::vector<isa::Instruction> gemms;
+      appendGemms(j, p, g, gemms);
+      s.computes.push_back(std::move(gemms.front()));
+      for (auto& in : pending)
+        s.computes.push_back(std::move(in));
+      pending.clear();
+      copyUpTo(kbl + 1);
+      for (size_t k = 1; k < gemms.size(); ++k)
+        s.computes.push_back(std::move(gemms[k]));
+    }
+    if (overlap)
+      blockOutput(j, p, tile, o, kbl, pending);
+  }
+  if (overlap && deferTail(t, s, pending)) {
+    s.tail = std::move(pending); // after the next step's first gemm, or a join
+  } else if (overlap) {
+    s.computes.push_back(p.syncOn(isa::Engine::Compute));
+    for (auto& in : pending)
+      s.computes.push_back(std::move(in));
+  }
+  return overlap;
 }
 
 } // namespace
@@ -480,64 +566,11 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
             s.loads.push_back(p.dmaLoad(Mem::Acc, acc0 + z * P, cc.bias + uint64_t((kb0 + z) * AR),
                                         1, tile.tw, tile.th, 0, 0));
         }
-        // With a background gemm (rule E6) the last chunk requantizes block k - 1 on the
-        // vector unit while the array computes block k, and copies block k + 1's bias;
-        // the last block's requantize is the step's tail (Program runs it during the
-        // next step's first gemm) or follows a join.
         const bool last = ci + 1 == chunks.size();
-        const bool overlap =
-            last && (tl.dw ? t.depthwise()->background : t.gemmBackground() && !t.gemmNeedsJoin());
-        std::vector<isa::Instruction> copies;
-        if (ci == 0 && !tl.biasDma)
-          for (int64_t kbl = 0; kbl < ktl; ++kbl)
-            copies.push_back(p.vecUnary("copy", Mem::Acc, Mem::Acc, {kbl * P, 1, tile.tw},
-                                        {bslot + kbl, 0, 0}, tile.tw, tile.th));
-        size_t nextCopy = 0;
-        auto copyUpTo = [&](int64_t k) { // the bias of blocks up to k, before their gemms
-          for (; nextCopy < copies.size() && int64_t(nextCopy) <= (overlap ? k : ktl); ++nextCopy)
-            s.computes.push_back(std::move(copies[nextCopy]));
-        };
         const TileOutput o{kb0,      ktl, outAddr, acc0, pslot, j.residual ? outAddr + resSlot : -1,
                            qaddParam};
-        std::vector<isa::Instruction> pending;
-        for (int64_t kbl = 0; kbl < ktl; ++kbl) {
-          const auto r = chunkBlocks(j, L, kb0 + kbl, cp.ch);
-          copyUpTo(kbl);
-          if (r.first < r.second) {
-            GemmNest g{inAddr + (r.first - cp.ch.cbLo) * plane,
-                       acc0 + kbl * P,
-                       wslot + cp.kbOff[size_t(kbl)],
-                       r.second - r.first,
-                       plane,
-                       wp,
-                       tile.th,
-                       tile.tw,
-                       cp.ch.t0,
-                       cp.ch.t1,
-                       span.kh0,
-                       span.kw0};
-            g.background = overlap;
-            g.dw = tl.dw;
-            std::vector<isa::Instruction> gemms;
-            appendGemms(j, p, g, gemms);
-            s.computes.push_back(std::move(gemms.front()));
-            for (auto& in : pending)
-              s.computes.push_back(std::move(in));
-            pending.clear();
-            copyUpTo(kbl + 1);
-            for (size_t k = 1; k < gemms.size(); ++k)
-              s.computes.push_back(std::move(gemms[k]));
-          }
-          if (overlap)
-            blockOutput(j, p, tile, o, kbl, pending);
-        }
-        if (overlap && deferTail(t, s, pending)) {
-          s.tail = std::move(pending); // after the next step's first gemm, or a join
-        } else if (overlap) {
-          s.computes.push_back(p.syncOn(isa::Engine::Compute));
-          for (auto& in : pending)
-            s.computes.push_back(std::move(in));
-        }
+        const ChunkStep cs{cp, tile, ci == 0, last, inAddr, plane, wp, bslot, wslot, span, o};
+        const bool overlap = emitChunkComputes(j, tl, p, cs, s);
         if (last)
           emitOutput(j, p, tile, o, s, !overlap);
         p.commitStep(std::move(s));
