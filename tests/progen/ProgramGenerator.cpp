@@ -1,6 +1,7 @@
 // Random legal programs, driven by the description's classes, roles and memories.
 #include "ember/progen/ProgramGenerator.h"
 #include "ember/isa/roles.h"
+#include "ember/progen/Footprint.h"
 
 #include "ember/isa/instruction.h"
 #include "ember/isa/semantic.h"
@@ -81,21 +82,7 @@ private:
   void depthwise(Instruction& in);
   void tokens(Instruction& in);
   bool paramPrologue();
-  /// Rows an instruction may touch: memory id, first and last row, written or read.
-  struct Rows {
-    i64 mem;
-    u64 lo, hi;
-    bool write;
-  };
-  std::vector<Rows> touched(const Instruction& in) const;
   void backgroundRaceFree(std::size_t first);
-  /// Rows of an array instruction's walks beyond their first (acc, act, weight).
-  struct Walk {
-    const char* addr;
-    const char* mem;
-    u64 ext;
-  };
-  std::vector<Walk> arrayWalks(const Instruction& g) const;
   const isa::InstrDesc* findClass(const std::string& cls, const std::string& memory = "") const;
 
   const isa::IsaDescription& isa_;
@@ -244,7 +231,7 @@ void Generator::depthwise(Instruction& in) {
     }
     set(in, addr, e_.range(0, i64(memRows - 1 - ext)));
   };
-  for (const Walk& w : arrayWalks(in))
+  for (const ArrayWalk& w : arrayWalks(in))
     place(w.addr, w.mem, w.ext,
           w.mem == std::string(isa::mem::kAcc)
               ? std::initializer_list<const char*>{isa::role::kAccS0, isa::role::kAccS1}
@@ -351,104 +338,6 @@ bool Generator::paramPrologue() {
   return true;
 }
 
-std::vector<Generator::Rows> Generator::touched(const Instruction& in) const {
-  namespace R = isa::role;
-  using C = isa::SemanticClass;
-  auto u = [&](const char* r) { return in.has(r) ? u64(in.get(r)) : 0; };
-  const i64 act = isa_.memory(isa::mem::kAct).id, acc = isa_.memory(isa::mem::kAcc).id;
-  std::vector<Rows> v;
-  // A walk's bounding rows: base + (n0 - 1) * s0 + (n1 - 1) * s1 (+ (n2 - 1) * s2).
-  auto walk = [&](i64 mem, const std::string& p, bool write, int levels) {
-    u64 last = u(p.c_str());
-    const std::string base = p.substr(0, p.size() - 5); // "<p>_addr"
-    for (int l = 0; l < levels; ++l)
-      last +=
-          (u(("n" + std::to_string(l)).c_str()) - 1) * u((base + "_s" + std::to_string(l)).c_str());
-    v.push_back({mem, u(p.c_str()), last, write});
-  };
-  switch (in.desc().cls->id) {
-  case C::DmaLoad:
-  case C::DmaStore: {
-    const bool load = in.desc().cls->id == C::DmaLoad;
-    const u64 rows = (u(R::kPadLeft) + u(R::kSize0) + u(R::kPadRight)) *
-                     (u(R::kPadTop) + u(R::kSize1) + u(R::kPadBottom)) * u(R::kSize2);
-    if (rows)
-      v.push_back({in.get(R::kSram), u(R::kSramAddr), u(R::kSramAddr) + rows - 1, load});
-    break;
-  }
-  case C::Gemm:
-  case C::Depthwise:
-    if (u(R::kN0) && u(R::kN1) &&
-        (in.desc().cls->id == C::Gemm ? u(R::kN2) != 0 : u(R::kKh) && u(R::kKw)))
-      for (const Walk& w : arrayWalks(in)) {
-        const u64 b = u(w.addr);
-        v.push_back({isa_.memory(w.mem).id, b, b + w.ext, w.addr == std::string(R::kAccAddr)});
-      }
-    break;
-  case C::VectorBinary:
-  case C::VectorUnary:
-  case C::Requantize:
-  case C::QuantizedAdd:
-  case C::Lut: {
-    if (!u(R::kN0) || !u(R::kN1))
-      break;
-    const i64 dst = in.has(R::kDstMem) ? in.get(R::kDstMem) : act;
-    const i64 src = in.has(R::kSrcMem)                   ? in.get(R::kSrcMem)
-                    : in.desc().cls->id == C::Requantize ? acc
-                                                         : act;
-    walk(dst, R::kDstAddr, true, 2);
-    for (const char* p : {R::kSrcAddr, R::kSrc0Addr, R::kSrc1Addr})
-      if (in.has(p))
-        walk(src, p, false, 2);
-    break;
-  }
-  case C::Normalize: {
-    const u64 len = u(R::kLen), n1 = u(R::kN1), L = isa_.hw().vector.lanes;
-    if (!len || !n1)
-      break;
-    const u64 rows = (len + L - 1) / L;
-    for (const char* p : {"dst", "src"}) {
-      const std::string q(p);
-      const u64 b = u((q + "_addr").c_str());
-      v.push_back({act, b,
-                   b + (rows - 1) * u((q + "_sb").c_str()) + (n1 - 1) * u((q + "_s1").c_str()),
-                   q == "dst"});
-    }
-    const u64 pb = u(R::kBlockAddr);
-    v.push_back({acc, pb,
-                 pb + isa::normalizeParamRows(in.desc().op == "softmax", len, unsigned(L)) - 1,
-                 false});
-    break;
-  }
-  default:
-    break;
-  }
-  return v;
-}
-
-std::vector<Generator::Walk> Generator::arrayWalks(const Instruction& g) const {
-  auto u = [&](const std::string& r) { return g.has(r) ? u64(g.get(r)) : 0; };
-  auto span = [&](const std::string& n, const std::string& s) { // (n - 1) * s, n > 0
-    return u(n) ? (u(n) - 1) * u(s) : 0;
-  };
-  if (g.desc().cls->id == isa::SemanticClass::Depthwise)
-    return {{isa::role::kAccAddr, isa::mem::kAcc,
-             span(isa::role::kN0, isa::role::kAccS0) + span(isa::role::kN1, isa::role::kAccS1)},
-            {isa::role::kActAddr, isa::mem::kAct,
-             span(isa::role::kN0, isa::role::kActS0) + span(isa::role::kN1, isa::role::kActS1) +
-                 span(isa::role::kKh, isa::role::kTapS1) + span(isa::role::kKw, isa::role::kTapS0)},
-            {isa::role::kWgtAddr, isa::mem::kWeight, 0}};
-  auto ext = [&](const std::string& p) {
-    u64 e = 0;
-    for (int l = 0; l < 3; ++l)
-      e += span("n" + std::to_string(l), p + std::to_string(l));
-    return e;
-  };
-  return {{isa::role::kAccAddr, isa::mem::kAcc, ext("acc_s")},
-          {isa::role::kActAddr, isa::mem::kAct, ext("act_s")},
-          {isa::role::kWgtAddr, isa::mem::kWeight, span(isa::role::kN2, isa::role::kWgtS2)}};
-}
-
 // Rule E6: while the array runs a background gemm or depthwise instruction (from its
 // start until its end, when the next array instruction, a compute sync or the halt may
 // start), no instruction may write the act or weight rows it reads or touch its acc rows.
@@ -463,37 +352,38 @@ void Generator::backgroundRaceFree(std::size_t first) {
   for (const auto& d : isa_.instructions())
     if (d.cls->id == isa::SemanticClass::Gemm && !d.background && !plain)
       plain = &d;
-  auto meets = [](const Rows& a, const Rows& b) {
+  auto meets = [](const RowRange& a, const RowRange& b) {
     return a.mem == b.mem && a.lo <= b.hi && b.lo <= a.hi;
   };
   // Whether `x` (another instruction's access) conflicts with the array's rows `g`: acc
   // rows in any way, act and weight rows by a write.
-  const i64 acc = isa_.memory(isa::mem::kAcc).id;
-  auto conflicts = [&](const std::vector<Rows>& g, const std::vector<Rows>& x) {
-    for (const Rows& a : g)
-      for (const Rows& b : x)
+  const std::string acc = isa::mem::kAcc;
+  auto conflicts = [&](const std::vector<RowRange>& g, const std::vector<RowRange>& x) {
+    for (const RowRange& a : g)
+      for (const RowRange& b : x)
         if (meets(a, b) && (a.mem == acc || b.write))
           return true;
     return false;
   };
-  std::vector<Rows> dmas;
+  std::vector<RowRange> dmas; // their SRAM rows (their DRAM bytes meet no array row)
   for (const Instruction& in : bin_.code)
     if (in.desc().cls->id == isa::SemanticClass::DmaLoad ||
         in.desc().cls->id == isa::SemanticClass::DmaStore)
-      for (const Rows& r : touched(in))
-        dmas.push_back(r);
+      for (const RowRange& r : footprint(isa_, in))
+        if (r.mem != kDram)
+          dmas.push_back(r);
   for (std::size_t i = first; i < bin_.code.size(); ++i) {
     Instruction& g = bin_.code[i];
     const bool dw = g.desc().cls->id == isa::SemanticClass::Depthwise;
     if (!g.desc().background || (g.desc().cls->id != isa::SemanticClass::Gemm && !dw))
       continue; // (another class on the array would need its own rows here)
     // Moves each walk to the lowest base that meets no DMA, if its own does.
-    if (!touched(g).empty()) {
-      for (const Walk& w : arrayWalks(g)) {
+    if (!footprint(isa_, g).empty()) {
+      for (const ArrayWalk& w : arrayWalks(g)) {
         const isa::MemoryDesc& m = isa_.memory(w.mem);
         auto clear = [&](u64 b) {
-          for (const Rows& d : dmas)
-            if (meets({i64(m.id), b, b + w.ext, false}, d) && (i64(m.id) == acc || d.write))
+          for (const RowRange& d : dmas)
+            if (meets({w.mem, b, b + w.ext, false}, d) && (w.mem == acc || d.write))
               return false;
           return true;
         };
@@ -508,7 +398,7 @@ void Generator::backgroundRaceFree(std::size_t first) {
     }
     // Else a plain gemm (a depthwise instruction has no plain kind: a compute sync).
     const isa::InstrDesc* instead = dw ? sync : plain ? plain : sync;
-    if (conflicts(touched(g), dmas) && instead) {
+    if (conflicts(footprint(isa_, g), dmas) && instead) {
       Instruction p(*instead);
       for (const auto& f : p.desc().fields)
         if (g.has(f.role))
@@ -518,7 +408,7 @@ void Generator::backgroundRaceFree(std::size_t first) {
       g = p;
       continue;
     }
-    const std::vector<Rows> rows = touched(g);
+    const std::vector<RowRange> rows = footprint(isa_, g);
     for (std::size_t j = i + 1; j < bin_.code.size(); ++j) {
       const Instruction& x = bin_.code[j];
       const isa::SemanticClass c = x.desc().cls->id;
@@ -527,7 +417,7 @@ void Generator::backgroundRaceFree(std::size_t first) {
       if (c == isa::SemanticClass::Gemm || c == isa::SemanticClass::Depthwise ||
           c == isa::SemanticClass::Sync || c == isa::SemanticClass::Halt)
         break; // these wait for the array
-      if (conflicts(rows, touched(x)) && sync) {
+      if (conflicts(rows, footprint(isa_, x)) && sync) {
         Instruction w(*sync);
         w.set(isa::role::kEngine, static_cast<i64>(isa::Engine::Compute));
         bin_.code.insert(bin_.code.begin() + std::ptrdiff_t(j), w);

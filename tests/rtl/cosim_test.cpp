@@ -6,6 +6,7 @@
 #include "ember/isa/roles.h"
 #include "ember/isa/semantic.h"
 #include "ember/isa/timing.h"
+#include "ember/progen/Footprint.h"
 #include "ember/progen/ProgramGenerator.h"
 #include "ember/rtl/NpuHarness.h"
 #include "ember/sim/Simulator.h"
@@ -44,147 +45,26 @@ Job jobOf(const ember::isa::Binary& bin) {
   return job;
 }
 
-/// The rows (or DRAM bytes) an instruction may touch, as bounding ranges per memory
-/// ("dram" for DRAM), each marked read or written.
-struct Access {
-  std::string mem;
-  u64 lo, hi; // [lo, hi]
-  bool write;
-};
-u64 F(const ember::isa::Instruction& in, const char* r) {
-  return in.has(r) ? static_cast<u64>(in.get(r)) : 0;
-}
-std::vector<Access> footprint(const ember::isa::Instruction& in) {
-  namespace R = ember::isa::role;
-  using C = ember::isa::SemanticClass;
-  std::vector<Access> a;
-  auto memName = [&](const char* role) {
-    const auto* m = isa().memoryById(in.get(role));
-    return m ? m->name : std::string("?");
-  };
-  auto last2 = [&](u64 base, u64 s0, u64 s1) {
-    return base + (F(in, R::kN0) - 1) * s0 + (F(in, R::kN1) - 1) * s1;
-  };
-  switch (in.desc().cls->id) {
-  case C::DmaLoad:
-  case C::DmaStore: {
-    const bool load = in.desc().cls->id == C::DmaLoad;
-    const u64 s0 = F(in, R::kSize0), s1 = F(in, R::kSize1), s2 = F(in, R::kSize2);
-    const u64 rows = (F(in, R::kPadLeft) + s0 + F(in, R::kPadRight)) *
-                     (F(in, R::kPadTop) + s1 + F(in, R::kPadBottom)) * s2;
-    if (rows == 0)
-      break;
-    a.push_back({memName(R::kSram), F(in, R::kSramAddr), F(in, R::kSramAddr) + rows - 1, load});
-    if (s0 && s1 && s2) {
-      const u64 rb = isa().memoryById(in.get(R::kSram))->row_bytes;
-      const u64 d = F(in, R::kDramAddr);
-      a.push_back(
-          {"dram", d,
-           d + ((s2 - 1) * F(in, R::kStride2) + (s1 - 1) * F(in, R::kStride1) + s0) * rb - 1,
-           !load});
-    }
-    break;
-  }
-  case C::Gemm: {
-    const u64 n2 = F(in, R::kN2);
-    if (!F(in, R::kN0) || !F(in, R::kN1) || !n2)
-      break;
-    a.push_back({"acc", F(in, R::kAccAddr),
-                 last2(F(in, R::kAccAddr), F(in, R::kAccS0), F(in, R::kAccS1)) +
-                     (n2 - 1) * F(in, R::kAccS2),
-                 true});
-    a.push_back({"act", F(in, R::kActAddr),
-                 last2(F(in, R::kActAddr), F(in, R::kActS0), F(in, R::kActS1)) +
-                     (n2 - 1) * F(in, R::kActS2),
-                 false});
-    a.push_back(
-        {"weight", F(in, R::kWgtAddr), F(in, R::kWgtAddr) + (n2 - 1) * F(in, R::kWgtS2), false});
-    break;
-  }
-  case C::Depthwise: { // the outputs' acc rows, their taps' act rows, one weight row
-    const u64 kh = F(in, R::kKh), kw = F(in, R::kKw);
-    if (!F(in, R::kN0) || !F(in, R::kN1) || !kh || !kw)
-      break;
-    a.push_back({"acc", F(in, R::kAccAddr),
-                 last2(F(in, R::kAccAddr), F(in, R::kAccS0), F(in, R::kAccS1)), true});
-    a.push_back({"act", F(in, R::kActAddr),
-                 last2(F(in, R::kActAddr), F(in, R::kActS0), F(in, R::kActS1)) +
-                     (kh - 1) * F(in, R::kTapS1) + (kw - 1) * F(in, R::kTapS0),
-                 false});
-    a.push_back({"weight", F(in, R::kWgtAddr), F(in, R::kWgtAddr), false});
-    break;
-  }
-  case C::VectorBinary:
-  case C::VectorUnary:
-  case C::Requantize:
-  case C::QuantizedAdd:
-  case C::Lut: {
-    if (!F(in, R::kN0) || !F(in, R::kN1))
-      break;
-    const bool named = in.has(R::kDstMem);
-    const std::string dst = named ? memName(R::kDstMem) : "act";
-    const std::string src =
-        named ? memName(R::kSrcMem) : (in.desc().cls->id == C::Requantize ? "acc" : "act");
-    a.push_back({dst, F(in, R::kDstAddr),
-                 last2(F(in, R::kDstAddr), F(in, R::kDstS0), F(in, R::kDstS1)), true});
-    for (const char* p : {"src", "src0", "src1"}) {
-      const std::string base = std::string(p) + "_addr";
-      if (!in.has(base))
-        continue;
-      const u64 b = F(in, base.c_str());
-      a.push_back({src, b,
-                   last2(b, F(in, (std::string(p) + "_s0").c_str()),
-                         F(in, (std::string(p) + "_s1").c_str())),
-                   false});
-    }
-    a.push_back({"param", 0, ~u64(0), false}); // parameters and tables
-    break;
-  }
-  case C::Normalize: { // len codes a line, ceil(len / L) rows walked by <p>_sb
-    const u64 len = F(in, R::kLen), n1 = F(in, R::kN1), L = isa().hw().vector.lanes;
-    if (!len || !n1)
-      break;
-    const u64 rows = (len + L - 1) / L;
-    for (const char* p : {"dst", "src"}) {
-      const u64 b = F(in, (std::string(p) + "_addr").c_str());
-      a.push_back({"act", b,
-                   b + (rows - 1) * F(in, (std::string(p) + "_sb").c_str()) +
-                       (n1 - 1) * F(in, (std::string(p) + "_s1").c_str()),
-                   p == std::string("dst")});
-    }
-    const u64 pr = F(in, R::kBlockAddr);
-    a.push_back(
-        {"acc", pr,
-         pr + ember::isa::normalizeParamRows(in.desc().op == "softmax", len, unsigned(L)) - 1,
-         false});
-    break;
-  }
-  default:
-    break;
-  }
-  return a;
-}
-
 /// The cycle until which an instruction's data path works: its end, or for a background
 /// array instruction (docs/simulator.md rule E6) the array's end, start + T.
 u64 workEnd(const ember::isa::Instruction& in, const ember::sim::Slice& s) {
   return in.desc().background ? s.start + ember::isa::timing::idle(isa(), in).cycles : s.end;
 }
 
-/// True when two instructions overlap in time and touch a common row with at least one
-/// write: a data race, whose outcome the ISA leaves undefined (tokens order every access,
-/// docs/isa.md section 1). Instructions of different engines overlap when their [start,
+/// True when two instructions overlap in time and touch a common row (progen::footprint(),
+/// shared with the generator) with at least one write: a data race, whose outcome the ISA
+/// leaves undefined (tokens order every access, docs/isa.md section 1). Instructions of different engines overlap when their [start,
 /// work end] intervals meet (the model's slices; a background gemm's array until start +
 /// T); one engine runs one instruction at a time, but a background gemm's array works on
 /// in [start, start + T) while the compute engine starts the next ones (rule E6).
 bool racy(const Job& job, const std::vector<ember::sim::Slice>& slices) {
   const unsigned W = isa().instructionBytes();
-  std::vector<std::vector<Access>> fp;
+  std::vector<std::vector<ember::progen::RowRange>> fp;
   std::vector<u64> until;
   for (const auto& s : slices) {
     const ember::isa::Instruction in =
         ember::isa::Instruction::decode(isa(), job.text.data() + s.index * W, "job", "insn");
-    fp.push_back(footprint(in));
+    fp.push_back(ember::progen::footprint(isa(), in));
     until.push_back(workEnd(in, s));
   }
   for (std::size_t i = 0; i < slices.size(); ++i)
@@ -1190,8 +1070,8 @@ TEST(Cosim, AtLeastFiftyRaceFreeRandomPrograms) {
           ember::isa::Instruction::decode(isa(), job.text.data() + i * W, "job", "insn");
       bg = bg || in.desc().background;
       // A depthwise instruction with work: outputs and taps (rule DW1).
-      dw = dw ||
-           (in.desc().cls->id == ember::isa::SemanticClass::Depthwise && !footprint(in).empty());
+      dw = dw || (in.desc().cls->id == ember::isa::SemanticClass::Depthwise &&
+                  !ember::progen::footprint(isa(), in).empty());
     }
     background += bg;
     overlapped += ok && overlapsArray(job, s.report.slices);
