@@ -53,10 +53,11 @@ u64 workEnd(const ember::isa::Instruction& in, const ember::sim::Slice& s) {
 
 /// True when two instructions overlap in time and touch a common row (progen::footprint(),
 /// shared with the generator) with at least one write: a data race, whose outcome the ISA
-/// leaves undefined (tokens order every access, docs/isa.md section 1). Instructions of different engines overlap when their [start,
-/// work end] intervals meet (the model's slices; a background gemm's array until start +
-/// T); one engine runs one instruction at a time, but a background gemm's array works on
-/// in [start, start + T) while the compute engine starts the next ones (rule E6).
+/// leaves undefined (tokens order every access, docs/isa.md section 1). Instructions of different
+/// engines overlap when their [start, work end] intervals meet (the model's slices; a background
+/// gemm's array until start + T); one engine runs one instruction at a time, but a background
+/// gemm's array works on in [start, start + T) while the compute engine starts the next ones (rule
+/// E6).
 bool racy(const Job& job, const std::vector<ember::sim::Slice>& slices) {
   const unsigned W = isa().instructionBytes();
   std::vector<std::vector<ember::progen::RowRange>> fp;
