@@ -132,6 +132,21 @@ ClassSpec gemmClass() {
   return c;
 }
 
+/// The RTL's depthwise datapath schedules a window's taps, one a cycle, before its first
+/// output (docs/rtl.md section 5.1): the instruction's fixed cycles must cover a whole
+/// array's rows of taps.
+void checkDepthwise(const IsaDescription& isa, const InstrDesc& d, Checker& ck) {
+  const auto& mac = isa.hw().mac;
+  const double fixed = d.timingOf(timing_key::kIssue) - 1 + mac.weight_load_cycles +
+                       mac.fill_cycles + mac.drain_cycles;
+  if (fixed < double(mac.rows) + 1)
+    ck.fail(d.json_path + "/timing/issue",
+            "a depthwise instruction needs issue - 1 + weight_load_cycles + fill_cycles + "
+            "drain_cycles >= mac_array.rows + 1 = " +
+                std::to_string(mac.rows + 1) + " cycles to schedule a window's taps (has " +
+                std::to_string(static_cast<long long>(fixed)) + ")");
+}
+
 ClassSpec depthwiseClass() {
   ClassSpec c;
   c.name = cls::kDepthwise;
@@ -156,6 +171,7 @@ ClassSpec depthwiseClass() {
   c.roles.push_back(role(role::kTapS1, RoleKind::Stride, "act rows between kernel rows"));
   c.timing_keys = {timing_key::kIssue, timing_key::kCyclesPerRow};
   c.energy_keys = {energy_key::kIssue};
+  c.extra_check = checkDepthwise;
   return c;
 }
 

@@ -126,6 +126,12 @@ const std::vector<Malformed>& cases() {
       {"RowLargerThanMemory",
        [](json& j) { j["hardware"]["memories"]["param"]["row_bytes"] = 16384; },
        "/hardware/memories/param/row_bytes", "larger than the memory"},
+      {"DepthwiseWindowUnscheduled",
+       [](json& j) {
+         for (const char* k : {"weight_load_cycles", "fill_cycles", "drain_cycles"})
+           j["hardware"]["mac_array"][k] = 1;
+       },
+       "/instructions/19/timing/issue", "to schedule a window's taps (has 3)"},
       {"LanesMismatch", [](json& j) { j["hardware"]["vector"]["lanes"] = 8; },
        "/hardware/vector/lanes", "must match"},
       {"InstructionBitsNot32", [](json& j) { j["encoding"]["instruction_bits"] = 120; },
