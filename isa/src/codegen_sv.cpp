@@ -169,7 +169,7 @@ std::string svPackageDecodeParams(const IsaDescription& isa) {
     if (in.cls->allows_table_offset)
       o << "  localparam int unsigned " << names.add("TABLE_OFFSET_" + n, in.json_path) << " = 32'd"
         << in.table_offset << ";\n";
-    if (in.cls->allows_background) // rule E6: the array runs it in the background
+    if (in.cls->on_array) // rule E6: the array runs it in the background
       o << "  localparam bit " << names.add("BACKGROUND_" + n, in.json_path) << " = 1'b"
         << (in.background ? 1 : 0) << ";\n";
   }

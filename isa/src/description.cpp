@@ -358,7 +358,7 @@ private:
       in.table_offset = props["table_offset"].get<std::int64_t>();
     }
     if (props.contains("background")) {
-      if (!c.allows_background)
+      if (!c.on_array)
         ck_.fail(p + "/properties/background", "class " + c.name + " takes no background");
       in.background = props["background"].get<bool>();
     }

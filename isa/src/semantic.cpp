@@ -113,7 +113,7 @@ ClassSpec gemmClass() {
   c.name = cls::kGemm;
   c.id = SemanticClass::Gemm;
   c.doc = "weight-stationary matrix multiply over a 3-level affine loop nest";
-  c.allows_background = true;
+  c.on_array = true;
   addTokens(c.roles);
   c.roles.push_back(role(role::kReset, RoleKind::Flag, "write zeros to the acc rows instead"));
   c.roles.push_back(addr(role::kActAddr, mem::kAct, "", "first activation row"));
@@ -153,7 +153,7 @@ ClassSpec depthwiseClass() {
   c.id = SemanticClass::Depthwise;
   c.doc = "depthwise convolution on the MAC array: array row t takes kernel tap t, column c "
           "channel c";
-  c.allows_background = true;
+  c.on_array = true;
   addTokens(c.roles);
   c.roles.push_back(addr(role::kActAddr, mem::kAct, "", "first output's first tap (act row)"));
   c.roles.push_back(addr(role::kAccAddr, mem::kAcc, "", "first output (acc row)"));

@@ -220,7 +220,7 @@ bool Npu::tryStart(int e, u64 c) {
     if (f >= 0 && tokens_[f] == 0)
       return true; // waits for a token
   // E6: a gemm, a compute sync and finish wait for the array to finish its last gemm.
-  const bool array = s.cur.cls == Cls::Gemm || s.cur.cls == Cls::Depthwise;
+  const bool array = in.desc().cls->on_array;
   if (e == 1 && (array || s.cur.cls == Cls::Sync || s.cur.cls == Cls::Halt) && c < arrayFree_)
     return true;
   // Duration first: an instruction that would end past the budget stops the run before

@@ -414,8 +414,7 @@ void Generator::backgroundRaceFree(std::size_t first) {
       const isa::SemanticClass c = x.desc().cls->id;
       if (x.engine() != isa::Engine::Compute)
         continue;
-      if (c == isa::SemanticClass::Gemm || c == isa::SemanticClass::Depthwise ||
-          c == isa::SemanticClass::Sync || c == isa::SemanticClass::Halt)
+      if (x.desc().cls->on_array || c == isa::SemanticClass::Sync || c == isa::SemanticClass::Halt)
         break; // these wait for the array
       if (conflicts(rows, footprint(isa_, x)) && sync) {
         Instruction w(*sync);

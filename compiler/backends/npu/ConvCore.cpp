@@ -347,7 +347,7 @@ void emitOutput(const ConvJob& j, const Program& p, const Tile& tile, const Tile
 bool deferTail(const Target& t, const Step& s, const std::vector<isa::Instruction>& tail) {
   double array = 0, channel = 0, vector = 0;
   for (const auto& in : s.computes)
-    if (Target::onArray(in.desc()))
+    if (in.desc().cls->on_array)
       array += t.cyclesOf(in);
   for (const auto* v : {&s.loads, &s.stores})
     for (const auto& in : *v)

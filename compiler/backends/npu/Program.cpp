@@ -314,7 +314,7 @@ size_t Program::placeTails(Step& s) {
   if (!tail_.empty()) {
     // After this step's first gemm (which starts once the array has finished the last
     // step's gemms), or after a join before anything else.
-    const bool gemmFirst = !s.computes.empty() && Target::onArray(s.computes.front().desc());
+    const bool gemmFirst = !s.computes.empty() && s.computes.front().desc().cls->on_array;
     std::vector<isa::Instruction> v;
     if (!gemmFirst)
       v.push_back(syncOn(isa::Engine::Compute));
@@ -413,7 +413,7 @@ void Program::commitStep(Step s) {
         const double begin = std::max(at + p.head, busFree_);
         busFree_ = begin + p.transfer;
         at = busFree_ + p.latency;
-      } else if (Target::onArray(in.desc())) {
+      } else if (in.desc().cls->on_array) {
         at = std::max(at, arrayFree);
         arrayFree = at + t_.cyclesOf(in);
         at = in.desc().background ? at + in.desc().timingOf(isa::timing_key::kIssue) : arrayFree;

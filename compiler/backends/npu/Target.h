@@ -44,10 +44,6 @@ public:
   /// The description's depthwise instruction (docs/isa.md section 2.12), or nullptr:
   /// depthwise convolutions then run as diagonal gemm blocks.
   const isa::InstrDesc* depthwise() const { return dw_; }
-  /// True for instructions the MAC array runs (gemm, depthwise): rule E6's interlock.
-  static bool onArray(const isa::InstrDesc& d) {
-    return d.cls->id == isa::SemanticClass::Gemm || d.cls->id == isa::SemanticClass::Depthwise;
-  }
   /// True when gemm() is itself a background gemm: every gemm() is then followed by a
   /// compute sync (a join), so that it behaves as a foreground one.
   bool gemmNeedsJoin() const { return gemm_->background; }

@@ -82,8 +82,10 @@ struct ClassSpec {
   std::vector<std::string> op_choices;      ///< Allowed `properties.op`; empty: no op.
   bool needs_memories = false;              ///< Requires `properties.memories`.
   bool allows_table_offset = false;         ///< Accepts `properties.table_offset`.
-  bool allows_background = false;           ///< Accepts `properties.background` (gemm).
-  std::string doc;                          ///< One line for generated docs.
+  /// Runs on the MAC array (docs/simulator.md rule E6: a gemm, a compute sync and finish
+  /// wait for the array); accepts `properties.background`.
+  bool on_array = false;
+  std::string doc; ///< One line for generated docs.
   /// Optional extra validation for this class (called after the generic checks).
   std::function<void(const IsaDescription&, const InstrDesc&, Checker&)> extra_check;
 
