@@ -63,19 +63,29 @@ u64 rowsOf(const IsaDescription& isa, const Instruction& in, const char* r) {
 
 } // namespace
 
-DmaPhases dmaPhases(const IsaDescription& isa, const InstrDesc& d, u64 dramRows, u64 sramRows,
-                    u64 rowBytes) {
+u64 dmaRowsPerCycle(const IsaDescription& isa, const MemoryDesc& m) {
+  const u64 bpc = std::max<u64>(1, isa.hw().dram.bytes_per_cycle);
+  const u64 rb = std::max<u64>(1, m.row_bytes);
+  return std::max<u64>(1, std::min<u64>(bpc / rb, std::max<u64>(1, m.banks)));
+}
+
+DmaPhases dmaPhases(const IsaDescription& isa, const InstrDesc& d, const MemoryDesc& m, u64 lines,
+                    u64 lineRows, u64 sramRows) {
   const auto& hw = isa.hw();
   Ck k;
   DmaPhases p;
   p.head = k.add(cyclesOf(d, timing_key::kIssue), cyclesOf(d, timing_key::kSetup));
-  // D1: at most one SRAM row per cycle, and a row's DRAM bytes in whole beats of
-  // dram.bytes_per_cycle. D2: Little's law, at most max_outstanding bursts in flight.
-  const u64 beats =
-      k.mul(dramRows, Ck::ceilDiv(rowBytes, std::max<u64>(1, hw.dram.bytes_per_cycle)));
+  // D1: a line's rows are contiguous in DRAM and move in whole beats of
+  // dram.bytes_per_cycle; the SRAM side takes r rows a cycle (r = dmaRowsPerCycle).
+  // D2: Little's law, at most max_outstanding bursts in flight.
+  const u64 rb = m.row_bytes;
+  const u64 dramRows = k.mul(lines, lineRows);
+  const u64 lineBytes = k.mul(lineRows, rb);
+  const u64 beats = k.mul(lines, Ck::ceilDiv(lineBytes, std::max<u64>(1, hw.dram.bytes_per_cycle)));
+  const u64 sramCycles = Ck::ceilDiv(sramRows, dmaRowsPerCycle(isa, m));
   const u64 inflight = std::max<u64>(1, k.mul(hw.dma.max_outstanding, hw.dma.burst_bytes));
-  const u64 little = Ck::ceilDiv(k.mul(k.mul(dramRows, rowBytes), hw.dma.latency_cycles), inflight);
-  p.transfer = std::max({beats, sramRows, little});
+  const u64 little = Ck::ceilDiv(k.mul(k.mul(dramRows, rb), hw.dma.latency_cycles), inflight);
+  p.transfer = std::max({beats, sramCycles, little});
   p.uses_channel = dramRows > 0;
   p.latency = p.uses_channel ? hw.dma.latency_cycles : 0;
   p.overflow = k.overflow;
@@ -85,11 +95,15 @@ DmaPhases dmaPhases(const IsaDescription& isa, const InstrDesc& d, u64 dramRows,
 DmaPhases dmaPhases(const IsaDescription& isa, const Instruction& in, u64 maxRows) {
   Ck k;
   const MemoryDesc* mem = isa.memoryById(in.get(role::kSram));
-  const u64 rb = mem ? mem->row_bytes : 1;
+  MemoryDesc one;
+  one.row_bytes = 1;
+  const MemoryDesc& m = mem ? *mem : one;
   const u64 cap = maxRows == kNoCap ? kNoCap : std::min(maxRows, mem ? mem->rows() : 1);
-  const u64 lines = k.mulCapped(U(in, role::kSize1), U(in, role::kSize2), cap);
-  const u64 dram = k.mulCapped(U(in, role::kSize0), lines, cap);
-  u64 sram = dram;
+  const u64 size0 = std::min(U(in, role::kSize0), cap);
+  u64 lines = k.mulCapped(U(in, role::kSize1), U(in, role::kSize2), cap);
+  if (cap != kNoCap && size0 > 0) // the budget: at most `cap` DRAM rows
+    lines = std::min(lines, Ck::ceilDiv(cap, size0));
+  u64 sram = k.mulCapped(size0, lines, cap);
   if (in.desc().cls->id == SemanticClass::DmaLoad) {
     const u64 line =
         k.add(k.add(U(in, role::kPadLeft), U(in, role::kSize0)), U(in, role::kPadRight));
@@ -97,7 +111,7 @@ DmaPhases dmaPhases(const IsaDescription& isa, const Instruction& in, u64 maxRow
         k.add(k.add(U(in, role::kPadTop), U(in, role::kSize1)), U(in, role::kPadBottom));
     sram = k.mulCapped(k.mulCapped(line, plane, cap), U(in, role::kSize2), cap);
   }
-  DmaPhases p = dmaPhases(isa, in.desc(), dram, sram, rb);
+  DmaPhases p = dmaPhases(isa, in.desc(), m, lines, size0, sram);
   p.overflow = p.overflow || k.overflow;
   return p;
 }

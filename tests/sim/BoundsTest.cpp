@@ -272,7 +272,8 @@ TEST(SimBounds, ExtremeButLegalDescriptionGivesTheClosedForm) {
   ember::sim::Options o;
   o.cycle_budget = ember::sim::kMaxCycleBudget;
   // DMA of the whole act SRAM, taken in cycle L (rule F1): issue + setup + latency +
-  // max(rows * ceil(row bytes / bw), rows, bytes * lat / (outstanding * burst)) (D1).
+  // max(lines * ceil(line bytes / bw), rows / rows a cycle, bytes * lat / (outstanding *
+  // burst)) (D1).
   const auto& hw = isa.hw();
   const u64 bytes = isa.memory("act").size_bytes, rows = rowsOf(isa, "act");
   Result r =
@@ -282,9 +283,11 @@ TEST(SimBounds, ExtremeButLegalDescriptionGivesTheClosedForm) {
           {}, o);
   ASSERT_TRUE(r.ok()) << r.report.fault->message();
   const u64 L = hw.fetch.latency_cycles, rb = isa.memory("act").row_bytes;
-  u64 X = std::max(rows * ((rb + hw.dram.bytes_per_cycle - 1) / hw.dram.bytes_per_cycle),
-                   (bytes * M + hw.dma.max_outstanding * hw.dma.burst_bytes - 1) /
-                       (hw.dma.max_outstanding * hw.dma.burst_bytes));
+  const u64 beat = hw.dram.bytes_per_cycle;
+  const u64 perCycle = std::max<u64>(1, std::min<u64>(beat / rb, isa.memory("act").banks));
+  u64 X = std::max({rows / 128 * ((128 * rb + beat - 1) / beat), rows / perCycle,
+                    (bytes * M + hw.dma.max_outstanding * hw.dma.burst_bytes - 1) /
+                        (hw.dma.max_outstanding * hw.dma.burst_bytes)});
   EXPECT_EQ(r.report.cycles, L + M + M + M + X); // finish (M) runs alongside on compute
   // GEMM: issue + WL + (n2 - 1) * max(R, WL) + R + fill + drain, R = n0 * n1 * cpr; then
   // finish on the same engine.

@@ -142,10 +142,13 @@ TEST(SimContract, D2_SameCycleDmaStartsBookTheChannelLoadFirst) {
   const auto& hw = isa.hw();
   const u64 L = hw.fetch.latency_cycles, head = issue(isa, "dma.ld") + tim(isa, "dma.ld", "setup");
   ASSERT_EQ(head, issue(isa, "dma.st") + tim(isa, "dma.st", "setup"));
-  // X of 64 act rows and of 32 act rows (rule D1, 16-byte rows).
+  // X of 64 act rows and of 32 act rows in one line (rule D1, 16-byte rows: the line in
+  // whole beats, min(beat / 16, banks) rows a cycle).
   auto X = [&](u64 rows, u64 rb) {
+    const u64 beat = hw.dram.bytes_per_cycle;
+    const u64 perCycle = std::max<u64>(1, std::min<u64>(beat / rb, isa.memory("act").banks));
     return std::max(
-        {rows * ((rb + hw.dram.bytes_per_cycle - 1) / hw.dram.bytes_per_cycle), rows,
+        {(rows * rb + beat - 1) / beat, (rows + perCycle - 1) / perCycle,
          (rows * rb * hw.dma.latency_cycles + hw.dma.max_outstanding * hw.dma.burst_bytes - 1) /
              (hw.dma.max_outstanding * hw.dma.burst_bytes)});
   };

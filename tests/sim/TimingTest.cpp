@@ -23,20 +23,27 @@ u64 fetchLat(const ember::isa::IsaDescription& isa) {
   return isa.hw().fetch.latency_cycles;
 }
 
-/// Rule D1: cycles a DMA of `rows` DRAM rows (and `sramRows` SRAM rows) of `rb` bytes
-/// holds the DRAM channel.
-u64 dmaTransfer(const ember::isa::IsaDescription& isa, u64 rows, u64 rb, u64 sramRows = 0) {
+/// Rule D1: cycles a DMA of `lines` DRAM lines of `lineRows` rows of SRAM `mem` (and
+/// `sramRows` SRAM rows, padding included; 0: as many as DRAM rows) holds the DRAM
+/// channel: each line in whole beats, the SRAM side min(beat / row bytes, banks) rows a
+/// cycle (at least one), Little's law.
+u64 dmaTransfer(const ember::isa::IsaDescription& isa, const char* mem, u64 lineRows,
+                u64 sramRows = 0, u64 lines = 1) {
   const auto& hw = isa.hw();
+  const auto& m = isa.memory(mem);
+  const u64 rb = m.row_bytes, rows = lineRows * lines;
+  const u64 perCycle = std::max<u64>(1, std::min<u64>(hw.dram.bytes_per_cycle / rb, m.banks));
   return std::max(
-      {rows * ceilDiv(rb, hw.dram.bytes_per_cycle), std::max(sramRows, rows),
+      {lines * ceilDiv(lineRows * rb, hw.dram.bytes_per_cycle),
+       ceilDiv(sramRows ? sramRows : rows, perCycle),
        ceilDiv(rows * rb * hw.dma.latency_cycles, hw.dma.max_outstanding * hw.dma.burst_bytes)});
 }
 
-/// Rules D1-D2: a DMA of `rows` rows of `rb` bytes on an idle channel.
-u64 dmaFormula(const ember::isa::IsaDescription& isa, const char* insn, u64 rows, u64 rb,
-               u64 sramRows = 0) {
-  return tim(isa, insn, "issue") + tim(isa, insn, "setup") + dmaTransfer(isa, rows, rb, sramRows) +
-         isa.hw().dma.latency_cycles;
+/// Rules D1-D2: such a DMA on an idle channel.
+u64 dmaFormula(const ember::isa::IsaDescription& isa, const char* insn, const char* mem,
+               u64 lineRows, u64 sramRows = 0, u64 lines = 1) {
+  return tim(isa, insn, "issue") + tim(isa, insn, "setup") +
+         dmaTransfer(isa, mem, lineRows, sramRows, lines) + isa.hw().dma.latency_cycles;
 }
 
 /// docs/simulator.md: GEMM of n rows per block and `blocks` weight blocks.
@@ -60,22 +67,34 @@ TEST(SimTiming, DmaOfNRowsIsTheFormula) {
                        " size1=1 size2=1\nfinish\n";
     Result r = run(isa, prog);
     ASSERT_TRUE(r.ok());
-    EXPECT_EQ(r.report.cycles, L + dmaFormula(isa, "dma.ld", rows, 16)) << rows << " rows";
+    EXPECT_EQ(r.report.cycles, L + dmaFormula(isa, "dma.ld", "act", rows)) << rows << " rows";
   }
   // A 3-D load moves size0*size1*size2 DRAM rows and writes the padded box to the SRAM.
   Result r = run(isa, "dma.ld sram=act sram_addr=0 dram_addr=0 size0=10 size1=7 size2=3 stride1=10 "
                       "stride2=70 pad_left=1 pad_right=1 pad_top=1\nfinish\n");
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r.report.cycles, L + dmaFormula(isa, "dma.ld", 10 * 7 * 3, 16, 12 * 8 * 3));
+  EXPECT_EQ(r.report.cycles, L + dmaFormula(isa, "dma.ld", "act", 10, 12 * 8 * 3, 7 * 3));
   // Weight blocks: 256-byte rows, several beats each.
   r = run(isa, "dma.ld sram=weight sram_addr=0 dram_addr=0 size0=9 size1=1 size2=1\nfinish\n");
-  EXPECT_EQ(r.report.cycles, L + dmaFormula(isa, "dma.ld", 9, 256));
+  EXPECT_EQ(r.report.cycles, L + dmaFormula(isa, "dma.ld", "weight", 9));
   r = run(isa, "dma.st sram=acc sram_addr=0 dram_addr=0 size0=100 size1=1 size2=1\nfinish\n");
-  EXPECT_EQ(r.report.cycles, L + dmaFormula(isa, "dma.st", 100, 64));
-  // Only padding (size0 = 0): no DRAM row, no channel, no latency; one cycle per SRAM row.
+  EXPECT_EQ(r.report.cycles, L + dmaFormula(isa, "dma.st", "acc", 100));
+  // ember-v1 by hand: 16-byte act rows, 32-byte beats, 16 banks: two rows a cycle, a
+  // line's odd row pays a whole beat (1 + 4 issue and setup, 100 latency).
+  ASSERT_EQ(isa.memory("act").row_bytes, 16u);
+  ASSERT_EQ(isa.hw().dram.bytes_per_cycle, 32u);
+  r = run(isa, "dma.ld sram=act sram_addr=0 dram_addr=0 size0=64 size1=1 size2=1\nfinish\n");
+  EXPECT_EQ(r.report.cycles, L + 1 + 4 + 32 + 100);
+  r = run(isa, "dma.ld sram=act sram_addr=0 dram_addr=0 size0=3 size1=8 size2=1 stride1=5\n"
+               "finish\n");
+  EXPECT_EQ(r.report.cycles, L + 1 + 4 + 8 * 2 + 100); // 8 lines of 48 bytes: 2 beats each
+  r = run(isa, "dma.st sram=act sram_addr=0 dram_addr=0 size0=7 size1=1 size2=1\nfinish\n");
+  EXPECT_EQ(r.report.cycles, L + 1 + 4 + 4 + 100);
+  // Only padding (size0 = 0): no DRAM row, no channel, no latency; the 6 SRAM rows at
+  // two a cycle.
   r = run(isa, "dma.ld sram=act sram_addr=0 dram_addr=0 size0=0 size1=2 size2=1 pad_left=3\n"
                "finish\n");
-  EXPECT_EQ(r.report.cycles, L + tim(isa, "dma.ld", "issue") + tim(isa, "dma.ld", "setup") + 6);
+  EXPECT_EQ(r.report.cycles, L + tim(isa, "dma.ld", "issue") + tim(isa, "dma.ld", "setup") + 3);
 }
 
 TEST(SimTiming, OutstandingRequestsLimitBandwidthByLittlesLaw) {
@@ -101,9 +120,10 @@ TEST(SimTiming, LoadAndStoreShareTheDramChannel) {
   const u64 L = fetchLat(isa);
   const u64 head = tim(isa, "dma.st", "issue") + tim(isa, "dma.st", "setup");
   const u64 loadFree =
-      L + tim(isa, "dma.ld", "issue") + tim(isa, "dma.ld", "setup") + dmaTransfer(isa, 128, 16);
+      L + tim(isa, "dma.ld", "issue") + tim(isa, "dma.ld", "setup") + dmaTransfer(isa, "act", 128);
   const u64 storeBegin = std::max(L + 1 + head, loadFree);
-  EXPECT_EQ(r.report.cycles, storeBegin + dmaTransfer(isa, 64, 16) + isa.hw().dma.latency_cycles);
+  EXPECT_EQ(r.report.cycles,
+            storeBegin + dmaTransfer(isa, "act", 64) + isa.hw().dma.latency_cycles);
   EXPECT_EQ(r.report.engines[2].memory_stall, storeBegin - (L + 1 + head));
 }
 
@@ -338,11 +358,11 @@ TEST(SimTiming, DoubleBufferingOverlapsLoadComputeStore) {
   // Overlapped: about the busiest engine plus the fill (parameter, weight and first tile
   // loads before compute can start) and the drain (last store), with a little slack for
   // the hand-over cycles between engines.
-  const u64 tileLoad = dmaFormula(isa, "dma.ld", 128, 16),
-            tileStore = dmaFormula(isa, "dma.st", 128, 16);
+  const u64 tileLoad = dmaFormula(isa, "dma.ld", "act", 128),
+            tileStore = dmaFormula(isa, "dma.st", "act", 128);
   EXPECT_GE(par.report.cycles, longest);
-  const u64 fill = fetchLat(isa) + dmaFormula(isa, "dma.ld", 2, 64) +
-                   dmaFormula(isa, "dma.ld", 1, 256) + tileLoad;
+  const u64 fill = fetchLat(isa) + dmaFormula(isa, "dma.ld", "param", 2) +
+                   dmaFormula(isa, "dma.ld", "weight", 1) + tileLoad;
   EXPECT_LE(par.report.cycles, fill + longest + tileStore + 16);
   // Serialised: the sum of all instruction times.
   EXPECT_GE(ser.report.cycles, sum);

@@ -38,10 +38,14 @@ struct Channel {
   std::uint64_t free_at = 0; ///< First cycle the channel is not reserved.
 };
 
-/// Phases of a DMA of `dramRows` DRAM rows and `sramRows` SRAM rows (padding included)
-/// of `rowBytes` each, for instruction `d` (its issue and setup).
-DmaPhases dmaPhases(const IsaDescription& isa, const InstrDesc& d, std::uint64_t dramRows,
-                    std::uint64_t sramRows, std::uint64_t rowBytes);
+/// SRAM rows of `m` a DMA moves per cycle (rule D1): as many as fill a DRAM beat
+/// (`dram.bytes_per_cycle / row_bytes`), at most one per bank, at least one.
+std::uint64_t dmaRowsPerCycle(const IsaDescription& isa, const MemoryDesc& m);
+/// Phases of a DMA of `lines` DRAM lines of `lineRows` contiguous rows each and
+/// `sramRows` SRAM rows (padding included) of memory `m`, for instruction `d` (its issue
+/// and setup).
+DmaPhases dmaPhases(const IsaDescription& isa, const InstrDesc& d, const MemoryDesc& m,
+                    std::uint64_t lines, std::uint64_t lineRows, std::uint64_t sramRows);
 /// Phases of a dma-load / dma-store instance; `maxRows` caps each row count (budget).
 DmaPhases dmaPhases(const IsaDescription& isa, const Instruction& in,
                     std::uint64_t maxRows = kNoCap);
