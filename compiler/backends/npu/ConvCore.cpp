@@ -466,10 +466,46 @@ void attachResidual(ConvJob& j, const NodeValue& result, LayerCtx& ctx,
   j.out = view(ctx.tensor(y));
 }
 
+namespace {
+LayerInfo emitConvWith(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx);
+
+/// The estimated cycles of `j` under tiling `tl` alone: emitted into a scratch program
+/// (and scratch constants), then dropped. Infinity when the emission refuses it.
+double trialCycles(const ConvJob& j, const ConvTiling& tl, const LayerCtx& ctx) {
+  Program scratch(ctx.t, ctx.prog.depth(), ctx.opts.maxInstructions);
+  ConstPool consts(0);
+  std::map<NodeValue, DramTensor> tensors = ctx.tensors;
+  LayerCtx trial{ctx.t,   scratch,  consts,          ctx.opts,
+                 tensors, ctx.temp, ctx.residualAdd, ctx.absorbed};
+  try {
+    scratch.beginLayer("trial");
+    emitConvWith(j, tl, trial);
+    return scratch.endLayer().cycles;
+  } catch (const Error&) {
+    return std::numeric_limits<double>::infinity();
+  }
+}
+} // namespace
+
 LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
+  const std::vector<ConvTiling> cands = convTilingCandidates(
+      j, ctx.t, ctx.prog.depth(), ctx.opts, size_t(std::max(1, ctx.opts.tilingTrials)));
+  size_t best = 0;
+  if (cands.size() > 1) {
+    double bestCycles = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < cands.size(); ++i)
+      if (const double c = trialCycles(j, cands[i], ctx); c < bestCycles) {
+        bestCycles = c;
+        best = i;
+      }
+  }
+  return emitConvWith(j, cands[best], ctx);
+}
+
+namespace {
+LayerInfo emitConvWith(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx) {
   const Target& t = ctx.t;
   Program& p = ctx.prog;
-  const ConvTiling tl = chooseConvTiling(j, t, p.depth(), ctx.opts);
   if (tl.depth < p.depth())
     p.setLayerDepth(tl.depth);
   const int64_t L = t.lanes(), KB = ceilDiv(j.K, L), D = p.depth();
@@ -598,5 +634,6 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
   info.sram[3] = tl.paramRows;
   return info;
 }
+} // namespace
 
 } // namespace ember::npu

@@ -190,6 +190,12 @@ std::string checkConvJob(const ConvJob& j, const Target& t, int depth);
 /// pipeline depth `depth`, or at depth 1 when none fits (ConvTiling::depth).
 ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
                             const CompileOptions& opts);
+/// Up to `n` good tilings for emission on trial (emitConv): chooseConvTiling's first,
+/// then the cost model's next best with the step's tail deferred into the next step and
+/// with it joined, alternately. The cost model prices a tile in closed form; which of its
+/// close candidates is fastest only the emitted program's estimate tells.
+std::vector<ConvTiling> convTilingCandidates(const ConvJob& j, const Target& t, int depth,
+                                             const CompileOptions& opts, size_t n);
 
 /// Whether a tile's gemms should walk the `blocks` input blocks in their n2 loop (one
 /// gemm per kernel tap, act_s2 = the tile's `plane`) rather than the kernel columns (one

@@ -243,7 +243,7 @@ bool overlaps(const Target& t) {
 }
 
 double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats& st,
-                const ConvTiling& c) {
+                const ConvTiling& c, bool deferredTail) {
   const int64_t L = g.L;
   const auto [Hp, Wp, plane] = haloSize(j, st, c.th, c.tw);
   const int64_t validH = std::min(Hp, j.H), validW = std::min(Wp, j.W);
@@ -290,6 +290,18 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
     // computes block k + 1: only the last block's stays on the critical path.
     Ct = overlaps(t) ? double(c.kt - 1) * std::max(gemms, perTile) + gemms + perTile
                      : double(c.kt) * (perTile + gemms);
+    if (overlaps(t) && deferredTail) {
+      // The last block's requantize runs during the next step's first gemm (the step's
+      // tail, ConvCore's deferTail) when the array's work covers the step's DRAM
+      // transfers and that requantize: then only block 0's bias copy is not overlapped.
+      const double tailVec = t.vectorCycles(t.requant(), c.th, c.tw) +
+                             (j.residual ? t.vectorCycles(*t.quantizedAdd(), c.th, c.tw) : 0.0);
+      const double channel = double(dmaIn) * t.channelCycles(t.dmaLoad(), inRows, Mem::Act) +
+                             t.channelCycles(t.dmaStore(), c.kt * c.th * c.tw, Mem::Act) +
+                             (resRows ? t.channelCycles(t.dmaLoad(), resRows, Mem::Act) : 0.0);
+      if (double(c.kt) * gemms >= channel + tailVec)
+        Ct = double(c.kt) * std::max(gemms, perTile) + (perTile - tailVec);
+    }
   } else {
     Ct = double(c.kt) * perTile + st.gemms / double(st.ktiles) * gemm;
   }
@@ -408,7 +420,13 @@ std::string checkConvJobAt(const ConvJob& j, const Target& t, int depth) {
          (depth == 1 ? " buffer" : " buffers") + ", or a field overflows";
 }
 
-ConvTiling chooseConvTilingAt(const ConvJob& j, const Target& t, int depth,
+/// The tilings that fit at `depth`, each priced by the cost model with the step's tail
+/// joined (`cycles`) and deferred (`deferred`); empty when none fits.
+struct Priced {
+  ConvTiling c;
+  double deferred = 0;
+};
+std::vector<Priced> tilingsAt(const ConvJob& j, const Target& t, int depth,
                               const CompileOptions& opts) {
   const Geometry g = geometry(j, t, depth);
   const int64_t n0max = minMax(t, {{&t.gemm(), isa::role::kN0},
@@ -433,10 +451,9 @@ ConvTiling chooseConvTilingAt(const ConvJob& j, const Target& t, int depth,
   bool dw = depthwiseJob(j, t);
   std::vector<Reduction> candidates = dw ? std::vector<Reduction>{Reduction{}}
                                          : reductionCandidates(j, g.L, g.KB, opts.maxTileReduction);
-  ConvTiling best;
-  best.cycles = -1;
-  // The cheapest tiling whose reduction is one of candidates [from, to); for each (kt,
-  // th, tw) the largest chunks that fit.
+  std::vector<Priced> all;
+  // The tilings whose reduction is one of candidates [from, to); for each (kt, th, tw)
+  // the largest chunks that fit.
   auto search = [&](size_t from, size_t to) {
     for (int64_t kt : tileSizes(g.KB, ktmax)) {
       // The chunk figures of each candidate reduction, computed when first needed.
@@ -460,9 +477,9 @@ ConvTiling chooseConvTilingAt(const ConvJob& j, const Target& t, int depth,
               if (!fits(j, t, g, *stats[i], c))
                 continue;
               fit = true;
-              c.cycles = tileCost(j, t, g, *stats[i], c);
-              if (best.cycles < 0 || c.cycles < best.cycles)
-                best = c;
+              c.cycles = tileCost(j, t, g, *stats[i], c, false);
+              c.depth = depth;
+              all.push_back({c, tileCost(j, t, g, *stats[i], c, true)});
             }
             if (fit)
               break;
@@ -473,16 +490,26 @@ ConvTiling chooseConvTilingAt(const ConvJob& j, const Target& t, int depth,
   // chunk's input and weight loads per step, which the whole reduction never pays.
   size_t whole = !candidates.empty() && candidates.front().rb == 0 ? 1 : 0;
   search(0, whole);
-  if (best.cycles < 0 && dw) {
+  if (all.empty() && dw) {
     dw = false;
     candidates = reductionCandidates(j, g.L, g.KB, opts.maxTileReduction);
     whole = !candidates.empty() && candidates.front().rb == 0 ? 1 : 0;
     search(0, whole);
   }
-  if (best.cycles < 0)
+  if (all.empty())
     search(whole, candidates.size());
-  best.depth = depth;
-  return best;
+  return all;
+}
+
+/// The fitting tilings at `depth`, or at depth 1 when none fits at `depth`.
+std::vector<Priced> tilings(const ConvJob& j, const Target& t, int depth,
+                            const CompileOptions& opts) {
+  std::vector<Priced> all = tilingsAt(j, t, depth, opts);
+  if (all.empty() && depth > 1)
+    all = tilingsAt(j, t, 1, opts);
+  if (all.empty())
+    throw Error("NPU backend", "no convolution tiling fits the SRAMs");
+  return all;
 }
 
 } // namespace
@@ -492,14 +519,47 @@ std::string checkConvJob(const ConvJob& j, const Target& t, int depth) {
   return r.empty() || depth == 1 ? r : checkConvJobAt(j, t, 1);
 }
 
+namespace {
+/// The first of the cheapest by the joined-tail price (search order breaks ties).
+ConvTiling cheapest(const std::vector<Priced>& all) {
+  return std::min_element(all.begin(), all.end(),
+                          [](const Priced& a, const Priced& b) { return a.c.cycles < b.c.cycles; })
+      ->c;
+}
+} // namespace
+
 ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
                             const CompileOptions& opts) {
-  ConvTiling c = chooseConvTilingAt(j, t, depth, opts);
-  if (c.cycles < 0 && depth > 1)
-    c = chooseConvTilingAt(j, t, 1, opts);
-  if (c.cycles < 0)
-    throw Error("NPU backend", "no convolution tiling fits the SRAMs");
-  return c;
+  return cheapest(tilings(j, t, depth, opts));
+}
+
+std::vector<ConvTiling> convTilingCandidates(const ConvJob& j, const Target& t, int depth,
+                                             const CompileOptions& opts, size_t n) {
+  const std::vector<Priced> all = tilings(j, t, depth, opts);
+  std::vector<ConvTiling> out{cheapest(all)};
+  // Then alternately the next cheapest under the deferred-tail price and under the
+  // joined one, without repeats, up to n.
+  auto same = [](const ConvTiling& a, const ConvTiling& b) {
+    return a.kt == b.kt && a.th == b.th && a.tw == b.tw && a.rb == b.rb && a.rt == b.rt &&
+           a.tapHalo == b.tapHalo && a.biasDma == b.biasDma && a.dw == b.dw;
+  };
+  std::vector<const Priced*> byDeferred, byJoined;
+  for (const Priced& p : all) {
+    byDeferred.push_back(&p);
+    byJoined.push_back(&p);
+  }
+  std::stable_sort(byDeferred.begin(), byDeferred.end(),
+                   [](const Priced* a, const Priced* b) { return a->deferred < b->deferred; });
+  std::stable_sort(byJoined.begin(), byJoined.end(),
+                   [](const Priced* a, const Priced* b) { return a->c.cycles < b->c.cycles; });
+  for (size_t i = 0; i < all.size() && out.size() < n; ++i)
+    for (const auto* list : {&byDeferred, &byJoined}) {
+      const ConvTiling& c = (*list)[i]->c;
+      if (out.size() < n &&
+          std::none_of(out.begin(), out.end(), [&](const ConvTiling& o) { return same(o, c); }))
+        out.push_back(c);
+    }
+  return out;
 }
 
 } // namespace ember::npu

@@ -442,6 +442,39 @@ TEST(ConvOnNpu, EstimateWithinAQuarterOfSimulatedCycles) {
   expectInterpreterAndCpu(*b.g->f, in, "y", want, 1, c.name);
 }
 
+// Tiling by trial (docs/compiler.md 8): emitting the cost model's best candidates and
+// keeping the fastest by the program estimate never loses to the first candidate alone,
+// gains on layers where the closed-form price misjudges the tail's overlap, and is
+// exact either way.
+TEST(ConvOnNpu, TilingByTrialIsNeverSlowerAndExact) {
+  const ConvCase cases[] = {{"expand", 1, 16, 56, 56, 96, 1, 1, 1, 0, 0, 0, 0, 1, 1, "clip"},
+                            {"project", 1, 96, 28, 28, 24, 1, 1, 1, 0, 0, 0, 0, 1, 1, ""},
+                            {"dw", 1, 144, 28, 28, 144, 3, 3, 1, 1, 1, 1, 1, 1, 144, "clip"},
+                            {"conv3", 1, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, "relu"}};
+  uint64_t gained = 0;
+  for (const ConvCase& c : cases) {
+    Built b = buildConv(c);
+    const Node& conv = *b.conv;
+    uint64_t cycles[2] = {};
+    for (int trials : {1, 4}) {
+      CompileOptions o;
+      o.tilingTrials = trials;
+      CompileResult r = compile(*b.g->f, refIsa(), o);
+      auto in = randomInputs(r.binary, 7);
+      SimOut s = simulate(r.binary, refIsa(), in);
+      const auto want = referenceConv(c, in["x"], conv.input(1).node->payload(),
+                                      conv.input(2).node->payload(), conv, b.OH, b.OW);
+      EXPECT_EQ(mismatches(s.outputs["y"], want), 0u) << c.name << ", " << trials << " trials";
+      cycles[trials == 4] = s.report.cycles;
+      std::printf("%s, %d trial(s): %llu cycles (%s)\n", c.name, trials,
+                  (unsigned long long)s.report.cycles, r.summary.layers.at(0).tiling.c_str());
+    }
+    EXPECT_LE(cycles[1], cycles[0]) << c.name;
+    gained += cycles[1] < cycles[0];
+  }
+  EXPECT_GE(gained, 1u);
+}
+
 TEST(GemmOnNpu, BitExactAgainstReference) {
   // Variants 4 and 5: 600 inputs on a weight SRAM of two blocks (partial sums).
   const isa::IsaDescription tiny = refIsaWithRows({{"weight", 2}});

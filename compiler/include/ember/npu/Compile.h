@@ -52,6 +52,10 @@ struct CompileOptions {
   /// whose SRAMs are far too small for a model can call for billions of one-row steps;
   /// beyond this the compile stops with ProgramTooLong. Tests lower it.
   size_t maxInstructions = size_t(1) << 24;
+  /// Convolution tilings the compiler emits on trial and times with its program
+  /// estimate (docs/compiler.md section 8, "Tiling by trial"): the cheapest of the cost
+  /// model's best candidates wins. 1: the cost model's first choice, no trial.
+  int tilingTrials = 4;
 };
 
 /// The program would exceed CompileOptions::maxInstructions: the description's SRAMs are
