@@ -1,8 +1,9 @@
 // The Ember NPU (docs/rtl.md): the control path (ember_control), the load and store DMA
 // engines, the MAC array, the vector unit and the four SRAMs, sized by the description
 // (ember_isa_pkg). The instruction stream sits in an instruction buffer written through
-// the prog_* port before the job starts. One DRAM port (valid/ready requests of one SRAM
-// row, in-order responses) serves both DMA engines: the contract books the channel per
+// the prog_* port before the job starts. One DRAM port (valid/ready requests of up to r
+// contiguous rows of a DRAM line, at most bytes_per_cycle bytes; in-order responses)
+// serves both DMA engines: the contract books the channel per
 // DMA instruction, so their request windows never overlap (dram_conflict_o says if they
 // ever did).
 module ember_npu #(
@@ -67,7 +68,27 @@ module ember_npu #(
   localparam int unsigned ACC_AW = $clog2(ember_isa_pkg::MEM_ACC_ROWS);
   localparam int unsigned WGT_AW = $clog2(ember_isa_pkg::MEM_WEIGHT_ROWS);
   localparam int unsigned PAR_AW = $clog2(ember_isa_pkg::MEM_PARAM_ROWS);
-  localparam int unsigned PAR_NR = 3 + ember_isa_pkg::TABLE_ROWS;
+  // SRAM rows a DMA moves a cycle (rule D1): r = max(1, min(bytes_per_cycle / row_bytes,
+  // banks)) per memory; each DMA has r write (load) or read (store) ports on it, rows
+  // row, row + 1, ... (r consecutive rows lie in r different banks).
+  localparam int unsigned BPC1 = ember_isa_pkg::DRAM_BYTES_PER_CYCLE > 0 ? ember_isa_pkg::DRAM_BYTES_PER_CYCLE : 1;
+  function automatic int unsigned rpcC(input int unsigned rb, input int unsigned banks);
+    rpcC = BPC1 / rb == 0 ? 1 : (BPC1 / rb > banks ? banks : BPC1 / rb);
+  endfunction
+  function automatic int unsigned mx(input int unsigned a, input int unsigned b);
+    mx = a > b ? a : b;
+  endfunction
+  localparam int unsigned RA = rpcC(ember_isa_pkg::MEM_ACT_ROW_BYTES, ember_isa_pkg::MEM_ACT_BANKS);
+  localparam int unsigned RWG = rpcC(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES, ember_isa_pkg::MEM_WEIGHT_BANKS);
+  localparam int unsigned RC = rpcC(ember_isa_pkg::MEM_ACC_ROW_BYTES, ember_isa_pkg::MEM_ACC_BANKS);
+  localparam int unsigned RP = rpcC(ember_isa_pkg::MEM_PARAM_ROW_BYTES, ember_isa_pkg::MEM_PARAM_BANKS);
+  localparam int unsigned RMAX = mx(mx(RA, RWG), mx(RC, RP));
+  // The DMA's slots 1 and up are as wide as the widest row of a memory with r > 1.
+  localparam int unsigned SW1 = mx(mx(RA > 1 ? ACT_B : 8, RWG > 1 ? WGT_B : 8),
+                                   mx(RC > 1 ? ACC_B : 8, RP > 1 ? PAR_B : 8));
+  localparam int unsigned WDW = ember_isa_pkg::ROW_BITS + (RMAX - 1) * SW1;
+  localparam int unsigned RB = ember_isa_pkg::ROW_BITS;
+  localparam int unsigned PAR_NR = RP + 2 + ember_isa_pkg::TABLE_ROWS;
 
   // ---- Instruction buffer ----
   logic [31:0] imem_addr_w;
@@ -118,13 +139,16 @@ module ember_npu #(
       .cnt_insns_o, .cnt_fetch_stall_o, .cnt_macs_o, .cnt_dram_read_o, .cnt_dram_write_o);
 
   // ---- Load DMA ----
-  logic ld_chk, ld_busy, ld_we, ld_re, ld_vld, ld_wr;
+  logic ld_chk, ld_busy, ld_re, ld_vld, ld_wr;
+  logic [RMAX-1:0] ld_we;
   logic [2:0] ld_kind;
   logic [1:0] ld_mem;
-  logic [31:0] ld_row, ld_bytes, ld_tag;
+  logic [RMAX*32-1:0] ld_row;
+  logic [31:0] ld_bytes, ld_tag;
   logic [63:0] ld_addr;
-  logic [ember_isa_pkg::ROW_BITS-1:0] ld_wdata, ld_reqdata;
-  ember_dma #(.LOAD(1'b1)) u_load (
+  logic [WDW-1:0] ld_wdata;
+  logic [RB-1:0] ld_reqdata;
+  ember_dma #(.LOAD(1'b1), .RMAX(RMAX), .SW1(SW1)) u_load (
       .clk_i, .rst_ni, .f_i(f0_w), .window_i(window_q), .chk_fault_o(ld_chk), .chk_kind_o(ld_kind),
       .start_i(start0_w && cls0_w == ember_isa_pkg::CLS_DMA_LOAD), .cyc_i(cyc_o), .begin_i(begin0_w),
       .xfer_i(xfer0_w), .busy_o(ld_busy), .sram_we_o(ld_we), .sram_re_o(ld_re),
@@ -136,13 +160,16 @@ module ember_npu #(
       .dram_rsp_rdata_i(dram_rsp_rdata_i));
 
   // ---- Store DMA ----
-  logic st_chk, st_busy, st_we, st_re, st_vld, st_wr;
+  logic st_chk, st_busy, st_re, st_vld, st_wr;
+  logic [RMAX-1:0] st_we;
   logic [2:0] st_kind;
   logic [1:0] st_mem;
-  logic [31:0] st_row, st_bytes, st_tag;
+  logic [RMAX*32-1:0] st_row;
+  logic [31:0] st_bytes, st_tag;
   logic [63:0] st_addr;
-  logic [ember_isa_pkg::ROW_BITS-1:0] st_wdata, st_reqdata, st_rdata;
-  ember_dma #(.LOAD(1'b0)) u_store (
+  logic [WDW-1:0] st_wdata;
+  logic [RB-1:0] st_reqdata, st_rdata;
+  ember_dma #(.LOAD(1'b0), .RMAX(RMAX), .SW1(SW1)) u_store (
       .clk_i, .rst_ni, .f_i(f2_w), .window_i(window_q), .chk_fault_o(st_chk), .chk_kind_o(st_kind),
       .start_i(start2_w && cls2_w == ember_isa_pkg::CLS_DMA_STORE), .cyc_i(cyc_o), .begin_i(begin2_w),
       .xfer_i(xfer2_w), .busy_o(st_busy), .sram_we_o(st_we), .sram_re_o(st_re),
@@ -244,66 +271,101 @@ module ember_npu #(
                   || gm_bank_err;
 
   // ---- SRAMs ----
-  // act: writes load DMA, vector or normalize; reads store DMA, vector source 0 or
-  // normalize's source, vector source 1, then the array's MAC_ROWS ports (a gemm's row on
-  // the first; a depthwise output's taps, at most read_ports of them from a bank in a
-  // cycle: a banked SRAM's ports, DW1).
-  logic [ACT_B-1:0] act_r0;
+  // The DMAs' ports of each memory: load slot i writes, store slot i reads (i < r).
+  logic [RA-1:0] act_dwe;
+  logic [RA*ACT_AW-1:0] act_dwa, act_dra;
+  logic [RA*ACT_B-1:0] act_dwd, act_drd;
+  logic [RWG-1:0] wgt_dwe;
+  logic [RWG*WGT_AW-1:0] wgt_dwa, wgt_dra;
+  logic [RWG*WGT_B-1:0] wgt_dwd, wgt_drd;
+  logic [RC-1:0] acc_dwe;
+  logic [RC*ACC_AW-1:0] acc_dwa, acc_dra;
+  logic [RC*ACC_B-1:0] acc_dwd, acc_drd;
+  logic [RP-1:0] par_dwe;
+  logic [RP*PAR_AW-1:0] par_dwa, par_dra;
+  logic [RP*PAR_B-1:0] par_dwd, par_drd;
+  always_comb begin
+    for (int i = 0; i < RA; i++) begin
+      act_dwe[i] = ld_we[i] && ld_mem == 2'(ember_isa_pkg::MEM_ACT_ID);
+      act_dwa[i*ACT_AW +: ACT_AW] = ld_row[32*i +: ACT_AW];
+      act_dwd[i*ACT_B +: ACT_B] = i == 0 ? ld_wdata[0 +: ACT_B] : ld_wdata[RB + (i - 1) * SW1 +: ACT_B];
+      act_dra[i*ACT_AW +: ACT_AW] = st_row[32*i +: ACT_AW];
+    end
+    for (int i = 0; i < RWG; i++) begin
+      wgt_dwe[i] = ld_we[i] && ld_mem == 2'(ember_isa_pkg::MEM_WEIGHT_ID);
+      wgt_dwa[i*WGT_AW +: WGT_AW] = ld_row[32*i +: WGT_AW];
+      wgt_dwd[i*WGT_B +: WGT_B] = i == 0 ? ld_wdata[0 +: WGT_B] : ld_wdata[RB + (i - 1) * SW1 +: WGT_B];
+      wgt_dra[i*WGT_AW +: WGT_AW] = st_row[32*i +: WGT_AW];
+    end
+    for (int i = 0; i < RC; i++) begin
+      acc_dwe[i] = ld_we[i] && ld_mem == 2'(ember_isa_pkg::MEM_ACC_ID);
+      acc_dwa[i*ACC_AW +: ACC_AW] = ld_row[32*i +: ACC_AW];
+      acc_dwd[i*ACC_B +: ACC_B] = i == 0 ? ld_wdata[0 +: ACC_B] : ld_wdata[RB + (i - 1) * SW1 +: ACC_B];
+      acc_dra[i*ACC_AW +: ACC_AW] = st_row[32*i +: ACC_AW];
+    end
+    for (int i = 0; i < RP; i++) begin
+      par_dwe[i] = ld_we[i] && ld_mem == 2'(ember_isa_pkg::MEM_PARAM_ID);
+      par_dwa[i*PAR_AW +: PAR_AW] = ld_row[32*i +: PAR_AW];
+      par_dwd[i*PAR_B +: PAR_B] = i == 0 ? ld_wdata[0 +: PAR_B] : ld_wdata[RB + (i - 1) * SW1 +: PAR_B];
+      par_dra[i*PAR_AW +: PAR_AW] = st_row[32*i +: PAR_AW];
+    end
+  end
+  // act: writes load DMA (r ports), vector or normalize; reads store DMA (r ports),
+  // vector source 0 or normalize's source, vector source 1, then the array's MAC_ROWS
+  // ports (a gemm's row on the first; a depthwise output's taps, at most read_ports of
+  // them from a bank in a cycle: a banked SRAM's ports, DW1).
   logic [MR*ACT_AW-1:0] gm_act_raddr;
   always_comb
     for (int t = 0; t < MR; t++) gm_act_raddr[ACT_AW*t +: ACT_AW] = gm_act_rows[32*t +: ACT_AW];
-  ember_sram #(.ROWS(ember_isa_pkg::MEM_ACT_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_ACT_ROW_BYTES), .NR(3 + MR), .NW(2)) u_act (
+  ember_sram #(.ROWS(ember_isa_pkg::MEM_ACT_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_ACT_ROW_BYTES), .NR(2 + RA + MR), .NW(1 + RA)) u_act (
       .clk_i,
-      .we_i({(vc_we && !vc_dacc) || nm_we, ld_we && ld_mem == 2'(ember_isa_pkg::MEM_ACT_ID)}),
-      .waddr_i({nm_busy ? nm_dst[ACT_AW-1:0] : vc_dst[ACT_AW-1:0], ld_row[ACT_AW-1:0]}),
-      .wdata_i({nm_busy ? nm_act : vc_act, ld_wdata[ACT_B-1:0]}),
+      .we_i({(vc_we && !vc_dacc) || nm_we, act_dwe}),
+      .waddr_i({nm_busy ? nm_dst[ACT_AW-1:0] : vc_dst[ACT_AW-1:0], act_dwa}),
+      .wdata_i({nm_busy ? nm_act : vc_act, act_dwd}),
       .raddr_i({gm_act_raddr, vc_s1[ACT_AW-1:0],
-                nm_busy ? nm_src[ACT_AW-1:0] : vc_s0[ACT_AW-1:0], st_row[ACT_AW-1:0]}),
-      .rdata_o({act_gm, act_r2, act_r1, act_r0}));
-  // acc: writes load DMA, vector, the array; reads store DMA, vector 0 or normalize's
-  // first row, vector 1 or normalize's second, normalize's third (layernorm's B row),
-  // the array.
-  logic [ACC_B-1:0] acc_r0;
-  ember_sram #(.ROWS(ember_isa_pkg::MEM_ACC_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_ACC_ROW_BYTES), .NR(5), .NW(3)) u_acc (
+                nm_busy ? nm_src[ACT_AW-1:0] : vc_s0[ACT_AW-1:0], act_dra}),
+      .rdata_o({act_gm, act_r2, act_r1, act_drd}));
+  // acc: writes load DMA (r ports), vector, the array; reads store DMA (r ports), vector
+  // 0 or normalize's first row, vector 1 or normalize's second, normalize's third
+  // (layernorm's B row), the array.
+  ember_sram #(.ROWS(ember_isa_pkg::MEM_ACC_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_ACC_ROW_BYTES), .NR(4 + RC), .NW(2 + RC)) u_acc (
       .clk_i,
-      .we_i({gm_we, vc_we && vc_dacc, ld_we && ld_mem == 2'(ember_isa_pkg::MEM_ACC_ID)}),
-      .waddr_i({gm_acc_row[ACC_AW-1:0], vc_dst[ACC_AW-1:0], ld_row[ACC_AW-1:0]}),
-      .wdata_i({gm_acc, vc_acc, ld_wdata[ACC_B-1:0]}),
+      .we_i({gm_we, vc_we && vc_dacc, acc_dwe}),
+      .waddr_i({gm_acc_row[ACC_AW-1:0], vc_dst[ACC_AW-1:0], acc_dwa}),
+      .wdata_i({gm_acc, vc_acc, acc_dwd}),
       .raddr_i({gm_acc_row[ACC_AW-1:0], nm_c2[ACC_AW-1:0], nm_sel ? nm_c1[ACC_AW-1:0] : vc_s1[ACC_AW-1:0],
-                nm_sel ? nm_c0[ACC_AW-1:0] : vc_s0[ACC_AW-1:0], st_row[ACC_AW-1:0]}),
-      .rdata_o({acc_gm, acc_r3, acc_r2, acc_r1, acc_r0}));
-  // weight: writes load DMA; reads store DMA, gemm.
-  logic [WGT_B-1:0] wgt_r0;
-  ember_sram #(.ROWS(ember_isa_pkg::MEM_WEIGHT_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES), .NR(2), .NW(1)) u_wgt (
-      .clk_i, .we_i(ld_we && ld_mem == 2'(ember_isa_pkg::MEM_WEIGHT_ID)), .waddr_i(ld_row[WGT_AW-1:0]),
-      .wdata_i(ld_wdata[WGT_B-1:0]),
-      .raddr_i({gm_wgt_row[WGT_AW-1:0], st_row[WGT_AW-1:0]}), .rdata_o({wgt_r1, wgt_r0}));
-  // param: writes load DMA; reads store DMA, requantize's (quantized-add's) two rows,
-  // the lut table.
+                nm_sel ? nm_c0[ACC_AW-1:0] : vc_s0[ACC_AW-1:0], acc_dra}),
+      .rdata_o({acc_gm, acc_r3, acc_r2, acc_r1, acc_drd}));
+  // weight: writes load DMA (r ports); reads store DMA (r ports), gemm.
+  ember_sram #(.ROWS(ember_isa_pkg::MEM_WEIGHT_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES), .NR(1 + RWG), .NW(RWG)) u_wgt (
+      .clk_i, .we_i(wgt_dwe), .waddr_i(wgt_dwa), .wdata_i(wgt_dwd),
+      .raddr_i({gm_wgt_row[WGT_AW-1:0], wgt_dra}), .rdata_o({wgt_r1, wgt_drd}));
+  // param: writes load DMA (r ports); reads store DMA (r ports), requantize's
+  // (quantized-add's) two rows, the lut table.
   logic [PAR_NR*PAR_AW-1:0] par_raddr;
   logic [PAR_NR*PAR_B-1:0] par_rdata;
-  logic [PAR_B-1:0] par_r0;
   always_comb begin
-    par_raddr[0 +: PAR_AW] = st_row[PAR_AW-1:0];
-    par_raddr[PAR_AW +: PAR_AW] = vc_prow[PAR_AW-1:0];
-    par_raddr[2*PAR_AW +: PAR_AW] = PAR_AW'(vc_prow + 1);
+    par_raddr[0 +: RP*PAR_AW] = par_dra;
+    par_raddr[RP*PAR_AW +: PAR_AW] = vc_prow[PAR_AW-1:0];
+    par_raddr[(RP+1)*PAR_AW +: PAR_AW] = PAR_AW'(vc_prow + 1);
     for (int t = 0; t < ember_isa_pkg::TABLE_ROWS; t++)
-      par_raddr[(3+t)*PAR_AW +: PAR_AW] = PAR_AW'(vc_trow + 32'(t));
-    par_r0 = par_rdata[0 +: PAR_B];
-    par_m = par_rdata[PAR_B +: PAR_B];
-    par_s = par_rdata[2*PAR_B +: PAR_B];
-    par_table = par_rdata[3*PAR_B +: 2048];
+      par_raddr[(RP+2+t)*PAR_AW +: PAR_AW] = PAR_AW'(vc_trow + 32'(t));
+    par_drd = par_rdata[0 +: RP*PAR_B];
+    par_m = par_rdata[RP*PAR_B +: PAR_B];
+    par_s = par_rdata[(RP+1)*PAR_B +: PAR_B];
+    par_table = par_rdata[(RP+2)*PAR_B +: 2048];
   end
-  ember_sram #(.ROWS(ember_isa_pkg::MEM_PARAM_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_PARAM_ROW_BYTES), .NR(PAR_NR), .NW(1)) u_par (
-      .clk_i, .we_i(ld_we && ld_mem == 2'(ember_isa_pkg::MEM_PARAM_ID)), .waddr_i(ld_row[PAR_AW-1:0]),
-      .wdata_i(ld_wdata[PAR_B-1:0]), .raddr_i(par_raddr), .rdata_o(par_rdata));
+  ember_sram #(.ROWS(ember_isa_pkg::MEM_PARAM_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_PARAM_ROW_BYTES), .NR(PAR_NR), .NW(RP)) u_par (
+      .clk_i, .we_i(par_dwe), .waddr_i(par_dwa), .wdata_i(par_dwd), .raddr_i(par_raddr),
+      .rdata_o(par_rdata));
 
+  // The store's rows, packed (row i at byte i * row_bytes; r * row_bytes is at most
+  // bytes_per_cycle, which the RTL assumes is at most MAX_ROW_BYTES, docs/rtl.md 5.2).
   always_comb begin
-    st_rdata = '0;
-    if (st_mem == 2'(ember_isa_pkg::MEM_ACT_ID)) st_rdata[ACT_B-1:0] = act_r0;
-    else if (st_mem == 2'(ember_isa_pkg::MEM_ACC_ID)) st_rdata[ACC_B-1:0] = acc_r0;
-    else if (st_mem == 2'(ember_isa_pkg::MEM_WEIGHT_ID)) st_rdata[WGT_B-1:0] = wgt_r0;
-    else st_rdata[PAR_B-1:0] = par_r0;
+    if (st_mem == 2'(ember_isa_pkg::MEM_ACT_ID)) st_rdata = RB'(act_drd);
+    else if (st_mem == 2'(ember_isa_pkg::MEM_ACC_ID)) st_rdata = RB'(acc_drd);
+    else if (st_mem == 2'(ember_isa_pkg::MEM_WEIGHT_ID)) st_rdata = RB'(wgt_drd);
+    else st_rdata = RB'(par_drd);
   end
 
   assign isa_hash_o = {ember_isa_pkg::ISA_HASH_HI, ember_isa_pkg::ISA_HASH_LO};

@@ -59,6 +59,11 @@ module ember_timing (
   localparam int unsigned LATB = $clog2(LAT + 1);
   localparam longint unsigned INFLIGHT = 64'(ember_isa_pkg::DMA_MAX_OUTSTANDING) * 64'(ember_isa_pkg::DMA_BURST_BYTES);
   localparam int unsigned LGI = $clog2(INFLIGHT);  // a power of two (description.cpp)
+  // DRAM bytes a cycle (at least 1, as the model takes it); a power of two in every
+  // shipped description (then a line's beats are a shift).
+  localparam int unsigned BPC1 = ember_isa_pkg::DRAM_BYTES_PER_CYCLE > 0 ? ember_isa_pkg::DRAM_BYTES_PER_CYCLE : 1;
+  localparam bit BPC_POW2 = (BPC1 & (BPC1 - 1)) == 0;
+  localparam int unsigned LGBPC = $clog2(BPC1);
   localparam longint unsigned WL = 64'(ember_isa_pkg::MAC_WEIGHT_LOAD_CYCLES);
   localparam longint unsigned FD = 64'(ember_isa_pkg::MAC_FILL_CYCLES) + 64'(ember_isa_pkg::MAC_DRAIN_CYCLES);
   localparam longint unsigned RC = 64'(ember_isa_pkg::MAC_ROWS) * 64'(ember_isa_pkg::MAC_COLS);
@@ -75,13 +80,25 @@ module ember_timing (
     else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) lgRowBytes = LGB'($clog2(ember_isa_pkg::MEM_PARAM_ROW_BYTES));
     else lgRowBytes = '0;
   endfunction
-  // ceil(row_bytes / dram.bytes_per_cycle): DRAM beats of one row.
-  function automatic logic [RBB-1:0] beatsPerRow(input logic [63:0] id);
-    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) beatsPerRow = RBB'((ember_isa_pkg::MEM_ACT_ROW_BYTES + ember_isa_pkg::DRAM_BYTES_PER_CYCLE - 1) / ember_isa_pkg::DRAM_BYTES_PER_CYCLE);
-    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) beatsPerRow = RBB'((ember_isa_pkg::MEM_WEIGHT_ROW_BYTES + ember_isa_pkg::DRAM_BYTES_PER_CYCLE - 1) / ember_isa_pkg::DRAM_BYTES_PER_CYCLE);
-    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) beatsPerRow = RBB'((ember_isa_pkg::MEM_ACC_ROW_BYTES + ember_isa_pkg::DRAM_BYTES_PER_CYCLE - 1) / ember_isa_pkg::DRAM_BYTES_PER_CYCLE);
-    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) beatsPerRow = RBB'((ember_isa_pkg::MEM_PARAM_ROW_BYTES + ember_isa_pkg::DRAM_BYTES_PER_CYCLE - 1) / ember_isa_pkg::DRAM_BYTES_PER_CYCLE);
-    else beatsPerRow = 1;
+  // r = max(1, min(bytes_per_cycle / row_bytes, banks)): SRAM rows a DMA moves a cycle
+  // (rule D1, isa::timing::dmaRowsPerCycle); an id that names no memory: 1.
+  function automatic int unsigned rpcOf(input int unsigned rb, input int unsigned banks);
+    rpcOf = BPC1 / rb == 0 ? 1 : (BPC1 / rb > banks ? banks : BPC1 / rb);
+  endfunction
+  localparam int unsigned RPC_ACT = rpcOf(ember_isa_pkg::MEM_ACT_ROW_BYTES, ember_isa_pkg::MEM_ACT_BANKS);
+  localparam int unsigned RPC_WGT = rpcOf(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES, ember_isa_pkg::MEM_WEIGHT_BANKS);
+  localparam int unsigned RPC_ACC = rpcOf(ember_isa_pkg::MEM_ACC_ROW_BYTES, ember_isa_pkg::MEM_ACC_BANKS);
+  localparam int unsigned RPC_PAR = rpcOf(ember_isa_pkg::MEM_PARAM_ROW_BYTES, ember_isa_pkg::MEM_PARAM_BANKS);
+  // Every r a power of two (r = bytes_per_cycle / row_bytes or banks, both usually are):
+  // ceil(S / r) is a shift, else a division by the selected memory's constant.
+  localparam bit RPC_POW2 = (RPC_ACT & (RPC_ACT - 1)) == 0 && (RPC_WGT & (RPC_WGT - 1)) == 0
+                         && (RPC_ACC & (RPC_ACC - 1)) == 0 && (RPC_PAR & (RPC_PAR - 1)) == 0;
+  function automatic logic [4:0] lgRpc(input logic [63:0] id);
+    if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) lgRpc = 5'($clog2(RPC_ACT));
+    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) lgRpc = 5'($clog2(RPC_WGT));
+    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) lgRpc = 5'($clog2(RPC_ACC));
+    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) lgRpc = 5'($clog2(RPC_PAR));
+    else lgRpc = '0;
   endfunction
   function automatic logic [BKW-1:0] banksOf(input logic [63:0] id);
     if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) banksOf = BKW'(ember_isa_pkg::MEM_ACT_BANKS);
@@ -187,13 +204,27 @@ module ember_timing (
   assign s_x = W_S'(lp) * W_S'(s2);
   assign o_s = (s_x >> 64) != 0;
   assign s_load = o_s ? '1 : C_S'(s_x);
-  // Beats: D * ceil(rb / bytes_per_cycle), checked.
-  localparam int unsigned W_BT = C_D + RBB;
+  // Beats: lines * ceil(s0 * rb / bytes_per_cycle) (a line's rows are contiguous in
+  // DRAM and move in whole beats), each product checked.
+  localparam int unsigned W_LB = S0B + RBB;
+  localparam int unsigned C_LB = W_LB > 64 ? 64 : W_LB;
+  logic [W_LB-1:0] lb_x;
+  logic [C_LB-1:0] line_bytes, bpl;
+  logic o_lb;
+  assign lb_x = W_LB'(s0) << lgRowBytes(sram_id);
+  assign o_lb = (lb_x >> 64) != 0;
+  assign line_bytes = o_lb ? '1 : C_LB'(lb_x);
+  if (BPC_POW2) begin : g_bpl_shift
+    assign bpl = C_LB'(((C_LB + 1)'(line_bytes) + (C_LB + 1)'(BPC1 - 1)) >> LGBPC);
+  end else begin : g_bpl_div
+    assign bpl = C_LB'(((C_LB + 1)'(line_bytes) + (C_LB + 1)'(BPC1 - 1)) / (C_LB + 1)'(BPC1));
+  end
+  localparam int unsigned W_BT = C_LN + C_LB;
   localparam int unsigned C_BT = W_BT > 64 ? 64 : W_BT;
   logic [W_BT-1:0] bt_x;
   logic [C_BT-1:0] beats;
   logic o_bt;
-  assign bt_x = W_BT'(d_rows) * W_BT'(beatsPerRow(sram_id));
+  assign bt_x = W_BT'(lines) * W_BT'(bpl);
   assign o_bt = (bt_x >> 64) != 0;
   assign beats = o_bt ? '1 : C_BT'(bt_x);
   // Bytes D * rb (rb a power of two: a shift), checked; as a counter, modulo 2^64.
@@ -215,25 +246,39 @@ module ember_timing (
   assign o_lt = (lt_x >> 64) != 0;
   assign lat_bytes = o_lt ? '1 : C_LT'(lt_x);
   assign little = (lat_bytes >> LGI) + C_LT'((lat_bytes & C_LT'(INFLIGHT - 1)) != 0);
-  // X = max(beats, S, little); T = head + X + latency with rows, else head + S.
+  // X = max(beats, ceil(S / r), little); T = head + X + latency with rows, else
+  // head + ceil(S / r) (no channel: beats and little are 0).
   localparam int unsigned C_X0 = C_BT > C_S ? C_BT : C_S;
   localparam int unsigned C_X1 = C_X0 > C_D ? C_X0 : C_D;  // a store's S is D
   localparam int unsigned C_X = C_X1 > C_LT ? C_X1 : C_LT;
-  logic [C_X-1:0] srows, xfer;
+  logic [C_X-1:0] srows, scyc, xfer;
   logic [TB:0] head;
   logic o_dma;
   assign srows = load ? C_X'(s_load) : C_X'(d_rows);
+  if (RPC_POW2) begin : g_scyc_shift
+    logic [C_X:0] sx;
+    assign sx = (C_X + 1)'(srows) + (((C_X + 1)'(1) << lgRpc(sram_id)) - (C_X + 1)'(1));
+    assign scyc = C_X'(sx >> lgRpc(sram_id));
+  end else begin : g_scyc_div
+    always_comb begin
+      if (sram_id == 64'(ember_isa_pkg::MEM_ACT_ID)) scyc = C_X'(((C_X + 1)'(srows) + (C_X + 1)'(RPC_ACT - 1)) / (C_X + 1)'(RPC_ACT));
+      else if (sram_id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) scyc = C_X'(((C_X + 1)'(srows) + (C_X + 1)'(RPC_WGT - 1)) / (C_X + 1)'(RPC_WGT));
+      else if (sram_id == 64'(ember_isa_pkg::MEM_ACC_ID)) scyc = C_X'(((C_X + 1)'(srows) + (C_X + 1)'(RPC_ACC - 1)) / (C_X + 1)'(RPC_ACC));
+      else if (sram_id == 64'(ember_isa_pkg::MEM_PARAM_ID)) scyc = C_X'(((C_X + 1)'(srows) + (C_X + 1)'(RPC_PAR - 1)) / (C_X + 1)'(RPC_PAR));
+      else scyc = srows;
+    end
+  end
   always_comb begin
-    xfer = C_X'(beats) > srows ? C_X'(beats) : srows;
+    xfer = C_X'(beats) > scyc ? C_X'(beats) : scyc;
     if (C_X'(little) > xfer) xfer = C_X'(little);
   end
   assign head = (TB + 1)'(issue) + (TB + 1)'(setup);
   localparam int unsigned W_TD0 = C_X > LATB ? C_X : LATB;
   localparam int unsigned W_TD = (W_TD0 > TB + 1 ? W_TD0 : TB + 1) + 2;
   logic [W_TD-1:0] td_x;
-  assign td_x = d_rows != 0 ? W_TD'(head) + W_TD'(xfer) + W_TD'(LAT) : W_TD'(head) + W_TD'(srows);
-  assign o_dma = o_ln || o_d || (load && (o_li || o_pl || o_lp || o_s)) || o_bt || o_by || o_lt
-              || (td_x >> 64) != 0;
+  assign td_x = W_TD'(head) + W_TD'(xfer) + (d_rows != 0 ? W_TD'(LAT) : W_TD'(0));
+  assign o_dma = o_ln || o_d || (load && (o_li || o_pl || o_lp || o_s)) || o_lb || o_bt || o_by
+              || o_lt || (td_x >> 64) != 0;
 
   // ---- DW1: the cycles C of one depthwise output ----
   // C = ceil(max over banks b of N_b / read_ports) for the act memory, N_b the taps
