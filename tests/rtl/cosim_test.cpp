@@ -409,6 +409,304 @@ TEST(Cosim, E6_BackgroundGemmOverlapsVector) {
   EXPECT_EQ(sp.report.macs, s.report.macs);
 }
 
+// ---- Rule D1: a line's rows packed into DRAM beats, r SRAM rows a cycle ----
+
+/// D1 by hand (docs/simulator.md section 2.2) for a DMA of `lines` DRAM lines of `s0`
+/// rows and `S` SRAM rows of memory `mem`, started on an idle channel: its duration
+/// head + X + latency (D > 0), else head + ceil(S / r).
+u64 dmaCycles(const char* insn, const char* mem, u64 s0, u64 lines, u64 S) {
+  const auto& d = *isa().findInstruction(insn);
+  const auto& m = isa().memory(mem);
+  const auto& hw = isa().hw();
+  const u64 bpc = hw.dram.bytes_per_cycle, rb = m.row_bytes;
+  const u64 r = std::max<u64>(1, std::min<u64>(bpc / rb, m.banks));
+  auto cdiv = [](u64 a, u64 b) { return (a + b - 1) / b; };
+  const u64 head = u64(d.timingOf("issue")) + u64(d.timingOf("setup"));
+  const u64 D = s0 * lines;
+  if (D == 0)
+    return head + cdiv(S, r);
+  const u64 X =
+      std::max({lines * cdiv(s0 * rb, bpc), cdiv(S, r),
+                cdiv(D * rb * hw.dma.latency_cycles, hw.dma.max_outstanding * hw.dma.burst_bytes)});
+  return head + X + hw.dma.latency_cycles;
+}
+
+/// ember-v1's parameters, for the literal figures of docs/simulator.md (act rows of 16
+/// bytes in 16 banks, weight 256, acc 64, 32 bytes a cycle, 100 cycles, 64 x 64 bytes
+/// in flight, dma issue 1 and setup 4).
+bool isEmberV1() {
+  const auto& hw = isa().hw();
+  const auto& ld = *isa().findInstruction("dma.ld");
+  const auto& st = *isa().findInstruction("dma.st");
+  return hw.dram.bytes_per_cycle == 32 && isa().memory("act").row_bytes == 16 &&
+         isa().memory("act").banks == 16 && isa().memory("weight").row_bytes == 256 &&
+         isa().memory("acc").row_bytes == 64 && hw.dma.latency_cycles == 100 &&
+         hw.dma.max_outstanding * hw.dma.burst_bytes == 4096 && ld.timingOf("issue") == 1 &&
+         ld.timingOf("setup") == 4 && st.timingOf("issue") == 1 && st.timingOf("setup") == 4;
+}
+
+/// The model's slices of `text` by stream index (it must run without a fault).
+std::vector<ember::sim::Slice> slicesOf(const std::string& text,
+                                        const std::vector<std::uint8_t>& image) {
+  const ember::sim::Result s = simRun(text, image);
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.report.fault->message());
+  std::vector<ember::sim::Slice> sl = s.report.slices;
+  std::sort(sl.begin(), sl.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
+  return sl;
+}
+
+/// The RTL's DRAM window after `text` (the model's is the same when cosim() passes).
+ember::sim::DramImage rtlDram(const std::string& text, const std::vector<std::uint8_t>& image) {
+  Job job = jobOf(ember::isa::assemble(text, isa(), "d1.s"));
+  job.dram.write(0, image);
+  ember::sim::Simulator sim(isa());
+  ember::rtl::RtlResult r = ember::rtl::runVerilated<EMBER_RTL_MODEL>(
+      isa(), job, ember::sim::Options{}, sim.defaultCycleBudget(job));
+  EXPECT_FALSE(r.overrun);
+  return r.dram;
+}
+
+std::string num(u64 v) {
+  return std::to_string(v);
+}
+
+/// A dma.st of act rows [0, rows) to DRAM byte `at`, as size1 lines of size0 <= 255 rows
+/// (the field's range in the shipped descriptions).
+std::string storeActRows(u64 rows, u64 at, const char* flags = "") {
+  u64 lines = (rows + 254) / 255;
+  while (rows % lines != 0)
+    ++lines;
+  return std::string("dma.st ") + flags + " sram=act sram_addr=0 dram_addr=" + num(at) +
+         " size0=" + num(rows / lines) + " size1=" + num(lines) +
+         " size2=1 stride1=" + num(rows / lines) + "\n";
+}
+
+TEST(Cosim, D1_ActLoadOfOneLine) {
+  // Loads of N act rows in one line, one after the other (each on an idle channel),
+  // then stored back: ember-v1 moves 2 act rows a cycle, 1 + 4 + ceil(N / 2) + 100.
+  const u64 ab = isa().memory("act").row_bytes;
+  const std::vector<u64> ns = {1, 2, 3, 15, 16, 17, 64, 253};
+  std::string p;
+  u64 row = 0;
+  for (u64 n : ns) {
+    p += "dma.ld sram=act sram_addr=" + num(row) + " dram_addr=" + num(row * ab) +
+         " size0=" + num(n) + " size1=1 size2=1\n";
+    row += n;
+  }
+  p += "dma.ld sram=act sram_addr=0 dram_addr=0 size0=1 size1=1 size2=1 push_next\n"
+       "sync engine=compute pop_prev push_next\n" +
+       storeActRows(row, row * ab, "pop_prev") + "finish\n";
+  const auto img = randomBytes(row * ab, 71);
+  EXPECT_EQ(cosimAsm(p, img), "");
+  const auto sl = slicesOf(p, img);
+  ASSERT_EQ(sl.size(), ns.size() + 4);
+  for (std::size_t i = 0; i < ns.size(); ++i) {
+    const u64 n = ns[i], t = sl[i].end - sl[i].start;
+    EXPECT_EQ(sl[i].memory_stall, 0u) << "load " << i;
+    EXPECT_EQ(t, dmaCycles("dma.ld", "act", n, 1, n)) << "N = " << n;
+    if (isEmberV1()) {
+      EXPECT_EQ(t, 1 + 4 + (n + 1) / 2 + 100) << "N = " << n;
+    }
+  }
+  const auto dram = rtlDram(p, img);
+  for (u64 a = 0; a < row * ab; ++a)
+    ASSERT_EQ(dram[row * ab + a], img[a]) << "byte " << a << " stored back";
+}
+
+TEST(Cosim, D1_OddLinesPayAPartialBeat) {
+  // 2-D act loads whose line is not a whole number of beats: each line pays its partial
+  // beat (lines * ceil(size0 * rb / bytes_per_cycle)), so 6 lines of 5 rows take 18
+  // beats on ember-v1, not ceil(30 / 2) = 15; 8 lines of 1 row take 8.
+  const u64 ab = isa().memory("act").row_bytes;
+  const std::string p =
+      "dma.ld sram=act sram_addr=0 dram_addr=0 size0=5 size1=6 size2=1 stride1=8\n"
+      "dma.ld sram=act sram_addr=30 dram_addr=" +
+      num(64 * ab) +
+      " size0=1 size1=4 size2=2 stride1=3 stride2=16\n"
+      "dma.ld sram=act sram_addr=38 dram_addr=" +
+      num(128 * ab) +
+      " size0=7 size1=3 size2=1 stride1=7 push_next\n"
+      "sync engine=compute pop_prev push_next\n"
+      "dma.st pop_prev sram=act sram_addr=0 dram_addr=" +
+      num(256 * ab) +
+      " size0=5 size1=3 size2=2 stride1=5 stride2=16\n"
+      "dma.st sram=act sram_addr=0 dram_addr=" +
+      num(320 * ab) + " size0=59 size1=1 size2=1\nfinish\n";
+  const auto img = randomBytes(256 * ab, 72);
+  EXPECT_EQ(cosimAsm(p, img), "");
+  const auto sl = slicesOf(p, img);
+  ASSERT_EQ(sl.size(), 7u);
+  EXPECT_EQ(sl[0].end - sl[0].start, dmaCycles("dma.ld", "act", 5, 6, 30));
+  EXPECT_EQ(sl[1].end - sl[1].start, dmaCycles("dma.ld", "act", 1, 8, 8));
+  EXPECT_EQ(sl[2].end - sl[2].start, dmaCycles("dma.ld", "act", 7, 3, 21));
+  EXPECT_EQ(sl[4].end - sl[4].start, dmaCycles("dma.st", "act", 5, 6, 30));
+  if (isEmberV1()) {
+    EXPECT_EQ(sl[0].end - sl[0].start, 1 + 4 + 6 * 3 + 100u); // 3 beats a line of 80 bytes
+    EXPECT_EQ(sl[1].end - sl[1].start, 1 + 4 + 8 * 1 + 100u); // a beat a line of 16 bytes
+    EXPECT_EQ(sl[2].end - sl[2].start, 1 + 4 + 3 * 4 + 100u); // 112 bytes: 4 beats a line
+    EXPECT_EQ(sl[4].end - sl[4].start, 1 + 4 + 6 * 3 + 100u);
+  }
+  // The rows landed where the walks say (checked on the RTL's DRAM).
+  const auto dram = rtlDram(p, img);
+  auto act = [&](u64 row, u64 b) { return dram[320 * ab + row * ab + b]; };
+  for (u64 b = 0; b < ab; ++b) {
+    for (u64 l = 0; l < 6; ++l)
+      for (u64 x = 0; x < 5; ++x)
+        ASSERT_EQ(act(l * 5 + x, b), img[(l * 8 + x) * ab + b]) << "load 0 line " << l;
+    for (u64 p2 = 0; p2 < 2; ++p2)
+      for (u64 l = 0; l < 4; ++l)
+        ASSERT_EQ(act(30 + p2 * 4 + l, b), img[(64 + p2 * 16 + l * 3) * ab + b]) << "load 1";
+    for (u64 i = 0; i < 21; ++i)
+      ASSERT_EQ(act(38 + i, b), img[(128 + i) * ab + b]) << "load 2";
+    for (u64 pl = 0; pl < 2; ++pl)
+      for (u64 l = 0; l < 3; ++l)
+        for (u64 x = 0; x < 5; ++x)
+          ASSERT_EQ(dram[256 * ab + (pl * 16 + l * 5 + x) * ab + b],
+                    dram[320 * ab + (pl * 15 + l * 5 + x) * ab + b])
+              << "the 2-D store";
+  }
+}
+
+TEST(Cosim, D1_PaddedLoadsEndOnTimeAndWriteThePad) {
+  // Padded act loads (all four sides; top and bottom only, so whole data blocks are
+  // skipped; right only; padding only, D = 0): each ends at the contract's cycle with
+  // every SRAM row written, the pad rows with the pad value, checked by storing the
+  // SRAM rows back.
+  struct Ld {
+    u64 s0, s1, s2, st1, st2, pl, pr, pt, pb;
+    int pv;
+  };
+  const std::vector<Ld> lds = {{5, 3, 2, 5, 15, 1, 2, 1, 2, -7},
+                               {4, 3, 2, 4, 12, 0, 0, 2, 1, 5},
+                               {3, 2, 1, 3, 0, 0, 1, 0, 0, 100},
+                               {0, 4, 1, 0, 0, 3, 0, 0, 0, -128},
+                               {2, 1, 3, 2, 2, 3, 3, 3, 3, 1}};
+  const u64 ab = isa().memory("act").row_bytes;
+  std::string p;
+  u64 row = 0, src = 0;
+  std::vector<u64> rows, srcs, sizes;
+  for (const Ld& l : lds) {
+    const u64 S = (l.pl + l.s0 + l.pr) * (l.pt + l.s1 + l.pb) * l.s2;
+    rows.push_back(row);
+    srcs.push_back(src);
+    sizes.push_back(S);
+    p += "dma.ld sram=act sram_addr=" + num(row) + " dram_addr=" + num(src * ab) +
+         " size0=" + num(l.s0) + " size1=" + num(l.s1) + " size2=" + num(l.s2) +
+         " stride1=" + num(l.st1) + " stride2=" + num(l.st2) + " pad_left=" + num(l.pl) +
+         " pad_right=" + num(l.pr) + " pad_top=" + num(l.pt) + " pad_bottom=" + num(l.pb) +
+         " pad_value=" + std::to_string(l.pv) + "\n";
+    row += S;
+    src += 64;
+  }
+  const u64 out = src;
+  p += "dma.ld sram=act sram_addr=" + num(row) +
+       " dram_addr=0 size0=1 size1=1 size2=1 push_next\n"
+       "sync engine=compute pop_prev push_next\n" +
+       storeActRows(row, out * ab, "pop_prev") + "finish\n";
+  const auto img = randomBytes(out * ab, 73);
+  EXPECT_EQ(cosimAsm(p, img), "");
+  const auto sl = slicesOf(p, img);
+  ASSERT_EQ(sl.size(), lds.size() + 4);
+  for (std::size_t i = 0; i < lds.size(); ++i) {
+    const Ld& l = lds[i];
+    EXPECT_EQ(sl[i].end - sl[i].start, dmaCycles("dma.ld", "act", l.s0, l.s1 * l.s2, sizes[i]))
+        << "load " << i;
+  }
+  if (isEmberV1()) {
+    // 5 x 3 x 2 in 8 x 6 x 2 rows: X = max(6 lines x 3 beats, ceil(96 / 2), ceil(30 x 16 x
+    // 100 / 4096)) = 48.
+    EXPECT_EQ(sl[0].end - sl[0].start, 1 + 4 + 48 + 100u);
+    // padding only: 12 rows, 2 a cycle, no DRAM: head + 6.
+    EXPECT_EQ(sl[3].end - sl[3].start, 1 + 4 + 6u);
+  }
+  const auto dram = rtlDram(p, img);
+  for (std::size_t i = 0; i < lds.size(); ++i) {
+    const Ld& l = lds[i];
+    const u64 line = l.pl + l.s0 + l.pr, plane = l.pt + l.s1 + l.pb;
+    for (u64 pp = 0; pp < l.s2; ++pp)
+      for (u64 y = 0; y < plane; ++y)
+        for (u64 x = 0; x < line; ++x) {
+          const bool data = y >= l.pt && y < l.pt + l.s1 && x >= l.pl && x < l.pl + l.s0;
+          const u64 at = (out + rows[i] + (pp * plane + y) * line + x) * ab;
+          const u64 from = (srcs[i] + pp * l.st2 + (y - l.pt) * l.st1 + (x - l.pl)) * ab;
+          for (u64 b = 0; b < ab; ++b)
+            ASSERT_EQ(dram[at + b], data ? img[from + b] : std::uint8_t(l.pv))
+                << "load " << i << " plane " << pp << " line " << y << " row " << x;
+        }
+  }
+}
+
+TEST(Cosim, D1_ActStore) {
+  // Stores of N act rows in one line read 2 rows a cycle on ember-v1:
+  // 1 + 4 + ceil(N / 2) + 100.
+  const u64 ab = isa().memory("act").row_bytes;
+  const std::vector<u64> ns = {1, 2, 7, 64, 129};
+  std::string p = "dma.ld sram=act sram_addr=0 dram_addr=0 size0=128 size1=2 size2=1 "
+                  "stride1=128 push_next\n"
+                  "sync engine=compute pop_prev push_next\n"
+                  "sync engine=store pop_prev\n";
+  u64 at = 256;
+  for (u64 n : ns) {
+    p += "dma.st sram=act sram_addr=" + num(at - 256) + " dram_addr=" + num(at * ab) +
+         " size0=" + num(n) + " size1=1 size2=1\n";
+    at += n;
+  }
+  p += "finish\n";
+  const auto img = randomBytes(256 * ab, 74);
+  EXPECT_EQ(cosimAsm(p, img), "");
+  const auto sl = slicesOf(p, img);
+  ASSERT_EQ(sl.size(), ns.size() + 4);
+  for (std::size_t i = 0; i < ns.size(); ++i) {
+    const auto& s = sl[3 + i];
+    EXPECT_EQ(s.end - s.start, dmaCycles("dma.st", "act", ns[i], 1, ns[i])) << "N = " << ns[i];
+    if (isEmberV1()) {
+      EXPECT_EQ(s.end - s.start, 1 + 4 + (ns[i] + 1) / 2 + 100) << "N = " << ns[i];
+    }
+  }
+  const auto dram = rtlDram(p, img);
+  at = 256;
+  for (u64 n : ns) {
+    for (u64 a = 0; a < n * ab; ++a)
+      ASSERT_EQ(dram[at * ab + a], img[(at - 256) * ab + a]) << "store of " << n;
+    at += n;
+  }
+}
+
+TEST(Cosim, D1_WideRowsStillPayTheirBeats) {
+  // Rows wider than a beat move one a cycle in whole beats: a weight row (256 bytes) is 8
+  // beats on ember-v1, an acc row (64 bytes) 2: 1 + 4 + 8N + 100 and 1 + 4 + 2N + 100.
+  // (The weight rows' data reaches the array in DataPathsEndToEnd and E6_*.)
+  const u64 wb = isa().memory("weight").row_bytes, cb = isa().memory("acc").row_bytes;
+  const std::string p = "dma.ld sram=weight sram_addr=0 dram_addr=0 size0=3 size1=1 size2=1\n"
+                        "dma.ld sram=weight sram_addr=3 dram_addr=" +
+                        num(4 * wb) +
+                        " size0=1 size1=2 size2=1 stride1=2\n"
+                        "dma.ld sram=acc sram_addr=0 dram_addr=" +
+                        num(8 * wb) +
+                        " size0=5 size1=2 size2=1 stride1=6 push_next\n"
+                        "sync engine=compute pop_prev push_next\n"
+                        "dma.st pop_prev sram=acc sram_addr=0 dram_addr=" +
+                        num(8 * wb + 12 * cb) + " size0=10 size1=1 size2=1\nfinish\n";
+  const auto img = randomBytes(8 * wb + 12 * cb, 75);
+  EXPECT_EQ(cosimAsm(p, img), "");
+  const auto sl = slicesOf(p, img);
+  ASSERT_EQ(sl.size(), 6u);
+  EXPECT_EQ(sl[0].end - sl[0].start, dmaCycles("dma.ld", "weight", 3, 1, 3));
+  EXPECT_EQ(sl[1].end - sl[1].start, dmaCycles("dma.ld", "weight", 1, 2, 2));
+  EXPECT_EQ(sl[2].end - sl[2].start, dmaCycles("dma.ld", "acc", 5, 2, 10));
+  EXPECT_EQ(sl[4].end - sl[4].start, dmaCycles("dma.st", "acc", 10, 1, 10));
+  if (isEmberV1()) {
+    EXPECT_EQ(sl[0].end - sl[0].start, 1 + 4 + 8 * 3 + 100u);
+    EXPECT_EQ(sl[1].end - sl[1].start, 1 + 4 + 8 * 2 + 100u);
+    EXPECT_EQ(sl[2].end - sl[2].start, 1 + 4 + 2 * 10 + 100u);
+    EXPECT_EQ(sl[4].end - sl[4].start, 1 + 4 + 2 * 10 + 100u);
+  }
+  const auto dram = rtlDram(p, img);
+  for (u64 l = 0; l < 2; ++l)
+    for (u64 a = 0; a < 5 * cb; ++a)
+      ASSERT_EQ(dram[8 * wb + 12 * cb + l * 5 * cb + a], img[8 * wb + l * 6 * cb + a]);
+}
+
 TEST(Cosim, E6_DoneWaitsForTheArray) {
   // A background gemm as the last instruction, with and without the halt after it: DONE
   // comes when the array has finished, not when the gemm retires.
