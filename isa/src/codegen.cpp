@@ -4,6 +4,7 @@
 #include "ember/isa/registers.h"
 #include "ember/isa/roles.h"
 #include "ember/isa/semantic.h"
+#include "ember/isa/timing.h"
 
 #include "codegen_sv.h"
 
@@ -97,6 +98,7 @@ std::vector<std::pair<std::string, std::uint64_t>> params(const IsaDescription& 
     p.push_back({n + "BANKS", m.banks});
     p.push_back({n + "READ_PORTS", m.read_ports});
     p.push_back({n + "WRITE_PORTS", m.write_ports});
+    p.push_back({n + "DMA_ROWS", timing::dmaRowsPerCycle(isa, m)}); // rule D1's r
   }
   for (const auto& in : isa.instructions()) {
     std::string n = ident(in.name);

@@ -66,7 +66,10 @@ u64 rowsOf(const IsaDescription& isa, const Instruction& in, const char* r) {
 u64 dmaRowsPerCycle(const IsaDescription& isa, const MemoryDesc& m) {
   const u64 bpc = std::max<u64>(1, isa.hw().dram.bytes_per_cycle);
   const u64 rb = std::max<u64>(1, m.row_bytes);
-  return std::max<u64>(1, std::min<u64>(bpc / rb, std::max<u64>(1, m.banks)));
+  u64 widest = rb; // the DMA's data path: one widest SRAM row
+  for (const MemoryDesc& o : isa.memories())
+    widest = std::max<u64>(widest, o.row_bytes);
+  return std::max<u64>(1, std::min({bpc / rb, std::max<u64>(1, m.banks), widest / rb}));
 }
 
 DmaPhases dmaPhases(const IsaDescription& isa, const InstrDesc& d, const MemoryDesc& m, u64 lines,
@@ -76,13 +79,15 @@ DmaPhases dmaPhases(const IsaDescription& isa, const InstrDesc& d, const MemoryD
   DmaPhases p;
   p.head = k.add(cyclesOf(d, timing_key::kIssue), cyclesOf(d, timing_key::kSetup));
   // D1: a line's rows are contiguous in DRAM and move in whole beats of
-  // dram.bytes_per_cycle; the SRAM side takes r rows a cycle (r = dmaRowsPerCycle).
-  // D2: Little's law, at most max_outstanding bursts in flight.
-  const u64 rb = m.row_bytes;
+  // dram.bytes_per_cycle, at most r rows a request (r = dmaRowsPerCycle); the SRAM side
+  // takes r rows a cycle. D2: Little's law, at most max_outstanding bursts in flight.
+  const u64 rb = m.row_bytes, r = dmaRowsPerCycle(isa, m);
   const u64 dramRows = k.mul(lines, lineRows);
   const u64 lineBytes = k.mul(lineRows, rb);
-  const u64 beats = k.mul(lines, Ck::ceilDiv(lineBytes, std::max<u64>(1, hw.dram.bytes_per_cycle)));
-  const u64 sramCycles = Ck::ceilDiv(sramRows, dmaRowsPerCycle(isa, m));
+  const u64 perLine = std::max(Ck::ceilDiv(lineBytes, std::max<u64>(1, hw.dram.bytes_per_cycle)),
+                               Ck::ceilDiv(lineRows, r));
+  const u64 beats = k.mul(lines, perLine);
+  const u64 sramCycles = Ck::ceilDiv(sramRows, r);
   const u64 inflight = std::max<u64>(1, k.mul(hw.dma.max_outstanding, hw.dma.burst_bytes));
   const u64 little = Ck::ceilDiv(k.mul(k.mul(dramRows, rb), hw.dma.latency_cycles), inflight);
   p.transfer = std::max({beats, sramCycles, little});

@@ -116,15 +116,11 @@ module ember_dma #(
     else lgRowBytes = '0;
   endfunction
 
-  // r = max(1, min(bytes_per_cycle / row_bytes, banks)): rows a cycle (rule D1).
-  localparam int unsigned BPC1 = ember_isa_pkg::DRAM_BYTES_PER_CYCLE > 0 ? ember_isa_pkg::DRAM_BYTES_PER_CYCLE : 1;
-  function automatic int unsigned rpcC(input int unsigned rb, input int unsigned banks);
-    rpcC = BPC1 / rb == 0 ? 1 : (BPC1 / rb > banks ? banks : BPC1 / rb);
-  endfunction
-  localparam int unsigned RPC_ACT = rpcC(ember_isa_pkg::MEM_ACT_ROW_BYTES, ember_isa_pkg::MEM_ACT_BANKS);
-  localparam int unsigned RPC_WGT = rpcC(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES, ember_isa_pkg::MEM_WEIGHT_BANKS);
-  localparam int unsigned RPC_ACC = rpcC(ember_isa_pkg::MEM_ACC_ROW_BYTES, ember_isa_pkg::MEM_ACC_BANKS);
-  localparam int unsigned RPC_PAR = rpcC(ember_isa_pkg::MEM_PARAM_ROW_BYTES, ember_isa_pkg::MEM_PARAM_BANKS);
+  // r: rows a cycle (rule D1, isa::timing::dmaRowsPerCycle, generated into the package).
+  localparam int unsigned RPC_ACT = ember_isa_pkg::MEM_ACT_DMA_ROWS;
+  localparam int unsigned RPC_WGT = ember_isa_pkg::MEM_WEIGHT_DMA_ROWS;
+  localparam int unsigned RPC_ACC = ember_isa_pkg::MEM_ACC_DMA_ROWS;
+  localparam int unsigned RPC_PAR = ember_isa_pkg::MEM_PARAM_DMA_ROWS;
   localparam int unsigned RCW = $clog2(RMAX + 1);
   function automatic logic [RCW-1:0] rpcOf(input logic [63:0] id);
     if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) rpcOf = RCW'(RPC_ACT);

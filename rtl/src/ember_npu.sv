@@ -68,20 +68,16 @@ module ember_npu #(
   localparam int unsigned ACC_AW = $clog2(ember_isa_pkg::MEM_ACC_ROWS);
   localparam int unsigned WGT_AW = $clog2(ember_isa_pkg::MEM_WEIGHT_ROWS);
   localparam int unsigned PAR_AW = $clog2(ember_isa_pkg::MEM_PARAM_ROWS);
-  // SRAM rows a DMA moves a cycle (rule D1): r = max(1, min(bytes_per_cycle / row_bytes,
-  // banks)) per memory; each DMA has r write (load) or read (store) ports on it, rows
-  // row, row + 1, ... (r consecutive rows lie in r different banks).
-  localparam int unsigned BPC1 = ember_isa_pkg::DRAM_BYTES_PER_CYCLE > 0 ? ember_isa_pkg::DRAM_BYTES_PER_CYCLE : 1;
-  function automatic int unsigned rpcC(input int unsigned rb, input int unsigned banks);
-    rpcC = BPC1 / rb == 0 ? 1 : (BPC1 / rb > banks ? banks : BPC1 / rb);
-  endfunction
+  // SRAM rows a DMA moves a cycle (rule D1's r per memory, generated into the package);
+  // each DMA has r write (load) or read (store) ports on it, rows row, row + 1, ... (r
+  // consecutive rows lie in r different banks).
   function automatic int unsigned mx(input int unsigned a, input int unsigned b);
     mx = a > b ? a : b;
   endfunction
-  localparam int unsigned RA = rpcC(ember_isa_pkg::MEM_ACT_ROW_BYTES, ember_isa_pkg::MEM_ACT_BANKS);
-  localparam int unsigned RWG = rpcC(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES, ember_isa_pkg::MEM_WEIGHT_BANKS);
-  localparam int unsigned RC = rpcC(ember_isa_pkg::MEM_ACC_ROW_BYTES, ember_isa_pkg::MEM_ACC_BANKS);
-  localparam int unsigned RP = rpcC(ember_isa_pkg::MEM_PARAM_ROW_BYTES, ember_isa_pkg::MEM_PARAM_BANKS);
+  localparam int unsigned RA = ember_isa_pkg::MEM_ACT_DMA_ROWS;
+  localparam int unsigned RWG = ember_isa_pkg::MEM_WEIGHT_DMA_ROWS;
+  localparam int unsigned RC = ember_isa_pkg::MEM_ACC_DMA_ROWS;
+  localparam int unsigned RP = ember_isa_pkg::MEM_PARAM_DMA_ROWS;
   localparam int unsigned RMAX = mx(mx(RA, RWG), mx(RC, RP));
   // The DMA's slots 1 and up are as wide as the widest row of a memory with r > 1.
   localparam int unsigned SW1 = mx(mx(RA > 1 ? ACT_B : 8, RWG > 1 ? WGT_B : 8),

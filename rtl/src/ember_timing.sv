@@ -80,15 +80,12 @@ module ember_timing (
     else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) lgRowBytes = LGB'($clog2(ember_isa_pkg::MEM_PARAM_ROW_BYTES));
     else lgRowBytes = '0;
   endfunction
-  // r = max(1, min(bytes_per_cycle / row_bytes, banks)): SRAM rows a DMA moves a cycle
-  // (rule D1, isa::timing::dmaRowsPerCycle); an id that names no memory: 1.
-  function automatic int unsigned rpcOf(input int unsigned rb, input int unsigned banks);
-    rpcOf = BPC1 / rb == 0 ? 1 : (BPC1 / rb > banks ? banks : BPC1 / rb);
-  endfunction
-  localparam int unsigned RPC_ACT = rpcOf(ember_isa_pkg::MEM_ACT_ROW_BYTES, ember_isa_pkg::MEM_ACT_BANKS);
-  localparam int unsigned RPC_WGT = rpcOf(ember_isa_pkg::MEM_WEIGHT_ROW_BYTES, ember_isa_pkg::MEM_WEIGHT_BANKS);
-  localparam int unsigned RPC_ACC = rpcOf(ember_isa_pkg::MEM_ACC_ROW_BYTES, ember_isa_pkg::MEM_ACC_BANKS);
-  localparam int unsigned RPC_PAR = rpcOf(ember_isa_pkg::MEM_PARAM_ROW_BYTES, ember_isa_pkg::MEM_PARAM_BANKS);
+  // r: SRAM rows a DMA moves a cycle (rule D1, isa::timing::dmaRowsPerCycle, generated
+  // into the package); an id that names no memory: 1.
+  localparam int unsigned RPC_ACT = ember_isa_pkg::MEM_ACT_DMA_ROWS;
+  localparam int unsigned RPC_WGT = ember_isa_pkg::MEM_WEIGHT_DMA_ROWS;
+  localparam int unsigned RPC_ACC = ember_isa_pkg::MEM_ACC_DMA_ROWS;
+  localparam int unsigned RPC_PAR = ember_isa_pkg::MEM_PARAM_DMA_ROWS;
   // Every r a power of two (r = bytes_per_cycle / row_bytes or banks, both usually are):
   // ceil(S / r) is a shift, else a division by the selected memory's constant.
   localparam bit RPC_POW2 = (RPC_ACT & (RPC_ACT - 1)) == 0 && (RPC_WGT & (RPC_WGT - 1)) == 0
@@ -214,11 +211,28 @@ module ember_timing (
   assign lb_x = W_LB'(s0) << lgRowBytes(sram_id);
   assign o_lb = (lb_x >> 64) != 0;
   assign line_bytes = o_lb ? '1 : C_LB'(lb_x);
+  // A line's cycles: its beats, and at least its requests ceil(s0 / r) (a request
+  // carries at most r rows).
+  logic [C_LB-1:0] lbeats, lreqs;
   if (BPC_POW2) begin : g_bpl_shift
-    assign bpl = C_LB'(((C_LB + 1)'(line_bytes) + (C_LB + 1)'(BPC1 - 1)) >> LGBPC);
+    assign lbeats = C_LB'(((C_LB + 1)'(line_bytes) + (C_LB + 1)'(BPC1 - 1)) >> LGBPC);
   end else begin : g_bpl_div
-    assign bpl = C_LB'(((C_LB + 1)'(line_bytes) + (C_LB + 1)'(BPC1 - 1)) / (C_LB + 1)'(BPC1));
+    assign lbeats = C_LB'(((C_LB + 1)'(line_bytes) + (C_LB + 1)'(BPC1 - 1)) / (C_LB + 1)'(BPC1));
   end
+  if (RPC_POW2) begin : g_lreq_shift
+    logic [S0B+32:0] qx;
+    assign qx = (S0B + 33)'(s0) + (((S0B + 33)'(1) << lgRpc(sram_id)) - (S0B + 33)'(1));
+    assign lreqs = C_LB'(qx >> lgRpc(sram_id));
+  end else begin : g_lreq_div
+    always_comb begin
+      if (sram_id == 64'(ember_isa_pkg::MEM_ACT_ID)) lreqs = C_LB'(((S0B + 33)'(s0) + (S0B + 33)'(RPC_ACT - 1)) / (S0B + 33)'(RPC_ACT));
+      else if (sram_id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) lreqs = C_LB'(((S0B + 33)'(s0) + (S0B + 33)'(RPC_WGT - 1)) / (S0B + 33)'(RPC_WGT));
+      else if (sram_id == 64'(ember_isa_pkg::MEM_ACC_ID)) lreqs = C_LB'(((S0B + 33)'(s0) + (S0B + 33)'(RPC_ACC - 1)) / (S0B + 33)'(RPC_ACC));
+      else if (sram_id == 64'(ember_isa_pkg::MEM_PARAM_ID)) lreqs = C_LB'(((S0B + 33)'(s0) + (S0B + 33)'(RPC_PAR - 1)) / (S0B + 33)'(RPC_PAR));
+      else lreqs = C_LB'(s0);
+    end
+  end
+  assign bpl = lbeats > lreqs ? lbeats : lreqs;
   localparam int unsigned W_BT = C_LN + C_LB;
   localparam int unsigned C_BT = W_BT > 64 ? 64 : W_BT;
   logic [W_BT-1:0] bt_x;

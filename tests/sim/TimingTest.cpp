@@ -25,16 +25,21 @@ u64 fetchLat(const ember::isa::IsaDescription& isa) {
 
 /// Rule D1: cycles a DMA of `lines` DRAM lines of `lineRows` rows of SRAM `mem` (and
 /// `sramRows` SRAM rows, padding included; 0: as many as DRAM rows) holds the DRAM
-/// channel: each line in whole beats, the SRAM side min(beat / row bytes, banks) rows a
-/// cycle (at least one), Little's law.
+/// channel: each line in whole beats and requests of r rows, the SRAM side r = min(beat /
+/// row bytes, banks, widest row / row bytes) rows a cycle (at least one), Little's law.
 u64 dmaTransfer(const ember::isa::IsaDescription& isa, const char* mem, u64 lineRows,
                 u64 sramRows = 0, u64 lines = 1) {
   const auto& hw = isa.hw();
   const auto& m = isa.memory(mem);
   const u64 rb = m.row_bytes, rows = lineRows * lines;
-  const u64 perCycle = std::max<u64>(1, std::min<u64>(hw.dram.bytes_per_cycle / rb, m.banks));
+  u64 widest = 0;
+  for (const auto& o : isa.memories())
+    widest = std::max<u64>(widest, o.row_bytes);
+  const u64 perCycle =
+      std::max<u64>(1, std::min<u64>({hw.dram.bytes_per_cycle / rb, u64(m.banks), widest / rb}));
   return std::max(
-      {lines * ceilDiv(lineRows * rb, hw.dram.bytes_per_cycle),
+      {lines *
+           std::max(ceilDiv(lineRows * rb, hw.dram.bytes_per_cycle), ceilDiv(lineRows, perCycle)),
        ceilDiv(sramRows ? sramRows : rows, perCycle),
        ceilDiv(rows * rb * hw.dma.latency_cycles, hw.dma.max_outstanding * hw.dma.burst_bytes)});
 }
@@ -95,6 +100,32 @@ TEST(SimTiming, DmaOfNRowsIsTheFormula) {
   r = run(isa, "dma.ld sram=act sram_addr=0 dram_addr=0 size0=0 size1=2 size2=1 pad_left=3\n"
                "finish\n");
   EXPECT_EQ(r.report.cycles, L + tim(isa, "dma.ld", "issue") + tim(isa, "dma.ld", "setup") + 3);
+}
+
+TEST(SimTiming, DmaRowsACycleAreCappedByBanksAndTheWidestRow) {
+  // 64-byte beats, act rows of 16 bytes in 2 banks: r = 2, so a line of 3 rows takes two
+  // requests though its 48 bytes fit one beat.
+  auto j = refIsa().json();
+  j["hardware"]["dram"]["bytes_per_cycle"] = 64;
+  j["hardware"]["memories"]["act"]["banks"] = 2;
+  auto few = ember::isa::IsaDescription::loadString(j.dump(), "two-banks.json");
+  const u64 head = tim(few, "dma.ld", "issue") + tim(few, "dma.ld", "setup");
+  Result r = run(few, "dma.ld sram=act sram_addr=0 dram_addr=0 size0=3 size1=4 size2=1 "
+                      "stride1=3\nfinish\n");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.report.cycles, fetchLat(few) + head + 4 * 2 + 100); // not 4 beats, not 12 / 2
+  // 1024-byte beats, act rows of 16 bytes in 32 banks, Little's law out of the way: r =
+  // min(64, 32, 256 / 16) = 16, the widest row (weight, 256 bytes) being the DMA's data
+  // path: 64 rows in one beat but 4 requests.
+  j = refIsa().json();
+  j["hardware"]["dram"]["bytes_per_cycle"] = 1024;
+  j["hardware"]["dma"]["max_outstanding"] = 1024;
+  j["hardware"]["memories"]["act"]["banks"] = 32;
+  auto wide = ember::isa::IsaDescription::loadString(j.dump(), "wide-beats.json");
+  r = run(wide, "dma.ld sram=act sram_addr=0 dram_addr=0 size0=64 size1=1 size2=1\nfinish\n");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.report.cycles, fetchLat(wide) + head + 4 + 100);
+  EXPECT_EQ(dmaTransfer(wide, "act", 64), 4u);
 }
 
 TEST(SimTiming, OutstandingRequestsLimitBandwidthByLittlesLaw) {

@@ -39,7 +39,8 @@ struct Channel {
 };
 
 /// SRAM rows of `m` a DMA moves per cycle (rule D1): as many as fill a DRAM beat
-/// (`dram.bytes_per_cycle / row_bytes`), at most one per bank, at least one.
+/// (`dram.bytes_per_cycle / row_bytes`), at most one per bank and as many as the widest
+/// SRAM row holds (the DMA's data path), at least one.
 std::uint64_t dmaRowsPerCycle(const IsaDescription& isa, const MemoryDesc& m);
 /// Phases of a DMA of `lines` DRAM lines of `lineRows` contiguous rows each and
 /// `sramRows` SRAM rows (padding included) of memory `m`, for instruction `d` (its issue
