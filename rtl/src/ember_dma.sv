@@ -3,7 +3,8 @@
 // with the instruction's fields) and ends the instruction at the contract's cycle; this
 // datapath finishes within it (docs/rtl.md section 5.1):
 //  - a DRAM request carries up to r contiguous rows of one DRAM line (r = the selected
-//    memory's rows a cycle, rule D1: max(1, min(bytes_per_cycle / row_bytes, banks)),
+//    memory's rows a cycle, rule D1: max(1, min(bytes_per_cycle / row_bytes, banks,
+//    widest row / row_bytes)),
 //    so at most bytes_per_cycle bytes), never crossing a line: N = lines * ceil(s0 / r)
 //    requests, at most X. They are paced evenly over the X cycles the channel is
 //    reserved (request j at begin + ceil(j * X / N)), so about max_outstanding bursts
