@@ -191,12 +191,14 @@ std::optional<ExecFault> Machine::touch(const Sram* m, u64 first, u64 last, bool
   return ExecFault{FaultKind::BadOperand,
                    std::string(write ? "writes " : "reads ") + m->desc->name + " rows [" +
                        std::to_string(first) + ", " + std::to_string(last) +
-                       "] while the array's background gemm uses rows [" + std::to_string(r[0]) +
-                       ", " + std::to_string(r[1]) + "] (docs/simulator.md rule E6)"};
+                       "] while the array's background " + (guard_.cls ? *guard_.cls : "gemm") +
+                       " uses rows [" + std::to_string(r[0]) + ", " + std::to_string(r[1]) +
+                       "] (docs/simulator.md rule E6)"};
 }
 
 std::optional<ExecFault> Machine::arrayStart(const Instruction& insn) {
   guard_ = Guard{};
+  guard_.cls = &insn.desc().cls->name;
   if (insn.desc().background && (insn.get(isa::role::kPushPrev) || insn.get(isa::role::kPushNext)))
     return ExecFault{FaultKind::BadOperand,
                      "a background " + insn.desc().cls->name +

@@ -103,6 +103,7 @@ private:
   /// for rule E6; a range with first > last is empty (a reset gemm reads no act or weight).
   struct Guard {
     bool on = false, background = false;
+    const std::string* cls = nullptr; ///< The array instruction's class (its message).
     std::uint64_t act[2] = {1, 0}, weight[2] = {1, 0}, acc[2] = {1, 0};
   } guard_;
 

@@ -32,7 +32,8 @@ struct Tally {
 /// The model's rule-E6 race diagnosis (simulator/src/Machine.cpp, Machine::touch).
 bool backgroundRace(const ember::sim::Report& r) {
   return r.fault && r.fault->kind == ember::sim::FaultKind::BadOperand &&
-         r.fault->reason.find("while the array's background gemm uses rows") != std::string::npos;
+         r.fault->reason.find("while the array's background ") != std::string::npos &&
+         r.fault->reason.find(" uses rows") != std::string::npos;
 }
 } // namespace
 

@@ -257,6 +257,16 @@ TEST(SimTiming, BackgroundGemmRacesAreFaults) {
                            "src_mem=acc dst_addr=50 src_addr=10 n0=4 n1=1 dst_s0=1 src_s0=1\n"
                            "finish\n");
   EXPECT_TRUE(ok.ok()) << ok.report.fault->message();
+  // The depthwise instruction runs in the background too; the message names its class.
+  Result dw = run(isa, "dwconv act_addr=0 acc_addr=0 wgt_addr=0 n0=20 n1=2 act_s0=1 act_s1=20 "
+                       "acc_s0=1 acc_s1=20 kh=3 kw=3 tap_s0=1 tap_s1=20\nvmov dst_mem=act "
+                       "src_mem=acc dst_addr=2000 src_addr=5 n0=1 n1=1 dst_s0=1 src_s0=1\n"
+                       "finish\n");
+  ASSERT_FALSE(dw.ok());
+  EXPECT_EQ(dw.report.fault->instruction, 1);
+  EXPECT_NE(dw.report.fault->message().find("while the array's background depthwise uses rows"),
+            std::string::npos)
+      << dw.report.fault->message();
 }
 
 // Rule DW1: one output of a depthwise instruction takes as many cycles as the act bank
