@@ -470,13 +470,13 @@ namespace {
 LayerInfo emitConvWith(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx);
 
 /// The estimated cycles of `j` under tiling `tl` alone: emitted into a scratch program
-/// (and scratch constants), then dropped. Infinity when the emission refuses it.
-double trialCycles(const ConvJob& j, const ConvTiling& tl, const LayerCtx& ctx) {
+/// (and scratch constants), then dropped. Infinity when the emission refuses it. (The
+/// emission reads the job, not the layer's tensors: the trial shares ctx's map.)
+double trialCycles(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx) {
   Program scratch(ctx.t, ctx.prog.depth(), ctx.opts.maxInstructions);
   ConstPool consts(0);
-  std::map<NodeValue, DramTensor> tensors = ctx.tensors;
-  LayerCtx trial{ctx.t,   scratch,  consts,          ctx.opts,
-                 tensors, ctx.temp, ctx.residualAdd, ctx.absorbed};
+  LayerCtx trial{ctx.t,       scratch,  consts,          ctx.opts,
+                 ctx.tensors, ctx.temp, ctx.residualAdd, ctx.absorbed};
   try {
     scratch.beginLayer("trial");
     emitConvWith(j, tl, trial);

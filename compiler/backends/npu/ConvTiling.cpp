@@ -242,8 +242,13 @@ bool overlaps(const Target& t) {
   return t.gemmBackground() && !t.gemmNeedsJoin();
 }
 
-double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats& st,
-                const ConvTiling& c, bool deferredTail) {
+/// A tiling's price with the step's tail joined and with it deferred (rule E6).
+struct TilePrice {
+  double joined = 0, deferred = 0;
+};
+
+TilePrice tileCost(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats& st,
+                   const ConvTiling& c) {
   const int64_t L = g.L;
   const auto [Hp, Wp, plane] = haloSize(j, st, c.th, c.tw);
   const int64_t validH = std::min(Hp, j.H), validW = std::min(Wp, j.W);
@@ -258,9 +263,11 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
   const int64_t n2 = Target::maxOf(t.gemm(), isa::role::kN2);
   // A fused residual: a qadd over the tile's rows and a load of the residual tile.
   // The bias: a vmov per output block, or one dma.ld of the tile's accumulators.
-  const double perTile = (c.biasDma ? 0.0 : t.vectorCycles(t.vecUnary("copy"), c.th, c.tw)) +
-                         t.vectorCycles(t.requant(), c.th, c.tw) +
+  // The requantize (and qadd) is what a deferred tail moves into the next step.
+  const double tailVec = t.vectorCycles(t.requant(), c.th, c.tw) +
                          (j.residual ? t.vectorCycles(*t.quantizedAdd(), c.th, c.tw) : 0.0);
+  const double perTile =
+      (c.biasDma ? 0.0 : t.vectorCycles(t.vecUnary("copy"), c.th, c.tw)) + tailVec;
   const int64_t biasRows = c.biasDma ? c.kt * c.th * c.tw : 0;
   const int64_t biasLoads = c.biasDma ? biasDmaLoads(t, c) : 0;
   const double Bt =
@@ -269,8 +276,10 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
   const int64_t resRows = j.residual ? c.kt * c.th * c.tw : 0;
   const double Rt = resRows ? t.dmaCycles(t.dmaLoad(), resRows, Mem::Act) : 0.0;
   const double resBus = resRows ? t.channelCycles(t.dmaLoad(), resRows, Mem::Act) : 0.0;
+  const double inBus = double(dmaIn) * t.channelCycles(t.dmaLoad(), inRows, Mem::Act);
+  const double outBus = t.channelCycles(t.dmaStore(), c.kt * c.th * c.tw, Mem::Act);
   const double gemm = t.gemmCycles(std::min(j.KW, n2), c.th, c.tw);
-  double Ct;
+  double Ct, CtDeferred;
   if (!c.splitsReduction()) {
     const auto cb = inputBlocks(j, L, 0);
     const int64_t perKb = cb.second - cb.first;
@@ -290,45 +299,42 @@ double tileCost(const ConvJob& j, const Target& t, const Geometry& g, const Chun
     // computes block k + 1: only the last block's stays on the critical path.
     Ct = overlaps(t) ? double(c.kt - 1) * std::max(gemms, perTile) + gemms + perTile
                      : double(c.kt) * (perTile + gemms);
-    if (overlaps(t) && deferredTail) {
-      // The last block's requantize runs during the next step's first gemm (the step's
-      // tail, ConvCore's deferTail) when the array's work covers the step's DRAM
-      // transfers and that requantize: then only block 0's bias copy is not overlapped.
-      const double tailVec = t.vectorCycles(t.requant(), c.th, c.tw) +
-                             (j.residual ? t.vectorCycles(*t.quantizedAdd(), c.th, c.tw) : 0.0);
-      const double channel = double(dmaIn) * t.channelCycles(t.dmaLoad(), inRows, Mem::Act) +
-                             t.channelCycles(t.dmaStore(), c.kt * c.th * c.tw, Mem::Act) +
-                             (resRows ? t.channelCycles(t.dmaLoad(), resRows, Mem::Act) : 0.0);
-      if (double(c.kt) * gemms >= channel + tailVec)
-        Ct = double(c.kt) * std::max(gemms, perTile) + (perTile - tailVec);
-    }
+    // Deferred: the last block's requantize runs during the next step's first gemm (the
+    // step's tail, ConvCore's deferTail) when the array's work covers the step's DRAM
+    // transfers and that requantize; then only block 0's bias copy is not overlapped.
+    CtDeferred = overlaps(t) && double(c.kt) * gemms >= inBus + outBus + resBus + tailVec
+                     ? double(c.kt) * std::max(gemms, perTile) + (perTile - tailVec)
+                     : Ct;
   } else {
-    Ct = double(c.kt) * perTile + st.gemms / double(st.ktiles) * gemm;
+    Ct = CtDeferred = double(c.kt) * perTile + st.gemms / double(st.ktiles) * gemm;
   }
   const double St = t.dmaCycles(t.dmaStore(), c.kt * c.th * c.tw, Mem::Act);
   const double steps = double(j.N * ceilDiv(j.OH, c.th) * ceilDiv(j.OW, c.tw));
   const double ktiles = double(st.ktiles);
   const double total = steps * ktiles;
-  const double inBus = double(dmaIn) * t.channelCycles(t.dmaLoad(), inRows, Mem::Act);
-  const double outBus = t.channelCycles(t.dmaStore(), c.kt * c.th * c.tw, Mem::Act);
   const double wBus = t.channelCycles(t.dmaLoad(), st.maxWgt, Mem::Weight);
-  // Fill and drain: one tile of each stage but the one that paces the steps.
-  const double fill = Lt + Rt + Bt + Wt + Ct + St - std::max({Lt + Rt + Bt + Wt, Ct, St});
-  if (!c.splitsReduction()) {
-    // Both DMA engines share the DRAM channel: its reserved time bounds the layer too.
-    const double bus = total * (inBus + outBus + resBus + biasBus) + ktiles * wBus;
-    return std::max({total * (Lt + Rt + Bt) + ktiles * Wt, total * Ct, total * St, bus}) + fill;
-  }
-  // One step per chunk; a tile's chunk weights stay in their buffer when the tile has no
-  // more chunks than buffers, else they are fetched again for every spatial tile.
-  const double chunkSteps = steps * double(st.chunks);
-  const double weightLoads = st.maxChunks <= g.D ? double(st.chunks) : chunkSteps;
-  const double bus = chunkSteps * inBus + total * (outBus + resBus) + weightLoads * wBus;
-  // The bias: kt rows per tile of output blocks into its slot, or by DMA per tile.
-  const double BPk = c.biasDma ? t.dmaCycles(t.dmaLoad(), 2 * c.kt, Mem::Param) : BP;
-  return std::max({chunkSteps * Lt + total * (Rt + Bt) + weightLoads * Wc + ktiles * BPk,
-                   total * Ct, total * St, bus + total * biasBus}) +
-         fill;
+  // The layer with a tile's compute of `C` cycles.
+  auto layer = [&](double C) {
+    // Fill and drain: one tile of each stage but the one that paces the steps.
+    const double fill = Lt + Rt + Bt + Wt + C + St - std::max({Lt + Rt + Bt + Wt, C, St});
+    if (!c.splitsReduction()) {
+      // Both DMA engines share the DRAM channel: its reserved time bounds the layer too.
+      const double bus = total * (inBus + outBus + resBus + biasBus) + ktiles * wBus;
+      return std::max({total * (Lt + Rt + Bt) + ktiles * Wt, total * C, total * St, bus}) + fill;
+    }
+    // One step per chunk; a tile's chunk weights stay in their buffer when the tile has
+    // no more chunks than buffers, else they are fetched again for every spatial tile.
+    const double chunkSteps = steps * double(st.chunks);
+    const double weightLoads = st.maxChunks <= g.D ? double(st.chunks) : chunkSteps;
+    const double bus = chunkSteps * inBus + total * (outBus + resBus) + weightLoads * wBus;
+    // The bias: kt rows per tile of output blocks into its slot, or by DMA per tile.
+    const double BPk = c.biasDma ? t.dmaCycles(t.dmaLoad(), 2 * c.kt, Mem::Param) : BP;
+    return std::max({chunkSteps * Lt + total * (Rt + Bt) + weightLoads * Wc + ktiles * BPk,
+                     total * C, total * St, bus + total * biasBus}) +
+           fill;
+  };
+  const double joined = layer(Ct);
+  return {joined, CtDeferred == Ct ? joined : layer(CtDeferred)};
 }
 
 /// How a tiling cuts the reduction (ConvTiling::rb, rt, tapHalo).
@@ -477,9 +483,10 @@ std::vector<Priced> tilingsAt(const ConvJob& j, const Target& t, int depth,
               if (!fits(j, t, g, *stats[i], c))
                 continue;
               fit = true;
-              c.cycles = tileCost(j, t, g, *stats[i], c, false);
+              const TilePrice price = tileCost(j, t, g, *stats[i], c);
+              c.cycles = price.joined;
               c.depth = depth;
-              all.push_back({c, tileCost(j, t, g, *stats[i], c, true)});
+              all.push_back({c, price.deferred});
             }
             if (fit)
               break;

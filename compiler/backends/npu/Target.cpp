@@ -128,23 +128,20 @@ uint64_t count(int64_t v) {
 }
 } // namespace
 
-isa::timing::DmaPhases Target::dmaPhasesOf(const isa::InstrDesc& d, int64_t rows, Mem m,
-                                           int64_t lineRows) const {
+isa::timing::DmaPhases Target::linePhases(const isa::InstrDesc& d, int64_t rows, Mem m) const {
   const uint64_t n = count(rows);
-  const uint64_t line = lineRows > 0 ? std::min(n, uint64_t(lineRows)) : n;
-  const uint64_t lines = line ? (n + line - 1) / line : 0;
-  return isa::timing::dmaPhases(isa_, d, isa_.memory(memName(m)), lines, line, n);
+  return isa::timing::dmaPhases(isa_, d, isa_.memory(memName(m)), n ? 1 : 0, n, n);
 }
 
-double Target::dmaCycles(const isa::InstrDesc& d, int64_t rows, Mem m, int64_t lineRows) const {
-  const auto p = dmaPhasesOf(d, rows, m, lineRows);
+double Target::dmaCycles(const isa::InstrDesc& d, int64_t rows, Mem m) const {
+  const auto p = linePhases(d, rows, m);
   if (p.overflow)
     return 1e300;
   return double(p.head) + double(p.transfer) + double(p.latency);
 }
 
-double Target::channelCycles(const isa::InstrDesc& d, int64_t rows, Mem m, int64_t lineRows) const {
-  const auto p = dmaPhasesOf(d, rows, m, lineRows);
+double Target::channelCycles(const isa::InstrDesc& d, int64_t rows, Mem m) const {
+  const auto p = linePhases(d, rows, m);
   return p.overflow ? 1e300 : double(p.transfer);
 }
 

@@ -69,21 +69,17 @@ public:
   static int64_t minOf(const isa::InstrDesc& d, const std::string& role);
 
   // ---- timing: libember_isa's timing model (ember/isa/timing.h), as doubles ----
-  /// A dma-load / dma-store moving `rows` rows of SRAM `m` on an idle DRAM channel, in
-  /// DRAM lines of `lineRows` contiguous rows (0: one line; rule D1 packs a line's rows
-  /// into whole DRAM beats).
-  double dmaCycles(const isa::InstrDesc& d, int64_t rows, Mem m, int64_t lineRows = 0) const;
+  /// A dma-load / dma-store moving `rows` contiguous rows of SRAM `m` (one DRAM line,
+  /// rule D1) on an idle DRAM channel.
+  double dmaCycles(const isa::InstrDesc& d, int64_t rows, Mem m) const;
   /// Cycles such a DMA holds the DRAM channel (the bandwidth bound of a layer).
-  double channelCycles(const isa::InstrDesc& d, int64_t rows, Mem m, int64_t lineRows = 0) const;
+  double channelCycles(const isa::InstrDesc& d, int64_t rows, Mem m) const;
   /// The phases of a DMA instance: cycles before its first request, cycles holding the
   /// DRAM channel, cycles of latency after it (docs/simulator.md rules D1-D3).
   struct DmaParts {
     double head = 0, transfer = 0, latency = 0;
   };
   DmaParts dmaParts(const isa::Instruction& in) const;
-  /// libember_isa's phases of a DMA of `rows` rows of `m` in lines of `lineRows`.
-  isa::timing::DmaPhases dmaPhasesOf(const isa::InstrDesc& d, int64_t rows, Mem m,
-                                     int64_t lineRows) const;
   /// A gemm with loop counts n2, n1, n0.
   double gemmCycles(int64_t n2, int64_t n1, int64_t n0) const;
   /// The depthwise instruction over `outputs` outputs of a kh x kw window whose taps lie
@@ -96,6 +92,8 @@ public:
   double cyclesOf(const isa::Instruction& in) const;
 
 private:
+  /// libember_isa's phases of a DMA of `rows` contiguous rows (one DRAM line) of `m`.
+  isa::timing::DmaPhases linePhases(const isa::InstrDesc& d, int64_t rows, Mem m) const;
   const isa::InstrDesc* findClass(const std::string& cls, const std::string& op = "") const;
 
   isa::IsaDescription isa_;
