@@ -97,6 +97,16 @@ module ember_timing (
     else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) lgRpc = 5'($clog2(RPC_PAR));
     else lgRpc = '0;
   endfunction
+  // ceil(v / r) for memory `id` (an id that names no memory: r = 1): a shift when every
+  // r is a power of two, else a division by the selected memory's constant.
+  function automatic logic [63:0] ceilRows(input logic [63:0] v, input logic [63:0] id);
+    if (RPC_POW2) ceilRows = 64'((65'(v) + ((65'(1) << lgRpc(id)) - 65'(1))) >> lgRpc(id));
+    else if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) ceilRows = 64'((65'(v) + (65'(RPC_ACT) - 65'(1))) / 65'(RPC_ACT));
+    else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) ceilRows = 64'((65'(v) + (65'(RPC_WGT) - 65'(1))) / 65'(RPC_WGT));
+    else if (id == 64'(ember_isa_pkg::MEM_ACC_ID)) ceilRows = 64'((65'(v) + (65'(RPC_ACC) - 65'(1))) / 65'(RPC_ACC));
+    else if (id == 64'(ember_isa_pkg::MEM_PARAM_ID)) ceilRows = 64'((65'(v) + (65'(RPC_PAR) - 65'(1))) / 65'(RPC_PAR));
+    else ceilRows = v;
+  endfunction
   function automatic logic [BKW-1:0] banksOf(input logic [63:0] id);
     if (id == 64'(ember_isa_pkg::MEM_ACT_ID)) banksOf = BKW'(ember_isa_pkg::MEM_ACT_BANKS);
     else if (id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) banksOf = BKW'(ember_isa_pkg::MEM_WEIGHT_BANKS);
@@ -219,19 +229,7 @@ module ember_timing (
   end else begin : g_bpl_div
     assign lbeats = C_LB'(((C_LB + 1)'(line_bytes) + (C_LB + 1)'(BPC1 - 1)) / (C_LB + 1)'(BPC1));
   end
-  if (RPC_POW2) begin : g_lreq_shift
-    logic [S0B+32:0] qx;
-    assign qx = (S0B + 33)'(s0) + (((S0B + 33)'(1) << lgRpc(sram_id)) - (S0B + 33)'(1));
-    assign lreqs = C_LB'(qx >> lgRpc(sram_id));
-  end else begin : g_lreq_div
-    always_comb begin
-      if (sram_id == 64'(ember_isa_pkg::MEM_ACT_ID)) lreqs = C_LB'(((S0B + 33)'(s0) + (S0B + 33)'(RPC_ACT - 1)) / (S0B + 33)'(RPC_ACT));
-      else if (sram_id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) lreqs = C_LB'(((S0B + 33)'(s0) + (S0B + 33)'(RPC_WGT - 1)) / (S0B + 33)'(RPC_WGT));
-      else if (sram_id == 64'(ember_isa_pkg::MEM_ACC_ID)) lreqs = C_LB'(((S0B + 33)'(s0) + (S0B + 33)'(RPC_ACC - 1)) / (S0B + 33)'(RPC_ACC));
-      else if (sram_id == 64'(ember_isa_pkg::MEM_PARAM_ID)) lreqs = C_LB'(((S0B + 33)'(s0) + (S0B + 33)'(RPC_PAR - 1)) / (S0B + 33)'(RPC_PAR));
-      else lreqs = C_LB'(s0);
-    end
-  end
+  assign lreqs = C_LB'(ceilRows(64'(s0), sram_id));
   assign bpl = lbeats > lreqs ? lbeats : lreqs;
   localparam int unsigned W_BT = C_LN + C_LB;
   localparam int unsigned C_BT = W_BT > 64 ? 64 : W_BT;
@@ -269,19 +267,7 @@ module ember_timing (
   logic [TB:0] head;
   logic o_dma;
   assign srows = load ? C_X'(s_load) : C_X'(d_rows);
-  if (RPC_POW2) begin : g_scyc_shift
-    logic [C_X:0] sx;
-    assign sx = (C_X + 1)'(srows) + (((C_X + 1)'(1) << lgRpc(sram_id)) - (C_X + 1)'(1));
-    assign scyc = C_X'(sx >> lgRpc(sram_id));
-  end else begin : g_scyc_div
-    always_comb begin
-      if (sram_id == 64'(ember_isa_pkg::MEM_ACT_ID)) scyc = C_X'(((C_X + 1)'(srows) + (C_X + 1)'(RPC_ACT - 1)) / (C_X + 1)'(RPC_ACT));
-      else if (sram_id == 64'(ember_isa_pkg::MEM_WEIGHT_ID)) scyc = C_X'(((C_X + 1)'(srows) + (C_X + 1)'(RPC_WGT - 1)) / (C_X + 1)'(RPC_WGT));
-      else if (sram_id == 64'(ember_isa_pkg::MEM_ACC_ID)) scyc = C_X'(((C_X + 1)'(srows) + (C_X + 1)'(RPC_ACC - 1)) / (C_X + 1)'(RPC_ACC));
-      else if (sram_id == 64'(ember_isa_pkg::MEM_PARAM_ID)) scyc = C_X'(((C_X + 1)'(srows) + (C_X + 1)'(RPC_PAR - 1)) / (C_X + 1)'(RPC_PAR));
-      else scyc = srows;
-    end
-  end
+  assign scyc = C_X'(ceilRows(64'(srows), sram_id));
   always_comb begin
     xfer = C_X'(beats) > scyc ? C_X'(beats) : scyc;
     if (C_X'(little) > xfer) xfer = C_X'(little);
