@@ -14,7 +14,8 @@ namespace {
 
 class IRGen {
 public:
-  IRGen(const ember::Function& g, Function& f) : g_(g), f_(f) {}
+  IRGen(const ember::Function& g, Function& f, const IRGenOptions& opts)
+      : g_(g), f_(f), opts_(opts) {}
 
   void run(const NodeOrder& order) {
     // Every placeholder of the module is an input (as the graph interpreter accepts
@@ -54,7 +55,8 @@ private:
 
   void visit(const Node& n) {
     Node* key = const_cast<Node*>(&n);
-    if (const auto offsets = viewOffsets(n)) {
+    const auto offsets = opts_.views ? viewOffsets(n) : std::nullopt;
+    if (offsets) {
       Value* base = valueOf(n.input(0));
       for (unsigned r = 0; r < n.numResults(); ++r) {
         Instruction* v =
@@ -62,6 +64,7 @@ private:
                       n.numResults() == 1 ? n.name() : n.name() + "." + std::to_string(r),
                       n.resultType(r), {{base, OperandKind::In}});
         v->setOffset((*offsets)[r]);
+        v->setOrigin(&n);
         values_[NodeValue(key, r)] = v;
       }
       return;
@@ -85,19 +88,22 @@ private:
     c->setNode(std::make_unique<Node>(n.kind(), n.name(), std::vector<NodeValue>{}, n.resultTypes(),
                                       n.attrs()),
                std::move(inputTypes));
+    c->setOrigin(&n);
   }
 
   const ember::Function& g_;
   Function& f_;
+  IRGenOptions opts_;
   std::map<NodeValue, Value*> values_;
   std::vector<WeightVar*> outputs_;
 };
 
 } // namespace
 
-std::unique_ptr<Function> generateIR(const ember::Function& g, const NodeOrder& order) {
+std::unique_ptr<Function> generateIR(const ember::Function& g, const NodeOrder& order,
+                                     const IRGenOptions& opts) {
   auto f = std::make_unique<Function>(g.name());
-  IRGen(g, *f).run(order);
+  IRGen(g, *f, opts).run(order);
   return f;
 }
 

@@ -210,11 +210,18 @@ size_t FunctionMemoryPlan::offsetOf(const Value* alloc) const {
 }
 
 FunctionMemoryPlan planMemory(const Function& f, const MemoryPlanOptions& opts) {
+  return planMemory(f, opts, [](const Instruction& a) { return a.sizeInBytes(); });
+}
+
+FunctionMemoryPlan planMemory(const Function& f, const MemoryPlanOptions& opts,
+                              const std::function<size_t(const Instruction& alloc)>& bytesOf) {
   verifyOrThrow(f); // live ranges are only meaningful for a valid function
   FunctionMemoryPlan fp;
   for (const Instruction* a : f.allocations())
     fp.allocs.push_back(a);
-  const std::vector<BufferInterval> intervals = bufferIntervals(f);
+  std::vector<BufferInterval> intervals = bufferIntervals(f);
+  for (size_t i = 0; i < intervals.size(); ++i)
+    intervals[i].size = bytesOf(*fp.allocs[i]);
   fp.plan = planIntervals(intervals, opts);
   const std::vector<std::string> problems = checkPlan(intervals, fp.plan, opts.alignment);
   if (!problems.empty())

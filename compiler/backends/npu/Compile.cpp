@@ -1,6 +1,7 @@
-// The NPU compiler driver: classify nodes (I/O boundaries, layers, unsupported), plan
-// DRAM (inputs, outputs, a liveness-planned scratch region, constants), emit every layer
-// in the low-level IR's schedule and assemble the binary and its summary.
+// The NPU compiler driver: classify nodes (I/O boundaries, layers, unsupported), lower
+// to the low-level IR and plan DRAM (inputs, outputs, the scratch region by the low-level
+// IR's memory planner, constants), emit a layer per compute instruction in its order and
+// assemble the binary and its summary.
 #include "ActMatMul.h"
 #include "BlockTranspose.h"
 #include "DramPlan.h"
@@ -178,11 +179,15 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   CompileSummary& sum = res.summary;
   sum.isa_name = isa.name();
   int64_t peak[4] = {};
+  // The layers: the compute instructions of the NPU's low-level IR in its order (aliases
+  // are views there and emit nothing; the host converts at the I/O boundaries).
   std::vector<const Node*> work;
-  for (const Node* n : order)
-    if (n->kind() != NodeKind::QuantizeLinear && n->kind() != NodeKind::DequantizeLinear &&
-        !plan.aliased.count(n) && !fused.count(n))
+  for (const auto& in : plan.lir->instructions()) {
+    const Node* n = in->valueKind() == lir::ValueKind::Compute ? in->origin() : nullptr;
+    if (n && n->kind() != NodeKind::QuantizeLinear && n->kind() != NodeKind::DequantizeLinear &&
+        !fused.count(n))
       work.push_back(n);
+  }
   // Outputs that are inputs unchanged: one row copy each, after the layers.
   const size_t layers = work.size();
   for (const OutputCopy& c : plan.copies)
@@ -224,6 +229,7 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
       peak[m] = std::max(peak[m], info.sram[m]);
   }
   prog.finish();
+  res.lir = std::move(plan.lir);
 
   isa::Binary& bin = res.binary;
   bin = isa::Binary::forIsa(isa);

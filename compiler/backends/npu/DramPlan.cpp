@@ -1,6 +1,9 @@
 #include "DramPlan.h"
 
+#include "NpuLir.h"
+
 #include "ember/lir/MemoryPlanner.h"
+#include "ember/lir/Passes.h"
 #include "ember/support/Error.h"
 
 #include <algorithm>
@@ -37,12 +40,6 @@ isa::IoEntry ioEntry(const std::string& name, isa::IoDir dir, const NodeValue& v
   return e;
 }
 
-/// A buffer of the scratch region with its lifetime in node positions.
-struct Interval {
-  uint64_t offset, size;
-  size_t def, lastUse;
-};
-
 } // namespace
 
 DramPlan planDram(const Function& f, const Target& t, const std::vector<const Node*>& order,
@@ -53,15 +50,6 @@ DramPlan planDram(const Function& f, const Target& t, const std::vector<const No
   const uint64_t kAlign = std::max<uint64_t>(1, t.isa().hw().dma.burst_bytes);
   const int64_t L = t.lanes();
   DramPlan plan;
-  std::map<const Node*, size_t> pos;
-  size_t i = 0;
-  for (const Node* n : order)
-    pos[n] = i++;
-  if (pos.size() != f.nodes().size())
-    throw Error("NPU backend", "internal: the layer order does not hold every node once");
-  const std::map<const Node*, size_t> orderPos = pos; // ties of the placement order below
-  for (const auto& [node, place] : emittedWith)
-    pos[node] = pos.at(place);
   std::set<NodeValue> outputValues;
   for (const auto& o : f.outputs())
     if (o.value.node->kind() == NodeKind::DequantizeLinear)
@@ -147,97 +135,88 @@ DramPlan planDram(const Function& f, const Target& t, const std::vector<const No
   const uint64_t scratchBase = roundUp(off, kRegion);
   plan.ioBytes = scratchBase;
 
-  // Intermediate values: roots (aliases share their input's buffer) with lifetimes.
-  std::map<NodeValue, NodeValue> root;
-  std::map<NodeValue, Interval> life;
-  std::map<const Node*, NodeValue> tempKeys;
-  for (const Node* n : order) {
-    const Node& node = *n;
-    if (node.kind() == NodeKind::QuantizeLinear || node.kind() == NodeKind::DequantizeLinear)
-      continue;
-    const size_t p = pos[&node];
-    for (const auto& in : node.inputs()) {
-      if (!in || !root.count(in))
-        continue;
-      Interval& iv = life[root[in]];
-      iv.lastUse = std::max(iv.lastUse, p);
-    }
-    const Layer* l = findLayer(node.kind());
-    const NodeValue v = resultOf(node), src = node.input(0);
-    // Whether the result can share its input's bytes: an intermediate input, or a graph
-    // input that is not also an output (an output value or a constant has no buffer to
-    // share). An absorbed node that cannot is emitted as usual (Compile.cpp).
-    const bool shareable =
-        !plan.tensors.count(v) &&
-        (root.count(src) || (plan.tensors.count(src) && !outputValues.count(src)));
-    const bool alias = shareable && (absorbed.count(&node) || (l && l->aliasesInput(node, t)));
-    if (l) {
-      if (const uint64_t tb = hostPacked.count(&node) || (alias && absorbed.count(&node))
-                                  ? 0
-                                  : l->tempBytes(node, t)) {
-        // A temporary alive only while its layer runs: keyed by a result index no node
-        // has (the node's numResults()).
-        const NodeValue key(const_cast<Node*>(&node), unsigned(node.numResults()));
-        life[key] = Interval{0, roundUp(tb, kAlign), p, p};
-        tempKeys[&node] = key;
-      }
-    }
-    if (plan.tensors.count(v))
-      continue; // an output
-    if (alias && absorbed.count(&node))
-      plan.absorbed.insert(&node);
-    if (alias && root.count(src)) {
-      // Alias of an intermediate value: shares (and extends the life of) its buffer.
-      root[v] = root[src];
-      plan.aliased.insert(&node);
-      continue;
-    }
-    if (alias) {
-      // Alias of a graph input: same bytes, new shape.
-      DramTensor d = dramTensorOf(v, L);
-      d.offset = plan.tensors[src].offset;
-      plan.tensors[v] = d;
-      plan.aliased.insert(&node);
-      continue;
-    }
-    root[v] = v;
-    // A layer fused into the residual Add after it writes the Add's result: its own
-    // result never reaches DRAM and needs no bytes.
-    const uint64_t bytes =
-        emittedWith.count(&node) ? 0 : roundUp(bytesOf(dramTensorOf(v, L), L), kAlign);
-    life[v] = Interval{0, bytes, p, p};
-  }
-  // Values read after an alias extend their root's life (done above through root[]).
-  // The buffers go to the low-level IR's memory planner in definition order (its
-  // placement orders break ties by that index). A layer's temporary and its result share
-  // a definition position, and so do a layer emitted at a fused Add's place and that
-  // Add: the node's place in the order, then the result index (the temporary's is
-  // numResults()) break the tie. Never the map's order, which is the order of node
-  // addresses and so differs from run to run.
-  std::vector<NodeValue> buffers;
-  for (auto& kv : life)
-    buffers.push_back(kv.first);
-  auto key = [&](const NodeValue& v) {
-    return std::make_tuple(life[v].def, orderPos.at(v.node), v.resNo);
+  // Intermediate values: the low-level IR of the layers in emission order (NpuLir.h).
+  plan.lir = generateNpuLir(f, order, emittedWith);
+  lir::Function& fn = *plan.lir;
+  const std::map<const Node*, lir::Instruction*> compute = computeInstructions(fn);
+  // Layers whose result is their input's bytes become views of it, when the input has a
+  // buffer to share: an intermediate value or a graph input, not an output (the I/O
+  // table places it) nor a constant. An absorbed node that cannot is emitted as usual
+  // (Compile.cpp).
+  auto hasSharableBuffer = [&](const NodeValue& v) {
+    return v && !outputValues.count(v) && v.node->kind() != NodeKind::Constant &&
+           v.node->kind() != NodeKind::Placeholder;
   };
-  std::sort(buffers.begin(), buffers.end(),
-            [&](const NodeValue& a, const NodeValue& b) { return key(a) < key(b); });
-  std::vector<lir::BufferInterval> intervals;
-  for (const NodeValue& v : buffers)
-    intervals.push_back({size_t(life[v].size), life[v].def, life[v].lastUse});
+  for (const Node* n : order) {
+    const Layer* l = findLayer(n->kind());
+    if (!l || plan.tensors.count(resultOf(*n)) || !hasSharableBuffer(n->input(0)))
+      continue;
+    if (!absorbed.count(n) && !l->aliasesInput(*n, t))
+      continue;
+    replaceByView(fn, compute.at(n));
+    plan.aliased.insert(n);
+    if (absorbed.count(n))
+      plan.absorbed.insert(n);
+  }
+  lir::runShrinkLiveRanges(fn);
+  // A layer's DRAM temporary lives only while the layer runs.
+  std::map<const lir::Value*, uint64_t> tempBytes;
+  std::map<const Node*, const lir::Instruction*> temps;
+  for (const Node* n : order) {
+    const Layer* l = findLayer(n->kind());
+    if (!l || plan.aliased.count(n) || hostPacked.count(n))
+      continue;
+    if (const uint64_t tb = l->tempBytes(*n, t)) {
+      const lir::Instruction* a = addTemporary(fn, compute.at(n), tb);
+      tempBytes[a] = roundUp(tb, kAlign);
+      temps[n] = a;
+    }
+  }
+  joinFusedLiveRanges(fn, emittedWith);
+  // Which graph value each allocation and view holds.
+  std::map<const lir::Value*, NodeValue> valueOf;
+  for (const auto& in : fn.instructions()) {
+    if (!in->origin())
+      continue;
+    if (in->valueKind() == lir::ValueKind::View)
+      valueOf[in.get()] = resultOf(*in->origin());
+    else if (in->valueKind() == lir::ValueKind::Compute)
+      for (unsigned r = 0; r < in->numResults(); ++r)
+        valueOf[in->operand(r).value] = NodeValue(const_cast<Node*>(in->origin()), r);
+  }
+  // The low-level IR's memory planner over the NPU's buffer sizes (NCHWc, channels
+  // padded, aligned to a burst). Values the I/O table places, float results of the host's
+  // DequantizeLinear, a layer's secondary results (which no layer reads) and layers fused
+  // into a residual Add (their result never reaches DRAM) take no bytes.
+  auto inScratch = [&](const NodeValue& v) {
+    return !plan.tensors.count(v) && v.node->kind() != NodeKind::DequantizeLinear && v.resNo == 0;
+  };
+  auto bytesOfAlloc = [&](const lir::Instruction& a) -> size_t {
+    if (const auto it = tempBytes.find(&a); it != tempBytes.end())
+      return it->second;
+    const NodeValue v = valueOf.at(&a);
+    if (!inScratch(v) || emittedWith.count(v.node))
+      return 0;
+    return roundUp(bytesOf(dramTensorOf(v, L), L), kAlign);
+  };
   lir::MemoryPlanOptions mo;
   mo.alignment = size_t(kAlign);
-  const lir::MemoryPlan placed = lir::planIntervals(intervals, mo);
-  for (size_t b = 0; b < buffers.size(); ++b)
-    life[buffers[b]].offset = placed.offsets[b];
-  const uint64_t scratchEnd = placed.arenaBytes;
-  for (auto& kv : root) {
-    DramTensor d = dramTensorOf(kv.first, L);
-    d.offset = scratchBase + life[kv.second].offset;
-    plan.tensors[kv.first] = d;
+  const lir::FunctionMemoryPlan placed = lir::planMemory(fn, mo, bytesOfAlloc);
+  std::map<const lir::Value*, uint64_t> offsetOf;
+  for (size_t b = 0; b < placed.allocs.size(); ++b)
+    offsetOf[placed.allocs[b]] = scratchBase + placed.plan.offsets[b];
+  const uint64_t scratchEnd = placed.plan.arenaBytes;
+  for (const auto& [value, v] : valueOf) {
+    if (!inScratch(v))
+      continue;
+    const lir::Location at = lir::locate(const_cast<lir::Value*>(value));
+    const auto io = plan.tensors.find(valueOf.at(at.root));
+    DramTensor d = dramTensorOf(v, L);
+    d.offset = (io != plan.tensors.end() ? io->second.offset : offsetOf.at(at.root)) + at.offset;
+    plan.tensors[v] = d;
   }
-  for (auto& kv : tempKeys)
-    plan.temps[kv.first] = scratchBase + life[kv.second].offset;
+  for (const auto& [n, a] : temps)
+    plan.temps[n] = offsetOf.at(a);
   plan.scratchBytes = scratchEnd;
   if (scratchEnd > 0)
     plan.regions.push_back(

@@ -6,8 +6,10 @@
 #include "Layer.h"
 
 #include "ember/isa/binary.h"
+#include "ember/lir/IR.h"
 
 #include <map>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -25,6 +27,10 @@ struct OutputCopy {
 };
 
 struct DramPlan {
+  /// The layers' low-level IR (NpuLir.h): compute instructions in emission order (a
+  /// layer fused into a residual Add right before it), aliases as views, temporaries as
+  /// allocations; the scratch offsets below are its memory plan.
+  std::unique_ptr<lir::Function> lir;
   std::map<NodeValue, DramTensor> tensors; ///< Every int8 value the NPU reads or writes.
   std::set<const Node*> aliased;           ///< Nodes whose result is their input's bytes.
   /// The `absorbed` nodes planDram could alias (their consumer reads through them).
@@ -39,10 +45,11 @@ struct DramPlan {
 
 /// Plans `f` (which unsupportedNodes accepted) for target `t`, its layers emitted in
 /// `order` (a topological order of all of f's nodes: the low-level IR's schedule,
-/// lir::memoryMinimizingOrder); the scratch region is placed by the low-level IR's
-/// memory planner (lir::planIntervals) over the NPU's buffer sizes. `emittedWith` maps a node
-/// emitted at another node's place (a layer fused into the residual Add that follows it)
-/// to that node, so that the lifetimes of its inputs and temporary reach that place.
+/// lir::memoryMinimizingOrder). The intermediate values are those of the NPU's low-level
+/// IR of f (generateNpuLir), placed by the low-level IR's memory planner
+/// (lir::planMemory) over the NPU's buffer sizes. `emittedWith` maps a node emitted at
+/// another node's place (a layer fused into the residual Add that follows it) to that
+/// node, so that the lifetimes of its inputs and temporary reach that place.
 /// With `opts.packInputsOnHost`, a graph input that one layer alone reads is laid out in
 /// the packing or patches that layer asks for (Layer::hostLayout). Nodes in `absorbed`
 /// may be read through by their one consumer (a Transpose a MatMul takes its weights

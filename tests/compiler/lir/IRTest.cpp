@@ -125,6 +125,22 @@ TEST(LirIR, SplitAndSliceOfOuterDimensionsAreViews) {
   EXPECT_EQ(bitDifference(lir::LirInterpreter(lir::compileToLir(*g.f)).run(in),
                           Interpreter(*g.f).run(in)),
             "");
+  // Each view and compute instruction names the node it came from.
+  std::vector<std::string> origins;
+  for (const auto& i : f->instructions())
+    if (i->origin())
+      origins.push_back(i->origin()->name() + ":" + i->opName());
+  EXPECT_EQ(origins,
+            (std::vector<std::string>{"s:tensorview", "s:tensorview", "sl:tensorview", "a:Add"}));
+  // Without views (a backend whose buffers are not row-major), every node is computed.
+  lir::IRGenOptions noViews;
+  noViews.views = false;
+  auto c = lir::generateIR(*g.f, lir::topologicalOrder(*g.f), noViews);
+  EXPECT_EQ(c->count(ValueKind::View), 0u);
+  EXPECT_EQ(c->count(ValueKind::Compute), 3u);
+  EXPECT_EQ(lir::verify(*c), std::vector<std::string>{});
+  EXPECT_EQ(bitDifference(lir::LirInterpreter(std::move(c)).run(in), Interpreter(*g.f).run(in)),
+            "");
 }
 
 TEST(LirVerifier, ReportsUseAfterDeallocAndMissingDealloc) {

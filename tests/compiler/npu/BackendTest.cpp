@@ -1,6 +1,7 @@
 // The NPU behind the ember::Backend interface, and the compile summary's table.
 #include "NpuTestUtil.h"
 
+#include "ember/lir/IR.h"
 #include "ember/support/Error.h"
 
 namespace ember::npu::test {
@@ -65,6 +66,57 @@ TEST(NpuIo, OneValueAsTwoOutputs) {
   auto want = interpret(*g.f, in);
   EXPECT_EQ(mismatches(s.outputs["y1"], want["y1"]), 0u);
   EXPECT_EQ(mismatches(s.outputs["y2"], want["y2"]), 0u);
+}
+
+TEST(NpuLir, LayersAreTheComputeInstructionsOfTheLowLevelIr) {
+  // relu -> proj (fused into the residual Add) -> Reshape (an alias) -> relu: the
+  // program's low-level IR holds one compute instruction per layer in emission order,
+  // the Reshape as a view, and the fused pair as one place in the live ranges.
+  G g;
+  NodeValue x = g.input("x", {2, 5, 40}, 0.05f, 3);
+  NodeValue a = g.node(NodeKind::Relu, "relu1", {x}, {}, {2, 5, 40}, 0.05f, 3);
+  NodeValue p =
+      g.node(NodeKind::MatMul, "proj", {a, g.weights("w", {40, 40}, 1)}, {}, {2, 5, 40}, 0.1f, -2);
+  NodeValue s = g.node(NodeKind::Add, "res", {x, p}, {}, {2, 5, 40}, 0.12f, 1);
+  NodeValue f = g.node(NodeKind::Reshape, "flat", {s}, ember::test::ints({{"shape", {10, 40}}}),
+                       {10, 40}, 0.12f, 1);
+  g.output("y", g.node(NodeKind::Relu, "relu2", {f}, {}, {10, 40}, 0.12f, 1));
+  const CompileResult res = compile(*g.f, refIsa());
+  ASSERT_TRUE(res.lir);
+  std::vector<std::string> computed, views;
+  const lir::Instruction* projAt = nullptr;
+  const lir::Instruction* addResult = nullptr;
+  bool addAllocatedBeforeProj = false;
+  for (const auto& in : res.lir->instructions()) {
+    if (in->valueKind() == lir::ValueKind::View && in->origin())
+      views.push_back(in->origin()->name());
+    if (in->valueKind() == lir::ValueKind::Alloc && in->name() == "res.res")
+      addAllocatedBeforeProj = projAt == nullptr;
+    if (in->valueKind() != lir::ValueKind::Compute || !in->origin())
+      continue;
+    const NodeKind k = in->origin()->kind();
+    if (k == NodeKind::QuantizeLinear || k == NodeKind::DequantizeLinear)
+      continue;
+    if (projAt && !addResult) // the instruction right after the fused producer
+      addResult = in.get();
+    if (in->origin()->name() == "proj")
+      projAt = in.get();
+    computed.push_back(in->origin()->name());
+  }
+  EXPECT_EQ(computed, (std::vector<std::string>{"relu1", "proj", "res", "relu2"}));
+  EXPECT_EQ(views, std::vector<std::string>{"flat"});
+  ASSERT_TRUE(addResult);
+  EXPECT_EQ(addResult->origin()->name(), "res"); // the Add follows its producer at once
+  // The Add's result (which the fused layer writes) is allocated before the producer
+  // runs, so it cannot take the bytes of relu1's result, which the producer reads.
+  EXPECT_TRUE(addAllocatedBeforeProj) << lir::dump(*res.lir);
+  std::vector<std::string> layers;
+  for (const LayerSummary& l : res.summary.layers)
+    layers.push_back(l.name);
+  EXPECT_EQ(layers, (std::vector<std::string>{"relu1", "proj + res", "relu2"}));
+  auto in = randomInputs(res.binary, 3);
+  SimOut out = simulate(res.binary, refIsa(), in);
+  EXPECT_EQ(mismatches(out.outputs["y"], interpret(*g.f, in)["y"]), 0u);
 }
 
 } // namespace

@@ -116,6 +116,12 @@ public:
     inputTypes_ = std::move(inputTypes);
   }
   const std::vector<Type>& inputTypes() const { return inputTypes_; }
+  /// Compute or view made by IRGen: the node of the graph function it was generated
+  /// from (null for instructions a pass or a backend made). A backend whose emitters read
+  /// graph-level facts (the NPU's weight packing reads a Constant's neighbours) reaches
+  /// them through it; the instruction's operands stay the truth about buffers.
+  const ember::Node* origin() const { return origin_; }
+  void setOrigin(const ember::Node* n) { origin_ = n; }
   /// Compute: number of leading `@out` operands (= the node's results).
   size_t numResults() const { return node_ ? node_->numResults() : 0; }
 
@@ -127,6 +133,7 @@ private:
   size_t offset_ = 0;
   std::unique_ptr<Node> node_;
   std::vector<Type> inputTypes_;
+  const ember::Node* origin_ = nullptr;
 };
 
 using InstrList = std::list<std::unique_ptr<Instruction>>;

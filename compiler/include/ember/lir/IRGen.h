@@ -18,9 +18,19 @@
 
 namespace ember::lir {
 
+/// What IRGen makes of the graph.
+struct IRGenOptions {
+  /// Row-major views for view-able nodes (Reshape, contiguous Slice/Split). Off: every
+  /// node is a compute instruction, for a backend whose buffers are not row-major (the
+  /// NPU's NCHWc rows decide themselves which nodes alias their input).
+  bool views = true;
+};
+
 /// Generates the low-level IR of `f` with nodes in `order` (checked: a topological
-/// order of all of f's nodes; ember::Error otherwise).
-std::unique_ptr<Function> generateIR(const ember::Function& f, const NodeOrder& order);
+/// order of all of f's nodes; ember::Error otherwise). Every compute instruction and
+/// view records the node it came from (Instruction::origin).
+std::unique_ptr<Function> generateIR(const ember::Function& f, const NodeOrder& order,
+                                     const IRGenOptions& opts = {});
 
 /// What `compileToLir` does.
 struct LirOptions {

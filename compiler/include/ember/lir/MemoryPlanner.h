@@ -14,6 +14,7 @@
 
 #include "ember/lir/IR.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -66,5 +67,11 @@ struct FunctionMemoryPlan {
 /// Plans a function's activations and checks the result (ember::Error if the function
 /// does not verify or the plan is invalid).
 FunctionMemoryPlan planMemory(const Function& f, const MemoryPlanOptions& opts = {});
+
+/// The same with each allocation's bytes given by `bytesOf` instead of its row-major
+/// type: for a backend whose buffers have another layout (the NPU's NCHWc rows with
+/// padded channels), or that keeps some values elsewhere (0 bytes: never placed).
+FunctionMemoryPlan planMemory(const Function& f, const MemoryPlanOptions& opts,
+                              const std::function<size_t(const Instruction& alloc)>& bytesOf);
 
 } // namespace ember::lir

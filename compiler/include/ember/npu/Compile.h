@@ -11,6 +11,7 @@
 #include "ember/graph/Graph.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/description.h"
+#include "ember/lir/IR.h"
 #include "ember/support/Error.h"
 
 #include <cstdint>
@@ -105,6 +106,10 @@ std::string formatSummary(const CompileSummary& s);
 struct CompileResult {
   isa::Binary binary;
   CompileSummary summary;
+  /// The program's low-level IR (docs/compiler.md section 8): one compute instruction per
+  /// layer in emission order, aliases as views, layer temporaries as allocations; its
+  /// memory plan over the NPU's buffer sizes is the scratch region. lir::dump prints it.
+  std::shared_ptr<const lir::Function> lir;
 };
 
 /// Compiles `quantized` for `isa`. Inputs are the int8 results of QuantizeLinear nodes
