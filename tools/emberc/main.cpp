@@ -12,6 +12,7 @@
 #include "ember/driver/SupportTable.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
+#include "ember/lir/IR.h"
 #include "ember/npu/Compile.h"
 #include "ember/passes/Pass.h"
 #include "ember/quantization/Quantize.h"
@@ -64,7 +65,7 @@ struct Options {
   std::string model, output, isa;
   std::string backend = "npu", bundleDir, bundleName, precision;
   std::string calibrate = "random:8", calibration = "minmax";
-  std::string dumpProfile, loadProfile;
+  std::string dumpProfile, loadProfile, dumpLir;
   partition::PartitionOptions partition;
   std::string opTableCheck, opTableUpdate;
   bool printPipeline = false, partitionReport = false, opTable = false, quiet = false;
@@ -112,6 +113,10 @@ void declareOptions(CLI::App& app, Options& o) {
   app.add_flag("--partition-report", o.partitionReport,
                "print the placement of every node (backend, reason), the\n"
                "coverage (% of nodes and of MACs on the NPU) and the segments");
+  app.add_option("--dump-lir", o.dumpLir,
+                 "write the low-level IR the NPU compiled from (each NPU\n"
+                 "segment's: a layer per compute instruction, in order)")
+      ->type_name("FILE");
   app.add_flag("--print-pipeline", o.printPipeline, "print the default pass pipeline");
   app.add_flag("--op-table", o.opTable,
                "print what every part of Ember has for each node kind (the\n"
@@ -136,6 +141,8 @@ void checkOptions(const Options& o) {
       throw UsageError("--backend cpu needs --emit-bundle DIR");
     if (!o.output.empty())
       throw UsageError("-o is for NPU binaries; --backend cpu writes --emit-bundle DIR");
+    if (!o.dumpLir.empty())
+      throw UsageError("--dump-lir writes what the NPU compiled from (not --backend cpu)");
   } else {
     if (!o.bundleDir.empty() || !o.bundleName.empty())
       throw UsageError("--emit-bundle and --bundle-name need --backend cpu");
@@ -210,9 +217,11 @@ void checkOutputs(const Options& o) {
   std::vector<std::string> inputs{o.model, o.isa, o.loadProfile};
   if (o.calibrate.rfind("random:", 0) != 0)
     inputs.push_back(o.calibrate);
-  checkRunPaths(
-      {{o.output, "-o"}, {o.dumpProfile, "--dump-profile"}, {o.bundleDir, "--emit-bundle", true}},
-      inputs);
+  checkRunPaths({{o.output, "-o"},
+                 {o.dumpProfile, "--dump-profile"},
+                 {o.dumpLir, "--dump-lir"},
+                 {o.bundleDir, "--emit-bundle", true}},
+                inputs);
 }
 
 /// --op-table, --op-table-check, --op-table-update.
@@ -232,6 +241,20 @@ int opTable(const Options& o) {
     writeFileAtomic(o.opTableUpdate, driver::withSupportTable(doc, table, o.opTableUpdate));
   }
   return 0;
+}
+
+/// The low-level IR of every NPU segment of `plan`, each headed by its segment's index.
+std::string npuLirText(const partition::Plan& plan) {
+  std::string out;
+  for (size_t i = 0; i < plan.segments.size(); ++i) {
+    const partition::Segment& s = plan.segments[i];
+    if (!s.npu || !s.npu->lir)
+      continue;
+    if (!plan.whole)
+      out += "; segment " + std::to_string(i) + " (npu)\n";
+    out += lir::dump(*s.npu->lir);
+  }
+  return out;
 }
 
 int runTool(const Options& o) {
@@ -258,6 +281,8 @@ int runTool(const Options& o) {
   const partition::Plan& plan = c.plan;
   if (o.partitionReport)
     std::fputs(partition::formatPlacementReport(plan).c_str(), stdout);
+  if (!o.dumpLir.empty())
+    writeFileAtomic(o.dumpLir, npuLirText(plan));
   if (plan.whole) {
     const npu::CompileResult& r = *plan.segments.front().npu;
     isa::writeElf(o.output, r.binary, isa);

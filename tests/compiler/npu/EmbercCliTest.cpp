@@ -134,6 +134,23 @@ TEST(Emberc, PrintPipelineAlone) {
   EXPECT_TRUE(has(r.out, "fold-batchnorm")) << r.out;
 }
 
+TEST(Emberc, DumpLirWritesTheLowLevelIrTheNpuCompiledFrom) {
+  const std::string elf = dir() + "/lir.elf", ir = dir() + "/tiny_cnn.lir";
+  std::remove(ir.c_str());
+  CliRun r = emberc(dir() + "/tiny_cnn.onnx -o " + elf + " --calibrate random:2 --dump-lir " + ir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string text = slurp(ir);
+  // The summary's layers are the IR's compute instructions (Conv layers here), with the
+  // allocations the DRAM plan placed.
+  EXPECT_TRUE(has(text, "lir function")) << text;
+  EXPECT_TRUE(has(text, "= Conv @out")) << text;
+  EXPECT_TRUE(has(text, "allocactivation")) << text;
+  EXPECT_EQ(
+      emberc(dir() + "/tiny_cnn.onnx --backend cpu --emit-bundle " + dir() + "/b --dump-lir " + ir)
+          .status,
+      2);
+}
+
 TEST(Emberc, LargeDescription) {
   const std::string elf = dir() + "/large.elf";
   CliRun r = emberc(dir() + "/tiny_cnn.onnx -o " + elf + " --calibrate random:2 --isa " +

@@ -109,6 +109,8 @@ struct CompileResult {
   /// The program's low-level IR (docs/compiler.md section 8): one compute instruction per
   /// layer in emission order, aliases as views, layer temporaries as allocations; its
   /// memory plan over the NPU's buffer sizes is the scratch region. lir::dump prints it.
+  /// It refers to the compiled function's nodes and constants: valid while that
+  /// function's Module lives.
   std::shared_ptr<const lir::Function> lir;
 };
 
