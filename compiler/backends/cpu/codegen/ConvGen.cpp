@@ -93,6 +93,31 @@ std::vector<float> packWeights(const float* src, const Geom& g, int64_t mr) {
   return out;
 }
 
+/// The weights of ember_conv_f32_winograd2x3: U = G g G^T per output and input channel
+/// (G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1], in double, rounded once), packed
+/// U[xi][block of 32 output channels][c][32] with zeros past M.
+std::vector<float> winogradWeights(const float* src, const Geom& g) {
+  const int64_t mblocks = (g.M + 31) / 32;
+  std::vector<float> out(static_cast<size_t>(16 * mblocks * g.C * 32), 0.f);
+  const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  for (int64_t m = 0; m < g.M; ++m)
+    for (int64_t c = 0; c < g.C; ++c) {
+      const float* w = src + (m * g.C + c) * 9;
+      double t[4][3]; // G g
+      for (int a = 0; a < 4; ++a)
+        for (int j = 0; j < 3; ++j)
+          t[a][j] = G[a][0] * w[j] + G[a][1] * w[3 + j] + G[a][2] * w[6 + j];
+      for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b) {
+          const double u = t[a][0] * G[b][0] + t[a][1] * G[b][1] + t[a][2] * G[b][2];
+          const int64_t xi = 4 * a + b;
+          out[static_cast<size_t>(((xi * mblocks + m / 32) * g.C + c) * 32 + m % 32)] =
+              static_cast<float>(u);
+        }
+    }
+  return out;
+}
+
 int64_t roundUp(int64_t a, int64_t b) {
   return (a + b - 1) / b * b;
 }
@@ -106,6 +131,8 @@ struct Blocking {
   /// The direct kernel (channels in the vectors, inputs broadcast from a padded band):
   /// mr = 7 positions, nr = 32 channels (or 14 x 16), no X_col.
   bool direct = false;
+  /// Winograd F(2x2, 3x3) (ember_conv_f32_winograd2x3): weights transformed, no mr / nr.
+  bool winograd = false;
   const char* kernel = "";   ///< the libjit kernel of this blocking
   int64_t scratchFloats = 0; ///< its scratch per thread (libjit/ConvScratch.h)
 };
@@ -164,6 +191,17 @@ Blocking blockingOf(const Geom& g) {
     b.kernel = narrow ? "ember_conv_f32_direct_mr14_nr16" : "ember_conv_f32_direct_mr7_nr32";
     b.scratchFloats = dg.scratchFloats(cg);
   }
+  // 3x3, stride 1, one group, on planes of at least 14 columns: Winograd F(2x2, 3x3)
+  // takes 16 products per 2x2 outputs and channel pair instead of 36. On 7x7 planes its
+  // transformed weights (16/9 of the weights) would stream from memory once per run for
+  // few tiles.
+  if (wide && g.group == 1 && g.KH == 3 && g.KW == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
+      g.dw == 1 && g.OW >= 14 && g.OH >= 2 && g.C >= 16 && g.M >= 16) {
+    b = Blocking{};
+    b.winograd = true;
+    b.kernel = "ember_conv_f32_winograd2x3";
+    b.scratchFloats = jitops::winogradGeom(g.C, g.OH, g.OW, 1).scratchFloats(g.C);
+  }
   return b;
 }
 
@@ -192,6 +230,8 @@ void emitConv(const Op& n, CodegenContext& ctx) {
   std::vector<llvm::Value*> args = {ctx.addr(n.input(0))};
   if (depthwise)
     args.push_back(ctx.addr(n.input(1)));
+  else if (blk.winograd)
+    args.push_back(ctx.keep(winogradWeights(n.input(1).constantData<float>(), g)));
   else
     args.push_back(ctx.keep(packWeights(n.input(1).constantData<float>(), g,
                                         blk.channelVectors || blk.direct ? blk.nr : blk.mr)));

@@ -117,6 +117,42 @@ inline DirectGeom directGeom(int64_t cg, int64_t OH, int64_t OW, int64_t KH, int
   return g;
 }
 
+/// Most bytes of the transformed inputs V of one work item of the Winograd convolution
+/// (ember_conv_f32_winograd2x3, ConvWinograd.cpp): a 14x14 plane of 256 channels (ResNet's
+/// layer3, 802 KB) is one item, so that its transformed weights stream once per run.
+constexpr int64_t kWinogradBandBytes = int64_t(832) << 10;
+
+/// The blocking of the Winograd F(2x2, 3x3) convolution (3x3, stride 1, no dilation, one
+/// group): output tiles of 2x2 positions, th x tw of them; a work item is a block of R
+/// tile rows (TB = R tw tiles). Scratch per thread: V = [16][C][TBp] (the item's
+/// transformed input tiles), Mo = [16][TS][32] (one block of 32 output channels'
+/// products, TS = TB rounded up to the 7-tile slices of the GEMM), and one padded input
+/// channel of the item (rowsIn x Wp).
+struct WinogradGeom {
+  int64_t th = 0, tw = 0, R = 0, TS = 0, TBp = 0, rowsIn = 0, Wp = 0;
+  int64_t scratchFloats(int64_t C) const { return 16 * C * TBp + 16 * TS * 32 + rowsIn * Wp + 32; }
+};
+
+inline WinogradGeom winogradGeom(int64_t C, int64_t OH, int64_t OW, int64_t nth) {
+  WinogradGeom g;
+  g.th = (OH + 1) / 2;
+  g.tw = (OW + 1) / 2;
+  const int64_t perRow = 16 * C * g.tw * 4;
+  int64_t R = perRow > 0 ? kWinogradBandBytes / perRow : g.th;
+  R = R < 1 ? 1 : (R > g.th ? g.th : R);
+  // At least two items per thread when there are several threads.
+  if (nth > 1 && (g.th + R - 1) / R < 2 * nth) {
+    const int64_t want = 2 * nth < g.th ? 2 * nth : g.th;
+    R = (g.th + want - 1) / want;
+  }
+  g.R = R;
+  g.TS = (R * g.tw + 6) / 7 * 7;
+  g.TBp = g.TS + 16; // a row's last 16-tile vector of the input transform spills past TB
+  g.rowsIn = 2 * R + 2;
+  g.Wp = 2 * ((g.tw + 15) / 16 * 16) + 4;
+  return g;
+}
+
 /// The outputs of a max pool's row that ember_pool_f32 computes 16 at a time
 /// (libjit/Pool.cpp): those whose taps all lie inside the row, at strides 1 and 2.
 struct MaxPoolRowBlocks {
