@@ -7,7 +7,6 @@
 #include "ember/support/Error.h"
 
 #include <algorithm>
-#include <tuple>
 
 namespace ember::npu {
 
@@ -38,6 +37,105 @@ isa::IoEntry ioEntry(const std::string& name, isa::IoDir dir, const NodeValue& v
   e.dram_offset = d.offset;
   e.size_bytes = bytesOf(d, L);
   return e;
+}
+
+/// The scratch region: the NPU's low-level IR of `f` (NpuLir.h) with aliases as views
+/// and temporaries as allocations, placed from `scratchBase` by the low-level IR's memory
+/// planner over the NPU's buffer sizes; fills plan.lir, the intermediate tensors, temps,
+/// aliased, absorbed, the scratch region and constBase.
+void planScratch(const Function& f, const Target& t, const std::vector<const Node*>& order,
+                 const std::map<const Node*, const Node*>& emittedWith,
+                 const std::set<const Node*>& absorbed, const std::set<const Node*>& hostPacked,
+                 const std::set<NodeValue>& outputValues, uint64_t scratchBase, DramPlan& plan) {
+  const uint64_t kAlign = std::max<uint64_t>(1, t.isa().hw().dma.burst_bytes);
+  const int64_t L = t.lanes();
+  // Intermediate values: the low-level IR of the layers in emission order (NpuLir.h).
+  plan.lir = generateNpuLir(f, order, emittedWith);
+  lir::Function& fn = *plan.lir;
+  const std::map<const Node*, lir::Instruction*> compute = computeInstructions(fn);
+  // Layers whose result is their input's bytes become views of it, when the input has a
+  // buffer to share: an intermediate value or a graph input, not an output (the I/O
+  // table places it) nor a constant. An absorbed node that cannot is emitted as usual
+  // (Compile.cpp).
+  auto hasSharableBuffer = [&](const NodeValue& v) {
+    return v && !outputValues.count(v) && v.node->kind() != NodeKind::Constant &&
+           v.node->kind() != NodeKind::Placeholder;
+  };
+  for (const Node* n : order) {
+    const Layer* l = findLayer(n->kind());
+    if (!l || plan.tensors.count(resultOf(*n)) || !hasSharableBuffer(n->input(0)))
+      continue;
+    if (!absorbed.count(n) && !l->aliasesInput(*n, t))
+      continue;
+    replaceByView(fn, compute.at(n));
+    plan.aliased.insert(n);
+    if (absorbed.count(n))
+      plan.absorbed.insert(n);
+  }
+  lir::runShrinkLiveRanges(fn);
+  // A layer's DRAM temporary lives only while the layer runs.
+  std::map<const lir::Value*, uint64_t> tempBytes;
+  std::map<const Node*, const lir::Instruction*> temps;
+  for (const Node* n : order) {
+    const Layer* l = findLayer(n->kind());
+    if (!l || plan.aliased.count(n) || hostPacked.count(n))
+      continue;
+    if (const uint64_t tb = l->tempBytes(*n, t)) {
+      const lir::Instruction* a = addTemporary(fn, compute.at(n), tb);
+      tempBytes[a] = roundUp(tb, kAlign);
+      temps[n] = a;
+    }
+  }
+  joinFusedLiveRanges(fn, emittedWith);
+  // Which graph value each allocation and view holds.
+  std::map<const lir::Value*, NodeValue> valueOf;
+  for (const auto& in : fn.instructions()) {
+    if (!in->origin())
+      continue;
+    if (in->valueKind() == lir::ValueKind::View)
+      valueOf[in.get()] = resultOf(*in->origin());
+    else if (in->valueKind() == lir::ValueKind::Compute)
+      for (unsigned r = 0; r < in->numResults(); ++r)
+        valueOf[in->operand(r).value] = NodeValue(const_cast<Node*>(in->origin()), r);
+  }
+  // The low-level IR's memory planner over the NPU's buffer sizes (NCHWc, channels
+  // padded, aligned to a burst). Values the I/O table places, float results of the host's
+  // DequantizeLinear, a layer's secondary results (which no layer reads) and layers fused
+  // into a residual Add (their result never reaches DRAM) take no bytes.
+  auto inScratch = [&](const NodeValue& v) {
+    return !plan.tensors.count(v) && v.node->kind() != NodeKind::DequantizeLinear && v.resNo == 0;
+  };
+  auto bytesOfAlloc = [&](const lir::Instruction& a) -> size_t {
+    if (const auto it = tempBytes.find(&a); it != tempBytes.end())
+      return it->second;
+    const NodeValue v = valueOf.at(&a);
+    if (!inScratch(v) || emittedWith.count(v.node))
+      return 0;
+    return roundUp(bytesOf(dramTensorOf(v, L), L), kAlign);
+  };
+  lir::MemoryPlanOptions mo;
+  mo.alignment = size_t(kAlign);
+  const lir::FunctionMemoryPlan placed = lir::planMemory(fn, mo, bytesOfAlloc);
+  std::map<const lir::Value*, uint64_t> offsetOf;
+  for (size_t b = 0; b < placed.allocs.size(); ++b)
+    offsetOf[placed.allocs[b]] = scratchBase + placed.plan.offsets[b];
+  const uint64_t scratchEnd = placed.plan.arenaBytes;
+  for (const auto& [value, v] : valueOf) {
+    if (!inScratch(v))
+      continue;
+    const lir::Location at = lir::locate(const_cast<lir::Value*>(value));
+    const auto io = plan.tensors.find(valueOf.at(at.root));
+    DramTensor d = dramTensorOf(v, L);
+    d.offset = (io != plan.tensors.end() ? io->second.offset : offsetOf.at(at.root)) + at.offset;
+    plan.tensors[v] = d;
+  }
+  for (const auto& [n, a] : temps)
+    plan.temps[n] = offsetOf.at(a);
+  plan.scratchBytes = scratchEnd;
+  if (scratchEnd > 0)
+    plan.regions.push_back(
+        {"scratch", isa::RegionKind::Scratch, scratchBase, roundUp(scratchEnd, kRegion)});
+  plan.constBase = scratchBase + roundUp(scratchEnd, kRegion);
 }
 
 } // namespace
@@ -135,93 +233,7 @@ DramPlan planDram(const Function& f, const Target& t, const std::vector<const No
   const uint64_t scratchBase = roundUp(off, kRegion);
   plan.ioBytes = scratchBase;
 
-  // Intermediate values: the low-level IR of the layers in emission order (NpuLir.h).
-  plan.lir = generateNpuLir(f, order, emittedWith);
-  lir::Function& fn = *plan.lir;
-  const std::map<const Node*, lir::Instruction*> compute = computeInstructions(fn);
-  // Layers whose result is their input's bytes become views of it, when the input has a
-  // buffer to share: an intermediate value or a graph input, not an output (the I/O
-  // table places it) nor a constant. An absorbed node that cannot is emitted as usual
-  // (Compile.cpp).
-  auto hasSharableBuffer = [&](const NodeValue& v) {
-    return v && !outputValues.count(v) && v.node->kind() != NodeKind::Constant &&
-           v.node->kind() != NodeKind::Placeholder;
-  };
-  for (const Node* n : order) {
-    const Layer* l = findLayer(n->kind());
-    if (!l || plan.tensors.count(resultOf(*n)) || !hasSharableBuffer(n->input(0)))
-      continue;
-    if (!absorbed.count(n) && !l->aliasesInput(*n, t))
-      continue;
-    replaceByView(fn, compute.at(n));
-    plan.aliased.insert(n);
-    if (absorbed.count(n))
-      plan.absorbed.insert(n);
-  }
-  lir::runShrinkLiveRanges(fn);
-  // A layer's DRAM temporary lives only while the layer runs.
-  std::map<const lir::Value*, uint64_t> tempBytes;
-  std::map<const Node*, const lir::Instruction*> temps;
-  for (const Node* n : order) {
-    const Layer* l = findLayer(n->kind());
-    if (!l || plan.aliased.count(n) || hostPacked.count(n))
-      continue;
-    if (const uint64_t tb = l->tempBytes(*n, t)) {
-      const lir::Instruction* a = addTemporary(fn, compute.at(n), tb);
-      tempBytes[a] = roundUp(tb, kAlign);
-      temps[n] = a;
-    }
-  }
-  joinFusedLiveRanges(fn, emittedWith);
-  // Which graph value each allocation and view holds.
-  std::map<const lir::Value*, NodeValue> valueOf;
-  for (const auto& in : fn.instructions()) {
-    if (!in->origin())
-      continue;
-    if (in->valueKind() == lir::ValueKind::View)
-      valueOf[in.get()] = resultOf(*in->origin());
-    else if (in->valueKind() == lir::ValueKind::Compute)
-      for (unsigned r = 0; r < in->numResults(); ++r)
-        valueOf[in->operand(r).value] = NodeValue(const_cast<Node*>(in->origin()), r);
-  }
-  // The low-level IR's memory planner over the NPU's buffer sizes (NCHWc, channels
-  // padded, aligned to a burst). Values the I/O table places, float results of the host's
-  // DequantizeLinear, a layer's secondary results (which no layer reads) and layers fused
-  // into a residual Add (their result never reaches DRAM) take no bytes.
-  auto inScratch = [&](const NodeValue& v) {
-    return !plan.tensors.count(v) && v.node->kind() != NodeKind::DequantizeLinear && v.resNo == 0;
-  };
-  auto bytesOfAlloc = [&](const lir::Instruction& a) -> size_t {
-    if (const auto it = tempBytes.find(&a); it != tempBytes.end())
-      return it->second;
-    const NodeValue v = valueOf.at(&a);
-    if (!inScratch(v) || emittedWith.count(v.node))
-      return 0;
-    return roundUp(bytesOf(dramTensorOf(v, L), L), kAlign);
-  };
-  lir::MemoryPlanOptions mo;
-  mo.alignment = size_t(kAlign);
-  const lir::FunctionMemoryPlan placed = lir::planMemory(fn, mo, bytesOfAlloc);
-  std::map<const lir::Value*, uint64_t> offsetOf;
-  for (size_t b = 0; b < placed.allocs.size(); ++b)
-    offsetOf[placed.allocs[b]] = scratchBase + placed.plan.offsets[b];
-  const uint64_t scratchEnd = placed.plan.arenaBytes;
-  for (const auto& [value, v] : valueOf) {
-    if (!inScratch(v))
-      continue;
-    const lir::Location at = lir::locate(const_cast<lir::Value*>(value));
-    const auto io = plan.tensors.find(valueOf.at(at.root));
-    DramTensor d = dramTensorOf(v, L);
-    d.offset = (io != plan.tensors.end() ? io->second.offset : offsetOf.at(at.root)) + at.offset;
-    plan.tensors[v] = d;
-  }
-  for (const auto& [n, a] : temps)
-    plan.temps[n] = offsetOf.at(a);
-  plan.scratchBytes = scratchEnd;
-  if (scratchEnd > 0)
-    plan.regions.push_back(
-        {"scratch", isa::RegionKind::Scratch, scratchBase, roundUp(scratchEnd, kRegion)});
-  plan.constBase = scratchBase + roundUp(scratchEnd, kRegion);
+  planScratch(f, t, order, emittedWith, absorbed, hostPacked, outputValues, scratchBase, plan);
   return plan;
 }
 
