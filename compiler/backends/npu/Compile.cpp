@@ -13,9 +13,13 @@
 #include "ember/support/Error.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 
 namespace ember::npu {
 
@@ -106,6 +110,88 @@ std::set<const Node*> absorbedTransposes(const Function& f, const Target& t) {
   return out;
 }
 
+/// A layer as the compile loop emits it: a node, with the residual Add fused into it.
+struct LayerJob {
+  const Node* node;
+  const Node* residualAdd;
+};
+
+/// The estimated cycles of layer `l` alone reading resident value `in` and writing
+/// resident value `out` (null: through DRAM), emitted into a scratch program, constants
+/// and tensor map (a layer may place a constant operand on first use); infinity when the
+/// emission refuses it.
+double layerTrial(const LayerJob& l, const LayerCtx& ctx, Residency* in, Residency* out) {
+  Program scratch(ctx.t, ctx.prog.depth(), ctx.opts.maxInstructions);
+  ConstPool consts(0);
+  std::map<NodeValue, DramTensor> tensors = ctx.tensors;
+  LayerCtx trial{ctx.t, scratch, consts, ctx.opts, tensors, ctx.temp, l.residualAdd, ctx.absorbed};
+  trial.readsResident = in;
+  trial.writesResident = out;
+  try {
+    scratch.beginLayer("trial");
+    findLayer(l.node->kind())->emit(*l.node, trial);
+    return scratch.endLayer().cycles;
+  } catch (const Error&) {
+    return std::numeric_limits<double>::infinity();
+  }
+}
+
+/// The padding a convolution `n` reads around its input (none for other kinds): the
+/// border a resident input needs.
+std::array<int64_t, 4> paddingOf(const Node& n) {
+  if (n.kind() != NodeKind::Conv)
+    return {0, 0, 0, 0};
+  const std::vector<int64_t> p = n.attrs().getInts("pads", {0, 0, 0, 0});
+  return p.size() == 4 ? std::array<int64_t, 4>{p[0], p[1], p[2], p[3]}
+                       : std::array<int64_t, 4>{0, 0, 0, 0};
+}
+
+/// Cross-layer residency (docs/compiler.md section 8, "Cross-layer residency"): when
+/// layer `c` is the one reader of layer `p`'s result, both are MAC-array layers and that
+/// result (one image, with the border c's padding reads) and what `p` itself reads
+/// resident (`in`) take at most half the act SRAM, the pair is emitted on trial with the
+/// result kept at the top of the act SRAM or just below `in` (p writes it there, c reads
+/// it there, no DRAM round trip) and without, and the residency is taken when it is
+/// faster. Returns
+/// it (c's side is the same value). `tempP` / `tempC` are the layers' DRAM temporaries.
+std::optional<Residency> residencyOf(const Function& f, const LayerJob& p, const LayerJob& c,
+                                     LayerCtx& ctx, std::optional<Residency> in, uint64_t tempP,
+                                     uint64_t tempC) {
+  auto macLayer = [](const Node& n) {
+    return n.kind() == NodeKind::Conv || n.kind() == NodeKind::Gemm || n.kind() == NodeKind::MatMul;
+  };
+  const NodeValue v = resultOf(*p.node);
+  if (!ctx.opts.crossLayerResidency || p.residualAdd || !macLayer(*p.node) || !macLayer(*c.node) ||
+      f.numUses(p.node) != 1 || c.node->input(0) != v)
+    return std::nullopt;
+  const DramTensor& d = ctx.tensor(v);
+  const std::array<int64_t, 4> pad = paddingOf(*c.node);
+  Residency r{v, ActResident{0, d.CB, d.H, d.W, pad[0], pad[1], pad[2], pad[3]}};
+  // At the top of the act SRAM, unless that overlaps the region p reads: then just below
+  // it. The layers' tiles use the rows below the lowest region (ConvTiling's fits).
+  const int64_t A = ctx.t.rows(Mem::Act), n = r.at.rows();
+  r.at.base = !in || A - n >= in->at.base + in->at.rows() ? A - n : in->at.base - n;
+  const int64_t lowest = std::min(r.at.base, in ? in->at.base : A);
+  if (d.N != 1 || r.at.base < 0 || 2 * (A - lowest) > A)
+    return std::nullopt;
+  auto trial = [&](const LayerJob& l, uint64_t temp, std::optional<Residency> reads,
+                   std::optional<Residency> writes) {
+    ctx.temp = temp;
+    Residency* rd = reads ? &*reads : nullptr;
+    Residency* wr = writes ? &*writes : nullptr;
+    const double cycles = layerTrial(l, ctx, rd, wr);
+    return (rd && !rd->held()) || (wr && !wr->held()) ? std::numeric_limits<double>::infinity()
+                                                      : cycles;
+  };
+  const double resident = trial(p, tempP, in, r);
+  if (resident == std::numeric_limits<double>::infinity())
+    return std::nullopt; // p cannot write it there (no tiling fits, a field overflows)
+  const double pair = resident + trial(c, tempC, r, std::nullopt);
+  if (!(pair < trial(p, tempP, in, std::nullopt) + trial(c, tempC, std::nullopt, std::nullopt)))
+    return std::nullopt;
+  return r;
+}
+
 } // namespace
 
 std::vector<std::string> unsupportedNodes(const Function& f, const isa::IsaDescription& isa) {
@@ -192,19 +278,41 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   const size_t layers = work.size();
   for (const OutputCopy& c : plan.copies)
     work.push_back(c.node);
-  for (size_t i = 0; i < work.size(); ++i) {
-    // A fused residual Add is emitted as its producer, which writes the Add's result.
+  // A fused residual Add is emitted as its producer, which writes the Add's result.
+  auto jobOf = [&](size_t i) {
     const auto fusedWith = producerOf.find(work[i]);
-    const Node& n = fusedWith == producerOf.end() ? *work[i] : *fusedWith->second;
-    ctx.residualAdd = fusedWith == producerOf.end() ? nullptr : work[i];
+    return fusedWith == producerOf.end() ? LayerJob{work[i], nullptr}
+                                         : LayerJob{fusedWith->second, work[i]};
+  };
+  auto tempOf = [&](const Node* n) { return plan.temps.count(n) ? plan.temps.at(n) : 0; };
+  std::optional<Residency> reads; // the resident value this layer reads
+  for (size_t i = 0; i < work.size(); ++i) {
+    const LayerJob job = jobOf(i);
+    const Node& n = *job.node;
+    std::optional<Residency> writes;
+    if (i + 1 < layers)
+      writes = residencyOf(f, job, jobOf(i + 1), ctx, reads, tempOf(&n), tempOf(jobOf(i + 1).node));
+    ctx.readsResident = reads ? &*reads : nullptr;
+    ctx.writesResident = writes ? &*writes : nullptr;
+    ctx.residualAdd = job.residualAdd;
     const std::string name = n.name() + (ctx.residualAdd ? " + " + ctx.residualAdd->name() : "");
     prog.beginLayer(name);
-    ctx.temp = plan.temps.count(&n) ? plan.temps.at(&n) : 0;
+    ctx.temp = tempOf(&n);
     LayerInfo info;
     LayerTiming lt;
     try {
       info =
           i < layers ? findLayer(n.kind())->emit(n, ctx) : emitCopy(plan.copies[i - layers], ctx);
+      for (const auto* r : {ctx.readsResident, ctx.writesResident})
+        if (r && !r->held())
+          throw Error(nodeRef(n), "NPU backend: internal: the layer did not take the residency "
+                                  "its trial took");
+      reads = writes; // the next layer reads what this one left in SRAM
+      if (reads) {
+        reads->applied = false;
+        reads->jobs = 0;
+      }
+      ctx.readsResident = ctx.writesResident = nullptr;
       if (prog.layerDepthLowered()) // whichever layer lowered it, the summary says so
         info.tiling += " single-buffered";
       lt = prog.endLayer(i + 1 == work.size());

@@ -296,13 +296,16 @@ std::vector<isa::Instruction> tileRows(const Program& p, const ActView& view, co
 /// row `resAddr` (< 0: none; qadd scalars at param row `qaddParam`).
 struct TileOutput {
   int64_t kb0, ktl, outAddr, acc0, pslot, resAddr, qaddParam;
+  /// Act rows between the output's lines and between its blocks: the tile's own (tw and
+  /// th * tw) in its output slot, the tensor's in a resident output (ConvJob::outRes).
+  int64_t line, block;
 };
 
 /// The requantize of output block `kbl` of a tile into its output slot.
 isa::Instruction requantOf(const ConvJob& j, const Program& p, const Tile& tile,
                            const TileOutput& o, int64_t kbl) {
   const int64_t P = tile.th * tile.tw;
-  return p.requant({o.outAddr + kbl * P, 1, tile.tw}, {o.acc0 + kbl * P, 1, tile.tw},
+  return p.requant({o.outAddr + kbl * o.block, 1, o.line}, {o.acc0 + kbl * P, 1, tile.tw},
                    o.pslot + 2 * kbl, j.zpOut, j.lo, j.hi, tile.tw, tile.th);
 }
 
@@ -336,8 +339,9 @@ void emitOutput(const ConvJob& j, const Program& p, const Tile& tile, const Tile
         s.computes.push_back(p.qadd({o.outAddr + c[0], 1, c[1]}, {o.outAddr + c[0], 1, c[1]},
                                     {o.resAddr + c[0], 1, c[1]}, o.qaddParam, c[1], c[2]));
   }
-  for (auto& in : tileRows(p, j.out, tile, o.kb0, o.ktl, o.outAddr, false))
-    s.stores.push_back(in);
+  if (!j.outRes) // a resident output stays in the act SRAM for the next layer
+    for (auto& in : tileRows(p, j.out, tile, o.kb0, o.ktl, o.outAddr, false))
+      s.stores.push_back(in);
 }
 
 /// Whether a step's last requantize should run during the next step's first gemm (its
@@ -487,7 +491,41 @@ double trialCycles(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx) {
 }
 } // namespace
 
-LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
+namespace {
+/// Whether `v` addresses `r`'s value's whole DRAM tensor.
+bool viewsResident(const ActView& v, const Residency& r, LayerCtx& ctx) {
+  const ActView t = ActView::of(ctx.tensor(r.value));
+  return v.base == t.base && v.image == t.image && v.block == t.block && v.line == t.line;
+}
+
+/// `j` with the layer's residency (LayerCtx::readsResident, writesResident) when `j`
+/// reads or produces that value's whole DRAM tensor (one image; no fused residual on
+/// the producing side).
+ConvJob withResidency(const ConvJob& j, LayerCtx& ctx) {
+  ConvJob out = j;
+  const int64_t L = ctx.t.lanes();
+  if (Residency* r = ctx.readsResident) {
+    ++r->jobs;
+    if (j.N == 1 && viewsResident(j.in, *r, ctx) && j.H == r->at.H && j.W == r->at.W &&
+        ceilDiv(j.C, L) == r->at.CB) {
+      out.inRes = r->at;
+      r->applied = true;
+    }
+  }
+  if (Residency* r = ctx.writesResident) {
+    ++r->jobs;
+    if (j.N == 1 && !j.residual && viewsResident(j.out, *r, ctx) && j.OH == r->at.H &&
+        j.OW == r->at.W && ceilDiv(j.K, L) == r->at.CB) {
+      out.outRes = r->at;
+      r->applied = true;
+    }
+  }
+  return out;
+}
+} // namespace
+
+LayerInfo emitConv(const ConvJob& job, LayerCtx& ctx) {
+  const ConvJob j = withResidency(job, ctx);
   const std::vector<ConvTiling> cands = convTilingCandidates(
       j, ctx.t, ctx.prog.depth(), ctx.opts, size_t(std::max(1, ctx.opts.tilingTrials)));
   size_t best = 0;
@@ -503,6 +541,46 @@ LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx) {
 }
 
 namespace {
+/// The border of a resident output (its reader's padding) set to the zero point `zp`
+/// in the first step: one dma.ld of a constant row of zp into its zpRow, then vector
+/// copies of that row over the top lines, bottom lines, left and right columns.
+void fillBorder(const ActResident& r, int32_t zp, LayerCtx& ctx, Step& s) {
+  const Program& p = ctx.prog;
+  const uint64_t row =
+      ctx.consts.add(std::vector<uint8_t>(size_t(ctx.t.rowBytes(Mem::Act)), uint8_t(int8_t(zp))));
+  for (auto& in : p.loadRows(Mem::Act, r.zpRow(), row, 1))
+    s.loads.push_back(in);
+  const int64_t Wr = r.width(), plane = r.lines() * Wr;
+  const Program::Walk zpRow{r.zpRow(), 0, 0};
+  // Rows [first, first + n0) of every block, and columns [first, first + n0) of every
+  // line of every block.
+  auto copy = [&](int64_t first, int64_t n0, int64_t n1, int64_t s1) {
+    if (n0 > 0)
+      s.computes.push_back(
+          p.vecUnary("copy", Mem::Act, Mem::Act, {r.base + first, 1, s1}, zpRow, n0, n1));
+  };
+  copy(0, r.padT * Wr, r.CB, plane);
+  copy((r.padT + r.H) * Wr, r.padB * Wr, r.CB, plane);
+  copy(0, r.padL, r.CB * r.lines(), Wr);
+  copy(r.padL + r.W, r.padR, r.CB * r.lines(), Wr);
+}
+
+/// Where a chunk's input tile is for the gemms: its act slot at `slot` (lines `wp` rows
+/// apart, blocks `plane` apart), or the resident input's rows (ConvJob::inRes), which
+/// must hold the whole halo (a resident input has no padding rows).
+struct InputAt {
+  int64_t addr, wp, plane;
+};
+InputAt inputAt(const ConvJob& j, const Halo& h, int64_t cbLo, int64_t slot, int64_t wp,
+                int64_t plane) {
+  if (!j.inRes)
+    return {slot, wp, plane};
+  const ActResident& r = *j.inRes;
+  if (h.y0 < -r.padT || h.x0 < -r.padL || h.y1 >= r.H + r.padB || h.x1 >= r.W + r.padR)
+    throw Error("NPU backend", "a tile reads beyond the border of its resident input");
+  return {r.at(cbLo, h.y0, h.x0), r.width(), r.lines() * r.width()};
+}
+
 LayerInfo emitConvWith(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx) {
   const Target& t = ctx.t;
   Program& p = ctx.prog;
@@ -521,7 +599,7 @@ LayerInfo emitConvWith(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx) {
   // An input tile may lie wholly in the padding (a tap chunk of a border tile): it is
   // then this constant row of zp_x, repeated (added to the constants when first needed).
   int64_t padRow = -1;
-  const int64_t inSlot = tl.inRows, outSlot = tl.kt * tl.th * tl.tw;
+  const int64_t inSlot = tl.inRows, outSlot = tl.kt * tl.th * tl.tw; // inRows 0: resident
   const int64_t outBase = D * inSlot, biasBase = tl.kt * tl.th * tl.tw;
   // A fused residual's tile follows its buffer's output tile (residualRows apart from it).
   const int64_t resSlot = residualRows(j, t, outSlot), outStride = outSlot + resSlot;
@@ -557,6 +635,8 @@ LayerInfo emitConvWith(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx) {
             s.loads.push_back(in);
           weightHolds[size_t(slot)] = {ktile, int64_t(ci)};
         }
+        if (step == 0 && j.outRes && j.outRes->bordered())
+          fillBorder(*j.outRes, j.zpOut, ctx, s);
         if (step == 0 && j.residual)
           for (auto& in : p.loadRows(Mem::Param, qaddParam, residualParams, 2))
             s.loads.push_back(in);
@@ -576,7 +656,8 @@ LayerInfo emitConvWith(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx) {
         // The buffer may still hold this very tile (loaded D steps ago for the previous
         // output-channel tile or chunk): then it is not fetched again.
         const std::array<int64_t, 7> key{tile.n, h.y0, h.y1, h.x0, h.x1, cp.ch.cbLo, cp.ch.cbHi};
-        if (slotHolds[size_t(slot)] != key) {
+        const InputAt at = inputAt(j, h, cp.ch.cbLo, inAddr, wp, plane);
+        if (!j.inRes && slotHolds[size_t(slot)] != key) {
           for (auto& in : loadHalo(p, j.in, tile.n, cp.ch.cbLo, cp.ch.cbHi, j.H, j.W, h, inAddr,
                                    j.zpIn, padRowFor(h, j.H, j.W, j.zpIn, ctx, padRow)))
             s.loads.push_back(in);
@@ -603,9 +684,21 @@ LayerInfo emitConvWith(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx) {
                                         1, tile.tw, tile.th, 0, 0));
         }
         const bool last = ci + 1 == chunks.size();
-        const TileOutput o{kb0,      ktl, outAddr, acc0, pslot, j.residual ? outAddr + resSlot : -1,
-                           qaddParam};
-        const ChunkStep cs{cp, tile, ci == 0, last, inAddr, plane, wp, bslot, wslot, span, o};
+        const TileOutput o =
+            j.outRes ? TileOutput{kb0,
+                                  ktl,
+                                  j.outRes->at(kb0, tile.oy0, tile.ox0),
+                                  acc0,
+                                  pslot,
+                                  -1,
+                                  qaddParam,
+                                  j.outRes->width(),
+                                  j.outRes->lines() * j.outRes->width()}
+                     : TileOutput{kb0,       ktl,     outAddr,
+                                  acc0,      pslot,   j.residual ? outAddr + resSlot : -1,
+                                  qaddParam, tile.tw, P};
+        const ChunkStep cs{cp,    tile,  ci == 0, last, at.addr, at.plane,
+                           at.wp, bslot, wslot,   span, o};
         const bool overlap = emitChunkComputes(j, tl, p, cs, s);
         if (last)
           emitOutput(j, p, tile, o, s, !overlap);
@@ -628,6 +721,10 @@ LayerInfo emitConvWith(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx) {
                    (tl.tapHalo ? " tap-halo" : "");
   if (j.residual)
     info.tiling += " +residual";
+  if (j.inRes)
+    info.tiling += " in-sram";
+  if (j.outRes)
+    info.tiling += " out-sram";
   info.sram[0] = tl.actRows;
   info.sram[1] = tl.wgtRows;
   info.sram[2] = tl.accRows;

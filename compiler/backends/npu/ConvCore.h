@@ -66,6 +66,9 @@ struct ConvJob {
   /// The fused residual Add, if any (its params are empty in a job built only to check
   /// or price a tiling).
   std::optional<ResidualAdd> residual;
+  /// Cross-layer residency (Layer.h): the input is read from the act SRAM (no input
+  /// loads) / the output is written there (no stores); tiles use the act rows below it.
+  std::optional<ActResident> inRes, outRes;
   /// True when every output block reads the same input blocks.
   bool uniformBlocks() const { return group == 1 && blocks.empty(); }
 };

@@ -212,8 +212,15 @@ bool fits(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats
           ConvTiling& c) {
   const auto [Hp, Wp, plane] = haloSize(j, st, c.th, c.tw);
   const int64_t outRows = c.kt * c.th * c.tw;
-  c.inRows = st.maxCB * plane;
-  c.actRows = g.D * (c.inRows + outRows + residualRows(j, t, outRows));
+  c.inRows = j.inRes ? 0 : st.maxCB * plane;
+  // A resident input or output (ConvJob::inRes, outRes) takes no slots: the tiles use the
+  // act rows below the lowest of them.
+  int64_t lowest = t.rows(Mem::Act);
+  for (const auto* r : {&j.inRes, &j.outRes})
+    if (*r)
+      lowest = std::min(lowest, (*r)->base);
+  const int64_t resident = t.rows(Mem::Act) - lowest;
+  c.actRows = g.D * (c.inRows + (j.outRes ? 0 : outRows) + residualRows(j, t, outRows)) + resident;
   c.wgtRows = g.D * st.maxWgt;
   c.accRows = c.biasDma ? g.D * c.kt * c.th * c.tw : c.kt * c.th * c.tw + g.D * c.kt;
   if (c.biasDma && biasDmaLoads(t, c) == 0)
@@ -255,7 +262,7 @@ TilePrice tileCost(const ConvJob& j, const Target& t, const Geometry& g, const C
   const int64_t size2 = Target::maxOf(t.dmaLoad(), isa::role::kSize2);
   const int64_t dmaIn = ceilDiv(st.maxCB, size2);
   const int64_t inRows = st.maxCB * validH * validW / dmaIn;
-  const double Lt = double(dmaIn) * t.dmaCycles(t.dmaLoad(), inRows, Mem::Act);
+  const double Lt = j.inRes ? 0.0 : double(dmaIn) * t.dmaCycles(t.dmaLoad(), inRows, Mem::Act);
   const double Wc = t.dmaCycles(t.dmaLoad(), st.maxWgt, Mem::Weight);
   const double BP =
       t.dmaCycles(t.dmaLoad(), c.kt, Mem::Acc) + t.dmaCycles(t.dmaLoad(), 2 * c.kt, Mem::Param);
@@ -276,8 +283,10 @@ TilePrice tileCost(const ConvJob& j, const Target& t, const Geometry& g, const C
   const int64_t resRows = j.residual ? c.kt * c.th * c.tw : 0;
   const double Rt = resRows ? t.dmaCycles(t.dmaLoad(), resRows, Mem::Act) : 0.0;
   const double resBus = resRows ? t.channelCycles(t.dmaLoad(), resRows, Mem::Act) : 0.0;
-  const double inBus = double(dmaIn) * t.channelCycles(t.dmaLoad(), inRows, Mem::Act);
-  const double outBus = t.channelCycles(t.dmaStore(), c.kt * c.th * c.tw, Mem::Act);
+  const double inBus =
+      j.inRes ? 0.0 : double(dmaIn) * t.channelCycles(t.dmaLoad(), inRows, Mem::Act);
+  const double outBus =
+      j.outRes ? 0.0 : t.channelCycles(t.dmaStore(), c.kt * c.th * c.tw, Mem::Act);
   const double gemm = t.gemmCycles(std::min(j.KW, n2), c.th, c.tw);
   double Ct, CtDeferred;
   if (!c.splitsReduction()) {
@@ -308,7 +317,7 @@ TilePrice tileCost(const ConvJob& j, const Target& t, const Geometry& g, const C
   } else {
     Ct = CtDeferred = double(c.kt) * perTile + st.gemms / double(st.ktiles) * gemm;
   }
-  const double St = t.dmaCycles(t.dmaStore(), c.kt * c.th * c.tw, Mem::Act);
+  const double St = j.outRes ? 0.0 : t.dmaCycles(t.dmaStore(), c.kt * c.th * c.tw, Mem::Act);
   const double steps = double(j.N * ceilDiv(j.OH, c.th) * ceilDiv(j.OW, c.tw));
   const double ktiles = double(st.ktiles);
   const double total = steps * ktiles;

@@ -49,6 +49,37 @@ struct DramTensor {
   }
 };
 
+/// An int8 tensor of one image kept in the act SRAM between two layers (cross-layer
+/// residency, docs/compiler.md section 8) instead of a DRAM round trip, with the border
+/// its reader's padding needs: CB blocks of lines() x width() rows, pixel (cb, y, x) of
+/// the H x W image at at(cb, y, x); border rows hold the zero point, copied there from
+/// one more row, zpRow(), when there is a border.
+struct ActResident {
+  int64_t base = 0, CB = 0, H = 0, W = 0;
+  int64_t padT = 0, padL = 0, padB = 0, padR = 0;
+  int64_t lines() const { return padT + H + padB; }
+  int64_t width() const { return padL + W + padR; }
+  bool bordered() const { return padT || padL || padB || padR; }
+  int64_t rows() const { return CB * lines() * width() + (bordered() ? 1 : 0); }
+  int64_t zpRow() const { return base + CB * lines() * width(); }
+  int64_t at(int64_t cb, int64_t y, int64_t x) const {
+    return base + (cb * lines() + y + padT) * width() + x + padL;
+  }
+};
+
+/// A value the layer being emitted writes to, or reads from, the act SRAM (Compile.cpp
+/// decides by emitting the pair both ways on trial): the MAC-array job producing (or
+/// reading) `value`'s DRAM tensor takes it (emitConv), and says so in `applied`.
+struct Residency {
+  NodeValue value;
+  ActResident at;
+  bool applied = false; ///< Set by emitConv when a job of the layer took it.
+  /// MAC-array jobs the layer emitted: residency holds only when the layer is exactly one
+  /// job and it took the residency (no other part of the layer touches the value's DRAM).
+  int jobs = 0;
+  bool held() const { return applied && jobs == 1; }
+};
+
 /// The DramTensor of int8 value `v` (its NCHWc extents and parameters; offset 0).
 DramTensor dramTensorOf(const NodeValue& v, int64_t L);
 
@@ -99,6 +130,10 @@ struct LayerCtx {
   /// Nodes not emitted because their one consumer reads through them (Compile.cpp: a
   /// Transpose whose result is a MatMul's b); null for none.
   const std::set<const Node*>* absorbed = nullptr;
+  /// Cross-layer residency of the layer being emitted: the resident value it reads (its
+  /// input) and the one it writes (its result); null: none.
+  Residency* readsResident = nullptr;
+  Residency* writesResident = nullptr;
   /// The DRAM tensor of value `v`; an int8 per-tensor constant (an element-wise layer's
   /// constant operand) is placed in the constant region on first use. ember::Error if `v`
   /// has none.

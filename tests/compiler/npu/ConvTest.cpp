@@ -8,6 +8,7 @@
 #include "ember/quantization/Numerics.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace ember::npu::test {
 namespace {
@@ -476,6 +477,117 @@ TEST(ConvOnNpu, TilingByTrialIsNeverSlowerAndExact) {
     gained += cycles[1] < cycles[0];
   }
   EXPECT_GE(gained, 1u);
+}
+
+/// Instructions of semantic class `cls` in layer `i` of a compiled binary.
+size_t countInLayer(const CompileResult& r, size_t i, isa::SemanticClass cls) {
+  const isa::DebugRange& d = r.binary.debug.at(i);
+  size_t n = 0;
+  for (uint32_t k = d.first; k < d.first + d.count; ++k)
+    n += r.binary.code.at(k).desc().cls->id == cls;
+  return n;
+}
+
+TEST(CrossLayerResidency, TheDepthwiseResultStaysInSramForTheProjection) {
+  // MobileNetV2's depthwise -> projection pair at 14x14: the depthwise result (one image)
+  // is written to the top of the act SRAM and the 1x1 projection reads it there: no
+  // dma.st in the first layer, and bit-exact against the interpreter either way.
+  for (const isa::IsaDescription* isa : {&refIsa(), &largeIsa()}) {
+    for (bool alsoOutput : {false, true}) {
+      G g;
+      NodeValue x = g.input("x", {1, 144, 14, 14}, 0.05f, -7);
+      Attrs dw;
+      dw.set("kernel_shape", std::vector<int64_t>{3, 3});
+      dw.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+      dw.set("group", int64_t(144));
+      NodeValue d =
+          g.node(NodeKind::Conv, "dw", {x, g.weights("wd", {144, 1, 3, 3}, 0), g.bias("bd", 144)},
+                 dw, {1, 144, 14, 14}, 0.08f, 3);
+      Attrs pw;
+      pw.set("kernel_shape", std::vector<int64_t>{1, 1});
+      NodeValue y = g.node(NodeKind::Conv, "project",
+                           {d, g.weights("wp", {48, 144, 1, 1}, 0), g.bias("bp", 48)}, pw,
+                           {1, 48, 14, 14}, 0.1f, -2);
+      g.output("y", y);
+      if (alsoOutput) // a second reader (the graph output): the result must reach DRAM
+        g.output("d", d);
+      uint64_t cycles[2] = {};
+      for (bool on : {false, true}) {
+        CompileOptions o;
+        o.crossLayerResidency = on;
+        const CompileResult r = compile(*g.f, *isa, o);
+        ASSERT_EQ(r.summary.layers.size(), 2u);
+        const bool resident = on && !alsoOutput;
+        const std::string& t0 = r.summary.layers[0].tiling;
+        const std::string& t1 = r.summary.layers[1].tiling;
+        EXPECT_EQ(t0.find("out-sram") != std::string::npos, resident) << isa->name() << ": " << t0;
+        EXPECT_EQ(t1.find("in-sram") != std::string::npos, resident) << isa->name() << ": " << t1;
+        EXPECT_EQ(countInLayer(r, 0, isa::SemanticClass::DmaStore) == 0, resident) << isa->name();
+        auto in = randomInputs(r.binary, 11);
+        SimOut s = simulate(r.binary, *isa, in);
+        auto want = interpret(*g.f, in);
+        EXPECT_EQ(mismatches(s.outputs["y"], want["y"]), 0u) << isa->name() << ", on " << on;
+        cycles[on] = s.report.cycles;
+        std::printf("[ residency %s on %s%s ] %llu cycles (%s | %s)\n", on ? "on" : "off",
+                    isa->name().c_str(), alsoOutput ? ", result also an output" : "",
+                    (unsigned long long)s.report.cycles, t0.c_str(), t1.c_str());
+      }
+      if (alsoOutput)
+        EXPECT_EQ(cycles[1], cycles[0]) << isa->name();
+      else
+        EXPECT_LT(cycles[1], cycles[0]) << isa->name();
+    }
+  }
+}
+
+TEST(CrossLayerResidency, InvertedResidualsStayInSramWithTheDepthwisePadding) {
+  // Two inverted residual blocks without the Add (expand 1x1 -> depthwise 3x3, pads 1 ->
+  // project 1x1, twice) at 7x7 on ember-v1-large: each result but the last is kept in the
+  // act SRAM for the next layer, an expansion with a border of the zero point for the
+  // depthwise layer's padding. A layer reads one region and writes another, at the top
+  // or below the one it reads. Only the first layer loads activations from DRAM and only
+  // the last stores them.
+  G g;
+  NodeValue v = g.input("x", {1, 32, 7, 7}, 0.05f, -7);
+  Attrs pw;
+  pw.set("kernel_shape", std::vector<int64_t>{1, 1});
+  Attrs dw;
+  dw.set("kernel_shape", std::vector<int64_t>{3, 3});
+  dw.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  dw.set("group", int64_t(192));
+  for (int b = 0; b < 2; ++b) {
+    const std::string k = std::to_string(b);
+    v = g.node(NodeKind::Conv, "expand" + k,
+               {v, g.weights("we" + k, {192, 32, 1, 1}, 0), g.bias("be" + k, 192)}, pw,
+               {1, 192, 7, 7}, 0.06f, 9);
+    v = g.node(NodeKind::Conv, "dw" + k,
+               {v, g.weights("wd" + k, {192, 1, 3, 3}, 0), g.bias("bd" + k, 192)}, dw,
+               {1, 192, 7, 7}, 0.08f, 3);
+    v = g.node(NodeKind::Conv, "project" + k,
+               {v, g.weights("wp" + k, {32, 192, 1, 1}, 0), g.bias("bp" + k, 32)}, pw,
+               {1, 32, 7, 7}, 0.1f, -2);
+  }
+  g.output("y", v);
+  uint64_t cycles[2] = {};
+  for (bool on : {false, true}) {
+    CompileOptions o;
+    o.crossLayerResidency = on;
+    const CompileResult r = compile(*g.f, largeIsa(), o);
+    ASSERT_EQ(r.summary.layers.size(), 6u);
+    for (size_t i = 0; i < 6; ++i) {
+      const std::string& tiling = r.summary.layers[i].tiling;
+      EXPECT_EQ(tiling.find("in-sram") != std::string::npos, on && i > 0) << i << ": " << tiling;
+      EXPECT_EQ(tiling.find("out-sram") != std::string::npos, on && i < 5) << i << ": " << tiling;
+      EXPECT_EQ(countInLayer(r, i, isa::SemanticClass::DmaStore) == 0, on && i < 5) << i;
+    }
+    auto in = randomInputs(r.binary, 5);
+    SimOut s = simulate(r.binary, largeIsa(), in);
+    EXPECT_EQ(mismatches(s.outputs["y"], interpret(*g.f, in)["y"]), 0u) << "on " << on;
+    cycles[on] = s.report.cycles;
+    std::printf("[ residency %s ] %llu cycles\n", on ? "on" : "off",
+                (unsigned long long)s.report.cycles);
+  }
+  EXPECT_LT(cycles[1], cycles[0]);
 }
 
 TEST(GemmOnNpu, BitExactAgainstReference) {

@@ -57,6 +57,11 @@ struct CompileOptions {
   /// estimate (docs/compiler.md section 8, "Tiling by trial"): the cheapest of the cost
   /// model's best candidates wins. 1: the cost model's first choice, no trial.
   int tilingTrials = 4;
+  /// Keep a layer's result in the act SRAM for the next layer when that layer is its one
+  /// reader and the pair is faster so, by emitting it both ways on trial
+  /// (docs/compiler.md section 8, "Cross-layer residency"). Off: every result goes
+  /// through DRAM (for comparisons).
+  bool crossLayerResidency = true;
 };
 
 /// The program would exceed CompileOptions::maxInstructions: the description's SRAMs are
