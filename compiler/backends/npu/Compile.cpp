@@ -19,7 +19,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <tuple>
 
 namespace ember::npu {
 
@@ -152,8 +151,8 @@ std::array<int64_t, 4> paddingOf(const Node& n) {
 /// resident (`in`) take at most half the act SRAM, the pair is emitted on trial with the
 /// result kept at the top of the act SRAM or just below `in` (p writes it there, c reads
 /// it there, no DRAM round trip) and without, and the residency is taken when it is
-/// faster. Returns
-/// it (c's side is the same value). `tempP` / `tempC` are the layers' DRAM temporaries.
+/// faster. Returns it (c reads the same region). `tempP` / `tempC` are the layers' DRAM
+/// temporaries.
 std::optional<Residency> residencyOf(const Function& f, const LayerJob& p, const LayerJob& c,
                                      LayerCtx& ctx, std::optional<Residency> in, uint64_t tempP,
                                      uint64_t tempC) {

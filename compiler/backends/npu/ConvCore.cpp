@@ -567,7 +567,7 @@ void fillBorder(const ActResident& r, int32_t zp, LayerCtx& ctx, Step& s) {
 
 /// Where a chunk's input tile is for the gemms: its act slot at `slot` (lines `wp` rows
 /// apart, blocks `plane` apart), or the resident input's rows (ConvJob::inRes), which
-/// must hold the whole halo (a resident input has no padding rows).
+/// must hold the whole halo (its border covers the reader's padding).
 struct InputAt {
   int64_t addr, wp, plane;
 };
