@@ -134,10 +134,11 @@ inline void microKernelStore(int64_t K, const float* __restrict a, const float* 
         __builtin_prefetch(y + i * ldy + j, 1, 3);
     }
   V acc[MR][NV];
-  libjit::sumTile<MR, NV, V>(K, a, 1, MR, b, ldb, acc);
+  // The sums start from the bias: an addition less per vector (short sums of few input
+  // channels spend a large share of a tile in its epilogue).
+  libjit::sumTile<MR, NV, V>(K, a, 1, MR, b, ldb, acc, bias);
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) {
-      acc[i][j] += bias ? bias[i] : 0.f; // after the sum, as the tile path adds it
       if (r) {
         V rv;
         __builtin_memcpy(&rv, r + i * ldy + j * VW, sizeof(V));
