@@ -187,6 +187,16 @@ inline std::vector<OpCase> opCases() {
                                       {g.input("x", {2, 8, 60}), g.constant("w", {32, 8, 5})},
                                       ints({{"pads", {2, 2}}})));
                }});
+  // The cpu backend's Winograd F(2x2, 3x3) kernel (3x3, stride 1, one group, at least 16
+  // input and output channels, output rows of at least 14; AVX-512 hosts): a partial
+  // 32-channel block of outputs, two images with odd rows and columns (partial 2x2
+  // tiles), no padding at the narrowest width, and the residual Add with a relu in its
+  // output transform.
+  c.push_back(conv("ConvWinograd3x3", {1, 32, 20, 30}, 48, 1, {3, 3}, pad1));
+  c.push_back(conv("ConvWinogradOddPlaneTwoImages", {2, 16, 15, 17}, 40, 1, {3, 3}, pad1));
+  c.push_back(conv("ConvWinogradValidNarrowest", {1, 24, 17, 16}, 16, 1, {3, 3}, {}));
+  c.push_back(residual("ConvWinogradResidualRelu", {1, 32, 14, 14}, 32, {3, 3}, pad1,
+                       with({}, "activation", std::string("relu"))));
   // A residual Add after a convolution (the cpu backend fuses it into the convolution's
   // epilogue): the direct kernel with a relu and two images, the convolution as the
   // second operand on the packed-GEMM path with a partial panel, the channel-vectorised
