@@ -9,6 +9,7 @@
 // broadcasts of single floats read straight from the band, so no im2col panel is
 // gathered and strides cost nothing; the sums are those of the packed GEMM, in the same
 // order of k.
+#include "ConvBand.h"
 #include "ConvScratch.h"
 #include "Libjit.h"
 
@@ -116,35 +117,6 @@ storeTile(V16 (&acc)[MR][NV], const V16 (&bias)[NV], const float* r, int32_t act
   }
 }
 
-/// Copies the padded input rows [r0, r0 + rows) of channels [0, cg) of image-group `xg`
-/// into `band` ([c][row][Wp], padded row r is input row r - ph), zeros outside the input;
-/// then zeros the slack after the band.
-void copyBand(const float* xg, int64_t cg, int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t r0,
-              int64_t rows, int64_t Wp, int64_t slack, float* band) {
-  // Columns q whose input column q - pw lies inside [0, W).
-  const int64_t q0 = pw < Wp ? pw : Wp;
-  const int64_t q1 = W + pw < Wp ? W + pw : Wp;
-  for (int64_t c = 0; c < cg; ++c)
-    for (int64_t r = 0; r < rows; ++r) {
-      float* d = band + (c * rows + r) * Wp;
-      const int64_t ih = r0 + r - ph;
-      if (ih < 0 || ih >= H) {
-        for (int64_t q = 0; q < Wp; ++q)
-          d[q] = 0.f;
-        continue;
-      }
-      const float* s = xg + (c * H + ih) * W;
-      for (int64_t q = 0; q < q0; ++q)
-        d[q] = 0.f;
-      for (int64_t q = q0; q < q1; ++q)
-        d[q] = s[q - pw];
-      for (int64_t q = q1 > q0 ? q1 : q0; q < Wp; ++q)
-        d[q] = 0.f;
-    }
-  for (int64_t t = 0; t < slack; ++t)
-    band[cg * rows * Wp + t] = 0.f;
-}
-
 /// Copies the inputs of a 1x1 convolution's output rows [oh0, oh1) of image-group `xg`
 /// into slices of MR positions, [tile][c][MR] (tile (oh - oh0) * perRow + ow0 / MR, perRow
 /// slices per row): position i of a tile reads input (oh sh - ph, (ow0 + i) sw - pw), zero
@@ -221,8 +193,8 @@ template <int MR, int NV> inline void directConv(EMBER_CONV_ARGS) {
         copySlices<MR>(x + (n * C + grp * cg) * H * W, cg, H, W, OH, OW, sh, sw, ph, pw, oh0, oh1,
                        band);
       else
-        copyBand(x + (n * C + grp * cg) * H * W, cg, H, W, ph, pw, oh0 * sh, inRows, dg.Wp,
-                 dg.slack, band);
+        libjit::copyBand(x + (n * C + grp * cg) * H * W, cg, H, W, ph, pw, oh0 * sh, inRows, dg.Wp,
+                         dg.slack, band);
       copied = nb;
     }
     const int64_t m0 = grp * mg + mb * NR, chans = mg - mb * NR < NR ? mg - mb * NR : NR;

@@ -11,6 +11,7 @@
 // 7-tile x 32-channel register tile of libjit/SumTile.h, then the output transform with
 // the bias, the fused residual Add and the activation. The sums differ from the direct
 // kernel's in rounding only (the transforms add and subtract, G halves).
+#include "ConvBand.h"
 #include "ConvScratch.h"
 #include "Libjit.h"
 #include "SumTile.h"
@@ -120,25 +121,8 @@ EMBER_KERNEL void ember_conv_f32_winograd2x3(EMBER_CONV_ARGS) {
     // Input transform, one zero-padded channel at a time: padded row i is input row
     // 2 ty0 - ph + i, padded column q input column q - pw.
     const float* xn = x + n * C * H * W;
-    // Padded columns [q0, q1) hold input columns q - pw.
-    const int64_t q0 = pw < g.Wp ? pw : g.Wp, q1 = W + pw < g.Wp ? W + pw : g.Wp;
     for (int64_t c = 0; c < C; ++c) {
-      for (int64_t i = 0; i < 2 * rows + 2; ++i) {
-        const int64_t ih = 2 * ty0 - ph + i;
-        float* d = pc + i * g.Wp;
-        if (ih < 0 || ih >= H) {
-          for (int64_t q = 0; q < g.Wp; ++q)
-            d[q] = 0.f;
-          continue;
-        }
-        const float* src = xn + (c * H + ih) * W;
-        for (int64_t q = 0; q < q0; ++q)
-          d[q] = 0.f;
-        for (int64_t q = q0; q < q1; ++q)
-          d[q] = src[q - pw];
-        for (int64_t q = q1; q < g.Wp; ++q)
-          d[q] = 0.f;
-      }
+      libjit::copyBand(xn + c * H * W, 1, H, W, ph, pw, 2 * ty0, 2 * rows + 2, g.Wp, 0, pc);
       for (int64_t r = 0; r < rows; ++r)
         transformRow(pc, g.Wp, r, g.tw, V + c * g.TBp, plane);
       // The slice tail past the item's tiles: zeros (computed and dropped).
