@@ -280,32 +280,26 @@ module ember_npu #(
   logic [RP-1:0] par_dwe;
   logic [RP*PAR_AW-1:0] par_dwa, par_dra;
   logic [RP*PAR_B-1:0] par_dwd, par_drd;
-  always_comb begin
-    for (int i = 0; i < RA; i++) begin
-      act_dwe[i] = ld_we[i] && ld_mem == 2'(ember_isa_pkg::MEM_ACT_ID);
-      act_dwa[i*ACT_AW +: ACT_AW] = ld_row[32*i +: ACT_AW];
-      act_dwd[i*ACT_B +: ACT_B] = i == 0 ? ld_wdata[0 +: ACT_B] : ld_wdata[RB + (i - 1) * SW1 +: ACT_B];
-      act_dra[i*ACT_AW +: ACT_AW] = st_row[32*i +: ACT_AW];
-    end
-    for (int i = 0; i < RWG; i++) begin
-      wgt_dwe[i] = ld_we[i] && ld_mem == 2'(ember_isa_pkg::MEM_WEIGHT_ID);
-      wgt_dwa[i*WGT_AW +: WGT_AW] = ld_row[32*i +: WGT_AW];
-      wgt_dwd[i*WGT_B +: WGT_B] = i == 0 ? ld_wdata[0 +: WGT_B] : ld_wdata[RB + (i - 1) * SW1 +: WGT_B];
-      wgt_dra[i*WGT_AW +: WGT_AW] = st_row[32*i +: WGT_AW];
-    end
-    for (int i = 0; i < RC; i++) begin
-      acc_dwe[i] = ld_we[i] && ld_mem == 2'(ember_isa_pkg::MEM_ACC_ID);
-      acc_dwa[i*ACC_AW +: ACC_AW] = ld_row[32*i +: ACC_AW];
-      acc_dwd[i*ACC_B +: ACC_B] = i == 0 ? ld_wdata[0 +: ACC_B] : ld_wdata[RB + (i - 1) * SW1 +: ACC_B];
-      acc_dra[i*ACC_AW +: ACC_AW] = st_row[32*i +: ACC_AW];
-    end
-    for (int i = 0; i < RP; i++) begin
-      par_dwe[i] = ld_we[i] && ld_mem == 2'(ember_isa_pkg::MEM_PARAM_ID);
-      par_dwa[i*PAR_AW +: PAR_AW] = ld_row[32*i +: PAR_AW];
-      par_dwd[i*PAR_B +: PAR_B] = i == 0 ? ld_wdata[0 +: PAR_B] : ld_wdata[RB + (i - 1) * SW1 +: PAR_B];
-      par_dra[i*PAR_AW +: PAR_AW] = st_row[32*i +: PAR_AW];
-    end
-  end
+  ember_dma_ports #(.R(RA), .RMAX(RMAX), .AW(ACT_AW), .B(ACT_B), .RB(RB), .SW1(SW1), .WDW(WDW),
+                   .MEM_ID(2'(ember_isa_pkg::MEM_ACT_ID))) u_act_dma (
+      .ld_we_i(ld_we), .ld_mem_i(ld_mem), .ld_row_i(ld_row), .ld_wdata_i(ld_wdata),
+      .st_row_i(st_row), .we_o(act_dwe), .waddr_o(act_dwa), .wdata_o(act_dwd),
+      .raddr_o(act_dra));
+  ember_dma_ports #(.R(RWG), .RMAX(RMAX), .AW(WGT_AW), .B(WGT_B), .RB(RB), .SW1(SW1), .WDW(WDW),
+                   .MEM_ID(2'(ember_isa_pkg::MEM_WEIGHT_ID))) u_wgt_dma (
+      .ld_we_i(ld_we), .ld_mem_i(ld_mem), .ld_row_i(ld_row), .ld_wdata_i(ld_wdata),
+      .st_row_i(st_row), .we_o(wgt_dwe), .waddr_o(wgt_dwa), .wdata_o(wgt_dwd),
+      .raddr_o(wgt_dra));
+  ember_dma_ports #(.R(RC), .RMAX(RMAX), .AW(ACC_AW), .B(ACC_B), .RB(RB), .SW1(SW1), .WDW(WDW),
+                   .MEM_ID(2'(ember_isa_pkg::MEM_ACC_ID))) u_acc_dma (
+      .ld_we_i(ld_we), .ld_mem_i(ld_mem), .ld_row_i(ld_row), .ld_wdata_i(ld_wdata),
+      .st_row_i(st_row), .we_o(acc_dwe), .waddr_o(acc_dwa), .wdata_o(acc_dwd),
+      .raddr_o(acc_dra));
+  ember_dma_ports #(.R(RP), .RMAX(RMAX), .AW(PAR_AW), .B(PAR_B), .RB(RB), .SW1(SW1), .WDW(WDW),
+                   .MEM_ID(2'(ember_isa_pkg::MEM_PARAM_ID))) u_par_dma (
+      .ld_we_i(ld_we), .ld_mem_i(ld_mem), .ld_row_i(ld_row), .ld_wdata_i(ld_wdata),
+      .st_row_i(st_row), .we_o(par_dwe), .waddr_o(par_dwa), .wdata_o(par_dwd),
+      .raddr_o(par_dra));
   // act: writes load DMA (r ports), vector or normalize; reads store DMA (r ports),
   // vector source 0 or normalize's source, vector source 1, then the array's MAC_ROWS
   // ports (a gemm's row on the first; a depthwise output's taps, at most read_ports of
