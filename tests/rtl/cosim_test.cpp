@@ -419,14 +419,19 @@ u64 dmaCycles(const char* insn, const char* mem, u64 s0, u64 lines, u64 S) {
   const auto& m = isa().memory(mem);
   const auto& hw = isa().hw();
   const u64 bpc = hw.dram.bytes_per_cycle, rb = m.row_bytes;
-  const u64 r = std::max<u64>(1, std::min<u64>(bpc / rb, m.banks));
+  u64 widest = rb; // the DMA's data path: one widest SRAM row
+  for (const auto& o : isa().memories())
+    widest = std::max<u64>(widest, o.row_bytes);
+  const u64 r = std::max<u64>(1, std::min<u64>({bpc / rb, m.banks, widest / rb}));
   auto cdiv = [](u64 a, u64 b) { return (a + b - 1) / b; };
   const u64 head = u64(d.timingOf("issue")) + u64(d.timingOf("setup"));
   const u64 D = s0 * lines;
   if (D == 0)
     return head + cdiv(S, r);
+  // A line's rows: whole beats, and at least ceil(s0 / r) requests.
+  const u64 perLine = std::max(cdiv(s0 * rb, bpc), cdiv(s0, r));
   const u64 X =
-      std::max({lines * cdiv(s0 * rb, bpc), cdiv(S, r),
+      std::max({lines * perLine, cdiv(S, r),
                 cdiv(D * rb * hw.dma.latency_cycles, hw.dma.max_outstanding * hw.dma.burst_bytes)});
   return head + X + hw.dma.latency_cycles;
 }
@@ -443,6 +448,24 @@ bool isEmberV1() {
          isa().memory("acc").row_bytes == 64 && hw.dma.latency_cycles == 100 &&
          hw.dma.max_outstanding * hw.dma.burst_bytes == 4096 && ld.timingOf("issue") == 1 &&
          ld.timingOf("setup") == 4 && st.timingOf("issue") == 1 && st.timingOf("setup") == 4;
+}
+
+/// One DMA instance of a run: slice `slice` lasts dmaCycles(insn, mem, s0, lines, S), and
+/// on ember-v1 exactly `v1` cycles (docs/simulator.md's literal figure).
+struct DmaSlice {
+  std::size_t slice;
+  const char *insn, *mem;
+  u64 s0, lines, S, v1;
+};
+void expectDmaSlices(const std::vector<ember::sim::Slice>& sl, std::initializer_list<DmaSlice> want,
+                     bool literal) {
+  for (const DmaSlice& w : want) {
+    const u64 t = sl.at(w.slice).end - sl.at(w.slice).start;
+    EXPECT_EQ(t, dmaCycles(w.insn, w.mem, w.s0, w.lines, w.S)) << "slice " << w.slice;
+    if (literal) {
+      EXPECT_EQ(t, w.v1) << "slice " << w.slice << " on ember-v1";
+    }
+  }
 }
 
 /// The model's slices of `text` by stream index (it must run without a fault).
@@ -536,16 +559,13 @@ TEST(Cosim, D1_OddLinesPayAPartialBeat) {
   EXPECT_EQ(cosimAsm(p, img), "");
   const auto sl = slicesOf(p, img);
   ASSERT_EQ(sl.size(), 7u);
-  EXPECT_EQ(sl[0].end - sl[0].start, dmaCycles("dma.ld", "act", 5, 6, 30));
-  EXPECT_EQ(sl[1].end - sl[1].start, dmaCycles("dma.ld", "act", 1, 8, 8));
-  EXPECT_EQ(sl[2].end - sl[2].start, dmaCycles("dma.ld", "act", 7, 3, 21));
-  EXPECT_EQ(sl[4].end - sl[4].start, dmaCycles("dma.st", "act", 5, 6, 30));
-  if (isEmberV1()) {
-    EXPECT_EQ(sl[0].end - sl[0].start, 1 + 4 + 6 * 3 + 100u); // 3 beats a line of 80 bytes
-    EXPECT_EQ(sl[1].end - sl[1].start, 1 + 4 + 8 * 1 + 100u); // a beat a line of 16 bytes
-    EXPECT_EQ(sl[2].end - sl[2].start, 1 + 4 + 3 * 4 + 100u); // 112 bytes: 4 beats a line
-    EXPECT_EQ(sl[4].end - sl[4].start, 1 + 4 + 6 * 3 + 100u);
-  }
+  expectDmaSlices(
+      sl,
+      {{0, "dma.ld", "act", 5, 6, 30, 1 + 4 + 6 * 3 + 100}, // 3 beats a line of 80 bytes
+       {1, "dma.ld", "act", 1, 8, 8, 1 + 4 + 8 * 1 + 100},  // a beat a line of 16 bytes
+       {2, "dma.ld", "act", 7, 3, 21, 1 + 4 + 3 * 4 + 100}, // 112 bytes: 4 beats a line
+       {4, "dma.st", "act", 5, 6, 30, 1 + 4 + 6 * 3 + 100}},
+      isEmberV1());
   // The rows landed where the walks say (checked on the RTL's DRAM).
   const auto dram = rtlDram(p, img);
   auto act = [&](u64 row, u64 b) { return dram[320 * ab + row * ab + b]; };
@@ -691,16 +711,12 @@ TEST(Cosim, D1_WideRowsStillPayTheirBeats) {
   EXPECT_EQ(cosimAsm(p, img), "");
   const auto sl = slicesOf(p, img);
   ASSERT_EQ(sl.size(), 6u);
-  EXPECT_EQ(sl[0].end - sl[0].start, dmaCycles("dma.ld", "weight", 3, 1, 3));
-  EXPECT_EQ(sl[1].end - sl[1].start, dmaCycles("dma.ld", "weight", 1, 2, 2));
-  EXPECT_EQ(sl[2].end - sl[2].start, dmaCycles("dma.ld", "acc", 5, 2, 10));
-  EXPECT_EQ(sl[4].end - sl[4].start, dmaCycles("dma.st", "acc", 10, 1, 10));
-  if (isEmberV1()) {
-    EXPECT_EQ(sl[0].end - sl[0].start, 1 + 4 + 8 * 3 + 100u);
-    EXPECT_EQ(sl[1].end - sl[1].start, 1 + 4 + 8 * 2 + 100u);
-    EXPECT_EQ(sl[2].end - sl[2].start, 1 + 4 + 2 * 10 + 100u);
-    EXPECT_EQ(sl[4].end - sl[4].start, 1 + 4 + 2 * 10 + 100u);
-  }
+  expectDmaSlices(sl,
+                  {{0, "dma.ld", "weight", 3, 1, 3, 1 + 4 + 8 * 3 + 100},
+                   {1, "dma.ld", "weight", 1, 2, 2, 1 + 4 + 8 * 2 + 100},
+                   {2, "dma.ld", "acc", 5, 2, 10, 1 + 4 + 2 * 10 + 100},
+                   {4, "dma.st", "acc", 10, 1, 10, 1 + 4 + 2 * 10 + 100}},
+                  isEmberV1());
   const auto dram = rtlDram(p, img);
   for (u64 l = 0; l < 2; ++l)
     for (u64 a = 0; a < 5 * cb; ++a)
