@@ -7,6 +7,7 @@
 #include "DramPlan.h"
 #include "Layer.h"
 #include "Stream.h"
+#include "ember/graph/AttrViews.h"
 #include "ember/isa/roles.h"
 #include "ember/lir/Schedule.h"
 
@@ -138,11 +139,11 @@ double layerTrial(const LayerJob& l, const LayerCtx& ctx, Residency* in, Residen
 /// The padding a convolution `n` reads around its input (none for other kinds): the
 /// border a resident input needs.
 std::array<int64_t, 4> paddingOf(const Node& n) {
-  if (n.kind() != NodeKind::Conv)
+  if (n.kind() != NodeKind::Conv || n.input(0).dims().size() != 4)
     return {0, 0, 0, 0};
-  const std::vector<int64_t> p = n.attrs().getInts("pads", {0, 0, 0, 0});
-  return p.size() == 4 ? std::array<int64_t, 4>{p[0], p[1], p[2], p[3]}
-                       : std::array<int64_t, 4>{0, 0, 0, 0};
+  const Shape filter(n.input(1).dims().begin() + 2, n.input(1).dims().end());
+  const WindowAttrs w = windowOf(n.attrs(), 2, &filter);
+  return {w.padBegin(0), w.padBegin(1), w.padEnd(0), w.padEnd(1)};
 }
 
 /// Cross-layer residency (docs/compiler.md section 8, "Cross-layer residency"): when
