@@ -504,6 +504,15 @@ std::string storeActRows(u64 rows, u64 at, const char* flags = "") {
          " size2=1 stride1=" + num(rows / lines) + "\n";
 }
 
+/// The end of a program of loads: a one-row load into act row `row` that hands the
+/// token on, a compute sync, the store of act rows [0, rows) to DRAM byte `at`, finish.
+std::string storeAfterLoads(u64 row, u64 rows, u64 at) {
+  return "dma.ld sram=act sram_addr=" + num(row) +
+         " dram_addr=0 size0=1 size1=1 size2=1 push_next\n"
+         "sync engine=compute pop_prev push_next\n" +
+         storeActRows(rows, at, "pop_prev") + "finish\n";
+}
+
 TEST(Cosim, D1_ActLoadOfOneLine) {
   // Loads of N act rows in one line, one after the other (each on an idle channel),
   // then stored back: ember-v1 moves 2 act rows a cycle, 1 + 4 + ceil(N / 2) + 100.
@@ -516,9 +525,7 @@ TEST(Cosim, D1_ActLoadOfOneLine) {
          " size0=" + num(n) + " size1=1 size2=1\n";
     row += n;
   }
-  p += "dma.ld sram=act sram_addr=0 dram_addr=0 size0=1 size1=1 size2=1 push_next\n"
-       "sync engine=compute pop_prev push_next\n" +
-       storeActRows(row, row * ab, "pop_prev") + "finish\n";
+  p += storeAfterLoads(0, row, row * ab);
   const auto img = randomBytes(row * ab, 71);
   EXPECT_EQ(cosimAsm(p, img), "");
   const auto sl = slicesOf(p, img);
@@ -619,10 +626,7 @@ TEST(Cosim, D1_PaddedLoadsEndOnTimeAndWriteThePad) {
     src += 64;
   }
   const u64 out = src;
-  p += "dma.ld sram=act sram_addr=" + num(row) +
-       " dram_addr=0 size0=1 size1=1 size2=1 push_next\n"
-       "sync engine=compute pop_prev push_next\n" +
-       storeActRows(row, out * ab, "pop_prev") + "finish\n";
+  p += storeAfterLoads(row, row, out * ab);
   const auto img = randomBytes(out * ab, 73);
   EXPECT_EQ(cosimAsm(p, img), "");
   const auto sl = slicesOf(p, img);
