@@ -140,12 +140,16 @@ std::string fmtSeconds(double s) {
 class Partitioner {
 public:
   Partitioner(const Function& f, const isa::IsaDescription& isa, const PartitionOptions& o)
-      : f_(f), isa_(isa), o_(o), support_(isa) {}
+      : f_(f), isa_(isa), o_(o), support_(isa), fallback_(createBackend(fallbackName(o.fallback))),
+        interp_(createBackend("interp")) {}
 
   Plan run();
 
 private:
   void placeInitially();
+  std::map<const Node*, std::string> hostBackends() const;
+  std::string hostBackendOf(const Node& n) const;
+  std::string hostReason(const Node& n, const std::string& why) const;
   bool checkBoundaries(Plan& p);
   bool compileRegions(Plan& p);
   bool applyCosts(Plan& p);
@@ -158,6 +162,7 @@ private:
   const isa::IsaDescription& isa_;
   const PartitionOptions& o_;
   npu::RegionSupport support_;
+  std::unique_ptr<Backend> fallback_, interp_;
   std::map<const Node*, std::string> host_;
   bool changed_ = false;
 };
@@ -172,6 +177,47 @@ void Partitioner::placeInitially() {
     else if (std::string why = support_.layerReason(f_, *n); !why.empty())
       host_[n] = why;
   }
+}
+
+/// The backend of every node on the host. Refuses (ember::Unsupported, every such node
+/// listed at once) when a node placed there runs on neither the fallback nor the
+/// interpreter: a package is never written with a segment its backend cannot run.
+std::map<const Node*, std::string> Partitioner::hostBackends() const {
+  std::map<const Node*, std::string> out;
+  std::vector<std::string> none;
+  for (const auto& up : f_.nodes()) { // in the function's order: a reproducible message
+    auto it = host_.find(up.get());
+    if (it == host_.end())
+      continue;
+    std::string b = hostBackendOf(*up);
+    if (b.empty())
+      none.push_back(ref(*up) + ": not on the NPU (" + it->second + "), and neither the " +
+                     fallback_->name() + " backend nor the interpreter runs it");
+    out.emplace(up.get(), std::move(b));
+  }
+  if (!none.empty()) {
+    std::string msg = std::to_string(none.size()) + " node(s) of the quantized model (function '" +
+                      f_.name() + "') run on no backend of this build:";
+    for (const std::string& line : none)
+      msg += "\n  " + line;
+    const std::string& src = f_.module().source();
+    throw Unsupported(src.empty() ? "partition" : src + ": partition", msg);
+  }
+  return out;
+}
+
+/// The fallback when it runs `n`, else the interpreter when it does, else "".
+std::string Partitioner::hostBackendOf(const Node& n) const {
+  if (fallback_->supports(n))
+    return fallback_->name();
+  return interp_->supports(n) ? interp_->name() : "";
+}
+
+/// A host node's reason, with why it runs on the interpreter rather than the fallback.
+std::string Partitioner::hostReason(const Node& n, const std::string& why) const {
+  if (fallback_->supports(n) || fallback_->name() == interp_->name())
+    return why;
+  return why + "; on the interpreter: the " + fallback_->name() + " backend cannot run it";
 }
 
 /// Boundary values the NPU cannot take: their NPU consumers and producers go to the host.
@@ -261,7 +307,6 @@ bool Partitioner::applyCosts(Plan& p) {
 }
 
 Plan Partitioner::run() {
-  const std::string hostName = fallbackName(o_.fallback);
   Plan p;
   p.function = &f_;
   p.functionName = f_.name();
@@ -272,7 +317,7 @@ Plan Partitioner::run() {
   for (size_t pass = 0;; ++pass) {
     if (pass > f_.numNodes() + 2)
       throw InternalError("partition", "placement did not converge");
-    p.segments = formSegments(f_, host_, hostName);
+    p.segments = formSegments(f_, hostBackends());
     findBoundaries(p);
     if (checkBoundaries(p) || compileRegions(p) || applyCosts(p))
       continue;
@@ -291,7 +336,8 @@ Plan Partitioner::run() {
     auto it = host_.find(n);
     const int s = segOf.at(n);
     p.nodes.push_back(NodePlacement{n->name(), n->kindName(), p.segments[size_t(s)].backend,
-                                    it == host_.end() ? "" : it->second, s, nodeMacs(*n)});
+                                    it == host_.end() ? "" : hostReason(*n, it->second), s,
+                                    nodeMacs(*n)});
   }
   return p;
 }

@@ -11,14 +11,15 @@ std::string valueKey(const NodeValue& v) {
   return v.resNo ? v.node->name() + ":" + std::to_string(v.resNo) : v.node->name();
 }
 
-std::vector<Segment> formSegments(const Function& f, const std::map<const Node*, std::string>& host,
-                                  const std::string& hostBackend) {
+std::vector<Segment> formSegments(const Function& f,
+                                  const std::map<const Node*, std::string>& hostBackend) {
   std::vector<Segment> segs;
   std::map<const Node*, int> segOf;
   std::map<std::string, int> newest;
   for (const auto& up : f.nodes()) {
     const Node* n = up.get();
-    const std::string backend = host.count(n) ? hostBackend : "npu";
+    auto host = hostBackend.find(n);
+    const std::string backend = host == hostBackend.end() ? "npu" : host->second;
     int after = -1;
     for (const NodeValue& v : n->inputs())
       if (v && !v.node->isStorage())

@@ -14,9 +14,10 @@ namespace ember::partition::detail {
 /// joins the newest segment of its backend unless one of its inputs comes from a later
 /// segment, in which case it opens a new one. Every segment is therefore convex (a path
 /// that left it and came back would be an edge going backwards).
-/// `host`: the nodes placed on the host; `hostBackend`: the fallback's name.
-std::vector<Segment> formSegments(const Function& f, const std::map<const Node*, std::string>& host,
-                                  const std::string& hostBackend);
+/// `hostBackend`: the backend of every node placed on the host ("cpu" or "interp"); the
+/// other nodes are the NPU's.
+std::vector<Segment> formSegments(const Function& f,
+                                  const std::map<const Node*, std::string>& hostBackend);
 
 /// Fills every segment's inputs and outputs and `plan.values` / `plan.outputs`.
 void findBoundaries(Plan& plan);

@@ -21,7 +21,10 @@
 
 namespace ember::partition {
 
-/// What runs the nodes the NPU does not take.
+/// What runs the nodes the NPU does not take. A node the fallback backend's `supports`
+/// refuses runs on the interpreter (the last resort, which runs every kind); a node no
+/// backend runs makes `partition` refuse the model, so no plan (and no package) holds a
+/// segment its backend cannot run.
 enum class Fallback {
   Cpu,    ///< the LLVM CPU backend ("cpu")
   Interp, ///< the reference interpreter ("interp")
@@ -126,7 +129,9 @@ struct Plan {
 
 /// Partitions `quantized` (a function from quant::quantize) for `isa`. Throws
 /// ember::Unsupported listing every node (kind, name, reason) the NPU cannot run when
-/// `opts.fallback` is None and some node cannot run there, as npu::compile does.
+/// `opts.fallback` is None and some node cannot run there, as npu::compile does, and
+/// listing every node that runs on no backend at all (neither the NPU, the fallback nor
+/// the interpreter) otherwise.
 Plan partition(const Function& quantized, const isa::IsaDescription& isa,
                const PartitionOptions& opts = {});
 
