@@ -329,6 +329,16 @@ Duration idle(const IsaDescription& isa, const Instruction& in) {
   return durationOf(isa, in, kNoCap);
 }
 
+bool waitsForArray(const InstrDesc& d) {
+  return d.cls->on_array || d.cls->id == SemanticClass::Sync || d.cls->id == SemanticClass::Halt;
+}
+
+u64 engineCycles(const InstrDesc& d, u64 cycles) {
+  if (!d.cls->on_array || !d.background)
+    return cycles;
+  return std::min<u64>(cycles, u64(d.timingOf(timing_key::kIssue)));
+}
+
 u64 onePass(const IsaDescription& isa, const Instruction& in) {
   // Any finite cap selects the one-pass limits; each class picks the SRAM it walks.
   Duration t = durationOf(isa, in, UINT64_MAX - 1);

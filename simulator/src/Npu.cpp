@@ -221,7 +221,7 @@ bool Npu::tryStart(int e, u64 c) {
       return true; // waits for a token
   // E6: a gemm, a compute sync and finish wait for the array to finish its last gemm.
   const bool array = in.desc().cls->on_array;
-  if (e == 1 && (array || s.cur.cls == Cls::Sync || s.cur.cls == Cls::Halt) && c < arrayFree_)
+  if (e == 1 && isa::timing::waitsForArray(in.desc()) && c < arrayFree_)
     return true;
   // Duration first: an instruction that would end past the budget stops the run before
   // its data effect is computed, so host time stays bounded by the budget.
@@ -234,8 +234,7 @@ bool Npu::tryStart(int e, u64 c) {
   // E6: a background array instruction holds its engine for its issue cycles; the array
   // runs it for t.
   const u64 arrayCycles = t.cycles;
-  if (array && in.desc().background)
-    t.cycles = std::min<u64>(t.cycles, u64(in.desc().timingOf(isa::timing_key::kIssue)));
+  t.cycles = isa::timing::engineCycles(in.desc(), t.cycles);
   if (t.overflow) {
     raise(FaultKind::CycleBudget, kEngineNames[e], s.cur.index,
           in.name() + ": its duration does not fit a 64-bit cycle count", c);

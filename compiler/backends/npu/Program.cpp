@@ -398,10 +398,10 @@ void Program::commitStep(Step s) {
   s.stores.back().set(isa::role::kPushPrev, 1);
 
   // Cycle estimate (docs/isa.md section 3 per instruction; engines overlap by tokens;
-  // the DRAM transfers of both DMA engines share one bus). Rule E6: a gemm, a compute
-  // sync and finish wait for the array; a background gemm holds the engine for its
-  // issue cycles while the array runs it. `mark` (when > 0) records when instruction
-  // mark - 1 ended.
+  // the DRAM transfers of both DMA engines share one bus). Rule E6 as the simulator
+  // reads it (isa::timing::waitsForArray, engineCycles): a gemm, a compute sync and
+  // finish wait for the array; a background gemm holds the engine for its issue cycles
+  // while the array runs it. `mark` (when > 0) records when instruction mark - 1 ended.
   auto run = [&](double start, const std::vector<isa::Instruction>& v, size_t mark = 0,
                  double* marked = nullptr) {
     double at = start, arrayFree = start;
@@ -409,18 +409,15 @@ void Program::commitStep(Step s) {
       const isa::Instruction& in = v[n];
       const isa::SemanticClass cls = in.desc().cls->id;
       if (cls == isa::SemanticClass::DmaLoad || cls == isa::SemanticClass::DmaStore) {
-        const auto p = t_.dmaParts(in);
-        const double begin = std::max(at + p.head, busFree_);
-        busFree_ = begin + p.transfer;
-        at = busFree_ + p.latency;
-      } else if (in.desc().cls->on_array) {
-        at = std::max(at, arrayFree);
-        arrayFree = at + t_.cyclesOf(in);
-        at = in.desc().background ? at + in.desc().timingOf(isa::timing_key::kIssue) : arrayFree;
-      } else if (cls == isa::SemanticClass::Sync || cls == isa::SemanticClass::Halt) {
-        at = std::max(at, arrayFree) + t_.cyclesOf(in);
+        at = t_.dmaEnd(in, at, busFree_);
       } else {
-        at += t_.cyclesOf(in);
+        const isa::InstrDesc& d = in.desc();
+        const double cycles = t_.cyclesOf(in);
+        if (isa::timing::waitsForArray(d))
+          at = std::max(at, arrayFree);
+        if (d.cls->on_array)
+          arrayFree = at + cycles;
+        at += cycles < 1e19 ? double(isa::timing::engineCycles(d, uint64_t(cycles))) : cycles;
       }
       if (marked && n + 1 == mark)
         *marked = at;
@@ -487,10 +484,7 @@ void Program::estimatePendingStores(double base) {
       at += t_.cyclesOf(in);
       continue;
     }
-    const auto p = t_.dmaParts(in);
-    const double begin = std::max(at + p.head, busFree_);
-    busFree_ = begin + p.transfer;
-    at = busFree_ + p.latency;
+    at = t_.dmaEnd(in, at, busFree_);
   }
   storeEnd_.push_back(at);
   pendingStoreEstimate_.clear();

@@ -152,6 +152,18 @@ Target::DmaParts Target::dmaParts(const isa::Instruction& in) const {
   return {double(p.head), double(p.transfer), double(p.latency)};
 }
 
+double Target::dmaEnd(const isa::Instruction& in, double start, double& busFree) const {
+  if (start >= 1e19 || busFree >= 1e19)
+    return 1e300;
+  isa::timing::Channel ch{uint64_t(busFree)};
+  const isa::timing::Duration d =
+      isa::timing::dmaOnChannel(isa::timing::dmaPhases(isa_, in), uint64_t(start), ch);
+  if (d.overflow)
+    return 1e300;
+  busFree = double(ch.free_at);
+  return double(uint64_t(start) + d.cycles);
+}
+
 double Target::gemmCycles(int64_t n2, int64_t n1, int64_t n0) const {
   uint64_t R = 0;
   if (__builtin_mul_overflow(count(n0), count(n1), &R))

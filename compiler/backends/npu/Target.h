@@ -80,6 +80,10 @@ public:
     double head = 0, transfer = 0, latency = 0;
   };
   DmaParts dmaParts(const isa::Instruction& in) const;
+  /// Rule D3 as the simulator applies it (isa::timing::dmaOnChannel): a DMA instance
+  /// ready at `start` takes the DRAM channel when it is free (`busFree`, which it then
+  /// reserves for its transfer); returns the cycle it ends.
+  double dmaEnd(const isa::Instruction& in, double start, double& busFree) const;
   /// A gemm with loop counts n2, n1, n0.
   double gemmCycles(int64_t n2, int64_t n1, int64_t n0) const;
   /// The depthwise instruction over `outputs` outputs of a kh x kw window whose taps lie

@@ -93,6 +93,17 @@ Duration normalize(const IsaDescription& isa, const Instruction& in,
 /// Duration of any instance on an idle DRAM channel (DMA: head + transfer + latency).
 Duration idle(const IsaDescription& isa, const Instruction& in);
 
+/// Rule E6 (docs/simulator.md): whether an instruction of `d` on the compute engine
+/// starts only once the MAC array has finished its last instruction: an instruction that
+/// runs on the array, a sync and a halt. The simulator's issue logic and the compiler's
+/// cost model both ask this, so the two cannot disagree on what waits.
+bool waitsForArray(const InstrDesc& d);
+
+/// Rule E6: the cycles an instruction of `d` that runs for `cycles` holds its engine. A
+/// background array instruction holds it for its issue cycles (at most `cycles`) while
+/// the array goes on alone; every other instruction holds it to its end.
+std::uint64_t engineCycles(const InstrDesc& d, std::uint64_t cycles);
+
 /// The instance's share of the default cycle budget: its idle duration with each loop
 /// count limited to one pass over the SRAM rows it walks (docs/simulator.md, "Cycle
 /// budget"). UINT64_MAX on overflow.
