@@ -53,6 +53,7 @@ void registerElementwiseCodegen();
 void registerConvCodegen();
 void registerMatMulCodegen();
 void registerPoolCodegen();
+void registerResizeCodegen();
 void registerMovementCodegen();
 void registerNormCodegen();
 void registerReduceCodegen();
@@ -122,6 +123,8 @@ public:
   llvm::Value* keep(const std::vector<float>& data);
   llvm::Value* keep(const std::vector<int8_t>& data);
   llvm::Value* keep(const std::vector<int32_t>& data);
+  llvm::Value* keep(const std::vector<int64_t>& data);
+  llvm::Value* keep(const std::vector<double>& data);
   /// The scratch buffer base (each thread uses its own `bytesPerThread` part).
   llvm::Value* scratch(size_t bytesPerThread);
   llvm::Value* tid() { return tid_; }

@@ -82,6 +82,18 @@ llvm::Value* CodegenContext::keep(const std::vector<int32_t>& data) {
   return at(kEnvConstants, s_.keep(std::move(bytes)));
 }
 
+llvm::Value* CodegenContext::keep(const std::vector<int64_t>& data) {
+  std::vector<uint8_t> bytes(data.size() * sizeof(int64_t));
+  std::memcpy(bytes.data(), data.data(), bytes.size());
+  return at(kEnvConstants, s_.keep(std::move(bytes)));
+}
+
+llvm::Value* CodegenContext::keep(const std::vector<double>& data) {
+  std::vector<uint8_t> bytes(data.size() * sizeof(double));
+  std::memcpy(bytes.data(), data.data(), bytes.size());
+  return at(kEnvConstants, s_.keep(std::move(bytes)));
+}
+
 llvm::Value* CodegenContext::keep(const std::vector<int8_t>& data) {
   return at(kEnvConstants, s_.keep(std::vector<uint8_t>(data.begin(), data.end())));
 }

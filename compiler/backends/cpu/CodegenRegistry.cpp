@@ -17,6 +17,7 @@ void registerAll() {
   registerConvCodegen();
   registerMatMulCodegen();
   registerPoolCodegen();
+  registerResizeCodegen();
   registerMovementCodegen();
   registerNormCodegen();
   registerReduceCodegen();

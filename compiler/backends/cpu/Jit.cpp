@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <set>
@@ -240,6 +241,24 @@ bool hostHasAvx512Vnni() {
     return found == 3;
   }();
   return has;
+}
+
+bool interpreterGemmFuses() {
+  static const bool fuses = [] {
+    const auto jtmb = hostBuilder();
+    bool avx512 = false, avx2 = false, fma = false;
+    for (const std::string& f : jtmb.getFeatures().getFeatures()) {
+      avx512 = avx512 || f == "+avx512f";
+      avx2 = avx2 || f == "+avx2";
+      fma = fma || f == "+fma";
+    }
+    const char* isa = std::getenv("EMBER_GEMM_ISA");
+    const std::string want = isa ? isa : "";
+    if ((want.empty() || want == "avx512") && avx512)
+      return true;
+    return (want.empty() || want == "avx512" || want == "avx2") && avx2 && fma;
+  }();
+  return fuses;
 }
 
 std::unique_ptr<llvm::Module> loadLibjit(llvm::LLVMContext& ctx) {

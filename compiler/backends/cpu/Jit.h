@@ -26,6 +26,13 @@ bool hostHasAvx512();
 /// Whether the host CPU has AVX512-VNNI, BW and VL (the int8 convolution uses vpdpbusd).
 bool hostHasAvx512Vnni();
 
+/// Whether the interpreter's GEMM core (interpreter/kernels/GemmCore.cpp) rounds each
+/// multiply-add once (FMA) on this host: its AVX-512 and AVX2+FMA micro-kernels do, its
+/// generic one does not, and EMBER_GEMM_ISA ("avx512", "avx2", "generic") narrows the
+/// choice as it does there. The kernels that repeat the interpreter's arithmetic
+/// (libjit/ConvNd.cpp) follow it.
+bool interpreterGemmFuses();
+
 /// Parses the embedded libjit bitcode into a new module of `ctx`.
 std::unique_ptr<llvm::Module> loadLibjit(llvm::LLVMContext& ctx);
 

@@ -66,6 +66,53 @@ inline OpCase residual(const char* name, Shape x, int64_t m, Shape k, Attrs conv
           }};
 }
 
+/// ConvTranspose of x [n, c, spatial...] with a [c, mPerGroup, k...] filter and, with
+/// `bias`, a bias of mPerGroup * group values.
+inline OpCase convTranspose(const char* name, Shape x, int64_t mPerGroup, int64_t group, Shape k,
+                            Attrs a, bool bias = true) {
+  return {name, [=](GraphBuilder& g) {
+            Shape w = {x[1], mPerGroup};
+            w.insert(w.end(), k.begin(), k.end());
+            Attrs at = a;
+            at.set("group", group);
+            std::vector<NodeValue> in = {g.input("x", x), g.constant("w", w)};
+            if (bias)
+              in.push_back(g.constant("b", {mPerGroup * group}));
+            g.output("y", g.node(NodeKind::ConvTranspose, "convt", in, at));
+          }};
+}
+
+/// Attributes of a Resize to `sizes` (from `scales` when given, as the importer writes
+/// them): mode, coordinate transformation and nearest mode.
+inline Attrs resizeAttrs(const char* mode, const char* transform, const char* nearest, Shape sizes,
+                         std::vector<double> scales = {}) {
+  Attrs a;
+  a.set("mode", std::string(mode));
+  a.set("coordinate_transformation_mode", std::string(transform));
+  a.set("nearest_mode", std::string(nearest));
+  a.set("sizes", std::vector<int64_t>(sizes.begin(), sizes.end()));
+  if (!scales.empty())
+    a.set("scales", scales);
+  return a;
+}
+
+/// Conv(x) -> `mid` (built by `between` from the convolution's result) -> Conv: in the
+/// int8 form the kinds without an int8 rule stay float between DequantizeLinear and
+/// QuantizeLinear.
+inline OpCase betweenConvs(const char* name,
+                           std::function<NodeValue(GraphBuilder&, NodeValue)> mid) {
+  return {name, [=](GraphBuilder& g) {
+            NodeValue c1 = g.node(
+                NodeKind::Conv, "c1",
+                {g.input("x", {1, 4, 6, 6}), g.constant("w1", {8, 4, 3, 3}), g.constant("b1", {8})},
+                ints({{"pads", {1, 1, 1, 1}}}));
+            NodeValue m = mid(g, c1);
+            g.output("y",
+                     g.node(NodeKind::Conv, "c2",
+                            {m, g.constant("w2", {6, m.dims()[1], 1, 1}), g.constant("b2", {6})}));
+          }};
+}
+
 inline OpCase unary(NodeKind k, Attrs a = {}) {
   return {nodeKindName(k), [=](GraphBuilder& g) {
             g.output("y", g.node(k, "op", {g.input("x", {2, 3, 5, 7})}, a));
@@ -252,6 +299,124 @@ inline std::vector<OpCase> opCases() {
                                       {g.input("x", {2, 4, 20}), g.constant("w", {6, 4, 5})},
                                       ints({{"pads", {2, 1}}, {"strides", {2}}})));
                }});
+  // 3-D convolutions (the cpu backend's ember_conv3d_f32 follows each path of the
+  // interpreter's GEMM core): strided with a relu, grouped and dilated with asymmetric
+  // pads, depthwise (multiplier 2) with a clip, one output channel (its gemv of one row),
+  // one output position (its dot), and 324 products per output (two chains of 256).
+  c.push_back(conv("Conv3d", {1, 3, 5, 6, 7}, 4, 1, {3, 3, 3},
+                   with(ints({{"pads", {1, 1, 1, 1, 1, 1}}, {"strides", {1, 2, 1}}}), "activation",
+                        std::string("relu"))));
+  c.push_back(conv("Conv3dGroupedDilated", {2, 4, 5, 5, 6}, 6, 2, {2, 3, 3},
+                   ints({{"pads", {0, 1, 1, 1, 0, 1}}, {"dilations", {1, 2, 1}}})));
+  c.push_back(conv("Conv3dDepthwise", {1, 4, 4, 5, 5}, 8, 4, {3, 3, 3},
+                   with(with(with(ints({{"pads", {1, 1, 1, 1, 1, 1}}, {"strides", {2, 2, 2}}}),
+                                  "activation", std::string("clip")),
+                             "activation_min", -0.25),
+                        "activation_max", 0.5)));
+  c.push_back(conv("Conv3dOneOutputChannel", {1, 3, 4, 4, 4}, 1, 1, {3, 3, 3},
+                   ints({{"pads", {1, 1, 1, 1, 1, 1}}})));
+  c.push_back(conv("Conv3dOnePosition", {2, 3, 3, 3, 3}, 5, 1, {3, 3, 3}, {}));
+  c.push_back(conv("Conv3dLongChains", {1, 12, 3, 4, 4}, 5, 1, {3, 3, 3},
+                   ints({{"pads", {1, 1, 1, 1, 1, 1}}})));
+  c.push_back({"Pools3d", [](GraphBuilder& g) {
+                 NodeValue x = g.input("x", {1, 2, 5, 6, 7});
+                 Attrs w = ints({{"kernel_shape", {2, 3, 3}},
+                                 {"strides", {2, 2, 1}},
+                                 {"pads", {0, 1, 1, 1, 1, 0}},
+                                 {"dilations", {1, 1, 2}}});
+                 g.output("max", g.node(NodeKind::MaxPool, "max", {x}, w));
+                 Attrs avg = ints({{"kernel_shape", {2, 3, 3}},
+                                   {"strides", {2, 2, 1}},
+                                   {"pads", {0, 1, 1, 1, 1, 0}}});
+                 g.output("avg", g.node(NodeKind::AveragePool, "avg", {x}, avg));
+                 g.output("avgpad", g.node(NodeKind::AveragePool, "avgpad", {x},
+                                           with(avg, "count_include_pad", int64_t(1))));
+               }});
+  // ConvTranspose (the cpu backend's ember_conv_transpose_f32): stride 2 with pads and
+  // output_padding, grouped with dilation and asymmetric pads, 1-D without a bias, 3-D,
+  // 300 input channels (two chains), and 1x1 filters of one output channel (the
+  // interpreter's gemv of one row, and its dot on a single input position).
+  c.push_back(convTranspose(
+      "ConvTransposeStride2OutputPadding", {1, 4, 5, 6}, 3, 1, {3, 3},
+      ints({{"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}, {"output_padding", {1, 1}}})));
+  c.push_back(
+      convTranspose("ConvTransposeGroupedDilated", {2, 6, 4, 4}, 2, 3, {3, 3},
+                    ints({{"strides", {1, 2}}, {"pads", {0, 1, 2, 0}}, {"dilations", {2, 1}}})));
+  c.push_back(convTranspose("ConvTranspose1D", {1, 3, 7}, 5, 1, {4},
+                            ints({{"strides", {3}}, {"pads", {1, 2}}}), false));
+  c.push_back(convTranspose("ConvTranspose3D", {1, 2, 3, 3, 3}, 2, 1, {2, 2, 2},
+                            ints({{"strides", {2, 2, 2}}})));
+  c.push_back(convTranspose("ConvTransposeLongChains", {1, 300, 2, 3}, 2, 1, {2, 2},
+                            ints({{"strides", {2, 2}}})));
+  c.push_back(convTranspose("ConvTranspose1x1OneChannel", {1, 4, 3, 5}, 1, 1, {1, 1},
+                            ints({{"strides", {2, 2}}})));
+  c.push_back(convTranspose("ConvTranspose1x1OnePosition", {2, 20, 1, 1}, 1, 1, {1, 1}, {}));
+  // Resize (the cpu backend's ember_resize_f32): nearest in every coordinate
+  // transformation and nearest mode, up by 2, by non-integer scales and down; linear in
+  // every transformation, with a dimension of one output, a crop with extrapolation, the
+  // channels resized too, and over three trailing dimensions.
+  c.push_back(
+      {"ResizeNearest", [](GraphBuilder& g) {
+         NodeValue x = g.input("x", {1, 2, 5, 6});
+         auto out = [&](const char* name, Attrs a) {
+           g.output(name, g.node(NodeKind::Resize, name, {x}, std::move(a)));
+         };
+         out("up2", resizeAttrs("nearest", "asymmetric", "floor", {1, 2, 10, 12}, {1, 1, 2, 2}));
+         out("half", resizeAttrs("nearest", "half_pixel", "round_prefer_floor", {1, 2, 7, 10},
+                                 {1, 1, 1.5, 1.75}));
+         out("corners", resizeAttrs("nearest", "align_corners", "round_prefer_ceil", {1, 2, 8, 4}));
+         out("torch", resizeAttrs("nearest", "pytorch_half_pixel", "ceil", {1, 2, 3, 9}));
+         out("tfnn", resizeAttrs("nearest", "tf_half_pixel_for_nn", "round_prefer_floor",
+                                 {1, 2, 3, 9}, {1, 1, 0.6, 1.5}));
+       }});
+  c.push_back(
+      {"ResizeLinear", [](GraphBuilder& g) {
+         NodeValue x = g.input("x", {1, 2, 5, 6});
+         auto out = [&](const char* name, Attrs a) {
+           g.output(name, g.node(NodeKind::Resize, name, {x}, std::move(a)));
+         };
+         const char* fl = "round_prefer_floor";
+         out("up2", resizeAttrs("linear", "half_pixel", fl, {1, 2, 10, 12}, {1, 1, 2, 2}));
+         out("corners", resizeAttrs("linear", "align_corners", fl, {1, 2, 7, 9}));
+         out("asym", resizeAttrs("linear", "asymmetric", fl, {1, 2, 7, 15}, {1, 1, 1.5, 2.5}));
+         out("torch", resizeAttrs("linear", "pytorch_half_pixel", fl, {1, 2, 1, 9}));
+         Attrs crop = resizeAttrs("linear", "tf_crop_and_resize", fl, {1, 2, 4, 7});
+         crop.set("roi", std::vector<double>{0, 0, 0.1, -0.2, 1, 1, 0.9, 1.3});
+         crop.set("extrapolation_value", 0.5);
+         out("crop", crop);
+         out("channels", resizeAttrs("linear", "half_pixel", fl, {1, 3, 4, 6}));
+       }});
+  c.push_back({"Resize3d", [](GraphBuilder& g) {
+                 NodeValue x = g.input("x", {1, 2, 3, 4, 5});
+                 g.output("linear", g.node(NodeKind::Resize, "linear", {x},
+                                           resizeAttrs("linear", "half_pixel", "round_prefer_floor",
+                                                       {1, 2, 5, 6, 9})));
+                 g.output("nearest", g.node(NodeKind::Resize, "nearest", {x},
+                                            resizeAttrs("nearest", "asymmetric", "floor",
+                                                        {1, 2, 6, 8, 10}, {1, 1, 2, 2, 2})));
+               }});
+  // PRelu with a constant slope per channel ([C, 1, 1]) and along the last axis ([C]).
+  c.push_back(
+      {"PReluConstantSlopes", [](GraphBuilder& g) {
+         g.output("channels", g.node(NodeKind::PRelu, "pc",
+                                     {g.input("x", {2, 8, 5, 5}), g.constant("s", {8, 1, 1})}));
+         g.output("last",
+                  g.node(NodeKind::PRelu, "pl", {g.input("z", {2, 6, 8}), g.constant("t", {8})}));
+       }});
+  // Between int8 convolutions: float PRelu, bilinear upsampling, ConvTranspose.
+  c.push_back(betweenConvs("ConvPReluConv", [](GraphBuilder& g, NodeValue v) {
+    return g.node(NodeKind::PRelu, "prelu", {v, g.constant("slope", {8, 1, 1}, 0.f, 0.5f)});
+  }));
+  c.push_back(betweenConvs("ConvResizeConv", [](GraphBuilder& g, NodeValue v) {
+    return g.node(
+        NodeKind::Resize, "up", {v},
+        resizeAttrs("linear", "half_pixel", "round_prefer_floor", {1, 8, 12, 12}, {1, 1, 2, 2}));
+  }));
+  c.push_back(betweenConvs("ConvConvTransposeConv", [](GraphBuilder& g, NodeValue v) {
+    return g.node(NodeKind::ConvTranspose, "up",
+                  {v, g.constant("wt", {8, 4, 2, 2}), g.constant("bt", {4})},
+                  ints({{"strides", {2, 2}}}));
+  }));
   c.push_back({"GemmBiasRelu", [](GraphBuilder& g) {
                  g.output("y", g.node(NodeKind::Gemm, "gemm",
                                       {g.input("a", {9, 20}), g.constant("b", {20, 7}),

@@ -3,6 +3,7 @@
 // (ResNet-18, MobileNetV2, ...) must give the interpreter's bytes exactly, with 1 and 3
 // threads.
 #include "CpuTestUtil.h"
+#include "OpCases.h"
 
 #include "ember/backend/Backend.h"
 #include "ember/importer/OnnxImporter.h"
@@ -102,6 +103,33 @@ TEST(CpuInt8, DepthwiseClipMulConcat) {
   avg.set("count_include_pad", int64_t(1));
   g.output("avgpad", g.node(NodeKind::AveragePool, "avgpad", {m}, avg));
   expectBitExact(g, 7, {NodeKind::Conv, NodeKind::Mul, NodeKind::Concat, NodeKind::AveragePool});
+}
+
+// Kinds without an int8 rule between int8 convolutions stay float between
+// DequantizeLinear and QuantizeLinear; the cpu backend computes them with the
+// interpreter's float arithmetic, so the bytes are its bytes.
+TEST(CpuInt8, FloatNodesBetweenInt8ConvolutionsGiveTheInterpretersBytes) {
+  const std::pair<const char*, NodeKind> cases[] = {
+      {"ConvPReluConv", NodeKind::PRelu},
+      {"ConvResizeConv", NodeKind::Resize},
+      {"ConvConvTransposeConv", NodeKind::ConvTranspose}};
+  for (const auto& [name, kind] : cases) {
+    SCOPED_TRACE(name);
+    bool built = false;
+    for (const test::OpCase& c : test::opCases())
+      if (std::string(c.name) == name) {
+        G g;
+        c.build(g);
+        built = true;
+        expectBitExact(g, 2, {NodeKind::Conv}, [kind = kind](const Function& q) {
+          size_t floats = 0;
+          for (const auto& n : q.nodes())
+            floats += n->kind() == kind && n->resultType().kind == ElemKind::Float32;
+          EXPECT_EQ(floats, 1u) << "no float " << nodeKindName(kind);
+        });
+      }
+    EXPECT_TRUE(built);
+  }
 }
 
 TEST(CpuInt8, MatMulWithConstantWeights) {

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <set>
+#include <string>
 
 namespace ember {
 namespace {
@@ -39,6 +41,45 @@ INSTANTIATE_TEST_SUITE_P(All, CpuOps, ::testing::ValuesIn(opCases()),
                          [](const ::testing::TestParamInfo<OpCase>& i) {
                            return std::string(i.param.name);
                          });
+
+// The kernels that repeat the interpreter's arithmetic operation for operation (3-D Conv
+// and pools, ConvTranspose, Resize) and PRelu give its bits, not only values within the
+// table's tolerance, with 1 and 3 threads.
+TEST(CpuBackend, InterpreterOrderKernelsGiveItsBits) {
+  const std::set<std::string> names = {"Conv3d",
+                                       "Conv3dGroupedDilated",
+                                       "Conv3dDepthwise",
+                                       "Conv3dOneOutputChannel",
+                                       "Conv3dOnePosition",
+                                       "Conv3dLongChains",
+                                       "Pools3d",
+                                       "ConvTransposeStride2OutputPadding",
+                                       "ConvTransposeGroupedDilated",
+                                       "ConvTranspose1D",
+                                       "ConvTranspose3D",
+                                       "ConvTransposeLongChains",
+                                       "ConvTranspose1x1OneChannel",
+                                       "ConvTranspose1x1OnePosition",
+                                       "ResizeNearest",
+                                       "ResizeLinear",
+                                       "Resize3d",
+                                       "PRelu",
+                                       "PReluConstantSlopes"};
+  size_t found = 0;
+  for (const OpCase& c : opCases()) {
+    if (!names.count(c.name))
+      continue;
+    ++found;
+    G g;
+    c.build(g);
+    const TensorMap in = g.randomInputs();
+    const TensorMap ref = createInterpreterBackend()->compile(*g.f)->run(in);
+    for (int threads : {1, 3})
+      EXPECT_EQ(compare(runCpu(*g.f, in, threads), ref, 0), "")
+          << c.name << ", " << threads << " thread(s)";
+  }
+  EXPECT_EQ(found, names.size());
+}
 
 TEST(CpuBackend, IsRegisteredAsCpu) {
   EXPECT_EQ(createBackend("cpu")->name(), "cpu");

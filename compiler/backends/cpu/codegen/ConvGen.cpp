@@ -4,8 +4,12 @@
 // the packed-GEMM kernel whose MR x NR blocking fits the host's vector registers: blocks
 // of MR output channels against panels of NR positions, or, on planes of few positions,
 // blocks of NR channels against panels of MR positions (blockingOf).
+// The 3-D Conv and ConvTranspose (1-D to 3-D) call the kernels of libjit/ConvNd.cpp,
+// which repeat the interpreter's arithmetic operation for operation (the path of its
+// GEMM core chosen here from the shapes, ConvNd.h).
 #include "Codegen.h"
 #include "Jit.h"
+#include "libjit/ConvNd.h"
 #include "libjit/ConvScratch.h"
 
 #include "ember/graph/AttrViews.h"
@@ -70,6 +74,8 @@ bool supportsConv(const Op& n) {
       n.resultType().quant.isQuantized())
     return false;
   const size_t rank = n.input(0).dims().size();
+  if (rank == 5)
+    return true; // ember_conv3d_f32 reads the weights as they are
   if (rank != 3 && rank != 4)
     return false;
   const int64_t group = n.attrs().getInt("group", 1);
@@ -208,6 +214,8 @@ Blocking blockingOf(const Geom& g) {
 /// The packed-GEMM and direct kernels add a residual in their epilogue; the convolution
 /// must have no activation of its own (the Add's applies after the sum).
 bool takesResidualAdd(const Op& n) {
+  if (n.input(0).dims().size() == 5)
+    return false;
   const Geom g = geomOf(n);
   return !(g.C == g.group && g.group > 1) && !FusedActivation::of(n.node()).active();
 }
@@ -221,7 +229,51 @@ bool dwOnChannelVectors(const Geom& g) {
   return g.M == g.C && g.C % 16 == 0 && hostHasAvx512();
 }
 
+/// The window of a 1-D to 3-D Conv or ConvTranspose as libjit/ConvNd.h's NdGeom (leading
+/// spatial dimensions of extent 1), flattened in its field order.
+std::vector<int64_t> ndGeomOf(const Op& n, jitops::NdGeom* out) {
+  const Shape& x = n.input(0).dims();
+  const Shape& w = n.input(1).dims();
+  const Shape& y = n.resultType().dims;
+  const size_t nsp = x.size() - 2;
+  const Shape filter(w.begin() + 2, w.end());
+  const WindowAttrs a = windowOf(n.attrs(), nsp, &filter);
+  jitops::NdGeom g{x[0],      x[1],      y[1],      a.group,   {1, 1, 1},
+                   {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}};
+  for (size_t i = 0, at = 3 - nsp; i < nsp; ++i, ++at) {
+    g.in[at] = x[2 + i];
+    g.out[at] = y[2 + i];
+    g.k[at] = filter[i];
+    g.s[at] = a.strides[i];
+    g.d[at] = a.dilations[i];
+    g.p[at] = a.pads[i];
+  }
+  *out = g;
+  std::vector<int64_t> v = {g.N, g.C, g.M, g.group};
+  for (const int64_t* f : {g.in, g.out, g.k, g.s, g.d, g.p})
+    v.insert(v.end(), f, f + 3);
+  if (v.size() != size_t(jitops::kNdGeomFields))
+    throw Error(nodeRef(n), "convolution geometry of the wrong size");
+  return v;
+}
+
+/// A 3-D Conv: ember_conv3d_f32 with the interpreter's path for its shapes.
+void emitConv3d(const Op& n, CodegenContext& ctx) {
+  jitops::NdGeom g;
+  const std::vector<int64_t> geom = ndGeomOf(n, &g);
+  const FusedActivation act = FusedActivation::of(n.node());
+  const int64_t cg = g.C / g.group, mg = g.M / g.group;
+  ctx.call("ember_conv3d_f32",
+           {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.addr(n.optionalInput(2)), ctx.result(n),
+            ctx.int64Array(geom), ctx.i32(jitops::convSum(mg, cg, g.group, g.outSize())),
+            ctx.i32(interpreterGemmFuses()), ctx.i32(static_cast<int>(act.kind)), ctx.f64(act.lo),
+            ctx.f64(act.hi), ctx.scratch(static_cast<size_t>(jitops::conv3dScratchFloats(g) * 4)),
+            ctx.tid(), ctx.nth()});
+}
+
 void emitConv(const Op& n, CodegenContext& ctx) {
+  if (n.input(0).dims().size() == 5)
+    return emitConv3d(n, ctx);
   const Geom g = geomOf(n);
   const CodegenContext::Residual* residual = ctx.residual();
   const FusedActivation act = residual ? residual->activation : FusedActivation::of(n.node());
@@ -267,10 +319,33 @@ void emitConv(const Op& n, CodegenContext& ctx) {
   ctx.call(blk.kernel, args, {5, 8});
 }
 
+bool supportsConvTranspose(const Op& n) {
+  if (n.numInputs() < 2 || !plainFloat(n.input(0)) || !plainFloat(n.input(1)) ||
+      !plainFloat(n.optionalInput(2)) || n.resultType().kind != ElemKind::Float32 ||
+      n.resultType().quant.isQuantized())
+    return false;
+  const size_t rank = n.input(0).dims().size();
+  return rank >= 3 && rank <= 5 && n.input(1).dims().size() == rank;
+}
+
+/// ConvTranspose: ember_conv_transpose_f32 with the interpreter's path for its product.
+void emitConvTranspose(const Op& n, CodegenContext& ctx) {
+  jitops::NdGeom g;
+  const std::vector<int64_t> geom = ndGeomOf(n, &g);
+  ctx.call("ember_conv_transpose_f32",
+           {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.addr(n.optionalInput(2)), ctx.result(n),
+            ctx.int64Array(geom),
+            ctx.i32(jitops::convTransposeSum(g.M / g.group, g.kSize(), g.inSize())),
+            ctx.i32(interpreterGemmFuses()),
+            ctx.scratch(static_cast<size_t>(jitops::convTransposeScratchFloats(g) * 4)), ctx.tid(),
+            ctx.nth()});
+}
+
 } // namespace
 
 void registerConvCodegen() {
   registerCodegenUnit(NodeKind::Conv, {"conv", supportsConv, emitConv, takesResidualAdd});
+  registerCodegenUnit(NodeKind::ConvTranspose, {"conv", supportsConvTranspose, emitConvTranspose});
 }
 
 } // namespace ember::cpu

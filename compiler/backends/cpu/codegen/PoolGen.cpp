@@ -1,4 +1,4 @@
-// Codegen of the float pools (1-D and 2-D windows): MaxPool, AveragePool,
+// Codegen of the float pools (1-D to 3-D windows): MaxPool, AveragePool,
 // GlobalAveragePool and GlobalMaxPool.
 #include "Codegen.h"
 #include "libjit/ConvScratch.h"
@@ -16,7 +16,7 @@ bool supportsPool(const Op& n) {
     return false;
   if (n.kind() == NodeKind::GlobalAveragePool || n.kind() == NodeKind::GlobalMaxPool)
     return x.rank() >= 3;
-  return x.rank() == 3 || x.rank() == 4;
+  return x.rank() >= 3 && x.rank() <= 5;
 }
 
 } // namespace
@@ -34,8 +34,26 @@ std::vector<int64_t> poolWindow(const Op& n) {
 
 namespace {
 
+/// A pool over three spatial dimensions: ember_pool3d_f32 with its window as Pool3's
+/// fields (libjit/Pool.cpp).
+void emitPool3d(const Op& n, CodegenContext& ctx) {
+  const Shape& x = n.input(0).dims();
+  const Shape& y = n.resultType().dims;
+  const WindowAttrs a = windowOf(n.attrs(), 3);
+  std::vector<int64_t> geom(x.begin() + 2, x.end());
+  geom.insert(geom.end(), y.begin() + 2, y.end());
+  for (const std::vector<int64_t>* f : {&a.kernel, &a.strides, &a.dilations, &a.pads})
+    geom.insert(geom.end(), f->begin(), f->end());
+  ctx.call("ember_pool3d_f32",
+           {ctx.i32(n.kind() == NodeKind::MaxPool),
+            ctx.i32(n.attrs().getInt("count_include_pad", 0) != 0), ctx.addr(n.input(0)),
+            ctx.result(n), ctx.i64(x[0] * x[1]), ctx.int64Array(geom), ctx.tid(), ctx.nth()});
+}
+
 void emitPool(const Op& n, CodegenContext& ctx) {
   const Shape& x = n.input(0).dims();
+  if (x.size() == 5)
+    return emitPool3d(n, ctx);
   const Attrs& a = n.attrs();
   const std::vector<int64_t> v = poolWindow(n);
   std::vector<llvm::Value*> args = {ctx.i32(n.kind() == NodeKind::MaxPool),

@@ -1,0 +1,78 @@
+// The geometry and the order of arithmetic of the convolutions that repeat the
+// interpreter's arithmetic (libjit/ConvNd.cpp: 3-D Conv, ConvTranspose), shared with
+// their code generator (codegen/ConvGen.cpp): one definition, so the two sides cannot
+// disagree on a field or a path.
+#pragma once
+
+#include <cstdint>
+
+namespace ember::jitops {
+
+/// The window of a convolution over three spatial dimensions (a 1-D or 2-D one has
+/// leading dimensions of extent 1), as the interpreter's Window3; passed to the kernels as
+/// an array of int64 in this order. For ConvTranspose `in` is its input, `out` its result.
+struct NdGeom {
+  int64_t N, C, M, group;
+  int64_t in[3], out[3], k[3], s[3], d[3], p[3]; ///< p: the padding at the beginning
+  int64_t kSize() const { return k[0] * k[1] * k[2]; }
+  int64_t inSize() const { return in[0] * in[1] * in[2]; }
+  int64_t outSize() const { return out[0] * out[1] * out[2]; }
+};
+
+/// Fields of NdGeom.
+constexpr int kNdGeomFields = 22;
+
+/// Multiply-adds of one chain of the interpreter's blocked product (GemmCore.cpp's KC):
+/// the chains' sums are added to the result one after the other.
+constexpr int64_t kNdChain = 256;
+
+/// How the interpreter sums one output of a convolution: the path its GEMM core
+/// (interpreter/kernels/GemmCore.cpp) takes for the product's shape, or Conv's direct
+/// depthwise loop (interpreter/kernels/ConvKernels.cpp).
+enum NdSum : int32_t {
+  /// Blocked: chains of kNdChain multiply-adds from 0 (fused when its micro-kernel is),
+  /// the first chain's sum added to the bias (Conv) or taken as it is (ConvTranspose),
+  /// each later one added to the result.
+  kNdBlocked,
+  /// gemv of one row of A: one chain over all of K, multiply then add, plus the bias
+  /// (Conv) or +0 (ConvTranspose).
+  kNdRowVector,
+  /// gemv of one column of B: dot(), sixteen products at a time into two sets of eight
+  /// lane sums, the second set added to the first, the eight lanes summed from 0 in
+  /// order, then the rest one at a time; plus the bias (Conv) or +0 (ConvTranspose).
+  kNdDot,
+  /// Depthwise Conv: the bias, then each tap inside the input, multiply then add.
+  kNdDepthwise,
+};
+
+/// The path of a Conv with output channels `mg` and input channels `cg` per group over
+/// `outPlane` output positions.
+inline NdSum convSum(int64_t mg, int64_t cg, int64_t group, int64_t outPlane) {
+  if (cg == 1 && group > 1)
+    return kNdDepthwise;
+  if (outPlane == 1)
+    return kNdDot;
+  return mg == 1 ? kNdRowVector : kNdBlocked;
+}
+
+/// The path of a ConvTranspose: its product has mg * kSize rows and inPlane columns.
+inline NdSum convTransposeSum(int64_t mg, int64_t kSize, int64_t inPlane) {
+  if (mg * kSize > 1)
+    return kNdBlocked;
+  return inPlane == 1 ? kNdDot : kNdRowVector;
+}
+
+/// Floats of scratch one thread of ember_conv3d_f32 needs: a row of chain sums and a
+/// row of results, or (kNdDot) one column of the product.
+inline int64_t conv3dScratchFloats(const NdGeom& g) {
+  const int64_t K = g.C / g.group * g.kSize();
+  return 2 * g.out[2] > K ? 2 * g.out[2] : K;
+}
+
+/// Floats of scratch one thread of ember_conv_transpose_f32 needs: a row of results and
+/// two input rows of chain sums.
+inline int64_t convTransposeScratchFloats(const NdGeom& g) {
+  return g.out[2] + 2 * g.in[2];
+}
+
+} // namespace ember::jitops
