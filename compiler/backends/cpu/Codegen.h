@@ -48,6 +48,14 @@ std::vector<std::pair<NodeKind, const char*>> codegenTable();
 /// Throws ember::Error if the attributes do not match the input's rank.
 std::vector<int64_t> poolWindow(const Op& n);
 
+/// The window of a 1-D to 3-D Conv or ConvTranspose as libjit/ConvNd.h's NdGeom, in its
+/// field order (the `geom` array of the kernels of libjit/ConvNd.cpp and ember_conv3d_i8).
+std::vector<int64_t> convNdGeom(const Op& n);
+
+/// The window of a 3-D pooling node as libjit/Pool3.h's Pool3 (21 values: input, output,
+/// kernel, strides, dilations extents, then the pads at the beginnings and at the ends).
+std::vector<int64_t> pool3Geom(const Op& n);
+
 /// Family registration functions, one per file in codegen/.
 void registerElementwiseCodegen();
 void registerConvCodegen();

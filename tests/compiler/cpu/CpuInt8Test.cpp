@@ -132,6 +132,32 @@ TEST(CpuInt8, FloatNodesBetweenInt8ConvolutionsGiveTheInterpretersBytes) {
   }
 }
 
+// The int8 3-D convolutions (strided with a relu, grouped and dilated, depthwise with a
+// clip, one output channel, one output position, long sums) and 3-D pools of the
+// operator table.
+TEST(CpuInt8, Conv3dAndPools3d) {
+  const std::pair<const char*, std::vector<NodeKind>> cases[] = {
+      {"Conv3d", {NodeKind::Conv}},
+      {"Conv3dGroupedDilated", {NodeKind::Conv}},
+      {"Conv3dDepthwise", {NodeKind::Conv}},
+      {"Conv3dOneOutputChannel", {NodeKind::Conv}},
+      {"Conv3dOnePosition", {NodeKind::Conv}},
+      {"Conv3dLongChains", {NodeKind::Conv}},
+      {"Pools3d", {NodeKind::MaxPool, NodeKind::AveragePool}}};
+  for (const auto& [name, kinds] : cases) {
+    SCOPED_TRACE(name);
+    bool built = false;
+    for (const test::OpCase& c : test::opCases())
+      if (std::string(c.name) == name) {
+        G g;
+        c.build(g);
+        built = true;
+        expectBitExact(g, kinds.size(), kinds);
+      }
+    EXPECT_TRUE(built);
+  }
+}
+
 TEST(CpuInt8, MatMulWithConstantWeights) {
   G g;
   NodeValue x = g.input("x", {2, 5, 12});

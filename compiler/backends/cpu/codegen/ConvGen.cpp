@@ -343,6 +343,11 @@ void emitConvTranspose(const Op& n, CodegenContext& ctx) {
 
 } // namespace
 
+std::vector<int64_t> convNdGeom(const Op& n) {
+  jitops::NdGeom g;
+  return ndGeomOf(n, &g);
+}
+
 void registerConvCodegen() {
   registerCodegenUnit(NodeKind::Conv, {"conv", supportsConv, emitConv, takesResidualAdd});
   registerCodegenUnit(NodeKind::ConvTranspose, {"conv", supportsConvTranspose, emitConvTranspose});

@@ -1,7 +1,8 @@
 // Codegen of the int8 operators (docs/numerics.md section 4): QuantizeLinear /
 // DequantizeLinear (per tensor), Conv (packed GEMM with the zero point folded into the
-// bias, or depthwise), Gemm and MatMul with constant B, rescaled Add and Mul, Relu/Clip on codes,
-// Rescale, Lut, MaxPool, AveragePool and the global pools. Every multiplier is chosen here, at
+// bias, or depthwise; 3-D: a direct loop), Gemm and MatMul with constant B, rescaled Add and
+// Mul, Relu/Clip on codes, Rescale, Lut, MaxPool, AveragePool (1-D to 3-D) and the global
+// pools. Every multiplier is chosen here, at
 // compile time, by the functions of ember/quantization/Numerics.h, so the kernels
 // compute exactly the interpreter's integers. Per-channel tables (multipliers, folded
 // biases) are data kept by the compiled function, not constants of the code, so layers
@@ -101,7 +102,7 @@ bool supportsConv(const Op& n) {
       !n.resultType().isPerTensorInt8())
     return false;
   const Shape& x = n.input(0).dims();
-  if (x.size() != 3 && x.size() != 4)
+  if (x.size() < 3 || x.size() > 5)
     return false;
   const int64_t m = n.resultType().dims[1];
   return symmetricWeights(n.input(1), 0, m) && constantBias(n.optionalInput(2), m, false);
@@ -121,7 +122,23 @@ std::vector<int64_t> convGeom(const Op& n) {
   return {x[0], x[1], x[2], x[3], y[1], y[2], y[3], w[2], w[3], s[0], s[1], p[0], p[1], d[0], d[1]};
 }
 
+/// A 3-D Conv: ember_conv3d_i8 on the weights as they are (a direct loop).
+void emitConv3d(const Op& n, CodegenContext& ctx) {
+  const Type &xt = n.input(0).type(), &yt = n.resultType();
+  const int64_t M = yt.dims[1];
+  const quant::Bounds bd = quant::activationBounds(n.node(), yt.quant);
+  std::vector<int32_t> Mq, Sq;
+  channelMultipliers(xt, n.input(1), yt, M, &Mq, &Sq);
+  ctx.call("ember_conv3d_i8",
+           {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.addr(n.optionalInput(2)), ctx.keep(Mq),
+            ctx.keep(Sq), ctx.result(n), ctx.int64Array(convNdGeom(n)), ctx.i32(zpOf(xt)),
+            ctx.i32(zpOf(yt)), ctx.i32(bd.lo), ctx.i32(bd.hi),
+            ctx.scratch(size_t(yt.dims.back()) * 4), ctx.tid(), ctx.nth()});
+}
+
 void emitConv(const Op& n, CodegenContext& ctx) {
+  if (n.input(0).dims().size() == 5)
+    return emitConv3d(n, ctx);
   const std::vector<int64_t> g = convGeom(n);
   const int64_t C = g[1], M = g[4], KH = g[7], KW = g[8];
   const int64_t group = n.attrs().getInt("group", 1), cg = C / group;
@@ -319,11 +336,56 @@ void emitLut(const Op& n, CodegenContext& ctx) {
 bool supportsMaxPool(const Op& n) {
   const size_t rank = n.input(0).dims().size();
   return n.resultType().isPerTensorInt8() && n.input(0).kind() == ElemKind::Int8 &&
-         n.input(0).type().quant == n.resultType().quant && (rank == 3 || rank == 4);
+         n.input(0).type().quant == n.resultType().quant && rank >= 3 && rank <= 5;
+}
+
+/// The taps [lo, hi) of one dimension whose position start + t * dil lies in [0, in)
+/// (the interpreter's window walk).
+int64_t tapCount(int64_t start, int64_t in, int64_t k, int64_t dil) {
+  int64_t lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+  const int64_t hi = start >= in ? 0 : std::min(k, (in - start + dil - 1) / dil);
+  lo = std::min(lo, hi);
+  return hi - lo;
+}
+
+/// A 3-D MaxPool or AveragePool: ember_pool3d_i8, the average's multipliers indexed by
+/// the window counts that occur.
+void emitPool3d(const Op& n, CodegenContext& ctx) {
+  const Shape& x = n.input(0).dims();
+  const std::vector<int64_t> g = pool3Geom(n); // in, out, k, s, d, pb, pe (three each)
+  const bool includePad = n.attrs().getInt("count_include_pad", 0) != 0;
+  const bool isMax = n.kind() == NodeKind::MaxPool;
+  std::vector<int32_t> Mc(size_t(g[6] * g[7] * g[8] + 1), 0), Sc(Mc.size(), 1);
+  std::vector<bool> done(Mc.size(), false);
+  for (int64_t od = 0; od < g[3] && !isMax; ++od)
+    for (int64_t oh = 0; oh < g[4]; ++oh)
+      for (int64_t ow = 0; ow < g[5]; ++ow) {
+        const int64_t o[3] = {od, oh, ow};
+        int64_t count = 1;
+        for (int d = 0; d < 3; ++d) {
+          const int64_t st = o[d] * g[9 + d] - g[15 + d];
+          count *= includePad
+                       ? tapCount(st + g[15 + d], g[d] + g[15 + d] + g[18 + d], g[6 + d], g[12 + d])
+                       : tapCount(st, g[d], g[6 + d], g[12 + d]);
+        }
+        if (count > 0 && !done[size_t(count)]) {
+          done[size_t(count)] = true;
+          const quant::Multiplier m =
+              quant::averageMultiplier(scaleOf(n.input(0).type()), scaleOf(n.resultType()), count);
+          Mc[size_t(count)] = m.M;
+          Sc[size_t(count)] = m.S;
+        }
+      }
+  ctx.call("ember_pool3d_i8",
+           {ctx.i32(isMax), ctx.i32(includePad), ctx.addr(n.input(0)), ctx.result(n),
+            ctx.i64(x[0] * x[1]), ctx.int64Array(g), ctx.keep(Mc), ctx.keep(Sc),
+            ctx.i32(zpOf(n.input(0).type())), ctx.i32(zpOf(n.resultType())), ctx.tid(), ctx.nth()});
 }
 
 void emitMaxPool(const Op& n, CodegenContext& ctx) {
   const Shape& x = n.input(0).dims();
+  if (x.size() == 5)
+    return emitPool3d(n, ctx);
   const std::vector<int64_t> w = poolWindow(n);
   // The int8 max pool takes no end pads (they add nothing to a maximum).
   std::vector<int64_t> v;
@@ -339,21 +401,14 @@ void emitMaxPool(const Op& n, CodegenContext& ctx) {
 
 bool supportsAvgPool(const Op& n) {
   const size_t rank = n.input(0).dims().size();
-  return n.input(0).type().isPerTensorInt8() && n.resultType().isPerTensorInt8() &&
-         (rank == 3 || rank == 4);
-}
-
-/// The taps [lo, hi) of one dimension whose position start + t * dil lies in [0, in)
-/// (the interpreter's window walk).
-int64_t tapCount(int64_t start, int64_t in, int64_t k, int64_t dil) {
-  int64_t lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
-  const int64_t hi = start >= in ? 0 : std::min(k, (in - start + dil - 1) / dil);
-  lo = std::min(lo, hi);
-  return hi - lo;
+  return n.input(0).type().isPerTensorInt8() && n.resultType().isPerTensorInt8() && rank >= 3 &&
+         rank <= 5;
 }
 
 void emitAvgPool(const Op& n, CodegenContext& ctx) {
   const Shape& x = n.input(0).dims();
+  if (x.size() == 5)
+    return emitPool3d(n, ctx);
   const Attrs& a = n.attrs();
   // [H, W, OH, OW, KH, KW, sh, sw, ph, pw, peh, pew, dh, dw]
   const std::vector<int64_t> v = poolWindow(n);

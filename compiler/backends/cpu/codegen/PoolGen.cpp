@@ -32,11 +32,7 @@ std::vector<int64_t> poolWindow(const Op& n) {
   return {x[2], x[3], y[2], y[3], k[0], k[1], s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
 }
 
-namespace {
-
-/// A pool over three spatial dimensions: ember_pool3d_f32 with its window as Pool3's
-/// fields (libjit/Pool.cpp).
-void emitPool3d(const Op& n, CodegenContext& ctx) {
+std::vector<int64_t> pool3Geom(const Op& n) {
   const Shape& x = n.input(0).dims();
   const Shape& y = n.resultType().dims;
   const WindowAttrs a = windowOf(n.attrs(), 3);
@@ -44,10 +40,18 @@ void emitPool3d(const Op& n, CodegenContext& ctx) {
   geom.insert(geom.end(), y.begin() + 2, y.end());
   for (const std::vector<int64_t>* f : {&a.kernel, &a.strides, &a.dilations, &a.pads})
     geom.insert(geom.end(), f->begin(), f->end());
-  ctx.call("ember_pool3d_f32",
-           {ctx.i32(n.kind() == NodeKind::MaxPool),
-            ctx.i32(n.attrs().getInt("count_include_pad", 0) != 0), ctx.addr(n.input(0)),
-            ctx.result(n), ctx.i64(x[0] * x[1]), ctx.int64Array(geom), ctx.tid(), ctx.nth()});
+  return geom;
+}
+
+namespace {
+
+/// A pool over three spatial dimensions: ember_pool3d_f32 (libjit/Pool.cpp).
+void emitPool3d(const Op& n, CodegenContext& ctx) {
+  const Shape& x = n.input(0).dims();
+  ctx.call("ember_pool3d_f32", {ctx.i32(n.kind() == NodeKind::MaxPool),
+                                ctx.i32(n.attrs().getInt("count_include_pad", 0) != 0),
+                                ctx.addr(n.input(0)), ctx.result(n), ctx.i64(x[0] * x[1]),
+                                ctx.int64Array(pool3Geom(n)), ctx.tid(), ctx.nth()});
 }
 
 void emitPool(const Op& n, CodegenContext& ctx) {

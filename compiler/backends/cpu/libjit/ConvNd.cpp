@@ -16,6 +16,7 @@
 namespace {
 
 using ember::jitops::NdGeom;
+using ember::jitops::validRange;
 
 /// a * b + c, rounded once when `fused` (the interpreter's FMA micro-kernels), else twice.
 inline float madd(bool fused, float a, float b, float c) {
@@ -51,17 +52,6 @@ inline float dotAsInterpreter(const float* a, const float* b, int64_t n) {
   for (; i < n; ++i)
     s = s + a[i] * b[i];
   return s;
-}
-
-/// The output columns [*lo, *hi) of a row of `outLen` whose input column o * s + off lies
-/// inside [0, in) (the interpreter's Window3::validRange).
-inline void validRange(int64_t outLen, int64_t in, int64_t s, int64_t off, int64_t* lo,
-                       int64_t* hi) {
-  *lo = off >= 0 ? 0 : (-off + s - 1) / s;
-  const int64_t last = in - 1 - off;
-  *hi = last < 0 ? 0 : (outLen < last / s + 1 ? outLen : last / s + 1);
-  if (*lo > *hi)
-    *lo = *hi;
 }
 
 /// One multiply-add of a chain for every output of a row: acc[o] = madd(w, x, acc[o])

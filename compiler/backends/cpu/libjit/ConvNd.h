@@ -1,7 +1,7 @@
 // The geometry and the order of arithmetic of the convolutions that repeat the
-// interpreter's arithmetic (libjit/ConvNd.cpp: 3-D Conv, ConvTranspose), shared with
-// their code generator (codegen/ConvGen.cpp): one definition, so the two sides cannot
-// disagree on a field or a path.
+// interpreter's arithmetic (libjit/ConvNd.cpp: 3-D Conv, ConvTranspose; libjit/Int8.cpp:
+// the int8 3-D Conv), shared with their code generators (codegen/ConvGen.cpp,
+// Int8Gen.cpp): one definition, so the two sides cannot disagree on a field or a path.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,17 @@ struct NdGeom {
   int64_t inSize() const { return in[0] * in[1] * in[2]; }
   int64_t outSize() const { return out[0] * out[1] * out[2]; }
 };
+
+/// The output columns [*lo, *hi) of a row of `outLen` whose input column o * s + off lies
+/// inside [0, in) (the interpreter's Window3::validRange).
+inline void validRange(int64_t outLen, int64_t in, int64_t s, int64_t off, int64_t* lo,
+                       int64_t* hi) {
+  *lo = off >= 0 ? 0 : (-off + s - 1) / s;
+  const int64_t last = in - 1 - off;
+  *hi = last < 0 ? 0 : (outLen < last / s + 1 ? outLen : last / s + 1);
+  if (*lo > *hi)
+    *lo = *hi;
+}
 
 /// Fields of NdGeom.
 constexpr int kNdGeomFields = 22;

@@ -3,8 +3,10 @@
 // uint32), every result goes through requant() (section 3), whose (M, S) were chosen at
 // compile time by ember::quant. Convolutions fold -zp_x * sum w into the bias and pad
 // with zp_x, as section 4.1 allows; the GEMM panels are the float kernel's, in int8.
+#include "ConvNd.h"
 #include "ConvPanel.h"
 #include "Libjit.h"
+#include "Pool3.h"
 
 namespace {
 
@@ -373,5 +375,84 @@ EMBER_KERNEL void ember_reduce_mean_i8(const int8_t* x, int8_t* y, const int64_t
     for (int64_t r = 0; r < count; ++r)
       acc += x[base + libjit::boxOffset(r, rd, rs)] - zpx;
     y[o] = requant(wrap(static_cast<uint32_t>(acc)), M, S, zpy, -128, 127);
+  }
+}
+
+/// Int8 Conv over three spatial dimensions (section 4.1): y = requant(b[m] + sum over the
+/// taps inside the input of w * (x - zp_x)), the interpreter's sum modulo 2^32 (its
+/// padding holds zp_x, which adds nothing to the centred sum); w [M, C / group, KD, KH,
+/// KW] as in the model (zero points 0), bias int32 or null, (Mq, Sq) per output channel,
+/// geom an ember::jitops::NdGeom. Scratch: out[2] uint32 per thread; threads split the
+/// output rows.
+EMBER_KERNEL void ember_conv3d_i8(const int8_t* x, const int8_t* w, const int32_t* bias,
+                                  const int32_t* Mq, const int32_t* Sq, int8_t* y,
+                                  const int64_t* geom, int32_t zpx, int32_t zpy, int32_t lo,
+                                  int32_t hi, uint32_t* scratch, int64_t tid, int64_t nth) {
+  ember::jitops::NdGeom g;
+  __builtin_memcpy(&g, geom, sizeof g);
+  const int64_t cg = g.C / g.group, mg = g.M / g.group, K = cg * g.kSize(), OW = g.out[2];
+  uint32_t* acc = scratch + tid * OW;
+  int64_t begin, end;
+  libjit::threadRange(g.N * g.M * g.out[0] * g.out[1], tid, nth, &begin, &end);
+  for (int64_t r = begin; r < end; ++r) {
+    const int64_t oh = r % g.out[1], od = r / g.out[1] % g.out[0], nm = r / g.out[1] / g.out[0];
+    const int64_t m = nm % g.M, n = nm / g.M;
+    const int8_t* xg = x + (n * g.C + m / mg * cg) * g.inSize();
+    const int8_t* wm = w + m * K;
+    for (int64_t o = 0; o < OW; ++o)
+      acc[o] = static_cast<uint32_t>(bias ? bias[m] : 0);
+    for (int64_t ci = 0, k = 0; ci < cg; ++ci)
+      for (int64_t kd = 0; kd < g.k[0]; ++kd)
+        for (int64_t kh = 0; kh < g.k[1]; ++kh, k += g.k[2]) {
+          const int64_t id = od * g.s[0] + kd * g.d[0] - g.p[0];
+          const int64_t ih = oh * g.s[1] + kh * g.d[1] - g.p[1];
+          if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1])
+            continue;
+          const int8_t* xrow = xg + ((ci * g.in[0] + id) * g.in[1] + ih) * g.in[2];
+          for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+            const int64_t off = kw * g.d[2] - g.p[2];
+            int64_t o0, o1;
+            ember::jitops::validRange(OW, g.in[2], g.s[2], off, &o0, &o1);
+            const uint32_t wv = static_cast<uint32_t>(static_cast<int32_t>(wm[k + kw]));
+            for (int64_t o = o0; o < o1; ++o)
+              acc[o] += wv * static_cast<uint32_t>(xrow[o * g.s[2] + off] - zpx);
+          }
+        }
+    int8_t* yr = y + r * OW;
+    for (int64_t o = 0; o < OW; ++o)
+      yr[o] = requant(wrap(acc[o]), Mq[m], Sq[m], zpy, lo, hi);
+  }
+}
+
+/// Int8 MaxPool and AveragePool over three spatial dimensions (sections 4.4, 4.5), the
+/// interpreter's window walk (libjit/Pool3.h): the maximum code (from -128; the result
+/// keeps the input's parameters), or requant(sum of (x - zp_x); Mc[n], Sc[n]) with n the
+/// taps inside the input, or inside the padded input with `includePad` (n = 0: zp_y).
+/// Mc and Sc are indexed by the count. Threads split the planes' output rows.
+EMBER_KERNEL void ember_pool3d_i8(int32_t isMax, int32_t includePad, const int8_t* x, int8_t* y,
+                                  int64_t planes, const int64_t* geom, const int32_t* Mc,
+                                  const int32_t* Sc, int32_t zpx, int32_t zpy, int64_t tid,
+                                  int64_t nth) {
+  libjit::Pool3 g;
+  __builtin_memcpy(&g, geom, sizeof g);
+  const int64_t inPlane = g.in[0] * g.in[1] * g.in[2];
+  int64_t begin, end;
+  libjit::threadRange(planes * g.out[0] * g.out[1], tid, nth, &begin, &end);
+  for (int64_t r = begin; r < end; ++r) {
+    int64_t o[3] = {r / g.out[1] % g.out[0], r % g.out[1], 0};
+    const int8_t* xp = x + r / g.out[1] / g.out[0] * inPlane;
+    int8_t* yr = y + r * g.out[2];
+    for (o[2] = 0; o[2] < g.out[2]; ++o[2]) {
+      int32_t m = -128;
+      uint32_t acc = 0;
+      const libjit::Pool3Counts c = libjit::pool3Window(g, o, [&](int64_t at) {
+        m = xp[at] > m ? xp[at] : m;
+        acc += static_cast<uint32_t>(xp[at] - zpx);
+      });
+      const int64_t n = includePad ? c.padded : c.inside;
+      yr[o[2]] = isMax   ? static_cast<int8_t>(m)
+                 : n > 0 ? requant(wrap(acc), Mc[n], Sc[n], zpy, -128, 127)
+                         : static_cast<int8_t>(zpy);
+    }
   }
 }

@@ -6,6 +6,7 @@
 #include "ConvScratch.h"
 #include "Libjit.h"
 #include "Phases.h"
+#include "Pool3.h"
 
 namespace {
 
@@ -213,52 +214,21 @@ EMBER_KERNEL void ember_global_pool_f32(int32_t isMax, const float* x, float* y,
 
 namespace {
 
-/// The taps [*lo, *hi) of one dimension whose input position start + k * dil lies inside
-/// [0, in) (the interpreter's tapRange).
-inline void tapRange(int64_t start, int64_t in, int64_t k, int64_t dil, int64_t* lo, int64_t* hi) {
-  *lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
-  *hi = start >= in ? 0 : ((in - start + dil - 1) / dil < k ? (in - start + dil - 1) / dil : k);
-  if (*lo > *hi)
-    *lo = *hi;
-}
-
-/// The window of a 3-D pool: the fields of ember_pool3d_f32's `geom`, each three values
-/// (depth, height, width).
-struct Pool3 {
-  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
-};
-
-/// One output of a 3-D pool over plane xp, as the interpreter's forEachWindow walks it:
-/// the taps inside the input in (kd, kh, kw) order; an average divides the float sum by
-/// the taps inside the input, or inside the padded input with `includePad`.
-float pool3Output(const Pool3& g, const float* xp, const int64_t* o, int32_t isMax,
+/// One output of a float 3-D pool over plane xp, as the interpreter's forEachWindow walks
+/// it: the taps inside the input in (kd, kh, kw) order; an average divides the float sum
+/// by the taps inside the input, or inside the padded input with `includePad`.
+float pool3Output(const libjit::Pool3& g, const float* xp, const int64_t* o, int32_t isMax,
                   int32_t includePad) {
-  int64_t st[3], lo[3], hi[3], padded = 1;
-  for (int dim = 0; dim < 3; ++dim) {
-    st[dim] = o[dim] * g.s[dim] - g.pb[dim];
-    tapRange(st[dim], g.in[dim], g.k[dim], g.d[dim], &lo[dim], &hi[dim]);
-    int64_t plo, phi;
-    tapRange(st[dim] + g.pb[dim], g.in[dim] + g.pb[dim] + g.pe[dim], g.k[dim], g.d[dim], &plo,
-             &phi);
-    padded *= phi - plo;
-  }
   float m = -__builtin_inff(), sum = 0.f;
-  for (int64_t kd = lo[0]; kd < hi[0]; ++kd) {
-    const int64_t id = st[0] + kd * g.d[0];
-    for (int64_t kh = lo[1]; kh < hi[1]; ++kh) {
-      const float* row = xp + (id * g.in[1] + st[1] + kh * g.d[1]) * g.in[2] + st[2];
-      for (int64_t kw = lo[2]; kw < hi[2]; ++kw) {
-        const float v = row[kw * g.d[2]];
-        if (v > m || v != v)
-          m = m != m ? m : v;
-        sum += v;
-      }
-    }
-  }
+  const libjit::Pool3Counts c = libjit::pool3Window(g, o, [&](int64_t at) {
+    const float v = xp[at];
+    if (v > m || v != v)
+      m = m != m ? m : v;
+    sum += v;
+  });
   if (isMax)
     return m;
-  const int64_t count = (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
-  const int64_t div = includePad ? padded : count;
+  const int64_t div = includePad ? c.padded : c.inside;
   return div > 0 ? sum / static_cast<float>(div) : 0.f;
 }
 
@@ -266,10 +236,10 @@ float pool3Output(const Pool3& g, const float* xp, const int64_t* o, int32_t isM
 
 /// MaxPool and AveragePool over three spatial dimensions with the interpreter's
 /// arithmetic (its forEachWindow): `planes` (image, channel) planes, `geom` the 21 values
-/// of Pool3. Threads split the planes' output rows.
+/// of libjit::Pool3. Threads split the planes' output rows.
 EMBER_KERNEL void ember_pool3d_f32(int32_t isMax, int32_t includePad, const float* x, float* y,
                                    int64_t planes, const int64_t* geom, int64_t tid, int64_t nth) {
-  Pool3 g;
+  libjit::Pool3 g;
   __builtin_memcpy(&g, geom, sizeof g);
   const int64_t inPlane = g.in[0] * g.in[1] * g.in[2];
   int64_t begin, end;
