@@ -300,14 +300,16 @@ inline std::vector<OpCase> opCases() {
                                       ints({{"pads", {2, 1}}, {"strides", {2}}})));
                }});
   // 3-D convolutions (the cpu backend's ember_conv3d_f32 follows each path of the
-  // interpreter's GEMM core): strided with a relu, grouped and dilated with asymmetric
-  // pads, depthwise (multiplier 2) with a clip, one output channel (its gemv of one row),
-  // one output position (its dot), and 324 products per output (two chains of 256).
-  c.push_back(conv("Conv3d", {1, 3, 5, 6, 7}, 4, 1, {3, 3, 3},
+  // interpreter's GEMM core): strided with a relu on rows of 20 outputs (a vector of 16
+  // and one of 4), grouped and dilated with asymmetric pads and a stride in width,
+  // depthwise (multiplier 2) with a clip, one output channel (its gemv of one row), one
+  // output position (its dot), and 324 products per output (two chains of 256).
+  c.push_back(conv("Conv3d", {1, 3, 5, 6, 20}, 4, 1, {3, 3, 3},
                    with(ints({{"pads", {1, 1, 1, 1, 1, 1}}, {"strides", {1, 2, 1}}}), "activation",
                         std::string("relu"))));
-  c.push_back(conv("Conv3dGroupedDilated", {2, 4, 5, 5, 6}, 6, 2, {2, 3, 3},
-                   ints({{"pads", {0, 1, 1, 1, 0, 1}}, {"dilations", {1, 2, 1}}})));
+  c.push_back(
+      conv("Conv3dGroupedDilated", {2, 4, 5, 5, 9}, 6, 2, {2, 3, 3},
+           ints({{"pads", {0, 1, 1, 1, 0, 1}}, {"dilations", {1, 2, 1}}, {"strides", {1, 1, 2}}})));
   c.push_back(conv("Conv3dDepthwise", {1, 4, 4, 5, 5}, 8, 4, {3, 3, 3},
                    with(with(with(ints({{"pads", {1, 1, 1, 1, 1, 1}}, {"strides", {2, 2, 2}}}),
                                   "activation", std::string("clip")),

@@ -263,12 +263,13 @@ void emitConv3d(const Op& n, CodegenContext& ctx) {
   const std::vector<int64_t> geom = ndGeomOf(n, &g);
   const FusedActivation act = FusedActivation::of(n.node());
   const int64_t cg = g.C / g.group, mg = g.M / g.group;
+  const jitops::NdSum sum = jitops::convSum(mg, cg, g.group, g.outSize());
   ctx.call("ember_conv3d_f32",
            {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.addr(n.optionalInput(2)), ctx.result(n),
-            ctx.int64Array(geom), ctx.i32(jitops::convSum(mg, cg, g.group, g.outSize())),
-            ctx.i32(interpreterGemmFuses()), ctx.i32(static_cast<int>(act.kind)), ctx.f64(act.lo),
-            ctx.f64(act.hi), ctx.scratch(static_cast<size_t>(jitops::conv3dScratchFloats(g) * 4)),
-            ctx.tid(), ctx.nth()});
+            ctx.int64Array(geom), ctx.i32(sum), ctx.i32(interpreterGemmFuses()),
+            ctx.i32(static_cast<int>(act.kind)), ctx.f64(act.lo), ctx.f64(act.hi),
+            ctx.scratch(static_cast<size_t>(jitops::conv3dScratchFloats(g, sum) * 4)), ctx.tid(),
+            ctx.nth()});
 }
 
 void emitConv(const Op& n, CodegenContext& ctx) {

@@ -150,6 +150,98 @@ void convRowDepthwise(const NdGeom& g, const float* xc, const float* wm, float b
     }
 }
 
+using ember::jitops::kNdChannels;
+using ember::jitops::kNdLanes;
+using libjit::F16;
+
+/// acc = w * x + acc on 16 lanes, rounded once when `fused`, else twice; w is copied to
+/// every lane (never as 0 + w: that would turn -0 into +0). By reference: vectors passed
+/// by value change the ABI.
+inline void maddV(bool fused, float w, const F16& x, F16& acc) {
+  const F16 wv = {w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w};
+  acc = fused ? __builtin_elementwise_fma(wv, x, acc) : wv * x + acc;
+}
+
+/// Fills `rows` (ember::jitops::NdRows) with the zero-padded input rows of output row
+/// (od, oh) of the group's channels xg.
+void buildRows(const NdGeom& g, const float* xg, int64_t od, int64_t oh,
+               const ember::jitops::NdRows& R, float* rows) {
+  for (int64_t ci = 0; ci < g.C / g.group; ++ci)
+    for (int64_t kd = 0; kd < g.k[0]; ++kd)
+      for (int64_t kh = 0; kh < g.k[1]; ++kh, rows += R.width) {
+        const float* xrow = convInputRow(g, xg + ci * g.inSize(), od, oh, kd, kh);
+        for (int64_t j = 0; j < R.width; ++j) {
+          const int64_t iw = j - g.p[2];
+          rows[j] = xrow && iw >= 0 && iw < g.in[2] ? xrow[iw] : 0.f;
+        }
+      }
+}
+
+/// The sums of outputs [o0, o0 + 16) of four channels (wj: their weights [K], bj: their
+/// biases) in kNdBlocked's order, each chain's sum in registers: tot[j] = first chain +
+/// bias, then + each later chain.
+void blockSums(const NdGeom& g, const float* rows, const ember::jitops::NdRows& R,
+               const float* const* wj, const float* bj, int64_t o0, bool fused, F16* tot) {
+  const int64_t K = g.C / g.group * g.kSize(), KW = g.k[2], s = g.s[2], d = g.d[2];
+  for (int64_t k0 = 0; k0 < K; k0 += ember::jitops::kNdChain) {
+    const int64_t k1 = k0 + ember::jitops::kNdChain < K ? k0 + ember::jitops::kNdChain : K;
+    F16 acc[kNdChannels] = {};
+    const float* row = rows + k0 / KW * R.width + o0 * s;
+    for (int64_t k = k0, kw = k0 % KW; k < k1; ++k) {
+      F16 xv;
+      if (s == 1)
+        __builtin_memcpy(&xv, row + kw * d, sizeof xv);
+      else
+        for (int l = 0; l < kNdLanes; ++l)
+          xv[l] = row[kw * d + l * s];
+      for (int j = 0; j < kNdChannels; ++j)
+        maddV(fused, wj[j][k], xv, acc[j]);
+      if (++kw == KW) {
+        kw = 0;
+        row += R.width;
+      }
+    }
+    for (int j = 0; j < kNdChannels; ++j)
+      tot[j] = k0 == 0 ? acc[j] + bj[j] : tot[j] + acc[j];
+  }
+}
+
+/// kNdBlocked on padded rows: items (image, group, output row, block of four of the
+/// group's channels), the rows built once per output row.
+void conv3dOnRows(const NdGeom& g, const float* x, const float* w, const float* bias, float* y,
+                  bool fused, int32_t act, double lo, double hi, float* rows, int64_t tid,
+                  int64_t nth) {
+  const ember::jitops::NdRows R = ember::jitops::ndRows(g);
+  const int64_t cg = g.C / g.group, mg = g.M / g.group, K = cg * g.kSize(), OW = g.out[2];
+  const int64_t blocks = (mg + kNdChannels - 1) / kNdChannels, plane = g.out[0] * g.out[1];
+  int64_t begin, end, built = -1;
+  libjit::threadRange(g.N * g.group * plane * blocks, tid, nth, &begin, &end);
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t row = item / blocks, m0 = item % blocks * kNdChannels; // row: n, grp, od, oh
+    const int64_t grp = row / plane % g.group, n = row / plane / g.group;
+    const int64_t od = row % plane / g.out[1], oh = row % g.out[1];
+    if (row != built)
+      buildRows(g, x + (n * g.C + grp * cg) * g.inSize(), od, oh, R, rows);
+    built = row;
+    const float* wj[kNdChannels];
+    float bj[kNdChannels];
+    for (int j = 0; j < kNdChannels; ++j) { // past the group's channels: repeat its last
+      const int64_t m = grp * mg + (m0 + j < mg ? m0 + j : mg - 1);
+      wj[j] = w + m * K;
+      bj[j] = bias ? bias[m] : 0.f;
+    }
+    for (int64_t o0 = 0; o0 < OW; o0 += kNdLanes) {
+      F16 tot[kNdChannels];
+      blockSums(g, rows, R, wj, bj, o0, fused, tot);
+      for (int64_t j = 0; j < kNdChannels && m0 + j < mg; ++j) {
+        float* yr = y + (((n * g.M + grp * mg + m0 + j) * g.out[0] + od) * g.out[1] + oh) * OW;
+        for (int64_t l = 0; l < kNdLanes && o0 + l < OW; ++l)
+          yr[o0 + l] = activate(act, tot[j][l], lo, hi);
+      }
+    }
+  }
+}
+
 } // namespace
 
 /// Conv (float32, three spatial dimensions) with the interpreter's arithmetic: x [N, C,
@@ -162,8 +254,10 @@ EMBER_KERNEL void ember_conv3d_f32(const float* x, const float* w, const float* 
                                    double lo, double hi, float* scratch, int64_t tid, int64_t nth) {
   NdGeom g;
   __builtin_memcpy(&g, geom, sizeof g);
+  float* acc = scratch + tid * ember::jitops::conv3dScratchFloats(g, sum);
+  if (ember::jitops::conv3dOnRows(g, sum))
+    return conv3dOnRows(g, x, w, bias, y, fused != 0, act, lo, hi, acc, tid, nth);
   const int64_t cg = g.C / g.group, mg = g.M / g.group, K = cg * g.kSize(), OW = g.out[2];
-  float* acc = scratch + tid * ember::jitops::conv3dScratchFloats(g);
   float* tot = acc + OW;
   int64_t begin, end;
   libjit::threadRange(g.N * g.M * g.out[0] * g.out[1], tid, nth, &begin, &end);
@@ -180,10 +274,10 @@ EMBER_KERNEL void ember_conv3d_f32(const float* x, const float* w, const float* 
     }
     if (sum == ember::jitops::kNdDepthwise)
       convRowDepthwise(g, xg, wm, b, od, oh, tot);
-    else if (sum == ember::jitops::kNdRowVector)
-      convRowChains(g, xg, wm, b, od, oh, K, false, acc, tot);
     else
-      convRowChains(g, xg, wm, b, od, oh, ember::jitops::kNdChain, fused != 0, acc, tot);
+      convRowChains(g, xg, wm, b, od, oh,
+                    sum == ember::jitops::kNdRowVector ? K : ember::jitops::kNdChain,
+                    sum == ember::jitops::kNdBlocked && fused != 0, acc, tot);
     for (int64_t o = 0; o < OW; ++o)
       yr[o] = activate(act, tot[o], lo, hi);
   }

@@ -73,9 +73,36 @@ inline NdSum convTransposeSum(int64_t mg, int64_t kSize, int64_t inPlane) {
   return inPlane == 1 ? kNdDot : kNdRowVector;
 }
 
-/// Floats of scratch one thread of ember_conv3d_f32 needs: a row of chain sums and a
-/// row of results, or (kNdDot) one column of the product.
-inline int64_t conv3dScratchFloats(const NdGeom& g) {
+/// Output positions (one vector) and output channels that ember_conv3d_f32's blocked
+/// path sums at once, in registers.
+constexpr int64_t kNdLanes = 16;
+constexpr int64_t kNdChannels = 4;
+
+/// The zero-padded input rows the blocked path of ember_conv3d_f32 reads for one output
+/// row: row (ci, kd, kh) holds input columns -p[2] .. width - p[2] - 1 of the tap's input
+/// row (zeros outside the input), so tap kw of output column o is element o * s + kw * d.
+struct NdRows {
+  int64_t rows = 0, width = 0;
+  int64_t floats() const { return rows * width; }
+};
+
+inline NdRows ndRows(const NdGeom& g) {
+  const int64_t lanes = (g.out[2] + kNdLanes - 1) / kNdLanes * kNdLanes;
+  return {g.C / g.group * g.k[0] * g.k[1], (lanes - 1) * g.s[2] + (g.k[2] - 1) * g.d[2] + 1};
+}
+
+/// Whether a Conv of path `sum` takes the register-blocked path: kNdBlocked, when its
+/// padded rows take at most 1 MiB per thread (else it sums a row at a time in memory).
+inline bool conv3dOnRows(const NdGeom& g, int32_t sum) {
+  return sum == kNdBlocked && ndRows(g).floats() * 4 <= (int64_t(1) << 20);
+}
+
+/// Floats of scratch one thread of ember_conv3d_f32 needs: the padded rows (blocked path
+/// on rows), else a row of chain sums and a row of results, or (kNdDot) one column of the
+/// product.
+inline int64_t conv3dScratchFloats(const NdGeom& g, int32_t sum) {
+  if (conv3dOnRows(g, sum))
+    return ndRows(g).floats();
   const int64_t K = g.C / g.group * g.kSize();
   return 2 * g.out[2] > K ? 2 * g.out[2] : K;
 }
