@@ -320,6 +320,16 @@ inline std::vector<OpCase> opCases() {
   c.push_back(conv("Conv3dOnePosition", {2, 3, 3, 3, 3}, 5, 1, {3, 3, 3}, {}));
   c.push_back(conv("Conv3dLongChains", {1, 12, 3, 4, 4}, 5, 1, {3, 3, 3},
                    ints({{"pads", {1, 1, 1, 1, 1, 1}}})));
+  // Weights known only at run time (graph inputs): 2-D grouped with a bias, 1-D strided.
+  c.push_back({"ConvRunTimeWeights", [](GraphBuilder& g) {
+                 g.output("y2", g.node(NodeKind::Conv, "c2",
+                                       {g.input("x", {1, 4, 7, 6}), g.input("w", {6, 2, 3, 3}),
+                                        g.input("b", {6})},
+                                       with(ints({{"pads", {1, 1, 1, 1}}}), "group", int64_t(2))));
+                 g.output("y1", g.node(NodeKind::Conv, "c1",
+                                       {g.input("z", {2, 3, 11}), g.input("v", {5, 3, 3})},
+                                       ints({{"strides", {2}}})));
+               }});
   c.push_back({"Pools3d", [](GraphBuilder& g) {
                  NodeValue x = g.input("x", {1, 2, 5, 6, 7});
                  Attrs w = ints({{"kernel_shape", {2, 3, 3}},

@@ -52,6 +52,7 @@ TEST(CpuBackend, InterpreterOrderKernelsGiveItsBits) {
                                        "Conv3dOneOutputChannel",
                                        "Conv3dOnePosition",
                                        "Conv3dLongChains",
+                                       "ConvRunTimeWeights",
                                        "Pools3d",
                                        "ConvTransposeStride2OutputPadding",
                                        "ConvTransposeGroupedDilated",

@@ -4,9 +4,10 @@
 // the packed-GEMM kernel whose MR x NR blocking fits the host's vector registers: blocks
 // of MR output channels against panels of NR positions, or, on planes of few positions,
 // blocks of NR channels against panels of MR positions (blockingOf).
-// The 3-D Conv and ConvTranspose (1-D to 3-D) call the kernels of libjit/ConvNd.cpp,
-// which repeat the interpreter's arithmetic operation for operation (the path of its
-// GEMM core chosen here from the shapes, ConvNd.h).
+// The 3-D Conv, a Conv whose weights are known only at run time (not depthwise) and
+// ConvTranspose (1-D to 3-D) call the kernels of libjit/ConvNd.cpp, which repeat the
+// interpreter's arithmetic operation for operation (the path of its GEMM core chosen here
+// from the shapes, ConvNd.h).
 #include "Codegen.h"
 #include "Jit.h"
 #include "libjit/ConvNd.h"
@@ -73,15 +74,18 @@ bool supportsConv(const Op& n) {
       !plainFloat(n.optionalInput(2)) || n.resultType().kind != ElemKind::Float32 ||
       n.resultType().quant.isQuantized())
     return false;
+  // The packed-GEMM path needs its weights at compile time; ember_conv3d_f32 reads them as
+  // they are (byInterpreterOrder).
   const size_t rank = n.input(0).dims().size();
-  if (rank == 5)
-    return true; // ember_conv3d_f32 reads the weights as they are
-  if (rank != 3 && rank != 4)
-    return false;
+  return rank >= 3 && rank <= 5;
+}
+
+/// Whether a Conv runs on ember_conv3d_f32 (any window of one to three dimensions, the
+/// interpreter's arithmetic): 3-D, or weights known only at run time (not depthwise).
+bool byInterpreterOrder(const Op& n) {
   const int64_t group = n.attrs().getInt("group", 1);
   const bool depthwise = n.input(0).dims()[1] == group && group > 1;
-  // The packed-GEMM path needs its weights at compile time.
-  return depthwise || n.input(1).isConstant();
+  return n.input(0).dims().size() == 5 || (!depthwise && !n.input(1).isConstant());
 }
 
 std::vector<float> packWeights(const float* src, const Geom& g, int64_t mr) {
@@ -214,7 +218,7 @@ Blocking blockingOf(const Geom& g) {
 /// The packed-GEMM and direct kernels add a residual in their epilogue; the convolution
 /// must have no activation of its own (the Add's applies after the sum).
 bool takesResidualAdd(const Op& n) {
-  if (n.input(0).dims().size() == 5)
+  if (byInterpreterOrder(n))
     return false;
   const Geom g = geomOf(n);
   return !(g.C == g.group && g.group > 1) && !FusedActivation::of(n.node()).active();
@@ -257,8 +261,9 @@ std::vector<int64_t> ndGeomOf(const Op& n, jitops::NdGeom* out) {
   return v;
 }
 
-/// A 3-D Conv: ember_conv3d_f32 with the interpreter's path for its shapes.
-void emitConv3d(const Op& n, CodegenContext& ctx) {
+/// A Conv on ember_conv3d_f32 (byInterpreterOrder), with the interpreter's path for its
+/// shapes.
+void emitConvNd(const Op& n, CodegenContext& ctx) {
   jitops::NdGeom g;
   const std::vector<int64_t> geom = ndGeomOf(n, &g);
   const FusedActivation act = FusedActivation::of(n.node());
@@ -273,8 +278,8 @@ void emitConv3d(const Op& n, CodegenContext& ctx) {
 }
 
 void emitConv(const Op& n, CodegenContext& ctx) {
-  if (n.input(0).dims().size() == 5)
-    return emitConv3d(n, ctx);
+  if (byInterpreterOrder(n))
+    return emitConvNd(n, ctx);
   const Geom g = geomOf(n);
   const CodegenContext::Residual* residual = ctx.residual();
   const FusedActivation act = residual ? residual->activation : FusedActivation::of(n.node());
