@@ -7,6 +7,7 @@
 #include "ember/passes/Pass.h"
 #include "ember/quantization/Profile.h"
 #include "ember/support/Error.h"
+#include "ember/support/Npy.h"
 
 #include <chrono>
 
@@ -18,12 +19,87 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 }
 } // namespace
 
-std::unique_ptr<Module> importModel(const std::string& path) {
 #ifdef EMBER_DRIVER_HAVE_ONNX
-  std::unique_ptr<Module> m = importOnnxFile(path);
+namespace {
+
+/// "(1, 3, 224, 224)", "(5,)": a shape as a Python tuple.
+std::string pythonTuple(const Shape& s) {
+  std::string t = "(";
+  for (size_t i = 0; i < s.size(); ++i)
+    t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + (s.size() == 1 ? ",)" : ")");
+}
+
+/// The advice of the message for an input whose dimensions nothing decides: the option
+/// that gives them, with the declared shape (unknown dimensions as 1) as the example.
+std::string shapeAdvice(const InputBindings& b, const std::string& name, const Shape* example) {
+  if (b.spelling == OptionSpelling::Python)
+    return "give its shape with input_shapes={'" + name +
+           "': " + (example ? pythonTuple(*example) : std::string("(...)")) + "}";
+  std::string s = "give its shape with --input-shape " + name + "=" +
+                  (example ? shapeArgument(*example) : std::string("D0xD1x..."));
+  if (b.takesInputFiles)
+    s += ", or an input .npy (--input " + name + "=FILE.npy)";
+  return s;
+}
+
+/// The importer's options for `b`, each entry with how the user wrote it. Reads the
+/// --bind files and the shapes of the --input files.
+OnnxImportOptions importOptions(const InputBindings& b) {
+  const bool cli = b.spelling == OptionSpelling::CommandLine;
+  OnnxImportOptions o;
+  for (const auto& [name, dims] : b.shapes) {
+    o.inputShapes[name] = dims;
+    o.origins.shapes[name] = cli ? "--input-shape " + name + "=" + shapeArgument(dims)
+                                 : "input_shapes['" + name + "']=" + pythonTuple(dims);
+  }
+  for (const auto& [name, file] : b.bindFiles) {
+    o.constantInputs.emplace(name, readNpy(file));
+    o.origins.constants[name] = "--bind " + name + "=" + file;
+  }
+  for (const auto& [name, value] : b.bound) {
+    if (!o.constantInputs.emplace(name, value).second)
+      throw UsageError("input '" + name + "' is bound twice");
+    o.origins.constants[name] = cli ? "the value bound to '" + name + "'" : "bind['" + name + "']";
+  }
+  for (const auto& [name, file] : b.feedFiles) {
+    const std::string origin = "--input " + name + "=" + file;
+    auto bound = o.origins.constants.find(name);
+    if (bound != o.origins.constants.end())
+      throw Error(origin, "input '" + name + "' is also bound to a constant (" + bound->second +
+                              "); give it one way");
+    if (b.shapes.count(name))
+      continue; // --input-shape decides; the file is checked against it when it is read
+    o.feedShapes[name] = readNpy(file).dims();
+    o.origins.feeds[name] = origin;
+  }
+  o.shapeAdvice = [b](const std::string& name, const Shape* example) {
+    return shapeAdvice(b, name, example);
+  };
+  o.bindAdvice = [cli](const std::string& name) {
+    return cli ? "bind it to a constant with --bind " + name + "=FILE.npy"
+               : "bind it to a constant with bind={'" + name + "': array}";
+  };
+  return o;
+}
+
+} // namespace
+#endif
+
+std::string shapeArgument(const Shape& s) {
+  std::string a;
+  for (size_t i = 0; i < s.size(); ++i)
+    a += (i ? "x" : "") + std::to_string(s[i]);
+  return a;
+}
+
+std::unique_ptr<Module> importModel(const std::string& path, const InputBindings& inputs) {
+#ifdef EMBER_DRIVER_HAVE_ONNX
+  std::unique_ptr<Module> m = importOnnxFile(path, importOptions(inputs));
   (void)modelFunction(*m);
   return m;
 #else
+  (void)inputs;
   throw Error(path, "this build has no ONNX importer (EMBER_WITH_ONNX=OFF)");
 #endif
 }
@@ -50,11 +126,12 @@ Function* quantizeFunction(Function& f, const QuantizeRequest& r, quant::Quantiz
 }
 
 CompiledModel compileModel(const std::string& path, const isa::IsaDescription& isa,
-                           const QuantizeRequest& q, const partition::PartitionOptions& p) {
+                           const QuantizeRequest& q, const partition::PartitionOptions& p,
+                           const InputBindings& inputs) {
   (void)quant::parseCalibrationMethod(q.calibration); // a bad name fails before any work
   CompiledModel c;
   auto t0 = std::chrono::steady_clock::now();
-  c.module = importModel(path);
+  c.module = importModel(path, inputs);
   c.floatFunction = &modelFunction(*c.module);
   c.importSeconds = secondsSince(t0);
   t0 = std::chrono::steady_clock::now();

@@ -2,6 +2,7 @@
 // per-node import context handed to the operator importers, constant folding.
 #include "ember/importer/OnnxImporter.h"
 
+#include "InputShapes.h"
 #include "OnnxTensor.h"
 #include "ember/graph/Verifier.h"
 #include "ember/importer/OnnxOpImporter.h"
@@ -59,6 +60,11 @@ public:
   Function& function() { return *fn_; }
   const std::string& what() const { return what_; }
   int64_t opset() const { return opset_; }
+  /// How the caller binds graph input `name` to a constant (OnnxImportOptions::bindAdvice).
+  std::string bindAdvice(const std::string& name) const {
+    return opts_.bindAdvice ? opts_.bindAdvice(name)
+                            : "bind it to a constant (OnnxImportOptions::constantInputs)";
+  }
   Node* emit(NodeKind kind, const std::string& name, std::vector<NodeValue> inputs, Attrs attrs);
 
 private:
@@ -120,6 +126,8 @@ public:
     return inputs_[i];
   }
   std::optional<Tensor> constantInput(size_t i) override {
+    if (hasInput(i) && inputs_[i].node->kind() != NodeKind::Constant)
+      lastRuntimeOperand_ = i;
     if (!hasInput(i) || inputs_[i].node->kind() != NodeKind::Constant)
       return std::nullopt;
     return inputs_[i].node->payload();
@@ -225,7 +233,7 @@ public:
 
   [[noreturn]] void fail(const std::string& reason) const override { throw Error(where(), reason); }
   [[noreturn]] void unsupported(const std::string& reason) const override {
-    throw Unsupported(where(), reason);
+    throw Unsupported(where(), reason + bindHint(reason));
   }
 
 private:
@@ -250,6 +258,20 @@ private:
   std::string name_;
   std::string opType_;
   std::vector<NodeValue> inputs_;
+  /// The last operand constantInput found not constant (what "must be known at compile
+  /// time" is about).
+  std::optional<size_t> lastRuntimeOperand_;
+
+  /// For an operand that must be known at compile time and is a graph input: how the
+  /// caller binds it to a constant (OnnxImportOptions::bindAdvice); else "".
+  std::string bindHint(const std::string& reason) const {
+    if (!lastRuntimeOperand_ || reason.find("known at compile time") == std::string::npos)
+      return "";
+    const Node* n = inputs_[*lastRuntimeOperand_].node;
+    if (n->kind() != NodeKind::Placeholder)
+      return "";
+    return "; it is the graph input '" + n->name() + "': " + imp_.bindAdvice(n->name());
+  }
   std::vector<NodeValue> outputs_;
   std::map<std::string, const onnx::AttributeProto*> attrs_;
 };
@@ -261,6 +283,7 @@ private:
 std::unique_ptr<Module> ModelImporter::run() {
   if (!model_.has_graph())
     throw Error(what_, "the model has no graph");
+  onnx_inputs::checkUserEntries(graph_, opts_, what_); // a user's mistakes before any work
   checkOpset();
   checkOperators();
   module_ = std::make_unique<Module>();
@@ -400,31 +423,7 @@ Type ModelImporter::inputType(const onnx::ValueInfoProto& vi) {
     throw Unsupported(where, "only tensor inputs are supported (not sequences, maps, ...)");
   const onnx::TypeProto::Tensor& tt = vi.type().tensor_type();
   ElemKind kind = onnxElemKind(tt.elem_type(), where);
-  auto ov = opts_.inputShapes.find(vi.name());
-  Shape dims;
-  if (ov != opts_.inputShapes.end()) {
-    dims = ov->second;
-    if (tt.has_shape() && tt.shape().dim_size() != static_cast<int>(dims.size()))
-      throw Error(where, "the given shape " + shapeToString(dims) + " has rank " +
-                             std::to_string(dims.size()) + ", the model's input has rank " +
-                             std::to_string(tt.shape().dim_size()));
-    for (int i = 0; tt.has_shape() && i < tt.shape().dim_size(); ++i)
-      if (tt.shape().dim(i).has_dim_value() &&
-          tt.shape().dim(i).dim_value() != dims[static_cast<size_t>(i)])
-        declaredShapesStale_ = true;
-  } else {
-    if (!tt.has_shape())
-      throw Error(where, "the model gives no shape for this input; give one (input shapes "
-                         "option)");
-    for (int i = 0; i < tt.shape().dim_size(); ++i) {
-      const auto& d = tt.shape().dim(i);
-      if (!d.has_dim_value())
-        throw Error(where, "dimension " + std::to_string(i) + " is unknown" +
-                               (d.has_dim_param() ? " ('" + d.dim_param() + "')" : "") +
-                               "; give the input's shape (input shapes option)");
-      dims.push_back(d.dim_value());
-    }
-  }
+  const Shape dims = onnx_inputs::inputShape(vi, opts_, where, declaredShapesStale_);
   int64_t n = 1;
   for (int64_t d : dims) {
     if (d < 0)

@@ -10,6 +10,7 @@
 #include "ember/isa/description.h"
 #include "ember/quantization/Quantize.h"
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -27,9 +28,40 @@ struct QuantizeRequest {
   std::string dumpProfile;
 };
 
+/// How messages name the input options of InputBindings.
+enum class OptionSpelling {
+  CommandLine, ///< --input-shape, --bind, --input (emberc, ember-run, ember-dse)
+  Python,      ///< input_shapes=, bind= (ember.compile)
+};
+
+/// What a user says about a model's graph inputs before it is imported (docs/compiler.md,
+/// "Input shapes and bound inputs"). Every entry is checked against the model's
+/// declaration before anything is imported; an error names the option as the user wrote
+/// it, the input and the reason.
+struct InputBindings {
+  /// --input-shape NAME=DxDx...: an input's shape. It keeps the model's rank and every
+  /// dimension the model fixes and decides the unknown ones (a dynamic batch).
+  std::map<std::string, Shape> shapes;
+  /// --bind NAME=FILE.npy: inputs folded into constants at import (shape operands such as
+  /// Resize's scales, Reshape's target, Slice's bounds, TopK's k), read from the files.
+  std::map<std::string, std::string> bindFiles;
+  /// bind= in Python: the same with the values themselves.
+  std::map<std::string, Tensor> bound;
+  /// ember-run's --input NAME=FILE.npy: the files whose shapes decide the unknown
+  /// dimensions of the inputs `shapes` does not name.
+  std::map<std::string, std::string> feedFiles;
+  OptionSpelling spelling = OptionSpelling::CommandLine;
+  /// Whether the tool takes input files (ember-run): the message for an unknown
+  /// dimension then offers them too.
+  bool takesInputFiles = false;
+};
+
+/// "1x3x224x224": a shape as --input-shape writes it.
+std::string shapeArgument(const Shape& s);
+
 /// Imports an ONNX file; the module's first function is the model (ember::Error naming
-/// the file when there is none).
-std::unique_ptr<Module> importModel(const std::string& path);
+/// the file when there is none). `inputs` shapes and binds its graph inputs.
+std::unique_ptr<Module> importModel(const std::string& path, const InputBindings& inputs = {});
 /// The model's function in a module importModel made.
 Function& modelFunction(const Module& m);
 
@@ -49,8 +81,9 @@ struct CompiledModel {
   double importSeconds = 0, quantizeSeconds = 0, partitionSeconds = 0;
 };
 
-/// Import -> pipeline -> quantize -> partition -> compile, for `isa`.
+/// Import (with `inputs`) -> pipeline -> quantize -> partition -> compile, for `isa`.
 CompiledModel compileModel(const std::string& path, const isa::IsaDescription& isa,
-                           const QuantizeRequest& q, const partition::PartitionOptions& p);
+                           const QuantizeRequest& q, const partition::PartitionOptions& p,
+                           const InputBindings& inputs = {});
 
 } // namespace ember::driver
