@@ -218,18 +218,19 @@ TEST(Bundle, RefusalsWriteNothing) {
   }
   EXPECT_FALSE(fs::exists(dir + "/a"));
 
-  // Convolutions with run-time weights have no cpu kernel: both are listed at once.
+  // DepthToSpace has no cpu kernel: both nodes are listed at once.
   G h;
-  NodeValue x = h.input("x", {1, 4, 6, 6});
-  NodeValue c1 = h.node(NodeKind::Conv, "c1", {x, h.input("w1", {4, 4, 3, 3})});
-  h.output("y", h.node(NodeKind::Conv, "c2", {c1, h.input("w2", {2, 4, 1, 1})}));
+  Attrs bs;
+  bs.set("blocksize", int64_t(2));
+  NodeValue d1 = h.node(NodeKind::DepthToSpace, "d1", {h.input("x", {1, 16, 6, 6})}, bs);
+  h.output("y", h.node(NodeKind::DepthToSpace, "d2", {d1}, bs));
   try {
     emitBundle(*h.f, dir + "/b");
     FAIL() << "unsupported nodes were accepted";
   } catch (const Unsupported& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("Conv 'c1'"), std::string::npos) << m;
-    EXPECT_NE(m.find("Conv 'c2'"), std::string::npos) << m;
+    EXPECT_NE(m.find("DepthToSpace 'd1'"), std::string::npos) << m;
+    EXPECT_NE(m.find("DepthToSpace 'd2'"), std::string::npos) << m;
   }
   EXPECT_FALSE(fs::exists(dir + "/b"));
 }
