@@ -134,8 +134,51 @@ class Program:
         return f"<ember.Program target={self.target} precision={self.precision} inputs=({ins})>"
 
 
+def _input_shapes(shapes):
+    """input_shapes= as {name: [int, ...]}; UsageError naming the input and the reason."""
+    if shapes is None:
+        return {}
+    if not isinstance(shapes, dict):
+        raise UsageError(f"input_shapes: expects a dict such as {{'input': (1, 3, 224, 224)}}, "
+                         f"got {shapes!r}")
+    out = {}
+    for name, dims in shapes.items():
+        where = f"input_shapes[{name!r}]"
+        if not isinstance(name, str):
+            raise UsageError(f"{where}: input names are strings")
+        if isinstance(dims, (str, bytes)) or not hasattr(dims, "__iter__"):
+            raise UsageError(f"{where}: expects a tuple of whole numbers such as (1, 3, 224, 224), "
+                             f"got {dims!r}")
+        dims = list(dims)
+        for i, d in enumerate(dims):
+            if isinstance(d, (bool, _np.bool_)) or not isinstance(d, (int, _np.integer)):
+                raise UsageError(f"{where}: dimension {i} of input '{name}' is {d!r}, "
+                                 "not a whole number")
+            if d < 1:
+                raise UsageError(f"{where}: dimension {i} of input '{name}' is {d}; every "
+                                 "dimension must be at least 1")
+        out[name] = [int(d) for d in dims]
+    return out
+
+
+def _bind(values):
+    """bind= as {name: array}; UsageError for anything else."""
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise UsageError(f"bind: expects a dict of arrays such as {{'scales': numpy.array(...)}}, "
+                         f"got {values!r}")
+    out = {}
+    for name, value in values.items():
+        if not isinstance(name, str):
+            raise UsageError(f"bind[{name!r}]: input names are strings")
+        out[name] = _np.asarray(value)
+    return out
+
+
 def compile(model, target="npu", isa=None, precision=None, calibrate="random:8",
-            calibration="minmax", fallback=None, host_kinds=(), host_nodes=()):
+            calibration="minmax", fallback=None, host_kinds=(), host_nodes=(),
+            input_shapes=None, bind=None):
     """Compiles an ONNX model.
 
     target: "npu" (int8: quantized, partitioned between the NPU and the host), "cpu" (the
@@ -147,10 +190,17 @@ def compile(model, target="npu", isa=None, precision=None, calibrate="random:8",
     fallback: NPU programs: what runs the nodes the NPU cannot ("cpu", "interp" or
         "none" to refuse them, listing every one).
     host_kinds, host_nodes: node kinds / names forced onto the host.
+    input_shapes: {input name: shape}, e.g. {"input": (1, 3, 224, 224)}: decides the
+        dimensions the model leaves unknown (a dynamic batch); it must keep the model's
+        rank and the dimensions the model fixes.
+    bind: {input name: array}: inputs folded into constants at import (shape operands
+        such as Resize's scales or Reshape's target); the array's dtype must be the
+        input's (e.g. numpy.int64 for a Reshape target, numpy.float32 for scales).
     """
     core = _ember.Program.compile(_path(model), target, _path(isa), precision or "",
                                   _path(calibrate), calibration, fallback or "",
-                                  list(host_kinds), list(host_nodes))
+                                  list(host_kinds), list(host_nodes),
+                                  _input_shapes(input_shapes), _bind(bind))
     return Program(core)
 
 

@@ -12,6 +12,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <map>
 #include <optional>
 
 namespace py = pybind11;
@@ -62,18 +63,18 @@ py::array toNumpy(const Tensor& t) {
   throw InternalError("tensor", "unknown element kind");
 }
 
-/// The Tensor of NumPy array `a` (any layout; every dtype the importer takes).
-Tensor fromNumpy(const std::string& name, const py::array& in) {
+/// The Tensor of NumPy array `a` (any layout; every dtype the importer takes); errors name
+/// `where` ("input 'x'").
+Tensor fromNumpy(const std::string& where, const py::array& in) {
   const py::dtype dt = in.dtype();
   ElemKind k;
   const std::string dtName = dt.attr("name").cast<std::string>();
   if (dtName == "bool")
     k = ElemKind::Bool;
   else if (!parseElemKind(dtName, &k))
-    throw Error("input '" + name + "'",
-                "NumPy dtype " + dtName +
-                    " is not one Ember takes (float32/64/16, int8/16/32/64, uint8/16/32/64, "
-                    "bool); convert with .astype(numpy.float32)");
+    throw Error(where, "NumPy dtype " + dtName +
+                           " is not one Ember takes (float32/64/16, int8/16/32/64, uint8/16/32/64, "
+                           "bool); convert with .astype(numpy.float32)");
   py::array a = py::array::ensure(in, py::array::c_style | py::array::forcecast);
   Shape dims(a.shape(), a.shape() + a.ndim());
   Tensor t(k, dims);
@@ -82,11 +83,14 @@ Tensor fromNumpy(const std::string& name, const py::array& in) {
   return t;
 }
 
-TensorMap toTensors(const py::dict& inputs) {
+/// The tensors of a dict of arrays; `what` names the argument in errors ("input 'x'",
+/// "bind['x']").
+TensorMap toTensors(const py::dict& inputs, const std::string& what = "input") {
   TensorMap m;
   for (const auto& [key, value] : inputs) {
     const std::string name = py::str(key);
-    m.emplace(name, fromNumpy(name, py::array::ensure(value)));
+    m.emplace(name, fromNumpy(what == "input" ? "input '" + name + "'" : what + "['" + name + "']",
+                              py::array::ensure(value)));
   }
   return m;
 }
@@ -143,7 +147,8 @@ PYBIND11_MODULE(_ember, m) {
           [](const std::string& model, const std::string& target, const std::string& isa,
              const std::string& precision, const std::string& calibrate,
              const std::string& calibration, const std::string& fallback,
-             const std::vector<std::string>& hostKinds, const std::vector<std::string>& hostNodes) {
+             const std::vector<std::string>& hostKinds, const std::vector<std::string>& hostNodes,
+             const std::map<std::string, std::vector<int64_t>>& inputShapes, const py::dict& bind) {
             python::CompileArgs a;
             a.target = target;
             a.isa = isa;
@@ -153,12 +158,14 @@ PYBIND11_MODULE(_ember, m) {
             a.fallback = fallback;
             a.hostKinds = hostKinds;
             a.hostNodes = hostNodes;
+            a.inputShapes.insert(inputShapes.begin(), inputShapes.end());
+            a.bind = toTensors(bind, "bind");
             py::gil_scoped_release release;
             return python::Program::compile(model, a);
           },
           py::arg("model"), py::arg("target"), py::arg("isa"), py::arg("precision"),
           py::arg("calibrate"), py::arg("calibration"), py::arg("fallback"), py::arg("host_kinds"),
-          py::arg("host_nodes"))
+          py::arg("host_nodes"), py::arg("input_shapes"), py::arg("bind"))
       .def_static(
           "load",
           [](const std::string& path, const std::string& isa) {

@@ -44,7 +44,11 @@ std::unique_ptr<Program> Program::compile(const std::string& model, const Compil
     throw UsageError("target 'cpu'", "this build has no cpu backend (EMBER_WITH_LLVM=OFF)");
   p->source_ = model;
   p->isa_.emplace(isa::IsaDescription::loadDefault(a.isa));
-  p->module_ = driver::importModel(model);
+  driver::InputBindings inputs;
+  inputs.spelling = driver::OptionSpelling::Python;
+  inputs.shapes = a.inputShapes;
+  inputs.bound = a.bind;
+  p->module_ = driver::importModel(model, inputs);
   for (const auto& ph : p->module_->placeholders())
     p->declaredInputs_.push_back(ph->name());
   Function& fn = driver::modelFunction(*p->module_);

@@ -31,6 +31,8 @@ struct CompileArgs {
   std::string calibration = "minmax";            ///< minmax, percentile or kl.
   std::string fallback;                          ///< npu: cpu, interp or none ("" = the default).
   std::vector<std::string> hostKinds, hostNodes; ///< npu: forced host placement.
+  std::map<std::string, Shape> inputShapes;      ///< input_shapes=: shapes of graph inputs.
+  std::map<std::string, Tensor> bind;            ///< bind=: inputs folded into constants.
 };
 
 /// One declared input or output.

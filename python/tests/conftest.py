@@ -91,3 +91,37 @@ def mlp_model(tmp_path_factory, rng):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     path = _save(model, tmp_path_factory.mktemp("models") / "mlp.onnx")
     return path, (w1, b1, w2)
+
+
+@pytest.fixture(scope="session")
+def dynamic_cnn_model(tmp_path_factory, rng):
+    """The CNN with a dynamic batch, as torch.onnx.export's dynamic_axes writes it: x is
+    float32[N, 16, 8, 8], y float32[N, 10]."""
+    w = rng.uniform(-0.3, 0.3, (16, 16, 3, 3))
+    fw = rng.uniform(-0.5, 0.5, (10, 16))
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("GlobalAveragePool", ["r"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", "fw"], ["y"], transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "cnn_dynamic",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])],
+        [_init("w", w), _init("fw", fw)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    return _save(model, tmp_path_factory.mktemp("models") / "cnn_dynamic.onnx")
+
+
+@pytest.fixture(scope="session")
+def reshape_input_model(tmp_path_factory):
+    """y = Reshape(x, shape) with the target `shape` a graph input (int64[2])."""
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"])], "reshape_input",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4]),
+         helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["a", "b"])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    return _save(model, tmp_path_factory.mktemp("models") / "reshape_input.onnx")

@@ -197,3 +197,65 @@ def test_a_declared_input_no_output_depends_on_is_accepted(tmp_path, rng):
     with pytest.raises(ember.Error) as e:
         prog.run({"x": x, "other": x})
     assert "no input named 'other'" in str(e.value)
+
+
+def test_input_shapes_decide_a_dynamic_batch(dynamic_cnn_model, rng):
+    prog = ember.compile(dynamic_cnn_model, input_shapes={"x": (3, 16, 8, 8)})
+    assert prog.inputs[0]["shape"] == (3, 16, 8, 8)
+    x = _input(prog, rng)
+    sim = prog.run(x)
+    assert sim["y"].shape == (3, 10)
+    assert _all_bit_exact(ember.compare(sim, prog.run(x, device="interp")))
+    # NumPy integers are whole numbers too.
+    one = ember.compile(dynamic_cnn_model, target="interp",
+                        input_shapes={"x": np.array([1, 16, 8, 8])})
+    assert one.inputs[0]["shape"] == (1, 16, 8, 8)
+
+
+def test_an_unknown_dimension_names_input_shapes(dynamic_cnn_model):
+    with pytest.raises(ember.Error) as e:
+        ember.compile(dynamic_cnn_model)
+    msg = str(e.value)
+    assert "input 'x': dimension 0 is unknown ('N')" in msg, msg
+    assert "give its shape with input_shapes={'x': (1, 16, 8, 8)}" in msg, msg
+
+
+def test_bad_input_shapes_are_refused(dynamic_cnn_model):
+    cases = [
+        ({"x": (0, 16, 8, 8)}, ember.UsageError,
+         "input_shapes['x']: dimension 0 of input 'x' is 0; every dimension must be at least 1"),
+        ({"x": (1, "16", 8, 8)}, ember.UsageError,
+         "input_shapes['x']: dimension 1 of input 'x' is '16', not a whole number"),
+        ({"x": 3}, ember.UsageError, "input_shapes['x']: expects a tuple of whole numbers"),
+        ({"nope": (1, 16, 8, 8)}, ember.Error,
+         "input_shapes['nope']=(1, 16, 8, 8): the model has no input named 'nope' "
+         "(its inputs: x: float32[N, 16, 8, 8])"),
+        ({"x": (1, 16, 8)}, ember.Error,
+         "input_shapes['x']=(1, 16, 8): the shape has rank 3, the model's input 'x' is "
+         "float32[N, 16, 8, 8] (rank 4)"),
+        ({"x": (1, 4, 8, 8)}, ember.Error,
+         "input_shapes['x']=(1, 4, 8, 8): dimension 1 is 4, but the model's input 'x' is "
+         "float32[N, 16, 8, 8] (its dimension 1 is 16)"),
+    ]
+    for shapes, error, message in cases:
+        with pytest.raises(error) as e:
+            ember.compile(dynamic_cnn_model, input_shapes=shapes)
+        assert message in str(e.value), (shapes, str(e.value))
+
+
+def test_bind_folds_a_reshape_target(reshape_input_model):
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    prog = ember.compile(reshape_input_model, target="interp",
+                         bind={"shape": np.array([4, 6], np.int64)})
+    assert [i["name"] for i in prog.inputs] == ["x"]
+    y = prog.run({"x": x}, device="interp")["y"]
+    assert y.shape == (4, 6) and np.array_equal(y, x.reshape(4, 6))
+    with pytest.raises(ember.Unsupported) as e:
+        ember.compile(reshape_input_model, target="interp")
+    assert "it is the graph input 'shape': bind it to a constant with " \
+        "bind={'shape': array}" in str(e.value), str(e.value)
+    with pytest.raises(ember.Error) as e:
+        ember.compile(reshape_input_model, target="interp",
+                      bind={"shape": np.array([4, 6], np.int32)})
+    assert "bind['shape']: the value is int32[2], the model's input 'shape' is int64[2]" \
+        in str(e.value), str(e.value)

@@ -58,11 +58,12 @@ std::string modelName(const std::string& path) {
   return p.stem().string();
 }
 
-Model loadModel(const std::string& path, const std::string& calibrate, bool check) {
+Model loadModel(const std::string& path, const std::string& calibrate, bool check,
+                const driver::InputBindings& inputs) {
   Model m;
   m.path = path;
   m.name = modelName(path);
-  m.module = driver::importModel(path);
+  m.module = driver::importModel(path, inputs);
   Function& f = driver::modelFunction(*m.module);
   // The inputs ember-run --random-input 1 gives: one per input the function reads.
   std::uint64_t index = 0;

@@ -10,6 +10,7 @@
 #include "Space.h"
 
 #include "ember/backend/Backend.h"
+#include "ember/driver/Driver.h"
 #include "ember/graph/Graph.h"
 #include "ember/isa/description.h"
 
@@ -40,8 +41,10 @@ std::string modelName(const std::string& path);
 
 /// Imports `path` and quantizes it as emberc and ember-run do (the default pipeline,
 /// calibration `calibrate`, e.g. "random:8", minmax), makes its inputs and, with `check`,
-/// the int8 interpreter's outputs. Throws ember::Error naming the file.
-Model loadModel(const std::string& path, const std::string& calibrate, bool check);
+/// the int8 interpreter's outputs. `inputs` shapes its graph inputs (--input-shape).
+/// Throws ember::Error naming the file.
+Model loadModel(const std::string& path, const std::string& calibrate, bool check,
+                const driver::InputBindings& inputs = {});
 
 /// One point: its settings and the description they make.
 struct Point {

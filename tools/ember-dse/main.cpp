@@ -8,6 +8,7 @@
 #include "Sweep.h"
 
 #include "ember/cli/Cli.h"
+#include "ember/cli/InputOptions.h"
 #include "ember/isa/description.h"
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
@@ -88,6 +89,7 @@ struct Options {
   bool noTable = false, noProgress = false;
   bool area = false;
   AreaRequest areaRequest;
+  driver::InputBindings inputs; ///< --input-shape, for every model
 };
 
 void declareOptions(CLI::App& app, Options& o) {
@@ -135,6 +137,7 @@ void declareOptions(CLI::App& app, Options& o) {
       ->check(cli::wholeNumber(1, 256));
   app.add_option("--calibrate", o.calibrate, "calibration inputs (default random:8, as emberc)")
       ->type_name("SPEC");
+  cli::addInputOptions(app, o.inputs, cli::InputOptionSet::Shapes);
   app.add_flag("--area", o.area,
                "also synthesize each valid point's NPU with Yosys\n"
                "(rtl/cmake/area.py): generic cells, flip-flops, SRAM bits and\n"
@@ -312,7 +315,7 @@ int runTool(const Options& o) {
   std::vector<Model> models;
   std::map<std::string, std::string> modelPaths;
   for (const std::string& path : o.models) {
-    models.push_back(loadModel(path, o.calibrate, o.check));
+    models.push_back(loadModel(path, o.calibrate, o.check, o.inputs));
     std::string name = models.back().name;
     for (int k = 2; modelPaths.count(name); ++k)
       name = models.back().name + "#" + std::to_string(k);

@@ -1,6 +1,7 @@
 // Helpers of ember-run: output names, random inputs, summaries, comparisons.
 #include "RunUtil.h"
 
+#include "ember/support/Error.h"
 #include "ember/support/Npy.h"
 
 #include <algorithm>
@@ -104,6 +105,24 @@ double maxAbs(const Tensor& a) {
   for (int64_t i = 0; i < a.size(); ++i)
     m = std::max(m, std::fabs(a.getAsDouble(i)));
   return m;
+}
+
+void refuseNaN(const std::vector<std::pair<std::string, std::string>>& files,
+               const std::map<std::string, Tensor>& inputs) {
+  for (const auto& [name, t] : inputs) {
+    if (t.kind() != ElemKind::Float32)
+      continue;
+    const float* v = t.data<float>();
+    for (int64_t i = 0; i < t.size(); ++i)
+      if (std::isnan(v[i])) {
+        std::string where = "input '" + name + "'";
+        for (const auto& [n, file] : files)
+          if (n == name)
+            where = file + " (--input " + name + ")";
+        throw Error(where, "element " + std::to_string(i) +
+                               " is NaN, which has no int8 value (the model runs in int8)");
+      }
+  }
 }
 
 double median(std::vector<double> v) {

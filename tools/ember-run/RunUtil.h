@@ -6,6 +6,7 @@
 #include "ember/tensor/Tensor.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,11 @@ double maxAbsDiff(const Tensor& a, const Tensor& b);
 
 /// Max |a| over all elements (0 for an empty tensor).
 double maxAbs(const Tensor& a);
+
+/// NaN has no int8 code: an int8 path refuses it rather than quantizing it to a number.
+/// ember::Error naming the input's file (from `files`, the --input pairs) and the element.
+void refuseNaN(const std::vector<std::pair<std::string, std::string>>& files,
+               const std::map<std::string, Tensor>& inputs);
 
 /// Median of `v` (0 for empty).
 double median(std::vector<double> v);

@@ -4,11 +4,11 @@
 #include "Profile.h"
 #include "RunUtil.h"
 #include "ember/cli/Cli.h"
+#include "ember/cli/InputOptions.h"
 #include "ember/cli/PartitionOptions.h"
 #include "ember/devices/Devices.h"
 #include "ember/devices/PackageSession.h"
 #include "ember/sim/HtmlReport.h"
-#include "ember/support/AtomicFile.h"
 
 #include "ember/runtime/Run.h"
 
@@ -65,11 +65,17 @@ smallest); NaN has no int8 code and is refused.
 examples:
   ember-run MODEL.onnx --input NAME=FILE.npy [options]
   ember-run MODEL.onnx --random-input 1 --compare interp,sim --precision int8
+  ember-run MODEL.onnx --input-shape input=3x3x224x224 --bind scales=s.npy --random-input 1
   ember-run BIN.elf [--device sim|rtl] [--compare sim,rtl] [options]
   ember-run PACKAGE [--device sim|rtl] [--compare sim,rtl] [options]
 
+An input dimension the model leaves unknown (a dynamic batch) is taken from --input-shape,
+else from the shape of the input's --input file (docs/compiler.md, "Input shapes and
+bound inputs").
+
 exit status: 0 on success; 1 on bad input (unreadable or malformed model, binary or .npy
-file, wrong input name/kind/shape, unknown device, NaN input on an int8 path, unsupported
+file, wrong input name/kind/shape, an --input-shape or --bind the model refuses, an input
+dimension nothing decides, unknown device, NaN input on an int8 path, unsupported
 operators, an output path that is a folder or an input, outputs that disagree under
 --compare); 2 on a bad command line; 3 when the NPU program faulted (the fault is
 printed).
@@ -92,6 +98,7 @@ struct Options {
   std::string calibration = "minmax";
   std::string reportJson, traceJson, html, isa;
   partition::PartitionOptions partition;
+  driver::InputBindings modelInputs; ///< --input-shape, --bind (and --input's shapes)
   bool deviceGiven = false;
   bool quiet = false;
   std::optional<size_t> profile; ///< --profile [K]: the cpu device's operation times
@@ -204,12 +211,16 @@ void declareOptions(CLI::App& app, Options& o, std::vector<std::string>& inputAr
       ->type_name("FILE.json");
   app.add_flag("--quiet", o.quiet, "print only errors and the timing line");
   cli::addPartitionOptions(app, o.partition);
+  cli::addInputOptions(app, o.modelInputs, cli::InputOptionSet::ShapesAndBinds);
 }
 
 /// After parsing: the --input pairs, and the thread count for the host devices.
 void finishOptions(Options& o, const std::vector<std::string>& inputArgs) {
-  for (const std::string& arg : inputArgs)
+  for (const std::string& arg : inputArgs) {
     o.inputs.push_back(cli::splitNameValue(arg));
+    o.modelInputs.feedFiles.insert(o.inputs.back()); // their shapes decide unknown dimensions
+  }
+  o.modelInputs.takesInputFiles = true;
   // Both host devices read it when they are created (after parsing).
   if (o.threads > 0)
     setenv("EMBER_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
@@ -442,6 +453,8 @@ std::vector<std::string> inputPaths(const Options& o) {
   std::vector<std::string> in{o.model, o.isa};
   for (const auto& [name, file] : o.inputs)
     in.push_back(file);
+  for (const auto& [name, file] : o.modelInputs.bindFiles)
+    in.push_back(file);
   if (o.calibrate.rfind("random:", 0) != 0)
     in.push_back(o.calibrate);
   return in;
@@ -470,24 +483,6 @@ void writeHtmlReport(const Options& o, const std::vector<sim::Report>& reports,
     std::printf("html report: %s\n", o.html.c_str());
 }
 
-/// NaN has no int8 code: an int8 path refuses it rather than quantizing it to a number.
-void refuseNaN(const Options& o, const TensorMap& inputs) {
-  for (const auto& [name, t] : inputs) {
-    if (t.kind() != ElemKind::Float32)
-      continue;
-    const float* v = t.data<float>();
-    for (int64_t i = 0; i < t.size(); ++i)
-      if (std::isnan(v[i])) {
-        std::string where = "input '" + name + "'";
-        for (const auto& [n, file] : o.inputs)
-          if (n == name)
-            where = file + " (--input " + name + ")";
-        throw Error(where, "element " + std::to_string(i) +
-                               " is NaN, which has no int8 value (the model runs in int8)");
-      }
-  }
-}
-
 /// A package (docs/package.md): NPU segments on the NPU devices (sim, rtl; --compare sim,rtl
 /// requires equal outputs and equal timing of every NPU segment), host segments on their
 /// backend. Prints the outputs, the segment table and the placement line.
@@ -506,7 +501,7 @@ int runPackage(const Options& o) {
   const partition::Plan& plan = sessions.front()->plan();
   checkOutputs(o);
   TensorMap inputs = gatherInputs(o, plan.inputs, plan.inputs);
-  refuseNaN(o, inputs);
+  refuseNaN(o.inputs, inputs);
   std::vector<TensorMap> results;
   std::vector<std::vector<sim::Report>> reports;
   std::vector<std::vector<partition::SegmentRun>> runs(devs.size());
@@ -560,6 +555,8 @@ int runTool(const Options& o) {
   if (o.profile && (!cpuProfile || isNpuBinaryFile(o.model) || partition::isPackageFile(o.model)))
     throw Error("--profile", "times the operations of the cpu device: use --device cpu (first "
                              "in --compare) and an ONNX model");
+  if (isNpuBinaryFile(o.model) || partition::isPackageFile(o.model))
+    cli::refuseInputOptions(o.modelInputs, o.model);
   if (isNpuBinaryFile(o.model))
     return runBinary(o);
   if (partition::isPackageFile(o.model))
@@ -587,13 +584,13 @@ int runTool(const Options& o) {
 
   auto t0 = std::chrono::steady_clock::now();
   std::clock_t c0 = std::clock();
-  std::unique_ptr<Module> module = driver::importModel(o.model);
+  std::unique_ptr<Module> module = driver::importModel(o.model, o.modelInputs);
   double importSeconds = secondsSince(t0);
   double importCpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
   Function& floatFn = driver::modelFunction(*module);
   TensorMap inputs = buildInputs(o, *module, floatFn);
   if (int8)
-    refuseNaN(o, inputs);
+    refuseNaN(o.inputs, inputs);
 
   const Function* f = &floatFn;
   double quantizeSeconds = 0;

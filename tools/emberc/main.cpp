@@ -6,6 +6,7 @@
 #include "ember/cpu/Bundle.h"
 #endif
 #include "ember/cli/Cli.h"
+#include "ember/cli/InputOptions.h"
 #include "ember/cli/PartitionOptions.h"
 #include "ember/driver/Driver.h"
 #include "ember/driver/Package.h"
@@ -54,10 +55,13 @@ NAME.o and libm into a C program (see examples/bundle). Float32 unless --precisi
 examples:
   emberc MODEL.onnx -o OUT.elf [options]
   emberc MODEL.onnx -o OUT.pkg --partition-report
+  emberc MODEL.onnx -o OUT.elf --input-shape input=1x3x224x224   (a dynamic batch)
   emberc MODEL.onnx --backend cpu --emit-bundle DIR [--bundle-name NAME] [options]
 
 exit status: 0 on success; 1 on bad input (unreadable or malformed model, bad calibration
-data, with --fallback none operators the NPU cannot run: all of them are listed; an
+data, an --input-shape or --bind the model refuses (a name it lacks, another rank or
+element type, a dimension it fixes otherwise), an input dimension nothing decides, with
+--fallback none operators the NPU cannot run: all of them are listed; an
 output path that is a folder or one of the inputs; --op-table-check: a table that
 differs); 2 on a bad command line.)";
 
@@ -67,6 +71,7 @@ struct Options {
   std::string calibrate = "random:8", calibration = "minmax";
   std::string dumpProfile, loadProfile, dumpLir;
   partition::PartitionOptions partition;
+  driver::InputBindings inputs; ///< --input-shape, --bind
   std::string opTableCheck, opTableUpdate;
   bool printPipeline = false, partitionReport = false, opTable = false, quiet = false;
 };
@@ -129,6 +134,7 @@ void declareOptions(CLI::App& app, Options& o) {
       ->type_name("DOC");
   app.add_flag("-q,--quiet", o.quiet, "print only errors");
   cli::addPartitionOptions(app, o.partition);
+  cli::addInputOptions(app, o.inputs, cli::InputOptionSet::ShapesAndBinds);
 }
 
 /// What CLI11 cannot say about emberc's options: which ones go together.
@@ -217,6 +223,8 @@ void checkOutputs(const Options& o) {
   std::vector<std::string> inputs{o.model, o.isa, o.loadProfile};
   if (o.calibrate.rfind("random:", 0) != 0)
     inputs.push_back(o.calibrate);
+  for (const auto& [name, file] : o.inputs.bindFiles)
+    inputs.push_back(file);
   checkRunPaths({{o.output, "-o"},
                  {o.dumpProfile, "--dump-profile"},
                  {o.dumpLir, "--dump-lir"},
@@ -271,12 +279,12 @@ int runTool(const Options& o) {
     throw Error("--backend cpu", "this emberc was built without the cpu backend "
                                  "(EMBER_WITH_LLVM=OFF; scripts/setup.sh turns it on)");
 #endif
-    std::unique_ptr<Module> m = driver::importModel(o.model);
+    std::unique_ptr<Module> m = driver::importModel(o.model, o.inputs);
     return emitCpuBundle(o, driver::modelFunction(*m));
   }
   const isa::IsaDescription isa = isa::IsaDescription::loadDefault(o.isa);
   const driver::CompiledModel c =
-      driver::compileModel(o.model, isa, quantizeRequest(o), o.partition);
+      driver::compileModel(o.model, isa, quantizeRequest(o), o.partition, o.inputs);
   printQuantizeStats(o, c.stats);
   const partition::Plan& plan = c.plan;
   if (o.partitionReport)
