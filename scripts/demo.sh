@@ -14,8 +14,9 @@ model=${EMBER_DEMO_MODEL:-resnet18}
 isa=${EMBER_ISA:-$root/isa/ember-v1.json}
 py=/usr/bin/python3
 
-echo "== 1. set-up and build"
-"$root/scripts/setup.sh"
+echo "== 1. set-up and build (only the demo's tools: emberc, ember-run and the Python package;"
+echo "   scripts/test.sh builds the tests)"
+EMBER_BUILD_TARGETS=${EMBER_BUILD_TARGETS:-emberc ember-run ember_python} "$root/scripts/setup.sh"
 
 echo
 echo "== 2. export $model from PyTorch to ONNX (cached in $build/models/$model)"
