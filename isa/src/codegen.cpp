@@ -238,6 +238,8 @@ void mdHardware(std::ostringstream& o, const IsaDescription& isa) {
     << " cycles (then one instruction per cycle) |\n";
   o << "| control core register access / timer tick | " << h.control.register_access_cycles
     << " cycles / " << h.control.tick_cycles << " cycles |\n";
+  o << "| host link bandwidth / latency | " << h.host_link.bytes_per_cycle << " B/cycle / "
+    << h.host_link.latency_cycles << " cycles (a partitioned model's boundary tensors) |\n";
   o << "| roofline ridge | " << num(isa.ridgePoint()) << " MAC per DRAM byte |\n";
   o << "| instruction width | " << isa.encoding().instruction_bits << " bits, opcode bits ["
     << isa.encoding().opcode.lsb << ", " << isa.encoding().opcode.lsb + isa.encoding().opcode.width

@@ -200,6 +200,8 @@ private:
     hw.fetch.latency_cycles = h["fetch"]["latency_cycles"].get<std::uint64_t>();
     hw.control.register_access_cycles = h["control"]["register_access_cycles"].get<std::uint64_t>();
     hw.control.tick_cycles = h["control"]["tick_cycles"].get<std::uint64_t>();
+    hw.host_link.bytes_per_cycle = h["host_link"]["bytes_per_cycle"].get<std::uint64_t>();
+    hw.host_link.latency_cycles = h["host_link"]["latency_cycles"].get<std::uint64_t>();
     const json& q = h["queues"];
     const char* qs[] = {"load_depth", "compute_depth", "store_depth", "token_fifo_depth"};
     std::uint64_t* dst[] = {&hw.queues.load_depth, &hw.queues.compute_depth, &hw.queues.store_depth,

@@ -329,6 +329,15 @@ Duration idle(const IsaDescription& isa, const Instruction& in) {
   return durationOf(isa, in, kNoCap);
 }
 
+u64 hostLinkCycles(const IsaDescription& isa, u64 bytes) {
+  if (bytes == 0)
+    return 0;
+  Ck k;
+  const auto& l = isa.hw().host_link;
+  const u64 c = k.add(l.latency_cycles, Ck::ceilDiv(bytes, std::max<u64>(1, l.bytes_per_cycle)));
+  return k.overflow ? UINT64_MAX : c;
+}
+
 bool waitsForArray(const InstrDesc& d) {
   return d.cls->on_array || d.cls->id == SemanticClass::Sync || d.cls->id == SemanticClass::Halt;
 }

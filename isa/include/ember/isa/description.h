@@ -115,6 +115,11 @@ struct HardwareDesc {
     /// Period of the control core's timer: an idle core wakes at the IRQ or the next tick.
     std::uint64_t tick_cycles = 1;
   } control;
+  /// The host <-> NPU link a partitioned model's boundary tensors cross (docs/isa.md):
+  /// B bytes take latency_cycles + ceil(B / bytes_per_cycle) cycles.
+  struct {
+    std::uint64_t bytes_per_cycle = 1, latency_cycles = 0;
+  } host_link;
 };
 
 /// The global energy table (pJ). Per-SRAM figures live in MemoryDesc.

@@ -93,6 +93,11 @@ Duration normalize(const IsaDescription& isa, const Instruction& in,
 /// Duration of any instance on an idle DRAM channel (DMA: head + transfer + latency).
 Duration idle(const IsaDescription& isa, const Instruction& in);
 
+/// NPU cycles one transfer of `bytes` bytes over the host link takes (hardware.host_link:
+/// latency_cycles + ceil(bytes / bytes_per_cycle)); 0 bytes cost nothing. Saturates at
+/// UINT64_MAX.
+std::uint64_t hostLinkCycles(const IsaDescription& isa, std::uint64_t bytes);
+
 /// Rule E6 (docs/simulator.md): whether an instruction of `d` on the compute engine
 /// starts only once the MAC array has finished its last instruction: an instruction that
 /// runs on the array, a sync and a halt. The simulator's issue logic and the compiler's
