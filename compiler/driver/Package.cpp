@@ -1,6 +1,8 @@
 // Partitioned plans as package files, and back.
 #include "ember/driver/Package.h"
 
+#include "ember/driver/Estimate.h"
+
 #include "ember/graph/Serialize.h"
 #include "ember/graph/SerializeJson.h"
 #include "ember/isa/binary.h"
@@ -8,6 +10,7 @@
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
 
+#include <cmath>
 #include <fstream>
 
 namespace ember::partition {
@@ -52,12 +55,19 @@ json manifestOf(const Plan& p) {
     json j = {{"backend", seg.backend},          {"entry", entryName(s, seg)},
               {"nodes", seg.numNodes},           {"inputs", seg.inputs},
               {"input_names", seg.inputNames},   {"outputs", seg.outputs},
-              {"output_names", seg.outputNames}, {"macs", seg.macs}};
+              {"output_names", seg.outputNames}, {"macs", seg.macs},
+              {"elements", seg.elements}};
     if (seg.npu)
       j["estimated_cycles"] = seg.npu->summary.cycles;
     segs.push_back(j);
   }
   m["segments"] = segs;
+  const PlanEstimate& e = p.estimate;
+  if (e.hostMacsPerSecond > 0)
+    m["estimate_rates"] = {{"host_macs_per_second", e.hostMacsPerSecond},
+                           {"host_elements_per_second", e.hostElementsPerSecond},
+                           {"boundary_bytes_per_second", e.boundaryBytesPerSecond},
+                           {"npu_launch_seconds", e.npuLaunchSeconds}};
   json nodes = json::array();
   for (const NodePlacement& n : p.nodes)
     nodes.push_back({{"name", n.name},
@@ -135,6 +145,30 @@ void readValues(const JsonReader& r, const json& m, Plan& p) {
   }
 }
 
+/// The rates the package was placed by ("estimate_rates"; packages written before it
+/// are estimated with the default rates).
+PartitionOptions estimateRates(const JsonReader& r, const json& m) {
+  PartitionOptions o;
+  if (!m.contains("estimate_rates"))
+    return o;
+  const json& e = m.at("estimate_rates");
+  if (!e.is_object())
+    r.fail("/estimate_rates", "not an object");
+  auto rate = [&](const char* key, double& to, bool zeroOk) {
+    const double v =
+        r.number(r.field(e, key, "/estimate_rates"), std::string("/estimate_rates/") + key);
+    if (!std::isfinite(v) || v < 0 || (v == 0 && !zeroOk) || v > 1e18)
+      r.fail(std::string("/estimate_rates/") + key,
+             zeroOk ? "not a number of seconds from 0 to 1e18" : "not a positive rate up to 1e18");
+    to = v;
+  };
+  rate("host_macs_per_second", o.hostMacsPerSecond, false);
+  rate("host_elements_per_second", o.hostElementsPerSecond, false);
+  rate("boundary_bytes_per_second", o.boundaryBytesPerSecond, false);
+  rate("npu_launch_seconds", o.npuLaunchSeconds, true);
+  return o;
+}
+
 /// One segment: its manifest entry and its package entry.
 Segment readSegment(const JsonReader& r, const json& j, size_t s, const Plan& p,
                     const isa::Package& pkg, const isa::IsaDescription& isa,
@@ -147,6 +181,10 @@ Segment readSegment(const JsonReader& r, const json& j, size_t s, const Plan& p,
   const int64_t nodes = r.integer(r.field(j, "nodes", path), path + "/nodes");
   seg.numNodes = nodes < 0 ? 0 : size_t(nodes);
   seg.macs = r.integer(r.field(j, "macs", path), path + "/macs");
+  // Packages written before the end-to-end estimate lack it: their host segments are
+  // then estimated from their MACs alone.
+  if (j.contains("elements"))
+    seg.elements = r.integer(j.at("elements"), path + "/elements");
   seg.inputs = indices(r, j, "inputs", path, p.values.size());
   seg.outputs = indices(r, j, "outputs", path, p.values.size());
   seg.inputNames = strings(r, j, "input_names", path, seg.inputs.size());
@@ -285,6 +323,7 @@ Plan parsePackage(const uint8_t* data, size_t size, const isa::IsaDescription& i
     n.macs = r.integer(r.field(nodes[i], "macs", path), path + "/macs");
     p.nodes.push_back(std::move(n));
   }
+  p.estimate = estimatePlan(p, isa, estimateRates(r, m));
   return p;
 }
 

@@ -1,9 +1,11 @@
 // The partitioner: placement with reasons, segments, NPU compiles, the cost model.
 #include "ember/driver/Partition.h"
 
+#include "PlacementCut.h"
 #include "SegmentBuild.h"
 
 #include "ember/backend/Backend.h"
+#include "ember/driver/Estimate.h"
 #include "ember/support/Error.h"
 
 #include <algorithm>
@@ -153,6 +155,9 @@ private:
   bool checkBoundaries(Plan& p);
   bool compileRegions(Plan& p);
   bool applyCosts(Plan& p);
+  bool applyCut(const Plan& p);
+  std::map<const Node*, double> npuNodeSeconds(const Plan& p) const;
+  double boundarySeconds(const Type& t) const;
   void toHost(const Node* n, const std::string& why) {
     if (host_.emplace(n, why).second)
       changed_ = true;
@@ -279,18 +284,13 @@ bool Partitioner::applyCosts(Plan& p) {
   for (Segment& s : p.segments) {
     if (s.backend != "npu")
       continue;
-    uint64_t bytes = 0;
+    double transfers = 0;
     for (size_t i : s.inputs)
-      bytes += p.values[i].bytes();
+      transfers += boundarySeconds(p.values[i].type);
     for (size_t i : s.outputs)
-      bytes += p.values[i].bytes();
-    int64_t elems = 0;
-    for (const Node* n : s.nodes)
-      elems += n->resultType().size();
-    s.npuSeconds = s.npu->summary.cycles / clock + o_.npuLaunchSeconds +
-                   double(bytes) / o_.boundaryBytesPerSecond;
-    s.hostSeconds =
-        double(s.macs) / o_.hostMacsPerSecond + double(elems) / o_.hostElementsPerSecond;
+      transfers += boundarySeconds(p.values[i].type);
+    s.npuSeconds = s.npu->summary.cycles / clock + o_.npuLaunchSeconds + transfers;
+    s.hostSeconds = hostSeconds(o_, s.macs, s.elements);
     if (s.nodes.size() < o_.minRegionNodes) {
       for (const Node* n : s.nodes)
         toHost(n, "its NPU region has " + std::to_string(s.nodes.size()) +
@@ -303,6 +303,58 @@ bool Partitioner::applyCosts(Plan& p) {
                       " on the host");
     }
   }
+  return changed_;
+}
+
+/// One value between host and NPU: over the host link and converted by the host. A float
+/// value crosses as the int8 codes the NPU reads or writes (the host quantizes and
+/// dequantizes), so its bytes are its elements.
+double Partitioner::boundarySeconds(const Type& t) const {
+  const uint64_t bytes = t.kind == ElemKind::Float32 ? uint64_t(t.size()) : t.sizeInBytes();
+  return transferSeconds(isa_, o_, bytes);
+}
+
+/// Every NPU node's share of its region's estimated cycles, in seconds: the cycles of the
+/// compiled layer of its name, and the cycles no layer names (edge conversions, fused
+/// work) spread over the region's nodes by their result elements.
+std::map<const Node*, double> Partitioner::npuNodeSeconds(const Plan& p) const {
+  std::map<const Node*, double> out;
+  const double clock = double(isa_.hw().clock_hz);
+  for (const Segment& s : p.segments) {
+    if (s.backend != "npu" || !s.npu)
+      continue;
+    std::map<std::string, double> byName;
+    for (const npu::LayerSummary& l : s.npu->summary.layers)
+      byName[l.name] += l.cycles;
+    double named = 0, elems = 0;
+    for (const Node* n : s.nodes) {
+      auto it = byName.find(n->name());
+      out[n] = it == byName.end() ? 0 : it->second / clock;
+      named += out[n];
+      elems += double(n->resultType().size());
+    }
+    const double rest = std::max(0.0, s.npu->summary.cycles / clock - named);
+    for (const Node* n : s.nodes)
+      out[n] += elems > 0 ? rest * double(n->resultType().size()) / elems : 0;
+  }
+  return out;
+}
+
+/// The placement of least estimated time over the compiled regions (a minimum cut of NPU
+/// time, host time and boundary transfers, PlacementCut.h): NPU nodes it puts on the host
+/// go there. Only NPU -> host moves, as every other step.
+bool Partitioner::applyCut(const Plan& p) {
+  changed_ = false;
+  if (!o_.costModel)
+    return false;
+  detail::CutCosts c;
+  c.npu = npuNodeSeconds(p);
+  c.host = [this](const Node& n) { return hostSeconds(o_, nodeMacs(n), n.resultType().size()); };
+  c.transfer = [this](const Type& t) { return boundarySeconds(t); };
+  for (const Node* n : detail::nodesBetterOnHost(f_, c))
+    toHost(n, "the placement of least estimated time puts it on the host (" +
+                  fmtSeconds(c.npu.at(n)) + " on the NPU, " + fmtSeconds(c.host(*n)) +
+                  " on the host, weighed with the host-link transfers around it)");
   return changed_;
 }
 
@@ -319,7 +371,7 @@ Plan Partitioner::run() {
       throw InternalError("partition", "placement did not converge");
     p.segments = formSegments(f_, hostBackends());
     findBoundaries(p);
-    if (checkBoundaries(p) || compileRegions(p) || applyCosts(p))
+    if (checkBoundaries(p) || compileRegions(p) || applyCosts(p) || applyCut(p))
       continue;
     break;
   }
@@ -373,6 +425,7 @@ Plan partition(const Function& f, const isa::IsaDescription& isa, const Partitio
     findBoundaries(p);
     for (const Node* n : p.segments[0].nodes)
       p.nodes.push_back(NodePlacement{n->name(), n->kindName(), "npu", "", 0, nodeMacs(*n)});
+    p.estimate = estimatePlan(p, isa, opts);
     return p;
   }
   if (opts.fallback == Fallback::None) {
@@ -382,7 +435,9 @@ Plan partition(const Function& f, const isa::IsaDescription& isa, const Partitio
         all.push_back(ref(*n) + ": placed on the host by --host-node/--host-kind");
     npu::throwUnsupported(f, all, "(--fallback none)");
   }
-  return Partitioner(f, isa, opts).run();
+  Plan p = Partitioner(f, isa, opts).run();
+  p.estimate = estimatePlan(p, isa, opts);
+  return p;
 }
 
 std::string placementSummaryLine(const Plan& p) {
@@ -431,7 +486,10 @@ std::string formatPlacementReport(const Plan& p) {
     }
     out += "\n";
   }
-  return out + placementSummaryLine(p) + "\n";
+  out += placementSummaryLine(p) + "\n";
+  if (!p.estimate.segments.empty())
+    out += formatEstimate(p.estimate);
+  return out;
 }
 
 } // namespace ember::partition

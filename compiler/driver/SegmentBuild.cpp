@@ -101,8 +101,11 @@ void findBoundaries(Plan& plan) {
   for (Segment& s : plan.segments) {
     s.numNodes = s.nodes.size();
     s.macs = 0;
-    for (const Node* n : s.nodes)
+    s.elements = 0;
+    for (const Node* n : s.nodes) {
       s.macs += nodeMacs(*n);
+      s.elements += n->resultType().size();
+    }
     s.inputNames.clear();
     s.outputNames.clear();
     for (size_t i : s.inputs)

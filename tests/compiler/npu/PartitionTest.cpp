@@ -146,5 +146,74 @@ TEST(Partition, CostModelKeepsOnlyRegionsWorthTheirBoundary) {
   EXPECT_EQ(partition::partition(*g.f, refIsa(), o).placementOf("r").backend, "npu");
 }
 
+/// x -> Transpose -> Relu -> Transpose -> y2 beside x -> conv -> conv -> y1: the Relu
+/// shares the convolutions' NPU region (the region as a whole is worth the NPU), but on
+/// its own it costs two host-link transfers for 16,384 elements, so the minimum cut puts
+/// it on the host; the plan's end-to-end estimate is the sum of its terms, the link's
+/// in closed form from the description (latency + bytes / bytes per cycle per transfer).
+TEST(Partition, MinimumCutMovesANodeWhoseTransfersCostMoreThanItsWork) {
+  G g;
+  NodeValue x = g.input("x", {1, 16, 32, 32}, 0.05f, 3);
+  NodeValue t1 = transposeHW(g, "t1", x);
+  auto conv3x3 = [&](const std::string& name, NodeValue in, int64_t cin) {
+    Attrs a;
+    a.set("kernel_shape", std::vector<int64_t>{3, 3});
+    a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    return g.node(NodeKind::Conv, name,
+                  {in, g.weights(name + "_w", {64, cin, 3, 3}, 0), g.bias(name + "_b", 64)}, a,
+                  {1, 64, 32, 32}, 0.1f, 2);
+  };
+  NodeValue c = conv3x3("c2", conv3x3("c1", x, 16), 64);
+  NodeValue r = g.node(NodeKind::Relu, "r", {t1}, {}, {1, 16, 32, 32}, 0.05f, 3);
+  g.output("y1", c);
+  g.output("y2", transposeHW(g, "t2", r));
+  partition::PartitionOptions o;
+  o.fallback = Fallback::Interp;
+  Plan p = partition::partition(*g.f, refIsa(), o);
+  EXPECT_EQ(p.placementOf("c1").backend, "npu");
+  EXPECT_EQ(p.placementOf("c2").backend, "npu");
+  EXPECT_EQ(p.placementOf("r").backend, "interp") << partition::formatPlacementReport(p);
+  EXPECT_NE(p.placementOf("r").reason.find("least estimated time"), std::string::npos)
+      << p.placementOf("r").reason;
+  EXPECT_EQ(p.npuSegments(), 1u);
+  const auto codes = randomCodes(*g.f, 5);
+  partition::PlanExecutor ex(p, simRunner(refIsa()));
+  const TensorMap got = ex.run(floatFeeds(*g.f, codes));
+  const auto want = interpret(*g.f, codes);
+  for (const char* y : {"y1", "y2"})
+    EXPECT_EQ(mismatches(outputCodes(*g.f, got).at(y), want.at(y)), 0u) << y;
+
+  // The estimate: one NPU job, whose binary's inputs and outputs cross the link.
+  const partition::PlanEstimate& e = p.estimate;
+  ASSERT_EQ(e.segments.size(), p.segments.size());
+  const isa::IsaDescription& isa = refIsa();
+  double link = 0;
+  uint64_t bytes = 0;
+  size_t transfers = 0;
+  for (const auto& s : p.segments)
+    if (s.npu)
+      for (const isa::IoEntry& io : s.npu->binary.io) {
+        const uint64_t perCycle = isa.hw().host_link.bytes_per_cycle;
+        link +=
+            double(isa.hw().host_link.latency_cycles + (io.size_bytes + perCycle - 1) / perCycle);
+        bytes += io.size_bytes;
+        ++transfers;
+      }
+  EXPECT_NEAR(e.link, link / double(isa.hw().clock_hz), 1e-15);
+  EXPECT_EQ(e.linkBytes, bytes);
+  EXPECT_EQ(e.linkTransfers, transfers);
+  EXPECT_NEAR(e.launch, o.npuLaunchSeconds, 1e-15);
+  EXPECT_NEAR(e.total(), e.npu + e.host + e.link + e.launch, 1e-15);
+  EXPECT_NE(partition::formatPlacementReport(p).find("end to end (estimated)"), std::string::npos);
+
+  // Without the cost model, or with a host 1,000 times slower, the Relu stays.
+  o.costModel = false;
+  EXPECT_EQ(partition::partition(*g.f, refIsa(), o).placementOf("r").backend, "npu");
+  o.costModel = true;
+  o.hostMacsPerSecond /= 1000;
+  o.hostElementsPerSecond /= 1000;
+  EXPECT_EQ(partition::partition(*g.f, refIsa(), o).placementOf("r").backend, "npu");
+}
+
 } // namespace
 } // namespace ember::npu::test

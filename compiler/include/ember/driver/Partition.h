@@ -92,6 +92,7 @@ struct Segment {
   /// NPU segments: the compiled binary and its summary.
   std::shared_ptr<npu::CompileResult> npu;
   int64_t macs = 0;
+  int64_t elements = 0; ///< Result elements of its nodes (the host's element-wise work).
   double npuSeconds = 0, hostSeconds = 0; ///< The estimates the cost model compared.
 };
 
@@ -102,6 +103,36 @@ struct NodePlacement {
   std::string reason;  ///< Why it is not on the NPU ("" when it is).
   int segment = -1;
   int64_t macs = 0; ///< nodeMacs of the node.
+};
+
+/// The estimated seconds of one segment, by where they are spent.
+struct SegmentEstimate {
+  std::string backend;
+  /// NPU segments: their cycles at the description's clock (the compiler's estimate, or
+  /// the simulated cycles when a run gives them).
+  double npu = 0;
+  /// Host segments: their MACs and element results at the host's rates. NPU segments:
+  /// the host's conversion of their boundary values (quantize, NCHWc blocking).
+  double host = 0;
+  double link = 0;        ///< NPU segments: every boundary value over the host link.
+  double launch = 0;      ///< NPU segments: the job's fixed cost (ring, doorbell, interrupt).
+  uint64_t linkBytes = 0; ///< Bytes the segment moves over the host link.
+  double total() const { return npu + host + link + launch; }
+};
+
+/// The estimated end-to-end time of a plan (the segments run one after another).
+struct PlanEstimate {
+  std::vector<SegmentEstimate> segments;
+  double npu = 0, host = 0, link = 0, launch = 0; ///< Sums over the segments.
+  uint64_t linkBytes = 0;                         ///< Bytes over the host link per run.
+  size_t linkTransfers = 0;                       ///< Values moved over the host link.
+  /// The rates it assumed (PartitionOptions' fields of the same names): a package
+  /// records them, so its report shows the estimate it was placed by.
+  double hostMacsPerSecond = 0, hostElementsPerSecond = 0, boundaryBytesPerSecond = 0,
+         npuLaunchSeconds = 0;
+  double total() const { return npu + host + link + launch; }
+  /// The host's part of the total (0 when the total is 0).
+  double hostShare() const { return total() > 0 ? host / total() : 0; }
 };
 
 /// The result of partitioning a function (or of loading a package).
@@ -116,6 +147,9 @@ struct Plan {
   std::vector<std::pair<std::string, Type>> inputs;
   std::vector<std::pair<std::string, size_t>> outputs;
   std::vector<NodePlacement> nodes; ///< Every node, in topological order.
+  /// The end-to-end estimate (ember/driver/Estimate.h) with the options it was placed
+  /// by; empty for a plan loaded from a package until a caller estimates it.
+  PlanEstimate estimate;
 
   /// The placement of the node called `name` (ember::Error if there is none).
   const NodePlacement& placementOf(const std::string& name) const;
@@ -136,7 +170,8 @@ Plan partition(const Function& quantized, const isa::IsaDescription& isa,
                const PartitionOptions& opts = {});
 
 /// The placement report: every node with its backend and reason, then the coverage
-/// (% of nodes and of MACs on the NPU), the segments and the boundary bytes.
+/// (% of nodes and of MACs on the NPU), the segments and the boundary bytes, and the
+/// end-to-end estimate when the plan has one.
 std::string formatPlacementReport(const Plan& p);
 /// One line: "placement: 52 of 60 nodes (97.1% of MACs) on the NPU in 3 segments, ...".
 std::string placementSummaryLine(const Plan& p);
