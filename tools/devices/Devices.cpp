@@ -1,6 +1,7 @@
 // The device table of ember-run: every executing compiler backend, plus the NPU
 // simulator. A device joins by adding one row to devices().
 #include "ember/devices/Devices.h"
+#include "ember/devices/PlanReport.h"
 
 #include "ember/runtime/Run.h"
 
@@ -95,17 +96,6 @@ Device backendDevice(const std::string& name, const std::string& description) {
                 }};
 }
 
-/// The report file of NPU segment `i`: `path` itself for a whole plan, else
-/// "R.json" -> "R.seg<i>.json" ("" stays "").
-std::string segmentFile(const std::string& path, bool whole, size_t i) {
-  if (path.empty() || whole)
-    return path;
-  const std::filesystem::path p(path);
-  return (p.parent_path() /
-          (p.stem().string() + ".seg" + std::to_string(i) + p.extension().string()))
-      .string();
-}
-
 } // namespace
 
 partition::NpuRunner npuSegmentRunner(const std::string& device, const runtime::RunRequest& engine,
@@ -123,8 +113,9 @@ partition::NpuRunner npuSegmentRunner(const std::string& device, const runtime::
     req.binary =
         label + (whole ? "" : " NPU segment " + std::to_string(index)) + " (" + desc.name() + ")";
     req.input_tensors = in;
-    req.report_json = segmentFile(opts.reportJson, whole, index);
-    req.trace_json = segmentFile(opts.traceJson, whole, index);
+    // A partitioned plan's segments go into one report (PlanReport.h), written by the caller.
+    req.report_json = whole ? opts.reportJson : "";
+    req.trace_json = whole ? opts.traceJson : "";
     req.table = false;
     runtime::RunResult r = runtime::runLoadedBinary(s.npu->binary, desc, req, std::cerr);
     if (r.status != 0)
@@ -177,10 +168,13 @@ TensorMap runOnNpu(const char* device, const runtime::RunRequest& engine, const 
     timing.runSeconds.push_back(secondsSince(t1));
     timing.runCpuSeconds.push_back(static_cast<double>(std::clock() - c1) / CLOCKS_PER_SEC);
   }
-  if (plan.whole)
+  if (plan.whole) {
     timing.npu = reports.front();
-  else
-    timing.segmentTable = partition::formatSegmentRuns(plan, runs);
+  } else {
+    timing.segmentTable = partition::formatSegmentRuns(plan, runs) +
+                          partition::formatEstimate(runEstimate(plan, desc, runs));
+    writePlanReports(opts, plan, desc, runs, reports);
+  }
   timing.npuSegments = std::move(reports);
   return out;
 }

@@ -1,6 +1,7 @@
 // Running plans and packages on an NPU device.
 #include "ember/devices/PackageSession.h"
 
+#include "ember/devices/PlanReport.h"
 #include "ember/runtime/Run.h"
 
 namespace ember::devices {
@@ -8,7 +9,7 @@ namespace ember::devices {
 PlanSession::PlanSession(const partition::Plan& plan, const isa::IsaDescription& isa,
                          const std::string& device, const DeviceOptions& opts,
                          const std::string& label)
-    : isa_(isa) {
+    : plan_(plan), isa_(isa), opts_(opts) {
   executor_ = std::make_unique<partition::PlanExecutor>(
       plan, npuSegmentRunner(device, npuEngine(device), isa_, opts, label, plan.whole, reports_));
 }
@@ -17,7 +18,13 @@ PlanSession::~PlanSession() = default;
 
 TensorMap PlanSession::run(const TensorMap& inputs, std::vector<partition::SegmentRun>* runs) {
   reports_.clear();
-  return executor_->run(inputs, runs);
+  std::vector<partition::SegmentRun> own;
+  std::vector<partition::SegmentRun>& r = runs ? *runs : own;
+  r.clear();
+  TensorMap out = executor_->run(inputs, &r);
+  if (!plan_.whole)
+    writePlanReports(opts_, plan_, isa_, r, reports_);
+  return out;
 }
 
 PackageSession::PackageSession(const std::string& path, const isa::IsaDescription& isa,

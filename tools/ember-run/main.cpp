@@ -8,11 +8,13 @@
 #include "ember/cli/PartitionOptions.h"
 #include "ember/devices/Devices.h"
 #include "ember/devices/PackageSession.h"
+#include "ember/devices/PlanReport.h"
 #include "ember/sim/HtmlReport.h"
 
 #include "ember/runtime/Run.h"
 
 #include "ember/driver/Driver.h"
+#include "ember/driver/Estimate.h"
 #include "ember/driver/Package.h"
 #include "ember/isa/description.h"
 #include "ember/isa/error.h"
@@ -525,8 +527,9 @@ int runPackage(const Options& o) {
     }
   }
   if (!o.quiet)
-    std::printf("segments (%s)\n%s", devs[0].c_str(),
-                partition::formatSegmentRuns(plan, runs[0]).c_str());
+    std::printf("segments (%s)\n%s%s", devs[0].c_str(),
+                partition::formatSegmentRuns(plan, runs[0]).c_str(),
+                partition::formatEstimate(runEstimate(plan, desc, runs[0])).c_str());
   std::printf("%s\n", partition::placementSummaryLine(plan).c_str());
   if (!reports.front().empty())
     writeHtmlReport(o, reports.front(), partition::placementSummaryLine(plan),

@@ -80,8 +80,9 @@ bool isNpuBinaryFile(const std::string& path);
 /// Runs NPU segments' binaries through the runtime on `engine` (sim: an empty request;
 /// rtl: the RTL's engine and platform; its progress flag and tool name are kept too),
 /// appending each segment's report to `reports`
-/// (which must outlive the runner). `label` names the model in messages; report and
-/// trace files of a partitioned plan get ".segN" before their extension.
+/// (which must outlive the runner). `label` names the model in messages. Only a whole
+/// plan's run writes `opts.reportJson` / `traceJson` here; a partitioned plan's one
+/// report is writePlanReports' (PlanReport.h), after every segment ran.
 partition::NpuRunner npuSegmentRunner(const std::string& device, const runtime::RunRequest& engine,
                                       const isa::IsaDescription& desc, const DeviceOptions& opts,
                                       const std::string& label, bool whole,

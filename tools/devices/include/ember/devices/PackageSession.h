@@ -23,8 +23,8 @@ class PlanSession {
 public:
   /// Prepares `plan`, built for `isa`, to run on `device` ("sim", or "rtl" in builds with
   /// the RTL; UsageError otherwise). `opts.reportJson` / `traceJson` are written at
-  /// every run (partitioned plans: one file per NPU segment, ".segN" before the
-  /// extension). `label` names the program in messages.
+  /// every run (a partitioned plan: one report and one trace for all its segments,
+  /// PlanReport.h). `label` names the program in messages.
   PlanSession(const partition::Plan& plan, const isa::IsaDescription& isa,
               const std::string& device = "sim", const DeviceOptions& opts = {},
               const std::string& label = "<program>");
@@ -39,7 +39,9 @@ public:
   const std::vector<sim::Report>& reports() const { return reports_; }
 
 private:
+  const partition::Plan& plan_;
   isa::IsaDescription isa_;
+  DeviceOptions opts_;
   std::vector<sim::Report> reports_;
   std::unique_ptr<partition::PlanExecutor> executor_;
 };
