@@ -87,7 +87,8 @@ void inspectModel(const onnx::ModelProto& m, CaseResult& r) {
 /// depth, Compress's condition) is a graph input, the import fails with "must be known
 /// at compile time"; then the trailing inputs (never input 0, the data) are bound as
 /// constants, one more at a time, as a user of such a model would bind them
-/// (OnnxImportOptions::constantInputs).
+/// (OnnxImportOptions::constantInputs). An integer input the importer names as the one
+/// the operand is computed from is bound first.
 std::unique_ptr<Module> importBinding(const fs::path& model, OnnxImportOptions& opts,
                                       TensorMap& inputs,
                                       const std::vector<std::string>& inputNames) {
@@ -95,8 +96,20 @@ std::unique_ptr<Module> importBinding(const fs::path& model, OnnxImportOptions& 
     try {
       return importOnnxFile(model.string(), opts);
     } catch (const Unsupported& e) {
-      if (std::string(e.what()).find("must be known at compile time") == std::string::npos)
+      const std::string what = e.what();
+      if (what.find("must be known at compile time") == std::string::npos)
         throw;
+      // An integer input the operand is computed from alone (a window's size): bind it.
+      const std::string derived = "it is computed from the graph input '";
+      if (size_t at = what.find(derived); at != std::string::npos) {
+        const size_t from = at + derived.size();
+        auto it = inputs.find(what.substr(from, what.find('\'', from) - from));
+        if (it != inputs.end() && isIntElemKind(it->second.kind())) {
+          opts.constantInputs.emplace(it->first, std::move(it->second));
+          inputs.erase(it);
+          continue;
+        }
+      }
       // Bind the next input from the end that is still a run-time input.
       size_t i = inputNames.size();
       while (i > 1 && !inputs.count(inputNames[i - 1]))

@@ -11,8 +11,10 @@ The test data's TensorProto files become .npy files (onnx.numpy_helper). An int6
 is passed with --bind (int64 inputs of the node tests are shape operands: Reshape's
 target, Slice's bounds, TopK's k, ...); the others with --input. When ember-run answers
 that an operand "must be known at compile time" and names the graph input it is, that
-input is bound too and the case runs again (an operand computed from inputs: the last
-input not yet bound, never the first, as ember-conformance does). Outputs are compared with ONNX's expected
+input is bound too and the case runs again; so is an integer input the operand is
+computed from alone ("it is computed from the graph input 'size' alone": a window's
+size cast to float); else (an operand computed from inputs) the last input not yet
+bound, never the first, as ember-conformance does. Outputs are compared with ONNX's expected
 outputs as ember-conformance does (rtol 1e-3, atol 1e-7 for floats, NaN equals NaN;
 exact otherwise; the element type and the shape must match).
 
@@ -41,6 +43,10 @@ RTOL, ATOL = 1e-3, 1e-7
 NPY_KINDS = {np.dtype(t) for t in ("float32", "int8", "int32", "int64", "bool", "float64",
                                    "float16", "uint8", "int16", "uint16", "uint32", "uint64")}
 BOUND_INPUT = re.compile(r"must be known at compile time; it is the graph input '([^']*)'")
+# An operand computed from one graph input alone (a window's size cast to float); the
+# runner binds it when it holds integers (a size or a shape, never the data).
+DERIVED_INPUT = re.compile(
+    r"must be known at compile time; it is computed from the graph input '([^']*)' alone")
 
 
 class Unsupported(Exception):
@@ -101,6 +107,11 @@ def run_set(ember_run, model, graph_inputs, outputs, data_set, work, bound_names
             break
         m = BOUND_INPUT.search(r.stderr)
         if m and m.group(1) in values and m.group(1) not in bound_names:
+            bound_names.add(m.group(1))
+            continue
+        m = DERIVED_INPUT.search(r.stderr)
+        if m and m.group(1) in values and m.group(1) not in bound_names and \
+                values[m.group(1)].dtype.kind in "iu":
             bound_names.add(m.group(1))
             continue
         # An operand computed from inputs: bind the last input still given with --input

@@ -251,8 +251,8 @@ Types resizeInfer(const Ins& in, const Attrs& a) {
   if (a.has("scales") && a.getFloats("scales").size() != sizes.size())
     inferError("attribute scales must have one value per dimension");
   const std::string mode = a.getString("mode", "nearest");
-  if (mode != "nearest" && mode != "linear")
-    inferError("mode '" + mode + "' is not nearest or linear");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    inferError("mode '" + mode + "' is not nearest, linear or cubic");
   return {Type(in[0].kind(), sizes, in[0].type().quant)};
 }
 

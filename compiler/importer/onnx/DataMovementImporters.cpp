@@ -369,9 +369,7 @@ void importResize(Ctx& ctx) {
   if (!v10 && ctx.hasInput(1))
     roi = ctx.constantFloats(1, "roi");
   const std::string mode = ctx.attrString("mode", "nearest");
-  if (mode == "cubic")
-    ctx.unsupported("Resize mode cubic");
-  if (mode != "nearest" && mode != "linear" && mode != "bilinear")
+  if (mode != "nearest" && mode != "linear" && mode != "bilinear" && mode != "cubic")
     ctx.fail("mode '" + mode + "' is not nearest, linear or cubic");
   if (!scales.empty() && !sizes.empty())
     ctx.fail("scales and sizes are both given");
@@ -404,6 +402,10 @@ void importResize(Ctx& ctx) {
           ctx.attrString("coordinate_transformation_mode", "half_pixel"));
     a.set("nearest_mode", ctx.attrString("nearest_mode", "round_prefer_floor"));
     a.set("extrapolation_value", ctx.attrFloat("extrapolation_value", 0.0));
+    if (mode == "cubic") {
+      a.set("cubic_coeff_a", ctx.attrFloat("cubic_coeff_a", -0.75));
+      a.set("exclude_outside", ctx.attrInt("exclude_outside", 0));
+    }
     if (!roi.empty())
       a.set("roi", roi);
   }

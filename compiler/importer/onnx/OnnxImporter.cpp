@@ -262,15 +262,31 @@ private:
   /// time" is about).
   std::optional<size_t> lastRuntimeOperand_;
 
-  /// For an operand that must be known at compile time and is a graph input: how the
-  /// caller binds it to a constant (OnnxImportOptions::bindAdvice); else "".
+  /// For an operand that must be known at compile time and is a graph input, or is
+  /// computed from one graph input alone (a window's size cast to float): how the caller
+  /// binds that input to a constant (OnnxImportOptions::bindAdvice); else "".
   std::string bindHint(const std::string& reason) const {
     if (!lastRuntimeOperand_ || reason.find("known at compile time") == std::string::npos)
       return "";
     const Node* n = inputs_[*lastRuntimeOperand_].node;
-    if (n->kind() != NodeKind::Placeholder)
+    if (n->kind() == NodeKind::Placeholder)
+      return "; it is the graph input '" + n->name() + "': " + imp_.bindAdvice(n->name());
+    // Every graph input the operand depends on; exactly one can be named.
+    std::set<const Node*> seen{n}, placeholders;
+    std::vector<const Node*> work{n};
+    while (!work.empty()) {
+      const Node* cur = work.back();
+      work.pop_back();
+      if (cur->kind() == NodeKind::Placeholder)
+        placeholders.insert(cur);
+      for (const NodeValue& v : cur->inputs())
+        if (v && seen.insert(v.node).second)
+          work.push_back(v.node);
+    }
+    if (placeholders.size() != 1)
       return "";
-    return "; it is the graph input '" + n->name() + "': " + imp_.bindAdvice(n->name());
+    const std::string& name = (*placeholders.begin())->name();
+    return "; it is computed from the graph input '" + name + "' alone: " + imp_.bindAdvice(name);
   }
   std::vector<NodeValue> outputs_;
   std::map<std::string, const onnx::AttributeProto*> attrs_;

@@ -139,6 +139,25 @@ TEST(DataMovementKernels, ResizeNearestAndLinear) {
   expectFloats(y, {1, 1, 3, 3}, {0, 1, 2, 2, 3, 4, 4, 5, 6});
 }
 
+TEST(DataMovementKernels, ResizeCubic) {
+  // x^2 doubled (asymmetric: input coordinate o / 2). Keys' coefficients at A = -0.75
+  // for a half-way point are -3/32, 19/32, 19/32, -3/32; whole coordinates copy; taps
+  // beyond the borders take the edge value.
+  Tensor x = F({1, 4}, {0, 1, 4, 9});
+  auto cubic = [&](int64_t exclude) {
+    return eval1(K::Resize, {x},
+                 attrs({{"sizes", Ints{1, 8}},
+                        {"mode", S("cubic")},
+                        {"coordinate_transformation_mode", S("asymmetric")},
+                        {"cubic_coeff_a", -0.75},
+                        {"exclude_outside", exclude}}));
+  };
+  expectFloats(cubic(0), {1, 8}, {0, 0.21875f, 1, 2.125f, 4, 6.78125f, 9, 9.46875f});
+  // exclude_outside: taps outside get weight 0, the others are renormalised
+  // (o = 1: (19/32 * 1 - 3/32 * 4) / (35/32) = 0.2).
+  expectFloats(cubic(1), {1, 8}, {0, 0.2f, 1, 2.125f, 4, 7.625f / 1.09375f, 9, 4.96875f / 0.5f});
+}
+
 TEST(DataMovementKernels, ReshapeToWrongCountNamesTheNode) {
   Module m;
   Function* f = m.createFunction("t");

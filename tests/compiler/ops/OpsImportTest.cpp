@@ -108,7 +108,7 @@ TEST(OpsImportErrors, NonConstantShapeOperand) {
 
 TEST(OpsImportErrors, UnsupportedFeaturesAreUnsupported) {
   expectRejected<Unsupported>("bad_cast_bfloat16", {"to_bf16", "BFLOAT16"});
-  expectRejected<Unsupported>("bad_resize_cubic", {"cubic"});
+  expectRejected<Unsupported>("bad_dropout_training", {"drop_train", "random drops"});
   expectRejected<Unsupported>("bad_quant_uint8", {"quant_u8", "uint8"});
 }
 

@@ -192,9 +192,9 @@ save("bad_nonconstant_shape", [N("Reshape", ["x", "s"], ["y"], name="dyn_reshape
      [("x", f32(2, 3)), ("s", np.array([3, 2], np.int64))], [("y", None)], 13)
 save("bad_cast_bfloat16", [N("Cast", ["x"], ["y"], name="to_bf16", to=TensorProto.BFLOAT16)],
      [("x", f32(2))], [("y", None)], 13)
-save("bad_resize_cubic", [N("Resize", ["x", "", "sc"], ["y"], name="cubic", mode="cubic")],
-     [("x", f32(1, 1, 2, 2))], [("y", None)], 13,
-     [const("sc", np.array([1, 1, 2, 2], np.float32))])
+save("bad_dropout_training", [N("Dropout", ["x", "r", "t"], ["y"], name="drop_train")],
+     [("x", f32(2, 3))], [("y", None)], 13,
+     [const("r", np.float32(0.5)), const("t", np.array(True))])
 save("bad_quant_uint8", [N("QuantizeLinear", ["x", "s"], ["y"], name="quant_u8")],
      [("x", f32(2))], [("y", None)], 13, [const("s", np.float32(0.1))])
 

@@ -1,11 +1,12 @@
-// Interpreter kernel of Resize (ONNX opset 11+ semantics, nearest and linear).
+// Interpreter kernel of Resize (ONNX opset 11+ semantics, nearest, linear and cubic).
 //
 // Attributes (set by the importer): sizes (output shape), scales (per dimension, as
 // given in the model, or output/input when the model gave sizes), mode,
 // coordinate_transformation_mode, nearest_mode, roi (tf_crop_and_resize: starts then
-// ends), extrapolation_value. Each dimension gets a table mapping output coordinates
-// to (up to two) input coordinates and weights; linear mode combines the 2^rank
-// corners, skipping zero weights.
+// ends), extrapolation_value, cubic_coeff_a and exclude_outside (cubic). Each dimension
+// gets a table mapping output coordinates to (up to four) input coordinates and
+// weights; the output combines one tap per dimension in every way, skipping zero
+// weights (linear: the 2^rank corners; cubic: 4^rank, separable as ONNX's reference).
 #include "Broadcast.h"
 
 #include "ember/interpreter/Kernels.h"
@@ -18,10 +19,12 @@ namespace {
 
 using namespace kernels;
 
-/// One output coordinate of one dimension: input coordinates i0, i1 with weights.
+/// One output coordinate of one dimension: up to four input coordinates with weights
+/// (nearest: one, linear: two, cubic: four).
 struct Tap {
-  int64_t i0 = 0, i1 = 0;
-  double w1 = 0;        // weight of i1 (i0 gets 1 - w1)
+  int n = 0;
+  int64_t i[4] = {0, 0, 0, 0};
+  double w[4] = {0, 0, 0, 0};
   bool outside = false; // tf_crop_and_resize outside the input: extrapolation value
 };
 
@@ -59,12 +62,44 @@ int64_t nearestIndex(const std::string& nm, double x) {
   throw Error("Resize: nearest_mode '" + nm + "' is not supported");
 }
 
+/// Cubic taps as ONNX's reference computes them: the four inputs around x (edge values
+/// beyond the borders), Keys' coefficients with parameter A for the distances 1 + r, r,
+/// 1 - r, 2 - r (r = x - floor(x), taken as 1 when 0); with exclude_outside the taps
+/// outside the input get weight 0 and the others are renormalised.
+Tap cubicTap(double x, int64_t in, double A, bool excludeOutside) {
+  const double xi = std::floor(x);
+  double r = x - xi;
+  if (r == 0)
+    r = 1;
+  auto near = [A](double s) { return ((A + 2) * s - (A + 3)) * s * s + 1; };
+  auto far = [A](double s) { return ((A * s - 5 * A) * s + 8 * A) * s - 4 * A; };
+  const double c[4] = {far(r + 1), near(r), near(1 - r), far(2 - r)};
+  // r == 1 means x was whole: the taps start one lower (x - 2 .. x + 1).
+  const int64_t first = int64_t(xi) - (x - xi == 0 ? 2 : 1);
+  Tap t;
+  t.n = 4;
+  double sum = 0;
+  for (int k = 0; k < 4; ++k) {
+    const int64_t idx = first + k;
+    const bool inside = idx >= 0 && idx < in;
+    t.i[k] = std::min(std::max<int64_t>(idx, 0), in - 1);
+    t.w[k] = excludeOutside && !inside ? 0.0 : c[k];
+    sum += t.w[k];
+  }
+  if (excludeOutside && sum != 0)
+    for (double& w : t.w)
+      w /= sum;
+  return t;
+}
+
 std::vector<Tap> dimTaps(const Node& n, size_t d, int64_t in, int64_t out, double scale,
                          double outLen) {
   const Attrs& a = n.attrs();
   const std::string ctm = a.getString("coordinate_transformation_mode", "half_pixel");
-  const bool linear = a.getString("mode", "nearest") == "linear";
+  const std::string mode = a.getString("mode", "nearest");
   const std::string nm = a.getString("nearest_mode", "round_prefer_floor");
+  const double A = a.getFloat("cubic_coeff_a", -0.75);
+  const bool excludeOutside = a.getInt("exclude_outside", 0) != 0;
   const std::vector<double> roi = a.getFloats("roi");
   const size_t rank = roi.size() / 2;
   const double rs = d < rank ? roi[d] : 0.0, re = d < rank ? roi[d + rank] : 1.0;
@@ -76,13 +111,19 @@ std::vector<Tap> dimTaps(const Node& n, size_t d, int64_t in, int64_t out, doubl
       t.outside = true;
       continue;
     }
-    if (linear) {
+    if (mode == "cubic") {
+      t = cubicTap(x, in, A, excludeOutside);
+    } else if (mode == "linear") {
       const double xc = std::min(std::max(x, 0.0), double(in - 1));
-      t.i0 = int64_t(std::floor(xc));
-      t.i1 = std::min(t.i0 + 1, in - 1);
-      t.w1 = xc - double(t.i0);
+      t.n = 2;
+      t.i[0] = int64_t(std::floor(xc));
+      t.i[1] = std::min(t.i[0] + 1, in - 1);
+      t.w[1] = xc - double(t.i[0]);
+      t.w[0] = 1 - t.w[1];
     } else {
-      t.i0 = t.i1 = std::min(std::max<int64_t>(nearestIndex(nm, x), 0), in - 1);
+      t.n = 1;
+      t.i[0] = std::min(std::max<int64_t>(nearestIndex(nm, x), 0), in - 1);
+      t.w[0] = 1;
     }
   }
   return taps;
@@ -110,17 +151,25 @@ void resizeKernel(const Node& n, const std::vector<const Tensor*>& in, std::vect
     double v = extrapolation;
     if (!outside) {
       v = 0;
-      for (uint64_t corner = 0; corner < (uint64_t(1) << rank); ++corner) {
+      // Every combination of one tap per dimension (k: the tap of each, odometer order).
+      std::vector<int> k(rank, 0);
+      for (bool more = true; more;) {
         double w = 1;
         int64_t src = 0;
         for (size_t d = 0; d < rank && w != 0; ++d) {
           const Tap& t = taps[d][size_t(mi[d])];
-          const bool hi = (corner >> d) & 1;
-          w *= hi ? t.w1 : 1 - t.w1;
-          src += (hi ? t.i1 : t.i0) * st[d];
+          w *= t.w[k[d]];
+          src += t.i[k[d]] * st[d];
         }
         if (w != 0)
           v += w * in[0]->getAsDouble(src);
+        more = false;
+        for (size_t d = rank; d-- > 0 && !more;) {
+          if (++k[d] < taps[d][size_t(mi[d])].n)
+            more = true;
+          else
+            k[d] = 0;
+        }
       }
     }
     out[0].setFromDouble(o, v);
