@@ -261,7 +261,12 @@ void writeFileAtomic(const std::string& path, const std::string& bytes) {
 }
 
 std::string readFileBytes(const std::string& path, std::uint64_t limit) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // A FIFO or socket is refused before it is opened: opening a FIFO waits for a writer.
+  struct stat pre;
+  if (::stat(path.c_str(), &pre) == 0 && (S_ISFIFO(pre.st_mode) || S_ISSOCK(pre.st_mode)))
+    throw Error(path, std::string("is a ") + (S_ISFIFO(pre.st_mode) ? "FIFO" : "socket") +
+                          ", not a file: give the file itself");
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     throw Error(path, sysReason("cannot open"));
   struct Closer {
@@ -273,6 +278,8 @@ std::string readFileBytes(const std::string& path, std::uint64_t limit) {
     throw Error(path, sysReason("cannot open"));
   if (S_ISDIR(st.st_mode))
     throw Error(path, "is a directory, not a file");
+  if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+    throw Error(path, "is a FIFO or socket, not a file: give the file itself");
   auto tooLarge = [&] {
     return Error(path, "is larger than " + std::to_string(limit) +
                            " bytes, the most this input may have");

@@ -2,6 +2,7 @@
 #include "ember/isa/description.h"
 
 #include "ember/isa/error.h"
+#include "ember/support/AtomicFile.h"
 #include "schema_check.h"
 
 #include <algorithm>
@@ -659,14 +660,13 @@ IsaDescription IsaDescription::loadString(std::string_view text, const std::stri
 }
 
 IsaDescription IsaDescription::loadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error(path, "", "cannot open description");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad())
-    throw Error(path, "", "cannot read description");
-  return loadString(ss.str(), path);
+  std::string text;
+  try {
+    text = ember::readFileBytes(path, kMaxDescriptionBytes);
+  } catch (const ember::Error& e) {
+    throw Error(path, "", "cannot read the description: " + e.reason());
+  }
+  return loadString(text, path);
 }
 
 namespace {

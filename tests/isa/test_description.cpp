@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 #include <functional>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace ember::isa::test {
 namespace {
@@ -72,6 +74,18 @@ TEST(Description, DefaultPathFollowsEnvironment) {
 
 TEST(Description, MissingFileNamesIt) {
   EXPECT_ISA_ERROR(IsaDescription::loadFile("/nonexistent/x.json"), "", "cannot open");
+}
+
+/// A FIFO would block the read for ever and /dev/zero would fill memory: both are refused
+/// with the file and the reason (issue 47, item 2).
+TEST(Description, FifoAndEndlessFilesAreRefused) {
+  const std::string fifo = ::testing::TempDir() + "/ember_description_fifo";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_ISA_ERROR(IsaDescription::loadFile(fifo), "", "is a FIFO, not a file");
+  ::unlink(fifo.c_str());
+  EXPECT_ISA_ERROR(IsaDescription::loadFile("/dev/zero"), "",
+                   "is larger than 16777216 bytes, the most this input may have");
 }
 
 TEST(Description, InvalidJson) {

@@ -136,6 +136,19 @@ ember_cli_usage(bad_precision "--precision: fp16 not in \\{float,int8\\}" --
                 ${CLI_IN}/relu.onnx --precision fp16 --random-input 1)
 ember_cli_error(report_without_sim "reports come from the NPU simulator" --
                 ${CLI_IN}/relu.onnx --report r.json --random-input 1)
+# Outputs never land on inputs or on each other, and an empty file name is a usage error
+# (issue 47, item 3): the report and an output .npy in one file are refused before any work.
+foreach(opt report out)
+  add_test(NAME tools.ember_run.error.${opt}_empty
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/expect_run.sh 2 stderr
+                   "--${opt}: expects a path, got ''" -- $<TARGET_FILE:ember-run>
+                   ${CLI_IN}/relu.onnx --random-input 1 --${opt} "")
+  set_tests_properties(tools.ember_run.error.${opt}_empty PROPERTIES
+                       FIXTURES_REQUIRED ember_cli_inputs LABELS tools TIMEOUT 60)
+endforeach()
+ember_cli_error(report_is_an_output "y_0_out.npy: is written twice" --
+                ${CLI_IN}/relu.onnx --device sim --precision int8 --random-input 1
+                --out ${CMAKE_CURRENT_BINARY_DIR} --report ${CMAKE_CURRENT_BINARY_DIR}/y_0_out.npy)
 ember_cli_error(bad_calibration_method "kl" --
                 ${CLI_IN}/relu.onnx --precision int8 --calibration best --random-input 1)
 ember_cli_error(missing_calibration_file "nope.npy" --

@@ -79,6 +79,18 @@ CLI::Validator wholeNumber(std::uint64_t min, std::uint64_t max) {
       "");
 }
 
+CLI::Validator pathValue() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        if (v.empty())
+          return "expects a path, got ''";
+        if (v.find('\0') != std::string::npos)
+          return "expects a path, got a value with a NUL byte";
+        return "";
+      },
+      "");
+}
+
 CLI::Validator nameEqualsValue(const std::string& form) {
   return CLI::Validator(
       [form](std::string& v) -> std::string {

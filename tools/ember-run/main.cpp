@@ -146,7 +146,8 @@ void declareOptions(CLI::App& app, Options& o, std::vector<std::string>& inputAr
   app.add_option("--out", o.outDir,
                  "write every output to DIR/NAME.npy (characters of NAME outside\n"
                  "[A-Za-z0-9_.-] become '_'); DIR is created if needed")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(cli::pathValue());
   app.add_option("--repeat", o.repeat, "run N times and report the median run time (default 1)")
       ->type_name("N")
       ->check(cli::wholeNumber(1, 100000));
@@ -191,11 +192,13 @@ void declareOptions(CLI::App& app, Options& o, std::vector<std::string>& inputAr
   app.add_option("--report", o.reportJson,
                  "(sim) write the simulation report as JSON (docs/simulator.md);\n"
                  "(cpu with --profile) the operation times as JSON")
-      ->type_name("R.json");
+      ->type_name("R.json")
+      ->check(cli::pathValue());
   app.add_option("--trace", o.traceJson,
                  "(sim) write a Chrome/Perfetto trace (one track per engine);\n"
                  "(cpu with --profile) one slice per operation")
-      ->type_name("T.json");
+      ->type_name("T.json")
+      ->check(cli::pathValue());
   app.add_option("--profile", o.profile,
                  "(cpu) time every operation of the timed runs (their mean) and print\n"
                  "the K slowest (all when K is 0 or not given) with their share, then\n"
@@ -208,7 +211,8 @@ void declareOptions(CLI::App& app, Options& o, std::vector<std::string>& inputAr
                  "(sim, rtl) write the report as one self-contained HTML page:\n"
                  "cycles, utilisation, roofline, energy, engines, placement\n"
                  "(docs/simulator.md)")
-      ->type_name("R.html");
+      ->type_name("R.html")
+      ->check(cli::pathValue());
   app.add_option("--isa", o.isa, "(sim) the NPU description (default: isa/ember-v1.json)")
       ->type_name("FILE.json");
   app.add_flag("--quiet", o.quiet, "print only errors and the timing line");
@@ -308,17 +312,26 @@ TensorMap buildInputs(const Options& o, const Module& module, const Function& f)
   return gatherInputs(o, declared, used);
 }
 
-/// Output file paths, checked for collisions after sanitising the names.
-std::map<std::string, std::string> outputPaths(const Options& o, const Function& f) {
+std::vector<std::string> inputPaths(const Options& o);
+
+/// Output file paths (none without --out), checked for collisions after sanitising the
+/// names, then with the reports: no file the run writes may be an input or be written
+/// twice (`--report DIR/y.npy --out DIR` for an output y is refused before any work).
+std::map<std::string, std::string> outputPaths(const Options& o,
+                                               const std::vector<std::string>& names) {
   std::map<std::string, std::string> paths, owner;
-  for (const auto& out : f.outputs()) {
-    std::string stem = sanitizeOutputName(out.name);
-    auto [it, fresh] = owner.emplace(stem, out.name);
+  std::vector<std::string> files{o.reportJson, o.traceJson, o.html};
+  for (const std::string& name : o.outDir.empty() ? std::vector<std::string>{} : names) {
+    std::string stem = sanitizeOutputName(name);
+    auto [it, fresh] = owner.emplace(stem, name);
     if (!fresh)
-      throw Error("--out " + o.outDir, "outputs '" + it->second + "' and '" + out.name +
+      throw Error("--out " + o.outDir, "outputs '" + it->second + "' and '" + name +
                                            "' would both be written to " + stem + ".npy");
-    paths[out.name] = (std::filesystem::path(o.outDir) / (stem + ".npy")).string();
+    paths[name] = (std::filesystem::path(o.outDir) / (stem + ".npy")).string();
+    checkOutputFile(paths[name], "--out", true);
+    files.push_back(paths[name]);
   }
+  checkNotSameFile(files, inputPaths(o));
   return paths;
 }
 
@@ -369,7 +382,6 @@ std::vector<std::string> binaryDevices(const Options& o) {
   return names;
 }
 
-std::vector<std::string> inputPaths(const Options& o);
 void writeHtmlReport(const Options& o, const std::vector<sim::Report>& reports,
                      const std::string& placement = "", const std::string& placementTable = "");
 
@@ -502,6 +514,10 @@ int runPackage(const Options& o) {
   }
   const partition::Plan& plan = sessions.front()->plan();
   checkOutputs(o);
+  std::vector<std::string> outputNames;
+  for (const auto& [name, index] : plan.outputs)
+    outputNames.push_back(name);
+  const std::map<std::string, std::string> paths = outputPaths(o, outputNames);
   TensorMap inputs = gatherInputs(o, plan.inputs, plan.inputs);
   refuseNaN(o.inputs, inputs);
   std::vector<TensorMap> results;
@@ -519,8 +535,7 @@ int runPackage(const Options& o) {
     if (!o.quiet)
       std::printf("output %s: %s\n", name.c_str(), summarize(t).c_str());
     if (!o.outDir.empty()) {
-      const std::string path =
-          (std::filesystem::path(o.outDir) / (npyFileStem(name) + ".npy")).string();
+      const std::string& path = paths.at(name);
       writeNpy(path, t);
       if (!o.quiet)
         std::printf("  written to %s\n", path.c_str());
@@ -612,16 +627,10 @@ int runTool(const Options& o) {
     f = driver::quantizeFunction(floatFn, qr);
     quantizeSeconds = secondsSince(tq);
   }
-  std::map<std::string, std::string> paths;
-  if (!o.outDir.empty()) {
-    paths = outputPaths(o, *f);
-    std::vector<std::string> outs;
-    for (const auto& [name, path] : paths) {
-      checkOutputFile(path, "--out", true);
-      outs.push_back(path);
-    }
-    checkNotSameFile(outs, inputPaths(o));
-  }
+  std::vector<std::string> outputNames;
+  for (const auto& out : f->outputs())
+    outputNames.push_back(out.name);
+  const std::map<std::string, std::string> paths = outputPaths(o, outputNames);
 
   DeviceOptions dopts;
   dopts.isa = o.isa;

@@ -89,12 +89,16 @@ int main(int argc, char** argv) {
       ->check(cli::nameEqualsValue("NAME=FILE.npy"))
       ->allow_extra_args(false)
       ->take_all();
-  app.add_option("--out", req.out_dir, "write every output to DIR/NAME.npy")->type_name("DIR");
-  CLI::Option* report =
-      app.add_option("--report", req.report_json, "write the report as JSON")->type_name("R.json");
+  app.add_option("--out", req.out_dir, "write every output to DIR/NAME.npy")
+      ->type_name("DIR")
+      ->check(cli::pathValue());
+  CLI::Option* report = app.add_option("--report", req.report_json, "write the report as JSON")
+                            ->type_name("R.json")
+                            ->check(cli::pathValue());
   CLI::Option* trace = app.add_option("--trace", req.trace_json,
                                       "write a Chrome/Perfetto trace (one track per engine)")
-                           ->type_name("T.json");
+                           ->type_name("T.json")
+                           ->check(cli::pathValue());
   app.add_option("--cycle-budget", req.options.cycle_budget,
                  "stop with a cycle-budget fault past N cycles (N >= 1; default: the\n"
                  "program's one-pass budget, docs/simulator.md section 4)")

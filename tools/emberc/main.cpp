@@ -82,13 +82,15 @@ void declareOptions(CLI::App& app, Options& o) {
   app.add_option("-o,--output", o.output,
                  "the binary or package to write (required unless --print-pipeline\n"
                  "or an --op-table option alone)")
-      ->type_name("OUT");
+      ->type_name("OUT")
+      ->check(cli::pathValue());
   app.add_option("--backend", o.backend, "the target (default npu)")
       ->type_name("TARGET")
       ->check(CLI::IsMember({"npu", "cpu"}));
   app.add_option("--emit-bundle", o.bundleDir,
                  "cpu: the folder the bundle is written to (required for cpu)")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(cli::pathValue());
   app.add_option("--bundle-name", o.bundleName,
                  "cpu: the bundle's C name (default: the model file's stem)")
       ->type_name("NAME");

@@ -3,6 +3,8 @@
 
 #include "ember/support/Error.h"
 
+#include "ember/support/AtomicFile.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
@@ -185,14 +187,8 @@ Tensor onnxTensorFromBytes(const std::string& bytes, const std::string& where) {
 }
 
 Tensor readOnnxTensorFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error(path, "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad())
-    throw Error(path, "read error");
-  return onnxTensorFromBytes(ss.str(), path);
+  // One TensorProto: protobuf's limit of one message (2 GiB - 1 bytes).
+  return onnxTensorFromBytes(readFileBytes(path, uint64_t(std::numeric_limits<int>::max())), path);
 }
 
 } // namespace ember

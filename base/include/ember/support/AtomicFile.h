@@ -34,8 +34,9 @@ void writeFileAtomic(const std::string& path, const void* data, std::size_t size
 constexpr std::uint64_t kDefaultReadLimit = std::uint64_t(1) << 30;
 
 /// Reads the whole file at `path` (binary). Throws ember::Error naming `path` when it
-/// cannot be opened or read (missing, a directory, no permission) or holds more than
-/// `limit` bytes (so `/dev/zero` or a huge file fails fast instead of exhausting memory).
+/// cannot be opened or read (missing, a directory, a FIFO or socket, which could block
+/// for ever, no permission) or holds more than `limit` bytes (so `/dev/zero` or a huge
+/// file fails fast instead of exhausting memory). Character devices are read (bounded).
 std::string readFileBytes(const std::string& path, std::uint64_t limit = kDefaultReadLimit);
 
 /// Checks, before any work, that `path` can be an output file: not a directory (also

@@ -148,6 +148,9 @@ class IsaDescription {
 public:
   /// Loads and validates `path`. Throws `Error` naming the file, JSON path and reason.
   static IsaDescription loadFile(const std::string& path);
+  /// The largest description file loadFile reads (16 MiB; ember-v1.json is ~20 KB): a
+  /// FIFO, a device or a huge file is refused with the file and the limit.
+  static constexpr std::uint64_t kMaxDescriptionBytes = std::uint64_t(16) << 20;
   /// Loads and validates JSON text; `label` stands for the file name in errors.
   static IsaDescription loadString(std::string_view text, const std::string& label = "<string>");
   /// The description a tool uses without `--isa`: `$EMBER_ISA` if set; else, for an

@@ -61,6 +61,10 @@ int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body);
 /// puts the option's name in front). CLI11's own conversion takes "-3" for an unsigned.
 CLI::Validator wholeNumber(std::uint64_t min, std::uint64_t max);
 
+/// A check for a file or folder name: refuses an empty value ("expects a path, got ''") so
+/// that `--report ""` is an error instead of a run that writes nothing.
+CLI::Validator pathValue();
+
 /// A check for "NAME=VALUE" with both parts non-empty: "expects FORM, got 'V'".
 CLI::Validator nameEqualsValue(const std::string& form);
 
