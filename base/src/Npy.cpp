@@ -33,6 +33,12 @@ const std::map<std::string, ElemKind>& descrTable() {
   return t;
 }
 
+/// Two hexadecimal digits.
+std::string hex2(unsigned v) {
+  const char* digits = "0123456789abcdef";
+  return {digits[(v >> 4) & 15], digits[v & 15]};
+}
+
 /// One value of the header dictionary: a string, a boolean or a tuple of integers.
 struct HeaderValue {
   enum Kind { String, Bool, Tuple } kind = String;
@@ -105,6 +111,10 @@ private:
     if (end == std::string::npos)
       fail("unterminated string");
     std::string out = s_.substr(pos_ + 1, end - pos_ - 1);
+    for (size_t i = 0; i < out.size(); ++i)
+      if (static_cast<unsigned char>(out[i]) < 0x20 || out[i] == 0x7f)
+        fail("control byte 0x" + hex2(static_cast<unsigned char>(out[i])) + " at offset " +
+             std::to_string(pos_ + 1 + i) + " inside a string");
     pos_ = end + 1;
     return out;
   }

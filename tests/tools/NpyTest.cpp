@@ -191,6 +191,9 @@ TEST(NpyErrors, BadHeaderDict) {
   expectError(h("{'descr': '<f4', 'fortran_order': 0, 'shape': (1,), }"), "malformed .npy header");
   expectError(h("{'descr': '<f4', 'fortran_order': False, 'shape': [1], }"),
               "malformed .npy header");
+  // A NUL inside the dtype string is refused, not cut at (issue 47, item 9).
+  expectError(h(std::string("{'descr': '<f4\0zz', 'fortran_order': False, 'shape': (1,), }", 60)),
+              "control byte 0x00 at offset 14 inside a string");
   expectError(h("{'descr': '<f4', 'fortran_order': False, 'shape': (1,) "), "malformed");
   expectError(h("{'descr: '<f4', 'fortran_order': False, 'shape': (1,), }"), "malformed");
   expectError(h("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}"),
