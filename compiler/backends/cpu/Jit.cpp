@@ -243,6 +243,72 @@ bool hostHasAvx512Vnni() {
   return has;
 }
 
+namespace {
+
+/// The int8 instruction sets the host runs, best first (Portable always).
+const std::vector<Int8Isa>& hostInt8Isas() {
+  static const std::vector<Int8Isa> isas = [] {
+    const auto jtmb = hostBuilder();
+    const std::vector<std::string>& features = jtmb.getFeatures().getFeatures();
+    const std::set<std::string> has(features.begin(), features.end());
+    const bool bw = has.count("+avx512f") && has.count("+avx512bw") && has.count("+avx512vl");
+    std::vector<Int8Isa> v;
+    if (bw && has.count("+avx512vnni") && has.count("+avx2"))
+      v.push_back(Int8Isa::Vnni);
+    if (bw && has.count("+avx2"))
+      v.push_back(Int8Isa::Avx512Bw);
+    if (has.count("+avx2"))
+      v.push_back(Int8Isa::Avx2);
+    v.push_back(Int8Isa::Portable);
+    return v;
+  }();
+  return isas;
+}
+
+} // namespace
+
+const char* int8IsaName(Int8Isa isa) {
+  switch (isa) {
+  case Int8Isa::Vnni:
+    return "vnni";
+  case Int8Isa::Avx512Bw:
+    return "avx512bw";
+  case Int8Isa::Avx2:
+    return "avx2";
+  case Int8Isa::Portable:
+    break;
+  }
+  return "portable";
+}
+
+Int8Isa int8Isa() {
+  const std::vector<Int8Isa>& host = hostInt8Isas();
+  const char* env = std::getenv("EMBER_CPU_INT8_ISA");
+  const std::string want = env ? env : "";
+  if (want.empty())
+    return host.front();
+  std::string names;
+  for (Int8Isa isa : host) {
+    if (want == int8IsaName(isa))
+      return isa;
+    names += std::string(names.empty() ? "" : ", ") + int8IsaName(isa);
+  }
+  for (Int8Isa isa : {Int8Isa::Vnni, Int8Isa::Avx512Bw, Int8Isa::Avx2})
+    if (want == int8IsaName(isa))
+      throw Error("cpu backend", "EMBER_CPU_INT8_ISA=" + want +
+                                     ": this host cannot run it (it runs " + names + ")");
+  throw Error("cpu backend", "EMBER_CPU_INT8_ISA=" + want +
+                                 ": unknown (vnni, avx512bw, avx2 or portable; this host runs " +
+                                 names + ")");
+}
+
+std::vector<std::string> int8IsaNames() {
+  std::vector<std::string> v;
+  for (Int8Isa isa : hostInt8Isas())
+    v.push_back(int8IsaName(isa));
+  return v;
+}
+
 bool interpreterGemmFuses() {
   static const bool fuses = [] {
     const auto jtmb = hostBuilder();
@@ -364,3 +430,11 @@ void* JitModule::lookup(const std::string& name) {
 }
 
 } // namespace ember::cpu
+
+namespace ember {
+
+std::vector<std::string> cpuInt8Isas() {
+  return cpu::int8IsaNames();
+}
+
+} // namespace ember

@@ -26,6 +26,22 @@ bool hostHasAvx512();
 /// Whether the host CPU has AVX512-VNNI, BW and VL (the int8 convolution uses vpdpbusd).
 bool hostHasAvx512Vnni();
 
+/// How the int8 convolutions and Gemm add the products of four bytes into an int32 lane
+/// (libjit/Int8Vnni.cpp), best first; Portable is libjit/Int8.cpp's clang vectors.
+enum class Int8Isa { Vnni, Avx512Bw, Avx2, Portable };
+
+/// The name of `isa` as $EMBER_CPU_INT8_ISA spells it: "vnni", "avx512bw", "avx2",
+/// "portable".
+const char* int8IsaName(Int8Isa isa);
+
+/// The int8 kernels' instruction set for a compilation: $EMBER_CPU_INT8_ISA when set
+/// (read at every call, so a process may compile under several), else the best the host
+/// has. Throws ember::Error for an unknown name or one the host cannot run.
+Int8Isa int8Isa();
+
+/// The names of the int8 instruction sets the host runs, best first (cpuInt8Isas()).
+std::vector<std::string> int8IsaNames();
+
 /// Whether the interpreter's GEMM core (interpreter/kernels/GemmCore.cpp) rounds each
 /// multiply-add once (FMA) on this host: its AVX-512 and AVX2+FMA micro-kernels do, its
 /// generic one does not, and EMBER_GEMM_ISA ("avx512", "avx2", "generic") narrows the

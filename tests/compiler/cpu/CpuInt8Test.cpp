@@ -6,9 +6,11 @@
 #include "OpCases.h"
 
 #include "ember/backend/Backend.h"
+#include "ember/cpu/CpuBackend.h"
 #include "ember/importer/OnnxImporter.h"
 #include "ember/quantization/Profile.h"
 #include "ember/quantization/Quantize.h"
+#include "ember/support/Error.h"
 #include "ember/support/Npy.h"
 
 #include <cstdlib>
@@ -367,6 +369,99 @@ TEST(CpuInt8, MaxPoolWindows) {
            g.node(NodeKind::MaxPool, "mp2", {c},
                   ints({{"kernel_shape", {3, 3}}, {"strides", {2, 1}}, {"pads", {1, 1, 1, 1}}})));
   expectBitExact(g, 3, {NodeKind::MaxPool});
+}
+
+/// Sets $EMBER_CPU_INT8_ISA for a scope (unset: the host's best), restoring it after.
+class ScopedInt8Isa {
+public:
+  explicit ScopedInt8Isa(const std::string& isa) {
+    if (const char* v = std::getenv(kVar))
+      saved_ = v, had_ = true;
+    if (isa.empty())
+      unsetenv(kVar);
+    else
+      setenv(kVar, isa.c_str(), 1);
+  }
+  ~ScopedInt8Isa() {
+    if (had_)
+      setenv(kVar, saved_.c_str(), 1);
+    else
+      unsetenv(kVar);
+  }
+  ScopedInt8Isa(const ScopedInt8Isa&) = delete;
+  ScopedInt8Isa& operator=(const ScopedInt8Isa&) = delete;
+
+private:
+  static constexpr const char* kVar = "EMBER_CPU_INT8_ISA";
+  std::string saved_;
+  bool had_ = false;
+};
+
+// Every instruction set of the int8 convolution and Gemm kernels the host runs (vnni:
+// vpdpbusd; avx512bw and avx2: vpmaddwd on 16-bit pairs; portable), forced through
+// $EMBER_CPU_INT8_ISA, gives the interpreter's bytes with 1 and 2 threads, on shapes that
+// fill no block: K (input channels x taps) not a multiple of 4, output channels and Gemm
+// columns not multiples of 16, positions past the last panel, a 1x1 layer read in place,
+// a grouped and a depthwise layer, Gemm rows not a multiple of the register block, a
+// single-row classifier and a batched MatMul.
+TEST(CpuInt8, EveryInstructionSetGivesTheSameBytes) {
+  G g;
+  NodeValue x = g.input("x", {1, 5, 13, 11});
+  NodeValue c1 =
+      g.node(NodeKind::Conv, "c3x3", {x, g.constant("w1", {21, 5, 3, 3}), g.constant("b1", {21})},
+             ints({{"pads", {1, 1, 1, 1}}, {"strides", {2, 1}}}));
+  NodeValue r1 = g.node(NodeKind::Relu, "r1", {c1});
+  NodeValue pw = g.node(NodeKind::Conv, "c1x1", {r1, g.constant("w2", {19, 21, 1, 1})});
+  Attrs grouped = ints({{"pads", {1, 0, 1, 2}}});
+  grouped.set("group", int64_t(3));
+  NodeValue gc = g.node(NodeKind::Conv, "grouped",
+                        {c1, g.constant("w3", {9, 7, 3, 2}), g.constant("b3", {9})}, grouped);
+  Attrs dw = ints({{"pads", {1, 1, 1, 1}}, {"strides", {2, 2}}});
+  dw.set("group", int64_t(19));
+  NodeValue dc = g.node(NodeKind::Conv, "depthwise",
+                        {pw, g.constant("w4", {19, 1, 3, 3}), g.constant("b4", {19})}, dw);
+  g.output("pw", pw);
+  g.output("gc", gc);
+  g.output("dc", dc);
+  NodeValue flat = g.node(NodeKind::Reshape, "flat", {dc}, ints({{"shape", {1, 19 * 4 * 6}}}));
+  g.output("fc", g.node(NodeKind::Gemm, "fc",
+                        {flat, g.constant("wf", {19 * 4 * 6, 70}), g.constant("bf", {70})}));
+  NodeValue a = g.input("a", {7, 37});
+  g.output("gemm",
+           g.node(NodeKind::Gemm, "gemm", {a, g.constant("wg", {37, 45}), g.constant("bg", {45})}));
+  NodeValue seq = g.input("seq", {2, 5, 30});
+  g.output("mm", g.node(NodeKind::MatMul, "mm", {seq, g.constant("wm", {30, 17})}));
+
+  std::vector<TensorMap> calib;
+  for (int i = 0; i < 4; ++i)
+    calib.push_back(g.randomInputs());
+  Function* q = quant::quantizeModel(*g.f, calib);
+  size_t int8Products = 0;
+  for (const auto& n : q->nodes())
+    int8Products += (n->kind() == NodeKind::Conv || n->kind() == NodeKind::Gemm ||
+                     n->kind() == NodeKind::MatMul) &&
+                    n->resultType().kind == ElemKind::Int8;
+  EXPECT_EQ(int8Products, 7u);
+  const TensorMap in = g.randomInputs();
+  const TensorMap ref = createInterpreterBackend()->compile(*q)->run(in);
+  const std::vector<std::string> isas = cpuInt8Isas();
+  ASSERT_FALSE(isas.empty());
+  EXPECT_EQ(isas.back(), "portable");
+  std::cout << "int8 instruction sets of this host:";
+  for (const std::string& isa : isas)
+    std::cout << " " << isa;
+  std::cout << "\n";
+  for (const std::string& isa : isas) {
+    ScopedInt8Isa scope(isa);
+    for (int threads : {1, 2}) {
+      const TensorMap got = runCpu(*q, in, threads);
+      for (const auto& [name, t] : ref)
+        EXPECT_TRUE(got.at(name) == t)
+            << isa << ", " << name << ", " << threads << " thread(s): " << compare(got, ref, 0);
+    }
+  }
+  ScopedInt8Isa unknown("sse9");
+  EXPECT_THROW(runCpu(*q, in, 1), Error);
 }
 
 std::string modelsDir() {

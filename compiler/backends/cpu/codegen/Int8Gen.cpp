@@ -152,12 +152,13 @@ void emitConv(const Op& n, CodegenContext& ctx) {
   const int32_t* bias = b ? b.constantData<int32_t>() : nullptr;
   std::vector<llvm::Value*> args = {ctx.addr(n.input(0))};
   const bool depthwise = C == group && group > 1;
+  const Int8Isa isa = int8Isa();
   Int8ConvPacking pk;
   if (depthwise) {
     args.push_back(ctx.addr(n.input(1)));
     args.push_back(ctx.addr(b));
   } else {
-    pk = packInt8Conv(w, bias, M, group, K, KH * KW, zpOf(xt), hostHasAvx512Vnni());
+    pk = packInt8Conv(w, bias, M, group, K, KH * KW, zpOf(xt), isa);
     args.push_back(ctx.keep(pk.weights));
     args.push_back(ctx.keep(pk.fold));
   }
@@ -174,7 +175,9 @@ void emitConv(const Op& n, CodegenContext& ctx) {
     args.push_back(ctx.scratch(size_t(g[6]) * 4));
     args.push_back(ctx.tid());
     args.push_back(ctx.nth());
-    ctx.call(hostHasAvx512Vnni() ? "ember_dwconv_i8_vnni" : "ember_dwconv_i8", args);
+    // The depthwise kernel on quads needs AVX-512 (avx2 and portable: ember_dwconv_i8).
+    const bool quads = isa == Int8Isa::Vnni || isa == Int8Isa::Avx512Bw;
+    ctx.call(quads ? std::string("ember_dwconv_i8_") + int8IsaName(isa) : "ember_dwconv_i8", args);
     return;
   }
   args.push_back(ctx.scratch(pk.scratchBytes));
@@ -221,20 +224,22 @@ void emitProduct(const Op& n, CodegenContext& ctx, int64_t rows, int64_t K, int6
         transposed[size_t(k * N + j)] = src[j * K + k];
   }
   const int8_t* w = bt ? transposed.data() : src;
-  const int32_t* cp = c ? c.constantData<int32_t>() : nullptr;
-  std::vector<int32_t> fold(static_cast<size_t>(N));
-  for (int64_t j = 0; j < N; ++j) {
-    uint32_t sum = 0;
-    for (int64_t k = 0; k < K; ++k)
-      sum += uint32_t(int32_t(w[k * N + j]));
-    const int32_t cv = cp ? cp[c.type().size() == 1 ? 0 : j] : 0;
-    fold[size_t(j)] = int32_t(uint32_t(cv) + (0u - uint32_t(zpOf(xt))) * sum);
+  const int32_t* cp = nullptr;
+  std::vector<int32_t> cv;
+  if (c) {
+    const int32_t* cd = c.constantData<int32_t>();
+    for (int64_t j = 0; j < N; ++j)
+      cv.push_back(cd[c.type().size() == 1 ? 0 : j]);
+    cp = cv.data();
   }
-  llvm::Value* wAddr = bt ? ctx.keep(transposed) : ctx.addr(n.input(1));
-  ctx.call("ember_gemm_i8",
-           {ctx.addr(n.input(0)), wAddr, ctx.keep(fold), ctx.keep(Mq), ctx.keep(Sq), ctx.result(n),
-            ctx.i64(rows), ctx.i64(N), ctx.i64(K), ctx.i32(zpOf(yt)), ctx.i32(bd.lo),
-            ctx.i32(bd.hi), ctx.scratch(size_t(N) * 4), ctx.tid(), ctx.nth()});
+  const Int8GemmPacking pk = packInt8Gemm(w, cp, Mq, Sq, K, N, zpOf(xt), int8Isa());
+  llvm::Value* wAddr = !pk.weights.empty() ? ctx.keep(pk.weights)
+                       : bt                ? ctx.keep(transposed)
+                                           : ctx.addr(n.input(1));
+  ctx.call(pk.kernel,
+           {ctx.addr(n.input(0)), wAddr, ctx.keep(pk.fold), ctx.keep(pk.M), ctx.keep(pk.S),
+            ctx.result(n), ctx.i64(rows), ctx.i64(N), ctx.i64(K), ctx.i32(zpOf(yt)), ctx.i32(bd.lo),
+            ctx.i32(bd.hi), ctx.scratch(pk.scratchBytes), ctx.tid(), ctx.nth()});
 }
 
 void emitGemm(const Op& n, CodegenContext& ctx) {
@@ -394,6 +399,11 @@ void emitMaxPool(const Op& n, CodegenContext& ctx) {
   std::vector<llvm::Value*> args = {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(x[0] * x[1])};
   for (int64_t e : v)
     args.push_back(ctx.i64(e));
+  // The padded plane rows of ember_maxpool_i8: [H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw].
+  const int64_t blocks = (v[3] + 63) / 64;
+  const int64_t rows = (v[2] - 1) * v[6] + (v[4] - 1) * v[10] + 1;
+  const int64_t cols = (blocks * 64 - 1) * v[7] + (v[5] - 1) * v[11] + 1 + 64;
+  args.push_back(ctx.scratch(size_t(rows * cols)));
   args.push_back(ctx.tid());
   args.push_back(ctx.nth());
   ctx.call("ember_maxpool_i8", args);

@@ -2,6 +2,8 @@
 // is computed in uint32, so it wraps as docs/numerics.md section 4 requires.
 #include "Int8Packing.h"
 
+#include <string>
+
 namespace ember::cpu {
 
 namespace {
@@ -35,27 +37,41 @@ Int8ConvPacking packPortable(const int8_t* w, const int32_t* bias, int64_t M, in
   return p;
 }
 
-/// ember_conv_i8_vnni: blocks of MR = 16 channels, [K4][MR][4] where the K4 = taps *
+/// Byte t (0..3) of a quad at its place in the kernel's packing of `isa`: the code
+/// itself (vnni), or the 16-bit pairs (w0, w2), (w1, w3) (avx512bw, avx2; little
+/// endian, so the int16 of byte t starts at byte 2 * ((t % 2) * 2 + t / 2)).
+void putQuadByte(int8_t* quad, int64_t t, int8_t v, Int8Isa isa) {
+  if (isa == Int8Isa::Vnni) {
+    quad[t] = v;
+    return;
+  }
+  const int64_t at = 2 * ((t % 2) * 2 + t / 2);
+  quad[at] = v;
+  quad[at + 1] = v < 0 ? int8_t(-1) : int8_t(0);
+}
+
+/// The quad kernels: blocks of MR = 16 channels, [K4][MR][quad] where the K4 = taps *
 /// ceil(cg / 4) quads are tap-major, quad (tap, c4) holding input channels 4 c4 .. 4 c4 +
-/// 3 of that tap (zero past cg); the kernel adds 128 to every activation, so fold = b -
-/// (zp_x + 128) * sum w.
-Int8ConvPacking packVnni(const int8_t* w, const int32_t* bias, int64_t M, int64_t group, int64_t K,
-                         int64_t taps, int32_t zpx) {
+/// 3 of that tap (zero past cg) as putQuadByte places them; the kernel adds 128 to every
+/// activation, so fold = b - (zp_x + 128) * sum w.
+Int8ConvPacking packQuads(const int8_t* w, const int32_t* bias, int64_t M, int64_t group, int64_t K,
+                          int64_t taps, int32_t zpx, Int8Isa isa) {
   constexpr int64_t mr = 16, nr = 16;
   const int64_t mg = M / group, mblocks = (mg + mr - 1) / mr, cg = K / taps, C4 = (cg + 3) / 4;
   const int64_t K4 = taps * C4;
   Int8ConvPacking p;
-  p.kernel = "ember_conv_i8_vnni";
-  p.weights.assign(size_t(group * mblocks * K4 * mr * 4), 0);
+  const int64_t qb = isa == Int8Isa::Vnni ? 4 : 8;
+  p.kernel = std::string("ember_conv_i8_") + int8IsaName(isa);
+  p.weights.assign(size_t(group * mblocks * K4 * mr * qb), 0);
   p.fold.resize(size_t(M));
   for (int64_t m = 0; m < M; ++m) {
     const uint32_t shift = uint32_t(zpx) + 128u;
     p.fold[size_t(m)] = int32_t(uint32_t(bias ? bias[m] : 0) + (0u - shift) * weightSum(w, m, K));
     const int64_t grp = m / mg, mb = (m % mg) / mr, i = (m % mg) % mr;
-    int8_t* dst = p.weights.data() + (grp * mblocks + mb) * K4 * mr * 4 + i * 4;
+    int8_t* dst = p.weights.data() + (grp * mblocks + mb) * K4 * mr * qb + i * qb;
     for (int64_t c = 0; c < cg; ++c)
       for (int64_t tap = 0; tap < taps; ++tap)
-        dst[(tap * C4 + c / 4) * mr * 4 + c % 4] = w[m * K + c * taps + tap];
+        putQuadByte(dst + (tap * C4 + c / 4) * mr * qb, c % 4, w[m * K + c * taps + tap], isa);
   }
   p.scratchBytes = size_t((K + 4 * K4) * nr);
   return p;
@@ -64,8 +80,55 @@ Int8ConvPacking packVnni(const int8_t* w, const int32_t* bias, int64_t M, int64_
 } // namespace
 
 Int8ConvPacking packInt8Conv(const int8_t* w, const int32_t* bias, int64_t M, int64_t group,
-                             int64_t K, int64_t taps, int32_t zpx, bool vnni) {
-  return vnni ? packVnni(w, bias, M, group, K, taps, zpx) : packPortable(w, bias, M, group, K, zpx);
+                             int64_t K, int64_t taps, int32_t zpx, Int8Isa isa) {
+  return isa == Int8Isa::Portable ? packPortable(w, bias, M, group, K, zpx)
+                                  : packQuads(w, bias, M, group, K, taps, zpx, isa);
+}
+
+Int8GemmPacking packInt8Gemm(const int8_t* b, const int32_t* c, const std::vector<int32_t>& Mq,
+                             const std::vector<int32_t>& Sq, int64_t K, int64_t N, int32_t zpa,
+                             Int8Isa isa) {
+  Int8GemmPacking p;
+  const bool quads = isa != Int8Isa::Portable;
+  // The quad kernels add 128 to every code of A.
+  const uint32_t shift = uint32_t(zpa) + (quads ? 128u : 0u);
+  const int64_t blocks = (N + 15) / 16, padded = quads ? blocks * 16 : N;
+  p.fold.assign(size_t(padded), 0);
+  p.M.assign(size_t(padded), 0);
+  p.S.assign(size_t(padded), 1);
+  for (int64_t j = 0; j < N; ++j) {
+    uint32_t sum = 0;
+    for (int64_t k = 0; k < K; ++k)
+      sum += uint32_t(int32_t(b[k * N + j]));
+    const int32_t cv = c ? c[j] : 0;
+    p.fold[size_t(j)] = int32_t(uint32_t(cv) + (0u - shift) * sum);
+    p.M[size_t(j)] = Mq[size_t(j)];
+    p.S[size_t(j)] = Sq[size_t(j)];
+  }
+  if (!quads) {
+    p.kernel = "ember_gemm_i8";
+    p.scratchBytes = size_t(N) * 4;
+    return p;
+  }
+  // [block][K4][16][4 codes] (vnni) or [block][K4][2][16][16-bit pair] (the others).
+  const int64_t K4 = (K + 3) / 4, vectors = isa == Int8Isa::Vnni ? 1 : 2;
+  p.kernel = std::string("ember_gemm_i8_") + int8IsaName(isa);
+  p.weights.assign(size_t(blocks * K4 * vectors * 64), 0);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < N; ++j) {
+      const int64_t blk = j / 16, lane = j % 16, q = k / 4, t = k % 4;
+      int8_t* v = p.weights.data() + (blk * K4 + q) * vectors * 64;
+      if (isa == Int8Isa::Vnni) {
+        v[lane * 4 + t] = b[k * N + j];
+        continue;
+      }
+      // Even bytes (t = 0, 2) in the first vector, odd ones (1, 3) in the second.
+      int8_t* at = v + (t % 2) * 64 + lane * 4 + (t / 2) * 2;
+      at[0] = b[k * N + j];
+      at[1] = b[k * N + j] < 0 ? int8_t(-1) : int8_t(0);
+    }
+  p.scratchBytes = size_t(16 * K4);
+  return p;
 }
 
 } // namespace ember::cpu

@@ -1,7 +1,10 @@
 #pragma once
-// Packing of the constant operands of the int8 packed-GEMM convolution (the kernels
-// ember_conv_i8 of libjit/Int8.cpp and ember_conv_i8_vnni of libjit/Int8Vnni.cpp): the
-// weights in the kernel's blocking and the bias with the input's zero point folded in.
+// Packing of the constant operands of the int8 packed-GEMM convolution and of the int8
+// Gemm (the kernels ember_conv_i8 / ember_gemm_i8 of libjit/Int8.cpp and their quad
+// variants of libjit/Int8Vnni.cpp): the weights in the kernel's blocking and the bias
+// with the input's zero point folded in.
+
+#include "Jit.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -19,9 +22,26 @@ struct Int8ConvPacking {
 };
 
 /// Packs the weights w [M][K] (K = C / group * taps, taps = KH * KW, codes of zero point
-/// 0) and the optional int32 bias of a convolution whose input has zero point `zpx`: for
-/// ember_conv_i8_vnni when `vnni` (the host has avx512vnni), else for ember_conv_i8.
+/// 0) and the optional int32 bias of a convolution whose input has zero point `zpx` for
+/// the kernel of `isa` (ember_conv_i8_vnni, _avx512bw, _avx2, or ember_conv_i8).
 Int8ConvPacking packInt8Conv(const int8_t* w, const int32_t* bias, int64_t M, int64_t group,
-                             int64_t K, int64_t taps, int32_t zpx, bool vnni);
+                             int64_t K, int64_t taps, int32_t zpx, Int8Isa isa);
+
+/// What an int8 Gemm with a constant B passes to its kernel.
+struct Int8GemmPacking {
+  std::string kernel;          ///< the libjit kernel to call
+  std::vector<int8_t> weights; ///< B in the kernel's blocking (or as it is: portable)
+  std::vector<int32_t> fold;   ///< per column: c - zp * colsum(B) (wrapping)
+  std::vector<int32_t> M, S;   ///< per column: the requantization (padded as fold)
+  size_t scratchBytes = 0;     ///< scratch the kernel needs per thread
+};
+
+/// Packs B [K][N] (codes of zero point 0), the columns' bias c (N values, or null) and
+/// multipliers (Mq, Sq) of a Gemm whose A has zero point `zpa`, for the kernel of `isa`
+/// (ember_gemm_i8_vnni, _avx512bw, _avx2, or ember_gemm_i8 which reads B in place:
+/// `weights` is then empty).
+Int8GemmPacking packInt8Gemm(const int8_t* b, const int32_t* c, const std::vector<int32_t>& Mq,
+                             const std::vector<int32_t>& Sq, int64_t K, int64_t N, int32_t zpa,
+                             Int8Isa isa);
 
 } // namespace ember::cpu

@@ -238,25 +238,72 @@ EMBER_KERNEL void ember_gemm_i8(const int8_t* a, const int8_t* b, const int32_t*
   }
 }
 
+namespace {
+
+/// Elements [i0, i1) of one row of ember_binary_i8 whose operands are contiguous, 16 at
+/// a time: the rescaled Add in int32 lanes (|t| < 2^30 and 2^(S-1) <= 2^30, so t + 2^(S-1)
+/// fits and the sum is requant()'s with M = 1 exactly), the Mul's product times M in
+/// int64 lanes; then the scalar requant() for the last elements.
+inline void binaryRowI8(int32_t isMul, const int8_t* a, const int8_t* b, int8_t* y, int64_t i0,
+                        int64_t i1, int32_t zpa, int32_t zpb, int32_t Ma, int32_t Mb, int32_t S,
+                        int32_t zpy, int32_t lo, int32_t hi) {
+  typedef int64_t L16 __attribute__((vector_size(128)));
+  int64_t i = i0;
+  for (; i + 16 <= i1; i += 16) {
+    B16 av, bv;
+    __builtin_memcpy(&av, a + i, sizeof av);
+    __builtin_memcpy(&bv, b + i, sizeof bv);
+    const I16 xa = __builtin_convertvector(av, I16) - zpa;
+    const I16 xb = __builtin_convertvector(bv, I16) - zpb;
+    I16 r;
+    if (isMul) {
+      L16 p = __builtin_convertvector(xa * xb, L16) * static_cast<int64_t>(Ma);
+      p = ((p + (int64_t(1) << (S - 1))) >> static_cast<int64_t>(S)) + static_cast<int64_t>(zpy);
+      p = __builtin_elementwise_max(p, (L16{} * 0) + static_cast<int64_t>(lo));
+      r = __builtin_convertvector(
+          __builtin_elementwise_min(p, (L16{} * 0) + static_cast<int64_t>(hi)), I16);
+    } else {
+      r = (((xa * Ma + xb * Mb) + (int32_t(1) << (S - 1))) >> S) + zpy;
+    }
+    r = __builtin_elementwise_min(__builtin_elementwise_max(r, I16{} + lo), I16{} + hi);
+    const B16 out = __builtin_convertvector(r, B16);
+    __builtin_memcpy(y + i, &out, sizeof out);
+  }
+  for (; i < i1; ++i) {
+    const int32_t xa = a[i] - zpa, xb = b[i] - zpb;
+    y[i] = isMul ? requant(xa * xb, Ma, S, zpy, lo, hi)
+                 : requant(xa * Ma + xb * Mb, 1, S, zpy, lo, hi);
+  }
+}
+
+} // namespace
+
 /// Rescaled Add (section 4.2: multipliers Ma, Mb, shift S) or, when isMul, Mul (4.3:
-/// requantization (Ma, S)) with broadcasting over a six-dimensional box.
+/// requantization (Ma, S)) with broadcasting over a six-dimensional box. The threads
+/// split the elements (in units of 64), so a box of one long row is shared too.
 EMBER_KERNEL void ember_binary_i8(int32_t isMul, const int8_t* a, const int8_t* b, int8_t* y,
                                   const int64_t* d, const int64_t* as, const int64_t* bs,
                                   int32_t zpa, int32_t zpb, int32_t Ma, int32_t Mb, int32_t S,
                                   int32_t zpy, int32_t lo, int32_t hi, int64_t tid, int64_t nth) {
-  const int64_t rows = d[0] * d[1] * d[2] * d[3] * d[4];
+  const int64_t rows = d[0] * d[1] * d[2] * d[3] * d[4], len = d[5];
   int64_t begin, end;
-  libjit::threadRange(rows, tid, nth, &begin, &end);
-  for (int64_t r = begin; r < end; ++r) {
+  libjit::threadRangeGrain(rows * len, 64, tid, nth, &begin, &end);
+  for (int64_t e = begin; e < end;) {
+    const int64_t r = e / len, i0 = e % len, i1 = end - r * len < len ? end - r * len : len;
     const libjit::Row5 row = libjit::decodeRow(r, d);
     const int8_t* ar = a + row.offset(as);
     const int8_t* br = b + row.offset(bs);
-    int8_t* yr = y + r * d[5];
-    for (int64_t i = 0; i < d[5]; ++i) {
-      const int32_t xa = ar[i * as[5]] - zpa, xb = br[i * bs[5]] - zpb;
-      yr[i] = isMul ? requant(xa * xb, Ma, S, zpy, lo, hi)
-                    : requant(xa * Ma + xb * Mb, 1, S, zpy, lo, hi);
+    int8_t* yr = y + r * len;
+    if (as[5] == 1 && bs[5] == 1) {
+      binaryRowI8(isMul, ar, br, yr, i0, i1, zpa, zpb, Ma, Mb, S, zpy, lo, hi);
+    } else {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int32_t xa = ar[i * as[5]] - zpa, xb = br[i * bs[5]] - zpb;
+        yr[i] = isMul ? requant(xa * xb, Ma, S, zpy, lo, hi)
+                      : requant(xa * Ma + xb * Mb, 1, S, zpy, lo, hi);
+      }
     }
+    e = r * len + i1;
   }
 }
 
@@ -279,38 +326,69 @@ EMBER_KERNEL void ember_lut_i8(const int8_t* x, const int8_t* table, int8_t* y, 
     y[i] = table[x[i] + 128];
 }
 
-/// MaxPool on codes (padding -128; the result keeps the input's parameters). Each output
-/// row starts at -128 and takes the maximum with every tap's run of positions inside the
-/// input (the range of ow is computed, so the inner loops have no bounds checks and
-/// vectorise).
+/// MaxPool on codes (padding -128; the result keeps the input's parameters). Each plane
+/// is first copied into the thread's scratch with -128 around it (rows of `pc` bytes:
+/// every tap of every 64-position block of an output row lies inside, codegen's
+/// maxPoolScratch), then blocks of 64 outputs take the maximum over the taps in a
+/// register and are stored once: at stride 1 each tap is one load, at stride 2 the even
+/// bytes of two, other strides gather.
 EMBER_KERNEL void ember_maxpool_i8(const int8_t* x, int8_t* y, int64_t planes, int64_t H, int64_t W,
                                    int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
                                    int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
-                                   int64_t tid, int64_t nth) {
+                                   int8_t* scratch, int64_t tid, int64_t nth) {
+  typedef int8_t B64 __attribute__((vector_size(64)));
+  const int64_t blocks = (OW + 63) / 64;
+  const int64_t pr = (OH - 1) * sh + (KH - 1) * dh + 1;
+  const int64_t pc = (blocks * 64 - 1) * sw + (KW - 1) * dw + 1 + 64;
+  int8_t* pad = scratch + tid * pr * pc;
   int64_t begin, end;
   libjit::threadRange(planes, tid, nth, &begin, &end);
   for (int64_t p = begin; p < end; ++p) {
     const int8_t* xp = x + p * H * W;
-    for (int64_t oh = 0; oh < OH; ++oh) {
-      int8_t* __restrict yr = y + (p * OH + oh) * OW;
-      for (int64_t ow = 0; ow < OW; ++ow)
-        yr[ow] = -128;
-      for (int64_t kh = 0; kh < KH; ++kh) {
-        const int64_t ih = oh * sh - ph + kh * dh;
-        if (ih < 0 || ih >= H)
-          continue;
-        for (int64_t kw = 0; kw < KW; ++kw) {
-          // iw = ow * sw + off lies in [0, W) for ow in [lo, hi).
-          const int64_t off = kw * dw - pw;
-          const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-          int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
-          hi = hi < OW ? hi : OW;
-          const int8_t* __restrict xr = xp + ih * W;
-          for (int64_t ow = lo; ow < hi; ++ow)
-            yr[ow] = xr[ow * sw + off] > yr[ow] ? xr[ow * sw + off] : yr[ow];
-        }
-      }
+    for (int64_t r = 0; r < pr; ++r) {
+      int8_t* row = pad + r * pc;
+      const int64_t ih = r - ph;
+      const int64_t c0 = pw < pc ? pw : pc;
+      const int64_t n = ih >= 0 && ih < H ? (W < pc - c0 ? W : pc - c0) : 0;
+      for (int64_t c = 0; c < c0; ++c)
+        row[c] = -128;
+      if (n > 0)
+        __builtin_memcpy(row + c0, xp + ih * W, size_t(n));
+      for (int64_t c = c0 + n; c < pc; ++c)
+        row[c] = -128;
     }
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t b = 0; b < blocks; ++b) {
+        B64 acc = B64{} + static_cast<int8_t>(-128);
+        for (int64_t kh = 0; kh < KH; ++kh)
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const int8_t* at = pad + (oh * sh + kh * dh) * pc + b * 64 * sw + kw * dw;
+            B64 v;
+            if (sw == 1) {
+              __builtin_memcpy(&v, at, sizeof v);
+            } else if (sw == 2) {
+              B64 v0, v1;
+              __builtin_memcpy(&v0, at, sizeof v0);
+              __builtin_memcpy(&v1, at + 64, sizeof v1);
+              v = __builtin_shufflevector(v0, v1, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                                          28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54,
+                                          56, 58, 60, 62, 64, 66, 68, 70, 72, 74, 76, 78, 80, 82,
+                                          84, 86, 88, 90, 92, 94, 96, 98, 100, 102, 104, 106, 108,
+                                          110, 112, 114, 116, 118, 120, 122, 124, 126);
+            } else {
+              for (int j = 0; j < 64; ++j)
+                v[j] = at[j * sw];
+            }
+            acc = acc > v ? acc : v;
+          }
+        int8_t* yr = y + (p * OH + oh) * OW + b * 64;
+        const int64_t cols = OW - b * 64 < 64 ? OW - b * 64 : 64;
+        if (cols == 64)
+          __builtin_memcpy(yr, &acc, sizeof acc);
+        else
+          for (int64_t j = 0; j < cols; ++j)
+            yr[j] = acc[j];
+      }
   }
 }
 

@@ -1,13 +1,21 @@
-// The int8 convolutions with AVX512-VNNI (vpdpbusd: 16 int32 lanes, each adding four
-// u8 x s8 products), bit-exact with ember_conv_i8 and ember_dwconv_i8 (libjit/Int8.cpp)
-// and so with the interpreter: the activations are shifted to unsigned (u = x + 128, the
-// same bits with the sign bit flipped; padding is zp_x + 128), so sum u * w = sum (x -
-// zp_x) * w + (zp_x + 128) * sum w, and the bias folds -(zp_x + 128) * sum w in (codegen
-// (codegen/Int8Packing.cpp) for the packed GEMM, the kernel for the depthwise one).
-// vpdpbusd adds without saturation, so every int32 sum wraps as docs/numerics.md
-// section 4 requires. The kernels are chosen at compile time only when the host has
-// avx512vnni, bw and vl (hostHasAvx512Vnni in Jit.cpp); their target attributes let this
-// file compile to bitcode for any x86-64 host.
+// The int8 convolutions and Gemm on x86 quads of bytes, bit-exact with ember_conv_i8,
+// ember_dwconv_i8 and ember_gemm_i8 (libjit/Int8.cpp) and so with the interpreter. The
+// activations are shifted to unsigned (u = x + 128, the same bits with the sign bit
+// flipped; padding is zp_x + 128), so sum u * w = sum (x - zp_x) * w + (zp_x + 128) *
+// sum w, and the bias folds -(zp_x + 128) * sum w in (codegen/Int8Packing.cpp, or the
+// depthwise kernel itself). Each int32 lane adds the products of four consecutive
+// reduction values ("a quad"), in one of three ways (docs/compiler.md, "Int8 kernels"):
+//   kVnni     vpdpbusd (AVX512-VNNI): u8 x s8, four products per lane and instruction;
+//   kBw       AVX512-BW: the quad split into its even and odd bytes as 16-bit lanes
+//             (vpandd / vpsrlw), two vpmaddwd (s16 x s16 -> s32 pairs) and two vpaddd;
+//             the weights come packed as those 16-bit pairs;
+//   kAvx2     the same on 256-bit registers (a 16-lane vector as two halves).
+// Every product u * w fits 16 bits signed and every pair sum 32 bits, so the three
+// give the same int32 sums modulo 2^32 (vpdpbusd adds without saturation), which is
+// what docs/numerics.md section 4 requires. The kernel is chosen at code generation
+// (int8Isa() in Jit.cpp: the host's best, or $EMBER_CPU_INT8_ISA); the target
+// attributes below only let this file compile to bitcode for any x86-64 host (the JIT
+// gives every function the host's features).
 #include "ConvPanel.h"
 #include "Libjit.h"
 
@@ -15,7 +23,8 @@
 
 #include <immintrin.h>
 
-#define EMBER_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"), always_inline))
+#define EMBER_X86_TARGET "avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni"
+#define EMBER_VNNI __attribute__((target(EMBER_X86_TARGET), always_inline))
 
 namespace {
 
@@ -182,22 +191,70 @@ EMBER_VNNI inline B16 requantRow(U16 acc, int32_t fold, int32_t M, int32_t S, in
   return __builtin_convertvector(p, B16);
 }
 
-/// acc[i] += sum over the K4 quads of panel[q] . a[q][i] (vpdpbusd), then requantized
-/// rows [0, rows) of columns [0, cols) into y (row stride P).
-EMBER_VNNI inline void vnniBlock(const int8_t* panel, const int8_t* a, int64_t K4,
-                                 const int32_t* fold, const int32_t* Mq, const int32_t* Sq,
-                                 int8_t* y, int64_t P, int64_t rows, int64_t cols, int32_t zpy,
-                                 int32_t lo, int32_t hi) {
+/// requantRow with one multiplier, shift and fold per lane (a Gemm's lanes are output
+/// channels).
+EMBER_VNNI inline B16 requantLanes(U16 acc, const int32_t* fold, const int32_t* M, const int32_t* S,
+                                   int32_t zp, int32_t lo, int32_t hi) {
+  U16 f;
+  I16 m, sh;
+  __builtin_memcpy(&f, fold, sizeof f);
+  __builtin_memcpy(&m, M, sizeof m);
+  __builtin_memcpy(&sh, S, sizeof sh);
+  const L16 s = __builtin_convertvector((I16)(acc + f), L16);
+  const L16 s64 = __builtin_convertvector(sh, L16);
+  L16 p = s * __builtin_convertvector(m, L16);
+  p = ((p + ((L16{} * 0 + 1) << (s64 - 1))) >> s64) + static_cast<int64_t>(zp);
+  p = __builtin_elementwise_max(p, (L16{} * 0) + static_cast<int64_t>(lo));
+  p = __builtin_elementwise_min(p, (L16{} * 0) + static_cast<int64_t>(hi));
+  return __builtin_convertvector(p, B16);
+}
+
+/// The three ways of adding a quad's four products to a lane (see the top of the file).
+enum Isa { kVnni, kBw, kAvx2 };
+
+/// The first `cols` (<= 16) codes of `out` to y.
+EMBER_VNNI inline void storeCodes(int8_t* y, B16 out, int64_t cols) {
+  if (cols == kNR)
+    __builtin_memcpy(y, &out, sizeof out);
+  else
+    for (int64_t j = 0; j < cols; ++j)
+      y[j] = out[j];
+}
+
+/// The weight bytes of one quad of one output channel in the kernel's packing: four
+/// codes (kVnni) or the 16-bit pairs (w0, w2) and (w1, w3) (kBw, kAvx2).
+constexpr int64_t quadBytes(Isa isa) {
+  return isa == kVnni ? 4 : 8;
+}
+
+/// acc[i] += sum over the K4 quads of panel[q] . a[q][i], then requantized rows [0,
+/// rows) of columns [0, cols) into y (row stride P); 512-bit registers (kVnni, kBw).
+template <Isa I>
+EMBER_VNNI inline void block512(const int8_t* panel, const int8_t* a, int64_t K4,
+                                const int32_t* fold, const int32_t* Mq, const int32_t* Sq,
+                                int8_t* y, int64_t P, int64_t rows, int64_t cols, int32_t zpy,
+                                int32_t lo, int32_t hi) {
   __m512i acc[kMR];
   for (int i = 0; i < kMR; ++i)
     acc[i] = _mm512_setzero_si512();
+  const __m512i evenBytes = _mm512_set1_epi32(0x00FF00FF);
   for (int64_t q = 0; q < K4; ++q) {
     const __m512i b = _mm512_loadu_si512(panel + q * 4 * kNR);
-    const int8_t* aq = a + q * 4 * kMR;
-    for (int i = 0; i < kMR; ++i) {
-      int32_t w4;
-      __builtin_memcpy(&w4, aq + 4 * i, sizeof(w4));
-      acc[i] = _mm512_dpbusd_epi32(acc[i], b, _mm512_set1_epi32(w4));
+    const int8_t* aq = a + q * quadBytes(I) * kMR;
+    if constexpr (I == kVnni) {
+      for (int i = 0; i < kMR; ++i) {
+        int32_t w4;
+        __builtin_memcpy(&w4, aq + 4 * i, sizeof(w4));
+        acc[i] = _mm512_dpbusd_epi32(acc[i], b, _mm512_set1_epi32(w4));
+      }
+    } else {
+      const __m512i even = _mm512_and_si512(b, evenBytes), odd = _mm512_srli_epi16(b, 8);
+      for (int i = 0; i < kMR; ++i) {
+        int32_t w[2];
+        __builtin_memcpy(w, aq + 8 * i, sizeof(w));
+        acc[i] = _mm512_add_epi32(acc[i], _mm512_madd_epi16(even, _mm512_set1_epi32(w[0])));
+        acc[i] = _mm512_add_epi32(acc[i], _mm512_madd_epi16(odd, _mm512_set1_epi32(w[1])));
+      }
     }
   }
   const __mmask16 keep = static_cast<__mmask16>(laneRange(0, cols));
@@ -207,20 +264,52 @@ EMBER_VNNI inline void vnniBlock(const int8_t* panel, const int8_t* a, int64_t K
   }
 }
 
-} // namespace
+/// block512<kBw> on 256-bit registers: each 16-lane panel vector as two halves, four
+/// output channels at a time (8 accumulators).
+EMBER_VNNI inline void blockAvx2(const int8_t* panel, const int8_t* a, int64_t K4,
+                                 const int32_t* fold, const int32_t* Mq, const int32_t* Sq,
+                                 int8_t* y, int64_t P, int64_t rows, int64_t cols, int32_t zpy,
+                                 int32_t lo, int32_t hi) {
+  constexpr int64_t R = 4;
+  const __m256i evenBytes = _mm256_set1_epi32(0x00FF00FF);
+  for (int64_t r0 = 0; r0 < rows; r0 += R) {
+    __m256i acc[R][2];
+    for (int64_t i = 0; i < R; ++i)
+      acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+    for (int64_t q = 0; q < K4; ++q) {
+      const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + q * 64));
+      const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + q * 64 + 32));
+      const __m256i e0 = _mm256_and_si256(b0, evenBytes), o0 = _mm256_srli_epi16(b0, 8);
+      const __m256i e1 = _mm256_and_si256(b1, evenBytes), o1 = _mm256_srli_epi16(b1, 8);
+      const int8_t* aq = a + (q * kMR + r0) * 8;
+      for (int64_t i = 0; i < R; ++i) {
+        int32_t w[2];
+        __builtin_memcpy(w, aq + 8 * i, sizeof(w));
+        const __m256i we = _mm256_set1_epi32(w[0]), wo = _mm256_set1_epi32(w[1]);
+        acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(e0, we));
+        acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(o0, wo));
+        acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(e1, we));
+        acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(o1, wo));
+      }
+    }
+    for (int64_t i = 0; i < R && r0 + i < rows; ++i) {
+      U16 v;
+      __builtin_memcpy(&v, &acc[i][0], 32);
+      __builtin_memcpy(reinterpret_cast<char*>(&v) + 32, &acc[i][1], 32);
+      const int64_t r = r0 + i;
+      storeCodes(y + r * P, requantRow(v, fold[r], Mq[r], Sq[r], zpy, lo, hi), cols);
+    }
+  }
+}
 
-/// ember_conv_i8 with vpdpbusd: wp packed [group][M/MR blocks][K4][MR][4] (MR = 16) where
-/// the K4 = KH * KW * ceil(cg / 4) quads are tap-major, quad (tap, c4) holding channels
-/// 4 c4 .. 4 c4 + 3 (zero past the group's channels and past its output channels);
-/// fold[m] = b[m] - (zp_x + 128) * sum w[m]; scratch holds (K + 4 K4) * 16 bytes per
-/// thread (packPanel's rows and the panel).
-EMBER_KERNEL __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void
-ember_conv_i8_vnni(const int8_t* x, const int8_t* wp, const int32_t* fold, const int32_t* Mq,
-                   const int32_t* Sq, int8_t* y, int64_t N, int64_t C, int64_t H, int64_t W,
-                   int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
-                   int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t group,
-                   int32_t zpx, int32_t zpy, int32_t lo, int32_t hi, int8_t* scratch, int64_t tid,
-                   int64_t nth) {
+/// ember_conv_i8 on quads (the kernels ember_conv_i8_vnni, _avx512bw, _avx2 below).
+template <Isa I>
+EMBER_VNNI inline void
+convQuads(const int8_t* x, const int8_t* wp, const int32_t* fold, const int32_t* Mq,
+          const int32_t* Sq, int8_t* y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
+          int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
+          int64_t pw, int64_t dh, int64_t dw, int64_t group, int32_t zpx, int32_t zpy, int32_t lo,
+          int32_t hi, int8_t* scratch, int64_t tid, int64_t nth) {
   // A 1 x 1 convolution of stride 1 without padding reads each plane as one row, so
   // that a panel is one run of positions.
   const bool flat = KH == 1 && KW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
@@ -240,7 +329,7 @@ ember_conv_i8_vnni(const int8_t* x, const int8_t* wp, const int32_t* fold, const
     const int64_t chunk = item % chunks, unit = item / chunks;
     const int64_t pi = unit % panels, ng = unit / panels, grp = ng % group, n = ng / group;
     const int64_t p0 = pi * kNR;
-    if (maskedGather(g)) {
+    if (I != kAvx2 && maskedGather(g)) {
       PanelPlan plan;
       planPanel(g, p0, &plan);
       gatherPanel(plan, x + (n * C + grp * cg) * H * W, g, cg, H * W, static_cast<int8_t>(zpx),
@@ -255,11 +344,38 @@ ember_conv_i8_vnni(const int8_t* x, const int8_t* wp, const int32_t* fold, const
     for (int64_t mb = chunk * mblocks / chunks; mb < mbEnd; ++mb) {
       const int64_t m0 = grp * mg + mb * kMR;
       const int64_t nrows = mg - mb * kMR < kMR ? mg - mb * kMR : kMR;
-      vnniBlock(panel, wp + (grp * mblocks + mb) * K4 * 4 * kMR, K4, fold + m0, Mq + m0, Sq + m0,
-                y + (n * M + m0) * P + p0, P, nrows, cols, zpy, lo, hi);
+      const int8_t* a = wp + (grp * mblocks + mb) * K4 * quadBytes(I) * kMR;
+      int8_t* yb = y + (n * M + m0) * P + p0;
+      if constexpr (I == kAvx2)
+        blockAvx2(panel, a, K4, fold + m0, Mq + m0, Sq + m0, yb, P, nrows, cols, zpy, lo, hi);
+      else
+        block512<I>(panel, a, K4, fold + m0, Mq + m0, Sq + m0, yb, P, nrows, cols, zpy, lo, hi);
     }
   }
 }
+
+} // namespace
+
+/// The packed-GEMM int8 convolution on quads: wp packed [group][M/MR blocks][K4][MR][q]
+/// (MR = 16) where the K4 = KH * KW * ceil(cg / 4) quads are tap-major, quad (tap, c4)
+/// holding channels 4 c4 .. 4 c4 + 3 (zero past the group's channels and past its output
+/// channels) as q = 4 codes (vnni) or the 16-bit pairs (w0, w2), (w1, w3) (avx512bw,
+/// avx2); fold[m] = b[m] - (zp_x + 128) * sum w[m]; scratch holds (K + 4 K4) * 16 bytes
+/// per thread (packPanel's rows and the panel).
+#define EMBER_CONV_QUADS(name, isa)                                                                \
+  EMBER_KERNEL __attribute__((target(EMBER_X86_TARGET))) void name(                                \
+      const int8_t* x, const int8_t* wp, const int32_t* fold, const int32_t* Mq,                   \
+      const int32_t* Sq, int8_t* y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,         \
+      int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,          \
+      int64_t pw, int64_t dh, int64_t dw, int64_t group, int32_t zpx, int32_t zpy, int32_t lo,     \
+      int32_t hi, int8_t* scratch, int64_t tid, int64_t nth) {                                     \
+    convQuads<isa>(x, wp, fold, Mq, Sq, y, N, C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw,  \
+                   group, zpx, zpy, lo, hi, scratch, tid, nth);                                    \
+  }
+EMBER_CONV_QUADS(ember_conv_i8_vnni, kVnni)
+EMBER_CONV_QUADS(ember_conv_i8_avx512bw, kBw)
+EMBER_CONV_QUADS(ember_conv_i8_avx2, kAvx2)
+#undef EMBER_CONV_QUADS
 
 /// The portable depthwise kernel (libjit/Int8.cpp), for the geometries the VNNI one does
 /// not handle.
@@ -271,6 +387,8 @@ EMBER_KERNEL void ember_dwconv_i8(const int8_t* x, const int8_t* w, const int32_
                                   int32_t zpy, int32_t lo, int32_t hi, int32_t* scratch,
                                   int64_t tid, int64_t nth);
 
+namespace {
+
 /// Bytes [lo, hi) of a 64-byte mask (0 <= lo, hi <= 64).
 inline uint64_t byteRange(int64_t lo, int64_t hi) {
   if (hi <= lo)
@@ -279,25 +397,24 @@ inline uint64_t byteRange(int64_t lo, int64_t hi) {
   return upto & ~((uint64_t(1) << lo) - 1);
 }
 
-/// The largest number of weight quads (KH * ceil(KW / 4)) of ember_dwconv_i8_vnni.
+/// The largest number of weight quads (KH * ceil(KW / 4)) of the depthwise kernel.
 constexpr int kMaxQuads = 64;
 
-/// ember_dwconv_i8 with vpdpbusd (same arguments). Lanes are 16 consecutive positions of
-/// one output row; per kernel row and quad of kernel columns, one masked 64-byte load of
-/// the input row (codes outside the input read as zp_x, so they add nothing to the
-/// sum of (x - zp_x) * w), a vpermd
-/// and a vpshufb put the four taps of each lane side by side (byte 4j + t = input column
-/// j * sw + t * dw of the load), and vpdpbusd adds them times the quad's weights (zero
-/// past KW). fold = b[m] - (zp_x + 128) * sum w[m] is computed here, per channel. The
-/// windows fit when sw + dw <= 5; other geometries go to ember_dwconv_i8 (which uses the
-/// OW int32 of scratch per thread).
-EMBER_KERNEL __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void
-ember_dwconv_i8_vnni(const int8_t* x, const int8_t* w, const int32_t* bias, const int32_t* Mq,
-                     const int32_t* Sq, int8_t* y, int64_t N, int64_t C, int64_t H, int64_t W,
-                     int64_t M, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
-                     int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int32_t zpx,
-                     int32_t zpy, int32_t lo, int32_t hi, int32_t* scratch, int64_t tid,
-                     int64_t nth) {
+/// ember_dwconv_i8 on quads (kVnni, kBw; same arguments). Lanes are 16 consecutive
+/// positions of one output row; per kernel row and quad of kernel columns, one masked
+/// 64-byte load of the input row (codes outside the input read as zp_x, so they add
+/// nothing to the sum of (x - zp_x) * w), a vpermd and a vpshufb put the four taps of
+/// each lane side by side (byte 4j + t = input column j * sw + t * dw of the load), and
+/// the quad's weights (zero past KW) multiply them. fold = b[m] - (zp_x + 128) * sum
+/// w[m] is computed here, per channel. The windows fit when sw + dw <= 5; other
+/// geometries go to ember_dwconv_i8 (which uses the OW int32 of scratch per thread).
+template <Isa I>
+EMBER_VNNI inline void
+dwconvQuads(const int8_t* x, const int8_t* w, const int32_t* bias, const int32_t* Mq,
+            const int32_t* Sq, int8_t* y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M,
+            int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
+            int64_t pw, int64_t dh, int64_t dw, int32_t zpx, int32_t zpy, int32_t lo, int32_t hi,
+            int32_t* scratch, int64_t tid, int64_t nth) {
   const int64_t QW = (KW + 3) / 4;
   if (sw < 1 || dw < 1 || sw + dw > 5 || KH * QW > kMaxQuads) {
     ember_dwconv_i8(x, w, bias, Mq, Sq, y, N, C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw,
@@ -315,8 +432,9 @@ ember_dwconv_i8_vnni(const int8_t* x, const int8_t* w, const int32_t* bias, cons
   const __m512i windows = _mm512_loadu_si512(dwords), taps = _mm512_loadu_si512(bytes);
   const __m512i zp = _mm512_set1_epi8(static_cast<char>(zpx));
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(-128));
+  const __m512i evenBytes = _mm512_set1_epi32(0x00FF00FF);
   const int64_t mult = M / C;
-  int32_t quads[kMaxQuads];
+  int32_t quads[kMaxQuads], evens[kMaxQuads], odds[kMaxQuads];
   int64_t begin, end;
   libjit::threadRange(N * M, tid, nth, &begin, &end);
   for (int64_t item = begin; item < end; ++item) {
@@ -327,12 +445,16 @@ ember_dwconv_i8_vnni(const int8_t* x, const int8_t* w, const int32_t* bias, cons
     for (int64_t kh = 0; kh < KH; ++kh)
       for (int64_t q = 0; q < QW; ++q) {
         uint32_t quad = 0;
+        int16_t pair[4] = {0, 0, 0, 0};
         for (int64_t t = 0; t < 4 && 4 * q + t < KW; ++t) {
           const int8_t v = wm[kh * KW + 4 * q + t];
           quad |= uint32_t(uint8_t(v)) << (8 * t);
+          pair[(t % 2) * 2 + t / 2] = v; // (w0, w2), (w1, w3)
           sum += static_cast<uint32_t>(int32_t(v));
         }
         quads[kh * QW + q] = static_cast<int32_t>(quad);
+        __builtin_memcpy(&evens[kh * QW + q], pair, 4);
+        __builtin_memcpy(&odds[kh * QW + q], pair + 2, 4);
       }
     const int32_t fold = static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[m] : 0) -
                                               (static_cast<uint32_t>(zpx) + 128u) * sum);
@@ -350,9 +472,16 @@ ember_dwconv_i8_vnni(const int8_t* x, const int8_t* w, const int32_t* bias, cons
             const bool rowInside = ih >= 0 && ih < H;
             const void* at = reinterpret_cast<const void*>(xc + uintptr_t(ih * W + s0));
             __m512i v = _mm512_mask_loadu_epi8(zp, rowInside ? inside : 0, at);
-            v = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(windows, v), taps);
-            acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(v, flip),
-                                      _mm512_set1_epi32(quads[kh * QW + q]));
+            v = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_permutexvar_epi32(windows, v), taps),
+                                 flip);
+            const int64_t wq = kh * QW + q;
+            if constexpr (I == kVnni) {
+              acc = _mm512_dpbusd_epi32(acc, v, _mm512_set1_epi32(quads[wq]));
+            } else {
+              const __m512i even = _mm512_and_si512(v, evenBytes), odd = _mm512_srli_epi16(v, 8);
+              acc = _mm512_add_epi32(acc, _mm512_madd_epi16(even, _mm512_set1_epi32(evens[wq])));
+              acc = _mm512_add_epi32(acc, _mm512_madd_epi16(odd, _mm512_set1_epi32(odds[wq])));
+            }
           }
         }
         const B16 out = requantRow((U16)acc, fold, Mq[m], Sq[m], zpy, lo, hi);
@@ -362,5 +491,132 @@ ember_dwconv_i8_vnni(const int8_t* x, const int8_t* w, const int32_t* bias, cons
       }
   }
 }
+
+/// Rows of A per register block of the Gemm and 16-column blocks per item (kVnni, kBw;
+/// kAvx2 takes two rows and one block: 16 ymm registers).
+constexpr int64_t kGemmRows = 4, kGemmBlocks = 4;
+
+/// One item of the Gemm on quads: rows [r0, r0 + nr) of A (nr <= R) against the column
+/// blocks [b0, b0 + nb) (nb <= NB); aq holds the rows' codes + 128 as K4 quads each.
+template <Isa I, int R, int NB>
+EMBER_VNNI inline void gemmItem(const int32_t* aq, const int8_t* bp, const int32_t* fold,
+                                const int32_t* Mq, const int32_t* Sq, int8_t* y, int64_t N,
+                                int64_t K4, int64_t r0, int64_t nr, int64_t b0, int64_t nb,
+                                int32_t zpy, int32_t lo, int32_t hi) {
+  constexpr int H = I == kAvx2 ? 2 : 1; // registers per 16 lanes
+  typedef __attribute__((vector_size(64 / H))) int32_t V;
+  const int64_t blockBytes = K4 * 64 * (I == kVnni ? 1 : 2);
+  V acc[R][NB][H];
+  for (int r = 0; r < R; ++r)
+    for (int b = 0; b < NB; ++b)
+      for (int h = 0; h < H; ++h)
+        acc[r][b][h] = V{} * 0;
+  for (int64_t q = 0; q < K4; ++q) {
+    V wv[NB][2][H];
+    for (int b = 0; b < NB && b < nb; ++b)
+      for (int e = 0; e < (I == kVnni ? 1 : 2); ++e)
+        for (int h = 0; h < H; ++h)
+          __builtin_memcpy(&wv[b][e][h],
+                           bp + (b0 + b) * blockBytes + (q * (I == kVnni ? 1 : 2) + e) * 64 +
+                               h * (64 / H),
+                           sizeof(V));
+    for (int r = 0; r < R; ++r) {
+      if (r >= nr)
+        break;
+      const uint32_t u = static_cast<uint32_t>(aq[r * K4 + q]);
+      for (int b = 0; b < NB && b < nb; ++b)
+        for (int h = 0; h < H; ++h) {
+          if constexpr (I == kVnni) {
+            acc[r][b][h] = (V)_mm512_dpbusd_epi32((__m512i)acc[r][b][h], _mm512_set1_epi32(int(u)),
+                                                  (__m512i)wv[b][0][h]);
+          } else if constexpr (I == kBw) {
+            const __m512i e = _mm512_set1_epi32(int(u & 0x00FF00FFu));
+            const __m512i o = _mm512_set1_epi32(int((u >> 8) & 0x00FF00FFu));
+            __m512i s =
+                _mm512_add_epi32((__m512i)acc[r][b][h], _mm512_madd_epi16(e, (__m512i)wv[b][0][h]));
+            acc[r][b][h] = (V)_mm512_add_epi32(s, _mm512_madd_epi16(o, (__m512i)wv[b][1][h]));
+          } else {
+            const __m256i e = _mm256_set1_epi32(int(u & 0x00FF00FFu));
+            const __m256i o = _mm256_set1_epi32(int((u >> 8) & 0x00FF00FFu));
+            __m256i s =
+                _mm256_add_epi32((__m256i)acc[r][b][h], _mm256_madd_epi16(e, (__m256i)wv[b][0][h]));
+            acc[r][b][h] = (V)_mm256_add_epi32(s, _mm256_madd_epi16(o, (__m256i)wv[b][1][h]));
+          }
+        }
+    }
+  }
+  for (int r = 0; r < R && r < nr; ++r)
+    for (int b = 0; b < NB && b < nb; ++b) {
+      U16 v;
+      for (int h = 0; h < H; ++h)
+        __builtin_memcpy(reinterpret_cast<char*>(&v) + h * (64 / H), &acc[r][b][h], sizeof(V));
+      const int64_t n0 = (b0 + b) * 16;
+      const B16 out = requantLanes(v, fold + n0, Mq + n0, Sq + n0, zpy, lo, hi);
+      storeCodes(y + (r0 + r) * N + n0, out, N - n0 < 16 ? N - n0 : 16);
+    }
+}
+
+/// ember_gemm_i8 on quads (the kernels ember_gemm_i8_vnni, _avx512bw, _avx2 below).
+template <Isa I>
+EMBER_VNNI inline void gemmQuads(const int8_t* a, const int8_t* bp, const int32_t* fold,
+                                 const int32_t* Mq, const int32_t* Sq, int8_t* y, int64_t rows,
+                                 int64_t N, int64_t K, int32_t zpy, int32_t lo, int32_t hi,
+                                 int8_t* scratch, int64_t tid, int64_t nth) {
+  constexpr int64_t R = I == kAvx2 ? 2 : kGemmRows, NB = I == kAvx2 ? 1 : kGemmBlocks;
+  const int64_t K4 = (K + 3) / 4, blocks = (N + 15) / 16;
+  const int64_t rowBlocks = (rows + R - 1) / R, colGroups = (blocks + NB - 1) / NB;
+  int32_t* aq = reinterpret_cast<int32_t*>(scratch) + tid * R * K4;
+  int64_t begin, end, copied = -1;
+  libjit::threadRange(rowBlocks * colGroups, tid, nth, &begin, &end);
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t rb = item / colGroups, cgi = item % colGroups;
+    const int64_t r0 = rb * R, nr = rows - r0 < R ? rows - r0 : R;
+    if (rb != copied) { // the rows' codes + 128 as quads, zero bytes past K
+      for (int64_t r = 0; r < nr; ++r) {
+        uint8_t* dst = reinterpret_cast<uint8_t*>(aq + r * K4);
+        const int8_t* src = a + (r0 + r) * K;
+        for (int64_t k = 0; k < 4 * K4; ++k)
+          dst[k] = k < K ? static_cast<uint8_t>(src[k] ^ static_cast<int8_t>(-128)) : 0;
+      }
+      copied = rb;
+    }
+    const int64_t b0 = cgi * NB, nb = blocks - b0 < NB ? blocks - b0 : NB;
+    gemmItem<I, R, NB>(aq, bp, fold, Mq, Sq, y, N, K4, r0, nr, b0, nb, zpy, lo, hi);
+  }
+}
+
+} // namespace
+
+/// ember_dwconv_i8 on quads: vpdpbusd (vnni) or the 16-bit pairs (avx512bw).
+#define EMBER_DWCONV_QUADS(name, isa)                                                              \
+  EMBER_KERNEL __attribute__((target(EMBER_X86_TARGET))) void name(                                \
+      const int8_t* x, const int8_t* w, const int32_t* bias, const int32_t* Mq, const int32_t* Sq, \
+      int8_t* y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW,    \
+      int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,          \
+      int64_t dw, int32_t zpx, int32_t zpy, int32_t lo, int32_t hi, int32_t* scratch, int64_t tid, \
+      int64_t nth) {                                                                               \
+    dwconvQuads<isa>(x, w, bias, Mq, Sq, y, N, C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, \
+                     zpx, zpy, lo, hi, scratch, tid, nth);                                         \
+  }
+EMBER_DWCONV_QUADS(ember_dwconv_i8_vnni, kVnni)
+EMBER_DWCONV_QUADS(ember_dwconv_i8_avx512bw, kBw)
+#undef EMBER_DWCONV_QUADS
+
+/// y[r, n] = requant(fold[n] + sum_k (a[r, k] + 128) * b[k, n]) with b packed in blocks
+/// of 16 columns, [block][K4][16][4 codes] (vnni) or [block][K4][2][16][16-bit pair]
+/// (the pairs (b0, b2) then (b1, b3) of each quad; avx512bw, avx2), zero past K and N;
+/// fold[n] = c[n] - (zp_a + 128) * colsum(b); fold, Mq and Sq padded to whole blocks.
+/// Scratch: 16 * ceil(K / 4) bytes per thread.
+#define EMBER_GEMM_QUADS(name, isa)                                                                \
+  EMBER_KERNEL __attribute__((target(EMBER_X86_TARGET))) void name(                                \
+      const int8_t* a, const int8_t* bp, const int32_t* fold, const int32_t* Mq,                   \
+      const int32_t* Sq, int8_t* y, int64_t rows, int64_t N, int64_t K, int32_t zpy, int32_t lo,   \
+      int32_t hi, int8_t* scratch, int64_t tid, int64_t nth) {                                     \
+    gemmQuads<isa>(a, bp, fold, Mq, Sq, y, rows, N, K, zpy, lo, hi, scratch, tid, nth);            \
+  }
+EMBER_GEMM_QUADS(ember_gemm_i8_vnni, kVnni)
+EMBER_GEMM_QUADS(ember_gemm_i8_avx512bw, kBw)
+EMBER_GEMM_QUADS(ember_gemm_i8_avx2, kAvx2)
+#undef EMBER_GEMM_QUADS
 
 #endif // __x86_64__
