@@ -1,6 +1,7 @@
 // The Python extension `ember._ember`: ember.Program, ember.isa's loaders, and Ember's
 // errors as Python exceptions (the tools' messages, word for word). NumPy arrays in and
 // out; python/ember/__init__.py is the public face.
+#include "Dse.h"
 #include "Program.h"
 
 #include "ember/devices/Devices.h"
@@ -224,4 +225,5 @@ PYBIND11_MODULE(_ember, m) {
       "the JSON path and the reason when it is not valid.");
   m.def("default_isa_path", &isa::IsaDescription::defaultPath);
   m.def("backends", &backendNames, "The backends of this build (interp, cpu, npu).");
+  python::bindDse(m);
 }

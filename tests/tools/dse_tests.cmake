@@ -104,3 +104,17 @@ if(EMBER_YOSYS AND EMBER_SYNTH_TESTS)
   set_tests_properties(tools.ember_dse.area PROPERTIES LABELS "tools;rtl;long"
                        FIXTURES_REQUIRED ember_model_zoo_32 TIMEOUT 1500)
 endif()
+
+# The Dask engine (docs/dse.md, issue 44): a real scheduler and two workers on 127.0.0.1
+# (free ports, killed in every case), a 27-point sweep over two tiny models compared with
+# the local run's CSV byte for byte (rows sorted, host_seconds blanked), an interrupted
+# sweep resumed (only the rest evaluated), ember.dse.sweep(client=...), and a worker
+# killed mid-sweep (every row once). Skipped (77) without python3-distributed.
+if(EMBER_PYTHON_PATH)
+  add_test(NAME tools.ember_dse.dask
+           COMMAND ${EMBER_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/dse_dask_check.py ${_dse}
+                   ${_dse_out}/dask)
+  set_tests_properties(tools.ember_dse.dask PROPERTIES LABELS "tools;dse;python" TIMEOUT 300
+                       SKIP_RETURN_CODE 77
+                       ENVIRONMENT "PYTHONPATH=${EMBER_PYTHON_PATH}")
+endif()

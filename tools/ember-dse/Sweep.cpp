@@ -179,6 +179,41 @@ void refused(Result& r, const Point& p, const Model& m, Status status, std::stri
   r.message = "compiles with " + formatGrown(g) + "; on this description: " + r.message;
 }
 
+std::vector<Result> rowsForAll(const Point& p, const std::vector<Model>& models, Status s,
+                               const std::string& message) {
+  std::vector<Result> rows;
+  for (const Model& m : models) {
+    Result r;
+    r.point = p.index;
+    r.model = m.name;
+    r.status = s;
+    r.message = message;
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+/// The child of one point: evaluates it and writes its rows to `file`; never returns.
+[[noreturn]] void childMain(const Point& p, const std::vector<Model>& models, bool check,
+                            const std::string& file) {
+  int status = 0;
+  try {
+    const isa::IsaDescription desc = isa::IsaDescription::loadString(p.description.dump(), p.file);
+    json rows = json::array();
+    for (const Result& r : evaluatePoint(p, desc, models, check))
+      rows.push_back(toJson(r));
+    writeFileAtomic(file, rows.dump());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ember-dse: point %zu: %s\n", p.index, e.what());
+    status = 1;
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(status);
+}
+
+} // namespace
+
 Result evaluateModel(const Point& p, const isa::IsaDescription& desc, const Model& m, bool check) {
   Result r;
   r.point = p.index;
@@ -237,41 +272,6 @@ Result evaluateModel(const Point& p, const isa::IsaDescription& desc, const Mode
   }
   return r;
 }
-
-std::vector<Result> rowsForAll(const Point& p, const std::vector<Model>& models, Status s,
-                               const std::string& message) {
-  std::vector<Result> rows;
-  for (const Model& m : models) {
-    Result r;
-    r.point = p.index;
-    r.model = m.name;
-    r.status = s;
-    r.message = message;
-    rows.push_back(std::move(r));
-  }
-  return rows;
-}
-
-/// The child of one point: evaluates it and writes its rows to `file`; never returns.
-[[noreturn]] void childMain(const Point& p, const std::vector<Model>& models, bool check,
-                            const std::string& file) {
-  int status = 0;
-  try {
-    const isa::IsaDescription desc = isa::IsaDescription::loadString(p.description.dump(), p.file);
-    json rows = json::array();
-    for (const Result& r : evaluatePoint(p, desc, models, check))
-      rows.push_back(toJson(r));
-    writeFileAtomic(file, rows.dump());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ember-dse: point %zu: %s\n", p.index, e.what());
-    status = 1;
-  }
-  std::fflush(stdout);
-  std::fflush(stderr);
-  _exit(status);
-}
-
-} // namespace
 
 std::vector<Result> evaluatePoint(const Point& p, const isa::IsaDescription& desc,
                                   const std::vector<Model>& models, bool check) {

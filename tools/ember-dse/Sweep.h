@@ -101,6 +101,12 @@ struct Result {
 nlohmann::json toJson(const Result& r);
 Result resultFromJson(const nlohmann::json& j);
 
+/// Evaluates model `m` on valid description `desc` (point `p`) in this process: compiled
+/// with fallback none, simulated, with `check` compared with the int8 interpreter; a
+/// refusal for the description's sizes searches the sizes at which it compiles
+/// (TooSmall). One row of the sweep, whichever process or machine computes it.
+Result evaluateModel(const Point& p, const isa::IsaDescription& desc, const Model& m, bool check);
+
 /// Evaluates a valid description on every model in this process.
 std::vector<Result> evaluatePoint(const Point& p, const isa::IsaDescription& desc,
                                   const std::vector<Model>& models, bool check);

@@ -3,6 +3,8 @@
 // none) and simulated; writes a CSV and an HTML page, prints a table. A thin main over
 // Space (axes, random descriptions), Sweep (running points) and Report (outputs).
 #include "Area.h"
+#include "Distributed.h"
+#include "Points.h"
 #include "Report.h"
 #include "Space.h"
 #include "Sweep.h"
@@ -53,6 +55,16 @@ the page, with the front of cycles, logic and SRAM. Seconds to minutes of Yosys 
 hand-written RTL, area.py and Yosys' version (--area-cache), so a sweep run again
 synthesizes nothing it synthesized before.
 
+--scheduler tcp://HOST:PORT computes the rows on a Dask cluster instead (workers started
+with `python3 -m distributed.cli.dask_worker ADDR --nthreads 1`, each importing the ember
+package): every (point, model) is a task, cached by a hash of the description, the model
+file, the options and Ember's build in --cache (a folder every worker reads and writes);
+a lost worker's tasks run again elsewhere; the CSV, page and table are those of a local
+run. --scheduler local (or --cache alone) uses a local cluster of --jobs workers.
+--resume OUT continues such a sweep after an interruption (rows done come from the cache).
+`ember-dse search MODEL... --axis ... --trials N` runs Optuna's NSGA-II over the axes
+(minimising cycles, energy and SRAM bytes) on the same engine (ember-dse search --help).
+
 examples:
   ember-dse resnet18.onnx --axis array=8,16,32 --axis weight_kib=128,256 --out sweep/
   ember-dse m.onnx --axis /hardware/dma/latency_cycles=50,100,200 --jobs 2
@@ -90,7 +102,14 @@ struct Options {
   bool area = false;
   AreaRequest areaRequest;
   driver::InputBindings inputs; ///< --input-shape, for every model
+  std::string scheduler;        ///< --scheduler: rows on that Dask cluster
+  std::string cache;            ///< --cache: the rows' cache (implies the Dask engine)
+  std::string resume;           ///< --resume OUT
+  unsigned retries = 2;
 };
+
+/// The command line as given (after `ember-dse`), saved for --resume.
+std::vector<std::string> gArgs;
 
 void declareOptions(CLI::App& app, Options& o) {
   app.add_option("MODEL", o.models, "ONNX models to sweep")->type_name("")->required();
@@ -153,6 +172,26 @@ void declareOptions(CLI::App& app, Options& o) {
                  "--area: the rtl/ folder of the sources (default: the one\n"
                  "ember-dse was built from)")
       ->type_name("DIR");
+  app.add_option("--scheduler", o.scheduler,
+                 "compute the rows on a Dask cluster: a scheduler's address\n"
+                 "(tcp://HOST:PORT), or 'local' for a local cluster of --jobs\n"
+                 "workers (python3 -m ember.dse; docs/dse.md)")
+      ->type_name("ADDR");
+  app.add_option("--cache", o.cache,
+                 "the Dask engine's cache of rows, shared by its workers (default\n"
+                 "$XDG_CACHE_HOME/ember/dse, else ~/.cache/ember/dse); giving it\n"
+                 "alone runs the sweep on a local Dask cluster")
+      ->type_name("DIR");
+  app.add_option("--resume", o.resume,
+                 "continue the sweep of OUT (run with --scheduler or --cache) after\n"
+                 "an interruption: its command line again, the rows done before\n"
+                 "from the cache (with --scheduler: on that cluster instead)")
+      ->type_name("OUT");
+  app.add_option("--retries", o.retries,
+                 "Dask engine: times a point's task is tried again when its worker\n"
+                 "is lost (default 2)")
+      ->type_name("N")
+      ->check(cli::wholeNumber(0, 100));
   app.add_flag("--no-table", o.noTable, "do not print the table");
   app.add_flag("--no-progress", o.noProgress, "no progress line on stderr");
 }
@@ -161,64 +200,17 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-RandomRanges randomRanges(const Options& o) {
-  RandomRanges r;
-  r.minArray = o.minArray;
-  r.maxArray = o.maxArray;
-  if (o.minArray > o.maxArray)
-    throw UsageError("--min-array", "is larger than --max-array");
-  r.maxBytes = o.maxKib * 1024;
-  r.reencode = !o.keepEncoding;
-  for (const std::string& arg : o.minKib) {
-    const auto [mem, value] = cli::splitNameValue(arg);
-    if (value.find_first_not_of("0123456789") != std::string::npos || value.size() > 9)
-      throw UsageError("--min-kib " + arg, "expects MEM=N with N a whole number of KiB");
-    if (mem != "act" && mem != "weight" && mem != "acc" && mem != "param")
-      throw UsageError("--min-kib " + arg, "unknown SRAM '" + mem + "' (act, weight, acc, param)");
-    r.minBytes[mem] = std::stoull(value) * 1024;
-  }
-  return r;
-}
-
-/// The points of the sweep, their descriptions written to OUT/descriptions and validated.
-std::vector<Point> makePoints(const Options& o, const nlohmann::json& base) {
-  std::vector<Point> points;
-  const std::filesystem::path dir = std::filesystem::path(o.out) / "descriptions";
-  if (o.random) {
-    const RandomRanges ranges = randomRanges(o);
-    for (unsigned i = 0; i < o.random; ++i) {
-      Point p;
-      p.index = i;
-      unsigned redraws = 0;
-      p.description = drawValid(base, mixSeed(o.seed, i), ranges, p.settings, redraws);
-      points.push_back(std::move(p));
-    }
-  } else {
-    std::vector<Axis> axes;
-    for (const std::string& a : o.axes)
-      axes.push_back(parseAxis(a));
-    for (const Axis& a : axes) // a pointer the base lacks is a usage error, before any work
-      (void)applySettings(base, {{a.name, a.values.front()}});
-    std::size_t i = 0;
-    for (Settings& s : crossProduct(axes)) {
-      Point p;
-      p.index = i++;
-      p.description = applySettings(base, s);
-      p.settings = std::move(s);
-      points.push_back(std::move(p));
-    }
-  }
-  std::filesystem::create_directories(dir);
-  for (Point& p : points) {
-    p.file = (dir / ("p" + std::to_string(p.index) + ".json")).string();
-    writeFileAtomic(p.file, p.description.dump(1) + "\n");
-    try {
-      (void)isa::IsaDescription::loadString(p.description.dump(), p.file);
-    } catch (const Error& e) {
-      p.invalid = e.what();
-    }
-  }
-  return points;
+dse::PointOptions pointOptions(const Options& o) {
+  dse::PointOptions p;
+  p.axes = o.axes;
+  p.random = o.random;
+  p.seed = o.seed;
+  p.minKib = o.minKib;
+  p.maxKib = o.maxKib;
+  p.minArray = o.minArray;
+  p.maxArray = o.maxArray;
+  p.keepEncoding = o.keepEncoding;
+  return p;
 }
 
 /// The progress line on a terminal (stderr).
@@ -298,10 +290,24 @@ void throwFailures(const Options& o, const SweepData& d,
                                          " runs failed (descriptions in " + o.out + "):" + msg);
 }
 
+/// The Dask engine's request of `o` (--scheduler 'local' is a local cluster).
+DaskRequest daskRequest(const Options& o) {
+  DaskRequest r;
+  r.scheduler = o.scheduler == "local" ? "" : o.scheduler;
+  r.cache = o.cache;
+  r.jobs = o.jobs;
+  r.retries = o.retries;
+  r.check = o.check;
+  r.resume = !o.resume.empty();
+  r.progress = !o.noProgress && isatty(fileno(stderr));
+  r.calibrate = o.calibrate;
+  for (const auto& [name, dims] : o.inputs.shapes)
+    r.inputShapes[name] = std::vector<int64_t>(dims.begin(), dims.end());
+  return r;
+}
+
 int runTool(const Options& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  if (o.random && !o.axes.empty())
-    throw UsageError("--random", "draws its own descriptions: give it or --axis, not both");
   if (!o.area && (!o.areaRequest.cacheDir.empty() || !o.areaRequest.rtlDir.empty() ||
                   o.areaRequest.yosys != AreaRequest{}.yosys))
     throw UsageError("--area-cache, --yosys and --rtl", "are options of --area: give --area too");
@@ -311,23 +317,34 @@ int runTool(const Options& o) {
   std::optional<AreaTools> areaTools; // found before any work: a missing tool stops the sweep
   if (o.area)
     areaTools = findAreaTools(o.areaRequest);
-  std::vector<Point> points = makePoints(o, base.json());
+  std::vector<Point> points = makePoints(pointOptions(o), base.json(), o.out);
+  const bool dask = !o.scheduler.empty() || !o.cache.empty() || !o.resume.empty();
   std::vector<Model> models;
   std::map<std::string, std::string> modelPaths;
+  std::vector<std::pair<std::string, std::string>> named; // (path, name)
   for (const std::string& path : o.models) {
-    models.push_back(loadModel(path, o.calibrate, o.check, o.inputs));
-    std::string name = models.back().name;
+    if (!dask)
+      models.push_back(loadModel(path, o.calibrate, o.check, o.inputs));
+    std::string name = modelName(path);
     for (int k = 2; modelPaths.count(name); ++k)
-      name = models.back().name + "#" + std::to_string(k);
-    models.back().name = name;
+      name = modelName(path) + "#" + std::to_string(k);
+    if (!dask)
+      models.back().name = name;
     modelPaths[name] = path;
+    named.emplace_back(path, name);
   }
   const double loadSeconds = secondsSince(t0);
-  const std::string scratch = (std::filesystem::path(o.out) / ".rows").string();
   SweepData d;
   d.title = "ember-dse: " + std::to_string(points.size()) + " points over " + basePath;
-  d.rows = runPoints(points, models, o.check, o.jobs, scratch, progressLine(o, t0));
-  std::filesystem::remove_all(scratch);
+  if (dask) {
+    if (o.resume.empty())
+      saveSweepArgs(o.out, gArgs);
+    d.rows = runOnDask(points, named, daskRequest(o));
+  } else {
+    const std::string scratch = (std::filesystem::path(o.out) / ".rows").string();
+    d.rows = runPoints(points, models, o.check, o.jobs, scratch, progressLine(o, t0));
+    std::filesystem::remove_all(scratch);
+  }
   markPareto(d.rows);
   if (areaTools) {
     d.area = runArea(o, *areaTools, points);
@@ -351,10 +368,14 @@ int runTool(const Options& o) {
                                             "which they compile)"
                                       : "";
   std::printf("ember-dse: %zu points x %zu models: %zu of %zu runs ok%s; wrote %s and %s\n",
-              d.points.size(), models.size(), ok, d.rows.size(), smallText.c_str(), csv.c_str(),
+              d.points.size(), named.size(), ok, d.rows.size(), smallText.c_str(), csv.c_str(),
               html.c_str());
-  std::printf("time: %.1f s wall (import and quantize %.1f s, points %.1f s, --jobs %u)\n",
-              secondsSince(t0), loadSeconds, secondsSince(t0) - loadSeconds, o.jobs);
+  if (dask)
+    std::printf("time: %.1f s wall (points on Dask %s, import and quantize on the workers)\n",
+                secondsSince(t0), o.scheduler.empty() ? "(a local cluster)" : o.scheduler.c_str());
+  else
+    std::printf("time: %.1f s wall (import and quantize %.1f s, points %.1f s, --jobs %u)\n",
+                secondsSince(t0), loadSeconds, secondsSince(t0) - loadSeconds, o.jobs);
   if (o.check)
     throwFailures(o, d, modelPaths);
   return 0;
@@ -362,14 +383,52 @@ int runTool(const Options& o) {
 
 } // namespace
 
+/// `--resume OUT [--scheduler ADDR]`: the saved command line of OUT's sweep instead.
+std::vector<std::string> resumeIfAsked(const std::vector<std::string>& args) {
+  std::string out, scheduler;
+  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--resume")
+      out = args[i + 1];
+    if (args[i] == "--scheduler")
+      scheduler = args[i + 1];
+  }
+  if (out.empty())
+    return args;
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (args[i] != "--resume" && args[i] != "--scheduler" && args[i].rfind("--", 0) == 0)
+      throw UsageError("--resume", "takes its sweep's saved command line: give it alone (or "
+                                   "with --scheduler), not with " +
+                                       args[i]);
+  return resumedArgs(out, scheduler);
+}
+
 int main(int argc, char** argv) {
   // Points run in forked children: the interpreter's thread pool must not exist in the
   // parent when it forks (a child would wait for threads it does not have).
   setenv("EMBER_NUM_THREADS", "1", 1);
+  gArgs.assign(argv + 1, argv + argc);
+  if (!gArgs.empty() && gArgs.front() == "search") { // the Optuna search: all in Python
+    try {
+      execEngine(gArgs);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ember-dse: %s\n", e.what());
+      return 1;
+    }
+  }
   CLI::App app(kDescription, "ember-dse");
   cli::setup(app, cli::Description::Selectable);
   Options o;
   declareOptions(app, o);
   app.footer([] { return std::string(kFooter) + "\naxes (--axis NAME=...):\n" + axisHelp(); });
-  return cli::run(app, argc, argv, [&] { return runTool(o); });
+  std::vector<std::string> args;
+  try {
+    args = resumeIfAsked(gArgs);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ember-dse: %s\n", e.what());
+    return dynamic_cast<const UsageError*>(&e) ? 2 : 1;
+  }
+  std::vector<char*> av{argv[0]};
+  for (std::string& a : args)
+    av.push_back(a.data());
+  return cli::run(app, int(av.size()), av.data(), [&] { return runTool(o); });
 }

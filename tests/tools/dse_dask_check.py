@@ -1,0 +1,233 @@
+"""ember-dse on a real Dask cluster (docs/dse.md): a scheduler and two workers on
+127.0.0.1, a 27-point sweep over two tiny models, and the CSV compared with a local
+ember-dse run's byte for byte (rows sorted; host_seconds, the wall time each run took on
+the machine that ran it, blanked in both). Then the same sweep with one worker killed
+mid-sweep (every row present once, the same CSV), a sweep interrupted after some points
+and resumed with --resume (only the rest evaluated, counted from the cache), and
+ember.dse.sweep(client=...) from Python. Every process it starts is killed at the end.
+
+usage: dse_dask_check.py EMBER_DSE WORK_DIR
+"""
+
+import csv
+import io
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+AXES = ["--axis", "array=4,8,16", "--axis", "queue_depth=4,8,32",
+        "--axis", "dma_latency=50,100,200"]
+PY = "/usr/bin/python3"
+STARTED = []
+
+
+def make_models(folder):
+    """Two tiny CNNs the NPU runs whole (milliseconds per simulation)."""
+    rng = np.random.default_rng(44)
+    os.makedirs(folder, exist_ok=True)
+
+    def init(name, shape, scale):
+        return numpy_helper.from_array(rng.uniform(-scale, scale, shape).astype(np.float32), name)
+
+    paths = []
+    for name, cin, k in (("convgap", 16, 3), ("pointwise", 8, 1)):
+        nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[k // 2] * 4),
+                 helper.make_node("Relu", ["c"], ["r"]),
+                 helper.make_node("GlobalAveragePool", ["r"], ["g"]),
+                 helper.make_node("Flatten", ["g"], ["f"]),
+                 helper.make_node("Gemm", ["f", "fw", "fb"], ["y"], transB=1)]
+        graph = helper.make_graph(
+            nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, 8, 8])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+            [init("w", (16, cin, k, k), 0.3), init("b", (16,), 0.1), init("fw", (10, 16), 0.5),
+             init("fb", (10,), 0.1)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        path = os.path.join(folder, name + ".onnx")
+        onnx.save(model, path)
+        paths.append(path)
+    return paths
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(cmd, log, **kw):
+    p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **kw)
+    STARTED.append(p)
+    return p
+
+
+def kill(p):
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+
+def normalised(csv_file):
+    """The CSV with host_seconds blanked and its rows sorted (the header first)."""
+    with open(csv_file, newline="") as f:
+        rows = list(csv.reader(f))
+    col = rows[0].index("host_seconds")
+    for r in rows[1:]:
+        r[col] = ""
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([rows[0]] + sorted(rows[1:]))
+    return out.getvalue()
+
+
+def run_dse(dse, models, cwd, extra, log):
+    os.makedirs(cwd, exist_ok=True)
+    t0 = time.monotonic()
+    r = subprocess.run([dse] + models + AXES + ["--out", "out", "--no-table", "--no-progress"] +
+                       extra, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=240)
+    log.write(r.stdout)
+    if r.returncode != 0:
+        sys.exit(f"FAIL: ember-dse {' '.join(extra)} exited {r.returncode}:\n{r.stdout}")
+    return r.stdout, time.monotonic() - t0
+
+
+def cached_rows(folder):
+    n = 0
+    for _, _, files in os.walk(folder):
+        n += sum(f.endswith(".json") for f in files)
+    return n
+
+
+def check_same(want, got_file, what):
+    got = normalised(got_file)
+    if got != want:
+        sys.exit(f"FAIL: {what}: the CSV differs from the local run's:\n--- local\n{want}"
+                 f"--- {what}\n{got}")
+    rows = got.splitlines()[1:]
+    keys = [tuple(r.split(",")[i] for i in (0, 4)) for r in rows]  # point, model
+    if len(rows) != 54 or len(set(keys)) != 54:
+        sys.exit(f"FAIL: {what}: {len(rows)} rows, {len(set(keys))} distinct (want 54 once)")
+    print(f"ok: {what}: 54 rows, the local run's CSV byte for byte")
+
+
+def sweep_killing_a_worker(dse, models, work, scheduler, victim, log):
+    """The sweep with `victim` (a worker) killed once a few rows are in the cache."""
+    cache = os.path.join(work, "cache-kill")
+    cwd = os.path.join(work, "kill")
+    os.makedirs(cwd)
+    p = subprocess.Popen([dse] + models + AXES + ["--out", "out", "--no-table", "--no-progress",
+                                                  "--scheduler", scheduler, "--cache", cache],
+                         cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    STARTED.append(p)
+    deadline = time.monotonic() + 120
+    while cached_rows(cache) < 6 and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    at = cached_rows(cache)
+    if p.poll() is not None:
+        sys.exit(f"FAIL: the sweep ended before a worker could be killed ({at} rows cached)")
+    kill(victim)
+    print(f"killed a worker with {at} of 54 rows done")
+    if p.wait(timeout=180) != 0:
+        sys.exit("FAIL: the sweep with a killed worker failed (log above)")
+    return os.path.join(cwd, "out", "dse.csv")
+
+
+def interrupted_and_resumed(dse, models, work, scheduler, log):
+    """A sweep stopped (its process group killed) after some rows, then --resume."""
+    cache = os.path.join(work, "cache-resume")
+    cwd = os.path.join(work, "resume")
+    os.makedirs(cwd)
+    p = subprocess.Popen([dse] + models + AXES + ["--out", "out", "--no-table", "--no-progress",
+                                                  "--scheduler", scheduler, "--cache", cache],
+                         cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    STARTED.append(p)
+    deadline = time.monotonic() + 120
+    while cached_rows(cache) < 20 and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if p.poll() is not None:
+        sys.exit("FAIL: the sweep to interrupt ended first")
+    kill(p)
+    done = cached_rows(cache)
+    time.sleep(1.0)  # tasks the workers were running finish into the cache
+    done = cached_rows(cache)
+    out = subprocess.run([dse, "--resume", "out", "--scheduler", scheduler], cwd=cwd,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=180)
+    log.write(out.stdout)
+    line = [l for l in out.stdout.splitlines() if l.startswith("dask:")]
+    want = f"dask: 54 runs: {done} from the cache, {54 - done} evaluated"
+    if out.returncode != 0 or not line or not line[0].startswith(want):
+        sys.exit(f"FAIL: --resume: want '{want} ...', got:\n{out.stdout}")
+    print(f"ok: interrupted after {done} of 54 rows; --resume evaluated only the other "
+          f"{54 - done}: {line[0]}")
+    return os.path.join(cwd, "out", "dse.csv")
+
+
+def python_sweep(models, work, scheduler):
+    """ember.dse.sweep(client=...) from Python, on the same cluster."""
+    import ember.dse
+    from distributed import Client
+    cwd = os.path.join(work, "python")
+    os.makedirs(cwd)
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with Client(scheduler) as client:
+            r = ember.dse.sweep(models, axes=[a for a in AXES if a != "--axis"], out="out",
+                                client=client, cache=os.path.join(work, "cache-python"))
+    finally:
+        os.chdir(here)
+    return os.path.join(cwd, r["csv"])
+
+
+def main():
+    try:
+        import distributed  # noqa: F401 (python3-distributed)
+    except ImportError:
+        print("skipped: python3-distributed is not installed (scripts/setup.sh installs it)")
+        return 77
+    dse, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    models = make_models(os.path.join(work, "models"))
+    log = open(os.path.join(work, "log.txt"), "w")
+    t_local = run_dse(dse, models, os.path.join(work, "local"), ["--jobs", "2"], log)[1]
+    want = normalised(os.path.join(work, "local", "out", "dse.csv"))
+    port = free_port()
+    scheduler = f"tcp://127.0.0.1:{port}"
+    start([PY, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
+           str(port), "--no-dashboard"], log)
+    workers = [start([PY, "-m", "distributed.cli.dask_worker", scheduler, "--nthreads", "1",
+                      "--no-nanny", "--no-dashboard", "--name", f"w{i}", "--local-directory",
+                      os.path.join(work, f"w{i}")], log) for i in range(2)]
+    from distributed import Client
+    with Client(scheduler, timeout=60) as c:
+        c.wait_for_workers(2, timeout=60)
+    out, t_dask = run_dse(dse, models, os.path.join(work, "dask"),
+                          ["--scheduler", scheduler, "--cache", os.path.join(work, "cache")], log)
+    check_same(want, os.path.join(work, "dask", "out", "dse.csv"), "2 Dask workers")
+    print(f"time: local --jobs 2 {t_local:.1f} s, Dask 2 workers {t_dask:.1f} s "
+          "(each worker imports and quantizes the models once)")
+    check_same(want, python_sweep(models, work, scheduler), "ember.dse.sweep(client=...)")
+    check_same(want, interrupted_and_resumed(dse, models, work, scheduler, log), "--resume")
+    check_same(want, sweep_killing_a_worker(dse, models, work, scheduler, workers[0], log),
+               "one worker killed mid-sweep")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        code = main()
+    finally:
+        for proc in reversed(STARTED):
+            kill(proc)
+    sys.exit(code)
