@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 
 namespace ember::partition {
 
@@ -109,10 +110,14 @@ std::vector<std::string> strings(const JsonReader& r, const json& j, const char*
 /// Values and inputs/outputs of the manifest.
 void readValues(const JsonReader& r, const json& m, Plan& p) {
   const json& ins = r.array(m, "inputs", "");
+  std::map<std::string, size_t> inputAt;
   for (size_t i = 0; i < ins.size(); ++i) {
     const std::string path = "/inputs/" + std::to_string(i);
     p.inputs.emplace_back(r.str(ins[i], "name", path),
                           r.type(r.field(ins[i], "type", path), path + "/type"));
+    if (auto [it, fresh] = inputAt.emplace(p.inputs.back().first, i); !fresh)
+      r.fail(path + "/name", "input '" + it->first + "' is named twice (also /inputs/" +
+                                 std::to_string(it->second) + ")");
   }
   const json& vals = r.array(m, "values", "");
   const size_t segCount = r.array(m, "segments", "").size();
@@ -136,12 +141,18 @@ void readValues(const JsonReader& r, const json& m, Plan& p) {
     p.values.push_back(std::move(b));
   }
   const json& outs = r.array(m, "outputs", "");
+  if (outs.empty())
+    r.fail("/outputs", "the package has no outputs: a model computes at least one");
+  std::map<std::string, size_t> outputAt;
   for (size_t i = 0; i < outs.size(); ++i) {
     const std::string path = "/outputs/" + std::to_string(i);
     const int64_t v = r.integer(r.field(outs[i], "value", path), path + "/value");
     if (v < 0 || uint64_t(v) >= p.values.size())
       r.fail(path + "/value", "not a value");
     p.outputs.emplace_back(r.str(outs[i], "name", path), size_t(v));
+    if (auto [it, fresh] = outputAt.emplace(p.outputs.back().first, i); !fresh)
+      r.fail(path + "/name", "output '" + it->first + "' is named twice (also /outputs/" +
+                                 std::to_string(it->second) + ")");
   }
 }
 

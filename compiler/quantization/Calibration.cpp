@@ -164,6 +164,14 @@ void appendFromFile(const std::string& file, const Node& ph, std::vector<TensorM
   if (!ok || one == 0)
     throw Error(file, "shape " + shapeToString(d) + " is neither input '" + ph.name() +
                           "''s shape " + shapeToString(want) + " nor a batch of it along axis 0");
+  // A NaN or infinity has no range to calibrate: the scales would come from nothing.
+  if (t.kind() == ElemKind::Float32)
+    for (int64_t k = 0; k < t.size(); ++k)
+      if (!std::isfinite(t.data<float>()[k]))
+        throw Error(file, "calibration data for input '" + ph.name() + "' holds " +
+                              (std::isnan(t.data<float>()[k]) ? "NaN" : "an infinity") +
+                              " (element " + std::to_string(k) +
+                              "): calibration needs finite values");
   for (int64_t at = 0; at < t.size(); at += one) {
     Tensor piece(t.kind(), want);
     const size_t es = elemSize(t.kind());

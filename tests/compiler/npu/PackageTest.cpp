@@ -9,6 +9,9 @@
 #include "ember/graph/Serialize.h"
 #include "ember/isa/package.h"
 
+#include <functional>
+#include <nlohmann/json.hpp>
+
 namespace ember::npu::test {
 namespace {
 
@@ -101,6 +104,54 @@ TEST(Package, CorruptStaleTruncatedAndForeignPackagesAreRefused) {
   missing.entries.pop_back();
   EXPECT_NE(refusal(isa::serializePackage(missing), refIsa()).find("has no entry"),
             std::string::npos);
+}
+
+/// The package with its manifest edited by `edit` (the container's CRCs recomputed, so
+/// only the manifest's own checks can refuse it).
+std::vector<uint8_t> withManifest(const std::vector<uint8_t>& good,
+                                  const std::function<void(nlohmann::json&)>& edit) {
+  isa::Package pkg = isa::parsePackage(good.data(), good.size(), "m.pkg");
+  for (isa::PackageEntry& e : pkg.entries)
+    if (e.name == "manifest.json") {
+      nlohmann::json m = nlohmann::json::parse(e.data.begin(), e.data.end());
+      edit(m);
+      const std::string text = m.dump();
+      e.data.assign(text.begin(), text.end());
+    }
+  return isa::serializePackage(pkg);
+}
+
+/// A manifest with no outputs, an output or input named twice is refused, naming the
+/// JSON path (issue 47, item 5): such a package used to run and write wrong files.
+TEST(Package, ManifestsWithoutOrWithRepeatedNamesAreRefused) {
+  Partitioned p(7);
+  const std::vector<uint8_t> good = partition::packageBytes(p.plan, refIsa());
+  ASSERT_EQ(refusal(withManifest(good, [](nlohmann::json&) {}), refIsa()), "");
+  std::string why =
+      refusal(withManifest(good, [](nlohmann::json& m) { m["outputs"] = nlohmann::json::array(); }),
+              refIsa());
+  EXPECT_NE(why.find("m.pkg:manifest.json: /outputs: the package has no outputs"),
+            std::string::npos)
+      << why;
+  why = refusal(
+      withManifest(good, [](nlohmann::json& m) { m["outputs"].push_back(m["outputs"][0]); }),
+      refIsa());
+  EXPECT_NE(why.find("/outputs/1/name: output 'y' is named twice (also /outputs/0)"),
+            std::string::npos)
+      << why;
+  why =
+      refusal(withManifest(good, [](nlohmann::json& m) { m["inputs"].push_back(m["inputs"][0]); }),
+              refIsa());
+  EXPECT_NE(why.find("/inputs/1/name: input"), std::string::npos) << why;
+  EXPECT_NE(why.find("is named twice (also /inputs/0)"), std::string::npos) << why;
+  // Rates of the end-to-end estimate that are not positive.
+  why =
+      refusal(withManifest(
+                  good, [](nlohmann::json& m) { m["estimate_rates"]["host_macs_per_second"] = 0; }),
+              refIsa());
+  EXPECT_NE(why.find("/estimate_rates/host_macs_per_second: not a positive rate"),
+            std::string::npos)
+      << why;
 }
 
 TEST(Package, FunctionBytesRoundTrip) {

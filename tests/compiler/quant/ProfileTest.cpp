@@ -5,6 +5,7 @@
 #include "ember/support/Error.h"
 #include "ember/support/Npy.h"
 
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -163,6 +164,19 @@ TEST(QuantProfile, LoadCalibration) {
     EXPECT_NE(std::string(e.what()).find("bad_shape.npy"), std::string::npos) << e.what();
   }
   EXPECT_THROW(loadCalibration(f, dir + "/nothing.npy"), Error);
+  // NaN or an infinity in calibration data is refused, naming the file and the input.
+  writeNpy(dir + "/../nan.npy", Tensor::fromVector<float>({1, 3}, {1, NAN, 2}));
+  try {
+    loadCalibration(f, dir + "/../nan.npy");
+    FAIL() << "NaN calibration data accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nan.npy: calibration data for input 'x' holds NaN "
+                                         "(element 1)"),
+              std::string::npos)
+        << e.what();
+  }
+  writeNpy(dir + "/../inf.npy", Tensor::fromVector<float>({1, 3}, {1, 2, -INFINITY}));
+  EXPECT_THROW(loadCalibration(f, dir + "/../inf.npy"), Error);
   // random:N is seeded: the same N inputs every time.
   c = loadCalibration(f, "random:3");
   ASSERT_EQ(c.size(), 3u);
