@@ -87,8 +87,8 @@ void inspectModel(const onnx::ModelProto& m, CaseResult& r) {
 /// depth, Compress's condition) is a graph input, the import fails with "must be known
 /// at compile time"; then the trailing inputs (never input 0, the data) are bound as
 /// constants, one more at a time, as a user of such a model would bind them
-/// (OnnxImportOptions::constantInputs). An integer input the importer names as the one
-/// the operand is computed from is bound first.
+/// (OnnxImportOptions::constantInputs). An input the message names is bound first: the
+/// operand itself, or an integer input the operand is computed from alone.
 std::unique_ptr<Module> importBinding(const fs::path& model, OnnxImportOptions& opts,
                                       TensorMap& inputs,
                                       const std::vector<std::string>& inputNames) {
@@ -99,17 +99,25 @@ std::unique_ptr<Module> importBinding(const fs::path& model, OnnxImportOptions& 
       const std::string what = e.what();
       if (what.find("must be known at compile time") == std::string::npos)
         throw;
-      // An integer input the operand is computed from alone (a window's size): bind it.
-      const std::string derived = "it is computed from the graph input '";
-      if (size_t at = what.find(derived); at != std::string::npos) {
-        const size_t from = at + derived.size();
-        auto it = inputs.find(what.substr(from, what.find('\'', from) - from));
-        if (it != inputs.end() && isIntElemKind(it->second.kind())) {
-          opts.constantInputs.emplace(it->first, std::move(it->second));
-          inputs.erase(it);
+      // The graph input the message names (as cli_conformance.py binds it): the operand
+      // itself, or an integer input it is computed from alone (a window's size).
+      bool bound = false;
+      for (const std::string named :
+           {"it is the graph input '", "it is computed from the graph input '"}) {
+        const size_t at = what.find(named);
+        if (at == std::string::npos)
           continue;
-        }
+        const size_t from = at + named.size();
+        auto it = inputs.find(what.substr(from, what.find('\'', from) - from));
+        const bool derived = named.find("computed") != std::string::npos;
+        if (it == inputs.end() || (derived && !isIntElemKind(it->second.kind())))
+          continue;
+        opts.constantInputs.emplace(it->first, std::move(it->second));
+        inputs.erase(it);
+        bound = true;
       }
+      if (bound)
+        continue;
       // Bind the next input from the end that is still a run-time input.
       size_t i = inputNames.size();
       while (i > 1 && !inputs.count(inputNames[i - 1]))

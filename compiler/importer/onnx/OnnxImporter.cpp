@@ -205,6 +205,15 @@ public:
     // Thrown here (not through the virtual fail) so every compiler sees no fall-through.
     throw Error(where(), "attribute '" + name + "' must be a list of floats");
   }
+  std::vector<std::string> attrStrings(const std::string& name,
+                                       std::vector<std::string> def) const override {
+    const onnx::AttributeProto* a = attr(name);
+    if (!a)
+      return def;
+    if (!isType(*a, onnx::AttributeProto::STRINGS, a->strings_size() > 0))
+      fail("attribute '" + name + "' must be a list of strings");
+    return std::vector<std::string>(a->strings().begin(), a->strings().end());
+  }
   std::optional<Tensor> attrTensor(const std::string& name) const override {
     const onnx::AttributeProto* a = attr(name);
     if (!a)

@@ -102,6 +102,8 @@ void registerAll() {
   registerOnnxQuantImporters();
   registerOnnxQLinearImporters();
   registerOnnxIndexImporters();
+  registerOnnxRecurrentImporters();
+  registerOnnxComposedImporters();
   // Framework fall-backs: only where no family provides its own.
   const std::pair<const char*, OnnxOpDef> builtins[] = {
       {"Constant",

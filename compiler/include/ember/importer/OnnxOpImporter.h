@@ -56,6 +56,8 @@ public:
                                         std::vector<int64_t> def = {}) const = 0;
   virtual std::vector<double> attrFloats(const std::string& name,
                                          std::vector<double> def = {}) const = 0;
+  virtual std::vector<std::string> attrStrings(const std::string& name,
+                                               std::vector<std::string> def = {}) const = 0;
   /// A tensor-valued attribute (Constant's value, ConstantOfShape's value).
   virtual std::optional<Tensor> attrTensor(const std::string& name) const = 0;
 
@@ -106,7 +108,9 @@ void registerOnnxReductionImporters();
 void registerOnnxNNImporters();
 void registerOnnxDataMovementImporters();
 void registerOnnxQuantImporters();
-void registerOnnxQLinearImporters(); // QLinearImporters.cpp
-void registerOnnxIndexImporters();   // IndexImporters.cpp
+void registerOnnxQLinearImporters();   // QLinearImporters.cpp
+void registerOnnxIndexImporters();     // IndexImporters.cpp
+void registerOnnxRecurrentImporters(); // RecurrentImporters.cpp
+void registerOnnxComposedImporters();  // ComposedImporters.cpp
 
 } // namespace ember
