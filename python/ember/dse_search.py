@@ -49,7 +49,10 @@ def _objectives(rows):
     if not rows or any(r["status"] != "ok" for r in rows):
         return None
     sram = sum(s["size"] for s in rows[0]["sram"])
-    return (sum(r["cycles"] for r in rows), sum(r["energy_uj"] for r in rows), sram)
+    # energy at the CSV's precision (4 decimals), so that a trial and the grid's row of
+    # the same point (read back from its CSV) have equal objectives
+    energy = round(sum(round(r["energy_uj"], 4) for r in rows), 4)
+    return (sum(r["cycles"] for r in rows), energy, sram)
 
 
 def read_grid(csv_file, axis_names):
@@ -70,7 +73,7 @@ def read_grid(csv_file, axis_names):
         sram = sum(int(v) for k, v in rows[0].items()
                    if k.startswith("sram_") and k.endswith("_bytes") and not k.endswith("peak_bytes"))
         out.append((p["settings"], (sum(int(r["cycles"]) for r in rows),
-                                    sum(float(r["energy_uj"]) for r in rows), sram)))
+                                    round(sum(float(r["energy_uj"]) for r in rows), 4), sram)))
     return out
 
 

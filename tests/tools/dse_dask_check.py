@@ -189,6 +189,34 @@ def python_sweep(models, work, scheduler):
     return os.path.join(cwd, r["csv"])
 
 
+def search_on_the_cluster(dse, models, work, scheduler, log):
+    """ember-dse search (NSGA-II, seeded) on the cluster, the grid's points beside it."""
+    cmd = [dse, "search"] + models + AXES + ["--trials", "8", "--population", "4", "--seed", "5",
+                                             "--scheduler", scheduler, "--cache",
+                                             os.path.join(work, "cache"), "--grid",
+                                             os.path.join(work, "dask", "out"), "--out",
+                                             "search", "--no-progress"]
+    runs = []
+    for _ in range(2):  # seeded: the same trials twice
+        r = subprocess.run(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=180)
+        log.write(r.stdout)
+        if r.returncode != 0:
+            sys.exit(f"FAIL: ember-dse search:\n{r.stdout}")
+        with open(os.path.join(work, "search", "search.csv"), newline="") as f:
+            runs.append(list(csv.DictReader(f)))
+    rows = runs[0]
+    trials = [r for r in rows if r["source"] == "search"]
+    grid = [r for r in rows if r["source"] == "grid"]
+    if runs[0] != runs[1] or len(trials) != 8 or len(grid) != 27:
+        sys.exit(f"FAIL: search: {len(trials)} trials, {len(grid)} grid points, same twice: "
+                 f"{runs[0] == runs[1]}")
+    if not any(r["front"] == "1" for r in rows) or any(r["in_grid"] != "1" for r in trials):
+        sys.exit("FAIL: search: no front marked, or a trial not marked as a grid point")
+    print(f"ok: search: 8 trials (seeded, the same twice), front of "
+          f"{sum(r['front'] == '1' for r in rows)} beside the 27 grid points")
+
+
 def main():
     try:
         import distributed  # noqa: F401 (python3-distributed)
@@ -218,6 +246,7 @@ def main():
     print(f"time: local --jobs 2 {t_local:.1f} s, Dask 2 workers {t_dask:.1f} s "
           "(each worker imports and quantizes the models once)")
     check_same(want, python_sweep(models, work, scheduler), "ember.dse.sweep(client=...)")
+    search_on_the_cluster(dse, models, work, scheduler, log)
     check_same(want, interrupted_and_resumed(dse, models, work, scheduler, log), "--resume")
     check_same(want, sweep_killing_a_worker(dse, models, work, scheduler, workers[0], log),
                "one worker killed mid-sweep")

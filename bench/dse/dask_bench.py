@@ -1,0 +1,177 @@
+"""ember-dse on Dask: figures for docs/dse.md (issue 44). Prints; never fails on time.
+
+1. Scaling and overhead: one 27-point sweep over three small CNNs (16 x 16 inputs) with
+   the process pool (--jobs 1, 2) and a local Dask cluster (1, 2 workers), each Dask run
+   on an empty cache; the per-point overhead of Dask against the pool at equal workers.
+2. Search vs grid: a 210-point grid (array x act SRAM x weight SRAM) over the three
+   models, exhaustively, then `ember-dse search` (NSGA-II, seeded) with 25% of the
+   evaluations on an empty cache; the hypervolume of both fronts (cycles, energy, SRAM
+   bytes, normalised to the grid's ranges, reference point 1.1) and both wall times.
+
+usage: dask_bench.py EMBER_DSE WORK_DIR
+"""
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+GRID27 = ["--axis", "array=4,8,16", "--axis", "queue_depth=4,8,32",
+          "--axis", "dram_bytes_per_cycle=8,16,32"]
+GRID210 = ["--axis", "array=4,8,16,32,64", "--axis", "act_kib=4,8,16,32,64,128",
+           "--axis", "weight_kib=4,8,16,32,64,128,256"]
+
+
+def make_models(folder, size=16):
+    rng = np.random.default_rng(7)
+    os.makedirs(folder, exist_ok=True)
+
+    def init(name, shape, scale):
+        return numpy_helper.from_array(rng.uniform(-scale, scale, shape).astype(np.float32), name)
+    paths = []
+    for name, cin, mid in (("conv3", 16, 32), ("conv3wide", 32, 64), ("conv3x2", 16, 16)):
+        nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1] * 4),
+                 helper.make_node("Relu", ["c"], ["r"]),
+                 helper.make_node("Conv", ["r", "w2", "b2"], ["c2"], pads=[1] * 4),
+                 helper.make_node("Relu", ["c2"], ["r2"]),
+                 helper.make_node("GlobalAveragePool", ["r2"], ["g"]),
+                 helper.make_node("Flatten", ["g"], ["f"]),
+                 helper.make_node("Gemm", ["f", "fw", "fb"], ["y"], transB=1)]
+        graph = helper.make_graph(
+            nodes, name,
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, size, size])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+            [init("w", (mid, cin, 3, 3), 0.2), init("b", (mid,), 0.1),
+             init("w2", (mid, mid, 3, 3), 0.1), init("b2", (mid,), 0.1),
+             init("fw", (10, mid), 0.5), init("fb", (10,), 0.1)])
+        path = os.path.join(folder, name + ".onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+        paths.append(path)
+    return paths
+
+
+def timed(cmd, cwd):
+    os.makedirs(cwd, exist_ok=True)
+    t0 = time.monotonic()
+    r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode:
+        sys.exit(f"failed: {' '.join(cmd)}\n{r.stdout}")
+    return time.monotonic() - t0, r.stdout
+
+
+def objectives_of_grid(csv_file):
+    by = {}
+    with open(csv_file, newline="") as f:
+        for row in csv.DictReader(f):
+            by.setdefault(row["point"], []).append(row)
+    out = []
+    for rows in by.values():
+        if all(r["status"] == "ok" for r in rows):
+            sram = sum(int(v) for k, v in rows[0].items() if k.startswith("sram_")
+                       and k.endswith("_bytes") and not k.endswith("peak_bytes"))
+            out.append((sum(int(r["cycles"]) for r in rows),
+                        sum(float(r["energy_uj"]) for r in rows), sram))
+    return out
+
+
+def objectives_of_search(csv_file):
+    with open(csv_file, newline="") as f:
+        return [(int(r["cycles"]), float(r["energy_uj"]), int(r["sram_bytes"]))
+                for r in csv.DictReader(f) if r["source"] == "search" and r["status"] == "ok"]
+
+
+def hypervolume(points, lo, hi):
+    """Of the front of `points`, normalised to [lo, hi] per objective, reference 1.1."""
+    from optuna._hypervolume import WFG
+    from ember.dse_search import pareto
+    front = [p for p, f in zip(points, pareto(points)) if f]
+    norm = np.array([[(v - a) / ((b - a) or 1) for v, a, b in zip(p, lo, hi)] for p in front])
+    return WFG().compute(norm, np.full(3, 1.1))
+
+
+def warm_cluster(work, jobs):
+    """A scheduler and `jobs` workers of one thread; returns (address, processes)."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    addr = f"tcp://127.0.0.1:{port}"
+    py, log = "/usr/bin/python3", open(os.path.join(work, f"cluster{jobs}.log"), "w")
+    procs = [subprocess.Popen([py, "-m", "distributed.cli.dask_scheduler", "--host",
+                               "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                              stdout=log, stderr=log)]
+    procs += [subprocess.Popen([py, "-m", "distributed.cli.dask_worker", addr, "--nthreads", "1",
+                                "--no-dashboard", "--local-directory",
+                                os.path.join(work, f"w{jobs}{i}")], stdout=log, stderr=log)
+              for i in range(jobs)]
+    from distributed import Client
+    with Client(addr, timeout=60) as c:
+        c.wait_for_workers(jobs, timeout=60)
+    return addr, procs
+
+
+def scaling(dse, models, work):
+    base = [dse] + models + ["--no-table", "--no-progress", "--out", "out"]
+    print("1. a 27-point sweep x 3 models (81 runs)")
+    for jobs in (1, 2):
+        pool = timed(base + GRID27 + ["--jobs", str(jobs)], os.path.join(work, f"pool{jobs}"))[0]
+        cold = timed(base + GRID27 + ["--jobs", str(jobs), "--scheduler", "local", "--cache",
+                                      os.path.join(work, f"cache-l{jobs}")],
+                     os.path.join(work, f"local{jobs}"))[0]
+        addr, procs = warm_cluster(work, jobs)
+        try:  # the first sweep loads the models into the workers; the second is measured
+            timed(base + GRID27 + ["--scheduler", addr, "--cache",
+                                   os.path.join(work, f"cache-w{jobs}a")],
+                  os.path.join(work, f"warm{jobs}a"))
+            warm = timed(base + GRID27 + ["--scheduler", addr, "--cache",
+                                          os.path.join(work, f"cache-w{jobs}b")],
+                         os.path.join(work, f"warm{jobs}b"))[0]
+        finally:
+            for p in procs:
+                p.kill()
+                p.wait()
+        print(f"   {jobs} worker(s): process pool {pool:.1f} s; Dask, a local cluster started "
+              f"by the sweep {cold:.1f} s; Dask, running workers {warm:.1f} s "
+              f"({100 * (warm - pool) / pool:+.0f}% against the pool, "
+              f"{(warm - pool) / 81 * 1000:+.0f} ms per run)")
+
+
+def main():
+    dse, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    shutil.rmtree(work, ignore_errors=True)
+    models = make_models(os.path.join(work, "models"))
+    base = [dse] + models + ["--no-table", "--no-progress", "--out", "out"]
+    if "--search-only" not in sys.argv:
+        scaling(dse, models, work)
+    print("2. search vs grid: 210 points x 3 models")
+    t_grid, _ = timed(base + GRID210 + ["--jobs", "2", "--scheduler", "local", "--cache",
+                                        os.path.join(work, "cache-grid")],
+                      os.path.join(work, "grid"))
+    trials = 210 // 4
+    t_search, out = timed([dse, "search"] + models + GRID210 +
+                          ["--trials", str(trials), "--population", "13", "--seed", "1",
+                           "--jobs", "2", "--no-progress", "--cache",
+                           os.path.join(work, "cache-search"), "--grid",
+                           os.path.join(work, "grid", "out"), "--out", "search"], work)
+    grid = objectives_of_grid(os.path.join(work, "grid", "out", "dse.csv"))
+    found = objectives_of_search(os.path.join(work, "search", "search.csv"))
+    lo = [min(p[i] for p in grid) for i in range(3)]
+    hi = [max(p[i] for p in grid) for i in range(3)]
+    hv_grid, hv_search = hypervolume(grid, lo, hi), hypervolume(found, lo, hi)
+    print(f"   grid: 210 points ({len(grid)} ran on every model), {t_grid:.1f} s; "
+          f"hypervolume {hv_grid:.4f}")
+    print(f"   search: {trials} trials ({100 * trials / 210:.0f}% of the grid, "
+          f"{len(set(found))} distinct ok points), {t_search:.1f} s; hypervolume "
+          f"{hv_search:.4f} ({100 * hv_search / hv_grid:.1f}% of the grid's)")
+    print("   " + out.strip().splitlines()[0])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
