@@ -34,6 +34,10 @@ void registerBuiltinPasses() {
       {"sink-transpose",
        "merge Transpose pairs, drop identity transposes, sink transposes below unary ops",
        runSinkTranspose},
+      {"sink-permutation",
+       "rewrite a region between Transpose P and P^-1 in the layout before P (MatMul by a "
+       "constant -> 1x1 Conv, per-channel constants reshaped) and drop the transposes",
+       runSinkPermutation},
       {"merge-reshape", "merge Reshape chains and drop reshapes to the same shape",
        runMergeReshape},
       {"fuse-silu-gelu", "x*Sigmoid(x) -> Silu; torch's erf GELU decomposition -> Gelu",
@@ -104,7 +108,9 @@ std::vector<std::string> passNames() {
 }
 
 std::vector<std::string> defaultPipeline() {
-  // Clean up the import first, so that patterns are visible (matmul-bias-to-gemm before
+  // Clean up the import first, so that patterns are visible (sink-permutation before
+  // matmul-bias-to-gemm, so that channels-last Linear layers become 1x1 convolutions rather
+  // than Gemms between Reshapes; matmul-bias-to-gemm before
   // merge-reshape, which merges the Reshapes it adds with the model's); fold batch norms and fuse
   // SiLU/GELU before lowering (lowering may expand what they match); after lowering,
   // fold constants and the per-channel Mul/Add it produced after convolutions; fuse
@@ -112,6 +118,7 @@ std::vector<std::string> defaultPipeline() {
   return {"dce",
           "constant-fold",
           "cse",
+          "sink-permutation",
           "matmul-bias-to-gemm",
           "merge-reshape",
           "sink-transpose",

@@ -32,6 +32,16 @@ size_t runFoldBatchNorm(Function& f, const PassContext& ctx = {});
 /// and cancel).
 size_t runSinkTranspose(Function& f, const PassContext& ctx = {});
 
+/// `sink-permutation`: a region between a Transpose P and the Transposes that read its
+/// values (ConvNeXt's channels-last [0, 2, 3, 1] ... [0, 3, 1, 2]) is rewritten in the
+/// layout before P and the Transposes are dropped: element-wise ops unchanged (constants
+/// transposed by P^-1, a [C] bias becoming [1, C, 1, 1]), Softmax along P[axis], MatMul by a
+/// constant [C, K] plus a constant bias -> 1x1 Conv, LayerNormalization over the last axis
+/// kept channels-last between its own Transpose pair. Only when every node of the region
+/// has such a form, no value of it is a function output and the rewrite removes more
+/// Transposes than it adds or makes a Conv of a MatMul.
+size_t runSinkPermutation(Function& f, const PassContext& ctx = {});
+
 /// `merge-reshape`: Reshape of Reshape becomes one Reshape; a Reshape to its input's
 /// shape is removed.
 size_t runMergeReshape(Function& f, const PassContext& ctx = {});
