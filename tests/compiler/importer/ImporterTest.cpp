@@ -368,3 +368,40 @@ TEST(OnnxImporter, RunTimeErrorsNameTheModelAndTheNode) {
                      ": node 'gather1' (Gather): an index value 100 is out of range for an axis "
                      "of extent 4");
 }
+
+TEST(OnnxImporter, RecurrentLayersAreUnrolledAndMatchNumpy) {
+  for (const char* name : {"lstm_bidirectional", "gru_reverse_lbr"}) {
+    SCOPED_TRACE(name);
+    auto m = importOnnxFile(modelPath(name));
+    TensorMap out = runWithX(*m, readNpy(npyPath(name, "in", 0)));
+    const std::vector<std::string> outs = std::string(name) == "gru_reverse_lbr"
+                                              ? std::vector<std::string>{"y", "y_h"}
+                                              : std::vector<std::string>{"y", "y_h", "y_c"};
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const Tensor want = readNpy(npyPath(name, "out", int(i)));
+      const Tensor& got = out.at(outs[i]);
+      ASSERT_EQ(got.dims(), want.dims()) << outs[i];
+      for (int64_t k = 0; k < got.size(); ++k)
+        EXPECT_NEAR(got.getAsDouble(k), want.getAsDouble(k), 1e-5) << outs[i] << " " << k;
+    }
+  }
+}
+
+TEST(OnnxImporter, ShorterRecurrentSequencesAreUnsupported) {
+  std::string msg = errorOf<Unsupported>([] { importOnnxFile(modelPath("rnn_short_sequence")); });
+  EXPECT_TRUE(contains(msg, "node 'rnn_short' (RNN)")) << msg;
+  EXPECT_TRUE(contains(msg, "sequence_lens value 2 differs from the sequence length 3")) << msg;
+}
+
+TEST(OnnxImporter, OperandComputedFromOneInputNamesIt) {
+  std::string msg =
+      errorOf<Unsupported>([] { importOnnxFile(modelPath("range_limit_from_input")); });
+  EXPECT_TRUE(contains(msg, "node 'range' (Range)")) << msg;
+  EXPECT_TRUE(contains(msg, "it is computed from the graph input 'n' alone")) << msg;
+  OnnxImportOptions opts;
+  opts.constantInputs.emplace("n", Tensor::scalar<int64_t>(3));
+  auto m = importOnnxFile(modelPath("range_limit_from_input"), opts);
+  const Node* y = m->functions().at(0)->outputs().at(0).value.node;
+  ASSERT_EQ(y->kind(), NodeKind::Constant);
+  EXPECT_EQ(y->payload().dims(), Shape{4});
+}

@@ -237,4 +237,89 @@ model("gather_runtime", [helper.make_node("Gather", ["d", "i"], ["y"], name="gat
       [vi("i", [2], TensorProto.INT64)], [vi("y", [2, 3])],
       [numpy_helper.from_array(np.ones((4, 3), np.float32), "d")])
 
+
+# Recurrent layers (unrolled at import), references from the ONNX equations in numpy:
+# a bidirectional LSTM with biases and initial state, and a reverse GRU with
+# linear_before_reset; Y, Y_h (and Y_c) are all outputs.
+def sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def lstm_ref(X, W, R, B, H, C, reverse):
+    hs = W.shape[0] // 4
+    ys = [None] * X.shape[0]
+    order = range(X.shape[0] - 1, -1, -1) if reverse else range(X.shape[0])
+    for t in order:
+        g = X[t] @ W.T + H @ R.T + B[:4 * hs] + B[4 * hs:]
+        i, o, f, c = (g[:, k * hs:(k + 1) * hs] for k in range(4))
+        C = sigmoid(f) * C + sigmoid(i) * np.tanh(c)
+        H = sigmoid(o) * np.tanh(C)
+        ys[t] = H
+    return np.stack(ys), H, C
+
+
+def gru_lbr_ref(X, W, R, B, H, reverse):
+    hs = W.shape[0] // 3
+    ys = [None] * X.shape[0]
+    order = range(X.shape[0] - 1, -1, -1) if reverse else range(X.shape[0])
+    for t in order:
+        gx = X[t] @ W.T + B[:3 * hs]
+        gh = H @ R.T + B[3 * hs:]
+        z = sigmoid(gx[:, :hs] + gh[:, :hs])
+        r = sigmoid(gx[:, hs:2 * hs] + gh[:, hs:2 * hs])
+        hh = np.tanh(gx[:, 2 * hs:] + r * gh[:, 2 * hs:])
+        H = (1 - z) * hh + z * H
+        ys[t] = H
+    return np.stack(ys), H
+
+
+seq, batch, inp, hid = 3, 2, 4, 5
+X = rng.standard_normal((seq, batch, inp)).astype(np.float32)
+W = (0.5 * rng.standard_normal((2, 4 * hid, inp))).astype(np.float32)
+R = (0.5 * rng.standard_normal((2, 4 * hid, hid))).astype(np.float32)
+B = (0.5 * rng.standard_normal((2, 8 * hid))).astype(np.float32)
+H0 = rng.standard_normal((2, batch, hid)).astype(np.float32)
+C0 = rng.standard_normal((2, batch, hid)).astype(np.float32)
+model("lstm_bidirectional",
+      [helper.make_node("LSTM", ["x", "W", "R", "B", "", "H0", "C0"], ["y", "y_h", "y_c"],
+                        name="lstm", hidden_size=hid, direction="bidirectional")],
+      [vi("x", [seq, batch, inp])],
+      [vi("y", [seq, 2, batch, hid]), vi("y_h", [2, batch, hid]), vi("y_c", [2, batch, hid])],
+      [numpy_helper.from_array(a, n) for a, n in ((W, "W"), (R, "R"), (B, "B"), (H0, "H0"),
+                                                  (C0, "C0"))], opset=14)
+fw = lstm_ref(X, W[0], R[0], B[0], H0[0], C0[0], False)
+bw = lstm_ref(X, W[1], R[1], B[1], H0[1], C0[1], True)
+npy("lstm_bidirectional", [X], "in")
+npy("lstm_bidirectional", [np.stack([fw[0], bw[0]], 1).astype(np.float32),
+                           np.stack([fw[1], bw[1]]).astype(np.float32),
+                           np.stack([fw[2], bw[2]]).astype(np.float32)], "out")
+
+Wg = (0.5 * rng.standard_normal((1, 3 * hid, inp))).astype(np.float32)
+Rg = (0.5 * rng.standard_normal((1, 3 * hid, hid))).astype(np.float32)
+Bg = (0.5 * rng.standard_normal((1, 6 * hid))).astype(np.float32)
+model("gru_reverse_lbr",
+      [helper.make_node("GRU", ["x", "W", "R", "B"], ["y", "y_h"], name="gru", hidden_size=hid,
+                        direction="reverse", linear_before_reset=1)],
+      [vi("x", [seq, batch, inp])], [vi("y", [seq, 1, batch, hid]), vi("y_h", [1, batch, hid])],
+      [numpy_helper.from_array(a, n) for a, n in ((Wg, "W"), (Rg, "R"), (Bg, "B"))], opset=14)
+gy, gh = gru_lbr_ref(X, Wg[0], Rg[0], Bg[0], np.zeros((batch, hid), np.float32), True)
+npy("gru_reverse_lbr", [X], "in")
+npy("gru_reverse_lbr", [gy[:, None].astype(np.float32), gh[None].astype(np.float32)], "out")
+
+# Sequences shorter than the input (sequence_lens) are unsupported.
+model("rnn_short_sequence",
+      [helper.make_node("RNN", ["x", "W", "R", "", "lens"], ["", "y_h"], name="rnn_short",
+                        hidden_size=hid)],
+      [vi("x", [seq, batch, inp])], [vi("y_h", [1, batch, hid])],
+      [numpy_helper.from_array(W[:1, :hid], "W"), numpy_helper.from_array(R[:1, :hid], "R"),
+       numpy_helper.from_array(np.array([3, 2], np.int32), "lens")], opset=14)
+
+# Range's limit computed from the graph input n alone: the message names n.
+model("range_limit_from_input",
+      [helper.make_node("Add", ["n", "one"], ["lim"], name="add_one"),
+       helper.make_node("Range", ["zero", "lim", "one"], ["y"], name="range")],
+      [vi("n", [], TensorProto.INT64)], [vi("y", [None], TensorProto.INT64)],
+      [numpy_helper.from_array(np.array(0, np.int64), "zero"),
+       numpy_helper.from_array(np.array(1, np.int64), "one")])
+
 open(os.path.join(OUT, "stamp"), "w").write("ok\n")
