@@ -232,17 +232,6 @@ bool hostHasAvx512() {
   return has;
 }
 
-bool hostHasAvx512Vnni() {
-  static const bool has = [] {
-    const auto jtmb = hostBuilder();
-    int found = 0;
-    for (const std::string& f : jtmb.getFeatures().getFeatures())
-      found += f == "+avx512vnni" || f == "+avx512bw" || f == "+avx512vl";
-    return found == 3;
-  }();
-  return has;
-}
-
 namespace {
 
 /// The int8 instruction sets the host runs, best first (Portable always).

@@ -23,9 +23,6 @@ namespace ember::cpu {
 /// Whether the host CPU has AVX-512F (the GEMM kernels pick their register blocking).
 bool hostHasAvx512();
 
-/// Whether the host CPU has AVX512-VNNI, BW and VL (the int8 convolution uses vpdpbusd).
-bool hostHasAvx512Vnni();
-
 /// How the int8 convolutions and Gemm add the products of four bytes into an int32 lane
 /// (libjit/Int8Vnni.cpp), best first; Portable is libjit/Int8.cpp's clang vectors.
 enum class Int8Isa { Vnni, Avx512Bw, Avx2, Portable };
