@@ -222,16 +222,69 @@ void importGlobalPool(OnnxNodeContext& ctx, NodeKind kind) {
   ctx.setOutput(0, ctx.emit(kind, {ctx.input(0)}));
 }
 
+/// BatchNormalization with training_mode=1 (opset 14+): normalised by the batch's own
+/// statistics (mean and population variance over every axis but 1), and the running
+/// statistics as outputs 1 and 2: input * momentum + batch statistic * (1 - momentum).
+void importBatchNormTraining(OnnxNodeContext& ctx) {
+  const NodeValue x = ctx.input(0);
+  const Shape& d = x.dims();
+  if (d.size() < 2)
+    ctx.fail("input " + shapeToString(d) + " must have rank 2 or more");
+  std::vector<int64_t> axes, channelShape(d.size(), 1);
+  for (size_t k = 0; k < d.size(); ++k)
+    if (k != 1)
+      axes.push_back(int64_t(k));
+  channelShape[1] = d[1];
+  Attrs r;
+  r.set("axes", axes);
+  r.set("keepdims", int64_t(1));
+  auto reshape = [&](NodeValue v, std::vector<int64_t> shape, const char* suffix) {
+    Attrs a;
+    a.set("shape", std::move(shape));
+    return ctx.emit(NodeKind::Reshape, {v}, a, suffix);
+  };
+  auto scalar = [&](double v, const char* suffix) {
+    return ctx.constant(Tensor::scalar<float>(float(v)), suffix);
+  };
+  const NodeValue mean = ctx.emit(NodeKind::ReduceMean, {x}, r, "_batch_mean");
+  const NodeValue centred = ctx.emit(NodeKind::Sub, {x, mean}, {}, "_centred");
+  const NodeValue sq = ctx.emit(NodeKind::Mul, {centred, centred}, {}, "_sq");
+  const NodeValue var = ctx.emit(NodeKind::ReduceMean, {sq}, r, "_batch_var");
+  const NodeValue eps = scalar(ctx.attrFloat("epsilon", 1e-5), "_eps");
+  const NodeValue sd =
+      ctx.emit(NodeKind::Sqrt, {ctx.emit(NodeKind::Add, {var, eps}, {}, "_var_eps")}, {}, "_std");
+  const NodeValue scale = reshape(ctx.input(1), channelShape, "_scale");
+  const NodeValue bias = reshape(ctx.input(2), channelShape, "_bias");
+  const NodeValue norm = ctx.emit(NodeKind::Div, {centred, sd}, {}, "_norm");
+  ctx.setOutput(
+      0, ctx.emit(NodeKind::Add, {ctx.emit(NodeKind::Mul, {norm, scale}, {}, "_scaled"), bias}));
+  const double momentum = ctx.attrFloat("momentum", 0.9);
+  const std::vector<int64_t> c = {d[1]};
+  for (size_t i = 1; i <= 2; ++i) {
+    if (!ctx.hasOutput(i))
+      continue;
+    const NodeValue batch = reshape(i == 1 ? mean : var, c, i == 1 ? "_mean_c" : "_var_c");
+    const NodeValue kept = ctx.emit(NodeKind::Mul, {ctx.input(2 + i), scalar(momentum, "_m")}, {},
+                                    i == 1 ? "_mean_kept" : "_var_kept");
+    const NodeValue added = ctx.emit(NodeKind::Mul, {batch, scalar(1 - momentum, "_1m")}, {},
+                                     i == 1 ? "_mean_added" : "_var_added");
+    ctx.setOutput(
+        i, ctx.emit(NodeKind::Add, {kept, added}, {}, i == 1 ? "_running_mean" : "_running_var"));
+  }
+}
+
 void importBatchNorm(OnnxNodeContext& ctx) {
   requireFloat(ctx, {0, 1, 2, 3, 4});
-  if (ctx.attrInt("training_mode", 0) != 0)
-    ctx.unsupported("training_mode=1 is not supported (inference only)");
-  requireOnlyFirstOutput(ctx, "training statistics");
-  if (ctx.opset() < 9 && ctx.attrInt("spatial", 1) == 0 && ctx.input(0).dims().size() > 2)
-    ctx.unsupported("spatial=0 (per-activation statistics) is not supported");
   for (size_t i = 0; i < 5; ++i)
     if (!ctx.hasInput(i))
       ctx.fail("operand " + str(int64_t(i)) + " is required");
+  if (ctx.attrInt("training_mode", 0) != 0) {
+    importBatchNormTraining(ctx);
+    return;
+  }
+  requireOnlyFirstOutput(ctx, "training statistics");
+  if (ctx.opset() < 9 && ctx.attrInt("spatial", 1) == 0 && ctx.input(0).dims().size() > 2)
+    ctx.unsupported("spatial=0 (per-activation statistics) is not supported");
   Attrs a;
   a.set("epsilon", ctx.attrFloat("epsilon", 1e-5));
   ctx.setOutput(0, ctx.emit(NodeKind::BatchNormalization, presentInputs(ctx, 5), a));

@@ -52,8 +52,8 @@ INSTANTIATE_TEST_SUITE_P(Models, NNImport,
                                            "softmax_opset11_last", "hardmax_opset11_axis1",
                                            "softmax_opset13_axis1", "batchnorm_opset7",
                                            "batchnorm_opset9", "batchnorm_opset15",
-                                           "conv_same_upper", "conv_same_lower", "maxpool_valid",
-                                           "gemm_opset9"));
+                                           "batchnorm_training", "conv_same_upper",
+                                           "conv_same_lower", "maxpool_valid", "gemm_opset9"));
 
 TEST(NNImportErrors, OpsetBefore13SoftmaxIsFlattenedWithReshapes) {
   std::unique_ptr<Module> m = importOnnxFile(kDir + "softmax_opset11_axis1.onnx");
@@ -88,7 +88,6 @@ void expectImportError(const std::string& name, bool unsupported, const std::str
 
 TEST(NNImportErrors, RejectedModelsNameTheNode) {
   expectImportError("maxpool_indices", true, "pool_idx", "Indices");
-  expectImportError("batchnorm_training", true, "bn_train", "training");
   expectImportError("conv_bad_channels", false, "conv_bad", "channels");
 }
 

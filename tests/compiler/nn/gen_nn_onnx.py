@@ -81,9 +81,12 @@ for opset, attrs in ((7, {"spatial": 1}), (9, {}), (15, {})):
     model("batchnorm_opset%d" % opset, opset,
           helper.make_node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["y"],
                            name="bn", **attrs), bn_in, x.shape, ref)
+# Training mode normalises with the batch's own statistics (PyTorch's training=True).
+ref_train = F.batch_norm(*[torch.tensor(t) for t in (x, mu, var, s, b)], training=True,
+                         eps=1e-5).numpy()
 model("batchnorm_training", 15,
-      helper.make_node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["y", "rm", "rv"],
-                       training_mode=1, name="bn_train"), bn_in, x.shape)
+      helper.make_node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["y"],
+                       training_mode=1, name="bn_train"), bn_in, x.shape, ref_train)
 
 # Conv with auto_pad SAME_UPPER / SAME_LOWER (stride 2 on an even input: asymmetric).
 x, w = r(1, 2, 8, 8), r(3, 2, 3, 3)
