@@ -73,7 +73,8 @@ Int8ConvPacking packQuads(const int8_t* w, const int32_t* bias, int64_t M, int64
       for (int64_t tap = 0; tap < taps; ++tap)
         putQuadByte(dst + (tap * C4 + c / 4) * mr * qb, c % 4, w[m * K + c * taps + tap], isa);
   }
-  p.scratchBytes = size_t((K + 4 * K4) * nr);
+  // packPanel's rows and the panels (two at a time for vnni: blockVnniPair).
+  p.scratchBytes = size_t((K + 4 * K4 * (isa == Int8Isa::Vnni ? 2 : 1)) * nr);
   return p;
 }
 

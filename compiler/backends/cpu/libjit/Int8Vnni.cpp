@@ -264,6 +264,42 @@ EMBER_VNNI inline void block512(const int8_t* panel, const int8_t* a, int64_t K4
   }
 }
 
+/// block512<kVnni> over two panels (32 positions): eight output channels at a time, so
+/// that each broadcast weight quad feeds two vpdpbusd (16 accumulators); cols1 > 0.
+EMBER_VNNI inline void blockVnniPair(const int8_t* panel0, const int8_t* panel1, const int8_t* a,
+                                     int64_t K4, const int32_t* fold, const int32_t* Mq,
+                                     const int32_t* Sq, int8_t* y, int64_t P, int64_t rows,
+                                     int64_t cols0, int64_t cols1, int32_t zpy, int32_t lo,
+                                     int32_t hi) {
+  constexpr int R = 8;
+  const __mmask16 keep0 = static_cast<__mmask16>(laneRange(0, cols0));
+  const __mmask16 keep1 = static_cast<__mmask16>(laneRange(0, cols1));
+  for (int64_t r0 = 0; r0 < rows; r0 += R) {
+    __m512i acc[R][2];
+    for (int i = 0; i < R; ++i)
+      acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+    for (int64_t q = 0; q < K4; ++q) {
+      const __m512i b0 = _mm512_loadu_si512(panel0 + q * 4 * kNR);
+      const __m512i b1 = _mm512_loadu_si512(panel1 + q * 4 * kNR);
+      const int8_t* aq = a + (q * kMR + r0) * 4;
+      for (int i = 0; i < R; ++i) {
+        int32_t w4;
+        __builtin_memcpy(&w4, aq + 4 * i, sizeof(w4));
+        const __m512i wv = _mm512_set1_epi32(w4);
+        acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], b0, wv);
+        acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], b1, wv);
+      }
+    }
+    for (int64_t i = 0; i < R && r0 + i < rows; ++i) {
+      const int64_t r = r0 + i;
+      const B16 out0 = requantRow((U16)acc[i][0], fold[r], Mq[r], Sq[r], zpy, lo, hi);
+      const B16 out1 = requantRow((U16)acc[i][1], fold[r], Mq[r], Sq[r], zpy, lo, hi);
+      _mm_mask_storeu_epi8(y + r * P, keep0, (__m128i)out0);
+      _mm_mask_storeu_epi8(y + r * P + kNR, keep1, (__m128i)out1);
+    }
+  }
+}
+
 /// block512<kBw> on 256-bit registers: each 16-lane panel vector as two halves, four
 /// output channels at a time (8 accumulators).
 EMBER_VNNI inline void blockAvx2(const int8_t* panel, const int8_t* a, int64_t K4,
@@ -319,27 +355,35 @@ convQuads(const int8_t* x, const int8_t* wp, const int32_t* fold, const int32_t*
   const int64_t cg = C / group, mg = M / group, taps = KH * KW, K = cg * taps;
   const int64_t K4 = taps * ((cg + 3) / 4);
   const int64_t P = OH * OW, panels = (P + kNR - 1) / kNR, mblocks = (mg + kMR - 1) / kMR;
-  int8_t* rows = scratch + tid * (K + K4 * 4) * kNR;
+  // vnni takes panels in pairs (blockVnniPair), the others one by one.
+  constexpr int64_t pair = I == kVnni ? 2 : 1;
+  int8_t* rows = scratch + tid * (K + K4 * 4 * pair) * kNR;
   int8_t* panel = rows + K * kNR;
   int64_t begin, end;
-  const int64_t units = N * group * panels;
+  const int64_t pairs = (panels + pair - 1) / pair, units = N * group * pairs;
   const int64_t chunks = libjit::weightChunks(units, mblocks, nth);
   libjit::threadRange(units * chunks, tid, nth, &begin, &end);
   for (int64_t item = begin; item < end; ++item) {
     const int64_t chunk = item % chunks, unit = item / chunks;
-    const int64_t pi = unit % panels, ng = unit / panels, grp = ng % group, n = ng / group;
-    const int64_t p0 = pi * kNR;
-    if (I != kAvx2 && maskedGather(g)) {
-      PanelPlan plan;
-      planPanel(g, p0, &plan);
-      gatherPanel(plan, x + (n * C + grp * cg) * H * W, g, cg, H * W, static_cast<int8_t>(zpx),
-                  panel);
-    } else {
-      libjit::packPanel<kNR>(x + (n * C + grp * cg) * H * W, g, cg, p0, static_cast<int8_t>(zpx),
-                             rows);
-      interleavePanel(rows, cg, taps, panel);
+    const int64_t pi = unit % pairs, ng = unit / pairs, grp = ng % group, n = ng / group;
+    const int8_t* xg = x + (n * C + grp * cg) * H * W;
+    int64_t cols[pair];
+    for (int64_t s = 0; s < pair; ++s) {
+      const int64_t p0 = (pi * pair + s) * kNR;
+      cols[s] = p0 >= P ? 0 : (P - p0 < kNR ? P - p0 : kNR);
+      int8_t* ps = panel + s * K4 * 4 * kNR;
+      if (cols[s] == 0)
+        continue;
+      if (I != kAvx2 && maskedGather(g)) {
+        PanelPlan plan;
+        planPanel(g, p0, &plan);
+        gatherPanel(plan, xg, g, cg, H * W, static_cast<int8_t>(zpx), ps);
+      } else {
+        libjit::packPanel<kNR>(xg, g, cg, p0, static_cast<int8_t>(zpx), rows);
+        interleavePanel(rows, cg, taps, ps);
+      }
     }
-    const int64_t cols = P - p0 < kNR ? P - p0 : kNR;
+    const int64_t p0 = pi * pair * kNR;
     const int64_t mbEnd = (chunk + 1) * mblocks / chunks;
     for (int64_t mb = chunk * mblocks / chunks; mb < mbEnd; ++mb) {
       const int64_t m0 = grp * mg + mb * kMR;
@@ -347,9 +391,12 @@ convQuads(const int8_t* x, const int8_t* wp, const int32_t* fold, const int32_t*
       const int8_t* a = wp + (grp * mblocks + mb) * K4 * quadBytes(I) * kMR;
       int8_t* yb = y + (n * M + m0) * P + p0;
       if constexpr (I == kAvx2)
-        blockAvx2(panel, a, K4, fold + m0, Mq + m0, Sq + m0, yb, P, nrows, cols, zpy, lo, hi);
+        blockAvx2(panel, a, K4, fold + m0, Mq + m0, Sq + m0, yb, P, nrows, cols[0], zpy, lo, hi);
+      else if (pair == 2 && cols[pair - 1] > 0)
+        blockVnniPair(panel, panel + K4 * 4 * kNR, a, K4, fold + m0, Mq + m0, Sq + m0, yb, P, nrows,
+                      cols[0], cols[pair - 1], zpy, lo, hi);
       else
-        block512<I>(panel, a, K4, fold + m0, Mq + m0, Sq + m0, yb, P, nrows, cols, zpy, lo, hi);
+        block512<I>(panel, a, K4, fold + m0, Mq + m0, Sq + m0, yb, P, nrows, cols[0], zpy, lo, hi);
     }
   }
 }
@@ -360,8 +407,8 @@ convQuads(const int8_t* x, const int8_t* wp, const int32_t* fold, const int32_t*
 /// (MR = 16) where the K4 = KH * KW * ceil(cg / 4) quads are tap-major, quad (tap, c4)
 /// holding channels 4 c4 .. 4 c4 + 3 (zero past the group's channels and past its output
 /// channels) as q = 4 codes (vnni) or the 16-bit pairs (w0, w2), (w1, w3) (avx512bw,
-/// avx2); fold[m] = b[m] - (zp_x + 128) * sum w[m]; scratch holds (K + 4 K4) * 16 bytes
-/// per thread (packPanel's rows and the panel).
+/// avx2); fold[m] = b[m] - (zp_x + 128) * sum w[m]; scratch holds (K + 4 K4 pair) * 16
+/// bytes per thread (packPanel's rows and the panels: pair = 2 for vnni, else 1).
 #define EMBER_CONV_QUADS(name, isa)                                                                \
   EMBER_KERNEL __attribute__((target(EMBER_X86_TARGET))) void name(                                \
       const int8_t* x, const int8_t* wp, const int32_t* fold, const int32_t* Mq,                   \
