@@ -3,7 +3,9 @@
 // axes, starts/ends, pads, repeats, scales/sizes) must be compile-time constants; they
 // are resolved here (0 and -1 in Reshape, negative axes, Slice clamping, Resize sizes)
 // so that the graph's attributes are canonical.
+#include "OnnxTensor.h"
 #include "ember/importer/OnnxOpImporter.h"
+#include "ember/support/Error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -481,24 +483,12 @@ void importEyeLike(Ctx& ctx) {
     ctx.fail("input must be 2-D, has shape " + shapeToString(x.dims()));
   ElemKind k = x.kind();
   if (ctx.hasAttr("dtype")) {
-    switch (ctx.attrInt("dtype", 1)) {
-    case 1:
-      k = ElemKind::Float32;
-      break;
-    case 3:
-      k = ElemKind::Int8;
-      break;
-    case 6:
-      k = ElemKind::Int32;
-      break;
-    case 7:
-      k = ElemKind::Int64;
-      break;
-    case 9:
-      k = ElemKind::Bool;
-      break;
-    default:
-      ctx.unsupported("EyeLike dtype " + str(ctx.attrInt("dtype", 1)));
+    // Any element type Ember has (float64, float16, the unsigned ones, ...).
+    const auto dtype = static_cast<int32_t>(ctx.attrInt("dtype", 1));
+    try {
+      k = onnxElemKind(dtype, ctx.nodeName());
+    } catch (const Unsupported&) {
+      ctx.unsupported("EyeLike dtype " + onnxElemTypeName(dtype));
     }
   }
   const int64_t kk = ctx.attrInt("k", 0), rows = x.dims()[0], cols = x.dims()[1];
