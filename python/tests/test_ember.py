@@ -4,6 +4,8 @@ computation, and errors carry the tools' messages."""
 
 import os
 
+import re
+
 import numpy as np
 import pytest
 
@@ -59,7 +61,10 @@ def test_rtl_equals_sim_in_outputs_and_cycles(cnn_model, rng):
 def test_partitioned_program_runs_softmax_on_the_host(softmax_model, rng):
     prog = ember.compile(softmax_model)
     assert not prog.whole_on_npu
-    assert "segment" in prog.placement and "100.0% of MACs" in prog.placement
+    # The convolution stays on the NPU; the 160-MAC MatMul beside the host's Softmax may
+    # go to the host with it (the partitioner's minimum cut weighs its transfers).
+    macs = re.search(r"([\d.]+)% of MACs on the NPU", prog.placement)
+    assert "segment" in prog.placement and macs and float(macs.group(1)) >= 99.0, prog.placement
     assert "Softmax" in prog.placement_report
     x = _input(prog, rng)
     sim = prog.run(x)

@@ -385,6 +385,58 @@ std::vector<std::string> binaryDevices(const Options& o) {
 void writeHtmlReport(const Options& o, const std::vector<sim::Report>& reports,
                      const std::string& placement = "", const std::string& placementTable = "");
 
+/// The outputs of a run, in the model's order.
+using NamedOutputs = std::vector<std::pair<std::string, Tensor>>;
+
+/// Prints every output (its summary, and its --top entries) and, with --out, writes it to
+/// its file in `paths`; `written` lists files the runtime already wrote (binaries).
+void printOutputs(const Options& o, const NamedOutputs& outs,
+                  const std::map<std::string, std::string>& paths, bool alreadyWritten = false) {
+  if (!o.outDir.empty() && !alreadyWritten)
+    std::filesystem::create_directories(o.outDir);
+  for (const auto& [name, t] : outs) {
+    if (!o.quiet)
+      std::printf("output %s: %s\n", name.c_str(), summarize(t).c_str());
+    if (o.top && !o.quiet) {
+      std::printf("  top-%zu:", o.top);
+      for (const auto& [idx, v] : topK(t, o.top))
+        std::printf("  [%lld] %.6g", static_cast<long long>(idx), v);
+      std::printf("\n");
+    }
+    auto path = paths.find(name);
+    if (path == paths.end())
+      continue;
+    if (!alreadyWritten)
+      writeNpy(path->second, t);
+    if (!o.quiet)
+      std::printf("  written to %s\n", path->second.c_str());
+  }
+}
+
+/// The NPU devices of a binary or package against the first: every output bit for bit,
+/// then every NPU job's cycles, instructions and counters. Returns the disagreements.
+std::vector<std::string> compareNpuDevices(const std::vector<std::string>& devs,
+                                           const std::vector<NamedOutputs>& outputs,
+                                           const std::vector<std::vector<sim::Report>>& reports) {
+  std::vector<std::string> mismatch;
+  for (std::size_t d = 1; d < devs.size(); ++d) {
+    for (std::size_t k = 0; k < outputs[0].size(); ++k) {
+      const auto& [name, a] = outputs[0][k];
+      const Tensor& b = outputs[d][k].second;
+      const bool same = a.size() == b.size() && maxAbsDiff(a, b) == 0;
+      std::printf("  output %-24s %-4s vs %-4s bit-exact: %s\n", name.c_str(), devs[0].c_str(),
+                  devs[d].c_str(), same ? "yes" : "NO");
+      if (!same)
+        mismatch.push_back("output '" + name + "' on " + devs[d]);
+    }
+    const std::string diff = compareNpuRuns(reports[0], devs[0], reports[d], devs[d]);
+    std::printf("  %s\n", timingVerdict(reports[0], devs[0], devs[d], diff).c_str());
+    if (!diff.empty())
+      mismatch.push_back(diff);
+  }
+  return mismatch;
+}
+
 /// BIN.elf on the simulator (the `sim` device for binaries), the RTL (`rtl`), or both
 /// (`--compare sim,rtl`: outputs, cycles, every instruction and counter must be equal).
 int runBinary(const Options& o) {
@@ -420,42 +472,25 @@ int runBinary(const Options& o) {
     req.trace_json.clear();
   }
   const runtime::RunResult& r = results.front();
-  if (!o.quiet) {
+  if (!o.quiet)
     std::fputs(sim::formatTable(r.report).c_str(), stdout);
-    for (const auto& [name, t] : r.outputs) {
-      std::printf("output %s: %s\n", name.c_str(), summarize(t).c_str());
-      if (o.top) {
-        std::printf("  top-%zu:", o.top);
-        for (const auto& [idx, v] : topK(t, o.top))
-          std::printf("  [%lld] %.6g", static_cast<long long>(idx), v);
-        std::printf("\n");
-      }
-      if (!o.outDir.empty() && r.status == 0)
-        std::printf("  written to %s\n",
-                    (std::filesystem::path(o.outDir) / (npyFileStem(name) + ".npy")).c_str());
-    }
-  }
+  std::map<std::string, std::string> written; // the runtime wrote them
+  for (const auto& [name, t] : r.outputs)
+    if (!o.outDir.empty() && r.status == 0)
+      written[name] = (std::filesystem::path(o.outDir) / (npyFileStem(name) + ".npy")).string();
+  printOutputs(o, r.outputs, written, true);
   for (std::size_t i = 0; i < results.size(); ++i)
     std::printf("time: %s %.3f s on the host for %llu NPU cycles (%.3f us at %.0f MHz)\n",
                 devs[i].c_str(), hosts[i],
                 static_cast<unsigned long long>(results[i].report.cycles),
                 results[i].report.seconds * 1e6, double(results[i].report.clock_hz) / 1e6);
-  std::vector<std::string> mismatch;
-  for (std::size_t i = 1; i < results.size(); ++i) {
-    for (std::size_t k = 0; k < r.outputs.size(); ++k) {
-      const Tensor& a = r.outputs[k].second;
-      const Tensor& b = results[i].outputs[k].second;
-      const bool same = a.size() == b.size() && maxAbsDiff(a, b) == 0;
-      std::printf("  output %-24s %-4s vs %-4s bit-exact: %s\n", r.outputs[k].first.c_str(),
-                  devs[0].c_str(), devs[i].c_str(), same ? "yes" : "NO");
-      if (!same)
-        mismatch.push_back("output '" + r.outputs[k].first + "' on " + devs[i]);
-    }
-    const std::string d = compareNpuRuns({r.report}, devs[0], {results[i].report}, devs[i]);
-    std::printf("  %s\n", timingVerdict({r.report}, devs[0], devs[i], d).c_str());
-    if (!d.empty())
-      mismatch.push_back(d);
+  std::vector<NamedOutputs> outputs;
+  std::vector<std::vector<sim::Report>> reports;
+  for (const runtime::RunResult& res : results) {
+    outputs.push_back(res.outputs);
+    reports.push_back({res.report});
   }
+  const std::vector<std::string> mismatch = compareNpuDevices(devs, outputs, reports);
   if (r.status == 0)
     writeHtmlReport(o, {r.report});
   throwIfDisagreements(o.compare, mismatch);
@@ -527,20 +562,11 @@ int runPackage(const Options& o) {
     results.push_back(sessions[d]->run(inputs, &runs[d]));
     reports.push_back(sessions[d]->reports());
   }
-  const TensorMap& out = results.front();
-  if (!o.outDir.empty())
-    std::filesystem::create_directories(o.outDir);
-  for (const auto& [name, index] : plan.outputs) {
-    const Tensor& t = out.at(name);
-    if (!o.quiet)
-      std::printf("output %s: %s\n", name.c_str(), summarize(t).c_str());
-    if (!o.outDir.empty()) {
-      const std::string& path = paths.at(name);
-      writeNpy(path, t);
-      if (!o.quiet)
-        std::printf("  written to %s\n", path.c_str());
-    }
-  }
+  std::vector<NamedOutputs> outputs(devs.size());
+  for (std::size_t d = 0; d < devs.size(); ++d)
+    for (const auto& [name, index] : plan.outputs)
+      outputs[d].emplace_back(name, results[d].at(name));
+  printOutputs(o, outputs.front(), paths);
   if (!o.quiet)
     std::printf("segments (%s)\n%s%s", devs[0].c_str(),
                 partition::formatSegmentRuns(plan, runs[0]).c_str(),
@@ -549,36 +575,12 @@ int runPackage(const Options& o) {
   if (!reports.front().empty())
     writeHtmlReport(o, reports.front(), partition::placementSummaryLine(plan),
                     partition::formatPlacementReport(plan));
-  std::vector<std::string> mismatch;
-  for (std::size_t d = 1; d < devs.size(); ++d) {
-    for (const auto& [name, index] : plan.outputs) {
-      const bool same = results[d].at(name).size() == out.at(name).size() &&
-                        maxAbsDiff(out.at(name), results[d].at(name)) == 0;
-      std::printf("  output %-24s %-4s vs %-4s bit-exact: %s\n", name.c_str(), devs[0].c_str(),
-                  devs[d].c_str(), same ? "yes" : "NO");
-      if (!same)
-        mismatch.push_back("output '" + name + "' on " + devs[d]);
-    }
-    const std::string diff = compareNpuRuns(reports[0], devs[0], reports[d], devs[d]);
-    std::printf("  %s\n", timingVerdict(reports[0], devs[0], devs[d], diff).c_str());
-    if (!diff.empty())
-      mismatch.push_back(diff);
-  }
-  throwIfDisagreements(o.compare, mismatch);
+  throwIfDisagreements(o.compare, compareNpuDevices(devs, outputs, reports));
   return 0;
 }
 
-int runTool(const Options& o) {
-  const bool cpuProfile = o.profile && o.device == "cpu";
-  if (o.profile && (!cpuProfile || isNpuBinaryFile(o.model) || partition::isPackageFile(o.model)))
-    throw Error("--profile", "times the operations of the cpu device: use --device cpu (first "
-                             "in --compare) and an ONNX model");
-  if (isNpuBinaryFile(o.model) || partition::isPackageFile(o.model))
-    cli::refuseInputOptions(o.modelInputs, o.model);
-  if (isNpuBinaryFile(o.model))
-    return runBinary(o);
-  if (partition::isPackageFile(o.model))
-    return runPackage(o);
+/// The options only a model run checks, before any work.
+void checkModelRunOptions(const Options& o, bool cpuProfile) {
   if ((!o.reportJson.empty() || !o.traceJson.empty()) && o.device != "sim" &&
       o.compare.find("sim") == std::string::npos && !cpuProfile)
     throw Error(o.reportJson.empty() ? "--trace" : "--report",
@@ -588,7 +590,10 @@ int runTool(const Options& o) {
       o.compare.find("sim") == std::string::npos && o.compare.find("rtl") == std::string::npos)
     throw Error("--html", "the HTML report shows an NPU run: use --device sim or rtl (or a "
                           "binary or package)");
-  std::vector<const Device*> devs = deviceList(o);
+}
+
+/// Whether the model runs in int8: --precision int8, or a device that runs int8 only.
+bool runsInt8(const Options& o, const std::vector<const Device*>& devs) {
   bool int8 = o.precision == "int8";
   for (const Device* d : devs)
     if (d->int8Only && !int8) {
@@ -598,54 +603,60 @@ int runTool(const Options& o) {
                     "(--precision int8)\n",
                     d->name.c_str());
     }
-  checkOutputs(o);
+  return int8;
+}
 
+/// The model as the devices run it: imported with its bindings, its inputs gathered, and
+/// prepared as emberc prepares it (the pass pipeline for a compiling device, the
+/// quantizer for int8).
+struct PreparedModel {
+  std::unique_ptr<Module> module;
+  Function* floatFn = nullptr;
+  const Function* f = nullptr; ///< What the devices run.
+  TensorMap inputs;
+  double importSeconds = 0, importCpu = 0, quantizeSeconds = 0;
+};
+
+PreparedModel prepareModel(const Options& o, const std::vector<const Device*>& devs, bool int8) {
+  PreparedModel m;
   auto t0 = std::chrono::steady_clock::now();
   std::clock_t c0 = std::clock();
-  std::unique_ptr<Module> module = driver::importModel(o.model, o.modelInputs);
-  double importSeconds = secondsSince(t0);
-  double importCpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
-  Function& floatFn = driver::modelFunction(*module);
-  TensorMap inputs = buildInputs(o, *module, floatFn);
+  m.module = driver::importModel(o.model, o.modelInputs);
+  m.importSeconds = secondsSince(t0);
+  m.importCpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+  m.floatFn = &driver::modelFunction(*m.module);
+  m.inputs = buildInputs(o, *m.module, *m.floatFn);
   if (int8)
-    refuseNaN(o.inputs, inputs);
-
-  const Function* f = &floatFn;
-  double quantizeSeconds = 0;
+    refuseNaN(o.inputs, m.inputs);
+  m.f = m.floatFn;
   // A compiling device (cpu) runs the default pass pipeline first, as emberc does; the
   // interpreter alone runs the graph as imported. int8 runs it inside quantizeModel.
   bool compiling = false;
   for (const Device* d : devs)
     compiling = compiling || d->name != "interp";
   if (!int8 && compiling)
-    runPipeline(floatFn, defaultPipeline());
+    runPipeline(*m.floatFn, defaultPipeline());
   if (int8) {
     auto tq = std::chrono::steady_clock::now();
     driver::QuantizeRequest qr;
     qr.calibrate = o.calibrate;
     qr.calibration = o.calibration;
-    f = driver::quantizeFunction(floatFn, qr);
-    quantizeSeconds = secondsSince(tq);
+    m.f = driver::quantizeFunction(*m.floatFn, qr);
+    m.quantizeSeconds = secondsSince(tq);
   }
-  std::vector<std::string> outputNames;
-  for (const auto& out : f->outputs())
-    outputNames.push_back(out.name);
-  const std::map<std::string, std::string> paths = outputPaths(o, outputNames);
+  return m;
+}
 
-  DeviceOptions dopts;
-  dopts.isa = o.isa;
-  dopts.reportJson = o.reportJson;
-  dopts.traceJson = o.traceJson;
-  dopts.partition = o.partition;
-  std::vector<DeviceOutputs> runs;
-  std::vector<DeviceTiming> timings;
+/// Runs the model on every device (the warm-up runs are not timed).
+void runDevices(const Options& o, const std::vector<const Device*>& devs, const PreparedModel& m,
+                DeviceOptions dopts, bool cpuProfile, std::vector<DeviceOutputs>& runs,
+                std::vector<DeviceTiming>& timings) {
   for (const Device* d : devs) {
     DeviceTiming timing;
     const int timed = o.iterations ? o.iterations : (runs.empty() ? o.repeat : 1);
     dopts.profile = cpuProfile && runs.empty();
     dopts.warmup = o.warmup;
-    TensorMap out = d->run(*f, inputs, o.warmup + timed, dopts, timing);
-    // Warm-up runs are not timed.
+    TensorMap out = d->run(*m.f, m.inputs, o.warmup + timed, dopts, timing);
     for (auto* v : {&timing.runSeconds, &timing.runCpuSeconds})
       v->erase(v->begin(),
                v->begin() + std::min<std::ptrdiff_t>(o.warmup, std::ptrdiff_t(v->size())));
@@ -655,28 +666,12 @@ int runTool(const Options& o) {
     runs.push_back(DeviceOutputs{d->name, std::move(out), median(timing.runSeconds), timing.npu});
     timings.push_back(std::move(timing));
   }
-  const TensorMap& outputs = runs.front().outputs;
-  const DeviceTiming& timing = timings.front();
-  const Device& device = *devs.front();
+}
 
-  if (!o.outDir.empty())
-    std::filesystem::create_directories(o.outDir);
-  for (const auto& out : f->outputs()) {
-    const Tensor& t = outputs.at(out.name);
-    if (!o.quiet)
-      std::printf("output %s: %s\n", out.name.c_str(), summarize(t).c_str());
-    if (o.top && !o.quiet) {
-      std::printf("  top-%zu:", o.top);
-      for (const auto& [idx, v] : topK(t, o.top))
-        std::printf("  [%lld] %.6g", static_cast<long long>(idx), v);
-      std::printf("\n");
-    }
-    if (!o.outDir.empty()) {
-      writeNpy(paths.at(out.name), t);
-      if (!o.quiet)
-        std::printf("  written to %s\n", paths.at(out.name).c_str());
-    }
-  }
+/// What each device reports beside its outputs: the NPU's compile summary and table or
+/// segments, the cpu profile (and its files), the placement lines and the HTML page.
+void printDeviceReports(const Options& o, bool cpuProfile, const std::vector<DeviceOutputs>& runs,
+                        const std::vector<DeviceTiming>& timings) {
   for (size_t i = 0; i < runs.size() && !o.quiet; ++i) {
     if (timings[i].npu) {
       std::fputs(timings[i].compileSummary.c_str(), stdout);
@@ -686,6 +681,7 @@ int runTool(const Options& o) {
       std::printf("%s: segments\n%s", runs[i].device.c_str(), timings[i].segmentTable.c_str());
   }
   if (cpuProfile) {
+    const DeviceTiming& timing = timings.front();
     if (!o.quiet)
       std::fputs(formatProfile(timing.profile, *o.profile).c_str(), stdout);
     if (!o.reportJson.empty())
@@ -703,40 +699,86 @@ int runTool(const Options& o) {
       writeHtmlReport(o, timings[i].npuSegments, timings[i].placement, timings[i].placementReport);
       break;
     }
-  if (runs.size() > 1) {
-    std::vector<std::string> names;
-    for (const auto& out : f->outputs())
-      names.push_back(out.name);
-    std::optional<TensorMap> floatRef;
-    if (int8) {
-      DeviceTiming ft;
-      floatRef = findDevice("interp").run(floatFn, inputs, 1, dopts, ft);
-    }
-    CompareResult cmp = compareRuns(names, runs, int8, floatRef ? &*floatRef : nullptr);
-    std::fputs(cmp.table.c_str(), stdout);
-    // The NPU models against each other: cycles, instructions and counters too.
-    for (std::size_t i = 0; i < runs.size(); ++i)
-      for (std::size_t j = i + 1; j < runs.size(); ++j)
-        if (!timings[i].npuSegments.empty() && !timings[j].npuSegments.empty()) {
-          const auto &a = timings[i].npuSegments, &b = timings[j].npuSegments;
-          const std::string d = compareNpuRuns(a, runs[i].device, b, runs[j].device);
-          std::printf("%s\n", timingVerdict(a, runs[i].device, runs[j].device, d).c_str());
-          if (!d.empty())
-            cmp.mismatch.push_back(d);
-        }
-    throwIfDisagreements(o.compare, cmp.mismatch);
+}
+
+/// --compare on a model: every output against the first device (bit for bit in int8,
+/// with the cosine against float) and the NPU devices' timing against each other.
+void compareModelRuns(const Options& o, const PreparedModel& m, bool int8,
+                      const DeviceOptions& dopts, const std::vector<DeviceOutputs>& runs,
+                      const std::vector<DeviceTiming>& timings) {
+  std::vector<std::string> names;
+  for (const auto& out : m.f->outputs())
+    names.push_back(out.name);
+  std::optional<TensorMap> floatRef;
+  if (int8) {
+    DeviceTiming ft;
+    floatRef = findDevice("interp").run(*m.floatFn, m.inputs, 1, dopts, ft);
   }
-  // Wall time, and process CPU time (which a busy shared machine does not inflate).
+  CompareResult cmp = compareRuns(names, runs, int8, floatRef ? &*floatRef : nullptr);
+  std::fputs(cmp.table.c_str(), stdout);
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (std::size_t j = i + 1; j < runs.size(); ++j)
+      if (!timings[i].npuSegments.empty() && !timings[j].npuSegments.empty()) {
+        const auto &a = timings[i].npuSegments, &b = timings[j].npuSegments;
+        const std::string d = compareNpuRuns(a, runs[i].device, b, runs[j].device);
+        std::printf("%s\n", timingVerdict(a, runs[i].device, runs[j].device, d).c_str());
+        if (!d.empty())
+          cmp.mismatch.push_back(d);
+      }
+  throwIfDisagreements(o.compare, cmp.mismatch);
+}
+
+/// Wall time, and process CPU time (which a busy shared machine does not inflate).
+void printTimes(const PreparedModel& m, bool int8, const Device& device,
+                const DeviceTiming& timing) {
   const std::vector<double>& times = timing.runSeconds;
-  std::printf("time: import %.3f s (cpu %.3f s), ", importSeconds, importCpu);
+  std::printf("time: import %.3f s (cpu %.3f s), ", m.importSeconds, m.importCpu);
   if (int8)
-    std::printf("quantize %.3f s, ", quantizeSeconds);
+    std::printf("quantize %.3f s, ", m.quantizeSeconds);
   std::printf("prepare (%s) %.3f s, run %.3f s (cpu %.3f s)", device.name.c_str(),
               timing.prepareSeconds, median(times), median(timing.runCpuSeconds));
   if (times.size() > 1)
     std::printf(", median of %zu, min %.3f s", times.size(),
                 *std::min_element(times.begin(), times.end()));
   std::printf("\n");
+}
+
+int runTool(const Options& o) {
+  const bool cpuProfile = o.profile && o.device == "cpu";
+  if (o.profile && (!cpuProfile || isNpuBinaryFile(o.model) || partition::isPackageFile(o.model)))
+    throw Error("--profile", "times the operations of the cpu device: use --device cpu (first "
+                             "in --compare) and an ONNX model");
+  if (isNpuBinaryFile(o.model) || partition::isPackageFile(o.model))
+    cli::refuseInputOptions(o.modelInputs, o.model);
+  if (isNpuBinaryFile(o.model))
+    return runBinary(o);
+  if (partition::isPackageFile(o.model))
+    return runPackage(o);
+  checkModelRunOptions(o, cpuProfile);
+  const std::vector<const Device*> devs = deviceList(o);
+  const bool int8 = runsInt8(o, devs);
+  checkOutputs(o);
+  const PreparedModel m = prepareModel(o, devs, int8);
+  std::vector<std::string> outputNames;
+  for (const auto& out : m.f->outputs())
+    outputNames.push_back(out.name);
+  const std::map<std::string, std::string> paths = outputPaths(o, outputNames);
+  DeviceOptions dopts;
+  dopts.isa = o.isa;
+  dopts.reportJson = o.reportJson;
+  dopts.traceJson = o.traceJson;
+  dopts.partition = o.partition;
+  std::vector<DeviceOutputs> runs;
+  std::vector<DeviceTiming> timings;
+  runDevices(o, devs, m, dopts, cpuProfile, runs, timings);
+  NamedOutputs outs;
+  for (const std::string& name : outputNames)
+    outs.emplace_back(name, runs.front().outputs.at(name));
+  printOutputs(o, outs, paths);
+  printDeviceReports(o, cpuProfile, runs, timings);
+  if (runs.size() > 1)
+    compareModelRuns(o, m, int8, dopts, runs, timings);
+  printTimes(m, int8, *devs.front(), timings.front());
   return 0;
 }
 
