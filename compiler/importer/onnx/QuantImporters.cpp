@@ -1,13 +1,69 @@
 // ONNX importers of QuantizeLinear and DequantizeLinear. Scales and zero points must be
 // compile-time constants; they become the node's attributes (scale + zero_point per
 // tensor, scales + zero_points + axis per axis; see compiler/graph/ops/QuantOps.cpp).
-// Ember is int8: uint8 zero points (also QuantizeLinear's default when the zero point
-// is absent) are unsupported.
+// Ember's quantized kinds are int8. uint8 (a uint8 zero point, also QuantizeLinear's
+// default when the zero point is absent) is evaluated in float by existing kinds, with
+// no quantized type: DequantizeLinear as (Cast(x) - zero point) * scale, QuantizeLinear
+// as Cast<uint8>(Clip(Round(x / scale) + zero point, 0, 255)) (ONNX's definition); such
+// a graph runs on the interpreter and the cpu backend's float kernels, never as int8.
 #include "ember/importer/OnnxOpImporter.h"
 
 namespace ember {
 
 namespace {
+
+/// The uint8 form of QuantizeLinear / DequantizeLinear in float (see the file comment).
+/// `scale` and `zp` are per tensor (one value) or per `axis` of x.
+void importUint8Quant(OnnxNodeContext& ctx, bool quantize, const Tensor& scale,
+                      const std::optional<Tensor>& zp) {
+  const NodeValue x = ctx.input(0);
+  const int64_t r = int64_t(x.dims().size());
+  Shape bshape; // the broadcast shape of scale and zero point
+  if (scale.size() != 1) {
+    int64_t axis = ctx.attrInt("axis", 1);
+    if (scale.dims().size() != 1 || axis < -r || axis >= r)
+      ctx.fail("scale " + shapeToString(scale.dims()) + " and axis " + std::to_string(axis) +
+               " do not fit input " + shapeToString(x.dims()));
+    axis = axis < 0 ? axis + r : axis;
+    if (scale.size() != x.dims()[size_t(axis)])
+      ctx.fail("scale has " + std::to_string(scale.size()) + " values, axis " +
+               std::to_string(axis) + " of input " + shapeToString(x.dims()) + " has " +
+               std::to_string(x.dims()[size_t(axis)]));
+    bshape.assign(size_t(r), 1);
+    bshape[size_t(axis)] = scale.size();
+  }
+  std::vector<float> s, z;
+  for (int64_t i = 0; i < scale.size(); ++i) {
+    s.push_back(float(scale.getAsDouble(i)));
+    z.push_back(zp ? float(zp->getAsInt(i)) : 0.0f);
+  }
+  const NodeValue sc = ctx.constant(Tensor::fromVector<float>(bshape, s), "_scale");
+  const NodeValue zc = ctx.constant(Tensor::fromVector<float>(bshape, z), "_zero_point");
+  auto cast = [&](NodeValue v, ElemKind to, const char* suffix) {
+    Attrs a;
+    a.set("to", std::string(elemKindName(to)));
+    return ctx.emit(NodeKind::Cast, {v}, a, suffix);
+  };
+  if (!quantize) {
+    if (x.kind() != ElemKind::UInt8)
+      ctx.unsupported(std::string("dequantizing ") + elemKindName(x.kind()) +
+                      " with a uint8 zero point");
+    const NodeValue centred =
+        ctx.emit(NodeKind::Sub, {cast(x, ElemKind::Float32, "_float"), zc}, {}, "_centred");
+    ctx.setOutput(0, ctx.emit(NodeKind::Mul, {centred, sc}));
+    return;
+  }
+  if (x.kind() != ElemKind::Float32)
+    ctx.unsupported(std::string("quantizing ") + elemKindName(x.kind()));
+  const NodeValue q = ctx.emit(NodeKind::Div, {x, sc}, {}, "_div");
+  const NodeValue shifted =
+      ctx.emit(NodeKind::Add, {ctx.emit(NodeKind::Round, {q}, {}, "_round"), zc}, {}, "_shift");
+  Attrs clip;
+  clip.set("min", 0.0);
+  clip.set("max", 255.0);
+  ctx.setOutput(0,
+                cast(ctx.emit(NodeKind::Clip, {shifted}, clip, "_saturate"), ElemKind::UInt8, ""));
+}
 
 void importQuant(OnnxNodeContext& ctx, NodeKind kind) {
   const NodeValue x = ctx.input(0);
@@ -22,6 +78,13 @@ void importQuant(OnnxNodeContext& ctx, NodeKind kind) {
     zp = ctx.constantInput(2);
     if (!zp)
       ctx.unsupported("operand zero_point must be known at compile time");
+    if (zp->kind() == ElemKind::UInt8) {
+      if (zp->dims() != scale->dims())
+        ctx.fail("zero_point shape " + shapeToString(zp->dims()) + " differs from scale shape " +
+                 shapeToString(scale->dims()));
+      importUint8Quant(ctx, quantize, *scale, zp);
+      return;
+    }
     if (zp->kind() != ElemKind::Int8 && !(zp->kind() == ElemKind::Int32 && !quantize))
       ctx.unsupported(std::string("zero point of element kind ") + elemKindName(zp->kind()) +
                       " (Ember quantizes to int8)");
@@ -29,7 +92,8 @@ void importQuant(OnnxNodeContext& ctx, NodeKind kind) {
       ctx.fail("zero_point shape " + shapeToString(zp->dims()) + " differs from scale shape " +
                shapeToString(scale->dims()));
   } else if (quantize) {
-    ctx.unsupported("QuantizeLinear without zero point produces uint8 (Ember is int8)");
+    importUint8Quant(ctx, quantize, *scale, zp); // no zero point: uint8
+    return;
   }
   if (!quantize && x.kind() != ElemKind::Int8 && x.kind() != ElemKind::Int32)
     ctx.unsupported(std::string("dequantizing ") + elemKindName(x.kind()));

@@ -63,8 +63,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "pad_opset2_value", "reduce_mean_negative_axis", "reduce_sum_axes_input",
                       "argmin_last", "cast_chain", "resize_linear_half_pixel",
                       "resize_nearest_sizes", "upsample_opset9", "clip_opset11",
-                      "clip_opset10_attrs", "quant_per_axis", "range_constant_of_shape",
-                      "variadic_mean_max", "gather_negative_indices"));
+                      "clip_opset10_attrs", "quant_per_axis", "quant_uint8",
+                      "range_constant_of_shape", "variadic_mean_max", "gather_negative_indices"));
 
 TEST(OpsImportFolding, ShapeArithmeticFoldsIntoOneReshape) {
   std::unique_ptr<Module> m = runCase("shape_chain");
@@ -109,7 +109,8 @@ TEST(OpsImportErrors, NonConstantShapeOperand) {
 TEST(OpsImportErrors, UnsupportedFeaturesAreUnsupported) {
   expectRejected<Unsupported>("bad_cast_bfloat16", {"to_bf16", "BFLOAT16"});
   expectRejected<Unsupported>("bad_dropout_training", {"drop_train", "random drops"});
-  expectRejected<Unsupported>("bad_quant_uint8", {"quant_u8", "uint8"});
+  expectRejected<Unsupported>("bad_quant_dynamic_scale",
+                              {"quant_dyn", "scale must be known at compile time"});
 }
 
 } // namespace

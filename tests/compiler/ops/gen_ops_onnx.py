@@ -164,6 +164,19 @@ save("quant_per_axis",
       N("DequantizeLinear", ["q", "s", "z"], ["y"], axis=1)],
      [("x", x)], [("q", q), ("y", dq)], 13, [const("s", sc), const("z", zp)])
 
+# uint8 (evaluated in float by existing kinds): per axis, and per tensor without a zero
+# point (QuantizeLinear's default is uint8 with zero point 0).
+zpu = np.array([0, 128, 255], np.uint8)
+qu = np.clip(np.rint(x / sc) + zpu.astype(np.float32), 0, 255).astype(np.uint8)
+dqu = ((qu.astype(np.int32) - zpu.astype(np.int32)) * sc).astype(np.float32)
+qd = np.clip(np.rint(x / np.float32(0.02)), 0, 255).astype(np.uint8)
+save("quant_uint8",
+     [N("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1),
+      N("DequantizeLinear", ["q", "s", "z"], ["y"], axis=1),
+      N("QuantizeLinear", ["x", "s0"], ["qd"])],
+     [("x", x)], [("q", qu), ("y", dqu), ("qd", qd)], 13,
+     [const("s", sc), const("z", zpu), const("s0", np.float32(0.02))])
+
 save("range_constant_of_shape",
      [N("Range", ["a", "b", "c"], ["r"]), N("Shape", ["r"], ["s"]),
       N("ConstantOfShape", ["s"], ["k"], value=helper.make_tensor("v", TensorProto.FLOAT, [1],
@@ -195,7 +208,7 @@ save("bad_cast_bfloat16", [N("Cast", ["x"], ["y"], name="to_bf16", to=TensorProt
 save("bad_dropout_training", [N("Dropout", ["x", "r", "t"], ["y"], name="drop_train")],
      [("x", f32(2, 3))], [("y", None)], 13,
      [const("r", np.float32(0.5)), const("t", np.array(True))])
-save("bad_quant_uint8", [N("QuantizeLinear", ["x", "s"], ["y"], name="quant_u8")],
-     [("x", f32(2))], [("y", None)], 13, [const("s", np.float32(0.1))])
+save("bad_quant_dynamic_scale", [N("QuantizeLinear", ["x", "s", "z"], ["y"], name="quant_dyn")],
+     [("x", f32(2)), ("s", np.float32(0.1))], [("y", None)], 13, [const("z", np.int8(0))])
 
 open(os.path.join(OUT, "stamp"), "w").write("ok\n")
