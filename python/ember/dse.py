@@ -311,6 +311,13 @@ def sweep(models, base=None, axes=(), random=0, seed=1, out="dse-out", client=No
             "csv": os.path.join(out, "dse.csv"), "html": os.path.join(out, "dse.html")}
 
 
+def search(models, **kwargs):
+    """ember-dse search from Python: Optuna NSGA-II over `axes` (ember.dse_search.search,
+    which documents the arguments)."""
+    from .dse_search import search as _search
+    return _search(models, **kwargs)
+
+
 def _run_plan(plan_file, rows_file):
     """ember-dse --scheduler's engine: the plan's rows to `rows_file` (JSON)."""
     with open(plan_file) as f:

@@ -70,8 +70,8 @@ def read_grid(csv_file, axis_names):
         if any(r["status"] != "ok" for r in rows):
             out.append((p["settings"], None))
             continue
-        sram = sum(int(v) for k, v in rows[0].items()
-                   if k.startswith("sram_") and k.endswith("_bytes") and not k.endswith("peak_bytes"))
+        sram = sum(int(v) for k, v in rows[0].items() if k.startswith("sram_")
+                   and k.endswith("_bytes") and not k.endswith("peak_bytes"))
         out.append((p["settings"], (sum(int(r["cycles"]) for r in rows),
                                     round(sum(float(r["energy_uj"]) for r in rows), 4), sram)))
     return out
@@ -254,9 +254,10 @@ def main(argv):
           f"{len(front)} points ({sum(e['source'] == 'search' for e in front)} from the "
           f"search); wrote {os.path.join(a.out, 'search.csv')} and "
           f"{os.path.join(a.out, 'search.html')}")
+    names = [n for n, _ in _parse_axes(a.axis)]
     for e in front:
         o = e["objectives"]
-        print(f"  {e['source']} {e['id']}: {dict(zip([n for n, _ in _parse_axes(a.axis)], e['settings']))}"
+        print(f"  {e['source']} {e['id']}: {dict(zip(names, e['settings']))}"
               f" cycles {o[0]} energy {o[1]:.4f} uJ sram {o[2]} B"
               f"{' (in the grid)' if e['in_grid'] else ''}")
     return 0
