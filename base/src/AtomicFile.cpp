@@ -260,6 +260,21 @@ void writeFileAtomic(const std::string& path, const std::string& bytes) {
   writeFileAtomic(path, bytes.data(), bytes.size());
 }
 
+std::string readRegularFile(const std::string& path, std::uint64_t limit) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+    throw Error(path, std::string("is a ") +
+                          (S_ISCHR(st.st_mode)    ? "character device"
+                           : S_ISBLK(st.st_mode)  ? "block device"
+                           : S_ISFIFO(st.st_mode) ? "FIFO"
+                                                  : "socket") +
+                          ", not a file: give the file itself");
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && std::uint64_t(st.st_size) > limit)
+    throw Error(path, "is " + std::to_string(st.st_size) + " bytes, more than " +
+                          std::to_string(limit) + ", the most this input may have");
+  return readFileBytes(path, limit);
+}
+
 std::string readFileBytes(const std::string& path, std::uint64_t limit) {
   // A FIFO or socket is refused before it is opened: opening a FIFO waits for a writer.
   struct stat pre;

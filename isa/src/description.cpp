@@ -662,7 +662,7 @@ IsaDescription IsaDescription::loadString(std::string_view text, const std::stri
 IsaDescription IsaDescription::loadFile(const std::string& path) {
   std::string text;
   try {
-    text = ember::readFileBytes(path, kMaxDescriptionBytes);
+    text = ember::readRegularFile(path, kMaxDescriptionBytes);
   } catch (const ember::Error& e) {
     throw Error(path, "", "cannot read the description: " + e.reason());
   }

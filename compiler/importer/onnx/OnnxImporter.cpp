@@ -8,6 +8,7 @@
 #include "ember/importer/OnnxOpImporter.h"
 #include "ember/interpreter/Interpreter.h"
 #include "ember/passes/Pass.h"
+#include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
 
 #include <onnx/defs/schema.h>
@@ -647,15 +648,10 @@ void ModelImporter::importOutputs() {
   }
 }
 
+/// A model file, up to protobuf's own limit of one message (2 GiB - 1 bytes; larger
+/// models keep their weights in external data files); only a regular file.
 std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error(path, "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad())
-    throw Error(path, "read error");
-  return ss.str();
+  return readRegularFile(path, uint64_t(std::numeric_limits<int>::max()));
 }
 
 } // namespace

@@ -188,7 +188,8 @@ Tensor onnxTensorFromBytes(const std::string& bytes, const std::string& where) {
 
 Tensor readOnnxTensorFile(const std::string& path) {
   // One TensorProto: protobuf's limit of one message (2 GiB - 1 bytes).
-  return onnxTensorFromBytes(readFileBytes(path, uint64_t(std::numeric_limits<int>::max())), path);
+  return onnxTensorFromBytes(readRegularFile(path, uint64_t(std::numeric_limits<int>::max())),
+                             path);
 }
 
 } // namespace ember

@@ -39,6 +39,11 @@ constexpr std::uint64_t kDefaultReadLimit = std::uint64_t(1) << 30;
 /// file fails fast instead of exhausting memory). Character devices are read (bounded).
 std::string readFileBytes(const std::string& path, std::uint64_t limit = kDefaultReadLimit);
 
+/// readFileBytes for inputs that are files by nature (a model, a description): anything
+/// but a regular file (a device such as /dev/zero, a FIFO, a socket) is refused before a
+/// byte is read, and so is a file larger than `limit`, with the file and the limit.
+std::string readRegularFile(const std::string& path, std::uint64_t limit);
+
 /// Checks, before any work, that `path` can be an output file: not a directory (also
 /// through a symbolic link), and its folder exists unless `folderMayBeMissing` (a file
 /// of an output folder that is created later). `what` names the option in the message
