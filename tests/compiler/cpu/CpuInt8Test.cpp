@@ -355,7 +355,7 @@ TEST(CpuInt8, DepthwiseShapes) {
                  [](const Function& q) { EXPECT_EQ(convInputZeroPoint(q, "dwk5"), -128); });
 }
 
-// MaxPool windows with padding on every side, strides 1 and 2 and dilation.
+// MaxPool windows with padding on every side, strides 1, 2 and 3 and dilation.
 TEST(CpuInt8, MaxPoolWindows) {
   G g;
   NodeValue x = g.input("x", {1, 4, 9, 11});
@@ -368,7 +368,16 @@ TEST(CpuInt8, MaxPoolWindows) {
   g.output("z",
            g.node(NodeKind::MaxPool, "mp2", {c},
                   ints({{"kernel_shape", {3, 3}}, {"strides", {2, 1}}, {"pads", {1, 1, 1, 1}}})));
-  expectBitExact(g, 3, {NodeKind::MaxPool});
+  // Stride 3 (the gathering path) on a row wider than a block of 64 outputs.
+  NodeValue wide =
+      g.node(NodeKind::Conv, "cw", {g.input("xw", {1, 2, 5, 200}), g.constant("ww", {3, 2, 1, 1})});
+  g.output("w3",
+           g.node(NodeKind::MaxPool, "mp3", {wide},
+                  ints({{"kernel_shape", {2, 4}}, {"strides", {1, 3}}, {"pads", {0, 2, 1, 1}}})));
+  g.output("w2",
+           g.node(NodeKind::MaxPool, "mp4", {wide},
+                  ints({{"kernel_shape", {1, 3}}, {"strides", {1, 2}}, {"pads", {0, 1, 0, 1}}})));
+  expectBitExact(g, 5, {NodeKind::MaxPool});
 }
 
 /// Sets $EMBER_CPU_INT8_ISA for a scope (unset: the host's best), restoring it after.
