@@ -146,6 +146,10 @@ foreach(opt report out)
   set_tests_properties(tools.ember_run.error.${opt}_empty PROPERTIES
                        FIXTURES_REQUIRED ember_cli_inputs LABELS tools TIMEOUT 60)
 endforeach()
+ember_cli_error(model_is_a_device "/dev/zero: is a character device, not a file" --
+                /dev/zero --random-input 1)
+ember_cli_error(isa_is_a_device "/dev/zero: cannot read the description: is a character device" --
+                ${CLI_IN}/relu.onnx --device sim --random-input 1 --isa /dev/zero)
 ember_cli_error(report_is_an_output "y_0_out.npy: is written twice" --
                 ${CLI_IN}/relu.onnx --device sim --precision int8 --random-input 1
                 --out ${CMAKE_CURRENT_BINARY_DIR} --report ${CMAKE_CURRENT_BINARY_DIR}/y_0_out.npy)
