@@ -173,7 +173,7 @@ class _Progress:
 
 
 def _failure_row(index, name, exc):
-    kind = type(exc).__name__
+    kind = getattr(exc, "kind", type(exc).__name__)
     if kind == "KilledWorker":
         why = ("the workers evaluating it were lost again and again (Dask's KilledWorker: a "
                "crash of the point, or of the cluster): " + str(exc))
@@ -243,29 +243,70 @@ def run_points(points, models, *, client=None, scheduler="", jobs=1, cache=None,
     return out
 
 
+def evaluate_batch(tasks, options, cache_folder):
+    """Several tasks in one Dask task (one scheduling round trip for all of them): a list
+    of ("row", row) or ("error", type name, message) in the order of `tasks`, each a
+    (point, model, key) as evaluate_point takes. A point's failure is its own entry; a
+    lost worker loses the batch, which Dask runs again elsewhere (cached rows return at
+    once)."""
+    out = []
+    for point, model, key in tasks:
+        try:
+            out.append(("row", evaluate_point(point, model, options, cache_folder, key)[0]))
+        except Exception as e:  # a point's failure is its row, not the batch's
+            out.append(("error", type(e).__name__, str(e)))
+    return out
+
+
+class _Raised(Exception):
+    """A worker's exception, by name, for _failure_row."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+def _batches(keys, workers):
+    """The keys in batches: about four per worker, so that a slow point does not hold up
+    a worker while others idle, and at most 16 runs per batch."""
+    n = max(1, min(16, -(-len(keys) // (4 * max(1, workers)))))
+    return [keys[i:i + n] for i in range(0, len(keys), n)]
+
+
 def _run_tasks(client, todo, options, cache_folder, retries, progress):
-    """Submits one task per key and collects its rows as they finish."""
+    """Submits the keys in batches (evaluate_batch) and collects their rows as they
+    finish."""
     from distributed import as_completed
+    workers = len(client.scheduler_info().get("workers", {}))
     futures = {}
-    for key, (p, m, _) in todo.items():
-        point = {"index": p["index"], "settings": [], "file": p["file"], "invalid": "",
-                 "description": p["description"]}
-        model = {"path": m["path"], "sha256": m["sha256"]}
-        f = client.submit(evaluate_point, point, model, options, cache_folder, key,
-                          key="ember-dse-" + key, retries=retries, pure=False)
-        futures[f] = key
+    for batch in _batches(list(todo), workers):
+        tasks = []
+        for key in batch:
+            p, m, _ = todo[key]
+            point = {"index": p["index"], "settings": [], "file": p["file"], "invalid": "",
+                     "description": p["description"]}
+            tasks.append((point, {"path": m["path"], "sha256": m["sha256"]}, key))
+        f = client.submit(evaluate_batch, tasks, options, cache_folder,
+                          key="ember-dse-" + batch[0] + "-" + str(len(batch)),
+                          retries=retries, pure=False)
+        futures[f] = batch
     rows = {}
     for f in as_completed(list(futures)):
-        key = futures[f]
-        slots = todo[key][2]
+        batch = futures[f]
         try:
-            row, _ = f.result()
+            results = f.result()
+        except Exception as e:  # the batch was lost again and again: its points crash
+            results = [("error", e) for _ in batch]
+        for key, res in zip(batch, results):
+            slots = todo[key][2]
             for s in slots:
-                rows[s] = row
-        except Exception as e:  # a point's failure is its row, not the end of the sweep
-            for s in slots:
-                rows[s] = _failure_row(s[0], s[1], e)
-        progress.step(len(slots))
+                if res[0] == "row":
+                    rows[s] = res[1]
+                elif len(res) == 2:
+                    rows[s] = _failure_row(s[0], s[1], res[1])
+                else:
+                    rows[s] = _failure_row(s[0], s[1], _Raised(res[1], res[2]))
+            progress.step(len(slots))
     return rows
 
 
