@@ -84,8 +84,7 @@ TEST(Description, FifoAndEndlessFilesAreRefused) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_ISA_ERROR(IsaDescription::loadFile(fifo), "", "is a FIFO, not a file");
   ::unlink(fifo.c_str());
-  EXPECT_ISA_ERROR(IsaDescription::loadFile("/dev/zero"), "",
-                   "is a character device, not a file");
+  EXPECT_ISA_ERROR(IsaDescription::loadFile("/dev/zero"), "", "is a character device, not a file");
 }
 
 TEST(Description, InvalidJson) {
