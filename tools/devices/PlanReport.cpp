@@ -58,9 +58,9 @@ json placementJson(const partition::Plan& plan) {
 } // namespace
 
 json planReportJson(const partition::Plan& plan, const isa::IsaDescription& isa,
+                    const partition::PlanEstimate& e,
                     const std::vector<partition::SegmentRun>& runs,
                     const std::vector<sim::Report>& npuReports) {
-  const partition::PlanEstimate e = runEstimate(plan, isa, runs);
   json segs = json::array();
   uint64_t cycles = 0;
   double energy = 0, hostWall = 0;
@@ -131,9 +131,8 @@ json slice(int pid, int tid, const std::string& name, const char* cat, double ts
 } // namespace
 
 json planTrace(const partition::Plan& plan, const isa::IsaDescription& isa,
-               const std::vector<partition::SegmentRun>& runs,
+               const partition::PlanEstimate& e, const std::vector<partition::SegmentRun>& runs,
                const std::vector<sim::Report>& npuReports) {
-  const partition::PlanEstimate e = runEstimate(plan, isa, runs);
   json events = json::array();
   double t = 0; // microseconds on the estimated end-to-end timeline
   size_t npuIndex = 0;
@@ -174,10 +173,13 @@ void writePlanReports(const DeviceOptions& opts, const partition::Plan& plan,
                       const isa::IsaDescription& isa,
                       const std::vector<partition::SegmentRun>& runs,
                       const std::vector<sim::Report>& npuReports) {
+  if (opts.reportJson.empty() && opts.traceJson.empty())
+    return;
+  const partition::PlanEstimate e = runEstimate(plan, isa, runs);
   if (!opts.reportJson.empty())
-    sim::writeJsonFile(opts.reportJson, planReportJson(plan, isa, runs, npuReports));
+    sim::writeJsonFile(opts.reportJson, planReportJson(plan, isa, e, runs, npuReports));
   if (!opts.traceJson.empty())
-    sim::writeJsonFile(opts.traceJson, planTrace(plan, isa, runs, npuReports), -1);
+    sim::writeJsonFile(opts.traceJson, planTrace(plan, isa, e, runs, npuReports), -1);
 }
 
 } // namespace ember::devices

@@ -24,9 +24,10 @@ namespace ember::devices {
 partition::PlanEstimate runEstimate(const partition::Plan& plan, const isa::IsaDescription& isa,
                                     const std::vector<partition::SegmentRun>& runs);
 
-/// The report JSON (schema in docs/simulator.md, "Partitioned runs"). `npuReports` holds
-/// the NPU segments' reports in order.
+/// The report JSON (schema in docs/simulator.md, "Partitioned runs") with `e`, the run's
+/// estimate (runEstimate). `npuReports` holds the NPU segments' reports in order.
 nlohmann::json planReportJson(const partition::Plan& plan, const isa::IsaDescription& isa,
+                              const partition::PlanEstimate& e,
                               const std::vector<partition::SegmentRun>& runs,
                               const std::vector<sim::Report>& npuReports);
 
@@ -35,6 +36,7 @@ nlohmann::json planReportJson(const partition::Plan& plan, const isa::IsaDescrip
 /// traces them, after its inbound link transfers; a host segment as one slice of its
 /// estimated time, its measured wall time in the slice's arguments).
 nlohmann::json planTrace(const partition::Plan& plan, const isa::IsaDescription& isa,
+                         const partition::PlanEstimate& e,
                          const std::vector<partition::SegmentRun>& runs,
                          const std::vector<sim::Report>& npuReports);
 
