@@ -15,9 +15,11 @@
  * compiled with EMBER_FW_PREFIX=<prefix> and every symbol below, its HAL's included,
  * gets that prefix (docs/firmware.md section 5). */
 #ifdef EMBER_FW_PREFIX
+#ifndef EMBER_FW_NAME
 #define EMBER_FW_PASTE2(a, b) a##b
 #define EMBER_FW_PASTE(a, b) EMBER_FW_PASTE2(a, b)
 #define EMBER_FW_NAME(n) EMBER_FW_PASTE(EMBER_FW_PREFIX, n)
+#endif
 #define ember_hal_reg_read EMBER_FW_NAME(ember_hal_reg_read)
 #define ember_hal_reg_write EMBER_FW_NAME(ember_hal_reg_write)
 #define ember_hal_doorbell EMBER_FW_NAME(ember_hal_doorbell)
@@ -30,8 +32,6 @@
 #define ember_check_digests EMBER_FW_NAME(ember_check_digests)
 #define ember_fw_step EMBER_FW_NAME(ember_fw_step)
 #define ember_fw_main EMBER_FW_NAME(ember_fw_main)
-#define ember_memcpy EMBER_FW_NAME(ember_memcpy)
-#define ember_memset EMBER_FW_NAME(ember_memset)
 #endif
 
 #ifdef __cplusplus
@@ -82,10 +82,6 @@ int ember_check_digests(const uint8_t* img, uint32_t size);
 int ember_fw_step(uint32_t* head);
 /* The main loop of the control core: ember_fw_step forever. */
 void ember_fw_main(void);
-
-/* Freestanding memory helpers (the firmware links no libc). */
-void* ember_memcpy(void* dst, const void* src, size_t n);
-void* ember_memset(void* dst, int c, size_t n);
 
 #ifdef __cplusplus
 }

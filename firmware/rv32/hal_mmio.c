@@ -3,6 +3,7 @@
  * EMBER_FW_DRAM_BYTES of it), the doorbell and the head at two core-side registers of
  * the register block, the host IRQ a write to another. */
 #include "ember_fw.h"
+#include "ember_mem.h"
 
 #define EMBER_FW_REG_BASE 0x40000000u
 #define EMBER_FW_CORE_DOORBELL 0x40001000u /* last DOORBELL value, core side */

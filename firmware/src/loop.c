@@ -2,6 +2,7 @@
  * it, program the NPU, run it under its cycle budget (the watchdog), recover from a fault
  * or a timeout, write the completion, advance the head, raise the IRQ. */
 #include "ember_fw.h"
+#include "ember_mem.h"
 #include "ember_npu_isa.h"
 
 static uint32_t lo32(uint64_t v) {
@@ -114,19 +115,4 @@ void ember_fw_main(void) {
   for (;;)
     if (!ember_fw_step(&head))
       ember_hal_idle();
-}
-
-void* ember_memcpy(void* dst, const void* src, size_t n) {
-  uint8_t* d = (uint8_t*)dst;
-  const uint8_t* s = (const uint8_t*)src;
-  while (n--)
-    *d++ = *s++;
-  return dst;
-}
-
-void* ember_memset(void* dst, int c, size_t n) {
-  uint8_t* d = (uint8_t*)dst;
-  while (n--)
-    *d++ = (uint8_t)c;
-  return dst;
 }
