@@ -1,4 +1,4 @@
-// Low-level IR memory figures per zoo model (docs/compiler.md, "Low-level IR"): every
+// Low-level IR memory figures per zoo model (docs/compiler/lir.md): every
 // model folder with a model.onnx under --models is imported, optimised with the default
 // graph pipeline (with --int8: quantized, calibrated on the folder's input.npy),
 // scheduled, lowered to the IR, optimised and planned. Prints figures; never fails on time.

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""The placement of every zoo model (docs/compiler.md, "Partitioning"): emberc
+"""The placement of every zoo model (docs/compiler/partitioning.md): emberc
 --partition-report on each, one row per model with the share of nodes and of MACs the NPU
 takes, the segments and the bytes crossing between host and NPU; for the models the NPU
 cannot run whole, ember-run --device sim runs the package and the row adds the NPU cycles,
 the host's milliseconds and the cosine similarity of the int8 result against PyTorch's
-float output (expected.npy), and the end-to-end estimate (docs/compiler.md section 9: NPU
+float output (expected.npy), and the end-to-end estimate (docs/compiler/partitioning.md: NPU
 cycles, host work at the default --host-gmacs, host-link transfers, job launches) with the
 host's share of it and the bytes over the host link: the simulated cycles where the model
 ran, else the compiler's estimate (marked "est"); a transformer the NPU runs whole gets its NPU cycles and

@@ -141,7 +141,7 @@ def npu_rows(plan, npu, why=None):
 # component is the node kind as PyTorch's exporter writes it: "/layer1/layer1.0/Add",
 # "/layer2/layer2.1/Add_1", "/layer1/layer1.0/Add__1". A residual Add fused into its
 # convolution's epilogue is part of that convolution's layer, named "<conv> + <add>"
-# (docs/compiler.md section 8), not a separate Add layer.
+# (docs/compiler/npu-layers.md), not a separate Add layer.
 ADD_LAYER = re.compile(r"Add(_+\d+)*")
 
 
@@ -423,7 +423,7 @@ def measure(a, plan):
         rows.append(jit_row(plan, why="ember-run or the cpu backend is not built"))
     else:
         try:
-            # Cold: the JIT object cache off (EMBER_JIT_CACHE_DIR=off, docs/compiler.md),
+            # Cold: the JIT object cache off (EMBER_JIT_CACHE_DIR=off, docs/compiler/cpu-backend.md),
             # so the figure is a compile, not a read of an earlier run's objects.
             out = run.run([a.ember_run, model(plan["jit"]), "--device", "cpu", "--precision",
                            "float", "--random-input", "1", "--quiet"], "ember-run",

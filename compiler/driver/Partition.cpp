@@ -406,7 +406,7 @@ Plan partition(const Function& f, const isa::IsaDescription& isa, const Partitio
   for (const std::string& kind : opts.hostKinds) {
     NodeKind k;
     if (!parseNodeKind(kind, &k))
-      throw Error("--host-kind " + kind, "no such node kind (see docs/compiler.md)");
+      throw Error("--host-kind " + kind, "no such node kind (see docs/compiler/operators.md)");
   }
   const std::vector<std::string> bad = npu::unsupportedNodes(f, isa);
   if (bad.empty() && !forced) {

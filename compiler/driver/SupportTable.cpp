@@ -1,4 +1,4 @@
-// The operator support table of docs/compiler.md.
+// The operator support table of docs/compiler/operators.md.
 #include "ember/driver/SupportTable.h"
 
 #include "ember/backend/Backend.h"

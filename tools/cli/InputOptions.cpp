@@ -10,7 +10,7 @@ namespace ember::cli {
 
 namespace {
 
-const char* kGroup = "Model inputs (docs/compiler.md, \"Input shapes and bound inputs\")";
+const char* kGroup = "Model inputs (docs/compiler/importer.md, \"Input shapes and bound inputs\")";
 
 /// Parses `arg` into `out`; "" when it is NAME=DxDx..., else why not.
 std::string shapeError(const std::string& arg, std::pair<std::string, Shape>& out) {

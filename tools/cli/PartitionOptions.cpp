@@ -28,7 +28,8 @@ CLI::Validator positiveNumber() {
 } // namespace
 
 void addPartitionOptions(CLI::App& app, partition::PartitionOptions& o) {
-  const char* group = "Partitioning (models the NPU cannot run whole; docs/compiler.md)";
+  const char* group =
+      "Partitioning (models the NPU cannot run whole; docs/compiler/partitioning.md)";
   app.add_option_function<std::string>(
          "--fallback", [&o](const std::string& v) { o.fallback = partition::parseFallback(v); },
          "where nodes the NPU cannot run go: cpu (default when built),\n"

@@ -72,8 +72,8 @@ examples:
   ember-run PACKAGE [--device sim|rtl] [--compare sim,rtl] [options]
 
 An input dimension the model leaves unknown (a dynamic batch) is taken from --input-shape,
-else from the shape of the input's --input file (docs/compiler.md, "Input shapes and
-bound inputs").
+else from the shape of the input's --input file (docs/compiler/importer.md, "Input shapes
+and bound inputs").
 
 exit status: 0 on success; 1 on bad input (unreadable or malformed model, binary or .npy
 file, wrong input name/kind/shape, an --input-shape or --bind the model refuses, an input

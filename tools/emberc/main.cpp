@@ -37,7 +37,7 @@ const char* kDescription =
 const char* kFooter =
     R"(Imports the model, runs the default optimisation pipeline, calibrates and quantizes it to
 int8 (docs/numerics.md), places every node on the NPU or, where the NPU cannot run it, on
-the host (--fallback; docs/compiler.md, "Partitioning"), lowers every NPU layer to NPU
+the host (--fallback; docs/compiler/partitioning.md), lowers every NPU layer to NPU
 instructions (tiling chosen by a cost model read from the ISA description) and writes the
 output atomically:
   - the NPU binary (ELF: instructions, constants, I/O table, memory map, debug map) when
@@ -127,7 +127,7 @@ void declareOptions(CLI::App& app, Options& o) {
   app.add_flag("--print-pipeline", o.printPipeline, "print the default pass pipeline");
   app.add_flag("--op-table", o.opTable,
                "print what every part of Ember has for each node kind (the\n"
-               "table of docs/compiler.md)");
+               "table of docs/compiler/operators.md)");
   app.add_option("--op-table-check", o.opTableCheck,
                  "exit 1 unless DOC holds that table between its markers")
       ->type_name("DOC");

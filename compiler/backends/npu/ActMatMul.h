@@ -1,6 +1,6 @@
 // MatMul of two activations (attention's query x key and probabilities x value): the right
 // operand is not a constant but a value computed at run time, which the NPU must bring into
-// its weight SRAM itself. docs/compiler.md section 8 ("Attention: transposes and MatMuls of
+// its weight SRAM itself. docs/compiler/npu-layers.md ("Attention: transposes and MatMuls of
 // two activations").
 #pragma once
 

@@ -146,7 +146,7 @@ std::array<int64_t, 4> paddingOf(const Node& n) {
   return {w.padBegin(0), w.padBegin(1), w.padEnd(0), w.padEnd(1)};
 }
 
-/// Cross-layer residency (docs/compiler.md section 8, "Cross-layer residency"): when
+/// Cross-layer residency (docs/compiler/npu-layers.md, "Cross-layer residency"): when
 /// layer `c` is the one reader of layer `p`'s result, both are MAC-array layers and that
 /// result (one image, with the border c's padding reads) and what `p` itself reads
 /// resident (`in`) take at most half the act SRAM, the pair is emitted on trial with the

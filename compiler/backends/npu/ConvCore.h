@@ -13,7 +13,7 @@
 // rb input blocks (or, with rb = 1, of rt kernel taps of one block). Each chunk is one
 // pipeline step loading its own weights and input blocks; the partial sums stay in the
 // accumulator SRAM from the first chunk (which initialises them with the bias) to the
-// last (which requantizes and stores). docs/compiler.md section 8 has the details.
+// last (which requantizes and stores). docs/compiler/npu-layers.md has the details.
 #pragma once
 
 #include "Layer.h"
@@ -39,7 +39,7 @@ struct ActView {
   }
 };
 
-/// A residual Add fused into a job's epilogue (docs/compiler.md section 8): after a tile
+/// A residual Add fused into a job's epilogue (docs/compiler/npu-layers.md): after a tile
 /// is requantized into y, one quantized-add per row run adds the same tile of `view`
 /// (the Add's other operand, the output's shape) and the tile stores the Add's result
 /// to ConvJob::out. The intermediate y never reaches DRAM.

@@ -50,7 +50,7 @@ struct DramTensor {
 };
 
 /// An int8 tensor of one image kept in the act SRAM between two layers (cross-layer
-/// residency, docs/compiler.md section 8) instead of a DRAM round trip, with the border
+/// residency, docs/compiler/npu-layers.md) instead of a DRAM round trip, with the border
 /// its reader's padding needs: CB blocks of lines() x width() rows, pixel (cb, y, x) of
 /// the H x W image at at(cb, y, x); border rows hold the zero point, copied there from
 /// one more row, zpRow(), when there is a border.

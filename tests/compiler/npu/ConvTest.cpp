@@ -446,7 +446,7 @@ TEST(ConvOnNpu, EstimateWithinAQuarterOfSimulatedCycles) {
   expectInterpreterAndCpu(*b.g->f, in, "y", want, 1, c.name);
 }
 
-// Tiling by trial (docs/compiler.md 8): emitting the cost model's best candidates and
+// Tiling by trial (docs/compiler/npu-layers.md): emitting the cost model's best candidates and
 // keeping the fastest by the program estimate never loses to the first candidate alone,
 // gains on layers where the closed-form price misjudges the tail's overlap, and is
 // exact either way.

@@ -369,7 +369,7 @@ TEST(Quantize, AGraphInputMovedIntoAFloatNodeStaysFloat) {
 
 TEST(Quantize, SoftmaxOfAGraphInputIsInt8AndOfAFloatResultStaysFloat) {
   // A graph input is quantized where Softmax reads it (an int8 target such as the NPU
-  // then runs it: a transformer's pre-norm LayerNorm, docs/compiler.md "Quantization");
+  // then runs it: a transformer's pre-norm LayerNorm, docs/compiler/quantization.md);
   // a value a float node computes (LogSoftmax stays float) is not quantized only to be
   // normalised, which would add error and two nodes.
   Module m;

@@ -228,7 +228,7 @@ bool takesResidualAdd(const Op& n) {
 /// channels in each vector (ember_dwconv_f32_c16): one output channel per input channel,
 /// whole blocks of 16 channels, on AVX-512 hosts (16-lane transposes). It measured faster
 /// than the per-plane kernel on every depthwise layer of MobileNetV2; a last block of 8
-/// channels (MobileNetV3-small's 72) did not (docs/compiler.md section 10).
+/// channels (MobileNetV3-small's 72) did not (docs/compiler/cpu-kernels.md).
 bool dwOnChannelVectors(const Geom& g) {
   return g.M == g.C && g.C % 16 == 0 && hostHasAvx512();
 }

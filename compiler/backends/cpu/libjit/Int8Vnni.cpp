@@ -4,7 +4,7 @@
 // flipped; padding is zp_x + 128), so sum u * w = sum (x - zp_x) * w + (zp_x + 128) *
 // sum w, and the bias folds -(zp_x + 128) * sum w in (codegen/Int8Packing.cpp, or the
 // depthwise kernel itself). Each int32 lane adds the products of four consecutive
-// reduction values ("a quad"), in one of three ways (docs/compiler.md, "Int8 kernels"):
+// reduction values ("a quad"), in one of three ways (docs/compiler/cpu-kernels.md, "Int8 kernels"):
 //   kVnni     vpdpbusd (AVX512-VNNI): u8 x s8, four products per lane and instruction;
 //   kBw       AVX512-BW: the quad split into its even and odd bytes as 16-bit lanes
 //             (vpandd / vpsrlw), two vpmaddwd (s16 x s16 -> s32 pairs) and two vpaddd;

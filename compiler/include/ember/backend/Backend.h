@@ -38,7 +38,7 @@ public:
   /// backend (default: no).
   virtual bool shouldLower(const Node& /*n*/) const { return false; }
   /// What the backend has for node kind `k`, for the operator support table of
-  /// docs/compiler.md: "" when nothing, else a short note ("float, int8", the codegen
+  /// docs/compiler/operators.md: "" when nothing, else a short note ("float, int8", the codegen
   /// families, ...). Whether one node of the kind runs is `supports`' answer.
   virtual std::string kindSupport(NodeKind k) const = 0;
   /// Prepares `f` for execution; the function must outlive the result.

@@ -81,7 +81,7 @@ public:
 /// The instruction sets of the int8 convolution and Gemm kernels this host runs, best
 /// first, as $EMBER_CPU_INT8_ISA names them: "vnni" (vpdpbusd), "avx512bw" and "avx2"
 /// (vpmaddwd on 16-bit pairs), "portable" (clang vectors). Unset, the variable means the
-/// first; whichever runs, the results are the same bits (docs/compiler.md, CPU backend).
+/// first; whichever runs, the results are the same bits (docs/compiler/cpu-kernels.md).
 std::vector<std::string> cpuInt8Isas();
 
 /// The cpu backend with the given options.

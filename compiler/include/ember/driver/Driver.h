@@ -34,8 +34,8 @@ enum class OptionSpelling {
   Python,      ///< input_shapes=, bind= (ember.compile)
 };
 
-/// What a user says about a model's graph inputs before it is imported (docs/compiler.md,
-/// "Input shapes and bound inputs"). Every entry is checked against the model's
+/// What a user says about a model's graph inputs before it is imported (docs/compiler/
+/// importer.md, "Input shapes and bound inputs"). Every entry is checked against the model's
 /// declaration before anything is imported; an error names the option as the user wrote
 /// it, the input and the reason.
 struct InputBindings {

@@ -4,7 +4,7 @@
 /// clock, the host's work at the rates of PartitionOptions (`--host-gmacs`), the values
 /// that cross between host and NPU over the description's host link
 /// (`hardware.host_link`), and the fixed cost of each NPU job. The partitioner weighs the
-/// same terms when it places nodes (docs/compiler.md, "Partitioning"), and the reports of
+/// same terms when it places nodes (docs/compiler/partitioning.md), and the reports of
 /// emberc and ember-run print them, so a placement can be judged by the number it was
 /// chosen by.
 

@@ -4,8 +4,8 @@
 /// backend (cpu or interp), groups the nodes into segments that run one after another,
 /// and compiles each NPU segment. A model the NPU runs whole gives one NPU segment and
 /// the same binary `npu::compile` gives; otherwise the NPU takes convex regions and the
-/// host the rest, with the reason for every node it does not take (docs/compiler.md,
-/// "Partitioning").
+/// host the rest, with the reason for every node it does not take (docs/compiler/
+/// partitioning.md).
 
 #include "ember/graph/Graph.h"
 #include "ember/isa/description.h"
@@ -51,7 +51,7 @@ struct PartitionOptions {
   bool costModel = true;
   /// The host's estimated rates: int8 multiply-accumulates and other element results per
   /// second (defaults: an embedded application processor beside the NPU, not the build
-  /// machine; docs/compiler.md), bytes per second of converting boundary tensors
+  /// machine; docs/compiler/partitioning.md), bytes per second of converting boundary tensors
   /// (quantize, NCHWc blocking) ...
   double hostMacsPerSecond = 4e9;
   double hostElementsPerSecond = 1e9;

@@ -3,14 +3,14 @@
 /// What each part of Ember has for every node kind, in one table: the kind's traits
 /// (OpInfo), the interpreter's kernels, the quantizer's int8 rule, and what every
 /// backend of this build and the NPU have for it (Backend::kindSupport). It is generated
-/// into docs/compiler.md between markers, and a test keeps the two equal, so the table a
+/// into docs/compiler/operators.md between markers, and a test keeps the two equal, so the table a
 /// user reads is the one the code answers.
 
 #include <string>
 
 namespace ember::driver {
 
-/// The markers of the generated block in docs/compiler.md.
+/// The markers of the generated block in docs/compiler/operators.md.
 constexpr const char* kSupportTableBegin =
     "<!-- BEGIN GENERATED OPERATOR TABLE: `emberc --op-table`; do not edit by hand -->\n";
 constexpr const char* kSupportTableEnd = "<!-- END GENERATED OPERATOR TABLE -->";

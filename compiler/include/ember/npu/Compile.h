@@ -36,14 +36,14 @@ struct CompileOptions {
   /// it forces partial sums in the accumulators (tests of reduction tiling).
   int64_t maxTileReduction = 0;
   /// Fuse a residual Add into the epilogue of the convolution / Gemm producing one of its
-  /// operands, when the description has a quantized-add (docs/compiler.md section 8).
+  /// operands, when the description has a quantized-add (docs/compiler/npu-layers.md).
   /// Off: every Add is a layer of its own (for comparisons).
   bool fuseResidual = true;
   /// Let the host lay out a graph input that only a convolution with few input channels
   /// reads (the RGB stem) packed, neighbouring pixels side by side in a row
   /// (isa::Layout::Packed), or as each output pixel's window (isa::Layout::Patches),
   /// whichever the cost model prices lower, so that the NPU skips that convolution's
-  /// packing pass (docs/compiler.md, "Few input channels"). Off: every input is Nchwc.
+  /// packing pass (docs/compiler/npu-layers.md, "Few input channels"). Off: every input is Nchwc.
   bool packInputsOnHost = true;
   /// Let packInputsOnHost choose the patches layout too. Off: packed or Nchwc only (for
   /// comparisons, and the tests of the packed layout).
@@ -54,12 +54,12 @@ struct CompileOptions {
   /// beyond this the compile stops with ProgramTooLong. Tests lower it.
   size_t maxInstructions = size_t(1) << 24;
   /// Convolution tilings the compiler emits on trial and times with its program
-  /// estimate (docs/compiler.md section 8, "Tiling by trial"): the cheapest of the cost
+  /// estimate (docs/compiler/npu-layers.md, "Tiling by trial"): the cheapest of the cost
   /// model's best candidates wins. 1: the cost model's first choice, no trial.
   int tilingTrials = 4;
   /// Keep a layer's result in the act SRAM for the next layer when that layer is its one
   /// reader and the pair is faster so, by emitting it both ways on trial
-  /// (docs/compiler.md section 8, "Cross-layer residency"). Off: every result goes
+  /// (docs/compiler/npu-layers.md, "Cross-layer residency"). Off: every result goes
   /// through DRAM (for comparisons).
   bool crossLayerResidency = true;
 };
@@ -111,7 +111,7 @@ std::string formatSummary(const CompileSummary& s);
 struct CompileResult {
   isa::Binary binary;
   CompileSummary summary;
-  /// The program's low-level IR (docs/compiler.md section 8): one compute instruction per
+  /// The program's low-level IR (docs/compiler/npu-backend.md): one compute instruction per
   /// layer in emission order, aliases as views, layer temporaries as allocations; its
   /// memory plan over the NPU's buffer sizes is the scratch region. lir::dump prints it.
   /// It refers to the compiled function's nodes and constants: valid while that

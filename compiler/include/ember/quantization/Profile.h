@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Calibration profiles: what the float function computes on representative inputs,
-/// and the choice of an activation range from it (docs/compiler.md, "Quantization").
+/// and the choice of an activation range from it (docs/compiler/quantization.md).
 ///
 /// A Profile holds, per tensor (placeholder name, node name, or "node:r" for result r >
 /// 0): the minimum, the maximum and a histogram of 2048 bins over [-absmax, absmax]

@@ -10,7 +10,7 @@
 /// function is left unchanged, so both can run and be compared. Node names are the float
 /// nodes' names made unique in the module (the Module's usual "__N" suffix).
 ///
-/// Each node kind has one rule in a table (quantizeRules(), docs/compiler.md): compute
+/// Each node kind has one rule in a table (quantizeRules(), docs/compiler/quantization.md): compute
 /// kinds (Conv, Gemm, MatMul with constant B, Add, Mul, pools, Relu/Clip, Concat, the LUT
 /// activations) become int8 nodes whose parameters come from the profile; data movement
 /// becomes int8 when its input already is, keeping the input's parameters. A node of

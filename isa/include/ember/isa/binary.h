@@ -38,7 +38,7 @@ enum class DType : std::uint8_t { Int8 = 0, UInt8 = 1, Int32 = 2, Float32 = 3 };
 /// `Packed` (inputs only; IoEntry::packing): an N, C, H, W image with few channels laid
 /// out as N, H, width, L, neighbouring pixels side by side in one row, so that the
 /// host's layout conversion does the packing a convolution with few input channels (the
-/// RGB stem) would otherwise do on the NPU (docs/compiler.md, "Few input channels").
+/// RGB stem) would otherwise do on the NPU (docs/compiler/npu-layers.md, "Few input channels").
 enum class Layout : std::uint8_t { Flat = 0, Nchwc = 1, Packed = 2, Patches = 3 };
 /// Direction of an I/O tensor.
 enum class IoDir : std::uint8_t { Input = 0, Output = 1 };

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The partitioning options of emberc and ember-run (--fallback, --host-kind, --host-node,
-/// --min-region, --no-cost-model, --host-gmacs; docs/compiler.md, "Partitioning"),
+/// --min-region, --no-cost-model, --host-gmacs; docs/compiler/partitioning.md),
 /// declared once for both tools' CLI11 command lines and their `--help`.
 
 #include "ember/driver/Partition.h"
