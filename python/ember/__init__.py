@@ -15,6 +15,7 @@ ember.UsageError (a bad argument). Built by the normal build into BUILD/python; 
 with PYTHONPATH=BUILD/python (docs/python.md).
 """
 
+from collections.abc import Mapping as _Mapping
 import json as _json
 import os as _os
 
@@ -105,16 +106,13 @@ class Program:
     def run(self, inputs, device=None):
         """Runs on `device` ("sim", "rtl", "cpu", "interp"; default: devices[0]) and
         returns {output name: numpy array}. `inputs` maps input names to arrays (lists
-        are converted; float32 for float inputs)."""
-        declared = {i["name"]: i["dtype"] for i in self.inputs}
-        arrays = {}
-        for name, value in inputs.items():
-            a = _np.asarray(value)
-            # NumPy's default float64 feeds a float32 input; a float64 input stays float64.
-            if a.dtype == _np.float64 and declared.get(name) == "float32":
-                a = a.astype(_np.float32)
-            arrays[name] = a
-        out = self._core.run(arrays, device or "")
+        are converted; float32 for float inputs, NumPy's default float64 too). Each array
+        is checked (dtype, shape, NaN for int8 programs) before it is copied, once, in C++
+        (python/src/InputCheck.cpp): any strides, byte order or alignment."""
+        if not isinstance(inputs, _Mapping):
+            raise UsageError(f"run: inputs is a dict such as {{'input': array}}, "
+                             f"not {type(inputs).__name__}")
+        out = self._core.run(dict(inputs), device or "")
         self._reports = [_json.loads(r) for r in self._core.last_reports_json]
         return out
 

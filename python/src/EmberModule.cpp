@@ -2,6 +2,7 @@
 // errors as Python exceptions (the tools' messages, word for word). NumPy arrays in and
 // out; python/ember/__init__.py is the public face.
 #include "Dse.h"
+#include "InputCheck.h"
 #include "Program.h"
 
 #include "ember/devices/Devices.h"
@@ -62,38 +63,6 @@ py::array toNumpy(const Tensor& t) {
     return make(uint64_t{});
   }
   throw InternalError("tensor", "unknown element kind");
-}
-
-/// The Tensor of NumPy array `a` (any layout; every dtype the importer takes); errors name
-/// `where` ("input 'x'").
-Tensor fromNumpy(const std::string& where, const py::array& in) {
-  const py::dtype dt = in.dtype();
-  ElemKind k;
-  const std::string dtName = dt.attr("name").cast<std::string>();
-  if (dtName == "bool")
-    k = ElemKind::Bool;
-  else if (!parseElemKind(dtName, &k))
-    throw Error(where, "NumPy dtype " + dtName +
-                           " is not one Ember takes (float32/64/16, int8/16/32/64, uint8/16/32/64, "
-                           "bool); convert with .astype(numpy.float32)");
-  py::array a = py::array::ensure(in, py::array::c_style | py::array::forcecast);
-  Shape dims(a.shape(), a.shape() + a.ndim());
-  Tensor t(k, dims);
-  if (t.size())
-    std::memcpy(t.raw(), a.data(), t.sizeInBytes());
-  return t;
-}
-
-/// The tensors of a dict of arrays; `what` names the argument in errors ("input 'x'",
-/// "bind['x']").
-TensorMap toTensors(const py::dict& inputs, const std::string& what = "input") {
-  TensorMap m;
-  for (const auto& [key, value] : inputs) {
-    const std::string name = py::str(key);
-    m.emplace(name, fromNumpy(what == "input" ? "input '" + name + "'" : what + "['" + name + "']",
-                              py::array::ensure(value)));
-  }
-  return m;
 }
 
 py::dict toDict(const TensorMap& m) {
@@ -160,7 +129,7 @@ PYBIND11_MODULE(_ember, m) {
             a.hostKinds = hostKinds;
             a.hostNodes = hostNodes;
             a.inputShapes.insert(inputShapes.begin(), inputShapes.end());
-            a.bind = toTensors(bind, "bind");
+            a.bind = python::checkedBind(bind);
             py::gil_scoped_release release;
             return python::Program::compile(model, a);
           },
@@ -178,7 +147,7 @@ PYBIND11_MODULE(_ember, m) {
       .def(
           "run",
           [](python::Program& p, const py::dict& inputs, const std::string& device) {
-            TensorMap in = toTensors(inputs);
+            TensorMap in = python::checkedInputs(inputs, p, device);
             TensorMap out;
             {
               py::gil_scoped_release release;
