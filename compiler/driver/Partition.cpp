@@ -6,6 +6,7 @@
 
 #include "ember/backend/Backend.h"
 #include "ember/driver/Estimate.h"
+#include "ember/graph/AttrViews.h"
 #include "ember/support/Error.h"
 
 #include <algorithm>
@@ -69,7 +70,7 @@ int64_t nodeMacs(const Node& n) {
     const Shape& a = n.input(0).dims();
     if (a.size() != 2)
       return 0;
-    return outElems() * (n.attrs().getInt("transA", 0) ? a[0] : a[1]);
+    return outElems() * (gemmOf(n.attrs()).transA ? a[0] : a[1]);
   }
   default:
     return 0;

@@ -1,5 +1,7 @@
 #include "ember/graph/InferUtil.h"
 
+#include "ember/graph/AttrViews.h"
+
 #include <algorithm>
 
 namespace ember {
@@ -52,9 +54,9 @@ AxisSplit splitAtAxis(const Shape& dims, int64_t axis) {
 }
 
 std::vector<bool> reducedAxes(const Attrs& a, size_t rank) {
-  std::vector<int64_t> axes = a.getInts("axes");
-  std::vector<bool> reduced(rank, axes.empty() && a.getInt("noop_with_empty_axes", 0) == 0);
-  for (int64_t ax : axes) {
+  const ReduceAttrs r = reduceOf(a);
+  std::vector<bool> reduced(rank, r.axes.empty() && !r.noopWithEmptyAxes);
+  for (int64_t ax : r.axes) {
     const int64_t n = normalizeAxis(ax, rank, "axes value");
     if (reduced[static_cast<size_t>(n)])
       inferError("axes lists axis " + std::to_string(n) + " twice");

@@ -1,6 +1,7 @@
 // concat-into-views: the producers of a Concat's inputs write straight into the parts of
 // its result (Glow's concat optimisation), so the inputs need no buffers of their own.
 #include "Uses.h"
+#include "ember/graph/AttrViews.h"
 #include "ember/lir/Passes.h"
 
 #include <algorithm>
@@ -41,7 +42,7 @@ Instruction* wholeAllocation(Value* v) {
 /// kind and quantization; empty otherwise.
 std::vector<size_t> partOffsets(const Instruction& c) {
   const Type& out = c.operand(0).value->type();
-  int64_t axis = c.node().attrs().getInt("axis", 0);
+  int64_t axis = axisOf(c.node().attrs()).axis;
   if (axis < 0)
     axis += int64_t(out.rank());
   int64_t outer = 1;

@@ -1,5 +1,6 @@
 // Views: the data-movement nodes whose results are contiguous byte ranges of their input.
 #include "Views.h"
+#include "ember/graph/AttrViews.h"
 
 namespace ember::lir {
 
@@ -19,8 +20,9 @@ std::optional<std::vector<size_t>> sliceView(const Node& n, const Type& in) {
   const Shape& out = n.resultType().dims;
   if (numElements(out) == 0)
     return std::nullopt;
-  const std::vector<int64_t> starts = n.attrs().getInts("starts");
-  const std::vector<int64_t> steps = n.attrs().getInts("steps", std::vector<int64_t>(d.size(), 1));
+  const SliceAttrs sl = sliceOf(n.attrs());
+  const std::vector<int64_t> starts = sl.starts.value_or(std::vector<int64_t>{});
+  const std::vector<int64_t> steps = sl.stepsOr(d.size());
   if (starts.size() != d.size() || steps.size() != d.size())
     return std::nullopt;
   size_t k = 0;
@@ -41,7 +43,7 @@ std::optional<std::vector<size_t>> sliceView(const Node& n, const Type& in) {
 /// A Split is a set of views when the axes before its axis have one element in all.
 std::optional<std::vector<size_t>> splitView(const Node& n, const Type& in) {
   const Shape& d = in.dims;
-  int64_t axis = n.attrs().getInt("axis", 0);
+  int64_t axis = splitOf(n.attrs()).axis;
   if (axis < 0)
     axis += int64_t(d.size());
   int64_t outer = 1;

@@ -5,6 +5,7 @@
 // (the NPU) then runs the shuffle as one channel selection.
 #include "PassUtil.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/passes/Passes.h"
 
 #include <set>
@@ -26,7 +27,7 @@ bool rewrite(Function& f, Node* first, std::set<const Node*>& erased) {
     return false;
   Node* tr = singleUser(f, first);
   if (!tr || tr->kind() != NodeKind::Transpose ||
-      tr->attrs().getInts("perm") != std::vector<int64_t>{0, 2, 1, 3, 4})
+      transposeOf(tr->attrs()).perm != std::vector<int64_t>{0, 2, 1, 3, 4})
     return false;
   Node* last = singleUser(f, tr);
   if (!last || last->kind() != NodeKind::Reshape || last->resultType(0).dims != x)

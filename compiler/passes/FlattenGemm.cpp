@@ -6,6 +6,7 @@
 // a spatial map (on the NPU that Reshape moves channels across NCHWc blocks).
 #include "PassUtil.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/passes/Passes.h"
 
 namespace ember {
@@ -30,8 +31,7 @@ Tensor convWeight(const Tensor& b, const Shape& x) {
 /// Rewrites Gemm `n` when it is a normal-form fully connected layer on a flattened
 /// rank-4 value with a spatial extent; false otherwise.
 bool rewrite(Function& f, Node* n) {
-  if (!allPlainFloat(*n) || n->attrs().has("activation") || n->attrs().has("transA") ||
-      n->attrs().has("transB") || n->attrs().has("alpha") || n->attrs().has("beta"))
+  if (!allPlainFloat(*n) || FusedActivation::present(n->attrs()) || gemmOf(n->attrs()).anyWritten)
     return false;
   const NodeValue a = n->input(0), b = n->input(1), c = n->optionalInput(2);
   if (a.node->kind() != NodeKind::Reshape || !isConstant(b))

@@ -2,7 +2,8 @@
 // Conv with constant weights are folded into the convolution's weights and bias.
 #include "PassUtil.h"
 
-#include "ember/passes/FusedActivation.h"
+#include "ember/graph/AttrViews.h"
+#include "ember/graph/attrs/FusedActivation.h"
 #include "ember/passes/Passes.h"
 
 #include <cmath>
@@ -18,7 +19,7 @@ Node* foldableConv(const Function& f, const NodeValue& v, const Node* user) {
   Node* conv = v.node;
   if (!conv || conv->kind() != NodeKind::Conv || v.resNo != 0 || !allPlainFloat(*conv))
     return nullptr;
-  if (conv->attrs().has(kActivationAttr) || !isConstant(conv->input(1)) ||
+  if (FusedActivation::present(conv->attrs()) || !isConstant(conv->input(1)) ||
       (conv->optionalInput(2) && !isConstant(conv->input(2))))
     return nullptr;
   return singleUser(f, conv) == user ? conv : nullptr;
@@ -90,7 +91,7 @@ bool tryFold(Function& f, Node* n) {
     for (size_t i = 1; i < 5; ++i)
       if (!isConstant(n->input(i)))
         return false;
-    const double eps = n->attrs().getFloat("epsilon", 1e-5);
+    const double eps = normOf(n->attrs()).epsilon;
     const int64_t m = conv->resultType().dims[1];
     std::vector<double> mul(static_cast<size_t>(m)), add(static_cast<size_t>(m));
     auto at = [&](size_t in, int64_t ch) { return n->input(in).node->payload().getAsDouble(ch); };

@@ -5,6 +5,7 @@
 // (docs/numerics.md 4.11) and the float path with the same arithmetic as before.
 #include "PassUtil.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/passes/Passes.h"
 
@@ -20,7 +21,7 @@ namespace {
 /// input (reducedAxes: a run of reduced axes that ends at the last one), or -1.
 int64_t trailingMeanAxis(const Node* n) {
   if (n->kind() != NodeKind::ReduceMean || !allPlainFloat(*n) || n->numInputs() != 1 ||
-      n->attrs().getInt("keepdims", 1) != 1)
+      !reduceOf(n->attrs()).keepDims)
     return -1;
   const std::vector<bool> r = reducedAxes(n->attrs(), n->input(0).dims().size());
   const auto first = std::find(r.begin(), r.end(), true);

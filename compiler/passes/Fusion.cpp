@@ -2,7 +2,8 @@
 // fuse-silu-gelu (pattern matching of SiLU and of torch's erf form of GELU).
 #include "PassUtil.h"
 
-#include "ember/passes/FusedActivation.h"
+#include "ember/graph/AttrViews.h"
+#include "ember/graph/attrs/FusedActivation.h"
 #include "ember/passes/Passes.h"
 
 #include <cmath>
@@ -22,10 +23,11 @@ FusedActivation activationOf(const Node& n) {
   if (n.kind() == NodeKind::Relu) {
     a.kind = FusedActivation::Kind::Relu;
     a.lo = 0;
-  } else if (n.kind() == NodeKind::Clip && (n.attrs().has("min") || n.attrs().has("max"))) {
+  } else if (n.kind() == NodeKind::Clip && clipOf(n.attrs()).bounded()) {
+    const ClipAttrs c = clipOf(n.attrs());
     a.kind = FusedActivation::Kind::Clip;
-    a.lo = n.attrs().getFloat("min", a.lo);
-    a.hi = n.attrs().getFloat("max", a.hi);
+    a.lo = c.lo(a.lo);
+    a.hi = c.hi(a.hi);
     // Clip(min = 0) stays a clip: it keeps -0.0 where Relu gives +0.0, and fusion must
     // be exact.
   }
@@ -38,7 +40,7 @@ bool fuseInto(Function& f, Node* act) {
     return false;
   Node* p = act->input(0).node;
   if (!canCarryActivation(p->kind()) || act->input(0).resNo != 0 || !allPlainFloat(*p) ||
-      p->attrs().has(kActivationAttr) || singleUser(f, p) != act)
+      FusedActivation::present(p->attrs()) || singleUser(f, p) != act)
     return false;
   a.writeTo(p->attrs());
   f.replaceAllUsesOf(act->result(), p->result());

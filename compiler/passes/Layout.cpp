@@ -4,6 +4,7 @@
 
 #include "ember/graph/OpInfo.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/passes/Passes.h"
 
 #include <algorithm>
@@ -18,12 +19,7 @@ namespace {
 
 /// The permutation of a Transpose (absent attribute: reversed dimensions).
 std::vector<int64_t> permOf(const Node& t) {
-  std::vector<int64_t> p = t.attrs().getInts("perm");
-  if (p.empty()) {
-    p.resize(t.input(0).dims().size());
-    std::iota(p.rbegin(), p.rend(), 0);
-  }
-  return p;
+  return transposeOf(t.attrs()).resolved(t.input(0).dims().size());
 }
 
 bool isIdentity(const std::vector<int64_t>& p) {
@@ -111,7 +107,7 @@ bool sinkBelow(Function& f, Node* u) {
   Attrs a = u->attrs();
   if (k == NodeKind::Concat) {
     const size_t rank = perm.size();
-    const int64_t axis = a.getInt("axis", 0);
+    const int64_t axis = axisOf(a).axis;
     a.set("axis", perm[static_cast<size_t>(axis < 0 ? axis + int64_t(rank) : axis)]);
   }
   const std::string uName = u->name();

@@ -3,8 +3,9 @@
 #include "PassUtil.h"
 
 #include "ember/backend/Backend.h"
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
-#include "ember/passes/FusedActivation.h"
+#include "ember/graph/attrs/FusedActivation.h"
 #include "ember/passes/Passes.h"
 
 #include <algorithm>
@@ -49,14 +50,14 @@ Attrs reduceAttrs(int64_t first, size_t rank) {
 }
 
 NodeValue lowerGemm(Function& f, Node& n) {
-  const Attrs& at = n.attrs();
-  const double alpha = at.getFloat("alpha", 1.0), beta = at.getFloat("beta", 1.0);
+  const GemmAttrs g = gemmOf(n.attrs());
+  const double alpha = g.alpha, beta = g.beta;
   Attrs t;
   t.set("perm", std::vector<int64_t>{1, 0});
   NodeValue a = n.input(0), b = n.input(1);
-  if (at.getInt("transA", 0))
+  if (g.transA)
     a = emit(f, n, "a_t", NodeKind::Transpose, {a}, t);
-  if (at.getInt("transB", 0))
+  if (g.transB)
     b = emit(f, n, "b_t", NodeKind::Transpose, {b}, t);
   NodeValue y = emit(f, n, "matmul", NodeKind::MatMul, {a, b});
   if (alpha != 1.0)
@@ -87,13 +88,14 @@ NodeValue lowerLayerNorm(Function& f, Node& n) {
     return {};
   const NodeValue x = n.input(0);
   const size_t rank = x.dims().size();
-  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", -1), rank);
+  const NormAttrs na = normOf(n.attrs());
+  const int64_t axis = normalizeAxis(na.axis, rank);
   const Attrs r = reduceAttrs(axis, rank);
   const NodeValue mean = emit(f, n, "mean", NodeKind::ReduceMean, {x}, r);
   const NodeValue d = emit(f, n, "centered", NodeKind::Sub, {x, mean});
   const NodeValue sq = emit(f, n, "square", NodeKind::Mul, {d, d});
   const NodeValue var = emit(f, n, "var", NodeKind::ReduceMean, {sq}, r);
-  const NodeValue eps = scalar(f, n, "epsilon", n.attrs().getFloat("epsilon", 1e-5));
+  const NodeValue eps = scalar(f, n, "epsilon", na.epsilon);
   const NodeValue veps = emit(f, n, "var_eps", NodeKind::Add, {var, eps});
   const NodeValue den = emit(f, n, "stddev", NodeKind::Sqrt, {veps});
   NodeValue y = emit(f, n, "normalized", NodeKind::Div, {d, den});
@@ -114,7 +116,7 @@ NodeValue lowerBatchNorm(Function& f, Node& n) {
   Shape pc(xd.size() - 1, 1); // [C, 1, ..., 1]: broadcasts along axis 1
   pc[0] = c;
   Tensor mul(ElemKind::Float32, pc), add(ElemKind::Float32, pc);
-  const double eps = n.attrs().getFloat("epsilon", 1e-5);
+  const double eps = normOf(n.attrs()).epsilon;
   auto at = [&](size_t in, int64_t ch) { return n.input(in).node->payload().getAsDouble(ch); };
   for (int64_t ch = 0; ch < c; ++ch) {
     // The same float arithmetic as the BatchNormalization kernel.
@@ -136,14 +138,14 @@ NodeValue lowerGlobalAveragePool(Function& f, Node& n) {
 /// ReduceMean over exactly the spatial axes of a rank >= 3 tensor, keeping them.
 NodeValue lowerReduceMean(Function& f, Node& n) {
   const size_t rank = n.input(0).dims().size();
-  const Attrs& a = n.attrs();
-  if (rank < 3 || a.getInt("keepdims", 1) == 0)
+  const ReduceAttrs r = reduceOf(n.attrs());
+  if (rank < 3 || !r.keepDims)
     return {};
-  std::vector<int64_t> axes = a.getInts("axes");
+  std::vector<int64_t> axes = r.axes;
   for (int64_t& ax : axes)
     ax = normalizeAxis(ax, rank);
   std::sort(axes.begin(), axes.end());
-  if (axes != reduceAttrs(2, rank).getInts("axes"))
+  if (axes != reduceOf(reduceAttrs(2, rank)).axes)
     return {};
   return emit(f, n, "gap", NodeKind::GlobalAveragePool, {n.input(0)});
 }
@@ -156,8 +158,8 @@ NodeValue hardSigmoidOf(Function& f, const Node& n, NodeValue x, double alpha, d
 }
 
 NodeValue lowerHardSigmoid(Function& f, Node& n) {
-  return hardSigmoidOf(f, n, n.input(0), n.attrs().getFloat("alpha", 0.2),
-                       n.attrs().getFloat("beta", 0.5));
+  const UnaryAttrs u = unaryOf(n);
+  return hardSigmoidOf(f, n, n.input(0), u.alpha, u.beta);
 }
 
 NodeValue lowerHardSwish(Function& f, Node& n) {
@@ -200,7 +202,7 @@ NodeValue keepActivation(Function& f, const Node& n, NodeValue y) {
   const FusedActivation a = FusedActivation::of(n);
   if (!a.active())
     return y;
-  if (canCarryActivation(y.node->kind()) && !y.node->attrs().has(kActivationAttr)) {
+  if (canCarryActivation(y.node->kind()) && !FusedActivation::present(y.node->attrs())) {
     a.writeTo(y.node->attrs());
     return y;
   }

@@ -8,6 +8,7 @@
 // closing Reshape, so fuse-activation still finds it on the Gemm.
 #include "PassUtil.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/passes/Passes.h"
 
 namespace ember {
@@ -41,13 +42,13 @@ Node* reshape(Function& f, const std::string& name, NodeValue v, const Shape& to
 /// Rewrites Add `add` when one operand is a single-use MatMul by a constant and the
 /// other a constant bias; false otherwise.
 bool rewrite(Function& f, Node* add) {
-  if (!allPlainFloat(*add) || add->attrs().has("activation"))
+  if (!allPlainFloat(*add) || FusedActivation::present(add->attrs()))
     return false;
   for (int side = 0; side < 2; ++side) {
     const NodeValue mv = add->input(side), cv = add->input(1 - side);
     Node* mm = mv.node;
-    if (mm->kind() != NodeKind::MatMul || !allPlainFloat(*mm) || mm->attrs().has("activation") ||
-        singleUser(f, mm) != add)
+    if (mm->kind() != NodeKind::MatMul || !allPlainFloat(*mm) ||
+        FusedActivation::present(mm->attrs()) || singleUser(f, mm) != add)
       continue;
     const NodeValue x = mm->input(0), w = mm->input(1);
     const Shape& xd = x.dims();

@@ -3,6 +3,7 @@
 // backends handle a single form of fully connected layer.
 #include "PassUtil.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/passes/Passes.h"
 
 namespace ember {
@@ -40,16 +41,16 @@ bool normalize(Function& f, Node* n) {
   if (!allPlainFloat(*n))
     return false;
   const Attrs& at = n->attrs();
-  const bool ta = at.getInt("transA", 0) != 0, tb = at.getInt("transB", 0) != 0;
-  const double alpha = at.getFloat("alpha", 1.0), beta = at.getFloat("beta", 1.0);
+  const GemmAttrs ga = gemmOf(n->attrs());
+  const bool ta = ga.transA, tb = ga.transB;
+  const double alpha = ga.alpha, beta = ga.beta;
   NodeValue a = n->input(0), b = n->input(1), c = n->optionalInput(2);
   const bool bConst = isPlainFloatConstant(b);
   const bool cFoldable = !c || beta == 1.0 || beta == 0.0 || isPlainFloatConstant(c);
   // alpha needs a constant B to go into; so does transB.
   if ((!bConst && (tb || alpha != 1.0)) || !cFoldable)
     return false;
-  if (!ta && !tb && alpha == 1.0 && (!c || beta == 1.0) && !at.has("alpha") && !at.has("beta") &&
-      !at.has("transA") && !at.has("transB"))
+  if (!ta && !tb && alpha == 1.0 && (!c || beta == 1.0) && !ga.anyWritten)
     return false;
   const std::string name = n->name();
   if (ta) {

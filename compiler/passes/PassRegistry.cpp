@@ -1,6 +1,6 @@
 // The pass registry, the default pipeline and the pipeline runner.
 #include "ember/graph/Verifier.h"
-#include "ember/passes/FusedActivation.h"
+#include "ember/graph/attrs/FusedActivation.h"
 #include "ember/passes/Passes.h"
 #include "ember/support/Error.h"
 

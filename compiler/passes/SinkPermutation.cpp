@@ -21,6 +21,7 @@
 // adds or turns a MatMul into a Conv. Otherwise the graph is left as it is.
 #include "PassUtil.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/OpInfo.h"
 #include "ember/passes/Passes.h"
 
@@ -38,12 +39,7 @@ namespace {
 using Perm = std::vector<int64_t>;
 
 Perm permOf(const Node& t) {
-  Perm p = t.attrs().getInts("perm");
-  if (p.empty()) {
-    p.resize(t.input(0).dims().size());
-    std::iota(p.rbegin(), p.rend(), 0);
-  }
-  return p;
+  return transposeOf(t.attrs()).resolved(t.input(0).dims().size());
 }
 
 Perm inverse(const Perm& p) {
@@ -117,7 +113,7 @@ std::optional<Form> formOf(const Node& n, const Perm& perm) {
   const NodeKind k = n.kind();
   // LayerNormalization's Mean and InvStdDev results must be unused (growRegion checks).
   if ((n.numResults() != 1 && k != NodeKind::LayerNormalization) || !allPlainFloat(n) ||
-      n.attrs().has("activation"))
+      FusedActivation::present(n.attrs()))
     return std::nullopt;
   const size_t rank = perm.size();
   if (n.resultType().dims.size() != rank)
@@ -133,7 +129,7 @@ std::optional<Form> formOf(const Node& n, const Perm& perm) {
       (rank == 3 || rank == 4) && perm.back() == 1)
     return Form::MatMul;
   if (k == NodeKind::LayerNormalization) {
-    const int64_t axis = n.attrs().getInt("axis", -1);
+    const int64_t axis = normOf(n.attrs()).axis;
     if (axis == -1 || axis == int64_t(rank) - 1)
       return Form::LayerNorm;
   }
@@ -330,7 +326,7 @@ void rewrite(Function& f, const Region& r) {
     case Form::Softmax: {
       Attrs a = n->attrs();
       const int64_t rank = int64_t(r.perm.size());
-      int64_t axis = a.getInt("axis", -1);
+      int64_t axis = softmaxOf(a).axis;
       axis = axis < 0 ? axis + rank : axis;
       a.set("axis", r.perm[static_cast<size_t>(axis)]);
       made = f.create(n->kind(), name + ".unpermuted", {operand(n, 0)}, a);

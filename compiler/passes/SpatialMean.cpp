@@ -7,6 +7,7 @@
 // sum's order); a backend with pooling but no general reduction (the NPU) then runs it.
 #include "PassUtil.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/passes/Passes.h"
 
 #include <algorithm>
@@ -21,7 +22,8 @@ bool rewrite(Function& f, Node* n) {
   if (!allPlainFloat(*n) || n->input(0).dims().size() != 4)
     return false;
   const Attrs& a = n->attrs();
-  std::vector<int64_t> axes = a.getInts("axes");
+  const ReduceAttrs r = reduceOf(a);
+  std::vector<int64_t> axes = r.axes;
   for (int64_t& ax : axes)
     ax = ax < 0 ? ax + 4 : ax;
   std::sort(axes.begin(), axes.end());
@@ -34,7 +36,7 @@ bool rewrite(Function& f, Node* n) {
   if (n->kind() == NodeKind::ReduceSum)
     out = f.create(NodeKind::Mul, name + ".sum",
                    {gap->result(), makeScalar(f, name + ".area", float(xd[2] * xd[3]))}, Attrs{});
-  if (a.getInt("keepdims", 1) == 0) {
+  if (!r.keepDims) {
     Attrs flat;
     flat.set("shape", std::vector<int64_t>{xd[0], xd[1]});
     out = f.create(NodeKind::Reshape, name + ".flatten", {out->result()}, flat);

@@ -2,6 +2,7 @@
 #include "ember/quantization/FoldQdq.h"
 #include "ember/graph/OpInfo.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/quantization/NormNumerics.h"
 #include "ember/quantization/Numerics.h"
 
@@ -20,20 +21,8 @@ using K = NodeKind;
 
 /// The parameters a DequantizeLinear applies: its attributes, else its input's type.
 std::optional<QuantParams> dqParams(const Node& dq) {
-  const Attrs& a = dq.attrs();
-  QuantParams q;
-  if (a.has("scale")) {
-    q.scales = {static_cast<float>(a.getFloat("scale"))};
-    q.zeroPoints = {static_cast<int32_t>(a.getInt("zero_point", 0))};
-  } else if (a.has("scales")) {
-    q.axis = static_cast<int>(a.getInt("axis", 1));
-    for (double s : a.getFloats("scales"))
-      q.scales.push_back(static_cast<float>(s));
-    for (int64_t z : a.getInts("zero_points", std::vector<int64_t>(q.scales.size(), 0)))
-      q.zeroPoints.push_back(static_cast<int32_t>(z));
-  } else {
-    q = dq.input(0).type().quant;
-  }
+  const QuantAttrs v = quantOf(dq.attrs());
+  const QuantParams q = v.perTensor() || v.perAxis() ? v.params() : dq.input(0).type().quant;
   if (!q.isQuantized())
     return std::nullopt;
   return q;
@@ -186,7 +175,8 @@ private:
     if (!x || x->type().kind != ElemKind::Int8 || !perTensor(x->type().quant) ||
         f_.numUses(&p) != 1 || x->dims().empty())
       return false;
-    const int64_t n = layerNormRow(x->dims(), p.attrs().getInt("axis", -1));
+    const NormAttrs na = normOf(p.attrs());
+    const int64_t n = layerNormRow(x->dims(), na.axis);
     std::vector<const Tensor*> params;
     for (size_t i = 1; i < p.numInputs(); ++i) {
       const NodeValue v = p.input(i);
@@ -200,10 +190,9 @@ private:
       return false;
     const Tensor* beta = params.size() > 1 ? params[1] : nullptr;
     if (!valid([&] {
-          layerNormTables(x->type().quant.scales[0], qn.resultType().quant.scales[0], n,
-                          p.attrs().getFloat("epsilon", 1e-5), params[0]->data<float>(),
-                          size_t(params[0]->size()), beta ? beta->data<float>() : nullptr,
-                          beta ? size_t(beta->size()) : 0);
+          layerNormTables(x->type().quant.scales[0], qn.resultType().quant.scales[0], n, na.epsilon,
+                          params[0]->data<float>(), size_t(params[0]->size()),
+                          beta ? beta->data<float>() : nullptr, beta ? size_t(beta->size()) : 0);
         }))
       return false;
     std::vector<NodeValue> ins(p.inputs());
@@ -245,7 +234,7 @@ private:
     if (p.kind() == K::Conv)
       return 0;
     if (p.kind() == K::Gemm)
-      return p.attrs().getInt("transB", 0) != 0 ? 0 : 1;
+      return gemmOf(p.attrs()).transB ? 0 : 1;
     return int(p.input(1).dims().size()) - 1;
   }
 

@@ -1,6 +1,7 @@
 // Compile-time parameter choice of docs/numerics.md section 4.8 and the LUT tables of
 // section 4.6. The run-time primitives are inline in ember/quantization/Numerics.h.
 #include "ember/quantization/Numerics.h"
+#include "ember/graph/AttrViews.h"
 
 #include <map>
 
@@ -127,54 +128,56 @@ double sigmoid(double v) {
   return 1.0 / (1.0 + std::exp(-v));
 }
 
-using LutMaker = std::function<std::function<double(double)>(const Attrs&)>;
+using LutMaker = std::function<std::function<double(double)>(const UnaryAttrs&)>;
 
 /// One entry per kind a Lut can express: the real function, with its attributes (ONNX
 /// defaults when absent).
 const std::map<NodeKind, LutMaker>& lutTable() {
   using K = NodeKind;
   static const std::map<NodeKind, LutMaker> table = {
-      {K::Sigmoid, [](const Attrs&) { return sigmoid; }},
-      {K::Tanh, [](const Attrs&) { return [](double v) { return std::tanh(v); }; }},
-      {K::Exp, [](const Attrs&) { return [](double v) { return std::exp(v); }; }},
-      {K::Erf, [](const Attrs&) { return [](double v) { return std::erf(v); }; }},
-      {K::Neg, [](const Attrs&) { return [](double v) { return -v; }; }},
-      {K::Abs, [](const Attrs&) { return [](double v) { return std::fabs(v); }; }},
-      {K::Softplus, [](const Attrs&) { return [](double v) { return std::log1p(std::exp(v)); }; }},
-      {K::Softsign, [](const Attrs&) { return [](double v) { return v / (1 + std::fabs(v)); }; }},
-      {K::Silu, [](const Attrs&) { return [](double v) { return v * sigmoid(v); }; }},
+      {K::Sigmoid, [](const UnaryAttrs&) { return sigmoid; }},
+      {K::Tanh, [](const UnaryAttrs&) { return [](double v) { return std::tanh(v); }; }},
+      {K::Exp, [](const UnaryAttrs&) { return [](double v) { return std::exp(v); }; }},
+      {K::Erf, [](const UnaryAttrs&) { return [](double v) { return std::erf(v); }; }},
+      {K::Neg, [](const UnaryAttrs&) { return [](double v) { return -v; }; }},
+      {K::Abs, [](const UnaryAttrs&) { return [](double v) { return std::fabs(v); }; }},
+      {K::Softplus,
+       [](const UnaryAttrs&) { return [](double v) { return std::log1p(std::exp(v)); }; }},
+      {K::Softsign,
+       [](const UnaryAttrs&) { return [](double v) { return v / (1 + std::fabs(v)); }; }},
+      {K::Silu, [](const UnaryAttrs&) { return [](double v) { return v * sigmoid(v); }; }},
       {K::Gelu,
-       [](const Attrs&) {
+       [](const UnaryAttrs&) {
          return [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); };
        }},
       {K::HardSigmoid,
-       [](const Attrs& a) {
-         const double alpha = a.getFloat("alpha", 0.2), beta = a.getFloat("beta", 0.5);
+       [](const UnaryAttrs& u) {
+         const double alpha = u.alpha, beta = u.beta;
          return [=](double v) { return std::max(0.0, std::min(1.0, alpha * v + beta)); };
        }},
       {K::HardSwish,
-       [](const Attrs&) {
+       [](const UnaryAttrs&) {
          return [](double v) { return v * std::max(0.0, std::min(1.0, v / 6 + 0.5)); };
        }},
       {K::LeakyRelu,
-       [](const Attrs& a) {
-         const double alpha = a.getFloat("alpha", 0.01);
+       [](const UnaryAttrs& u) {
+         const double alpha = u.alpha;
          return [=](double v) { return v < 0 ? alpha * v : v; };
        }},
       {K::Elu,
-       [](const Attrs& a) {
-         const double alpha = a.getFloat("alpha", 1.0);
+       [](const UnaryAttrs& u) {
+         const double alpha = u.alpha;
          return [=](double v) { return v < 0 ? alpha * std::expm1(v) : v; };
        }},
       {K::Selu,
-       [](const Attrs& a) {
-         const double alpha = a.getFloat("alpha", 1.67326319217681884765625);
-         const double gamma = a.getFloat("gamma", 1.05070102214813232421875);
+       [](const UnaryAttrs& u) {
+         const double alpha = u.alpha;
+         const double gamma = u.gamma;
          return [=](double v) { return gamma * (v <= 0 ? alpha * std::expm1(v) : v); };
        }},
       {K::Celu,
-       [](const Attrs& a) {
-         const double alpha = a.getFloat("alpha", 1.0);
+       [](const UnaryAttrs& u) {
+         const double alpha = u.alpha;
          return [=](double v) {
            return std::max(0.0, v) + std::min(0.0, alpha * std::expm1(v / alpha));
          };
@@ -190,7 +193,7 @@ std::function<double(double)> lutFunctionOf(const Node& n) {
   auto it = table.find(n.kind());
   if (it == table.end())
     return {};
-  return it->second(n.attrs());
+  return it->second(unaryOf(n));
 }
 
 } // namespace quant

@@ -3,6 +3,7 @@
 // A rule checks everything that could fail (constant weights, known parameters,
 // multipliers in range) BEFORE it creates a node.
 #include "Quantizer.h"
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
 #include "ember/quantization/NormNumerics.h"
@@ -105,7 +106,7 @@ bool batchNormRule(const Node& n, Quantizer& q) {
     if (!(p[i] = floatConstant(n.input(i + 1))))
       return false;
   const int64_t c = x.dims()[1];
-  const double eps = n.attrs().getFloat("epsilon", 1e-5);
+  const double eps = normOf(n.attrs()).epsilon;
   Shape wd = {c, 1};
   wd.resize(rank, 1);
   Tensor w(ElemKind::Float32, wd), b(ElemKind::Float32, {c});
@@ -129,11 +130,10 @@ bool convRule(const Node& n, Quantizer& q) {
 }
 
 bool gemmRule(const Node& n, Quantizer& q) {
-  const Attrs& a = n.attrs();
-  if (a.getInt("transA", 0) != 0 || a.getFloat("alpha", 1.0) != 1.0 ||
-      a.getFloat("beta", 1.0) != 1.0)
+  const GemmAttrs g = gemmOf(n.attrs());
+  if (!g.normalized())
     return false;
-  return weightedProduct(n, q, 2, a.getInt("transB", 0) != 0 ? 0 : 1);
+  return weightedProduct(n, q, 2, g.transB ? 0 : 1);
 }
 
 /// MatMul of two activations (section 4.1): both per tensor with their own zero points,
@@ -246,12 +246,12 @@ bool layerNormRule(const Node& n, Quantizer& q) {
   for (unsigned r = 1; r < n.numResults(); ++r)
     if (q.isUsed(NodeValue(const_cast<Node*>(&n), r)))
       return false;
-  const int64_t count = layerNormRow(x.dims(), n.attrs().getInt("axis", -1));
+  const NormAttrs na = normOf(n.attrs());
+  const int64_t count = layerNormRow(x.dims(), na.axis);
   if (!valid([&] { // also refuses a scale or bias of other than count values or one
-        layerNormTables((*ps)[0].scales[0], (*ps)[1].scales[0], count,
-                        n.attrs().getFloat("epsilon", 1e-5), gamma->data<float>(),
-                        size_t(gamma->size()), beta ? beta->data<float>() : nullptr,
-                        beta ? size_t(beta->size()) : 0);
+        layerNormTables((*ps)[0].scales[0], (*ps)[1].scales[0], count, na.epsilon,
+                        gamma->data<float>(), size_t(gamma->size()),
+                        beta ? beta->data<float>() : nullptr, beta ? size_t(beta->size()) : 0);
       }))
     return false;
   std::vector<NodeValue> ins = {q.int8Of(x), q.origOf(n.input(1))};

@@ -9,7 +9,7 @@
 
 #include "Op.h"
 
-#include "ember/passes/FusedActivation.h"
+#include "ember/graph/attrs/FusedActivation.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>

@@ -14,6 +14,7 @@
 #include "BlockTranspose.h"
 #include "Stream.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/isa/roles.h"
 #include "ember/quantization/Numerics.h"
 
@@ -117,7 +118,7 @@ SramRows blockGatherRows(int64_t L, int64_t D) {
 
 std::optional<BlockTransposeJob> transposeJobOf(const Node& n, int64_t L) {
   const Shape& x = n.input(0).dims();
-  const std::vector<int64_t> perm = n.attrs().getInts("perm");
+  const std::vector<int64_t> perm = transposeOf(n.attrs()).perm;
   BlockTransposeJob j;
   if (x.size() == 2 && perm == std::vector<int64_t>{1, 0}) {
     j.R = x[0];

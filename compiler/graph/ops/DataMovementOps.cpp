@@ -1,6 +1,7 @@
 // Type inference of the data-movement node kinds. Shapes are static, so every
 // shape-like operand is an attribute, already resolved by the importer (Reshape's
 // shape has no 0 or -1, Slice's starts/ends/steps are per dimension and clamped).
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
 
@@ -17,21 +18,22 @@ std::string str(int64_t v) {
   return std::to_string(v);
 }
 
-/// Reads int list attribute `name`, requiring `count` values.
-std::vector<int64_t> listOf(const Attrs& a, const char* name, size_t count) {
-  if (!a.has(name))
+/// The list attribute `name` (`v`, as its view read it), requiring `count` values.
+template <typename T>
+std::vector<T> listOf(const std::optional<std::vector<T>>& v, const char* name, size_t count) {
+  if (!v)
     inferError(std::string("attribute ") + name + " is required");
-  std::vector<int64_t> v = a.getInts(name);
-  if (v.size() != count)
-    inferError(std::string("attribute ") + name + " has " + str(int64_t(v.size())) +
+  if (v->size() != count)
+    inferError(std::string("attribute ") + name + " has " + str(int64_t(v->size())) +
                " values, expected " + str(int64_t(count)));
-  return v;
+  return *v;
 }
 
 Types reshapeInfer(const Ins& in, const Attrs& a) {
-  Shape s = a.getInts("shape");
-  if (!a.has("shape"))
+  const std::optional<Shape> shape = shapeAttrsOf(a).shape;
+  if (!shape)
     inferError("attribute shape is required");
+  const Shape& s = *shape;
   for (int64_t d : s)
     if (d < 0)
       inferError("attribute shape " + shapeToString(s) + " is not fully resolved");
@@ -43,10 +45,7 @@ Types reshapeInfer(const Ins& in, const Attrs& a) {
 
 Types transposeInfer(const Ins& in, const Attrs& a) {
   const Shape& d = in[0].dims();
-  std::vector<int64_t> perm = a.getInts("perm");
-  if (!a.has("perm"))
-    for (size_t i = d.size(); i-- > 0;)
-      perm.push_back(int64_t(i));
+  const std::vector<int64_t> perm = transposeOf(a).resolved(d.size());
   if (perm.size() != d.size())
     inferError("perm " + shapeToString(perm) + " does not match rank " + str(int64_t(d.size())));
   std::vector<bool> seen(d.size(), false);
@@ -64,7 +63,7 @@ Types concatInfer(const Ins& in, const Attrs& a) {
   const Shape& d0 = in[0].dims();
   if (d0.empty())
     inferError("cannot concatenate scalars");
-  const size_t axis = size_t(normalizeAxis(a.getInt("axis", 0), d0.size()));
+  const size_t axis = size_t(normalizeAxis(axisOf(a).axis, d0.size()));
   Shape out = d0;
   out[axis] = 0;
   for (size_t i = 0; i < in.size(); ++i) {
@@ -88,8 +87,9 @@ Types splitInfer(const Ins& in, const Attrs& a) {
   const Shape& d = in[0].dims();
   if (d.empty())
     inferError("cannot split a scalar");
-  const size_t axis = size_t(normalizeAxis(a.getInt("axis", 0), d.size()));
-  std::vector<int64_t> sizes = a.getInts("split");
+  const SplitAttrs split = splitOf(a);
+  const size_t axis = size_t(normalizeAxis(split.axis, d.size()));
+  const std::vector<int64_t>& sizes = split.sizes;
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0)
@@ -111,8 +111,9 @@ Types splitInfer(const Ins& in, const Attrs& a) {
 Types sliceInfer(const Ins& in, const Attrs& a) {
   const Shape& d = in[0].dims();
   const size_t r = d.size();
-  std::vector<int64_t> starts = listOf(a, "starts", r), ends = listOf(a, "ends", r);
-  std::vector<int64_t> steps = a.has("steps") ? listOf(a, "steps", r) : std::vector<int64_t>(r, 1);
+  const SliceAttrs sl = sliceOf(a);
+  std::vector<int64_t> starts = listOf(sl.starts, "starts", r), ends = listOf(sl.ends, "ends", r);
+  std::vector<int64_t> steps = sl.steps ? listOf(sl.steps, "steps", r) : sl.stepsOr(r);
   Shape out(r);
   for (size_t i = 0; i < r; ++i) {
     const int64_t s = starts[i], e = ends[i], st = steps[i];
@@ -134,7 +135,7 @@ Types gatherInfer(const Ins& in, const Attrs& a) {
   requireKind(in[1], {ElemKind::Int32, ElemKind::Int64}, "indices");
   if (d.empty())
     inferError("data must have rank >= 1");
-  const size_t axis = size_t(normalizeAxis(a.getInt("axis", 0), d.size()));
+  const size_t axis = size_t(normalizeAxis(axisOf(a).axis, d.size()));
   Shape out(d.begin(), d.begin() + std::ptrdiff_t(axis));
   out.insert(out.end(), in[1].dims().begin(), in[1].dims().end());
   out.insert(out.end(), d.begin() + std::ptrdiff_t(axis) + 1, d.end());
@@ -147,7 +148,7 @@ Types gatherElementsInfer(const Ins& in, const Attrs& a) {
   if (d.empty() || in[1].dims().size() != d.size())
     inferError("indices " + shapeToString(in[1].dims()) + " must have the rank of data " +
                shapeToString(d) + " (>= 1)");
-  const size_t axis = size_t(normalizeAxis(a.getInt("axis", 0), d.size()));
+  const size_t axis = size_t(normalizeAxis(axisOf(a).axis, d.size()));
   for (size_t i = 0; i < d.size(); ++i)
     if (i != axis && in[1].dims()[i] > d[i])
       inferError("indices " + shapeToString(in[1].dims()) + " exceed data " + shapeToString(d) +
@@ -157,8 +158,9 @@ Types gatherElementsInfer(const Ins& in, const Attrs& a) {
 
 Types padInfer(const Ins& in, const Attrs& a) {
   const Shape& d = in[0].dims();
-  const std::vector<int64_t> pads = listOf(a, "pads", 2 * d.size());
-  const std::string mode = a.getString("mode", "constant");
+  const PadAttrs pa = padOf(a);
+  const std::vector<int64_t> pads = listOf(pa.pads, "pads", 2 * d.size());
+  const std::string& mode = pa.mode;
   if (in.size() > 1 && in[1] && (in[1].kind() != in[0].kind() || in[1].type().size() != 1))
     inferError("value operand " + in[1].type().toString() + " must be one element of the " +
                "input's kind");
@@ -180,15 +182,15 @@ Types padInfer(const Ins& in, const Attrs& a) {
 }
 
 Types expandInfer(const Ins& in, const Attrs& a) {
-  if (!a.has("shape"))
+  const std::optional<Shape> shape = shapeAttrsOf(a).shape;
+  if (!shape)
     inferError("attribute shape is required");
-  return {
-      Type(in[0].kind(), broadcastShapes(in[0].dims(), a.getInts("shape")), in[0].type().quant)};
+  return {Type(in[0].kind(), broadcastShapes(in[0].dims(), *shape), in[0].type().quant)};
 }
 
 Types tileInfer(const Ins& in, const Attrs& a) {
   const Shape& d = in[0].dims();
-  const std::vector<int64_t> rep = listOf(a, "repeats", d.size());
+  const std::vector<int64_t> rep = listOf(tileOf(a).repeats, "repeats", d.size());
   Shape out(d.size());
   for (size_t i = 0; i < d.size(); ++i) {
     if (rep[i] < 0)
@@ -202,7 +204,7 @@ Types cumSumInfer(const Ins& in, const Attrs& a) {
   requireKind(in[0], wideNumericKinds(), "input");
   if (in[0].dims().empty())
     inferError("input must have rank >= 1");
-  normalizeAxis(a.getInt("axis", 0), in[0].dims().size());
+  normalizeAxis(cumSumOf(a).axis, in[0].dims().size());
   return {in[0].type()};
 }
 
@@ -214,9 +216,10 @@ Types triluInfer(const Ins& in, const Attrs&) {
 
 Types depthToSpaceInfer(const Ins& in, const Attrs& a) {
   requireRank(in[0], 4, "input");
-  const int64_t b = a.getInt("blocksize", 0);
+  const BlockAttrs blk = blockOf(a);
+  const int64_t b = blk.blockSize;
   const Shape& d = in[0].dims();
-  const std::string mode = a.getString("mode", "DCR");
+  const std::string& mode = blk.mode;
   if (mode != "DCR" && mode != "CRD")
     inferError("mode '" + mode + "' is not DCR or CRD");
   if (b < 1 || b > d[1] || d[1] % (b * b) != 0)
@@ -230,7 +233,7 @@ Types depthToSpaceInfer(const Ins& in, const Attrs& a) {
 
 Types spaceToDepthInfer(const Ins& in, const Attrs& a) {
   requireRank(in[0], 4, "input");
-  const int64_t b = a.getInt("blocksize", 0);
+  const int64_t b = blockOf(a).blockSize;
   const Shape& d = in[0].dims();
   if (b < 1 || d[2] % b != 0 || d[3] % b != 0)
     inferError("blocksize " + str(b) + " does not divide the spatial dimensions of " +
@@ -243,14 +246,15 @@ Types spaceToDepthInfer(const Ins& in, const Attrs& a) {
 Types resizeInfer(const Ins& in, const Attrs& a) {
   requireKind(in[0], {ElemKind::Float32, ElemKind::Int8, ElemKind::Int32, ElemKind::Int64},
               "input");
-  const Shape sizes = listOf(a, "sizes", in[0].dims().size());
+  const ResizeAttrs rs = resizeOf(a);
+  const Shape sizes = listOf(rs.sizes, "sizes", in[0].dims().size());
   for (size_t i = 0; i < sizes.size(); ++i)
     if (sizes[i] < 0 || (sizes[i] > 0 && in[0].dims()[i] == 0))
       inferError("attribute sizes " + shapeToString(sizes) + " cannot be reached from " +
                  shapeToString(in[0].dims()));
-  if (a.has("scales") && a.getFloats("scales").size() != sizes.size())
+  if (rs.scales && rs.scales->size() != sizes.size())
     inferError("attribute scales must have one value per dimension");
-  const std::string mode = a.getString("mode", "nearest");
+  const std::string& mode = rs.mode;
   if (mode != "nearest" && mode != "linear" && mode != "cubic")
     inferError("mode '" + mode + "' is not nearest, linear or cubic");
   return {Type(in[0].kind(), sizes, in[0].type().quant)};

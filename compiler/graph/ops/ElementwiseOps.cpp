@@ -1,4 +1,5 @@
 // Type inference of the elementwise node kinds: unary, binary (broadcasting), Where.
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
 
@@ -36,8 +37,9 @@ std::vector<Type> boolUnary(const std::vector<NodeValue>& in, const Attrs&) {
 
 std::vector<Type> castInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   ElemKind to;
-  if (!parseElemKind(a.getString("to"), &to))
-    inferError("attribute 'to' names no element kind: '" + a.getString("to") + "'");
+  const std::string name = castOf(a).to;
+  if (!parseElemKind(name, &to))
+    inferError("attribute 'to' names no element kind: '" + name + "'");
   return {Type(to, in[0].dims())};
 }
 
@@ -98,7 +100,7 @@ std::vector<Type> whereInfer(const std::vector<NodeValue>& in, const Attrs&) {
 std::vector<Type> bitShiftInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   requireKind(in[0], {ElemKind::UInt8, ElemKind::UInt16, ElemKind::UInt32, ElemKind::UInt64}, "a");
   checkSameKind(in, 0, 2);
-  const std::string dir = a.getString("direction", "");
+  const std::string dir = bitShiftOf(a).direction;
   if (dir != "LEFT" && dir != "RIGHT")
     inferError("attribute direction must be LEFT or RIGHT, is '" + dir + "'");
   return {Type(in[0].kind(), broadcastShapes(in[0].dims(), in[1].dims()))};

@@ -1,6 +1,7 @@
 // Type inference of the index node kinds: TopK, OneHot, GatherND, ScatterElements and
 // ScatterND. Index operands are int32 or int64; k and depth are attributes (the
 // importer resolves them at compile time).
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
 
@@ -26,8 +27,9 @@ Types topKInfer(const Ins& in, const Attrs& a) {
   Shape d = in[0].dims();
   if (d.empty())
     inferError("input must have rank >= 1");
-  const size_t axis = size_t(normalizeAxis(a.getInt("axis", -1), d.size()));
-  const int64_t k = a.getInt("k", -1);
+  const TopKAttrs t = topKOf(a);
+  const size_t axis = size_t(normalizeAxis(t.axis, d.size()));
+  const int64_t k = t.k;
   if (k < 0 || k > d[axis])
     inferError("k = " + str(k) + " is not in [0, " + str(d[axis]) + "] (axis " +
                str(int64_t(axis)) + " of " + shapeToString(d) + ")");
@@ -39,12 +41,13 @@ Types oneHotInfer(const Ins& in, const Attrs& a) {
   requireKind(in[0], wideNumericKinds(), "indices");
   if (in[1].dims() != Shape{2})
     inferError("values " + shapeToString(in[1].dims()) + " must be [2] (off, on)");
-  const int64_t depth = a.getInt("depth", 0);
+  const OneHotAttrs oh = oneHotOf(a);
+  const int64_t depth = oh.depth;
   if (depth < 1)
     inferError("depth " + str(depth) + " must be >= 1");
   Shape out = in[0].dims();
   const int64_t rank = int64_t(out.size()) + 1;
-  int64_t axis = a.getInt("axis", -1);
+  int64_t axis = oh.axis;
   if (axis < -rank || axis >= rank)
     inferError("axis " + str(axis) + " is out of range for a result of rank " + str(rank));
   if (axis < 0)
@@ -58,7 +61,7 @@ Types gatherNDInfer(const Ins& in, const Attrs& a) {
   requireIndices(in[1]);
   const Shape& d = in[0].dims();
   const Shape& idx = in[1].dims();
-  const int64_t b = a.getInt("batch_dims", 0);
+  const int64_t b = gatherNDOf(a).batchDims;
   if (idx.empty())
     inferError("indices must have rank >= 1");
   const int64_t m = idx.back();
@@ -75,7 +78,7 @@ Types gatherNDInfer(const Ins& in, const Attrs& a) {
 }
 
 void checkReduction(const Attrs& a) {
-  const std::string r = a.getString("reduction", "none");
+  const std::string r = scatterOf(a).reduction;
   if (r != "none" && r != "add" && r != "mul")
     inferError("reduction '" + r + "' is not none, add or mul");
 }
@@ -88,7 +91,7 @@ Types scatterElementsInfer(const Ins& in, const Attrs& a) {
     inferError("indices " + shapeToString(in[1].dims()) + " and updates " +
                shapeToString(in[2].dims()) + " must have one shape, of the rank of data " +
                shapeToString(d));
-  const size_t axis = size_t(normalizeAxis(a.getInt("axis", 0), d.size()));
+  const size_t axis = size_t(normalizeAxis(scatterOf(a).axis, d.size()));
   for (size_t i = 0; i < d.size(); ++i)
     if (i != axis && in[1].dims()[i] > d[i])
       inferError("indices " + shapeToString(in[1].dims()) + " exceed data " + shapeToString(d) +

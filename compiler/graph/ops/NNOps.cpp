@@ -5,6 +5,7 @@
 // resolves (kernel_shape, strides, pads = all begins then all ends, dilations, group,
 // ceil_mode, output_padding). Absent attributes take the ONNX defaults, so hand-built
 // graphs may omit them.
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/Einsum.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
@@ -17,50 +18,8 @@ std::string str(int64_t v) {
   return std::to_string(v);
 }
 
-/// A convolution / pooling window over `nsp` spatial dimensions.
-struct Window {
-  std::vector<int64_t> kernel, strides, pads, dilations;
-};
-
-/// Reads an int list attribute of `count` values (or `def` repeated when absent) whose
-/// values are all >= `min`.
-std::vector<int64_t> readList(const Attrs& a, const char* name, size_t count, int64_t def,
-                              int64_t min) {
-  std::vector<int64_t> v = a.getInts(name, std::vector<int64_t>(count, def));
-  if (v.size() != count)
-    inferError(std::string("attribute ") + name + " has " + str(int64_t(v.size())) +
-               " values, expected " + str(int64_t(count)));
-  for (int64_t x : v)
-    if (x < min)
-      inferError(std::string("attribute ") + name + " has value " + str(x) +
-                 ", must be >= " + str(min));
-  return v;
-}
-
-/// Reads the window attributes; `kernelFromWeights` (spatial dims of a filter) is the
-/// default kernel_shape and must agree with it when both exist.
-Window readWindow(const Attrs& a, size_t nsp, const Shape* kernelFromWeights) {
-  Window w;
-  if (kernelFromWeights) {
-    w.kernel = readList(a, "kernel_shape", nsp, 1, 1);
-    if (!a.has("kernel_shape"))
-      w.kernel = *kernelFromWeights;
-    else if (w.kernel != *kernelFromWeights)
-      inferError("attribute kernel_shape " + shapeToString(w.kernel) +
-                 " disagrees with the filter's spatial shape " + shapeToString(*kernelFromWeights));
-  } else {
-    if (!a.has("kernel_shape"))
-      inferError("attribute kernel_shape is required");
-    w.kernel = readList(a, "kernel_shape", nsp, 1, 1);
-  }
-  w.strides = readList(a, "strides", nsp, 1, 1);
-  w.pads = readList(a, "pads", 2 * nsp, 0, 0);
-  w.dilations = readList(a, "dilations", nsp, 1, 1);
-  return w;
-}
-
 /// Output extent of one spatial dimension of a convolution or pool.
-int64_t windowOutDim(int64_t in, const Window& w, size_t d, bool ceilMode) {
+int64_t windowOutDim(int64_t in, const WindowAttrs& w, size_t d, bool ceilMode) {
   const size_t nsp = w.kernel.size();
   const std::string what = "spatial dimension " + str(int64_t(d)) + ": the padded input";
   const int64_t padded = checkedAdd(checkedAdd(in, w.pads[d], what), w.pads[d + nsp], what);
@@ -107,7 +66,7 @@ std::vector<Type> convInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   if (w.dims().size() != nsp + 2)
     inferError("filter has shape " + shapeToString(w.dims()) + ", expected rank " +
                str(int64_t(nsp + 2)) + " like input " + shapeToString(x.dims()));
-  const int64_t group = a.getInt("group", 1), c = x.dims()[1], m = w.dims()[0];
+  const int64_t group = groupOf(a), c = x.dims()[1], m = w.dims()[0];
   if (group < 1 || c % group != 0 || m % group != 0)
     inferError("group " + str(group) + " does not divide input channels " + str(c) +
                " and output channels " + str(m));
@@ -117,7 +76,7 @@ std::vector<Type> convInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   requireChannelVector(in.size() > 2 ? in[2] : NodeValue(), m, "bias",
                        q ? ElemKind::Int32 : ElemKind::Float32);
   const Shape ks(w.dims().begin() + 2, w.dims().end());
-  Window win = readWindow(a, nsp, &ks);
+  const WindowAttrs win = windowOf(a, nsp, &ks);
   Shape out = {x.dims()[0], m};
   for (size_t d = 0; d < nsp; ++d)
     out.push_back(windowOutDim(x.dims()[d + 2], win, d, false));
@@ -133,7 +92,7 @@ std::vector<Type> convTransposeInfer(const std::vector<NodeValue>& in, const Att
   if (w.dims().size() != nsp + 2)
     inferError("filter has shape " + shapeToString(w.dims()) + ", expected rank " +
                str(int64_t(nsp + 2)) + " like input " + shapeToString(x.dims()));
-  const int64_t group = a.getInt("group", 1), c = x.dims()[1];
+  const int64_t group = groupOf(a), c = x.dims()[1];
   if (group < 1 || c % group != 0)
     inferError("group " + str(group) + " does not divide input channels " + str(c));
   if (w.dims()[0] != c)
@@ -142,8 +101,8 @@ std::vector<Type> convTransposeInfer(const std::vector<NodeValue>& in, const Att
   const int64_t m = w.dims()[1] * group;
   requireChannelVector(in.size() > 2 ? in[2] : NodeValue(), m, "bias");
   const Shape ks(w.dims().begin() + 2, w.dims().end());
-  Window win = readWindow(a, nsp, &ks);
-  std::vector<int64_t> outPad = readList(a, "output_padding", nsp, 0, 0);
+  const WindowAttrs win = windowOf(a, nsp, &ks);
+  const std::vector<int64_t>& outPad = win.outputPadding;
   Shape out = {x.dims()[0], m};
   for (size_t d = 0; d < nsp; ++d) {
     const std::string what = "spatial dimension " + str(int64_t(d)) + " of the result";
@@ -162,8 +121,8 @@ std::vector<Type> poolInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   const NodeValue& x = in[0];
   requireImage(x, "input");
   const size_t nsp = x.dims().size() - 2;
-  Window win = readWindow(a, nsp, nullptr);
-  const bool ceilMode = a.getInt("ceil_mode", 0) != 0;
+  const WindowAttrs win = windowOf(a, nsp);
+  const bool ceilMode = win.ceilMode;
   for (size_t d = 0; d < nsp; ++d)
     if (win.pads[d] >= win.kernel[d] * win.dilations[d] ||
         win.pads[d + nsp] >= win.kernel[d] * win.dilations[d])
@@ -212,7 +171,7 @@ std::vector<Type> layerNormInfer(const std::vector<NodeValue>& in, const Attrs& 
   requireKind(x, {ElemKind::Float32, ElemKind::Int8}, "input");
   if (x.dims().empty())
     inferError("input must have rank >= 1");
-  const int64_t axis = normalizeAxis(a.getInt("axis", -1), x.dims().size());
+  const int64_t axis = normalizeAxis(normOf(a).axis, x.dims().size());
   const Shape inner(x.dims().begin() + axis, x.dims().end());
   const char* names[] = {"scale", "bias"};
   for (size_t i = 1; i < 3 && i < in.size(); ++i) {
@@ -232,7 +191,7 @@ std::vector<Type> layerNormInfer(const std::vector<NodeValue>& in, const Attrs& 
 std::vector<Type> lrnInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   requireImage(in[0], "input");
   requireKind(in[0], {ElemKind::Float32}, "input");
-  if (a.getInt("size", 0) < 1)
+  if (lrnOf(a).size < 1)
     inferError("attribute size must be >= 1");
   return {in[0].type()};
 }
@@ -268,7 +227,8 @@ std::vector<Type> gemmInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   requireKind(in[1], {in[0].kind()}, "b");
   requireRank(in[0], 2, "a");
   requireRank(in[1], 2, "b");
-  const bool ta = a.getInt("transA", 0) != 0, tb = a.getInt("transB", 0) != 0;
+  const GemmAttrs g = gemmOf(a);
+  const bool ta = g.transA, tb = g.transB;
   const int64_t m = in[0].dims()[ta ? 1 : 0], k = in[0].dims()[ta ? 0 : 1];
   const int64_t kb = in[1].dims()[tb ? 1 : 0], n = in[1].dims()[tb ? 0 : 1];
   if (k != kb)
@@ -289,7 +249,7 @@ std::vector<Type> gemmInfer(const std::vector<NodeValue>& in, const Attrs& a) {
 std::vector<Type> softmaxShape(const std::vector<NodeValue>& in, const Attrs& a) {
   if (in[0].dims().empty())
     inferError("input must have rank >= 1");
-  normalizeAxis(a.getInt("axis", -1), in[0].dims().size());
+  normalizeAxis(softmaxOf(a).axis, in[0].dims().size());
   return {in[0].type()};
 }
 
@@ -322,7 +282,7 @@ std::vector<Type> nllInfer(const std::vector<NodeValue>& in, const Attrs& a) {
       inferError("weight " + shapeToString(in[2].dims()) + " must be [" + std::to_string(x[1]) +
                  "]");
   }
-  const std::string r = a.getString("reduction", "mean");
+  const std::string r = nllLossOf(a).reduction;
   if (r != "none" && r != "sum" && r != "mean")
     inferError("reduction '" + r + "' is not none, sum or mean");
   return {Type(in[0].kind(), r == "none" ? t : Shape{})};
@@ -339,7 +299,7 @@ std::vector<Type> einsumInfer(const std::vector<NodeValue>& in, const Attrs& a) 
   }
   EinsumPlan plan;
   try {
-    plan = planEinsum(a.getString("equation", ""), shapes);
+    plan = planEinsum(einsumOf(a).equation, shapes);
   } catch (const Error& e) {
     inferError(e.what());
   }

@@ -4,6 +4,7 @@
 // given to Function::create, or from attributes: scale + zero_point (per tensor) or
 // scales + zero_points + axis (per axis). DequantizeLinear uses the same attributes
 // when present, else the quantization parameters of its input's type.
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
 
@@ -13,16 +14,10 @@ namespace {
 
 /// Quantization parameters from attributes (empty scales when there are none).
 QuantParams quantFromAttrs(const Attrs& a, const Shape& dims) {
-  QuantParams q;
-  if (a.has("scale")) {
-    q.scales = {static_cast<float>(a.getFloat("scale"))};
-    q.zeroPoints = {static_cast<int32_t>(a.getInt("zero_point", 0))};
-  } else if (a.has("scales")) {
-    q.axis = static_cast<int>(normalizeAxis(a.getInt("axis", 1), dims.size()));
-    for (double s : a.getFloats("scales"))
-      q.scales.push_back(static_cast<float>(s));
-    for (int64_t z : a.getInts("zero_points", std::vector<int64_t>(q.scales.size(), 0)))
-      q.zeroPoints.push_back(static_cast<int32_t>(z));
+  const QuantAttrs v = quantOf(a);
+  QuantParams q = v.params();
+  if (v.perAxis()) {
+    q.axis = static_cast<int>(normalizeAxis(v.axis, dims.size()));
     if (int64_t(q.scales.size()) != dims[size_t(q.axis)] || q.zeroPoints.size() != q.scales.size())
       inferError("per-axis scales/zero_points have " + std::to_string(q.scales.size()) + "/" +
                  std::to_string(q.zeroPoints.size()) + " values, axis " + std::to_string(q.axis) +
@@ -36,11 +31,12 @@ QuantParams quantFromAttrs(const Attrs& a, const Shape& dims) {
 
 std::vector<Type> quantizeInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   requireKind(in[0], {ElemKind::Float32}, "input");
-  for (int64_t z : a.getInts("zero_points"))
+  const QuantAttrs v = quantOf(a);
+  for (int64_t z : v.zeroPoints.value_or(std::vector<int64_t>{}))
     if (z < -128 || z > 127)
       inferError("zero point " + std::to_string(z) + " is outside int8");
-  if (a.has("zero_point") && (a.getInt("zero_point") < -128 || a.getInt("zero_point") > 127))
-    inferError("zero point " + std::to_string(a.getInt("zero_point")) + " is outside int8");
+  if (v.zeroPoint && (*v.zeroPoint < -128 || *v.zeroPoint > 127))
+    inferError("zero point " + std::to_string(*v.zeroPoint) + " is outside int8");
   return {Type(ElemKind::Int8, in[0].dims(), quantFromAttrs(a, in[0].dims()))};
 }
 

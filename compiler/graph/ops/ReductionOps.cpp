@@ -1,5 +1,6 @@
 // Type inference of the reduction node kinds: Reduce* (attributes axes, keepdims,
 // noop_with_empty_axes) and ArgMax/ArgMin (axis, keepdims, select_last_index).
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
 
@@ -13,7 +14,7 @@ std::vector<Type> reduceInfer(const std::vector<NodeValue>& in, const Attrs& a) 
   requireKind(in[0], wideNumericKinds(), "input");
   const Shape& d = in[0].dims();
   const std::vector<bool> reduced = reducedAxes(a, d.size());
-  const bool keep = a.getInt("keepdims", 1) != 0;
+  const bool keep = reduceOf(a).keepDims;
   Shape out;
   for (size_t i = 0; i < d.size(); ++i) {
     if (!reduced[i])
@@ -29,10 +30,11 @@ std::vector<Type> argInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   Shape d = in[0].dims();
   if (d.empty())
     inferError("input must have rank >= 1");
-  const size_t axis = static_cast<size_t>(normalizeAxis(a.getInt("axis", 0), d.size()));
+  const ArgReduceAttrs ar = argReduceOf(a);
+  const size_t axis = static_cast<size_t>(normalizeAxis(ar.axis, d.size()));
   if (d[axis] == 0)
     inferError("cannot take the arg-extremum of an empty axis");
-  if (a.getInt("keepdims", 1) != 0)
+  if (ar.keepDims)
     d[axis] = 1;
   else
     d.erase(d.begin() + static_cast<std::ptrdiff_t>(axis));

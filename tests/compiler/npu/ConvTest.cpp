@@ -4,7 +4,7 @@
 // built) the cpu backend must give as well.
 #include "NpuTestUtil.h"
 
-#include "ember/passes/FusedActivation.h"
+#include "ember/graph/attrs/FusedActivation.h"
 #include "ember/quantization/Numerics.h"
 
 #include <cmath>

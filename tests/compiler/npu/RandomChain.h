@@ -5,7 +5,7 @@
 
 #include "NpuTestUtil.h"
 
-#include "ember/passes/FusedActivation.h"
+#include "ember/graph/attrs/FusedActivation.h"
 
 namespace ember::npu::test {
 

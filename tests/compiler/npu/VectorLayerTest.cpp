@@ -5,7 +5,7 @@
 // the cpu backend must give the interpreter's outputs bit for bit as well.
 #include "NpuTestUtil.h"
 
-#include "ember/passes/FusedActivation.h"
+#include "ember/graph/attrs/FusedActivation.h"
 
 #include <algorithm>
 #include <functional>

@@ -1,7 +1,7 @@
 // fold-batchnorm, sink-transpose and merge-reshape, each alone.
 #include "PassTestUtil.h"
 
-#include "ember/passes/FusedActivation.h"
+#include "ember/graph/attrs/FusedActivation.h"
 
 namespace ember {
 namespace {

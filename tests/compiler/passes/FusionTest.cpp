@@ -2,7 +2,7 @@
 // attribute in the float kernels.
 #include "PassTestUtil.h"
 
-#include "ember/passes/FusedActivation.h"
+#include "ember/graph/attrs/FusedActivation.h"
 #include "ember/support/Error.h"
 
 namespace ember {

@@ -2,7 +2,7 @@
 // nothing), on each lowering.
 #include "PassTestUtil.h"
 
-#include "ember/passes/FusedActivation.h"
+#include "ember/graph/attrs/FusedActivation.h"
 
 namespace ember {
 namespace {

@@ -14,7 +14,7 @@
 #include "libjit/ConvScratch.h"
 
 #include "ember/graph/AttrViews.h"
-#include "ember/passes/FusedActivation.h"
+#include "ember/graph/attrs/FusedActivation.h"
 
 namespace ember::cpu {
 
@@ -83,7 +83,7 @@ bool supportsConv(const Op& n) {
 /// Whether a Conv runs on ember_conv3d_f32 (any window of one to three dimensions, the
 /// interpreter's arithmetic): 3-D, or weights known only at run time (not depthwise).
 bool byInterpreterOrder(const Op& n) {
-  const int64_t group = n.attrs().getInt("group", 1);
+  const int64_t group = groupOf(n.attrs());
   const bool depthwise = n.input(0).dims()[1] == group && group > 1;
   return n.input(0).dims().size() == 5 || (!depthwise && !n.input(1).isConstant());
 }

@@ -6,7 +6,8 @@
 #include "Strides.h"
 #include "libjit/OpCodes.h"
 
-#include "ember/passes/FusedActivation.h"
+#include "ember/graph/AttrViews.h"
+#include "ember/graph/attrs/FusedActivation.h"
 
 #include <limits>
 
@@ -15,55 +16,74 @@ namespace ember::cpu {
 namespace {
 
 using namespace jitops;
+/// The attribute (of the node's typed view) that gives a kernel parameter.
+enum class Param { None, Alpha, Beta, Bias, Lambd, ClipMin, ClipMax };
+
 struct UnaryEntry {
   NodeKind kind;
   int op;
-  const char* alpha; ///< attribute of parameter a ("" = none)
-  double alphaDefault;
-  const char* beta;
-  double betaDefault;
+  Param a, b; ///< The kernel's parameters a and b (None: 0).
 };
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+/// The value of parameter `p` of node `n` (ONNX's defaults: the views').
+double paramOf(const Op& n, Param p) {
+  switch (p) {
+  case Param::None:
+    return 0.0;
+  case Param::ClipMin:
+    return clipOf(n.attrs()).lo();
+  case Param::ClipMax:
+    return clipOf(n.attrs()).hi();
+  case Param::Alpha:
+    return unaryOf(n.kind(), n.attrs()).alpha;
+  case Param::Beta:
+    return unaryOf(n.kind(), n.attrs()).beta;
+  case Param::Bias:
+    return unaryOf(n.kind(), n.attrs()).bias;
+  case Param::Lambd:
+    return unaryOf(n.kind(), n.attrs()).lambd;
+  }
+  return 0.0;
+}
 
 const UnaryEntry kUnary[] = {
-    {NodeKind::Relu, kRelu, "", 0, "", 0},
-    {NodeKind::Sigmoid, kSigmoid, "", 0, "", 0},
-    {NodeKind::Tanh, kTanh, "", 0, "", 0},
-    {NodeKind::Exp, kExp, "", 0, "", 0},
-    {NodeKind::Log, kLog, "", 0, "", 0},
-    {NodeKind::Sqrt, kSqrt, "", 0, "", 0},
-    {NodeKind::Erf, kErf, "", 0, "", 0},
-    {NodeKind::Neg, kNeg, "", 0, "", 0},
-    {NodeKind::Abs, kAbs, "", 0, "", 0},
-    {NodeKind::Reciprocal, kReciprocal, "", 0, "", 0},
-    {NodeKind::Floor, kFloor, "", 0, "", 0},
-    {NodeKind::Ceil, kCeil, "", 0, "", 0},
-    {NodeKind::LeakyRelu, kLeakyRelu, "alpha", 0.01, "", 0},
-    {NodeKind::Clip, kClip, "min", -kInf, "max", kInf},
-    {NodeKind::HardSigmoid, kHardSigmoid, "alpha", 0.2, "beta", 0.5},
-    {NodeKind::HardSwish, kHardSwish, "", 0, "", 0},
-    {NodeKind::Silu, kSilu, "", 0, "", 0},
-    {NodeKind::Gelu, kGelu, "", 0, "", 0},
-    {NodeKind::Softplus, kSoftplus, "", 0, "", 0},
-    {NodeKind::Elu, kElu, "alpha", 1.0, "", 0},
-    {NodeKind::Round, kRound, "", 0, "", 0},
-    {NodeKind::Sign, kSign, "", 0, "", 0},
-    {NodeKind::Sin, kSin, "", 0, "", 0},
-    {NodeKind::Cos, kCos, "", 0, "", 0},
-    {NodeKind::Tan, kTan, "", 0, "", 0},
-    {NodeKind::Asin, kAsin, "", 0, "", 0},
-    {NodeKind::Acos, kAcos, "", 0, "", 0},
-    {NodeKind::Atan, kAtan, "", 0, "", 0},
-    {NodeKind::Sinh, kSinh, "", 0, "", 0},
-    {NodeKind::Cosh, kCosh, "", 0, "", 0},
-    {NodeKind::Asinh, kAsinh, "", 0, "", 0},
-    {NodeKind::Acosh, kAcosh, "", 0, "", 0},
-    {NodeKind::Atanh, kAtanh, "", 0, "", 0},
-    {NodeKind::Softsign, kSoftsign, "", 0, "", 0},
-    {NodeKind::Celu, kCelu, "alpha", 1.0, "", 0},
-    {NodeKind::ThresholdedRelu, kThresholdedRelu, "alpha", 1.0, "", 0},
-    {NodeKind::Shrink, kShrink, "lambd", 0.5, "bias", 0.0},
+    {NodeKind::Relu, kRelu, Param::None, Param::None},
+    {NodeKind::Sigmoid, kSigmoid, Param::None, Param::None},
+    {NodeKind::Tanh, kTanh, Param::None, Param::None},
+    {NodeKind::Exp, kExp, Param::None, Param::None},
+    {NodeKind::Log, kLog, Param::None, Param::None},
+    {NodeKind::Sqrt, kSqrt, Param::None, Param::None},
+    {NodeKind::Erf, kErf, Param::None, Param::None},
+    {NodeKind::Neg, kNeg, Param::None, Param::None},
+    {NodeKind::Abs, kAbs, Param::None, Param::None},
+    {NodeKind::Reciprocal, kReciprocal, Param::None, Param::None},
+    {NodeKind::Floor, kFloor, Param::None, Param::None},
+    {NodeKind::Ceil, kCeil, Param::None, Param::None},
+    {NodeKind::LeakyRelu, kLeakyRelu, Param::Alpha, Param::None},
+    {NodeKind::Clip, kClip, Param::ClipMin, Param::ClipMax},
+    {NodeKind::HardSigmoid, kHardSigmoid, Param::Alpha, Param::Beta},
+    {NodeKind::HardSwish, kHardSwish, Param::None, Param::None},
+    {NodeKind::Silu, kSilu, Param::None, Param::None},
+    {NodeKind::Gelu, kGelu, Param::None, Param::None},
+    {NodeKind::Softplus, kSoftplus, Param::None, Param::None},
+    {NodeKind::Elu, kElu, Param::Alpha, Param::None},
+    {NodeKind::Round, kRound, Param::None, Param::None},
+    {NodeKind::Sign, kSign, Param::None, Param::None},
+    {NodeKind::Sin, kSin, Param::None, Param::None},
+    {NodeKind::Cos, kCos, Param::None, Param::None},
+    {NodeKind::Tan, kTan, Param::None, Param::None},
+    {NodeKind::Asin, kAsin, Param::None, Param::None},
+    {NodeKind::Acos, kAcos, Param::None, Param::None},
+    {NodeKind::Atan, kAtan, Param::None, Param::None},
+    {NodeKind::Sinh, kSinh, Param::None, Param::None},
+    {NodeKind::Cosh, kCosh, Param::None, Param::None},
+    {NodeKind::Asinh, kAsinh, Param::None, Param::None},
+    {NodeKind::Acosh, kAcosh, Param::None, Param::None},
+    {NodeKind::Atanh, kAtanh, Param::None, Param::None},
+    {NodeKind::Softsign, kSoftsign, Param::None, Param::None},
+    {NodeKind::Celu, kCelu, Param::Alpha, Param::None},
+    {NodeKind::ThresholdedRelu, kThresholdedRelu, Param::Alpha, Param::None},
+    {NodeKind::Shrink, kShrink, Param::Lambd, Param::Bias},
 };
 
 const std::pair<NodeKind, int> kBinary[] = {
@@ -82,7 +102,7 @@ bool allPlainFloat(const Op& n) {
   return plainFloat(n.resultType());
 }
 
-const UnaryEntry& unaryOf(NodeKind k) {
+const UnaryEntry& unaryEntryOf(NodeKind k) {
   for (const UnaryEntry& e : kUnary)
     if (e.kind == k)
       return e;
@@ -97,9 +117,8 @@ int binaryOf(NodeKind k) {
 }
 
 void emitUnary(const Op& n, CodegenContext& ctx) {
-  const UnaryEntry& e = unaryOf(n.kind());
-  const double a = *e.alpha ? n.attrs().getFloat(e.alpha, e.alphaDefault) : 0.0;
-  const double b = *e.beta ? n.attrs().getFloat(e.beta, e.betaDefault) : 0.0;
+  const UnaryEntry& e = unaryEntryOf(n.kind());
+  const double a = paramOf(n, e.a), b = paramOf(n, e.b);
   ctx.call("ember_unary_f32",
            {ctx.i32(e.op), ctx.addr(n.input(0)), ctx.result(n), ctx.i64(n.resultType().size()),
             ctx.f64(a), ctx.f64(b), ctx.tid(), ctx.nth()},

@@ -6,6 +6,7 @@
 // kernels run the shared lines of ember/quantization/IntegerLines.h.
 #include "Codegen.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/quantization/NormNumerics.h"
 
@@ -44,7 +45,7 @@ bool supportsSoftmax(const Op& n) {
 }
 
 void emitSoftmax(const Op& n, CodegenContext& ctx) {
-  const AxisSplit s = splitAtAxis(n.input(0).dims(), n.attrs().getInt("axis", -1));
+  const AxisSplit s = splitAtAxis(n.input(0).dims(), softmaxOf(n.attrs()).axis);
   const std::array<int32_t, 256> table = quant::softmaxExpTable(n.input(0).type().quant.scales[0]);
   const quant::Multiplier m = quant::softmaxMultiplier(n.resultType().quant.scales[0]);
   const quant::Bounds bd = quant::activationBounds(n.node(), n.resultType().quant);
@@ -58,11 +59,12 @@ void emitSoftmax(const Op& n, CodegenContext& ctx) {
 /// LayerNormalization's tables (layerNormTables, which also checks the row size and the
 /// scale and bias counts).
 quant::LayerNormTables tablesOf(const Op& n) {
-  const int64_t count = quant::layerNormRow(n.input(0).dims(), n.attrs().getInt("axis", -1));
+  const NormAttrs na = normOf(n.attrs());
+  const int64_t count = quant::layerNormRow(n.input(0).dims(), na.axis);
   const OpInput g = n.input(1), b = n.optionalInput(2);
   return quant::layerNormTables(n.input(0).type().quant.scales[0], n.resultType().quant.scales[0],
-                                count, n.attrs().getFloat("epsilon", 1e-5), g.constantData<float>(),
-                                size_t(g.type().size()), b ? b.constantData<float>() : nullptr,
+                                count, na.epsilon, g.constantData<float>(), size_t(g.type().size()),
+                                b ? b.constantData<float>() : nullptr,
                                 b ? size_t(b.type().size()) : 0);
 }
 
@@ -84,7 +86,8 @@ bool supportsLayerNorm(const Op& n) {
 }
 
 void emitLayerNorm(const Op& n, CodegenContext& ctx) {
-  const int64_t count = quant::layerNormRow(n.input(0).dims(), n.attrs().getInt("axis", -1));
+  const NormAttrs na = normOf(n.attrs());
+  const int64_t count = quant::layerNormRow(n.input(0).dims(), na.axis);
   const quant::LayerNormTables t = tablesOf(n);
   ctx.call(
       "ember_layernorm_i8",

@@ -68,13 +68,13 @@ void channelMultipliers(const Type& x, const OpInput& w, const Type& y, int64_t 
 
 bool supportsQuantize(const Op& n) {
   return n.input(0).kind() == ElemKind::Float32 && n.resultType().isPerTensorInt8() &&
-         !n.attrs().has("scales") && n.numInputs() == 1;
+         !quantOf(n.attrs()).scales && n.numInputs() == 1;
 }
 
 void emitQuantize(const Op& n, CodegenContext& ctx) {
-  const Attrs& a = n.attrs();
-  const double s = a.has("scale") ? a.getFloat("scale") : scaleOf(n.resultType());
-  const int64_t zp = a.has("scale") ? a.getInt("zero_point", 0) : zpOf(n.resultType());
+  const QuantAttrs a = quantOf(n.attrs());
+  const double s = a.scale ? *a.scale : scaleOf(n.resultType());
+  const int64_t zp = a.scale ? a.zeroPoint.value_or(0) : zpOf(n.resultType());
   ctx.call("ember_quantize_i8",
            {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(n.resultType().size()), ctx.f32(float(s)),
             ctx.i32(zp), ctx.tid(), ctx.nth()});
@@ -82,14 +82,14 @@ void emitQuantize(const Op& n, CodegenContext& ctx) {
 
 bool supportsDequantize(const Op& n) {
   return n.input(0).type().isPerTensorInt8() && n.resultType().kind == ElemKind::Float32 &&
-         !n.attrs().has("scales") && n.numInputs() == 1;
+         !quantOf(n.attrs()).scales && n.numInputs() == 1;
 }
 
 void emitDequantize(const Op& n, CodegenContext& ctx) {
-  const Attrs& a = n.attrs();
+  const QuantAttrs a = quantOf(n.attrs());
   const Type& x = n.input(0).type();
-  const double s = a.has("scale") ? a.getFloat("scale") : scaleOf(x);
-  const int64_t zp = a.has("scale") ? a.getInt("zero_point", 0) : zpOf(x);
+  const double s = a.scale ? *a.scale : scaleOf(x);
+  const int64_t zp = a.scale ? a.zeroPoint.value_or(0) : zpOf(x);
   ctx.call("ember_dequantize_i8",
            {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(n.resultType().size()), ctx.f32(float(s)),
             ctx.i32(zp), ctx.tid(), ctx.nth()});
@@ -141,7 +141,7 @@ void emitConv(const Op& n, CodegenContext& ctx) {
     return emitConv3d(n, ctx);
   const std::vector<int64_t> g = convGeom(n);
   const int64_t C = g[1], M = g[4], KH = g[7], KW = g[8];
-  const int64_t group = n.attrs().getInt("group", 1), cg = C / group;
+  const int64_t group = groupOf(n.attrs()), cg = C / group;
   const int64_t K = cg * KH * KW;
   const Type &xt = n.input(0).type(), &yt = n.resultType();
   const quant::Bounds bd = quant::activationBounds(n.node(), yt.quant);
@@ -358,7 +358,7 @@ int64_t tapCount(int64_t start, int64_t in, int64_t k, int64_t dil) {
 void emitPool3d(const Op& n, CodegenContext& ctx) {
   const Shape& x = n.input(0).dims();
   const std::vector<int64_t> g = pool3Geom(n); // in, out, k, s, d, pb, pe (three each)
-  const bool includePad = n.attrs().getInt("count_include_pad", 0) != 0;
+  const bool includePad = windowOf(n.attrs(), 3).countIncludePad;
   const bool isMax = n.kind() == NodeKind::MaxPool;
   std::vector<int32_t> Mc(size_t(g[6] * g[7] * g[8] + 1), 0), Sc(Mc.size(), 1);
   std::vector<bool> done(Mc.size(), false);
@@ -419,10 +419,9 @@ void emitAvgPool(const Op& n, CodegenContext& ctx) {
   const Shape& x = n.input(0).dims();
   if (x.size() == 5)
     return emitPool3d(n, ctx);
-  const Attrs& a = n.attrs();
   // [H, W, OH, OW, KH, KW, sh, sw, ph, pw, peh, pew, dh, dw]
   const std::vector<int64_t> v = poolWindow(n);
-  const bool includePad = a.getInt("count_include_pad", 0) != 0;
+  const bool includePad = windowOf(n.attrs(), x.size() - 2).countIncludePad;
   const Type &xt = n.input(0).type(), &yt = n.resultType();
   std::vector<int32_t> Mpos, Spos;
   for (int64_t oh = 0; oh < v[2]; ++oh)

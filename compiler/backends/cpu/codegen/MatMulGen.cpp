@@ -6,7 +6,7 @@
 #include "Strides.h"
 
 #include "ember/graph/AttrViews.h"
-#include "ember/passes/FusedActivation.h"
+#include "ember/graph/attrs/FusedActivation.h"
 
 namespace ember::cpu {
 

@@ -6,6 +6,7 @@
 #include "Codegen.h"
 #include "Strides.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/quantization/Numerics.h"
 
@@ -47,10 +48,7 @@ bool supportsSimple(const Op& n) {
 
 void emitTranspose(const Op& n, CodegenContext& ctx) {
   const Shape& d = n.input(0).dims();
-  std::vector<int64_t> perm = n.attrs().getInts("perm");
-  if (perm.empty())
-    for (size_t i = d.size(); i-- > 0;)
-      perm.push_back(int64_t(i));
+  const std::vector<int64_t> perm = transposeOf(n.attrs()).resolved(d.size());
   const std::vector<int64_t> s = contiguousStrides(d);
   Shape walk;
   std::vector<int64_t> src;
@@ -64,8 +62,9 @@ void emitTranspose(const Op& n, CodegenContext& ctx) {
 
 void emitSlice(const Op& n, CodegenContext& ctx) {
   const Shape& d = n.input(0).dims();
-  const std::vector<int64_t> starts = n.attrs().getInts("starts");
-  const std::vector<int64_t> steps = n.attrs().getInts("steps", std::vector<int64_t>(d.size(), 1));
+  const SliceAttrs sl = sliceOf(n.attrs());
+  const std::vector<int64_t> starts = sl.starts.value_or(std::vector<int64_t>{});
+  const std::vector<int64_t> steps = sl.stepsOr(d.size());
   if (starts.size() != d.size() || steps.size() != d.size())
     throw Error("starts/steps do not cover every dimension");
   const std::vector<int64_t> s = contiguousStrides(d);
@@ -90,7 +89,7 @@ void emitExpand(const Op& n, CodegenContext& ctx) {
 /// Concat / Split: each part is a box of the joined tensor at an offset along the axis.
 void emitConcat(const Op& n, CodegenContext& ctx) {
   const Shape& out = n.resultType().dims;
-  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", 0), out.size());
+  const int64_t axis = normalizeAxis(axisOf(n.attrs()).axis, out.size());
   const std::vector<int64_t> os = contiguousStrides(out);
   const int64_t es = int64_t(elemSize(n.resultType().kind));
   int64_t at = 0;
@@ -104,7 +103,7 @@ void emitConcat(const Op& n, CodegenContext& ctx) {
 
 void emitSplit(const Op& n, CodegenContext& ctx) {
   const Shape& in = n.input(0).dims();
-  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", 0), in.size());
+  const int64_t axis = normalizeAxis(splitOf(n.attrs()).axis, in.size());
   const std::vector<int64_t> is = contiguousStrides(in);
   const int64_t es = int64_t(elemSize(n.input(0).kind()));
   int64_t at = 0;
@@ -127,21 +126,22 @@ bool supportsSplit(const Op& n) {
 }
 
 bool supportsPad(const Op& n) {
-  return supportsSimple(n) && n.attrs().getString("mode", "constant") == "constant" &&
+  return supportsSimple(n) && padOf(n.attrs()).mode == "constant" &&
          (n.numInputs() < 2 || !n.input(1) || n.input(1).isConstant());
 }
 
 void emitPad(const Op& n, CodegenContext& ctx) {
   const Shape& in = n.input(0).dims();
   const Shape& out = n.resultType().dims;
-  const std::vector<int64_t> pads = n.attrs().getInts("pads");
+  const PadAttrs pa = padOf(n.attrs());
+  const std::vector<int64_t> pads = pa.pads.value();
   const ElemKind k = n.resultType().kind;
   Tensor value(k, {});
   if (n.resultType().quant.isQuantized() && k == ElemKind::Int8)
-    value.data<int8_t>()[0] = static_cast<int8_t>(
-        quant::quantizeBound(n.attrs().getFloat("value", 0.0), n.resultType().quant));
+    value.data<int8_t>()[0] =
+        static_cast<int8_t>(quant::quantizeBound(pa.value, n.resultType().quant));
   else
-    value.setFromDouble(0, n.attrs().getFloat("value", 0.0));
+    value.setFromDouble(0, pa.value);
   if (n.numInputs() > 1 && n.input(1))
     std::memcpy(value.raw(), n.input(1).constant(), value.sizeInBytes());
   uint64_t bits = 0;
@@ -169,13 +169,13 @@ void emitPad(const Op& n, CodegenContext& ctx) {
 
 bool supportsGather(const Op& n) {
   const Shape& d = n.input(0).dims();
-  const int64_t axis = n.attrs().getInt("axis", 0);
+  const int64_t axis = axisOf(n.attrs()).axis;
   return supportsSimple(n) && !d.empty() && axis >= -int64_t(d.size()) && axis < int64_t(d.size());
 }
 
 void emitGather(const Op& n, CodegenContext& ctx) {
   const Shape& d = n.input(0).dims();
-  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", 0), d.size());
+  const int64_t axis = normalizeAxis(axisOf(n.attrs()).axis, d.size());
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < axis; ++i)
     outer *= d[size_t(i)];

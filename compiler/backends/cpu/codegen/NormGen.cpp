@@ -4,6 +4,7 @@
 #include "Codegen.h"
 #include "ember/support/Error.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 
 #include <cmath>
@@ -21,7 +22,7 @@ bool supportsSoftmax(const Op& n) {
 }
 
 void emitSoftmax(const Op& n, CodegenContext& ctx) {
-  const AxisSplit s = splitAtAxis(n.input(0).dims(), n.attrs().getInt("axis", -1));
+  const AxisSplit s = splitAtAxis(n.input(0).dims(), softmaxOf(n.attrs()).axis);
   ctx.call("ember_softmax_f32",
            {ctx.i32(n.kind() == NodeKind::LogSoftmax), ctx.addr(n.input(0)), ctx.result(n),
             ctx.i64(s.outer), ctx.i64(s.len), ctx.i64(s.inner), ctx.tid(), ctx.nth()});
@@ -31,7 +32,8 @@ bool supportsLayerNorm(const Op& n) {
   if (!plainFloat(n.input(0).type()) || n.input(0).dims().empty())
     return false;
   const Shape& d = n.input(0).dims();
-  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", -1), d.size());
+  const NormAttrs na = normOf(n.attrs());
+  const int64_t axis = normalizeAxis(na.axis, d.size());
   const Shape tail(d.begin() + axis, d.end());
   // Scale and bias must cover the normalised dimensions exactly (no broadcasting).
   for (size_t i = 1; i < 3; ++i) {
@@ -39,12 +41,13 @@ bool supportsLayerNorm(const Op& n) {
     if (v && (!plainFloat(v.type()) || numElements(v.dims()) != numElements(tail)))
       return false;
   }
-  return n.optionalInput(1) && n.attrs().getInt("stash_type", 1) == 1;
+  return n.optionalInput(1) && na.stashType == 1;
 }
 
 void emitLayerNorm(const Op& n, CodegenContext& ctx) {
   const Shape& d = n.input(0).dims();
-  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", -1), d.size());
+  const NormAttrs na = normOf(n.attrs());
+  const int64_t axis = normalizeAxis(na.axis, d.size());
   int64_t rows = 1, cols = 1;
   for (size_t i = 0; i < d.size(); ++i)
     (int64_t(i) < axis ? rows : cols) *= d[i];
@@ -52,7 +55,7 @@ void emitLayerNorm(const Op& n, CodegenContext& ctx) {
            {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.addr(n.optionalInput(2)), ctx.result(n),
             n.numResults() > 1 ? ctx.result(n, 1) : ctx.nullPtr(),
             n.numResults() > 2 ? ctx.result(n, 2) : ctx.nullPtr(), ctx.i64(rows), ctx.i64(cols),
-            ctx.f64(n.attrs().getFloat("epsilon", 1e-5)), ctx.tid(), ctx.nth()});
+            ctx.f64(na.epsilon), ctx.tid(), ctx.nth()});
 }
 
 bool supportsBatchNorm(const Op& n) {
@@ -71,7 +74,7 @@ void emitBatchNorm(const Op& n, CodegenContext& ctx) {
   const Shape& d = n.input(0).dims();
   const int64_t C = d[1], images = d[0] * C;
   const int64_t plane = images != 0 ? numElements(d) / images : 0;
-  const double eps = n.attrs().getFloat("epsilon", 1e-5);
+  const double eps = normOf(n.attrs()).epsilon;
   const float* scale = n.input(1).constantData<float>();
   const float* bias = n.input(2).constantData<float>();
   const float* mean = n.input(3).constantData<float>();

@@ -48,21 +48,21 @@ namespace {
 /// A pool over three spatial dimensions: ember_pool3d_f32 (libjit/Pool.cpp).
 void emitPool3d(const Op& n, CodegenContext& ctx) {
   const Shape& x = n.input(0).dims();
-  ctx.call("ember_pool3d_f32", {ctx.i32(n.kind() == NodeKind::MaxPool),
-                                ctx.i32(n.attrs().getInt("count_include_pad", 0) != 0),
-                                ctx.addr(n.input(0)), ctx.result(n), ctx.i64(x[0] * x[1]),
-                                ctx.int64Array(pool3Geom(n)), ctx.tid(), ctx.nth()});
+  ctx.call("ember_pool3d_f32",
+           {ctx.i32(n.kind() == NodeKind::MaxPool), ctx.i32(windowOf(n.attrs(), 3).countIncludePad),
+            ctx.addr(n.input(0)), ctx.result(n), ctx.i64(x[0] * x[1]), ctx.int64Array(pool3Geom(n)),
+            ctx.tid(), ctx.nth()});
 }
 
 void emitPool(const Op& n, CodegenContext& ctx) {
   const Shape& x = n.input(0).dims();
   if (x.size() == 5)
     return emitPool3d(n, ctx);
-  const Attrs& a = n.attrs();
+  const WindowAttrs a = windowOf(n.attrs(), x.size() - 2);
   const std::vector<int64_t> v = poolWindow(n);
   std::vector<llvm::Value*> args = {ctx.i32(n.kind() == NodeKind::MaxPool),
-                                    ctx.i32(a.getInt("count_include_pad", 0) != 0),
-                                    ctx.addr(n.input(0)), ctx.result(n), ctx.i64(x[0] * x[1])};
+                                    ctx.i32(a.countIncludePad), ctx.addr(n.input(0)), ctx.result(n),
+                                    ctx.i64(x[0] * x[1])};
   for (int64_t e : v)
     args.push_back(ctx.i64(e));
   // Max pools of narrow planes run on the stride phases of each plane (libjit/Pool.cpp).

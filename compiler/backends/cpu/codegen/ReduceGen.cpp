@@ -5,6 +5,7 @@
 #include "Strides.h"
 #include "libjit/OpCodes.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/quantization/Numerics.h"
 
@@ -100,7 +101,8 @@ bool supportsArg(const Op& n) {
 
 void emitArg(const Op& n, CodegenContext& ctx) {
   const Shape& d = n.input(0).dims();
-  int64_t axis = n.attrs().getInt("axis", 0);
+  const ArgReduceAttrs ar = argReduceOf(n.attrs());
+  int64_t axis = ar.axis;
   if (axis < 0)
     axis += int64_t(d.size());
   int64_t outer = 1, inner = 1;
@@ -111,10 +113,9 @@ void emitArg(const Op& n, CodegenContext& ctx) {
   if (outer * inner == 0)
     return;
   ctx.call("ember_argextreme_f32",
-           {ctx.i32(n.kind() == NodeKind::ArgMax),
-            ctx.i32(n.attrs().getInt("select_last_index", 0) != 0), ctx.addr(n.input(0)),
-            ctx.result(n), ctx.i64(outer), ctx.i64(d[size_t(axis)]), ctx.i64(inner), ctx.tid(),
-            ctx.nth()});
+           {ctx.i32(n.kind() == NodeKind::ArgMax), ctx.i32(ar.selectLastIndex),
+            ctx.addr(n.input(0)), ctx.result(n), ctx.i64(outer), ctx.i64(d[size_t(axis)]),
+            ctx.i64(inner), ctx.tid(), ctx.nth()});
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 // double.
 #include "Codegen.h"
 #include "Strides.h"
+#include "ember/graph/AttrViews.h"
 
 #include <cmath>
 
@@ -66,11 +67,11 @@ int64_t nearestIndex(const std::string& nm, double x) {
 /// The taps of dimension d (the interpreter's dimTaps).
 std::vector<Tap> dimTaps(const Op& n, size_t d, int64_t in, int64_t out, double scale,
                          double outLen) {
-  const Attrs& a = n.attrs();
-  const std::string ctm = a.getString("coordinate_transformation_mode", "half_pixel");
-  const bool linear = a.getString("mode", "nearest") == "linear";
-  const std::string nm = a.getString("nearest_mode", "round_prefer_floor");
-  const std::vector<double> roi = a.getFloats("roi");
+  const ResizeAttrs a = resizeOf(n.attrs());
+  const std::string& ctm = a.coordinateTransformationMode;
+  const bool linear = a.mode == "linear";
+  const std::string& nm = a.nearestMode;
+  const std::vector<double>& roi = a.roi;
   const size_t rank = roi.size() / 2;
   const double rs = d < rank ? roi[d] : 0.0, re = d < rank ? roi[d + rank] : 1.0;
   std::vector<Tap> taps(static_cast<size_t>(out));
@@ -100,15 +101,15 @@ bool supportsResize(const Op& n) {
       y.kind != ElemKind::Float32 || y.quant.isQuantized() || x.rank() < 1 || x.rank() > kMaxRank ||
       y.rank() != x.rank())
     return false;
-  const Attrs& a = n.attrs();
-  const std::string mode = a.getString("mode", "nearest");
+  const ResizeAttrs a = resizeOf(n.attrs());
+  const std::string& mode = a.mode;
   if (mode != "nearest" && mode != "linear")
     return false;
-  if (!oneOf(a.getString("coordinate_transformation_mode", "half_pixel"), kTransforms))
+  if (!oneOf(a.coordinateTransformationMode, kTransforms))
     return false;
-  if (mode == "nearest" && !oneOf(a.getString("nearest_mode", "round_prefer_floor"), kNearestModes))
+  if (mode == "nearest" && !oneOf(a.nearestMode, kNearestModes))
     return false;
-  const size_t scales = a.getFloats("scales").size();
+  const size_t scales = a.scales ? a.scales->size() : 0;
   return scales == 0 || scales == x.rank();
 }
 
@@ -123,7 +124,7 @@ struct Tables {
 Tables tablesOf(const Op& n) {
   const Shape& id = n.input(0).dims();
   const Shape& od = n.resultType().dims;
-  const std::vector<double> scales = n.attrs().getFloats("scales");
+  const std::vector<double> scales = resizeOf(n.attrs()).scales.value_or(std::vector<double>{});
   const std::vector<int64_t> stride = contiguousStrides(id);
   Tables t;
   for (size_t d = 0; d < id.size(); ++d) {
@@ -142,8 +143,9 @@ Tables tablesOf(const Op& n) {
 void emitResize(const Op& n, CodegenContext& ctx) {
   const Tables t = tablesOf(n);
   const Shape& od = n.resultType().dims;
-  const bool linear = n.attrs().getString("mode", "nearest") == "linear";
-  const float extrapolation = static_cast<float>(n.attrs().getFloat("extrapolation_value", 0.0));
+  const ResizeAttrs a = resizeOf(n.attrs());
+  const bool linear = a.mode == "linear";
+  const float extrapolation = static_cast<float>(a.extrapolationValue);
   ctx.call("ember_resize_f32", {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(int64_t(od.size())),
                                 ctx.int64Array(std::vector<int64_t>(od.begin(), od.end())),
                                 ctx.keep(t.off.empty() ? std::vector<int64_t>{0} : t.off),

@@ -114,7 +114,7 @@ inline void threadRangeGrain(int64_t n, int64_t grain, int64_t tid, int64_t nth,
   *end = e * grain < n ? e * grain : n;
 }
 
-/// Fused activation of Conv/Gemm/MatMul/Add (ember/passes/FusedActivation.h):
+/// Fused activation of Conv/Gemm/MatMul/Add (ember/graph/attrs/FusedActivation.h):
 /// 0 none, 1 relu, 2 clip(lo, hi) with Clip's semantics (max first, then min).
 inline float activate(int32_t act, float x, float lo, float hi) {
   if (act == 1)

@@ -7,8 +7,9 @@
 // into columns, then col2im scatter-adds them into the output.
 #include "ConvWindow.h"
 #include "GemmCore.h"
+#include "ember/graph/AttrViews.h"
+#include "ember/graph/attrs/FusedActivation.h"
 #include "ember/interpreter/Kernels.h"
-#include "ember/passes/FusedActivation.h"
 
 #include <cstring>
 #include <vector>
@@ -51,7 +52,7 @@ void convKernel(const Node& n, const std::vector<const Tensor*>& in, std::vector
   const Shape ks = spatialOf(filt.dims());
   const Window3 w = makeWindow3(n, x.dims(), y.dims(), &ks);
   const int64_t batch = x.dims()[0], c = x.dims()[1], m = y.dims()[1];
-  const int64_t group = n.attrs().getInt("group", 1), cg = c / group, mg = m / group;
+  const int64_t group = groupOf(n.attrs()), cg = c / group, mg = m / group;
   const int64_t kdim = cg * w.kSize(), inPlane = w.inSize(), outPlane = w.outSize();
   const float* xp = x.data<float>();
   const float* wp = filt.data<float>();
@@ -129,7 +130,7 @@ void convTransposeKernel(const Node& n, const std::vector<const Tensor*>& in,
   const Shape ks = spatialOf(filt.dims());
   const Window3 w = makeWindow3(n, x.dims(), y.dims(), &ks);
   const int64_t batch = x.dims()[0], c = x.dims()[1], m = y.dims()[1];
-  const int64_t group = n.attrs().getInt("group", 1), cg = c / group, mg = m / group;
+  const int64_t group = groupOf(n.attrs()), cg = c / group, mg = m / group;
   const int64_t rows = mg * w.kSize(), inPlane = w.inSize(), outPlane = w.outSize();
   const float* xp = x.data<float>();
   const float* wp = filt.data<float>();

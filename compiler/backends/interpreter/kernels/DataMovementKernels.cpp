@@ -4,6 +4,7 @@
 // output shape and source strides. Resize lives in ResizeKernels.cpp.
 #include "Broadcast.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/interpreter/Kernels.h"
 
 #include <cstring>
@@ -45,7 +46,7 @@ void permutedCopy(const Tensor& in, Tensor& out, const Shape& view,
 }
 
 int64_t axisAttr(const Node& n, size_t rank) {
-  int64_t axis = n.attrs().getInt("axis", 0);
+  int64_t axis = axisOf(n.attrs()).axis;
   return axis < 0 ? axis + int64_t(rank) : axis;
 }
 
@@ -56,8 +57,8 @@ void reshapeKernel(const Node&, const Ins& in, Outs& out) {
 void transposeKernel(const Node& n, const Ins& in, Outs& out) {
   const Shape& d = in[0]->dims();
   std::vector<size_t> perm;
-  if (n.attrs().has("perm"))
-    for (int64_t p : n.attrs().getInts("perm"))
+  if (const TransposeAttrs t = transposeOf(n.attrs()); t.hasPerm)
+    for (int64_t p : t.perm)
       perm.push_back(size_t(p));
   else
     for (size_t i = d.size(); i-- > 0;)
@@ -67,8 +68,9 @@ void transposeKernel(const Node& n, const Ins& in, Outs& out) {
 
 void sliceKernel(const Node& n, const Ins& in, Outs& out) {
   const Shape& d = in[0]->dims();
-  const std::vector<int64_t> starts = n.attrs().getInts("starts");
-  const std::vector<int64_t> steps = n.attrs().getInts("steps", std::vector<int64_t>(d.size(), 1));
+  const SliceAttrs sl = sliceOf(n.attrs());
+  const std::vector<int64_t> starts = sl.starts.value();
+  const std::vector<int64_t> steps = sl.stepsOr(d.size());
   std::vector<int64_t> s = stridesOf(d), strides(d.size());
   int64_t base = 0;
   for (size_t i = 0; i < d.size(); ++i) {
@@ -86,7 +88,7 @@ void expandKernel(const Node&, const Ins& in, Outs& out) {
 /// the repeat dimensions.
 void tileKernel(const Node& n, const Ins& in, Outs& out) {
   const Shape& d = in[0]->dims();
-  const std::vector<int64_t> rep = n.attrs().getInts("repeats");
+  const std::vector<int64_t> rep = tileOf(n.attrs()).repeats.value();
   const std::vector<int64_t> s = stridesOf(d);
   Shape walk;
   std::vector<int64_t> strides;
@@ -99,8 +101,9 @@ void tileKernel(const Node& n, const Ins& in, Outs& out) {
 
 void depthToSpaceKernel(const Node& n, const Ins& in, Outs& out) {
   const Shape& d = in[0]->dims();
-  const int64_t b = n.attrs().getInt("blocksize", 1), c = d[1] / (b * b);
-  if (n.attrs().getString("mode", "DCR") == "CRD")
+  const BlockAttrs blk = blockOf(n.attrs());
+  const int64_t b = blk.blockSize, c = d[1] / (b * b);
+  if (blk.mode == "CRD")
     permutedCopy(*in[0], out[0], {d[0], c, b, b, d[2], d[3]}, {0, 1, 4, 2, 5, 3});
   else
     permutedCopy(*in[0], out[0], {d[0], b, b, c, d[2], d[3]}, {0, 3, 4, 1, 5, 2});
@@ -108,7 +111,7 @@ void depthToSpaceKernel(const Node& n, const Ins& in, Outs& out) {
 
 void spaceToDepthKernel(const Node& n, const Ins& in, Outs& out) {
   const Shape& d = in[0]->dims();
-  const int64_t b = n.attrs().getInt("blocksize", 1);
+  const int64_t b = blockOf(n.attrs()).blockSize;
   permutedCopy(*in[0], out[0], {d[0], d[1], d[2] / b, b, d[3] / b, b}, {0, 3, 5, 1, 2, 4});
 }
 
@@ -205,12 +208,13 @@ int64_t padSource(int64_t c, int64_t n, int mode) {
 
 void padKernel(const Node& n, const Ins& in, Outs& out) {
   const Shape& d = in[0]->dims();
-  const std::vector<int64_t> pads = n.attrs().getInts("pads");
-  const std::string modeName = n.attrs().getString("mode", "constant");
+  const PadAttrs pa = padOf(n.attrs());
+  const std::vector<int64_t> pads = pa.pads.value();
+  const std::string& modeName = pa.mode;
   const int mode = modeName == "reflect" ? 1 : (modeName == "edge" ? 2 : 0);
   // The pad value: the optional run-time operand, else attribute value.
   Tensor value(in[0]->kind(), {});
-  value.setFromDouble(0, n.attrs().getFloat("value", 0.0));
+  value.setFromDouble(0, pa.value);
   if (in.size() > 1 && in[1])
     std::memcpy(value.raw(), in[1]->raw(), value.sizeInBytes());
   const size_t es = elemSize(in[0]->kind());
@@ -229,8 +233,8 @@ void padKernel(const Node& n, const Ins& in, Outs& out) {
 }
 
 void cumSumKernel(const Node& n, const Ins& in, Outs& out) {
-  const bool exclusive = n.attrs().getInt("exclusive", 0) != 0;
-  const bool reverse = n.attrs().getInt("reverse", 0) != 0;
+  const CumSumAttrs cs = cumSumOf(n.attrs());
+  const bool exclusive = cs.exclusive, reverse = cs.reverse;
   int64_t outer, extent, inner;
   splitAround(in[0]->dims(), size_t(axisAttr(n, in[0]->dims().size())), &outer, &extent, &inner);
   dispatchKind<kWideNumeric>(in[0]->kind(), "CumSum", [&](auto tag) {
@@ -256,8 +260,9 @@ void cumSumKernel(const Node& n, const Ins& in, Outs& out) {
 }
 
 void triluKernel(const Node& n, const Ins& in, Outs& out) {
-  const bool upper = n.attrs().getInt("upper", 1) != 0;
-  const int64_t k = n.attrs().getInt("k", 0);
+  const TriluAttrs tr = triluOf(n.attrs());
+  const bool upper = tr.upper;
+  const int64_t k = tr.k;
   const Shape& d = in[0]->dims();
   const int64_t rows = d[d.size() - 2], cols = d.back();
   const size_t es = elemSize(in[0]->kind());

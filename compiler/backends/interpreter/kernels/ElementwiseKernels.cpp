@@ -5,8 +5,9 @@
 // element-kind dispatch are written once (runUnary / runBinary below).
 #include "Broadcast.h"
 
+#include "ember/graph/AttrViews.h"
+#include "ember/graph/attrs/FusedActivation.h"
 #include "ember/interpreter/Kernels.h"
-#include "ember/passes/FusedActivation.h"
 
 #include <cmath>
 #include <functional>
@@ -77,14 +78,11 @@ template <unsigned Kinds, typename Op> KernelFn unaryKernel(Op op) {
 
 // ---- float unary maps with attributes --------------------------------------------
 
-/// The attributes a float unary map may read (ONNX names), with per-kind defaults.
-struct UnaryParams {
-  double alpha = 0, beta = 0, gamma = 0, bias = 0, lambd = 0;
-};
+/// The parameters a float unary map may read: its kind's view (ONNX defaults there).
+using UnaryParams = UnaryAttrs;
 
 struct FloatUnary {
   NodeKind kind;
-  UnaryParams defaults;
   double (*fn)(double x, const UnaryParams& p);
 };
 
@@ -93,72 +91,61 @@ double sigmoid(double x) {
 }
 
 const FloatUnary kFloatUnary[] = {
-    {NodeKind::Sigmoid, {}, [](double x, const UnaryParams&) { return sigmoid(x); }},
-    {NodeKind::Tanh, {}, [](double x, const UnaryParams&) { return std::tanh(x); }},
-    {NodeKind::Exp, {}, [](double x, const UnaryParams&) { return std::exp(x); }},
-    {NodeKind::Log, {}, [](double x, const UnaryParams&) { return std::log(x); }},
-    {NodeKind::Sqrt, {}, [](double x, const UnaryParams&) { return std::sqrt(x); }},
-    {NodeKind::Erf, {}, [](double x, const UnaryParams&) { return std::erf(x); }},
-    {NodeKind::Reciprocal, {}, [](double x, const UnaryParams&) { return 1.0 / x; }},
-    {NodeKind::Floor, {}, [](double x, const UnaryParams&) { return std::floor(x); }},
-    {NodeKind::Ceil, {}, [](double x, const UnaryParams&) { return std::ceil(x); }},
+    {NodeKind::Sigmoid, [](double x, const UnaryParams&) { return sigmoid(x); }},
+    {NodeKind::Tanh, [](double x, const UnaryParams&) { return std::tanh(x); }},
+    {NodeKind::Exp, [](double x, const UnaryParams&) { return std::exp(x); }},
+    {NodeKind::Log, [](double x, const UnaryParams&) { return std::log(x); }},
+    {NodeKind::Sqrt, [](double x, const UnaryParams&) { return std::sqrt(x); }},
+    {NodeKind::Erf, [](double x, const UnaryParams&) { return std::erf(x); }},
+    {NodeKind::Reciprocal, [](double x, const UnaryParams&) { return 1.0 / x; }},
+    {NodeKind::Floor, [](double x, const UnaryParams&) { return std::floor(x); }},
+    {NodeKind::Ceil, [](double x, const UnaryParams&) { return std::ceil(x); }},
     // nearbyint rounds half to even in the default rounding mode.
-    {NodeKind::Round, {}, [](double x, const UnaryParams&) { return std::nearbyint(x); }},
-    {NodeKind::Sin, {}, [](double x, const UnaryParams&) { return std::sin(x); }},
-    {NodeKind::Cos, {}, [](double x, const UnaryParams&) { return std::cos(x); }},
-    {NodeKind::Tan, {}, [](double x, const UnaryParams&) { return std::tan(x); }},
-    {NodeKind::Asin, {}, [](double x, const UnaryParams&) { return std::asin(x); }},
-    {NodeKind::Acos, {}, [](double x, const UnaryParams&) { return std::acos(x); }},
-    {NodeKind::Atan, {}, [](double x, const UnaryParams&) { return std::atan(x); }},
-    {NodeKind::Sinh, {}, [](double x, const UnaryParams&) { return std::sinh(x); }},
-    {NodeKind::Cosh, {}, [](double x, const UnaryParams&) { return std::cosh(x); }},
-    {NodeKind::Asinh, {}, [](double x, const UnaryParams&) { return std::asinh(x); }},
-    {NodeKind::Acosh, {}, [](double x, const UnaryParams&) { return std::acosh(x); }},
-    {NodeKind::Atanh, {}, [](double x, const UnaryParams&) { return std::atanh(x); }},
+    {NodeKind::Round, [](double x, const UnaryParams&) { return std::nearbyint(x); }},
+    {NodeKind::Sin, [](double x, const UnaryParams&) { return std::sin(x); }},
+    {NodeKind::Cos, [](double x, const UnaryParams&) { return std::cos(x); }},
+    {NodeKind::Tan, [](double x, const UnaryParams&) { return std::tan(x); }},
+    {NodeKind::Asin, [](double x, const UnaryParams&) { return std::asin(x); }},
+    {NodeKind::Acos, [](double x, const UnaryParams&) { return std::acos(x); }},
+    {NodeKind::Atan, [](double x, const UnaryParams&) { return std::atan(x); }},
+    {NodeKind::Sinh, [](double x, const UnaryParams&) { return std::sinh(x); }},
+    {NodeKind::Cosh, [](double x, const UnaryParams&) { return std::cosh(x); }},
+    {NodeKind::Asinh, [](double x, const UnaryParams&) { return std::asinh(x); }},
+    {NodeKind::Acosh, [](double x, const UnaryParams&) { return std::acosh(x); }},
+    {NodeKind::Atanh, [](double x, const UnaryParams&) { return std::atanh(x); }},
     {NodeKind::Softplus,
-     {},
      [](double x, const UnaryParams&) {
        return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
      }},
-    {NodeKind::Softsign, {}, [](double x, const UnaryParams&) { return x / (1 + std::fabs(x)); }},
-    {NodeKind::LeakyRelu,
-     {0.01},
-     [](double x, const UnaryParams& p) { return x < 0 ? p.alpha * x : x; }},
+    {NodeKind::Softsign, [](double x, const UnaryParams&) { return x / (1 + std::fabs(x)); }},
+    {NodeKind::LeakyRelu, [](double x, const UnaryParams& p) { return x < 0 ? p.alpha * x : x; }},
     {NodeKind::Elu,
-     {1.0},
      [](double x, const UnaryParams& p) { return x < 0 ? p.alpha * std::expm1(x) : x; }},
     {NodeKind::Selu,
-     {1.67326319217681884765625, 0, 1.05070102214813232421875},
      [](double x, const UnaryParams& p) {
        return p.gamma * (x <= 0 ? p.alpha * std::expm1(x) : x);
      }},
     {NodeKind::Celu,
-     {1.0},
      [](double x, const UnaryParams& p) {
        // max(0, x) + min(0, alpha * expm1(x / alpha)), with NaN kept.
        return x > 0 ? x : p.alpha * std::expm1(x / p.alpha);
      }},
     {NodeKind::ThresholdedRelu,
-     {1.0},
      [](double x, const UnaryParams& p) { return x <= p.alpha ? 0.0 : x; }},
     {NodeKind::HardSigmoid,
-     {0.2, 0.5},
      [](double x, const UnaryParams& p) {
        const double v = p.alpha * x + p.beta; // clamped to [0, 1]; NaN stays NaN
        return v < 0 ? 0.0 : (v > 1 ? 1.0 : v);
      }},
     {NodeKind::HardSwish,
-     {},
      [](double x, const UnaryParams&) {
        const double v = x / 6 + 0.5;
        return x * (v < 0 ? 0.0 : (v > 1 ? 1.0 : v));
      }},
-    {NodeKind::Silu, {}, [](double x, const UnaryParams&) { return x * sigmoid(x); }},
+    {NodeKind::Silu, [](double x, const UnaryParams&) { return x * sigmoid(x); }},
     {NodeKind::Gelu,
-     {},
      [](double x, const UnaryParams&) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }},
     {NodeKind::Shrink,
-     {0, 0, 0, 0, 0.5},
      [](double x, const UnaryParams& p) {
        return x < -p.lambd ? x + p.bias : (x > p.lambd ? x - p.bias : (x == x ? 0.0 : x));
      }},
@@ -166,13 +153,7 @@ const FloatUnary kFloatUnary[] = {
 
 KernelFn floatUnaryKernel(const FloatUnary& e) {
   return [e](const Node& n, const Ins& in, Outs& out) {
-    const Attrs& a = n.attrs();
-    UnaryParams p;
-    p.alpha = a.getFloat("alpha", e.defaults.alpha);
-    p.beta = a.getFloat("beta", e.defaults.beta);
-    p.gamma = a.getFloat("gamma", e.defaults.gamma);
-    p.bias = a.getFloat("bias", e.defaults.bias);
-    p.lambd = a.getFloat("lambd", e.defaults.lambd);
+    const UnaryAttrs p = unaryOf(n);
     runUnary<kF32>(n, in, out, [&](float x) { return static_cast<float>(e.fn(x, p)); });
   };
 }
@@ -208,14 +189,14 @@ void registerNumericUnary() {
   registerKernel(NodeKind::IsNaN, unaryKernel<kF32>([](float x) { return std::isnan(x); }));
   registerKernel(NodeKind::Not, unaryKernel<kBool>([](bool x) { return !x; }));
   registerKernel(NodeKind::IsInf, [](const Node& n, const Ins& in, Outs& out) {
-    const bool neg = n.attrs().getInt("detect_negative", 1) != 0;
-    const bool pos = n.attrs().getInt("detect_positive", 1) != 0;
+    const IsInfAttrs ii = isInfOf(n.attrs());
+    const bool neg = ii.detectNegative, pos = ii.detectPositive;
     runUnary<kF32>(n, in, out,
                    [&](float x) { return std::isinf(x) && ((x > 0 && pos) || (x < 0 && neg)); });
   });
   registerKernel(NodeKind::Clip, [](const Node& n, const Ins& in, Outs& out) {
-    const double lo = n.attrs().getFloat("min", -std::numeric_limits<double>::infinity());
-    const double hi = n.attrs().getFloat("max", std::numeric_limits<double>::infinity());
+    const ClipAttrs c = clipOf(n.attrs());
+    const double lo = c.lo(), hi = c.hi();
     runUnary<kNumeric>(n, in, out, [&](auto x) {
       using T = decltype(x);
       // As ONNX: max first, then min (so min > max gives max everywhere).
@@ -279,7 +260,7 @@ template <typename T> T cMod(T a, T b) {
 
 void registerBinary() {
   using K = NodeKind;
-  // Add may carry a fused activation (ember/passes/FusedActivation.h).
+  // Add may carry a fused activation (ember/graph/attrs/FusedActivation.h).
   registerKernel(K::Add, [](const Node& n, const Ins& in, Outs& out) {
     runBinary<kWideNumeric>(n, in, out,
                             [](auto a, auto b) { return wrapping(a, b, std::plus<>()); });
@@ -305,7 +286,7 @@ void registerBinary() {
   registerKernel(K::PRelu, binaryKernel<kNumeric>(
                                [](auto a, auto s) { return a < 0 ? decltype(a)(s * a) : a; }));
   registerKernel(K::Mod, [](const Node& n, const Ins& in, Outs& out) {
-    if (n.attrs().getInt("fmod", 0) != 0)
+    if (modOf(n.attrs()).fmod)
       runBinary<kWideNumeric | kF16>(n, in, out, [](auto a, auto b) { return cMod(a, b); });
     else
       runBinary<kWideNumeric | kF16>(n, in, out, [](auto a, auto b) { return pythonMod(a, b); });
@@ -322,7 +303,7 @@ void registerBinary() {
   registerKernel(K::Xor, binaryKernel<kBool>([](bool a, bool b) { return a != b; }));
   // A shift by the width or more gives 0 (C++ leaves it undefined).
   registerKernel(K::BitShift, [](const Node& n, const Ins& in, Outs& out) {
-    const bool left = n.attrs().getString("direction", "") == "LEFT";
+    const bool left = bitShiftOf(n.attrs()).left();
     runBinary<kU8 | kU16 | kU32 | kU64>(n, in, out, [left](auto a, auto b) {
       using T = decltype(a);
       if (b >= sizeof(T) * 8)

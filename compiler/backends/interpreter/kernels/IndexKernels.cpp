@@ -2,6 +2,7 @@
 // and ScatterND (ONNX semantics, opset 16-18 reductions).
 #include "Broadcast.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/interpreter/Kernels.h"
 
@@ -21,9 +22,10 @@ using Outs = std::vector<Tensor>;
 /// lower index first, as ONNX specifies. `sorted` = 0 still returns them sorted.
 void topKKernel(const Node& n, const Ins& in, Outs& out) {
   const Shape& dims = in[0]->dims();
-  const size_t axis = size_t(normalizeAxis(n.attrs().getInt("axis", -1), dims.size()));
-  const int64_t k = n.attrs().getInt("k", 0);
-  const bool largest = n.attrs().getInt("largest", 1) != 0;
+  const TopKAttrs t = topKOf(n.attrs());
+  const size_t axis = size_t(normalizeAxis(t.axis, dims.size()));
+  const int64_t k = t.k;
+  const bool largest = t.largest;
   int64_t outer, extent, inner;
   splitAround(dims, axis, &outer, &extent, &inner);
   int64_t* yi = out[1].data<int64_t>();
@@ -52,9 +54,10 @@ void topKKernel(const Node& n, const Ins& in, Outs& out) {
 /// along axis, values[0] elsewhere; an index outside [-depth, depth) gives a line of
 /// values[0].
 void oneHotKernel(const Node& n, const Ins& in, Outs& out) {
-  const int64_t depth = n.attrs().getInt("depth", 0);
+  const OneHotAttrs oh = oneHotOf(n.attrs());
+  const int64_t depth = oh.depth;
   const int64_t rank = int64_t(out[0].dims().size());
-  int64_t axis = n.attrs().getInt("axis", -1);
+  int64_t axis = oh.axis;
   if (axis < 0)
     axis += rank;
   int64_t outer, extent, inner;
@@ -88,7 +91,7 @@ int64_t tupleOffset(const Tensor& idx, int64_t t, int64_t m, const Shape& d,
 void gatherNDKernel(const Node& n, const Ins& in, Outs& out) {
   const Tensor &data = *in[0], &idx = *in[1];
   const Shape& d = data.dims();
-  const int64_t b = n.attrs().getInt("batch_dims", 0);
+  const int64_t b = gatherNDOf(n.attrs()).batchDims;
   const int64_t m = idx.dims().back();
   const std::vector<int64_t> strides = stridesOf(d);
   int64_t batches = 1;
@@ -111,7 +114,7 @@ void gatherNDKernel(const Node& n, const Ins& in, Outs& out) {
 enum class Reduction { None, Add, Mul };
 
 Reduction reductionOf(const Node& n) {
-  const std::string r = n.attrs().getString("reduction", "none");
+  const std::string r = scatterOf(n.attrs()).reduction;
   return r == "add" ? Reduction::Add : r == "mul" ? Reduction::Mul : Reduction::None;
 }
 
@@ -128,7 +131,7 @@ template <typename T> void combine(T& dst, T src, Reduction r) {
 void scatterElementsKernel(const Node& n, const Ins& in, Outs& out) {
   const Tensor &idx = *in[1], &upd = *in[2];
   const Shape& d = in[0]->dims();
-  const size_t axis = size_t(normalizeAxis(n.attrs().getInt("axis", 0), d.size()));
+  const size_t axis = size_t(normalizeAxis(scatterOf(n.attrs()).axis, d.size()));
   const Reduction reduction = reductionOf(n);
   const std::vector<int64_t> s = stridesOf(d);
   std::memcpy(out[0].raw(), in[0]->raw(), in[0]->sizeInBytes());

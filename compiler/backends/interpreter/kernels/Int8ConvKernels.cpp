@@ -15,6 +15,7 @@
 #include "Int8GemmCore.h"
 #include "Int8Util.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/interpreter/Kernels.h"
 
 #include <cstring>
@@ -65,7 +66,7 @@ void convKernel(const Node& n, const std::vector<const Tensor*>& in, std::vector
   const Shape ks(filt.dims().begin() + 2, filt.dims().end());
   const Window3 w = makeWindow3(n, x.dims(), y.dims(), &ks);
   const int64_t batch = x.dims()[0], c = x.dims()[1], m = y.dims()[1];
-  const int64_t group = n.attrs().getInt("group", 1), cg = c / group, mg = m / group;
+  const int64_t group = groupOf(n.attrs()), cg = c / group, mg = m / group;
   const int64_t kdim = cg * w.kSize(), inPlane = w.inSize(), outPlane = w.outSize();
   const FilterParams fp = filterParams(filt.type(), m);
   if (bias && (bias->kind() != ElemKind::Int32 || bias->size() != m))

@@ -13,6 +13,7 @@
 #include "Broadcast.h"
 #include "Int8Util.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/interpreter/Kernels.h"
 
 namespace ember {
@@ -94,8 +95,8 @@ void padKernel(const Node& n, const Ins& in, Outs& out) {
   if (in.size() > 1 && in[1])
     value = *in[1];
   else
-    value.data<int8_t>()[0] = static_cast<int8_t>(
-        quant::quantizeBound(n.attrs().getFloat("value", 0.0), out[0].type().quant));
+    value.data<int8_t>()[0] =
+        static_cast<int8_t>(quant::quantizeBound(padOf(n.attrs()).value, out[0].type().quant));
   const KernelFn* generic = findKernel(NodeKind::Pad);
   (*generic)(n, {in[0], &value}, out);
 }

@@ -3,6 +3,7 @@
 // the CPU backend's libjit; the parameters come from ember/quantization/NormNumerics.h.
 #include "Int8Util.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/interpreter/Kernels.h"
 #include "ember/quantization/IntegerLines.h"
@@ -21,7 +22,7 @@ void softmaxKernel(const Node& node, const std::vector<const Tensor*>& in,
                    std::vector<Tensor>& out) {
   const Tensor& x = *in[0];
   const TensorQ xq = perTensor(x.type(), "the input"), yq = perTensor(out[0].type(), "the result");
-  const AxisSplit s = splitAtAxis(x.dims(), node.attrs().getInt("axis", -1));
+  const AxisSplit s = splitAtAxis(x.dims(), softmaxOf(node.attrs()).axis);
   const std::array<int32_t, 256> table = quant::softmaxExpTable(xq.scale);
   const quant::Multiplier m = quant::softmaxMultiplier(yq.scale);
   const quant::Bounds bd = quant::activationBounds(node, out[0].type().quant);
@@ -50,14 +51,15 @@ void layerNormKernel(const Node& node, const std::vector<const Tensor*>& in,
                      std::vector<Tensor>& out) {
   const Tensor& x = *in[0];
   const TensorQ xq = perTensor(x.type(), "the input"), yq = perTensor(out[0].type(), "the result");
-  const int64_t n = quant::layerNormRow(x.dims(), node.attrs().getInt("axis", -1));
+  const NormAttrs na = normOf(node.attrs());
+  const int64_t n = quant::layerNormRow(x.dims(), na.axis);
   const Tensor* gamma = normParameter(in, 1, "the scale");
   const Tensor* beta = normParameter(in, 2, "the bias");
   if (!gamma)
     throw Error("an int8 LayerNormalization needs its scale");
   const quant::LayerNormTables t = quant::layerNormTables(
-      xq.scale, yq.scale, n, node.attrs().getFloat("epsilon", 1e-5), gamma->data<float>(),
-      size_t(gamma->size()), beta ? beta->data<float>() : nullptr, beta ? size_t(beta->size()) : 0);
+      xq.scale, yq.scale, n, na.epsilon, gamma->data<float>(), size_t(gamma->size()),
+      beta ? beta->data<float>() : nullptr, beta ? size_t(beta->size()) : 0);
   const int64_t rows = n ? x.size() / n : 0;
   for (int64_t r = 0; r < rows; ++r)
     qline::layerNormLine(x.data<int8_t>() + r * n, out[0].data<int8_t>() + r * n, n, xq.zp, t.E,

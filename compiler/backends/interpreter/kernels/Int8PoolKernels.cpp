@@ -10,6 +10,7 @@
 #include "ConvWindow.h"
 #include "Int8Util.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/interpreter/Kernels.h"
 
 #include <map>
@@ -90,7 +91,7 @@ private:
 void averagePoolKernel(const Node& n, const std::vector<const Tensor*>& in,
                        std::vector<Tensor>& out) {
   const TensorQ xq = perTensor(in[0]->type(), "input"), yq = perTensor(out[0].type(), "result");
-  const bool includePad = n.attrs().getInt("count_include_pad", 0) != 0;
+  const bool includePad = windowOf(n.attrs(), in[0]->dims().size() - 2).countIncludePad;
   const Window3 w = makeWindow3(n, in[0]->dims(), out[0].dims(), nullptr);
   const int64_t planes = in[0]->dims()[0] * in[0]->dims()[1];
   AverageMultipliers mult(xq.scale, yq.scale);

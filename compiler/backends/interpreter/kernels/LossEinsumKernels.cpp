@@ -2,6 +2,7 @@
 // reductions none/sum/mean) and Einsum (any equation planEinsum accepts).
 #include "Broadcast.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/Einsum.h"
 #include "ember/interpreter/Kernels.h"
 
@@ -19,10 +20,11 @@ void nllKernel(const Node& n, const Ins& in, Outs& out) {
   const Shape& x = in[0]->dims();
   const int64_t batch = x[0], classes = x[1];
   const int64_t inner = classes ? in[0]->size() / (batch * classes) : 0;
-  const std::string reduction = n.attrs().getString("reduction", "mean");
+  const NllLossAttrs nl = nllLossOf(n.attrs());
+  const std::string& reduction = nl.reduction;
   const bool perElement = reduction == "none";
-  const bool hasIgnore = n.attrs().has("ignore_index");
-  const int64_t ignore = n.attrs().getInt("ignore_index", 0);
+  const bool hasIgnore = nl.ignoreIndex.has_value();
+  const int64_t ignore = nl.ignoreIndex.value_or(0);
   const Tensor* weight = in.size() > 2 ? in[2] : nullptr;
   dispatchKind<kF32 | kF64>(in[0]->kind(), "NegativeLogLikelihoodLoss", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -61,7 +63,7 @@ void einsumKernel(const Node& n, const Ins& in, Outs& out) {
   std::vector<Shape> shapes;
   for (const Tensor* t : in)
     shapes.push_back(t->dims());
-  const EinsumPlan plan = planEinsum(n.attrs().getString("equation", ""), shapes);
+  const EinsumPlan plan = planEinsum(einsumOf(n.attrs()).equation, shapes);
   std::vector<int> order = plan.outputLabels;
   order.insert(order.end(), plan.summedLabels.begin(), plan.summedLabels.end());
   // Per operand and label: the stride the label advances (a label repeated in one

@@ -3,8 +3,8 @@
 // blocked GEMM core.
 #include "GemmCore.h"
 #include "ember/graph/AttrViews.h"
+#include "ember/graph/attrs/FusedActivation.h"
 #include "ember/interpreter/Kernels.h"
-#include "ember/passes/FusedActivation.h"
 
 #include <vector>
 

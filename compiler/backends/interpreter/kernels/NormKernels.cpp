@@ -1,6 +1,7 @@
 // Interpreter kernels of the normalisations (float32): BatchNormalization (inference),
 // InstanceNormalization, LayerNormalization (with its Mean and InvStdDev results) and
 // LRN. Statistics are accumulated in double.
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/interpreter/Kernels.h"
 
@@ -18,7 +19,7 @@ void batchNormKernel(const Node& n, const std::vector<const Tensor*>& in,
   const float* bias = in[2]->data<float>();
   const float* mean = in[3]->data<float>();
   const float* var = in[4]->data<float>();
-  const double eps = n.attrs().getFloat("epsilon", 1e-5);
+  const double eps = normOf(n.attrs()).epsilon;
   const int64_t batch = x.dims()[0], c = x.dims()[1];
   const int64_t plane = batch * c != 0 ? x.size() / (batch * c) : 0;
   const float* xp = x.data<float>();
@@ -39,7 +40,7 @@ void instanceNormKernel(const Node& n, const std::vector<const Tensor*>& in,
   const Tensor& x = *in[0];
   const float* scale = in[1]->data<float>();
   const float* bias = in[2]->data<float>();
-  const double eps = n.attrs().getFloat("epsilon", 1e-5);
+  const double eps = normOf(n.attrs()).epsilon;
   const int64_t c = x.dims()[1], planes = x.dims()[0] * c;
   const int64_t plane = planes ? x.size() / planes : 0;
   const float* xp = x.data<float>();
@@ -87,8 +88,9 @@ std::vector<float> expandInner(const Tensor* t, const Shape& inner, float def) {
 void layerNormKernel(const Node& n, const std::vector<const Tensor*>& in,
                      std::vector<Tensor>& out) {
   const Tensor& x = *in[0];
-  const int64_t axis = normalizeAxis(n.attrs().getInt("axis", -1), x.dims().size());
-  const double eps = n.attrs().getFloat("epsilon", 1e-5);
+  const NormAttrs na = normOf(n.attrs());
+  const int64_t axis = normalizeAxis(na.axis, x.dims().size());
+  const double eps = na.epsilon;
   const Shape inner(x.dims().begin() + axis, x.dims().end());
   const int64_t size = numElements(inner), rows = size ? x.size() / size : 0;
   const std::vector<float> scale = expandInner(in[1], inner, 1.f);
@@ -118,10 +120,10 @@ void layerNormKernel(const Node& n, const std::vector<const Tensor*>& in,
 
 void lrnKernel(const Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
   const Tensor& x = *in[0];
-  const Attrs& a = n.attrs();
-  const double alpha = a.getFloat("alpha", 1e-4), beta = a.getFloat("beta", 0.75);
-  const double bias = a.getFloat("bias", 1.0);
-  const int64_t size = a.getInt("size", 1);
+  const LrnAttrs a = lrnOf(n.attrs());
+  const double alpha = a.alpha, beta = a.beta;
+  const double bias = a.bias;
+  const int64_t size = a.size;
   const int64_t before = (size - 1) / 2, after = size - 1 - before;
   const int64_t batch = x.dims()[0], c = x.dims()[1];
   const int64_t plane = batch * c != 0 ? x.size() / (batch * c) : 0;

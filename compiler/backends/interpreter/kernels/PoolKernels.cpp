@@ -2,6 +2,7 @@
 // AveragePool (count_include_pad counts the padding inside the padded input, as
 // PyTorch and ONNX do), GlobalAveragePool and GlobalMaxPool.
 #include "ConvWindow.h"
+#include "ember/graph/AttrViews.h"
 #include "ember/interpreter/Kernels.h"
 
 #include <limits>
@@ -80,7 +81,7 @@ void maxPoolKernel(const Node& n, const std::vector<const Tensor*>& in, std::vec
 
 void averagePoolKernel(const Node& n, const std::vector<const Tensor*>& in,
                        std::vector<Tensor>& out) {
-  const bool includePad = n.attrs().getInt("count_include_pad", 0) != 0;
+  const bool includePad = windowOf(n.attrs(), in[0]->dims().size() - 2).countIncludePad;
   poolPlanes(n, in, out, [includePad](const float* x, float* y, const Window3& w) {
     float sum = 0.f;
     forEachWindow(

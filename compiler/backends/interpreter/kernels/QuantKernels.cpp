@@ -5,6 +5,7 @@
 // attributes when present (see compiler/graph/ops/QuantOps.cpp), else from the types.
 #include "Broadcast.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/interpreter/Kernels.h"
 
 #include <cmath>
@@ -17,20 +18,13 @@ using namespace kernels;
 
 /// Parameters read from attributes, falling back to `fallback`.
 QuantParams paramsOf(const Node& n, const Shape& dims, const QuantParams& fallback) {
-  const Attrs& a = n.attrs();
-  QuantParams q;
-  if (a.has("scale")) {
-    q.scales = {static_cast<float>(a.getFloat("scale"))};
-    q.zeroPoints = {static_cast<int32_t>(a.getInt("zero_point", 0))};
-  } else if (a.has("scales")) {
-    int64_t axis = a.getInt("axis", 1);
-    q.axis = static_cast<int>(axis < 0 ? axis + int64_t(dims.size()) : axis);
-    for (double s : a.getFloats("scales"))
-      q.scales.push_back(static_cast<float>(s));
-    for (int64_t z : a.getInts("zero_points", std::vector<int64_t>(q.scales.size(), 0)))
-      q.zeroPoints.push_back(static_cast<int32_t>(z));
-  } else {
-    q = fallback;
+  const QuantAttrs a = quantOf(n.attrs());
+  QuantParams q = fallback;
+  if (a.perTensor()) {
+    q = a.params();
+  } else if (a.perAxis()) {
+    q = a.params();
+    q.axis = static_cast<int>(a.axis < 0 ? a.axis + int64_t(dims.size()) : a.axis);
   }
   if (q.scales.empty())
     throw Error("no quantization parameters");

@@ -4,6 +4,7 @@
 // ranges shape arithmetic uses), the result is converted to the input's kind.
 #include "Broadcast.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/interpreter/Kernels.h"
 
 #include <cmath>
@@ -77,10 +78,11 @@ KernelFn reduceKernel(const Reducer& r) {
 KernelFn argKernel(bool greater) {
   return [greater](const Node& n, const Ins& in, Outs& out) {
     const Shape& dims = in[0]->dims();
-    int64_t axis = n.attrs().getInt("axis", 0);
+    const ArgReduceAttrs ar = argReduceOf(n.attrs());
+    int64_t axis = ar.axis;
     if (axis < 0)
       axis += int64_t(dims.size());
-    const bool last = n.attrs().getInt("select_last_index", 0) != 0;
+    const bool last = ar.selectLastIndex;
     int64_t outer, extent, inner;
     splitAround(dims, size_t(axis), &outer, &extent, &inner);
     int64_t* y = out[0].data<int64_t>();

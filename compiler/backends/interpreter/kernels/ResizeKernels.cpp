@@ -9,6 +9,7 @@
 // weights (linear: the 2^rank corners; cubic: 4^rank, separable as ONNX's reference).
 #include "Broadcast.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/interpreter/Kernels.h"
 
 #include <cmath>
@@ -94,13 +95,13 @@ Tap cubicTap(double x, int64_t in, double A, bool excludeOutside) {
 
 std::vector<Tap> dimTaps(const Node& n, size_t d, int64_t in, int64_t out, double scale,
                          double outLen) {
-  const Attrs& a = n.attrs();
-  const std::string ctm = a.getString("coordinate_transformation_mode", "half_pixel");
-  const std::string mode = a.getString("mode", "nearest");
-  const std::string nm = a.getString("nearest_mode", "round_prefer_floor");
-  const double A = a.getFloat("cubic_coeff_a", -0.75);
-  const bool excludeOutside = a.getInt("exclude_outside", 0) != 0;
-  const std::vector<double> roi = a.getFloats("roi");
+  const ResizeAttrs a = resizeOf(n.attrs());
+  const std::string& ctm = a.coordinateTransformationMode;
+  const std::string& mode = a.mode;
+  const std::string& nm = a.nearestMode;
+  const double A = a.cubicCoeffA;
+  const bool excludeOutside = a.excludeOutside;
+  const std::vector<double>& roi = a.roi;
   const size_t rank = roi.size() / 2;
   const double rs = d < rank ? roi[d] : 0.0, re = d < rank ? roi[d + rank] : 1.0;
   std::vector<Tap> taps(static_cast<size_t>(out));
@@ -133,14 +134,15 @@ void resizeKernel(const Node& n, const std::vector<const Tensor*>& in, std::vect
   const Shape& id = in[0]->dims();
   const Shape& od = out[0].dims();
   const size_t rank = id.size();
-  const std::vector<double> scales = n.attrs().getFloats("scales");
+  const ResizeAttrs ra = resizeOf(n.attrs());
+  const std::vector<double> scales = ra.scales.value_or(std::vector<double>{});
   std::vector<std::vector<Tap>> taps(rank);
   for (size_t d = 0; d < rank; ++d) {
     const bool given = d < scales.size();
     const double s = given ? scales[d] : double(od[d]) / double(id[d]);
     taps[d] = dimTaps(n, d, id[d], od[d], s, given ? double(id[d]) * s : double(od[d]));
   }
-  const double extrapolation = n.attrs().getFloat("extrapolation_value", 0.0);
+  const double extrapolation = ra.extrapolationValue;
   const std::vector<int64_t> st = stridesOf(id);
   std::vector<int64_t> mi;
   for (int64_t o = 0, e = out[0].size(); o < e; ++o) {

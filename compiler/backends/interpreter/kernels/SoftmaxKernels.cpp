@@ -1,6 +1,7 @@
 // Interpreter kernels of Softmax, LogSoftmax and Hardmax along one axis (opset-13
 // semantics). The tensor is seen as outer x axis x inner; each (outer, inner) line is
 // processed with the maximum subtracted first, for numerical stability.
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/interpreter/Kernels.h"
 
@@ -43,7 +44,7 @@ template <Mode M> void line(const float* x, float* y, int64_t len, int64_t strid
 
 template <Mode M>
 void softmaxKernel(const Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
-  const AxisSplit s = splitAtAxis(in[0]->dims(), n.attrs().getInt("axis", -1));
+  const AxisSplit s = splitAtAxis(in[0]->dims(), softmaxOf(n.attrs()).axis);
   if (s.len == 0)
     return;
   const float* xp = in[0]->data<float>();

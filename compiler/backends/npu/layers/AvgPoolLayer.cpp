@@ -54,7 +54,7 @@ public:
     const WindowAttrs w = windowOf(a, 2);
     const std::vector<int64_t>& p = w.pads;
     const bool padded = p[0] || p[1] || p[2] || p[3];
-    if (padded && !a.getInt("count_include_pad", 0))
+    if (padded && !w.countIncludePad)
       return "count_include_pad = 0 with padding gives border windows other counts; the "
              "NPU applies one multiplier per channel";
     if (w.dilations != std::vector<int64_t>{1, 1})

@@ -10,6 +10,7 @@
 // query/key/value thirds of a transformer's fused projection) is a row copy by DMA.
 #include "../ConvCore.h"
 #include "../Stream.h"
+#include "ember/graph/AttrViews.h"
 
 namespace ember::npu {
 
@@ -22,8 +23,9 @@ std::string sourcesOf(const Node& n, std::vector<int64_t>* src) {
   const size_t axis = size_t(channelAxis(x.size()));
   const Attrs& a = n.attrs();
   if (n.kind() == NodeKind::Slice) {
-    const std::vector<int64_t> starts = a.getInts("starts");
-    const std::vector<int64_t> steps = a.getInts("steps", std::vector<int64_t>(x.size(), 1));
+    const SliceAttrs sl = sliceOf(a);
+    const std::vector<int64_t> starts = sl.starts.value();
+    const std::vector<int64_t> steps = sl.stepsOr(x.size());
     for (size_t i = 0; i < x.size(); ++i)
       if (i != axis && (starts[i] != 0 || steps[i] != 1 || y[i] != x[i]))
         return "only a slice of the channels (axis " + std::to_string(axis) +
@@ -32,7 +34,7 @@ std::string sourcesOf(const Node& n, std::vector<int64_t>* src) {
       src->push_back(starts[axis] + k * steps[axis]);
     return "";
   }
-  int64_t ax = a.getInt("axis", 0);
+  int64_t ax = axisOf(a).axis;
   if (ax < 0)
     ax += int64_t(x.size());
   if (size_t(ax) != axis)

@@ -8,6 +8,7 @@
 // (multiplier 1, zero points folded: the codes come out unchanged) writes the result.
 #include "../ConvCore.h"
 #include "../Stream.h"
+#include "ember/graph/AttrViews.h"
 
 namespace ember::npu {
 
@@ -58,7 +59,7 @@ public:
     if (auto r = checkActivation(resultOf(n), "the result"); !r.empty())
       return r;
     const int64_t rank = int64_t(n.resultType(0).rank());
-    int64_t axis = n.attrs().getInt("axis", 1);
+    int64_t axis = axisOf(n.attrs()).axis;
     if (axis < 0)
       axis += rank;
     if (axis != channelAxis(size_t(rank)))

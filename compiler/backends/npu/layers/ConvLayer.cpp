@@ -275,7 +275,9 @@ public:
         return r;
     if (n.input(0).dims().size() != 4)
       return "only 2-D convolutions (NCHW inputs) run on the NPU";
-    if (n.attrs().getString("auto_pad", "NOTSET") != "NOTSET")
+    const Shape& wd = n.input(1).dims();
+    const Shape filter(wd.begin() + 2, wd.end());
+    if (windowOf(n.attrs(), 2, &filter).autoPad != "NOTSET")
       return "auto_pad is not resolved into pads";
     return checkConvJob(convJobOf(n, t, false), t, 2);
   }

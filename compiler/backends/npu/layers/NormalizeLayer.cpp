@@ -6,6 +6,7 @@
 // place.
 #include "../Stream.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/isa/roles.h"
 #include "ember/isa/semantic.h"
@@ -48,7 +49,7 @@ public:
       return r;
     const NodeValue x = n.input(0);
     const int64_t rank = int64_t(x.dims().size());
-    const int64_t axis = n.attrs().getInt("axis", -1);
+    const int64_t axis = softmax_ ? softmaxOf(n.attrs()).axis : normOf(n.attrs()).axis;
     const int64_t a = axis < 0 ? axis + rank : axis;
     if (a != channelAxis(size_t(rank)))
       return "it normalises along axis " + std::to_string(axis) +
@@ -138,7 +139,8 @@ private:
 
   static quant::LayerNormTables tables(const Node& n) {
     const NodeValue x = n.input(0);
-    const int64_t count = quant::layerNormRow(x.dims(), n.attrs().getInt("axis", -1));
+    const NormAttrs na = normOf(n.attrs());
+    const int64_t count = quant::layerNormRow(x.dims(), na.axis);
     // The quantizer's int8 form (docs/numerics.md 4.11): a constant float scale and bias,
     // Mean and InvStdDev read by nothing.
     const NodeValue g = n.optionalInput(1), b = n.optionalInput(2);
@@ -147,10 +149,10 @@ private:
     for (const NodeValue& c : {g, b})
       if (c && (c.node->kind() != NodeKind::Constant || c.type().kind != ElemKind::Float32))
         throw Error("the scale and bias must be float32 constants");
-    return quant::layerNormTables(
-        scaleOf(x), scaleOf(resultOf(n)), count, n.attrs().getFloat("epsilon", 1e-5),
-        g.node->payload().data<float>(), size_t(g.type().size()),
-        b ? b.node->payload().data<float>() : nullptr, b ? size_t(b.type().size()) : 0);
+    return quant::layerNormTables(scaleOf(x), scaleOf(resultOf(n)), count, na.epsilon,
+                                  g.node->payload().data<float>(), size_t(g.type().size()),
+                                  b ? b.node->payload().data<float>() : nullptr,
+                                  b ? size_t(b.type().size()) : 0);
   }
 
   /// The acc rows of docs/isa.md section 2.11, row-major int32 lanes.

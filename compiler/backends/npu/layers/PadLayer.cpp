@@ -6,6 +6,7 @@
 #include "../ConvCore.h"
 #include "ember/isa/roles.h"
 
+#include "ember/graph/AttrViews.h"
 #include "ember/quantization/Numerics.h"
 
 #include <algorithm>
@@ -21,7 +22,7 @@ public:
   /// pad) lines, since a tile starting in the bottom padding joins the previous one.
   static std::pair<int64_t, int64_t> tiling(const Node& n, const Target& t, int64_t depth) {
     const Shape x = n.input(0).dims(), y = n.resultType(0).dims;
-    const auto pads = n.attrs().getInts("pads");
+    const auto pads = padOf(n.attrs()).pads.value();
     const int64_t pt = pads[2], pb = pads[6];
     const int64_t D = 2 * depth; // the store reads the buffer the load filled (Stream.cpp)
     const int64_t perSlot = t.rows(Mem::Act) / D;
@@ -55,14 +56,14 @@ public:
       return r;
     if (n.input(0).dims().size() != 4)
       return "only NCHW values are padded on the NPU";
-    if (n.attrs().getString("mode", "constant") != "constant")
+    if (padOf(n.attrs()).mode != "constant")
       return "only constant padding runs on the NPU";
     if (n.input(0).type().quant != n.resultType(0).quant)
       return "input and result quantization parameters differ";
     if (n.numInputs() > 1 && n.input(1) &&
         (n.input(1).node->kind() != NodeKind::Constant || n.input(1).type().kind != ElemKind::Int8))
       return "the pad value is not an int8 constant";
-    const auto p = n.attrs().getInts("pads");
+    const auto p = padOf(n.attrs()).pads.value();
     if (p.size() != 8 || p[0] || p[1] || p[4] || p[5])
       return "only spatial (H, W) padding runs on the NPU";
     const isa::InstrDesc& ld = t.dmaLoad();
@@ -87,13 +88,13 @@ public:
     const int64_t L = t.lanes(), D = 2 * int64_t(p.depth());
     const DramTensor& x = ctx.tensor(n.input(0));
     const DramTensor& y = ctx.tensor(resultOf(n));
-    const auto pads = n.attrs().getInts("pads");
+    const auto pads = padOf(n.attrs()).pads.value();
     const int64_t pt = pads[2], pl = pads[3], pb = pads[6];
     int32_t value;
     if (n.numInputs() > 1 && n.input(1))
       value = n.input(1).node->payload().data<int8_t>()[0];
     else
-      value = quant::quantizeBound(n.attrs().getFloat("value", 0.0), n.resultType(0).quant);
+      value = quant::quantizeBound(padOf(n.attrs()).value, n.resultType(0).quant);
     if (tiling(n, t, p.depth()).first == 0)
       return emitGrid(n, ctx, value);
     // Row tiles; a tile starting in the bottom padding joins the previous one, so every
@@ -139,7 +140,7 @@ private:
     const int64_t L = t.lanes(), D = 2 * int64_t(p.depth());
     const DramTensor& x = ctx.tensor(n.input(0));
     const DramTensor& y = ctx.tensor(resultOf(n));
-    const auto pads = n.attrs().getInts("pads");
+    const auto pads = padOf(n.attrs()).pads.value();
     const int64_t pt = pads[2], pl = pads[3];
     const auto [th, tw] = gridTiling(n, t, p.depth());
     const ActView in = ActView::of(x), out = ActView::of(y);

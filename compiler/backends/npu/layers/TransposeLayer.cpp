@@ -13,13 +13,14 @@
 // Other permutations stay on the host.
 #include "../BlockTranspose.h"
 #include "../Stream.h"
+#include "ember/graph/AttrViews.h"
 
 namespace ember::npu {
 
 namespace {
 
 std::vector<int64_t> permOf(const Node& n) {
-  return n.attrs().getInts("perm");
+  return transposeOf(n.attrs()).perm;
 }
 
 bool swapsOuterAxes(const Node& n) {

@@ -13,7 +13,8 @@
 /// calls `requantize`, a pass that needs parameters calls the functions below.
 
 #include "ember/graph/Graph.h"
-#include "ember/passes/FusedActivation.h"
+#include "ember/graph/attrs/ElementwiseAttrs.h"
+#include "ember/graph/attrs/FusedActivation.h"
 #include "ember/support/Error.h"
 
 #include <algorithm>
@@ -131,7 +132,7 @@ inline int32_t quantizeBound(double v, const QuantParams& y) {
 /// The requantization clamp of node `n` producing a value of parameters `y` (section
 /// 4.9). For Relu and Clip nodes it is their own activation (Clip: attributes min/max,
 /// absent = unbounded); for Conv, Gemm, MatMul and Add the fused activation attribute
-/// (ember/passes/FusedActivation.h); [-128, 127] otherwise. `y` must be per tensor.
+/// (ember/graph/attrs/FusedActivation.h); [-128, 127] otherwise. `y` must be per tensor.
 inline Bounds activationBounds(const Node& n, const QuantParams& y) {
   if (y.scales.size() != 1 || y.zeroPoints.size() != 1)
     throw Error(std::string(n.kindName()) + " '" + n.name() + "'",
@@ -141,8 +142,9 @@ inline Bounds activationBounds(const Node& n, const QuantParams& y) {
     a.kind = FusedActivation::Kind::Relu;
   } else if (n.kind() == NodeKind::Clip) {
     a.kind = FusedActivation::Kind::Clip;
-    a.lo = n.attrs().getFloat("min", a.lo);
-    a.hi = n.attrs().getFloat("max", a.hi);
+    const ClipAttrs c = clipOf(n.attrs());
+    a.lo = c.lo(a.lo);
+    a.hi = c.hi(a.hi);
   } else if (canCarryActivation(n.kind())) {
     a = FusedActivation::of(n);
   }

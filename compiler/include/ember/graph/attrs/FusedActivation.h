@@ -10,7 +10,8 @@
 ///              `activation_min` / `activation_max` (Clip's semantics: max first).
 /// The activation is part of the node's meaning, so it is applied to the float result
 /// (float kernels) or narrows the requantization clamp (int8 kernels, docs/numerics.md).
-/// Header-only so that backends can use it without linking the passes library.
+/// It lives with the graph's attribute views (not in passes/) because the interpreter,
+/// the quantization numerics and every backend read it; header-only.
 
 #include "ember/graph/Node.h"
 #include "ember/support/Error.h"
@@ -38,6 +39,9 @@ struct FusedActivation {
   double hi = std::numeric_limits<double>::infinity();
 
   bool active() const { return kind != Kind::None; }
+
+  /// Whether `at` carries a fused activation (of any name), without validating it.
+  static bool present(const Attrs& at) { return at.has(kActivationAttr); }
 
   /// Reads the attributes of `n`; ember::Error naming the node for an unknown
   /// activation or one on a kind that cannot carry it.
