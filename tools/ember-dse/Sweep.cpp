@@ -263,7 +263,7 @@ Result evaluateModel(const Point& p, const isa::IsaDescription& desc, const Mode
   for (const auto& s : plan.segments.front().npu->summary.sram) {
     const isa::MemoryDesc* md = desc.findMemory(s.name);
     const std::uint64_t row = md ? md->row_bytes : 1;
-    r.sram.push_back({s.name, std::uint64_t(s.peak_rows) * row, std::uint64_t(s.rows) * row});
+    r.sram.push_back({s.name, std::uint64_t(s.peakRows) * row, std::uint64_t(s.rows) * row});
   }
   if (check && m.reference) {
     r.message = compareOutputs(out, *m.reference);

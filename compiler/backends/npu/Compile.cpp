@@ -263,7 +263,7 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   ctx.absorbed = &plan.absorbed;
   CompileResult res;
   CompileSummary& sum = res.summary;
-  sum.isa_name = isa.name();
+  sum.isaName = isa.name();
   int64_t peak[4] = {};
   // The layers: the compute instructions of the NPU's low-level IR in its order (aliases
   // are views there and emit nothing; the host converts at the I/O boundaries).
@@ -357,14 +357,13 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   const Mem mems[4] = {Mem::Act, Mem::Weight, Mem::Acc, Mem::Param};
   for (int m = 0; m < 4; ++m)
     sum.sram.push_back({names[m], peak[m], t.rows(mems[m])});
-  sum.constant_bytes = bin.constants.size();
-  sum.scratch_bytes = plan.scratchBytes;
-  sum.io_bytes = plan.ioBytes;
-  sum.binary_bytes = elf.size();
-  sum.peak_macs_per_cycle = isa.peakMacsPerCycle();
-  sum.clock_hz = isa.hw().clock_hz;
-  sum.compile_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  sum.constantBytes = bin.constants.size();
+  sum.scratchBytes = plan.scratchBytes;
+  sum.ioBytes = plan.ioBytes;
+  sum.binaryBytes = elf.size();
+  sum.peakMacsPerCycle = isa.peakMacsPerCycle();
+  sum.clockHz = isa.hw().clock_hz;
+  sum.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }
 

@@ -31,12 +31,12 @@ std::string pad(const std::string& s, size_t w) {
 
 std::string formatSummary(const CompileSummary& s) {
   std::ostringstream o;
-  o << "NPU compile summary (" << s.isa_name << ")\n";
+  o << "NPU compile summary (" << s.isaName << ")\n";
   o << pad("layer", 28) << pad("kind", 18) << pad("tiles", 7) << pad("insns", 8)
     << pad("est. cycles", 13) << pad("MACs", 12) << pad("MAC util", 9) << "tiling\n";
   for (const auto& l : s.layers) {
-    const double util = l.cycles > 0 && s.peak_macs_per_cycle
-                            ? double(l.macs) / (l.cycles * double(s.peak_macs_per_cycle))
+    const double util = l.cycles > 0 && s.peakMacsPerCycle
+                            ? double(l.macs) / (l.cycles * double(s.peakMacsPerCycle))
                             : 0.0;
     o << pad(l.name, 28) << pad(l.kind, 18) << pad(std::to_string(l.tiles), 7)
       << pad(std::to_string(l.instructions), 8) << pad(fmt("%.0f", l.cycles), 13)
@@ -45,19 +45,19 @@ std::string formatSummary(const CompileSummary& s) {
   o << "layers: " << s.layers.size() << ", instructions: " << s.instructions << ", MACs: " << s.macs
     << "\n";
   o << "estimated cycles: " << fmt("%.0f", s.cycles);
-  if (s.clock_hz)
-    o << " (" << fmt("%.3f", s.cycles / double(s.clock_hz) * 1e3) << " ms at "
-      << fmt("%.0f", double(s.clock_hz) / 1e6) << " MHz)";
-  if (s.cycles > 0 && s.peak_macs_per_cycle)
+  if (s.clockHz)
+    o << " (" << fmt("%.3f", s.cycles / double(s.clockHz) * 1e3) << " ms at "
+      << fmt("%.0f", double(s.clockHz) / 1e6) << " MHz)";
+  if (s.cycles > 0 && s.peakMacsPerCycle)
     o << ", MAC utilisation "
-      << fmt("%.1f%%", 100.0 * double(s.macs) / (s.cycles * double(s.peak_macs_per_cycle)));
+      << fmt("%.1f%%", 100.0 * double(s.macs) / (s.cycles * double(s.peakMacsPerCycle)));
   o << "\nSRAM peak use:";
   for (const auto& m : s.sram)
-    o << " " << m.name << " " << m.peak_rows << "/" << m.rows << " rows"
-      << fmt(" (%.0f%%)", m.rows ? 100.0 * double(m.peak_rows) / double(m.rows) : 0.0);
-  o << "\nDRAM: constants " << human(s.constant_bytes) << ", scratch " << human(s.scratch_bytes)
-    << ", I/O " << human(s.io_bytes) << "; binary " << human(s.binary_bytes) << "\n";
-  o << "compile time: " << fmt("%.3f", s.compile_seconds) << " s\n";
+    o << " " << m.name << " " << m.peakRows << "/" << m.rows << " rows"
+      << fmt(" (%.0f%%)", m.rows ? 100.0 * double(m.peakRows) / double(m.rows) : 0.0);
+  o << "\nDRAM: constants " << human(s.constantBytes) << ", scratch " << human(s.scratchBytes)
+    << ", I/O " << human(s.ioBytes) << "; binary " << human(s.binaryBytes) << "\n";
+  o << "compile time: " << fmt("%.3f", s.compileSeconds) << " s\n";
   return o.str();
 }
 

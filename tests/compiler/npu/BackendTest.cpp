@@ -44,7 +44,7 @@ TEST(NpuSummary, TableListsLayersAndTotals) {
   EXPECT_EQ(l.kind, "Conv");
   EXPECT_EQ(l.macs, 8 * 8 * 16 * 16 * 9);
   EXPECT_EQ(l.instructions, r.summary.instructions); // the last layer ends with `finish`
-  EXPECT_GT(r.summary.binary_bytes, r.summary.constant_bytes);
+  EXPECT_GT(r.summary.binaryBytes, r.summary.constantBytes);
   const std::string t = formatSummary(r.summary);
   for (const char* want :
        {"conv1", "estimated cycles", "SRAM peak use", "act ", "binary", "compile time", "ember-v1"})

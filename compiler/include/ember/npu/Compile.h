@@ -85,7 +85,7 @@ struct LayerSummary {
 
 /// Figures of one compilation.
 struct CompileSummary {
-  std::string isa_name;
+  std::string isaName;
   std::vector<LayerSummary> layers;
   int64_t instructions = 0;
   double cycles = 0; ///< Estimated total.
@@ -93,14 +93,14 @@ struct CompileSummary {
   /// Peak rows used per SRAM by any layer, with the SRAM's size in rows.
   struct SramUse {
     std::string name;
-    int64_t peak_rows = 0, rows = 0;
+    int64_t peakRows = 0, rows = 0;
   };
   std::vector<SramUse> sram;
-  uint64_t constant_bytes = 0, scratch_bytes = 0, io_bytes = 0;
-  uint64_t binary_bytes = 0; ///< Size of the ELF image.
-  double compile_seconds = 0;
-  uint64_t peak_macs_per_cycle = 0;
-  uint64_t clock_hz = 0;
+  uint64_t constantBytes = 0, scratchBytes = 0, ioBytes = 0;
+  uint64_t binaryBytes = 0; ///< Size of the ELF image.
+  double compileSeconds = 0;
+  uint64_t peakMacsPerCycle = 0;
+  uint64_t clockHz = 0;
 };
 
 /// A readable multi-line table of the summary (layers, tiles, instructions, SRAM use,
