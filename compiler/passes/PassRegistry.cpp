@@ -66,6 +66,11 @@ void registerBuiltinPasses() {
       {"flatten-gemm-to-conv",
        "Gemm on a flattened [N, C, H, W] map (H*W > 1) -> Conv with an H x W kernel + Reshape",
        runFlattenGemmToConv},
+      {"conv1d-to-conv2d",
+       "Conv on [N, C, T] -> Conv on [N, C, 1, T] (1 x k kernel), the element-wise nodes "
+       "between such convolutions carried into rank 4 with them",
+       runConv1dToConv2d},
+      {"split-to-slices", "Split -> one Slice per result", runSplitToSlices},
       {"lower", "rewrite high-level nodes the backend asks for (shouldLower) into primitives",
        runLower},
   };
@@ -118,6 +123,8 @@ std::vector<std::string> defaultPipeline() {
   return {"dce",
           "constant-fold",
           "cse",
+          "conv1d-to-conv2d",
+          "split-to-slices",
           "sink-permutation",
           "matmul-bias-to-gemm",
           "merge-reshape",

@@ -98,7 +98,11 @@ int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info) {
     }
     if (s.compute)
       s.compute(ss, st);
-    for (auto& in : p.storeRows(Mem::Act, ss.outAct, s.output + uint64_t(r0 * L), n))
+    for (auto& in :
+         s.outGroupStride > 0
+             ? p.storeGroups(Mem::Act, ss.outAct, s.output + uint64_t(r0 * s.outGroupStride * L), 1,
+                             n, s.outGroupStride)
+             : p.storeRows(Mem::Act, ss.outAct, s.output + uint64_t(r0 * L), n))
       st.stores.push_back(in);
     p.commitStep(std::move(st));
   }

@@ -36,6 +36,9 @@ struct StreamSpec {
   /// `inGroupStride` rows apart in DRAM (the result stays contiguous): a copy of some
   /// channel blocks of every image. Tiles then hold whole groups.
   int64_t groupRows = 0, inGroupStride = 0;
+  /// When > 0 each result row lands `outGroupStride` rows after the previous one in DRAM
+  /// (a scatter of the stream's rows; the inputs stay contiguous or grouped).
+  int64_t outGroupStride = 0;
   /// When true the input tiles lie a number of rows apart that is not a multiple of the
   /// act banks, so an instruction reading row i of two inputs in one step (qadd) pays no
   /// bank conflict (docs/isa.md section 3).

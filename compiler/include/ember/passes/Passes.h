@@ -91,6 +91,17 @@ size_t runFuseSiluGelu(Function& f, const PassContext& ctx = {});
 /// -> LayerNormalization(x, scale, bias) (scale ones when absent).
 size_t runFuseLayerNorm(Function& f, const PassContext& ctx = {});
 
+/// `conv1d-to-conv2d`: Conv on [N, C, T] (1-D, depthwise included) with constant weights
+/// becomes Conv on [N, C, 1, T] with a 1 x k kernel, between Reshapes; the element-wise
+/// nodes between such convolutions (Split / Concat of channels, BatchNormalization, unary
+/// and binary element-wise ops, PRelu) are carried into rank 4 with them. With N = 1 a
+/// Transpose(0, 2, 1) into or out of the region becomes a channel-keeping rank-4
+/// Transpose of [T, C, 1, 1] (the bytes of the channels-last sequence on the NPU).
+size_t runConv1dToConv2d(Function& f, const PassContext& ctx = {});
+
+/// `split-to-slices`: a Split becomes one Slice per result.
+size_t runSplitToSlices(Function& f, const PassContext& ctx = {});
+
 /// `lower`: rewrites every node for which ctx.backend->shouldLower(node) is true and a
 /// lowering exists into primitives: Gemm -> (Transpose) MatMul (Mul) (Add);
 /// LayerNormalization -> ReduceMean/Sub/Mul/Add/Sqrt/Div; BatchNormalization -> Mul +
