@@ -49,12 +49,14 @@ inline NodeValue conv16(G& g, const std::string& name, NodeValue x, float s, int
                 {1, 16, 8, 8}, s, zp);
 }
 
-/// A transpose of H and W (no NPU layer: it runs on the host).
-inline NodeValue transposeHW(G& g, const std::string& name, NodeValue x) {
+/// An Expand of a value to its own shape: codes moved unchanged, but no NPU layer runs the
+/// kind, so it runs on the host. (A transpose of H and W served here until the NPU ran
+/// channel-keeping transposes.)
+inline NodeValue hostOnly(G& g, const std::string& name, NodeValue x) {
   Attrs t;
-  t.set("perm", std::vector<int64_t>{0, 1, 3, 2});
+  t.set("shape", x.dims());
   const QuantParams& q = x.type().quant;
-  return g.node(NodeKind::Transpose, name, {x}, t, x.dims(), q.scales[0], q.zeroPoints[0]);
+  return g.node(NodeKind::Expand, name, {x}, t, x.dims(), q.scales[0], q.zeroPoints[0]);
 }
 
 } // namespace ember::npu::test
