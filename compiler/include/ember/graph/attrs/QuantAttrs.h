@@ -15,6 +15,7 @@
 
 namespace ember {
 
+/// The quantization attributes of a QuantizeLinear / DequantizeLinear node, as written.
 struct QuantAttrs {
   std::optional<double> scale;                    ///< Per tensor.
   std::optional<int64_t> zeroPoint;               ///< Per tensor, as written.
@@ -28,6 +29,7 @@ struct QuantAttrs {
   /// points are 0, the axis is as written. Empty (not quantized) when neither is given.
   QuantParams params() const;
 };
+/// Reads the quantization attributes of `a` (none of them required).
 QuantAttrs quantOf(const Attrs& a);
 
 } // namespace ember
