@@ -30,6 +30,13 @@ def _parse_axes(specs):
         name, eq, values = s.partition("=")
         if not eq or not name or not values:
             raise _ember.UsageError(f"--axis '{s}': expects NAME=V1,V2,...")
+        for other, had in axes:  # as ember-dse's sweep (tools/ember-dse/Space.cpp)
+            if other == name:
+                merged = had + [v for v in values.split(",") if v not in had]
+                raise _ember.UsageError(
+                    f"--axis '{s}': axis '{name}' is given twice (also --axis "
+                    f"'{name}={','.join(had)}'); give its values once: --axis "
+                    f"{name}={','.join(merged)}")
         axes.append((name, values.split(",")))
     return axes
 

@@ -118,3 +118,18 @@ if(EMBER_PYTHON_PATH)
                        SKIP_RETURN_CODE 77
                        ENVIRONMENT "PYTHONPATH=${EMBER_PYTHON_PATH}")
 endif()
+
+# Rows say what their points are (issue 47, item 7): an axis given twice, or two axes on
+# one field, is refused naming both (exit 2; ember-dse, its Python sweep and search); a
+# sweep whose points 1 and 4 fail to compile (a DRAM window too small) has one row per
+# point in order, the failed ones with their reason, under --jobs 1, --jobs 2 and Dask.
+set(_rows_python)
+if(EMBER_PYTHON_PATH)
+  set(_rows_python --python ${EMBER_PYTHON})
+endif()
+add_test(NAME tools.ember_dse.rows
+         COMMAND ${EMBER_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/dse_rows_check.py --dse ${_dse}
+                 --model ${_lenet} --out ${_dse_out}/rows ${_rows_python})
+set_tests_properties(tools.ember_dse.rows PROPERTIES LABELS "tools;dse" TIMEOUT 600
+                     FIXTURES_REQUIRED ember_model_zoo_32
+                     ENVIRONMENT "PYTHONPATH=${EMBER_PYTHON_PATH}")

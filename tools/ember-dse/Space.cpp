@@ -112,6 +112,81 @@ const NamedAxis* findNamed(const std::string& name) {
   return nullptr;
 }
 
+/// An axis name to compare: a JSON pointer in its canonical spelling, else the name.
+std::string axisKey(const std::string& name) {
+  if (name.empty() || name[0] != '/')
+    return name;
+  try {
+    return json::json_pointer(name).to_string();
+  } catch (const json::exception&) {
+    return name;
+  }
+}
+
+/// "NAME=V1,V2,..." of `a`, as given to --axis.
+std::string specOf(const Axis& a) {
+  std::string s = a.name + "=";
+  for (std::size_t i = 0; i < a.values.size(); ++i)
+    s += (i ? "," : "") + a.values[i];
+  return s;
+}
+
+/// The fields (JSON pointers) axis `name` writes in `base`: a pointer axis its pointer, a
+/// convenience axis every field that changes with its value (found by applying two
+/// values: a field that follows the value differs from the base in one of them at least).
+std::vector<std::string> fieldsOf(const json& base, const std::string& name) {
+  if (!name.empty() && name[0] == '/')
+    return {axisKey(name)};
+  std::set<std::string> out;
+  const NamedAxis* a = findNamed(name);
+  for (std::int64_t v : {1, 2}) {
+    if (!a)
+      break;
+    json d = base;
+    try {
+      a->apply(d, v);
+    } catch (const json::exception&) {
+      continue; // a base without the field: the validator names it
+    }
+    for (const json& op : json::diff(base, d))
+      out.insert(op.value("path", std::string()));
+  }
+  return {out.begin(), out.end()};
+}
+
+/// Whether fields `p` and `q` are one, or one holds the other.
+bool overlaps(const std::string& p, const std::string& q) {
+  auto within = [](const std::string& inner, const std::string& outer) {
+    return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
+           inner[outer.size()] == '/';
+  };
+  return p == q || within(p, q) || within(q, p);
+}
+
+/// Refuses settings that name one axis twice, or two axes that write the same field
+/// (array and /hardware/mac_array/rows, act_kib and /hardware/memories/act): the later
+/// would overwrite the earlier and the row would be labelled with a value it does not have.
+void checkDistinct(const json& base, const Settings& s) {
+  std::vector<std::vector<std::string>> fields;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const std::string& name = s[i].first;
+    fields.push_back(fieldsOf(base, name));
+    for (std::size_t j = 0; j < i; ++j) {
+      const std::string& other = s[j].first;
+      if (axisKey(name) == axisKey(other))
+        throw UsageError("--axis " + name, "axis '" + name + "' is given twice (values '" +
+                                               s[j].second + "' and '" + s[i].second +
+                                               "'); give its values in one --axis");
+      for (const std::string& f : fields[i])
+        for (const std::string& g : fields[j])
+          if (overlaps(f, g))
+            throw UsageError("--axis " + name, "sets " + f + ", which --axis " + other +
+                                                   " sets too (" + g +
+                                                   "); give one of the two axes");
+    }
+  }
+}
+
 bool parseWhole(const std::string& s, std::int64_t& v) {
   if (s.empty() || s.size() > 15 || s.find_first_not_of("0123456789") != std::string::npos)
     return false;
@@ -291,6 +366,18 @@ std::string axisHelp() {
 }
 
 std::vector<Settings> crossProduct(const std::vector<Axis>& axes) {
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (axisKey(axes[i].name) == axisKey(axes[j].name)) {
+        std::vector<std::string> all = axes[j].values;
+        for (const std::string& v : axes[i].values)
+          if (std::find(all.begin(), all.end(), v) == all.end())
+            all.push_back(v);
+        throw UsageError("--axis '" + specOf(axes[i]) + "'",
+                         "axis '" + axes[i].name + "' is given twice (also --axis '" +
+                             specOf(axes[j]) + "'); give its values once: --axis " +
+                             specOf(Axis{axes[j].name, all}));
+      }
   std::vector<Settings> points{Settings{}};
   for (const Axis& a : axes) {
     std::vector<Settings> next;
@@ -306,6 +393,7 @@ std::vector<Settings> crossProduct(const std::vector<Axis>& axes) {
 }
 
 json applySettings(const json& base, const Settings& s) {
+  checkDistinct(base, s);
   json d = base;
   for (const auto& [name, value] : s) {
     if (!name.empty() && name[0] == '/') {

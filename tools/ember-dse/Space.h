@@ -36,11 +36,15 @@ Axis parseAxis(const std::string& spec);
 std::string axisHelp();
 
 /// Every combination of the axes' values, the first axis varying slowest. No axes: one
-/// point with no settings (the base itself).
+/// point with no settings (the base itself). An axis given twice (array=8,16 and array=32)
+/// is an ember::UsageError naming both arguments.
 std::vector<Settings> crossProduct(const std::vector<Axis>& axes);
 
 /// `base` with `s` applied in order, then made consistent (conformDescription). Throws
-/// ember::UsageError for a JSON pointer that does not exist in `base` (naming it).
+/// ember::UsageError for a JSON pointer that does not exist in `base` (naming it), and for
+/// two settings of one axis or of axes that write the same field (array and
+/// /hardware/mac_array/rows; /hardware/dma and /hardware/dma/burst_bytes): the later would
+/// overwrite the earlier and the row would show a value the point does not have.
 nlohmann::json applySettings(const nlohmann::json& base, const Settings& s);
 
 /// Makes the fields of every instruction follow the hardware: address fields widened to
