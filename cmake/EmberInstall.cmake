@@ -4,7 +4,7 @@
 #   P/bin/                       the tools (emberc, ember-run, ember-sim, ...)
 #   P/share/ember/isa/           the NPU descriptions and their schema
 #   P/lib/cmake/Ember/           EmberConfig.cmake: find_package(Ember) gives Ember::compiler,
-#                                Ember::sim, Ember::runtime, Ember::isa, Ember::devices
+#                                Ember::platform, Ember::sim, Ember::runtime, Ember::isa, Ember::session
 #   P/lib/pkgconfig/ember.pc     the same for pkg-config
 #   P/lib/python3/dist-packages/ember   the Python package (python/)
 # Ember's own libraries are static in the build (the tools and tests link them directly);
@@ -16,16 +16,16 @@ include(CMakePackageConfigHelpers)
 # The libraries with public headers, taken whole into libember.so (others, e.g. the
 # Verilated models, are pulled in as the devices need them).
 set(_whole ember_base ember_isa ember_core ember_interp ember_backends ember_passes ember_onnx
-           ember_quant ember_lir ember_npu ember_cpu ember_driver ember_sim ember_runtime
-           ember_devices)
+           ember_quant ember_lir ember_npu ember_cpu ember_driver ember_platform ember_sim ember_runtime
+           ember_session)
 set(_present)
 foreach(t ${_whole})
   if(TARGET ${t})
     list(APPEND _present ${t})
   endif()
 endforeach()
-if(NOT TARGET ember_devices)
-  message(STATUS "install: libember.so skipped (no device layer: EMBER_WITH_ONNX=OFF)")
+if(NOT TARGET ember_session)
+  message(STATUS "install: libember.so skipped (no application layer: EMBER_WITH_ONNX=OFF)")
   return()
 endif()
 
@@ -52,8 +52,8 @@ add_dependencies(ember ${_present})
 
 # What gets installed.
 install(TARGETS ember EXPORT EmberTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-foreach(dir base/include isa/include compiler/include simulator/include runtime/include
-            tools/devices/include)
+foreach(dir base/include isa/include compiler/include platform/include simulator/include runtime/include
+            runtime/session/include)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/isa/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ember/isa

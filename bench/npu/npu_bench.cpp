@@ -18,10 +18,10 @@
 #include "ember/importer/OnnxImporter.h"
 #include "ember/isa/description.h"
 #include "ember/npu/Compile.h"
+#include "ember/platform/Io.h"
+#include "ember/platform/Report.h"
 #include "ember/quantization/Profile.h"
 #include "ember/quantization/Quantize.h"
-#include "ember/sim/Io.h"
-#include "ember/sim/Report.h"
 #include "ember/sim/Simulator.h"
 #include "ember/support/Npy.h"
 
@@ -56,7 +56,7 @@ double compulsoryBytes(const Node& n) {
 
 /// Per layer: simulated cycles (first start to last end of its instructions, so
 /// overlapping layers both count the overlap), ideal cycles and the bound.
-void printLayers(const Function& q, const npu::CompileResult& c, const sim::Report& report,
+void printLayers(const Function& q, const npu::CompileResult& c, const platform::Report& report,
                  double peak, double bw) {
   std::printf("  %-60s %10s %10s %5s %7s %10s\n", "layer", "sim cycles", "ideal", "bound", "eff.",
               "lost");
@@ -104,12 +104,12 @@ void benchModel(const std::string& dir, const std::string& model,
             double(std::nearbyint(input.data<float>()[i] / float(in->scale))) + in->zero_point;
         codes[size_t(i)] = uint8_t(int8_t(std::min(127.0, std::max(-128.0, v))));
       }
-      inputs[in->name] = sim::packIo(*in, codes, unsigned(desc.memory("act").lanes()));
+      inputs[in->name] = platform::packIo(*in, codes, unsigned(desc.memory("act").lanes()));
     }
-    sim::Options opts;
+    platform::Options opts;
     opts.record_slices = false;
     auto t2 = std::chrono::steady_clock::now();
-    sim::Result r = simulator.run(c.binary, inputs, opts);
+    platform::Result r = simulator.run(c.binary, inputs, opts);
     const double host = seconds(t2);
     if (r.report.fault) {
       std::printf("%-14s %-16s FAULT %s\n", model.c_str(), desc.name().c_str(),
@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
     for (const auto& m : models)
       benchModel(dir, m, isas, layers, json);
     if (!jsonPath.empty())
-      sim::writeJsonFile(jsonPath, json);
+      platform::writeJsonFile(jsonPath, json);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "npu_bench: %s\n", e.what());
     return 1;

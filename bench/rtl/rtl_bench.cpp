@@ -25,11 +25,11 @@ double seconds(std::chrono::steady_clock::time_point t0) {
 
 bool bench(const ember::isa::IsaDescription& isa, const char* name, const std::string& text) {
   ember::sim::Simulator sim(isa);
-  const ember::sim::Job job = ember::bench::benchJob(isa, name, text);
-  ember::sim::Options opts;
+  const ember::platform::Job job = ember::bench::benchJob(isa, name, text);
+  ember::platform::Options opts;
   opts.record_slices = false;
   auto t0 = std::chrono::steady_clock::now();
-  ember::sim::Result s = sim.run(job, opts);
+  ember::platform::Result s = sim.run(job, opts);
   const double ts = seconds(t0);
   ember::rtl::RtlSimulator rtl(isa);
   t0 = std::chrono::steady_clock::now();

@@ -45,11 +45,11 @@ inline std::string dmaBound(int tiles) {
 }
 
 /// The job of a benchmark program: its code, and 2 MiB of DRAM filled with 3s.
-inline ember::sim::Job benchJob(const ember::isa::IsaDescription& isa, const char* name,
-                                const std::string& text) {
+inline ember::platform::Job benchJob(const ember::isa::IsaDescription& isa, const char* name,
+                                     const std::string& text) {
   ember::isa::Binary bin = ember::isa::assemble(text, isa, name);
-  ember::sim::Job job = ember::sim::Simulator(isa).makeJob(bin, {}, 0);
-  job.dram = ember::sim::DramImage(std::vector<std::uint8_t>(0x200000, 3));
+  ember::platform::Job job = ember::platform::makeJob(isa, bin, {}, 0);
+  job.dram = ember::platform::DramImage(std::vector<std::uint8_t>(0x200000, 3));
   return job;
 }
 

@@ -11,7 +11,7 @@
 #include "ember/isa/assembler.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/description.h"
-#include "ember/sim/Report.h"
+#include "ember/platform/Report.h"
 #include "ember/sim/Simulator.h"
 
 #include "BenchPrograms.h"
@@ -29,13 +29,13 @@ using ember::bench::dmaBound;
 using ember::bench::gemmBound;
 
 /// Best of `repeat` runs of `job`; prints one line. Returns the host seconds (0 on a fault).
-double bench(const ember::isa::IsaDescription& isa, const char* name, const ember::sim::Job& job,
-             int repeat, nlohmann::json& json) {
+double bench(const ember::isa::IsaDescription& isa, const char* name,
+             const ember::platform::Job& job, int repeat, nlohmann::json& json) {
   ember::sim::Simulator sim(isa);
-  ember::sim::Options opts;
+  ember::platform::Options opts;
   opts.record_slices = false;
   double best = 1e30;
-  ember::sim::Result r;
+  ember::platform::Result r;
   for (int i = 0; i < repeat; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     r = sim.run(job, opts);
@@ -69,7 +69,7 @@ void benchElf(const ember::isa::IsaDescription& isa, const std::string& path,
               const std::string& name, int repeat, nlohmann::json& json) {
   auto t0 = std::chrono::steady_clock::now();
   const ember::isa::Binary bin = ember::isa::readElf(path, isa);
-  const ember::sim::Job job = ember::sim::Simulator(isa).makeJob(bin, {}, 0, path);
+  const ember::platform::Job job = ember::platform::makeJob(isa, bin, {}, 0, path);
   const double load = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double run = bench(isa, name.c_str(), job, repeat, json);
   json.back()["load_s"] = load;
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
             json);
     }
     if (!jsonPath.empty())
-      ember::sim::writeJsonFile(jsonPath, json);
+      ember::platform::writeJsonFile(jsonPath, json);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sim_bench: %s\n", e.what());
     return 1;

@@ -104,10 +104,29 @@ std::unique_ptr<Module> importModel(const std::string& path, const InputBindings
 #endif
 }
 
+void refuseInputOptions(const InputBindings& b, const std::string& what) {
+  const bool py = b.spelling == OptionSpelling::Python;
+  if (!b.shapes.empty())
+    throw UsageError(py ? "input_shapes" : "--input-shape",
+                     what + " was compiled for fixed input shapes; the option is for ONNX models");
+  if (!b.bindFiles.empty() || !b.bound.empty())
+    throw UsageError(py ? "bind" : "--bind",
+                     what + " was compiled with its inputs; the option is for ONNX models");
+}
+
 Function& modelFunction(const Module& m) {
   if (m.functions().empty())
     throw Error(m.source(), "the imported module has no function");
   return *m.functions().front();
+}
+
+Function* prepareFunction(Function& f, bool int8, bool compiling, const QuantizeRequest& r,
+                          quant::QuantizeStats* stats) {
+  if (int8)
+    return quantizeFunction(f, r, stats);
+  if (compiling)
+    runPipeline(f, defaultPipeline());
+  return &f;
 }
 
 Function* quantizeFunction(Function& f, const QuantizeRequest& r, quant::QuantizeStats* stats) {

@@ -3,9 +3,9 @@
 // cycle-accurate simulator through the runtime, runs the same int8 function on the
 // interpreter, and says whether the two agree bit for bit. Exit status 0 when they do.
 #include "ember/backend/Backend.h"
-#include "ember/devices/Devices.h"
-#include "ember/devices/PackageSession.h"
 #include "ember/driver/Driver.h"
+#include "ember/session/Devices.h"
+#include "ember/session/PackageSession.h"
 #include "ember/support/Error.h"
 #include "ember/support/Version.h"
 
@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
         t.data<float>()[i] = d(rng);
       inputs.emplace(ph->name(), std::move(t));
     }
-    devices::PlanSession npu(m.plan, isa, "sim");
+    session::PlanSession npu(m.plan, isa, "sim");
     const TensorMap got = npu.run(inputs);
     const TensorMap want = createBackend("interp")->compile(*m.quantized)->run(inputs);
     bool same = true;

@@ -59,7 +59,7 @@ typedef struct ember_job_slot {
 #define EMBER_RULE_DMA_EXTENT 16u    /* a DMA instruction reaches beyond the window */
 #define EMBER_RULE_COUNT 17u
 
-/* Fault kinds (detail of a FAULT completion): ember::sim::FaultKind order. */
+/* Fault kinds (detail of a FAULT completion): ember::platform::FaultKind order. */
 #define EMBER_FAULT_ILLEGAL_OPCODE 0u
 #define EMBER_FAULT_SRAM_RANGE 1u
 #define EMBER_FAULT_DRAM_RANGE 2u

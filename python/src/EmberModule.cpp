@@ -5,8 +5,8 @@
 #include "InputCheck.h"
 #include "Program.h"
 
-#include "ember/devices/Devices.h"
 #include "ember/isa/description.h"
+#include "ember/session/Devices.h"
 #include "ember/support/Error.h"
 
 #include <pybind11/numpy.h>
@@ -88,7 +88,7 @@ py::list infoList(const std::vector<python::ValueInfo>& v) {
 
 PYBIND11_MODULE(_ember, m) {
   m.doc() = "Ember: compile ONNX models for the Ember NPU and run them (C++ core)";
-  devices::registerNpuBackend();
+  session::registerNpuBackend();
 
   // Errors: ember.Error (bad input: file, place, reason), ember.Unsupported (valid input
   // Ember lacks), ember.UsageError (a bad argument), ember.InternalError.

@@ -6,7 +6,7 @@
 /// broadcast view, a wrong-shaped array or an object NumPy cannot convert raises
 /// ember.Error naming the input; nothing is allocated for it.
 
-#include "ember/backend/Backend.h"
+#include "ember/driver/Execute.h"
 #include "ember/tensor/Tensor.h"
 
 #include <pybind11/pybind11.h>

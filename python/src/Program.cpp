@@ -3,10 +3,9 @@
 
 #include "ember/driver/Driver.h"
 #include "ember/driver/Package.h"
-#include "ember/npu/Compile.h"
-#include "ember/passes/Passes.h"
+#include "ember/driver/Partition.h"
+#include "ember/platform/HtmlReport.h"
 #include "ember/runtime/Run.h"
-#include "ember/sim/HtmlReport.h"
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
 
@@ -52,16 +51,10 @@ std::unique_ptr<Program> Program::compile(const std::string& model, const Compil
   for (const auto& ph : p->module_->placeholders())
     p->declaredInputs_.push_back(ph->name());
   Function& fn = driver::modelFunction(*p->module_);
-  if (p->precision_ == "int8") {
-    driver::QuantizeRequest q;
-    q.calibrate = a.calibrate;
-    q.calibration = a.calibration;
-    p->function_ = driver::quantizeFunction(fn, q);
-  } else {
-    if (a.target != "interp") // the interpreter runs the graph as imported, as ember-run
-      runPipeline(fn, defaultPipeline());
-    p->function_ = &fn;
-  }
+  driver::QuantizeRequest q;
+  q.calibrate = a.calibrate;
+  q.calibration = a.calibration;
+  p->function_ = driver::prepareFunction(fn, p->precision_ == "int8", a.target != "interp", q);
   if (a.target == "npu") {
     partition::PartitionOptions o;
     if (!a.fallback.empty())
@@ -81,7 +74,7 @@ std::unique_ptr<Program> Program::load(const std::string& path, const std::strin
   p->isa_.emplace(isa::IsaDescription::loadDefault(isaPath));
   if (!std::filesystem::is_regular_file(path))
     throw Error(path, "cannot open the file");
-  if (devices::isNpuBinaryFile(path)) {
+  if (session::isNpuBinaryFile(path)) {
     p->binary_ = std::make_unique<isa::Binary>(isa::readElf(path, *p->isa_));
   } else if (partition::isPackageFile(path)) {
     p->plan_ = std::make_unique<partition::Plan>(partition::loadPackage(path, *p->isa_));
@@ -141,7 +134,7 @@ TensorMap Program::run(const TensorMap& inputs, const std::string& device) {
       return runBinary(used, dev);
     auto& s = npu_[dev];
     if (!s)
-      s = std::make_unique<devices::PlanSession>(*plan_, *isa_, dev, devices::DeviceOptions{},
+      s = std::make_unique<session::PlanSession>(*plan_, *isa_, dev, session::DeviceOptions{},
                                                  source_);
     TensorMap out = s->run(used);
     lastReports_ = s->reports();
@@ -192,7 +185,7 @@ TensorMap Program::runHost(const TensorMap& inputs, const std::string& device) {
 }
 
 TensorMap Program::runBinary(const TensorMap& inputs, const std::string& device) {
-  runtime::RunRequest req = devices::npuEngine(device);
+  runtime::RunRequest req = session::npuEngine(device);
   req.binary = source_;
   req.input_tensors = std::map<std::string, Tensor>(inputs.begin(), inputs.end());
   req.table = false;
@@ -271,17 +264,17 @@ std::string Program::compileSummary() const {
 void Program::writeHtml(const std::string& path) const {
   if (lastReports_.empty())
     throw Error(path, "no NPU run to report: run the program on sim or rtl first");
-  sim::HtmlReportOptions h;
-  h.title = sim::htmlReportTitle(source_);
+  platform::HtmlReportOptions h;
+  h.title = platform::htmlReportTitle(source_);
   h.placement = placement();
   h.placementTable = plan_ && !plan_->whole ? placementReport() : "";
-  writeFileAtomic(path, sim::toHtml(lastReports_, h));
+  writeFileAtomic(path, platform::toHtml(lastReports_, h));
 }
 
 std::vector<std::string> Program::lastReports() const {
   std::vector<std::string> out;
   for (const auto& r : lastReports_)
-    out.push_back(sim::toJson(r).dump());
+    out.push_back(platform::toJson(r).dump());
   return out;
 }
 

@@ -6,13 +6,12 @@
 /// per device, compiled host functions per backend) so that repeated runs do not compile
 /// again. The Python binding (EmberModule.cpp) only converts arrays and errors.
 
-#include "ember/backend/Backend.h"
-#include "ember/devices/PackageSession.h"
+#include "ember/driver/Execute.h"
 #include "ember/driver/Partition.h"
-#include "ember/graph/Graph.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/description.h"
-#include "ember/sim/Report.h"
+#include "ember/platform/Report.h"
+#include "ember/session/PackageSession.h"
 
 #include <map>
 #include <memory>
@@ -72,7 +71,7 @@ public:
   std::string placementReport() const;
   /// npu programs run whole: the NPU compiler's summary table.
   std::string compileSummary() const;
-  /// The last NPU run as one self-contained HTML page (sim::toHtml), written atomically
+  /// The last NPU run as one self-contained HTML page (platform::toHtml), written atomically
   /// to `path`; ember::Error when the last run did not use the NPU.
   void writeHtml(const std::string& path) const;
   /// The reports (as JSON text) of the last run's NPU segments, in order; empty after a
@@ -94,9 +93,9 @@ private:
   const Function* function_ = nullptr;    ///< What host devices run (int8 or float).
   std::unique_ptr<partition::Plan> plan_; ///< npu programs compiled or loaded as a package
   std::unique_ptr<isa::Binary> binary_;   ///< a loaded ELF
-  std::map<std::string, std::unique_ptr<devices::PlanSession>> npu_;
+  std::map<std::string, std::unique_ptr<session::PlanSession>> npu_;
   std::map<std::string, std::unique_ptr<CompiledFunction>> host_;
-  std::vector<sim::Report> lastReports_;
+  std::vector<platform::Report> lastReports_;
 };
 
 } // namespace ember::python

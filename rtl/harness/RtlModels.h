@@ -13,8 +13,8 @@ namespace ember::rtl::detail {
 struct ModelEntry {
   std::string name;
   std::function<std::uint64_t()> hash; ///< The model's isa_hash_o.
-  std::function<RtlResult(const isa::IsaDescription&, const sim::Job&, const sim::Options&,
-                          std::uint64_t)>
+  std::function<RtlResult(const isa::IsaDescription&, const platform::Job&,
+                          const platform::Options&, std::uint64_t)>
       run;
 };
 

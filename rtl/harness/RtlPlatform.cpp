@@ -30,7 +30,7 @@ struct RtlPlatform::Impl {
 };
 
 RtlPlatform::RtlPlatform(isa::IsaDescription isa, std::uint8_t* dram, std::uint64_t dram_bytes,
-                         sim::JobPrepare prepare)
+                         platform::JobPrepare prepare)
     : impl_(std::make_unique<Impl>()) {
   impl_->isa = std::move(isa);
   for (const auto& m : detail::socModels())
@@ -49,10 +49,10 @@ RtlPlatform::RtlPlatform(isa::IsaDescription isa, std::uint8_t* dram, std::uint6
 
 RtlPlatform::~RtlPlatform() = default;
 
-void RtlPlatform::run(const std::function<void(sim::CoreBus&)>& program) {
+void RtlPlatform::run(const std::function<void(platform::CoreBus&)>& program) {
   program(*impl_->soc);
 }
-std::optional<sim::Report> RtlPlatform::takeReport() {
+std::optional<platform::Report> RtlPlatform::takeReport() {
   return impl_->soc->takeReport();
 }
 std::uint64_t RtlPlatform::starts() const {
@@ -65,9 +65,9 @@ const isa::IsaDescription& RtlPlatform::isa() const {
   return impl_->isa;
 }
 
-sim::PlatformFactory RtlPlatform::factory() {
+platform::PlatformFactory RtlPlatform::factory() {
   return [](const isa::IsaDescription& d, std::uint8_t* dram, std::uint64_t n,
-            sim::JobPrepare prepare) -> std::unique_ptr<sim::ControlPlatform> {
+            platform::JobPrepare prepare) -> std::unique_ptr<platform::ControlPlatform> {
     return std::make_unique<RtlPlatform>(d, dram, n, std::move(prepare));
   };
 }

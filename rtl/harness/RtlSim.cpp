@@ -31,11 +31,11 @@ RtlSimulator::RtlSimulator(isa::IsaDescription isa) : isa_(std::move(isa)) {
   }
 }
 
-RtlRun RtlSimulator::run(const sim::Job& job, const sim::Options& opts) const {
+RtlRun RtlSimulator::run(const platform::Job& job, const platform::Options& opts) const {
   std::uint64_t budget = opts.cycle_budget;
   if (budget == 0)
-    budget = sim::Simulator(isa_).defaultCycleBudget(job);
-  budget = std::min(budget, sim::kMaxCycleBudget);
+    budget = platform::defaultCycleBudget(isa_, job);
+  budget = std::min(budget, platform::kMaxCycleBudget);
   RtlResult r = detail::models()[std::size_t(model_)].run(isa_, job, opts, budget);
   RtlRun out;
   out.result.report = std::move(r.report);

@@ -11,8 +11,8 @@
 #pragma once
 
 #include "ember/isa/error.h"
+#include "ember/platform/ControlPlatform.h"
 #include "ember/rtl/NpuHarness.h"
-#include "ember/sim/Platform.h"
 
 #include <algorithm>
 #include <chrono>
@@ -26,10 +26,10 @@
 namespace ember::rtl::detail {
 
 /// The control core's bus on one SoC model, with the platform's bookkeeping.
-class SocBase : public sim::CoreBus {
+class SocBase : public platform::CoreBus {
 public:
   virtual ~SocBase() = default;
-  virtual std::optional<sim::Report> takeReport() = 0;
+  virtual std::optional<platform::Report> takeReport() = 0;
   virtual std::uint64_t starts() const = 0;
 };
 
@@ -37,7 +37,7 @@ struct SocEntry {
   std::string name;
   std::function<std::uint64_t()> hash; ///< The model's isa_hash_o.
   std::function<std::unique_ptr<SocBase>(const isa::IsaDescription&, std::uint8_t*, std::uint64_t,
-                                         sim::JobPrepare)>
+                                         platform::JobPrepare)>
       make;
 };
 
@@ -72,8 +72,8 @@ public:
   using u32 = std::uint32_t;
 
   SocDriver(const isa::IsaDescription& isa, std::uint8_t* dram, u64 dram_bytes,
-            sim::JobPrepare prepare)
-      : isa_(isa), sim_(isa), prepare_(std::move(prepare)), mem_{dram, dram_bytes, 0},
+            platform::JobPrepare prepare)
+      : isa_(isa), prepare_(std::move(prepare)), mem_{dram, dram_bytes, 0},
         ctx_(std::make_unique<VerilatedContext>()), top_(std::make_unique<M>(ctx_.get())),
         port_(isa.hw().dma.latency_cycles), access_(isa.hw().control.register_access_cycles),
         tick_(isa.hw().control.tick_cycles), ctrl_(socReg(isa, "CTRL")),
@@ -106,8 +106,8 @@ public:
       cycle(false, false, 0, 0);
   }
   u64 now() const override { return now_; }
-  std::optional<sim::Report> takeReport() override {
-    std::optional<sim::Report> r = std::move(handout_);
+  std::optional<platform::Report> takeReport() override {
+    std::optional<platform::Report> r = std::move(handout_);
     handout_.reset();
     return r;
   }
@@ -154,13 +154,13 @@ private:
       throw std::runtime_error("the RTL's instruction buffer holds 131072 instructions; the "
                                "job has " +
                                std::to_string(count));
-    sim::Job job;
+    platform::Job job;
     job.text.assign(mem_.dram + text, mem_.dram + text + count * W);
-    opts_ = sim::Options{};
+    opts_ = platform::Options{};
     if (prepare_)
       prepare_(job, opts_);
-    t.budget_i = opts_.cycle_budget ? std::min(opts_.cycle_budget, sim::kMaxCycleBudget)
-                                    : sim_.defaultCycleBudget(job);
+    t.budget_i = opts_.cycle_budget ? std::min(opts_.cycle_budget, platform::kMaxCycleBudget)
+                                    : platform::defaultCycleBudget(isa_, job);
     t.eval(); // the clock is low since the last cycle: an edge per word from here
     t.prog_we_i = 1;
     for (u64 i = 0; i < count; ++i) {
@@ -192,7 +192,7 @@ private:
     if (rc_ && !t.start_o) {
       if (t.done_o || t.fault_o) {
         rc_->finish(t);
-        sim::Report r = std::move(rc_->report);
+        platform::Report r = std::move(rc_->report);
         r.host_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - jobStart_).count();
         handout_ = std::move(r);
@@ -220,8 +220,7 @@ private:
   }
 
   const isa::IsaDescription& isa_;
-  sim::Simulator sim_; ///< Its default cycle budget.
-  sim::JobPrepare prepare_;
+  platform::JobPrepare prepare_;
   DeviceMem mem_;
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<M> top_;
@@ -229,9 +228,9 @@ private:
   const u64 access_, tick_;
   const u32 ctrl_, start_, reset_;
   u64 now_ = 0, starts_ = 0;
-  sim::Options opts_;                  ///< Of the running job (the collector reads it).
-  std::optional<ReportCollector> rc_;  ///< While a job runs.
-  std::optional<sim::Report> handout_; ///< The last ended job's report, until taken.
+  platform::Options opts_;                  ///< Of the running job (the collector reads it).
+  std::optional<ReportCollector> rc_;       ///< While a job runs.
+  std::optional<platform::Report> handout_; ///< The last ended job's report, until taken.
   std::chrono::steady_clock::time_point jobStart_;
   bool overrun_ = false, conflict_ = false;
 };

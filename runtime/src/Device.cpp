@@ -49,12 +49,12 @@ struct Device::Impl {
   Options opts;
   std::uint8_t* dram = nullptr;
   const detail::Firmware* fw = nullptr; ///< The firmware build of this description.
-  std::unique_ptr<sim::ControlPlatform> platform;
-  sim::CoreBus* bus = nullptr;                      ///< While the control core runs.
-  std::optional<sim::Report> jobReport;             ///< Of the job the core is running.
-  std::map<std::uint32_t, sim::Report> reports;     ///< By ring index, until taken.
-  std::map<std::uint32_t, std::uint64_t> jobCycles; ///< Platform cycles, by ring index.
-  std::uint64_t stepStart = 0;                      ///< Platform cycle the core took a job.
+  std::unique_ptr<platform::ControlPlatform> platform;
+  platform::CoreBus* bus = nullptr;                  ///< While the control core runs.
+  std::optional<platform::Report> jobReport;         ///< Of the job the core is running.
+  std::map<std::uint32_t, platform::Report> reports; ///< By ring index, until taken.
+  std::map<std::uint32_t, std::uint64_t> jobCycles;  ///< Platform cycles, by ring index.
+  std::uint64_t stepStart = 0;                       ///< Platform cycle the core took a job.
   // The ring, host and core sides.
   mutable std::mutex mu;
   mutable std::condition_variable cv;
@@ -102,7 +102,7 @@ void Device::Impl::coreLoop() {
     }
     // The core wakes on the doorbell and runs until the ring is empty; the platform's
     // simulation lasts as long (its clock stands still while the core sleeps).
-    platform->run([&](sim::CoreBus& b) {
+    platform->run([&](platform::CoreBus& b) {
       current = this;
       bus = &b;
       for (;;) {
@@ -179,7 +179,7 @@ Device::Device(isa::IsaDescription isa, Options opts)
     impl_->platform = std::make_unique<sim::Platform>(
         impl_->isa, impl_->dram, impl_->opts.dram_bytes, impl_->opts.engine, impl_->opts.prepare);
   // The host's set-up of the ring registers, before the core first runs.
-  impl_->platform->run([&](sim::CoreBus& b) {
+  impl_->platform->run([&](platform::CoreBus& b) {
     b.write(regOffset(impl_->isa, "RING_BASE_LO"), 0);
     b.write(regOffset(impl_->isa, "RING_BASE_HI"), 0);
     b.write(regOffset(impl_->isa, "RING_SIZE"), n);
@@ -252,12 +252,12 @@ std::optional<std::uint64_t> Device::takeJobCycles(std::uint32_t index) {
   impl_->jobCycles.erase(it);
   return c;
 }
-std::optional<sim::Report> Device::takeReport(std::uint32_t index) {
+std::optional<platform::Report> Device::takeReport(std::uint32_t index) {
   std::lock_guard<std::mutex> lk(impl_->mu);
   auto it = impl_->reports.find(index);
   if (it == impl_->reports.end())
     return std::nullopt;
-  sim::Report r = std::move(it->second);
+  platform::Report r = std::move(it->second);
   impl_->reports.erase(it);
   return r;
 }

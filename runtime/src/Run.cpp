@@ -5,9 +5,9 @@
 
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
+#include "ember/platform/Io.h"
+#include "ember/platform/Report.h"
 #include "ember/runtime/Runtime.h"
-#include "ember/sim/Io.h"
-#include "ember/sim/Report.h"
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
 #include "ember/support/Npy.h"
@@ -173,9 +173,9 @@ namespace {
 /// of the engine (the SystemC model, or req.engine). The window is the run's
 /// (--dram-window, else the description's DRAM size); the result's DRAM holds the
 /// outputs of a finished job.
-sim::Result runThroughRing(const isa::IsaDescription& desc, const isa::Binary& bin,
-                           const std::map<std::string, std::vector<std::uint8_t>>& inputs,
-                           const sim::Options& opts, const RunRequest& req) {
+platform::Result runThroughRing(const isa::IsaDescription& desc, const isa::Binary& bin,
+                                const std::map<std::string, std::vector<std::uint8_t>>& inputs,
+                                const platform::Options& opts, const RunRequest& req) {
   const std::uint64_t window =
       opts.dram_window_bytes ? opts.dram_window_bytes : desc.hw().dram.size_bytes;
   Device::Options dopts;
@@ -183,13 +183,13 @@ sim::Result runThroughRing(const isa::IsaDescription& desc, const isa::Binary& b
   dopts.dram_bytes = window + isa::elfImageSize(bin, desc) + (std::uint64_t(1) << 20);
   dopts.engine = req.engine;
   dopts.platform = req.platform;
-  dopts.prepare = [&](sim::Job& job, sim::Options& o) {
+  dopts.prepare = [&](platform::Job& job, platform::Options& o) {
     job.debug = bin.debug; // per-layer rows of the report
     o = opts;              // progress, the engine's own budget (the window is the job's)
   };
   Device dev(desc, dopts);
   Session session(dev);
-  const std::uint32_t id = session.submit(bin, inputs, sim::kMaxCycleBudget, window);
+  const std::uint32_t id = session.submit(bin, inputs, platform::kMaxCycleBudget, window);
   std::optional<Completion> c;
   while (!(c = session.wait(id, std::chrono::hours(1)))) {
   }
@@ -199,7 +199,7 @@ sim::Result runThroughRing(const isa::IsaDescription& desc, const isa::Binary& b
                          " (docs/firmware.md section 3)");
   if (!c->report)
     throw isa::Error(req.binary, "the NPU firmware", "ended the job with " + c->describe());
-  sim::Result res;
+  platform::Result res;
   res.report = std::move(*c->report);
   for (const auto& io : bin.io)
     if (io.dir == isa::IoDir::Output && c->outputs.count(io.name))
@@ -227,11 +227,11 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
   std::map<std::string, std::vector<std::uint8_t>> inputs;
   for (const auto& [name, file] : req.inputs) {
     const isa::IoEntry* entry = inputEntry(name, "--input " + name);
-    inputs[name] = sim::packIo(*entry, elementsFor(*entry, readNpy(file), file), lanes);
+    inputs[name] = platform::packIo(*entry, elementsFor(*entry, readNpy(file), file), lanes);
   }
   for (const auto& [name, t] : req.input_tensors) {
     const isa::IoEntry* entry = inputEntry(name, "input " + name);
-    inputs[name] = sim::packIo(*entry, elementsFor(*entry, t, "input " + name), lanes);
+    inputs[name] = platform::packIo(*entry, elementsFor(*entry, t, "input " + name), lanes);
   }
   for (std::size_t i = 0; i < bin.io.size(); ++i) {
     const isa::IoEntry& io = bin.io[i];
@@ -239,7 +239,7 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
       continue;
     if (req.fill_missing)
       inputs[io.name] =
-          sim::packIo(io, elementsFor(io, req.fill_missing(io, i), "input " + io.name), lanes);
+          platform::packIo(io, elementsFor(io, req.fill_missing(io, i), "input " + io.name), lanes);
     else
       err << req.tool << ": warning: input '" << io.name << "' not given; it is all zeros\n";
   }
@@ -255,7 +255,7 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
       ins.push_back(file);
     checkNotSameFile(outs, ins);
   }
-  sim::Options opts = req.options;
+  platform::Options opts = req.options;
   opts.binary_name = req.binary;
   const bool tty = req.progress && isatty(fileno(stderr));
   auto last = std::chrono::steady_clock::now();
@@ -274,16 +274,18 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
       std::fflush(stderr);
     };
   // The memory map against the window, as before (an error naming the region).
-  simulator.checkJob(bin, inputs, opts.dram_window_bytes, req.binary);
+  platform::checkJob(desc, bin, inputs, opts.dram_window_bytes, req.binary);
   // Through the job ring when the runtime has a firmware build of the description (the
   // shipped ones); another description's binary runs on the engine directly
   // (docs/firmware.md section 6).
-  sim::Result res =
+  platform::Result res =
       firmwareSupports(desc) ? runThroughRing(desc, bin, inputs, opts, req)
       : req.engine
-          ? req.engine(desc, simulator.makeJob(bin, inputs, opts.dram_window_bytes, req.binary),
+          ? req.engine(desc,
+                       platform::makeJob(desc, bin, inputs, opts.dram_window_bytes, req.binary),
                        opts)
-          : simulator.run(simulator.makeJob(bin, inputs, opts.dram_window_bytes, req.binary), opts);
+          : simulator.run(platform::makeJob(desc, bin, inputs, opts.dram_window_bytes, req.binary),
+                          opts);
   if (printed)
     std::fprintf(stderr, "\r%70s\r", "");
   RunResult out;
@@ -292,8 +294,8 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
     if (io.dir == isa::IoDir::Output)
       out.outputs.emplace_back(
           io.name,
-          tensorOf(io,
-                   sim::unpackIo(io, res.dram.read(io.dram_offset, io.size_bytes).data(), lanes)));
+          tensorOf(io, platform::unpackIo(io, res.dram.read(io.dram_offset, io.size_bytes).data(),
+                                          lanes)));
   // A faulted run's outputs are not results: none are written (report and trace are).
   if (!req.out_dir.empty() && !res.report.fault) {
     std::filesystem::create_directories(req.out_dir);
@@ -301,9 +303,9 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
       writeNpy((std::filesystem::path(req.out_dir) / (npyFileStem(name) + ".npy")).string(), t);
   }
   if (!req.report_json.empty())
-    sim::writeJsonFile(req.report_json, sim::toJson(res.report));
+    platform::writeJsonFile(req.report_json, platform::toJson(res.report));
   if (!req.trace_json.empty())
-    sim::writeJsonFile(req.trace_json, sim::toChromeTrace(res.report), -1);
+    platform::writeJsonFile(req.trace_json, platform::toChromeTrace(res.report), -1);
   if (res.report.fault) {
     err << req.tool << ": " << req.binary << ": " << res.report.fault->message() << "\n";
     out.status = kExitNpuFault;
@@ -315,7 +317,7 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
 int runAndPrint(const RunRequest& req, std::ostream& out, std::ostream& err) {
   RunResult r = runBinary(req, err);
   if (req.table)
-    out << sim::formatTable(r.report);
+    out << platform::formatTable(r.report);
   return r.status;
 }
 
@@ -331,7 +333,7 @@ int runJobs(const std::vector<std::string>& binaries, const RunRequest& req, std
     for (const auto& [name, file] : req.inputs)
       for (const auto& io : bins.back().io)
         if (io.name == name && io.dir == isa::IoDir::Input)
-          inputs[k][name] = sim::packIo(io, elementsFor(io, readNpy(file), file), lanes);
+          inputs[k][name] = platform::packIo(io, elementsFor(io, readNpy(file), file), lanes);
   }
   Device::Options dopts;
   dopts.engine = req.engine;
@@ -359,7 +361,7 @@ int runJobs(const std::vector<std::string>& binaries, const RunRequest& req, std
       for (const auto& io : bins[done].io)
         if (io.dir == isa::IoDir::Output)
           writeNpy((dir / (npyFileStem(io.name) + ".npy")).string(),
-                   tensorOf(io, sim::unpackIo(io, c->outputs.at(io.name).data(), lanes)));
+                   tensorOf(io, platform::unpackIo(io, c->outputs.at(io.name).data(), lanes)));
     }
     ++done;
   }

@@ -2,7 +2,7 @@
 #include "ember/runtime/Runtime.h"
 
 #include "ember/isa/error.h"
-#include "ember/sim/Io.h"
+#include "ember/platform/Io.h"
 
 #include <cstring>
 #include <thread>
@@ -84,7 +84,7 @@ std::uint32_t Session::submit(const isa::Binary& bin,
   std::memcpy(dev_.dram(binAddr, elf.size()), elf.data(), elf.size());
   dev_.zero(winBase, windowSize);
   for (const auto& [name, bytes] : inputs) {
-    const isa::IoEntry& e = sim::inputEntry(bin, name, bytes.size());
+    const isa::IoEntry& e = platform::inputEntry(bin, name, bytes.size());
     std::memcpy(dev_.dram(winBase + e.dram_offset, bytes.size()), bytes.data(), bytes.size());
   }
   ember_job_slot s{};
@@ -94,7 +94,7 @@ std::uint32_t Session::submit(const isa::Binary& bin,
   s.binary_size = elf.size();
   s.window_base = winBase;
   s.window_size = windowSize;
-  s.cycle_budget = cycle_budget ? cycle_budget : sim::kMaxCycleBudget;
+  s.cycle_budget = cycle_budget ? cycle_budget : platform::kMaxCycleBudget;
   const u64 slot = dev_.ringBase() + u64(tail_ % dev_.ringSlots()) * EMBER_RING_RECORD_BYTES;
   std::memcpy(dev_.dram(slot, sizeof s), &s, sizeof s);
   inflight_[tail_] = InFlight{bin, winBase, windowSize, next_};

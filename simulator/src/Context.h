@@ -6,6 +6,7 @@
 
 #include <systemc>
 
+#include "PlatformTypes.h"
 #include <functional>
 
 namespace ember::sim::detail {

@@ -10,6 +10,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define EMBER_SIM_X86 1
+#include "PlatformTypes.h"
 #include <immintrin.h>
 #define EMBER_SIM_VNNI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
 #else

@@ -4,6 +4,7 @@
 // (docs/numerics.md, NPU part).
 #pragma once
 
+#include "PlatformTypes.h"
 #include <cstddef>
 #include <cstdint>
 #include <vector>

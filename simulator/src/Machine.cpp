@@ -4,6 +4,7 @@
 
 #include "ember/isa/error.h"
 
+#include "PlatformTypes.h"
 #include <algorithm>
 #include <cmath>
 #include <cstring>

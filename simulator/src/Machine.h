@@ -6,9 +6,10 @@
 #include "Kernels.h"
 #include "ember/isa/description.h"
 #include "ember/isa/instruction.h"
-#include "ember/sim/Dram.h"
-#include "ember/sim/Report.h"
+#include "ember/platform/Dram.h"
+#include "ember/platform/Report.h"
 
+#include "PlatformTypes.h"
 #include <algorithm>
 #include <cstdint>
 #include <map>

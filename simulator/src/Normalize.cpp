@@ -4,6 +4,7 @@
 #include "ember/isa/roles.h"
 #include "ember/isa/semantic.h"
 
+#include "PlatformTypes.h"
 #include <algorithm>
 #include <cstring>
 #include <string>

@@ -5,6 +5,7 @@
 
 #include "ember/isa/roles.h"
 
+#include "PlatformTypes.h"
 #include <algorithm>
 
 namespace ember::sim::detail {

@@ -14,6 +14,7 @@
 
 #include <systemc>
 
+#include "PlatformTypes.h"
 #include <array>
 #include <cstdint>
 #include <deque>

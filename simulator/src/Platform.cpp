@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "PlatformTypes.h"
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -376,7 +377,7 @@ private:
       detail::Machine machine(p_.isa, job.dram,
                               windowSize ? windowSize : p_.isa.hw().dram.size_bytes);
       const u64 budget = o.cycle_budget ? std::min(o.cycle_budget, kMaxCycleBudget)
-                                        : p_.sim.defaultCycleBudget(job);
+                                        : platform::defaultCycleBudget(p_.sim.isa(), job);
       detail::Npu npu(p_.isa, job, o, budget, machine, st, &abort_);
       live_ = &st;
       try {

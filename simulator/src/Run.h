@@ -2,9 +2,10 @@
 #pragma once
 
 #include "Machine.h"
-#include "ember/sim/Report.h"
+#include "ember/platform/Report.h"
 #include "ember/sim/Simulator.h"
 
+#include "PlatformTypes.h"
 #include <array>
 #include <cstdint>
 #include <optional>

@@ -2,6 +2,7 @@
 #include "Run.h"
 #include "ember/isa/roles.h"
 
+#include "PlatformTypes.h"
 #include <algorithm>
 
 namespace ember::sim::detail {

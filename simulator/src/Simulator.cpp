@@ -3,7 +3,7 @@
 // and build the report.
 #include "ember/sim/Simulator.h"
 #include "ember/isa/roles.h"
-#include "ember/sim/Io.h"
+#include "ember/platform/Io.h"
 
 #include "Context.h"
 #include "Machine.h"
@@ -15,6 +15,7 @@
 
 #include <systemc>
 
+#include "PlatformTypes.h"
 #include <chrono>
 #include <cstdlib>
 #include <deque>
@@ -106,34 +107,12 @@ Simulator::Simulator(isa::IsaDescription isa) : isa_(std::move(isa)) {
   checkShapes(isa_);
 }
 
-u64 Simulator::defaultCycleBudget(const Job& job) const {
-  return onePassBudget(job);
-}
-
-u64 Simulator::onePassBudget(const Job& job) const {
-  const unsigned W = isa_.instructionBytes();
-  u64 sum = kBudgetSlack + isa_.hw().fetch.latency_cycles;
-  for (std::size_t i = 0; W && i < job.text.size() / W; ++i) {
-    try {
-      isa::Instruction insn = isa::Instruction::decode(isa_, job.text.data() + i * W, "", "");
-      detail::classOf(insn.desc());
-      // One cycle of fetch per instruction (rule F1) plus its one-pass duration.
-      u64 c = isa::timing::onePass(isa_, insn);
-      c = c == UINT64_MAX ? c : c + 1;
-      sum = c > kMaxCycleBudget - sum ? kMaxCycleBudget : sum + c;
-    } catch (const std::exception&) {
-      // Faults at fetch; costs nothing.
-    }
-  }
-  return std::min(sum, kMaxCycleBudget);
-}
-
 Result Simulator::run(const Job& job, const Options& opts) const {
   auto t0 = std::chrono::steady_clock::now();
   Result res;
   detail::RunState st(isa_, job);
-  const u64 budget =
-      opts.cycle_budget ? std::min(opts.cycle_budget, kMaxCycleBudget) : defaultCycleBudget(job);
+  const u64 budget = opts.cycle_budget ? std::min(opts.cycle_budget, kMaxCycleBudget)
+                                       : platform::defaultCycleBudget(isa_, job);
   detail::inSystemC([&] {
     detail::Machine machine(isa_, job.dram,
                             opts.dram_window_bytes ? opts.dram_window_bytes
@@ -158,45 +137,10 @@ Result Simulator::run(const Job& job, const Options& opts) const {
   return res;
 }
 
-void Simulator::checkJob(const isa::Binary& bin,
-                         const std::map<std::string, std::vector<std::uint8_t>>& inputs, u64 window,
-                         const std::string& file) const {
-  if (window == 0)
-    window = isa_.hw().dram.size_bytes;
-  // Every region must fit the window (I/O entries and constants lie inside regions).
-  for (const auto& r : bin.memmap)
-    if (r.dram_offset > window || r.size_bytes > window - r.dram_offset)
-      throw isa::Error(file, "section .ember.memmap: region \"" + r.name + "\"",
-                       "[" + std::to_string(r.dram_offset) + ", " +
-                           std::to_string(r.dram_offset + r.size_bytes) +
-                           ") does not fit the job's DRAM window of " + std::to_string(window) +
-                           " bytes (--dram-window)");
-  for (const auto& [name, bytes] : inputs)
-    (void)inputEntry(bin, name, bytes.size());
-}
-
-Job Simulator::makeJob(const isa::Binary& bin,
-                       const std::map<std::string, std::vector<std::uint8_t>>& inputs, u64 window,
-                       const std::string& file) const {
-  checkJob(bin, inputs, window, file);
-  Job job;
-  const unsigned W = isa_.instructionBytes();
-  job.text.resize(bin.code.size() * W);
-  for (std::size_t i = 0; i < bin.code.size(); ++i)
-    bin.code[i].encodeInto(job.text.data() + i * W);
-  for (const auto& r : bin.memmap)
-    if (r.kind == isa::RegionKind::Const)
-      job.dram.write(r.dram_offset, bin.constants);
-  for (const auto& [name, bytes] : inputs)
-    job.dram.write(inputEntry(bin, name, bytes.size()).dram_offset, bytes);
-  job.debug = bin.debug;
-  return job;
-}
-
 Result Simulator::run(const isa::Binary& bin,
                       const std::map<std::string, std::vector<std::uint8_t>>& inputs,
                       const Options& opts) const {
-  return run(makeJob(bin, inputs, opts.dram_window_bytes, opts.binary_name), opts);
+  return run(platform::makeJob(isa_, bin, inputs, opts.dram_window_bytes, opts.binary_name), opts);
 }
 
 } // namespace ember::sim

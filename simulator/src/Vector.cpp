@@ -2,6 +2,7 @@
 #include "Machine.h"
 #include "ember/isa/roles.h"
 
+#include "PlatformTypes.h"
 #include <algorithm>
 #include <cstring>
 

@@ -36,7 +36,7 @@ const ember::isa::IsaDescription& isa() {
 struct Device {
   std::vector<std::uint8_t> dram = std::vector<std::uint8_t>(64u << 20, 0);
   ember::sim::Platform platform{isa(), dram.data(), dram.size()};
-  ember::sim::CoreBus* bus = nullptr; ///< While the core runs.
+  ember::platform::CoreBus* bus = nullptr; ///< While the core runs.
   std::uint32_t doorbell = 0, head = 0, irqs = 0;
 
   std::uint32_t read(std::uint32_t off) { return bus->read(off); }
@@ -45,7 +45,7 @@ struct Device {
   std::uint64_t starts() const { return platform.starts(); }
   /// Runs `fn` as the control core's program.
   void core(const std::function<void()>& fn) {
-    platform.run([&](ember::sim::CoreBus& b) {
+    platform.run([&](ember::platform::CoreBus& b) {
       bus = &b;
       fn();
       bus = nullptr;
@@ -165,7 +165,7 @@ TEST_F(Fixture, AGoodJobRunsAndItsOutputsAreTheModelsOwn) {
   EXPECT_EQ(c.magic, EMBER_COMPLETION_MAGIC);
   EXPECT_EQ(c.job_id, 41u);
   EXPECT_EQ(c.status, EMBER_JOB_DONE) << c.detail;
-  ember::sim::Result fresh = ember::sim::Simulator(isa()).run(bin, {});
+  ember::platform::Result fresh = ember::sim::Simulator(isa()).run(bin, {});
   EXPECT_EQ(c.cycles, fresh.report.cycles);
   EXPECT_EQ(output(), fresh.dram.read(0x10000, 64));
   EXPECT_EQ(d.head, 1u);
@@ -274,7 +274,7 @@ const char* const kFaults[] = {
 
 TEST_F(Fixture, EveryFaultAndTheWatchdogAreRecoveredFrom) {
   const auto good = image(copyProgram(5));
-  ember::sim::Result fresh = ember::sim::Simulator(isa()).run(copyProgram(5), {});
+  ember::platform::Result fresh = ember::sim::Simulator(isa()).run(copyProgram(5), {});
   std::uint32_t id = 100;
   auto recover = [&](const char* what) {
     std::fill(d.dram.begin() + long(kWindow), d.dram.begin() + long(kWindow + kWindowSize), 0);
@@ -285,7 +285,7 @@ TEST_F(Fixture, EveryFaultAndTheWatchdogAreRecoveredFrom) {
   };
   for (const char* text : kFaults) {
     ember::isa::Binary bin = ember::isa::assemble(text, isa(), "fault.s");
-    ember::sim::Result ref = ember::sim::Simulator(isa()).run(bin, {});
+    ember::platform::Result ref = ember::sim::Simulator(isa()).run(bin, {});
     ASSERT_TRUE(ref.report.fault.has_value()) << text;
     ember_completion c = runOne(image(bin), ++id);
     EXPECT_EQ(c.status, EMBER_JOB_FAULT) << text;

@@ -26,7 +26,7 @@
 
 namespace {
 
-using ember::sim::Job;
+using ember::platform::Job;
 using u64 = std::uint64_t;
 
 const ember::isa::IsaDescription& isa() {
@@ -36,7 +36,7 @@ const ember::isa::IsaDescription& isa() {
 
 Job jobOf(const ember::isa::Binary& bin) {
   if (!bin.memmap.empty())
-    return ember::sim::Simulator(isa()).makeJob(bin, {});
+    return ember::platform::makeJob(isa(), bin, {});
   Job job;
   const unsigned W = isa().instructionBytes();
   job.text.resize(bin.code.size() * W);
@@ -47,7 +47,7 @@ Job jobOf(const ember::isa::Binary& bin) {
 
 /// The cycle until which an instruction's data path works: its end, or for a background
 /// array instruction (docs/simulator.md rule E6) the array's end, start + T.
-u64 workEnd(const ember::isa::Instruction& in, const ember::sim::Slice& s) {
+u64 workEnd(const ember::isa::Instruction& in, const ember::platform::Slice& s) {
   return in.desc().background ? s.start + ember::isa::timing::idle(isa(), in).cycles : s.end;
 }
 
@@ -58,7 +58,7 @@ u64 workEnd(const ember::isa::Instruction& in, const ember::sim::Slice& s) {
 /// gemm's array until start + T); one engine runs one instruction at a time, but a background
 /// gemm's array works on in [start, start + T) while the compute engine starts the next ones (rule
 /// E6).
-bool racy(const Job& job, const std::vector<ember::sim::Slice>& slices) {
+bool racy(const Job& job, const std::vector<ember::platform::Slice>& slices) {
   const unsigned W = isa().instructionBytes();
   std::vector<std::vector<ember::progen::RowRange>> fp;
   std::vector<u64> until;
@@ -88,10 +88,10 @@ bool racy(const Job& job, const std::vector<ember::sim::Slice>& slices) {
 /// are compared only for race-free programs (`*raced` says whether it was one).
 std::string cosim(const Job& job, u64 budget = 0, bool* raced = nullptr) {
   ember::sim::Simulator sim(isa());
-  ember::sim::Options opts;
+  ember::platform::Options opts;
   opts.cycle_budget = budget;
-  const u64 b = budget ? budget : sim.defaultCycleBudget(job);
-  ember::sim::Result s = sim.run(job, opts);
+  const u64 b = budget ? budget : ember::platform::defaultCycleBudget(isa(), job);
+  ember::platform::Result s = sim.run(job, opts);
   // EMBER_RTL_RAND_SEED: the seed of a model with random initial state (rtl.xrand.*).
   const char* seed = std::getenv("EMBER_RTL_RAND_SEED");
   ember::rtl::RtlResult r = ember::rtl::runVerilated<EMBER_RTL_MODEL>(
@@ -117,7 +117,7 @@ std::string cosim(const Job& job, u64 budget = 0, bool* raced = nullptr) {
     return d.str();
   }
   // Per instruction, in stream order: the first diverging one.
-  auto byIndex = [](std::vector<ember::sim::Slice> v) {
+  auto byIndex = [](std::vector<ember::platform::Slice> v) {
     std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
     return v;
   };
@@ -256,7 +256,8 @@ u64 issueOf(const char* name) {
   return u64(isa().findInstruction(name)->timingOf("issue"));
 }
 
-ember::sim::Result simRun(const std::string& text, const std::vector<std::uint8_t>& image = {}) {
+ember::platform::Result simRun(const std::string& text,
+                               const std::vector<std::uint8_t>& image = {}) {
   Job job = jobOf(ember::isa::assemble(text, isa(), "e6.s"));
   if (!image.empty())
     job.dram.write(0, image);
@@ -346,9 +347,9 @@ TEST(Cosim, E6_BackgroundGemmOverlapsVector) {
   EXPECT_FALSE(raced) << "the program is race-free: its outputs must be compared";
 
   // The contract by hand, from the end r4 of the sync that waits for the loads.
-  const ember::sim::Result s = simRun(p, img);
+  const ember::platform::Result s = simRun(p, img);
   ASSERT_TRUE(s.ok()) << s.report.fault->message();
-  std::vector<ember::sim::Slice> sl = s.report.slices;
+  std::vector<ember::platform::Slice> sl = s.report.slices;
   std::sort(sl.begin(), sl.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
   ASSERT_EQ(sl.size(), 19u);
   auto at = [&](std::size_t i, u64 take, u64 start, u64 end) {
@@ -402,7 +403,7 @@ TEST(Cosim, E6_BackgroundGemmOverlapsVector) {
   for (std::size_t k; (k = plain.find("gemm.bg ")) != std::string::npos;)
     plain.replace(k, 8, "gemm ");
   EXPECT_EQ(cosimAsm(plain, img), "");
-  const ember::sim::Result sp = simRun(plain, img);
+  const ember::platform::Result sp = simRun(plain, img);
   ASSERT_TRUE(sp.ok());
   EXPECT_TRUE(sp.dram == s.dram) << "gemm.bg computes what gemm computes";
   EXPECT_GT(sp.report.cycles, s.report.cycles);
@@ -457,8 +458,8 @@ struct DmaSlice {
   const char *insn, *mem;
   u64 s0, lines, S, v1;
 };
-void expectDmaSlices(const std::vector<ember::sim::Slice>& sl, std::initializer_list<DmaSlice> want,
-                     bool literal) {
+void expectDmaSlices(const std::vector<ember::platform::Slice>& sl,
+                     std::initializer_list<DmaSlice> want, bool literal) {
   for (const DmaSlice& w : want) {
     const u64 t = sl.at(w.slice).end - sl.at(w.slice).start;
     EXPECT_EQ(t, dmaCycles(w.insn, w.mem, w.s0, w.lines, w.S)) << "slice " << w.slice;
@@ -469,22 +470,23 @@ void expectDmaSlices(const std::vector<ember::sim::Slice>& sl, std::initializer_
 }
 
 /// The model's slices of `text` by stream index (it must run without a fault).
-std::vector<ember::sim::Slice> slicesOf(const std::string& text,
-                                        const std::vector<std::uint8_t>& image) {
-  const ember::sim::Result s = simRun(text, image);
+std::vector<ember::platform::Slice> slicesOf(const std::string& text,
+                                             const std::vector<std::uint8_t>& image) {
+  const ember::platform::Result s = simRun(text, image);
   EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.report.fault->message());
-  std::vector<ember::sim::Slice> sl = s.report.slices;
+  std::vector<ember::platform::Slice> sl = s.report.slices;
   std::sort(sl.begin(), sl.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
   return sl;
 }
 
 /// The RTL's DRAM window after `text` (the model's is the same when cosim() passes).
-ember::sim::DramImage rtlDram(const std::string& text, const std::vector<std::uint8_t>& image) {
+ember::platform::DramImage rtlDram(const std::string& text,
+                                   const std::vector<std::uint8_t>& image) {
   Job job = jobOf(ember::isa::assemble(text, isa(), "d1.s"));
   job.dram.write(0, image);
   ember::sim::Simulator sim(isa());
   ember::rtl::RtlResult r = ember::rtl::runVerilated<EMBER_RTL_MODEL>(
-      isa(), job, ember::sim::Options{}, sim.defaultCycleBudget(job));
+      isa(), job, ember::platform::Options{}, ember::platform::defaultCycleBudget(isa(), job));
   EXPECT_FALSE(r.overrun);
   return r.dram;
 }
@@ -745,7 +747,7 @@ TEST(Cosim, E6_DoneWaitsForTheArray) {
       const u64 end = FL + (reset ? TR : T);
       p += halt ? "finish\n" : "";
       EXPECT_EQ(cosimAsm(p), "") << p;
-      const ember::sim::Result s = simRun(p);
+      const ember::platform::Result s = simRun(p);
       ASSERT_TRUE(s.ok()) << s.report.fault->message();
       EXPECT_EQ(s.report.cycles, end + (halt ? issueOf("finish") : 0)) << p;
     }
@@ -872,9 +874,9 @@ TEST(Cosim, DW1_DepthwiseBankCycles) {
     EXPECT_EQ(C[2], 3u);
   }
   // The contract by hand, from the end r4 of the sync that waits for the loads.
-  const ember::sim::Result s = simRun(p, img);
+  const ember::platform::Result s = simRun(p, img);
   ASSERT_TRUE(s.ok()) << s.report.fault->message();
-  std::vector<ember::sim::Slice> sl = s.report.slices;
+  std::vector<ember::platform::Slice> sl = s.report.slices;
   std::sort(sl.begin(), sl.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
   ASSERT_EQ(sl.size(), 18u);
   auto at = [&](std::size_t i, u64 take, u64 start, u64 end) {
@@ -927,11 +929,11 @@ TEST(Cosim, DW1_Faults) {
   auto n = [](u64 v) { return std::to_string(v); };
   auto fault = [&](const std::string& text) {
     EXPECT_EQ(cosimAsm(text), "") << text;
-    const ember::sim::Result s = simRun(text);
-    return s.report.fault ? std::optional<ember::sim::FaultKind>(s.report.fault->kind)
+    const ember::platform::Result s = simRun(text);
+    return s.report.fault ? std::optional<ember::platform::FaultKind>(s.report.fault->kind)
                           : std::nullopt;
   };
-  using ember::sim::FaultKind;
+  using ember::platform::FaultKind;
   const std::string big = "dwconv act_addr=0 acc_addr=" + n(accRows - 1) +
                           " wgt_addr=0 n0=2 n1=1 acc_s0=1 kh=7 kw=7 tap_s0=1 tap_s1=7\nfinish\n";
   EXPECT_EQ(fault(big), FaultKind::BadOperand);
@@ -966,7 +968,7 @@ TEST(Cosim, DW1_Faults) {
           isa(), "dwbg.s");
       b.code[1].set(role, 1);
       EXPECT_EQ(cosim(jobOf(b)), "") << role;
-      const ember::sim::Result s = ember::sim::Simulator(isa()).run(jobOf(b));
+      const ember::platform::Result s = ember::sim::Simulator(isa()).run(jobOf(b));
       ASSERT_TRUE(s.report.fault.has_value()) << role;
       EXPECT_EQ(s.report.fault->kind, FaultKind::BadOperand) << role;
       EXPECT_EQ(s.report.fault->cycle, FL + dwCycles(8, dwTapCycles(1, 2, 1, 0))) << role;
@@ -978,7 +980,7 @@ TEST(Cosim, DW1_Faults) {
   const std::string last = "dwconv act_addr=0 acc_addr=0 wgt_addr=0 n0=5 n1=2 act_s0=1 "
                            "act_s1=5 acc_s0=1 acc_s1=5 kh=2 kw=2 tap_s0=1 tap_s1=5\nfinish\n";
   Job job = jobOf(ember::isa::assemble(last, isa(), "dwb.s"));
-  const ember::sim::Result ok = ember::sim::Simulator(isa()).run(job);
+  const ember::platform::Result ok = ember::sim::Simulator(isa()).run(job);
   ASSERT_TRUE(ok.ok()) << ok.report.fault->message();
   EXPECT_EQ(cosim(job, ok.report.cycles), "");
   EXPECT_EQ(cosim(job, ok.report.cycles - 1), "");
@@ -1060,7 +1062,7 @@ TEST(Cosim, QuantizedAddExtremes) {
     // The program itself is meaningful: no fault, and its results span the int8 range.
     Job job = jobOf(ember::isa::assemble(p, isa(), "qadd.s"));
     job.dram.write(0, img);
-    const ember::sim::Result s = ember::sim::Simulator(isa()).run(job);
+    const ember::platform::Result s = ember::sim::Simulator(isa()).run(job);
     ASSERT_TRUE(s.ok()) << s.report.fault->message();
     const u64 rb = isa().memory("act").row_bytes;
     bool lo = false, hi = false, mid = false;
@@ -1234,7 +1236,7 @@ TEST(Cosim, NormalizeExtremes) {
     // The program is meaningful: no fault, and both ops' results take many values.
     Job job = jobOf(ember::isa::assemble(p, isa(), "norm.s"));
     job.dram.write(0, img);
-    const ember::sim::Result s = ember::sim::Simulator(isa()).run(job);
+    const ember::platform::Result s = ember::sim::Simulator(isa()).run(job);
     ASSERT_TRUE(s.ok()) << s.report.fault->message();
     std::set<int> smv, lnv;
     for (u64 a = 131072 + 140 * ab; a < 131072 + 170 * ab; ++a)
@@ -1330,9 +1332,9 @@ TEST(Cosim, Faults) {
           isa(), "bg.s");
       b.code[1].set(role, 1);
       EXPECT_EQ(cosim(jobOf(b)), "") << role;
-      const ember::sim::Result s = ember::sim::Simulator(isa()).run(jobOf(b));
+      const ember::platform::Result s = ember::sim::Simulator(isa()).run(jobOf(b));
       ASSERT_TRUE(s.report.fault.has_value()) << role;
-      EXPECT_EQ(s.report.fault->kind, ember::sim::FaultKind::BadOperand) << role;
+      EXPECT_EQ(s.report.fault->kind, ember::platform::FaultKind::BadOperand) << role;
       EXPECT_EQ(s.report.fault->cycle, FL + gemmCycles("gemm.bg", 40, 1, 1)) << role;
       EXPECT_EQ(s.report.fault->instruction, 1) << role;
     }
@@ -1356,9 +1358,9 @@ INSTANTIATE_TEST_SUITE_P(Seeds, CosimRandom, ::testing::Range(1, 121));
 
 /// Whether a compute instruction other than an array one starts while a background
 /// instruction's array works (rule E6): the overlap the random programs must exercise.
-bool overlapsArray(const Job& job, const std::vector<ember::sim::Slice>& slices) {
+bool overlapsArray(const Job& job, const std::vector<ember::platform::Slice>& slices) {
   const unsigned W = isa().instructionBytes();
-  auto decode = [&](const ember::sim::Slice& s) {
+  auto decode = [&](const ember::platform::Slice& s) {
     return ember::isa::Instruction::decode(isa(), job.text.data() + s.index * W, "job", "insn");
   };
   for (const auto& g : slices) {
@@ -1379,7 +1381,7 @@ TEST(Cosim, AtLeastFiftyRaceFreeRandomPrograms) {
   int clean = 0, background = 0, overlapped = 0, depthwise = 0;
   for (int seed = 1; seed <= 120; ++seed) {
     Job job = jobOf(ember::progen::generate(isa(), std::uint64_t(seed)));
-    ember::sim::Result s = ember::sim::Simulator(isa()).run(job);
+    ember::platform::Result s = ember::sim::Simulator(isa()).run(job);
     const bool ok = s.ok() && !racy(job, s.report.slices);
     clean += ok;
     const unsigned W = isa().instructionBytes();
@@ -1425,10 +1427,10 @@ TEST(Cosim, SpeedFigures) {
        {std::pair<const char*, std::string>{"gemm-bound", gemm}, {"dma-bound", dma}}) {
     Job job = jobOf(ember::isa::assemble(text + "finish\n", isa(), "speed.s"));
     ember::sim::Simulator sim(isa());
-    ember::sim::Options o;
-    ember::sim::Result s = sim.run(job, o);
-    ember::rtl::RtlResult r =
-        ember::rtl::runVerilated<EMBER_RTL_MODEL>(isa(), job, o, sim.defaultCycleBudget(job));
+    ember::platform::Options o;
+    ember::platform::Result s = sim.run(job, o);
+    ember::rtl::RtlResult r = ember::rtl::runVerilated<EMBER_RTL_MODEL>(
+        isa(), job, o, ember::platform::defaultCycleBudget(isa(), job));
     ASSERT_TRUE(s.ok()) << s.report.fault->message();
     ASSERT_EQ(r.report.cycles, s.report.cycles);
     std::printf("%s: %llu cycles; RTL %.0f cycles/s, SystemC model %.0f cycles/s\n", what,

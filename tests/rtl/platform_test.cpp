@@ -161,7 +161,7 @@ struct Outcome {
 /// The jobs one by one, then the good ones again as a batch in flight (the ring of 4
 /// slots fills), on a device made by `platform` (empty: the SystemC platform).
 Outcome runAll(const ember::isa::IsaDescription& d, const std::vector<Job>& jobs,
-               ember::sim::PlatformFactory platform) {
+               ember::platform::PlatformFactory platform) {
   // The NPU's own budget per job, by its first instruction word and length.
   std::map<std::vector<std::uint8_t>, u64> budgets;
   for (const auto& j : jobs)
@@ -177,7 +177,7 @@ Outcome runAll(const ember::isa::IsaDescription& d, const std::vector<Job>& jobs
   o.ring_slots = 4;
   o.dram_bytes = u64(1) << 33;
   o.platform = std::move(platform);
-  o.prepare = [&](ember::sim::Job& job, ember::sim::Options& opts) {
+  o.prepare = [&](ember::platform::Job& job, ember::platform::Options& opts) {
     auto it = budgets.find(job.text);
     if (it != budgets.end())
       opts.cycle_budget = it->second;
@@ -267,7 +267,7 @@ struct RawRun {
   std::vector<ember_completion> records;
   std::vector<u64> cycles;
 };
-RawRun runIllegal(const ember::isa::IsaDescription& d, ember::sim::PlatformFactory platform) {
+RawRun runIllegal(const ember::isa::IsaDescription& d, ember::platform::PlatformFactory platform) {
   ember::runtime::Device::Options o;
   o.ring_slots = 4;
   o.dram_bytes = u64(1) << 28;

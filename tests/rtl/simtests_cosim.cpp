@@ -30,15 +30,15 @@ struct Tally {
 } tally;
 
 /// The model's rule-E6 race diagnosis (simulator/src/Machine.cpp, Machine::touch).
-bool backgroundRace(const ember::sim::Report& r) {
-  return r.fault && r.fault->kind == ember::sim::FaultKind::BadOperand &&
+bool backgroundRace(const ember::platform::Report& r) {
+  return r.fault && r.fault->kind == ember::platform::FaultKind::BadOperand &&
          r.fault->reason.find("while the array's background ") != std::string::npos &&
          r.fault->reason.find(" uses rows") != std::string::npos;
 }
 } // namespace
 
-void cosimCheck(const ember::isa::IsaDescription& isa, const ember::sim::Job& job,
-                const ember::sim::Options& opts, const ember::sim::Result& s) {
+void cosimCheck(const ember::isa::IsaDescription& isa, const ember::platform::Job& job,
+                const ember::platform::Options& opts, const ember::platform::Result& s) {
   std::optional<ember::rtl::RtlSimulator> rtl;
   try {
     rtl.emplace(isa);
@@ -52,8 +52,8 @@ void cosimCheck(const ember::isa::IsaDescription& isa, const ember::sim::Job& jo
   }
   ++tally.both;
   ember::rtl::RtlRun run = rtl->run(job, opts);
-  const ember::sim::Report& a = s.report;
-  const ember::sim::Report& b = run.result.report;
+  const ember::platform::Report& a = s.report;
+  const ember::platform::Report& b = run.result.report;
   EXPECT_FALSE(run.overrun) << "an RTL datapath overran its instruction";
   EXPECT_FALSE(run.bus_conflict) << "both DMA engines drove the DRAM port";
   ASSERT_EQ(a.fault.has_value(), b.fault.has_value())
@@ -77,7 +77,7 @@ void cosimCheck(const ember::isa::IsaDescription& isa, const ember::sim::Job& jo
     EXPECT_EQ(a.engines[e].idle, b.engines[e].idle) << a.engines[e].name;
   }
   if (opts.record_slices) {
-    auto sorted = [](std::vector<ember::sim::Slice> v) {
+    auto sorted = [](std::vector<ember::platform::Slice> v) {
       std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
       return v;
     };

@@ -52,7 +52,7 @@ TEST(Runtime, JobsInFlightCompleteInOrderWithTheModelsOutputs) {
     ASSERT_TRUE(c.has_value()) << k;
     EXPECT_EQ(c->record.status, EMBER_JOB_DONE) << c->describe();
     EXPECT_EQ(c->record.job_id, jobs[std::size_t(k)]);
-    ember::sim::Result ref = ember::sim::Simulator(isa()).run(bin, {{"x", bytes(k)}});
+    ember::platform::Result ref = ember::sim::Simulator(isa()).run(bin, {{"x", bytes(k)}});
     EXPECT_EQ(c->outputs.at("y"), ref.dram.read(0x1000, 64)) << k;
     ASSERT_TRUE(c->report.has_value());
     EXPECT_EQ(c->report->cycles, ref.report.cycles);
@@ -93,7 +93,7 @@ TEST(Runtime, FaultsAndTimeoutsAreReportedAndTheDeviceRecovers) {
   c = s.wait(s.submit(doubler(), {{"x", bytes(3)}}, 100000), 10s);
   ASSERT_TRUE(c.has_value());
   EXPECT_TRUE(c->ok()) << c->describe();
-  ember::sim::Result ref = ember::sim::Simulator(isa()).run(doubler(), {{"x", bytes(3)}});
+  ember::platform::Result ref = ember::sim::Simulator(isa()).run(doubler(), {{"x", bytes(3)}});
   EXPECT_EQ(c->outputs.at("y"), ref.dram.read(0x1000, 64));
 }
 

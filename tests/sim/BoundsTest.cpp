@@ -13,8 +13,8 @@
 
 using namespace simtest;
 using ember::isa::Binary;
-using ember::sim::FaultKind;
-using ember::sim::Result;
+using ember::platform::FaultKind;
+using ember::platform::Result;
 using ember::sim::Simulator;
 using u64 = std::uint64_t;
 
@@ -64,17 +64,17 @@ TEST(SimBounds, RegionAtTheTopOfTheDramWindowIsSparse) {
 }
 
 TEST(SimBounds, DramImageIsCopyOnWrite) {
-  ember::sim::DramImage a(std::vector<std::uint8_t>{1, 2, 3});
-  ember::sim::DramImage b = a;
+  ember::platform::DramImage a(std::vector<std::uint8_t>{1, 2, 3});
+  ember::platform::DramImage b = a;
   b.write(1, std::vector<std::uint8_t>{9});
   EXPECT_EQ(a[1], 2);
   EXPECT_EQ(b[1], 9);
   EXPECT_NE(a, b);
   b.write(1, std::vector<std::uint8_t>{2});
   EXPECT_EQ(a, b);
-  ember::sim::DramImage zeros;
+  ember::platform::DramImage zeros;
   zeros.write(1u << 20, std::vector<std::uint8_t>(4, 0));
-  EXPECT_EQ(zeros, ember::sim::DramImage()); // written zeros equal untouched bytes
+  EXPECT_EQ(zeros, ember::platform::DramImage()); // written zeros equal untouched bytes
   EXPECT_EQ(zeros.pages(), 1u);
 }
 
@@ -109,11 +109,11 @@ TEST(SimBounds, HostileGemmsStopAtTheDefaultBudgetInBoundedTime) {
             n2 = u64(g->field("n2")->maxValue());
   Binary bin = ember::isa::assemble(maximalGemms(isa, 100), isa, "hostile.s");
   Simulator sim(isa);
-  auto job = sim.makeJob(bin, {});
+  auto job = ember::platform::makeJob(isa, bin, {});
   // 2^20 + the fetch latency + per instruction one fetch cycle and its one-pass duration.
-  const u64 budget = ember::sim::kBudgetSlack + isa.hw().fetch.latency_cycles +
+  const u64 budget = ember::platform::kBudgetSlack + isa.hw().fetch.latency_cycles +
                      100 * (1 + gemmPass(isa, n0, n1, n2)) + 1 + tim(isa, "finish", "issue");
-  EXPECT_EQ(sim.defaultCycleBudget(job), budget);
+  EXPECT_EQ(ember::platform::defaultCycleBudget(isa, job), budget);
   auto t0 = std::chrono::steady_clock::now();
   Result r = sim.run(job);
   const double seconds = secondsSince(t0);
@@ -140,7 +140,7 @@ TEST(SimBounds, AnExplicitBudgetRunsWhatTheDefaultStops) {
   ASSERT_TRUE(stopped.report.fault.has_value());
   EXPECT_EQ(stopped.report.fault->kind, FaultKind::CycleBudget);
   EXPECT_EQ(stopped.report.retired, 0u); // its data effect was never computed
-  ember::sim::Options o;
+  ember::platform::Options o;
   o.cycle_budget = 4'000'000;
   Result r = run(isa, text, {}, o);
   ASSERT_TRUE(r.ok()) << r.report.fault->message();
@@ -156,7 +156,7 @@ TEST(SimBounds, MemoryMapOutsideTheWindowIsALoadError) {
   Binary bin = ember::isa::assemble(
       ".isa \"ember-v1\"\n.region \"in\" input 0x10000 0x1000\nfinish\n", isa, "w.s");
   Simulator sim(isa);
-  ember::sim::Options o;
+  ember::platform::Options o;
   o.dram_window_bytes = 0x8000;
   o.binary_name = "w.elf";
   try {
@@ -198,8 +198,8 @@ TEST(SimBounds, CycleCountOverflowFaultsInsteadOfWrapping) {
             std::string::npos)
       << r.report.fault->message();
   // Large but representable: stopped by the budget, not by overflow.
-  ember::sim::Options o;
-  o.cycle_budget = ember::sim::kMaxCycleBudget;
+  ember::platform::Options o;
+  o.cycle_budget = ember::platform::kMaxCycleBudget;
   r = run(isa,
           "gemm act_addr=0 acc_addr=0 wgt_addr=0 n0=" + std::to_string(u64(1) << 30) +
               " n1=" + std::to_string(u64(1) << 30) + " n2=1 reset\nfinish\n",
@@ -222,8 +222,8 @@ TEST(SimBounds, BankConflictsOfLongLoopsAreCountedExactly) {
       conflicts += (A + i0 * a0 + i1 * a1) % act.banks == (B + i0 * b0 + i1 * b1) % act.banks;
   ASSERT_GT(conflicts, 0u);
   ASSERT_LT(conflicts, n0 * n1);
-  ember::sim::Options o;
-  o.cycle_budget = ember::sim::kMaxCycleBudget;
+  ember::platform::Options o;
+  o.cycle_budget = ember::platform::kMaxCycleBudget;
   Result r = run(isa,
                  "vadd dst_mem=acc src_mem=act dst_addr=0 src0_addr=11 src1_addr=100 n0=250 "
                  "n1=60 dst_s0=0 dst_s1=0 src0_s0=3 src0_s1=7 src1_s0=5 src1_s1=2\nfinish\n",
@@ -269,8 +269,8 @@ TEST(SimBounds, ExtremeButLegalDescriptionGivesTheClosedForm) {
     for (auto& [key, value] : in["timing"].items())
       value = M;
   auto isa = ember::isa::IsaDescription::loadString(j.dump(), "extreme.json");
-  ember::sim::Options o;
-  o.cycle_budget = ember::sim::kMaxCycleBudget;
+  ember::platform::Options o;
+  o.cycle_budget = ember::platform::kMaxCycleBudget;
   // DMA of the whole act SRAM, taken in cycle L (rule F1): issue + setup + latency +
   // max(lines * ceil(line bytes / bw), rows / rows a cycle, bytes * lat / (outstanding *
   // burst)) (D1).

@@ -10,8 +10,8 @@
 #include <functional>
 
 using namespace simtest;
-using ember::sim::Result;
-using ember::sim::Slice;
+using ember::platform::Result;
+using ember::platform::Slice;
 using u64 = std::uint64_t;
 
 namespace {
@@ -128,7 +128,7 @@ TEST(SimContract, E4_APopMakesRoomForAPushFromTheNextCycle) {
   // trace right after the sync's duration.
   EXPECT_EQ(r.report.engines[0].token_stall, (L + Tg + 1) - (L + 3));
   bool waitRoom = false;
-  const nlohmann::json trace = ember::sim::toChromeTrace(r.report);
+  const nlohmann::json trace = ember::platform::toChromeTrace(r.report);
   for (const auto& ev : trace["traceEvents"])
     if (ev.value("name", "") == "wait room") {
       waitRoom = true;

@@ -7,20 +7,20 @@
 #include <gtest/gtest.h>
 
 using namespace simtest;
-using ember::sim::FaultKind;
-using ember::sim::Result;
+using ember::platform::FaultKind;
+using ember::platform::Result;
 
 namespace {
 
 void expectFault(const Result& r, FaultKind kind, const std::string& engine, std::int64_t index,
                  const std::string& text) {
-  ASSERT_FALSE(r.ok()) << "expected a " << ember::sim::faultKindName(kind) << " fault";
+  ASSERT_FALSE(r.ok()) << "expected a " << ember::platform::faultKindName(kind) << " fault";
   const auto& f = *r.report.fault;
   EXPECT_EQ(f.kind, kind) << f.message();
   EXPECT_EQ(f.engine, engine) << f.message();
   EXPECT_EQ(f.instruction, index) << f.message();
   EXPECT_NE(f.reason.find(text), std::string::npos) << f.message();
-  EXPECT_NE(f.message().find(std::string("fault ") + ember::sim::faultKindName(kind)),
+  EXPECT_NE(f.message().find(std::string("fault ") + ember::platform::faultKindName(kind)),
             std::string::npos);
 }
 
@@ -78,7 +78,7 @@ TEST(SimFaults, DramAccessOutOfRange) {
       run(isa, "dma.ld sram=act sram_addr=0 dram_addr=0xfffffff0 size0=2 size1=1 size2=1\n"),
       FaultKind::DramOutOfRange, "load", 0, "leave the job's DRAM window");
   // Beyond a smaller job window.
-  ember::sim::Options o;
+  ember::platform::Options o;
   o.dram_window_bytes = 0x1000;
   Result r = run(isa,
                  "dma.ld sram=act sram_addr=0 dram_addr=0 size0=4 size1=1 size2=1 push_next\n"
@@ -97,7 +97,7 @@ TEST(SimFaults, TokenUnderflow) {
   // pop_prev on the load engine (the assembler refuses it; a raw binary can hold it).
   ember::isa::Instruction insn(*isa.findInstruction("dma.ld"));
   insn.set("pop_prev", 1);
-  ember::sim::Job job;
+  ember::platform::Job job;
   job.text = insn.encode();
   expectFault(ember::sim::Simulator(isa).run(job), FaultKind::TokenUnderflow, "load", 0,
               "has no previous engine");
@@ -115,7 +115,7 @@ TEST(SimFaults, TokenOverflow) {
   // push_next on the store engine (raw binary).
   ember::isa::Instruction insn(*isa.findInstruction("dma.st"));
   insn.set("push_next", 1);
-  ember::sim::Job job;
+  ember::platform::Job job;
   job.text = insn.encode();
   expectFault(ember::sim::Simulator(isa).run(job), FaultKind::TokenOverflow, "store", 0,
               "has no next engine");
@@ -133,7 +133,7 @@ TEST(SimFaults, DeadlockListsTheWaitingInstructions) {
 
 TEST(SimFaults, CycleBudgetExceeded) {
   const auto& isa = refIsa();
-  ember::sim::Options o;
+  ember::platform::Options o;
   o.cycle_budget = 100;
   Result r = run(
       isa,

@@ -25,9 +25,9 @@ void expectLegal(const ember::isa::IsaDescription& isa, int seeds) {
       for (const char* t : {"pop_prev", "pop_next", "push_prev", "push_next"})
         tokens += in.has(t) && in.get(t);
     }
-    ember::sim::Options o;
+    ember::platform::Options o;
     o.record_slices = false;
-    ember::sim::Result r = sim.run(bin, {}, o);
+    ember::platform::Result r = sim.run(bin, {}, o);
     ASSERT_TRUE(r.ok()) << isa.name() << " seed " << seed << ": " << r.report.fault->message()
                         << "\n"
                         << ember::isa::disassemble(bin, isa);

@@ -1,6 +1,6 @@
 // Host-side I/O layout: NCHWc blocking of 4-D and 2-D entries, pixel packing, patches,
 // flat entries, errors.
-#include "ember/sim/Io.h"
+#include "ember/platform/Io.h"
 #include "ember/isa/error.h"
 
 #include <gtest/gtest.h>
@@ -32,20 +32,20 @@ std::vector<std::uint8_t> iota(std::size_t n) {
 // [1, 5, 2, 1] with L = 4: two channel blocks; byte ((cb*H + h)*W + w)*L + c%L.
 TEST(SimIo, Nchwc4dBlocksChannelsAndPadsWithZeros) {
   IoEntry e = entry({1, 5, 2, 1}, 2 * 2 * 4, ember::isa::Layout::Nchwc);
-  auto packed = ember::sim::packIo(e, iota(10), 4);
+  auto packed = ember::platform::packIo(e, iota(10), 4);
   // logical element (c, h) holds 1 + c*2 + h.
   std::vector<std::uint8_t> want = {1, 3, 5, 7, 2, 4, 6, 8, 9, 0, 0, 0, 10, 0, 0, 0};
   EXPECT_EQ(packed, want);
-  EXPECT_EQ(ember::sim::unpackIo(e, packed.data(), 4), iota(10));
+  EXPECT_EQ(ember::platform::unpackIo(e, packed.data(), 4), iota(10));
 }
 
 // A 2-D [N, C] entry is [N, C, 1, 1]: rows of L channels per batch element.
 TEST(SimIo, Nchwc2dIsNc11) {
   IoEntry e = entry({2, 6}, 2 * 2 * 4, ember::isa::Layout::Nchwc);
-  auto packed = ember::sim::packIo(e, iota(12), 4);
+  auto packed = ember::platform::packIo(e, iota(12), 4);
   std::vector<std::uint8_t> want = {1, 2, 3, 4, 5, 6, 0, 0, 7, 8, 9, 10, 11, 12, 0, 0};
   EXPECT_EQ(packed, want);
-  EXPECT_EQ(ember::sim::unpackIo(e, packed.data(), 4), iota(12));
+  EXPECT_EQ(ember::platform::unpackIo(e, packed.data(), 4), iota(12));
 }
 
 // Packed (docs/isa.md, the .ember.io section): a 1 x 2 x 1 x 4 image (channels c, pixels
@@ -62,9 +62,9 @@ TEST(SimIo, PackedPutsNeighbouringPixelsSideBySide) {
       2, 6, 3, 7, 4, 8, 0, 0, // xp 1: pixels 1, 2, 3
       4, 8, z, z, z, z, 0, 0, // xp 2: pixels 3, 4, 5
   };
-  const auto packed = ember::sim::packIo(e, iota(8), 8);
+  const auto packed = ember::platform::packIo(e, iota(8), 8);
   EXPECT_EQ(packed, want);
-  EXPECT_EQ(ember::sim::unpackIo(e, packed.data(), 8), iota(8));
+  EXPECT_EQ(ember::platform::unpackIo(e, packed.data(), 8), iota(8));
 }
 
 // Patches (docs/isa.md, the .ember.io section): a 1 x 2 x 2 x 3 image (element 1 + c * 6
@@ -83,18 +83,18 @@ TEST(SimIo, PatchesHoldEachOutputPixelsWindow) {
       z, z,  4, 10, // block 1, ox 0: (1, 0) x = -1; (1, 1) x = 0
       5, 11, 6, 12  // block 1, ox 1: (1, 0) x = 1; (1, 1) x = 2
   };
-  const auto packed = ember::sim::packIo(e, iota(12), 4);
+  const auto packed = ember::platform::packIo(e, iota(12), 4);
   EXPECT_EQ(packed, want);
-  EXPECT_EQ(ember::sim::unpackIo(e, packed.data(), 4), iota(12));
+  EXPECT_EQ(ember::platform::unpackIo(e, packed.data(), 4), iota(12));
 }
 
 TEST(SimIo, FlatIsCopiedAndErrorsNameTheEntry) {
   IoEntry flat = entry({3}, 4, ember::isa::Layout::Flat);
-  EXPECT_EQ(ember::sim::packIo(flat, iota(3), 16), (std::vector<std::uint8_t>{1, 2, 3, 0}));
-  EXPECT_THROW(ember::sim::packIo(flat, iota(2), 16), ember::isa::Error);
+  EXPECT_EQ(ember::platform::packIo(flat, iota(3), 16), (std::vector<std::uint8_t>{1, 2, 3, 0}));
+  EXPECT_THROW(ember::platform::packIo(flat, iota(2), 16), ember::isa::Error);
   IoEntry three = entry({1, 4, 2}, 64, ember::isa::Layout::Nchwc);
   try {
-    ember::sim::packIo(three, iota(8), 4);
+    ember::platform::packIo(three, iota(8), 4);
     FAIL() << "a 3-D nchwc entry must be refused";
   } catch (const ember::isa::Error& err) {
     EXPECT_NE(std::string(err.what()).find("4-D (N, C, H, W) or 2-D (N, C), not 3-D"),

@@ -15,7 +15,7 @@
 namespace {
 
 using namespace simtest;
-using ember::sim::Result;
+using ember::platform::Result;
 
 constexpr int L = 16;         // ember-v1's lanes
 constexpr int kDstRow = 400;  // act row of the result
@@ -229,7 +229,7 @@ TEST(SimNormalize, FaultsBeforeAnyEffect) {
   // The parameter block's last row beyond acc (1024 rows): softmax needs 2 + 16 rows.
   Result r = run(isa, "softmax dst_addr=0 src_addr=0 block_addr=1010 len=4 n1=1\nfinish\n");
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.report.fault->kind, ember::sim::FaultKind::SramOutOfRange);
+  EXPECT_EQ(r.report.fault->kind, ember::platform::FaultKind::SramOutOfRange);
   EXPECT_NE(r.report.fault->message().find("acc row 1027"), std::string::npos)
       << r.report.fault->message();
   // LayerNorm of 40 codes: 2 + 3 * 3 rows; from 1014 the last is 1024.

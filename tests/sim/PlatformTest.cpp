@@ -15,7 +15,7 @@
 #include <functional>
 
 using namespace simtest;
-using ember::sim::CoreBus;
+using ember::platform::CoreBus;
 using ember::sim::Platform;
 using u64 = std::uint64_t;
 using u32 = std::uint32_t;
@@ -57,9 +57,9 @@ struct Fixture {
     job.dram.forEachPage([&](u64 a, const std::uint8_t* p, u64 n) {
       std::memcpy(dram.data() + kWindow + a, p, std::min<u64>(n, kWindowSize - a));
     });
-    ember::sim::Options o;
+    ember::platform::Options o;
     o.dram_window_bytes = kWindowSize;
-    ember::sim::Job noDebug = job;
+    ember::platform::Job noDebug = job;
     noDebug.debug.clear();
     ref = ember::sim::Simulator(d).run(noDebug, o);
   }
@@ -79,8 +79,8 @@ struct Fixture {
   }
 
   ember::isa::IsaDescription isa;
-  ember::sim::Job job;
-  ember::sim::Result ref;
+  ember::platform::Job job;
+  ember::platform::Result ref;
   std::vector<std::uint8_t> dram = std::vector<std::uint8_t>(32u << 20, 0);
 };
 
@@ -258,8 +258,8 @@ TEST(Platform, AnEngineThatRunsAJobAtOnceIsPlayedBackInTime) {
   // here the reference run of the same job, handed back once the job's text checks out.
   int calls = 0;
   Platform p(f.isa, f.dram.data(), f.dram.size(),
-             [&](const ember::isa::IsaDescription&, const ember::sim::Job& j,
-                 const ember::sim::Options& o) {
+             [&](const ember::isa::IsaDescription&, const ember::platform::Job& j,
+                 const ember::platform::Options& o) {
                ++calls;
                EXPECT_EQ(j.text, f.job.text);
                EXPECT_EQ(o.dram_window_bytes, kWindowSize);
@@ -293,8 +293,8 @@ TEST(Platform, AnOffsetOutsideTheMapIsABusError) {
 TEST(Platform, AnEngineMayNotStartASimulationOfItsOwn) {
   Fixture f(withControl(4, u64(1) << 20), kCopy, input());
   Platform p(f.isa, f.dram.data(), f.dram.size(),
-             [&](const ember::isa::IsaDescription& d, const ember::sim::Job& j,
-                 const ember::sim::Options& o) { return ember::sim::Simulator(d).run(j, o); });
+             [&](const ember::isa::IsaDescription& d, const ember::platform::Job& j,
+                 const ember::platform::Options& o) { return ember::sim::Simulator(d).run(j, o); });
   try {
     p.run([&](CoreBus& b) {
       f.program(b);

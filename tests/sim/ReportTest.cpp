@@ -3,14 +3,14 @@
 #include "SimTestUtil.h"
 
 #include "ember/isa/error.h"
-#include "ember/sim/Report.h"
+#include "ember/platform/Report.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
 using namespace simtest;
-using ember::sim::Result;
+using ember::platform::Result;
 
 namespace {
 
@@ -65,7 +65,7 @@ TEST(SimReport, JsonHasTheDocumentedKeysAndLayers) {
   const auto& isa = refIsa();
   Result r = run(isa, kTwoLayers, randomBytes(0x8000, 9));
   ASSERT_TRUE(r.ok());
-  auto j = ember::sim::toJson(r.report);
+  auto j = ember::platform::toJson(r.report);
   for (const char* k :
        {"cycles", "clock_hz", "mac_utilization", "energy", "layers", "engines", "memories"})
     EXPECT_TRUE(j.contains(k)) << k;
@@ -86,7 +86,7 @@ TEST(SimReport, JsonHasTheDocumentedKeysAndLayers) {
   EXPECT_EQ(j["layers"][1]["dram_bytes"].get<std::uint64_t>(), 64u * 64);
   EXPECT_TRUE(j["fault"].is_null());
   // The table names the same figures.
-  std::string t = ember::sim::formatTable(r.report);
+  std::string t = ember::platform::formatTable(r.report);
   for (const char* s :
        {"cycles", "MACs", "load", "compute", "store", "token-stall", "leakage", "conv", "dram"})
     EXPECT_NE(t.find(s), std::string::npos) << s;
@@ -96,7 +96,7 @@ TEST(SimReport, ChromeTraceHasOneSlicePerInstructionAndLayer) {
   const auto& isa = refIsa();
   Result r = run(isa, kTwoLayers, randomBytes(0x8000, 9));
   ASSERT_TRUE(r.ok());
-  auto t = ember::sim::toChromeTrace(r.report);
+  auto t = ember::platform::toChromeTrace(r.report);
   ASSERT_TRUE(t.contains("traceEvents"));
   int insnSlices = 0, layerSlices = 0;
   std::set<int> tids;
@@ -123,7 +123,8 @@ TEST(SimReport, RunsAreDeterministic) {
   Result a = run(isa, kTwoLayers, img), b = run(isa, kTwoLayers, img);
   EXPECT_EQ(a.report.cycles, b.report.cycles);
   EXPECT_EQ(a.dram, b.dram);
-  EXPECT_EQ(ember::sim::toJson(a.report)["energy"], ember::sim::toJson(b.report)["energy"]);
+  EXPECT_EQ(ember::platform::toJson(a.report)["energy"],
+            ember::platform::toJson(b.report)["energy"]);
 }
 
 TEST(SimReport, DescriptionsThatDoNotFitAreRejected) {

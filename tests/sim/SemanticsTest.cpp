@@ -7,7 +7,7 @@
 #include <algorithm>
 
 using namespace simtest;
-using ember::sim::Result;
+using ember::platform::Result;
 
 namespace {
 
@@ -127,7 +127,7 @@ TEST(SimSemantics, DepthwiseSumsTheTapsOfEachChannel) {
   Result big = run(isa, "dwconv act_addr=0 acc_addr=0 wgt_addr=0 n0=1 n1=1 kh=5 kw=5 tap_s0=1 "
                         "tap_s1=5\nfinish\n");
   ASSERT_FALSE(big.ok());
-  EXPECT_EQ(big.report.fault->kind, ember::sim::FaultKind::BadOperand);
+  EXPECT_EQ(big.report.fault->kind, ember::platform::FaultKind::BadOperand);
 }
 
 TEST(SimSemantics, VectorBinaryOpsWrapAndSaturate) {

@@ -26,10 +26,10 @@ inline const ember::isa::IsaDescription& largeIsa() {
 }
 
 /// A job from assembly text with `image` as the initial DRAM.
-inline ember::sim::Job makeJob(const ember::isa::IsaDescription& isa, const std::string& text,
-                               std::vector<std::uint8_t> image = {}) {
+inline ember::platform::Job makeJob(const ember::isa::IsaDescription& isa, const std::string& text,
+                                    std::vector<std::uint8_t> image = {}) {
   ember::isa::Binary bin = ember::isa::assemble(text, isa, "test.s");
-  ember::sim::Job job;
+  ember::platform::Job job;
   const unsigned W = isa.instructionBytes();
   job.text.resize(bin.code.size() * W);
   for (std::size_t i = 0; i < bin.code.size(); ++i)
@@ -42,16 +42,16 @@ inline ember::sim::Job makeJob(const ember::isa::IsaDescription& isa, const std:
 #ifdef EMBER_SIMTEST_COSIM
 /// rtl.simtests.*: every program a simulator test runs through run() also runs on the
 /// Verilated RTL of its description (when the build has one) and must agree.
-void cosimCheck(const ember::isa::IsaDescription& isa, const ember::sim::Job& job,
-                const ember::sim::Options& opts, const ember::sim::Result& r);
+void cosimCheck(const ember::isa::IsaDescription& isa, const ember::platform::Job& job,
+                const ember::platform::Options& opts, const ember::platform::Result& r);
 #endif
 
-inline ember::sim::Result run(const ember::isa::IsaDescription& isa, const std::string& text,
-                              std::vector<std::uint8_t> image = {},
-                              const ember::sim::Options& opts = {}) {
+inline ember::platform::Result run(const ember::isa::IsaDescription& isa, const std::string& text,
+                                   std::vector<std::uint8_t> image = {},
+                                   const ember::platform::Options& opts = {}) {
   ember::sim::Simulator sim(isa);
-  ember::sim::Job job = makeJob(isa, text, std::move(image));
-  ember::sim::Result r = sim.run(job, opts);
+  ember::platform::Job job = makeJob(isa, text, std::move(image));
+  ember::platform::Result r = sim.run(job, opts);
 #ifdef EMBER_SIMTEST_COSIM
   cosimCheck(isa, job, opts, r);
 #endif
@@ -66,7 +66,7 @@ inline std::vector<std::uint8_t> randomBytes(std::size_t n, unsigned seed) {
   return v;
 }
 
-inline std::int32_t i32At(const ember::sim::DramImage& m, std::size_t byte) {
+inline std::int32_t i32At(const ember::platform::DramImage& m, std::size_t byte) {
   std::int32_t v;
   m.read(byte, reinterpret_cast<std::uint8_t*>(&v), 4);
   return v;

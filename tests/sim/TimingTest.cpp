@@ -9,7 +9,7 @@
 #include <algorithm>
 
 using namespace simtest;
-using ember::sim::Result;
+using ember::platform::Result;
 using u64 = std::uint64_t;
 
 namespace {
@@ -230,7 +230,7 @@ TEST(SimTiming, BackgroundGemmRacesAreFaults) {
                         "acc_s0=1 wgt_s2=1";
   Result push = run(isa, g + " push_next\nfinish\n");
   ASSERT_FALSE(push.ok());
-  EXPECT_EQ(push.report.fault->kind, ember::sim::FaultKind::BadOperand);
+  EXPECT_EQ(push.report.fault->kind, ember::platform::FaultKind::BadOperand);
   EXPECT_EQ(push.report.fault->instruction, 0);
   for (const std::string& racer :
        {std::string("vmov dst_mem=act src_mem=act dst_addr=50 src_addr=2000 n0=4 n1=1 dst_s0=1 "
@@ -241,7 +241,7 @@ TEST(SimTiming, BackgroundGemmRacesAreFaults) {
                     "n0=1 n1=1 dst_s0=1 src_s0=1")}) {
     Result r = run(isa, g + "\n" + racer + "\nfinish\n");
     ASSERT_FALSE(r.ok()) << racer;
-    EXPECT_EQ(r.report.fault->kind, ember::sim::FaultKind::BadOperand) << racer;
+    EXPECT_EQ(r.report.fault->kind, ember::platform::FaultKind::BadOperand) << racer;
     EXPECT_EQ(r.report.fault->instruction, 1) << racer;
     EXPECT_NE(r.report.fault->message().find("background gemm"), std::string::npos)
         << r.report.fault->message();
@@ -419,7 +419,7 @@ TEST(SimTiming, RemovingATokenDeadlocksAndIsReported) {
   Result r = run(isa, pipeline(6, true, /*dropPushAt=*/0), pipelineImage());
   ASSERT_FALSE(r.ok());
   const auto& f = *r.report.fault;
-  EXPECT_EQ(f.kind, ember::sim::FaultKind::Deadlock);
+  EXPECT_EQ(f.kind, ember::platform::FaultKind::Deadlock);
   EXPECT_NE(f.reason.find("store waits at instruction 7 (dma.st) for a token from compute"),
             std::string::npos)
       << f.reason;

@@ -109,10 +109,10 @@ TEST(InputOptions, FillTheBindingsAndRefuseRepeatedNames) {
 
 TEST(InputOptions, AreRefusedForCompiledFiles) {
   driver::InputBindings b;
-  EXPECT_NO_THROW(refuseInputOptions(b, "m.elf"));
+  EXPECT_NO_THROW(driver::refuseInputOptions(b, "m.elf"));
   b.shapes["x"] = {1};
   try {
-    refuseInputOptions(b, "m.elf");
+    driver::refuseInputOptions(b, "m.elf");
     ADD_FAILURE() << "accepted";
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()), "--input-shape: m.elf was compiled for fixed input shapes; "

@@ -1,7 +1,7 @@
 // Tests of ember-run's helpers; expected values worked out by hand.
-#include "RunUtil.h"
-#include "Compare.h"
-#include "ember/devices/Devices.h"
+#include "ember/session/RunUtil.h"
+#include "ember/session/Compare.h"
+#include "ember/session/Devices.h"
 
 #include "ember/support/Error.h"
 
@@ -11,8 +11,8 @@
 #include <limits>
 
 using namespace ember;
-using namespace ember::run;
-using namespace ember::devices;
+using namespace ember::session;
+using namespace ember::session;
 
 TEST(RunUtil, SanitizesOutputNames) {
   EXPECT_EQ(sanitizeOutputName("output"), "output");

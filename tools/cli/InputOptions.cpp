@@ -101,13 +101,4 @@ void addInputOptions(CLI::App& app, driver::InputBindings& b, InputOptionSet set
       ->group(kGroup);
 }
 
-void refuseInputOptions(const driver::InputBindings& b, const std::string& what) {
-  if (!b.shapes.empty())
-    throw UsageError("--input-shape", what + " was compiled for fixed input shapes; the option "
-                                             "is for ONNX models");
-  if (!b.bindFiles.empty())
-    throw UsageError("--bind", what + " was compiled with its inputs; the option is for ONNX "
-                                      "models");
-}
-
 } // namespace ember::cli

@@ -2,15 +2,15 @@
 #include "Sweep.h"
 #include "Children.h"
 
-#include "RunUtil.h"
+#include "ember/session/RunUtil.h"
 
 #include "ember/backend/Backend.h"
-#include "ember/devices/Devices.h"
 #include "ember/driver/Driver.h"
 #include "ember/driver/Execute.h"
 #include "ember/driver/Partition.h"
 #include "ember/npu/Compile.h"
 #include "ember/runtime/Run.h"
+#include "ember/session/Devices.h"
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
 
@@ -68,7 +68,7 @@ Model loadModel(const std::string& path, const std::string& calibrate, bool chec
   // The inputs ember-run --random-input 1 gives: one per input the function reads.
   std::uint64_t index = 0;
   for (const Node* p : f.inputs())
-    m.inputs.emplace(p->name(), run::randomTensor(p->resultType(), 1, index++));
+    m.inputs.emplace(p->name(), session::randomTensor(p->resultType(), 1, index++));
   driver::QuantizeRequest q;
   q.calibrate = calibrate;
   m.quantized = driver::quantizeFunction(f, q);
@@ -127,11 +127,11 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 /// Runs the whole plan's binary on the SystemC model (no progress line, no files),
 /// keeping the report; a fault is an NpuFault with the simulator's message.
 partition::NpuRunner simRunner(const isa::IsaDescription& desc, const std::string& label,
-                               std::vector<sim::Report>& reports) {
+                               std::vector<platform::Report>& reports) {
   runtime::RunRequest engine;
   engine.progress = false;
   engine.tool = "ember-dse";
-  return devices::npuSegmentRunner("sim", engine, desc, devices::DeviceOptions{}, label, true,
+  return session::npuSegmentRunner("sim", engine, desc, session::DeviceOptions{}, label, true,
                                    reports);
 }
 
@@ -141,7 +141,7 @@ std::string compareOutputs(const TensorMap& got, const TensorMap& want) {
     const auto it = got.find(name);
     if (it == got.end())
       return "the NPU run has no output '" + name + "'";
-    const double d = run::maxAbsDiff(it->second, ref);
+    const double d = session::maxAbsDiff(it->second, ref);
     if (d != 0) {
       char buf[64];
       std::snprintf(buf, sizeof buf, "%g", d);
@@ -235,7 +235,7 @@ Result evaluateModel(const Point& p, const isa::IsaDescription& desc, const Mode
     r.message = e.what();
     return r;
   }
-  std::vector<sim::Report> reports;
+  std::vector<platform::Report> reports;
   partition::PlanExecutor executor(plan, simRunner(desc, m.name + " on " + p.file, reports));
   TensorMap out;
   try {
@@ -255,7 +255,7 @@ Result evaluateModel(const Point& p, const isa::IsaDescription& desc, const Mode
     r.message = "the plan is not one NPU program (fallback none)";
     return r;
   }
-  const sim::Report& rep = reports.front();
+  const platform::Report& rep = reports.front();
   r.cycles = rep.cycles;
   r.npuSeconds = rep.seconds;
   r.energyUj = rep.energy_total_pj * 1e-6;

@@ -193,14 +193,11 @@ void printQuantizeStats(const Options& o, const quant::QuantizeStats& qs) {
 
 int emitCpuBundle(const Options& o, Function& f) {
 #ifdef EMBER_HAVE_CPU_BACKEND
-  Function* target = &f;
-  if (o.precision == "int8") {
-    quant::QuantizeStats qs;
-    target = driver::quantizeFunction(f, quantizeRequest(o), &qs);
+  quant::QuantizeStats qs;
+  const bool int8 = o.precision == "int8";
+  Function* target = driver::prepareFunction(f, int8, /*compiling=*/true, quantizeRequest(o), &qs);
+  if (int8)
     printQuantizeStats(o, qs);
-  } else {
-    runPipeline(f, defaultPipeline());
-  }
   BundleOptions bo;
   bo.name = o.bundleName.empty() ? defaultBundleName(o.model) : o.bundleName;
   const BundleInfo info = emitBundle(*target, o.bundleDir, bo);

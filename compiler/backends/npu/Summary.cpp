@@ -89,7 +89,7 @@ public:
     throw Error("backend 'npu', function '" + f.name() + "'",
                 "this NPU backend only answers what the NPU supports: the compiler does not "
                 "link the simulator. Programs that link the device layer get an executing "
-                "one from createBackend(\"npu\") after ember::devices::registerNpuBackend(); "
+                "one from createBackend(\"npu\") after ember::session::registerNpuBackend(); "
                 "or compile with emberc and run `ember-run BIN.elf --device sim`");
   }
 

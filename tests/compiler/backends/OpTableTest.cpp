@@ -16,9 +16,9 @@
 #include "OutputCompare.h"
 
 #include "ember/backend/Backend.h"
-#include "ember/devices/Devices.h"
 #include "ember/driver/Driver.h"
 #include "ember/interpreter/Interpreter.h"
+#include "ember/session/Devices.h"
 #include "ember/support/Error.h"
 
 #include <gtest/gtest.h>
@@ -58,7 +58,7 @@ Form int8Form(const OpCase& c) {
 }
 
 std::vector<std::unique_ptr<Backend>> allBackends() {
-  devices::registerNpuBackend();
+  session::registerNpuBackend();
   std::vector<std::unique_ptr<Backend>> out;
   for (const std::string& name : backendNames())
     out.push_back(createBackend(name));
@@ -192,8 +192,8 @@ TEST(OpTable, InterpreterOnlyElementKinds) {
 }
 
 TEST(OpTable, TheNpuIsARegisteredBackend) {
-  devices::registerNpuBackend();
-  devices::registerNpuBackend(); // a second call changes nothing
+  session::registerNpuBackend();
+  session::registerNpuBackend(); // a second call changes nothing
   const std::vector<std::string> names = backendNames();
   EXPECT_EQ(std::count(names.begin(), names.end(), "npu"), 1);
   EXPECT_EQ(createBackend("npu")->name(), "npu");

@@ -14,12 +14,12 @@
 #include "OutputCompare.h"
 
 #include "ember/backend/Backend.h"
-#include "ember/devices/Devices.h"
 #include "ember/driver/Driver.h"
 #include "ember/driver/Execute.h"
 #include "ember/driver/Partition.h"
 #include "ember/interpreter/Interpreter.h"
 #include "ember/isa/description.h"
+#include "ember/session/Devices.h"
 #include "ember/support/Error.h"
 
 #include <gtest/gtest.h>
@@ -81,10 +81,10 @@ void expectRunsAsTheInterpreter(const partition::Plan& plan, const Form& form, d
         << "a " << s.backend << " segment holds nodes its backend cannot run\n"
         << partition::formatPlacementReport(plan);
   }
-  std::vector<sim::Report> reports;
-  const devices::DeviceOptions opts;
+  std::vector<platform::Report> reports;
+  const session::DeviceOptions opts;
   partition::PlanExecutor ex(plan,
-                             devices::npuSegmentRunner("sim", devices::npuEngine("sim"), refIsa(),
+                             session::npuSegmentRunner("sim", session::npuEngine("sim"), refIsa(),
                                                        opts, "op table", plan.whole, reports));
   const TensorMap ref = createInterpreterBackend()->compile(*form.fn)->run(form.inputs);
   EXPECT_EQ(compareOutputs(ex.run(form.inputs), ref, tol), "")

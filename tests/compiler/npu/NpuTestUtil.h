@@ -12,7 +12,7 @@
 #endif
 #include "ember/graph/Graph.h"
 #include "ember/npu/Compile.h"
-#include "ember/sim/Io.h"
+#include "ember/platform/Io.h"
 #include "ember/sim/Simulator.h"
 #include "ember/support/Error.h"
 
@@ -113,7 +113,7 @@ inline std::map<std::string, std::vector<int8_t>> randomInputs(const isa::Binary
 /// What one simulation gave.
 struct SimOut {
   std::map<std::string, std::vector<int8_t>> outputs;
-  sim::Report report;
+  platform::Report report;
 };
 
 /// Runs `bin` on the simulator with int8 inputs (logical layout); fails the test on a fault.
@@ -124,12 +124,12 @@ inline SimOut simulate(const isa::Binary& bin, const isa::IsaDescription& isa,
   for (const auto& e : bin.io)
     if (e.dir == isa::IoDir::Input) {
       const auto& v = in.at(e.name);
-      packed[e.name] = sim::packIo(e, std::vector<uint8_t>(v.begin(), v.end()), L);
+      packed[e.name] = platform::packIo(e, std::vector<uint8_t>(v.begin(), v.end()), L);
     }
   sim::Simulator s(isa);
-  sim::Options o;
+  platform::Options o;
   o.record_slices = false;
-  sim::Result r = s.run(bin, packed, o);
+  platform::Result r = s.run(bin, packed, o);
   SimOut out;
   out.report = r.report;
   EXPECT_TRUE(r.ok()) << (r.report.fault ? r.report.fault->message() : "");
@@ -137,7 +137,7 @@ inline SimOut simulate(const isa::Binary& bin, const isa::IsaDescription& isa,
     return out;
   for (const auto& e : bin.io)
     if (e.dir == isa::IoDir::Output) {
-      auto v = sim::unpackIo(e, r.dram.read(e.dram_offset, e.size_bytes).data(), L);
+      auto v = platform::unpackIo(e, r.dram.read(e.dram_offset, e.size_bytes).data(), L);
       out.outputs[e.name] = std::vector<int8_t>(v.begin(), v.end());
     }
   return out;

@@ -47,13 +47,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const isa::Error& e) {
     bug("generator", e.what()); // generated programs are legal by construction
   }
-  sim::Options o;
+  platform::Options o;
   o.cycle_budget = 200000;
   o.record_slices = false;
-  sim::Result r = s.run(bin, {}, o);
+  platform::Result r = s.run(bin, {}, o);
   const auto& rep = r.report;
   if (rep.fault) {
-    if (rep.fault->kind != sim::FaultKind::CycleBudget || rep.fault->message().empty())
+    if (rep.fault->kind != platform::FaultKind::CycleBudget || rep.fault->message().empty())
       bug("fault", rep.fault->message());
   } else if (rep.retired != rep.instructions || rep.retired != bin.code.size()) {
     bug("completion", std::to_string(rep.retired) + " of " + std::to_string(rep.instructions) +

@@ -55,7 +55,7 @@ std::unique_ptr<Backend> createBackend(const std::string& name);
 std::vector<std::string> backendNames();
 /// Adds backend `name` for the rest of the program. For backends whose execution lives
 /// above the compiler: the NPU runs through the runtime, which the compiler does not
-/// link, so the device layer registers it (`ember::devices::registerNpuBackend`).
+/// link, so the device layer registers it (`ember::session::registerNpuBackend`).
 /// Throws ember::InternalError when the name is taken.
 void registerBackend(const std::string& name, BackendFactory create);
 /// Whether a backend called `name` exists in this program.

@@ -56,6 +56,11 @@ struct InputBindings {
   bool takesInputFiles = false;
 };
 
+/// Refuses input shapes and bindings for a file that is not an ONNX model (an NPU binary or
+/// a package, compiled for fixed shapes): ember::UsageError naming the option as `b`
+/// spells it and `what`.
+void refuseInputOptions(const InputBindings& b, const std::string& what);
+
 /// "1x3x224x224": a shape as --input-shape writes it.
 std::string shapeArgument(const Shape& s);
 
@@ -70,6 +75,14 @@ Function& modelFunction(const Module& m);
 /// fail before any work.
 Function* quantizeFunction(Function& f, const QuantizeRequest& r,
                            quant::QuantizeStats* stats = nullptr);
+
+/// How a function is prepared for what runs it, the one rule every client follows: int8
+/// (`int8`) is quantizeFunction (which runs the pipeline first); float for a compiling
+/// backend (`compiling`: cpu, npu) runs the default pass pipeline in place; float for the
+/// interpreter alone runs the graph as imported. Returns the function to run (f itself,
+/// or the int8 function in f's module).
+Function* prepareFunction(Function& f, bool int8, bool compiling, const QuantizeRequest& r = {},
+                          quant::QuantizeStats* stats = nullptr);
 
 /// A model compiled for the NPU and its host.
 struct CompiledModel {

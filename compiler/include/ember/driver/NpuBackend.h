@@ -4,7 +4,7 @@
 /// (`npu::createNpuBackend`); compiling a function gives the NPU binary of all of it (no
 /// host fallback: a backend runs what it supports, the partitioner mixes backends); running
 /// it goes through an NpuRunner, because the compiler does not link the simulator. The
-/// device layer registers one as "npu" (`ember::devices::registerNpuBackend`), so
+/// device layer registers one as "npu" (`ember::session::registerNpuBackend`), so
 /// programs and tests that link it get the NPU from `createBackend("npu")` like any other
 /// backend.
 

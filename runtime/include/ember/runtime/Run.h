@@ -30,26 +30,27 @@ struct RunRequest {
   std::function<Tensor(const isa::IoEntry&, std::size_t index)> fill_missing;
   std::string out_dir; ///< Outputs as DIR/STEM.npy, STEM = npyFileStem(name).
   std::string report_json, trace_json;
-  sim::Options options;
+  platform::Options options;
   bool progress = true;           ///< Progress line on stderr when it is a terminal.
   bool table = true;              ///< Print the report table to `out`.
   std::string tool = "ember-sim"; ///< Names the program in warnings and fault lines.
   /// What runs the job: empty for the SystemC model; `ember-run --device rtl` sets the
   /// Verilated RTL here (the same job, options and result types).
-  std::function<sim::Result(const isa::IsaDescription&, const sim::Job&, const sim::Options&)>
+  std::function<platform::Result(const isa::IsaDescription&, const platform::Job&,
+                                 const platform::Options&)>
       engine;
   /// The platform of the device a job runs on when it goes through the job ring: empty
   /// for the SystemC platform (with `engine` behind its registers); `ember-run --device
   /// rtl` sets the Verilated RTL's SoC (ember::rtl::RtlPlatform::factory()), so the
   /// firmware runs against the RTL's own register port. `engine` still runs the binaries
   /// of descriptions without a firmware build.
-  sim::PlatformFactory platform;
+  platform::PlatformFactory platform;
 };
 
 /// What one run produced.
 struct RunResult {
   int status = kExitOk; ///< kExitOk (0) done, kExitNpuFault (3) the program faulted.
-  sim::Report report;
+  platform::Report report;
   std::vector<std::pair<std::string, Tensor>> outputs; ///< In I/O-table order, binary dtype.
   std::vector<isa::IoEntry> io;                        ///< The binary's I/O table.
 };

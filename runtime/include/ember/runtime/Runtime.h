@@ -26,7 +26,7 @@ namespace ember::runtime {
 /// What runs the NPU's jobs once the firmware starts them: empty for the SystemC cycle
 /// engine, live in the device's platform; ember-run --device rtl passes the Verilated
 /// RTL, whose runs the platform plays back in simulated time (ember/sim/Platform.h).
-using Engine = sim::JobEngine;
+using Engine = platform::JobEngine;
 
 /// True when this build holds a firmware build for `isa` (its description hash): the
 /// shipped descriptions and those added to EMBER_FW_DESCRIPTIONS (docs/firmware.md).
@@ -42,11 +42,11 @@ public:
     std::uint64_t dram_bytes = std::uint64_t(8) << 30; ///< Device DRAM (virtual reservation).
     std::uint32_t ring_slots = 8;                      ///< RING_SIZE (a power of two).
     Engine engine;                                     ///< Empty: the SystemC model.
-    sim::JobPrepare prepare; ///< Adds debug map and run options to each started job.
+    platform::JobPrepare prepare; ///< Adds debug map and run options to each started job.
     /// Makes the device's platform: empty for the SystemC platform (with `engine` behind
     /// its registers); ember::rtl::RtlPlatform::factory() for the Verilated RTL's own
     /// register port (the firmware drives the SoC; `engine` is then unused).
-    sim::PlatformFactory platform;
+    platform::PlatformFactory platform;
   };
   Device(isa::IsaDescription isa, Options opts);
   ~Device();
@@ -69,7 +69,7 @@ public:
   bool waitHead(std::uint32_t index, std::chrono::milliseconds timeout) const;
   /// The engine's report of the job at ring index `index` if it ran to its end (cycles,
   /// energy, slices); each is handed out once.
-  std::optional<sim::Report> takeReport(std::uint32_t index);
+  std::optional<platform::Report> takeReport(std::uint32_t index);
   /// Platform cycles the control core spent on the job at ring index `index`, from
   /// taking its slot to publishing its completion (validation, register traffic, the
   /// NPU's run, recovery); handed out once.
@@ -86,7 +86,7 @@ struct Completion {
   std::uint32_t job = 0;
   ember_completion record{};                                ///< As the firmware wrote it.
   std::map<std::string, std::vector<std::uint8_t>> outputs; ///< DRAM-layout bytes (DONE).
-  std::optional<sim::Report> report;                        ///< The engine's report (DONE).
+  std::optional<platform::Report> report;                   ///< The engine's report (DONE).
   /// Simulated cycles from the control core taking the job to its completion record:
   /// the NPU's cycles plus what the ring and the firmware cost.
   std::uint64_t platform_cycles = 0;

@@ -1,5 +1,5 @@
 // The Verilator harness of the NPU RTL (docs/rtl.md section 5): loads a job exactly as
-// the SystemC model does (the same ember::sim::Job: instruction words and DRAM image),
+// the SystemC model does (the same ember::platform::Job: instruction words and DRAM image),
 // clocks the Verilated ember_npu, serves its DRAM port with the description's latency
 // and checks its outstanding-request limit, and collects the same report fields the
 // model reports (cycles, per-instruction slices, per-engine counters, fault record).
@@ -10,9 +10,9 @@
 #pragma once
 
 #include "ember/isa/description.h"
-#include "ember/sim/Dram.h"
-#include "ember/sim/Report.h"
-#include "ember/sim/Simulator.h"
+#include "ember/platform/Dram.h"
+#include "ember/platform/Job.h"
+#include "ember/platform/Report.h"
 
 #include <verilated.h>
 
@@ -30,8 +30,8 @@ namespace ember::rtl {
 
 /// What an RTL run measured besides the report: harness-side checks of the RTL.
 struct RtlResult {
-  sim::Report report;  ///< Same fields as the SystemC model's (no energy, no layers).
-  sim::DramImage dram; ///< The DRAM window after the run.
+  platform::Report report;  ///< Same fields as the SystemC model's (no energy, no layers).
+  platform::DramImage dram; ///< The DRAM window after the run.
   std::uint64_t max_inflight_bytes = 0; ///< Most DRAM read bytes in flight at once.
   bool overrun = false;                 ///< A datapath was still busy when its engine restarted.
   bool bus_conflict = false;            ///< Both DMA engines requested in one cycle.
@@ -127,7 +127,7 @@ private:
 class ReportCollector {
 public:
   ReportCollector(const isa::IsaDescription& isa, std::uint64_t instructions,
-                  const sim::Options& opts)
+                  const platform::Options& opts)
       : opts_(opts) {
     report.isa_name = isa.name();
     report.clock_hz = isa.hw().clock_hz;
@@ -139,7 +139,7 @@ public:
     for (unsigned e = 0; e < 3; ++e) {
       if (!((top.ret_o >> e) & 1))
         continue;
-      sim::Slice s;
+      platform::Slice s;
       s.index = lane32(top.ret_index_o, e);
       s.engine = static_cast<int>(e);
       s.dispatch = lane64(top.ret_dispatch_o, e);
@@ -157,7 +157,7 @@ public:
   }
   /// Cycles, counters and fault record, once done_o or fault_o shows.
   template <class M> void finish(const M& top) {
-    sim::Report& rep = report;
+    platform::Report& rep = report;
     rep.cycles = top.done_o ? top.cycles_o : top.fault_cycle_o;
     rep.fetch_stall = top.cnt_fetch_stall_o;
     rep.macs = top.cnt_macs_o;
@@ -166,7 +166,7 @@ public:
       rep.mac_utilization =
           double(rep.macs) / (double(rep.cycles) * double(rep.peak_macs_per_cycle));
     for (unsigned e = 0; e < 3; ++e) {
-      sim::EngineReport er;
+      platform::EngineReport er;
       er.name = kEngineNames[e];
       er.instructions = lane64(top.cnt_insns_o, e);
       er.busy = lane64(top.cnt_busy_o, e);
@@ -176,14 +176,14 @@ public:
       er.idle = rep.cycles >= used ? rep.cycles - used : 0;
       rep.engines.push_back(er);
     }
-    sim::MemoryReport dm;
+    platform::MemoryReport dm;
     dm.name = "dram";
     dm.bytes_read = top.cnt_dram_read_o;
     dm.bytes_written = top.cnt_dram_write_o;
     rep.memories.push_back(dm);
     if (top.fault_o) {
-      sim::Fault f;
-      f.kind = static_cast<sim::FaultKind>(top.fault_kind_o);
+      platform::Fault f;
+      f.kind = static_cast<platform::FaultKind>(top.fault_kind_o);
       f.cycle = top.fault_cycle_o;
       f.engine = kEngineNames[top.fault_engine_o & 3];
       f.instruction = top.fault_index_o == 0xFFFFFFFFu ? -1 : std::int64_t(top.fault_index_o);
@@ -192,17 +192,17 @@ public:
       rep.fault = f;
     }
     std::sort(rep.slices.begin(), rep.slices.end(),
-              [](const sim::Slice& a, const sim::Slice& b) { return a.index < b.index; });
+              [](const platform::Slice& a, const platform::Slice& b) { return a.index < b.index; });
   }
-  sim::Report report;
+  platform::Report report;
 
 private:
-  const sim::Options& opts_;
+  const platform::Options& opts_;
 };
 
 /// The job's DRAM window as the job harness holds it.
 struct ImageMem {
-  sim::DramImage& img;
+  platform::DramImage& img;
   std::vector<std::uint8_t> read(std::uint64_t a, std::uint32_t n) const { return img.read(a, n); }
   void write(std::uint64_t a, const std::uint8_t* p, std::uint32_t n) { img.write(a, p, n); }
 };
@@ -223,8 +223,8 @@ template <class M> std::uint64_t modelHash() {
 /// `rand_seed` seeds the random initial state of a model built with --x-initial unique
 /// (0: Verilator's default seed).
 template <class M>
-RtlResult runVerilated(const isa::IsaDescription& isa, const sim::Job& job,
-                       const sim::Options& opts, std::uint64_t budget,
+RtlResult runVerilated(const isa::IsaDescription& isa, const platform::Job& job,
+                       const platform::Options& opts, std::uint64_t budget,
                        std::uint64_t rand_seed = 0) {
   using u64 = std::uint64_t;
   const auto t0 = std::chrono::steady_clock::now();
@@ -234,7 +234,7 @@ RtlResult runVerilated(const isa::IsaDescription& isa, const sim::Job& job,
   if (rand_seed)
     ctx->randSeed(static_cast<int>(rand_seed));
   auto top = std::make_unique<M>(ctx.get());
-  sim::DramImage dram = job.dram;
+  platform::DramImage dram = job.dram;
   const u64 window = opts.dram_window_bytes ? opts.dram_window_bytes : isa.hw().dram.size_bytes;
   const unsigned W = isa.instructionBytes();
   const u64 n = W ? job.text.size() / W : 0;

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "ember/isa/description.h"
-#include "ember/sim/Platform.h"
+#include "ember/platform/ControlPlatform.h"
 
 #include <cstdint>
 #include <memory>
@@ -26,28 +26,28 @@ std::vector<std::string> builtSocModels();
 /// loads the job's instruction words from device DRAM (INSN_BASE, INSN_COUNT) into the
 /// NPU's instruction buffer through its prog_* port, a backdoor that takes no platform
 /// cycles, and sets the NPU's cycle budget (`prepare`'s, else
-/// sim::Simulator::defaultCycleBudget). The NPU's DRAM port is served with the
+/// platform::defaultCycleBudget). The NPU's DRAM port is served with the
 /// description's latency from device DRAM at DRAM_BASE + the NPU's address; its writes go
 /// straight there. A job's report (cycles, slices, counters, fault record) is handed out
 /// by takeReport once DONE or FAULT shows.
-class RtlPlatform : public sim::ControlPlatform {
+class RtlPlatform : public platform::ControlPlatform {
 public:
   /// Throws isa::Error when this build has no Verilated SoC of `isa`.
   RtlPlatform(isa::IsaDescription isa, std::uint8_t* dram, std::uint64_t dram_bytes,
-              sim::JobPrepare prepare = {});
+              platform::JobPrepare prepare = {});
   ~RtlPlatform() override;
   RtlPlatform(const RtlPlatform&) = delete;
   RtlPlatform& operator=(const RtlPlatform&) = delete;
 
   /// Runs `program` as the control core until it returns (on the caller's thread).
-  void run(const std::function<void(sim::CoreBus&)>& program) override;
-  std::optional<sim::Report> takeReport() override;
+  void run(const std::function<void(platform::CoreBus&)>& program) override;
+  std::optional<platform::Report> takeReport() override;
   std::uint64_t starts() const override;
   std::uint64_t cycles() const override;
   const isa::IsaDescription& isa() const override;
 
   /// A factory for runtime::Device::Options::platform.
-  static sim::PlatformFactory factory();
+  static platform::PlatformFactory factory();
 
   struct Impl;
 

@@ -1,10 +1,10 @@
 // libember_rtlsim: the Verilated RTL of every description this build verilated, behind
-// the same job interface as the SystemC model (ember::sim::Simulator), so that a tool
-// can run a binary on either and compare them (docs/rtl.md section 5).
+// the same job interface as the SystemC model (ember::sim::Simulator; both take platform::Job), so
+// that a tool can run a binary on either and compare them (docs/rtl.md section 5).
 #pragma once
 
 #include "ember/isa/description.h"
-#include "ember/sim/Simulator.h"
+#include "ember/platform/Job.h"
 
 #include <cstdint>
 #include <string>
@@ -19,7 +19,7 @@ std::vector<std::string> builtModels();
 /// counters, fault record and DRAM traffic (no energy or per-layer rows: the RTL counts
 /// cycles, not picojoules).
 struct RtlRun {
-  sim::Result result;
+  platform::Result result;
   std::uint64_t max_inflight_bytes = 0; ///< Most DRAM read bytes in flight at once.
   bool overrun = false;                 ///< A datapath outlived its instruction (an RTL bug).
   bool bus_conflict = false;            ///< Both DMA engines requested in one cycle (a bug).
@@ -31,9 +31,9 @@ class RtlSimulator {
 public:
   explicit RtlSimulator(isa::IsaDescription isa);
   const isa::IsaDescription& isa() const { return isa_; }
-  /// Runs `job` (built by sim::Simulator::makeJob) with the same options the SystemC
-  /// model takes (cycle budget 0: sim::Simulator::defaultCycleBudget).
-  RtlRun run(const sim::Job& job, const sim::Options& opts = {}) const;
+  /// Runs `job` (built by platform::makeJob) with the same options the SystemC
+  /// model takes (cycle budget 0: platform::defaultCycleBudget).
+  RtlRun run(const platform::Job& job, const platform::Options& opts = {}) const;
 
 private:
   isa::IsaDescription isa_;

@@ -38,8 +38,4 @@ enum class InputOptionSet {
 /// and `b.bindFiles`.
 void addInputOptions(CLI::App& app, driver::InputBindings& b, InputOptionSet set);
 
-/// Refuses the input options for a file that is not an ONNX model (an NPU binary or a
-/// package, compiled for fixed shapes): ember::UsageError naming the option and `what`.
-void refuseInputOptions(const driver::InputBindings& b, const std::string& what);
-
 } // namespace ember::cli

@@ -1,5 +1,5 @@
 // The HTML report: inline SVG charts over the simulator's reports.
-#include "ember/sim/HtmlReport.h"
+#include "ember/platform/HtmlReport.h"
 #include "ember/support/Html.h"
 
 #include "ember/support/Error.h"
@@ -11,7 +11,7 @@
 #include <map>
 #include <sstream>
 
-namespace ember::sim {
+namespace ember::platform {
 
 namespace {
 
@@ -268,4 +268,4 @@ std::string toHtml(const std::vector<Report>& reports, const HtmlReportOptions& 
   return o.str();
 }
 
-} // namespace ember::sim
+} // namespace ember::platform

@@ -5,7 +5,7 @@
 /// with the float interpreter (cosine similarity, top-1 agreement), so a user sees both
 /// "is the NPU exact?" and "how much did int8 cost?".
 
-#include "ember/sim/Report.h"
+#include "ember/platform/Report.h"
 #include "ember/tensor/Tensor.h"
 
 #include <map>
@@ -13,14 +13,14 @@
 #include <string>
 #include <vector>
 
-namespace ember::run {
+namespace ember::session {
 
 /// The outputs of one device.
 struct DeviceOutputs {
   std::string device;
   std::map<std::string, Tensor> outputs;
-  double runSeconds = 0;          ///< Median wall time of a run.
-  std::optional<sim::Report> npu; ///< Cycles and energy when the device is the NPU.
+  double runSeconds = 0;               ///< Median wall time of a run.
+  std::optional<platform::Report> npu; ///< Cycles and energy when the device is the NPU.
 };
 
 /// Cosine similarity of two float tensors of equal size (1 when both are zero; 0 when
@@ -47,20 +47,20 @@ CompareResult compareRuns(const std::vector<std::string>& outputNames,
 /// total cycles, every instruction's dispatch, take, start and end cycle, the per-engine
 /// counters, fetch stalls, MACs, DRAM bytes and the fault record. Returns "" when equal,
 /// else the first difference ("instr 1234 gemm: sim 5012-6085, rtl 5013-6086").
-std::string compareNpuReports(const sim::Report& a, const std::string& an, const sim::Report& b,
-                              const std::string& bn);
+std::string compareNpuReports(const platform::Report& a, const std::string& an,
+                              const platform::Report& b, const std::string& bn);
 
 /// compareNpuReports over the NPU segments of two runs of one model, in order ("" when
 /// every segment agrees).
-std::string compareNpuRuns(const std::vector<sim::Report>& a, const std::string& an,
-                           const std::vector<sim::Report>& b, const std::string& bn);
+std::string compareNpuRuns(const std::vector<platform::Report>& a, const std::string& an,
+                           const std::vector<platform::Report>& b, const std::string& bn);
 
 /// "timing A vs B: equal: N cycles, every instruction's ..." when `diff` is empty (N: the
 /// cycles of `a`'s segments), else "timing A vs B: DIFF".
-std::string timingVerdict(const std::vector<sim::Report>& a, const std::string& an,
+std::string timingVerdict(const std::vector<platform::Report>& a, const std::string& an,
                           const std::string& bn, const std::string& diff);
 
 /// Throws one ember::Error for `--compare LIST` listing every disagreement (none: returns).
 void throwIfDisagreements(const std::string& compare, const std::vector<std::string>& mismatch);
 
-} // namespace ember::run
+} // namespace ember::session

@@ -1,12 +1,12 @@
 // Report formatting: the text table, the JSON report and the Chrome / Perfetto trace.
-#include "ember/sim/Report.h"
+#include "ember/platform/Report.h"
 
 #include "ember/isa/binary.h"
 
 #include <cstdio>
 #include <string>
 
-namespace ember::sim {
+namespace ember::platform {
 
 const char* faultKindName(FaultKind k) {
   switch (k) {
@@ -261,4 +261,4 @@ void writeJsonFile(const std::string& path, const nlohmann::json& j, int indent)
   isa::writeFileAtomic(path, text.data(), text.size());
 }
 
-} // namespace ember::sim
+} // namespace ember::platform

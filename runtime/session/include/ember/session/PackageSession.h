@@ -6,17 +6,17 @@
 /// PackageSession loads the plan from a package file first. ember-run and the Python
 /// package are thin layers over these; a program that embeds Ember does the same.
 
-#include "ember/devices/Devices.h"
 #include "ember/driver/Execute.h"
 #include "ember/driver/Package.h"
 #include "ember/isa/description.h"
-#include "ember/sim/Report.h"
+#include "ember/platform/Report.h"
+#include "ember/session/Devices.h"
 
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace ember::devices {
+namespace ember::session {
 
 /// A plan (whole or partitioned) prepared for one NPU device. The plan must outlive it.
 class PlanSession {
@@ -36,13 +36,13 @@ public:
   /// (optional) receives one entry per segment.
   TensorMap run(const TensorMap& inputs, std::vector<partition::SegmentRun>* runs = nullptr);
   /// The simulation reports of the last run's NPU segments, in order.
-  const std::vector<sim::Report>& reports() const { return reports_; }
+  const std::vector<platform::Report>& reports() const { return reports_; }
 
 private:
   const partition::Plan& plan_;
   isa::IsaDescription isa_;
   DeviceOptions opts_;
-  std::vector<sim::Report> reports_;
+  std::vector<platform::Report> reports_;
   std::unique_ptr<partition::PlanExecutor> executor_;
 };
 
@@ -59,11 +59,11 @@ public:
   TensorMap run(const TensorMap& inputs, std::vector<partition::SegmentRun>* runs = nullptr) {
     return session_.run(inputs, runs);
   }
-  const std::vector<sim::Report>& reports() const { return session_.reports(); }
+  const std::vector<platform::Report>& reports() const { return session_.reports(); }
 
 private:
   partition::Plan plan_; // before session_, which refers to it
   PlanSession session_;
 };
 
-} // namespace ember::devices
+} // namespace ember::session

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace ember::sim {
+namespace ember::platform {
 
 /// Why a run stopped before its end. Every kind has a fixed name (see `faultKindName`).
 enum class FaultKind {
@@ -123,4 +123,4 @@ nlohmann::json toChromeTrace(const Report& r);
 /// Writes `j` to `path` atomically (temporary file, then rename). Throws isa::Error.
 void writeJsonFile(const std::string& path, const nlohmann::json& j, int indent = 1);
 
-} // namespace ember::sim
+} // namespace ember::platform

@@ -1,5 +1,5 @@
 // ember-run --profile's formats (Profile.h).
-#include "Profile.h"
+#include "ember/session/Profile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -8,13 +8,13 @@
 #include <map>
 #include <numeric>
 
-namespace ember::run {
+namespace ember::session {
 
 namespace {
 
-double totalSeconds(const std::vector<devices::OpTime>& ops) {
+double totalSeconds(const std::vector<session::OpTime>& ops) {
   double t = 0;
-  for (const devices::OpTime& op : ops)
+  for (const session::OpTime& op : ops)
     t += op.seconds;
   return t;
 }
@@ -33,7 +33,7 @@ std::string format(const char* fmt, double a) {
 
 } // namespace
 
-std::string formatProfile(const std::vector<devices::OpTime>& ops, size_t top) {
+std::string formatProfile(const std::vector<session::OpTime>& ops, size_t top) {
   const double total = totalSeconds(ops);
   std::vector<size_t> order(ops.size());
   std::iota(order.begin(), order.end(), size_t(0));
@@ -50,7 +50,7 @@ std::string formatProfile(const std::vector<devices::OpTime>& ops, size_t top) {
   out += line;
   double cumulative = 0;
   for (size_t r = 0; r < shown; ++r) {
-    const devices::OpTime& op = ops[order[r]];
+    const session::OpTime& op = ops[order[r]];
     const double share = total > 0 ? op.seconds / total : 0;
     cumulative += share;
     std::snprintf(line, sizeof line, "  %5zu  %-40s %-20.20s %10.4f %6.1f%% %6.1f%%\n", order[r],
@@ -59,7 +59,7 @@ std::string formatProfile(const std::vector<devices::OpTime>& ops, size_t top) {
     out += line;
   }
   std::map<std::string, std::pair<size_t, double>> kinds;
-  for (const devices::OpTime& op : ops) {
+  for (const session::OpTime& op : ops) {
     kinds[op.kind].first += 1;
     kinds[op.kind].second += op.seconds;
   }
@@ -75,7 +75,7 @@ std::string formatProfile(const std::vector<devices::OpTime>& ops, size_t top) {
   return out;
 }
 
-std::string profileJson(const std::vector<devices::OpTime>& ops) {
+std::string profileJson(const std::vector<session::OpTime>& ops) {
   const double total = totalSeconds(ops);
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (size_t i = 0; i < ops.size(); ++i)
@@ -88,12 +88,12 @@ std::string profileJson(const std::vector<devices::OpTime>& ops) {
   return doc.dump(2) + "\n";
 }
 
-std::string profileTrace(const std::vector<devices::OpTime>& ops) {
+std::string profileTrace(const std::vector<session::OpTime>& ops) {
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
   events.push_back(
       {{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "ember cpu"}}}});
   double at = 0;
-  for (const devices::OpTime& op : ops) {
+  for (const session::OpTime& op : ops) {
     const double us = 1e6 * op.seconds;
     events.push_back({{"name", op.name},
                       {"cat", op.kind},
@@ -108,4 +108,4 @@ std::string profileTrace(const std::vector<devices::OpTime>& ops) {
   return doc.dump(1) + "\n";
 }
 
-} // namespace ember::run
+} // namespace ember::session

@@ -1,7 +1,7 @@
 // ember-run --compare: the cross-check table.
-#include "Compare.h"
+#include "ember/session/Compare.h"
 
-#include "RunUtil.h"
+#include "ember/session/RunUtil.h"
 
 #include "ember/support/Error.h"
 
@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <limits>
 
-namespace ember::run {
+namespace ember::session {
 
 namespace {
 
@@ -103,7 +103,7 @@ CompareResult compareRuns(const std::vector<std::string>& outputNames,
   for (const DeviceOutputs& d : runs) {
     t += "  " + cell(d.device, 8) + fmt("run %.3f s", d.runSeconds);
     if (d.npu) {
-      const sim::Report& r = *d.npu;
+      const platform::Report& r = *d.npu;
       t += fmt(", NPU %.0f cycles", double(r.cycles)) + fmt(" (%.3f ms", r.seconds * 1e3) +
            fmt(" at %.0f MHz)", double(r.clock_hz) / 1e6) +
            fmt(", energy %.3f uJ", r.energy_total_pj / 1e6) +
@@ -114,8 +114,8 @@ CompareResult compareRuns(const std::vector<std::string>& outputNames,
   return res;
 }
 
-std::string compareNpuRuns(const std::vector<sim::Report>& a, const std::string& an,
-                           const std::vector<sim::Report>& b, const std::string& bn) {
+std::string compareNpuRuns(const std::vector<platform::Report>& a, const std::string& an,
+                           const std::vector<platform::Report>& b, const std::string& bn) {
   if (a.size() != b.size())
     return "different numbers of NPU segments (" + an + " " + std::to_string(a.size()) + ", " + bn +
            " " + std::to_string(b.size()) + ")";
@@ -125,10 +125,10 @@ std::string compareNpuRuns(const std::vector<sim::Report>& a, const std::string&
   return "";
 }
 
-std::string timingVerdict(const std::vector<sim::Report>& a, const std::string& an,
+std::string timingVerdict(const std::vector<platform::Report>& a, const std::string& an,
                           const std::string& bn, const std::string& diff) {
   std::uint64_t cycles = 0;
-  for (const sim::Report& r : a)
+  for (const platform::Report& r : a)
     cycles += r.cycles;
   return "timing " + an + " vs " + bn + ": " +
          (diff.empty() ? "equal: " + std::to_string(cycles) +
@@ -146,8 +146,8 @@ void throwIfDisagreements(const std::string& compare, const std::vector<std::str
   throw Error("--compare " + compare, msg);
 }
 
-std::string compareNpuReports(const sim::Report& a, const std::string& an, const sim::Report& b,
-                              const std::string& bn) {
+std::string compareNpuReports(const platform::Report& a, const std::string& an,
+                              const platform::Report& b, const std::string& bn) {
   auto n = [](std::uint64_t v) { return std::to_string(v); };
   if (a.fault.has_value() != b.fault.has_value())
     return an + " " + (a.fault ? a.fault->message() : "done") + ", " + bn + " " +
@@ -159,7 +159,7 @@ std::string compareNpuReports(const sim::Report& a, const std::string& an, const
       return "fault record: " + an + " " + x.message() + ", " + bn + " " + y.message();
     return "";
   }
-  auto sorted = [](std::vector<sim::Slice> v) {
+  auto sorted = [](std::vector<platform::Slice> v) {
     std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
     return v;
   };
@@ -194,7 +194,7 @@ std::string compareNpuReports(const sim::Report& a, const std::string& an, const
       if (!d.empty())
         return d;
   }
-  auto dram = [](const sim::Report& r) -> const sim::MemoryReport* {
+  auto dram = [](const platform::Report& r) -> const platform::MemoryReport* {
     for (const auto& m : r.memories)
       if (m.name == "dram")
         return &m;
@@ -207,4 +207,4 @@ std::string compareNpuReports(const sim::Report& a, const std::string& an, const
   return "";
 }
 
-} // namespace ember::run
+} // namespace ember::session

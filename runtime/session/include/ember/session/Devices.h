@@ -10,9 +10,9 @@
 #include "ember/driver/Execute.h"
 #include "ember/driver/NpuBackend.h"
 #include "ember/driver/Partition.h"
+#include "ember/platform/Report.h"
 #include "ember/runtime/Run.h"
 #include "ember/sim/Platform.h"
-#include "ember/sim/Report.h"
 #include "ember/sim/Simulator.h"
 
 #include <functional>
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-namespace ember::devices {
+namespace ember::session {
 
 /// Settings some devices read (the NPU's description, report files).
 struct DeviceOptions {
@@ -43,16 +43,16 @@ struct OpTime {
 
 /// Timing of one device run (seconds), filled by the device.
 struct DeviceTiming {
-  double prepareSeconds = 0;            ///< compile / load / lower for the device
-  std::vector<double> runSeconds;       ///< wall time, one entry per repetition
-  std::vector<double> runCpuSeconds;    ///< process CPU time, one entry per repetition
-  std::optional<sim::Report> npu;       ///< sim: the simulation report of the last run
-  std::string compileSummary;           ///< sim: the NPU compiler's summary table (whole plans)
-  std::string placement;                ///< sim: the placement's one-line summary
-  std::string placementReport;          ///< sim: the placement, node by node
-  std::string segmentTable;             ///< sim: per-segment figures (partitioned plans)
-  std::vector<sim::Report> npuSegments; ///< sim: every NPU segment's report, in order
-  std::vector<OpTime> profile;          ///< cpu with DeviceOptions::profile, program order
+  double prepareSeconds = 0;           ///< compile / load / lower for the device
+  std::vector<double> runSeconds;      ///< wall time, one entry per repetition
+  std::vector<double> runCpuSeconds;   ///< process CPU time, one entry per repetition
+  std::optional<platform::Report> npu; ///< sim: the simulation report of the last run
+  std::string compileSummary;          ///< sim: the NPU compiler's summary table (whole plans)
+  std::string placement;               ///< sim: the placement's one-line summary
+  std::string placementReport;         ///< sim: the placement, node by node
+  std::string segmentTable;            ///< sim: per-segment figures (partitioned plans)
+  std::vector<platform::Report> npuSegments; ///< sim: every NPU segment's report, in order
+  std::vector<OpTime> profile;               ///< cpu with DeviceOptions::profile, program order
 };
 
 /// One row of the device table.
@@ -86,15 +86,16 @@ bool isNpuBinaryFile(const std::string& path);
 partition::NpuRunner npuSegmentRunner(const std::string& device, const runtime::RunRequest& engine,
                                       const isa::IsaDescription& desc, const DeviceOptions& opts,
                                       const std::string& label, bool whole,
-                                      std::vector<sim::Report>& reports);
+                                      std::vector<platform::Report>& reports);
 
 #ifdef EMBER_HAVE_RTL
 /// The job runner of the `rtl` device (the Verilated NPU), for binaries too.
-std::function<sim::Result(const isa::IsaDescription&, const sim::Job&, const sim::Options&)>
+std::function<platform::Result(const isa::IsaDescription&, const platform::Job&,
+                               const platform::Options&)>
 rtlEngine();
 /// The platform of the `rtl` device's runtime devices: the Verilated SoC, whose register
 /// port the firmware drives (ember::rtl::RtlPlatform).
-sim::PlatformFactory rtlPlatform();
+platform::PlatformFactory rtlPlatform();
 #endif
 
 /// Registers the executing NPU backend with the compiler's registry as "npu" (the first
@@ -110,4 +111,4 @@ const std::vector<Device>& devices();
 /// The device called `name`; throws ember::Error listing the known names.
 const Device& findDevice(const std::string& name);
 
-} // namespace ember::devices
+} // namespace ember::session

@@ -7,17 +7,17 @@
 /// one JSON file, and every segment on one Perfetto timeline, one after another. A whole
 /// plan keeps the simulator's own report (docs/simulator.md).
 
-#include "ember/devices/Devices.h"
 #include "ember/driver/Estimate.h"
 #include "ember/driver/Execute.h"
 #include "ember/isa/description.h"
-#include "ember/sim/Report.h"
+#include "ember/platform/Report.h"
+#include "ember/session/Devices.h"
 
 #include <nlohmann/json.hpp>
 
 #include <vector>
 
-namespace ember::devices {
+namespace ember::session {
 
 /// The plan's estimate (with the rates it was placed by) where each NPU segment's cycles
 /// are the simulated ones of `runs` (one entry per segment, as PlanExecutor gives them).
@@ -29,7 +29,7 @@ partition::PlanEstimate runEstimate(const partition::Plan& plan, const isa::IsaD
 nlohmann::json planReportJson(const partition::Plan& plan, const isa::IsaDescription& isa,
                               const partition::PlanEstimate& e,
                               const std::vector<partition::SegmentRun>& runs,
-                              const std::vector<sim::Report>& npuReports);
+                              const std::vector<platform::Report>& npuReports);
 
 /// The Chrome / Perfetto trace: one process per segment, placed one after another on the
 /// estimated end-to-end timeline (an NPU segment's engines and layers as the simulator
@@ -38,12 +38,12 @@ nlohmann::json planReportJson(const partition::Plan& plan, const isa::IsaDescrip
 nlohmann::json planTrace(const partition::Plan& plan, const isa::IsaDescription& isa,
                          const partition::PlanEstimate& e,
                          const std::vector<partition::SegmentRun>& runs,
-                         const std::vector<sim::Report>& npuReports);
+                         const std::vector<platform::Report>& npuReports);
 
 /// Writes `opts.reportJson` and `opts.traceJson` (either may be empty) atomically.
 void writePlanReports(const DeviceOptions& opts, const partition::Plan& plan,
                       const isa::IsaDescription& isa,
                       const std::vector<partition::SegmentRun>& runs,
-                      const std::vector<sim::Report>& npuReports);
+                      const std::vector<platform::Report>& npuReports);
 
-} // namespace ember::devices
+} // namespace ember::session

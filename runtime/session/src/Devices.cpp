@@ -1,7 +1,7 @@
 // The device table of ember-run: every executing compiler backend, plus the NPU
 // simulator. A device joins by adding one row to devices().
-#include "ember/devices/Devices.h"
-#include "ember/devices/PlanReport.h"
+#include "ember/session/Devices.h"
+#include "ember/session/PlanReport.h"
 
 #include "ember/runtime/Run.h"
 
@@ -26,7 +26,7 @@
 #include <memory>
 #include <mutex>
 
-namespace ember::devices {
+namespace ember::session {
 
 namespace {
 
@@ -101,7 +101,7 @@ Device backendDevice(const std::string& name, const std::string& description) {
 partition::NpuRunner npuSegmentRunner(const std::string& device, const runtime::RunRequest& engine,
                                       const isa::IsaDescription& desc, const DeviceOptions& opts,
                                       const std::string& label, bool whole,
-                                      std::vector<sim::Report>& reports) {
+                                      std::vector<platform::Report>& reports) {
   return [=, &desc, &reports](const partition::Segment& s, const TensorMap& in,
                               partition::SegmentRun& run) {
     const size_t index = reports.size();
@@ -150,7 +150,7 @@ TensorMap runOnNpu(const char* device, const runtime::RunRequest& engine, const 
   } catch (const Unsupported& e) {
     throw Unsupported(std::string("device '") + device + "'", e.what());
   }
-  std::vector<sim::Report> reports;
+  std::vector<platform::Report> reports;
   partition::NpuRunner runner =
       npuSegmentRunner(device, engine, desc, opts, "<" + f.name() + ">", plan.whole, reports);
   partition::PlanExecutor executor(plan, runner);
@@ -250,7 +250,7 @@ void registerNpuBackend() {
       return;
     registerBackend("npu", [] {
       auto desc = std::make_shared<isa::IsaDescription>(isa::IsaDescription::loadDefault());
-      auto reports = std::make_shared<std::vector<sim::Report>>();
+      auto reports = std::make_shared<std::vector<platform::Report>>();
       partition::NpuRunner inner = npuSegmentRunner("npu", runtime::RunRequest{}, *desc,
                                                     DeviceOptions{}, "<npu>", true, *reports);
       // The runner refers to the description and the report list: keep them alive with it,
@@ -267,13 +267,14 @@ void registerNpuBackend() {
 }
 
 #ifdef EMBER_HAVE_RTL
-sim::PlatformFactory rtlPlatform() {
+platform::PlatformFactory rtlPlatform() {
   return rtl::RtlPlatform::factory();
 }
 
-std::function<sim::Result(const isa::IsaDescription&, const sim::Job&, const sim::Options&)>
+std::function<platform::Result(const isa::IsaDescription&, const platform::Job&,
+                               const platform::Options&)>
 rtlEngine() {
-  return [](const isa::IsaDescription& d, const sim::Job& job, const sim::Options& o) {
+  return [](const isa::IsaDescription& d, const platform::Job& job, const platform::Options& o) {
     rtl::RtlSimulator r(d);
     rtl::RtlRun run = r.run(job, o);
     if (run.overrun || run.bus_conflict)
@@ -302,4 +303,4 @@ const Device& findDevice(const std::string& name) {
   throw Error("--device '" + name + "'", "unknown device (this build has: " + known + ")");
 }
 
-} // namespace ember::devices
+} // namespace ember::session

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-namespace ember::sim {
+namespace ember::platform {
 
 /// Bytes of a DRAM window, stored sparsely: 64 KiB pages are allocated on their first
 /// write, and a byte never written reads as 0. So a window as large as
@@ -54,4 +54,4 @@ private:
   std::map<std::uint64_t, std::shared_ptr<Page>> pages_;
 };
 
-} // namespace ember::sim
+} // namespace ember::platform

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace ember::sim {
+namespace ember::platform {
 
 /// Bytes of `entry` in DRAM from its logical elements (row-major, `entry.shape`,
 /// isa::sizeOf(entry.dtype) bytes each). `lanes` is the act row's lane count (the L of
@@ -26,4 +26,4 @@ std::vector<std::uint8_t> unpackIo(const isa::IoEntry& entry, const std::uint8_t
 /// than the entry's.
 const isa::IoEntry& inputEntry(const isa::Binary& bin, const std::string& name, std::size_t size);
 
-} // namespace ember::sim
+} // namespace ember::platform

@@ -1,9 +1,9 @@
 // The one report and the one trace of a partitioned run.
-#include "ember/devices/PlanReport.h"
+#include "ember/session/PlanReport.h"
 
 #include <string>
 
-namespace ember::devices {
+namespace ember::session {
 
 using nlohmann::json;
 
@@ -60,7 +60,7 @@ json placementJson(const partition::Plan& plan) {
 json planReportJson(const partition::Plan& plan, const isa::IsaDescription& isa,
                     const partition::PlanEstimate& e,
                     const std::vector<partition::SegmentRun>& runs,
-                    const std::vector<sim::Report>& npuReports) {
+                    const std::vector<platform::Report>& npuReports) {
   json segs = json::array();
   uint64_t cycles = 0;
   double energy = 0, hostWall = 0;
@@ -85,10 +85,10 @@ json planReportJson(const partition::Plan& plan, const isa::IsaDescription& isa,
       j["wall_seconds"] = runs[s].seconds;
     }
     if (seg.npu && npuIndex < npuReports.size()) {
-      const sim::Report& r = npuReports[npuIndex++];
+      const platform::Report& r = npuReports[npuIndex++];
       cycles += r.cycles;
       energy += r.energy_total_pj;
-      j["npu"] = sim::toJson(r);
+      j["npu"] = platform::toJson(r);
     } else if (!seg.npu && s < runs.size()) {
       hostWall += runs[s].seconds;
     }
@@ -132,7 +132,7 @@ json slice(int pid, int tid, const std::string& name, const char* cat, double ts
 
 json planTrace(const partition::Plan& plan, const isa::IsaDescription& isa,
                const partition::PlanEstimate& e, const std::vector<partition::SegmentRun>& runs,
-               const std::vector<sim::Report>& npuReports) {
+               const std::vector<platform::Report>& npuReports) {
   json events = json::array();
   double t = 0; // microseconds on the estimated end-to-end timeline
   size_t npuIndex = 0;
@@ -155,7 +155,7 @@ json planTrace(const partition::Plan& plan, const isa::IsaDescription& isa,
                               {"conversion_seconds", se.host},
                               {"launch_seconds", se.launch}}));
       if (npuIndex < npuReports.size())
-        appendShifted(events, sim::toChromeTrace(npuReports[npuIndex++]), pid, t + boundary);
+        appendShifted(events, platform::toChromeTrace(npuReports[npuIndex++]), pid, t + boundary);
     } else {
       events.push_back(slice(
           pid, 1, name + " (" + std::to_string(seg.numNodes) + " nodes)", "host", t, se.host * 1e6,
@@ -172,14 +172,14 @@ json planTrace(const partition::Plan& plan, const isa::IsaDescription& isa,
 void writePlanReports(const DeviceOptions& opts, const partition::Plan& plan,
                       const isa::IsaDescription& isa,
                       const std::vector<partition::SegmentRun>& runs,
-                      const std::vector<sim::Report>& npuReports) {
+                      const std::vector<platform::Report>& npuReports) {
   if (opts.reportJson.empty() && opts.traceJson.empty())
     return;
   const partition::PlanEstimate e = runEstimate(plan, isa, runs);
   if (!opts.reportJson.empty())
-    sim::writeJsonFile(opts.reportJson, planReportJson(plan, isa, e, runs, npuReports));
+    platform::writeJsonFile(opts.reportJson, planReportJson(plan, isa, e, runs, npuReports));
   if (!opts.traceJson.empty())
-    sim::writeJsonFile(opts.traceJson, planTrace(plan, isa, e, runs, npuReports), -1);
+    platform::writeJsonFile(opts.traceJson, planTrace(plan, isa, e, runs, npuReports), -1);
 }
 
-} // namespace ember::devices
+} // namespace ember::session

@@ -1,10 +1,10 @@
 // The sparse DRAM image (copy-on-write 64 KiB pages).
-#include "ember/sim/Dram.h"
+#include "ember/platform/Dram.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace ember::sim {
+namespace ember::platform {
 
 namespace {
 using u64 = std::uint64_t;
@@ -80,4 +80,4 @@ bool DramImage::operator==(const DramImage& o) const {
   return true;
 }
 
-} // namespace ember::sim
+} // namespace ember::platform

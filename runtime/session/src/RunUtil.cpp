@@ -1,5 +1,5 @@
 // Helpers of ember-run: output names, random inputs, summaries, comparisons.
-#include "RunUtil.h"
+#include "ember/session/RunUtil.h"
 
 #include "ember/support/Error.h"
 #include "ember/support/Npy.h"
@@ -11,7 +11,7 @@
 #include <numeric>
 #include <sstream>
 
-namespace ember::run {
+namespace ember::session {
 
 std::string sanitizeOutputName(const std::string& name) {
   return npyFileStem(name);
@@ -133,4 +133,4 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-} // namespace ember::run
+} // namespace ember::session

@@ -1,10 +1,10 @@
 // Running plans and packages on an NPU device.
-#include "ember/devices/PackageSession.h"
+#include "ember/session/PackageSession.h"
 
-#include "ember/devices/PlanReport.h"
 #include "ember/runtime/Run.h"
+#include "ember/session/PlanReport.h"
 
-namespace ember::devices {
+namespace ember::session {
 
 PlanSession::PlanSession(const partition::Plan& plan, const isa::IsaDescription& isa,
                          const std::string& device, const DeviceOptions& opts,
@@ -31,4 +31,4 @@ PackageSession::PackageSession(const std::string& path, const isa::IsaDescriptio
                                const std::string& device, const DeviceOptions& opts)
     : plan_(partition::loadPackage(path, isa)), session_(plan_, isa, device, opts, path) {}
 
-} // namespace ember::devices
+} // namespace ember::session

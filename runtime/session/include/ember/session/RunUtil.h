@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace ember::run {
+namespace ember::session {
 
 /// The file stem of output `name`: every character outside [A-Za-z0-9_.-] becomes '_'
 /// (an empty name becomes "_"), so that any ONNX output name is a safe file name.
@@ -43,4 +43,4 @@ void refuseNaN(const std::vector<std::pair<std::string, std::string>>& files,
 /// Median of `v` (0 for empty).
 double median(std::vector<double> v);
 
-} // namespace ember::run
+} // namespace ember::session

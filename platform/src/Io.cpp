@@ -1,12 +1,12 @@
 // Nchwc blocking, pixel packing and patches of I/O tensors (ARCHITECTURE section 2,
 // "Data layout on the NPU"; isa::Layout).
-#include "ember/sim/Io.h"
+#include "ember/platform/Io.h"
 
 #include "ember/isa/error.h"
 
 #include <cstring>
 
-namespace ember::sim {
+namespace ember::platform {
 
 namespace {
 
@@ -176,4 +176,4 @@ const isa::IoEntry& inputEntry(const isa::Binary& bin, const std::string& name, 
   return *entry;
 }
 
-} // namespace ember::sim
+} // namespace ember::platform

@@ -7,12 +7,12 @@
 /// programs, the placement. Charts are inline SVG drawn here: no script, no network, no
 /// file beside it.
 
-#include "ember/sim/Report.h"
+#include "ember/platform/Report.h"
 
 #include <string>
 #include <vector>
 
-namespace ember::sim {
+namespace ember::platform {
 
 /// What the page shows besides the reports.
 struct HtmlReportOptions {
@@ -30,4 +30,4 @@ std::string htmlReportTitle(const std::string& path);
 /// runs whole). Throws ember::Error when `reports` is empty.
 std::string toHtml(const std::vector<Report>& reports, const HtmlReportOptions& options = {});
 
-} // namespace ember::sim
+} // namespace ember::platform
