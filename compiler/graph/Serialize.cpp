@@ -138,10 +138,17 @@ std::vector<uint8_t> serializeFunction(const Function& f) {
   return out;
 }
 
-std::unique_ptr<Module> deserializeFunction(const uint8_t* data, size_t size,
-                                            const std::string& where) {
-  Reader r;
-  r.where = where;
+namespace {
+
+/// A serialized function's parts: its JSON and the constants' bytes after it.
+struct Container {
+  json j;
+  const uint8_t* blob = nullptr;
+  uint64_t blobSize = 0;
+};
+
+/// The magic, the JSON's length and the JSON object (r.fail naming the part otherwise).
+Container readContainer(const Reader& r, const uint8_t* data, size_t size) {
   if (size < 16 || std::memcmp(data, kMagic, 8) != 0)
     r.fail("header", "not an Ember function (no EMBERFN1 magic)");
   uint64_t len = 0;
@@ -149,11 +156,25 @@ std::unique_ptr<Module> deserializeFunction(const uint8_t* data, size_t size,
     len |= uint64_t(data[8 + i]) << (8 * i);
   if (len > size - 16)
     r.fail("header", "the JSON length " + std::to_string(len) + " runs past the end");
-  const json j = json::parse(data + 16, data + 16 + len, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
+  Container c;
+  c.j = json::parse(data + 16, data + 16 + len, nullptr, false);
+  if (c.j.is_discarded() || !c.j.is_object())
     r.fail("json", "not a JSON object");
-  const uint8_t* blob = data + 16 + len;
-  const uint64_t blobSize = size - 16 - len;
+  c.blob = data + 16 + len;
+  c.blobSize = size - 16 - len;
+  return c;
+}
+
+} // namespace
+
+std::unique_ptr<Module> deserializeFunction(const uint8_t* data, size_t size,
+                                            const std::string& where) {
+  Reader r;
+  r.where = where;
+  const Container c = readContainer(r, data, size);
+  const json& j = c.j;
+  const uint8_t* blob = c.blob;
+  const uint64_t blobSize = c.blobSize;
 
   auto m = std::make_unique<Module>();
   m->setSource(r.str(j, "source", ""));

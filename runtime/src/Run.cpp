@@ -207,12 +207,10 @@ platform::Result runThroughRing(const isa::IsaDescription& desc, const isa::Bina
   return res;
 }
 
-} // namespace
-
-RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& desc,
-                          const RunRequest& req, std::ostream& err) {
-  sim::Simulator simulator(desc);
-  const unsigned lanes = unsigned(desc.memory(isa::mem::kAct).lanes());
+/// The inputs of a run in DRAM layout, by name: the request's files and tensors, and the
+/// missing ones filled (or warned about). ember::Error for a name the binary has no input of.
+platform::JobInputs gatherInputs(const isa::Binary& bin, const RunRequest& req, unsigned lanes,
+                                 std::ostream& err) {
   auto inputEntry = [&](const std::string& name, const std::string& where) {
     for (const auto& io : bin.io)
       if (io.name == name && io.dir == isa::IoDir::Input)
@@ -224,7 +222,7 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
     throw isa::Error(req.binary, where,
                      "the binary has no input named '" + name + "' (its inputs: " + known + ")");
   };
-  std::map<std::string, std::vector<std::uint8_t>> inputs;
+  platform::JobInputs inputs;
   for (const auto& [name, file] : req.inputs) {
     const isa::IoEntry* entry = inputEntry(name, "--input " + name);
     inputs[name] = platform::packIo(*entry, elementsFor(*entry, readNpy(file), file), lanes);
@@ -243,18 +241,48 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
     else
       err << req.tool << ": warning: input '" << io.name << "' not given; it is all zeros\n";
   }
-  if (!req.out_dir.empty()) {
-    std::vector<std::string> outs, ins{req.binary, req.isa};
-    for (const auto& io : bin.io)
-      if (io.dir == isa::IoDir::Output) {
-        outs.push_back(
-            (std::filesystem::path(req.out_dir) / (npyFileStem(io.name) + ".npy")).string());
-        checkOutputFile(outs.back(), "--out", true);
-      }
-    for (const auto& [name, file] : req.inputs)
-      ins.push_back(file);
-    checkNotSameFile(outs, ins);
+  return inputs;
+}
+
+/// Refuses output files (one per output of the binary under `req.out_dir`) that are
+/// folders or equal an input, before the run.
+void checkOutputFiles(const isa::Binary& bin, const RunRequest& req) {
+  if (req.out_dir.empty())
+    return;
+  std::vector<std::string> outs, ins{req.binary, req.isa};
+  for (const auto& io : bin.io)
+    if (io.dir == isa::IoDir::Output) {
+      outs.push_back(
+          (std::filesystem::path(req.out_dir) / (npyFileStem(io.name) + ".npy")).string());
+      checkOutputFile(outs.back(), "--out", true);
+    }
+  for (const auto& [name, file] : req.inputs)
+    ins.push_back(file);
+  checkNotSameFile(outs, ins);
+}
+
+/// Writes what a finished run produced: its outputs (not after a fault), report and trace.
+void writeRunFiles(const RunRequest& req, const RunResult& out, const platform::Report& report) {
+  // A faulted run's outputs are not results: none are written (report and trace are).
+  if (!req.out_dir.empty() && !report.fault) {
+    std::filesystem::create_directories(req.out_dir);
+    for (const auto& [name, t] : out.outputs)
+      writeNpy((std::filesystem::path(req.out_dir) / (npyFileStem(name) + ".npy")).string(), t);
   }
+  if (!req.report_json.empty())
+    platform::writeJsonFile(req.report_json, platform::toJson(report));
+  if (!req.trace_json.empty())
+    platform::writeJsonFile(req.trace_json, platform::toChromeTrace(report), -1);
+}
+
+} // namespace
+
+RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& desc,
+                          const RunRequest& req, std::ostream& err) {
+  sim::Simulator simulator(desc);
+  const unsigned lanes = unsigned(desc.memory(isa::mem::kAct).lanes());
+  const platform::JobInputs inputs = gatherInputs(bin, req, lanes, err);
+  checkOutputFiles(bin, req);
   platform::Options opts = req.options;
   opts.binary_name = req.binary;
   const bool tty = req.progress && isatty(fileno(stderr));
@@ -296,16 +324,7 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
           io.name,
           tensorOf(io, platform::unpackIo(io, res.dram.read(io.dram_offset, io.size_bytes).data(),
                                           lanes)));
-  // A faulted run's outputs are not results: none are written (report and trace are).
-  if (!req.out_dir.empty() && !res.report.fault) {
-    std::filesystem::create_directories(req.out_dir);
-    for (const auto& [name, t] : out.outputs)
-      writeNpy((std::filesystem::path(req.out_dir) / (npyFileStem(name) + ".npy")).string(), t);
-  }
-  if (!req.report_json.empty())
-    platform::writeJsonFile(req.report_json, platform::toJson(res.report));
-  if (!req.trace_json.empty())
-    platform::writeJsonFile(req.trace_json, platform::toChromeTrace(res.report), -1);
+  writeRunFiles(req, out, res.report);
   if (res.report.fault) {
     err << req.tool << ": " << req.binary << ": " << res.report.fault->message() << "\n";
     out.status = kExitNpuFault;
