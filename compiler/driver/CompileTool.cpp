@@ -15,12 +15,6 @@
 #include "ember/quantization/Quantize.h"
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
-#include <cctype>
-#include <chrono>
-#include <cstdio>
-#include <iostream>
-#include <string>
-#include <vector>
 
 #include <cctype>
 #include <chrono>

@@ -8,9 +8,9 @@
 #include <string>
 
 using namespace ember;
-using ember::driver::CompileToolOptions;
 using ember::driver::checkCompileToolOptions;
 using ember::driver::compileTool;
+using ember::driver::CompileToolOptions;
 
 namespace {
 

@@ -6,7 +6,6 @@
 #include "ember/driver/Package.h"
 #include "ember/isa/description.h"
 #include "ember/isa/error.h"
-#include "ember/passes/Pass.h"
 #include "ember/platform/HtmlReport.h"
 #include "ember/platform/Report.h"
 #include "ember/runtime/Run.h"
@@ -19,21 +18,6 @@
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
 #include "ember/support/Npy.h"
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <ctime>
-#include <filesystem>
-#include <iostream>
-#include <limits>
-#include <map>
-#include <optional>
-#include <set>
-#include <string>
-#include <vector>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -462,22 +446,18 @@ PreparedModel prepareModel(const RunOptions& o, const std::vector<const Device*>
   m.inputs = buildInputs(o, *m.module, *m.floatFn);
   if (int8)
     refuseNaN(o.inputs, m.inputs);
-  m.f = m.floatFn;
   // A compiling device (cpu) runs the default pass pipeline first, as emberc does; the
-  // interpreter alone runs the graph as imported. int8 runs it inside quantizeModel.
+  // interpreter alone runs the graph as imported (driver::prepareFunction's rule).
   bool compiling = false;
   for (const Device* d : devs)
     compiling = compiling || d->name != "interp";
-  if (!int8 && compiling)
-    runPipeline(*m.floatFn, defaultPipeline());
-  if (int8) {
-    auto tq = std::chrono::steady_clock::now();
-    driver::QuantizeRequest qr;
-    qr.calibrate = o.calibrate;
-    qr.calibration = o.calibration;
-    m.f = driver::quantizeFunction(*m.floatFn, qr);
+  driver::QuantizeRequest qr;
+  qr.calibrate = o.calibrate;
+  qr.calibration = o.calibration;
+  auto tq = std::chrono::steady_clock::now();
+  m.f = driver::prepareFunction(*m.floatFn, int8, compiling, qr);
+  if (int8)
     m.quantizeSeconds = secondsSince(tq);
-  }
   return m;
 }
 
