@@ -4,6 +4,7 @@
 #include "ember/isa/codegen.h"
 #include "ember/isa/description.h"
 #include "ember/isa/error.h"
+#include "ember/isa/system.h"
 #include "ember/support/AtomicFile.h"
 
 #include <cstring>
@@ -21,6 +22,7 @@ const char* kDescription =
 
 const char* kFooter = R"(examples:
   ember-isa check [FILE.json] [--isa FILE.json]
+  ember-isa check isa/systems/ember-v1-x4.json     (a system of NPUs, docs/systems.md)
   ember-isa gen [--isa FILE.json] [--c-header OUT.h] [--sv-package OUT.sv]
                 [--sv-decoder OUT.sv] [--sv-regs OUT.sv]
                 [--md-tables OUT.md] [--check-md DOC.md] [--update-md DOC.md]
@@ -28,6 +30,18 @@ const char* kFooter = R"(examples:
 
 exit status: 0 done; 1 bad input (unreadable, malformed or inconsistent description, a
 generator that refuses it; gen --check-md: tables that differ); 2 a bad command line.)";
+
+/// Whether `path` holds a system of NPUs (docs/systems.md) rather than one description:
+/// a readable JSON object with "devices". Anything else is left to the description loader,
+/// whose errors name the file.
+bool isSystemFile(const std::string& path) {
+  try {
+    return SystemDescription::isSystemDocument(
+        nlohmann::json::parse(ember::readRegularFile(path, IsaDescription::kMaxDescriptionBytes)));
+  } catch (const std::exception&) {
+    return false;
+  }
+}
 
 std::string readText(const std::string& path) {
   return ember::readFileBytes(path);
@@ -52,7 +66,8 @@ void declareOptions(CLI::App& app, Args& a, std::string& checkFile) {
   app.require_subcommand(0, 1);
   CLI::App* check = app.add_subcommand(
       "check", "validate a description and print a summary (peak MAC/cycle, SRAM\n"
-               "sizes, DRAM bytes/cycle, roofline ridge point)");
+               "sizes, DRAM bytes/cycle, roofline ridge point), or a system of NPUs\n"
+               "(isa/systems/*.json: its devices, DRAMs and host links)");
   check->add_option("FILE", checkFile, "the description (instead of --isa)")
       ->type_name("FILE.json");
   check->fallthrough();
@@ -135,6 +150,10 @@ int main(int argc, char** argv) {
         ember::checkOutputFile(*out, "");
     ember::checkNotSameFile({a.c_header, a.sv_package, a.sv_decoder, a.sv_regs, a.md_tables},
                             {a.isa, a.check_md});
+    if (a.cmd == "check" && !a.isa.empty() && isSystemFile(a.isa)) {
+      std::cout << summarizeSystem(SystemDescription::loadFile(a.isa));
+      return 0;
+    }
     IsaDescription isa = IsaDescription::loadDefault(a.isa);
     if (a.cmd == "check") {
       std::cout << summarize(isa);
