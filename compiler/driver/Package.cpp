@@ -6,6 +6,7 @@
 #include "ember/graph/Serialize.h"
 #include "ember/graph/SerializeJson.h"
 #include "ember/isa/binary.h"
+#include "ember/isa/error.h"
 #include "ember/isa/package.h"
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
@@ -303,9 +304,14 @@ Plan parsePackage(const uint8_t* data, size_t size, const isa::IsaDescription& i
     throw Error(file, "the package has no manifest.json");
   JsonReader r;
   r.where = file + ":manifest.json";
-  const json m = json::parse(me->data.begin(), me->data.end(), nullptr, false);
-  if (m.is_discarded() || !m.is_object())
-    r.fail("", "not a JSON object");
+  json m;
+  try {
+    m = json::parse(me->data.begin(), me->data.end());
+  } catch (const json::exception& e) {
+    throw isa::jsonError(r.where, "not valid JSON", e);
+  }
+  if (!m.is_object())
+    r.fail("/", "not a JSON object");
   if (r.str(m, "format", "") != "ember-package")
     r.fail("/format", "not 'ember-package'");
   Plan p;

@@ -639,7 +639,7 @@ IsaDescription IsaDescription::loadString(std::string_view text, const std::stri
   try {
     data->doc = nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::exception& e) {
-    throw Error(label, "", std::string("not valid JSON: ") + e.what());
+    throw jsonError(label, "not valid JSON", e);
   }
   try {
     detail::validateSchema(data->doc, detail::embeddedSchema(), label);
@@ -648,7 +648,7 @@ IsaDescription IsaDescription::loadString(std::string_view text, const std::stri
     canon.erase("$schema");
     data->hash = sha256(canon.dump());
   } catch (const nlohmann::json::exception& e) {
-    throw Error(label, "", std::string("malformed description: ") + e.what());
+    throw jsonError(label, "malformed description", e);
   }
   IsaDescription d;
   d.d_ = std::move(data);

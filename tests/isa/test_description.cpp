@@ -1,6 +1,8 @@
 // Loading and validating ISA descriptions: the two shipped files, and malformed ones.
 #include "test_util.h"
 
+#include "ember/isa/system.h"
+
 #include <cstdlib>
 #include <functional>
 #include <sys/stat.h>
@@ -88,11 +90,45 @@ TEST(Description, FifoAndEndlessFilesAreRefused) {
 }
 
 TEST(Description, InvalidJson) {
-  EXPECT_ISA_ERROR(IsaDescription::loadString("{\"name\": ", "bad.json"), "", "not valid JSON");
+  EXPECT_ISA_ERROR(IsaDescription::loadString("{\"name\": ", "bad.json"), "line 1, column 10",
+                   "not valid JSON");
   try {
     IsaDescription::loadString("[1,2", "bad.json");
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()).rfind("bad.json: ", 0), 0u) << e.what();
+  }
+}
+
+/// Issue 47 item 9: nlohmann::json's own text ("[json.exception.parse_error.101] parse
+/// error at line 3, column 1: ...") never reaches the user; the place is the line and
+/// column, the reason the parser's.
+TEST(Description, JsonErrorsAreReworded) {
+  const char* cases[] = {"{\"name\": ", "{\n\"name\": \"x\",\n}", "[1,2", "{\"a\": tru}",
+                         "{\"a\": \"\xff\"}"};
+  for (const char* text : cases) {
+    for (int system = 0; system < 2; ++system) {
+      try {
+        if (system)
+          SystemDescription::loadString(text, "bad.json", ".");
+        else
+          IsaDescription::loadString(text, "bad.json");
+        ADD_FAILURE() << "accepted " << text;
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_EQ(what.find("json.exception"), std::string::npos) << what;
+        EXPECT_EQ(what.find("parse error"), std::string::npos) << what;
+        EXPECT_EQ(what.rfind("bad.json: line ", 0), 0u) << what;
+        EXPECT_NE(what.find(", column "), std::string::npos) << what;
+        EXPECT_NE(e.reason().find("not valid JSON: "), std::string::npos) << what;
+      }
+    }
+  }
+  try {
+    IsaDescription::loadString("{\n\"name\": \"x\",\n}", "bad.json");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "line 3, column 1") << e.what();
+    EXPECT_NE(e.reason().find("syntax error while parsing object key"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -154,6 +154,37 @@ TEST(Package, ManifestsWithoutOrWithRepeatedNamesAreRefused) {
       << why;
 }
 
+/// Issue 47 item 9: a manifest that is not JSON, or not an object, is refused with the
+/// package, the entry, the place (line and column, or the JSON pointer) and the reason;
+/// nlohmann::json's own text ("[json.exception.parse_error.101] ...") never shows.
+TEST(Package, MalformedManifestMessagesNameThePlace) {
+  Partitioned p(7);
+  const std::vector<uint8_t> good = partition::packageBytes(p.plan, refIsa());
+  auto withText = [&](const std::function<std::string(const std::string&)>& edit) {
+    isa::Package pkg = isa::parsePackage(good.data(), good.size(), "m.pkg");
+    for (isa::PackageEntry& e : pkg.entries)
+      if (e.name == "manifest.json") {
+        const std::string text = edit(std::string(e.data.begin(), e.data.end()));
+        e.data.assign(text.begin(), text.end());
+      }
+    return isa::serializePackage(pkg);
+  };
+  const std::function<std::string(const std::string&)> edits[] = {
+      [](const std::string& t) { return t.substr(0, t.size() / 2); },
+      [](const std::string& t) { return t + "}"; },
+      [](const std::string& t) { return "\n\n  [" + t; },
+      [](const std::string& t) { return std::string(t).insert(1, "\"bad\xff\": 1,"); }};
+  for (const auto& edit : edits) {
+    const std::string why = refusal(withText(edit), refIsa());
+    EXPECT_EQ(why.rfind("m.pkg:manifest.json: line ", 0), 0u) << why;
+    EXPECT_NE(why.find(", column "), std::string::npos) << why;
+    EXPECT_NE(why.find(": not valid JSON: "), std::string::npos) << why;
+    EXPECT_EQ(why.find("json.exception"), std::string::npos) << why;
+  }
+  const std::string why = refusal(withText([](const std::string&) { return "[1]"; }), refIsa());
+  EXPECT_EQ(why, "m.pkg:manifest.json: /: not a JSON object") << why;
+}
+
 TEST(Package, FunctionBytesRoundTrip) {
   Partitioned p(11);
   for (const auto& s : p.plan.segments) {

@@ -3,6 +3,7 @@
 
 #include "ember/support/Error.h"
 
+#include <exception>
 #include <string>
 
 namespace ember::isa {
@@ -27,5 +28,12 @@ public:
 private:
   std::string file_, where_;
 };
+
+/// A JSON library exception (nlohmann::json's `what()`, "[json.exception.parse_error.101]
+/// parse error at line 3, column 7: syntax error ...") as an Error about `file`: the
+/// bracketed tag never reaches the user; a parse error's "line L, column C" becomes the
+/// place, the rest the reason. `context` ("not valid JSON", "malformed description")
+/// opens the reason.
+Error jsonError(const std::string& file, const std::string& context, const std::exception& e);
 
 } // namespace ember::isa
