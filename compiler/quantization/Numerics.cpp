@@ -175,6 +175,11 @@ const std::map<NodeKind, LutMaker>& lutTable() {
          const double gamma = u.gamma;
          return [=](double v) { return gamma * (v <= 0 ? alpha * std::expm1(v) : v); };
        }},
+      {K::ThresholdedRelu,
+       [](const UnaryAttrs& u) {
+         const double alpha = u.alpha;
+         return [=](double v) { return v > alpha ? v : 0.0; };
+       }},
       {K::Celu,
        [](const UnaryAttrs& u) {
          const double alpha = u.alpha;

@@ -390,6 +390,41 @@ bool lutRule(const Node& n, Quantizer& q) {
   return true;
 }
 
+/// PRelu with a float constant slope (section 4.12): one slope for every element becomes a
+/// Lut of x < 0 ? a x : x (section 4.6); a slope per channel (axis 1) an int8 PRelu that
+/// keeps the float slope as its operand.
+bool preluRule(const Node& n, Quantizer& q) {
+  const Tensor* slope = floatConstant(n.input(1));
+  const NodeValue x = n.input(0), y = const_cast<Node&>(n).result();
+  if (!slope || slope->size() < 1 || y.dims() != x.dims())
+    return false;
+  auto ps = operandParams(q, {x, y});
+  if (!ps)
+    return false;
+  const float* sp = slope->data<float>();
+  const bool scalar = std::all_of(sp, sp + slope->size(), [&](float v) { return v == sp[0]; });
+  const NodeValue x8 = q.int8Of(x);
+  Node* made = nullptr;
+  if (scalar) {
+    const double a = sp[0];
+    const std::vector<int8_t> table =
+        buildLut([a](double v) { return v < 0 ? a * v : v; }, x8.type().quant, (*ps)[1]);
+    Node* t = q.constant(n.name() + "_table", Tensor::fromVector<int8_t>({256}, table));
+    Attrs at;
+    at.set("function", std::string(n.kindName()));
+    made = q.createInt8(K::Lut, n.name(), {x8, t->result()}, at, {int8Type(y.dims(), (*ps)[1])});
+  } else {
+    const std::vector<float> slopes = preluChannelSlopes(x.dims(), *slope);
+    if (slopes.empty() ||
+        !valid([&] { preluMultipliers((*ps)[0].scales[0], (*ps)[1].scales[0], slopes); }))
+      return false;
+    made = q.createInt8(K::PRelu, n.name(), {x8, q.origOf(n.input(1))}, n.attrs(),
+                        {int8Type(y.dims(), (*ps)[1])});
+  }
+  q.setInt8(y, made->result());
+  return true;
+}
+
 /// A rule and its one-line description. Whether it chooses its output's parameters or
 /// keeps its input's is the kind's OpTrait::KeepsQuantization.
 struct RuleEntry {
@@ -427,8 +462,11 @@ const std::map<NodeKind, RuleEntry>& rules() {
     for (K k : kMovingKinds)
       t[k] = {movingRule,
               "moves codes when its input is int8 or a graph input; the input's params"};
+    t[K::PRelu] = {preluRule, "constant float slope: one value a Lut, one per channel (axis 1) "
+                              "an int8 PRelu with the float slope, own params"};
     for (K k : {K::Sigmoid, K::Tanh, K::HardSigmoid, K::HardSwish, K::Silu, K::Gelu, K::Erf, K::Exp,
-                K::Softplus, K::Softsign, K::LeakyRelu, K::Elu, K::Selu, K::Celu, K::Neg, K::Abs})
+                K::Softplus, K::Softsign, K::LeakyRelu, K::Elu, K::Selu, K::Celu,
+                K::ThresholdedRelu, K::Neg, K::Abs})
       t[k] = {lutRule, "Lut with a 256-entry table, own params"};
     return t;
   }();

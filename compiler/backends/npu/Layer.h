@@ -184,6 +184,7 @@ void registerAddLayers();
 void registerMulLayers();
 void registerRescaleLayers();
 void registerLutLayers();
+void registerPReluLayers();
 void registerClampLayers();
 void registerPoolLayers();
 void registerAvgPoolLayers();

@@ -21,6 +21,7 @@ void registerAll() {
   registerMulLayers();
   registerRescaleLayers();
   registerLutLayers();
+  registerPReluLayers();
   registerClampLayers();
   registerPoolLayers();
   registerAvgPoolLayers();

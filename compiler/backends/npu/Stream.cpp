@@ -80,6 +80,7 @@ int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info) {
     const int64_t base = s.actReserved + (p.stepIndex() % slots) * slotRows;
     StreamStep ss;
     ss.rows = n;
+    ss.row0 = r0;
     ss.tile = cap;
     ss.first = r0 == 0;
     for (int64_t i = 0; i < nIn; ++i)

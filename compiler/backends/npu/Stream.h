@@ -12,6 +12,7 @@ namespace ember::npu {
 /// SRAM addresses of one step of a row stream.
 struct StreamStep {
   int64_t rows = 0;           ///< Rows in this step (T, or fewer at the end).
+  int64_t row0 = 0;           ///< The stream row of the step's first row.
   int64_t tile = 0;           ///< T, the rows of a full tile (acc regions are T apart).
   std::vector<int64_t> inAct; ///< Act row of each input's tile.
   int64_t outAct = 0;         ///< Act row of the result tile.

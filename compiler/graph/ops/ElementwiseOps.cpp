@@ -65,10 +65,12 @@ std::vector<Type> selectBinary(const std::vector<NodeValue>& in, const Attrs& a)
   return arithBinary(in, a);
 }
 
-/// PRelu: the core numeric kinds.
+/// PRelu: the core numeric kinds; the int8 form (docs/numerics.md section 4.12) keeps a
+/// float32 slope.
 std::vector<Type> preluInfer(const std::vector<NodeValue>& in, const Attrs&) {
   requireKind(in[0], kNumeric, "input");
-  checkSameKind(in, 0, 2);
+  if (!(in[0].kind() == ElemKind::Int8 && in[1].kind() == ElemKind::Float32))
+    checkSameKind(in, 0, 2);
   return {Type(in[0].kind(), broadcastShapes(in[0].dims(), in[1].dims()))};
 }
 

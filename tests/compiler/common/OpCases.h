@@ -415,7 +415,7 @@ inline std::vector<OpCase> opCases() {
          g.output("last",
                   g.node(NodeKind::PRelu, "pl", {g.input("z", {2, 6, 8}), g.constant("t", {8})}));
        }});
-  // Between int8 convolutions: float PRelu, bilinear upsampling, ConvTranspose.
+  // Between int8 convolutions: PRelu (int8 per channel), bilinear upsampling, ConvTranspose.
   c.push_back(betweenConvs("ConvPReluConv", [](GraphBuilder& g, NodeValue v) {
     return g.node(NodeKind::PRelu, "prelu", {v, g.constant("slope", {8, 1, 1}, 0.f, 0.5f)});
   }));

@@ -112,9 +112,7 @@ TEST(CpuInt8, DepthwiseClipMulConcat) {
 // interpreter's float arithmetic, so the bytes are its bytes.
 TEST(CpuInt8, FloatNodesBetweenInt8ConvolutionsGiveTheInterpretersBytes) {
   const std::pair<const char*, NodeKind> cases[] = {
-      {"ConvPReluConv", NodeKind::PRelu},
-      {"ConvResizeConv", NodeKind::Resize},
-      {"ConvConvTransposeConv", NodeKind::ConvTranspose}};
+      {"ConvResizeConv", NodeKind::Resize}, {"ConvConvTransposeConv", NodeKind::ConvTranspose}};
   for (const auto& [name, kind] : cases) {
     SCOPED_TRACE(name);
     bool built = false;
@@ -132,6 +130,23 @@ TEST(CpuInt8, FloatNodesBetweenInt8ConvolutionsGiveTheInterpretersBytes) {
       }
     EXPECT_TRUE(built);
   }
+}
+
+// PRelu with a constant slope per channel between int8 convolutions is an int8 PRelu
+// (docs/numerics.md section 4.12), one shared slope a Lut: bit-exact with the interpreter.
+TEST(CpuInt8, PReluBetweenInt8ConvolutionsIsInt8) {
+  for (const test::OpCase& c : test::opCases())
+    if (std::string(c.name) == "ConvPReluConv") {
+      G g;
+      c.build(g);
+      expectBitExact(g, 3, {NodeKind::Conv, NodeKind::PRelu});
+    }
+  G g;
+  NodeValue x = g.input("x", {1, 5, 6, 6});
+  NodeValue p = g.node(NodeKind::PRelu, "shared", {x, g.constant("a", {1}, 0.25f, 0.25f)});
+  NodeValue q = g.node(NodeKind::PRelu, "per_channel", {p, g.constant("b", {5, 1, 1}, -1.f, 2.f)});
+  g.output("y", q);
+  expectBitExact(g, 2, {NodeKind::Lut, NodeKind::PRelu});
 }
 
 // The int8 3-D convolutions (strided with a relu, grouped and dilated, depthwise with a

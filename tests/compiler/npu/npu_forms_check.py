@@ -3,8 +3,8 @@
 models built and exported by PyTorch here (random weights, fixed seed) into --out; emberc
 --partition-report must place them with at most the segments and at least the share of
 MACs on the NPU given per model, and ember-run --compare must find the NPU devices (sim,
-and rtl where asked) bit-exact with the int8 interpreter and cpu, with the int8 result's
-cosine against the float model printed.
+and rtl where asked) bit-exact with the int8 interpreter and cpu, and the int8 result's
+cosine against the float model at least 0.99.
 
   npu_forms_check.py --emberc E --ember-run R --out DIR [--devices interp,cpu,sim] MODEL...
 """
@@ -45,9 +45,35 @@ class Conformer(nn.Module):
         return self.ff(x + y)
 
 
+class PReluCnn(nn.Module):
+    """A small CNN with PReLU activations: per-channel slopes (some negative, 12 and 20
+    channels, not multiples of the NCHWc block), a single shared slope, a residual and a
+    classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 12, 3, padding=1)
+        self.a1 = nn.PReLU(12)
+        self.c2 = nn.Conv2d(12, 20, 3, stride=2, padding=1)
+        self.a2 = nn.PReLU(20)
+        self.c3 = nn.Conv2d(20, 20, 3, padding=1)
+        self.a3 = nn.PReLU()
+        self.fc = nn.Linear(20, 10)
+        with torch.no_grad():
+            for a in (self.a1, self.a2):
+                a.weight.uniform_(-0.5, 0.8)
+            self.a3.weight.fill_(0.2)
+
+    def forward(self, x):
+        y = self.a2(self.c2(self.a1(self.c1(x))))
+        y = self.a3(self.c3(y) + y)
+        return self.fc(y.mean((2, 3)))
+
+
 # name: (module factory, input shape, most segments, least % of MACs on the NPU)
 MODELS = {
     "conformer": (Conformer, (1, 64, 32), 1, 99.9),
+    "prelu_cnn": (PReluCnn, (1, 3, 16, 16), 1, 99.9),
 }
 
 
@@ -101,6 +127,9 @@ def main():
         for dev in devices:
             if not re.search(rf"^  output +{dev} +yes +0 ", r.stdout, re.M):
                 failed.append(f"{name}: {dev} is not bit-exact with the int8 interpreter")
+        g = re.search(r"^  output +interp +- +- +([\d.]+) ", r.stdout, re.M)
+        if not g or float(g.group(1)) < 0.99:
+            failed.append(f"{name}: int8 cosine vs float below 0.99 (or not printed)")
         if "rtl" in devices and "timing sim vs rtl: equal" not in r.stdout:
             failed.append(f"{name}: sim and rtl cycles differ")
         if r.returncode != 0:

@@ -1,12 +1,11 @@
 // Codegen of the int8 operators (docs/numerics.md section 4): QuantizeLinear /
 // DequantizeLinear (per tensor), Conv (packed GEMM with the zero point folded into the
 // bias, or depthwise; 3-D: a direct loop), Gemm and MatMul with constant B, rescaled Add and
-// Mul, Relu/Clip on codes, Rescale, Lut, MaxPool, AveragePool (1-D to 3-D) and the global
-// pools. Every multiplier is chosen here, at
-// compile time, by the functions of ember/quantization/Numerics.h, so the kernels
-// compute exactly the interpreter's integers. Per-channel tables (multipliers, folded
-// biases) are data kept by the compiled function, not constants of the code, so layers
-// of the same shape share one kernel instance.
+// Mul, Relu/Clip on codes, Rescale, Lut, PRelu per channel, MaxPool, AveragePool (1-D to 3-D) and
+// the global pools. Every multiplier is chosen here, at compile time, by the functions of
+// ember/quantization/Numerics.h, so the kernels compute exactly the interpreter's integers.
+// Per-channel tables (multipliers, folded biases) are data kept by the compiled function, not
+// constants of the code, so layers of the same shape share one kernel instance.
 #include "Codegen.h"
 #include "Int8Packing.h"
 #include "Jit.h"
@@ -336,6 +335,35 @@ void emitLut(const Op& n, CodegenContext& ctx) {
            {3});
 }
 
+/// PRelu's slopes per channel (section 4.12), empty when the operation has none.
+std::vector<float> preluSlopes(const Op& n) {
+  const OpInput s = n.input(1);
+  if (!s.isConstant() || s.kind() != ElemKind::Float32)
+    return {};
+  const float* p = s.constantData<float>();
+  return quant::preluChannelSlopes(n.input(0).dims(), s.dims(), [p](int64_t i) { return p[i]; });
+}
+
+bool supportsPRelu(const Op& n) {
+  return n.numInputs() == 2 && n.input(0).type().isPerTensorInt8() &&
+         n.resultType().isPerTensorInt8() && n.resultType().dims == n.input(0).dims() &&
+         !preluSlopes(n).empty();
+}
+
+void emitPRelu(const Op& n, CodegenContext& ctx) {
+  const Type &x = n.input(0).type(), &y = n.resultType();
+  const quant::PReluMultipliers m = quant::preluMultipliers(scaleOf(x), scaleOf(y), preluSlopes(n));
+  const quant::Bounds bd = quant::activationBounds(n.node(), y.quant);
+  int64_t inner = 1;
+  for (size_t i = 2; i < x.dims.size(); ++i)
+    inner *= x.dims[i];
+  const int64_t C = x.dims[1];
+  ctx.call("ember_prelu_i8",
+           {ctx.addr(n.input(0)), ctx.keep(m.Mn), ctx.result(n), ctx.i64(y.size() / (C * inner)),
+            ctx.i64(C), ctx.i64(inner), ctx.i32(zpOf(x)), ctx.i32(m.Mp), ctx.i32(m.S),
+            ctx.i32(zpOf(y)), ctx.i32(bd.lo), ctx.i32(bd.hi), ctx.tid(), ctx.nth()});
+}
+
 // ---- pools ---------------------------------------------------------------------
 
 bool supportsMaxPool(const Op& n) {
@@ -484,6 +512,7 @@ void registerInt8Codegen() {
   registerCodegenUnit(K::Clip, {"int8", supportsClamp, emitClamp});
   registerCodegenUnit(K::Rescale, {"int8", supportsRescale, emitRescale});
   registerCodegenUnit(K::Lut, {"int8", supportsLut, emitLut});
+  registerCodegenUnit(K::PRelu, {"int8", supportsPRelu, emitPRelu});
   registerCodegenUnit(K::MaxPool, {"int8", supportsMaxPool, emitMaxPool});
   registerCodegenUnit(K::AveragePool, {"int8", supportsAvgPool, emitAvgPool});
   registerCodegenUnit(K::GlobalAveragePool, {"int8", supportsGlobalPool, emitGlobalPool});

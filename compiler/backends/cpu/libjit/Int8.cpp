@@ -326,6 +326,22 @@ EMBER_KERNEL void ember_lut_i8(const int8_t* x, const int8_t* table, int8_t* y, 
     y[i] = table[x[i] + 128];
 }
 
+/// PRelu (section 4.12) over [outer, C, inner]: d = x - zpx, t = max(d, 0) * Mp +
+/// min(d, 0) * Mn[c], requant(t, 1, S).
+EMBER_KERNEL void ember_prelu_i8(const int8_t* x, const int32_t* Mn, int8_t* y, int64_t outer,
+                                 int64_t C, int64_t inner, int32_t zpx, int32_t Mp, int32_t S,
+                                 int32_t zpy, int32_t lo, int32_t hi, int64_t tid, int64_t nth) {
+  int64_t begin, end;
+  libjit::threadRangeGrain(outer * C, 1, tid, nth, &begin, &end);
+  for (int64_t p = begin; p < end; ++p) {
+    const int32_t mn = Mn[p % C];
+    for (int64_t i = p * inner, e = i + inner; i < e; ++i) {
+      const int32_t d = x[i] - zpx;
+      y[i] = requant((d > 0 ? d : 0) * Mp + (d < 0 ? d : 0) * mn, 1, S, zpy, lo, hi);
+    }
+  }
+}
+
 /// MaxPool on codes (padding -128; the result keeps the input's parameters). Each plane
 /// is first copied into the thread's scratch with -128 around it (rows of `pc` bytes:
 /// every tap of every 64-position block of an output row lies inside, codegen's

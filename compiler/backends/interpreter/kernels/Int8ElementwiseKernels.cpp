@@ -6,6 +6,8 @@
 //   Clip     the codes clamped to the quantized bounds
 //   Lut      y = table[x + 128]
 //   Rescale  requantize(x - zp_x; s_x / s_y)
+//   PRelu    t = max(d, 0) * Mp + min(d, 0) * Mn[c] with d = x - zp_x, requantize(t, {1, S})
+//            (section 4.12; a float32 constant slope per channel)
 //   Pad      the generic kernel with the pad value quantized with the result's params
 //   data movement (Reshape, Transpose, Slice, Concat, Split, Gather, ...): the generic
 //            kernels, after checking that the codes keep their meaning (equal params).
@@ -87,6 +89,32 @@ void rescaleKernel(const Node& n, const Ins& in, Outs& out) {
     yp[i] = quant::requantize(xp[i] - x.zp, m, y.zp, bd.lo, bd.hi);
 }
 
+/// PRelu (section 4.12): the slope, a float32 tensor, varies along axis 1 only.
+void preluKernel(const Node& n, const Ins& in, Outs& out) {
+  const TensorQ x = perTensor(in[0]->type(), "input");
+  const TensorQ y = perTensor(out[0].type(), "result");
+  const Shape& d = in[0]->dims();
+  const std::vector<float> slopes = quant::preluChannelSlopes(d, *in[1]);
+  if (slopes.empty() || out[0].dims() != d)
+    throw Error("int8 PRelu: the slope " + in[1]->type().toString() +
+                " must be float32 and vary along the channel axis (1) of " + shapeToString(d) +
+                " only");
+  const quant::PReluMultipliers m = quant::preluMultipliers(x.scale, y.scale, slopes);
+  const quant::Bounds bd = quant::activationBounds(n, out[0].type().quant);
+  const quant::Multiplier shift{1, m.S};
+  int64_t inner = 1;
+  for (size_t i = 2; i < d.size(); ++i)
+    inner *= d[i];
+  const int64_t C = d[1];
+  const int8_t* xp = in[0]->data<int8_t>();
+  int8_t* yp = out[0].data<int8_t>();
+  for (int64_t i = 0, e = out[0].size(); i < e; ++i) {
+    const int32_t v = xp[i] - x.zp, c = int32_t(i / inner % C);
+    const int32_t t = std::max(v, 0) * m.Mp + std::min(v, 0) * m.Mn[size_t(c)];
+    yp[i] = quant::requantize(t, shift, y.zp, bd.lo, bd.hi);
+  }
+}
+
 void padKernel(const Node& n, const Ins& in, Outs& out) {
   requireSameParams(in[0]->type(), out[0].type(), "Pad");
   const TensorQ y = perTensor(out[0].type(), "result");
@@ -124,6 +152,7 @@ void registerInt8ElementwiseKernels() {
   registerQuantizedKernel(K::Pad, padKernel);
   registerKernel(K::Rescale, rescaleKernel);
   registerKernel(K::Lut, lutKernel);
+  registerQuantizedKernel(K::PRelu, preluKernel);
   for (K k : {K::Reshape, K::Transpose, K::Slice, K::Split, K::Gather, K::Expand, K::Tile,
               K::DepthToSpace, K::SpaceToDepth})
     registerQuantizedKernel(k, movingKernel(k, false));

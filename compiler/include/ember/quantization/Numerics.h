@@ -116,6 +116,78 @@ inline AddMultipliers addMultipliers(double sA, double sB, double sY) {
   return r;
 }
 
+/// The multipliers of an int8 PRelu (section 4.12): with d = x - zp_x,
+/// t = max(d, 0) * Mp + min(d, 0) * Mn[c], y = requantize(t, {1, S}, zp_y, lo, hi).
+struct PReluMultipliers {
+  int32_t Mp = 0;          ///< Multiplier of the positive part (s_x / s_y).
+  std::vector<int32_t> Mn; ///< Multiplier of the negative part per channel (a_c s_x / s_y).
+  int S = 1;               ///< The shared shift.
+};
+
+/// Section 4.12: r_p = s_x / s_y, r_n[c] = (a_c * s_x) / s_y (double, in that order), e
+/// the exponent of max(r_p, max |r_n[c]|) = f * 2^e, S = clamp(20 - e, 1, 31), M =
+/// round(r * 2^S) (half away from zero; Mn[c] has the sign of a_c). ember::Error when a
+/// scale is not finite and positive, a slope is not finite, or |M| reaches 2^21.
+inline PReluMultipliers preluMultipliers(double sX, double sY, const std::vector<float>& slopes) {
+  if (!(sX > 0) || !(sY > 0) || !std::isfinite(sX) || !std::isfinite(sY))
+    throw Error("PRelu: scales " + std::to_string(sX) + ", " + std::to_string(sY) +
+                " must be finite and positive");
+  const double rp = sX / sY;
+  double big = rp;
+  for (size_t c = 0; c < slopes.size(); ++c) {
+    if (!std::isfinite(slopes[c]))
+      throw Error("PRelu: slope " + std::to_string(c) + " is not finite");
+    big = std::max(big, std::fabs(double(slopes[c]) * sX / sY));
+  }
+  int e = 0;
+  std::frexp(big, &e);
+  PReluMultipliers r;
+  r.S = std::min(31, std::max(1, 20 - e));
+  auto toM = [&](double v) {
+    const double m = std::round(std::ldexp(v, r.S));
+    if (std::fabs(m) >= double(1 << 21))
+      throw Error("PRelu: input/output scale ratio " + std::to_string(big) +
+                  " is too large (multiplier >= 2^21)");
+    return static_cast<int32_t>(m);
+  };
+  r.Mp = toM(rp);
+  for (float a : slopes)
+    r.Mn.push_back(toM(double(a) * sX / sY));
+  return r;
+}
+
+/// The slope of each of the `x` dims' channels (axis 1) when the PRelu slope of shape
+/// `slopeDims` (broadcast to `x` from the right) varies along axis 1 only; empty
+/// otherwise (x of rank below 2, or a slope that varies along another axis). `at(i)`
+/// reads slope element i.
+template <class At>
+std::vector<float> preluChannelSlopes(const Shape& x, const Shape& slopeDims, At at) {
+  if (x.size() < 2 || slopeDims.size() > x.size())
+    return {};
+  const size_t k = x.size() - slopeDims.size();
+  int64_t along = 1; // the slope's extent on axis 1
+  for (size_t j = 0; j < slopeDims.size(); ++j) {
+    if (k + j == 1)
+      along = slopeDims[j];
+    else if (slopeDims[j] != 1)
+      return {};
+  }
+  if (along != 1 && along != x[1])
+    return {};
+  std::vector<float> s(static_cast<size_t>(x[1]));
+  for (int64_t c = 0; c < x[1]; ++c)
+    s[size_t(c)] = at(along == 1 ? 0 : c);
+  return s;
+}
+
+/// preluChannelSlopes of a float32 slope tensor (empty for another element kind).
+inline std::vector<float> preluChannelSlopes(const Shape& x, const Tensor& slope) {
+  if (slope.kind() != ElemKind::Float32)
+    return {};
+  const float* p = slope.data<float>();
+  return preluChannelSlopes(x, slope.dims(), [p](int64_t i) { return p[i]; });
+}
+
 /// An int8 clamp range [lo, hi].
 struct Bounds {
   int32_t lo = -128, hi = 127;
