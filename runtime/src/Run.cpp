@@ -17,8 +17,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <unistd.h>
@@ -275,6 +277,39 @@ void writeRunFiles(const RunRequest& req, const RunResult& out, const platform::
     platform::writeJsonFile(req.trace_json, platform::toChromeTrace(report), -1);
 }
 
+/// Seconds before the first progress line: kProgressAfterSeconds, or $EMBER_PROGRESS_AFTER.
+double progressAfterSeconds() {
+  const char* env = std::getenv("EMBER_PROGRESS_AFTER");
+  if (env && *env) {
+    char* end = nullptr;
+    const double v = std::strtod(env, &end);
+    if (end && *end == '\0' && v >= 0 && v < 1e6)
+      return v;
+  }
+  return kProgressAfterSeconds;
+}
+
+/// The progress callback of a run on a terminal: nothing for its first
+/// progressAfterSeconds(), then "[DEVICE] cycle C, R/N instructions retired (P%)" at most
+/// four times a second, overwriting itself; `printed` tells the caller to clear the line.
+std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)>
+progressLine(const std::string& device, bool& printed) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto after = std::chrono::duration<double>(progressAfterSeconds());
+  auto last = start;
+  return [=, &printed](std::uint64_t cycle, std::uint64_t retired, std::uint64_t total) mutable {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start < after || (printed && now - last < std::chrono::milliseconds(250)))
+      return;
+    last = now;
+    printed = true;
+    std::fprintf(stderr, "\r[%s] cycle %llu, %llu/%llu instructions retired (%.0f%%)",
+                 device.c_str(), (unsigned long long)cycle, (unsigned long long)retired,
+                 (unsigned long long)total, total ? 100.0 * double(retired) / double(total) : 0.0);
+    std::fflush(stderr);
+  };
+}
+
 } // namespace
 
 RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& desc,
@@ -285,22 +320,9 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
   checkOutputFiles(bin, req);
   platform::Options opts = req.options;
   opts.binary_name = req.binary;
-  const bool tty = req.progress && isatty(fileno(stderr));
-  auto last = std::chrono::steady_clock::now();
   bool printed = false;
-  if (tty && !opts.progress)
-    opts.progress = [&](std::uint64_t cycle, std::uint64_t retired, std::uint64_t total) {
-      auto now = std::chrono::steady_clock::now();
-      if (now - last < std::chrono::milliseconds(250))
-        return;
-      last = now;
-      printed = true;
-      std::fprintf(stderr, "\r[sim] cycle %llu, %llu/%llu instructions retired (%.0f%%)",
-                   (unsigned long long)cycle, (unsigned long long)retired,
-                   (unsigned long long)total,
-                   total ? 100.0 * double(retired) / double(total) : 0.0);
-      std::fflush(stderr);
-    };
+  if (req.progress && isatty(fileno(stderr)) && !opts.progress)
+    opts.progress = progressLine(req.device, printed);
   // The memory map against the window, as before (an error naming the region).
   platform::checkJob(desc, bin, inputs, opts.dram_window_bytes, req.binary);
   // Through the job ring when the runtime has a firmware build of the description (the

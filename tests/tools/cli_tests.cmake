@@ -196,6 +196,26 @@ foreach(kind message IN ZIP_LISTS bad_npy_kinds bad_npy_messages)
                   ${CLI_IN}/relu.onnx --input x=${CLI_IN}/x_${kind}.npy)
 endforeach()
 
+# --cycle-budget on every device that counts cycles (issue 47 item 8): ember-sim's fault
+# record and default budget, the RTL stopping soon after the budget, progress on a
+# terminal only. The RTL's run to the default budget takes seconds: label long.
+foreach(_cb_mode fast long)
+  set(_cb_name tools.ember_run.cycle_budget)
+  set(_cb_extra)
+  if(_cb_mode STREQUAL "long")
+    set(_cb_name tools.ember_run.cycle_budget_default_rtl)
+    set(_cb_extra --long)
+  endif()
+  add_test(NAME ${_cb_name}
+           COMMAND ${EMBER_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/run_cycle_budget_check.py
+                   ${CMAKE_CURRENT_BINARY_DIR}/${_cb_name} $<TARGET_FILE:ember-run>
+                   $<TARGET_FILE:ember-sim> $<TARGET_FILE:ember-as> ${CLI_IN}/relu.onnx
+                   ${_cb_extra})
+  set_tests_properties(${_cb_name} PROPERTIES FIXTURES_REQUIRED ember_cli_inputs
+                       LABELS tools TIMEOUT 120)
+endforeach()
+set_tests_properties(tools.ember_run.cycle_budget_default_rtl PROPERTIES LABELS "tools;long")
+
 # Output paths (issue 16, item 1): devices and FIFOs are written through, a symbolic link's
 # target is replaced (not the link), an input is never overwritten, a folder is refused
 # before any work, and no temporary file is left behind. One script, every tool.

@@ -110,6 +110,8 @@ partition::NpuRunner npuSegmentRunner(const std::string& device, const runtime::
     req.platform = engine.platform;
     req.progress = engine.progress;
     req.tool = engine.tool;
+    req.device = engine.device;
+    req.options.cycle_budget = opts.cycleBudget;
     req.binary =
         label + (whole ? "" : " NPU segment " + std::to_string(index)) + " (" + desc.name() + ")";
     req.input_tensors = in;
@@ -217,6 +219,7 @@ std::vector<Device> buildTable() {
 
 runtime::RunRequest npuEngine(const std::string& device) {
   runtime::RunRequest engine;
+  engine.device = device;
   if (device == "sim")
     return engine;
 #ifdef EMBER_HAVE_RTL

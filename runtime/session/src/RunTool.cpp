@@ -273,6 +273,7 @@ int runBinary(const RunOptions& o) {
   req.report_json = o.reportJson;
   req.trace_json = o.traceJson;
   req.table = false;
+  req.options.cycle_budget = o.cycleBudget;
   runtime::checkOutputs(req);
   checkRunPaths({{o.html, "--html"}}, inputPaths(o));
   std::vector<runtime::RunResult> results;
@@ -281,6 +282,7 @@ int runBinary(const RunOptions& o) {
     const runtime::RunRequest engine = npuEngine(dev);
     req.engine = engine.engine;
     req.platform = engine.platform;
+    req.device = dev;
     auto t0 = std::chrono::steady_clock::now();
     results.push_back(runtime::runBinary(req, std::cerr));
     hosts.push_back(secondsSince(t0));
@@ -357,6 +359,7 @@ int runPackage(const RunOptions& o) {
   const std::vector<std::string> devs = binaryDevices(o);
   const isa::IsaDescription desc = isa::IsaDescription::loadDefault(o.isa);
   DeviceOptions dopts;
+  dopts.cycleBudget = o.cycleBudget;
   dopts.reportJson = o.reportJson;
   dopts.traceJson = o.traceJson;
   std::vector<std::unique_ptr<PackageSession>> sessions;
@@ -397,6 +400,14 @@ int runPackage(const RunOptions& o) {
   return 0;
 }
 
+/// Whether a device of the run counts NPU cycles (sim, rtl).
+bool runsOnNpu(const RunOptions& o) {
+  for (const Device* d : deviceList(o))
+    if (d->int8Only)
+      return true;
+  return false;
+}
+
 /// The options only a model run checks, before any work.
 void checkModelRunOptions(const RunOptions& o, bool cpuProfile) {
   if ((!o.reportJson.empty() || !o.traceJson.empty()) && o.device != "sim" &&
@@ -404,6 +415,11 @@ void checkModelRunOptions(const RunOptions& o, bool cpuProfile) {
     throw Error(o.reportJson.empty() ? "--trace" : "--report",
                 "reports come from the NPU simulator (use --device sim, or a binary) or from "
                 "the cpu device with --profile");
+  if (o.cycleBudget && !runsOnNpu(o))
+    throw UsageError("--cycle-budget", "counts NPU cycles: use --device sim or rtl (or a binary "
+                                       "or package); '" +
+                                           (o.compare.empty() ? o.device : o.compare) +
+                                           "' counts none");
   if (!o.html.empty() && o.device != "sim" && o.device != "rtl" &&
       o.compare.find("sim") == std::string::npos && o.compare.find("rtl") == std::string::npos)
     throw Error("--html", "the HTML report shows an NPU run: use --device sim or rtl (or a "
@@ -585,6 +601,7 @@ int runTool(const RunOptions& o) {
   dopts.reportJson = o.reportJson;
   dopts.traceJson = o.traceJson;
   dopts.partition = o.partition;
+  dopts.cycleBudget = o.cycleBudget;
   std::vector<DeviceOutputs> runs;
   std::vector<DeviceTiming> timings;
   runDevices(o, devs, m, dopts, cpuProfile, runs, timings);

@@ -31,7 +31,10 @@ struct RunRequest {
   std::string out_dir; ///< Outputs as DIR/STEM.npy, STEM = npyFileStem(name).
   std::string report_json, trace_json;
   platform::Options options;
-  bool progress = true;           ///< Progress line on stderr when it is a terminal.
+  /// Progress line on stderr when it is a terminal, once the run has taken
+  /// kProgressAfterSeconds (a short run prints none).
+  bool progress = true;
+  std::string device = "sim";     ///< Names the engine in the progress line ("sim", "rtl").
   bool table = true;              ///< Print the report table to `out`.
   std::string tool = "ember-sim"; ///< Names the program in warnings and fault lines.
   /// What runs the job: empty for the SystemC model; `ember-run --device rtl` sets the
@@ -46,6 +49,10 @@ struct RunRequest {
   /// of descriptions without a firmware build.
   platform::PlatformFactory platform;
 };
+
+/// Host seconds a run takes before its progress line appears (RunRequest::progress); the
+/// environment variable EMBER_PROGRESS_AFTER (seconds) overrides it.
+inline constexpr double kProgressAfterSeconds = 2.0;
 
 /// What one run produced.
 struct RunResult {

@@ -152,7 +152,8 @@ public:
         report.slices.push_back(s);
       ++report.retired;
     }
-    if (opts_.progress && report.retired % 1024 == 0 && report.retired)
+    // Every 1024 retirements, and every 65536 cycles for programs of long instructions.
+    if (opts_.progress && ((report.retired % 1024 == 0 && report.retired) || (c & 0xFFFF) == 0))
       opts_.progress(c, report.retired, report.instructions);
   }
   /// Cycles, counters and fault record, once done_o or fault_o shows.
@@ -187,7 +188,12 @@ public:
       f.cycle = top.fault_cycle_o;
       f.engine = kEngineNames[top.fault_engine_o & 3];
       f.instruction = top.fault_index_o == 0xFFFFFFFFu ? -1 : std::int64_t(top.fault_index_o);
-      f.reason = "raised by the RTL";
+      // The budget's fault as the SystemC model words it (its kind, cycle, engine and
+      // instruction are compared by ember-run --compare sim,rtl).
+      f.reason = f.kind == platform::FaultKind::CycleBudget
+                     ? "cycle budget of " + std::to_string(std::uint64_t(top.budget_i)) +
+                           " cycles exceeded (raised by the RTL)"
+                     : "raised by the RTL";
       f.signal_cycle = top.cyc_o; // the NPU's cycle stops in the cycle it signals a fault
       rep.fault = f;
     }

@@ -15,6 +15,7 @@
 #include "ember/sim/Platform.h"
 #include "ember/sim/Simulator.h"
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -33,6 +34,9 @@ struct DeviceOptions {
   bool profile = false;
   /// Runs before the timed ones (left out of DeviceTiming::profile).
   int warmup = 0;
+  /// sim/rtl: the NPU's cycle budget per segment (0: the program's default budget,
+  /// platform::defaultCycleBudget); past it the run faults with cycle-budget.
+  std::uint64_t cycleBudget = 0;
 };
 
 /// One operation of a profiled host run.

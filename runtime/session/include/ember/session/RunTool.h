@@ -38,6 +38,9 @@ struct RunOptions {
   bool deviceGiven = false;
   bool quiet = false;
   std::optional<size_t> profile; ///< --profile [K]: the cpu device's operation times
+  /// --cycle-budget N: the NPU devices' (sim, rtl) cycle budget per run or segment; 0: the
+  /// program's default budget, as ember-sim (platform::defaultCycleBudget).
+  uint64_t cycleBudget = 0;
 };
 
 /// Runs `o.model` (an ONNX model, NPU binary or package) as ember-run does: prints the
