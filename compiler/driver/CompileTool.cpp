@@ -6,9 +6,11 @@
 #endif
 #include "ember/driver/Driver.h"
 #include "ember/driver/Package.h"
+#include "ember/driver/Pipeline.h"
 #include "ember/driver/SupportTable.h"
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
+#include "ember/isa/system.h"
 #include "ember/lir/IR.h"
 #include "ember/npu/Compile.h"
 #include "ember/passes/Pass.h"
@@ -29,6 +31,19 @@ void checkCompileToolOptions(const CompileToolOptions& o) {
   if (o.model.empty() && !o.printPipeline && !o.opTable && o.opTableCheck.empty() &&
       o.opTableUpdate.empty())
     throw UsageError("no model given");
+  if (!o.system.empty()) {
+    if (o.backend == "cpu")
+      throw UsageError("--system pipelines a model over NPUs (not --backend cpu)");
+    if (!o.isa.empty())
+      throw UsageError("--system names every device's description; --isa goes with one NPU");
+    if (!o.output.empty())
+      throw UsageError("-o", "a system's package is not written yet: --system prints the "
+                             "pipeline with --partition-report (docs/systems.md)");
+    if (!o.partitionReport)
+      throw UsageError("--system needs --partition-report (the pipeline's stages are what it "
+                       "prints; docs/systems.md)");
+    return;
+  }
   if (o.backend == "cpu") {
     if (!o.model.empty() && o.bundleDir.empty())
       throw UsageError("--backend cpu needs --emit-bundle DIR");
@@ -151,12 +166,26 @@ std::string npuLirText(const partition::Plan& plan) {
   return out;
 }
 
+/// --system: the model pipelined over the system's devices (ember/driver/Pipeline.h).
+int pipelineTool(const CompileToolOptions& o) {
+  const isa::SystemDescription sys = isa::SystemDescription::loadFile(o.system);
+  const CompiledModel c =
+      compileModel(o.model, sys.devices().front().isa, quantizeRequest(o), o.partition, o.inputs);
+  printQuantizeStats(o, c.stats);
+  const partition::PipelinePlan p =
+      partition::pipelineModel(*c.quantized, c.plan, sys, o.partition.npu);
+  std::fputs(partition::formatPipelineReport(p).c_str(), stdout);
+  return 0;
+}
+
 } // namespace
 
 int compileTool(const CompileToolOptions& o) {
   if (o.opTable || !o.opTableCheck.empty() || !o.opTableUpdate.empty())
     return opTable(o);
   checkOutputs(o);
+  if (!o.system.empty())
+    return pipelineTool(o);
   if (o.printPipeline) {
     printPipeline(std::cout);
     if (o.model.empty())

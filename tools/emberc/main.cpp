@@ -38,6 +38,7 @@ NAME.o and libm into a C program (see examples/bundle). Float32 unless --precisi
 examples:
   emberc MODEL.onnx -o OUT.elf [options]
   emberc MODEL.onnx -o OUT.pkg --partition-report
+  emberc MODEL.onnx --system isa/systems/ember-v1-x4.json --partition-report
   emberc MODEL.onnx -o OUT.elf --input-shape input=1x3x224x224   (a dynamic batch)
   emberc MODEL.onnx --backend cpu --emit-bundle DIR [--bundle-name NAME] [options]
 
@@ -92,6 +93,11 @@ void declareOptions(CLI::App& app, CompileToolOptions& o) {
   app.add_flag("--partition-report", o.partitionReport,
                "print the placement of every node (backend, reason), the\n"
                "coverage (% of nodes and of MACs on the NPU) and the segments");
+  app.add_option("--system", o.system,
+                 "pipeline the model over a system of NPUs (isa/systems/*.json,\n"
+                 "docs/systems.md): with --partition-report, print each stage's\n"
+                 "device, layers, cycles and boundary bytes, and the imbalance")
+      ->type_name("SYS.json");
   app.add_option("--dump-lir", o.dumpLir,
                  "write the low-level IR the NPU compiled from (each NPU\n"
                  "segment's: a layer per compute instruction, in order)")

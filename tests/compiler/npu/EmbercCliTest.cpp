@@ -69,6 +69,21 @@ TEST(Emberc, HelpDescribesEveryOption) {
     EXPECT_TRUE(has(r.out, o)) << o;
 }
 
+TEST(Emberc, SystemOptionsGoTogether) {
+  const std::string sys =
+      std::string(" --system ") + EMBER_SOURCE_DIR + "/isa/systems/ember-v1-x4.json";
+  CliRun r = emberc("m.onnx" + sys);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "--system needs --partition-report")) << r.err;
+  r = emberc("m.onnx --partition-report -o m.pkg" + sys);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "a system's package is not written yet")) << r.err;
+  r = emberc("m.onnx --partition-report --isa x.json" + sys);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "--system names every device's description")) << r.err;
+  EXPECT_TRUE(has(emberc("--help").out, "--system")) << "--help lists --system";
+}
+
 TEST(Emberc, BadArgumentsExitTwo) {
   CliRun r = emberc("");
   EXPECT_EQ(r.status, 2);

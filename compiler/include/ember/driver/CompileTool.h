@@ -21,6 +21,9 @@ struct CompileToolOptions {
   partition::PartitionOptions partition;
   InputBindings inputs; ///< --input-shape, --bind
   std::string opTableCheck, opTableUpdate;
+  /// --system SYS.json: pipeline the model over a system's NPUs (docs/systems.md) and
+  /// print the stages with --partition-report (no output file yet).
+  std::string system;
   bool printPipeline = false, partitionReport = false, opTable = false, quiet = false;
 };
 
