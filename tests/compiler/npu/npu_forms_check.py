@@ -70,10 +70,28 @@ class PReluCnn(nn.Module):
         return self.fc(y.mean((2, 3)))
 
 
+class ActivationsCnn(nn.Module):
+    """Convolutions each followed by another function of one value (LeakyReLU, ELU,
+    Hardswish, Hardsigmoid, SELU, CELU, GELU): on the NPU as Lut layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(3 if i == 0 else 12, 12, 3, padding=1)
+                                   for i in range(7))
+        self.acts = nn.ModuleList([nn.LeakyReLU(0.1), nn.ELU(), nn.Hardswish(), nn.Hardsigmoid(),
+                                   nn.SELU(), nn.CELU(0.5), nn.GELU()])
+
+    def forward(self, x):
+        for conv, act in zip(self.convs, self.acts):
+            x = act(conv(x))
+        return x
+
+
 # name: (module factory, input shape, most segments, least % of MACs on the NPU)
 MODELS = {
     "conformer": (Conformer, (1, 64, 32), 1, 99.9),
     "prelu_cnn": (PReluCnn, (1, 3, 16, 16), 1, 99.9),
+    "activations_cnn": (ActivationsCnn, (1, 3, 16, 16), 1, 99.9),
 }
 
 
