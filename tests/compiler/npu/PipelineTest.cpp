@@ -7,6 +7,7 @@
 // shared DRAM too big together, fewer layers than devices.
 #include "ember/driver/Pipeline.h"
 
+#include "GraphBuilder.h"
 #include "ember/support/Error.h"
 
 #include <gtest/gtest.h>
@@ -295,6 +296,49 @@ TEST(Pipeline, FormatBytes) {
   EXPECT_EQ(partition::formatBytes(512), "512 bytes");
   EXPECT_EQ(partition::formatBytes(32 * kMiB), "32 MiB");
   EXPECT_EQ(partition::formatBytes(20027802 * 2), "38.2 MiB");
+}
+
+TEST(PipelineProblem, BuiltFromAFunctionAndItsCompileSummaries) {
+  // x -> a = Relu(x) -> b = Add(a, w) -> c = Add(b, a) (a skip edge) -> output.
+  test::GraphBuilder g;
+  const NodeValue x = g.input("x", {1, 16});
+  const NodeValue a = g.node(NodeKind::Relu, "a", {x});
+  const NodeValue b = g.node(NodeKind::Add, "b", {a, g.constant("w", {1, 16})});
+  g.output("y", g.node(NodeKind::Add, "c", {b, a}));
+  npu::CompileSummary s;
+  s.cycles = 700; // 600 named, 100 no layer names: 100 / 3 to each (equal result elements)
+  s.layers = {{"a", "Relu", 1, 1, 100, 0, ""},
+              {"b", "Add", 1, 1, 200, 0, ""},
+              {"c", "Add", 1, 1, 300, 0, ""}};
+  for (const char* file : {"ember-v1-x4", "ember-v1-x4-shared"}) {
+    const auto sys = isa::SystemDescription::loadFile(std::string(EMBER_SOURCE_DIR) +
+                                                      "/isa/systems/" + file + ".json");
+    const PipelineProblem p = partition::pipelineProblem(*g.f, sys, {&s, &s, &s, &s});
+    ASSERT_EQ(p.items.size(), 3u);
+    EXPECT_EQ(p.items[1].name, "b");
+    EXPECT_NEAR(p.items[0].cycles[3], 100 + 100.0 / 3, 1e-9);
+    EXPECT_NEAR(p.items[2].cycles[0], 300 + 100.0 / 3, 1e-9);
+    EXPECT_EQ(p.items[1].weightBytes, 64u); // w: 16 floats
+    EXPECT_EQ(p.items[0].weightBytes, 0u);
+    ASSERT_EQ(p.values.size(), 4u); // x, a, b, c
+    EXPECT_EQ(p.values[0].producer, -1);
+    EXPECT_EQ(p.values[0].bytes, 16u); // a float input crosses as its int8 codes
+    EXPECT_EQ(p.values[1].lastReader, 2u);
+    EXPECT_TRUE(p.values[3].modelOutput);
+    EXPECT_FALSE(p.chain());
+    // Layers 1..2 read a (layer 0's) and produce the output.
+    const auto f = stageFigures(p, 1, 3);
+    EXPECT_EQ(f.inFromStages, 16u);
+    EXPECT_EQ(f.outToHost, 16u);
+    EXPECT_EQ(f.weightBytes, 64u);
+    ASSERT_EQ(p.devices.size(), 4u);
+    EXPECT_EQ(p.devices[2].name, "npu2");
+    EXPECT_EQ(p.devices[2].link.bytes_per_cycle, 8u);
+    const bool shared = std::string(file) == "ember-v1-x4-shared";
+    EXPECT_EQ(p.devices[1].sharesWithPrev, shared);
+    EXPECT_EQ(p.devices[3].sharesWithNext, false);
+    EXPECT_EQ(p.devices[0].dramBytes, uint64_t(shared ? 4 : 1) << 30);
+  }
 }
 
 } // namespace
