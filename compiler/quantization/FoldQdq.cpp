@@ -102,6 +102,8 @@ public:
     Node& p = *src.node;
     if (p.kind() == K::LayerNormalization)
       return foldLayerNorm(qn, p);
+    if (p.kind() == K::PRelu)
+      return foldPRelu(qn, p);
     if (p.isStorage() || p.numResults() != 1 || f_.numUses(&p) != 1)
       return false;
     const bool weighted = p.kind() == K::Conv || p.kind() == K::Gemm || p.kind() == K::MatMul;
@@ -200,6 +202,44 @@ private:
     std::vector<Type> types = p.resultTypes();
     types[0] = qn.resultType();
     Node* made = f_.create(K::LayerNormalization, p.name(), ins, p.attrs(), types);
+    f_.replaceAllUsesOf(qn.result(), made->result());
+    return true;
+  }
+
+  /// Q(PRelu(DQ(x), slope)) with a float constant slope: one slope for every element a
+  /// Lut (numerics.md 4.6), a slope per channel the int8 PRelu of numerics.md 4.12, which
+  /// keeps its float slope.
+  bool foldPRelu(Node& qn, Node& p) {
+    const std::optional<NodeValue> x = quantOperand(p.input(0));
+    const NodeValue s = p.input(1);
+    if (!x || x->type().kind != ElemKind::Int8 || !perTensor(x->type().quant) ||
+        f_.numUses(&p) != 1 || s.node->kind() != K::Constant ||
+        s.type().kind != ElemKind::Float32 || s.type().size() < 1 ||
+        p.resultType().dims != x->dims())
+      return false;
+    const Tensor& t = s.node->payload();
+    const float* a = t.data<float>();
+    const QuantParams& yq = qn.resultType().quant;
+    Node* made = nullptr;
+    if (std::all_of(a, a + t.size(), [&](float v) { return v == a[0]; })) {
+      const double a0 = a[0];
+      const std::vector<int8_t> table =
+          buildLut([a0](double v) { return v < 0 ? a0 * v : v; }, x->type().quant, yq);
+      Attrs attrs;
+      attrs.set("function", std::string(p.kindName()));
+      made = f_.create(
+          K::Lut, p.name(),
+          {*x, f_.module()
+                   .createConstant(p.name() + "_table", Tensor::fromVector<int8_t>({256}, table))
+                   ->result()},
+          attrs, std::vector<Type>{qn.resultType()});
+    } else {
+      const std::vector<float> slopes = preluChannelSlopes(x->dims(), t);
+      if (slopes.empty() ||
+          !valid([&] { preluMultipliers(x->type().quant.scales[0], yq.scales[0], slopes); }))
+        return false;
+      made = f_.create(K::PRelu, p.name(), {*x, s}, p.attrs(), std::vector<Type>{qn.resultType()});
+    }
     f_.replaceAllUsesOf(qn.result(), made->result());
     return true;
   }

@@ -162,5 +162,19 @@ TEST(QuantFoldQdq, LayerNormalization) {
   EXPECT_LE(r.maxCodes[out], 1.0 + 1e-3);
 }
 
+TEST(QuantFoldQdq, PRelu) {
+  if (!haveModel("qdq_prelu"))
+    GTEST_SKIP() << "run the quant.qdq_models test first";
+  const std::string out = outputsOf("qdq_prelu")[0];
+  FoldResult r = foldAndCompare("qdq_prelu", {{out, 0.015}});
+  // The per-channel slope: the int8 PRelu of numerics.md 4.12; the shared one: a Lut.
+  EXPECT_EQ(r.kinds["PRelu"], 1);
+  EXPECT_EQ(r.kinds["Lut"], 1);
+  EXPECT_EQ(r.kinds["QuantizeLinear"], 1);
+  EXPECT_EQ(r.kinds["DequantizeLinear"], 1);
+  // Fixed-point multipliers against the QDQ run's float rounding: within a code.
+  EXPECT_LE(r.maxCodes[out], 1.0 + 1e-3);
+}
+
 } // namespace
 } // namespace ember

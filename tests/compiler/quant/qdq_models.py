@@ -7,7 +7,7 @@ into OUT:
                         points minus 128, which leaves (q - zp) and so every real value
                         unchanged; weights, scales and zero points become initializers.
                         model.onnx, input.npy (int8), expected.npy (ONNX's output - 128).
-  qdq_conv/, qdq_mixed/, qdq_attention/, qdq_layernorm/
+  qdq_conv/, qdq_mixed/, qdq_attention/, qdq_layernorm/, qdq_prelu/
                         QDQ models as torch FX / onnxruntime export them, built with
                         onnx.helper: model.onnx and input.npy (float).
 """
@@ -187,6 +187,22 @@ def qdq_layernorm(out):
            [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)], x, opset=17)
 
 
+def qdq_prelu(out):
+    """PRelu between a DQ and a Q, twice: a slope per channel ([C, 1, 1], negative and
+    positive, as a DQ of int8 codes the way ONNX Runtime's quantizer writes it) and one
+    shared slope."""
+    b = Builder()
+    x = RNG.normal(size=(2, 6, 5, 5)).astype(np.float32)
+    xin = b.qdq("x", 0.02, 3)
+    slope, s_a = b.weight(RNG.uniform(-0.6, 0.9, size=(6, 1, 1)).astype(np.float32), 0)
+    n = b.node("PRelu", [xin, slope], "prelu")
+    m = b.node("PRelu", [b.qdq(n, 0.015, -10), b.const(np.float32([0.25]), "shared")], "shared")
+    y = b.dq(b.q(m, 0.015, -10), 0.015, -10)
+    b.save(os.path.join(out, "qdq_prelu"),
+           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6, 5, 5])],
+           [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)], x)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True)
@@ -198,6 +214,7 @@ def main():
     qdq_mixed(args.out)
     qdq_attention(args.out)
     qdq_layernorm(args.out)
+    qdq_prelu(args.out)
     print(f"qdq models in {args.out}; converted conformance cases: {done}")
 
 
