@@ -66,6 +66,10 @@ void registerBuiltinPasses() {
       {"flatten-gemm-to-conv",
        "Gemm on a flattened [N, C, H, W] map (H*W > 1) -> Conv with an H x W kernel + Reshape",
        runFlattenGemmToConv},
+      {"convtranspose-to-depthtospace",
+       "ConvTranspose with kernel = stride (b x b, no padding) -> 1 x 1 Conv to b*b*Cout channels "
+       "+ DepthToSpace(b, DCR)",
+       runConvTransposeToDepthToSpace},
       {"conv1d-to-conv2d",
        "Conv on [N, C, T] -> Conv on [N, C, 1, T] (1 x k kernel), the element-wise nodes "
        "between such convolutions carried into rank 4 with them",
@@ -134,6 +138,7 @@ std::vector<std::string> defaultPipeline() {
           "fuse-layernorm",
           "normalize-gemm",
           "flatten-gemm-to-conv",
+          "convtranspose-to-depthtospace",
           "spatial-mean-to-pool",
           "channel-shuffle-to-gather",
           "lower",

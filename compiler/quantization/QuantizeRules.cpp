@@ -353,6 +353,16 @@ bool movingRule(const Node& n, Quantizer& q) {
   return true;
 }
 
+/// Resize by nearest neighbour (section 4.4): picks codes, so it moves them as data
+/// movement does, with the input's parameters. Linear and cubic stay float.
+bool nearestResizeRule(const Node& n, Quantizer& q) {
+  const ResizeAttrs a = resizeOf(n.attrs());
+  if (a.mode != "nearest" || a.coordinateTransformationMode == "tf_crop_and_resize" ||
+      n.numInputs() != 1)
+    return false;
+  return movingRule(n, q);
+}
+
 /// Concat: own parameters; inputs of other parameters are Rescaled (section 4.7).
 bool concatRule(const Node& n, Quantizer& q) {
   const NodeValue y = const_cast<Node&>(n).result();
@@ -459,6 +469,8 @@ const std::map<NodeKind, RuleEntry>& rules() {
     for (K k : {K::MaxPool, K::GlobalMaxPool, K::Relu, K::Clip})
       t[k] = {sameParamsRule, "on the codes, the input's params"};
     t[K::Concat] = {concatRule, "own params; inputs of other params Rescaled"};
+    t[K::Resize] = {nearestResizeRule, "nearest (not tf_crop_and_resize): moves codes when its "
+                                       "input is int8 or a graph input; the input's params"};
     for (K k : kMovingKinds)
       t[k] = {movingRule,
               "moves codes when its input is int8 or a graph input; the input's params"};

@@ -195,6 +195,7 @@ void registerReshapeLayers();
 void registerChannelSelectLayers();
 void registerTransposeLayers();
 void registerNormalizeLayers();
+void registerUpsampleLayers();
 
 // ---- helpers shared by the layers ----
 /// "Kind 'name'".

@@ -32,6 +32,7 @@ void registerAll() {
   registerChannelSelectLayers();
   registerTransposeLayers();
   registerNormalizeLayers();
+  registerUpsampleLayers();
 }
 } // namespace
 

@@ -100,7 +100,8 @@ int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info) {
     if (s.compute)
       s.compute(ss, st);
     for (auto& in :
-         s.outGroupStride > 0
+         s.stores ? s.stores(ss, r0)
+         : s.outGroupStride > 0
              ? p.storeGroups(Mem::Act, ss.outAct, s.output + uint64_t(r0 * s.outGroupStride * L), 1,
                              n, s.outGroupStride)
              : p.storeRows(Mem::Act, ss.outAct, s.output + uint64_t(r0 * L), n))

@@ -44,6 +44,9 @@ struct StreamSpec {
   /// act banks, so an instruction reading row i of two inputs in one step (qadd) pays no
   /// bank conflict (docs/isa.md section 3).
   bool skewBanks = false;
+  /// When set, the stores of each step (whose tile starts at stream row `r0`) instead of
+  /// one contiguous or strided store of the tile: a scatter of its rows (upsampling).
+  std::function<std::vector<isa::Instruction>(const StreamStep&, int64_t r0)> stores;
 };
 
 /// "" when a stream of `nIn` inputs (in place or not) with the given reserved rows gets a

@@ -130,23 +130,23 @@ TEST_P(PartitionHost, EveryPlacedPlanRuns) {
   }
 }
 
-/// conv -> DepthToSpace -> conv: neither the NPU nor the cpu backend has DepthToSpace, so
+/// conv -> SpaceToDepth -> conv: neither the NPU nor the cpu backend has SpaceToDepth, so
 /// with the cpu fallback it runs on the interpreter between two NPU segments (a package of
 /// this plan used to hold a cpu segment that the cpu backend refused at run time).
 TEST(PartitionHostFallback, ANodeTheCpuCannotRunGoesToTheInterpreter) {
-  const OpCase c{"ConvDepthToSpaceConv", [](GraphBuilder& g) {
+  const OpCase c{"ConvSpaceToDepthConv", [](GraphBuilder& g) {
                    Attrs pad;
                    pad.set("pads", std::vector<int64_t>{1, 1, 1, 1});
                    NodeValue a = g.node(NodeKind::Conv, "c1",
                                         {g.input("x", {1, 16, 8, 8}),
                                          g.constant("w1", {16, 16, 3, 3}), g.constant("b1", {16})},
                                         pad);
-                   Attrs d2s;
-                   d2s.set("blocksize", int64_t(2));
-                   NodeValue d = g.node(NodeKind::DepthToSpace, "d2s", {a}, d2s);
+                   Attrs s2d;
+                   s2d.set("blocksize", int64_t(2));
+                   NodeValue d = g.node(NodeKind::SpaceToDepth, "s2d", {a}, s2d);
                    g.output("y",
                             g.node(NodeKind::Conv, "c2",
-                                   {d, g.constant("w2", {16, 4, 1, 1}), g.constant("b2", {16})}));
+                                   {d, g.constant("w2", {16, 64, 1, 1}), g.constant("b2", {16})}));
                  }};
   const Form form = makeForm(c, true);
   partition::PartitionOptions o;
@@ -155,7 +155,7 @@ TEST(PartitionHostFallback, ANodeTheCpuCannotRunGoesToTheInterpreter) {
   if (partition::defaultFallback() != Fallback::Cpu)
     GTEST_SKIP() << "this build has no cpu backend";
   const partition::Plan p = partition::partition(*form.fn, refIsa(), o);
-  const partition::NodePlacement& d = p.placementOf("d2s__1");
+  const partition::NodePlacement& d = p.placementOf("s2d__1");
   EXPECT_EQ(d.backend, "interp") << partition::formatPlacementReport(p);
   EXPECT_NE(d.reason.find("on the interpreter: the cpu backend cannot run it"), std::string::npos)
       << d.reason;

@@ -424,9 +424,21 @@ inline std::vector<OpCase> opCases() {
         NodeKind::Resize, "up", {v},
         resizeAttrs("linear", "half_pixel", "round_prefer_floor", {1, 8, 12, 12}, {1, 1, 2, 2}));
   }));
+  // A ConvTranspose whose taps overlap (k = 3, s = 2) has no int8 form: float.
   c.push_back(betweenConvs("ConvConvTransposeConv", [](GraphBuilder& g, NodeValue v) {
     return g.node(NodeKind::ConvTranspose, "up",
-                  {v, g.constant("wt", {8, 4, 2, 2}), g.constant("bt", {4})},
+                  {v, g.constant("wt", {8, 4, 3, 3}), g.constant("bt", {4})},
+                  ints({{"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}, {"output_padding", {1, 1}}}));
+  }));
+  // Upsampling in int8: nearest x2 picks codes; a k = s = 2 ConvTranspose (5 output
+  // channels) becomes a 1 x 1 Conv and a DepthToSpace (convtranspose-to-depthtospace).
+  c.push_back(betweenConvs("ConvNearestResizeConv", [](GraphBuilder& g, NodeValue v) {
+    return g.node(NodeKind::Resize, "up", {v},
+                  resizeAttrs("nearest", "asymmetric", "floor", {1, 8, 12, 12}, {1, 1, 2, 2}));
+  }));
+  c.push_back(betweenConvs("ConvUpsamplingConvTransposeConv", [](GraphBuilder& g, NodeValue v) {
+    return g.node(NodeKind::ConvTranspose, "up",
+                  {v, g.constant("wt", {8, 5, 2, 2}), g.constant("bt", {5})},
                   ints({{"strides", {2, 2}}}));
   }));
   c.push_back({"GemmBiasRelu", [](GraphBuilder& g) {

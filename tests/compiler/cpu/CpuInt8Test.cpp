@@ -149,6 +149,26 @@ TEST(CpuInt8, PReluBetweenInt8ConvolutionsIsInt8) {
   expectBitExact(g, 2, {NodeKind::Lut, NodeKind::PRelu});
 }
 
+// Upsampling between int8 convolutions: a nearest Resize moves codes, a k = s = 2
+// ConvTranspose is an int8 1 x 1 Conv and a DepthToSpace (docs/numerics.md 4.4).
+TEST(CpuInt8, UpsamplingBetweenInt8ConvolutionsIsInt8) {
+  const std::pair<const char*, NodeKind> cases[] = {
+      {"ConvNearestResizeConv", NodeKind::Resize},
+      {"ConvUpsamplingConvTransposeConv", NodeKind::DepthToSpace}};
+  for (const auto& [name, kind] : cases) {
+    SCOPED_TRACE(name);
+    size_t built = 0;
+    for (const test::OpCase& c : test::opCases())
+      if (std::string(c.name) == name) {
+        G g;
+        c.build(g);
+        expectBitExact(g, 3, {NodeKind::Conv, kind});
+        ++built;
+      }
+    EXPECT_EQ(built, 1u);
+  }
+}
+
 // The int8 3-D convolutions (strided with a relu, grouped and dilated, depthwise with a
 // clip, one output channel, one output position, long sums) and 3-D pools of the
 // operator table.

@@ -1,5 +1,6 @@
 // Codegen of data movement (any element kind, codes moved unchanged): Transpose,
-// Slice, Expand, Concat, Split and constant-mode Pad are strided copies
+// Slice, Expand, Concat, Split, DepthToSpace, constant-mode Pad and an int8 nearest
+// Resize by whole factors are strided copies
 // (ember_copy_strided) with the source and destination strides of each; Gather copies
 // rows (an index out of range is a run-time error naming the node). Reshape is a view (in the
 // low-level IR) and emits nothing.
@@ -8,8 +9,10 @@
 
 #include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
+#include "ember/graph/ResizeNearest.h"
 #include "ember/quantization/Numerics.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace ember::cpu {
@@ -193,6 +196,52 @@ void emitGather(const Op& n, CodegenContext& ctx) {
             ctx.tid(), ctx.nth()});
 }
 
+/// DepthToSpace (DCR or CRD) as one strided copy: output (n, c, h, i, w, j) of
+/// [N, C, H, b, W, b] reads input channel (i b + j) C + c (DCR) or c b b + i b + j (CRD).
+void emitDepthToSpace(const Op& n, CodegenContext& ctx) {
+  const Shape& d = n.input(0).dims();
+  const BlockAttrs blk = blockOf(n.attrs());
+  const int64_t b = blk.blockSize, C = d[1] / (b * b), plane = d[2] * d[3];
+  const bool crd = blk.mode == "CRD";
+  const Shape walk{d[0], C, d[2], b, d[3], b};
+  const std::vector<int64_t> src{
+      d[1] * plane,         (crd ? b * b : 1) * plane, d[3], (crd ? b : b * C) * plane, 1,
+      (crd ? 1 : C) * plane};
+  stridedCopy(ctx, n.resultType().kind, ctx.addr(n.input(0)), ctx.result(n), walk, src,
+              contiguousStrides(walk));
+}
+
+bool supportsDepthToSpace(const Op& n) {
+  return supportsSimple(n) && n.input(0).dims().size() == 4 && blockOf(n.attrs()).blockSize > 0;
+}
+
+/// The axes of an int8 nearest Resize by whole factors (codes picked, docs/numerics.md
+/// 4.4), at most two of them upsampled, so that the strided copy has at most six axes.
+bool supportsResizeNearest(const Op& n) {
+  if (n.numInputs() != 1 || n.resultType().kind != ElemKind::Int8 || !supportsSimple(n))
+    return false;
+  const std::vector<int64_t> f =
+      nearestUpsampleFactors(n.attrs(), n.input(0).dims(), n.resultType().dims);
+  return !f.empty() && f.size() <= 4 &&
+         std::count_if(f.begin(), f.end(), [](int64_t v) { return v > 1; }) <= 2;
+}
+
+/// Each axis d of length x and factor f as (x, f) with source strides (s_d, 0): every
+/// element repeated f times along each axis, one strided copy.
+void emitResizeNearest(const Op& n, CodegenContext& ctx) {
+  const Shape& d = n.input(0).dims();
+  const std::vector<int64_t> f = nearestUpsampleFactors(n.attrs(), d, n.resultType().dims);
+  const std::vector<int64_t> s = contiguousStrides(d);
+  Shape walk;
+  std::vector<int64_t> src;
+  for (size_t i = 0; i < d.size(); ++i) {
+    walk.insert(walk.end(), {d[i], f[i]});
+    src.insert(src.end(), {s[i], 0});
+  }
+  stridedCopy(ctx, n.resultType().kind, ctx.addr(n.input(0)), ctx.result(n), walk, src,
+              contiguousStrides(walk));
+}
+
 } // namespace
 
 void registerMovementCodegen() {
@@ -203,6 +252,8 @@ void registerMovementCodegen() {
   registerCodegenUnit(NodeKind::Split, {"movement", supportsSplit, emitSplit});
   registerCodegenUnit(NodeKind::Pad, {"movement", supportsPad, emitPad});
   registerCodegenUnit(NodeKind::Gather, {"movement", supportsGather, emitGather});
+  registerCodegenUnit(NodeKind::DepthToSpace, {"movement", supportsDepthToSpace, emitDepthToSpace});
+  registerCodegenUnit(NodeKind::Resize, {"movement", supportsResizeNearest, emitResizeNearest});
 }
 
 } // namespace ember::cpu

@@ -157,6 +157,15 @@ void registerInt8ElementwiseKernels() {
               K::DepthToSpace, K::SpaceToDepth})
     registerQuantizedKernel(k, movingKernel(k, false));
   registerQuantizedKernel(K::Concat, movingKernel(K::Concat, true));
+  // Nearest-neighbour Resize picks codes (docs/numerics.md section 4.4); an int8 linear or
+  // cubic Resize has no integer rule.
+  registerQuantizedKernel(K::Resize, [moving = movingKernel(K::Resize, false)](
+                                         const Node& n, const Ins& in, Outs& out) {
+    if (resizeOf(n.attrs()).mode != "nearest")
+      throw Error(std::string("Resize '") + n.name() + "': an int8 Resize must be nearest (mode '" +
+                  resizeOf(n.attrs()).mode + "' has no integer rule, docs/numerics.md 4.4)");
+    moving(n, in, out);
+  });
 }
 
 } // namespace ember

@@ -66,6 +66,12 @@ size_t runMatMulBiasToGemm(Function& f, const PassContext& ctx = {});
 /// flattening of the activations.
 size_t runFlattenGemmToConv(Function& f, const PassContext& ctx = {});
 
+/// `convtranspose-to-depthtospace`: a ConvTranspose whose b x b kernel equals its stride
+/// (no padding, dilation 1, no output padding, one group, constant weights) becomes a 1 x 1
+/// Conv producing b * b * Cout channels and a DepthToSpace(b, DCR): every output pixel
+/// comes from one input pixel and one tap, so the sums are the same.
+size_t runConvTransposeToDepthToSpace(Function& f, const PassContext& ctx = {});
+
 /// `spatial-mean-to-pool`: ReduceMean over axes {2, 3} of a rank-4 float value becomes
 /// GlobalAveragePool, a ReduceSum over them GlobalAveragePool times H * W (a Mul by a
 /// constant scalar), then a Reshape to [N, C] without keepdims: the same mean or sum, in

@@ -1,0 +1,80 @@
+// Nearest-neighbour Resize as a whole-number upsampling: the ONNX coordinate formulas the
+// interpreter's Resize kernel uses (interpreter/kernels/ResizeKernels.cpp), evaluated per
+// axis to decide whether output coordinate o reads input coordinate o / f for a whole
+// factor f on every axis. Such a Resize repeats every element f times along each axis,
+// which backends that move whole rows (the NPU's DMA) or strided copies (the CPU) run
+// exactly.
+#pragma once
+
+#include "ember/graph/AttrViews.h"
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ember {
+
+/// The input coordinate of output coordinate `x` of one axis (ONNX Resize, the
+/// transformations other than tf_crop_and_resize); `out` is the output length before
+/// flooring (input * scale) when the model gave scales. NaN for an unknown mode.
+inline double resizeSourceCoord(const std::string& ctm, double x, double scale, int64_t in,
+                                double out) {
+  if (ctm == "half_pixel")
+    return (x + 0.5) / scale - 0.5;
+  if (ctm == "pytorch_half_pixel")
+    return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (ctm == "align_corners")
+    return out == 1 ? 0.0 : x * double(in - 1) / (out - 1);
+  if (ctm == "asymmetric")
+    return x / scale;
+  if (ctm == "tf_half_pixel_for_nn")
+    return (x + 0.5) / scale;
+  return std::nan("");
+}
+
+/// The input index ONNX's `nearest_mode` picks for coordinate `x` (clamped to [0, in)),
+/// or -1 for an unknown mode.
+inline int64_t resizeNearestIndex(const std::string& nm, double x, int64_t in) {
+  int64_t i = 0;
+  const double f = std::floor(x);
+  if (nm == "floor")
+    i = int64_t(f);
+  else if (nm == "ceil")
+    i = int64_t(std::ceil(x));
+  else if (nm == "round_prefer_floor" || nm == "round_prefer_ceil")
+    i = x - f == 0.5 ? int64_t(nm == "round_prefer_ceil" ? f + 1 : f) : int64_t(std::round(x));
+  else
+    return -1;
+  return i < 0 ? 0 : (i >= in ? in - 1 : i);
+}
+
+/// The whole factor of every axis (output length / input length) when a Resize of
+/// attributes `attrs` from `in` to `out` is nearest and output coordinate o of each axis
+/// reads input coordinate o / factor; empty otherwise (linear or cubic,
+/// tf_crop_and_resize, a fractional factor, or a mode that picks other neighbours).
+inline std::vector<int64_t> nearestUpsampleFactors(const Attrs& attrs, const Shape& in,
+                                                   const Shape& out) {
+  const ResizeAttrs a = resizeOf(attrs);
+  if (a.mode != "nearest" || in.size() != out.size())
+    return {};
+  const std::vector<double> scales = a.scales.value_or(std::vector<double>{});
+  std::vector<int64_t> factors;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] <= 0 || out[d] % in[d] != 0)
+      return {};
+    const int64_t f = out[d] / in[d];
+    const bool given = d < scales.size();
+    const double s = given ? scales[d] : double(out[d]) / double(in[d]);
+    const double len = given ? double(in[d]) * s : double(out[d]);
+    for (int64_t o = 0; o < out[d]; ++o) {
+      const double x = resizeSourceCoord(a.coordinateTransformationMode, double(o), s, in[d], len);
+      if (std::isnan(x) || resizeNearestIndex(a.nearestMode, x, in[d]) != o / f)
+        return {};
+    }
+    factors.push_back(f);
+  }
+  return factors;
+}
+
+} // namespace ember
