@@ -22,6 +22,71 @@ PLACEMENT = re.compile(r"placement: \d+ of \d+ nodes \([\d.]+%\) and ([\d.]+)% o
                        r"NPU, (\d+) segment\(s\)")
 
 
+class UNet(nn.Module):
+    """A tiny U-Net: two stride-2 encoder convolutions, a decoder of k = s = 2 transposed
+    convolutions (16 output channels, a whole NCHWc block, and 8, not one) concatenated
+    with the skips."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.e1 = nn.Sequential(nn.Conv2d(3, c, 3, padding=1), nn.ReLU())
+        self.e2 = nn.Sequential(nn.Conv2d(c, 2 * c, 3, stride=2, padding=1), nn.ReLU())
+        self.e3 = nn.Sequential(nn.Conv2d(2 * c, 4 * c, 3, stride=2, padding=1), nn.ReLU())
+        self.u2 = nn.ConvTranspose2d(4 * c, 2 * c, 2, stride=2)
+        self.d2 = nn.Sequential(nn.Conv2d(4 * c, 2 * c, 3, padding=1), nn.ReLU())
+        self.u1 = nn.ConvTranspose2d(2 * c, c, 2, stride=2)
+        self.d1 = nn.Sequential(nn.Conv2d(2 * c, c, 3, padding=1), nn.ReLU())
+        self.head = nn.Conv2d(c, 3, 1)
+
+    def forward(self, x):
+        a = self.e1(x)
+        b = self.e2(a)
+        y = self.d2(torch.cat([self.u2(self.e3(b)), b], 1))
+        y = self.d1(torch.cat([self.u1(y), a], 1))
+        return self.head(y)
+
+
+class FpnNeck(nn.Module):
+    """A detection neck (FPN top-down path): lateral 1x1 convolutions added to the nearest
+    x2 upsampling of the coarser level, then a 3x3 output convolution."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.b1 = nn.Sequential(nn.Conv2d(3, c, 3, stride=2, padding=1), nn.ReLU())
+        self.b2 = nn.Sequential(nn.Conv2d(c, 2 * c, 3, stride=2, padding=1), nn.ReLU())
+        self.b3 = nn.Sequential(nn.Conv2d(2 * c, 4 * c, 3, stride=2, padding=1), nn.ReLU())
+        self.l3 = nn.Conv2d(4 * c, c, 1)
+        self.l2 = nn.Conv2d(2 * c, c, 1)
+        self.l1 = nn.Conv2d(c, c, 1)
+        self.out = nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, x):
+        a = self.b1(x)
+        b = self.b2(a)
+        p3 = self.l3(self.b3(b))
+        p2 = self.l2(b) + nn.functional.interpolate(p3, scale_factor=2, mode="nearest")
+        p1 = self.l1(a) + nn.functional.interpolate(p2, scale_factor=2, mode="nearest")
+        return self.out(p1)
+
+
+class Upsample(nn.Module):
+    """Conv, one upsampling (nearest by `factor`, or a k = s = 2 ConvTranspose with a bias
+    from 5 to 7 channels), Conv."""
+
+    def __init__(self, factor=None):
+        super().__init__()
+        self.factor = factor
+        self.c1 = nn.Conv2d(3, 5, 3, padding=1)
+        self.up = None if factor else nn.ConvTranspose2d(5, 7, 2, stride=2)
+        self.c2 = nn.Conv2d(5 if factor else 7, 3, 3, padding=1)
+
+    def forward(self, x):
+        y = self.c1(x)
+        y = self.up(y) if self.up else nn.functional.interpolate(y, scale_factor=self.factor,
+                                                                 mode="nearest")
+        return self.c2(y)
+
+
 class Conformer(nn.Module):
     """A Conformer convolution module on [B, T, C] (LayerNorm, pointwise Conv1d, GLU,
     depthwise Conv1d, BatchNorm, SiLU, pointwise Conv1d) with a residual and a Linear."""
@@ -89,6 +154,16 @@ class ActivationsCnn(nn.Module):
 
 # name: (module factory, input shape, most segments, least % of MACs on the NPU)
 MODELS = {
+    "unet": (UNet, (1, 3, 32, 32), 1, 99.9),
+    "fpn_neck": (FpnNeck, (1, 3, 32, 32), 1, 99.9),
+    "nearest_x2": (lambda: Upsample((2, 2)), (1, 3, 12, 10), 1, 99.9),
+    "nearest_h2": (lambda: Upsample((2, 1)), (1, 3, 12, 10), 1, 99.9),
+    "nearest_x3": (lambda: Upsample((3, 3)), (1, 3, 12, 10), 1, 99.9),
+    "convtranspose_k2": (Upsample, (1, 3, 12, 10), 1, 99.9),
+    # Lines longer than a dma.st field (260 pixels), tiles of more lines than one (80 x 2).
+    "nearest_wide": (lambda: Upsample((2, 2)), (1, 3, 3, 260), 1, 99.9),
+    "nearest_tall": (lambda: Upsample((2, 2)), (1, 3, 80, 2), 1, 99.9),
+    "convtranspose_wide": (Upsample, (1, 3, 2, 300), 1, 99.9),
     "conformer": (Conformer, (1, 64, 32), 1, 99.9),
     "prelu_cnn": (PReluCnn, (1, 3, 16, 16), 1, 99.9),
     "activations_cnn": (ActivationsCnn, (1, 3, 16, 16), 1, 99.9),
