@@ -130,9 +130,11 @@ struct PipelinePlan {
 PipelineProblem pipelineProblem(const Function& f, const isa::SystemDescription& sys,
                                 const std::vector<const npu::CompileSummary*>& summaries);
 
-/// Compiles `quantized` whole for every distinct description of `sys` (the one of
-/// `plan` when it is whole for that description is reused), builds the problem and finds
-/// the optimal pipeline. Throws ember::Error when the NPU does not run the model whole
+/// Compiles `quantized` whole for every distinct description of `sys` but the first
+/// device's, whose compile is `plan`'s (`plan` must be the partition of `quantized` for
+/// device 0's description, as compileModel gives it), builds the problem and finds the
+/// optimal pipeline; a refusal names the system file. Throws ember::Error when the NPU does not run
+/// the model whole
 /// (`plan` has host segments): the pipeline's stages are NPU stages.
 PipelinePlan pipelineModel(const Function& quantized, const Plan& plan,
                            const isa::SystemDescription& sys, const npu::CompileOptions& opts);
