@@ -315,8 +315,12 @@ private:
     default:
       // Codes moved or selected keep their parameters (OpTrait::KeepsQuantization);
       // anything else element-wise becomes a Lut.
+      // A Resize keeps codes only when nearest, not tf_crop_and_resize (numerics.md 4.4).
       if (hasTrait(p.kind(), OpTrait::KeepsQuantization))
-        return in.size() == 1 && in[0] == yq;
+        return in.size() == 1 && in[0] == yq &&
+               (p.kind() != K::Resize ||
+                (resizeOf(p.attrs()).mode == "nearest" &&
+                 resizeOf(p.attrs()).coordinateTransformationMode != "tf_crop_and_resize"));
       return in.size() == 1 && perTensor(in[0]) && bool(lutFunctionOf(p));
     }
   }

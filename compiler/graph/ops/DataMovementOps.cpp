@@ -285,9 +285,10 @@ void registerDataMovementOps() {
   add(K::DepthToSpace, depthToSpaceInfer, {"input"});
   add(K::SpaceToDepth, spaceToDepthInfer, {"input"});
   add(K::Resize, resizeInfer, {"input"});
-  // Their int8 forms move codes: the result keeps the input's parameters.
+  // Their int8 forms move codes: the result keeps the input's parameters (a Resize's only
+  // when nearest, the one the quantizer makes int8).
   addOpTraits({K::Reshape, K::Transpose, K::Slice, K::Pad, K::Gather, K::Split, K::Expand, K::Tile,
-               K::DepthToSpace, K::SpaceToDepth},
+               K::DepthToSpace, K::SpaceToDepth, K::Resize},
               {OpTrait::KeepsQuantization});
 }
 
