@@ -6,6 +6,7 @@
 #include "ember/graph/AttrViews.h"
 #include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
+#include "ember/graph/ResizeNearest.h"
 #include "ember/quantization/NormNumerics.h"
 
 #include <algorithm>
@@ -353,12 +354,10 @@ bool movingRule(const Node& n, Quantizer& q) {
   return true;
 }
 
-/// Resize by nearest neighbour (section 4.4): picks codes, so it moves them as data
-/// movement does, with the input's parameters. Linear and cubic stay float.
+/// Resize by nearest neighbour by whole factors (section 4.4): picks codes, so it moves
+/// them as data movement does, with the input's parameters. Other Resizes stay float.
 bool nearestResizeRule(const Node& n, Quantizer& q) {
-  const ResizeAttrs a = resizeOf(n.attrs());
-  if (a.mode != "nearest" || a.coordinateTransformationMode == "tf_crop_and_resize" ||
-      n.numInputs() != 1)
+  if (n.numInputs() != 1 || !isInt8Upsample(n.attrs(), n.input(0).dims(), n.resultType(0).dims))
     return false;
   return movingRule(n, q);
 }
@@ -469,8 +468,9 @@ const std::map<NodeKind, RuleEntry>& rules() {
     for (K k : {K::MaxPool, K::GlobalMaxPool, K::Relu, K::Clip})
       t[k] = {sameParamsRule, "on the codes, the input's params"};
     t[K::Concat] = {concatRule, "own params; inputs of other params Rescaled"};
-    t[K::Resize] = {nearestResizeRule, "nearest (not tf_crop_and_resize): moves codes when its "
-                                       "input is int8 or a graph input; the input's params"};
+    t[K::Resize] = {nearestResizeRule, "nearest by whole factors (rank <= 4, at most two axes): "
+                                       "moves codes when its input is int8 or a graph input; the "
+                                       "input's params"};
     for (K k : kMovingKinds)
       t[k] = {movingRule,
               "moves codes when its input is int8 or a graph input; the input's params"};

@@ -218,12 +218,8 @@ bool supportsDepthToSpace(const Op& n) {
 /// The axes of an int8 nearest Resize by whole factors (codes picked, docs/numerics.md
 /// 4.4), at most two of them upsampled, so that the strided copy has at most six axes.
 bool supportsResizeNearest(const Op& n) {
-  if (n.numInputs() != 1 || n.resultType().kind != ElemKind::Int8 || !supportsSimple(n))
-    return false;
-  const std::vector<int64_t> f =
-      nearestUpsampleFactors(n.attrs(), n.input(0).dims(), n.resultType().dims);
-  return !f.empty() && f.size() <= 4 &&
-         std::count_if(f.begin(), f.end(), [](int64_t v) { return v > 1; }) <= 2;
+  return n.numInputs() == 1 && n.resultType().kind == ElemKind::Int8 && supportsSimple(n) &&
+         isInt8Upsample(n.attrs(), n.input(0).dims(), n.resultType().dims);
 }
 
 /// Each axis d of length x and factor f as (x, f) with source strides (s_d, 0): every

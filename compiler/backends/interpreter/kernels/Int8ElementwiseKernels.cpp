@@ -157,8 +157,9 @@ void registerInt8ElementwiseKernels() {
               K::DepthToSpace, K::SpaceToDepth})
     registerQuantizedKernel(k, movingKernel(k, false));
   registerQuantizedKernel(K::Concat, movingKernel(K::Concat, true));
-  // Nearest-neighbour Resize picks codes (docs/numerics.md section 4.4); an int8 linear or
-  // cubic Resize has no integer rule.
+  // Nearest-neighbour Resize picks codes (docs/numerics.md section 4.4; the quantizer makes
+  // it for whole factors only, this kernel runs any); an int8 linear or cubic Resize has no
+  // integer rule.
   registerQuantizedKernel(K::Resize, [moving = movingKernel(K::Resize, false)](
                                          const Node& n, const Ins& in, Outs& out) {
     if (resizeOf(n.attrs()).mode != "nearest")

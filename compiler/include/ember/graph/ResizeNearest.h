@@ -77,4 +77,15 @@ inline std::vector<int64_t> nearestUpsampleFactors(const Attrs& attrs, const Sha
   return factors;
 }
 
+/// Whether a Resize is the int8 form every backend runs: nearest by whole factors
+/// (nearestUpsampleFactors), rank at most 4 and at most two axes scaled (the CPU's one
+/// strided copy of at most six axes). The quantizer makes no other int8 Resize.
+inline bool isInt8Upsample(const Attrs& attrs, const Shape& in, const Shape& out) {
+  const std::vector<int64_t> f = nearestUpsampleFactors(attrs, in, out);
+  int scaled = 0;
+  for (int64_t v : f)
+    scaled += v > 1;
+  return !f.empty() && f.size() <= 4 && scaled <= 2;
+}
+
 } // namespace ember
