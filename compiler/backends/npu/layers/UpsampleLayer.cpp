@@ -105,10 +105,10 @@ std::string resizeFactors(const Node& n, int64_t& sH, int64_t& sW) {
   const std::vector<int64_t> f =
       nearestUpsampleFactors(n.attrs(), n.input(0).dims(), n.resultType(0).dims);
   if (n.input(0).dims().size() != 4 || f.size() != 4 || f[0] != 1 || f[1] != 1)
-    return "the NPU runs a nearest Resize of an NCHW value by whole factors of H and W (output "
-           "coordinate o reading input o / factor), not mode '" +
-           resizeOf(n.attrs()).mode + "' from " + shapeToString(n.input(0).dims()) + " to " +
-           shapeToString(n.resultType(0).dims);
+    return "a Resize (mode '" + resizeOf(n.attrs()).mode + "') from " +
+           shapeToString(n.input(0).dims()) + " to " + shapeToString(n.resultType(0).dims) +
+           " is not a nearest upsampling of an NCHW value by whole factors of H and W (output "
+           "coordinate o reading input o / factor), the one the NPU runs";
   sH = f[2];
   sW = f[3];
   return "";
