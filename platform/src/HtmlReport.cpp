@@ -190,6 +190,8 @@ std::string htmlReportTitle(const std::string& path) {
 std::string toHtml(const std::vector<Report>& reports, const HtmlReportOptions& opt) {
   if (reports.empty())
     throw Error("HTML report", "no NPU run to report (the program ran nothing on the NPU)");
+  for (const Report& r : reports)
+    checkFinite(r);
   uint64_t cycles = 0, macs = 0;
   double energy = 0, seconds = 0;
   std::map<std::string, double> byComponent;

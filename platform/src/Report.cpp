@@ -2,7 +2,10 @@
 #include "ember/platform/Report.h"
 
 #include "ember/isa/binary.h"
+#include "ember/isa/energy.h"
+#include "ember/support/Error.h"
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -74,7 +77,76 @@ std::string energyStr(double pj) {
 
 } // namespace
 
+void addEnergy(Report& r, const isa::IsaDescription& isa, const isa::energy::Meter& m) {
+  using isa::energy::checkedSum;
+  const auto& mems = isa.memories();
+  const auto& et = isa.energy();
+  auto use = [&](std::uint64_t bytes, double peak) {
+    return r.cycles ? double(bytes) / (double(r.cycles) * peak) : 0;
+  };
+  r.memories.clear();
+  for (std::size_t i = 0; i < mems.size(); ++i) {
+    MemoryReport s;
+    s.name = mems[i].name;
+    s.bytes_read = i < m.sram_read.size() ? m.sram_read[i] : 0;
+    s.bytes_written = i < m.sram_write.size() ? m.sram_write[i] : 0;
+    s.peak_bytes_per_cycle = double(mems[i].banks) *
+                             double(mems[i].read_ports + mems[i].write_ports) *
+                             double(mems[i].row_bytes);
+    s.utilization = use(s.bytes_read + s.bytes_written, s.peak_bytes_per_cycle);
+    s.energy_pj = checkedSum(double(s.bytes_read) * mems[i].read_pj_per_byte,
+                             double(s.bytes_written) * mems[i].write_pj_per_byte, "sram energy");
+    r.memories.push_back(s);
+  }
+  MemoryReport dram;
+  dram.name = "dram";
+  dram.bytes_read = m.dram_read;
+  dram.bytes_written = m.dram_write;
+  dram.peak_bytes_per_cycle = double(isa.hw().dram.bytes_per_cycle);
+  dram.utilization = use(m.dram_read + m.dram_write, dram.peak_bytes_per_cycle);
+  dram.energy_pj = checkedSum(double(m.dram_read) * et.dram_read_per_byte,
+                              double(m.dram_write) * et.dram_write_per_byte, "dram energy");
+  r.memories.push_back(dram);
+  r.energy.clear();
+  r.energy.push_back({"mac_array", m.mac});
+  for (std::size_t i = 0; i < mems.size(); ++i)
+    r.energy.push_back({"sram." + mems[i].name, r.memories[i].energy_pj});
+  r.energy.push_back({"dram", dram.energy_pj});
+  r.energy.push_back({"dma", m.dma});
+  r.energy.push_back({"vector", m.vector});
+  r.energy.push_back({"control", m.control});
+  r.energy.push_back(
+      {"leakage", checkedSum(double(r.cycles) * et.leakage_per_cycle, 0, "leakage")});
+  r.energy_total_pj = 0;
+  for (const auto& e : r.energy)
+    r.energy_total_pj = checkedSum(r.energy_total_pj, e.pj, "total energy");
+}
+
+void checkFinite(const Report& r) {
+  auto check = [](double v, const std::string& what) {
+    if (!std::isfinite(v))
+      throw Error("report", what + " is " + (std::isnan(v) ? "NaN" : "infinite") +
+                                ", not a finite number: no report writes it");
+  };
+  check(r.seconds, "seconds");
+  check(r.mac_utilization, "mac_utilization");
+  check(r.energy_total_pj, "energy total_pj");
+  check(r.host_seconds, "host_seconds");
+  for (const auto& m : r.memories) {
+    check(m.peak_bytes_per_cycle, "memory " + m.name + " peak_bytes_per_cycle");
+    check(m.utilization, "memory " + m.name + " utilization");
+    check(m.energy_pj, "memory " + m.name + " energy_pj");
+  }
+  for (const auto& e : r.energy)
+    check(e.pj, "energy " + e.component);
+  for (const auto& l : r.layers) {
+    check(l.mac_utilization, "layer " + l.name + " mac_utilization");
+    check(l.energy_pj, "layer " + l.name + " energy_pj");
+  }
+}
+
 std::string formatTable(const Report& r) {
+  checkFinite(r);
   std::string o;
   o += "Ember NPU simulation (" + r.isa_name + ")\n";
   o += "  cycles            " + std::to_string(r.cycles) + "  (" + fmt("%.3f us", r.seconds * 1e6) +
@@ -117,6 +189,7 @@ std::string formatTable(const Report& r) {
 }
 
 nlohmann::json toJson(const Report& r) {
+  checkFinite(r);
   using nlohmann::json;
   json j;
   j["isa"] = r.isa_name;
@@ -178,6 +251,7 @@ nlohmann::json toJson(const Report& r) {
 }
 
 nlohmann::json toChromeTrace(const Report& r) {
+  checkFinite(r);
   using nlohmann::json;
   const double usPerCycle = r.clock_hz ? 1e6 / double(r.clock_hz) : 1e-3;
   json ev = json::array();

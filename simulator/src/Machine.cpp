@@ -80,26 +80,32 @@ std::size_t Machine::posOf(const isa::MemoryDesc* m) const {
 }
 
 std::optional<ExecFault> Machine::execute(const Instruction& insn, Cls cls, Counts& c) {
-  c.sram_read.assign(srams_.size(), 0);
-  c.sram_write.assign(srams_.size(), 0);
+  std::optional<ExecFault> f = apply(insn, cls);
+  // What it did, for energy and traffic: the model the RTL's report shares.
+  if (!f)
+    c = isa::energy::countsOf(isa_, insn);
+  return f;
+}
+
+std::optional<ExecFault> Machine::apply(const Instruction& insn, Cls cls) {
   switch (cls) {
   case Cls::DmaLoad:
-    return dma(insn, true, c);
+    return dma(insn, true);
   case Cls::DmaStore:
-    return dma(insn, false, c);
+    return dma(insn, false);
   case Cls::Gemm:
-    return gemm(insn, c);
+    return gemm(insn);
   case Cls::Depthwise:
-    return depthwise(insn, c);
+    return depthwise(insn);
   case Cls::VectorBinary:
   case Cls::VectorUnary:
   case Cls::Requantize:
   case Cls::Lut:
-    return vector(insn, cls, c);
+    return vector(insn, cls);
   case Cls::QuantizedAdd:
-    return quantizedAdd(insn, c);
+    return quantizedAdd(insn);
   case Cls::Normalize:
-    return normalize(insn, c);
+    return normalize(insn);
   case Cls::Sync:
   case Cls::Halt:
   case Cls::Custom: // refused by classOf at fetch
@@ -108,7 +114,7 @@ std::optional<ExecFault> Machine::execute(const Instruction& insn, Cls cls, Coun
   return std::nullopt;
 }
 
-std::optional<ExecFault> Machine::dma(const Instruction& insn, bool load, Counts& c) {
+std::optional<ExecFault> Machine::dma(const Instruction& insn, bool load) {
   std::int64_t id = insn.get(isa::role::kSram);
   Sram* mem = sramById(id);
   const auto& allowed = insn.desc().memories;
@@ -163,20 +169,6 @@ std::optional<ExecFault> Machine::dma(const Instruction& insn, bool load, Counts
       }
     }
   }
-  const u64 burst = std::max<u64>(1, isa_.hw().dma.burst_bytes);
-  for (u64 p = 0; p < s2 && s0; ++p)
-    for (u64 l = 0; l < s1; ++l) { // burst-aligned bursts touched by each DRAM line
-      u64 a = daddr + (p * st2 + l * st1) * B;
-      c.bursts += (a + s0 * B - 1) / burst - a / burst + 1;
-    }
-  std::size_t pos = posOf(mem->desc);
-  if (load) {
-    c.dram_read = s0 * s1 * s2 * B;
-    c.sram_write[pos] = sramRows * B;
-  } else {
-    c.dram_write = s0 * s1 * s2 * B;
-    c.sram_read[pos] = sramRows * B;
-  }
   return std::nullopt;
 }
 
@@ -208,7 +200,7 @@ std::optional<ExecFault> Machine::arrayStart(const Instruction& insn) {
   return std::nullopt;
 }
 
-std::optional<ExecFault> Machine::gemm(const Instruction& insn, Counts& c) {
+std::optional<ExecFault> Machine::gemm(const Instruction& insn) {
   const u64 n0 = U(insn, isa::role::kN0), n1 = U(insn, isa::role::kN1),
             n2 = U(insn, isa::role::kN2);
   const bool background = insn.desc().background;
@@ -224,8 +216,6 @@ std::optional<ExecFault> Machine::gemm(const Instruction& insn, Counts& c) {
   u64 lastAcc = lastRow(accA, {{n0, aS0}, {n1, aS1}, {n2, aS2}});
   if (lastAcc >= cd.rows())
     return sramRange(isa::role::kAccAddr, cd, lastAcc);
-  const u64 n = n0 * n1 * n2;
-  const unsigned R = isa_.hw().mac.rows, C = isa_.hw().mac.cols;
   guard_.background = background;
   guard_.acc[0] = accA;
   guard_.acc[1] = lastAcc;
@@ -235,7 +225,6 @@ std::optional<ExecFault> Machine::gemm(const Instruction& insn, Counts& c) {
         for (u64 i0 = 0; i0 < n0; ++i0)
           std::memset(acc_->bytes.data() + (accA + i0 * aS0 + i1 * aS1 + i2 * aS2) * cd.row_bytes,
                       0, cd.row_bytes);
-    c.sram_write[posOf(&cd)] = n * cd.row_bytes;
     return std::nullopt;
   }
   const u64 actA = U(insn, isa::role::kActAddr), xS0 = U(insn, isa::role::kActS0),
@@ -258,15 +247,10 @@ std::optional<ExecFault> Machine::gemm(const Instruction& insn, Counts& c) {
               xS1 * ad.row_bytes, acc_->bytes.data() + (accA + i2 * aS2) * cd.row_bytes,
               aS0 * cd.row_bytes, aS1 * cd.row_bytes, n0, n1);
   }
-  c.macs = n * R * C;
-  c.sram_read[posOf(&ad)] = n * ad.row_bytes;
-  c.sram_read[posOf(&wd)] = n2 * wd.row_bytes;
-  c.sram_read[posOf(&cd)] = n * cd.row_bytes;
-  c.sram_write[posOf(&cd)] = n * cd.row_bytes;
   return std::nullopt;
 }
 
-std::optional<ExecFault> Machine::depthwise(const Instruction& insn, Counts& c) {
+std::optional<ExecFault> Machine::depthwise(const Instruction& insn) {
   const u64 n0 = U(insn, isa::role::kN0), n1 = U(insn, isa::role::kN1);
   const u64 kh = U(insn, isa::role::kKh), kw = U(insn, isa::role::kKw);
   if (auto f = arrayStart(insn))
@@ -302,7 +286,6 @@ std::optional<ExecFault> Machine::depthwise(const Instruction& insn, Counts& c) 
   guard_.acc[1] = lastAcc;
   // Row t of the weight block holds tap t = y * kw + x: lane c is channel c's weight.
   const auto* w = reinterpret_cast<const std::int8_t*>(weight_->bytes.data() + wA * wd.row_bytes);
-  const u64 taps = kh * kw;
   std::vector<std::int32_t> sum(L);
   for (u64 i1 = 0; i1 < n1; ++i1)
     for (u64 i0 = 0; i0 < n0; ++i0) {
@@ -321,12 +304,6 @@ std::optional<ExecFault> Machine::depthwise(const Instruction& insn, Counts& c) 
         }
       std::memcpy(out, sum.data(), std::size_t(L) * 4);
     }
-  const u64 n = n0 * n1;
-  c.macs = n * taps * L;
-  c.sram_read[posOf(&ad)] = n * taps * ad.row_bytes;
-  c.sram_read[posOf(&wd)] = wd.row_bytes;
-  c.sram_read[posOf(&cd)] = n * cd.row_bytes;
-  c.sram_write[posOf(&cd)] = n * cd.row_bytes;
   return std::nullopt;
 }
 

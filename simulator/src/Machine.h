@@ -5,6 +5,7 @@
 
 #include "Kernels.h"
 #include "ember/isa/description.h"
+#include "ember/isa/energy.h"
 #include "ember/isa/instruction.h"
 #include "ember/platform/Dram.h"
 #include "ember/platform/Report.h"
@@ -25,15 +26,9 @@ using Cls = isa::SemanticClass;
 /// Class of `d`; throws isa::Error for a class this simulator does not implement.
 Cls classOf(const isa::InstrDesc& d);
 
-/// Action counts of one instruction (for energy and traffic counters).
-struct Counts {
-  std::uint64_t macs = 0;
-  std::uint64_t dram_read = 0, dram_write = 0;
-  std::uint64_t bursts = 0;
-  std::uint64_t lane_ops = 0;                       ///< Vector-unit lane operations (rows * lanes).
-  std::uint64_t elements = 0;                       ///< Codes a normalize instruction processed.
-  std::vector<std::uint64_t> sram_read, sram_write; ///< Bytes, by position in memories().
-};
+/// Action counts of one instruction (for energy and traffic counters): the energy
+/// model's, computed from the instruction's fields once it has run (isa/energy.h).
+using Counts = isa::energy::Counts;
 
 /// A fault raised by executing an instruction (engine/index/cycle are added by the caller).
 struct ExecFault {
@@ -75,6 +70,8 @@ public:
   std::size_t memoryCount() const { return srams_.size(); }
 
 private:
+  /// The data effect alone (execute without the counts).
+  std::optional<ExecFault> apply(const isa::Instruction& insn, Cls cls);
   struct Sram {
     const isa::MemoryDesc* desc = nullptr;
     std::vector<std::uint8_t> bytes;
@@ -82,18 +79,18 @@ private:
   Sram* sramById(std::int64_t id);
   std::size_t posOf(const isa::MemoryDesc* m) const;
 
-  std::optional<ExecFault> dma(const isa::Instruction& insn, bool load, Counts& c);
-  std::optional<ExecFault> gemm(const isa::Instruction& insn, Counts& c);
+  std::optional<ExecFault> dma(const isa::Instruction& insn, bool load);
+  std::optional<ExecFault> gemm(const isa::Instruction& insn);
   /// The depthwise class (docs/isa.md section 2.12): taps on the array's rows.
-  std::optional<ExecFault> depthwise(const isa::Instruction& insn, Counts& c);
+  std::optional<ExecFault> depthwise(const isa::Instruction& insn);
   /// Rule E6's checks and bookkeeping for an instruction on the array.
   std::optional<ExecFault> arrayStart(const isa::Instruction& insn);
-  std::optional<ExecFault> vector(const isa::Instruction& insn, Cls cls, Counts& c);
+  std::optional<ExecFault> vector(const isa::Instruction& insn, Cls cls);
   /// The quantized-add class (docs/isa.md section 2.10): two act sources, act result.
-  std::optional<ExecFault> quantizedAdd(const isa::Instruction& insn, Counts& c);
+  std::optional<ExecFault> quantizedAdd(const isa::Instruction& insn);
   /// The normalize class (docs/isa.md section 2.11): Softmax or LayerNormalization of
   /// whole lines of act codes, parameters in acc rows.
-  std::optional<ExecFault> normalize(const isa::Instruction& insn, Counts& c);
+  std::optional<ExecFault> normalize(const isa::Instruction& insn);
 
   /// Rows [first, last] of `m` that an instruction reads (`write` false) or writes: a
   /// bad-operand fault when they meet the running background gemm's rows (rule E6).

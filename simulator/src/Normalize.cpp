@@ -100,7 +100,7 @@ void layerNormLine(Line& l, const Header& h, const std::int32_t* M, const std::i
 
 } // namespace
 
-std::optional<ExecFault> Machine::normalize(const Instruction& insn, Counts& c) {
+std::optional<ExecFault> Machine::normalize(const Instruction& insn) {
   const u64 n0 = U(insn, isa::role::kLen), n1 = U(insn, isa::role::kN1);
   const unsigned L = isa_.hw().vector.lanes;
   const bool softmax = insn.desc().op == "softmax";
@@ -176,11 +176,6 @@ std::optional<ExecFault> Machine::normalize(const Instruction& insn, Counts& c) 
       act_->bytes[dst.row(i / L, j) * ad.row_bytes + i % L] =
           i < n0 ? static_cast<std::uint8_t>(line.y[i]) : pad;
   }
-  c.elements = n0 * n1;
-  c.sram_read[posOf(&ad)] += 2 * n1 * R * ad.row_bytes;
-  c.sram_write[posOf(&ad)] += n1 * R * ad.row_bytes;
-  c.sram_read[posOf(&cd)] +=
-      2 * cd.row_bytes + (softmax ? 2 * n1 * n0 * 4 : 3 * n1 * R * cd.row_bytes);
   return std::nullopt;
 }
 

@@ -181,7 +181,7 @@ bool Npu::tryRetire(int e, u64 c) {
   s.slice.end = c;
   s.slice.push_stall = c - s.end;
   s.phase = Phase::Idle;
-  st_.retire(isa_, in, s.cur.cls, s.counts, std::move(s.slice), opts_.record_slices);
+  st_.retire(isa_, in, s.counts, std::move(s.slice), opts_.record_slices);
   s.slice = Slice{};
   if (opts_.progress && st_.retired % 1024 == 0)
     opts_.progress(c, st_.retired, st_.instructions);

@@ -246,7 +246,7 @@ private:
       return half(c, off == m.cycles[1]);
     }
     if (off == m.macs[0] || off == m.macs[1]) {
-      const u64 c = running && live_    ? live_->macs
+      const u64 c = running && live_    ? live_->meter.macs
                     : running && ended_ ? ended_->report.macs
                     : ended             ? p_.last->macs
                                         : 0;

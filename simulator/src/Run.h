@@ -2,6 +2,7 @@
 #pragma once
 
 #include "Machine.h"
+#include "ember/isa/energy.h"
 #include "ember/platform/Report.h"
 #include "ember/sim/Simulator.h"
 
@@ -28,17 +29,15 @@ struct RunState {
   std::uint64_t last_cycle = 0;
   std::array<std::uint64_t, 3> busy{}, token_stall{}, memory_stall{}, count{};
   std::uint64_t fetch_stall = 0;
-  std::uint64_t macs = 0, dram_read = 0, dram_write = 0;
-  std::vector<std::uint64_t> sram_read, sram_write;
-  // Energy components (pJ), leakage added at the end.
-  double e_mac = 0, e_dma = 0, e_vector = 0, e_control = 0;
+  /// Energy and traffic of the retired instructions (the model the RTL shares).
+  isa::energy::Meter meter;
   std::vector<Slice> slices;
   std::vector<LayerAcc> layers;
   std::optional<Fault> fault;
 
   /// Accounts one retired instruction.
-  void retire(const isa::IsaDescription& isa, const isa::Instruction& insn, Cls cls,
-              const Counts& c, Slice s, bool keepSlice);
+  void retire(const isa::IsaDescription& isa, const isa::Instruction& insn, const Counts& c,
+              Slice s, bool keepSlice);
   /// Builds the report at the end of the run.
   Report finish(const isa::IsaDescription& isa, const Job& job, double hostSeconds) const;
 

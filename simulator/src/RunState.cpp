@@ -9,11 +9,9 @@ namespace ember::sim::detail {
 
 using u64 = std::uint64_t;
 
-RunState::RunState(const isa::IsaDescription& isa, const Job& job) : job_(&job) {
+RunState::RunState(const isa::IsaDescription& isa, const Job& job) : meter(isa), job_(&job) {
   const unsigned W = isa.instructionBytes();
   instructions = W ? job.text.size() / W : 0;
-  sram_read.assign(isa.memories().size(), 0);
-  sram_write.assign(isa.memories().size(), 0);
   layers.resize(job.debug.size());
 }
 
@@ -29,51 +27,9 @@ int RunState::layerOf(std::uint32_t index) const {
   return static_cast<int>(it - d.begin());
 }
 
-void RunState::retire(const isa::IsaDescription& isa, const isa::Instruction& insn, Cls cls,
-                      const Counts& c, Slice s, bool keepSlice) {
-  const auto& et = isa.energy();
-  const auto& d = insn.desc();
-  double e = d.energyOf(isa::energy_key::kIssue);
-  switch (cls) {
-  case Cls::Gemm:
-  case Cls::Depthwise:
-    e += double(c.macs) * et.mac_int8;
-    e_mac += e;
-    break;
-  case Cls::DmaLoad:
-  case Cls::DmaStore:
-    e += double(c.bursts) * d.energyOf(isa::energy_key::kPerBurst);
-    e_dma += e;
-    break;
-  case Cls::VectorBinary:
-  case Cls::VectorUnary:
-  case Cls::Requantize:
-  case Cls::QuantizedAdd:
-  case Cls::Lut:
-    e += double(c.lane_ops) * d.energyOf(isa::energy_key::kPerLane);
-    e_vector += e;
-    break;
-  case Cls::Normalize:
-    e += double(c.elements) * d.energyOf(isa::energy_key::kPerElement);
-    e_vector += e;
-    break;
-  case Cls::Sync:
-  case Cls::Halt:
-  case Cls::Custom:
-    e_control += e;
-    break;
-  }
-  const auto& mems = isa.memories();
-  for (std::size_t i = 0; i < c.sram_read.size() && i < mems.size(); ++i) {
-    sram_read[i] += c.sram_read[i];
-    sram_write[i] += c.sram_write[i];
-    e += double(c.sram_read[i]) * mems[i].read_pj_per_byte +
-         double(c.sram_write[i]) * mems[i].write_pj_per_byte;
-  }
-  e += double(c.dram_read) * et.dram_read_per_byte + double(c.dram_write) * et.dram_write_per_byte;
-  macs += c.macs;
-  dram_read += c.dram_read;
-  dram_write += c.dram_write;
+void RunState::retire(const isa::IsaDescription& isa, const isa::Instruction& insn, const Counts& c,
+                      Slice s, bool keepSlice) {
+  const double e = meter.add(isa, insn, c);
   const int eng = s.engine;
   ++count[eng];
   busy[eng] += (s.end - s.start) - s.memory_stall - s.push_stall;
@@ -104,10 +60,10 @@ Report RunState::finish(const isa::IsaDescription& isa, const Job& job, double h
   r.seconds = hw.clock_hz ? double(r.cycles) / double(hw.clock_hz) : 0;
   r.instructions = instructions;
   r.retired = retired;
-  r.macs = macs;
+  r.macs = meter.macs;
   r.peak_macs_per_cycle = isa.peakMacsPerCycle();
   r.mac_utilization =
-      r.cycles ? double(macs) / (double(r.cycles) * double(r.peak_macs_per_cycle)) : 0;
+      r.cycles ? double(r.macs) / (double(r.cycles) * double(r.peak_macs_per_cycle)) : 0;
   r.fetch_stall = fetch_stall;
   const char* names[3] = {"load", "compute", "store"};
   for (int e = 0; e < 3; ++e) {
@@ -121,43 +77,7 @@ Report RunState::finish(const isa::IsaDescription& isa, const Job& job, double h
     er.idle = r.cycles > used ? r.cycles - used : 0;
     r.engines.push_back(er);
   }
-  const auto& mems = isa.memories();
-  for (std::size_t i = 0; i < mems.size(); ++i) {
-    MemoryReport m;
-    m.name = mems[i].name;
-    m.bytes_read = sram_read[i];
-    m.bytes_written = sram_write[i];
-    m.peak_bytes_per_cycle = double(mems[i].banks) *
-                             double(mems[i].read_ports + mems[i].write_ports) *
-                             double(mems[i].row_bytes);
-    m.utilization = r.cycles ? double(m.bytes_read + m.bytes_written) /
-                                   (double(r.cycles) * m.peak_bytes_per_cycle)
-                             : 0;
-    m.energy_pj = double(m.bytes_read) * mems[i].read_pj_per_byte +
-                  double(m.bytes_written) * mems[i].write_pj_per_byte;
-    r.memories.push_back(m);
-  }
-  MemoryReport dram;
-  dram.name = "dram";
-  dram.bytes_read = dram_read;
-  dram.bytes_written = dram_write;
-  dram.peak_bytes_per_cycle = double(hw.dram.bytes_per_cycle);
-  dram.utilization =
-      r.cycles ? double(dram_read + dram_write) / (double(r.cycles) * dram.peak_bytes_per_cycle)
-               : 0;
-  dram.energy_pj =
-      double(dram_read) * et.dram_read_per_byte + double(dram_write) * et.dram_write_per_byte;
-  r.memories.push_back(dram);
-  r.energy.push_back({"mac_array", e_mac});
-  for (std::size_t i = 0; i < mems.size(); ++i)
-    r.energy.push_back({"sram." + mems[i].name, r.memories[i].energy_pj});
-  r.energy.push_back({"dram", dram.energy_pj});
-  r.energy.push_back({"dma", e_dma});
-  r.energy.push_back({"vector", e_vector});
-  r.energy.push_back({"control", e_control});
-  r.energy.push_back({"leakage", double(r.cycles) * et.leakage_per_cycle});
-  for (const auto& e : r.energy)
-    r.energy_total_pj += e.pj;
+  platform::addEnergy(r, isa, meter);
   for (std::size_t i = 0; i < job.debug.size(); ++i) {
     const LayerAcc& a = layers[i];
     LayerReport l;

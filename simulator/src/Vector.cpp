@@ -157,7 +157,7 @@ struct QuantizedAdd {
 
 } // namespace
 
-std::optional<ExecFault> Machine::quantizedAdd(const Instruction& insn, Counts& c) {
+std::optional<ExecFault> Machine::quantizedAdd(const Instruction& insn) {
   const u64 n0 = U(insn, isa::role::kN0), n1 = U(insn, isa::role::kN1);
   const unsigned L = isa_.hw().vector.lanes;
   auto operand = [&](const char* addr, const char* s0, const char* s1) {
@@ -200,15 +200,10 @@ std::optional<ExecFault> Machine::quantizedAdd(const Instruction& insn, Counts& 
       k.row(x.data(), w.data(), y.data(), L);
       writeRow(dst, dst.row(i0, i1), y.data(), L);
     }
-  const u64 n = n0 * n1;
-  c.lane_ops = n * L;
-  c.sram_read[posOf(&pd)] += 2 * pd.row_bytes;
-  c.sram_read[posOf(act_->desc)] += 2 * n * act_->desc->row_bytes;
-  c.sram_write[posOf(act_->desc)] += n * act_->desc->row_bytes;
   return std::nullopt;
 }
 
-std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Counts& c) {
+std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls) {
   const u64 n0 = U(insn, isa::role::kN0), n1 = U(insn, isa::role::kN1);
   const unsigned L = isa_.hw().vector.lanes;
   auto pick = [&](const char* selRole, Sram*& out) -> std::optional<ExecFault> {
@@ -275,14 +270,12 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
     zp = static_cast<std::int32_t>(insn.get(isa::role::kZeroPoint));
     lo = static_cast<std::int32_t>(insn.get(isa::role::kLo));
     hi = static_cast<std::int32_t>(insn.get(isa::role::kHi));
-    c.sram_read[posOf(&pd)] += 2 * pd.row_bytes;
   } else if (cls == Cls::Lut) {
     u64 t = U(insn, isa::role::kTable) + static_cast<u64>(insn.desc().table_offset);
     if ((t + 1) * 256 > pd.size_bytes)
       return ExecFault{FaultKind::SramOutOfRange,
                        "lut table " + std::to_string(t) + " lies beyond the param SRAM"};
     table = param_->bytes.data() + t * 256;
-    c.sram_read[posOf(&pd)] += n0 * n1 * L; // one table byte per lane and row
   }
   const std::string& op = insn.desc().op;
   const i64 imm0 = (cls == Cls::VectorUnary) ? insn.get(isa::role::kImm0) : 0;
@@ -300,11 +293,6 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls, Count
   } else {
     rows(cls, Lanes{opOf(cls, op), imm0, imm1, table}, srcs, dst, n0, n1, L);
   }
-  const u64 n = n0 * n1;
-  c.lane_ops = n * L;
-  for (const auto& s : srcs)
-    c.sram_read[posOf(s.mem)] += n * s.mem->row_bytes;
-  c.sram_write[posOf(dst.mem)] += n * dst.mem->row_bytes;
   return std::nullopt;
 }
 

@@ -2,11 +2,14 @@
 // from the debug map, the Chrome trace, determinism.
 #include "SimTestUtil.h"
 
+#include "ember/isa/energy.h"
 #include "ember/isa/error.h"
+#include "ember/platform/HtmlReport.h"
 #include "ember/platform/Report.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 using namespace simtest;
@@ -24,6 +27,47 @@ const char* kTwoLayers =
     "dma.st sram=acc sram_addr=0 dram_addr=0x4000 size0=64 size1=1 size2=1 pop_prev push_prev\n"
     ".endnode\n"
     "finish pop_next\n";
+
+// Issue 47 item 6: no report writes a number that is not finite (JSON would hold null):
+// every writer refuses it, naming the figure; the energy sums are checked.
+TEST(SimReport, NoReportWritesANonFiniteNumber) {
+  const auto& isa = refIsa();
+  Result r = run(isa, kTwoLayers, randomBytes(0x8000, 9));
+  ASSERT_TRUE(r.ok()) << r.report.fault->message();
+  EXPECT_NO_THROW(ember::platform::checkFinite(r.report));
+  auto refused = [](const ember::platform::Report& rep, const std::string& what) {
+    for (int w = 0; w < 4; ++w) {
+      try {
+        if (w == 0)
+          (void)ember::platform::toJson(rep);
+        else if (w == 1)
+          (void)ember::platform::formatTable(rep);
+        else if (w == 2)
+          (void)ember::platform::toChromeTrace(rep);
+        else
+          (void)ember::platform::toHtml({rep});
+        ADD_FAILURE() << "writer " << w << " wrote " << what;
+      } catch (const ember::Error& e) {
+        EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("not a finite number"), std::string::npos);
+      }
+    }
+  };
+  ember::platform::Report bad = r.report;
+  bad.energy_total_pj = HUGE_VAL;
+  refused(bad, "energy total_pj is infinite");
+  bad = r.report;
+  bad.energy.back().pj = std::nan("");
+  refused(bad, "energy leakage is NaN");
+  bad = r.report;
+  bad.layers.at(0).energy_pj = -HUGE_VAL;
+  refused(bad, "layer conv energy_pj is infinite");
+  bad = r.report;
+  bad.memories.at(0).utilization = std::nan("");
+  refused(bad, "utilization is NaN");
+  EXPECT_THROW(ember::isa::energy::checkedSum(1e308, 1e308, "test"), ember::isa::Error);
+  EXPECT_EQ(ember::isa::energy::checkedSum(1.5, 2.0, "test"), 3.5);
+}
 
 TEST(SimReport, EnergyIsActionCountsTimesTheTable) {
   const auto& isa = refIsa();

@@ -127,3 +127,25 @@ TEST(Compare, Int8MismatchIsListedAndFloatUsesTheTolerance) {
   EXPECT_EQ(exact.mismatch[0], "output 'y' on cpu");
   EXPECT_TRUE(compareRuns({"y"}, {ref, near}, false, nullptr).mismatch.empty());
 }
+
+// Issue 47 item 6: --compare sim,rtl compares the energy too. Two reports equal in every
+// cycle and counter but not in energy disagree, naming the component; sums that differ
+// only by rounding (a relative 1e-12) agree.
+TEST(RunUtil, NpuReportsDisagreeOnEnergy) {
+  platform::Report a;
+  a.cycles = 100;
+  a.energy = {{"mac_array", 250.0}, {"dram", 1000.0}, {"leakage", 100.0}};
+  a.energy_total_pj = 1350.0;
+  platform::Report b = a;
+  EXPECT_EQ(compareNpuReports(a, "sim", b, "rtl"), "");
+  b.energy[0].pj *= 1 + 1e-12;
+  EXPECT_EQ(compareNpuReports(a, "sim", b, "rtl"), "");
+  b.energy[1].pj = 0;
+  EXPECT_EQ(compareNpuReports(a, "sim", b, "rtl"), "energy dram: sim 1000.0 pJ, rtl 0.0 pJ");
+  b = a;
+  b.energy_total_pj = 0;
+  EXPECT_EQ(compareNpuReports(a, "sim", b, "rtl"), "energy total: sim 1350.0 pJ, rtl 0.0 pJ");
+  b = a;
+  b.energy.pop_back();
+  EXPECT_NE(compareNpuReports(a, "sim", b, "rtl").find("energy leakage"), std::string::npos);
+}

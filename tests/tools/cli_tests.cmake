@@ -216,6 +216,14 @@ foreach(_cb_mode fast long)
 endforeach()
 set_tests_properties(tools.ember_run.cycle_budget_default_rtl PROPERTIES LABELS "tools;long")
 
+# The RTL device's energy is the simulator's model over what it retired (issue 47 item 6).
+add_test(NAME tools.ember_run.device_energy
+         COMMAND ${EMBER_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/run_energy_check.py
+                 ${CMAKE_CURRENT_BINARY_DIR}/device_energy $<TARGET_FILE:ember-run>
+                 $<TARGET_FILE:ember-as> ${PROJECT_SOURCE_DIR}/tests/isa/data/conv_tile.s)
+set_tests_properties(tools.ember_run.device_energy PROPERTIES LABELS tools TIMEOUT 60
+                     SKIP_RETURN_CODE 77)
+
 # Output paths (issue 16, item 1): devices and FIFOs are written through, a symbolic link's
 # target is replaced (not the link), an input is never overwritten, a folder is refused
 # before any work, and no temporary file is left behind. One script, every tool.

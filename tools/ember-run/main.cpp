@@ -52,6 +52,15 @@ operators, an output path that is a folder or an input, outputs that disagree un
 printed).
 )";
 
+/// --cycle-budget: the NPU devices' budget (RunOptions::cycleBudget).
+void addCycleBudget(CLI::App& app, RunOptions& o) {
+  app.add_option("--cycle-budget", o.cycleBudget,
+                 "(sim, rtl) stop with a cycle-budget fault (exit 3) past N NPU cycles\n"
+                 "(default: the program's one-pass budget, as ember-sim)")
+      ->type_name("N")
+      ->check(cli::wholeNumber(1, UINT64_MAX));
+}
+
 /// Declares ember-run's command line on `app`; parsing fills `o` (and `inputArgs`, the
 /// --input values, split after parsing).
 void declareOptions(CLI::App& app, RunOptions& o, std::vector<std::string>& inputArgs) {
@@ -148,11 +157,7 @@ void declareOptions(CLI::App& app, RunOptions& o, std::vector<std::string>& inpu
       ->check(cli::pathValue());
   app.add_option("--isa", o.isa, "(sim) the NPU description (default: isa/ember-v1.json)")
       ->type_name("FILE.json");
-  app.add_option("--cycle-budget", o.cycleBudget,
-                 "(sim, rtl) stop with a cycle-budget fault (exit 3) past N NPU cycles\n"
-                 "(default: the program's one-pass budget, as ember-sim)")
-      ->type_name("N")
-      ->check(cli::wholeNumber(1, UINT64_MAX));
+  addCycleBudget(app, o);
   app.add_flag("--quiet", o.quiet, "print only errors and the timing line");
   cli::addPartitionOptions(app, o.partition);
   cli::addInputOptions(app, o.modelInputs, cli::InputOptionSet::ShapesAndBinds);

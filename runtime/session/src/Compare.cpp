@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 
 namespace ember::session {
 
@@ -132,8 +133,8 @@ std::string timingVerdict(const std::vector<platform::Report>& a, const std::str
     cycles += r.cycles;
   return "timing " + an + " vs " + bn + ": " +
          (diff.empty() ? "equal: " + std::to_string(cycles) +
-                             " cycles, every instruction's fetch, take, start and end, and "
-                             "every counter"
+                             " cycles, every instruction's fetch, take, start and end, "
+                             "every counter and the energy"
                        : diff);
 }
 
@@ -145,6 +146,37 @@ void throwIfDisagreements(const std::string& compare, const std::vector<std::str
     msg += "\n  " + m;
   throw Error("--compare " + compare, msg);
 }
+
+namespace {
+
+/// The energy of two runs: every component and the total, equal up to the rounding of
+/// sums taken in another order (a relative 1e-9).
+std::string compareEnergy(const platform::Report& a, const std::string& an,
+                          const platform::Report& b, const std::string& bn) {
+  auto differ = [](double x, double y) {
+    return !(std::fabs(x - y) <= 1e-9 * std::max({1.0, std::fabs(x), std::fabs(y)}));
+  };
+  auto pj = [](double v) {
+    char s[64];
+    std::snprintf(s, sizeof s, "%.1f pJ", v);
+    return std::string(s);
+  };
+  std::map<std::string, double> eb;
+  for (const auto& e : b.energy)
+    eb[e.component] = e.pj;
+  for (const auto& e : a.energy) {
+    const auto it = eb.find(e.component);
+    if (it == eb.end() || differ(e.pj, it->second))
+      return "energy " + e.component + ": " + an + " " + pj(e.pj) + ", " + bn + " " +
+             (it == eb.end() ? std::string("none") : pj(it->second));
+  }
+  if (a.energy.size() != b.energy.size() || differ(a.energy_total_pj, b.energy_total_pj))
+    return "energy total: " + an + " " + pj(a.energy_total_pj) + ", " + bn + " " +
+           pj(b.energy_total_pj);
+  return "";
+}
+
+} // namespace
 
 std::string compareNpuReports(const platform::Report& a, const std::string& an,
                               const platform::Report& b, const std::string& bn) {
@@ -204,7 +236,7 @@ std::string compareNpuReports(const platform::Report& a, const std::string& an,
   if (da && db && (da->bytes_read != db->bytes_read || da->bytes_written != db->bytes_written))
     return "DRAM bytes: " + an + " " + n(da->bytes_read) + "/" + n(da->bytes_written) + ", " + bn +
            " " + n(db->bytes_read) + "/" + n(db->bytes_written);
-  return "";
+  return compareEnergy(a, an, b, bn);
 }
 
 } // namespace ember::session

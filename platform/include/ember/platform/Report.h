@@ -7,6 +7,13 @@
 #include <string>
 #include <vector>
 
+namespace ember::isa {
+class IsaDescription;
+namespace energy {
+struct Meter;
+}
+} // namespace ember::isa
+
 namespace ember::platform {
 
 /// Why a run stopped before its end. Every kind has a fixed name (see `faultKindName`).
@@ -112,6 +119,17 @@ struct Report {
   std::optional<Fault> fault;
   double host_seconds = 0; ///< Wall-clock time of the simulation.
 };
+
+/// Fills `r.memories` (every SRAM of the description, then "dram": bytes, peak, use and
+/// energy), `r.energy` and `r.energy_total_pj` from the sums of a run's retired
+/// instructions and `r.cycles` (leakage): the one energy report of the SystemC model and
+/// the RTL (isa/energy.h). Throws isa::Error when a sum is not finite.
+void addEnergy(Report& r, const isa::IsaDescription& isa, const isa::energy::Meter& m);
+
+/// Throws ember::Error naming the first figure of `r` that is not a finite number (NaN
+/// or an infinity, which JSON cannot hold): no report (table, JSON, trace, HTML) writes
+/// one.
+void checkFinite(const Report& r);
 
 /// The human-readable table (what ember-sim prints).
 std::string formatTable(const Report& r);

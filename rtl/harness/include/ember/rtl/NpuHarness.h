@@ -10,6 +10,8 @@
 #pragma once
 
 #include "ember/isa/description.h"
+#include "ember/isa/energy.h"
+#include "ember/isa/instruction.h"
 #include "ember/platform/Dram.h"
 #include "ember/platform/Job.h"
 #include "ember/platform/Report.h"
@@ -30,8 +32,8 @@ namespace ember::rtl {
 
 /// What an RTL run measured besides the report: harness-side checks of the RTL.
 struct RtlResult {
-  platform::Report report;  ///< Same fields as the SystemC model's (no energy, no layers).
-  platform::DramImage dram; ///< The DRAM window after the run.
+  platform::Report report;              ///< Same fields as the SystemC model's (no layers).
+  platform::DramImage dram;             ///< The DRAM window after the run.
   std::uint64_t max_inflight_bytes = 0; ///< Most DRAM read bytes in flight at once.
   bool overrun = false;                 ///< A datapath was still busy when its engine restarted.
   bool bus_conflict = false;            ///< Both DMA engines requested in one cycle.
@@ -123,12 +125,15 @@ private:
 
 /// The report of one job from the NPU's ports: a slice per retirement, then the cycles,
 /// the counters and the fault record at the end (the fields the SystemC model reports;
-/// no energy, no layers).
+/// no layers). Its energy is the simulator's model (isa/energy.h) applied to the
+/// instructions the RTL retired, by their index on its retirement ports, and to its
+/// cycles.
 class ReportCollector {
 public:
-  ReportCollector(const isa::IsaDescription& isa, std::uint64_t instructions,
-                  const platform::Options& opts)
-      : opts_(opts) {
+  /// `text`: the job's instruction words (the retired indices are decoded from them).
+  ReportCollector(const isa::IsaDescription& isa, std::vector<std::uint8_t> text,
+                  std::uint64_t instructions, const platform::Options& opts)
+      : opts_(opts), isa_(&isa), text_(std::move(text)), meter_(isa) {
     report.isa_name = isa.name();
     report.clock_hz = isa.hw().clock_hz;
     report.instructions = instructions;
@@ -151,6 +156,7 @@ public:
       if (opts_.record_slices)
         report.slices.push_back(s);
       ++report.retired;
+      account(s.index);
     }
     // Every 1024 retirements, and every 65536 cycles for programs of long instructions.
     if (opts_.progress && ((report.retired % 1024 == 0 && report.retired) || (c & 0xFFFF) == 0))
@@ -177,11 +183,11 @@ public:
       er.idle = rep.cycles >= used ? rep.cycles - used : 0;
       rep.engines.push_back(er);
     }
-    platform::MemoryReport dm;
-    dm.name = "dram";
-    dm.bytes_read = top.cnt_dram_read_o;
-    dm.bytes_written = top.cnt_dram_write_o;
-    rep.memories.push_back(dm);
+    platform::addEnergy(rep, *isa_, meter_);
+    // The DRAM traffic is the RTL's own counters' (the model's energy is from the
+    // retired instructions; --compare sim,rtl compares both).
+    rep.memories.back().bytes_read = top.cnt_dram_read_o;
+    rep.memories.back().bytes_written = top.cnt_dram_write_o;
     if (top.fault_o) {
       platform::Fault f;
       f.kind = static_cast<platform::FaultKind>(top.fault_kind_o);
@@ -203,7 +209,20 @@ public:
   platform::Report report;
 
 private:
+  /// The energy of retired instruction `index` (one the NPU could not decode never
+  /// retires; one outside the text counts nothing).
+  void account(std::uint32_t index) {
+    const std::size_t W = isa_->instructionBytes();
+    if (!W || (std::size_t(index) + 1) * W > text_.size())
+      return;
+    const isa::Instruction in = isa::Instruction::decode(*isa_, text_.data() + index * W);
+    meter_.add(*isa_, in, isa::energy::countsOf(*isa_, in));
+  }
+
   const platform::Options& opts_;
+  const isa::IsaDescription* isa_;
+  std::vector<std::uint8_t> text_;
+  isa::energy::Meter meter_;
 };
 
 /// The job's DRAM window as the job harness holds it.
@@ -288,7 +307,7 @@ RtlResult runVerilated(const isa::IsaDescription& isa, const platform::Job& job,
 
   detail::DramPort port(isa.hw().dma.latency_cycles);
   detail::ImageMem mem{dram};
-  detail::ReportCollector rc(isa, n, opts);
+  detail::ReportCollector rc(isa, job.text, n, opts);
   // Two evaluations a cycle: the low phase with this cycle's inputs (combinational
   // outputs read), then the rising edge. cyc_o is a register, valid before either.
   top->clk_i = 0;

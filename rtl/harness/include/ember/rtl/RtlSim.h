@@ -16,8 +16,8 @@ namespace ember::rtl {
 std::vector<std::string> builtModels();
 
 /// A run of the Verilated NPU; `result.report` has the model's cycles, slices, per-engine
-/// counters, fault record and DRAM traffic (no energy or per-layer rows: the RTL counts
-/// cycles, not picojoules).
+/// counters, fault record, DRAM traffic and energy (the simulator's energy model applied
+/// to the instructions the RTL retired and its cycles, isa/energy.h); no per-layer rows.
 struct RtlRun {
   platform::Result result;
   std::uint64_t max_inflight_bytes = 0; ///< Most DRAM read bytes in flight at once.
