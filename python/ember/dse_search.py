@@ -30,7 +30,7 @@ def _parse_axes(specs):
         name, eq, values = s.partition("=")
         if not eq or not name or not values:
             raise _ember.UsageError(f"--axis '{s}': expects NAME=V1,V2,...")
-        for other, had in axes:  # as ember-dse's sweep (tools/ember-dse/Space.cpp)
+        for other, had in axes:  # as ember-dse's sweep (runtime/session/src/dse/Space.cpp)
             if other == name:
                 merged = had + [v for v in values.split(",") if v not in had]
                 raise _ember.UsageError(

@@ -2,9 +2,9 @@
 // text: the same toJson/fromJson the tool's child processes use for their rows.
 #include "Dse.h"
 
-#include "Points.h"
-#include "Report.h"
-#include "Sweep.h"
+#include "ember/session/dse/Points.h"
+#include "ember/session/dse/Report.h"
+#include "ember/session/dse/Sweep.h"
 
 #include "ember/isa/description.h"
 #include "ember/support/AtomicFile.h"

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// ember-dse's points, rows and outputs for Python (`ember._ember.dse_*`), so that
-/// python/ember/dse.py distributes the tool's own row computation (tools/ember-dse:
+/// python/ember/dse.py distributes the tool's own row computation (runtime/session/dse:
 /// Points, Sweep::evaluateModel, Report) over Dask workers instead of copying it.
 
 #include <pybind11/pybind11.h>

@@ -1,10 +1,10 @@
-// Tests of ember-dse's design space and outputs (tools/ember-dse). Expected values are
+// Tests of ember-dse's design space and outputs (runtime/session/dse). Expected values are
 // worked out by hand from the rules of docs/extending-isa.md section 2 (row sizes, address
 // widths) and from made-up points, never taken from the code under test.
-#include "Area.h"
-#include "Report.h"
-#include "Space.h"
-#include "Sweep.h"
+#include "ember/session/dse/Area.h"
+#include "ember/session/dse/Report.h"
+#include "ember/session/dse/Space.h"
+#include "ember/session/dse/Sweep.h"
 
 #include "ember/isa/description.h"
 #include "ember/support/Error.h"

@@ -1,8 +1,8 @@
-# ember-dse (tools/ember-dse, docs/extending-isa.md section 4): its design space and
+# ember-dse (runtime/session/dse and tools/ember-dse, docs/extending-isa.md section 4): its design space and
 # outputs as unit tests; its command line (a bad axis, pointer or value is exit status 2
 # naming it); a sweep with an invalid point (a row with the validator's message, CSV and
 # HTML written); --check naming a failing description and how to reproduce it.
-ember_add_gtest(ember_dse_tests DseTest.cpp LIBS ember_dse_lib)
+ember_add_gtest(ember_dse_tests DseTest.cpp LIBS ember_dse)
 
 set(_dse $<TARGET_FILE:ember-dse>)
 set(_dse_out ${CMAKE_CURRENT_BINARY_DIR}/dse)

@@ -1,5 +1,5 @@
 // Running a sweep: models loaded once, points evaluated in child processes (Sweep.h).
-#include "Sweep.h"
+#include "ember/session/dse/Sweep.h"
 #include "Children.h"
 
 #include "ember/session/RunUtil.h"

@@ -8,7 +8,7 @@
 /// cached by a content hash (areaKey), so a sweep run again synthesizes nothing it
 /// synthesized before.
 
-#include "Sweep.h"
+#include "ember/session/dse/Sweep.h"
 
 #include <nlohmann/json.hpp>
 

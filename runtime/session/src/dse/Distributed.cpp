@@ -1,5 +1,5 @@
 // ember-dse on Dask: the plan goes to the Python engine, its rows come back (Distributed.h).
-#include "Distributed.h"
+#include "ember/session/dse/Distributed.h"
 
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"

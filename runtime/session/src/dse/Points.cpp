@@ -1,5 +1,5 @@
 // The points of a sweep from its options, and points as JSON (Points.h).
-#include "Points.h"
+#include "ember/session/dse/Points.h"
 
 #include "ember/isa/description.h"
 #include "ember/support/AtomicFile.h"

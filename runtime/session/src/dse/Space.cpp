@@ -1,6 +1,6 @@
 // The design space of ember-dse: axes, their cross product, consistency of a description
 // after an axis changed it, and seeded random descriptions (Space.h).
-#include "Space.h"
+#include "ember/session/dse/Space.h"
 
 #include "ember/isa/description.h"
 #include "ember/isa/roles.h"

@@ -7,7 +7,7 @@
 /// rows come back as the tool's own Result JSON, so the CSV, the page and the table are
 /// written by the same code as a local run's.
 
-#include "Sweep.h"
+#include "ember/session/dse/Sweep.h"
 
 #include <cstdint>
 #include <map>

@@ -4,8 +4,8 @@
 /// --area, of cycles against the NPU's logic and SRAM), the terminal table, the CSV file
 /// and the self-contained HTML page (inline SVG charts).
 
-#include "Area.h"
-#include "Sweep.h"
+#include "ember/session/dse/Area.h"
+#include "ember/session/dse/Sweep.h"
 
 #include <string>
 #include <utility>

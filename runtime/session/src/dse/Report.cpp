@@ -1,5 +1,5 @@
 // What a sweep prints and writes: Pareto front, table, CSV, HTML (Report.h).
-#include "Report.h"
+#include "ember/session/dse/Report.h"
 #include "ember/support/Html.h"
 
 #include <algorithm>

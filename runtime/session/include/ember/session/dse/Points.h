@@ -5,8 +5,8 @@
 /// point as JSON, so that the Python package's distributed sweeps and searches
 /// (python/ember/dse.py) work on the points ember-dse makes, not on a copy of its rules.
 
-#include "Space.h"
-#include "Sweep.h"
+#include "ember/session/dse/Space.h"
+#include "ember/session/dse/Sweep.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,5 @@
 // ember-dse --area: the NPU's area per point from rtl/cmake/area.py, cached (Area.h).
-#include "Area.h"
+#include "ember/session/dse/Area.h"
 #include "Children.h"
 
 #include "ember/isa/codegen.h"

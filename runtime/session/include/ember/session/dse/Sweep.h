@@ -7,7 +7,7 @@
 /// (simulator/src/Context.h), so points run in child processes (fork), at most `jobs`
 /// at a time; a child that crashes is a result, not the end of the sweep.
 
-#include "Space.h"
+#include "ember/session/dse/Space.h"
 
 #include "ember/backend/Backend.h"
 #include "ember/driver/Driver.h"
