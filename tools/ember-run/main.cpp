@@ -5,7 +5,6 @@
 #include "ember/cli/PartitionOptions.h"
 #include "ember/session/RunTool.h"
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -16,41 +15,6 @@ namespace {
 
 const char* kDescription =
     "ember-run: runs an ONNX model on a device, or an NPU binary or package on the NPU.";
-
-const char* kFooter =
-    R"(Imports an ONNX model, runs it on a device and prints (and optionally writes) every
-output, with the wall time of import and run. Given an NPU binary (an ELF file made by
-emberc or ember-as), runs it on the cycle-accurate NPU simulator (or, with --device rtl,
-on the Verilated RTL; --compare sim,rtl runs both and requires equal outputs, cycles,
-instruction timings and counters): inputs are placed in DRAM from the binary's I/O table
-(float32 .npy data for an int8 input is quantized with the entry's scale and zero point),
-the per-layer cycle/energy report is printed, and outputs are written in the binary's
-element type. Given a package (emberc's output for a model the NPU cannot run whole,
-docs/package.md), runs its NPU segments on the NPU device and its host segments on their
-backend, and prints a table per segment.
-
-On int8 paths (--precision int8, sim) float inputs are quantized as QuantizeLinear
-does: values beyond the input's range saturate (+Inf to the largest code, -Inf to the
-smallest); NaN has no int8 code and is refused.
-
-examples:
-  ember-run MODEL.onnx --input NAME=FILE.npy [options]
-  ember-run MODEL.onnx --random-input 1 --compare interp,sim --precision int8
-  ember-run MODEL.onnx --input-shape input=3x3x224x224 --bind scales=s.npy --random-input 1
-  ember-run BIN.elf [--device sim|rtl] [--compare sim,rtl] [options]
-  ember-run PACKAGE [--device sim|rtl] [--compare sim,rtl] [options]
-
-An input dimension the model leaves unknown (a dynamic batch) is taken from --input-shape,
-else from the shape of the input's --input file (docs/compiler/importer.md, "Input shapes
-and bound inputs").
-
-exit status: 0 on success; 1 on bad input (unreadable or malformed model, binary or .npy
-file, wrong input name/kind/shape, an --input-shape or --bind the model refuses, an input
-dimension nothing decides, unknown device, NaN input on an int8 path, unsupported
-operators, an output path that is a folder or an input, outputs that disagree under
---compare); 2 on a bad command line; 3 when the NPU program faulted (the fault is
-printed).
-)";
 
 /// --cycle-budget: the NPU devices' budget (RunOptions::cycleBudget).
 void addCycleBudget(CLI::App& app, RunOptions& o) {
@@ -163,18 +127,6 @@ void declareOptions(CLI::App& app, RunOptions& o, std::vector<std::string>& inpu
   cli::addInputOptions(app, o.modelInputs, cli::InputOptionSet::ShapesAndBinds);
 }
 
-/// After parsing: the --input pairs, and the thread count for the host devices.
-void finishOptions(RunOptions& o, const std::vector<std::string>& inputArgs) {
-  for (const std::string& arg : inputArgs) {
-    o.inputs.push_back(cli::splitNameValue(arg));
-    o.modelInputs.feedFiles.insert(o.inputs.back()); // their shapes decide unknown dimensions
-  }
-  o.modelInputs.takesInputFiles = true;
-  // Both host devices read it when they are created (after parsing).
-  if (o.threads > 0)
-    setenv("EMBER_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -183,9 +135,13 @@ int main(int argc, char** argv) {
   RunOptions o;
   std::vector<std::string> inputArgs;
   declareOptions(app, o, inputArgs);
-  app.footer([] { return std::string(kFooter) + deviceHelp(); });
+  app.footer(runToolHelp);
   return cli::run(app, argc, argv, [&] {
-    finishOptions(o, inputArgs);
+    for (const std::string& arg : inputArgs) { // their shapes decide unknown dimensions
+      o.inputs.push_back(cli::splitNameValue(arg));
+      o.modelInputs.feedFiles.insert(o.inputs.back());
+    }
+    o.modelInputs.takesInputFiles = true;
     return runTool(o);
   });
 }

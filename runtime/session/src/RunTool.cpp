@@ -35,6 +35,49 @@
 
 namespace ember::session {
 
+namespace {
+
+const char* kFooter =
+    R"(Imports an ONNX model, runs it on a device and prints (and optionally writes) every
+output, with the wall time of import and run. Given an NPU binary (an ELF file made by
+emberc or ember-as), runs it on the cycle-accurate NPU simulator (or, with --device rtl,
+on the Verilated RTL; --compare sim,rtl runs both and requires equal outputs, cycles,
+instruction timings and counters): inputs are placed in DRAM from the binary's I/O table
+(float32 .npy data for an int8 input is quantized with the entry's scale and zero point),
+the per-layer cycle/energy report is printed, and outputs are written in the binary's
+element type. Given a package (emberc's output for a model the NPU cannot run whole,
+docs/package.md), runs its NPU segments on the NPU device and its host segments on their
+backend, and prints a table per segment.
+
+On int8 paths (--precision int8, sim) float inputs are quantized as QuantizeLinear
+does: values beyond the input's range saturate (+Inf to the largest code, -Inf to the
+smallest); NaN has no int8 code and is refused.
+
+examples:
+  ember-run MODEL.onnx --input NAME=FILE.npy [options]
+  ember-run MODEL.onnx --random-input 1 --compare interp,sim --precision int8
+  ember-run MODEL.onnx --input-shape input=3x3x224x224 --bind scales=s.npy --random-input 1
+  ember-run BIN.elf [--device sim|rtl] [--compare sim,rtl] [options]
+  ember-run PACKAGE [--device sim|rtl] [--compare sim,rtl] [options]
+
+An input dimension the model leaves unknown (a dynamic batch) is taken from --input-shape,
+else from the shape of the input's --input file (docs/compiler/importer.md, "Input shapes
+and bound inputs").
+
+exit status: 0 on success; 1 on bad input (unreadable or malformed model, binary or .npy
+file, wrong input name/kind/shape, an --input-shape or --bind the model refuses, an input
+dimension nothing decides, unknown device, NaN input on an int8 path, unsupported
+operators, an output path that is a folder or an input, outputs that disagree under
+--compare); 2 on a bad command line; 3 when the NPU program faulted (the fault is
+printed).
+)";
+
+} // namespace
+
+std::string runToolHelp() {
+  return std::string(kFooter) + deviceHelp();
+}
+
 /// The device table as the help's last lines ("  NAME  DESCRIPTION", one per device).
 std::string deviceHelp() {
   std::string s = "\ndevices:\n";
@@ -577,6 +620,9 @@ void printTimes(const PreparedModel& m, bool int8, const Device& device,
 } // namespace
 
 int runTool(const RunOptions& o) {
+  // The host devices read it when they are created.
+  if (o.threads > 0)
+    setenv("EMBER_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
   const bool cpuProfile = o.profile && o.device == "cpu";
   if (o.profile && (!cpuProfile || isNpuBinaryFile(o.model) || partition::isPackageFile(o.model)))
     throw Error("--profile", "times the operations of the cpu device: use --device cpu (first "

@@ -49,6 +49,10 @@ struct RunOptions {
 /// throws ember::Error for anything the user can fix.
 int runTool(const RunOptions& o);
 
+/// ember-run's help after its options: what a run does with a model, binary or package,
+/// examples, input shapes, exit status, and the device table.
+std::string runToolHelp();
+
 /// The device table as help text ("devices:" and one "  NAME  DESCRIPTION" line each).
 std::string deviceHelp();
 
