@@ -103,9 +103,9 @@ TEST(Codegen, MarkdownTablesAndSplice) {
 }
 
 TEST(Codegen, CommittedDocTablesAreCurrent) {
-  std::string doc = readText(sourcePath("docs/isa.md"));
-  EXPECT_EQ(extractMarkdown(doc, "docs/isa.md"), generateMarkdownTables(reference()))
-      << "run: ember-isa gen --update-md docs/isa.md";
+  std::string doc = readText(sourcePath("docs/isa/tables.md"));
+  EXPECT_EQ(extractMarkdown(doc, "docs/isa/tables.md"), generateMarkdownTables(reference()))
+      << "run: ember-isa gen --update-md docs/isa/tables.md";
 }
 
 TEST(Codegen, SummaryHasRooflineFigures) {
