@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""ctest bench.results_page: results.py makes a page from logs (no bench is run)."""
+"""ctest bench.results_page: results.py makes the index and the pages from logs (no bench is
+run)."""
 import os
 import subprocess
 import sys
@@ -16,17 +17,26 @@ with tempfile.TemporaryDirectory() as build:
     subprocess.run([sys.executable, os.path.join(here, "results.py"), "--build", build,
                     "--out", out], check=True)
     text = open(out).read()
+    npu = open(os.path.join(build, "results", "bench_npu.md")).read()
+    cpu = open(os.path.join(build, "results", "bench_cpu.md")).read()
+    pages = sorted(os.listdir(os.path.join(build, "results")))
     checks = [
-        ("the NPU section with its output", "resnet18  cycles 123456" in text),
-        ("ninja's progress lines left out", "Building CXX" not in text and "ninja:" not in text),
-        ("when it ran", "Ran 2026-11-26 10:00 UTC to 2026-11-26 10:05 UTC." in text),
-        ("the command", "Command: `ninja -C build bench_npu`" in text),
-        ("absent logs named", "*Not run for this page* (no `build/bench/logs/bench_cpu.log`)" in text),
-        ("build paths made relative", "+ build/tools/ember-run/ember-run m.onnx" in text),
-        ("a contents list", "## Contents" in text and "(`bench_sim`)" in text),
+        ("the NPU page with its output", "resnet18  cycles 123456" in npu
+         and npu.startswith("# 4 NPU: cycles, utilisation, roofline\n")),
+        ("a page per target", len(pages) == 11 and "bench.md" in pages
+         and "bench_ring.md" in pages),
+        ("each page links to the index", "[Measured figures](../results.md)" in cpu),
+        ("ninja's progress lines left out", "Building CXX" not in npu and "ninja:" not in npu),
+        ("when it ran", "Ran 2026-11-26 10:00 UTC to 2026-11-26 10:05 UTC." in npu),
+        ("the command", "Command: `ninja -C build bench_npu`" in npu),
+        ("absent logs named",
+         "*Not run for this page* (no `build/bench/logs/bench_cpu.log`)" in cpu),
+        ("build paths made relative", "+ build/tools/ember-run/ember-run m.onnx" in npu),
+        ("an index without figures", "## Contents" in text and "(`bench_sim`)" in text
+         and "cycles 123456" not in text),
         ("the scoreboard first, then the interpreter bench",
-         "1. [Issue 15 scoreboard](#1-issue-15-scoreboard) (`bench`)" in text
-         and "(`bench_interp`)" in text),
+         "1. [Issue 15 scoreboard](results/bench.md) (`bench`)" in text
+         and "2. [Interpreter vs PyTorch (ResNet-50)](results/bench_interp.md)" in text),
     ]
     bad = [what for what, ok in checks if not ok]
     r = subprocess.run([sys.executable, os.path.join(here, "results.py"), "--build", build,
