@@ -24,7 +24,7 @@
 typedef struct ember_job_slot {
   uint32_t magic;       /* EMBER_SLOT_MAGIC */
   uint32_t job_id;      /* echoed in the completion */
-  uint64_t binary_addr; /* the ELF image (docs/isa.md section 6) */
+  uint64_t binary_addr; /* the ELF image (docs/isa/assembly-binary.md section 6) */
   uint64_t binary_size;
   uint64_t window_base; /* the job's DRAM window */
   uint64_t window_size;

@@ -1,8 +1,8 @@
 /* The firmware's digest check (firmware/, docs/firmware.md). Checks the digests of an Ember NPU
- * binary (container format 2, docs/isa.md section 6) in memory: the header CRC and every section's
- * CRC-32C against .ember.digest. Freestanding C99 for firmware (e.g. an rv32 core): no libc, no
- * 64-bit arithmetic, no tables. Returns 0 when every digest matches, a negative number otherwise.
- * tests/isa/test_binary.cpp (Binary.FreestandingCheckerAgrees) compiles and runs it. */
+ * binary (container format 2, docs/isa/assembly-binary.md section 6) in memory: the header CRC and
+ * every section's CRC-32C against .ember.digest. Freestanding C99 for firmware (e.g. an rv32 core):
+ * no libc, no 64-bit arithmetic, no tables. Returns 0 when every digest matches, a negative number
+ * otherwise. tests/isa/test_binary.cpp (Binary.FreestandingCheckerAgrees) compiles and runs it. */
 #include "ember_fw.h"
 
 static uint32_t crc32c(const uint8_t* p, uint32_t n, uint32_t crc) {

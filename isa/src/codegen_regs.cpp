@@ -1,4 +1,4 @@
-// SystemVerilog generator of the register block `ember_regs` (docs/rtl.md).
+// SystemVerilog generator of the register block `ember_regs` (docs/rtl/generated.md).
 #include "codegen_sv.h"
 #include "ember/isa/codegen.h"
 #include "ember/isa/error.h"

@@ -1,5 +1,5 @@
 // SystemVerilog generators: the decoder (`ember_decode`), the register block
-// (`ember_regs`) and the decode part of the package `ember_isa_pkg` (docs/rtl.md).
+// (`ember_regs`) and the decode part of the package `ember_isa_pkg` (docs/rtl/generated.md).
 //
 // The generated text reads every package name fully qualified (`ember_isa_pkg::X`) and
 // imports nothing: Debian's Yosys 0.23 parses neither a header import nor an import

@@ -133,7 +133,7 @@ ClassSpec gemmClass() {
 }
 
 /// The RTL's depthwise datapath schedules a window's taps, one a cycle, before its first
-/// output (docs/rtl.md section 5.1): the instruction's fixed cycles must cover a whole
+/// output (docs/rtl/npu.md section 5.1): the instruction's fixed cycles must cover a whole
 /// array's rows of taps.
 void checkDepthwise(const IsaDescription& isa, const InstrDesc& d, Checker& ck) {
   const auto& mac = isa.hw().mac;

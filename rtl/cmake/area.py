@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Area table of the RTL, per description and module (docs/rtl.md section 8).
+"""Area table of the RTL, per description and module (docs/rtl/area.md section 8).
 
 Yosys' generic synthesis (`synth`), then `stat`: cells (flip-flops excluded), flip-flops
 (every $_*DFF* and $_*LATCH* cell), and the SRAM bits (SRAMs are macros: black boxes, not

@@ -1,4 +1,4 @@
-// Internal: the control core's bus on the Verilated SoC (ember_soc, docs/rtl.md section
+// Internal: the control core's bus on the Verilated SoC (ember_soc, docs/rtl/npu.md section
 // 5.5), one class template over the Verilated model of each description (Vsoc_<name>),
 // and the table of those models (written by rtl/CMakeLists.txt into soc_models.cpp).
 //

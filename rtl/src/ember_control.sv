@@ -257,7 +257,7 @@ module ember_control (
   end
   assign imem_addr_o = next_q;
 
-  // FIFO indices (docs/isa.md section 1): 0 load->compute, 1 compute->load,
+  // FIFO indices (docs/isa/programmers-model.md section 1): 0 load->compute, 1 compute->load,
   // 2 compute->store, 3 store->compute. Pushing to / popping from the next (prev) engine.
   function automatic int fifoOut(input int e, input bit toNext);
     fifoOut = toNext ? (e < 2 ? e * 2 : -1) : (e > 0 ? (e - 1) * 2 + 1 : -1);

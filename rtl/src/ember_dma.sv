@@ -1,7 +1,7 @@
 // A DMA engine's datapath (LOAD = 1: dma-load, DRAM -> SRAM with padding; LOAD = 0:
 // dma-store, SRAM -> DRAM). The controller starts it (start_i, in the start cycle s,
 // with the instruction's fields) and ends the instruction at the contract's cycle; this
-// datapath finishes within it (docs/rtl.md section 5.1):
+// datapath finishes within it (docs/rtl/npu.md section 5.1):
 //  - a DRAM request carries up to r contiguous rows of one DRAM line (r = the selected
 //    memory's rows a cycle, rule D1: max(1, min(bytes_per_cycle / row_bytes, banks,
 //    widest row / row_bytes)),

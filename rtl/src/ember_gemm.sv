@@ -1,6 +1,6 @@
 // The weight-stationary MAC array: MAC_ROWS x MAC_COLS int8 multipliers, int32
-// accumulation in the acc SRAM, for the gemm and depthwise classes (docs/isa.md sections
-// 2.3 and 2.12). A background instruction (rule E6) runs the same way while the compute
+// accumulation in the acc SRAM, for the gemm and depthwise classes
+// (docs/isa/instructions.md sections 2.3 and 2.12). A background instruction (rule E6) runs the same way while the compute
 // engine goes on: the array has SRAM ports of its own (ember_npu), so the vector unit's
 // instructions run beside it.
 //
@@ -22,7 +22,7 @@
 // read port and a register that takes its tap's row in its cycle; the cycle after an
 // output's C cycles (the first of the next output's) adds the registers' products to its
 // acc row. It takes kh * kw + n0 * n1 * C + 1 cycles after the start, within DW1's T when
-// issue + weight_load + fill + drain >= kh * kw + 2 (docs/rtl.md section 5.1).
+// issue + weight_load + fill + drain >= kh * kw + 2 (docs/rtl/npu.md section 5.1).
 module ember_gemm (
     input  logic clk_i,
     input  logic rst_ni,

@@ -1,7 +1,7 @@
 // One output channel of the MAC array (ember_gemm): acc + sum over c of act[c] * w[c],
 // MAC_ROWS int8 x int8 products, int32 two's-complement accumulation; clear_i gives 0
 // (gemm with reset). Combinational. A module of its own so that synthesis maps one
-// column and counts it MAC_COLS times (docs/rtl.md section 8).
+// column and counts it MAC_COLS times (docs/rtl/area.md section 8).
 //
 // The products are summed in PW = 17 + log2(MAC_ROWS) bits (their sum lies within
 // +-MAC_ROWS * 2^14, so it is exact there) and then added to acc, sign-extended: the

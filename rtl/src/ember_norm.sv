@@ -1,4 +1,4 @@
-// The normalize unit: softmax and lnorm (docs/isa.md section 2.11), line by line, the
+// The normalize unit: softmax and lnorm (docs/isa/instructions.md section 2.11), line by line, the
 // same arithmetic as simulator/src/Normalize.cpp (n0 here is the len role: codes a line).
 // Its operand checks (chk_fault_o) are combinational on the held instruction; started by
 // the compute engine when they pass, it reads the parameter block's rows p and p + 1 in

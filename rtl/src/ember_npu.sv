@@ -350,7 +350,7 @@ module ember_npu #(
       .rdata_o(par_rdata));
 
   // The store's rows, packed (row i at byte i * row_bytes; r * row_bytes is at most
-  // bytes_per_cycle, which the RTL assumes is at most MAX_ROW_BYTES, docs/rtl.md 5.2).
+  // bytes_per_cycle, which the RTL assumes is at most MAX_ROW_BYTES, docs/rtl/npu.md 5.2).
   always_comb begin
     if (st_mem == 2'(ember_isa_pkg::MEM_ACT_ID)) st_rdata = RB'(act_drd);
     else if (st_mem == 2'(ember_isa_pkg::MEM_ACC_ID)) st_rdata = RB'(acc_drd);

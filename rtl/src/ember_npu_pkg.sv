@@ -58,12 +58,12 @@ package ember_npu_pkg;
   localparam int unsigned R_HI = 50;
   localparam int unsigned R_TABLE = 51;
   localparam int unsigned R_ENGINE = 52;
-  // normalize's own roles (docs/isa.md section 2.11).
+  // normalize's own roles (docs/isa/instructions.md section 2.11).
   localparam int unsigned R_BLOCK_ADDR = 53;
   localparam int unsigned R_LEN = 54;
   localparam int unsigned R_DST_SB = 55;
   localparam int unsigned R_SRC_SB = 56;
-  // depthwise's own roles (docs/isa.md section 2.12).
+  // depthwise's own roles (docs/isa/instructions.md section 2.12).
   localparam int unsigned R_KH = 57;
   localparam int unsigned R_KW = 58;
   localparam int unsigned R_TAP_S0 = 59;

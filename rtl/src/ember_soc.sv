@@ -1,4 +1,4 @@
-// The NPU as the control core sees it (docs/rtl.md section 5.5): the register block
+// The NPU as the control core sees it (docs/rtl/npu.md section 5.5): the register block
 // generated from the description (ember_regs) in front of the hand-written NPU
 // (ember_npu), and the glue between them. The control core reaches the registers through
 // the reg_* port (ember_regs' protocol: one request a cycle, answered the next); the

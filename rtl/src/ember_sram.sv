@@ -1,6 +1,6 @@
 // Behavioural SRAM of the NPU: ROWS rows of ROW_BYTES, NR asynchronous read ports and NW
 // write ports (written at the clock edge; on a same-row write, the higher port wins).
-// Every engine reaches a memory through ports of its own (docs/rtl.md section 3), so
+// Every engine reaches a memory through ports of its own (docs/rtl/npu.md section 5), so
 // cross-engine traffic never contends, as the timing contract assumes. For synthesis
 // this module is a black box: the area table counts its ROWS * ROW_BYTES * 8 bits.
 module ember_sram #(

@@ -1,5 +1,5 @@
 // The duration of an instruction: the closed-form rules D1, G1-G2, V1, N1 and S1 of the
-// timing contract (docs/simulator.md section 2.2) and DW1 (docs/isa.md section 2.12),
+// timing contract (docs/simulator.md section 2.2) and DW1 (docs/isa/instructions.md section 2.12),
 // the same arithmetic as isa/src/timing.cpp. Purely combinational and independent of when the instruction
 // starts: fetch evaluates it once and the queue carries it; at the start the engine adds
 // the DRAM channel's wait (rule D2) to a DMA's duration.

@@ -2,7 +2,7 @@
 // vector-unary, requantize, quantized-add and lut on one int32 (acc) or int8 (act) element, as
 // docs/numerics.md's NPU part and simulator/src/Vector.cpp define it; results saturate
 // to int8 (act_o) and wrap to int32 (acc_o). Combinational. A module of its own so that
-// synthesis maps one lane and counts it VECTOR_LANES times (docs/rtl.md section 8). The
+// synthesis maps one lane and counts it VECTOR_LANES times (docs/rtl/area.md section 8). The
 // signed operands are as wide as their roles (parameters from ember_vector).
 module ember_vector_lane #(
     parameter int unsigned IB0 = 16,  // imm0

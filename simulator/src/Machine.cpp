@@ -1,4 +1,4 @@
-// Data semantics of every instruction class (docs/isa.md section 2).
+// Data semantics of every instruction class (docs/isa/instructions.md section 2).
 #include "Machine.h"
 #include "ember/isa/roles.h"
 

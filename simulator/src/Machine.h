@@ -81,14 +81,14 @@ private:
 
   std::optional<ExecFault> dma(const isa::Instruction& insn, bool load);
   std::optional<ExecFault> gemm(const isa::Instruction& insn);
-  /// The depthwise class (docs/isa.md section 2.12): taps on the array's rows.
+  /// The depthwise class (docs/isa/instructions.md section 2.12): taps on the array's rows.
   std::optional<ExecFault> depthwise(const isa::Instruction& insn);
   /// Rule E6's checks and bookkeeping for an instruction on the array.
   std::optional<ExecFault> arrayStart(const isa::Instruction& insn);
   std::optional<ExecFault> vector(const isa::Instruction& insn, Cls cls);
-  /// The quantized-add class (docs/isa.md section 2.10): two act sources, act result.
+  /// The quantized-add class (docs/isa/instructions.md section 2.10): two act sources, act result.
   std::optional<ExecFault> quantizedAdd(const isa::Instruction& insn);
-  /// The normalize class (docs/isa.md section 2.11): Softmax or LayerNormalization of
+  /// The normalize class (docs/isa/instructions.md section 2.11): Softmax or LayerNormalization of
   /// whole lines of act codes, parameters in acc rows.
   std::optional<ExecFault> normalize(const isa::Instruction& insn);
 

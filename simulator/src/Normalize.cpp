@@ -1,5 +1,5 @@
-// The normalize class (docs/isa.md section 2.11): Softmax and LayerNormalization of whole
-// lines of act codes, the one class that reduces across lanes.
+// The normalize class (docs/isa/instructions.md section 2.11): Softmax and LayerNormalization of
+// whole lines of act codes, the one class that reduces across lanes.
 #include "Machine.h"
 #include "ember/isa/roles.h"
 #include "ember/isa/semantic.h"
@@ -46,7 +46,7 @@ struct Header {
     const i64 y = ((t * M + (i64(1) << (s - 1))) >> s) + z;
     return static_cast<std::int8_t>(std::clamp<i64>(bound(y), -128, 127));
   }
-  /// min(max(y, lo), hi): hi when lo > hi (docs/isa.md 2.11).
+  /// min(max(y, lo), hi): hi when lo > hi (docs/isa/instructions.md 2.11).
   i64 bound(i64 y) const { return std::min(std::max(y, lo), hi); }
 };
 

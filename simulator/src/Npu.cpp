@@ -17,7 +17,7 @@ using u64 = std::uint64_t;
 constexpr const char* kEngineNames[3] = {"load", "compute", "store"};
 
 /// Token FIFO from engine `from` to its neighbour (`toNext`: towards store), or -1
-/// (docs/isa.md section 1: 0 load->compute, 1 compute->load, 2 compute->store,
+/// (docs/isa/programmers-model.md section 1: 0 load->compute, 1 compute->load, 2 compute->store,
 /// 3 store->compute).
 int fifoIndex(int from, bool toNext) {
   if (toNext)

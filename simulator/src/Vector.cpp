@@ -138,8 +138,8 @@ void rows(Cls cls, const Lanes& k, const std::vector<Operand>& srcs, const Opera
   }
 }
 
-/// The quantized-add class's scalars (docs/isa.md section 2.10): param row p holds M0, M1,
-/// S, zp in lanes 0..3, row p + 1 holds zp0, zp1, lo, hi.
+/// The quantized-add class's scalars (docs/isa/instructions.md section 2.10): param row p holds M0,
+/// M1, S, zp in lanes 0..3, row p + 1 holds zp0, zp1, lo, hi.
 struct QuantizedAdd {
   i64 m0, m1, s, zp, zp0, zp1, lo, hi;
 

@@ -179,7 +179,7 @@ void Generator::normalize(Instruction& in) {
   const u64 src = u64(e_.range(0, i64(act - 1 - srcLast)));
   set(in, isa::role::kSrcAddr, i64(src));
   // The destination is the source walk itself (in place) or rows apart from all of it:
-  // docs/isa.md 2.11 leaves other overlaps unpredictable.
+  // docs/isa/instructions.md 2.11 leaves other overlaps unpredictable.
   const u64 dstLast = walk("dst");
   const bool below = src > dstLast, above = src + srcLast + 1 + dstLast < act;
   // In place needs a line's rows distinct: with src_sb = 0 a later row would read an
@@ -203,7 +203,7 @@ void Generator::normalize(Instruction& in) {
   set(in, isa::role::kBlockAddr, e_.range(0, i64(isa_.memory(isa::mem::kAcc).rows() - rows)));
 }
 
-/// A depthwise instruction (docs/isa.md section 2.12): a window of at most the array's
+/// A depthwise instruction (docs/isa/instructions.md section 2.12): a window of at most the array's
 /// rows taps, its act walk (outputs and taps) and acc walk inside their memories.
 void Generator::depthwise(Instruction& in) {
   const u64 rows = isa_.hw().mac.rows;

@@ -1,4 +1,4 @@
-// Co-simulation of the Verilated RTL against the SystemC model (docs/rtl.md section 6):
+// Co-simulation of the Verilated RTL against the SystemC model (docs/rtl/npu.md section 5.3):
 // outputs (the whole DRAM window), total cycles, every instruction's dispatch, take,
 // start and end cycle, the per-engine counters, and the fault record must be equal.
 // One executable per description (its Verilated model is EMBER_RTL_MODEL).
@@ -53,11 +53,11 @@ u64 workEnd(const ember::isa::Instruction& in, const ember::platform::Slice& s) 
 
 /// True when two instructions overlap in time and touch a common row (progen::footprint(),
 /// shared with the generator) with at least one write: a data race, whose outcome the ISA
-/// leaves undefined (tokens order every access, docs/isa.md section 1). Instructions of different
-/// engines overlap when their [start, work end] intervals meet (the model's slices; a background
-/// gemm's array until start + T); one engine runs one instruction at a time, but a background
-/// gemm's array works on in [start, start + T) while the compute engine starts the next ones (rule
-/// E6).
+/// leaves undefined (tokens order every access, docs/isa/programmers-model.md section 1).
+/// Instructions of different engines overlap when their [start, work end] intervals meet (the
+/// model's slices; a background gemm's array until start + T); one engine runs one instruction at a
+/// time, but a background gemm's array works on in [start, start + T) while the compute engine
+/// starts the next ones (rule E6).
 bool racy(const Job& job, const std::vector<ember::platform::Slice>& slices) {
   const unsigned W = isa().instructionBytes();
   std::vector<std::vector<ember::progen::RowRange>> fp;
@@ -753,7 +753,7 @@ TEST(Cosim, E6_DoneWaitsForTheArray) {
     }
 }
 
-// ---- The depthwise class (docs/isa.md section 2.12, rule DW1) ----
+// ---- The depthwise class (docs/isa/instructions.md section 2.12, rule DW1) ----
 
 /// DW1 by hand: the cycles of one output, the taps of its busiest act bank in read-port
 /// cycles.
@@ -1014,7 +1014,7 @@ TEST(Cosim, DataPathsEndToEnd) {
 }
 
 TEST(Cosim, QuantizedAddExtremes) {
-  // qadd (docs/isa.md section 2.10) with extreme scalars: products and sums beyond 64
+  // qadd (docs/isa/instructions.md section 2.10) with extreme scalars: products and sums beyond 64
   // bits (M0 = M1 = INT32_MAX, zp0 = zp1 = INT32_MIN), S at both ends of 1..62, int32
   // zero points and bounds, lo > hi; a stride-0 (broadcast) source, an in-place
   // destination, two loop levels; then its operand faults.
@@ -1102,11 +1102,11 @@ TEST(Cosim, QuantizedAddExtremes) {
 }
 
 TEST(Cosim, NormalizeExtremes) {
-  // softmax and lnorm (docs/isa.md section 2.11): lines of len a multiple of L and not,
-  // len = 1, several lines with strides, in place, a stride-0 source; extreme parameters
-  // (M = INT32_MAX and INT32_MIN, S outside 1..62, table entries negative and above 2^16,
-  // an all-zero table (sum 0), zp_x beyond int8, epsilon negative and above 2^60, zero
-  // variance, lo > hi, int32 zero points); then the range faults.
+  // softmax and lnorm (docs/isa/instructions.md section 2.11): lines of len a multiple of L and
+  // not, len = 1, several lines with strides, in place, a stride-0 source; extreme parameters (M =
+  // INT32_MAX and INT32_MIN, S outside 1..62, table entries negative and above 2^16, an all-zero
+  // table (sum 0), zp_x beyond int8, epsilon negative and above 2^60, zero variance, lo > hi, int32
+  // zero points); then the range faults.
   const ember::isa::InstrDesc* sm = isa().findInstruction("softmax");
   if (!sm || !isa().findInstruction("lnorm"))
     GTEST_SKIP() << "no normalize class in this description";

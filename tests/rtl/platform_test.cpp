@@ -1,4 +1,4 @@
-// The firmware against the Verilated RTL's own register port (docs/rtl.md section 5.5):
+// The firmware against the Verilated RTL's own register port (docs/rtl/npu.md section 5.5):
 // the same jobs through the job ring of two runtime devices, one on the SystemC platform
 // (ember::sim::Platform), one on the RTL platform (ember::rtl::RtlPlatform: the firmware
 // drives the Verilated SoC, ember_soc = the generated register block + the hand-written

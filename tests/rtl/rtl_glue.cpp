@@ -115,7 +115,7 @@ std::string derive(const IsaDescription& isa) {
       f["len"]["width"] = f["len"]["width"].get<unsigned>() + 1;
       f["n1"]["lsb"] = f["n1"]["lsb"].get<unsigned>() + 1;
     }
-  // normalize at the smallest timing the reference RTL meets (docs/rtl.md section 5.1):
+  // normalize at the smallest timing the reference RTL meets (docs/rtl/npu.md section 5.1):
   // softmax 3 * n0 + 27 * R cycles a line, layernorm at most 3 * n0 + 26 * R + 64, one
   // start cycle (issue >= 1), no pipeline latency; the harness fails on an overrun.
   for (auto& in : j["instructions"]) {

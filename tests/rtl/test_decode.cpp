@@ -67,7 +67,7 @@ std::uint64_t mask(unsigned width) {
   return width >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << width) - 1;
 }
 
-/// The vector-op code the decoder interface defines (docs/rtl.md): 0 for none, then the
+/// The vector-op code the decoder interface defines (docs/rtl/generated.md): 0 for none, then the
 /// ops of the registered classes numbered from 1 in registry order.
 std::uint64_t opCode(const std::string& op) {
   if (op.empty())

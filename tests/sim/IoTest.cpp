@@ -48,8 +48,8 @@ TEST(SimIo, Nchwc2dIsNc11) {
   EXPECT_EQ(ember::platform::unpackIo(e, packed.data(), 4), iota(12));
 }
 
-// Packed (docs/isa.md, the .ember.io section): a 1 x 2 x 1 x 4 image (channels c, pixels
-// x: element 1 + c * 4 + x) in rows of L = 8 lanes, 3 pixels per row (lane dx * 2 + c),
+// Packed (docs/isa/assembly-binary.md, the .ember.io section): a 1 x 2 x 1 x 4 image (channels c,
+// pixels x: element 1 + c * 4 + x) in rows of L = 8 lanes, 3 pixels per row (lane dx * 2 + c),
 // stride 2, one pixel of left padding, 3 packed pixels: packed pixel xp holds pixels
 // 2 xp - 1, 2 xp, 2 xp + 1; outside the image the zero point (-3 = 0xfd); lanes 6 and 7 0.
 TEST(SimIo, PackedPutsNeighbouringPixelsSideBySide) {
@@ -67,10 +67,10 @@ TEST(SimIo, PackedPutsNeighbouringPixelsSideBySide) {
   EXPECT_EQ(ember::platform::unpackIo(e, packed.data(), 8), iota(8));
 }
 
-// Patches (docs/isa.md, the .ember.io section): a 1 x 2 x 2 x 3 image (element 1 + c * 6
-// + y * 3 + x) as the windows of a 2 x 2 kernel, stride 1 x 2, one pixel of left padding,
-// 1 x 2 outputs, L = 4: patch channel k = (kh * 2 + kw) * 2 + c, 8 of them in two lane
-// blocks, Nchwc [1, 8, 1, 2]. Output ox reads columns 2 ox - 1 and 2 ox; outside the
+// Patches (docs/isa/assembly-binary.md, the .ember.io section): a 1 x 2 x 2 x 3 image
+// (element 1 + c * 6 + y * 3 + x) as the windows of a 2 x 2 kernel, stride 1 x 2, one pixel
+// of left padding, 1 x 2 outputs, L = 4: patch channel k = (kh * 2 + kw) * 2 + c, 8 of them
+// in two lane blocks, Nchwc [1, 8, 1, 2]. Output ox reads columns 2 ox - 1 and 2 ox; outside the
 // image the zero point (-3 = 0xfd).
 TEST(SimIo, PatchesHoldEachOutputPixelsWindow) {
   IoEntry e = entry({1, 2, 2, 3}, 16, ember::isa::Layout::Patches);

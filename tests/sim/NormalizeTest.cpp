@@ -1,4 +1,4 @@
-// The normalize class (docs/isa.md section 2.11) against the interpreter's lines
+// The normalize class (docs/isa/instructions.md section 2.11) against the interpreter's lines
 // (compiler/include/ember/quantization/IntegerLines.h, docs/numerics.md 4.10 and 4.11),
 // an implementation the simulator does not share: random lines of random lengths walked
 // with gaps between a line's rows and between lines, random parameters of the ranges the

@@ -1,5 +1,5 @@
 // Every instruction class on real data, checked against references written here from
-// docs/isa.md section 2 (not from the simulator's code).
+// docs/isa/instructions.md section 2 (not from the simulator's code).
 #include "SimTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -87,10 +87,10 @@ TEST(SimSemantics, GemmTwoInputBlocksMatchesReference) {
   EXPECT_EQ(r.report.macs, std::uint64_t(M * 2 * 256));
 }
 
-// The depthwise class (docs/isa.md section 2.12): acc[out][c] += sum over the kh x kw taps
-// of weight row (y * kw + x) lane c times act row (first + y * tap_s1 + x * tap_s0) lane
-// c. An image of 6 lines x 9 columns (one act row per pixel), a 3 x 3 kernel with stride
-// 2 along the line (act_s0 = 2) and dilation 1, 2 lines of 3 outputs.
+// The depthwise class (docs/isa/instructions.md section 2.12): acc[out][c] += sum over the kh x kw
+// taps of weight row (y * kw + x) lane c times act row (first + y * tap_s1 + x * tap_s0) lane c. An
+// image of 6 lines x 9 columns (one act row per pixel), a 3 x 3 kernel with stride 2 along the line
+// (act_s0 = 2) and dilation 1, 2 lines of 3 outputs.
 TEST(SimSemantics, DepthwiseSumsTheTapsOfEachChannel) {
   const auto& isa = refIsa();
   const int L = 16, Wd = 9, lines = 6, kh = 3, kw = 3, n0 = 3, n1 = 2;
@@ -249,7 +249,7 @@ TEST(SimSemantics, RequantizeIsTheArchitectureContract) {
 
 __extension__ typedef __int128 i128; // the reference's exact arithmetic
 
-/// docs/isa.md section 2.10 for one lane, written from the document.
+/// docs/isa/instructions.md section 2.10 for one lane, written from the document.
 std::int64_t qaddRef(std::int64_t a, std::int64_t b, const std::int32_t* p) {
   const i128 t = (i128(a) - p[4]) * p[0] + (i128(b) - p[5]) * p[1];
   const i128 y = ((t + (i128(1) << (p[2] - 1))) >> p[2]) + p[3];

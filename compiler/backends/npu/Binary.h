@@ -43,8 +43,8 @@ std::string checkBinaryShapes(const Node& n);
 /// call it in check() with depth 2; emitBinary checks its own depth with it.
 std::string checkBinary(const Target& t, int depth, bool scaleOperands);
 
-/// The two param rows of a quantized add (docs/isa.md section 2.10), L int32 each: lanes
-/// 0..3 of the first hold M0, M1, S, zp (the result's), of the second zp0, zp1, lo, hi.
+/// The two param rows of a quantized add (docs/isa/instructions.md section 2.10), L int32 each:
+/// lanes 0..3 of the first hold M0, M1, S, zp (the result's), of the second zp0, zp1, lo, hi.
 std::vector<int32_t> qaddParamRows(int64_t L, int32_t M0, int32_t M1, int32_t S, int32_t zp,
                                    int32_t zp0, int32_t zp1, int32_t lo, int32_t hi);
 

@@ -49,7 +49,8 @@ void appendWeightBlock(const ConvJob& j, int64_t L, int64_t kb, int64_t cb, int6
 }
 
 /// The depthwise weight block of output block kb appended to `out`: row t holds kernel
-/// tap t of the block's channels (byte t * L + c: channel kb * L + c), docs/isa.md 2.12.
+/// tap t of the block's channels (byte t * L + c: channel kb * L + c),
+/// docs/isa/instructions.md 2.12.
 void appendDepthwiseBlock(const ConvJob& j, int64_t L, int64_t kb, std::vector<uint8_t>& out) {
   const int64_t taps = j.KH * j.KW;
   const size_t at = out.size();
@@ -123,7 +124,7 @@ struct GemmNest {
   bool dw = false;         ///< One depthwise instruction (ConvTiling::dw).
 };
 
-/// The depthwise instruction of one output block of a tile (docs/isa.md section 2.12).
+/// The depthwise instruction of one output block of a tile (docs/isa/instructions.md section 2.12).
 isa::Instruction depthwiseOf(const ConvJob& j, const Program& p, const GemmNest& g) {
   isa::Instruction in = p.make(*p.target().depthwise());
   Program::set(in, isa::role::kActAddr, g.act);

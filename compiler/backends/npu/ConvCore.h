@@ -89,7 +89,7 @@ struct ConvTiling {
   /// are then double-buffered like the act tiles (a buffer per tile, which all the
   /// tile's reduction chunks add into).
   bool biasDma = false;
-  /// A depthwise job on the description's depthwise instruction (docs/isa.md section
+  /// A depthwise job on the description's depthwise instruction (docs/isa/instructions.md section
   /// 2.12): one weight block per output block (row t = tap t), one instruction per output
   /// block and tile, no reduction chunks. Else depthwise runs as diagonal gemm blocks.
   bool dw = false;
@@ -189,8 +189,8 @@ std::pair<int64_t, int64_t> inputBlocks(const ConvJob& j, int64_t L, int64_t kb)
 /// else why not with the figures it needs single-buffered.
 std::string checkConvJob(const ConvJob& j, const Target& t, int depth);
 
-/// The cheapest tiling under every SRAM's capacity (docs/isa.md section 3 formulas) at
-/// pipeline depth `depth`, or at depth 1 when none fits (ConvTiling::depth).
+/// The cheapest tiling under every SRAM's capacity (docs/isa/timing-energy.md section 3 formulas)
+/// at pipeline depth `depth`, or at depth 1 when none fits (ConvTiling::depth).
 ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
                             const CompileOptions& opts);
 /// Up to `n` good tilings for emission on trial (emitConv): chooseConvTiling's first,
@@ -203,7 +203,7 @@ std::vector<ConvTiling> convTilingCandidates(const ConvJob& j, const Target& t, 
 /// Whether a tile's gemms should walk the `blocks` input blocks in their n2 loop (one
 /// gemm per kernel tap, act_s2 = the tile's `plane`) rather than the kernel columns (one
 /// gemm per input block and kernel row): the fewer gemms, the less weight-load, fill
-/// and drain overhead (docs/isa.md section 3), when the stride fields allow it.
+/// and drain overhead (docs/isa/timing-energy.md section 3), when the stride fields allow it.
 bool gemmBlocksInner(const ConvJob& j, const Target& t, int64_t blocks, int64_t plane);
 
 /// "" when `j` (built without data) can take a fused residual Add: the description has a

@@ -1,6 +1,6 @@
 // The convolution cost model: every tiling (output-channel blocks x rows x columns per
 // tile) that fits the SRAMs and the instruction fields is priced with the timing
-// formulas of docs/isa.md section 3, and the cheapest is taken.
+// formulas of docs/isa/timing-energy.md section 3, and the cheapest is taken.
 #include "ConvCore.h"
 #include "ember/isa/roles.h"
 

@@ -397,7 +397,7 @@ void Program::commitStep(Step s) {
   s.stores.front().set(isa::role::kPopPrev, 1);
   s.stores.back().set(isa::role::kPushPrev, 1);
 
-  // Cycle estimate (docs/isa.md section 3 per instruction; engines overlap by tokens;
+  // Cycle estimate (docs/isa/timing-energy.md section 3 per instruction; engines overlap by tokens;
   // the DRAM transfers of both DMA engines share one bus). Rule E6 as the simulator
   // reads it (isa::timing::waitsForArray, engineCycles): a gemm, a compute sync and
   // finish wait for the array; a background gemm holds the engine for its issue cycles

@@ -1,6 +1,6 @@
 // The instruction stream under construction: instruction builders by role name, the
 // pipelined "step" protocol that inserts every dependency token, layer barriers, the
-// debug map and the cycle estimate of docs/isa.md section 3.
+// debug map and the cycle estimate of docs/isa/timing-energy.md section 3.
 //
 // A layer is a sequence of steps. A step is a group of loads (DRAM -> SRAM), a group of
 // compute instructions and a group of stores (SRAM -> DRAM). With pipeline depth D
@@ -101,7 +101,8 @@ public:
   isa::Instruction requant(Walk dst, Walk src, int64_t paramRow, int64_t zp, int64_t lo, int64_t hi,
                            int64_t n0, int64_t n1) const;
   isa::Instruction lut(int64_t table, Walk dst, Walk src, int64_t n0, int64_t n1) const;
-  /// The loop nest of one gemm (docs/isa.md section 2.3): start rows, counts and strides.
+  /// The loop nest of one gemm (docs/isa/instructions.md section 2.3): start rows, counts and
+  /// strides.
   struct GemmLoops {
     int64_t act = 0, acc = 0, wgt = 0;
     int64_t n0 = 1, n1 = 1, n2 = 1;

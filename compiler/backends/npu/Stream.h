@@ -42,7 +42,7 @@ struct StreamSpec {
   int64_t outGroupStride = 0;
   /// When true the input tiles lie a number of rows apart that is not a multiple of the
   /// act banks, so an instruction reading row i of two inputs in one step (qadd) pays no
-  /// bank conflict (docs/isa.md section 3).
+  /// bank conflict (docs/isa/timing-energy.md section 3).
   bool skewBanks = false;
   /// When set, the stores of each step (whose tile starts at stream row `r0`) instead of
   /// one contiguous or strided store of the tile: a scatter of its rows (upsampling).

@@ -1,6 +1,6 @@
 // The NPU as the backend sees it: everything read from the ISA description (instructions
 // found by semantic class, lane count, SRAM sizes, field limits, timing formulas of
-// docs/isa.md section 3). No opcode, size or latency is a constant in the backend.
+// docs/isa/timing-energy.md section 3). No opcode, size or latency is a constant in the backend.
 #pragma once
 
 #include "ember/isa/description.h"
@@ -42,7 +42,7 @@ public:
   /// A gemm with properties.background (docs/simulator.md rule E6), or nullptr: the
   /// convolutions then requantize block k while the array computes block k + 1.
   const isa::InstrDesc* gemmBackground() const { return gemmBg_; }
-  /// The description's depthwise instruction (docs/isa.md section 2.12), or nullptr:
+  /// The description's depthwise instruction (docs/isa/instructions.md section 2.12), or nullptr:
   /// depthwise convolutions then run as diagonal gemm blocks.
   const isa::InstrDesc* depthwise() const { return dw_; }
   /// True when gemm() is itself a background gemm: every gemm() is then followed by a
@@ -52,7 +52,7 @@ public:
   const isa::InstrDesc& lut() const { return *lut_; }
   const isa::InstrDesc& sync() const { return *sync_; }
   const isa::InstrDesc& halt() const { return *halt_; }
-  /// The quantized-add instruction (docs/isa.md section 2.10), or nullptr when the
+  /// The quantized-add instruction (docs/isa/instructions.md section 2.10), or nullptr when the
   /// description has none: an Add then runs as vsub/vmul/vadd/requant in the
   /// accumulators and no residual Add is fused into a convolution.
   const isa::InstrDesc* quantizedAdd() const { return qadd_; }

@@ -394,8 +394,8 @@ TEST(ConvOnNpu, StemInputAsPatchesByTheHost) {
 TEST(ConvOnNpu, StemInputPackedByTheHost) {
   // The same stem with its input laid out packed by the host (isa::Layout::Packed, what
   // the compiler picks without patches): no packing pass, the I/O table says how
-  // (docs/isa.md, the .ember.io section), and the codes are those of the reference on
-  // both descriptions.
+  // (docs/isa/assembly-binary.md, the .ember.io section), and the codes are those of the reference
+  // on both descriptions.
   const ConvCase c{"stem", 1, 3, 96, 96, 64, 7, 7, 2, 3, 3, 3, 3, 1, 1, "relu"};
   // ember-v1 (16 lanes): 4 pixels of 3 channels per row, every other packed pixel (the
   // stride 2 and the kernel groups of 4 both even), 48 output columns read packed pixels

@@ -1,5 +1,5 @@
 // Softmax and LayerNormalization (docs/numerics.md sections 4.10 and 4.11) on the
-// normalize instructions (docs/isa.md section 2.11): the line is the value's NCHWc
+// normalize instructions (docs/isa/instructions.md section 2.11): the line is the value's NCHWc
 // channels, so a line's rows are its channel blocks, H * W rows apart. The parameter
 // block (two header rows, then the exp table or the per-element M, S, B rows) goes into
 // the accumulator SRAM once; the rows stream through act in whole images, normalised in
@@ -155,7 +155,7 @@ private:
                                   b ? size_t(b.type().size()) : 0);
   }
 
-  /// The acc rows of docs/isa.md section 2.11, row-major int32 lanes.
+  /// The acc rows of docs/isa/instructions.md section 2.11, row-major int32 lanes.
   std::vector<int32_t> paramBlock(const Node& n, const Target& t, const Lines& l) const {
     const int64_t L = t.lanes();
     std::vector<int32_t> w(size_t(paramRows(t, l) * L), 0);

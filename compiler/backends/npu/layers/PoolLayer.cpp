@@ -1,6 +1,6 @@
 // MaxPool and GlobalMaxPool (docs/numerics.md section 4.4): per tile of output rows the
 // input tile is loaded with its halo (padding -128) and the taps are folded with vmax,
-// each a strided walk over the tile (docs/isa.md example 7.3): either directly (the first
+// each a strided walk over the tile (docs/isa/examples.md example 7.3): either directly (the first
 // two taps into the output, every other one into it) or separably, when that is fewer
 // vector rows (3 x 3 windows): the row maximum of every input line of the tile into a
 // temporary, then the column maximum of those into the output. On an act SRAM too small

@@ -78,7 +78,7 @@ struct LayerSummary {
   std::string name, kind;
   int64_t tiles = 0;        ///< Pipeline steps.
   int64_t instructions = 0; ///< Instructions emitted for it (its debug range).
-  double cycles = 0;        ///< Estimated cycles (docs/isa.md section 3 timing).
+  double cycles = 0;        ///< Estimated cycles (docs/isa/timing-energy.md section 3 timing).
   int64_t macs = 0;         ///< Useful multiply-accumulates.
   std::string tiling;       ///< Tiling chosen by the cost model (free text).
 };

@@ -1,4 +1,4 @@
-// Assembly text <-> Binary. Syntax in docs/isa.md, "Assembly language".
+// Assembly text <-> Binary. Syntax in docs/isa/assembly-binary.md, "Assembly language".
 #pragma once
 
 #include "ember/isa/binary.h"

@@ -1,5 +1,5 @@
 // The NPU binary: an ELF64 container of instruction stream, constants, I/O table,
-// memory map, ISA identity and debug map. See docs/isa.md, "Binary format".
+// memory map, ISA identity and debug map. See docs/isa/assembly-binary.md, "Binary format".
 #pragma once
 
 #include "ember/isa/description.h"

@@ -1,5 +1,5 @@
 // Generators driven by the description: firmware C header, SystemVerilog package,
-// decoder and register block, docs/isa.md tables and the `ember-isa check` summary.
+// decoder and register block, docs/isa/tables.md and the `ember-isa check` summary.
 #pragma once
 
 #include "ember/isa/description.h"
@@ -15,7 +15,7 @@ std::string generateCHeader(const IsaDescription& isa);
 /// decoder's interface: INSTR_BITS, the semantic classes (CLS_*), the vector ops
 /// (VOP_*), each instruction's index and typed opcode (INSN_*_IDX, OPC_*) and each field
 /// role's port width and signedness (ROLE_*_BITS, ROLE_*_SIGNED). Throws Error if two
-/// generated names clash. docs/rtl.md describes every name.
+/// generated names clash. docs/rtl/generated.md describes every name.
 std::string generateSvPackage(const IsaDescription& isa);
 /// SystemVerilog module `ember_decode` (file ember_decode.sv): the combinational
 /// instruction decoder (instruction word -> valid, class, instruction index, vector op,
@@ -30,7 +30,7 @@ std::string generateMarkdownTables(const IsaDescription& isa);
 /// Human summary: peak MAC/cycle, SRAM sizes, DRAM bytes/cycle, ridge point, ...
 std::string summarize(const IsaDescription& isa);
 
-/// Marker lines that enclose the generated tables in docs/isa.md.
+/// Marker lines that enclose the generated tables in docs/isa/tables.md.
 extern const char* const kMdBeginMarker;
 extern const char* const kMdEndMarker;
 /// Replaces the text between the markers in `doc` with `tables`. Throws Error if the

@@ -115,7 +115,7 @@ struct HardwareDesc {
     /// Period of the control core's timer: an idle core wakes at the IRQ or the next tick.
     std::uint64_t tick_cycles = 1;
   } control;
-  /// The host <-> NPU link a partitioned model's boundary tensors cross (docs/isa.md):
+  /// The host <-> NPU link a partitioned model's boundary tensors cross (docs/isa/tables.md):
   /// B bytes take latency_cycles + ceil(B / bytes_per_cycle) cycles.
   struct {
     std::uint64_t bytes_per_cycle = 1, latency_cycles = 0;

@@ -1,5 +1,5 @@
 // Self-contained SHA-256 (FIPS 180-4), used for the ISA identity of binaries, and CRC-32C,
-// the per-section digest of the binary container (docs/isa.md section 6).
+// the per-section digest of the binary container (docs/isa/assembly-binary.md section 6).
 #pragma once
 
 #include <array>

@@ -23,7 +23,7 @@ inline constexpr char kHalt[] = "halt";
 inline constexpr char kDepthwise[] = "depthwise";
 } // namespace cls
 
-/// Field roles (the assembly keys). docs/isa.md section 2 says what each means.
+/// Field roles (the assembly keys). docs/isa/instructions.md section 2 says what each means.
 namespace role {
 // Dependency tokens (every class).
 inline constexpr char kPopPrev[] = "pop_prev";

@@ -122,7 +122,7 @@ private:
   std::vector<std::unique_ptr<ClassSpec>> classes_;
 };
 
-/// The normalize class's fixed shape (docs/isa.md section 2.11), written once for the
+/// The normalize class's fixed shape (docs/isa/instructions.md section 2.11), written once for the
 /// simulator, the compiler and the program generator: the longest line (LayerNorm's
 /// products stay within 64 bits up to it) and the acc rows of a parameter block.
 inline constexpr std::uint64_t kNormalizeMaxLen = 16384;

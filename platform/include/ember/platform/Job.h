@@ -23,9 +23,9 @@ struct Options {
   /// (before its data effect is computed). 0: defaultCycleBudget(isa, job). At most
   /// kMaxCycleBudget (larger values are clamped).
   std::uint64_t cycle_budget = 0;
-  /// Size of the job's DRAM window in bytes (0: hardware.dram.size_bytes, as docs/isa.md
-  /// says). Accesses beyond it fault; a memory map that does not fit it is refused when
-  /// the job is made. Memory is allocated only where written (DramImage).
+  /// Size of the job's DRAM window in bytes (0: hardware.dram.size_bytes, as
+  /// docs/isa/programmers-model.md says). Accesses beyond it fault; a memory map that does not fit
+  /// it is refused when the job is made. Memory is allocated only where written (DramImage).
   std::uint64_t dram_window_bytes = 0;
   /// Names the binary in load errors (run(bin, ...)).
   std::string binary_name = "<binary>";

@@ -1,4 +1,4 @@
-// The Verilator harness of the NPU RTL (docs/rtl.md section 5): loads a job exactly as
+// The Verilator harness of the NPU RTL (docs/rtl/npu.md section 5): loads a job exactly as
 // the SystemC model does (the same ember::platform::Job: instruction words and DRAM image),
 // clocks the Verilated ember_npu, serves its DRAM port with the description's latency
 // and checks its outstanding-request limit, and collects the same report fields the

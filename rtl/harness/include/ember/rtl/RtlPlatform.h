@@ -1,7 +1,7 @@
 // The RTL platform: the control core's bus on the Verilated SoC (rtl/src/ember_soc.sv:
 // the generated register block ember_regs in front of the hand-written NPU), the same
 // interface as the SystemC platform (ember/sim/Platform.h), so the same firmware runs
-// against the RTL's own register port (docs/rtl.md section 5.5, docs/firmware.md
+// against the RTL's own register port (docs/rtl/npu.md section 5.5, docs/firmware.md
 // section 6).
 #pragma once
 

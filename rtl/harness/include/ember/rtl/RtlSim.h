@@ -1,6 +1,6 @@
 // libember_rtlsim: the Verilated RTL of every description this build verilated, behind
 // the same job interface as the SystemC model (ember::sim::Simulator; both take platform::Job), so
-// that a tool can run a binary on either and compare them (docs/rtl.md section 5).
+// that a tool can run a binary on either and compare them (docs/rtl/npu.md section 5).
 #pragma once
 
 #include "ember/isa/description.h"

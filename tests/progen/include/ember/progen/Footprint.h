@@ -49,7 +49,7 @@ std::vector<ArrayWalk> arrayWalks(const isa::Instruction& in);
 /// act lines (ceil(len / lanes) rows walked by <p>_sb) and its acc parameter block.
 /// Nothing for an instruction whose loops are empty, nor for sync or halt. Two
 /// instructions that overlap in time and whose ranges meet in one memory with a write
-/// race (the ISA leaves the outcome undefined, docs/isa.md section 1).
+/// race (the ISA leaves the outcome undefined, docs/isa/programmers-model.md section 1).
 std::vector<RowRange> footprint(const isa::IsaDescription& isa, const isa::Instruction& in);
 
 } // namespace ember::progen

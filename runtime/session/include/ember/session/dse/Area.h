@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// ember-dse --area: the NPU's area per point, from the RTL (docs/rtl.md section 8). Each
+/// ember-dse --area: the NPU's area per point, from the RTL (docs/rtl/area.md section 8). Each
 /// valid point's SystemVerilog package and decoder are generated in process (the
 /// generators `ember-isa gen` runs), then rtl/cmake/area.py runs Yosys' generic synthesis
 /// of the hand-written NPU (rtl/src, top ember_npu, the SRAM macros as black boxes) and
