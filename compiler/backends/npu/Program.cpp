@@ -359,20 +359,18 @@ void Program::flushTail() {
     pending_->computes.push_back(std::move(in));
 }
 
-void Program::commitStep(Step s) {
-  if (t_.gemmNeedsJoin()) {
-    // Every gemm is a background one (rule E6): a join after each keeps the program's
-    // order of array and vector work.
-    std::vector<isa::Instruction> joined;
-    for (auto& in : s.computes) {
-      const bool gemm = in.desc().cls->id == isa::SemanticClass::Gemm;
-      joined.push_back(std::move(in));
-      if (gemm)
-        joined.push_back(syncOn(isa::Engine::Compute));
-    }
-    s.computes = std::move(joined);
+void Program::joinGemms(Step& s) const {
+  std::vector<isa::Instruction> joined;
+  for (auto& in : s.computes) {
+    const bool gemm = in.desc().cls->id == isa::SemanticClass::Gemm;
+    joined.push_back(std::move(in));
+    if (gemm)
+      joined.push_back(syncOn(isa::Engine::Compute));
   }
-  const size_t prevTailEnd = placeTails(s);
+  s.computes = std::move(joined);
+}
+
+void Program::setTokens(Step& s, size_t prevTailEnd) const {
   if (s.loads.empty())
     s.loads.push_back(syncOn(isa::Engine::Load));
   if (s.computes.empty())
@@ -396,41 +394,39 @@ void Program::commitStep(Step s) {
   carrier.set(isa::role::kPushNext, 1);
   s.stores.front().set(isa::role::kPopPrev, 1);
   s.stores.back().set(isa::role::kPushPrev, 1);
+}
 
-  // Cycle estimate (docs/isa/timing-energy.md section 3 per instruction; engines overlap by tokens;
-  // the DRAM transfers of both DMA engines share one bus). Rule E6 as the simulator
-  // reads it (isa::timing::waitsForArray, engineCycles): a gemm, a compute sync and
-  // finish wait for the array; a background gemm holds the engine for its issue cycles
-  // while the array runs it. `mark` (when > 0) records when instruction mark - 1 ended.
-  auto run = [&](double start, const std::vector<isa::Instruction>& v, size_t mark = 0,
-                 double* marked = nullptr) {
-    double at = start, arrayFree = start;
-    for (size_t n = 0; n < v.size(); ++n) {
-      const isa::Instruction& in = v[n];
-      const isa::SemanticClass cls = in.desc().cls->id;
-      if (cls == isa::SemanticClass::DmaLoad || cls == isa::SemanticClass::DmaStore) {
-        at = t_.dmaEnd(in, at, busFree_);
-      } else {
-        const isa::InstrDesc& d = in.desc();
-        const double cycles = t_.cyclesOf(in);
-        if (isa::timing::waitsForArray(d))
-          at = std::max(at, arrayFree);
-        if (d.cls->on_array)
-          arrayFree = at + cycles;
-        at += cycles < 1e19 ? double(isa::timing::engineCycles(d, uint64_t(cycles))) : cycles;
-      }
-      if (marked && n + 1 == mark)
-        *marked = at;
+double Program::runEstimate(double start, const std::vector<isa::Instruction>& v, size_t mark,
+                            double* marked) {
+  double at = start, arrayFree = start;
+  for (size_t n = 0; n < v.size(); ++n) {
+    const isa::Instruction& in = v[n];
+    const isa::SemanticClass cls = in.desc().cls->id;
+    if (cls == isa::SemanticClass::DmaLoad || cls == isa::SemanticClass::DmaStore) {
+      at = t_.dmaEnd(in, at, busFree_);
+    } else {
+      const isa::InstrDesc& d = in.desc();
+      const double cycles = t_.cyclesOf(in);
+      if (isa::timing::waitsForArray(d))
+        at = std::max(at, arrayFree);
+      if (d.cls->on_array)
+        arrayFree = at + cycles;
+      at += cycles < 1e19 ? double(isa::timing::engineCycles(d, uint64_t(cycles))) : cycles;
     }
-    return std::max(at, arrayFree);
-  };
+    if (marked && n + 1 == mark)
+      *marked = at;
+  }
+  return std::max(at, arrayFree);
+}
+
+void Program::estimateStep(const Step& s, size_t prevTailEnd) {
   // Bus order as on the machine: the loads of step k, the stores of step k - 1 (which
   // wait for its compute, and for its tail in this step's), then the compute of step k.
   const size_t i = loadEnd_.size();
   const size_t D = static_cast<size_t>(depth_);
   const double base = now_;
-  const double l =
-      run(std::max(i ? loadEnd_[i - 1] : base, i >= D ? computeEnd_[i - D] : base), s.loads);
+  const double l = runEstimate(
+      std::max(i ? loadEnd_[i - 1] : base, i >= D ? computeEnd_[i - D] : base), s.loads);
   loadEnd_.push_back(l);
   // The stores of step k - 1 wait for its tail when this step's computes hold it: their
   // estimate then follows this step's compute (which books no DRAM).
@@ -440,14 +436,16 @@ void Program::commitStep(Step s) {
   double tailEnd = 0;
   const double start =
       std::max({i ? computeEnd_[i - 1] : base, l, i >= D ? storeEnd_[i - D] : base});
-  const double c = run(start, s.computes, prevTailEnd, &tailEnd);
+  const double c = runEstimate(start, s.computes, prevTailEnd, &tailEnd);
   if (prevTail) {
     computeEnd_[i - 1] = std::max(computeEnd_[i - 1], tailEnd);
     estimatePendingStores(base);
   }
   computeEnd_.push_back(c);
   pendingStoreEstimate_ = s.stores;
+}
 
+void Program::emitStep(Step s, size_t prevTailEnd) {
   // Stream order: loads of this step before the compute of the previous one, so the
   // load engine runs ahead (only when a second buffer exists: with one buffer the load
   // waits for that compute, which must then be fetched first). When that compute holds
@@ -470,6 +468,15 @@ void Program::commitStep(Step s) {
     emit(s.computes);
     emit(s.stores);
   }
+}
+
+void Program::commitStep(Step s) {
+  if (t_.gemmNeedsJoin())
+    joinGemms(s);
+  const size_t prevTailEnd = placeTails(s);
+  setTokens(s, prevTailEnd);
+  estimateStep(s, prevTailEnd);
+  emitStep(std::move(s), prevTailEnd);
   ++stepsSinceBarrier_;
   ++layerSteps_;
 }

@@ -163,6 +163,25 @@ private:
   /// join unless it can be deferred; returns where the previous tail ends in s.computes
   /// (0: none).
   size_t placeTails(Step& s);
+  /// Every gemm followed by a join (rule E6, when every gemm is a background one), so that
+  /// the step keeps the program's order of array and vector work.
+  void joinGemms(Step& s) const;
+  /// Gives each of the step's queues at least one instruction (a sync) and sets its token
+  /// flags (see the file comment); `prevTailEnd` as placeTails returned it.
+  void setTokens(Step& s, size_t prevTailEnd) const;
+  /// When the instructions `v` started at `start` end on one engine (docs/isa/timing-energy.md
+  /// section 3; rule E6 as the simulator reads it, isa::timing::waitsForArray and
+  /// engineCycles: a gemm, a compute sync and finish wait for the array; a background gemm
+  /// holds the engine for its issue cycles while the array runs it). DMAs book the shared
+  /// DRAM bus (busFree_). `*marked` (when `mark` > 0) receives when instruction mark - 1 ended.
+  double runEstimate(double start, const std::vector<isa::Instruction>& v, size_t mark = 0,
+                     double* marked = nullptr);
+  /// Adds the step to the cycle estimate: the three-stage recurrence over loadEnd_,
+  /// computeEnd_ and storeEnd_ (its stores are timed with the next step, or at the end).
+  void estimateStep(const Step& s, size_t prevTailEnd);
+  /// Emits the step into the stream: with a second buffer its loads now and its computes
+  /// and stores held pending (the load engine runs ahead); with one, all at once.
+  void emitStep(Step s, size_t prevTailEnd);
   void emit(std::vector<isa::Instruction>& v);
   /// Throws ProgramTooLong unless `n` more instructions stay within the limit.
   void reserve(size_t n) const;
