@@ -101,30 +101,53 @@ std::string checkBinary(const Target& t, int depth, bool scaleOperands) {
          std::to_string(t.rows(Mem::Acc)) + ") single-buffered";
 }
 
-LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
-  const Target& t = ctx.t;
-  Program& p = ctx.prog;
-  if (auto why = checkBinary(t, p.depth(), op.scaleOperands); !why.empty())
-    throw Error("NPU backend", "layer '" + n.name() + "': " + why);
-  const BinaryPlan plan = binaryPlan(t, p.depth(), op.scaleOperands);
-  if (plan.depth < p.depth())
-    p.setLayerDepth(plan.depth); // no room for two buffers: one
-  const int64_t L = t.lanes(), D = p.depth();
-  // `a` is the full operand, `b` the full or per-channel one.
-  NodeValue a = n.input(0), b = n.input(1);
-  if (a.dims() != n.resultType(0).dims)
-    std::swap(a, b);
-  const NodeValue y = resultOf(n);
-  const bool scalar = isScalarConstant(b);
-  const DramTensor &ta = ctx.tensor(a), &ty = ctx.tensor(y);
-  const DramTensor tb = scalar ? scalarRow(b, ctx) : ctx.tensor(b);
-  const bool bcast = a.dims() != b.dims();
-  // Rows of a per row of b.
-  const int64_t plane = scalar ? ta.rows() : bcast ? ta.H * ta.W : 1;
-  const quant::Bounds bd = quant::activationBounds(n, y.type().quant);
-  // Constants: act rows zp_a, zp_b; param rows M, S of the requant; with scaled operands
-  // acc rows M_a, M_b (the operand in n.input(0)'s multiplier goes with a).
-  const bool swapped = !(a == n.input(0));
+namespace {
+
+/// The operands of a binary layer as emitBinary walks them: `a` the full one, `b` the
+/// full, per-channel or constant-scalar one (a row of its code in the constants), and the
+/// rows of a that meet each row of b.
+struct BinaryOperands {
+  NodeValue a, b, y;
+  bool scalar = false;  ///< b is a constant scalar.
+  bool bcast = false;   ///< b is smaller than a (per channel or scalar).
+  bool swapped = false; ///< a is n.input(1): the operands' multipliers swap with them.
+  const DramTensor *ta = nullptr, *ty = nullptr;
+  DramTensor tb;
+  int64_t plane = 1; ///< Rows of a per row of b.
+};
+
+/// The operands of binary node `n` (their DRAM tensors resolved in the order a, y, b, so
+/// that a constant placed on first use lands where it always did).
+BinaryOperands binaryOperands(const Node& n, LayerCtx& ctx) {
+  BinaryOperands o;
+  o.a = n.input(0);
+  o.b = n.input(1);
+  if (o.a.dims() != n.resultType(0).dims)
+    std::swap(o.a, o.b);
+  o.y = resultOf(n);
+  o.scalar = isScalarConstant(o.b);
+  o.ta = &ctx.tensor(o.a);
+  o.ty = &ctx.tensor(o.y);
+  o.tb = o.scalar ? scalarRow(o.b, ctx) : ctx.tensor(o.b);
+  o.bcast = o.a.dims() != o.b.dims();
+  o.plane = o.scalar ? o.ta->rows() : o.bcast ? o.ta->H * o.ta->W : 1;
+  o.swapped = !(o.a == n.input(0));
+  return o;
+}
+
+/// The constants' offsets of a binary layer: act rows zp_a, zp_b (int32 rows when the
+/// zero points live in acc); param rows M, S of the requant; with scaled operands acc
+/// rows M_a, M_b (the multiplier of the operand in n.input(0) goes with a).
+struct BinaryConsts {
+  uint64_t zp = 0, q = 0, m = 0;
+};
+
+/// Adds the constant rows of a binary layer to the constants (zero points, requant
+/// parameters, operand multipliers, in that order).
+BinaryConsts binaryConsts(const BinaryOp& op, const BinaryPlan& plan, const BinaryOperands& o,
+                          LayerCtx& ctx) {
+  const int64_t L = ctx.t.lanes();
+  const DramTensor &ta = *o.ta, &tb = o.tb;
   std::vector<uint8_t> zp(size_t(2 * L));
   std::vector<int32_t> q(size_t(2 * L)), m(size_t(2 * L));
   for (int64_t l = 0; l < L; ++l) {
@@ -132,118 +155,188 @@ LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
     zp[size_t(L + l)] = static_cast<uint8_t>(tb.zp);
     q[size_t(l)] = op.requantM;
     q[size_t(L + l)] = op.requantS;
-    m[size_t(l)] = swapped ? op.Mb : op.Ma;
-    m[size_t(L + l)] = swapped ? op.Ma : op.Mb;
+    m[size_t(l)] = o.swapped ? op.Mb : op.Ma;
+    m[size_t(L + l)] = o.swapped ? op.Ma : op.Mb;
   }
   std::vector<int32_t> zpRows(size_t(2 * L));
   for (int64_t l = 0; l < L; ++l) {
     zpRows[size_t(l)] = ta.zp;
     zpRows[size_t(L + l)] = tb.zp;
   }
-  const uint64_t zpC = plan.zpInAcc ? ctx.consts.addInt32(zpRows) : ctx.consts.add(zp);
-  const uint64_t qC = ctx.consts.addInt32(q);
-  const uint64_t mC = op.scaleOperands ? ctx.consts.addInt32(m) : 0;
-  const int64_t zpRow = op.scaleOperands ? 2 : 0; // the acc zero-point rows, with zpInAcc
-  const int64_t accBase = zpRow + (plan.zpInAcc ? 2 : 0), actBase = plan.zpInAcc ? 0 : 2;
-  // Tile of T rows of a with up to B rows of b; act: 2 zero-point rows (or none, with
-  // them in acc), then D slots of (T a rows, B b rows, T result rows); acc: [M_a, M_b,]
-  // [zp_a, zp_b,] T rows (a) then B rows (b).
-  int64_t T = std::min(ta.rows(), (t.rows(Mem::Act) - actBase) / (D * 3));
+  BinaryConsts c;
+  c.zp = plan.zpInAcc ? ctx.consts.addInt32(zpRows) : ctx.consts.add(zp);
+  c.q = ctx.consts.addInt32(q);
+  c.m = op.scaleOperands ? ctx.consts.addInt32(m) : 0;
+  return c;
+}
+
+/// A tile of T rows of a with up to B rows of b.
+struct BinaryTile {
+  int64_t T = 0, B = 0;
+};
+
+/// The largest tile that fits: act holds D slots of (T a rows, B b rows, T result rows)
+/// above actBase; acc T rows of a, then B rows of b (plus a spare row keeping them in
+/// different banks) above accBase.
+BinaryTile binaryTile(const Target& t, const BinaryOperands& o, int64_t D, int64_t actBase,
+                      int64_t accBase) {
+  int64_t T = std::min(o.ta->rows(), (t.rows(Mem::Act) - actBase) / (D * 3));
   T = std::min(T, (t.rows(Mem::Acc) - accBase) / 2);
-  int64_t B = bcast ? std::min(T, T / plane + 2) : T;
+  int64_t B = o.bcast ? std::min(T, T / o.plane + 2) : T;
   T = std::min(T, t.rows(Mem::Acc) - accBase - B - 1);
   if (T < 1) {
     // An acc SRAM without room for the spare row: tiles of one row (T odd needs none).
     T = 1;
     B = 1;
   }
-  const int64_t slotRows = 2 * T + B;
-  // Each instruction's own count fields bound its chunks (a re-encoded description may
-  // give vsub a narrower n0 than vmul).
-  const isa::InstrDesc &vb = t.vecBinary(op.combine), &vs = t.vecBinary("sub"),
-                       &vm = t.vecBinary("mul");
-  const Program::Walk zA{plan.zpInAcc ? zpRow : 0, 0, 0}, zB{plan.zpInAcc ? zpRow + 1 : 1, 0, 0},
-      mA{0, 0, 0}, mB{1, 0, 0};
-  // operand - zero point into acc: one vsub from act, or (zero points in acc) a copy to
-  // acc and a vsub there.
-  auto subtractZp = [&](Step& s, const Program::Walk& dst, const Program::Walk& src,
-                        const Program::Walk& zw, int64_t n0, int64_t n1) {
-    if (!plan.zpInAcc) {
-      s.computes.push_back(p.vecBinary("sub", Mem::Acc, Mem::Act, dst, src, zw, n0, n1));
-      return;
-    }
-    s.computes.push_back(p.vecUnary("copy", Mem::Acc, Mem::Act, dst, src, n0, n1));
-    s.computes.push_back(p.vecBinary("sub", Mem::Acc, Mem::Acc, dst, dst, zw, n0, n1));
-  };
-  bool first = true;
-  for (int64_t r0 = 0; r0 < ta.rows(); r0 += T) {
-    const int64_t nr = std::min(T, ta.rows() - r0);
-    const int64_t base = actBase + (p.stepIndex() % D) * slotRows;
-    const int64_t inA = base, inB = base + T, out = base + T + B;
-    // Bank-aware: the b region starts in another acc bank than row i of a (an odd
-    // distance when banks are interleaved by row), so the combining reads do not collide.
-    const int64_t accA = accBase, accB = accBase + T + (T % 2 == 0 ? 1 : 0);
-    const int64_t p0 = r0 / plane, p1 = (r0 + nr - 1) / plane; // b rows [p0, p1]
-    Step s;
-    if (first) {
-      for (auto& in :
-           plan.zpInAcc ? p.loadRows(Mem::Acc, zpRow, zpC, 2) : p.loadRows(Mem::Act, 0, zpC, 2))
-        s.loads.push_back(in);
-      for (auto& in : p.loadRows(Mem::Param, 0, qC, 2))
-        s.loads.push_back(in);
-      if (op.scaleOperands)
-        for (auto& in : p.loadRows(Mem::Acc, 0, mC, 2))
-          s.loads.push_back(in);
+  return {T, B};
+}
+
+/// Emits a binary layer step by step: each step loads a tile of a and the rows of b it
+/// meets, brings both into acc less their zero points (scaled by their multipliers when
+/// asked), combines them, requantizes and stores the result.
+class BinaryEmitter {
+public:
+  BinaryEmitter(const BinaryOp& op, const Node& n, const BinaryPlan& plan, LayerCtx& ctx)
+      : op_(op), t_(ctx.t), p_(ctx.prog), plan_(plan), L_(t_.lanes()), D_(p_.depth()),
+        o_(binaryOperands(n, ctx)), bd_(quant::activationBounds(n, o_.y.type().quant)),
+        c_(binaryConsts(op, plan, o_, ctx)), zpRow_(op.scaleOperands ? 2 : 0),
+        accBase_(zpRow_ + (plan.zpInAcc ? 2 : 0)), actBase_(plan.zpInAcc ? 0 : 2),
+        tile_(binaryTile(t_, o_, D_, actBase_, accBase_)), slotRows_(2 * tile_.T + tile_.B),
+        vb_(t_.vecBinary(op.combine)), vs_(t_.vecBinary("sub")), vm_(t_.vecBinary("mul")) {}
+
+  LayerInfo run() {
+    bool first = true;
+    for (int64_t r0 = 0; r0 < o_.ta->rows(); r0 += tile_.T) {
+      emitStep(r0, first);
       first = false;
     }
-    for (auto& in : p.loadRows(Mem::Act, inA, ta.offset + uint64_t(r0 * L), nr))
+    LayerInfo info;
+    info.tiling = "rows/tile=" + std::to_string(tile_.T) +
+                  (o_.scalar  ? " scalar b"
+                   : o_.bcast ? " per-channel b"
+                              : "") +
+                  (plan_.zpInAcc ? " zero-points-in-acc" : "");
+    info.sram[0] = actBase_ + D_ * slotRows_;
+    info.sram[2] = accBase_ + tile_.T + tile_.B + 1;
+    info.sram[3] = 2;
+    return info;
+  }
+
+private:
+  /// The first step's loads of the constant rows: zero points (act or acc), requant
+  /// parameters, and the operands' multipliers when scaled.
+  void loadConstants(Step& s) const {
+    for (auto& in : plan_.zpInAcc ? p_.loadRows(Mem::Acc, zpRow_, c_.zp, 2)
+                                  : p_.loadRows(Mem::Act, 0, c_.zp, 2))
       s.loads.push_back(in);
-    for (auto& in : p.loadRows(Mem::Act, inB, tb.offset + uint64_t(p0 * L), p1 - p0 + 1))
+    for (auto& in : p_.loadRows(Mem::Param, 0, c_.q, 2))
       s.loads.push_back(in);
-    const isa::InstrDesc& vc = plan.zpInAcc ? t.vecUnary("copy") : vs;
-    for (const auto& c :
-         Program::rowChunks({&vs, &vc, op.scaleOperands ? &vm : &vs}, p1 - p0 + 1)) {
-      const Program::Walk dst{accB + c[0], 1, c[1]};
-      subtractZp(s, dst, {inB + c[0], 1, c[1]}, zB, c[1], c[2]);
-      if (op.scaleOperands)
-        s.computes.push_back(p.vecBinary("mul", Mem::Acc, Mem::Acc, dst, dst, mB, c[1], c[2]));
+    if (op_.scaleOperands)
+      for (auto& in : p_.loadRows(Mem::Acc, 0, c_.m, 2))
+        s.loads.push_back(in);
+  }
+
+  /// operand - zero point into acc: one vsub from act, or (zero points in acc) a copy to
+  /// acc and a vsub there.
+  void subtractZp(Step& s, const Program::Walk& dst, const Program::Walk& src,
+                  const Program::Walk& zw, int64_t n0, int64_t n1) const {
+    if (!plan_.zpInAcc) {
+      s.computes.push_back(p_.vecBinary("sub", Mem::Acc, Mem::Act, dst, src, zw, n0, n1));
+      return;
     }
-    for (const auto& c : Program::rowChunks({&vs, &vc, op.scaleOperands ? &vm : &vs}, nr)) {
-      const Program::Walk dst{accA + c[0], 1, c[1]};
-      subtractZp(s, dst, {inA + c[0], 1, c[1]}, zA, c[1], c[2]);
-      if (op.scaleOperands)
-        s.computes.push_back(p.vecBinary("mul", Mem::Acc, Mem::Acc, dst, dst, mA, c[1], c[2]));
+    s.computes.push_back(p_.vecUnary("copy", Mem::Acc, Mem::Act, dst, src, n0, n1));
+    s.computes.push_back(p_.vecBinary("sub", Mem::Acc, Mem::Acc, dst, dst, zw, n0, n1));
+  }
+
+  /// `rows` act rows from `act` into acc rows from `acc`, less their zero point (zero
+  /// point row `zpIndex` of the two) and times their multiplier (acc row `zpIndex`) when
+  /// the operands are scaled. Each instruction's own count fields bound the chunks (a
+  /// re-encoded description may give vsub a narrower n0 than vmul).
+  void operandIntoAcc(Step& s, int64_t acc, int64_t act, int64_t zpIndex, int64_t rows) const {
+    const Program::Walk zw{plan_.zpInAcc ? zpRow_ + zpIndex : zpIndex, 0, 0}, mw{zpIndex, 0, 0};
+    const isa::InstrDesc& vc = plan_.zpInAcc ? t_.vecUnary("copy") : vs_;
+    for (const auto& c : Program::rowChunks({&vs_, &vc, op_.scaleOperands ? &vm_ : &vs_}, rows)) {
+      const Program::Walk dst{acc + c[0], 1, c[1]};
+      subtractZp(s, dst, {act + c[0], 1, c[1]}, zw, c[1], c[2]);
+      if (op_.scaleOperands)
+        s.computes.push_back(p_.vecBinary("mul", Mem::Acc, Mem::Acc, dst, dst, mw, c[1], c[2]));
     }
-    // Combine plane segment by plane segment (one b row each when broadcasting).
+  }
+
+  /// Combines rows [r0, r0 + nr) of a (acc rows from accA) with b (acc rows from accB,
+  /// holding b's rows from p0) plane segment by plane segment (one b row each when
+  /// broadcasting).
+  void combine(Step& s, int64_t r0, int64_t nr, int64_t accA, int64_t accB, int64_t p0) const {
     for (int64_t i = 0; i < nr;) {
       const int64_t r = r0 + i;
-      const int64_t len = bcast ? std::min(nr - i, (r / plane + 1) * plane - r) : nr - i;
-      for (const auto& c : Program::rowChunks(vb, len)) {
-        const int64_t o = i + c[0];
-        const Program::Walk bw =
-            bcast ? Program::Walk{accB + r / plane - p0, 0, 0} : Program::Walk{accB + o, 1, c[1]};
-        s.computes.push_back(p.vecBinary(op.combine, Mem::Acc, Mem::Acc, {accA + o, 1, c[1]},
-                                         {accA + o, 1, c[1]}, bw, c[1], c[2]));
+      const int64_t len = o_.bcast ? std::min(nr - i, (r / o_.plane + 1) * o_.plane - r) : nr - i;
+      for (const auto& c : Program::rowChunks(vb_, len)) {
+        const int64_t at = i + c[0];
+        const Program::Walk bw = o_.bcast ? Program::Walk{accB + r / o_.plane - p0, 0, 0}
+                                          : Program::Walk{accB + at, 1, c[1]};
+        s.computes.push_back(p_.vecBinary(op_.combine, Mem::Acc, Mem::Acc, {accA + at, 1, c[1]},
+                                          {accA + at, 1, c[1]}, bw, c[1], c[2]));
       }
       i += len;
     }
-    for (const auto& c : Program::rowChunks(t.requant(), nr))
-      s.computes.push_back(p.requant({out + c[0], 1, c[1]}, {accA + c[0], 1, c[1]}, 0, ty.zp, bd.lo,
-                                     bd.hi, c[1], c[2]));
-    for (auto& in : p.storeRows(Mem::Act, out, ty.offset + uint64_t(r0 * L), nr))
-      s.stores.push_back(in);
-    p.commitStep(std::move(s));
   }
-  LayerInfo info;
-  info.tiling = "rows/tile=" + std::to_string(T) +
-                (scalar  ? " scalar b"
-                 : bcast ? " per-channel b"
-                         : "") +
-                (plan.zpInAcc ? " zero-points-in-acc" : "");
-  info.sram[0] = actBase + D * slotRows;
-  info.sram[2] = accBase + T + B + 1;
-  info.sram[3] = 2;
-  return info;
+
+  /// The step of the tile of a from row r0 (the `first` also loads the constants).
+  void emitStep(int64_t r0, bool first) {
+    const DramTensor &ta = *o_.ta, &tb = o_.tb, &ty = *o_.ty;
+    const int64_t T = tile_.T, B = tile_.B;
+    const int64_t nr = std::min(T, ta.rows() - r0);
+    const int64_t base = actBase_ + (p_.stepIndex() % D_) * slotRows_;
+    const int64_t inA = base, inB = base + T, out = base + T + B;
+    // Bank-aware: the b region starts in another acc bank than row i of a (an odd
+    // distance when banks are interleaved by row), so the combining reads do not collide.
+    const int64_t accA = accBase_, accB = accBase_ + T + (T % 2 == 0 ? 1 : 0);
+    const int64_t p0 = r0 / o_.plane, p1 = (r0 + nr - 1) / o_.plane; // b rows [p0, p1]
+    Step s;
+    if (first)
+      loadConstants(s);
+    for (auto& in : p_.loadRows(Mem::Act, inA, ta.offset + uint64_t(r0 * L_), nr))
+      s.loads.push_back(in);
+    for (auto& in : p_.loadRows(Mem::Act, inB, tb.offset + uint64_t(p0 * L_), p1 - p0 + 1))
+      s.loads.push_back(in);
+    operandIntoAcc(s, accB, inB, 1, p1 - p0 + 1);
+    operandIntoAcc(s, accA, inA, 0, nr);
+    combine(s, r0, nr, accA, accB, p0);
+    for (const auto& c : Program::rowChunks(t_.requant(), nr))
+      s.computes.push_back(p_.requant({out + c[0], 1, c[1]}, {accA + c[0], 1, c[1]}, 0, ty.zp,
+                                      bd_.lo, bd_.hi, c[1], c[2]));
+    for (auto& in : p_.storeRows(Mem::Act, out, ty.offset + uint64_t(r0 * L_), nr))
+      s.stores.push_back(in);
+    p_.commitStep(std::move(s));
+  }
+
+  const BinaryOp& op_;
+  const Target& t_;
+  Program& p_;
+  const BinaryPlan plan_;
+  const int64_t L_, D_;
+  const BinaryOperands o_;
+  const quant::Bounds bd_;
+  const BinaryConsts c_;
+  /// Acc rows: [M_a, M_b,] [zp_a, zp_b (from zpRow_),] then the tile's; act rows: [zp_a,
+  /// zp_b,] then D slots of slotRows_.
+  const int64_t zpRow_, accBase_, actBase_;
+  const BinaryTile tile_;
+  const int64_t slotRows_;
+  const isa::InstrDesc &vb_, &vs_, &vm_;
+};
+
+} // namespace
+
+LayerInfo emitBinary(const BinaryOp& op, const Node& n, LayerCtx& ctx) {
+  Program& p = ctx.prog;
+  if (auto why = checkBinary(ctx.t, p.depth(), op.scaleOperands); !why.empty())
+    throw Error("NPU backend", "layer '" + n.name() + "': " + why);
+  const BinaryPlan plan = binaryPlan(ctx.t, p.depth(), op.scaleOperands);
+  if (plan.depth < p.depth())
+    p.setLayerDepth(plan.depth); // no room for two buffers: one
+  return BinaryEmitter(op, n, plan, ctx).run();
 }
 
 } // namespace ember::npu
