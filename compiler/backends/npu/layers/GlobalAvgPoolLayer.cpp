@@ -78,6 +78,86 @@ std::vector<isa::Instruction> loadPoolRows(const Program& p, const PoolRows& pr,
   return out;
 }
 
+/// The constants of an average: a diagonal block of ones (the gemms' weights), the bias
+/// row -zp_x * n and the requantization's M and S rows (of s_x / (s_y * n)).
+struct PoolConsts {
+  uint64_t eye = 0, bias = 0, q = 0;
+};
+
+/// Adds the constants of an average of `HW` pixels of `tx` into `ty` (in the order eye,
+/// bias, M and S).
+PoolConsts poolConsts(const DramTensor& tx, const DramTensor& ty, int64_t HW, LayerCtx& ctx) {
+  const int64_t L = ctx.t.lanes();
+  PoolConsts c;
+  std::vector<uint8_t> eye(size_t(L * L), 0);
+  for (int64_t k = 0; k < L; ++k)
+    eye[size_t(k * L + k)] = 1;
+  c.eye = ctx.consts.add(eye);
+  const uint32_t bias = 0u - static_cast<uint32_t>(int64_t(tx.zp) * HW);
+  c.bias = ctx.consts.addInt32(std::vector<int32_t>(size_t(L), static_cast<int32_t>(bias)));
+  const quant::Multiplier m = quant::averageMultiplier(tx.scale, ty.scale, HW);
+  std::vector<int32_t> q(size_t(2 * L));
+  for (int64_t l = 0; l < L; ++l) {
+    q[size_t(l)] = m.M;
+    q[size_t(L + l)] = m.S;
+  }
+  c.q = ctx.consts.addInt32(q);
+  return c;
+}
+
+/// The gemms adding act rows [slot, slot + nr) (rows r0.. of the step's blocks, HW per
+/// block, block cb's into accumulator row cb) into their accumulators. Whole blocks go
+/// in one gemm whose outer loop steps to the next block and accumulator row (the same
+/// weight block each time) when the description's fields allow, so the array's fill,
+/// drain and first weight load are paid once per step, not once per block.
+void addPoolGemms(const Program& p, const isa::InstrDesc& g, int64_t slot, int64_t r0, int64_t nr,
+                  int64_t HW, Step& s) {
+  const auto whole = Program::rowChunks(g, HW);
+  const int64_t maxBlocks = whole.size() == 1 && HW <= Target::maxOf(g, isa::role::kActS2) &&
+                                    Target::maxOf(g, isa::role::kAccS2) >= 1
+                                ? Target::maxOf(g, isa::role::kN2)
+                                : 1;
+  for (int64_t i = 0; i < nr;) {
+    const int64_t r = r0 + i, cb = r / HW, left = std::min(nr - i, (cb + 1) * HW - r);
+    if (const int64_t k = std::min(maxBlocks, (nr - i) / HW); r % HW == 0 && k >= 2) {
+      Program::GemmLoops gl;
+      gl.act = slot + i;
+      gl.acc = cb;
+      gl.n0 = whole[0][1];
+      gl.n1 = whole[0][2];
+      gl.n2 = k;
+      gl.actS1 = whole[0][1];
+      gl.actS2 = HW;
+      gl.accS0 = gl.accS1 = 0; // every row adds into the block's accumulator
+      gl.accS2 = 1;
+      s.computes.push_back(p.gemm(gl));
+      i += k * HW;
+      continue;
+    }
+    for (const auto& c : Program::rowChunks(g, left)) {
+      Program::GemmLoops gl;
+      gl.act = slot + i + c[0];
+      gl.acc = cb;
+      gl.n0 = c[1];
+      gl.n1 = c[2];
+      gl.actS1 = c[1];
+      gl.accS0 = gl.accS1 = 0;
+      s.computes.push_back(p.gemm(gl));
+    }
+    i += left;
+  }
+}
+
+/// Channel blocks averaged per step (cbt): all of them, as far as acc holds their
+/// accumulators beside the bias row, act an input row and cbt output rows per buffer, and
+/// the store's, copy's and requant's count fields reach.
+int64_t poolBlocksPerStep(const Target& t, int64_t CB, int64_t D) {
+  return std::min({CB, std::max<int64_t>(1, t.rows(Mem::Acc) - 1), t.rows(Mem::Act) / D - 1,
+                   Target::maxOf(t.dmaStore(), isa::role::kSize0),
+                   Target::maxOf(t.vecUnary("copy"), isa::role::kN0),
+                   Target::maxOf(t.requant(), isa::role::kN0)});
+}
+
 class GlobalAvgPoolLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
@@ -112,33 +192,13 @@ public:
     const DramTensor& ty = ctx.tensor(y);
     const PoolRows pr = *poolRowsOf(n, L);
     const int64_t HW = pr.HW, CB = pr.CB;
-    // Constants: a diagonal block of ones, the bias row -zp_x * n, the M and S rows.
-    std::vector<uint8_t> eye(size_t(L * L), 0);
-    for (int64_t k = 0; k < L; ++k)
-      eye[size_t(k * L + k)] = 1;
-    const uint64_t eyeC = ctx.consts.add(eye);
-    const uint32_t bias = 0u - static_cast<uint32_t>(int64_t(tx.zp) * HW);
-    const uint64_t biasC =
-        ctx.consts.addInt32(std::vector<int32_t>(size_t(L), static_cast<int32_t>(bias)));
-    const quant::Multiplier m = quant::averageMultiplier(tx.scale, ty.scale, HW);
-    std::vector<int32_t> q(size_t(2 * L));
-    for (int64_t l = 0; l < L; ++l) {
-      q[size_t(l)] = m.M;
-      q[size_t(L + l)] = m.S;
-    }
-    const uint64_t qC = ctx.consts.addInt32(q);
+    const PoolConsts pc = poolConsts(tx, ty, HW, ctx);
     const quant::Bounds bd = quant::activationBounds(n, y.type().quant);
     // Acc: rows [0, cbt) accumulators of one image, row cbt the bias. Act: D slots of
     // T rows, then D output slots of cbt rows (at least one input row per slot).
-    const int64_t cbt =
-        std::min({CB, std::max<int64_t>(1, t.rows(Mem::Acc) - 1), t.rows(Mem::Act) / D - 1,
-                  Target::maxOf(t.dmaStore(), isa::role::kSize0),
-                  Target::maxOf(t.vecUnary("copy"), isa::role::kN0),
-                  Target::maxOf(t.requant(), isa::role::kN0)});
+    const int64_t cbt = poolBlocksPerStep(t, CB, D);
     const int64_t outBase = t.rows(Mem::Act) - D * cbt;
     const int64_t T = std::min(HW * cbt, outBase / D);
-    const isa::InstrDesc& g = t.gemm();
-    LayerInfo info;
     bool first = true;
     for (int64_t b = 0; b < pr.N; ++b)
       for (int64_t cb0 = 0; cb0 < CB; cb0 += cbt) {
@@ -150,61 +210,23 @@ public:
           const int64_t slot = (p.stepIndex() % D) * T;
           Step s;
           if (first) {
-            for (auto& in : p.loadRows(Mem::Weight, 0, eyeC, 1))
+            for (auto& in : p.loadRows(Mem::Weight, 0, pc.eye, 1))
               s.loads.push_back(in);
             if (!biasDma)
-              for (auto& in : p.loadRows(Mem::Acc, cbt, biasC, 1))
+              for (auto& in : p.loadRows(Mem::Acc, cbt, pc.bias, 1))
                 s.loads.push_back(in);
-            for (auto& in : p.loadRows(Mem::Param, 0, qC, 2))
+            for (auto& in : p.loadRows(Mem::Param, 0, pc.q, 2))
               s.loads.push_back(in);
             first = false;
           }
           for (auto& in : loadPoolRows(p, pr, tx.offset, b, cb0, r0, nr, slot, L))
             s.loads.push_back(in);
           if (r0 == 0 && biasDma)
-            s.loads.push_back(p.dmaLoad(Mem::Acc, 0, biasC, 1, cb1 - cb0, 1, 0, 0));
+            s.loads.push_back(p.dmaLoad(Mem::Acc, 0, pc.bias, 1, cb1 - cb0, 1, 0, 0));
           else if (r0 == 0)
             s.computes.push_back(
                 p.vecUnary("copy", Mem::Acc, Mem::Acc, {0, 1, 1}, {cbt, 0, 0}, cb1 - cb0, 1));
-          // Each block's rows add into its accumulator row: whole blocks in one gemm whose
-          // outer loop steps to the next block and accumulator row (the same weight
-          // block each time) when the description's fields allow, so the array's fill,
-          // drain and first weight load are paid once per step, not once per block.
-          const auto whole = Program::rowChunks(g, HW);
-          const int64_t maxBlocks = whole.size() == 1 &&
-                                            HW <= Target::maxOf(g, isa::role::kActS2) &&
-                                            Target::maxOf(g, isa::role::kAccS2) >= 1
-                                        ? Target::maxOf(g, isa::role::kN2)
-                                        : 1;
-          for (int64_t i = 0; i < nr;) {
-            const int64_t r = r0 + i, cb = r / HW, left = std::min(nr - i, (cb + 1) * HW - r);
-            if (const int64_t k = std::min(maxBlocks, (nr - i) / HW); r % HW == 0 && k >= 2) {
-              Program::GemmLoops gl;
-              gl.act = slot + i;
-              gl.acc = cb;
-              gl.n0 = whole[0][1];
-              gl.n1 = whole[0][2];
-              gl.n2 = k;
-              gl.actS1 = whole[0][1];
-              gl.actS2 = HW;
-              gl.accS0 = gl.accS1 = 0; // every row adds into the block's accumulator
-              gl.accS2 = 1;
-              s.computes.push_back(p.gemm(gl));
-              i += k * HW;
-              continue;
-            }
-            for (const auto& c : Program::rowChunks(g, left)) {
-              Program::GemmLoops gl;
-              gl.act = slot + i + c[0];
-              gl.acc = cb;
-              gl.n0 = c[1];
-              gl.n1 = c[2];
-              gl.actS1 = c[1];
-              gl.accS0 = gl.accS1 = 0;
-              s.computes.push_back(p.gemm(gl));
-            }
-            i += left;
-          }
+          addPoolGemms(p, t.gemm(), slot, r0, nr, HW, s);
           if (r0 + nr == rows) {
             const int64_t out = outBase + (p.stepIndex() % D) * cbt;
             s.computes.push_back(
@@ -217,6 +239,7 @@ public:
           p.commitStep(std::move(s));
         }
       }
+    LayerInfo info;
     info.macs = pr.N * tx.C * HW;
     info.tiling = "rows/step=" + std::to_string(T) + " blocks=" + std::to_string(cbt) +
                   (biasDma ? " bias-dma" : "");
