@@ -192,6 +192,106 @@ std::optional<Residency> residencyOf(const Function& f, const LayerJob& p, const
   return r;
 }
 
+/// The nodes the compile loop emits as layers: the compute instructions of the NPU's
+/// low-level IR in its order (aliases are views there and emit nothing; the host converts
+/// at the I/O boundaries; a layer fused into a residual Add is emitted at the Add's place).
+std::vector<const Node*> layerNodes(const DramPlan& plan,
+                                    const std::map<const Node*, const Node*>& fused) {
+  std::vector<const Node*> work;
+  for (const auto& in : plan.lir->instructions()) {
+    const Node* n = in->valueKind() == lir::ValueKind::Compute ? in->origin() : nullptr;
+    if (n && n->kind() != NodeKind::QuantizeLinear && n->kind() != NodeKind::DequantizeLinear &&
+        !fused.count(n))
+      work.push_back(n);
+  }
+  return work;
+}
+
+/// Emits item `i` of the `total` the compile loop emits (node `n`'s layer, or from
+/// `layers` on an output's row copy) into the layer begun, and ends that layer. Checks
+/// that the layer took the residency its trial took, and hands on what it left in SRAM
+/// (`reads` = `writes`, for the next layer). A ProgramTooLong gains the layer's place
+/// and a hint.
+std::pair<LayerInfo, LayerTiming> emitLayer(const Node& n, size_t i, size_t layers, size_t total,
+                                            const DramPlan& plan, LayerCtx& ctx,
+                                            std::optional<Residency>& reads,
+                                            const std::optional<Residency>& writes) {
+  Program& prog = ctx.prog;
+  LayerInfo info;
+  try {
+    info = i < layers ? findLayer(n.kind())->emit(n, ctx) : emitCopy(plan.copies[i - layers], ctx);
+    for (const auto* r : {ctx.readsResident, ctx.writesResident})
+      if (r && !r->held())
+        throw Error(nodeRef(n), "NPU backend: internal: the layer did not take the residency "
+                                "its trial took");
+    reads = writes; // the next layer reads what this one left in SRAM
+    if (reads) {
+      reads->applied = false;
+      reads->jobs = 0;
+    }
+    ctx.readsResident = ctx.writesResident = nullptr;
+    if (prog.layerDepthLowered()) // whichever layer lowered it, the summary says so
+      info.tiling += " single-buffered";
+    return {info, prog.endLayer(i + 1 == total)};
+  } catch (const ProgramTooLong& e) {
+    throw ProgramTooLong(e.where() + " (layer " + std::to_string(i + 1) + " of " +
+                             std::to_string(total) + ")",
+                         e.reason() + ": this description's SRAMs are too small for the "
+                                      "model's tiles to be few (larger SRAMs make larger "
+                                      "tiles; ember-dse names the sizes at which it compiles)");
+  }
+}
+
+/// The summary row of layer `name` (node `n`, "+Add" when a residual Add is fused in).
+LayerSummary layerSummary(const std::string& name, const Node& n, bool fusedAdd,
+                          const LayerInfo& info, const LayerTiming& lt) {
+  LayerSummary ls;
+  ls.name = name;
+  ls.kind = std::string(n.kindName()) + (fusedAdd ? "+Add" : "");
+  ls.tiles = lt.steps;
+  ls.instructions = lt.instructions;
+  ls.cycles = lt.cycles;
+  ls.macs = info.macs;
+  ls.tiling = info.tiling;
+  return ls;
+}
+
+/// Fills `bin` with the finished program, its constants and the plan's I/O table and
+/// memory map (the constant region added when there are constants); returns its ELF.
+std::vector<uint8_t> assemble(Program& prog, ConstPool& pool, const DramPlan& plan,
+                              const isa::IsaDescription& isa, isa::Binary& bin) {
+  bin = isa::Binary::forIsa(isa);
+  bin.code = std::move(prog.code());
+  bin.debug = std::move(prog.debug());
+  bin.constants = std::move(pool.bytes());
+  bin.io = plan.io;
+  bin.memmap = plan.regions;
+  if (!bin.constants.empty())
+    bin.memmap.push_back(
+        {"const", isa::RegionKind::Const, plan.constBase, roundUp(bin.constants.size(), 64)});
+  return isa::serializeElf(bin, isa);
+}
+
+/// The program-wide figures of the summary: instructions, cycles, each SRAM's peak rows
+/// `peak` against its size, the DRAM and binary sizes, and the compile time since `t0`.
+void summarize(CompileSummary& sum, const isa::Binary& bin, size_t elfBytes, const Program& prog,
+               const int64_t (&peak)[4], const DramPlan& plan, const Target& t,
+               const isa::IsaDescription& isa, std::chrono::steady_clock::time_point t0) {
+  sum.instructions = static_cast<int64_t>(bin.code.size());
+  sum.cycles = prog.cycles();
+  const char* names[4] = {isa::mem::kAct, isa::mem::kWeight, isa::mem::kAcc, isa::mem::kParam};
+  const Mem mems[4] = {Mem::Act, Mem::Weight, Mem::Acc, Mem::Param};
+  for (int m = 0; m < 4; ++m)
+    sum.sram.push_back({names[m], peak[m], t.rows(mems[m])});
+  sum.constantBytes = bin.constants.size();
+  sum.scratchBytes = plan.scratchBytes;
+  sum.ioBytes = plan.ioBytes;
+  sum.binaryBytes = elfBytes;
+  sum.peakMacsPerCycle = isa.peakMacsPerCycle();
+  sum.clockHz = isa.hw().clock_hz;
+  sum.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 } // namespace
 
 std::vector<std::string> unsupportedNodes(const Function& f, const isa::IsaDescription& isa) {
@@ -265,15 +365,7 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   CompileSummary& sum = res.summary;
   sum.isaName = isa.name();
   int64_t peak[4] = {};
-  // The layers: the compute instructions of the NPU's low-level IR in its order (aliases
-  // are views there and emit nothing; the host converts at the I/O boundaries).
-  std::vector<const Node*> work;
-  for (const auto& in : plan.lir->instructions()) {
-    const Node* n = in->valueKind() == lir::ValueKind::Compute ? in->origin() : nullptr;
-    if (n && n->kind() != NodeKind::QuantizeLinear && n->kind() != NodeKind::DequantizeLinear &&
-        !fused.count(n))
-      work.push_back(n);
-  }
+  std::vector<const Node*> work = layerNodes(plan, fused);
   // Outputs that are inputs unchanged: one row copy each, after the layers.
   const size_t layers = work.size();
   for (const OutputCopy& c : plan.copies)
@@ -298,72 +390,16 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
     const std::string name = n.name() + (ctx.residualAdd ? " + " + ctx.residualAdd->name() : "");
     prog.beginLayer(name);
     ctx.temp = tempOf(&n);
-    LayerInfo info;
-    LayerTiming lt;
-    try {
-      info =
-          i < layers ? findLayer(n.kind())->emit(n, ctx) : emitCopy(plan.copies[i - layers], ctx);
-      for (const auto* r : {ctx.readsResident, ctx.writesResident})
-        if (r && !r->held())
-          throw Error(nodeRef(n), "NPU backend: internal: the layer did not take the residency "
-                                  "its trial took");
-      reads = writes; // the next layer reads what this one left in SRAM
-      if (reads) {
-        reads->applied = false;
-        reads->jobs = 0;
-      }
-      ctx.readsResident = ctx.writesResident = nullptr;
-      if (prog.layerDepthLowered()) // whichever layer lowered it, the summary says so
-        info.tiling += " single-buffered";
-      lt = prog.endLayer(i + 1 == work.size());
-    } catch (const ProgramTooLong& e) {
-      throw ProgramTooLong(e.where() + " (layer " + std::to_string(i + 1) + " of " +
-                               std::to_string(work.size()) + ")",
-                           e.reason() + ": this description's SRAMs are too small for the "
-                                        "model's tiles to be few (larger SRAMs make larger "
-                                        "tiles; ember-dse names the sizes at which it compiles)");
-    }
-    LayerSummary ls;
-    ls.name = name;
-    ls.kind = std::string(n.kindName()) + (ctx.residualAdd ? "+Add" : "");
-    ls.tiles = lt.steps;
-    ls.instructions = lt.instructions;
-    ls.cycles = lt.cycles;
-    ls.macs = info.macs;
-    ls.tiling = info.tiling;
-    sum.layers.push_back(ls);
+    const auto [info, lt] = emitLayer(n, i, layers, work.size(), plan, ctx, reads, writes);
+    sum.layers.push_back(layerSummary(name, n, ctx.residualAdd != nullptr, info, lt));
     sum.macs += info.macs;
     for (int m = 0; m < 4; ++m)
       peak[m] = std::max(peak[m], info.sram[m]);
   }
   prog.finish();
   res.lir = std::move(plan.lir);
-
-  isa::Binary& bin = res.binary;
-  bin = isa::Binary::forIsa(isa);
-  bin.code = std::move(prog.code());
-  bin.debug = std::move(prog.debug());
-  bin.constants = std::move(pool.bytes());
-  bin.io = plan.io;
-  bin.memmap = plan.regions;
-  if (!bin.constants.empty())
-    bin.memmap.push_back(
-        {"const", isa::RegionKind::Const, plan.constBase, roundUp(bin.constants.size(), 64)});
-  const std::vector<uint8_t> elf = isa::serializeElf(bin, isa);
-
-  sum.instructions = static_cast<int64_t>(bin.code.size());
-  sum.cycles = prog.cycles();
-  const char* names[4] = {isa::mem::kAct, isa::mem::kWeight, isa::mem::kAcc, isa::mem::kParam};
-  const Mem mems[4] = {Mem::Act, Mem::Weight, Mem::Acc, Mem::Param};
-  for (int m = 0; m < 4; ++m)
-    sum.sram.push_back({names[m], peak[m], t.rows(mems[m])});
-  sum.constantBytes = bin.constants.size();
-  sum.scratchBytes = plan.scratchBytes;
-  sum.ioBytes = plan.ioBytes;
-  sum.binaryBytes = elf.size();
-  sum.peakMacsPerCycle = isa.peakMacsPerCycle();
-  sum.clockHz = isa.hw().clock_hz;
-  sum.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::vector<uint8_t> elf = assemble(prog, pool, plan, isa, res.binary);
+  summarize(sum, res.binary, elf.size(), prog, peak, plan, t, isa, t0);
   return res;
 }
 
