@@ -116,6 +116,24 @@ class Program:
         self._reports = [_json.loads(r) for r in self._core.last_reports_json]
         return out
 
+    def cross_check(self, inputs, devices):
+        """Runs on every device of `devices` (at least two, e.g. ["interp", "cpu", "sim"])
+        and compares each with the first, as ember-run --compare does: int8 outputs bit for
+        bit (and against the float model on the interpreter: cosine, top-1), float ones
+        within 1e-4 * max(1, max|ref|); sim and rtl also on every instruction's timing and
+        the energy. Returns {"agree": bool, "mismatch": [str], "table": str,
+        "outputs": {device: {name: array}}, "seconds": {device: float}}; `reports`
+        afterwards holds the first NPU device's run."""
+        if not isinstance(inputs, _Mapping):
+            raise UsageError(f"cross_check: inputs is a dict such as {{'input': array}}, "
+                             f"not {type(inputs).__name__}")
+        if isinstance(devices, str):
+            devices = [d for d in devices.split(",") if d]
+        result = self._core.cross_check(dict(inputs), list(devices))
+        self._reports = [_json.loads(r) for r in self._core.last_reports_json]
+        result["agree"] = not result["mismatch"]
+        return result
+
     def write_html(self, path):
         """Writes the last NPU run (sim or rtl) as one self-contained HTML page: cycles and
         MAC utilisation per layer, a roofline, energy by component and by layer, engine

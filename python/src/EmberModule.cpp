@@ -1,12 +1,13 @@
-// The Python extension `ember._ember`: ember.Program, ember.isa's loaders, and Ember's
-// errors as Python exceptions (the tools' messages, word for word). NumPy arrays in and
-// out; python/ember/__init__.py is the public face.
+// The Python extension `ember._ember`: ember.Program (the session's Session,
+// ember/session/Session.h), ember.isa's loaders, and Ember's errors as Python exceptions
+// (the tools' messages, word for word). NumPy arrays in and out;
+// python/ember/__init__.py is the public face.
 #include "Dse.h"
 #include "InputCheck.h"
-#include "Program.h"
 
 #include "ember/isa/description.h"
 #include "ember/session/Devices.h"
+#include "ember/session/Session.h"
 #include "ember/support/Error.h"
 
 #include <pybind11/numpy.h>
@@ -72,7 +73,7 @@ py::dict toDict(const TensorMap& m) {
   return d;
 }
 
-py::list infoList(const std::vector<python::ValueInfo>& v) {
+py::list infoList(const std::vector<session::ValueInfo>& v) {
   py::list l;
   for (const auto& i : v) {
     py::dict d;
@@ -84,14 +85,51 @@ py::list infoList(const std::vector<python::ValueInfo>& v) {
   return l;
 }
 
-} // namespace
+/// The session with the Python package's name in the runtime's messages.
+std::unique_ptr<session::Session> named(std::unique_ptr<session::Session> s) {
+  s->setToolName("ember (python)");
+  return s;
+}
 
-PYBIND11_MODULE(_ember, m) {
-  m.doc() = "Ember: compile ONNX models for the Ember NPU and run them (C++ core)";
-  session::registerNpuBackend();
+/// The last run's NPU reports as JSON text (python/ember parses them).
+std::vector<std::string> reportsJson(const session::Session& s) {
+  std::vector<std::string> out;
+  for (const auto& r : s.reports())
+    out.push_back(platform::toJson(r).dump());
+  return out;
+}
 
-  // Errors: ember.Error (bad input: file, place, reason), ember.Unsupported (valid input
-  // Ember lacks), ember.UsageError (a bad argument), ember.InternalError.
+/// Program.cross_check: {"table", "mismatch": [...], "outputs": {device: {name: array}},
+/// "seconds": {device: s}}. Arrays are checked as for a host device when one is listed
+/// (exact shapes), else as for the NPU.
+py::dict crossCheck(session::Session& s, const py::dict& inputs,
+                    const std::vector<std::string>& devices) {
+  std::string checkAs = devices.empty() ? "" : devices.front();
+  for (const std::string& d : devices)
+    if (d != "sim" && d != "rtl")
+      checkAs = d;
+  TensorMap in = python::checkedInputs(inputs, s, checkAs);
+  std::optional<session::CrossCheck> c;
+  {
+    py::gil_scoped_release release;
+    c.emplace(s.crossCheck(in, devices));
+  }
+  py::dict outputs, seconds;
+  for (const auto& r : c->runs) {
+    outputs[py::str(r.device)] = toDict(r.outputs);
+    seconds[py::str(r.device)] = r.runSeconds;
+  }
+  py::dict d;
+  d["table"] = c->table;
+  d["mismatch"] = c->mismatch;
+  d["outputs"] = outputs;
+  d["seconds"] = seconds;
+  return d;
+}
+
+/// ember.Error (bad input: file, place, reason), ember.Unsupported (valid input Ember
+/// lacks), ember.UsageError (a bad argument), ember.InternalError.
+void bindErrors(py::module_& m) {
   static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
   static py::exception<Unsupported> unsupported(m, "Unsupported", error.ptr());
   static py::exception<UsageError> usage(m, "UsageError", error.ptr());
@@ -110,8 +148,11 @@ PYBIND11_MODULE(_ember, m) {
       error(e.what());
     }
   });
+}
 
-  py::class_<python::Program>(m, "Program")
+/// ember.Program: compile, load, save, run, cross_check and the reports.
+void bindProgram(py::module_& m) {
+  py::class_<session::Session>(m, "Program")
       .def_static(
           "compile",
           [](const std::string& model, const std::string& target, const std::string& isa,
@@ -119,7 +160,7 @@ PYBIND11_MODULE(_ember, m) {
              const std::string& calibration, const std::string& fallback,
              const std::vector<std::string>& hostKinds, const std::vector<std::string>& hostNodes,
              const std::map<std::string, std::vector<int64_t>>& inputShapes, const py::dict& bind) {
-            python::CompileArgs a;
+            session::CompileOptions a;
             a.target = target;
             a.isa = isa;
             a.precision = precision;
@@ -131,7 +172,7 @@ PYBIND11_MODULE(_ember, m) {
             a.inputShapes.insert(inputShapes.begin(), inputShapes.end());
             a.bind = python::checkedBind(bind);
             py::gil_scoped_release release;
-            return python::Program::compile(model, a);
+            return named(session::Session::compile(model, a));
           },
           py::arg("model"), py::arg("target"), py::arg("isa"), py::arg("precision"),
           py::arg("calibrate"), py::arg("calibration"), py::arg("fallback"), py::arg("host_kinds"),
@@ -140,13 +181,13 @@ PYBIND11_MODULE(_ember, m) {
           "load",
           [](const std::string& path, const std::string& isa) {
             py::gil_scoped_release release;
-            return python::Program::load(path, isa);
+            return named(session::Session::load(path, isa));
           },
           py::arg("path"), py::arg("isa"))
-      .def("save", &python::Program::save, py::arg("path"))
+      .def("save", &session::Session::save, py::arg("path"))
       .def(
           "run",
-          [](python::Program& p, const py::dict& inputs, const std::string& device) {
+          [](session::Session& p, const py::dict& inputs, const std::string& device) {
             TensorMap in = python::checkedInputs(inputs, p, device);
             TensorMap out;
             {
@@ -156,21 +197,25 @@ PYBIND11_MODULE(_ember, m) {
             return toDict(out);
           },
           py::arg("inputs"), py::arg("device"))
-      .def_property_readonly("target", &python::Program::target)
-      .def_property_readonly("precision", &python::Program::precision)
-      .def_property_readonly("isa_name", &python::Program::isaName)
-      .def_property_readonly("devices", &python::Program::devices)
+      .def("cross_check", &crossCheck, py::arg("inputs"), py::arg("devices"))
+      .def_property_readonly("target", &session::Session::target)
+      .def_property_readonly("precision", &session::Session::precision)
+      .def_property_readonly("isa_name", &session::Session::isaName)
+      .def_property_readonly("devices", &session::Session::devices)
       .def_property_readonly("inputs",
-                             [](const python::Program& p) { return infoList(p.inputs()); })
+                             [](const session::Session& p) { return infoList(p.inputs()); })
       .def_property_readonly("outputs",
-                             [](const python::Program& p) { return infoList(p.outputs()); })
-      .def_property_readonly("whole_on_npu", &python::Program::wholeOnNpu)
-      .def_property_readonly("placement", &python::Program::placement)
-      .def_property_readonly("placement_report", &python::Program::placementReport)
-      .def_property_readonly("compile_summary", &python::Program::compileSummary)
-      .def_property_readonly("last_reports_json", &python::Program::lastReports)
-      .def("write_html", &python::Program::writeHtml, py::arg("path"));
+                             [](const session::Session& p) { return infoList(p.outputs()); })
+      .def_property_readonly("whole_on_npu", &session::Session::wholeOnNpu)
+      .def_property_readonly("placement", &session::Session::placement)
+      .def_property_readonly("placement_report", &session::Session::placementReport)
+      .def_property_readonly("compile_summary", &session::Session::compileSummary)
+      .def_property_readonly("last_reports_json", &reportsJson)
+      .def("write_html", &session::Session::writeHtml, py::arg("path"));
+}
 
+/// ember.isa's loader.
+void bindIsa(py::module_& m) {
   m.def(
       "isa_load",
       [](const std::string& path) {
@@ -193,6 +238,16 @@ PYBIND11_MODULE(_ember, m) {
       "Loads and validates a description (\"\" = the default); ember.Error names the file, "
       "the JSON path and the reason when it is not valid.");
   m.def("default_isa_path", &isa::IsaDescription::defaultPath);
+}
+
+} // namespace
+
+PYBIND11_MODULE(_ember, m) {
+  m.doc() = "Ember: compile ONNX models for the Ember NPU and run them (C++ core)";
+  session::registerNpuBackend();
+  bindErrors(m);
+  bindProgram(m);
+  bindIsa(m);
   m.def("backends", &backendNames, "The backends of this build (interp, cpu, npu).");
   python::bindDse(m);
 }

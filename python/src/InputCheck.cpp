@@ -1,8 +1,6 @@
 // NumPy arrays into Tensors, validated before any copy (InputCheck.h).
 #include "InputCheck.h"
 
-#include "Program.h"
-
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
 
@@ -199,19 +197,20 @@ Tensor checkedArray(const std::string& where, py::handle value, std::uint64_t ma
   return copyOf(normalized(where, a), k);
 }
 
-TensorMap checkedInputs(const py::dict& inputs, const Program& p, const std::string& device) {
+TensorMap checkedInputs(const py::dict& inputs, const session::Session& p,
+                        const std::string& device) {
   const std::vector<std::string> devices = p.devices();
   const std::string dev = device.empty() && !devices.empty() ? devices.front() : device;
   const bool onNpu = dev == "sim" || dev == "rtl";
   std::vector<InputSpec> specs;
-  for (const ValueInfo& v : p.inputs())
+  for (const session::ValueInfo& v : p.inputs())
     specs.push_back(InputSpec{v.name, v.dtype, v.shape, !onNpu, p.precision() == "int8"});
   TensorMap m;
   for (const auto& [key, value] : inputs) {
     const std::string name = py::str(key);
     auto it = std::find_if(specs.begin(), specs.end(),
                            [&](const InputSpec& s) { return s.name == name; });
-    if (it == specs.end()) // Program::run refuses it (unknown) or drops it (unused)
+    if (it == specs.end()) // Session::run refuses it (unknown) or drops it (unused)
       m.emplace(name, Tensor(ElemKind::Float32, Shape{0}));
     else
       m.emplace(name, checkedInput("input '" + name + "'", value, *it));

@@ -7,6 +7,7 @@
 /// ember.Error naming the input; nothing is allocated for it.
 
 #include "ember/driver/Execute.h"
+#include "ember/session/Session.h"
 #include "ember/tensor/Tensor.h"
 
 #include <pybind11/pybind11.h>
@@ -16,8 +17,6 @@
 #include <vector>
 
 namespace ember::python {
-
-class Program;
 
 /// What a program declares for one input.
 struct InputSpec {
@@ -47,8 +46,9 @@ Tensor checkedArray(const std::string& where, pybind11::handle value, std::uint6
 
 /// Every input of `inputs` ({name: array}) for a run of `p` on `device` ("" = its
 /// default). Names the program does not read are passed on as empty tensors, so that
-/// Program::run reports them (unknown) or drops them (declared, unused) as before.
-TensorMap checkedInputs(const pybind11::dict& inputs, const Program& p, const std::string& device);
+/// Session::run reports them (unknown) or drops them (declared, unused) as before.
+TensorMap checkedInputs(const pybind11::dict& inputs, const session::Session& p,
+                        const std::string& device);
 
 /// Every array of bind= ({name: array}); errors name "bind['NAME']".
 TensorMap checkedBind(const pybind11::dict& bind);

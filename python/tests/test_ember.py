@@ -58,6 +58,40 @@ def test_rtl_equals_sim_in_outputs_and_cycles(cnn_model, rng):
     assert prog.report["cycles"] == sim_cycles
 
 
+def test_cross_check_agrees_across_devices_and_against_float(cnn_model, rng):
+    prog = ember.compile(cnn_model)
+    devices = [d for d in ("interp", "cpu", "sim", "rtl") if d in prog.devices]
+    x = _input(prog, rng)
+    c = prog.cross_check(x, devices)
+    assert c["agree"] and c["mismatch"] == [], c["table"]
+    assert list(c["outputs"]) == devices
+    # every device's outputs equal the interpreter's bit for bit (numpy, not Ember, checks)
+    for d in devices[1:]:
+        assert c["outputs"][d]["y"].tobytes() == c["outputs"]["interp"]["y"].tobytes(), d
+    assert "cosine" in c["table"]  # the int8 program against its float model
+    if "rtl" in devices:
+        assert "timing sim vs rtl: equal" in c["table"], c["table"]
+    assert prog.report is not None and prog.report["cycles"] > 0  # the sim run's report
+    with pytest.raises(ember.UsageError, match="at least two devices"):
+        prog.cross_check(x, ["sim"])
+    with pytest.raises(ember.UsageError, match="listed twice"):
+        prog.cross_check(x, ["sim", "sim"])
+    with pytest.raises(ember.UsageError, match="this program runs on"):
+        prog.cross_check(x, ["sim", "gpu"])
+
+
+def test_cross_check_of_a_loaded_binary(cnn_model, rng, tmp_path):
+    prog = ember.compile(cnn_model)
+    path = tmp_path / "m.elf"
+    prog.save(path)
+    loaded = ember.load(path)
+    if "rtl" not in loaded.devices:
+        pytest.skip("this build has no RTL (EMBER_WITH_RTL=OFF)")
+    c = loaded.cross_check(_input(loaded, rng), "sim,rtl")
+    assert c["agree"], c["mismatch"]
+    assert c["outputs"]["sim"]["y"].tobytes() == c["outputs"]["rtl"]["y"].tobytes()
+
+
 def test_partitioned_program_runs_softmax_on_the_host(softmax_model, rng):
     prog = ember.compile(softmax_model)
     assert not prog.whole_on_npu
