@@ -141,7 +141,7 @@ namespace {
 /// the memories, and every DMA instruction's opcode and field positions.
 std::string firmwareTables(const IsaDescription& isa) {
   std::ostringstream o;
-  o << "\n/* Container format of the binaries (docs/isa.md section 6). */\n"
+  o << "\n/* Container format of the binaries (docs/isa/assembly-binary.md section 6). */\n"
     << "#define EMBER_BINARY_FORMAT_VERSION " << elf::kFormatVersion << "u\n"
     << "#define EMBER_ELF_MACHINE 0x" << std::hex << elf::kMachine << std::dec << "u\n"
     << "\n/* X(ID, ROW_BYTES, ROWS) per SRAM. */\n#define EMBER_MEMORIES(X)";

@@ -711,7 +711,11 @@ std::string IsaDescription::defaultPath() {
 }
 
 IsaDescription IsaDescription::loadDefault(const std::string& explicit_path) {
-  return loadFile(explicit_path.empty() ? defaultPath() : explicit_path);
+  return loadFile(resolvedPath(explicit_path));
+}
+
+std::string IsaDescription::resolvedPath(const std::string& explicit_path) {
+  return explicit_path.empty() ? defaultPath() : explicit_path;
 }
 
 const std::string& IsaDescription::name() const {

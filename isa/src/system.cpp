@@ -177,6 +177,15 @@ bool SystemDescription::isSystemDocument(const nlohmann::json& doc) {
   return doc.is_object() && doc.contains("devices");
 }
 
+bool SystemDescription::isSystemFile(const std::string& path) {
+  try {
+    return isSystemDocument(
+        json::parse(readRegularFile(path, IsaDescription::kMaxDescriptionBytes)));
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 SystemDescription SystemDescription::loadString(std::string_view text, const std::string& label,
                                                 const std::string& baseDir, Resolver resolve) {
   auto data = std::make_shared<Data>();

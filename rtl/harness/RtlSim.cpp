@@ -27,7 +27,7 @@ RtlSimulator::RtlSimulator(isa::IsaDescription isa) : isa_(std::move(isa)) {
     throw isa::Error("<rtl>", isa_.name(),
                      "this build has no Verilated RTL of this description (it has: " +
                          (built.empty() ? std::string("none") : built) +
-                         "); verilate it as docs/rtl.md section 5 shows");
+                         "); verilate it as docs/rtl/npu.md section 5.3 shows");
   }
 }
 

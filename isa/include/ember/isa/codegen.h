@@ -40,4 +40,19 @@ std::string spliceMarkdown(const std::string& doc, const std::string& tables,
 /// The text between the markers (exclusive). Throws Error if missing.
 std::string extractMarkdown(const std::string& doc, const std::string& file);
 
+/// What `ember-isa gen` writes or checks (each "" = not asked).
+struct GenerateRequest {
+  std::string cHeader, svPackage, svDecoder, svRegs, mdTables; ///< generated files
+  std::string checkMd;  ///< a document whose generated tables must equal the description's
+  std::string updateMd; ///< a document whose generated tables are rewritten in place
+};
+/// Refuses, before any work, an output that is a folder, an empty name, the description
+/// `description` or the document checked, or that two outputs share (ember::Error).
+void checkGenerateOutputs(const GenerateRequest& r, const std::string& description);
+/// Generates every requested file from `isa`, all of them before the first is written (a
+/// generator that refuses the description leaves no file), each atomically; splices
+/// `updateMd`'s tables. Returns "" or, when `checkMd`'s tables differ, the message
+/// naming both files and the command that updates the document.
+std::string generateFiles(const GenerateRequest& r, const IsaDescription& isa);
+
 } // namespace ember::isa

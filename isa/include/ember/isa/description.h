@@ -160,6 +160,9 @@ public:
   static std::string defaultPath();
   /// `explicit_path` if non-empty, else `defaultPath()`.
   static IsaDescription loadDefault(const std::string& explicit_path = "");
+  /// The file loadDefault(`explicit_path`) reads: an input of every run, even when no
+  /// --isa names it, so that no output may land on it.
+  static std::string resolvedPath(const std::string& explicit_path);
 
   const std::string& name() const;
   const std::string& version() const;

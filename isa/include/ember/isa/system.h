@@ -60,6 +60,10 @@ public:
   /// Whether a parsed JSON document is a system (an object with "devices") rather than an
   /// NPU description: `ember-isa check` tells them apart so.
   static bool isSystemDocument(const nlohmann::json& doc);
+  /// Whether the file `path` holds a system: a readable JSON object with "devices".
+  /// Anything else (unreadable, not JSON) is false, left to the description loader, whose
+  /// errors name the file.
+  static bool isSystemFile(const std::string& path);
 
   const std::string& name() const;
   const std::string& descriptionText() const;
