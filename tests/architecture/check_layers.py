@@ -15,7 +15,10 @@ build's link graph:
 - tools/ and python/ are thin clients: they include only the application layer
   (session), the runtime, the compile driver (ember/driver/) and public headers of base/,
   isa/ and platform/ (tools also their own command-line library, tools/cli); nothing
-  outside tools/ includes or links anything of tools/.
+  outside tools/ includes or links anything of tools/;
+- bench/ is a client too: a benchmark includes what tools and python may, and besides
+  only the one component it measures (bench/sim the simulator, bench/cpu the compiler's
+  cpu backend, ...: BENCH_MEASURES); a bench folder not listed there is a plain client.
 
 usage: check_layers.py SOURCE_DIR LINK_GRAPH
 LINK_GRAPH is BUILD/ember_link_graph.txt, written when the build is configured. Exit 1,
@@ -51,6 +54,20 @@ ALLOWED = {
     "python": {"base", "isa", "platform", "runtime", "session", "driver"},
     "generated": set(),
 }
+# What a benchmark may use besides the public API: the component it measures (a benchmark
+# of the SystemC engine alone must reach past the session, or it measures the session).
+BENCH_PUBLIC = {"base", "isa", "platform", "runtime", "session", "driver"}
+BENCH_MEASURES = {
+    "bench/cpu": {"compiler"},               # the cpu backend's kernels, per layer
+    "bench/lir": {"compiler"},               # the low-level IR's lowering
+    "bench/npu": {"compiler", "simulator"},  # the NPU compiler and its programs' cycles
+    "bench/sim": {"simulator"},              # the SystemC engine on synthetic programs
+    "bench/rtl": {"simulator", "rtl"},       # the Verilated RTL against the engine
+    "bench/runtime": {"simulator"},          # the job ring on the SystemC platform
+}
+ALLOWED["bench"] = set(BENCH_PUBLIC)
+for _folder, _measures in BENCH_MEASURES.items():
+    ALLOWED[_folder] = BENCH_PUBLIC | _measures
 # Library targets of each part (for the link graph).
 TARGET_PART = {
     "ember_base": "base",
@@ -198,7 +215,7 @@ def main():
         print(f"{len(bad)} violation(s) of the dependency rules (ARCHITECTURE.md section 1)")
         return 1
     print("dependency rules hold: base/, isa/, platform/, simulator/, runtime/, "
-          "runtime/session/, tools/, python/ (and rtl/, firmware/ when present)")
+          "runtime/session/, tools/, python/, bench/ (and rtl/, firmware/ when present)")
     return 0
 
 
