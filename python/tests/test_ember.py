@@ -136,6 +136,23 @@ def test_save_and_load_give_the_same_results(cnn_model, softmax_model, rng, tmp_
     assert _all_bit_exact(ember.compare(again.run(x), parted.run(x)))
 
 
+def test_save_never_lands_on_what_the_program_was_made_from(cnn_model, tmp_path):
+    prog = ember.compile(cnn_model)
+    before = open(cnn_model, "rb").read()
+    with pytest.raises(ember.Error, match="is also an input"):
+        prog.save(cnn_model)
+    assert open(cnn_model, "rb").read() == before
+    elf = tmp_path / "m.elf"
+    prog.save(elf)
+    loaded = ember.load(elf)
+    with pytest.raises(ember.Error, match="is also an input"):
+        loaded.save(elf)
+    desc = tmp_path / "desc.json"
+    desc.write_bytes(open(ember.isa.default_path(), "rb").read())
+    with pytest.raises(ember.Error, match="is also an input"):
+        ember.compile(cnn_model, isa=desc).save(desc)
+
+
 def test_same_model_compiles_to_the_same_bytes(softmax_model, tmp_path):
     a, b = tmp_path / "a.pkg", tmp_path / "b.pkg"
     ember.compile(softmax_model).save(a)
