@@ -582,133 +582,9 @@ InputAt inputAt(const ConvJob& j, const Halo& h, int64_t cbLo, int64_t slot, int
   return {r.at(cbLo, h.y0, h.x0), r.width(), r.lines() * r.width()};
 }
 
-LayerInfo emitConvWith(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx) {
-  const Target& t = ctx.t;
-  Program& p = ctx.prog;
-  if (tl.depth < p.depth())
-    p.setLayerDepth(tl.depth);
-  const int64_t L = t.lanes(), KB = ceilDiv(j.K, L), D = p.depth();
-  const ConvConsts cc = packConsts(j, t, tl, ctx.consts);
-  const uint64_t residualParams = j.residual ? ctx.consts.addInt32(j.residual->params) : 0;
-  const int64_t WR = t.rowBytes(Mem::Weight), AR = t.rowBytes(Mem::Acc),
-                PR = t.rowBytes(Mem::Param);
-  const bool split = tl.splitsReduction();
-
-  // SRAM plan: act = D input slots then D output slots; weight = D slots; acc =
-  // accumulators then D bias slots; param = D slots. Without chunks a weight slot holds
-  // a tile of output blocks' weights for all its steps; with chunks one step's chunk.
-  // An input tile may lie wholly in the padding (a tap chunk of a border tile): it is
-  // then this constant row of zp_x, repeated (added to the constants when first needed).
-  int64_t padRow = -1;
-  const int64_t inSlot = tl.inRows, outSlot = tl.kt * tl.th * tl.tw; // inRows 0: resident
-  const int64_t outBase = D * inSlot, biasBase = tl.kt * tl.th * tl.tw;
-  // A fused residual's tile follows its buffer's output tile (residualRows apart from it).
-  const int64_t resSlot = residualRows(j, t, outSlot), outStride = outSlot + resSlot;
-  const int64_t qaddParam = D * 2 * tl.kt; // param rows of the fused residual's qadd
-  const int64_t size2Ld = Target::maxOf(t.dmaLoad(), isa::role::kSize2);
-  const int64_t size1Ld = Target::maxOf(t.dmaLoad(), isa::role::kSize1);
-
-  int64_t step = 0, tileNo = 0;
-  std::vector<std::array<int64_t, 7>> slotHolds(size_t(D), {-1, -1, -1, -1, -1, -1, -1});
-  std::vector<std::pair<int64_t, int64_t>> weightHolds(size_t(D), {-1, -1});
-  for (int64_t kb0 = 0, ktile = 0; kb0 < KB; kb0 += tl.kt, ++ktile) {
-    const int64_t kb1 = std::min(KB, kb0 + tl.kt), ktl = kb1 - kb0;
-    const std::vector<ChunkPlan>& chunks = cc.tiles[size_t(ktile)];
-    const int64_t bslot = biasBase + (ktile % D) * tl.kt, pslot = (ktile % D) * 2 * tl.kt;
-    bool first = true;
-    std::vector<Tile> tiles;
-    for (int64_t n = 0; n < j.N; ++n)
-      for (int64_t oy0 = 0; oy0 < j.OH; oy0 += tl.th)
-        for (int64_t ox0 = 0; ox0 < j.OW; ox0 += tl.tw)
-          tiles.push_back({n, oy0, std::min(tl.th, j.OH - oy0), ox0, std::min(tl.tw, j.OW - ox0)});
-    for (const Tile& tile : tiles)
-      for (size_t ci = 0; ci < chunks.size(); ++ci) {
-        const ChunkPlan& cp = chunks[ci];
-        Step s;
-        const int64_t slot = step % D;
-        const int64_t inAddr = slot * inSlot, outAddr = outBase + slot * outStride;
-        const int64_t wslot = (split ? slot : ktile % D) * cc.maxWgt;
-        const bool loadWeights =
-            split ? weightHolds[size_t(slot)] != std::make_pair(ktile, int64_t(ci)) : first;
-        if (loadWeights) {
-          for (auto& in :
-               p.loadRows(Mem::Weight, wslot, cc.weights + uint64_t(cp.wOff * WR), cp.ch.weights))
-            s.loads.push_back(in);
-          weightHolds[size_t(slot)] = {ktile, int64_t(ci)};
-        }
-        if (step == 0 && j.outRes && j.outRes->bordered())
-          fillBorder(*j.outRes, j.zpOut, ctx, s);
-        if (step == 0 && j.residual)
-          for (auto& in : p.loadRows(Mem::Param, qaddParam, residualParams, 2))
-            s.loads.push_back(in);
-        if (first && !tl.biasDma)
-          for (auto& in : p.loadRows(Mem::Acc, bslot, cc.bias + uint64_t(kb0 * AR), ktl))
-            s.loads.push_back(in);
-        if (first) {
-          for (auto& in :
-               p.loadRows(Mem::Param, pslot, cc.params + uint64_t(2 * kb0 * PR), 2 * ktl))
-            s.loads.push_back(in);
-        }
-        // Input tile with its halo (of the chunk's taps with tapHalo); padding rows hold
-        // the input zero point.
-        const TapSpan span = chunkSpan(j, tl, cp.ch);
-        const Halo h = haloOf(j, span, tile.oy0, tile.th, tile.ox0, tile.tw);
-        const int64_t wp = h.width(), plane = h.lines() * wp;
-        // The buffer may still hold this very tile (loaded D steps ago for the previous
-        // output-channel tile or chunk): then it is not fetched again.
-        const std::array<int64_t, 7> key{tile.n, h.y0, h.y1, h.x0, h.x1, cp.ch.cbLo, cp.ch.cbHi};
-        const InputAt at = inputAt(j, h, cp.ch.cbLo, inAddr, wp, plane);
-        if (!j.inRes && slotHolds[size_t(slot)] != key) {
-          for (auto& in : loadHalo(p, j.in, tile.n, cp.ch.cbLo, cp.ch.cbHi, j.H, j.W, h, inAddr,
-                                   j.zpIn, padRowFor(h, j.H, j.W, j.zpIn, ctx, padRow)))
-            s.loads.push_back(in);
-          slotHolds[size_t(slot)] = key;
-        }
-        // Accumulators = bias (first chunk), then one gemm per (output block, input
-        // block, kernel row); the last chunk requantizes and stores.
-        const int64_t P = tile.th * tile.tw;
-        // The accumulators of this tile: one region, or with the bias by DMA the tile's
-        // buffer (the load engine writes them while the previous tile computes; every
-        // chunk of the tile adds into it).
-        const int64_t acc0 = tl.biasDma ? (tileNo % D) * outSlot : 0;
-        if (ci == 0 && tl.biasDma && P <= size1Ld) {
-          // Block z's P rows all hold bias row kb0 + z: stride1 0 repeats it, stride2 1
-          // moves to the next block's row; the SRAM side is packed (z * P + y).
-          for (int64_t z0 = 0; z0 < ktl; z0 += size2Ld)
-            s.loads.push_back(p.dmaLoad(Mem::Acc, acc0 + z0 * P,
-                                        cc.bias + uint64_t((kb0 + z0) * AR), 1, P,
-                                        std::min(size2Ld, ktl - z0), 0, 1));
-        } else if (ci == 0 && tl.biasDma) {
-          // More pixels than size1: per block, tw x th repeats of its row (strides 0, 0).
-          for (int64_t z = 0; z < ktl; ++z)
-            s.loads.push_back(p.dmaLoad(Mem::Acc, acc0 + z * P, cc.bias + uint64_t((kb0 + z) * AR),
-                                        1, tile.tw, tile.th, 0, 0));
-        }
-        const bool last = ci + 1 == chunks.size();
-        const TileOutput o =
-            j.outRes ? TileOutput{kb0,
-                                  ktl,
-                                  j.outRes->at(kb0, tile.oy0, tile.ox0),
-                                  acc0,
-                                  pslot,
-                                  -1,
-                                  qaddParam,
-                                  j.outRes->width(),
-                                  j.outRes->lines() * j.outRes->width()}
-                     : TileOutput{kb0,       ktl,     outAddr,
-                                  acc0,      pslot,   j.residual ? outAddr + resSlot : -1,
-                                  qaddParam, tile.tw, P};
-        const ChunkStep cs{cp,    tile,  ci == 0, last, at.addr, at.plane,
-                           at.wp, bslot, wslot,   span, o};
-        const bool overlap = emitChunkComputes(j, tl, p, cs, s);
-        if (last)
-          emitOutput(j, p, tile, o, s, !overlap);
-        p.commitStep(std::move(s));
-        first = false;
-        ++step;
-        tileNo += ci + 1 == chunks.size() ? 1 : 0;
-      }
-  }
+/// The summary's account of a convolution job under tiling `tl`: its MACs, tiling and the
+/// rows of each SRAM it uses.
+LayerInfo convInfo(const ConvJob& j, const ConvTiling& tl) {
   LayerInfo info;
   info.macs = j.macs;
   info.tiling = "kt=" + std::to_string(tl.kt) + " th=" + std::to_string(tl.th) +
@@ -717,7 +593,7 @@ LayerInfo emitConvWith(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx) {
     info.tiling += " bias-dma";
   if (tl.dw)
     info.tiling += " depthwise";
-  if (split)
+  if (tl.splitsReduction())
     info.tiling += " rb=" + std::to_string(tl.rb) + (tl.rt ? " rt=" + std::to_string(tl.rt) : "") +
                    (tl.tapHalo ? " tap-halo" : "");
   if (j.residual)
@@ -731,6 +607,210 @@ LayerInfo emitConvWith(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx) {
   info.sram[2] = tl.accRows;
   info.sram[3] = tl.paramRows;
   return info;
+}
+
+/// The spatial tiles of every image of `j` under tiling `tl`, in emission order.
+std::vector<Tile> spatialTiles(const ConvJob& j, const ConvTiling& tl) {
+  std::vector<Tile> tiles;
+  for (int64_t n = 0; n < j.N; ++n)
+    for (int64_t oy0 = 0; oy0 < j.OH; oy0 += tl.th)
+      for (int64_t ox0 = 0; ox0 < j.OW; ox0 += tl.tw)
+        tiles.push_back({n, oy0, std::min(tl.th, j.OH - oy0), ox0, std::min(tl.tw, j.OW - ox0)});
+  return tiles;
+}
+
+/// One tile of output blocks [kb0, kb0 + ktl) (the ktile-th) and its chunks; its bias
+/// rows at acc row bslot, its M, S rows at param row pslot.
+struct OutputBlocks {
+  int64_t kb0, ktl, ktile, bslot, pslot;
+  const std::vector<ChunkPlan>& chunks;
+};
+
+/// Emits a convolution job under one tiling, one step per (tile of output blocks, spatial
+/// tile, reduction chunk). SRAM plan: act = D input slots then D output slots; weight = D
+/// slots; acc = accumulators then D bias slots; param = D slots. Without chunks a weight
+/// slot holds a tile of output blocks' weights for all its steps; with chunks one step's
+/// chunk. An input tile may lie wholly in the padding (a tap chunk of a border tile): it
+/// is then a constant row of zp_x, repeated (added to the constants when first needed).
+class ConvEmitter {
+public:
+  /// Packs the job's constants (then the fused residual's qadd rows) into ctx.consts;
+  /// the program's depth must already be the tiling's.
+  ConvEmitter(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx)
+      : j_(j), tl_(tl), ctx_(ctx), t_(ctx.t), p_(ctx.prog), KB_(ceilDiv(j.K, t_.lanes())),
+        D_(p_.depth()), cc_(packConsts(j, t_, tl, ctx.consts)),
+        residualParams_(j.residual ? ctx.consts.addInt32(j.residual->params) : 0),
+        WR_(t_.rowBytes(Mem::Weight)), AR_(t_.rowBytes(Mem::Acc)), PR_(t_.rowBytes(Mem::Param)),
+        split_(tl.splitsReduction()), inSlot_(tl.inRows), outSlot_(tl.kt * tl.th * tl.tw),
+        outBase_(D_ * inSlot_), biasBase_(tl.kt * tl.th * tl.tw),
+        resSlot_(residualRows(j, t_, outSlot_)), outStride_(outSlot_ + resSlot_),
+        qaddParam_(D_ * 2 * tl.kt), size2Ld_(Target::maxOf(t_.dmaLoad(), isa::role::kSize2)),
+        size1Ld_(Target::maxOf(t_.dmaLoad(), isa::role::kSize1)),
+        slotHolds_(size_t(D_), {-1, -1, -1, -1, -1, -1, -1}), weightHolds_(size_t(D_), {-1, -1}) {}
+
+  LayerInfo run() {
+    for (int64_t kb0 = 0, ktile = 0; kb0 < KB_; kb0 += tl_.kt, ++ktile) {
+      const OutputBlocks k{kb0,
+                           std::min(KB_, kb0 + tl_.kt) - kb0,
+                           ktile,
+                           biasBase_ + (ktile % D_) * tl_.kt,
+                           (ktile % D_) * 2 * tl_.kt,
+                           cc_.tiles[size_t(ktile)]};
+      bool first = true;
+      for (const Tile& tile : spatialTiles(j_, tl_))
+        for (size_t ci = 0; ci < k.chunks.size(); ++ci) {
+          emitStep(k, tile, ci, first);
+          first = false;
+        }
+    }
+    return convInfo(j_, tl_);
+  }
+
+private:
+  /// The step's loads of constants: the chunk's weights unless its weight slot holds them
+  /// (without chunks: the first step of a tile of output blocks), the resident output's
+  /// border and the residual's qadd rows (first step), the bias (unless by DMA) and the
+  /// M, S rows (first step of a tile of output blocks).
+  void loadConstants(Step& s, const OutputBlocks& k, size_t ci, int64_t slot, int64_t wslot,
+                     bool first) {
+    const ChunkPlan& cp = k.chunks[ci];
+    const bool loadWeights =
+        split_ ? weightHolds_[size_t(slot)] != std::make_pair(k.ktile, int64_t(ci)) : first;
+    if (loadWeights) {
+      for (auto& in :
+           p_.loadRows(Mem::Weight, wslot, cc_.weights + uint64_t(cp.wOff * WR_), cp.ch.weights))
+        s.loads.push_back(in);
+      weightHolds_[size_t(slot)] = {k.ktile, int64_t(ci)};
+    }
+    if (step_ == 0 && j_.outRes && j_.outRes->bordered())
+      fillBorder(*j_.outRes, j_.zpOut, ctx_, s);
+    if (step_ == 0 && j_.residual)
+      for (auto& in : p_.loadRows(Mem::Param, qaddParam_, residualParams_, 2))
+        s.loads.push_back(in);
+    if (first && !tl_.biasDma)
+      for (auto& in : p_.loadRows(Mem::Acc, k.bslot, cc_.bias + uint64_t(k.kb0 * AR_), k.ktl))
+        s.loads.push_back(in);
+    if (first) {
+      for (auto& in :
+           p_.loadRows(Mem::Param, k.pslot, cc_.params + uint64_t(2 * k.kb0 * PR_), 2 * k.ktl))
+        s.loads.push_back(in);
+    }
+  }
+
+  /// Where the chunk's input tile `h` is, loaded into act slot `inAddr` (padding rows
+  /// holding the input zero point) unless the input is resident or the buffer still
+  /// holds this very tile (loaded D steps ago for the previous output-channel tile or
+  /// chunk).
+  InputAt loadInput(Step& s, const Tile& tile, const ChunkPlan& cp, const Halo& h, int64_t slot,
+                    int64_t inAddr) {
+    const int64_t wp = h.width(), plane = h.lines() * wp;
+    const std::array<int64_t, 7> key{tile.n, h.y0, h.y1, h.x0, h.x1, cp.ch.cbLo, cp.ch.cbHi};
+    const InputAt at = inputAt(j_, h, cp.ch.cbLo, inAddr, wp, plane);
+    if (!j_.inRes && slotHolds_[size_t(slot)] != key) {
+      for (auto& in : loadHalo(p_, j_.in, tile.n, cp.ch.cbLo, cp.ch.cbHi, j_.H, j_.W, h, inAddr,
+                               j_.zpIn, padRowFor(h, j_.H, j_.W, j_.zpIn, ctx_, padRow_)))
+        s.loads.push_back(in);
+      slotHolds_[size_t(slot)] = key;
+    }
+    return at;
+  }
+
+  /// With the bias by DMA, the first chunk's load of the bias into the tile's
+  /// accumulators at acc0 (the load engine writes them while the previous tile
+  /// computes; every chunk of the tile adds into them).
+  void loadBiasByDma(Step& s, const OutputBlocks& k, const Tile& tile, int64_t acc0) const {
+    const int64_t P = tile.th * tile.tw;
+    if (P <= size1Ld_) {
+      // Block z's P rows all hold bias row kb0 + z: stride1 0 repeats it, stride2 1
+      // moves to the next block's row; the SRAM side is packed (z * P + y).
+      for (int64_t z0 = 0; z0 < k.ktl; z0 += size2Ld_)
+        s.loads.push_back(p_.dmaLoad(Mem::Acc, acc0 + z0 * P,
+                                     cc_.bias + uint64_t((k.kb0 + z0) * AR_), 1, P,
+                                     std::min(size2Ld_, k.ktl - z0), 0, 1));
+      return;
+    }
+    // More pixels than size1: per block, tw x th repeats of its row (strides 0, 0).
+    for (int64_t z = 0; z < k.ktl; ++z)
+      s.loads.push_back(p_.dmaLoad(Mem::Acc, acc0 + z * P, cc_.bias + uint64_t((k.kb0 + z) * AR_),
+                                   1, tile.tw, tile.th, 0, 0));
+  }
+
+  /// Where the tile's output blocks go: the resident output's rows, or the output slot
+  /// at outAddr (a fused residual's tile resSlot_ rows after it).
+  TileOutput tileOutput(const OutputBlocks& k, const Tile& tile, int64_t acc0,
+                        int64_t outAddr) const {
+    if (j_.outRes)
+      return TileOutput{k.kb0,
+                        k.ktl,
+                        j_.outRes->at(k.kb0, tile.oy0, tile.ox0),
+                        acc0,
+                        k.pslot,
+                        -1,
+                        qaddParam_,
+                        j_.outRes->width(),
+                        j_.outRes->lines() * j_.outRes->width()};
+    return TileOutput{k.kb0,      k.ktl,   outAddr,
+                      acc0,       k.pslot, j_.residual ? outAddr + resSlot_ : -1,
+                      qaddParam_, tile.tw, tile.th * tile.tw};
+  }
+
+  /// The step of chunk ci of spatial tile `tile` of output blocks `k`: its loads, then
+  /// accumulators = bias (first chunk), one gemm per (output block, input block, kernel
+  /// row); the last chunk requantizes and stores.
+  void emitStep(const OutputBlocks& k, const Tile& tile, size_t ci, bool first) {
+    const ChunkPlan& cp = k.chunks[ci];
+    Step s;
+    const int64_t slot = step_ % D_;
+    const int64_t inAddr = slot * inSlot_, outAddr = outBase_ + slot * outStride_;
+    const int64_t wslot = (split_ ? slot : k.ktile % D_) * cc_.maxWgt;
+    loadConstants(s, k, ci, slot, wslot, first);
+    // Input tile with its halo (of the chunk's taps with tapHalo).
+    const TapSpan span = chunkSpan(j_, tl_, cp.ch);
+    const Halo h = haloOf(j_, span, tile.oy0, tile.th, tile.ox0, tile.tw);
+    const InputAt at = loadInput(s, tile, cp, h, slot, inAddr);
+    // The accumulators of this tile: one region, or with the bias by DMA the tile's
+    // buffer.
+    const int64_t acc0 = tl_.biasDma ? (tileNo_ % D_) * outSlot_ : 0;
+    if (ci == 0 && tl_.biasDma)
+      loadBiasByDma(s, k, tile, acc0);
+    const bool last = ci + 1 == k.chunks.size();
+    const TileOutput o = tileOutput(k, tile, acc0, outAddr);
+    const ChunkStep cs{cp, tile, ci == 0, last, at.addr, at.plane, at.wp, k.bslot, wslot, span, o};
+    const bool overlap = emitChunkComputes(j_, tl_, p_, cs, s);
+    if (last)
+      emitOutput(j_, p_, tile, o, s, !overlap);
+    p_.commitStep(std::move(s));
+    ++step_;
+    tileNo_ += last ? 1 : 0;
+  }
+
+  const ConvJob& j_;
+  const ConvTiling& tl_;
+  LayerCtx& ctx_;
+  const Target& t_;
+  Program& p_;
+  const int64_t KB_, D_;
+  const ConvConsts cc_;
+  const uint64_t residualParams_;
+  const int64_t WR_, AR_, PR_; ///< Row bytes of the weight, acc and param SRAMs.
+  const bool split_;           ///< The tiling splits the reduction into chunks.
+  /// Rows of an input slot (0: resident input) and an output slot; where the output
+  /// slots and the bias slots start; a fused residual's tile rows (after its output
+  /// tile) and the distance between output slots; the param row of the residual's qadd.
+  const int64_t inSlot_, outSlot_, outBase_, biasBase_, resSlot_, outStride_, qaddParam_;
+  const int64_t size2Ld_, size1Ld_; ///< The dma.ld's largest size2 and size1.
+  int64_t padRow_ = -1;             ///< The constant row of zp_x, once added (padRowFor).
+  int64_t step_ = 0, tileNo_ = 0;   ///< Steps, and spatial tiles completed, so far.
+  /// What each buffer's input slot holds (image, halo, input blocks), and each weight slot's
+  /// (tile of output blocks, chunk).
+  std::vector<std::array<int64_t, 7>> slotHolds_;
+  std::vector<std::pair<int64_t, int64_t>> weightHolds_;
+};
+
+LayerInfo emitConvWith(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx) {
+  if (tl.depth < ctx.prog.depth())
+    ctx.prog.setLayerDepth(tl.depth);
+  return ConvEmitter(j, tl, ctx).run();
 }
 } // namespace
 
