@@ -170,53 +170,28 @@ RunResult runBinary(const RunRequest& req, std::ostream& err) {
 
 namespace {
 
-/// Runs `bin` the way the hardware does: through the job ring of a runtime device, whose
-/// control core runs the firmware (validation, registers, watchdog, completion) in front
-/// of the engine (the SystemC model, or req.engine). The window is the run's
-/// (--dram-window, else the description's DRAM size); the result's DRAM holds the
-/// outputs of a finished job.
-platform::Result runThroughRing(const isa::IsaDescription& desc, const isa::Binary& bin,
-                                const std::map<std::string, std::vector<std::uint8_t>>& inputs,
-                                const platform::Options& opts, const RunRequest& req) {
-  const std::uint64_t window =
-      opts.dram_window_bytes ? opts.dram_window_bytes : desc.hw().dram.size_bytes;
-  Device::Options dopts;
-  dopts.ring_slots = 1;
-  dopts.dram_bytes = window + isa::elfImageSize(bin, desc) + (std::uint64_t(1) << 20);
-  dopts.engine = req.engine;
-  dopts.platform = req.platform;
-  dopts.prepare = [&](platform::Job& job, platform::Options& o) {
-    job.debug = bin.debug; // per-layer rows of the report
-    o = opts;              // progress, the engine's own budget (the window is the job's)
-  };
-  Device dev(desc, dopts);
-  Session session(dev);
-  const std::uint32_t id = session.submit(bin, inputs, platform::kMaxCycleBudget, window);
-  std::optional<Completion> c;
-  while (!(c = session.wait(id, std::chrono::hours(1)))) {
-  }
-  if (c->record.status == EMBER_JOB_REFUSED)
-    throw isa::Error(req.binary, "the NPU firmware",
-                     std::string("refused the job: rule ") + ruleName(c->record.detail) +
-                         " (docs/firmware.md section 3)");
-  if (!c->report)
-    throw isa::Error(req.binary, "the NPU firmware", "ended the job with " + c->describe());
-  platform::Result res;
-  res.report = std::move(*c->report);
-  for (const auto& io : bin.io)
-    if (io.dir == isa::IoDir::Output && c->outputs.count(io.name))
-      res.dram.write(io.dram_offset, c->outputs.at(io.name));
-  return res;
-}
+/// What every run of a binary is checked into before it reaches a device: its inputs in
+/// DRAM layout and its DRAM window (jobWindowBytes).
+struct CheckedJob {
+  platform::JobInputs inputs;
+  std::uint64_t window = 0;
+};
 
 /// The inputs of a run in DRAM layout, by name: the request's files and tensors, and the
-/// missing ones filled (or warned about). ember::Error for a name the binary has no input of.
+/// missing ones filled (or warned about, `who` starting the line). ember::Error for a
+/// name the binary has no input of, unless `onlyOwn` (ember-sim --jobs, where an input
+/// feeds every binary that has it and runJobs checks that some binary does).
 platform::JobInputs gatherInputs(const isa::Binary& bin, const RunRequest& req, unsigned lanes,
-                                 std::ostream& err) {
-  auto inputEntry = [&](const std::string& name, const std::string& where) {
+                                 bool onlyOwn, const std::string& who, std::ostream& err) {
+  auto findInput = [&](const std::string& name) -> const isa::IoEntry* {
     for (const auto& io : bin.io)
       if (io.name == name && io.dir == isa::IoDir::Input)
         return &io;
+    return nullptr;
+  };
+  auto inputEntry = [&](const std::string& name, const std::string& where) {
+    if (const isa::IoEntry* e = findInput(name))
+      return e;
     std::string known;
     for (const auto& io : bin.io)
       if (io.dir == isa::IoDir::Input)
@@ -226,6 +201,8 @@ platform::JobInputs gatherInputs(const isa::Binary& bin, const RunRequest& req, 
   };
   platform::JobInputs inputs;
   for (const auto& [name, file] : req.inputs) {
+    if (onlyOwn && !findInput(name))
+      continue;
     const isa::IoEntry* entry = inputEntry(name, "--input " + name);
     inputs[name] = platform::packIo(*entry, elementsFor(*entry, readNpy(file), file), lanes);
   }
@@ -241,7 +218,7 @@ platform::JobInputs gatherInputs(const isa::Binary& bin, const RunRequest& req, 
       inputs[io.name] =
           platform::packIo(io, elementsFor(io, req.fill_missing(io, i), "input " + io.name), lanes);
     else
-      err << req.tool << ": warning: input '" << io.name << "' not given; it is all zeros\n";
+      err << who << "warning: input '" << io.name << "' not given; it is all zeros\n";
   }
   return inputs;
 }
@@ -263,7 +240,75 @@ void checkOutputFiles(const isa::Binary& bin, const RunRequest& req) {
   checkNotSameFile(outs, ins);
 }
 
-/// Writes what a finished run produced: its outputs (not after a fault), report and trace.
+/// The one check of every run, whatever runs it (ember-sim, each job of ember-sim
+/// --jobs, ember-run's sim and rtl devices, the Python package through runLoadedBinary):
+/// the inputs (names, shapes, element types, NaN), the output files, the window
+/// (jobWindowBytes: --dram-window, else the memory map's extent) and the loader's check
+/// of the memory map against it. The firmware's rules (docs/firmware.md section 3) then
+/// run on the device, against the same window, for every run of a description with a
+/// firmware build. Throws ember::Error naming the file and the place.
+CheckedJob checkRun(const isa::Binary& bin, const isa::IsaDescription& desc, const RunRequest& req,
+                    bool onlyOwnInputs, const std::string& who, std::ostream& err) {
+  CheckedJob job;
+  const unsigned lanes = unsigned(desc.memory(isa::mem::kAct).lanes());
+  job.inputs = gatherInputs(bin, req, lanes, onlyOwnInputs, who, err);
+  checkOutputFiles(bin, req);
+  job.window = jobWindowBytes(bin, req.options.dram_window_bytes);
+  platform::checkJob(desc, bin, job.inputs, job.window, req.binary);
+  return job;
+}
+
+/// The device options of a run: the request's engine or platform, and each job started
+/// with the run's options `opts` (the NPU's own cycle budget, progress) and `debug`'s
+/// per-layer map when given. The firmware's watchdog is set to its maximum at submit
+/// (submitChecked), so one budget rule holds for a single run and a job alike.
+Device::Options deviceOptions(const RunRequest& req, const platform::Options& opts,
+                              const std::vector<isa::DebugRange>* debug) {
+  Device::Options d;
+  d.engine = req.engine;
+  d.platform = req.platform;
+  d.prepare = [opts, debug](platform::Job& job, platform::Options& o) {
+    if (debug)
+      job.debug = *debug; // per-layer rows of the report
+    o = opts;             // progress, the engine's own budget (the window is the job's)
+  };
+  return d;
+}
+
+std::uint32_t submitChecked(Session& session, const isa::Binary& bin, const CheckedJob& job) {
+  return session.submit(bin, job.inputs, platform::kMaxCycleBudget, job.window);
+}
+
+/// Runs `bin` the way the hardware does: through the job ring of a runtime device, whose
+/// control core runs the firmware (validation, registers, watchdog, completion) in front
+/// of the engine (the SystemC model, or req.engine/req.platform). The result's DRAM
+/// holds the outputs of a finished job.
+platform::Result runThroughRing(const isa::IsaDescription& desc, const isa::Binary& bin,
+                                const CheckedJob& job, const platform::Options& opts,
+                                const RunRequest& req) {
+  Device::Options dopts = deviceOptions(req, opts, &bin.debug);
+  dopts.ring_slots = 1;
+  dopts.dram_bytes = job.window + isa::elfImageSize(bin, desc) + (std::uint64_t(1) << 20);
+  Device dev(desc, dopts);
+  Session session(dev);
+  const std::uint32_t id = submitChecked(session, bin, job);
+  std::optional<Completion> c;
+  while (!(c = session.wait(id, std::chrono::hours(1)))) {
+  }
+  if (c->record.status == EMBER_JOB_REFUSED)
+    throw isa::Error(req.binary, "the NPU firmware",
+                     std::string("refused the job: rule ") + ruleName(c->record.detail) +
+                         " (docs/firmware.md section 3)");
+  if (!c->report)
+    throw isa::Error(req.binary, "the NPU firmware", "ended the job with " + c->describe());
+  platform::Result res;
+  res.report = std::move(*c->report);
+  for (const auto& io : bin.io)
+    if (io.dir == isa::IoDir::Output && c->outputs.count(io.name))
+      res.dram.write(io.dram_offset, c->outputs.at(io.name));
+  return res;
+}
+
 void writeRunFiles(const RunRequest& req, const RunResult& out, const platform::Report& report) {
   // A faulted run's outputs are not results: none are written (report and trace are).
   if (!req.out_dir.empty() && !report.fault) {
@@ -310,32 +355,68 @@ progressLine(const std::string& device, bool& printed) {
   };
 }
 
+/// A --jobs run's request for job `k`: its binary, outputs under DIR/K/.
+RunRequest jobRequest(const RunRequest& req, const std::string& file, std::size_t k) {
+  RunRequest j = req;
+  j.binary = file;
+  if (!req.out_dir.empty())
+    j.out_dir = (std::filesystem::path(req.out_dir) / std::to_string(k)).string();
+  return j;
+}
+
+/// ember-sim --jobs: every --input name must be an input of at least one binary (a
+/// single run refuses a name its binary lacks; a job ignores an input it has not).
+void checkJobInputNames(const std::vector<isa::Binary>& bins, const RunRequest& req) {
+  for (const auto& [name, file] : req.inputs) {
+    std::string known;
+    bool found = false;
+    for (std::size_t k = 0; k < bins.size() && !found; ++k)
+      for (const auto& io : bins[k].io)
+        if (io.dir == isa::IoDir::Input) {
+          found = found || io.name == name;
+          known += (known.empty() ? "" : ", ") + io.name + " (job " + std::to_string(k) + ")";
+        }
+    if (!found)
+      throw Error("--input " + name + "=" + file,
+                  "no binary of --jobs has an input named '" + name +
+                      "' (their inputs: " + (known.empty() ? std::string("none") : known) + ")");
+  }
+}
+
+/// Writes the outputs of finished job `k` to req.out_dir/K/.
+void writeJobOutputs(const RunRequest& req, std::size_t k, const isa::Binary& bin,
+                     const Completion& c, unsigned lanes) {
+  if (req.out_dir.empty())
+    return;
+  const auto dir = std::filesystem::path(req.out_dir) / std::to_string(k);
+  std::filesystem::create_directories(dir);
+  for (const auto& io : bin.io)
+    if (io.dir == isa::IoDir::Output)
+      writeNpy((dir / (npyFileStem(io.name) + ".npy")).string(),
+               tensorOf(io, platform::unpackIo(io, c.outputs.at(io.name).data(), lanes)));
+}
+
 } // namespace
 
 RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& desc,
                           const RunRequest& req, std::ostream& err) {
   sim::Simulator simulator(desc);
   const unsigned lanes = unsigned(desc.memory(isa::mem::kAct).lanes());
-  const platform::JobInputs inputs = gatherInputs(bin, req, lanes, err);
-  checkOutputFiles(bin, req);
+  const CheckedJob job = checkRun(bin, desc, req, false, req.tool + ": ", err);
   platform::Options opts = req.options;
   opts.binary_name = req.binary;
+  opts.dram_window_bytes = job.window;
   bool printed = false;
   if (req.progress && isatty(fileno(stderr)) && !opts.progress)
     opts.progress = progressLine(req.device, printed);
-  // The memory map against the window, as before (an error naming the region).
-  platform::checkJob(desc, bin, inputs, opts.dram_window_bytes, req.binary);
   // Through the job ring when the runtime has a firmware build of the description (the
   // shipped ones); another description's binary runs on the engine directly
-  // (docs/firmware.md section 6).
+  // (docs/firmware.md section 6), with the same window and budget.
   platform::Result res =
-      firmwareSupports(desc) ? runThroughRing(desc, bin, inputs, opts, req)
+      firmwareSupports(desc) ? runThroughRing(desc, bin, job, opts, req)
       : req.engine
-          ? req.engine(desc,
-                       platform::makeJob(desc, bin, inputs, opts.dram_window_bytes, req.binary),
-                       opts)
-          : simulator.run(platform::makeJob(desc, bin, inputs, opts.dram_window_bytes, req.binary),
-                          opts);
+          ? req.engine(desc, platform::makeJob(desc, bin, job.inputs, job.window, req.binary), opts)
+          : simulator.run(platform::makeJob(desc, bin, job.inputs, job.window, req.binary), opts);
   if (printed)
     std::fprintf(stderr, "\r%70s\r", "");
   RunResult out;
@@ -366,44 +447,59 @@ int runJobs(const std::vector<std::string>& binaries, const RunRequest& req, std
             std::ostream& err) {
   isa::IsaDescription desc = isa::IsaDescription::loadDefault(req.isa);
   const unsigned lanes = unsigned(desc.memory(isa::mem::kAct).lanes());
-  // Every binary and input is read and checked before the first job is submitted.
+  auto jobName = [&](std::size_t k) {
+    return "job " + std::to_string(k) + " (" + binaries[k] + ")";
+  };
+  // Every binary and input is read and checked, as a single run checks its own, before
+  // the first job is submitted; an error names the job.
   std::vector<isa::Binary> bins;
-  std::vector<std::map<std::string, std::vector<std::uint8_t>>> inputs(binaries.size());
   for (std::size_t k = 0; k < binaries.size(); ++k) {
-    bins.push_back(isa::readElf(binaries[k], desc));
-    for (const auto& [name, file] : req.inputs)
-      for (const auto& io : bins.back().io)
-        if (io.name == name && io.dir == isa::IoDir::Input)
-          inputs[k][name] = platform::packIo(io, elementsFor(io, readNpy(file), file), lanes);
+    try {
+      bins.push_back(isa::readElf(binaries[k], desc));
+    } catch (const Error& e) {
+      throw Error(jobName(k), e.what());
+    }
   }
-  Device::Options dopts;
-  dopts.engine = req.engine;
-  dopts.platform = req.platform;
-  Device dev(desc, dopts);
+  checkJobInputNames(bins, req);
+  std::vector<CheckedJob> jobs;
+  for (std::size_t k = 0; k < binaries.size(); ++k) {
+    try {
+      jobs.push_back(checkRun(bins[k], desc, jobRequest(req, binaries[k], k), true,
+                              req.tool + ": " + jobName(k) + ": ", err));
+    } catch (const Error& e) {
+      throw Error(jobName(k), e.what());
+    }
+  }
+  platform::Options opts = req.options;
+  opts.progress = nullptr;
+  Device dev(desc, deviceOptions(req, opts, nullptr));
   Session session(dev);
-  const std::uint64_t budget = req.options.cycle_budget;
   std::vector<std::uint32_t> ids;
-  int status = 0;
+  int status = kExitOk;
   std::size_t next = 0, done = 0;
   // Keep the ring busy: submit while there is room, collect in order.
   while (done < bins.size()) {
-    while (next < bins.size() && next - done < dev.ringSlots())
-      ids.push_back(session.submit(bins[next], inputs[next], budget)), ++next;
+    while (next < bins.size() && next - done < dev.ringSlots()) {
+      try {
+        ids.push_back(submitChecked(session, bins[next], jobs[next]));
+      } catch (const Error& e) {
+        throw Error(jobName(next), e.what());
+      }
+      ++next;
+    }
     std::optional<Completion> c;
     while (!(c = session.wait(ids[done], std::chrono::seconds(60))))
-      err << req.tool << ": job " << done << " (" << binaries[done] << ") still running\n";
+      err << req.tool << ": " << jobName(done) << " still running\n";
     out << "job " << done << " " << binaries[done] << ": " << c->describe() << ", "
-        << c->record.cycles << " cycles (" << c->platform_cycles << " on the platform)\n";
-    if (!c->ok())
-      status = kExitNpuFault;
-    if (c->ok() && !req.out_dir.empty()) {
-      const auto dir = std::filesystem::path(req.out_dir) / std::to_string(done);
-      std::filesystem::create_directories(dir);
-      for (const auto& io : bins[done].io)
-        if (io.dir == isa::IoDir::Output)
-          writeNpy((dir / (npyFileStem(io.name) + ".npy")).string(),
-                   tensorOf(io, platform::unpackIo(io, c->outputs.at(io.name).data(), lanes)));
-    }
+        << c->npuCycles() << " cycles (" << c->platform_cycles << " on the platform)\n";
+    if (c->report && c->report->fault)
+      err << req.tool << ": " << jobName(done) << ": " << c->report->fault->message() << "\n";
+    // The run's status is the first unfinished job's, as its single run's would be: 1 for
+    // a job the firmware refused (bad input), 3 for a fault or a timeout.
+    if (!c->ok() && status == kExitOk)
+      status = c->record.status == EMBER_JOB_REFUSED ? kExitBadInput : kExitNpuFault;
+    if (c->ok())
+      writeJobOutputs(req, done, bins[done], *c, lanes);
     ++done;
   }
   return status;

@@ -4,6 +4,7 @@
 #include "ember/isa/error.h"
 #include "ember/platform/Io.h"
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -38,12 +39,27 @@ std::string Completion::describe() const {
   }
 }
 
+std::uint64_t Completion::npuCycles() const {
+  if (record.status == EMBER_JOB_FAULT && report && report->fault)
+    return std::min<std::uint64_t>(record.cycles, report->fault->signal_cycle);
+  return record.cycles;
+}
+
 namespace {
 constexpr u64 kAlign = 1u << 16;
 u64 roundUp(u64 v) {
   return (v + kAlign - 1) / kAlign * kAlign;
 }
 } // namespace
+
+std::uint64_t jobWindowBytes(const isa::Binary& bin, std::uint64_t requested) {
+  if (requested)
+    return requested;
+  u64 size = kAlign;
+  for (const auto& r : bin.memmap)
+    size = std::max(size, roundUp(r.dram_offset + r.size_bytes));
+  return size;
+}
 
 Session::Session(Device& device) : dev_(device) {
   next_ = roundUp(u64(device.ringSlots()) * 2 * EMBER_RING_RECORD_BYTES);
@@ -64,12 +80,7 @@ std::uint32_t Session::submit(const isa::Binary& bin,
     }
   }
   const std::vector<std::uint8_t> elf = isa::serializeElf(bin, dev_.isa());
-  u64 windowSize = window_bytes;
-  if (windowSize == 0) {
-    windowSize = kAlign;
-    for (const auto& r : bin.memmap)
-      windowSize = std::max(windowSize, roundUp(r.dram_offset + r.size_bytes));
-  }
+  const u64 windowSize = jobWindowBytes(bin, window_bytes);
   // The binary, then the window, from a bump pointer that restarts at the bottom when
   // no job is in flight (jobs of one session are few and short-lived).
   if (inflight_.empty())

@@ -24,8 +24,9 @@ examples:
   ember-sim BIN.elf --input x=x.npy --out out/ --report r.json --trace t.json
   ember-sim --jobs A.elf,B.elf,C.elf --out out/
 
-exit status: 0 done; 1 bad input; 2 a bad command line; 3 the program faulted (fault
-printed; no outputs written; with --jobs: a job did not finish).)";
+exit status: 0 done; 1 bad input (also a program the firmware refuses); 2 a bad command
+line; 3 the program faulted (fault printed; no outputs written). With --jobs: the status
+of the first job that did not finish (1 refused, 3 fault or timeout).)";
 
 /// --cycle-budget and --dram-window: a whole number in decimal, hex (0x) or octal (0), as
 /// strtoull reads it; the budget must be positive.
@@ -106,13 +107,13 @@ int main(int argc, char** argv) {
       ->check(wholeNumberAnyBase(true));
   app.add_option("--dram-window", req.options.dram_window_bytes,
                  "the job's DRAM window in bytes; accesses beyond it fault (default:\n"
-                 "the description's DRAM size)")
+                 "the memory map's extent, rounded up to 64 KiB)")
       ->type_name("BYTES")
       ->check(wholeNumberAnyBase(false));
   app.add_option("--jobs", jobList,
                  "run the binaries back to back through the job ring of one device:\n"
-                 "the firmware validates each (docs/firmware.md), one line per job,\n"
-                 "outputs of job K in DIR/K/")
+                 "each checked as a single run, the firmware validates each\n"
+                 "(docs/firmware.md), one line per job, outputs of job K in DIR/K/")
       ->type_name("A.elf,B.elf,...")
       ->excludes(binary)
       ->excludes(report)

@@ -62,7 +62,11 @@ struct RunResult {
   std::vector<isa::IoEntry> io;                        ///< The binary's I/O table.
 };
 
-/// Loads the binary, places the inputs, runs, and writes outputs, report and trace. An
+/// Loads the binary, places the inputs, runs, and writes outputs, report and trace. Every
+/// run (ember-sim, each --jobs job, ember-run's sim and rtl devices, the Python package)
+/// is checked by one function before it reaches a device: inputs, output files, its DRAM
+/// window (jobWindowBytes: `options.dram_window_bytes`, else the memory map's extent) and
+/// the memory map against it; the firmware's rules then run against the same window. An
 /// input must have the entry's logical shape (a rank-2 [N, C] value may feed an entry
 /// [N, C, 1, 1]) and hold float32 data or the entry's own integer type (int8 for int8,
 /// int32 for int32 and for uint8 entries, whose values must lie in [0, 255]). Float32
@@ -80,9 +84,14 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
 
 /// ember-sim --jobs: runs `binaries` back to back through the job ring of one device (the
 /// runtime: the firmware validates and starts each; docs/firmware.md), prints one line
-/// per job (index, binary, status, fault or rule, cycles) and writes the outputs of job K
-/// to `req.out_dir`/K/. `req.inputs` feed every binary that has an input of that name.
-/// Returns kExitOk (0) when every job finished, kExitNpuFault (3) otherwise.
+/// per job (index, binary, status, fault or rule, the NPU's cycles and the platform's)
+/// and writes the outputs of job K to `req.out_dir`/K/. Each job is checked and run as
+/// runBinary runs a single binary (the same checks, window, cycle budget and firmware
+/// rules, so one program gets one verdict); `req.inputs` feed every binary that has an
+/// input of that name, and a name no binary has is refused. Every error names the job
+/// (`job K (FILE): ...`), before the first job is submitted. Returns kExitOk (0) when
+/// every job finished, else the status of the first that did not: kExitBadInput (1) for
+/// a job the firmware refused, kExitNpuFault (3) for a fault or a timeout.
 int runJobs(const std::vector<std::string>& binaries, const RunRequest& req, std::ostream& out,
             std::ostream& err);
 

@@ -91,12 +91,23 @@ struct Completion {
   /// the NPU's cycles plus what the ring and the firmware cost.
   std::uint64_t platform_cycles = 0;
   bool ok() const { return record.status == EMBER_JOB_DONE; }
+  /// Cycles the NPU ran: `record.cycles`, except for a fault signalled before its
+  /// record's cycle (a cycle-budget fault found as the instruction that would pass the
+  /// budget starts: its record names the budget, the NPU stopped at the start), whose
+  /// signal cycle it is. Never more than `platform_cycles` for a job that reached the NPU.
+  std::uint64_t npuCycles() const;
   /// "done", "refused: <rule>", "fault: <kind> at instruction N", "timeout".
   std::string describe() const;
 };
 
 /// Name of a validation rule (EMBER_RULE_*), e.g. "DMA_EXTENT".
 const char* ruleName(std::uint32_t rule);
+
+/// The DRAM window of a job of `bin`: `requested` bytes, or when 0 its memory map's
+/// extent rounded up to 64 KiB (at least 64 KiB). Every run takes its window from here
+/// (Session::submit, runBinary, ember-sim --jobs), so the firmware's MEMMAP and
+/// DMA_EXTENT rules and the engine's dram-out-of-range fault see one window.
+std::uint64_t jobWindowBytes(const isa::Binary& bin, std::uint64_t requested = 0);
 
 /// Jobs through one device's ring. Not thread-safe: one thread submits and waits.
 class Session {
