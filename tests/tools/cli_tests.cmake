@@ -216,6 +216,16 @@ foreach(_cb_mode fast long)
 endforeach()
 set_tests_properties(tools.ember_run.cycle_budget_default_rtl PROPERTIES LABELS "tools;long")
 
+# One checked path for every run (issue 47 item 1): a valid program, one whose DMA reaches
+# past its memory map and one past its cycle budget get the same verdict from ember-sim,
+# ember-run (sim, rtl) and ember-sim --jobs; --jobs refuses an unknown --input name,
+# names the job in its errors, and counts a faulted job's NPU cycles in its platform's.
+add_test(NAME tools.run_verdicts
+         COMMAND ${EMBER_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/run_verdicts_check.py
+                 ${CMAKE_CURRENT_BINARY_DIR}/run_verdicts $<TARGET_FILE:ember-run>
+                 $<TARGET_FILE:ember-sim> $<TARGET_FILE:ember-as>)
+set_tests_properties(tools.run_verdicts PROPERTIES LABELS "tools;firmware" TIMEOUT 120)
+
 # The RTL device's energy is the simulator's model over what it retired (issue 47 item 6).
 add_test(NAME tools.ember_run.device_energy
          COMMAND ${EMBER_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/run_energy_check.py
