@@ -121,7 +121,7 @@ int emitCpuBundle(const CompileToolOptions& o, Function& f) {
 /// Refuses, before any work, output paths that are folders, in missing folders, or
 /// one of the inputs (`emberc m.onnx -o m.onnx`).
 void checkOutputs(const CompileToolOptions& o) {
-  std::vector<std::string> inputs{o.model, o.isa, o.loadProfile};
+  std::vector<std::string> inputs{o.model, isa::IsaDescription::resolvedPath(o.isa), o.loadProfile};
   if (o.calibrate.rfind("random:", 0) != 0)
     inputs.push_back(o.calibrate);
   for (const auto& [name, file] : o.inputs.bindFiles)

@@ -148,7 +148,7 @@ Tensor tensorOf(const isa::IoEntry& e, const std::vector<std::uint8_t>& elems) {
 } // namespace
 
 void checkOutputs(const RunRequest& req) {
-  std::vector<std::string> inputs{req.binary, req.isa};
+  std::vector<std::string> inputs{req.binary, isa::IsaDescription::resolvedPath(req.isa)};
   for (const auto& [name, file] : req.inputs)
     inputs.push_back(file);
   checkRunPaths(
@@ -228,7 +228,7 @@ platform::JobInputs gatherInputs(const isa::Binary& bin, const RunRequest& req, 
 void checkOutputFiles(const isa::Binary& bin, const RunRequest& req) {
   if (req.out_dir.empty())
     return;
-  std::vector<std::string> outs, ins{req.binary, req.isa};
+  std::vector<std::string> outs, ins{req.binary, isa::IsaDescription::resolvedPath(req.isa)};
   for (const auto& io : bin.io)
     if (io.dir == isa::IoDir::Output) {
       outs.push_back(

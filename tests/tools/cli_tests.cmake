@@ -241,7 +241,8 @@ add_test(NAME tools.output_paths
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/output_paths.sh
                  ${CMAKE_CURRENT_BINARY_DIR}/output_paths $<TARGET_FILE:emberc>
                  $<TARGET_FILE:ember-run> $<TARGET_FILE:ember-sim> $<TARGET_FILE:ember-as>
-                 ${CLI_IN}/relu.onnx ${CLI_IN}/x.npy)
+                 ${CLI_IN}/relu.onnx ${CLI_IN}/x.npy $<TARGET_FILE:ember-isa>
+                 ${PROJECT_SOURCE_DIR}/isa/ember-v1.json)
 set_tests_properties(tools.output_paths PROPERTIES FIXTURES_REQUIRED ember_cli_inputs
                      LABELS tools TIMEOUT 300)
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# output_paths.sh DIR EMBERC EMBER_RUN EMBER_SIM EMBER_AS MODEL.onnx X.npy
-# Hostile output paths for every tool that writes (issue 16, item 1). Each check prints
-# PASS/FAIL; the script fails if any check failed.
+# output_paths.sh DIR EMBERC EMBER_RUN EMBER_SIM EMBER_AS MODEL.onnx X.npy EMBER_ISA DESC.json
+# Hostile output paths for every tool that writes (issue 16, item 1; issue 47, item 3).
+# Each check prints PASS/FAIL; the script fails if any check failed.
 set -uo pipefail
-dir=$1 emberc=$2 run=$3 simexe=$4 as=$5 model=$6 xnpy=$7
+dir=$1 emberc=$2 run=$3 simexe=$4 as=$5 model=$6 xnpy=$7 isatool=$8 desc=$9
 rm -rf "$dir"
 mkdir -p "$dir"
 cp "$model" "$dir/m.onnx"
@@ -40,6 +40,24 @@ check "ember-sim --report BIN refused" expect_status 1 "is also an input" \
   "$simexe" "$dir/m.elf" --report "$dir/m.elf"
 check "ember-run --trace INPUT refused" expect_status 1 "is also an input" \
   "$run" "$dir/m.onnx" --device sim --input "x=$xnpy" --trace "$xnpy"
+# The description a run reads without --isa ($EMBER_ISA here, else the default) is an
+# input too: no tool writes onto it (each used to, exit 0).
+cp "$desc" "$dir/desc.json"
+dsum=$(sum "$dir/desc.json")
+check "emberc -o \$EMBER_ISA refused" expect_status 1 "desc.json: is also an input" \
+  env EMBER_ISA="$dir/desc.json" "$emberc" "$dir/m.onnx" -o "$dir/desc.json" -q
+check "ember-run --report \$EMBER_ISA refused" expect_status 1 "desc.json: is also an input" \
+  env EMBER_ISA="$dir/desc.json" "$run" "$dir/m.elf" --random-input 1 --report "$dir/desc.json"
+check "ember-run MODEL --trace \$EMBER_ISA refused" expect_status 1 "is also an input" \
+  env EMBER_ISA="$dir/desc.json" "$run" "$dir/m.onnx" --device sim --input "x=$xnpy" \
+  --trace "$dir/desc.json"
+check "ember-sim --report \$EMBER_ISA refused" expect_status 1 "desc.json: is also an input" \
+  env EMBER_ISA="$dir/desc.json" "$simexe" "$dir/m.elf" --report "$dir/desc.json"
+check "ember-as -o \$EMBER_ISA refused" expect_status 1 "desc.json: is also an input" \
+  env EMBER_ISA="$dir/desc.json" "$as" /dev/null -o "$dir/desc.json"
+check "ember-isa gen --md-tables \$EMBER_ISA refused" expect_status 1 "is also an input" \
+  env EMBER_ISA="$dir/desc.json" "$isatool" gen --md-tables "$dir/desc.json"
+check "  ... description untouched" test "$(sum "$dir/desc.json")" = "$dsum"
 # A folder: refused with "is a directory" before any work (nothing on stdout).
 mkdir -p "$dir/folder"
 check "emberc -o FOLDER refused" expect_status 1 "folder: is a directory" \

@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   app.footer(kFooter);
   return ember::cli::run(app, argc, argv, [&] {
     ember::checkOutputFile(out, "-o");
-    ember::checkNotSameFile({out}, {in, isa_path});
+    ember::checkNotSameFile({out}, {in, IsaDescription::resolvedPath(isa_path)});
     IsaDescription isa = IsaDescription::loadDefault(isa_path);
     Binary bin = assemble(ember::readFileBytes(in), isa, in);
     writeElf(out, bin, isa);

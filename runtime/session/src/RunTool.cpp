@@ -362,7 +362,7 @@ int runBinary(const RunOptions& o) {
 
 /// Every file the run reads (an output may not overwrite one of them).
 std::vector<std::string> inputPaths(const RunOptions& o) {
-  std::vector<std::string> in{o.model, o.isa};
+  std::vector<std::string> in{o.model, isa::IsaDescription::resolvedPath(o.isa)};
   for (const auto& [name, file] : o.inputs)
     in.push_back(file);
   for (const auto& [name, file] : o.modelInputs.bindFiles)
