@@ -16,7 +16,13 @@ py=/usr/bin/python3
 
 echo "== 1. set-up and build (only the demo's tools: emberc, ember-run and the Python package;"
 echo "   scripts/test.sh builds the tests)"
-EMBER_BUILD_TARGETS=${EMBER_BUILD_TARGETS:-emberc ember-run ember_python} "$root/scripts/setup.sh"
+# A new build folder gets the rtl device with ember-v1's Verilated NPU only (the demo's
+# description; about two minutes less of a first build); scripts/test.sh adds the others.
+# A folder already configured keeps its list.
+rtl_models=
+[[ -f "$build/build.ninja" ]] || rtl_models=-DEMBER_RTL_MODELS=ember-v1
+EMBER_BUILD_TARGETS=${EMBER_BUILD_TARGETS:-emberc ember-run ember_python} \
+  EMBER_CMAKE_ARGS="$rtl_models ${EMBER_CMAKE_ARGS:-}" "$root/scripts/setup.sh"
 
 echo
 echo "== 2. export $model from PyTorch to ONNX (cached in $build/models/$model)"

@@ -4,6 +4,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
-EMBER_BUILD_TARGETS= "$root/scripts/setup.sh" # everything, tests included
+# Everything, tests included, and the rtl device with every shipped description (a build
+# folder scripts/demo.sh made holds ember-v1's only).
+EMBER_BUILD_TARGETS= EMBER_CMAKE_ARGS="-DEMBER_RTL_MODELS=ember-v1;ember-v1-large ${EMBER_CMAKE_ARGS:-}" \
+  "$root/scripts/setup.sh"
 cd "$build"
 ctest --output-on-failure --timeout 1500 -j "$(nproc)" "$@"

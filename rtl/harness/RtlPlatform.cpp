@@ -43,7 +43,9 @@ RtlPlatform::RtlPlatform(isa::IsaDescription isa, std::uint8_t* dram, std::uint6
     throw isa::Error("<rtl>", impl_->isa.name(),
                      "this build has no Verilated SoC of this description (it has: " +
                          (built.empty() ? std::string("none") : built) +
-                         "); add it to _rtl_models in rtl/CMakeLists.txt (docs/rtl.md)");
+                         "); a shipped one is added to the build with the CMake list "
+                         "EMBER_RTL_MODELS (scripts/test.sh configures all), another one "
+                         "verilated as docs/rtl/npu.md section 5.3 shows");
   }
 }
 

@@ -27,7 +27,9 @@ RtlSimulator::RtlSimulator(isa::IsaDescription isa) : isa_(std::move(isa)) {
     throw isa::Error("<rtl>", isa_.name(),
                      "this build has no Verilated RTL of this description (it has: " +
                          (built.empty() ? std::string("none") : built) +
-                         "); verilate it as docs/rtl/npu.md section 5.3 shows");
+                         "); a shipped one is added to the build with the CMake list "
+                         "EMBER_RTL_MODELS (scripts/test.sh configures all), another one "
+                         "verilated as docs/rtl/npu.md section 5.3 shows");
   }
 }
 
