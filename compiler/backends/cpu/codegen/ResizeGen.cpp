@@ -7,6 +7,7 @@
 #include "Codegen.h"
 #include "Strides.h"
 #include "ember/graph/AttrViews.h"
+#include "ember/graph/ResizeNearest.h"
 
 #include <cmath>
 
@@ -35,35 +36,6 @@ struct Tap {
   bool outside = false;
 };
 
-/// The interpreter's originalCoord: the input coordinate of output coordinate x.
-double originalCoord(const std::string& ctm, double x, double scale, int64_t in, double out,
-                     double roiStart, double roiEnd) {
-  if (ctm == "half_pixel")
-    return (x + 0.5) / scale - 0.5;
-  if (ctm == "pytorch_half_pixel")
-    return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-  if (ctm == "align_corners")
-    return out == 1 ? 0.0 : x * double(in - 1) / (out - 1);
-  if (ctm == "asymmetric")
-    return x / scale;
-  if (ctm == "tf_half_pixel_for_nn")
-    return (x + 0.5) / scale;
-  return out > 1 ? roiStart * double(in - 1) + x * (roiEnd - roiStart) * double(in - 1) / (out - 1)
-                 : 0.5 * (roiStart + roiEnd) * double(in - 1);
-}
-
-/// The interpreter's nearestIndex.
-int64_t nearestIndex(const std::string& nm, double x) {
-  if (nm == "floor")
-    return int64_t(std::floor(x));
-  if (nm == "ceil")
-    return int64_t(std::ceil(x));
-  const double f = std::floor(x);
-  if (x - f == 0.5)
-    return int64_t(nm == "round_prefer_ceil" ? f + 1 : f);
-  return int64_t(std::round(x));
-}
-
 /// The taps of dimension d (the interpreter's dimTaps).
 std::vector<Tap> dimTaps(const Op& n, size_t d, int64_t in, int64_t out, double scale,
                          double outLen) {
@@ -77,7 +49,7 @@ std::vector<Tap> dimTaps(const Op& n, size_t d, int64_t in, int64_t out, double 
   std::vector<Tap> taps(static_cast<size_t>(out));
   for (int64_t o = 0; o < out; ++o) {
     Tap& t = taps[size_t(o)];
-    const double x = originalCoord(ctm, double(o), scale, in, outLen, rs, re);
+    const double x = resizeSourceCoordRoi(ctm, double(o), scale, in, outLen, rs, re);
     if (ctm == "tf_crop_and_resize" && (x < 0 || x > double(in - 1))) {
       t.outside = true;
       continue;
@@ -88,7 +60,7 @@ std::vector<Tap> dimTaps(const Op& n, size_t d, int64_t in, int64_t out, double 
       t.i1 = std::min(t.i0 + 1, in - 1);
       t.w1 = xc - double(t.i0);
     } else {
-      t.i0 = t.i1 = std::min(std::max<int64_t>(nearestIndex(nm, x), 0), in - 1);
+      t.i0 = t.i1 = resizeNearestIndex(nm, x, in); // supportsResize took known modes only
     }
   }
   return taps;

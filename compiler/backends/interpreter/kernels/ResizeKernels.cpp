@@ -10,6 +10,7 @@
 #include "Broadcast.h"
 
 #include "ember/graph/AttrViews.h"
+#include "ember/graph/ResizeNearest.h"
 #include "ember/interpreter/Kernels.h"
 
 #include <cmath>
@@ -29,38 +30,19 @@ struct Tap {
   bool outside = false; // tf_crop_and_resize outside the input: extrapolation value
 };
 
-/// The input coordinate of output coordinate x. `out` is the output length before
-/// flooring (input * scale) when the model gave scales, as ONNX's reference uses it.
+/// The input coordinate of output coordinate x (ember/graph/ResizeNearest.h's formula).
 double originalCoord(const std::string& ctm, double x, double scale, int64_t in, double out,
                      double roiStart, double roiEnd) {
-  if (ctm == "half_pixel")
-    return (x + 0.5) / scale - 0.5;
-  if (ctm == "pytorch_half_pixel")
-    return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-  if (ctm == "align_corners")
-    return out == 1 ? 0.0 : x * double(in - 1) / (out - 1);
-  if (ctm == "asymmetric")
-    return x / scale;
-  if (ctm == "tf_half_pixel_for_nn")
-    return (x + 0.5) / scale;
-  if (ctm == "tf_crop_and_resize")
-    return out > 1
-               ? roiStart * double(in - 1) + x * (roiEnd - roiStart) * double(in - 1) / (out - 1)
-               : 0.5 * (roiStart + roiEnd) * double(in - 1);
-  throw Error("Resize: coordinate_transformation_mode '" + ctm + "' is not supported");
+  if (!isResizeCoordinateMode(ctm))
+    throw Error("Resize: coordinate_transformation_mode '" + ctm + "' is not supported");
+  return resizeSourceCoordRoi(ctm, x, scale, in, out, roiStart, roiEnd);
 }
 
 int64_t nearestIndex(const std::string& nm, double x) {
-  if (nm == "floor")
-    return int64_t(std::floor(x));
-  if (nm == "ceil")
-    return int64_t(std::ceil(x));
-  const double f = std::floor(x);
-  if (x - f == 0.5)
-    return int64_t(nm == "round_prefer_ceil" ? f + 1 : f);
-  if (nm == "round_prefer_floor" || nm == "round_prefer_ceil")
-    return int64_t(std::round(x));
-  throw Error("Resize: nearest_mode '" + nm + "' is not supported");
+  const std::optional<int64_t> i = resizeNearestPick(nm, x);
+  if (!i)
+    throw Error("Resize: nearest_mode '" + nm + "' is not supported");
+  return *i;
 }
 
 /// Cubic taps as ONNX's reference computes them: the four inputs around x (edge values

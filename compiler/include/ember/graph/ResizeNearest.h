@@ -10,16 +10,28 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace ember {
 
-/// The input coordinate of output coordinate `x` of one axis (ONNX Resize, the
-/// transformations other than tf_crop_and_resize); `out` is the output length before
-/// flooring (input * scale) when the model gave scales. NaN for an unknown mode.
-inline double resizeSourceCoord(const std::string& ctm, double x, double scale, int64_t in,
-                                double out) {
+/// Whether `ctm` is one of ONNX Resize's coordinate_transformation_modes.
+inline bool isResizeCoordinateMode(const std::string& ctm) {
+  for (const char* m : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                        "tf_half_pixel_for_nn", "tf_crop_and_resize"})
+    if (ctm == m)
+      return true;
+  return false;
+}
+
+/// The input coordinate of output coordinate `x` of one axis under ONNX Resize's
+/// coordinate_transformation_mode `ctm`; `out` is the output length before flooring
+/// (input * scale) when the model gave scales, `roiStart`/`roiEnd` the axis's region of
+/// interest (tf_crop_and_resize only). NaN for an unknown mode. The interpreter, the cpu
+/// backend and the NPU's upsampling test all use this one formula.
+inline double resizeSourceCoordRoi(const std::string& ctm, double x, double scale, int64_t in,
+                                   double out, double roiStart, double roiEnd) {
   if (ctm == "half_pixel")
     return (x + 0.5) / scale - 0.5;
   if (ctm == "pytorch_half_pixel")
@@ -30,23 +42,40 @@ inline double resizeSourceCoord(const std::string& ctm, double x, double scale, 
     return x / scale;
   if (ctm == "tf_half_pixel_for_nn")
     return (x + 0.5) / scale;
+  if (ctm == "tf_crop_and_resize")
+    return out > 1
+               ? roiStart * double(in - 1) + x * (roiEnd - roiStart) * double(in - 1) / (out - 1)
+               : 0.5 * (roiStart + roiEnd) * double(in - 1);
   return std::nan("");
 }
 
-/// The input index ONNX's `nearest_mode` picks for coordinate `x` (clamped to [0, in)),
-/// or -1 for an unknown mode.
-inline int64_t resizeNearestIndex(const std::string& nm, double x, int64_t in) {
-  int64_t i = 0;
+/// resizeSourceCoordRoi for the modes without a region of interest (NaN for
+/// tf_crop_and_resize and for an unknown mode).
+inline double resizeSourceCoord(const std::string& ctm, double x, double scale, int64_t in,
+                                double out) {
+  return ctm == "tf_crop_and_resize" ? std::nan("")
+                                     : resizeSourceCoordRoi(ctm, x, scale, in, out, 0.0, 1.0);
+}
+
+/// The input index ONNX's `nearest_mode` `nm` picks for coordinate `x`, not clamped;
+/// nullopt for an unknown mode.
+inline std::optional<int64_t> resizeNearestPick(const std::string& nm, double x) {
   const double f = std::floor(x);
   if (nm == "floor")
-    i = int64_t(f);
-  else if (nm == "ceil")
-    i = int64_t(std::ceil(x));
-  else if (nm == "round_prefer_floor" || nm == "round_prefer_ceil")
-    i = x - f == 0.5 ? int64_t(nm == "round_prefer_ceil" ? f + 1 : f) : int64_t(std::round(x));
-  else
+    return int64_t(f);
+  if (nm == "ceil")
+    return int64_t(std::ceil(x));
+  if (nm == "round_prefer_floor" || nm == "round_prefer_ceil")
+    return x - f == 0.5 ? int64_t(nm == "round_prefer_ceil" ? f + 1 : f) : int64_t(std::round(x));
+  return std::nullopt;
+}
+
+/// resizeNearestPick clamped to [0, in), or -1 for an unknown mode.
+inline int64_t resizeNearestIndex(const std::string& nm, double x, int64_t in) {
+  const std::optional<int64_t> i = resizeNearestPick(nm, x);
+  if (!i)
     return -1;
-  return i < 0 ? 0 : (i >= in ? in - 1 : i);
+  return *i < 0 ? 0 : (*i >= in ? in - 1 : *i);
 }
 
 /// The whole factor of every axis (output length / input length) when a Resize of
