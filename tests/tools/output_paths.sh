@@ -40,6 +40,14 @@ check "ember-sim --report BIN refused" expect_status 1 "is also an input" \
   "$simexe" "$dir/m.elf" --report "$dir/m.elf"
 check "ember-run --trace INPUT refused" expect_status 1 "is also an input" \
   "$run" "$dir/m.onnx" --device sim --input "x=$xnpy" --trace "$xnpy"
+# Two outputs of one run in one file: refused before any work (ember-run BIN compared --html
+# with the inputs only and wrote the report and the page to r.json, exit 0; found by
+# tests/robustness/campaign.py).
+check "ember-run BIN --html = --report refused" expect_status 1 "r.json" \
+  "$run" "$dir/m.elf" --random-input 1 --report "$dir/r.json" --html "$dir/r.json"
+check "  ... nothing written" test ! -e "$dir/r.json"
+check "ember-run BIN --html = --trace refused" expect_status 1 "t.json" \
+  "$run" "$dir/m.elf" --random-input 1 --trace "$dir/t.json" --html "$dir/t.json"
 # The description a run reads without --isa ($EMBER_ISA here, else the default) is an
 # input too: no tool writes onto it (each used to, exit 0).
 cp "$desc" "$dir/desc.json"

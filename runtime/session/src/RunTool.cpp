@@ -174,6 +174,7 @@ TensorMap buildInputs(const RunOptions& o, const Module& module, const Function&
 }
 
 std::vector<std::string> inputPaths(const RunOptions& o);
+void checkOutputs(const RunOptions& o);
 
 /// Output file paths (none without --out), checked for collisions after sanitising the
 /// names, then with the reports: no file the run writes may be an input or be written
@@ -318,7 +319,7 @@ int runBinary(const RunOptions& o) {
   req.table = false;
   req.options.cycle_budget = o.cycleBudget;
   runtime::checkOutputs(req);
-  checkRunPaths({{o.html, "--html"}}, inputPaths(o));
+  checkOutputs(o); // --html too: never an input's file, nor --report's or --trace's
   std::vector<runtime::RunResult> results;
   std::vector<double> hosts;
   for (const std::string& dev : devs) {
