@@ -314,6 +314,10 @@ Plan parsePackage(const uint8_t* data, size_t size, const isa::IsaDescription& i
     r.fail("/", "not a JSON object");
   if (r.str(m, "format", "") != "ember-package")
     r.fail("/format", "not 'ember-package'");
+  if (const int64_t v = r.integer(r.field(m, "version", ""), "/version"); v != isa::kPackageVersion)
+    r.fail("/version", "manifest version " + std::to_string(v) + ", this Ember reads " +
+                           std::to_string(isa::kPackageVersion) +
+                           ": rebuild the package with this emberc");
   Plan p;
   p.functionName = r.str(m, "function", "");
   p.source = r.str(m, "source", "");

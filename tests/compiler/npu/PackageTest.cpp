@@ -154,6 +154,23 @@ TEST(Package, ManifestsWithoutOrWithRepeatedNamesAreRefused) {
       << why;
 }
 
+/// A manifest of another version (or none) is refused, naming /version; it used to be
+/// ignored (tests/robustness/campaign.py: exit 0 with "version": 2, 0 or "1").
+TEST(Package, ManifestOfAnotherVersionIsRefused) {
+  Partitioned p(7);
+  const std::vector<uint8_t> good = partition::packageBytes(p.plan, refIsa());
+  ASSERT_EQ(refusal(withManifest(good, [](nlohmann::json&) {}), refIsa()), "");
+  std::string why =
+      refusal(withManifest(good, [](nlohmann::json& m) { m["version"] = 2; }), refIsa());
+  EXPECT_NE(why.find("m.pkg:manifest.json: /version: manifest version 2, this Ember reads 1"),
+            std::string::npos)
+      << why;
+  why = refusal(withManifest(good, [](nlohmann::json& m) { m["version"] = "1"; }), refIsa());
+  EXPECT_NE(why.find("/version: not an integer"), std::string::npos) << why;
+  why = refusal(withManifest(good, [](nlohmann::json& m) { m.erase("version"); }), refIsa());
+  EXPECT_NE(why.find("missing 'version'"), std::string::npos) << why;
+}
+
 /// Issue 47 item 9: a manifest that is not JSON, or not an object, is refused with the
 /// package, the entry, the place (line and column, or the JSON pointer) and the reason;
 /// nlohmann::json's own text ("[json.exception.parse_error.101] ...") never shows.
