@@ -138,6 +138,19 @@ std::string timingVerdict(const std::vector<platform::Report>& a, const std::str
                        : diff);
 }
 
+void compareNpuPairs(const std::vector<std::string>& devices,
+                     const std::vector<std::vector<platform::Report>>& reports, std::string& lines,
+                     std::vector<std::string>& mismatch) {
+  for (std::size_t i = 0; i < reports.size(); ++i)
+    for (std::size_t j = i + 1; j < reports.size(); ++j)
+      if (!reports[i].empty() && !reports[j].empty()) {
+        const std::string d = compareNpuRuns(reports[i], devices[i], reports[j], devices[j]);
+        lines += timingVerdict(reports[i], devices[i], devices[j], d) + "\n";
+        if (!d.empty())
+          mismatch.push_back(d);
+      }
+}
+
 void throwIfDisagreements(const std::string& compare, const std::vector<std::string>& mismatch) {
   if (mismatch.empty())
     return;

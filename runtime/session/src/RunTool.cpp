@@ -590,16 +590,14 @@ void compareModelRuns(const RunOptions& o, const PreparedModel& m, bool int8,
     floatRef = findDevice("interp").run(*m.floatFn, m.inputs, 1, dopts, ft);
   }
   CompareResult cmp = compareRuns(names, runs, int8, floatRef ? &*floatRef : nullptr);
+  std::vector<std::string> devices;
+  std::vector<std::vector<platform::Report>> reports;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    devices.push_back(runs[i].device);
+    reports.push_back(timings[i].npuSegments);
+  }
+  compareNpuPairs(devices, reports, cmp.table, cmp.mismatch);
   std::fputs(cmp.table.c_str(), stdout);
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    for (std::size_t j = i + 1; j < runs.size(); ++j)
-      if (!timings[i].npuSegments.empty() && !timings[j].npuSegments.empty()) {
-        const auto &a = timings[i].npuSegments, &b = timings[j].npuSegments;
-        const std::string d = compareNpuRuns(a, runs[i].device, b, runs[j].device);
-        std::printf("%s\n", timingVerdict(a, runs[i].device, runs[j].device, d).c_str());
-        if (!d.empty())
-          cmp.mismatch.push_back(d);
-      }
   throwIfDisagreements(o.compare, cmp.mismatch);
 }
 

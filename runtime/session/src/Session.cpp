@@ -159,9 +159,10 @@ CrossCheck Session::crossCheck(const TensorMap& inputs, const std::vector<std::s
                                     std::to_string(devices.size()));
   std::vector<std::string> devs;
   for (const std::string& d : devices) {
-    if (contains(devs, checkedDevice(d)))
+    const std::string dev = checkedDevice(d);
+    if (contains(devs, dev))
       throw UsageError("devices", "'" + d + "' is listed twice");
-    devs.push_back(checkedDevice(d));
+    devs.push_back(dev);
   }
   CrossCheck c;
   std::vector<std::vector<platform::Report>> npu;
@@ -186,15 +187,8 @@ CrossCheck Session::crossCheck(const TensorMap& inputs, const std::vector<std::s
       compareRuns(names, c.runs, precision_ == "int8", floatRef ? &*floatRef : nullptr);
   c.table = std::move(r.table);
   c.mismatch = std::move(r.mismatch);
+  compareNpuPairs(devs, npu, c.table, c.mismatch);
   lastReports_.clear();
-  for (std::size_t i = 0; i < devs.size(); ++i)
-    for (std::size_t j = i + 1; j < devs.size(); ++j)
-      if (!npu[i].empty() && !npu[j].empty()) {
-        const std::string d = compareNpuRuns(npu[i], devs[i], npu[j], devs[j]);
-        c.table += timingVerdict(npu[i], devs[i], devs[j], d) + "\n";
-        if (!d.empty())
-          c.mismatch.push_back(d);
-      }
   for (const auto& reports : npu)
     if (!reports.empty() && lastReports_.empty())
       lastReports_ = reports;

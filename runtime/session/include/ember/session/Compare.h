@@ -61,6 +61,13 @@ std::string compareNpuRuns(const std::vector<platform::Report>& a, const std::st
 std::string timingVerdict(const std::vector<platform::Report>& a, const std::string& an,
                           const std::string& bn, const std::string& diff);
 
+/// Every pair of runs that used the NPU (a non-empty `reports[i]`; `devices[i]` names run
+/// i) compared with compareNpuRuns: one timingVerdict line per pair appended to `lines`,
+/// every difference appended to `mismatch`.
+void compareNpuPairs(const std::vector<std::string>& devices,
+                     const std::vector<std::vector<platform::Report>>& reports, std::string& lines,
+                     std::vector<std::string>& mismatch);
+
 /// Throws one ember::Error for `--compare LIST` listing every disagreement (none: returns).
 void throwIfDisagreements(const std::string& compare, const std::vector<std::string>& mismatch);
 
