@@ -53,6 +53,20 @@ AxisSplit splitAtAxis(const Shape& dims, int64_t axis) {
   return r;
 }
 
+AxisSplit layerNormLines(NodeKind kind, const Shape& x, const Attrs& a) {
+  if (kind == NodeKind::ChannelLayerNormalization) {
+    if (x.size() < 2)
+      inferError("a ChannelLayerNormalization needs an input of rank >= 2 (N, C, ...), not " +
+                 shapeToString(x));
+    return splitAtAxis(x, 1);
+  }
+  const AxisSplit s = splitAtAxis(x, normOf(a).axis);
+  AxisSplit r;
+  r.outer = s.outer;
+  r.len = s.len * s.inner;
+  return r;
+}
+
 std::vector<bool> reducedAxes(const Attrs& a, size_t rank) {
   const ReduceAttrs r = reduceOf(a);
   std::vector<bool> reduced(rank, r.axes.empty() && !r.noopWithEmptyAxes);

@@ -10,10 +10,12 @@
 //   - MatMul by a constant W [C, K] along the channels (P's last axis is the layout's axis
 //     1), and an Add of a constant of K values that is its only user: a 1x1 Conv with the
 //     weight W^T [K, C, 1, 1] and that bias;
-//   - LayerNormalization over the last axis: it stays channels-last between its own
-//     Transpose P and P^-1 (ONNX's LayerNormalization over axis 1 of an NCHW value would
-//     normalise channels and pixels together; this is the channel LayerNorm pattern a
-//     backend recognises through the permutes around it).
+//   - LayerNormalization over the last axis when that axis is the layout's axis 1 (P's
+//     last entry is 1: ConvNeXt's [0, 2, 3, 1]): a ChannelLayerNormalization, which
+//     normalises axis 1 for every other index (ONNX's LayerNormalization over axis 1 of
+//     an NCHW value would normalise channels and pixels together);
+//   - LayerNormalization over the last axis otherwise: it stays between its own
+//     Transpose P and P^-1.
 // A Transpose Q that reads a value of the region becomes Transpose(P o Q) (nothing when
 // that is the identity). The region grows over every user of its values and over other
 // Transposes P that feed it; it is rewritten only when every node of it has a form above,
@@ -61,7 +63,7 @@ bool isTransposeBy(const Node* n, const Perm& p) {
 }
 
 /// How a node of the region is rewritten.
-enum class Form { Unary, Binary, Softmax, MatMul, LayerNorm };
+enum class Form { Unary, Binary, Softmax, MatMul, LayerNorm, ChannelNorm };
 
 /// The users of every node of `f` (each user once per node) and the nodes that are outputs.
 struct Uses {
@@ -131,7 +133,7 @@ std::optional<Form> formOf(const Node& n, const Perm& perm) {
   if (k == NodeKind::LayerNormalization) {
     const int64_t axis = normOf(n.attrs()).axis;
     if (axis == -1 || axis == int64_t(rank) - 1)
-      return Form::LayerNorm;
+      return perm.back() == 1 ? Form::ChannelNorm : Form::LayerNorm;
   }
   return std::nullopt;
 }
@@ -140,10 +142,11 @@ std::optional<Form> formOf(const Node& n, const Perm& perm) {
 /// included), or a constant the form can carry over.
 bool operandOk(const Region& r, const Node* n, Form form, size_t i) {
   const NodeValue v = n->input(i);
+  const bool norm = form == Form::LayerNorm || form == Form::ChannelNorm;
   if (!v)
-    return form == Form::LayerNorm; // LayerNormalization's optional bias
+    return norm; // LayerNormalization's optional bias
   if (r.holds(v.node))
-    return !(form == Form::MatMul && i == 1) && !(form == Form::LayerNorm && i > 0);
+    return !(form == Form::MatMul && i == 1) && !(norm && i > 0);
   if (!isConstant(v) || !isPlainFloat(v.type()))
     return false;
   switch (form) {
@@ -153,6 +156,7 @@ bool operandOk(const Region& r, const Node* n, Form form, size_t i) {
   case Form::MatMul:
     return i == 1;
   case Form::LayerNorm:
+  case Form::ChannelNorm:
     return i > 0;
   default:
     return false;
@@ -349,6 +353,14 @@ void rewrite(Function& f, const Region& r) {
       Node* ln = f.create(n->kind(), name + ".channels_last", ins, n->attrs());
       renames.emplace_back(ln, name);
       made = transpose(f, name + ".from_last", ln->result(), r.inv);
+      break;
+    }
+    case Form::ChannelNorm: {
+      std::vector<NodeValue> ins(n->inputs().begin(), n->inputs().end());
+      ins[0] = operand(n, 0);
+      Attrs a;
+      a.set("epsilon", normOf(n->attrs()).epsilon);
+      made = f.create(NodeKind::ChannelLayerNormalization, name + ".channels", ins, a);
       break;
     }
     }

@@ -101,7 +101,7 @@ public:
     if (src.node->kind() == K::DequantizeLinear)
       return foldPair(qn, src);
     Node& p = *src.node;
-    if (p.kind() == K::LayerNormalization)
+    if (p.kind() == K::LayerNormalization || p.kind() == K::ChannelLayerNormalization)
       return foldLayerNorm(qn, p);
     if (p.kind() == K::PRelu)
       return foldPRelu(qn, p);
@@ -172,14 +172,14 @@ public:
 private:
   /// Q(LayerNormalization(DQ(x), scale, bias)) with float constant scale and bias and the
   /// Mean / InvStdDev results unread: the int8 LayerNormalization (numerics.md 4.11),
-  /// which keeps its float scale and bias.
+  /// which keeps its float scale and bias; ChannelLayerNormalization likewise.
   bool foldLayerNorm(Node& qn, Node& p) {
     const std::optional<NodeValue> x = quantOperand(p.input(0));
     if (!x || x->type().kind != ElemKind::Int8 || !perTensor(x->type().quant) ||
         f_.numUses(&p) != 1 || x->dims().empty())
       return false;
     const NormAttrs na = normOf(p.attrs());
-    const int64_t n = layerNormRow(x->dims(), na.axis);
+    const int64_t n = layerNormLines(p.kind(), x->dims(), p.attrs()).len;
     std::vector<const Tensor*> params;
     for (size_t i = 1; i < p.numInputs(); ++i) {
       const NodeValue v = p.input(i);
@@ -202,7 +202,7 @@ private:
     ins[0] = *x;
     std::vector<Type> types = p.resultTypes();
     types[0] = qn.resultType();
-    Node* made = f_.create(K::LayerNormalization, p.name(), ins, p.attrs(), types);
+    Node* made = f_.create(p.kind(), p.name(), ins, p.attrs(), types);
     f_.replaceAllUsesOf(qn.result(), made->result());
     return true;
   }

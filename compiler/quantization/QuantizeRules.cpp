@@ -234,7 +234,8 @@ bool softmaxRule(const Node& n, Quantizer& q) {
 
 /// LayerNormalization with a constant float scale and bias (section 4.11) whose Mean and
 /// InvStdDev results nothing reads (the int8 form leaves them zero); only when the input
-/// already is int8 or is a graph input, as Softmax.
+/// already is int8 or is a graph input, as Softmax. ChannelLayerNormalization likewise,
+/// its lines being each position's channels.
 bool layerNormRule(const Node& n, Quantizer& q) {
   const NodeValue x = n.input(0);
   const Tensor* gamma = floatConstant(n.input(1));
@@ -248,7 +249,7 @@ bool layerNormRule(const Node& n, Quantizer& q) {
     if (q.isUsed(NodeValue(const_cast<Node*>(&n), r)))
       return false;
   const NormAttrs na = normOf(n.attrs());
-  const int64_t count = layerNormRow(x.dims(), na.axis);
+  const int64_t count = layerNormLines(n.kind(), x.dims(), n.attrs()).len;
   if (!valid([&] { // also refuses a scale or bias of other than count values or one
         layerNormTables((*ps)[0].scales[0], (*ps)[1].scales[0], count, na.epsilon,
                         gamma->data<float>(), size_t(gamma->size()),
@@ -260,7 +261,7 @@ bool layerNormRule(const Node& n, Quantizer& q) {
     ins.push_back(q.origOf(betaV));
   std::vector<Type> types = n.resultTypes();
   types[0] = int8Type(y.dims(), (*ps)[1]);
-  Node* made = q.createInt8(K::LayerNormalization, n.name(), ins, n.attrs(), types);
+  Node* made = q.createInt8(n.kind(), n.name(), ins, n.attrs(), types);
   q.setInt8(y, made->result());
   return true;
 }
@@ -456,6 +457,10 @@ const std::map<NodeKind, RuleEntry>& rules() {
     t[K::LayerNormalization] = {layerNormRule,
                                 "when its input is int8 or a graph input: constant float "
                                 "scale/bias, integer statistics, own params"};
+    t[K::ChannelLayerNormalization] = {layerNormRule,
+                                       "when its input is int8 or a graph input: constant "
+                                       "float scale/bias, integer statistics per position, "
+                                       "own params"};
     t[K::BatchNormalization] = {batchNormRule,
                                 "constant parameters over N x C x spatial: a "
                                 "depthwise 1x1 int8 Conv (scale folded per channel)"};

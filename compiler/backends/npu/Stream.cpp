@@ -26,6 +26,11 @@ int64_t tileRows(const Target& t, int64_t D, int64_t nIn, bool inPlace, int64_t 
 
 } // namespace
 
+int64_t streamTileRows(const Target& t, int depth, int64_t nIn, bool inPlace, int64_t actReserved,
+                       int64_t accPerRow, int64_t accReserved) {
+  return tileRows(t, depth, nIn, inPlace, actReserved, accPerRow, accReserved);
+}
+
 std::string checkStream(const Target& t, int depth, int64_t nIn, bool inPlace, int64_t actReserved,
                         int64_t accPerRow, int64_t accReserved, int64_t minTileRows) {
   if (tileRows(t, depth, nIn, inPlace, actReserved, accPerRow, accReserved) >= minTileRows)

@@ -58,6 +58,11 @@ std::string checkStream(const Target& t, int depth, int64_t nIn, bool inPlace,
                         int64_t actReserved = 0, int64_t accPerRow = 0, int64_t accReserved = 0,
                         int64_t minTileRows = 1);
 
+/// The rows of a full tile of a stream of `nIn` inputs (in place or not) at pipeline depth
+/// `depth` with the given reserved rows (0 or less: none fits), the tile emitStream uses.
+int64_t streamTileRows(const Target& t, int depth, int64_t nIn, bool inPlace,
+                       int64_t actReserved = 0, int64_t accPerRow = 0, int64_t accReserved = 0);
+
 /// Emits the stream (buffer slots follow Program::stepIndex, so several streams may
 /// follow each other in one layer); returns the rows per tile (0 if nothing to do) and fills
 /// `info`.

@@ -188,6 +188,26 @@ std::vector<Type> layerNormInfer(const std::vector<NodeValue>& in, const Attrs& 
   return {x.type(), Type(ElemKind::Float32, stats), Type(ElemKind::Float32, stats)};
 }
 
+// One result, Y: the scale and bias are per channel (they broadcast to [C]).
+std::vector<Type> channelLayerNormInfer(const std::vector<NodeValue>& in, const Attrs&) {
+  const NodeValue& x = in[0];
+  // Int8 (docs/numerics.md 4.11, the line being one position's channels).
+  requireKind(x, {ElemKind::Float32, ElemKind::Int8}, "input");
+  if (x.dims().size() < 2)
+    inferError("input has shape " + shapeToString(x.dims()) + ", expected N x C x ...");
+  const Shape channels{x.dims()[1]};
+  const char* names[] = {"scale", "bias"};
+  for (size_t i = 1; i < 3 && i < in.size(); ++i) {
+    if (!in[i])
+      continue;
+    requireKind(in[i], {ElemKind::Float32}, names[i - 1]);
+    if (!broadcastsTo(in[i].dims(), channels))
+      inferError(std::string(names[i - 1]) + " of shape " + shapeToString(in[i].dims()) +
+                 " does not broadcast to the channels " + shapeToString(channels));
+  }
+  return {x.type()};
+}
+
 std::vector<Type> lrnInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   requireImage(in[0], "input");
   requireKind(in[0], {ElemKind::Float32}, "input");
@@ -326,6 +346,7 @@ void registerNNOps() {
   add(K::BatchNormalization, batchNormInfer, {"input", "scale", "bias", "mean", "var"}, 5);
   add(K::InstanceNormalization, instanceNormInfer, {"input", "scale", "bias"}, 3);
   add(K::LayerNormalization, layerNormInfer, {"input", "scale", "bias"}, 2);
+  add(K::ChannelLayerNormalization, channelLayerNormInfer, {"input", "scale", "bias"}, 2);
   add(K::LRN, lrnInfer, {"input"}, 1);
   add(K::MatMul, matMulInfer, {"a", "b"}, 2);
   add(K::Gemm, gemmInfer, {"a", "b", "c"}, 2);

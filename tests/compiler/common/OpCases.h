@@ -497,6 +497,15 @@ inline std::vector<OpCase> opCases() {
                                        g.constant("b", {16})},
                                       with({}, "epsilon", 1e-5)));
                }});
+  c.push_back({"ChannelLayerNorm", [](GraphBuilder& g) {
+                 // Each pixel's 6 channels of an image; a sequence's 5 channels, no bias.
+                 g.output("y", g.node(NodeKind::ChannelLayerNormalization, "ln",
+                                      {g.input("x", {2, 6, 3, 4}), g.constant("s", {6}),
+                                       g.constant("b", {6})},
+                                      with({}, "epsilon", 1e-5)));
+                 g.output("z", g.node(NodeKind::ChannelLayerNormalization, "seq",
+                                      {g.input("t", {2, 5, 7}), g.constant("s5", {5})}));
+               }});
   c.push_back({"BatchNorm", [](GraphBuilder& g) {
                  Tensor var = randomTensor({6}, g.rng, 0.1f, 2.f);
                  g.output("y", g.node(NodeKind::BatchNormalization, "bn",
@@ -635,6 +644,15 @@ inline std::vector<OpCase> opCases() {
                  g.output("y", g.node(NodeKind::LayerNormalization, "ln",
                                       {x, g.constant("s", {24}), g.constant("b", {24})},
                                       with({}, "epsilon", 1e-5)));
+               }});
+  c.push_back({"NpuChannelLayerNorm", [](GraphBuilder& g) {
+                 // LayerNormalization of each pixel's channels (ConvNeXt's, after
+                 // sink-permutation): a line per pixel of the NCHWc image.
+                 NodeValue x = g.node(NodeKind::Add, "add",
+                                      {g.input("x", {2, 24, 3, 5}), g.input("z", {2, 24, 3, 5})});
+                 g.output("y", g.node(NodeKind::ChannelLayerNormalization, "ln",
+                                      {x, g.constant("s", {24}), g.constant("b", {24})},
+                                      with({}, "epsilon", 1e-6)));
                }});
   return c;
 }

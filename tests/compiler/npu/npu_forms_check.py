@@ -152,6 +152,43 @@ class ActivationsCnn(nn.Module):
         return x
 
 
+class ConvNextBlocks(nn.Module):
+    """A ConvNeXt stage as torchvision writes it: a 4x4 stride-4 stem and a LayerNorm2d
+    (permute, LayerNorm over the channels, permute back), two blocks (depthwise 7x7 Conv,
+    permute to channels-last, LayerNorm, Linear C -> 4C, GELU, Linear 4C -> C, layer
+    scale, permute back, residual), then a LayerNorm2d and a 2x2 stride-2 downsampling
+    Conv. After sink-permutation every LayerNorm is a channel LayerNorm on NCHW."""
+
+    def __init__(self, c=40):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 4, stride=4)
+        self.stem_ln = nn.LayerNorm(c, eps=1e-6)
+        self.blocks = nn.ModuleList()
+        for _ in range(2):
+            self.blocks.append(nn.ModuleDict({
+                "dw": nn.Conv2d(c, c, 7, padding=3, groups=c), "ln": nn.LayerNorm(c, eps=1e-6),
+                "fc1": nn.Linear(c, 4 * c), "fc2": nn.Linear(4 * c, c)}))
+        self.gamma = nn.Parameter(torch.rand(2, c) + 0.5)
+        self.down_ln = nn.LayerNorm(c, eps=1e-6)
+        self.down = nn.Conv2d(c, 2 * c, 2, stride=2)
+        with torch.no_grad():  # LayerNorm's default scale 1 and bias 0 would hide mistakes
+            for ln in [self.stem_ln, self.down_ln] + [b["ln"] for b in self.blocks]:
+                ln.weight.uniform_(0.5, 1.5)
+                ln.bias.uniform_(-0.5, 0.5)
+
+    @staticmethod
+    def norm2d(ln, x):
+        return ln(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+    def forward(self, x):
+        x = self.norm2d(self.stem_ln, self.stem(x))
+        for i, b in enumerate(self.blocks):
+            y = b["ln"](b["dw"](x).permute(0, 2, 3, 1))
+            y = b["fc2"](nn.functional.gelu(b["fc1"](y))) * self.gamma[i]
+            x = x + y.permute(0, 3, 1, 2)
+        return self.down(self.norm2d(self.down_ln, x))
+
+
 # name: (module factory, input shape, most segments, least % of MACs on the NPU)
 MODELS = {
     "unet": (UNet, (1, 3, 32, 32), 1, 99.9),
@@ -167,7 +204,12 @@ MODELS = {
     "conformer": (Conformer, (1, 64, 32), 1, 99.9),
     "prelu_cnn": (PReluCnn, (1, 3, 16, 16), 1, 99.9),
     "activations_cnn": (ActivationsCnn, (1, 3, 16, 16), 1, 99.9),
+    "convnext_blocks": (ConvNextBlocks, (1, 3, 32, 28), 1, 99.9),
 }
+
+# Models whose float result on the cpu device (the default pass pipeline, where
+# sink-permutation rewrites the graph) is also checked against PyTorch's.
+FLOAT_CHECKED = {"convnext_blocks"}
 
 
 def export(name, out):
@@ -186,6 +228,21 @@ def export(name, out):
     np.save(d / "input.npy", x.numpy())
     np.save(d / "expected.npy", m(x).detach().numpy())
     return d
+
+
+def float_check(ember_run, name, d):
+    """The float model on the cpu device against PyTorch's output: within 1e-4 of the
+    largest |value| (at least 1e-4)."""
+    r = subprocess.run([ember_run, d / "model.onnx", "--device", "cpu", "--input",
+                        f"input={d / 'input.npy'}", "--out", d / "float"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return [f"{name}: float run on cpu failed: {r.stderr.strip()}"]
+    got, want = np.load(d / "float" / "output.npy"), np.load(d / "expected.npy")
+    err = float(np.abs(got - want).max())
+    tol = 1e-4 * max(1.0, float(np.abs(want).max()))
+    print(f"{name}: float (cpu) vs PyTorch: max |difference| {err:.3g} (tolerance {tol:.3g})")
+    return [] if err <= tol else [f"{name}: float result {err:.3g} from PyTorch's (> {tol:.3g})"]
 
 
 def main():
@@ -212,6 +269,8 @@ def main():
         if segments > most_segments or macs < least_macs:
             failed.append(f"{name}: {segments} segments (at most {most_segments}), {macs}% of "
                           f"MACs on the NPU (at least {least_macs})")
+        if name in FLOAT_CHECKED and "cpu" in a.devices.split(","):
+            failed += float_check(a.ember_run, name, d)
         r = subprocess.run([a.ember_run, d / "model.onnx", "--input", f"input={d / 'input.npy'}",
                             "--compare", a.devices],
                            capture_output=True, text=True)

@@ -73,15 +73,16 @@ TEST(SinkPermutation, ConvNextBlockBecomesConvolutions) {
   EXPECT_EQ(checkPassKeepsResults(g, sinkPermutation), 2u);
   EXPECT_EQ(g.count(NodeKind::MatMul), 0u);
   EXPECT_EQ(g.count(NodeKind::Conv), 6u); // per block: depthwise + two 1x1
-  EXPECT_EQ(g.count(NodeKind::LayerNormalization), 2u);
-  // Each LayerNormalization keeps its own Transpose pair (the channel LayerNorm pattern);
-  // every other node works on NCHW.
-  EXPECT_EQ(g.count(NodeKind::Transpose), 4u);
+  // Each LayerNormalization over the channels-last axis became a channel LayerNorm on
+  // NCHW: no Transpose is left.
+  EXPECT_EQ(g.count(NodeKind::LayerNormalization), 0u);
+  EXPECT_EQ(g.count(NodeKind::ChannelLayerNormalization), 2u);
+  EXPECT_EQ(g.count(NodeKind::Transpose), 0u);
   for (const auto& n : g.f->nodes()) {
-    if (n->kind() == NodeKind::Transpose) {
-      EXPECT_TRUE(n->input(0).node->kind() == NodeKind::LayerNormalization ||
-                  singleUserKind(*g.f, n.get()) == NodeKind::LayerNormalization)
-          << n->name();
+    if (n->kind() == NodeKind::ChannelLayerNormalization) {
+      EXPECT_EQ(n->input(0).node->kind(), NodeKind::Conv) << n->name(); // the depthwise Conv
+      EXPECT_EQ(n->attrs().getFloat("epsilon", 0), 1e-6);
+      EXPECT_EQ(singleUserKind(*g.f, n.get()), NodeKind::Conv) << n->name();
     }
     if (n->kind() == NodeKind::Conv && n->name().find("fc") != std::string::npos) {
       EXPECT_EQ(n->numInputs(), 3u) << n->name(); // the bias Add became the Conv's bias
@@ -102,8 +103,9 @@ TEST(SinkPermutation, ConvNextBlockThroughTheDefaultPipeline) {
   EXPECT_EQ(g.count(NodeKind::Reshape), 0u);
   EXPECT_EQ(g.count(NodeKind::Conv), 3u);
   EXPECT_EQ(g.count(NodeKind::Gelu), 1u);
-  EXPECT_EQ(g.count(NodeKind::LayerNormalization), 1u);
-  EXPECT_EQ(g.count(NodeKind::Transpose), 2u);
+  EXPECT_EQ(g.count(NodeKind::LayerNormalization), 0u);
+  EXPECT_EQ(g.count(NodeKind::ChannelLayerNormalization), 1u);
+  EXPECT_EQ(g.count(NodeKind::Transpose), 0u);
   EXPECT_EQ(g.count(NodeKind::Mul), 0u); // the layer scale folded into the second 1x1 Conv
 }
 
@@ -205,14 +207,46 @@ TEST(SinkPermutation, LeavesMatMulsItCannotMakeConvolutions) {
 }
 
 TEST(SinkPermutation, LeavesALayerNormAloneBetweenItsTransposes) {
-  // Rewriting would put the same Transpose pair back: nothing to gain.
+  // The last axis after the perm is the layout's axis 2, not the channels: rewriting would
+  // put the same Transpose pair back, nothing to gain.
   G g;
-  NodeValue x = g.input("x", {1, 8, 3, 3});
-  NodeValue t = transpose(g, "t", x, kToLast);
-  NodeValue ln = g.node(NodeKind::LayerNormalization, "ln", {t, g.constant("s", {8})},
+  NodeValue x = g.input("x", {1, 8, 3, 5});
+  NodeValue t = transpose(g, "t", x, {0, 1, 3, 2});
+  NodeValue ln = g.node(NodeKind::LayerNormalization, "ln", {t, g.constant("s", {3})},
                         attrs({{"axis", int64_t(-1)}}));
-  g.output("y", transpose(g, "back", ln, kToFirst));
+  g.output("y", transpose(g, "back", ln, {0, 1, 3, 2}));
   expectUnchanged(g);
+}
+
+TEST(SinkPermutation, ChannelsLastLayerNormBecomesAChannelLayerNorm) {
+  // Transpose (to channels-last) -> LayerNormalization (last axis) -> Transpose back, alone,
+  // on several shapes (one pixel, one row, rank 3 sequences, a scale without bias).
+  struct Case {
+    Shape x;
+    std::vector<int64_t> toLast, back;
+    bool bias;
+  };
+  const std::vector<Case> cases = {
+      {{1, 8, 3, 3}, kToLast, kToFirst, true},   {{2, 16, 5, 7}, kToLast, kToFirst, true},
+      {{1, 3, 1, 1}, kToLast, kToFirst, false},  {{2, 5, 4, 1}, kToLast, kToFirst, true},
+      {{3, 24, 1, 9}, kToLast, kToFirst, false}, {{2, 6, 11}, {0, 2, 1}, {0, 2, 1}, true}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(shapeToString(c.x));
+    G g;
+    NodeValue x = g.input("x", c.x);
+    NodeValue t = transpose(g, "t", x, c.toLast);
+    std::vector<NodeValue> ins = {t, g.constant("s", {c.x[1]}, -1.5f, 1.5f)};
+    if (c.bias)
+      ins.push_back(g.constant("b", {c.x[1]}));
+    NodeValue ln = g.node(NodeKind::LayerNormalization, "ln", ins,
+                          attrs({{"axis", int64_t(-1)}, {"epsilon", 1e-3}}));
+    g.output("y", transpose(g, "back", ln, c.back));
+    EXPECT_EQ(checkPassKeepsResults(g, sinkPermutation), 1u);
+    EXPECT_EQ(g.count(NodeKind::Transpose), 0u);
+    EXPECT_EQ(g.count(NodeKind::LayerNormalization), 0u);
+    ASSERT_EQ(g.count(NodeKind::ChannelLayerNormalization), 1u);
+    EXPECT_EQ(runSinkPermutation(*g.f), 0u); // a second run changes nothing
+  }
 }
 
 } // namespace

@@ -56,15 +56,14 @@ void emitSoftmax(const Op& n, CodegenContext& ctx) {
             ctx.nth()});
 }
 
-/// LayerNormalization's tables (layerNormTables, which also checks the row size and the
-/// scale and bias counts).
+/// LayerNormalization's or ChannelLayerNormalization's tables (layerNormTables, which
+/// also checks the line's size and the scale and bias counts).
 quant::LayerNormTables tablesOf(const Op& n) {
-  const NormAttrs na = normOf(n.attrs());
-  const int64_t count = quant::layerNormRow(n.input(0).dims(), na.axis);
+  const int64_t count = layerNormLines(n.kind(), n.input(0).dims(), n.attrs()).len;
   const OpInput g = n.input(1), b = n.optionalInput(2);
   return quant::layerNormTables(n.input(0).type().quant.scales[0], n.resultType().quant.scales[0],
-                                count, na.epsilon, g.constantData<float>(), size_t(g.type().size()),
-                                b ? b.constantData<float>() : nullptr,
+                                count, normOf(n.attrs()).epsilon, g.constantData<float>(),
+                                size_t(g.type().size()), b ? b.constantData<float>() : nullptr,
                                 b ? size_t(b.type().size()) : 0);
 }
 
@@ -86,16 +85,15 @@ bool supportsLayerNorm(const Op& n) {
 }
 
 void emitLayerNorm(const Op& n, CodegenContext& ctx) {
-  const NormAttrs na = normOf(n.attrs());
-  const int64_t count = quant::layerNormRow(n.input(0).dims(), na.axis);
+  const AxisSplit l = layerNormLines(n.kind(), n.input(0).dims(), n.attrs());
   const quant::LayerNormTables t = tablesOf(n);
-  ctx.call(
-      "ember_layernorm_i8",
-      {ctx.addr(n.input(0)), ctx.result(n), n.numResults() > 1 ? ctx.result(n, 1) : ctx.nullPtr(),
-       n.numResults() > 2 ? ctx.result(n, 2) : ctx.nullPtr(),
-       ctx.i64(numElements(n.input(0).dims()) / count), ctx.i64(count),
-       ctx.i32(n.input(0).type().quant.zeroPoints[0]), ctx.i64(t.E), ctx.keep(t.M), ctx.keep(t.S),
-       ctx.keep(t.B), ctx.i32(n.resultType().quant.zeroPoints[0]), ctx.tid(), ctx.nth()});
+  ctx.call("ember_layernorm_i8",
+           {ctx.addr(n.input(0)), ctx.result(n),
+            n.numResults() > 1 ? ctx.result(n, 1) : ctx.nullPtr(),
+            n.numResults() > 2 ? ctx.result(n, 2) : ctx.nullPtr(), ctx.i64(l.outer), ctx.i64(l.len),
+            ctx.i64(l.inner), ctx.i32(n.input(0).type().quant.zeroPoints[0]), ctx.i64(t.E),
+            ctx.keep(t.M), ctx.keep(t.S), ctx.keep(t.B),
+            ctx.i32(n.resultType().quant.zeroPoints[0]), ctx.tid(), ctx.nth()});
 }
 
 } // namespace
@@ -104,6 +102,8 @@ void registerInt8AttentionCodegen() {
   registerCodegenUnit(NodeKind::MatMul, {"int8", supportsMatMulAct, emitMatMulAct});
   registerCodegenUnit(NodeKind::Softmax, {"int8", supportsSoftmax, emitSoftmax});
   registerCodegenUnit(NodeKind::LayerNormalization, {"int8", supportsLayerNorm, emitLayerNorm});
+  registerCodegenUnit(NodeKind::ChannelLayerNormalization,
+                      {"int8", supportsLayerNorm, emitLayerNorm});
 }
 
 } // namespace ember::cpu

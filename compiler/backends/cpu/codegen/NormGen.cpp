@@ -1,6 +1,7 @@
 // Codegen of Softmax / LogSoftmax (along one axis), BatchNormalization (constant
-// parameters) and LayerNormalization (normalised result and, when the node has them,
-// its Mean and InvStdDev results).
+// parameters), LayerNormalization (normalised result and, when the node has them,
+// its Mean and InvStdDev results) and ChannelLayerNormalization (the same kernel along
+// axis 1).
 #include "Codegen.h"
 #include "ember/support/Error.h"
 
@@ -28,34 +29,34 @@ void emitSoftmax(const Op& n, CodegenContext& ctx) {
             ctx.i64(s.outer), ctx.i64(s.len), ctx.i64(s.inner), ctx.tid(), ctx.nth()});
 }
 
+/// The number of values LayerNormalization's scale and bias cover (the dimensions from
+/// its axis on) or ChannelLayerNormalization's (C).
+int64_t normalisedCount(const Op& n) {
+  return layerNormLines(n.kind(), n.input(0).dims(), n.attrs()).len;
+}
+
 bool supportsLayerNorm(const Op& n) {
-  if (!plainFloat(n.input(0).type()) || n.input(0).dims().empty())
-    return false;
   const Shape& d = n.input(0).dims();
-  const NormAttrs na = normOf(n.attrs());
-  const int64_t axis = normalizeAxis(na.axis, d.size());
-  const Shape tail(d.begin() + axis, d.end());
+  const bool channels = n.kind() == NodeKind::ChannelLayerNormalization;
+  if (!plainFloat(n.input(0).type()) || d.size() < (channels ? 2u : 1u))
+    return false;
   // Scale and bias must cover the normalised dimensions exactly (no broadcasting).
   for (size_t i = 1; i < 3; ++i) {
     const OpInput v = n.optionalInput(i);
-    if (v && (!plainFloat(v.type()) || numElements(v.dims()) != numElements(tail)))
+    if (v && (!plainFloat(v.type()) || numElements(v.dims()) != normalisedCount(n)))
       return false;
   }
-  return n.optionalInput(1) && na.stashType == 1;
+  return n.optionalInput(1) && (channels || normOf(n.attrs()).stashType == 1);
 }
 
+/// LayerNormalization's rows (inner 1) or ChannelLayerNormalization's pixel lines.
 void emitLayerNorm(const Op& n, CodegenContext& ctx) {
-  const Shape& d = n.input(0).dims();
-  const NormAttrs na = normOf(n.attrs());
-  const int64_t axis = normalizeAxis(na.axis, d.size());
-  int64_t rows = 1, cols = 1;
-  for (size_t i = 0; i < d.size(); ++i)
-    (int64_t(i) < axis ? rows : cols) *= d[i];
+  const AxisSplit l = layerNormLines(n.kind(), n.input(0).dims(), n.attrs());
   ctx.call("ember_layernorm_f32",
            {ctx.addr(n.input(0)), ctx.addr(n.input(1)), ctx.addr(n.optionalInput(2)), ctx.result(n),
             n.numResults() > 1 ? ctx.result(n, 1) : ctx.nullPtr(),
-            n.numResults() > 2 ? ctx.result(n, 2) : ctx.nullPtr(), ctx.i64(rows), ctx.i64(cols),
-            ctx.f64(na.epsilon), ctx.tid(), ctx.nth()});
+            n.numResults() > 2 ? ctx.result(n, 2) : ctx.nullPtr(), ctx.i64(l.outer), ctx.i64(l.len),
+            ctx.i64(l.inner), ctx.f64(normOf(n.attrs()).epsilon), ctx.tid(), ctx.nth()});
 }
 
 bool supportsBatchNorm(const Op& n) {
@@ -96,6 +97,8 @@ void registerNormCodegen() {
   registerCodegenUnit(NodeKind::Softmax, {"softmax", supportsSoftmax, emitSoftmax});
   registerCodegenUnit(NodeKind::LogSoftmax, {"softmax", supportsSoftmax, emitSoftmax});
   registerCodegenUnit(NodeKind::LayerNormalization, {"norm", supportsLayerNorm, emitLayerNorm});
+  registerCodegenUnit(NodeKind::ChannelLayerNormalization,
+                      {"norm", supportsLayerNorm, emitLayerNorm});
   registerCodegenUnit(NodeKind::BatchNormalization, {"norm", supportsBatchNorm, emitBatchNorm});
 }
 

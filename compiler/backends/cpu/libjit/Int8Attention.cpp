@@ -1,5 +1,6 @@
 // The int8 operators of attention blocks (docs/numerics.md sections 4.1, 4.10, 4.11):
-// MatMul of two activations, Softmax along one axis and LayerNormalization over rows.
+// MatMul of two activations, Softmax along one axis and LayerNormalization over lines
+// (rows, or each pixel's channels for ChannelLayerNormalization).
 // Softmax and LayerNormalization run the lines of ember/quantization/IntegerLines.h,
 // the same code the interpreter runs; the MatMul sums (a - zp_a) * (b - zp_b) directly,
 // which equals the interpreter's expansion modulo 2^32.
@@ -48,16 +49,18 @@ EMBER_KERNEL void ember_softmax_i8(const int8_t* x, int8_t* y, int64_t outer, in
   }
 }
 
-/// LayerNormalization of `rows` contiguous rows of n codes; the Mean and InvStdDev
-/// results (when the node has them) are zeros, as in the interpreter.
+/// LayerNormalization of `outer * inner` lines of n codes `inner` apart (rows when inner
+/// is 1, a pixel's channels of NCHW when inner is H * W); the Mean and InvStdDev results
+/// (when the node has them) are zeros, as in the interpreter.
 EMBER_KERNEL void ember_layernorm_i8(const int8_t* x, int8_t* y, float* meanOut, float* invOut,
-                                     int64_t rows, int64_t n, int32_t zpx, int64_t E,
-                                     const int32_t* M, const int32_t* S, const int32_t* B,
-                                     int32_t zpy, int64_t tid, int64_t nth) {
+                                     int64_t outer, int64_t n, int64_t inner, int32_t zpx,
+                                     int64_t E, const int32_t* M, const int32_t* S,
+                                     const int32_t* B, int32_t zpy, int64_t tid, int64_t nth) {
   int64_t begin, end;
-  libjit::threadRange(rows, tid, nth, &begin, &end);
+  libjit::threadRange(outer * inner, tid, nth, &begin, &end);
   for (int64_t r = begin; r < end; ++r) {
-    ember::qline::layerNormLine(x + r * n, y + r * n, n, zpx, E, M, S, B, zpy);
+    const int64_t base = (r / inner) * n * inner + r % inner;
+    ember::qline::layerNormLine(x + base, y + base, n, inner, zpx, E, M, S, B, zpy);
     if (meanOut)
       meanOut[r] = 0.f;
     if (invOut)

@@ -213,9 +213,9 @@ inline double sumAsDouble(const float* x, int64_t n, int64_t stride = 1) {
   return sumAsDouble(x, n, stride, [](auto&) {});
 }
 
-/// sum (x[i] - mean)^2 for i < n, in double (sumAsDouble).
-inline double sumSquaredDeviations(const float* x, int64_t n, double mean) {
-  return sumAsDouble(x, n, 1, [mean](auto& v) { v = (v - mean) * (v - mean); });
+/// sum (x[i * stride] - mean)^2 for i < n, in double (sumAsDouble).
+inline double sumSquaredDeviations(const float* x, int64_t n, double mean, int64_t stride = 1) {
+  return sumAsDouble(x, n, stride, [mean](auto& v) { v = (v - mean) * (v - mean); });
 }
 
 } // namespace libjit

@@ -1,6 +1,6 @@
 // Softmax / LogSoftmax along one axis (outer x len x inner lines, maximum subtracted
 // first, e^x in float by libjit::expFast, sums in double as the interpreter) and
-// LayerNormalization over the trailing `cols` elements of each row (statistics in double,
+// LayerNormalization over lines of `len` elements `inner` apart (statistics in double,
 // the normalised values in float); BatchNormalization as a per-channel scale and shift.
 #include "Libjit.h"
 
@@ -31,22 +31,27 @@ EMBER_KERNEL void ember_softmax_f32(int32_t isLog, const float* x, float* y, int
   }
 }
 
-/// y = (x - mean) / sqrt(var + eps) * scale + bias over each row of `cols` elements;
-/// the row's mean and 1 / sqrt(var + eps) go to meanOut / invOut when not null.
+/// y = (x - mean) / sqrt(var + eps) * scale + bias over each line of `len` elements
+/// `inner` apart (outer x len x inner: rows of `len` when inner is 1, a pixel's channels of
+/// NCHW when inner is H * W); the line's mean and 1 / sqrt(var + eps) go to meanOut /
+/// invOut (indexed o * inner + i) when not null.
 EMBER_KERNEL void ember_layernorm_f32(const float* x, const float* scale, const float* bias,
-                                      float* y, float* meanOut, float* invOut, int64_t rows,
-                                      int64_t cols, double eps, int64_t tid, int64_t nth) {
+                                      float* y, float* meanOut, float* invOut, int64_t outer,
+                                      int64_t len, int64_t inner, double eps, int64_t tid,
+                                      int64_t nth) {
   int64_t begin, end;
-  libjit::threadRange(rows, tid, nth, &begin, &end);
+  libjit::threadRange(outer * inner, tid, nth, &begin, &end);
   for (int64_t r = begin; r < end; ++r) {
-    const float* xr = x + r * cols;
-    float* yr = y + r * cols;
-    const double mean = libjit::sumAsDouble(xr, cols) / static_cast<double>(cols);
-    const double var = libjit::sumSquaredDeviations(xr, cols, mean) / static_cast<double>(cols);
+    const int64_t base = (r / inner) * len * inner + r % inner;
+    const float* xr = x + base;
+    float* yr = y + base;
+    const double mean = libjit::sumAsDouble(xr, len, inner) / static_cast<double>(len);
+    const double var =
+        libjit::sumSquaredDeviations(xr, len, mean, inner) / static_cast<double>(len);
     const double inv = 1.0 / sqrt(var + eps);
     const float m = static_cast<float>(mean), s = static_cast<float>(inv);
-    for (int64_t c = 0; c < cols; ++c)
-      yr[c] = (xr[c] - m) * (s * scale[c]) + (bias ? bias[c] : 0.f);
+    for (int64_t c = 0; c < len; ++c)
+      yr[c * inner] = (xr[c * inner] - m) * (s * scale[c]) + (bias ? bias[c] : 0.f);
     if (meanOut)
       meanOut[r] = m;
     if (invOut)

@@ -46,24 +46,25 @@ const Tensor* normParameter(const std::vector<const Tensor*>& in, size_t i, cons
   return t;
 }
 
-/// LayerNormalization over the dimensions from `axis` on (each row contiguous).
+/// LayerNormalization and ChannelLayerNormalization: every line of layerNormLines
+/// (`len` codes `inner` apart) by section 4.11's line.
 void layerNormKernel(const Node& node, const std::vector<const Tensor*>& in,
                      std::vector<Tensor>& out) {
   const Tensor& x = *in[0];
   const TensorQ xq = perTensor(x.type(), "the input"), yq = perTensor(out[0].type(), "the result");
-  const NormAttrs na = normOf(node.attrs());
-  const int64_t n = quant::layerNormRow(x.dims(), na.axis);
+  const AxisSplit l = layerNormLines(node.kind(), x.dims(), node.attrs());
   const Tensor* gamma = normParameter(in, 1, "the scale");
   const Tensor* beta = normParameter(in, 2, "the bias");
   if (!gamma)
     throw Error("an int8 LayerNormalization needs its scale");
   const quant::LayerNormTables t = quant::layerNormTables(
-      xq.scale, yq.scale, n, na.epsilon, gamma->data<float>(), size_t(gamma->size()),
-      beta ? beta->data<float>() : nullptr, beta ? size_t(beta->size()) : 0);
-  const int64_t rows = n ? x.size() / n : 0;
-  for (int64_t r = 0; r < rows; ++r)
-    qline::layerNormLine(x.data<int8_t>() + r * n, out[0].data<int8_t>() + r * n, n, xq.zp, t.E,
-                         t.M.data(), t.S.data(), t.B.data(), yq.zp);
+      xq.scale, yq.scale, l.len, normOf(node.attrs()).epsilon, gamma->data<float>(),
+      size_t(gamma->size()), beta ? beta->data<float>() : nullptr, beta ? size_t(beta->size()) : 0);
+  for (int64_t r = 0; r < l.outer * l.inner; ++r) {
+    const int64_t base = (r / l.inner) * l.len * l.inner + r % l.inner;
+    qline::layerNormLine(x.data<int8_t>() + base, out[0].data<int8_t>() + base, l.len, l.inner,
+                         xq.zp, t.E, t.M.data(), t.S.data(), t.B.data(), yq.zp);
+  }
   // The Mean and InvStdDev results are not computed by the int8 form (the quantizer
   // makes it only when nothing reads them): zeros.
   for (size_t r = 1; r < out.size(); ++r)
@@ -75,6 +76,7 @@ void layerNormKernel(const Node& node, const std::vector<const Tensor*>& in,
 void registerInt8NormKernels() {
   registerQuantizedKernel(NodeKind::Softmax, softmaxKernel);
   registerQuantizedKernel(NodeKind::LayerNormalization, layerNormKernel);
+  registerQuantizedKernel(NodeKind::ChannelLayerNormalization, layerNormKernel);
 }
 
 } // namespace ember

@@ -85,32 +85,43 @@ std::vector<float> expandInner(const Tensor* t, const Shape& inner, float def) {
   return v;
 }
 
+/// The shape the scale and bias of a LayerNormalization (the dimensions from its axis
+/// on) or a ChannelLayerNormalization ([C]) broadcast to.
+Shape normalisedShape(const Node& n, const Shape& x) {
+  if (n.kind() == NodeKind::ChannelLayerNormalization)
+    return Shape{x[1]};
+  const int64_t axis = normalizeAxis(normOf(n.attrs()).axis, x.size());
+  return Shape(x.begin() + axis, x.end());
+}
+
+/// LayerNormalization and ChannelLayerNormalization: every line of layerNormLines (`len`
+/// elements `inner` apart) normalised in double.
 void layerNormKernel(const Node& n, const std::vector<const Tensor*>& in,
                      std::vector<Tensor>& out) {
   const Tensor& x = *in[0];
-  const NormAttrs na = normOf(n.attrs());
-  const int64_t axis = normalizeAxis(na.axis, x.dims().size());
-  const double eps = na.epsilon;
-  const Shape inner(x.dims().begin() + axis, x.dims().end());
-  const int64_t size = numElements(inner), rows = size ? x.size() / size : 0;
-  const std::vector<float> scale = expandInner(in[1], inner, 1.f);
-  const std::vector<float> bias = expandInner(in.size() > 2 ? in[2] : nullptr, inner, 0.f);
+  const double eps = normOf(n.attrs()).epsilon;
+  const AxisSplit l = layerNormLines(n.kind(), x.dims(), n.attrs());
+  const Shape normalised = normalisedShape(n, x.dims());
+  const int64_t size = l.len, st = l.inner;
+  const std::vector<float> scale = expandInner(in[1], normalised, 1.f);
+  const std::vector<float> bias = expandInner(in.size() > 2 ? in[2] : nullptr, normalised, 0.f);
   const float* xp = x.data<float>();
   float* yp = out[0].data<float>();
   float* meanOut = out.size() > 1 ? out[1].data<float>() : nullptr;
   float* invOut = out.size() > 2 ? out[2].data<float>() : nullptr;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* v = xp + r * size;
+  for (int64_t r = 0; r < l.outer * l.inner; ++r) {
+    const int64_t base = (r / st) * size * st + r % st;
+    const float* v = xp + base;
     double sum = 0, sq = 0;
     for (int64_t i = 0; i < size; ++i)
-      sum += v[i];
+      sum += v[i * st];
     const double mean = sum / double(size);
     for (int64_t i = 0; i < size; ++i)
-      sq += (v[i] - mean) * (v[i] - mean);
+      sq += (v[i * st] - mean) * (v[i * st] - mean);
     const double inv = 1.0 / std::sqrt(sq / double(size) + eps);
     for (int64_t i = 0; i < size; ++i)
-      yp[r * size + i] =
-          static_cast<float>((v[i] - mean) * inv * scale[size_t(i)] + bias[size_t(i)]);
+      yp[base + i * st] =
+          static_cast<float>((v[i * st] - mean) * inv * scale[size_t(i)] + bias[size_t(i)]);
     if (meanOut)
       meanOut[r] = static_cast<float>(mean);
     if (invOut)
@@ -150,6 +161,7 @@ void registerNormKernels() {
   registerKernel(NodeKind::BatchNormalization, batchNormKernel);
   registerKernel(NodeKind::InstanceNormalization, instanceNormKernel);
   registerKernel(NodeKind::LayerNormalization, layerNormKernel);
+  registerKernel(NodeKind::ChannelLayerNormalization, layerNormKernel);
   registerKernel(NodeKind::LRN, lrnKernel);
 }
 

@@ -34,6 +34,14 @@ struct AxisSplit {
 /// The split of `dims` at `axis` (possibly negative; throws when out of range).
 AxisSplit splitAtAxis(const Shape& dims, int64_t axis);
 
+/// The lines a LayerNormalization or ChannelLayerNormalization node of kind `kind` and
+/// attributes `a` normalises on an input of shape `x`, each `len` elements at stride
+/// `inner` (docs/compiler/passes.md, "Layout regions"): LayerNormalization the dimensions
+/// from its axis on, one contiguous line (inner 1) per index of the dimensions before;
+/// ChannelLayerNormalization axis 1, one line per (n, d...) position (the split at axis
+/// 1). The one place both kinds' kernels, quantizer rules and layers take them from.
+AxisSplit layerNormLines(NodeKind kind, const Shape& x, const Attrs& a);
+
 /// Throws unless v's element kind is one of `kinds`.
 void requireKind(const NodeValue& v, const std::vector<ElemKind>& kinds, const char* operand);
 

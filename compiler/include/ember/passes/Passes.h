@@ -37,7 +37,8 @@ size_t runSinkTranspose(Function& f, const PassContext& ctx = {});
 /// layout before P and the Transposes are dropped: element-wise ops unchanged (constants
 /// transposed by P^-1, a [C] bias becoming [1, C, 1, 1]), Softmax along P[axis], MatMul by a
 /// constant [C, K] plus a constant bias -> 1x1 Conv, LayerNormalization over the last axis
-/// kept channels-last between its own Transpose pair. Only when every node of the region
+/// -> ChannelLayerNormalization when that axis is the layout's axis 1 (else kept between its
+/// own Transpose pair). Only when every node of the region
 /// has such a form, no value of it is a function output and the rewrite removes more
 /// Transposes than it adds or makes a Conv of a MatMul.
 size_t runSinkPermutation(Function& f, const PassContext& ctx = {});

@@ -56,7 +56,8 @@ inline void softmaxLine(const int8_t* x, int8_t* y, int64_t len, int64_t stride,
   }
 }
 
-/// LayerNormalization of one row of `n` contiguous int8 codes (section 4.11): with
+/// LayerNormalization of one line of `n` int8 codes `stride` apart (1: a contiguous row;
+/// a pixel's channels in NCHW: H * W) (section 4.11): with
 /// u_i = x_i - zp_x, U = sum u, c_i = n * u_i - U (exactly n times the centred value),
 /// V = sum c_i^2 and D = floor(V / n) + E (E: epsilon in these units), the normalised
 /// value is c_i / sqrt(D). It is computed in Q16 with an exact integer square root of D
@@ -65,14 +66,15 @@ inline void softmaxLine(const int8_t* x, int8_t* y, int64_t len, int64_t stride,
 ///   z_i  = round_half_away(c_i * 2^(k+16) / r)
 ///   y_i  = clamp(((z_i * M_i + 2^(S_i-1)) >> S_i) + B_i + zp_y, -128, 127)
 /// n <= 16384 keeps every product below 2^63.
-inline void layerNormLine(const int8_t* x, int8_t* y, int64_t n, int32_t zpX, int64_t E,
-                          const int32_t* M, const int32_t* S, const int32_t* B, int32_t zpY) {
+inline void layerNormLine(const int8_t* x, int8_t* y, int64_t n, int64_t stride, int32_t zpX,
+                          int64_t E, const int32_t* M, const int32_t* S, const int32_t* B,
+                          int32_t zpY) {
   int64_t U = 0;
   for (int64_t i = 0; i < n; ++i)
-    U += x[i] - zpX;
+    U += x[i * stride] - zpX;
   uint64_t V = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t c = n * (x[i] - zpX) - U;
+    const int64_t c = n * (x[i * stride] - zpX) - U;
     V += static_cast<uint64_t>(c * c);
   }
   const uint64_t D = V / static_cast<uint64_t>(n) + static_cast<uint64_t>(E);
@@ -82,15 +84,21 @@ inline void layerNormLine(const int8_t* x, int8_t* y, int64_t n, int32_t zpX, in
   const int k = bits < 62 ? (62 - bits) / 2 : 0;
   const int64_t r = static_cast<int64_t>(isqrt(D << (2 * k)));
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t c = n * (x[i] - zpX) - U;
+    const int64_t c = n * (x[i * stride] - zpX) - U;
     int64_t z = 0;
     if (r > 0) {
       const int64_t num = (c < 0 ? -c : c) * (int64_t(1) << (k + 16));
       z = (num + r / 2) / r;
       z = c < 0 ? -z : z;
     }
-    y[i] = requantize64(z, M[i], S[i], int64_t(B[i]) + zpY, -128, 127);
+    y[i * stride] = requantize64(z, M[i], S[i], int64_t(B[i]) + zpY, -128, 127);
   }
+}
+
+/// The line of `n` contiguous codes (stride 1).
+inline void layerNormLine(const int8_t* x, int8_t* y, int64_t n, int32_t zpX, int64_t E,
+                          const int32_t* M, const int32_t* S, const int32_t* B, int32_t zpY) {
+  layerNormLine(x, y, n, 1, zpX, E, M, S, B, zpY);
 }
 
 } // namespace qline

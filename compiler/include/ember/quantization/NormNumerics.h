@@ -41,13 +41,6 @@ inline QuantParams softmaxResultParams() {
 /// The largest row LayerNormalization's integer form accepts (IntegerLines.h bounds).
 constexpr int64_t kMaxLayerNormRow = 16384;
 
-/// The elements LayerNormalization normalises together: the dimensions of `x` from
-/// `axis` (possibly negative) on.
-inline int64_t layerNormRow(const Shape& x, int64_t axis) {
-  const AxisSplit s = splitAtAxis(x, axis);
-  return s.len * s.inner;
-}
-
 /// LayerNormalization's per-element tables over a row of n elements.
 struct LayerNormTables {
   int64_t E = 0;                ///< round(n^2 * epsilon / s_x^2), at most 2^60
