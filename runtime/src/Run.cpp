@@ -4,6 +4,7 @@
 #include "ember/isa/roles.h"
 
 #include "ember/isa/binary.h"
+#include "ember/isa/dma.h"
 #include "ember/isa/error.h"
 #include "ember/platform/Io.h"
 #include "ember/platform/Report.h"
@@ -240,13 +241,29 @@ void checkOutputFiles(const isa::Binary& bin, const RunRequest& req) {
   checkNotSameFile(outs, ins);
 }
 
+/// The firmware's DMA_EXTENT rule (docs/firmware.md section 3), applied by the host to a
+/// binary of a description this build has no firmware for: such a job runs on the engine
+/// directly, and would otherwise fault (dram-out-of-range) where the firmware refuses.
+void checkDmaExtent(const isa::Binary& bin, const isa::IsaDescription& desc, std::uint64_t window,
+                    const std::string& file) {
+  for (std::size_t i = 0; i < bin.code.size(); ++i)
+    if (const auto end = isa::dmaDramEnd(desc, bin.code[i]); end && *end > window)
+      throw isa::Error(file, "the host (no firmware build of this description)",
+                       "refused the job: rule DMA_EXTENT (docs/firmware.md section 3): "
+                       "instruction " +
+                           std::to_string(i) + " (" + bin.code[i].name() + ") reaches DRAM byte " +
+                           std::to_string(*end - 1) + ", past the job's DRAM window of " +
+                           std::to_string(window) + " bytes");
+}
+
 /// The one check of every run, whatever runs it (ember-sim, each job of ember-sim
 /// --jobs, ember-run's sim and rtl devices, the Python package through runLoadedBinary):
 /// the inputs (names, shapes, element types, NaN), the output files, the window
 /// (jobWindowBytes: --dram-window, else the memory map's extent) and the loader's check
 /// of the memory map against it. The firmware's rules (docs/firmware.md section 3) then
 /// run on the device, against the same window, for every run of a description with a
-/// firmware build. Throws ember::Error naming the file and the place.
+/// firmware build; the host applies the one rule the loader lacks (DMA_EXTENT) to the others.
+/// Throws ember::Error naming the file and the place.
 CheckedJob checkRun(const isa::Binary& bin, const isa::IsaDescription& desc, const RunRequest& req,
                     bool onlyOwnInputs, const std::string& who, std::ostream& err) {
   CheckedJob job;
@@ -255,6 +272,8 @@ CheckedJob checkRun(const isa::Binary& bin, const isa::IsaDescription& desc, con
   checkOutputFiles(bin, req);
   job.window = jobWindowBytes(bin, req.options.dram_window_bytes);
   platform::checkJob(desc, bin, job.inputs, job.window, req.binary);
+  if (!firmwareSupports(desc))
+    checkDmaExtent(bin, desc, job.window, req.binary);
   return job;
 }
 

@@ -1,5 +1,6 @@
 // Data semantics of every instruction class (docs/isa/instructions.md section 2).
 #include "Machine.h"
+#include "ember/isa/dma.h"
 #include "ember/isa/roles.h"
 
 #include "ember/isa/error.h"
@@ -141,15 +142,11 @@ std::optional<ExecFault> Machine::dma(const Instruction& insn, bool load) {
     return sramRange(isa::role::kSramAddr, *mem->desc, satAdd(addr, sramRows) - 1);
   if (auto f = touch(mem, addr, addr + sramRows - 1, load))
     return f;
-  if (s0 > 0 && s1 > 0 && s2 > 0) {
-    u64 end =
-        satAdd(daddr, satMul(satAdd(satAdd(satMul(s2 - 1, st2), satMul(s1 - 1, st1)), s0), B));
-    if (end > dram_.window())
-      return ExecFault{FaultKind::DramOutOfRange, "DRAM bytes [" + std::to_string(daddr) + ", " +
-                                                      std::to_string(end) +
-                                                      ") leave the job's DRAM window of " +
-                                                      std::to_string(dram_.window()) + " bytes"};
-  }
+  if (const auto end = isa::dmaDramEnd(isa_, insn); end && *end > dram_.window())
+    return ExecFault{FaultKind::DramOutOfRange, "DRAM bytes [" + std::to_string(daddr) + ", " +
+                                                    std::to_string(*end) +
+                                                    ") leave the job's DRAM window of " +
+                                                    std::to_string(dram_.window()) + " bytes"};
   std::uint8_t* sram = mem->bytes.data();
   for (u64 p = 0; p < s2; ++p) {
     for (u64 L = 0; L < planeLines; ++L) {

@@ -126,7 +126,21 @@ void Npu::run() {
 bool Npu::cycle(u64 c) {
   popped_ = false;
   fetchWrote_ = false;
-  return retirePhase(c) && startPhase(c) && fetchPhase(c);
+  const bool ok = retirePhase(c) && startPhase(c) && fetchPhase(c);
+  if (st_.fault)
+    ended_.clear(); // a fault's cycle retires nothing (docs/simulator.md, "Faults")
+  else
+    countEnded(c);
+  return ok;
+}
+
+void Npu::countEnded(u64 c) {
+  for (Ended& x : ended_) {
+    st_.retire(isa_, x.insn, x.counts, std::move(x.slice), opts_.record_slices);
+    if (opts_.progress && st_.retired % 1024 == 0)
+      opts_.progress(c, st_.retired, st_.instructions);
+  }
+  ended_.clear();
 }
 
 // E3/E4: an instruction ends at start + duration; it retires in that cycle when every
@@ -168,7 +182,6 @@ bool Npu::tokenFifos(int e, u64 c, bool push, std::array<int, 2>& fifos) {
 
 bool Npu::tryRetire(int e, u64 c) {
   EngineState& s = eng_[e];
-  const isa::Instruction& in = *s.cur.insn;
   std::array<int, 2> fifos;
   if (!tokenFifos(e, c, true, fifos))
     return false;
@@ -181,10 +194,9 @@ bool Npu::tryRetire(int e, u64 c) {
   s.slice.end = c;
   s.slice.push_stall = c - s.end;
   s.phase = Phase::Idle;
-  st_.retire(isa_, in, s.counts, std::move(s.slice), opts_.record_slices);
+  ended_.push_back(Ended{std::move(*s.cur.insn), s.counts, std::move(s.slice)});
+  s.cur.insn.reset();
   s.slice = Slice{};
-  if (opts_.progress && st_.retired % 1024 == 0)
-    opts_.progress(c, st_.retired, st_.instructions);
   return true;
 }
 

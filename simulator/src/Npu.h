@@ -20,6 +20,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ember::sim::detail {
 
@@ -55,6 +56,14 @@ private:
     Cls cls{};
     u64 dispatch = 0;
   };
+  /// An instruction that ended in the current cycle: counted when the cycle ends without
+  /// a fault (the NPU retires nothing in the cycle it raises one: the RTL gates its
+  /// retirement ports with the fault).
+  struct Ended {
+    isa::Instruction insn;
+    Counts counts;
+    Slice slice;
+  };
   struct EngineState {
     Phase phase = Phase::Idle;
     Pending cur;
@@ -73,6 +82,8 @@ private:
   bool fetchPhase(u64 c);
   bool tryStart(int e, u64 c);
   bool tryRetire(int e, u64 c);
+  /// Counts the instructions that ended in cycle `c` (no fault was raised in it).
+  void countEnded(u64 c);
   /// The FIFOs the instruction held by engine `e` pushes into (`push`) or pops from, by
   /// its token flags; false after a fault for a flag towards a missing neighbour.
   bool tokenFifos(int e, u64 c, bool push, std::array<int, 2>& fifos);
@@ -98,6 +109,7 @@ private:
   std::array<std::deque<Pending>, 3> queue_;
   std::array<EngineState, 3> eng_;
   std::array<u64, 4> tokens_{};
+  std::vector<Ended> ended_; ///< Of the current cycle.
   isa::timing::Channel channel_;
   // Fetch.
   std::size_t next_ = 0;      ///< Next instruction of the stream.

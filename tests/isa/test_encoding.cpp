@@ -1,6 +1,7 @@
 // Encoding properties: random valid instructions of every instruction of both
 // descriptions survive encode -> decode -> print -> parse -> encode unchanged.
 #include "ember/isa/assembler.h"
+#include "ember/isa/dma.h"
 #include "ember/isa/instruction.h"
 #include "test_util.h"
 
@@ -62,6 +63,32 @@ TEST(EncodingProperty, ReferenceRoundTrip) {
 }
 TEST(EncodingProperty, LargeVariantRoundTrip) {
   roundTripAll(large(), 1000, 43);
+}
+
+// The DRAM box of a DMA (docs/firmware.md rule DMA_EXTENT), figures by hand: act rows are
+// 16 bytes and weight rows 256 on the reference description.
+TEST(Encoding, DmaDramEnd) {
+  const IsaDescription& isa = reference();
+  Instruction ld = parseInstruction("dma.ld sram=act sram_addr=0 dram_addr=1000 size0=4 size1=3 "
+                                    "size2=2 stride1=10 stride2=100",
+                                    isa);
+  // 1000 + ((2-1)*100 + (3-1)*10 + 4) * 16 = 1000 + 124 * 16
+  EXPECT_EQ(dmaDramEnd(isa, ld), std::optional<std::uint64_t>(2984));
+  ld.set("sram", 1); // weight
+  EXPECT_EQ(dmaDramEnd(isa, ld), std::optional<std::uint64_t>(1000 + 124 * 256));
+  ld.set("size1", 0); // moves nothing
+  EXPECT_EQ(dmaDramEnd(isa, ld), std::nullopt);
+  Instruction st = parseInstruction("dma.st sram=act sram_addr=0 dram_addr=0 size0=1 size1=1 "
+                                    "size2=1",
+                                    isa);
+  EXPECT_EQ(dmaDramEnd(isa, st), std::optional<std::uint64_t>(16));
+  st.set("dram_addr", st.desc().fields[std::size_t(st.desc().fieldIndex("dram_addr"))].maxValue());
+  st.set("size2", st.desc().fields[std::size_t(st.desc().fieldIndex("size2"))].maxValue());
+  st.set("stride2", st.desc().fields[std::size_t(st.desc().fieldIndex("stride2"))].maxValue());
+  const auto end = dmaDramEnd(isa, st); // large, and never wrapped round below the address
+  ASSERT_TRUE(end.has_value());
+  EXPECT_GT(*end, std::uint64_t(st.get("dram_addr")));
+  EXPECT_EQ(dmaDramEnd(isa, parseInstruction("finish", isa)), std::nullopt);
 }
 
 TEST(Encoding, BitHelpers) {

@@ -1,7 +1,7 @@
 // rtl.simtests.*: the simulator's own tests (tests/sim) rebuilt with EMBER_SIMTEST_COSIM,
 // so that every program they run through simtest::run() -- the timing tests, the
 // contract's directed programs, the semantics and fault tests -- also runs on the
-// Verilated RTL of its description and must agree: fault record, total cycles, every
+// Verilated RTL of its description and must agree: fault record, energy, total cycles, every
 // instruction's dispatch/take/start/end, the counters and the DRAM window. Descriptions
 // the build has no RTL of (the tests' edited variants) run on the model only, and so do
 // the programs the model rejects for touching a running background gemm's rows (rule
@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace simtest {
@@ -34,6 +35,17 @@ bool backgroundRace(const ember::platform::Report& r) {
   return r.fault && r.fault->kind == ember::platform::FaultKind::BadOperand &&
          r.fault->reason.find("while the array's background ") != std::string::npos &&
          r.fault->reason.find(" uses rows") != std::string::npos;
+}
+/// Both models account each retired instruction through isa::energy: equal components
+/// and totals, up to the rounding of sums taken in another order.
+void expectEqualEnergy(const ember::platform::Report& a, const ember::platform::Report& b) {
+  ASSERT_EQ(a.energy.size(), b.energy.size());
+  for (std::size_t i = 0; i < a.energy.size(); ++i) {
+    EXPECT_EQ(a.energy[i].component, b.energy[i].component);
+    EXPECT_NEAR(a.energy[i].pj, b.energy[i].pj, 1e-9 * std::max(1.0, std::fabs(a.energy[i].pj)))
+        << a.energy[i].component;
+  }
+  EXPECT_NEAR(a.energy_total_pj, b.energy_total_pj, 1e-9 * std::max(1.0, a.energy_total_pj));
 }
 } // namespace
 
@@ -65,8 +77,11 @@ void cosimCheck(const ember::isa::IsaDescription& isa, const ember::platform::Jo
     EXPECT_EQ(a.fault->engine, b.fault->engine);
     EXPECT_EQ(a.fault->instruction, b.fault->instruction);
     EXPECT_EQ(a.fault->signal_cycle, b.fault->signal_cycle) << a.fault->message();
+    EXPECT_EQ(a.retired, b.retired) << a.fault->message();
+    expectEqualEnergy(a, b); // of what retired before the fault
     return;
   }
+  expectEqualEnergy(a, b);
   EXPECT_EQ(a.cycles, b.cycles);
   EXPECT_EQ(a.fetch_stall, b.fetch_stall);
   EXPECT_EQ(a.macs, b.macs);

@@ -128,7 +128,9 @@ TEST(SimBounds, HostileGemmsStopAtTheDefaultBudgetInBoundedTime) {
       << f.message();
   EXPECT_LT(r.report.retired, 100u);
   EXPECT_LT(seconds, 5.0);
-  EXPECT_EQ(r.report.retired, u64(f.instruction));
+  // The gemms before it retired, but for the last, which ended in the fault's cycle: the
+  // NPU retires nothing in that cycle (docs/simulator.md section 4, as the RTL).
+  EXPECT_EQ(r.report.retired + 1, u64(f.instruction));
 }
 
 TEST(SimBounds, AnExplicitBudgetRunsWhatTheDefaultStops) {

@@ -148,4 +148,17 @@ TEST(RunUtil, NpuReportsDisagreeOnEnergy) {
   b = a;
   b.energy.pop_back();
   EXPECT_NE(compareNpuReports(a, "sim", b, "rtl").find("energy leakage"), std::string::npos);
+  // Two runs that fault alike still compare the energy of what retired before the fault.
+  platform::Fault f;
+  f.kind = platform::FaultKind::DramOutOfRange;
+  f.cycle = 90;
+  f.instruction = 3;
+  a.fault = f;
+  b = a;
+  EXPECT_EQ(compareNpuReports(a, "sim", b, "rtl"), "");
+  b.energy[0].pj = 0;
+  EXPECT_EQ(compareNpuReports(a, "sim", b, "rtl"), "energy mac_array: sim 250.0 pJ, rtl 0.0 pJ");
+  b = a;
+  b.fault->cycle = 91;
+  EXPECT_NE(compareNpuReports(a, "sim", b, "rtl").find("fault record"), std::string::npos);
 }

@@ -223,7 +223,7 @@ set_tests_properties(tools.ember_run.cycle_budget_default_rtl PROPERTIES LABELS 
 add_test(NAME tools.run_verdicts
          COMMAND ${EMBER_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/run_verdicts_check.py
                  ${CMAKE_CURRENT_BINARY_DIR}/run_verdicts $<TARGET_FILE:ember-run>
-                 $<TARGET_FILE:ember-sim> $<TARGET_FILE:ember-as>)
+                 $<TARGET_FILE:ember-sim> $<TARGET_FILE:ember-as> ${PROJECT_SOURCE_DIR}/isa/ember-v1.json)
 set_tests_properties(tools.run_verdicts PROPERTIES LABELS "tools;firmware" TIMEOUT 120)
 
 # The RTL device's energy is the simulator's model over what it retired (issue 47 item 6).

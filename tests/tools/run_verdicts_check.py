@@ -3,10 +3,13 @@
 (`ember-sim P.elf`, `ember-run P.elf --device sim`, and `--device rtl` when built) and as
 `ember-sim --jobs` get the same verdict (exit status and fault kind or refusal rule);
 under --jobs an --input name no binary has is refused, an error names the job (index and
-file), and a faulted job's platform cycles include its NPU cycles.
+file), and a faulted job's platform cycles include its NPU cycles. A description this
+build has no firmware for (ember-v1 with another leakage figure: another hash) runs on the
+engine directly, and the host applies the firmware's DMA_EXTENT rule: the same refusal.
 
-usage: run_verdicts_check.py DIR EMBER_RUN EMBER_SIM EMBER_AS
+usage: run_verdicts_check.py DIR EMBER_RUN EMBER_SIM EMBER_AS ISA_JSON
 """
+import json
 import os
 import re
 import subprocess
@@ -83,8 +86,40 @@ def job_verdicts(out):
     return v
 
 
+def check_no_firmware(out_dir, ember_run, ember_sim, ember_as, isa_json):
+    """A description without a firmware build: the same verdicts from the host's check."""
+    with open(isa_json) as f:
+        desc = json.load(f)
+    desc["energy"]["leakage_per_cycle"] = desc["energy"]["leakage_per_cycle"] * 2 + 1
+    edited = os.path.join(out_dir, "edited.json")
+    with open(edited, "w") as f:
+        json.dump(desc, f)
+    for name in ("valid", "dma_extent"):
+        src = os.path.join(out_dir, name + ".s")
+        elf = os.path.join(out_dir, name + ".edited.elf")
+        subprocess.run([ember_as, "--isa", edited, src, "-o", elf], check=True)
+        want = EXPECTED[name]
+        rc, _, err = run([ember_sim, "--isa", edited, elf, "--no-table"])
+        got = single_verdict(rc, err)
+        expect(got == want, f"no firmware build: ember-sim {name}: {got} == {want}")
+        rc, _, err = run([ember_run, "--isa", edited, elf, "--device", "sim"])
+        got = single_verdict(rc, err)
+        expect(got == want, f"no firmware build: ember-run {name}: {got} == {want}")
+        if name == "dma_extent":
+            # the last byte: 0x100000 + 64 rows x 16 bytes - 1; the window: the memory
+            # map's end (0x20400) rounded up to 64 KiB
+            expect("instruction 0 (dma.ld) reaches DRAM byte 1049599, past the job's DRAM "
+                   "window of 196608 bytes" in err,
+                   "the host's refusal names the instruction and the window: " + err.strip())
+    # --jobs needs the ring, whose control core runs a firmware build: refused, named.
+    rc, out, err = run([ember_sim, "--isa", edited, "--jobs",
+                        os.path.join(out_dir, "valid.edited.elf")])
+    expect(rc == 1 and not out and "no firmware for this description" in err,
+           f"no firmware build: --jobs refused: exit {rc}, {err.strip()!r}")
+
+
 def main():
-    out_dir, ember_run, ember_sim, ember_as = sys.argv[1:5]
+    out_dir, ember_run, ember_sim, ember_as, isa_json = sys.argv[1:6]
     os.makedirs(out_dir, exist_ok=True)
     elf = {}
     for name, text in PROGRAMS.items():
@@ -163,6 +198,8 @@ def main():
     rc, out, err = run([ember_sim, "--jobs", f"{elf['valid']},{junk}"])
     expect(rc == 1 and not out and re.search(r"error: job 1 \(\S*junk\.elf\): ", err),
            f"--jobs unreadable binary: exit {rc}, {err.strip()!r}")
+
+    check_no_firmware(out_dir, ember_run, ember_sim, ember_as, isa_json)
 
     if failures:
         sys.exit(f"{len(failures)} check(s) failed")

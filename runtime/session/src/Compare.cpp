@@ -202,7 +202,8 @@ std::string compareNpuReports(const platform::Report& a, const std::string& an,
     if (x.kind != y.kind || x.cycle != y.cycle || x.engine != y.engine ||
         x.instruction != y.instruction)
       return "fault record: " + an + " " + x.message() + ", " + bn + " " + y.message();
-    return "";
+    // Both stopped at the same instruction and cycle: what retired before it cost the same.
+    return compareEnergy(a, an, b, bn);
   }
   auto sorted = [](std::vector<platform::Slice> v) {
     std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.index < y.index; });

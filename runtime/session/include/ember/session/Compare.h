@@ -46,7 +46,8 @@ CompareResult compareRuns(const std::vector<std::string>& outputNames,
 /// Compares the NPU reports of two runs of one binary (the SystemC model and the RTL):
 /// total cycles, every instruction's dispatch, take, start and end cycle, the per-engine
 /// counters, fetch stalls, MACs, DRAM bytes, the energy (every component and the total,
-/// to a relative 1e-9) and the fault record. Returns "" when equal,
+/// to a relative 1e-9) and the fault record; two runs that fault alike compare their fault
+/// records and the energy of what retired before the fault. Returns "" when equal,
 /// else the first difference ("instr 1234 gemm: sim 5012-6085, rtl 5013-6086").
 std::string compareNpuReports(const platform::Report& a, const std::string& an,
                               const platform::Report& b, const std::string& bn);
