@@ -1,5 +1,6 @@
 // The HTML report: inline SVG charts over the simulator's reports.
 #include "ember/platform/HtmlReport.h"
+#include "ember/platform/Layers.h"
 #include "ember/support/Html.h"
 
 #include "ember/support/Error.h"
@@ -179,6 +180,50 @@ std::string engineChart(const std::vector<Report>& reports) {
   return o.str();
 }
 
+/// One row per layer: its figures, its roofline and its engines' stalls.
+std::string layerTable(const std::vector<Row>& rows) {
+  std::ostringstream o;
+  o << "<table><tr><th>layer</th><th>cycles</th><th>MACs</th><th>DRAM bytes</th><th>bound</th>"
+       "<th>MAC bound</th><th>DRAM bound</th><th>efficiency</th><th>most stalled</th>"
+       "<th>load token / memory</th><th>compute token / memory</th>"
+       "<th>store token / memory</th></tr>";
+  for (const auto& r : rows) {
+    const LayerReport& l = *r.layer;
+    o << "<tr><td>" << esc(r.name) << "</td><td>" << l.cycles << "</td><td>"
+      << human(double(l.macs)) << "</td><td>" << human(double(l.dram_bytes)) << "</td><td>"
+      << esc(l.bound) << "</td><td>" << fmt("%.0f", l.mac_bound_cycles) << "</td><td>"
+      << fmt("%.0f", l.dram_bound_cycles) << "</td><td>"
+      << fmt("%.1f%%", 100.0 * l.roofline_efficiency) << "</td><td>" << esc(layerStall(l))
+      << "</td>";
+    for (const auto& e : l.engines)
+      o << "<td>" << e.token_stall << " / " << e.memory_stall << "</td>";
+    o << "</tr>";
+  }
+  o << "</table>";
+  return o.str();
+}
+
+/// The roofline efficiency chart and the layer table.
+std::string layerSections(const std::vector<Row>& rows) {
+  std::vector<std::pair<std::string, double>> eff;
+  std::vector<std::string> effNote;
+  for (const auto& r : rows) {
+    eff.push_back({r.name, 100.0 * r.layer->roofline_efficiency});
+    effNote.push_back(fmt("%.1f%% of its ", 100.0 * r.layer->roofline_efficiency) + r.layer->bound +
+                      " bound");
+  }
+  return "<h2>Roofline efficiency per layer</h2><p class='k'>Each layer's bound (the larger "
+         "of its MACs at the array's peak and its DRAM bytes at the description's bandwidth) "
+         "over its cycles.</p>" +
+         barChart(eff, effNote, "#76b7b2", 100.0) +
+         "<h2>Layers</h2><p class='k'>Per layer: its bound (mac, dram, or none without MACs "
+         "or DRAM bytes), the two bounds in cycles, bound over cycles, and the token and "
+         "memory stalls of its instructions on each engine; most stalled is the largest "
+         "stall of the engines that carry the bound (compute for mac, load and store for "
+         "dram).</p>" +
+         layerTable(rows);
+}
+
 } // namespace
 
 std::string htmlReportTitle(const std::string& path) {
@@ -252,6 +297,7 @@ std::string toHtml(const std::vector<Report>& reports, const HtmlReportOptions& 
        "MACs per cycle it achieved; the red line is the description's roof (DRAM bandwidth "
     << fmt("%.0f", dramBpc) << " B/cycle up to the ridge, then " << fmt("%.0f", peak)
     << " MACs/cycle).</p>" << roofline(rows, peak, dramBpc);
+  o << layerSections(rows);
   std::vector<std::pair<std::string, double>> comp;
   std::vector<std::string> compNote;
   for (const auto& [name, pj] : byComponent) {

@@ -1,10 +1,12 @@
 // Report formatting: the text table, the JSON report and the Chrome / Perfetto trace.
 #include "ember/platform/Report.h"
+#include "ember/platform/Layers.h"
 
 #include "ember/isa/binary.h"
 #include "ember/isa/energy.h"
 #include "ember/support/Error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -75,6 +77,36 @@ std::string energyStr(double pj) {
   return fmt("%.1f pJ", pj);
 }
 
+const char* kEngineNames[3] = {"load", "compute", "store"};
+
+/// The per-layer lines of the table: its figures, its roofline and what stalled it. The
+/// name column is as wide as the longest name (at least 24).
+std::string layerTable(const Report& r) {
+  std::size_t w = 24;
+  for (const auto& l : r.layers)
+    w = std::max(w, l.name.size());
+  std::string o = "  " + pad("layer", w, false) + pad("cycles", 11) + pad("MACs", 12) +
+                  pad("MAC util", 10) + pad("DRAM bytes", 13) + pad("energy", 12) +
+                  pad("bound", 7) + pad("bound cyc", 11) + pad("eff.", 7) + "  most stalled\n";
+  for (const auto& l : r.layers)
+    o += "  " + pad(l.name, w, false) + pad(std::to_string(l.cycles), 11) +
+         pad(std::to_string(l.macs), 12) + pad(pct(l.mac_utilization), 10) +
+         pad(std::to_string(l.dram_bytes), 13) + pad(energyStr(l.energy_pj), 12) + pad(l.bound, 7) +
+         pad(fmt("%.0f", l.bound_cycles), 11) + pad(pct(l.roofline_efficiency), 7) + "  " +
+         layerStall(l) + "\n";
+  return o;
+}
+
+nlohmann::json layerEngines(const LayerReport& l) {
+  nlohmann::json o = nlohmann::json::object();
+  for (std::size_t e = 0; e < 3; ++e)
+    o[kEngineNames[e]] = {{"instructions", l.engines[e].instructions},
+                          {"busy", l.engines[e].busy},
+                          {"token_stall", l.engines[e].token_stall},
+                          {"memory_stall", l.engines[e].memory_stall}};
+  return o;
+}
+
 } // namespace
 
 void addEnergy(Report& r, const isa::IsaDescription& isa, const isa::energy::Meter& m) {
@@ -142,6 +174,10 @@ void checkFinite(const Report& r) {
   for (const auto& l : r.layers) {
     check(l.mac_utilization, "layer " + l.name + " mac_utilization");
     check(l.energy_pj, "layer " + l.name + " energy_pj");
+    check(l.mac_bound_cycles, "layer " + l.name + " mac_bound_cycles");
+    check(l.dram_bound_cycles, "layer " + l.name + " dram_bound_cycles");
+    check(l.bound_cycles, "layer " + l.name + " bound_cycles");
+    check(l.roofline_efficiency, "layer " + l.name + " roofline_efficiency");
   }
 }
 
@@ -178,13 +214,8 @@ std::string formatTable(const Report& r) {
          pad(pct(r.energy_total_pj > 0 ? e.pj / r.energy_total_pj : 0), 8) + "\n";
   o += "  " + pad("total", 14, false) + pad(fmt("%.1f", r.energy_total_pj), 14) + "  (" +
        energyStr(r.energy_total_pj) + ")\n";
-  if (!r.layers.empty()) {
-    o += "\n  layer                        cycles        MACs  MAC util   DRAM bytes      energy\n";
-    for (const auto& l : r.layers)
-      o += "  " + pad(l.name, 24, false) + pad(std::to_string(l.cycles), 11) +
-           pad(std::to_string(l.macs), 12) + pad(pct(l.mac_utilization), 10) +
-           pad(std::to_string(l.dram_bytes), 13) + pad(energyStr(l.energy_pj), 12) + "\n";
-  }
+  if (!r.layers.empty())
+    o += "\n" + layerTable(r);
   return o;
 }
 
@@ -234,7 +265,13 @@ nlohmann::json toJson(const Report& r) {
                       {"macs", l.macs},
                       {"mac_utilization", l.mac_utilization},
                       {"dram_bytes", l.dram_bytes},
-                      {"energy_pj", l.energy_pj}});
+                      {"energy_pj", l.energy_pj},
+                      {"bound", l.bound},
+                      {"mac_bound_cycles", l.mac_bound_cycles},
+                      {"dram_bound_cycles", l.dram_bound_cycles},
+                      {"bound_cycles", l.bound_cycles},
+                      {"roofline_efficiency", l.roofline_efficiency},
+                      {"engines", layerEngines(l)}});
   j["layers"] = layers;
   if (r.fault)
     j["fault"] = {{"kind", faultKindName(r.fault->kind)},
@@ -308,15 +345,20 @@ nlohmann::json toChromeTrace(const Report& r) {
   }
   for (const auto& l : r.layers)
     if (l.end > l.start)
-      ev.push_back(
-          {{"ph", "X"},
-           {"pid", 1},
-           {"tid", 4},
-           {"name", l.name},
-           {"cat", "layer"},
-           {"ts", double(l.start) * usPerCycle},
-           {"dur", double(l.cycles) * usPerCycle},
-           {"args", {{"cycles", l.cycles}, {"macs", l.macs}, {"energy_pj", l.energy_pj}}}});
+      ev.push_back({{"ph", "X"},
+                    {"pid", 1},
+                    {"tid", 4},
+                    {"name", l.name},
+                    {"cat", "layer"},
+                    {"ts", double(l.start) * usPerCycle},
+                    {"dur", double(l.cycles) * usPerCycle},
+                    {"args",
+                     {{"cycles", l.cycles},
+                      {"macs", l.macs},
+                      {"energy_pj", l.energy_pj},
+                      {"bound", l.bound},
+                      {"bound_cycles", l.bound_cycles},
+                      {"roofline_efficiency", l.roofline_efficiency}}}});
   if (r.fault)
     ev.push_back({{"ph", "i"},
                   {"pid", 1},

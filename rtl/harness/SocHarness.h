@@ -173,7 +173,7 @@ private:
     t.prog_we_i = 0;
     t.eval();
     mem_.base = t.dram_base_o;
-    rc_.emplace(isa_, job.text, count, opts_);
+    rc_.emplace(isa_, job.text, job.debug, count, opts_);
     jobStart_ = std::chrono::steady_clock::now();
   }
 

@@ -398,7 +398,7 @@ private:
         st.last_cycle = std::max(st.last_cycle, st.fault->cycle);
       const double host =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      until(st.finish(p_.isa, job, host), machine.dram().takeImage(), window, windowSize);
+      until(st.finish(p_.isa, host), machine.dram().takeImage(), window, windowSize);
     }
   }
 

@@ -3,6 +3,7 @@
 
 #include "Machine.h"
 #include "ember/isa/energy.h"
+#include "ember/platform/Layers.h"
 #include "ember/platform/Report.h"
 #include "ember/sim/Simulator.h"
 
@@ -15,12 +16,6 @@
 
 namespace ember::sim::detail {
 
-/// Per-layer accumulators.
-struct LayerAcc {
-  std::uint64_t start = UINT64_MAX, end = 0, macs = 0, dram_bytes = 0;
-  double energy_pj = 0;
-};
-
 /// Everything a run measures, filled by the engines.
 struct RunState {
   explicit RunState(const isa::IsaDescription& isa, const Job& job);
@@ -32,18 +27,15 @@ struct RunState {
   /// Energy and traffic of the retired instructions (the model the RTL shares).
   isa::energy::Meter meter;
   std::vector<Slice> slices;
-  std::vector<LayerAcc> layers;
+  /// Per-layer sums (the same accounting as the RTL harness's).
+  platform::LayerAccounts layers;
   std::optional<Fault> fault;
 
   /// Accounts one retired instruction.
   void retire(const isa::IsaDescription& isa, const isa::Instruction& insn, const Counts& c,
               Slice s, bool keepSlice);
   /// Builds the report at the end of the run.
-  Report finish(const isa::IsaDescription& isa, const Job& job, double hostSeconds) const;
-
-private:
-  int layerOf(std::uint32_t index) const;
-  const Job* job_;
+  Report finish(const isa::IsaDescription& isa, double hostSeconds) const;
 };
 
 } // namespace ember::sim::detail

@@ -9,22 +9,9 @@ namespace ember::sim::detail {
 
 using u64 = std::uint64_t;
 
-RunState::RunState(const isa::IsaDescription& isa, const Job& job) : meter(isa), job_(&job) {
+RunState::RunState(const isa::IsaDescription& isa, const Job& job) : meter(isa), layers(job.debug) {
   const unsigned W = isa.instructionBytes();
   instructions = W ? job.text.size() / W : 0;
-  layers.resize(job.debug.size());
-}
-
-int RunState::layerOf(std::uint32_t index) const {
-  const auto& d = job_->debug;
-  auto it = std::upper_bound(d.begin(), d.end(), index,
-                             [](std::uint32_t i, const isa::DebugRange& r) { return i < r.first; });
-  if (it == d.begin())
-    return -1;
-  --it;
-  if (index >= it->first + it->count)
-    return -1;
-  return static_cast<int>(it - d.begin());
 }
 
 void RunState::retire(const isa::IsaDescription& isa, const isa::Instruction& insn, const Counts& c,
@@ -37,23 +24,14 @@ void RunState::retire(const isa::IsaDescription& isa, const isa::Instruction& in
   token_stall[eng] += (s.start - s.take) + s.push_stall;
   last_cycle = std::max(last_cycle, s.end);
   ++retired;
-  int l = layerOf(s.index);
-  if (l >= 0) {
-    LayerAcc& a = layers[std::size_t(l)];
-    a.start = std::min(a.start, s.start);
-    a.end = std::max(a.end, s.end);
-    a.macs += c.macs;
-    a.dram_bytes += c.dram_read + c.dram_write;
-    a.energy_pj += e;
-  }
+  layers.add(s, c.macs, c.dram_read + c.dram_write, e);
   if (keepSlice)
     slices.push_back(std::move(s));
 }
 
-Report RunState::finish(const isa::IsaDescription& isa, const Job& job, double hostSeconds) const {
+Report RunState::finish(const isa::IsaDescription& isa, double hostSeconds) const {
   Report r;
   const auto& hw = isa.hw();
-  const auto& et = isa.energy();
   r.isa_name = isa.name();
   r.cycles = last_cycle;
   r.clock_hz = hw.clock_hz;
@@ -78,24 +56,7 @@ Report RunState::finish(const isa::IsaDescription& isa, const Job& job, double h
     r.engines.push_back(er);
   }
   platform::addEnergy(r, isa, meter);
-  for (std::size_t i = 0; i < job.debug.size(); ++i) {
-    const LayerAcc& a = layers[i];
-    LayerReport l;
-    l.name = job.debug[i].node;
-    l.first = job.debug[i].first;
-    l.count = job.debug[i].count;
-    if (a.start <= a.end) {
-      l.start = a.start;
-      l.end = a.end;
-    }
-    l.cycles = l.end - l.start;
-    l.macs = a.macs;
-    l.mac_utilization =
-        l.cycles ? double(l.macs) / (double(l.cycles) * double(r.peak_macs_per_cycle)) : 0;
-    l.dram_bytes = a.dram_bytes;
-    l.energy_pj = a.energy_pj + double(l.cycles) * et.leakage_per_cycle;
-    r.layers.push_back(l);
-  }
+  r.layers = layers.layers(isa);
   r.slices = slices;
   r.fault = fault;
   r.host_seconds = hostSeconds;

@@ -133,7 +133,7 @@ Result Simulator::run(const Job& job, const Options& opts) const {
     res.dram = machine.dram().takeImage();
   });
   double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  res.report = st.finish(isa_, job, host);
+  res.report = st.finish(isa_, host);
   return res;
 }
 

@@ -1,11 +1,12 @@
 // Co-simulation of the Verilated RTL against the SystemC model (docs/rtl/npu.md section 5.3):
 // outputs (the whole DRAM window), total cycles, every instruction's dispatch, take,
-// start and end cycle, the per-engine counters, and the fault record must be equal.
-// One executable per description (its Verilated model is EMBER_RTL_MODEL).
+// start and end cycle, the per-engine counters, the per-layer rows and the fault record must be
+// equal. One executable per description (its Verilated model is EMBER_RTL_MODEL).
 #include "ember/isa/assembler.h"
 #include "ember/isa/roles.h"
 #include "ember/isa/semantic.h"
 #include "ember/isa/timing.h"
+#include "ember/platform/Layers.h"
 #include "ember/progen/Footprint.h"
 #include "ember/progen/ProgramGenerator.h"
 #include "ember/rtl/NpuHarness.h"
@@ -84,9 +85,48 @@ bool racy(const Job& job, const std::vector<ember::platform::Slice>& slices) {
   return false;
 }
 
+/// A debug map for a job that has none: layers of 4 instructions every 5 (instructions
+/// 4, 9, ... belong to none), so every program also compares per-layer rows.
+std::vector<ember::isa::DebugRange> everyFifthOutside(const Job& job) {
+  std::vector<ember::isa::DebugRange> d;
+  const std::size_t n = job.text.size() / isa().instructionBytes();
+  for (std::uint32_t first = 0; first < n; first += 5)
+    d.push_back({first, 4, "l" + std::to_string(first / 5)});
+  return d;
+}
+
+/// The first difference of two reports' layer rows ("" when equal; energy to 1e-9).
+std::string layerDiff(const std::vector<ember::platform::LayerReport>& a,
+                      const std::vector<ember::platform::LayerReport>& b) {
+  if (a.size() != b.size())
+    return "layers: sim " + std::to_string(a.size()) + ", rtl " + std::to_string(b.size()) + "; ";
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto &x = a[i], &y = b[i];
+    bool same = x.name == y.name && x.start == y.start && x.end == y.end && x.cycles == y.cycles &&
+                x.macs == y.macs && x.dram_bytes == y.dram_bytes && x.bound == y.bound &&
+                x.bound_cycles == y.bound_cycles &&
+                x.roofline_efficiency == y.roofline_efficiency &&
+                std::fabs(x.energy_pj - y.energy_pj) <= 1e-9 * std::fabs(x.energy_pj);
+    for (std::size_t e = 0; e < 3; ++e)
+      same = same && x.engines[e].instructions == y.engines[e].instructions &&
+             x.engines[e].busy == y.engines[e].busy &&
+             x.engines[e].token_stall == y.engines[e].token_stall &&
+             x.engines[e].memory_stall == y.engines[e].memory_stall;
+    if (!same)
+      return "layer " + x.name + ": sim " + std::to_string(x.start) + "-" + std::to_string(x.end) +
+             " " + x.bound + " " + ember::platform::layerStall(x) + ", rtl " +
+             std::to_string(y.start) + "-" + std::to_string(y.end) + " " + y.bound + " " +
+             ember::platform::layerStall(y) + "; ";
+  }
+  return "";
+}
+
 /// Runs `job` on both models and reports the first difference ("" when equal). Outputs
-/// are compared only for race-free programs (`*raced` says whether it was one).
-std::string cosim(const Job& job, u64 budget = 0, bool* raced = nullptr) {
+/// are compared only for race-free programs (`*raced` says whether it was one); the layer
+/// rows of the reports always (a job without a debug map gets everyFifthOutside's).
+std::string cosim(Job job, u64 budget = 0, bool* raced = nullptr) {
+  if (job.debug.empty())
+    job.debug = everyFifthOutside(job);
   ember::sim::Simulator sim(isa());
   ember::platform::Options opts;
   opts.cycle_budget = budget;
@@ -155,6 +195,7 @@ std::string cosim(const Job& job, u64 budget = 0, bool* raced = nullptr) {
   if (dm.bytes_read != r.report.memories.back().bytes_read ||
       dm.bytes_written != r.report.memories.back().bytes_written)
     d << "DRAM bytes differ; ";
+  d << layerDiff(s.report.layers, r.report.layers);
   const bool race = racy(job, s.report.slices);
   if (raced)
     *raced = race;

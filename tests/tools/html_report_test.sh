@@ -26,7 +26,7 @@ if grep -h "CONSOLE" "$out"/chromium-*.log; then
 fi
 circles=$(grep -o "<circle" "$out/dom.html" | wc -l)
 for want in "Cycles per layer" "MAC utilisation per layer" "Roofline" "Energy by component" \
-            "Energy by layer" "Engines"; do
+            "Energy by layer" "Engines" "Roofline efficiency per layer" "most stalled"; do
   grep -q "$want" "$out/dom.html" || { echo "the rendered page has no '$want'" >&2; exit 1; }
 done
 ((circles >= 10)) || { echo "the roofline has $circles layers, expected >= 10" >&2; exit 1; }

@@ -1,6 +1,7 @@
 // Reports of one simulation: counters, energy, per-layer figures and the timeline.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -74,6 +75,15 @@ struct EnergyItem {
   double pj = 0;
 };
 
+/// A layer's instructions on one engine: the sums over them of the engine counters'
+/// terms (EngineReport). Idle has no per-layer meaning (layers overlap), so none is kept.
+struct LayerEngineReport {
+  std::uint64_t instructions = 0;
+  std::uint64_t busy = 0;         ///< end - start - memory stall - push stall.
+  std::uint64_t token_stall = 0;  ///< start - take (waiting to pop) + push stall.
+  std::uint64_t memory_stall = 0; ///< DRAM channel or SRAM banks held.
+};
+
 /// One entry of the binary's debug map.
 struct LayerReport {
   std::string name;
@@ -84,6 +94,15 @@ struct LayerReport {
   double mac_utilization = 0; ///< macs / (cycles * peak MACs per cycle).
   std::uint64_t dram_bytes = 0;
   double energy_pj = 0; ///< Dynamic energy of its instructions + leakage over its cycles.
+  /// Its roofline (platform::roofline, ember/platform/Layers.h): "mac", "dram" or
+  /// "none" (neither MACs nor DRAM bytes), the two bounds in cycles, the larger one and
+  /// bound_cycles / cycles.
+  std::string bound = "none";
+  double mac_bound_cycles = 0;    ///< macs / peak MACs per cycle.
+  double dram_bound_cycles = 0;   ///< dram_bytes / the description's DRAM bytes per cycle.
+  double bound_cycles = 0;        ///< max(mac_bound_cycles, dram_bound_cycles).
+  double roofline_efficiency = 0; ///< bound_cycles / cycles (0 when cycles is 0).
+  std::array<LayerEngineReport, 3> engines{}; ///< load, compute, store.
 };
 
 /// One instruction on the timeline.

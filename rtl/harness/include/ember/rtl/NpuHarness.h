@@ -14,6 +14,7 @@
 #include "ember/isa/instruction.h"
 #include "ember/platform/Dram.h"
 #include "ember/platform/Job.h"
+#include "ember/platform/Layers.h"
 #include "ember/platform/Report.h"
 
 #include <verilated.h>
@@ -32,7 +33,7 @@ namespace ember::rtl {
 
 /// What an RTL run measured besides the report: harness-side checks of the RTL.
 struct RtlResult {
-  platform::Report report;              ///< Same fields as the SystemC model's (no layers).
+  platform::Report report;              ///< Same fields as the SystemC model's.
   platform::DramImage dram;             ///< The DRAM window after the run.
   std::uint64_t max_inflight_bytes = 0; ///< Most DRAM read bytes in flight at once.
   bool overrun = false;                 ///< A datapath was still busy when its engine restarted.
@@ -124,16 +125,18 @@ private:
 };
 
 /// The report of one job from the NPU's ports: a slice per retirement, then the cycles,
-/// the counters and the fault record at the end (the fields the SystemC model reports;
-/// no layers). Its energy is the simulator's model (isa/energy.h) applied to the
-/// instructions the RTL retired, by their index on its retirement ports, and to its
-/// cycles.
+/// the counters and the fault record at the end (the fields the SystemC model reports).
+/// Its energy is the simulator's model (isa/energy.h) applied to the instructions the RTL
+/// retired, by their index on its retirement ports, and to its cycles; its layer rows
+/// are the simulator's accounting (platform::LayerAccounts) of the same retirements.
 class ReportCollector {
 public:
-  /// `text`: the job's instruction words (the retired indices are decoded from them).
+  /// `text`: the job's instruction words (the retired indices are decoded from them);
+  /// `debug`: its debug map (the report's layers).
   ReportCollector(const isa::IsaDescription& isa, std::vector<std::uint8_t> text,
-                  std::uint64_t instructions, const platform::Options& opts)
-      : opts_(opts), isa_(&isa), text_(std::move(text)), meter_(isa) {
+                  std::vector<isa::DebugRange> debug, std::uint64_t instructions,
+                  const platform::Options& opts)
+      : opts_(opts), isa_(&isa), text_(std::move(text)), meter_(isa), layers_(std::move(debug)) {
     report.isa_name = isa.name();
     report.clock_hz = isa.hw().clock_hz;
     report.instructions = instructions;
@@ -156,7 +159,7 @@ public:
       if (opts_.record_slices)
         report.slices.push_back(s);
       ++report.retired;
-      account(s.index);
+      account(s);
     }
     // Every 1024 retirements, and every 65536 cycles for programs of long instructions.
     if (opts_.progress && ((report.retired % 1024 == 0 && report.retired) || (c & 0xFFFF) == 0))
@@ -188,6 +191,7 @@ public:
     // retired instructions; --compare sim,rtl compares both).
     rep.memories.back().bytes_read = top.cnt_dram_read_o;
     rep.memories.back().bytes_written = top.cnt_dram_write_o;
+    rep.layers = layers_.layers(*isa_);
     if (top.fault_o) {
       platform::Fault f;
       f.kind = static_cast<platform::FaultKind>(top.fault_kind_o);
@@ -209,20 +213,23 @@ public:
   platform::Report report;
 
 private:
-  /// The energy of retired instruction `index` (one the NPU could not decode never
-  /// retires; one outside the text counts nothing).
-  void account(std::uint32_t index) {
+  /// The energy and layer sums of retired instruction `s` (one the NPU could not decode
+  /// never retires; one outside the text counts nothing).
+  void account(const platform::Slice& s) {
     const std::size_t W = isa_->instructionBytes();
-    if (!W || (std::size_t(index) + 1) * W > text_.size())
+    if (!W || (std::size_t(s.index) + 1) * W > text_.size())
       return;
-    const isa::Instruction in = isa::Instruction::decode(*isa_, text_.data() + index * W);
-    meter_.add(*isa_, in, isa::energy::countsOf(*isa_, in));
+    const isa::Instruction in = isa::Instruction::decode(*isa_, text_.data() + s.index * W);
+    const isa::energy::Counts c = isa::energy::countsOf(*isa_, in);
+    const double e = meter_.add(*isa_, in, c);
+    layers_.add(s, c.macs, c.dram_read + c.dram_write, e);
   }
 
   const platform::Options& opts_;
   const isa::IsaDescription* isa_;
   std::vector<std::uint8_t> text_;
   isa::energy::Meter meter_;
+  platform::LayerAccounts layers_;
 };
 
 /// The job's DRAM window as the job harness holds it.
@@ -307,7 +314,7 @@ RtlResult runVerilated(const isa::IsaDescription& isa, const platform::Job& job,
 
   detail::DramPort port(isa.hw().dma.latency_cycles);
   detail::ImageMem mem{dram};
-  detail::ReportCollector rc(isa, job.text, n, opts);
+  detail::ReportCollector rc(isa, job.text, job.debug, n, opts);
   // Two evaluations a cycle: the low phase with this cycle's inputs (combinational
   // outputs read), then the rising edge. cyc_o is a register, valid before either.
   top->clk_i = 0;
