@@ -14,11 +14,15 @@
 // Roofline efficiency (issue 5): for each layer, ideal cycles = max(MACs / peak MACs per
 // cycle, compulsory DRAM bytes / DRAM bytes per cycle), where the compulsory bytes are the
 // layer's int8 inputs and result and its constants, each moved once; efficiency = sum of
-// ideal cycles / simulated cycles. Figures only: nothing here fails on time.
+// ideal cycles / simulated cycles. Figures only: nothing here fails on time. The bound is
+// platform::roofline, the one the report's layer rows use; the report's rows apply it to
+// the MACs the array did and the DRAM bytes the program moved, this bench to the model's
+// useful MACs and its compulsory bytes.
 #include "ember/importer/OnnxImporter.h"
 #include "ember/isa/description.h"
 #include "ember/npu/Compile.h"
 #include "ember/platform/Io.h"
+#include "ember/platform/Layers.h"
 #include "ember/platform/Report.h"
 #include "ember/quantization/Profile.h"
 #include "ember/quantization/Quantize.h"
@@ -65,14 +69,13 @@ void printLayers(const Function& q, const npu::CompileResult& c, const platform:
     macs[l.name] = l.macs;
   for (const auto& l : report.layers) {
     const Node* n = q.findNode(l.name);
-    const double compute = double(macs[l.name]) / peak;
-    const double memory = (n ? compulsoryBytes(*n) : 0) / bw;
-    const double ideal = std::max(compute, memory);
+    const platform::Roofline rf = platform::roofline(
+        double(macs[l.name]), n ? compulsoryBytes(*n) : 0, double(l.cycles), peak, bw);
     const std::string name =
         l.name.size() > 60 ? "..." + l.name.substr(l.name.size() - 57) : l.name;
     std::printf("  %-60s %10llu %10.0f %5s %6.1f%% %10.0f\n", name.c_str(),
-                (unsigned long long)l.cycles, ideal, compute >= memory ? "MAC" : "DRAM",
-                l.cycles ? 100.0 * ideal / double(l.cycles) : 0.0, double(l.cycles) - ideal);
+                (unsigned long long)l.cycles, rf.bound, rf.kind, 100.0 * rf.efficiency,
+                double(l.cycles) - rf.bound);
   }
 }
 
@@ -119,12 +122,11 @@ void benchModel(const std::string& dir, const std::string& model,
       continue;
     }
     const double peak = double(desc.peakMacsPerCycle());
-    const double bw = double(desc.hw().dram.bytes_per_cycle);
+    const double bw = desc.dramBytesPerCycle();
     double ideal = 0;
     for (const auto& l : c.summary.layers) {
       const Node* n = q->findNode(l.name);
-      const double bytes = n ? compulsoryBytes(*n) : 0;
-      ideal += std::max(double(l.macs) / peak, bytes / bw);
+      ideal += platform::roofline(double(l.macs), n ? compulsoryBytes(*n) : 0, 0, peak, bw).bound;
     }
     const double cycles = double(r.report.cycles);
     // Useful MACs (the model's) per cycle over the peak; the array's own count also holds
