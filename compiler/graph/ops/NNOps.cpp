@@ -164,6 +164,20 @@ std::vector<Type> instanceNormInfer(const std::vector<NodeValue>& in, const Attr
   return {x.type()};
 }
 
+/// A normalisation's float scale and bias (inputs 1 and 2, each optional) must broadcast
+/// to `shape`, named `what` in the error.
+void checkNormParams(const std::vector<NodeValue>& in, const Shape& shape, const char* what) {
+  const char* names[] = {"scale", "bias"};
+  for (size_t i = 1; i < 3 && i < in.size(); ++i) {
+    if (!in[i])
+      continue;
+    requireKind(in[i], {ElemKind::Float32}, names[i - 1]);
+    if (!broadcastsTo(in[i].dims(), shape))
+      inferError(std::string(names[i - 1]) + " of shape " + shapeToString(in[i].dims()) +
+                 " does not broadcast to " + what + " " + shapeToString(shape));
+  }
+}
+
 // Results: Y, Mean and InvStdDev (the latter two of shape dims[:axis] + ones).
 std::vector<Type> layerNormInfer(const std::vector<NodeValue>& in, const Attrs& a) {
   const NodeValue& x = in[0];
@@ -172,16 +186,7 @@ std::vector<Type> layerNormInfer(const std::vector<NodeValue>& in, const Attrs& 
   if (x.dims().empty())
     inferError("input must have rank >= 1");
   const int64_t axis = normalizeAxis(normOf(a).axis, x.dims().size());
-  const Shape inner(x.dims().begin() + axis, x.dims().end());
-  const char* names[] = {"scale", "bias"};
-  for (size_t i = 1; i < 3 && i < in.size(); ++i) {
-    if (!in[i])
-      continue;
-    requireKind(in[i], {ElemKind::Float32}, names[i - 1]);
-    if (!broadcastsTo(in[i].dims(), inner))
-      inferError(std::string(names[i - 1]) + " of shape " + shapeToString(in[i].dims()) +
-                 " does not broadcast to the normalised shape " + shapeToString(inner));
-  }
+  checkNormParams(in, Shape(x.dims().begin() + axis, x.dims().end()), "the normalised shape");
   Shape stats = x.dims();
   for (size_t d = static_cast<size_t>(axis); d < stats.size(); ++d)
     stats[d] = 1;
@@ -195,16 +200,7 @@ std::vector<Type> channelLayerNormInfer(const std::vector<NodeValue>& in, const 
   requireKind(x, {ElemKind::Float32, ElemKind::Int8}, "input");
   if (x.dims().size() < 2)
     inferError("input has shape " + shapeToString(x.dims()) + ", expected N x C x ...");
-  const Shape channels{x.dims()[1]};
-  const char* names[] = {"scale", "bias"};
-  for (size_t i = 1; i < 3 && i < in.size(); ++i) {
-    if (!in[i])
-      continue;
-    requireKind(in[i], {ElemKind::Float32}, names[i - 1]);
-    if (!broadcastsTo(in[i].dims(), channels))
-      inferError(std::string(names[i - 1]) + " of shape " + shapeToString(in[i].dims()) +
-                 " does not broadcast to the channels " + shapeToString(channels));
-  }
+  checkNormParams(in, Shape{x.dims()[1]}, "the channels");
   return {x.type()};
 }
 
