@@ -2,6 +2,7 @@
 #include "ember/support/AtomicFile.h"
 
 #include "ember/support/Error.h"
+#include "ember/support/LargeBuffer.h"
 
 #include <atomic>
 #include <cerrno>
@@ -275,48 +276,100 @@ std::string readRegularFile(const std::string& path, std::uint64_t limit) {
   return readFileBytes(path, limit);
 }
 
-std::string readFileBytes(const std::string& path, std::uint64_t limit) {
-  // A FIFO or socket is refused before it is opened: opening a FIFO waits for a writer.
-  struct stat pre;
-  if (::stat(path.c_str(), &pre) == 0 && (S_ISFIFO(pre.st_mode) || S_ISSOCK(pre.st_mode)))
-    throw Error(path, std::string("is a ") + (S_ISFIFO(pre.st_mode) ? "FIFO" : "socket") +
-                          ", not a file: give the file itself");
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    throw Error(path, sysReason("cannot open"));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st;
-  if (::fstat(fd, &st) != 0)
-    throw Error(path, sysReason("cannot open"));
-  if (S_ISDIR(st.st_mode))
-    throw Error(path, "is a directory, not a file");
-  if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
-    throw Error(path, "is a FIFO or socket, not a file: give the file itself");
-  auto tooLarge = [&] {
-    return Error(path, "is larger than " + std::to_string(limit) +
-                           " bytes, the most this input may have");
-  };
-  if (S_ISREG(st.st_mode) && std::uint64_t(st.st_size) > limit)
-    throw tooLarge();
-  std::string out;
-  if (S_ISREG(st.st_mode))
-    out.reserve(std::size_t(st.st_size));
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      throw Error(path, sysReason("read error"));
-    if (n == 0)
-      break;
-    if (out.size() + std::uint64_t(n) > limit)
-      throw tooLarge();
-    out.append(buf, std::size_t(n));
+namespace {
+
+Error tooLargeError(const std::string& path, std::uint64_t limit) {
+  return Error(path,
+               "is larger than " + std::to_string(limit) + " bytes, the most this input may have");
+}
+
+/// A file opened for a whole-file read, after readFileBytes's checks; closed on scope exit.
+struct WholeFile {
+  WholeFile(const std::string& path, std::uint64_t limit) {
+    // A FIFO or socket is refused before it is opened: opening a FIFO waits for a writer.
+    struct stat pre;
+    if (::stat(path.c_str(), &pre) == 0 && (S_ISFIFO(pre.st_mode) || S_ISSOCK(pre.st_mode)))
+      throw Error(path, std::string("is a ") + (S_ISFIFO(pre.st_mode) ? "FIFO" : "socket") +
+                            ", not a file: give the file itself");
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+      throw Error(path, sysReason("cannot open"));
+    if (::fstat(fd, &st) != 0)
+      fail(path, sysReason("cannot open"));
+    if (S_ISDIR(st.st_mode))
+      fail(path, "is a directory, not a file");
+    if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+      fail(path, "is a FIFO or socket, not a file: give the file itself");
+    if (S_ISREG(st.st_mode) && std::uint64_t(st.st_size) > limit) {
+      ::close(fd);
+      throw tooLargeError(path, limit);
+    }
   }
+  ~WholeFile() { ::close(fd); }
+  WholeFile(const WholeFile&) = delete;
+  WholeFile& operator=(const WholeFile&) = delete;
+  /// Up to `n` bytes into `out`; 0 at the end. Throws a read error naming `path`.
+  std::size_t read(const std::string& path, void* out, std::size_t n) {
+    for (;;) {
+      const ssize_t got = ::read(fd, out, n);
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got < 0)
+        throw Error(path, sysReason("read error"));
+      return std::size_t(got);
+    }
+  }
+  int fd = -1;
+  struct stat st;
+
+private:
+  [[noreturn]] void fail(const std::string& path, const std::string& reason) {
+    ::close(fd);
+    throw Error(path, reason);
+  }
+};
+
+} // namespace
+
+std::string readFileBytes(const std::string& path, std::uint64_t limit) {
+  WholeFile f(path, limit);
+  std::string out;
+  if (S_ISREG(f.st.st_mode))
+    out.reserve(std::size_t(f.st.st_size));
+  char buf[1 << 16];
+  while (const std::size_t n = f.read(path, buf, sizeof(buf))) {
+    if (out.size() + std::uint64_t(n) > limit)
+      throw tooLargeError(path, limit);
+    out.append(buf, n);
+  }
+  return out;
+}
+
+LargeBuffer readFileBuffer(const std::string& path, std::uint64_t limit) {
+  WholeFile f(path, limit);
+  // A regular file is read straight into a buffer of its size (plus a page, to see its
+  // end, or that it is longer than it said); anything else, and a file longer than its
+  // size said (one that grew, a /proc file), through readFileBytes's loop.
+  if (S_ISREG(f.st.st_mode)) {
+    const std::uint64_t room = std::uint64_t(f.st.st_size) + 4096;
+    LargeBuffer out(room, path);
+    std::uint64_t used = 0;
+    while (used < room) {
+      const std::size_t n = f.read(path, out.data() + used, std::size_t(room - used));
+      if (n == 0) {
+        if (used > limit)
+          throw tooLargeError(path, limit);
+        out.resize(used);
+        return out;
+      }
+      used += n;
+    }
+  }
+  const std::string bytes = readFileBytes(path, limit);
+  LargeBuffer out(bytes.size(), path);
+  out.resize(bytes.size());
+  if (!bytes.empty())
+    std::memcpy(out.data(), bytes.data(), bytes.size());
   return out;
 }
 

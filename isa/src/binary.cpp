@@ -187,7 +187,8 @@ bool inside(std::uint64_t off, std::uint64_t size, std::uint64_t lo, std::uint64
   return off >= lo && size <= hi - lo && off - lo <= hi - lo - size;
 }
 
-void checkRegions(const Binary& bin, const IsaDescription& isa, const std::string& file) {
+void checkRegions(const Binary& bin, std::uint64_t constants_size, const IsaDescription& isa,
+                  const std::string& file) {
   const std::string w = "section .ember.memmap";
   const std::uint64_t dram = isa.hw().dram.size_bytes;
   for (std::size_t i = 0; i < bin.memmap.size(); ++i) {
@@ -216,14 +217,14 @@ void checkRegions(const Binary& bin, const IsaDescription& isa, const std::strin
     if (r.kind != RegionKind::Const)
       continue;
     ++consts;
-    if (r.size_bytes < bin.constants.size())
+    if (r.size_bytes < constants_size)
       throw Error(file, w + ": region \"" + r.name + "\"",
                   "const region of " + std::to_string(r.size_bytes) + " bytes cannot hold the " +
-                      std::to_string(bin.constants.size()) + " bytes of .ember.const");
+                      std::to_string(constants_size) + " bytes of .ember.const");
   }
   if (consts > 1)
     throw Error(file, w, "more than one const region");
-  if (!bin.constants.empty() && consts == 0)
+  if (constants_size != 0 && consts == 0)
     throw Error(file, w, "constants present but no const region to load them into");
 }
 
@@ -261,7 +262,7 @@ void checkIo(const Binary& bin, const IsaDescription& isa, const std::string& fi
   }
 }
 
-void checkDebug(const Binary& bin, const std::string& file) {
+void checkDebug(const Binary& bin, std::uint64_t instructions, const std::string& file) {
   const std::string w = "section .ember.debug";
   std::uint64_t prev_end = 0;
   for (std::size_t i = 0; i < bin.debug.size(); ++i) {
@@ -274,16 +275,21 @@ void checkDebug(const Binary& bin, const std::string& file) {
     if (r.first < prev_end)
       throw Error(file, rw, "is out of order or overlaps the previous range");
     prev_end = std::uint64_t(r.first) + r.count;
-    if (prev_end > bin.code.size())
+    if (prev_end > instructions)
       throw Error(file, rw,
                   "ends at instruction " + std::to_string(prev_end) + ", past the " +
-                      std::to_string(bin.code.size()) + " instructions");
+                      std::to_string(instructions) + " instructions");
   }
 }
 
 } // namespace
 
 void validateBinary(const Binary& bin, const IsaDescription& isa, const std::string& file) {
+  validateBinary(bin, bin.code.size(), bin.constants.size(), isa, file);
+}
+
+void validateBinary(const Binary& bin, std::uint64_t instructions, std::uint64_t constants_size,
+                    const IsaDescription& isa, const std::string& file) {
   if (bin.isa_name != isa.name() || bin.isa_hash != isa.hash())
     throw Error(file, "section .ember.isa",
                 "built for ISA \"" + bin.isa_name + "\" (sha256 " + toHex(bin.isa_hash) +
@@ -293,9 +299,9 @@ void validateBinary(const Binary& bin, const IsaDescription& isa, const std::str
     if (isa.findInstruction(bin.code[i].name()) != &bin.code[i].desc())
       throw Error(file, "instruction " + std::to_string(i),
                   "belongs to a different description object");
-  checkRegions(bin, isa, file);
+  checkRegions(bin, constants_size, isa, file);
   checkIo(bin, isa, file);
-  checkDebug(bin, file);
+  checkDebug(bin, instructions, file);
 }
 
 // base's reader and writer throw ember::Error; libember_isa's callers expect isa::Error

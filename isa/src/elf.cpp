@@ -2,10 +2,12 @@
 #include "ember/isa/binary.h"
 #include "ember/isa/error.h"
 #include "ember/isa/hash.h"
+#include "ember/support/Error.h"
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 namespace ember::isa {
 
@@ -510,9 +512,10 @@ void checkPadding(const std::uint8_t* d, std::size_t n, const Parsed& p, const s
   gap(at, n);
 }
 
-/// Checks every section (except .ember.digest itself) and the headers against the table.
-void verifyDigests(const std::uint8_t* d, const Parsed& p, const Shdr& digest,
-                   const std::string& file) {
+/// Checks every section (except .ember.digest itself) and the headers against the table;
+/// returns each section's CRC-32C by header index (0 for the null section and the table).
+std::vector<std::uint32_t> verifyDigests(const std::uint8_t* d, const Parsed& p, const Shdr& digest,
+                                         const std::string& file) {
   DigestTable t = readDigestTable(d, digest, file);
   std::uint32_t hc = headerCrc(d, p);
   if (hc != t.header_crc)
@@ -520,6 +523,7 @@ void verifyDigests(const std::uint8_t* d, const Parsed& p, const Shdr& digest,
                 "the ELF header and section header table have CRC-32C " + hex(hc) +
                     ", .ember.digest says " + hex(t.header_crc) + ": the file is corrupted");
   std::size_t listed = 0;
+  std::vector<std::uint32_t> crcs(p.shdrs.size(), 0);
   for (std::size_t i = 1; i < p.shdrs.size(); ++i) {
     if (&p.shdrs[i] == &digest)
       continue;
@@ -540,16 +544,20 @@ void verifyDigests(const std::uint8_t* d, const Parsed& p, const Shdr& digest,
       throw Error(file, w,
                   "contents have CRC-32C " + hex(crc) + ", .ember.digest says " + hex(e->crc) +
                       ": the file is corrupted");
+    crcs[i] = crc;
   }
   if (t.entries.size() != listed)
     throw Error(file, "section .ember.digest",
                 std::to_string(t.entries.size()) + " entries for " + std::to_string(listed) +
                     " sections");
+  return crcs;
 }
 
 /// Writes the digest table of the image `d` into section `digest` (sized for every other
-/// section).
-void sealDigests(std::uint8_t* d, const Parsed& p, const Shdr& digest) {
+/// section). `known` (by header index, may be shorter) holds CRCs already computed over
+/// the same bytes, which are not computed again.
+void sealDigests(std::uint8_t* d, const Parsed& p, const Shdr& digest,
+                 const std::vector<std::optional<std::uint32_t>>& known = {}) {
   Writer w;
   w.u32(elf::kDigestCrc32c);
   w.u32(std::uint32_t(p.shdrs.size() - 2));
@@ -562,7 +570,7 @@ void sealDigests(std::uint8_t* d, const Parsed& p, const Shdr& digest) {
     std::memcpy(name, p.names[i].data(), std::min(p.names[i].size(), kDigestName));
     w.bytes(name, kDigestName);
     w.u64(p.shdrs[i].size);
-    w.u32(sectionCrc(d, p.shdrs[i]));
+    w.u32(i < known.size() && known[i] ? *known[i] : sectionCrc(d, p.shdrs[i]));
     w.u32(0);
   }
   w.u32(crc32c(w.buf.data(), w.buf.size()));
@@ -661,11 +669,22 @@ void resealElf(std::vector<std::uint8_t>& image) {
   sealDigests(image.data(), p, *digest);
 }
 
-Binary parseElf(const std::uint8_t* data, std::size_t size, const IsaDescription& isa,
-                const std::string& file) {
+namespace {
+
+/// Where .ember.text and .ember.const lie in a parsed image, and their CRC-32C digests.
+struct PayloadSpans {
+  std::uint64_t text_offset = 0, text_size = 0, const_offset = 0, const_size = 0;
+  std::uint32_t text_crc = 0, const_crc = 0;
+};
+
+/// parseElf; the instructions (decoded) and the constants (copied) go into the binary
+/// only when `whole`, else they stay where `spans` says, checked as parseElf checks them:
+/// every instruction word decoded, none kept (ElfFile::tables()).
+Binary parseImage(const std::uint8_t* data, std::size_t size, const IsaDescription& isa,
+                  const std::string& file, bool whole, PayloadSpans& spans) {
   Parsed p = parseStructure(data, size, file);
   std::vector<const Shdr*> found = identifySections(p, file);
-  verifyDigests(data, p, *found[kDigest], file);
+  const std::vector<std::uint32_t> crcs = verifyDigests(data, p, *found[kDigest], file);
   checkPadding(data, size, p, file);
   auto cursor = [&](std::size_t k) {
     const Shdr* h = found[k];
@@ -688,79 +707,72 @@ Binary parseElf(const std::uint8_t* data, std::size_t size, const IsaDescription
   if (text.entsize != ib)
     throw Error(file, "section .ember.text",
                 "sh_entsize " + std::to_string(text.entsize) + ", expected " + std::to_string(ib));
-  for (std::uint64_t i = 0; i < text.size / ib; ++i)
-    b.code.push_back(Instruction::decode(isa, data + text.offset + i * ib, file,
-                                         "section .ember.text: instruction " + std::to_string(i)));
-  b.constants.assign(data + found[kConst]->offset,
-                     data + found[kConst]->offset + found[kConst]->size);
+  if (whole)
+    b.code.reserve(std::size_t(text.size / ib));
+  for (std::uint64_t i = 0; i < text.size / ib; ++i) {
+    try {
+      Instruction insn = Instruction::decode(isa, data + text.offset + i * ib, file, "");
+      if (whole)
+        b.code.push_back(std::move(insn));
+    } catch (const Error& e) { // the place named only for the word refused
+      throw Error(file, "section .ember.text: instruction " + std::to_string(i), e.reason());
+    }
+  }
+  const Shdr& cst = *found[kConst];
+  if (whole)
+    b.constants.assign(data + cst.offset, data + cst.offset + cst.size);
   decodeIo(cursor(kIo), b);
   decodeMemmap(cursor(kMemmap), b);
   decodeDebug(cursor(kDebug), b);
-  validateBinary(b, isa, file);
+  validateBinary(b, text.size / ib, cst.size, isa, file);
+  auto index = [&](std::size_t k) { return std::size_t(found[k] - p.shdrs.data()); };
+  spans = {text.offset, text.size, cst.offset, cst.size, crcs[index(kText)], crcs[index(kConst)]};
   return b;
 }
 
-std::vector<std::uint8_t> serializeElf(const Binary& bin, const IsaDescription& isa) {
-  validateBinary(bin, isa, "<output>");
-  const std::size_t ib = isa.instructionBytes();
-  std::vector<std::uint8_t> text(bin.code.size() * ib);
-  for (std::size_t i = 0; i < bin.code.size(); ++i)
-    bin.code[i].encodeInto(text.data() + i * ib);
-  // The digest table is filled in last, once every other byte is in place. The
-  // constants (most of a model's image) are copied once, straight into the image.
-  const std::vector<std::uint8_t> io = encodeIo(bin), memmap = encodeMemmap(bin),
-                                  isaSec = encodeIsa(bin), debug = encodeDebug(bin),
-                                  digest(digestBytes(std::size(kSections)));
-  const std::vector<std::uint8_t>* payload[] = {&text,   &bin.constants, &io,    &memmap,
-                                                &isaSec, &debug,         &digest};
-  static_assert(std::size(payload) == std::size(kSections));
-  std::size_t total = kEhdrSize + 4096;
-  for (const auto* b : payload)
-    total += b->size() + 16;
-  Writer w;
-  w.buf.reserve(total);
-  w.buf.resize(kEhdrSize);
-  std::vector<Shdr> sh(1);
-  std::string shstr(1, '\0');
+/// A section's bytes for writeImage: `bytes` (null for .ember.text: encode the binary's
+/// code), `size`, and their CRC-32C when it is already known.
+struct Payload {
+  const std::uint8_t* bytes = nullptr;
+  std::uint64_t size = 0;
+  std::optional<std::uint32_t> crc;
+};
+
+std::uint64_t alignUp(std::uint64_t v, std::uint64_t a) {
+  return (v + a - 1) / a * a;
+}
+
+/// serializeElf's layout of sections of `sizes` (kSections order): each at the next
+/// multiple of 16 after the ELF header or the section before it, the section name table
+/// right after the last, then the section header table at a multiple of 8.
+struct ImageLayout {
+  std::uint64_t offset[std::size(kSections)] = {}, size[std::size(kSections)] = {};
+  std::string shstr;
+  std::uint64_t strtab = 0, shoff = 0, total = 0;
+};
+
+ImageLayout layoutOf(const std::uint64_t (&sizes)[std::size(kSections)]) {
+  ImageLayout l;
+  l.shstr.assign(1, '\0');
+  std::uint64_t end = kEhdrSize;
   for (std::size_t k = 0; k < std::size(kSections); ++k) {
-    w.align(16);
-    Shdr h;
-    h.name = std::uint32_t(shstr.size());
-    shstr += kSections[k].name;
-    shstr += '\0';
-    h.type = kSections[k].type;
-    h.flags = k == 0 ? (kShfAlloc | kShfExec) : (k == 1 ? kShfAlloc : 0);
-    h.offset = w.buf.size();
-    h.size = payload[k]->size();
-    h.addralign = 16;
-    h.entsize = k == 0 ? ib : 0;
-    w.bytes(payload[k]->data(), payload[k]->size());
-    sh.push_back(h);
+    l.offset[k] = alignUp(end, 16);
+    l.size[k] = sizes[k];
+    end = l.offset[k] + sizes[k];
+    l.shstr += kSections[k].name;
+    l.shstr += '\0';
   }
-  Shdr strtab;
-  strtab.name = std::uint32_t(shstr.size());
-  shstr += kStrtabName;
-  shstr += '\0';
-  strtab.type = kShtStrtab;
-  strtab.offset = w.buf.size();
-  strtab.size = shstr.size();
-  strtab.addralign = 1;
-  w.bytes(shstr.data(), shstr.size());
-  sh.push_back(strtab);
-  w.align(8);
-  std::uint64_t shoff = w.buf.size();
-  for (const Shdr& h : sh) {
-    w.u32(h.name);
-    w.u32(h.type);
-    w.u64(h.flags);
-    w.u64(h.addr);
-    w.u64(h.offset);
-    w.u64(h.size);
-    w.u32(h.link);
-    w.u32(h.info);
-    w.u64(h.addralign);
-    w.u64(h.entsize);
-  }
+  l.strtab = end;
+  l.shstr += kStrtabName;
+  l.shstr += '\0';
+  l.shoff = alignUp(l.strtab + l.shstr.size(), 8);
+  // The headers: the null one, the sections, the name table.
+  l.total = l.shoff + (std::size(kSections) + 2) * kShdrSize;
+  return l;
+}
+
+/// The ELF header and the section header table of `l`.
+std::vector<std::uint8_t> headerBytes(const ImageLayout& l) {
   Writer e;
   e.bytes("\x7f"
           "ELF",
@@ -775,38 +787,197 @@ std::vector<std::uint8_t> serializeElf(const Binary& bin, const IsaDescription& 
   e.u32(1); // e_version
   e.u64(0); // e_entry: instruction 0 of .ember.text
   e.u64(0); // e_phoff: no program headers
-  e.u64(shoff);
+  e.u64(l.shoff);
   e.u32(elf::kFormatVersion); // e_flags
   e.u16(kEhdrSize);
   e.u16(0); // e_phentsize
   e.u16(0); // e_phnum
   e.u16(kShdrSize);
-  e.u16(std::uint16_t(sh.size()));
-  e.u16(std::uint16_t(sh.size() - 1)); // e_shstrndx
-  std::memcpy(w.buf.data(), e.buf.data(), kEhdrSize);
-  Parsed p = parseStructure(w.buf.data(), w.buf.size(), "<output>");
-  sealDigests(w.buf.data(), p, p.shdrs[1 + kDigest]);
+  e.u16(std::uint16_t(std::size(kSections) + 2));
+  e.u16(std::uint16_t(std::size(kSections) + 1)); // e_shstrndx
+  return e.buf;
+}
+
+std::vector<std::uint8_t> sectionHeaderBytes(const ImageLayout& l, std::size_t ib) {
+  std::vector<Shdr> sh(1);
+  std::uint32_t name = 1;
+  for (std::size_t k = 0; k < std::size(kSections); ++k) {
+    Shdr h;
+    h.name = name;
+    name += std::uint32_t(std::strlen(kSections[k].name) + 1);
+    h.type = kSections[k].type;
+    h.flags = k == 0 ? (kShfAlloc | kShfExec) : (k == 1 ? kShfAlloc : 0);
+    h.offset = l.offset[k];
+    h.size = l.size[k];
+    h.addralign = 16;
+    h.entsize = k == 0 ? ib : 0;
+    sh.push_back(h);
+  }
+  Shdr strtab;
+  strtab.name = name;
+  strtab.type = kShtStrtab;
+  strtab.offset = l.strtab;
+  strtab.size = l.shstr.size();
+  strtab.addralign = 1;
+  sh.push_back(strtab);
+  Writer w;
+  for (const Shdr& h : sh) {
+    w.u32(h.name);
+    w.u32(h.type);
+    w.u64(h.flags);
+    w.u64(h.addr);
+    w.u64(h.offset);
+    w.u64(h.size);
+    w.u32(h.link);
+    w.u32(h.info);
+    w.u64(h.addralign);
+    w.u64(h.entsize);
+  }
   return w.buf;
+}
+
+/// The tables of `bin` as section payloads (io, memmap, isa, debug).
+struct TableSections {
+  explicit TableSections(const Binary& bin)
+      : io(encodeIo(bin)), memmap(encodeMemmap(bin)), isa(encodeIsa(bin)), debug(encodeDebug(bin)) {
+  }
+  std::vector<std::uint8_t> io, memmap, isa, debug;
+};
+
+ImageLayout layoutOf(const TableSections& t, std::uint64_t textBytes, std::uint64_t constBytes) {
+  const std::uint64_t sizes[] = {textBytes,
+                                 constBytes,
+                                 t.io.size(),
+                                 t.memmap.size(),
+                                 t.isa.size(),
+                                 t.debug.size(),
+                                 digestBytes(std::size(kSections))};
+  static_assert(std::size(sizes) == std::size(kSections));
+  return layoutOf(sizes);
+}
+
+/// Writes serializeElf's image of `bin` with .ember.text `text` and .ember.const `cst` to
+/// `out` (l.total bytes, every one written whatever it held), then seals the digests.
+void writeImageBytes(const Binary& bin, const TableSections& t, const ImageLayout& l, Payload text,
+                     Payload cst, const IsaDescription& isa, std::uint8_t* out) {
+  const std::size_t ib = isa.instructionBytes();
+  std::uint64_t at = 0;
+  auto put = [&](std::uint64_t off, const void* p, std::uint64_t n) {
+    std::memset(out + at, 0, off - at); // padding
+    if (n)
+      std::memcpy(out + off, p, n);
+    at = off + n;
+  };
+  const std::vector<std::uint8_t> ehdr = headerBytes(l), shdrs = sectionHeaderBytes(l, ib);
+  put(0, ehdr.data(), ehdr.size());
+  const std::vector<std::uint8_t> digest(digestBytes(std::size(kSections)));
+  const Payload payload[] = {text,
+                             cst,
+                             {t.io.data(), t.io.size(), {}},
+                             {t.memmap.data(), t.memmap.size(), {}},
+                             {t.isa.data(), t.isa.size(), {}},
+                             {t.debug.data(), t.debug.size(), {}},
+                             {digest.data(), digest.size(), {}}};
+  static_assert(std::size(payload) == std::size(kSections));
+  for (std::size_t k = 0; k < std::size(kSections); ++k) {
+    if (payload[k].bytes || payload[k].size == 0) {
+      put(l.offset[k], payload[k].bytes, payload[k].size);
+      continue;
+    }
+    put(l.offset[k], nullptr, 0); // the code, encoded in place
+    for (std::size_t i = 0; i < bin.code.size(); ++i)
+      bin.code[i].encodeInto(out + l.offset[k] + i * ib);
+    at = l.offset[k] + payload[k].size;
+  }
+  put(l.strtab, l.shstr.data(), l.shstr.size());
+  put(l.shoff, shdrs.data(), shdrs.size());
+  const Parsed p = parseStructure(out, std::size_t(l.total), "<output>");
+  std::vector<std::optional<std::uint32_t>> known(p.shdrs.size());
+  known[1 + kText] = text.crc;
+  known[1 + kConst] = cst.crc;
+  sealDigests(out, p, p.shdrs[1 + kDigest], known);
+}
+
+} // namespace
+
+Binary parseElf(const std::uint8_t* data, std::size_t size, const IsaDescription& isa,
+                const std::string& file) {
+  PayloadSpans spans;
+  return parseImage(data, size, isa, file, true, spans);
+}
+
+std::vector<std::uint8_t> serializeElf(const Binary& bin, const IsaDescription& isa) {
+  std::vector<std::uint8_t> image(elfImageSize(bin, isa));
+  serializeElfInto(bin, isa, image.data(), image.size());
+  return image;
+}
+
+void serializeElfInto(const Binary& bin, const IsaDescription& isa, std::uint8_t* out,
+                      std::uint64_t size) {
+  validateBinary(bin, isa, "<output>");
+  const TableSections t(bin);
+  const ImageLayout l = layoutOf(t, bin.code.size() * isa.instructionBytes(), bin.constants.size());
+  if (size != l.total)
+    throw Error("<output>", "ELF image",
+                "the binary's image has " + std::to_string(l.total) + " bytes, not " +
+                    std::to_string(size));
+  writeImageBytes(bin, t, l, {nullptr, bin.code.size() * isa.instructionBytes(), {}},
+                  {bin.constants.data(), bin.constants.size(), {}}, isa, out);
 }
 
 std::uint64_t elfImageSize(const Binary& bin, const IsaDescription& isa) {
   validateBinary(bin, isa, "<output>");
-  const std::uint64_t sizes[] = {bin.code.size() * isa.instructionBytes(),
-                                 bin.constants.size(),
-                                 encodeIo(bin).size(),
-                                 encodeMemmap(bin).size(),
-                                 encodeIsa(bin).size(),
-                                 encodeDebug(bin).size(),
-                                 digestBytes(std::size(kSections))};
-  static_assert(std::size(sizes) == std::size(kSections));
-  auto alignUp = [](std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; };
-  std::uint64_t end = kEhdrSize, shstr = 1 + std::strlen(kStrtabName) + 1;
-  for (std::size_t k = 0; k < std::size(kSections); ++k) {
-    end = alignUp(end, 16) + sizes[k];
-    shstr += std::strlen(kSections[k].name) + 1;
+  return layoutOf(TableSections(bin), bin.code.size() * isa.instructionBytes(),
+                  bin.constants.size())
+      .total;
+}
+
+namespace {
+/// The file at `path` in a LargeBuffer (huge pages: the reader checks every byte, and an
+/// ElfFile's image is copied from it); read errors as isa::Error (readFileBytes's).
+LargeBuffer readBinaryFile(const std::string& path) {
+  try {
+    return readFileBuffer(path);
+  } catch (const ember::Error& e) {
+    throw Error(path, "", e.reason());
   }
-  // The section name table, then the headers: the null one, the sections, the name table.
-  return alignUp(end + shstr, 8) + (std::size(kSections) + 2) * kShdrSize;
+}
+} // namespace
+
+ElfFile::ElfFile(const std::string& path, const IsaDescription& isa) : file_(readBinaryFile(path)) {
+  PayloadSpans spans;
+  tables_ = parseImage(file_.data(), std::size_t(file_.size()), isa, path, false, spans);
+  instructions_ = spans.text_size / isa.instructionBytes();
+  text_offset_ = spans.text_offset;
+  text_size_ = spans.text_size;
+  const_offset_ = spans.const_offset;
+  const_size_ = spans.const_size;
+  text_crc_ = spans.text_crc;
+  const_crc_ = spans.const_crc;
+}
+
+Binary ElfFile::binary(const IsaDescription& isa) const {
+  Binary b = tables_;
+  const std::size_t ib = isa.instructionBytes();
+  b.code.reserve(std::size_t(instructions_));
+  for (std::uint64_t i = 0; i < instructions_; ++i) // checked words: decode cannot refuse
+    b.code.push_back(Instruction::decode(isa, file_.data() + text_offset_ + i * ib));
+  b.constants.assign(constants(), constants() + const_size_);
+  return b;
+}
+
+std::uint64_t ElfFile::imageSize() const {
+  return layoutOf(TableSections(tables_), text_size_, const_size_).total;
+}
+
+void ElfFile::writeImage(const IsaDescription& isa, std::uint8_t* out) const {
+  // The instruction words and the constants are the file's own bytes, checked by the
+  // reader: an accepted instruction word is exactly its re-encoding (decode refuses
+  // reserved bits and values a field cannot hold), so the image is serializeElf's.
+  const TableSections t(tables_);
+  writeImageBytes(tables_, t, layoutOf(t, text_size_, const_size_),
+                  {file_.data() + text_offset_, text_size_, text_crc_},
+                  {constants(), const_size_, const_crc_}, isa, out);
 }
 
 void writeElf(const std::string& path, const Binary& bin, const IsaDescription& isa) {
@@ -820,8 +991,8 @@ void writeElf(const std::string& path, const Binary& bin, const IsaDescription& 
 }
 
 Binary readElf(const std::string& path, const IsaDescription& isa) {
-  std::vector<std::uint8_t> data = readFileBytes(path);
-  return parseElf(data.data(), data.size(), isa, path);
+  const LargeBuffer data = readBinaryFile(path);
+  return parseElf(data.data(), std::size_t(data.size()), isa, path);
 }
 
 } // namespace ember::isa

@@ -162,6 +162,91 @@ std::string refusal(const std::vector<std::uint8_t>& img) {
   return "";
 }
 
+TEST(Binary, ElfFileReadsWhatReadElfReads) {
+  const Binary b = convTile();
+  const std::string path = tempPath("conv_file.elf");
+  writeElf(path, b, reference());
+  const ElfFile f(path, reference());
+  Binary tables = b;
+  tables.code.clear();
+  tables.constants.clear();
+  EXPECT_EQ(f.tables(), tables); // everything but the code and the constants
+  EXPECT_EQ(f.instructions(), b.code.size());
+  ASSERT_EQ(f.constantsSize(), b.constants.size());
+  EXPECT_EQ(std::vector<std::uint8_t>(f.constants(), f.constants() + f.constantsSize()),
+            b.constants);
+  EXPECT_EQ(f.binary(reference()), b);
+  // Its image is the writer's, the file's own bytes, written over whatever was there.
+  const std::vector<std::uint8_t> img = image();
+  ASSERT_EQ(f.imageSize(), img.size());
+  std::vector<std::uint8_t> out(img.size(), 0xA5);
+  f.writeImage(reference(), out.data());
+  EXPECT_EQ(out, img);
+  std::remove(path.c_str());
+  EXPECT_ISA_ERROR((void)ElfFile(path, reference()), "", "cannot open");
+}
+
+TEST(Binary, ElfFileChecksAsReadElfDoes) {
+  // An instruction word with a reserved bit set, resealed: decoded to be checked, though
+  // not kept.
+  auto img = image();
+  const std::string path = tempPath("conv_bad.elf");
+  bool found = false;
+  for (std::size_t byte = 0; byte < 16 && !found; ++byte)
+    for (int bit = 0; bit < 8 && !found; ++bit) {
+      auto bad = img;
+      bad[secOffset(bad, 1) + 16 * 3 + byte] ^= std::uint8_t(1u << bit);
+      resealElf(bad);
+      const std::string why = refusal(bad);
+      if (why.find("reserved bits") == std::string::npos)
+        continue;
+      found = true;
+      writeFileAtomic(path, bad.data(), bad.size());
+      EXPECT_ISA_ERROR((void)ElfFile(path, reference()), "section .ember.text: instruction 3",
+                       "reserved bits set");
+    }
+  EXPECT_TRUE(found) << "instruction 3 of conv_tile has no reserved bit";
+  // A debug range past the code (counted, not decoded into the tables): .ember.debug is
+  // u32 count, then per range u32 first, u32 count, the node name.
+  auto late = img;
+  const std::size_t range = secOffset(late, 6) + 4;
+  put(late, range + 4, 4, 100);
+  resealElf(late);
+  writeFileAtomic(path, late.data(), late.size());
+  EXPECT_ISA_ERROR((void)ElfFile(path, reference()), "section .ember.debug: range 0",
+                   "past the 14 instructions");
+  // A flipped constant byte (the constants are not copied out, yet checked).
+  img[secOffset(img, 2) + 3] ^= 0x10;
+  writeFileAtomic(path, img.data(), img.size());
+  EXPECT_ISA_ERROR((void)ElfFile(path, reference()), "section .ember.const", "CRC-32C");
+  EXPECT_ISA_ERROR(readElf(path, reference()), "section .ember.const", "CRC-32C");
+  // A const region one byte too small for the constants, resealed: the tables' check
+  // sees the size of constants it never copied. .ember.memmap: u32 count, then per
+  // region u16 name length, the name, u8 kind, u64 offset, u64 size; "const" is first.
+  img = image();
+  const std::size_t region = secOffset(img, 4) + 4;
+  ASSERT_EQ(get(img, region, 2), 5u);
+  const std::size_t size = region + 2 + 5 + 1 + 8;
+  ASSERT_EQ(get(img, size, 8), 0x1000u);
+  put(img, size, 8, convTile().constants.size() - 1);
+  resealElf(img);
+  writeFileAtomic(path, img.data(), img.size());
+  const std::string where = "section .ember.memmap: region \"const\"";
+  EXPECT_ISA_ERROR((void)ElfFile(path, reference()), where, "cannot hold");
+  EXPECT_ISA_ERROR(readElf(path, reference()), where, "cannot hold");
+  std::remove(path.c_str());
+}
+
+TEST(Binary, SerializeIntoWritesEveryByte) {
+  const Binary b = convTile();
+  const std::vector<std::uint8_t> img = image();
+  std::vector<std::uint8_t> out(img.size(), 0xFF); // dirty memory, as device DRAM may be
+  serializeElfInto(b, reference(), out.data(), out.size());
+  EXPECT_EQ(out, img);
+  EXPECT_ISA_ERROR(serializeElfInto(b, reference(), out.data(), out.size() - 1), "ELF image",
+                   "bytes, not");
+}
+
 TEST(Binary, EveryFlippedByteIsRefused) {
   // Format 1 had no digest: 162 of 162 flipped constant bytes went unnoticed. Now every
   // byte of the file is covered: a section's CRC, the header CRC, the table's own CRC or

@@ -3,6 +3,7 @@
 // the next write, devices are written through, and an input is never an output.
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
+#include "ember/support/LargeBuffer.h"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -141,6 +143,40 @@ TEST(OutputPaths, DirectoriesAndInputsAreRefused) {
                ember::Error);
   // A device is written through, so it may appear on both sides (e.g. /dev/stdin).
   EXPECT_NO_THROW(ember::checkNotSameFile({"/dev/null"}, {"/dev/null"}));
+}
+
+TEST(OutputPaths, BufferReadsAreReadFileBytes) {
+  // readFileBuffer (a binary's file, read once into huge pages): the bytes and the
+  // refusals of readFileBytes.
+  fs::path dir = freshDir("buffer");
+  std::string bytes;
+  for (int i = 0; i < 300000; ++i)
+    bytes += char(i * 31 + 7);
+  std::ofstream(dir / "f", std::ios::binary) << bytes;
+  const ember::LargeBuffer b = ember::readFileBuffer((dir / "f").string());
+  ASSERT_EQ(b.size(), bytes.size());
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(b.data()), b.size()), bytes);
+  EXPECT_EQ(ember::readFileBuffer((dir / "f").string(), bytes.size()).size(), bytes.size());
+  EXPECT_THROW(ember::readFileBuffer((dir / "f").string(), bytes.size() - 1), ember::Error);
+  std::ofstream(dir / "empty");
+  EXPECT_EQ(ember::readFileBuffer((dir / "empty").string()).size(), 0u);
+  EXPECT_THROW(ember::readFileBuffer(dir.string()), ember::Error);               // a folder
+  EXPECT_THROW(ember::readFileBuffer((dir / "missing").string()), ember::Error); // no file
+  EXPECT_THROW(ember::readFileBuffer("/dev/zero", 1 << 20), ember::Error);       // bounded device
+  // A /proc file says it is empty: it is read to its end all the same.
+  const ember::LargeBuffer status = ember::readFileBuffer("/proc/self/status");
+  ASSERT_GT(status.size(), 5u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(status.data()), 5), "Name:");
+  // A buffer reserves without writing: its pages read 0.
+  ember::LargeBuffer r(std::uint64_t(3) << 20);
+  EXPECT_EQ(r.size(), 0u);
+  EXPECT_EQ(r.data()[(std::uint64_t(3) << 20) - 1], 0);
+  r.resize(10);
+  EXPECT_EQ(r.size(), 10u);
+  EXPECT_THROW(r.resize((std::uint64_t(3) << 20) + 1), std::length_error);
+  ember::LargeBuffer moved = std::move(r);
+  EXPECT_EQ(moved.size(), 10u);
+  EXPECT_EQ(r.data(), nullptr);
 }
 
 TEST(OutputPaths, ReadsAreBounded) {

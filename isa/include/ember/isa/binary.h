@@ -4,6 +4,7 @@
 
 #include "ember/isa/description.h"
 #include "ember/isa/instruction.h"
+#include "ember/support/LargeBuffer.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -146,9 +147,19 @@ struct Binary {
 /// entries inside a region of their direction and consistent with shape/dtype; constants
 /// fit the const region; debug ranges sorted and inside the code). Throws Error.
 void validateBinary(const Binary& bin, const IsaDescription& isa, const std::string& file);
+/// validateBinary for a binary whose code (`instructions` words) and constants
+/// (`constants_size` bytes) are held elsewhere than bin.code and bin.constants
+/// (ElfFile::tables()).
+void validateBinary(const Binary& bin, std::uint64_t instructions, std::uint64_t constants_size,
+                    const IsaDescription& isa, const std::string& file);
 
 /// ELF image of `bin` (validates first).
 std::vector<std::uint8_t> serializeElf(const Binary& bin, const IsaDescription& isa);
+/// serializeElf(bin, isa) written to `out` (`size` bytes, elfImageSize(bin, isa); every
+/// one is written, whatever it held): a device's DRAM gets the image without a copy in
+/// between. Validates first; throws Error for another size.
+void serializeElfInto(const Binary& bin, const IsaDescription& isa, std::uint8_t* out,
+                      std::uint64_t size);
 /// serializeElf(bin, isa).size() without building the image (validates first).
 std::uint64_t elfImageSize(const Binary& bin, const IsaDescription& isa);
 /// Writes the ELF atomically (temporary file in the same folder, then rename).
@@ -159,6 +170,43 @@ Binary parseElf(const std::uint8_t* data, std::size_t size, const IsaDescription
                 const std::string& file = "<memory>");
 /// Reads and parses an ELF file.
 Binary readElf(const std::string& path, const IsaDescription& isa);
+
+/// A binary file read to be run (ember-sim, ember-run): read once into memory (a
+/// LargeBuffer: huge pages where the host has them), checked exactly as readElf checks
+/// it (every instruction word decoded), and kept as the file's bytes: its constants (most
+/// of a model's file) are not copied out of them, its instruction words are neither kept
+/// decoded nor re-encoded, and their CRC-32C digests, checked once, are not computed again
+/// for its image.
+class ElfFile {
+public:
+  /// Reads and checks `path` for `isa`; throws Error as readElf does.
+  ElfFile(const std::string& path, const IsaDescription& isa);
+  /// Everything readElf returns except the code and the constants: tables().code and
+  /// tables().constants are empty; the file holds instructions() instruction words and
+  /// the constants(). Enough to place and run the binary through a job ring (I/O table,
+  /// memory map, debug map); binary() for what needs its instructions.
+  const Binary& tables() const { return tables_; }
+  /// The number of instructions of .ember.text.
+  std::uint64_t instructions() const { return instructions_; }
+  /// The bytes of .ember.const in the file (constantsSize() of them).
+  const std::uint8_t* constants() const { return file_.data() + const_offset_; }
+  std::uint64_t constantsSize() const { return const_size_; }
+  /// readElf's binary: tables() with the instructions decoded and the constants copied.
+  Binary binary(const IsaDescription& isa) const;
+  /// elfImageSize(binary(), isa), without building binary().
+  std::uint64_t imageSize() const;
+  /// serializeElfInto(binary(), isa, out, imageSize()) without building binary(): the
+  /// file's instruction words and constants copied, their digests reused. For a file
+  /// written by writeElf, the file's own bytes. `isa` is the description it was read for.
+  void writeImage(const IsaDescription& isa, std::uint8_t* out) const;
+
+private:
+  LargeBuffer file_;
+  Binary tables_;
+  std::uint64_t instructions_ = 0;
+  std::uint64_t text_offset_ = 0, text_size_ = 0, const_offset_ = 0, const_size_ = 0;
+  std::uint32_t text_crc_ = 0, const_crc_ = 0;
+};
 
 /// A section as listed in the section header table (for ember-objdump).
 struct SectionInfo {

@@ -1,0 +1,77 @@
+// Large anonymous reservations advised for transparent huge pages (LargeBuffer.h).
+#include "ember/support/LargeBuffer.h"
+
+#include "ember/support/Error.h"
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <sys/mman.h>
+#include <utility>
+
+namespace ember {
+
+namespace {
+/// The huge page size transparent huge pages use on x86-64 and arm64 (4 KiB base pages).
+constexpr std::uint64_t kHugePage = std::uint64_t(1) << 21;
+} // namespace
+
+LargeBuffer::LargeBuffer(std::uint64_t capacity, const std::string& what) {
+  if (capacity == 0)
+    return;
+  // One huge page more than asked, so that the buffer can start on a huge page boundary.
+  const std::uint64_t bytes = capacity + kHugePage;
+  if (bytes < capacity)
+    throw Error(what, "cannot reserve " + std::to_string(capacity) + " bytes");
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    throw Error(what,
+                "cannot reserve " + std::to_string(capacity) + " bytes: " + std::strerror(errno));
+  map_ = p;
+  mapBytes_ = bytes;
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  data_ = reinterpret_cast<std::uint8_t*>((at + kHugePage - 1) / kHugePage * kHugePage);
+  capacity_ = capacity;
+#ifdef MADV_HUGEPAGE
+  ::madvise(data_, capacity_, MADV_HUGEPAGE); // a hint: without huge pages, 4 KiB ones
+#endif
+}
+
+LargeBuffer::~LargeBuffer() {
+  release();
+}
+
+LargeBuffer::LargeBuffer(LargeBuffer&& o) noexcept
+    : map_(std::exchange(o.map_, nullptr)), mapBytes_(std::exchange(o.mapBytes_, 0)),
+      data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)),
+      capacity_(std::exchange(o.capacity_, 0)) {}
+
+LargeBuffer& LargeBuffer::operator=(LargeBuffer&& o) noexcept {
+  if (this != &o) {
+    release();
+    map_ = std::exchange(o.map_, nullptr);
+    mapBytes_ = std::exchange(o.mapBytes_, 0);
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    capacity_ = std::exchange(o.capacity_, 0);
+  }
+  return *this;
+}
+
+void LargeBuffer::resize(std::uint64_t n) {
+  if (n > capacity_)
+    throw std::length_error("LargeBuffer::resize: " + std::to_string(n) + " bytes, capacity " +
+                            std::to_string(capacity_));
+  size_ = n;
+}
+
+void LargeBuffer::release() {
+  if (map_)
+    ::munmap(map_, mapBytes_);
+  map_ = nullptr;
+  data_ = nullptr;
+  mapBytes_ = size_ = capacity_ = 0;
+}
+
+} // namespace ember
