@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace ember::platform {
 
@@ -10,8 +12,8 @@ namespace {
 using u64 = std::uint64_t;
 constexpr u64 kPage = DramImage::kPageBytes;
 
-bool allZero(const std::vector<std::uint8_t>& p) {
-  return std::all_of(p.begin(), p.end(), [](std::uint8_t b) { return b == 0; });
+bool allZero(const std::uint8_t* p) {
+  return std::all_of(p, p + kPage, [](std::uint8_t b) { return b == 0; });
 }
 } // namespace
 
@@ -26,7 +28,7 @@ void DramImage::read(u64 addr, std::uint8_t* out, u64 n) const {
     if (it == pages_.end())
       std::memset(out, 0, k);
     else
-      std::memcpy(out, it->second->data() + off, k);
+      std::memcpy(out, it->second->bytes + off, k);
     addr += k, out += k, n -= k;
   }
 }
@@ -43,24 +45,44 @@ std::uint8_t DramImage::operator[](u64 addr) const {
   return b;
 }
 
+std::shared_ptr<DramImage::Page> DramImage::ownPage(const std::uint8_t* from) {
+  auto p = std::make_shared<Page>();
+  p->owned.reset(from ? new std::uint8_t[kPage] : new std::uint8_t[kPage]());
+  p->bytes = p->owned.get();
+  if (from)
+    std::memcpy(p->bytes, from, kPage);
+  return p;
+}
+
 std::uint8_t* DramImage::writable(u64 page) {
   auto& p = pages_[page];
   if (!p)
-    p = std::make_shared<Page>(kPage, 0);
-  else if (p.use_count() > 1) // shared with a copy: unshare before writing
-    p = std::make_shared<Page>(*p);
-  return p->data();
+    p = ownPage(nullptr);
+  else if (p.use_count() > 1 || !p->owned) // shared with a copy, or a view: copy first
+    p = ownPage(p->bytes);
+  return p->bytes;
 }
 
 void DramImage::write(u64 addr, const std::uint8_t* in, u64 n) {
   while (n) {
     const u64 page = addr / kPage, off = addr % kPage, k = std::min(n, kPage - off);
     auto it = k == kPage ? pages_.find(page) : pages_.end();
-    if (k == kPage && (it == pages_.end() || it->second.use_count() > 1))
-      pages_[page] = std::make_shared<Page>(in, in + kPage); // a whole page: no zeros first
+    if (k == kPage && (it == pages_.end() || it->second.use_count() > 1 || !it->second->owned))
+      pages_[page] = ownPage(in); // a whole page: no zeros or copy first
     else
       std::memcpy(writable(page) + off, in, k);
     addr += k, in += k, n -= k;
+  }
+}
+
+void DramImage::view(u64 addr, const std::uint8_t* bytes, u64 n) {
+  if (addr % kPage || n % kPage)
+    throw std::invalid_argument("DramImage::view: [" + std::to_string(addr) + ", +" +
+                                std::to_string(n) + ") is not whole 64 KiB pages");
+  for (u64 at = 0; at + kPage <= n; at += kPage) {
+    auto p = std::make_shared<Page>();
+    p->bytes = const_cast<std::uint8_t*>(bytes + at); // never written through (writable)
+    pages_[(addr + at) / kPage] = std::move(p);
   }
 }
 
@@ -73,7 +95,9 @@ bool DramImage::operator==(const DramImage& o) const {
     const DramImage* b = a == this ? &o : this;
     for (const auto& [page, bytes] : a->pages_) {
       auto it = b->pages_.find(page);
-      if (it == b->pages_.end() ? !allZero(*bytes) : (it->second != bytes && *it->second != *bytes))
+      if (it == b->pages_.end() ? !allZero(bytes->bytes)
+                                : (it->second->bytes != bytes->bytes &&
+                                   std::memcmp(it->second->bytes, bytes->bytes, kPage) != 0))
         return false;
     }
   }

@@ -1,14 +1,16 @@
 // The runtime's NPU device: device DRAM (a virtual reservation: only touched pages cost
-// memory) and the platform of the description (ember/sim/Platform.h: the SystemC one,
-// or another from Options::platform, such as the Verilated RTL's SoC): its
-// control core runs the firmware (the build of this description, FirmwareTable.h), whose
-// HAL (ember_hal_*) reaches the NPU's registers through the platform's TLM-2.0 bus. A
-// host thread wakes the core on the doorbell.
+// memory; ember/support/LargeBuffer.h) and the platform of the description
+// (ember/sim/Platform.h: the SystemC one, or another from Options::platform, such as the
+// Verilated RTL's SoC): its control core runs the firmware (the build of this description,
+// FirmwareTable.h), whose HAL (ember_hal_*) reaches the NPU's registers through the platform's
+// TLM-2.0 bus. A host thread wakes the core on the doorbell.
 #include "ember/runtime/Runtime.h"
 
 #include "FirmwareTable.h"
 #include "ember/isa/error.h"
 #include "ember/isa/registers.h"
+#include "ember/support/Error.h"
+#include "ember/support/LargeBuffer.h"
 #include "ember_ring.h"
 
 #include <sys/mman.h>
@@ -47,6 +49,9 @@ bool firmwareSupports(const isa::IsaDescription& d) {
 struct Device::Impl {
   isa::IsaDescription isa;
   Options opts;
+  /// Device DRAM: reserved, touched pages only, huge pages where the host has them (the
+  /// binary and the window's constants, tens of MiB, are written at every job).
+  LargeBuffer memory;
   std::uint8_t* dram = nullptr;
   const detail::Firmware* fw = nullptr; ///< The firmware build of this description.
   std::unique_ptr<platform::ControlPlatform> platform;
@@ -166,12 +171,15 @@ Device::Device(isa::IsaDescription isa, Options opts)
   const std::uint32_t n = impl_->opts.ring_slots;
   if (n == 0 || (n & (n - 1)))
     throw isa::Error("<runtime>", "ring_slots", "must be a power of two, not " + std::to_string(n));
-  void* p = mmap(nullptr, impl_->opts.dram_bytes, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED)
+  try {
+    impl_->memory = LargeBuffer(impl_->opts.dram_bytes, "device DRAM");
+    if (!impl_->memory.data())
+      throw ember::Error("device DRAM", "no bytes");
+  } catch (const ember::Error&) {
     throw isa::Error("<runtime>", "device DRAM",
                      "cannot reserve " + std::to_string(impl_->opts.dram_bytes) + " bytes");
-  impl_->dram = static_cast<std::uint8_t*>(p);
+  }
+  impl_->dram = impl_->memory.data();
   if (impl_->opts.platform)
     impl_->platform =
         impl_->opts.platform(impl_->isa, impl_->dram, impl_->opts.dram_bytes, impl_->opts.prepare);
@@ -194,7 +202,6 @@ Device::~Device() {
   }
   impl_->cv.notify_all();
   impl_->core.join();
-  munmap(impl_->dram, impl_->opts.dram_bytes);
 }
 
 const isa::IsaDescription& Device::isa() const {

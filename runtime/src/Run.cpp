@@ -164,9 +164,17 @@ std::pair<std::string, std::string> parseInputArg(const std::string& arg) {
   return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
+namespace {
+RunResult runLoaded(const isa::Binary& bin, const isa::ElfFile* file,
+                    const isa::IsaDescription& desc, const RunRequest& req, std::ostream& err);
+} // namespace
+
 RunResult runBinary(const RunRequest& req, std::ostream& err) {
   isa::IsaDescription desc = isa::IsaDescription::loadDefault(req.isa);
-  return runLoadedBinary(isa::readElf(req.binary, desc), desc, req, err);
+  // Read and checked once, its constants left in the file's bytes (isa::ElfFile): the
+  // job's image goes into device DRAM straight from them.
+  const isa::ElfFile file(req.binary, desc);
+  return runLoaded(file.tables(), &file, desc, req, err);
 }
 
 namespace {
@@ -297,20 +305,26 @@ Device::Options deviceOptions(const RunRequest& req, const platform::Options& op
 std::uint32_t submitChecked(Session& session, const isa::Binary& bin, const CheckedJob& job) {
   return session.submit(bin, job.inputs, platform::kMaxCycleBudget, job.window);
 }
+std::uint32_t submitChecked(Session& session, const isa::ElfFile& file, const CheckedJob& job) {
+  return session.submit(file, job.inputs, platform::kMaxCycleBudget, job.window);
+}
 
 /// Runs `bin` the way the hardware does: through the job ring of a runtime device, whose
 /// control core runs the firmware (validation, registers, watchdog, completion) in front
 /// of the engine (the SystemC model, or req.engine/req.platform). The result's DRAM
-/// holds the outputs of a finished job.
+/// holds the outputs of a finished job. `file`, when given, is where `bin` (its tables)
+/// was read from: the image comes from its bytes.
 platform::Result runThroughRing(const isa::IsaDescription& desc, const isa::Binary& bin,
-                                const CheckedJob& job, const platform::Options& opts,
-                                const RunRequest& req) {
+                                const isa::ElfFile* file, const CheckedJob& job,
+                                const platform::Options& opts, const RunRequest& req) {
   Device::Options dopts = deviceOptions(req, opts, &bin.debug);
   dopts.ring_slots = 1;
-  dopts.dram_bytes = job.window + isa::elfImageSize(bin, desc) + (std::uint64_t(1) << 20);
+  dopts.dram_bytes = job.window + (file ? file->imageSize() : isa::elfImageSize(bin, desc)) +
+                     (std::uint64_t(1) << 20);
   Device dev(desc, dopts);
   Session session(dev);
-  const std::uint32_t id = submitChecked(session, bin, job);
+  const std::uint32_t id =
+      file ? submitChecked(session, *file, job) : submitChecked(session, bin, job);
   std::optional<Completion> c;
   while (!(c = session.wait(id, std::chrono::hours(1)))) {
   }
@@ -385,12 +399,12 @@ RunRequest jobRequest(const RunRequest& req, const std::string& file, std::size_
 
 /// ember-sim --jobs: every --input name must be an input of at least one binary (a
 /// single run refuses a name its binary lacks; a job ignores an input it has not).
-void checkJobInputNames(const std::vector<isa::Binary>& bins, const RunRequest& req) {
+void checkJobInputNames(const std::vector<isa::ElfFile>& bins, const RunRequest& req) {
   for (const auto& [name, file] : req.inputs) {
     std::string known;
     bool found = false;
     for (std::size_t k = 0; k < bins.size() && !found; ++k)
-      for (const auto& io : bins[k].io)
+      for (const auto& io : bins[k].tables().io)
         if (io.dir == isa::IoDir::Input) {
           found = found || io.name == name;
           known += (known.empty() ? "" : ", ") + io.name + " (job " + std::to_string(k) + ")";
@@ -415,11 +429,16 @@ void writeJobOutputs(const RunRequest& req, std::size_t k, const isa::Binary& bi
                tensorOf(io, platform::unpackIo(io, c.outputs.at(io.name).data(), lanes)));
 }
 
-} // namespace
-
-RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& desc,
-                          const RunRequest& req, std::ostream& err) {
+/// runLoadedBinary, and runBinary with the file `file` the tables `loaded` were read from
+/// (ElfFile::tables(): no code, no constants, enough for the job ring).
+RunResult runLoaded(const isa::Binary& loaded, const isa::ElfFile* file,
+                    const isa::IsaDescription& desc, const RunRequest& req, std::ostream& err) {
   sim::Simulator simulator(desc);
+  // Off the ring (a description without a firmware build) the host checks the code
+  // (DMA_EXTENT) and builds the job itself: that takes the whole binary.
+  const bool ring = firmwareSupports(desc);
+  const isa::Binary whole = file && !ring ? file->binary(desc) : isa::Binary();
+  const isa::Binary& bin = file && !ring ? whole : loaded;
   const unsigned lanes = unsigned(desc.memory(isa::mem::kAct).lanes());
   const CheckedJob job = checkRun(bin, desc, req, false, req.tool + ": ", err);
   platform::Options opts = req.options;
@@ -431,11 +450,13 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
   // Through the job ring when the runtime has a firmware build of the description (the
   // shipped ones); another description's binary runs on the engine directly
   // (docs/firmware.md section 6), with the same window and budget.
-  platform::Result res =
-      firmwareSupports(desc) ? runThroughRing(desc, bin, job, opts, req)
-      : req.engine
-          ? req.engine(desc, platform::makeJob(desc, bin, job.inputs, job.window, req.binary), opts)
-          : simulator.run(platform::makeJob(desc, bin, job.inputs, job.window, req.binary), opts);
+  platform::Result res;
+  if (ring) {
+    res = runThroughRing(desc, bin, file, job, opts, req);
+  } else {
+    const platform::Job j = platform::makeJob(desc, bin, job.inputs, job.window, req.binary);
+    res = req.engine ? req.engine(desc, j, opts) : simulator.run(j, opts);
+  }
   if (printed)
     std::fprintf(stderr, "\r%70s\r", "");
   RunResult out;
@@ -455,6 +476,13 @@ RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& des
   return out;
 }
 
+} // namespace
+
+RunResult runLoadedBinary(const isa::Binary& bin, const isa::IsaDescription& desc,
+                          const RunRequest& req, std::ostream& err) {
+  return runLoaded(bin, nullptr, desc, req, err);
+}
+
 int runAndPrint(const RunRequest& req, std::ostream& out, std::ostream& err) {
   RunResult r = runBinary(req, err);
   if (req.table)
@@ -471,10 +499,10 @@ int runJobs(const std::vector<std::string>& binaries, const RunRequest& req, std
   };
   // Every binary and input is read and checked, as a single run checks its own, before
   // the first job is submitted; an error names the job.
-  std::vector<isa::Binary> bins;
+  std::vector<isa::ElfFile> bins;
   for (std::size_t k = 0; k < binaries.size(); ++k) {
     try {
-      bins.push_back(isa::readElf(binaries[k], desc));
+      bins.emplace_back(binaries[k], desc);
     } catch (const Error& e) {
       throw Error(jobName(k), e.what());
     }
@@ -483,7 +511,7 @@ int runJobs(const std::vector<std::string>& binaries, const RunRequest& req, std
   std::vector<CheckedJob> jobs;
   for (std::size_t k = 0; k < binaries.size(); ++k) {
     try {
-      jobs.push_back(checkRun(bins[k], desc, jobRequest(req, binaries[k], k), true,
+      jobs.push_back(checkRun(bins[k].tables(), desc, jobRequest(req, binaries[k], k), true,
                               req.tool + ": " + jobName(k) + ": ", err));
     } catch (const Error& e) {
       throw Error(jobName(k), e.what());
@@ -518,7 +546,7 @@ int runJobs(const std::vector<std::string>& binaries, const RunRequest& req, std
     if (!c->ok() && status == kExitOk)
       status = c->record.status == EMBER_JOB_REFUSED ? kExitBadInput : kExitNpuFault;
     if (c->ok())
-      writeJobOutputs(req, done, bins[done], *c, lanes);
+      writeJobOutputs(req, done, bins[done].tables(), *c, lanes);
     ++done;
   }
   return status;

@@ -68,6 +68,27 @@ Session::Session(Device& device) : dev_(device) {
 std::uint32_t Session::submit(const isa::Binary& bin,
                               const std::map<std::string, std::vector<std::uint8_t>>& inputs,
                               std::uint64_t cycle_budget, std::uint64_t window_bytes) {
+  const u64 bytes = isa::elfImageSize(bin, dev_.isa());
+  return place(
+      bin, bytes, [&](std::uint8_t* out) { isa::serializeElfInto(bin, dev_.isa(), out, bytes); },
+      inputs, cycle_budget, window_bytes);
+}
+
+std::uint32_t Session::submit(const isa::ElfFile& file,
+                              const std::map<std::string, std::vector<std::uint8_t>>& inputs,
+                              std::uint64_t cycle_budget, std::uint64_t window_bytes) {
+  // serializeElf's check of the binary against the device's description, as above.
+  isa::validateBinary(file.tables(), file.instructions(), file.constantsSize(), dev_.isa(),
+                      "<output>");
+  return place(
+      file.tables(), file.imageSize(), [&](std::uint8_t* out) { file.writeImage(dev_.isa(), out); },
+      inputs, cycle_budget, window_bytes);
+}
+
+std::uint32_t Session::place(const isa::Binary& bin, std::uint64_t imageBytes,
+                             const std::function<void(std::uint8_t*)>& writeImage,
+                             const std::map<std::string, std::vector<std::uint8_t>>& inputs,
+                             std::uint64_t cycle_budget, std::uint64_t window_bytes) {
   // The slot and completion record this job reuses belong to job tail - RING_SIZE: wait
   // for it (a full ring) and keep its completion before its record is overwritten.
   if (tail_ >= dev_.ringSlots()) {
@@ -79,20 +100,19 @@ std::uint32_t Session::submit(const isa::Binary& bin,
       done_.emplace(old, std::move(*c));
     }
   }
-  const std::vector<std::uint8_t> elf = isa::serializeElf(bin, dev_.isa());
   const u64 windowSize = jobWindowBytes(bin, window_bytes);
   // The binary, then the window, from a bump pointer that restarts at the bottom when
   // no job is in flight (jobs of one session are few and short-lived).
   if (inflight_.empty())
     next_ = roundUp(u64(dev_.ringSlots()) * 2 * EMBER_RING_RECORD_BYTES);
-  const u64 binAddr = next_, winBase = roundUp(binAddr + elf.size());
+  const u64 binAddr = next_, winBase = roundUp(binAddr + imageBytes);
   if (winBase + windowSize > dev_.dramBytes())
     throw isa::Error("<runtime>", "submit",
                      "the job needs " + std::to_string(winBase + windowSize) +
                          " bytes of device DRAM, the device has " +
                          std::to_string(dev_.dramBytes()));
   next_ = winBase + windowSize;
-  std::memcpy(dev_.dram(binAddr, elf.size()), elf.data(), elf.size());
+  writeImage(dev_.dram(binAddr, imageBytes)); // straight into device DRAM
   dev_.zero(winBase, windowSize);
   for (const auto& [name, bytes] : inputs) {
     const isa::IoEntry& e = platform::inputEntry(bin, name, bytes.size());
@@ -102,13 +122,13 @@ std::uint32_t Session::submit(const isa::Binary& bin,
   s.magic = EMBER_SLOT_MAGIC;
   s.job_id = tail_;
   s.binary_addr = binAddr;
-  s.binary_size = elf.size();
+  s.binary_size = imageBytes;
   s.window_base = winBase;
   s.window_size = windowSize;
   s.cycle_budget = cycle_budget ? cycle_budget : platform::kMaxCycleBudget;
   const u64 slot = dev_.ringBase() + u64(tail_ % dev_.ringSlots()) * EMBER_RING_RECORD_BYTES;
   std::memcpy(dev_.dram(slot, sizeof s), &s, sizeof s);
-  inflight_[tail_] = InFlight{bin, winBase, windowSize, next_};
+  inflight_[tail_] = InFlight{bin.io, winBase, windowSize, next_};
   dev_.ringDoorbell(++tail_);
   return tail_ - 1;
 }
@@ -142,7 +162,7 @@ std::optional<Completion> Session::collect(std::uint32_t job, std::chrono::milli
   c.platform_cycles = dev_.takeJobCycles(job).value_or(0);
   if (c.ok()) {
     const InFlight& f = it->second;
-    for (const auto& io : f.bin.io)
+    for (const auto& io : f.io)
       if (io.dir == isa::IoDir::Output) {
         const std::uint8_t* p = dev_.dram(f.window_base + io.dram_offset, io.size_bytes);
         c.outputs[io.name].assign(p, p + io.size_bytes);

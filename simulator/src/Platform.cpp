@@ -145,26 +145,33 @@ Job Platform::Impl::jobFromRegisters(u64& window, u64& windowSize) const {
   const u64 count = std::min(n, text < dramBytes ? (dramBytes - text) / W : 0);
   Job job;
   job.text.assign(dram + text, dram + text + count * W);
-  // Only pages the host or the NPU touched are resident; copy those.
-  const u64 page = u64(sysconf(_SC_PAGESIZE));
+  // Only pages the host or the NPU touched are resident: the image views those where
+  // they are (no copy: the engine's first write to a page copies it, writeBack returns
+  // it); a page of the image that the window's end cuts is copied.
+  const u64 page = u64(sysconf(_SC_PAGESIZE)), P = DramImage::kPageBytes;
   const u64 first = window / page * page;
   std::vector<unsigned char> resident((window + windowSize - first + page - 1) / page);
   if (!resident.empty() && mincore(dram + first, window + windowSize - first, resident.data()) != 0)
     resident.assign(resident.size(), 1);
-  for (std::size_t i = 0; i < resident.size(); ++i) {
-    if (!(resident[i] & 1))
+  for (u64 at = 0; at < windowSize; at += P) {
+    const u64 lo = window + at, hi = std::min(window + windowSize, lo + P);
+    bool touched = false;
+    for (u64 a = lo / page * page; a < hi && !touched; a += page)
+      touched = resident[(a - first) / page] & 1;
+    if (!touched)
       continue;
-    const u64 lo = std::max(window, first + i * page),
-              hi = std::min(window + windowSize, lo + page);
-    if (hi > lo)
-      job.dram.write(lo - window, dram + lo, hi - lo);
+    if (hi - lo == P)
+      job.dram.view(at, dram + lo, P);
+    else
+      job.dram.write(at, dram + lo, hi - lo);
   }
   return job;
 }
 
 void Platform::Impl::writeBack(const DramImage& img, u64 window, u64 windowSize) const {
   img.forEachPage([&](u64 addr, const std::uint8_t* bytes, u64 n) {
-    if (addr < windowSize)
+    // A page still viewing the window is the window's own bytes: nothing to copy.
+    if (addr < windowSize && bytes != dram + window + addr)
       std::memcpy(dram + window + addr, bytes, std::min(n, windowSize - addr));
   });
 }
@@ -355,7 +362,11 @@ private:
       p_.writeBack(e.out, e.window, e.windowSize);
     p_.state = e.report.fault ? State::Fault : State::Done;
     p_.irqStatus |= e.report.fault ? p_.map.irqFault : p_.map.irqDone;
+    // The registers read `last` (cycles, MACs, busy cycles, the fault): it keeps the
+    // figures without the per-instruction slices, which go out with the handed-out report.
+    std::vector<Slice> slices = std::move(e.report.slices);
     p_.last = e.report;
+    e.report.slices = std::move(slices);
     p_.handout = std::move(e.report);
     if ((p_.regs.at(p_.map.ctrl) & p_.map.irqEn))
       irq.notify(sc_core::SC_ZERO_TIME);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <sys/resource.h>
 
 using namespace simtest;
@@ -76,6 +77,41 @@ TEST(SimBounds, DramImageIsCopyOnWrite) {
   zeros.write(1u << 20, std::vector<std::uint8_t>(4, 0));
   EXPECT_EQ(zeros, ember::platform::DramImage()); // written zeros equal untouched bytes
   EXPECT_EQ(zeros.pages(), 1u);
+}
+
+TEST(SimBounds, DramImageViewsAreReadInPlaceAndCopiedOnWrite) {
+  using ember::platform::DramImage;
+  constexpr u64 P = DramImage::kPageBytes;
+  std::vector<std::uint8_t> host(2 * P);
+  for (std::size_t i = 0; i < host.size(); ++i)
+    host[i] = std::uint8_t(i * 7 + 1);
+  DramImage v;
+  v.write(5 * P + 3, std::vector<std::uint8_t>{42}); // a page of its own, replaced below
+  v.view(4 * P, host.data(), 2 * P);
+  EXPECT_EQ(v.pages(), 2u);
+  EXPECT_EQ(v[4 * P + 10], host[10]);
+  EXPECT_EQ(v[5 * P + 3], host[P + 3]);
+  host[11] = 99; // a view reads the bytes as they are now
+  EXPECT_EQ(v[4 * P + 11], 99);
+  DramImage copy = v;
+  v.write(4 * P + 12, std::vector<std::uint8_t>{7}); // copies the page; the host's stays
+  EXPECT_EQ(host[12], std::uint8_t(12 * 7 + 1));
+  EXPECT_EQ(v[4 * P + 12], 7);
+  EXPECT_EQ(v[4 * P + 11], 99); // the rest of the page came along
+  EXPECT_EQ(copy[4 * P + 12], host[12]);
+  EXPECT_NE(v, copy);
+  std::vector<std::uint8_t> whole(host.begin() + std::ptrdiff_t(P), host.end());
+  whole[0] ^= 1;
+  copy.write(5 * P, whole); // a whole page over a view: the host's bytes stay
+  EXPECT_NE(host[P], whole[0]);
+  EXPECT_EQ(copy[5 * P], whole[0]);
+  // Equality reads through views: an image holding the same bytes is equal.
+  DramImage same;
+  same.write(4 * P, host.data(), P);
+  same.write(5 * P, whole);
+  EXPECT_EQ(same, copy);
+  EXPECT_THROW(v.view(P / 2, host.data(), P), std::invalid_argument);
+  EXPECT_THROW(v.view(0, host.data(), P + 1), std::invalid_argument);
 }
 
 /// docs/simulator.md section 4: one gemm's share of the default budget, its loop counts

@@ -121,6 +121,11 @@ public:
   std::uint32_t submit(const isa::Binary& bin,
                        const std::map<std::string, std::vector<std::uint8_t>>& inputs,
                        std::uint64_t cycle_budget, std::uint64_t window_bytes = 0);
+  /// submit for a binary file read by isa::ElfFile: the same image in device DRAM, its
+  /// instruction words and constants copied there straight from the file's bytes.
+  std::uint32_t submit(const isa::ElfFile& file,
+                       const std::map<std::string, std::vector<std::uint8_t>>& inputs,
+                       std::uint64_t cycle_budget, std::uint64_t window_bytes = 0);
   /// The completion of `job`, waiting at most `timeout`; nullopt if it has not finished.
   std::optional<Completion> wait(std::uint32_t job, std::chrono::milliseconds timeout);
   /// Whether `job` was submitted and wait has not returned its completion yet.
@@ -128,9 +133,14 @@ public:
 
 private:
   struct InFlight {
-    isa::Binary bin;
+    std::vector<isa::IoEntry> io; ///< The binary's I/O table (its outputs are collected).
     std::uint64_t window_base = 0, window_size = 0, region_end = 0;
   };
+  /// submit: the image of `imageBytes` bytes that `writeImage` writes, with `bin`'s tables.
+  std::uint32_t place(const isa::Binary& bin, std::uint64_t imageBytes,
+                      const std::function<void(std::uint8_t*)>& writeImage,
+                      const std::map<std::string, std::vector<std::uint8_t>>& inputs,
+                      std::uint64_t cycle_budget, std::uint64_t window_bytes);
   /// Reads `job`'s completion (and outputs) once the head has passed it.
   std::optional<Completion> collect(std::uint32_t job, std::chrono::milliseconds timeout);
 
