@@ -40,9 +40,14 @@ TARGETS = [
      "simulated: compile time, cycles, MAC utilisation, roofline efficiency, cost-model "
      "estimate"),
     ("bench_sim", "Simulator speed",
-     "SystemC model throughput (simulated cycles per second) on generated programs"),
+     "SystemC model throughput (simulated cycles per second) on generated programs and on "
+     "ResNet-50 compiled by emberc (the engine alone), then compiled zoo models through "
+     "ember-sim and ember-run --device sim, whole process beside the engine's own time "
+     "(bench/sim/tool_bench.py)"),
     ("bench_rtl", "RTL model speed and agreement",
-     "Verilated RTL throughput and its cycle counts beside the SystemC model"),
+     "Verilated RTL throughput and its cycle counts beside the SystemC model, on generated "
+     "programs and on SqueezeNet and MobileNetV3-Small compiled by emberc, run through "
+     "ember-run --device rtl beside ember-sim (whole process, bench/sim/tool_bench.py)"),
     ("bench_lir", "Low-level IR: memory planning",
      "arena size of the static memory plan against the sum of buffers, per zoo model"),
     ("bench_partition", "Partitioning",

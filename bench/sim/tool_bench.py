@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""The user's path: compiled models simulated through the tools, whole process.
+
+    tool_bench.py [--sim EMBER_SIM] [--run EMBER_RUN [--devices sim,rtl]] [--repeat R]
+                  [--rtl-repeat R] [--isa FILE] [--goal NAME] NAME=BIN.elf ...
+
+For each binary, runs `ember-sim BIN.elf --no-table --no-progress --report R.json` and,
+with --run, `ember-run BIN.elf --device D --quiet --report R.json` for each device of
+--devices (default sim), R times (default 5; --rtl-repeat, default 1, for the RTL), and
+prints the median wall time of the whole process beside the engine's own time, the
+report's host_seconds (the simulation alone, what sim_bench --elf measures), the share of
+the process spent outside the engine (starting the tool, reading and checking the binary,
+the runtime, the job ring, the firmware's checks and copies, I/O and the report) and the
+simulated cycles per second, end to end and of the engine. For the binary named by --goal
+(ResNet-50), also the goal of issue 46 item 4: ember-sim's whole process at most 0.5 s
+and at most 25 % of it outside the engine. Prints figures; never fails on time (exit 1
+only when a tool fails or writes no report).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+GOAL_SECONDS = 0.5
+GOAL_OUTSIDE = 0.25
+
+
+def run_once(cmd, report):
+    """Wall seconds of one run of `cmd`, and its report's host_seconds and cycles."""
+    if os.path.exists(report):
+        os.remove(report)
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()))
+    with open(report) as f:
+        r = json.load(f)
+    return wall, float(r["host_seconds"]), int(r["cycles"])
+
+
+def measure(cmd, report, repeat):
+    """Medians of `repeat` runs: wall seconds, engine seconds; and the cycles."""
+    runs = [run_once(cmd, report) for _ in range(repeat)]
+    cycles = {c for _, _, c in runs}
+    if len(cycles) != 1:
+        raise RuntimeError("%s: cycles differ between runs: %s" % (" ".join(cmd), sorted(cycles)))
+    return (statistics.median(w for w, _, _ in runs), statistics.median(h for _, h, _ in runs),
+            cycles.pop())
+
+
+def speed(cycles, seconds):
+    """Simulated cycles per second as text (M or k)."""
+    v = cycles / seconds if seconds > 0 else 0.0
+    return "%.1f M" % (v / 1e6) if v >= 1e6 else "%.0f k" % (v / 1e3)
+
+
+def line(name, tool, wall, engine, cycles, repeat):
+    outside = max(0.0, wall - engine) / wall if wall > 0 else 0.0
+    print("%-13s %-23s whole process %.3f s (median of %d), engine %.3f s, outside the "
+          "engine %.3f s = %4.1f %%, %d cycles, %s simulated cycles/s end to end (engine %s)"
+          % (name, tool, wall, repeat, engine, wall - engine, 100 * outside, cycles,
+             speed(cycles, wall), speed(cycles, engine)))
+    return outside
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sim", help="ember-sim")
+    ap.add_argument("--run", help="ember-run (also time `ember-run BIN --device D`)")
+    ap.add_argument("--devices", default="sim", help="ember-run's devices (sim, rtl)")
+    ap.add_argument("--isa", help="the description (--isa of the tools)")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--rtl-repeat", type=int, default=1)
+    ap.add_argument("--goal", help="NAME of the binary the goal applies to")
+    ap.add_argument("binaries", nargs="+", metavar="NAME=BIN.elf")
+    a = ap.parse_args()
+    if not a.sim and not a.run:
+        ap.error("give --sim, --run or both")
+    isa = ["--isa", a.isa] if a.isa else []
+    status = 0
+    with tempfile.TemporaryDirectory(prefix="tool_bench_") as tmp:
+        report = os.path.join(tmp, "report.json")
+        for spec in a.binaries:
+            name, _, elf = spec.partition("=")
+            if not elf:
+                ap.error("expected NAME=BIN.elf, got %r" % spec)
+            tools = []
+            if a.sim:
+                tools.append(("ember-sim", [a.sim, elf] + isa +
+                              ["--no-table", "--no-progress", "--report", report], a.repeat))
+            for dev in a.devices.split(",") if a.run else []:
+                tools.append(("ember-run --device " + dev,
+                              [a.run, elf, "--device", dev] + isa + ["--quiet", "--report", report],
+                              a.rtl_repeat if dev == "rtl" else a.repeat))
+            for tool, cmd, repeat in tools:
+                try:
+                    wall, engine, cycles = measure(cmd, report, max(1, repeat))
+                except (RuntimeError, OSError, ValueError, KeyError) as e:
+                    print("%-13s %-23s failed: %s" % (name, tool, e))
+                    status = 1
+                    continue
+                outside = line(name, tool, wall, engine, cycles, max(1, repeat))
+                if name == a.goal and tool == "ember-sim":
+                    met = wall <= GOAL_SECONDS and outside <= GOAL_OUTSIDE
+                    print("%-13s goal (issue 46): whole process <= %.1f s and <= %d %% outside "
+                          "the engine: %s" % (name, GOAL_SECONDS, 100 * GOAL_OUTSIDE,
+                                              "met" if met else "not met"))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
