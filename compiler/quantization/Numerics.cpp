@@ -201,5 +201,9 @@ std::function<double(double)> lutFunctionOf(const Node& n) {
   return it->second(unaryOf(n));
 }
 
+bool hasLutForm(NodeKind k) {
+  return lutTable().count(k) != 0;
+}
+
 } // namespace quant
 } // namespace ember

@@ -2,9 +2,11 @@
 #include "Layer.h"
 
 #include "ember/isa/description.h"
+#include "ember/quantization/Numerics.h"
 #include "ember/support/Error.h"
 
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 namespace ember::npu {
@@ -63,6 +65,19 @@ std::string formatSummary(const CompileSummary& s) {
 
 namespace {
 
+/// How a kind with no NPU layer of its own reaches the NPU as other kinds (the operator
+/// table's npu column, docs/compiler/operators.md): "" when it does not.
+std::string routeToNpu(NodeKind k) {
+  if (quant::hasLutForm(k))
+    return "via Lut (int8)"; // the quantizer's table of the function, docs/numerics.md 4.6
+  static const std::map<NodeKind, const char*> passes = {
+      {NodeKind::Split, "via Slices (split-to-slices)"},
+      {NodeKind::ConvTranspose,
+       "via Conv + DepthToSpace when kernel = stride (convtranspose-to-depthtospace)"}};
+  const auto it = passes.find(k);
+  return it == passes.end() ? "" : it->second;
+}
+
 /// The NPU behind the Backend interface: answers `supports` per node; cannot execute.
 class NpuBackend : public Backend {
 public:
@@ -71,7 +86,7 @@ public:
   std::string kindSupport(NodeKind k) const override {
     if (k == NodeKind::QuantizeLinear || k == NodeKind::DequantizeLinear)
       return "host boundary";
-    return findLayer(k) ? "layer" : "";
+    return findLayer(k) ? "layer" : routeToNpu(k);
   }
   bool supports(const Node& n) const override {
     if (n.kind() == NodeKind::QuantizeLinear || n.kind() == NodeKind::DequantizeLinear)

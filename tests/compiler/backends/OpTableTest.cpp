@@ -148,7 +148,9 @@ TEST(OpTable, EveryKindABackendClaimsIsSupportedBySomeCase) {
   }
   for (const auto& b : backends)
     for (NodeKind k : inTable) {
-      if (!b->kindSupport(k).empty()) {
+      // "via ..." names the form a kind takes on its way to the backend (a Lut, Slices):
+      // nodes of the kind itself are not the backend's.
+      if (!b->kindSupport(k).empty() && b->kindSupport(k).rfind("via ", 0) != 0) {
         EXPECT_TRUE(supported[b->name()].count(k))
             << b->name() << " reports '" << b->kindSupport(k) << "' for " << nodeKindName(k)
             << ", but no node of that kind in the table is supported";

@@ -263,6 +263,9 @@ std::vector<int8_t> buildLut(const std::function<double(double)>& f, const Quant
 /// HardSigmoid, HardSwish, Silu, Gelu, Erf, Exp, Softplus, Softsign, LeakyRelu, Elu, Selu,
 /// Celu, Neg, Abs, ...), reading the node's attributes; an empty function for other kinds.
 std::function<double(double)> lutFunctionOf(const Node& n);
+/// Whether int8 quantization turns nodes of kind `k` into a Lut (lutFunctionOf has a
+/// function for it).
+bool hasLutForm(NodeKind k);
 
 } // namespace quant
 } // namespace ember
