@@ -385,6 +385,8 @@ private:
       until(std::move(res.report), std::move(res.dram), window, windowSize);
     } else {
       detail::RunState st(p_.isa, job);
+      if (o.record_slices) // one per retired instruction: no reallocation while it runs
+        st.slices.reserve(std::size_t(st.instructions));
       detail::Machine machine(p_.isa, job.dram,
                               windowSize ? windowSize : p_.isa.hw().dram.size_bytes);
       const u64 budget = o.cycle_budget ? std::min(o.cycle_budget, kMaxCycleBudget)
@@ -409,7 +411,11 @@ private:
         st.last_cycle = std::max(st.last_cycle, st.fault->cycle);
       const double host =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      until(st.finish(p_.isa, host), machine.dram().takeImage(), window, windowSize);
+      // The slices go into the report as they are (finish would copy them).
+      std::vector<Slice> slices = std::move(st.slices);
+      Report report = st.finish(p_.isa, host);
+      report.slices = std::move(slices);
+      until(std::move(report), machine.dram().takeImage(), window, windowSize);
     }
   }
 
