@@ -4,6 +4,7 @@
 
 #include "ember/graph/AttrViews.h"
 #include "ember/graph/ResizeNearest.h"
+#include "ember/quantization/BilinearUpsample.h"
 #include "ember/quantization/NormNumerics.h"
 #include "ember/quantization/Numerics.h"
 
@@ -316,11 +317,12 @@ private:
     default:
       // Codes moved or selected keep their parameters (OpTrait::KeepsQuantization);
       // anything else element-wise becomes a Lut.
-      // A Resize keeps codes only as a nearest upsampling by whole factors (numerics.md 4.4).
+      // A Resize keeps codes only as a nearest or bilinear upsampling by whole factors
+      // (numerics.md 4.4).
       if (hasTrait(p.kind(), OpTrait::KeepsQuantization))
         return in.size() == 1 && in[0] == yq &&
                (p.kind() != K::Resize ||
-                isInt8Upsample(p.attrs(), p.input(0).dims(), p.resultType(0).dims));
+                quant::isInt8Resize(p.attrs(), p.input(0).dims(), p.resultType(0).dims));
       return in.size() == 1 && perTensor(in[0]) && bool(lutFunctionOf(p));
     }
   }

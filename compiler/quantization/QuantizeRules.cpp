@@ -7,6 +7,7 @@
 #include "ember/graph/InferUtil.h"
 #include "ember/graph/OpInfo.h"
 #include "ember/graph/ResizeNearest.h"
+#include "ember/quantization/BilinearUpsample.h"
 #include "ember/quantization/NormNumerics.h"
 
 #include <algorithm>
@@ -356,9 +357,12 @@ bool movingRule(const Node& n, Quantizer& q) {
 }
 
 /// Resize by nearest neighbour by whole factors (section 4.4): picks codes, so it moves
-/// them as data movement does, with the input's parameters. Other Resizes stay float.
+/// them as data movement does, with the input's parameters; a bilinear upsampling by whole
+/// factors (quant::bilinearUpsampleFactors) keeps them too (its outputs are convex
+/// combinations of its inputs). Other Resizes stay float.
 bool nearestResizeRule(const Node& n, Quantizer& q) {
-  if (n.numInputs() != 1 || !isInt8Upsample(n.attrs(), n.input(0).dims(), n.resultType(0).dims))
+  if (n.numInputs() != 1 ||
+      !quant::isInt8Resize(n.attrs(), n.input(0).dims(), n.resultType(0).dims))
     return false;
   return movingRule(n, q);
 }
@@ -473,9 +477,11 @@ const std::map<NodeKind, RuleEntry>& rules() {
     for (K k : {K::MaxPool, K::GlobalMaxPool, K::Relu, K::Clip})
       t[k] = {sameParamsRule, "on the codes, the input's params"};
     t[K::Concat] = {concatRule, "own params; inputs of other params Rescaled"};
-    t[K::Resize] = {nearestResizeRule, "nearest by whole factors (rank <= 4, at most two axes): "
-                                       "moves codes when its input is int8 or a graph input; the "
-                                       "input's params"};
+    t[K::Resize] = {nearestResizeRule,
+                    "nearest by whole factors (rank <= 4, at most two axes): moves codes; "
+                    "bilinear of NCHW by whole H, W factors <= 5 (half_pixel): integer weights, "
+                    "one requantization; when its input is int8 or a graph input; the input's "
+                    "params"};
     for (K k : kMovingKinds)
       t[k] = {movingRule,
               "moves codes when its input is int8 or a graph input; the input's params"};

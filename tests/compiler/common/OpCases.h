@@ -415,7 +415,8 @@ inline std::vector<OpCase> opCases() {
          g.output("last",
                   g.node(NodeKind::PRelu, "pl", {g.input("z", {2, 6, 8}), g.constant("t", {8})}));
        }});
-  // Between int8 convolutions: PRelu (int8 per channel), bilinear upsampling, ConvTranspose.
+  // Between int8 convolutions: PRelu (int8 per channel), bilinear upsampling by 2 (int8,
+  // docs/numerics.md 4.4) and an align_corners one (no int8 rule: float), ConvTranspose.
   c.push_back(betweenConvs("ConvPReluConv", [](GraphBuilder& g, NodeValue v) {
     return g.node(NodeKind::PRelu, "prelu", {v, g.constant("slope", {8, 1, 1}, 0.f, 0.5f)});
   }));
@@ -423,6 +424,11 @@ inline std::vector<OpCase> opCases() {
     return g.node(
         NodeKind::Resize, "up", {v},
         resizeAttrs("linear", "half_pixel", "round_prefer_floor", {1, 8, 12, 12}, {1, 1, 2, 2}));
+  }));
+  c.push_back(betweenConvs("ConvAlignCornersResizeConv", [](GraphBuilder& g, NodeValue v) {
+    return g.node(
+        NodeKind::Resize, "up", {v},
+        resizeAttrs("linear", "align_corners", "round_prefer_floor", {1, 8, 12, 12}, {1, 1, 2, 2}));
   }));
   // A ConvTranspose whose taps overlap (k = 3, s = 2) has no int8 form: float.
   c.push_back(betweenConvs("ConvConvTransposeConv", [](GraphBuilder& g, NodeValue v) {

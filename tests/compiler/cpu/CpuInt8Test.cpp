@@ -112,7 +112,8 @@ TEST(CpuInt8, DepthwiseClipMulConcat) {
 // interpreter's float arithmetic, so the bytes are its bytes.
 TEST(CpuInt8, FloatNodesBetweenInt8ConvolutionsGiveTheInterpretersBytes) {
   const std::pair<const char*, NodeKind> cases[] = {
-      {"ConvResizeConv", NodeKind::Resize}, {"ConvConvTransposeConv", NodeKind::ConvTranspose}};
+      {"ConvAlignCornersResizeConv", NodeKind::Resize},
+      {"ConvConvTransposeConv", NodeKind::ConvTranspose}};
   for (const auto& [name, kind] : cases) {
     SCOPED_TRACE(name);
     bool built = false;
@@ -130,6 +131,20 @@ TEST(CpuInt8, FloatNodesBetweenInt8ConvolutionsGiveTheInterpretersBytes) {
       }
     EXPECT_TRUE(built);
   }
+}
+
+// A bilinear upsampling by 2 (half_pixel) between int8 convolutions is an int8 Resize
+// (docs/numerics.md section 4.4): the cpu backend's kernel gives the interpreter's bytes.
+TEST(CpuInt8, BilinearResizeBetweenInt8ConvolutionsIsInt8) {
+  bool built = false;
+  for (const test::OpCase& c : test::opCases())
+    if (std::string(c.name) == "ConvResizeConv") {
+      G g;
+      c.build(g);
+      built = true;
+      expectBitExact(g, 3, {NodeKind::Conv, NodeKind::Resize});
+    }
+  EXPECT_TRUE(built);
 }
 
 // PRelu with a constant slope per channel between int8 convolutions is an int8 PRelu

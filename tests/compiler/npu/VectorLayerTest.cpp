@@ -1,13 +1,14 @@
 // The vector and data-movement layers (Add, Rescale, Lut, Relu/Clip, MaxPool,
-// AveragePool, GlobalAveragePool, GlobalMaxPool, Concat, Pad, Reshape) and multi-layer
-// chains: compiled for both descriptions, simulated, and compared bit for bit with the
-// interpreter's int8 kernels (a separate implementation of docs/numerics.md); where built,
-// the cpu backend must give the interpreter's outputs bit for bit as well.
+// AveragePool, GlobalAveragePool, GlobalMaxPool, Concat, Pad, Reshape, bilinear Resize)
+// and multi-layer chains: compiled for both descriptions, simulated, and compared bit for bit with
+// the interpreter's int8 kernels (a separate implementation of docs/numerics.md); where built, the
+// cpu backend must give the interpreter's outputs bit for bit as well.
 #include "NpuTestUtil.h"
 
 #include "ember/graph/attrs/FusedActivation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 
@@ -34,7 +35,47 @@ NodeValue conv3x3(G& g, NodeValue x, int64_t C, int64_t K, int64_t H, int64_t W,
       {1, K, H, W}, 0.07f, -20);
 }
 
+/// A bilinear Resize of x (NCHW, scale 0.06, zero point -7) to H x W under `ctm`, scales
+/// given as attributes when `withScales` (else sizes only).
+NodeValue bilinear(G& g, NodeValue x, int64_t H, int64_t W, const char* ctm, bool withScales) {
+  const Shape d = x.dims();
+  Attrs a;
+  a.set("mode", std::string("linear"));
+  a.set("coordinate_transformation_mode", std::string(ctm));
+  a.set("nearest_mode", std::string("round_prefer_floor"));
+  a.set("sizes", std::vector<int64_t>{d[0], d[1], H, W});
+  if (withScales)
+    a.set("scales", std::vector<double>{1, 1, double(H) / double(d[2]), double(W) / double(d[3])});
+  return g.node(NodeKind::Resize, "up", {x}, a, {d[0], d[1], H, W}, 0.06f, -7);
+}
+
 const VecCase kCases[] = {
+    // Bilinear upsampling by whole factors (docs/numerics.md 4.4): several channel
+    // counts (one block, more than one, a partial block), odd H and W, batch 2.
+    {"bilinear_x2_half_pixel",
+     [](G& g) {
+       g.output("y",
+                bilinear(g, g.input("x", {1, 20, 7, 9}, 0.06f, -7), 14, 18, "half_pixel", true));
+     }},
+    {"bilinear_x2_pytorch_sizes",
+     [](G& g) {
+       g.output("y", bilinear(g, g.input("x", {2, 5, 6, 5}, 0.06f, -7), 12, 10,
+                              "pytorch_half_pixel", false));
+     }},
+    {"bilinear_x3x2_16ch",
+     [](G& g) {
+       g.output("y",
+                bilinear(g, g.input("x", {1, 16, 5, 7}, 0.06f, -7), 15, 14, "half_pixel", true));
+     }},
+    {"bilinear_x4_33ch",
+     [](G& g) {
+       g.output("y",
+                bilinear(g, g.input("x", {1, 33, 3, 5}, 0.06f, -7), 12, 20, "half_pixel", true));
+     }},
+    {"bilinear_x2_one_pixel_wide",
+     [](G& g) {
+       g.output("y", bilinear(g, g.input("x", {1, 3, 4, 1}, 0.06f, -7), 8, 2, "half_pixel", true));
+     }},
     {"add_relu",
      [](G& g) {
        NodeValue a = g.input("a", {1, 20, 7, 9}, 0.05f, 3);
@@ -504,6 +545,58 @@ INSTANTIATE_TEST_SUITE_P(Layers, VectorOnNpu,
                            return std::string(std::get<0>(p.param).name) +
                                   (std::get<1>(p.param) ? "_large" : "_ref");
                          });
+
+/// ONNX's linear Resize of one axis under half_pixel, written out here (independent of
+/// BilinearUpsample.h): output o of `out` reads (o + 0.5) * in / out - 0.5, clamped to the
+/// input, between floor and floor + 1 (clamped).
+std::vector<std::pair<std::pair<int64_t, int64_t>, double>> onnxLinearAxis(int64_t in,
+                                                                           int64_t out) {
+  std::vector<std::pair<std::pair<int64_t, int64_t>, double>> t;
+  for (int64_t o = 0; o < out; ++o) {
+    const double x = std::clamp((o + 0.5) * double(in) / double(out) - 0.5, 0.0, double(in - 1));
+    const int64_t i = int64_t(std::floor(x));
+    t.push_back({{i, std::min(i + 1, in - 1)}, x - double(i)});
+  }
+  return t;
+}
+
+// The int8 rule against the real bilinear value of the codes (input and output share the
+// parameters): for factors 2 and 4 the multiplier 1 / (4 fH fW) is a power of two and the
+// result is the real value rounded half up; for 3 within one code.
+TEST(BilinearNumerics, Int8IsTheRealBilinearValueRounded) {
+  for (int64_t f : {2, 3, 4}) {
+    SCOPED_TRACE(f);
+    G g;
+    const int64_t C = 3, H = 5, W = 4;
+    g.output("y",
+             bilinear(g, g.input("x", {1, C, H, W}, 0.06f, -7), f * H, f * W, "half_pixel", true));
+    std::map<std::string, std::vector<int8_t>> in;
+    std::vector<int8_t> x(size_t(C * H * W));
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = int8_t(int((i * 97 + 13) % 256) - 128);
+    in["x"] = x;
+    const std::vector<int8_t> y = interpret(*g.f, in).at("y");
+    const auto th = onnxLinearAxis(H, f * H), tw = onnxLinearAxis(W, f * W);
+    int64_t worst = 0;
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < f * H; ++i)
+        for (int64_t j = 0; j < f * W; ++j) {
+          const auto at = [&](int64_t r, int64_t q) {
+            return x[size_t((c * H + r) * W + q)] + 7.0;
+          };
+          const auto row = [&](int64_t r) {
+            return (1 - tw[j].second) * at(r, tw[j].first.first) +
+                   tw[j].second * at(r, tw[j].first.second);
+          };
+          const double v =
+              (1 - th[i].second) * row(th[i].first.first) + th[i].second * row(th[i].first.second);
+          const int64_t want = std::clamp<int64_t>(int64_t(std::floor(v + 0.5)) - 7, -128, 127);
+          const int64_t got = y[size_t((c * f * H + i) * f * W + j)];
+          worst = std::max<int64_t>(worst, std::abs(got - want));
+        }
+    EXPECT_LE(worst, f == 3 ? 1 : 0);
+  }
+}
 
 /// ember-v1 with an act SRAM of `actRows` rows and an acc SRAM of `accRows` rows.
 isa::IsaDescription refIsaWithRows(int64_t actRows, int64_t accRows) {

@@ -87,6 +87,31 @@ class Upsample(nn.Module):
         return self.c2(y)
 
 
+class SegHead(nn.Module):
+    """A segmentation head as DeepLab / FCN end: two stride-2 convolutions, a 1 x 1
+    classifier of 21 classes, bilinear upsampling by 4 back to the input's size
+    (align_corners=False: ONNX's pytorch_half_pixel)."""
+
+    def __init__(self, classes=21):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 16, 3, stride=2, padding=1), nn.ReLU(),
+                                  nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU())
+        self.classifier = nn.Conv2d(32, classes, 1)
+
+    def forward(self, x):
+        y = self.classifier(self.body(x))
+        return nn.functional.interpolate(y, scale_factor=4, mode="bilinear", align_corners=False)
+
+
+class Bilinear(Upsample):
+    """Conv, bilinear upsampling by `factor` (align_corners=False), Conv."""
+
+    def forward(self, x):
+        y = nn.functional.interpolate(self.c1(x), scale_factor=self.factor, mode="bilinear",
+                                      align_corners=False)
+        return self.c2(y)
+
+
 class Conformer(nn.Module):
     """A Conformer convolution module on [B, T, C] (LayerNorm, pointwise Conv1d, GLU,
     depthwise Conv1d, BatchNorm, SiLU, pointwise Conv1d) with a residual and a Linear."""
@@ -201,6 +226,9 @@ MODELS = {
     "nearest_wide": (lambda: Upsample((2, 2)), (1, 3, 3, 260), 1, 99.9),
     "nearest_tall": (lambda: Upsample((2, 2)), (1, 3, 80, 2), 1, 99.9),
     "convtranspose_wide": (Upsample, (1, 3, 2, 300), 1, 99.9),
+    "seg_head": (SegHead, (1, 3, 32, 28), 1, 99.9),
+    "bilinear_x2": (lambda: Bilinear((2, 2)), (1, 3, 11, 9), 1, 99.9),
+    "bilinear_x3x2": (lambda: Bilinear((3, 2)), (1, 3, 7, 10), 1, 99.9),
     "conformer": (Conformer, (1, 64, 32), 1, 99.9),
     "prelu_cnn": (PReluCnn, (1, 3, 16, 16), 1, 99.9),
     "activations_cnn": (ActivationsCnn, (1, 3, 16, 16), 1, 99.9),

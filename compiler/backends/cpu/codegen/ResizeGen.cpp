@@ -1,13 +1,14 @@
-// Codegen of Resize (float32; nearest and linear, every coordinate transformation and
-// nearest mode of the interpreter). Each dimension's table of output coordinate -> input
-// neighbours and weight is computed here, at compile time, by the interpreter's own
-// formulas (interpreter/kernels/ResizeKernels.cpp, in double), so the coordinates are its
-// bits; the kernel (libjit/Resize.cpp) then combines the corners in its order, in
-// double.
+// Codegen of Resize (int8 bilinear upsampling by whole factors: ember_resize_bilinear_i8
+// with the taps of ember/quantization/BilinearUpsample.h; float32: nearest and linear, every
+// coordinate transformation and nearest mode of the interpreter). Each dimension's table of output
+// coordinate -> input neighbours and weight is computed here, at compile time, by the interpreter's
+// own formulas (interpreter/kernels/ResizeKernels.cpp, in double), so the coordinates are its bits;
+// the kernel (libjit/Resize.cpp) then combines the corners in its order, in double.
 #include "Codegen.h"
 #include "Strides.h"
 #include "ember/graph/AttrViews.h"
 #include "ember/graph/ResizeNearest.h"
+#include "ember/quantization/BilinearUpsample.h"
 
 #include <cmath>
 
@@ -125,10 +126,38 @@ void emitResize(const Op& n, CodegenContext& ctx) {
                                 ctx.i32(linear), ctx.f32(extrapolation), ctx.tid(), ctx.nth()});
 }
 
+/// An int8 bilinear upsampling by whole factors (docs/numerics.md 4.4) with the input's
+/// parameters.
+bool supportsResizeBilinear8(const Op& n) {
+  const Type &x = n.input(0).type(), &y = n.resultType();
+  return n.numInputs() == 1 && x.isPerTensorInt8() && y.isPerTensorInt8() && x.quant == y.quant &&
+         !quant::bilinearUpsampleFactors(n.attrs(), x.dims, y.dims).empty();
+}
+
+/// The taps of one axis as the kernel's table: (i0, i1, w0, w1) per output coordinate.
+std::vector<int64_t> tapTable(int64_t in, int64_t f) {
+  std::vector<int64_t> t;
+  for (const quant::BilinearTap& tap : quant::bilinearTaps(in, f))
+    t.insert(t.end(), {tap.i0, tap.i1, tap.w0, tap.w1});
+  return t;
+}
+
+void emitResizeBilinear8(const Op& n, CodegenContext& ctx) {
+  const Shape &x = n.input(0).dims(), &y = n.resultType().dims;
+  const std::vector<int64_t> f = quant::bilinearUpsampleFactors(n.attrs(), x, y);
+  const quant::Multiplier m = quant::bilinearMultiplier(f[0], f[1]);
+  ctx.call("ember_resize_bilinear_i8",
+           {ctx.addr(n.input(0)), ctx.result(n), ctx.i64(x[0] * x[1]), ctx.i64(x[2]), ctx.i64(x[3]),
+            ctx.i64(y[2]), ctx.i64(y[3]), ctx.keep(tapTable(x[2], f[0])),
+            ctx.keep(tapTable(x[3], f[1])), ctx.i32(n.resultType().quant.zeroPoints.at(0)),
+            ctx.i32(m.M), ctx.i32(m.S), ctx.tid(), ctx.nth()});
+}
+
 } // namespace
 
 void registerResizeCodegen() {
   registerCodegenUnit(NodeKind::Resize, {"resize", supportsResize, emitResize});
+  registerCodegenUnit(NodeKind::Resize, {"resize", supportsResizeBilinear8, emitResizeBilinear8});
 }
 
 } // namespace ember::cpu

@@ -109,3 +109,32 @@ EMBER_KERNEL void ember_resize_f32(const float* x, float* y, int64_t rank, const
   for (int64_t r = begin; r < end; ++r)
     resizeRow(x, y + r * W, r, rank, outDims, t, linear, extrapolation);
 }
+
+/// Int8 bilinear upsampling by whole factors (docs/numerics.md section 4.4, ember/
+/// quantization/BilinearUpsample.h): per output coordinate of H (tables th) and W (tw)
+/// four entries (i0, i1, w0, w1); y = requant(sum wH * wW * (x - zp); M, S) + zp within
+/// [-128, 127] (section 3). Threads split the planes.
+EMBER_KERNEL void ember_resize_bilinear_i8(const int8_t* x, int8_t* y, int64_t planes, int64_t H,
+                                           int64_t W, int64_t OH, int64_t OW, const int64_t* th,
+                                           const int64_t* tw, int32_t zp, int32_t M, int32_t S,
+                                           int64_t tid, int64_t nth) {
+  int64_t begin, end;
+  libjit::threadRange(planes, tid, nth, &begin, &end);
+  for (int64_t p = begin; p < end; ++p) {
+    const int8_t* xp = x + p * H * W;
+    for (int64_t i = 0; i < OH; ++i) {
+      const int64_t* h = th + 4 * i;
+      int8_t* yr = y + (p * OH + i) * OW;
+      for (int64_t j = 0; j < OW; ++j) {
+        const int64_t* w = tw + 4 * j;
+        const auto line = [&](int64_t r) {
+          return int32_t(w[2]) * (int32_t(xp[r * W + w[0]]) - zp) +
+                 int32_t(w[3]) * (int32_t(xp[r * W + w[1]]) - zp);
+        };
+        const int32_t acc = int32_t(h[2]) * line(h[0]) + int32_t(h[3]) * line(h[1]);
+        const int64_t v = ((static_cast<int64_t>(acc) * M + (int64_t(1) << (S - 1))) >> S) + zp;
+        yr[j] = static_cast<int8_t>(v < -128 ? -128 : (v > 127 ? 127 : v));
+      }
+    }
+  }
+}

@@ -9,6 +9,7 @@
 //   PRelu    t = max(d, 0) * Mp + min(d, 0) * Mn[c] with d = x - zp_x, requantize(t, {1, S})
 //            (section 4.12; a float32 constant slope per channel)
 //   Pad      the generic kernel with the pad value quantized with the result's params
+//   Resize   nearest: codes picked; linear: bilinear by whole factors (BilinearUpsample.h)
 //   data movement (Reshape, Transpose, Slice, Concat, Split, Gather, ...): the generic
 //            kernels, after checking that the codes keep their meaning (equal params).
 // Numpy broadcasting as the float kernels (Broadcast.h).
@@ -17,6 +18,7 @@
 
 #include "ember/graph/AttrViews.h"
 #include "ember/interpreter/Kernels.h"
+#include "ember/quantization/BilinearUpsample.h"
 
 namespace ember {
 
@@ -141,6 +143,32 @@ KernelFn movingKernel(NodeKind k, bool allOperands) {
   };
 }
 
+/// Bilinear Resize by whole factors (section 4.4, ember/quantization/BilinearUpsample.h):
+/// integer weights per output coordinate, one requantization by 1 / (4 fH fW).
+void bilinearResizeKernel(const Node& n, const Ins& in, Outs& out) {
+  requireSameParams(in[0]->type(), out[0].type(), "Resize");
+  const Shape& x = in[0]->dims();
+  const std::vector<int64_t> f = quant::bilinearUpsampleFactors(n.attrs(), x, out[0].dims());
+  if (f.empty())
+    throw Error(std::string("Resize '") + n.name() +
+                "': an int8 linear Resize must upsample H and W of an NCHW value by whole factors "
+                "(at most " +
+                std::to_string(quant::kMaxBilinearFactor) +
+                ") under half_pixel or pytorch_half_pixel (docs/numerics.md 4.4)");
+  const std::vector<quant::BilinearTap> th = quant::bilinearTaps(x[2], f[0]),
+                                        tw = quant::bilinearTaps(x[3], f[1]);
+  const quant::Multiplier m = quant::bilinearMultiplier(f[0], f[1]);
+  const int32_t zp = perTensor(out[0].type(), "result").zp;
+  const int8_t* xp = in[0]->data<int8_t>();
+  int8_t* yp = out[0].data<int8_t>();
+  const int64_t OH = int64_t(th.size()), OW = int64_t(tw.size());
+  for (int64_t p = 0; p < x[0] * x[1]; ++p)
+    for (int64_t i = 0; i < OH; ++i)
+      for (int64_t j = 0; j < OW; ++j)
+        yp[(p * OH + i) * OW + j] =
+            quant::bilinearCode(xp + p * x[2] * x[3], x[3], th[size_t(i)], tw[size_t(j)], zp, m);
+}
+
 } // namespace
 
 void registerInt8ElementwiseKernels() {
@@ -158,10 +186,12 @@ void registerInt8ElementwiseKernels() {
     registerQuantizedKernel(k, movingKernel(k, false));
   registerQuantizedKernel(K::Concat, movingKernel(K::Concat, true));
   // Nearest-neighbour Resize picks codes (docs/numerics.md section 4.4; the quantizer makes
-  // it for whole factors only, this kernel runs any); an int8 linear or cubic Resize has no
-  // integer rule.
+  // it for whole factors only, this kernel runs any); a linear one is the integer rule of
+  // bilinearResizeKernel; an int8 cubic Resize has no integer rule.
   registerQuantizedKernel(K::Resize, [moving = movingKernel(K::Resize, false)](
                                          const Node& n, const Ins& in, Outs& out) {
+    if (resizeOf(n.attrs()).mode == "linear")
+      return bilinearResizeKernel(n, in, out);
     if (resizeOf(n.attrs()).mode != "nearest")
       throw Error(std::string("Resize '") + n.name() + "': an int8 Resize must be nearest (mode '" +
                   resizeOf(n.attrs()).mode + "' has no integer rule, docs/numerics.md 4.4)");
