@@ -115,6 +115,36 @@ struct Crc32cTable {
 };
 } // namespace
 
+namespace {
+/// From this many bytes on, the host computes a CRC-32C as three streams.
+constexpr std::size_t kCrc32cThreeWayBytes = std::size_t(1) << 16;
+
+/// a * b modulo the CRC-32C polynomial, both in the CRC's reflected representation
+/// (x^0 is the top bit): zlib's multmodp for this polynomial.
+std::uint32_t multModP(std::uint32_t a, std::uint32_t b) {
+  std::uint32_t m = 1u << 31, p = 0;
+  for (;;) {
+    if (a & m) {
+      p ^= b;
+      if ((a & (m - 1)) == 0)
+        break;
+    }
+    m >>= 1;
+    b = b & 1 ? (b >> 1) ^ 0x82F63B78u : b >> 1;
+  }
+  return p;
+}
+
+/// x^(8n) modulo the polynomial: multiplying a CRC by it appends n zero bytes.
+std::uint32_t zerosOperator(std::uint64_t n) {
+  std::uint32_t p = 1u << 31, sq = 1u << 23; // x^0, x^8
+  for (; n; n >>= 1, sq = multModP(sq, sq))
+    if (n & 1)
+      p = multModP(sq, p);
+  return p;
+}
+} // namespace
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 namespace {
 /// The same CRC with SSE4.2's crc32 instruction (which computes CRC-32C), 8 bytes a step.
@@ -131,6 +161,30 @@ __attribute__((target("sse4.2"))) std::uint32_t crc32cSse42(const std::uint8_t* 
     c32 = __builtin_ia32_crc32qi(c32, *p);
   return c32;
 }
+
+/// crc32c of a long buffer as three thirds at once (the instruction's latency is three
+/// steps, its throughput one a cycle), joined with zerosOperator: crc(A B) =
+/// crc(A) * x^(8 |B|) + crc(B).
+__attribute__((target("sse4.2"))) std::uint32_t crc32cSse42x3(const std::uint8_t* p,
+                                                              std::size_t size, std::uint32_t crc) {
+  const std::size_t third = size / 3 / 8 * 8;
+  std::uint64_t a = ~crc, b = 0xFFFFFFFFu, c = 0xFFFFFFFFu;
+  for (std::size_t i = 0; i < third; i += 8) {
+    std::uint64_t va, vb, vc;
+    std::memcpy(&va, p + i, 8);
+    std::memcpy(&vb, p + third + i, 8);
+    std::memcpy(&vc, p + 2 * third + i, 8);
+    a = __builtin_ia32_crc32di(a, va);
+    b = __builtin_ia32_crc32di(b, vb);
+    c = __builtin_ia32_crc32di(c, vc);
+  }
+  const std::uint32_t last =
+      ~crc32cSse42(p + 3 * third, size - 3 * third, static_cast<std::uint32_t>(c));
+  const std::uint32_t ab = multModP(zerosOperator(third), ~static_cast<std::uint32_t>(a)) ^
+                           ~static_cast<std::uint32_t>(b);
+  return multModP(zerosOperator(size - 2 * third), ab) ^ last;
+}
+
 bool hostHasSse42() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("sse4.2");
@@ -143,7 +197,7 @@ std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t crc) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   static const bool sse42 = hostHasSse42();
   if (sse42)
-    return ~crc32cSse42(p, size, ~crc);
+    return size >= kCrc32cThreeWayBytes ? crc32cSse42x3(p, size, crc) : ~crc32cSse42(p, size, ~crc);
 #endif
   static const Crc32cTable table;
   crc = ~crc;

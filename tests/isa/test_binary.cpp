@@ -142,6 +142,23 @@ TEST(Binary, Crc32cKnownValues) {
       }
       EXPECT_EQ(crc32c(data.data() + off, n), ~want) << "offset " << off << ", " << n << " bytes";
     }
+  // Long buffers, which the host may take as three streams joined at the end.
+  std::vector<std::uint8_t> big(200003);
+  for (std::size_t i = 0; i < big.size(); ++i)
+    big[i] = std::uint8_t(i * 2654435761u >> 13);
+  std::uint32_t want = 0xFFFFFFFFu;
+  std::vector<std::uint32_t> prefix(big.size() + 1); // the bitwise CRC of every prefix
+  for (std::size_t i = 0; i < big.size(); ++i) {
+    prefix[i] = ~want;
+    want ^= big[i];
+    for (int k = 0; k < 8; ++k)
+      want = (want >> 1) ^ (0x82F63B78u & (0u - (want & 1u)));
+  }
+  prefix[big.size()] = ~want;
+  for (std::size_t n : {65535, 65536, 65537, 99999, 196608, 200003})
+    EXPECT_EQ(crc32c(big.data(), n), prefix[n]) << n << " bytes";
+  EXPECT_EQ(crc32c(big.data() + 70000, big.size() - 70000, crc32c(big.data(), 70000)),
+            prefix[big.size()]); // continued
 }
 
 TEST(Binary, ImageSizeWithoutSerializing) {
@@ -393,6 +410,22 @@ TEST(Binary, FreestandingCheckerAgrees) {
     if (!padding) { // (padding is the reader's check, not a digest)
       EXPECT_NE(status(bad), 0) << "byte " << at;
     }
+  }
+  // 200 KB of constants, which the host build takes as three streams.
+  Binary big = convTile();
+  big.constants.resize(200003);
+  for (std::size_t i = 0; i < big.constants.size(); ++i)
+    big.constants[i] = std::uint8_t(i * 2654435761u >> 11);
+  for (auto& r : big.memmap)
+    if (r.kind == RegionKind::Const)
+      r = {r.name, r.kind, 0x100000, big.constants.size()};
+  auto bigImg = serializeElf(big, reference());
+  EXPECT_EQ(status(bigImg), 0);
+  for (std::size_t at :
+       {std::size_t(0), std::size_t(66666), std::size_t(133340), std::size_t(200002)}) {
+    auto bad = bigImg;
+    bad[secOffset(bad, 2) + at] ^= 0x40;
+    EXPECT_NE(status(bad), 0) << "constant byte " << at;
   }
 }
 
