@@ -19,8 +19,10 @@ constexpr std::uint64_t kHugePage = std::uint64_t(1) << 21;
 LargeBuffer::LargeBuffer(std::uint64_t capacity, const std::string& what) {
   if (capacity == 0)
     return;
-  // One huge page more than asked, so that the buffer can start on a huge page boundary.
-  const std::uint64_t bytes = capacity + kHugePage;
+  // One huge page more than asked, so that the buffer can start on a huge page boundary;
+  // a buffer smaller than a huge page gets 4 KiB pages (a huge one would be zeroed whole).
+  const bool huge = capacity >= kHugePage;
+  const std::uint64_t bytes = capacity + (huge ? kHugePage : 0);
   if (bytes < capacity)
     throw Error(what, "cannot reserve " + std::to_string(capacity) + " bytes");
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
@@ -31,10 +33,12 @@ LargeBuffer::LargeBuffer(std::uint64_t capacity, const std::string& what) {
   map_ = p;
   mapBytes_ = bytes;
   const auto at = reinterpret_cast<std::uintptr_t>(p);
-  data_ = reinterpret_cast<std::uint8_t*>((at + kHugePage - 1) / kHugePage * kHugePage);
+  const std::uint64_t align = huge ? kHugePage : 1;
+  data_ = reinterpret_cast<std::uint8_t*>((at + align - 1) / align * align);
   capacity_ = capacity;
 #ifdef MADV_HUGEPAGE
-  ::madvise(data_, capacity_, MADV_HUGEPAGE); // a hint: without huge pages, 4 KiB ones
+  if (huge)
+    ::madvise(data_, capacity_, MADV_HUGEPAGE); // a hint: without huge pages, 4 KiB ones
 #endif
 }
 

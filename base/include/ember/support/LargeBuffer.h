@@ -9,11 +9,11 @@
 namespace ember {
 
 /// Bytes reserved from the host as anonymous pages and not written: a page costs memory
-/// only once touched, and reads 0 until written. The reservation is aligned to, and
-/// advised for, transparent huge pages where the host has them (Linux's "madvise"
-/// mode), so that filling tens of MiB takes a few page faults instead of thousands (and
-/// reading them, a few TLB entries). Move-only; the memory is returned to the host when
-/// the buffer goes.
+/// only once touched, and reads 0 until written. From 2 MiB on, the reservation is
+/// aligned to, and advised for, transparent huge pages where the host has them (Linux's
+/// "madvise" mode), so that filling tens of MiB takes a few page faults instead of
+/// thousands (and reading them, a few TLB entries). Move-only; the memory is returned to the host
+/// when the buffer goes.
 class LargeBuffer {
 public:
   LargeBuffer() = default;
