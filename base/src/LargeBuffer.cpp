@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <utility>
 
 namespace ember {
@@ -16,12 +17,12 @@ namespace {
 constexpr std::uint64_t kHugePage = std::uint64_t(1) << 21;
 } // namespace
 
-LargeBuffer::LargeBuffer(std::uint64_t capacity, const std::string& what) {
+LargeBuffer::LargeBuffer(std::uint64_t capacity, const std::string& what, bool hugePages) {
   if (capacity == 0)
     return;
   // One huge page more than asked, so that the buffer can start on a huge page boundary;
   // a buffer smaller than a huge page gets 4 KiB pages (a huge one would be zeroed whole).
-  const bool huge = capacity >= kHugePage;
+  const bool huge = hugePages && capacity >= kHugePage;
   const std::uint64_t bytes = capacity + (huge ? kHugePage : 0);
   if (bytes < capacity)
     throw Error(what, "cannot reserve " + std::to_string(capacity) + " bytes");
@@ -68,6 +69,31 @@ void LargeBuffer::resize(std::uint64_t n) {
     throw std::length_error("LargeBuffer::resize: " + std::to_string(n) + " bytes, capacity " +
                             std::to_string(capacity_));
   size_ = n;
+}
+
+bool LargeBuffer::moveTo(std::uint8_t* dst) {
+#ifdef MREMAP_FIXED
+  const auto page = std::uint64_t(::sysconf(_SC_PAGESIZE));
+  const std::uint64_t bytes = (size_ + page - 1) / page * page;
+  if (!data_ || bytes == 0 || reinterpret_cast<std::uintptr_t>(dst) % page ||
+      reinterpret_cast<std::uintptr_t>(data_) % page)
+    return false;
+  if (::mremap(data_, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, dst) == MAP_FAILED)
+    return false;
+  // What is left of the reservation goes now: the moved range is free address space that
+  // another mapping may take, which a later munmap of the whole must not touch.
+  auto* lo = static_cast<std::uint8_t*>(map_);
+  if (data_ > lo)
+    ::munmap(lo, std::size_t(data_ - lo));
+  if (data_ + bytes < lo + mapBytes_)
+    ::munmap(data_ + bytes, std::size_t(lo + mapBytes_ - (data_ + bytes)));
+  map_ = nullptr;
+  release();
+  return true;
+#else
+  (void)dst;
+  return false;
+#endif
 }
 
 void LargeBuffer::release() {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 
 namespace ember::isa {
 
@@ -731,11 +732,13 @@ Binary parseImage(const std::uint8_t* data, std::size_t size, const IsaDescripti
 }
 
 /// A section's bytes for writeImage: `bytes` (null for .ember.text: encode the binary's
-/// code), `size`, and their CRC-32C when it is already known.
+/// code), `size`, and their CRC-32C when it is already known; `skip`: leave its bytes
+/// unwritten (its CRC must be known).
 struct Payload {
   const std::uint8_t* bytes = nullptr;
   std::uint64_t size = 0;
   std::optional<std::uint32_t> crc;
+  bool skip = false;
 };
 
 std::uint64_t alignUp(std::uint64_t v, std::uint64_t a) {
@@ -880,6 +883,11 @@ void writeImageBytes(const Binary& bin, const TableSections& t, const ImageLayou
                              {digest.data(), digest.size(), {}}};
   static_assert(std::size(payload) == std::size(kSections));
   for (std::size_t k = 0; k < std::size(kSections); ++k) {
+    if (payload[k].skip) {
+      put(l.offset[k], nullptr, 0);
+      at = l.offset[k] + payload[k].size;
+      continue;
+    }
     if (payload[k].bytes || payload[k].size == 0) {
       put(l.offset[k], payload[k].bytes, payload[k].size);
       continue;
@@ -957,6 +965,8 @@ ElfFile::ElfFile(const std::string& path, const IsaDescription& isa) : file_(rea
 }
 
 Binary ElfFile::binary(const IsaDescription& isa) const {
+  if (!file_.data())
+    throw std::logic_error("ElfFile::binary: the file's bytes were moved (moveImage)");
   Binary b = tables_;
   const std::size_t ib = isa.instructionBytes();
   b.code.reserve(std::size_t(instructions_));
@@ -970,7 +980,33 @@ std::uint64_t ElfFile::imageSize() const {
   return layoutOf(TableSections(tables_), text_size_, const_size_).total;
 }
 
+bool ElfFile::canonical(const IsaDescription& isa) const {
+  if (!file_.data())
+    return false;
+  const TableSections t(tables_);
+  const ImageLayout l = layoutOf(t, text_size_, const_size_);
+  if (l.total != file_.size() || l.offset[kText] != text_offset_ ||
+      l.offset[kConst] != const_offset_)
+    return false;
+  // The image but its code and constants (the file's own bytes, where the image has them),
+  // in a sparse buffer: only the headers, the tables and the padding are written.
+  LargeBuffer image(l.total, "<image>", false);
+  writeImageBytes(tables_, t, l, {nullptr, text_size_, text_crc_, true},
+                  {nullptr, const_size_, const_crc_, true}, isa, image.data());
+  auto same = [&](std::uint64_t lo, std::uint64_t hi) {
+    return std::memcmp(image.data() + lo, file_.data() + lo, std::size_t(hi - lo)) == 0;
+  };
+  return same(0, text_offset_) && same(text_offset_ + text_size_, const_offset_) &&
+         same(const_offset_ + const_size_, l.total);
+}
+
+bool ElfFile::moveImage(const IsaDescription& isa, std::uint8_t* out) {
+  return canonical(isa) && file_.moveTo(out);
+}
+
 void ElfFile::writeImage(const IsaDescription& isa, std::uint8_t* out) const {
+  if (!file_.data()) // a binary is at least its 64-byte header
+    throw std::logic_error("ElfFile::writeImage: the file's bytes were moved (moveImage)");
   // The instruction words and the constants are the file's own bytes, checked by the
   // reader: an accepted instruction word is exactly its re-encoding (decode refuses
   // reserved bits and values a field cannot hold), so the image is serializeElf's.

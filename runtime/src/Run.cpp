@@ -165,15 +165,15 @@ std::pair<std::string, std::string> parseInputArg(const std::string& arg) {
 }
 
 namespace {
-RunResult runLoaded(const isa::Binary& bin, const isa::ElfFile* file,
-                    const isa::IsaDescription& desc, const RunRequest& req, std::ostream& err);
+RunResult runLoaded(const isa::Binary& bin, isa::ElfFile* file, const isa::IsaDescription& desc,
+                    const RunRequest& req, std::ostream& err);
 } // namespace
 
 RunResult runBinary(const RunRequest& req, std::ostream& err) {
   isa::IsaDescription desc = isa::IsaDescription::loadDefault(req.isa);
   // Read and checked once, its constants left in the file's bytes (isa::ElfFile): the
-  // job's image goes into device DRAM straight from them.
-  const isa::ElfFile file(req.binary, desc);
+  // job's image goes into device DRAM straight from them (its pages moved there).
+  isa::ElfFile file(req.binary, desc);
   return runLoaded(file.tables(), &file, desc, req, err);
 }
 
@@ -305,26 +305,27 @@ Device::Options deviceOptions(const RunRequest& req, const platform::Options& op
 std::uint32_t submitChecked(Session& session, const isa::Binary& bin, const CheckedJob& job) {
   return session.submit(bin, job.inputs, platform::kMaxCycleBudget, job.window);
 }
-std::uint32_t submitChecked(Session& session, const isa::ElfFile& file, const CheckedJob& job) {
-  return session.submit(file, job.inputs, platform::kMaxCycleBudget, job.window);
+std::uint32_t submitChecked(Session& session, isa::ElfFile&& file, const CheckedJob& job) {
+  return session.submit(std::move(file), job.inputs, platform::kMaxCycleBudget, job.window);
 }
 
 /// Runs `bin` the way the hardware does: through the job ring of a runtime device, whose
 /// control core runs the firmware (validation, registers, watchdog, completion) in front
 /// of the engine (the SystemC model, or req.engine/req.platform). The result's DRAM
 /// holds the outputs of a finished job. `file`, when given, is where `bin` (its tables)
-/// was read from: the image comes from its bytes.
+/// was read from: the image comes from its bytes, which go (ElfFile::moveImage).
 platform::Result runThroughRing(const isa::IsaDescription& desc, const isa::Binary& bin,
-                                const isa::ElfFile* file, const CheckedJob& job,
+                                isa::ElfFile* file, const CheckedJob& job,
                                 const platform::Options& opts, const RunRequest& req) {
   Device::Options dopts = deviceOptions(req, opts, &bin.debug);
   dopts.ring_slots = 1;
+  // The ring, the image (at a huge page boundary for a file) and the window.
   dopts.dram_bytes = job.window + (file ? file->imageSize() : isa::elfImageSize(bin, desc)) +
-                     (std::uint64_t(1) << 20);
+                     (std::uint64_t(3) << 20);
   Device dev(desc, dopts);
   Session session(dev);
   const std::uint32_t id =
-      file ? submitChecked(session, *file, job) : submitChecked(session, bin, job);
+      file ? submitChecked(session, std::move(*file), job) : submitChecked(session, bin, job);
   std::optional<Completion> c;
   while (!(c = session.wait(id, std::chrono::hours(1)))) {
   }
@@ -431,8 +432,8 @@ void writeJobOutputs(const RunRequest& req, std::size_t k, const isa::Binary& bi
 
 /// runLoadedBinary, and runBinary with the file `file` the tables `loaded` were read from
 /// (ElfFile::tables(): no code, no constants, enough for the job ring).
-RunResult runLoaded(const isa::Binary& loaded, const isa::ElfFile* file,
-                    const isa::IsaDescription& desc, const RunRequest& req, std::ostream& err) {
+RunResult runLoaded(const isa::Binary& loaded, isa::ElfFile* file, const isa::IsaDescription& desc,
+                    const RunRequest& req, std::ostream& err) {
   sim::Simulator simulator(desc);
   // Off the ring (a description without a firmware build) the host checks the code
   // (DMA_EXTENT) and builds the job itself: that takes the whole binary.
@@ -528,7 +529,7 @@ int runJobs(const std::vector<std::string>& binaries, const RunRequest& req, std
   while (done < bins.size()) {
     while (next < bins.size() && next - done < dev.ringSlots()) {
       try {
-        ids.push_back(submitChecked(session, bins[next], jobs[next]));
+        ids.push_back(submitChecked(session, std::move(bins[next]), jobs[next]));
       } catch (const Error& e) {
         throw Error(jobName(next), e.what());
       }

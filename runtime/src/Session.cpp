@@ -47,6 +47,7 @@ std::uint64_t Completion::npuCycles() const {
 
 namespace {
 constexpr u64 kAlign = 1u << 16;
+constexpr u64 kImageAlign = 1u << 21; ///< A huge page (ElfFile::moveImage).
 u64 roundUp(u64 v) {
   return (v + kAlign - 1) / kAlign * kAlign;
 }
@@ -71,7 +72,7 @@ std::uint32_t Session::submit(const isa::Binary& bin,
   const u64 bytes = isa::elfImageSize(bin, dev_.isa());
   return place(
       bin, bytes, [&](std::uint8_t* out) { isa::serializeElfInto(bin, dev_.isa(), out, bytes); },
-      inputs, cycle_budget, window_bytes);
+      inputs, cycle_budget, window_bytes, kAlign);
 }
 
 std::uint32_t Session::submit(const isa::ElfFile& file,
@@ -82,13 +83,29 @@ std::uint32_t Session::submit(const isa::ElfFile& file,
                       "<output>");
   return place(
       file.tables(), file.imageSize(), [&](std::uint8_t* out) { file.writeImage(dev_.isa(), out); },
-      inputs, cycle_budget, window_bytes);
+      inputs, cycle_budget, window_bytes, kAlign);
+}
+
+std::uint32_t Session::submit(isa::ElfFile&& file,
+                              const std::map<std::string, std::vector<std::uint8_t>>& inputs,
+                              std::uint64_t cycle_budget, std::uint64_t window_bytes) {
+  isa::validateBinary(file.tables(), file.instructions(), file.constantsSize(), dev_.isa(),
+                      "<output>");
+  // At a huge page boundary of device DRAM, so that moved huge pages stay whole.
+  return place(
+      file.tables(), file.imageSize(),
+      [&](std::uint8_t* out) {
+        if (!file.moveImage(dev_.isa(), out))
+          file.writeImage(dev_.isa(), out);
+      },
+      inputs, cycle_budget, window_bytes, kImageAlign);
 }
 
 std::uint32_t Session::place(const isa::Binary& bin, std::uint64_t imageBytes,
                              const std::function<void(std::uint8_t*)>& writeImage,
                              const std::map<std::string, std::vector<std::uint8_t>>& inputs,
-                             std::uint64_t cycle_budget, std::uint64_t window_bytes) {
+                             std::uint64_t cycle_budget, std::uint64_t window_bytes,
+                             std::uint64_t align) {
   // The slot and completion record this job reuses belong to job tail - RING_SIZE: wait
   // for it (a full ring) and keep its completion before its record is overwritten.
   if (tail_ >= dev_.ringSlots()) {
@@ -105,7 +122,7 @@ std::uint32_t Session::place(const isa::Binary& bin, std::uint64_t imageBytes,
   // no job is in flight (jobs of one session are few and short-lived).
   if (inflight_.empty())
     next_ = roundUp(u64(dev_.ringSlots()) * 2 * EMBER_RING_RECORD_BYTES);
-  const u64 binAddr = next_, winBase = roundUp(binAddr + imageBytes);
+  const u64 binAddr = (next_ + align - 1) / align * align, winBase = roundUp(binAddr + imageBytes);
   if (winBase + windowSize > dev_.dramBytes())
     throw isa::Error("<runtime>", "submit",
                      "the job needs " + std::to_string(winBase + windowSize) +

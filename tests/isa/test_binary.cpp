@@ -7,6 +7,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <functional>
+#include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -201,6 +202,35 @@ TEST(Binary, ElfFileReadsWhatReadElfReads) {
   EXPECT_EQ(out, img);
   std::remove(path.c_str());
   EXPECT_ISA_ERROR((void)ElfFile(path, reference()), "", "cannot open");
+}
+
+TEST(Binary, ElfFileMovesACanonicalImage) {
+  const std::vector<std::uint8_t> img = image();
+  const std::string path = tempPath("conv_move.elf");
+  writeFileAtomic(path, img.data(), img.size());
+  ElfFile f(path, reference());
+  EXPECT_TRUE(f.canonical(reference())); // writeElf's bytes
+  LargeBuffer dst(std::uint64_t(1) << 20);
+  ASSERT_TRUE(f.moveImage(reference(), dst.data() + 65536));
+  EXPECT_EQ(std::vector<std::uint8_t>(dst.data() + 65536, dst.data() + 65536 + img.size()), img);
+  EXPECT_EQ(f.constants(), nullptr); // the bytes went; the tables stay
+  EXPECT_EQ(f.tables().io.size(), 2u);
+  EXPECT_EQ(f.imageSize(), img.size());
+  std::vector<std::uint8_t> out(img.size());
+  EXPECT_THROW(f.writeImage(reference(), out.data()), std::logic_error);
+  EXPECT_THROW((void)f.binary(reference()), std::logic_error);
+  // Another layout of the same binary (EI_OSABI 0, digests resealed): read alike, not
+  // moved; its image is the writer's.
+  auto other = img;
+  other[7] = 0;
+  resealElf(other);
+  writeFileAtomic(path, other.data(), other.size());
+  ElfFile g(path, reference());
+  EXPECT_FALSE(g.canonical(reference()));
+  EXPECT_FALSE(g.moveImage(reference(), dst.data() + 65536));
+  g.writeImage(reference(), out.data());
+  EXPECT_EQ(out, img);
+  std::remove(path.c_str());
 }
 
 TEST(Binary, ElfFileChecksAsReadElfDoes) {

@@ -177,6 +177,22 @@ TEST(OutputPaths, BufferReadsAreReadFileBytes) {
   ember::LargeBuffer moved = std::move(r);
   EXPECT_EQ(moved.size(), 10u);
   EXPECT_EQ(r.data(), nullptr);
+  // moveTo: the pages of a buffer into another one, not copied; the bytes around stay.
+  ember::LargeBuffer from = ember::readFileBuffer((dir / "f").string());
+  ember::LargeBuffer into(std::uint64_t(8) << 20);
+  const std::uint64_t at = std::uint64_t(2) << 20;
+  into.data()[at - 1] = 7;
+  into.data()[at + bytes.size() + 8192] = 9;
+  ASSERT_TRUE(from.moveTo(into.data() + at));
+  EXPECT_EQ(from.data(), nullptr);
+  EXPECT_EQ(from.size(), 0u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(into.data() + at), bytes.size()), bytes);
+  EXPECT_EQ(into.data()[at - 1], 7);
+  EXPECT_EQ(into.data()[at + bytes.size() + 8192], 9);
+  EXPECT_FALSE(from.moveTo(into.data() + at)); // nothing left to move
+  ember::LargeBuffer odd = ember::readFileBuffer((dir / "f").string());
+  EXPECT_FALSE(odd.moveTo(into.data() + 1)); // not a page boundary: nothing moves
+  EXPECT_EQ(odd.size(), bytes.size());
 }
 
 TEST(OutputPaths, ReadsAreBounded) {

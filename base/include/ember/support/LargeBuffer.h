@@ -18,8 +18,10 @@ class LargeBuffer {
 public:
   LargeBuffer() = default;
   /// Reserves `capacity` bytes, size() 0. Throws ember::Error naming `what` when the host
-  /// refuses the reservation.
-  explicit LargeBuffer(std::uint64_t capacity, const std::string& what = "memory");
+  /// refuses the reservation. `hugePages` false: 4 KiB pages whatever the size, for a
+  /// sparse buffer of which only a few scattered bytes are written.
+  explicit LargeBuffer(std::uint64_t capacity, const std::string& what = "memory",
+                       bool hugePages = true);
   ~LargeBuffer();
   LargeBuffer(LargeBuffer&& o) noexcept;
   LargeBuffer& operator=(LargeBuffer&& o) noexcept;
@@ -33,6 +35,11 @@ public:
   std::uint64_t capacity() const { return capacity_; }
   /// Sets size(); throws std::length_error past capacity().
   void resize(std::uint64_t n);
+  /// Moves the pages holding the size() bytes to `dst` (a page boundary inside memory
+  /// the caller mapped, whose pages there it gives up) without copying them; the buffer is
+  /// empty afterwards. False (and nothing changed) when the host cannot move them. The
+  /// bytes of the last page past size() come along.
+  bool moveTo(std::uint8_t* dst);
 
 private:
   void release();

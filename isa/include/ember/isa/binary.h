@@ -188,8 +188,11 @@ public:
   const Binary& tables() const { return tables_; }
   /// The number of instructions of .ember.text.
   std::uint64_t instructions() const { return instructions_; }
-  /// The bytes of .ember.const in the file (constantsSize() of them).
-  const std::uint8_t* constants() const { return file_.data() + const_offset_; }
+  /// The bytes of .ember.const in the file (constantsSize() of them); null once moveImage
+  /// moved them.
+  const std::uint8_t* constants() const {
+    return file_.data() ? file_.data() + const_offset_ : nullptr;
+  }
   std::uint64_t constantsSize() const { return const_size_; }
   /// readElf's binary: tables() with the instructions decoded and the constants copied.
   Binary binary(const IsaDescription& isa) const;
@@ -199,6 +202,14 @@ public:
   /// file's instruction words and constants copied, their digests reused. For a file
   /// written by writeElf, the file's own bytes. `isa` is the description it was read for.
   void writeImage(const IsaDescription& isa, std::uint8_t* out) const;
+  /// True when the file is byte for byte writeImage's image (as writeElf writes every
+  /// binary; another writer may lay the same binary out otherwise).
+  bool canonical(const IsaDescription& isa) const;
+  /// writeImage by moving the file's pages to `out` (a page boundary in memory the caller
+  /// mapped; LargeBuffer::moveTo) instead of copying them, when the file is canonical and
+  /// the host can move them: true if it did. The ElfFile then holds its tables only:
+  /// constants() is null, and binary() and writeImage throw std::logic_error.
+  bool moveImage(const IsaDescription& isa, std::uint8_t* out);
 
 private:
   LargeBuffer file_;

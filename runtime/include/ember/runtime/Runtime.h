@@ -126,6 +126,11 @@ public:
   std::uint32_t submit(const isa::ElfFile& file,
                        const std::map<std::string, std::vector<std::uint8_t>>& inputs,
                        std::uint64_t cycle_budget, std::uint64_t window_bytes = 0);
+  /// The same, the file's pages moved into device DRAM rather than copied when the file
+  /// is its image byte for byte (ElfFile::moveImage): `file` keeps its tables only.
+  std::uint32_t submit(isa::ElfFile&& file,
+                       const std::map<std::string, std::vector<std::uint8_t>>& inputs,
+                       std::uint64_t cycle_budget, std::uint64_t window_bytes = 0);
   /// The completion of `job`, waiting at most `timeout`; nullopt if it has not finished.
   std::optional<Completion> wait(std::uint32_t job, std::chrono::milliseconds timeout);
   /// Whether `job` was submitted and wait has not returned its completion yet.
@@ -136,11 +141,12 @@ private:
     std::vector<isa::IoEntry> io; ///< The binary's I/O table (its outputs are collected).
     std::uint64_t window_base = 0, window_size = 0, region_end = 0;
   };
-  /// submit: the image of `imageBytes` bytes that `writeImage` writes, with `bin`'s tables.
+  /// submit: the image of `imageBytes` bytes that `writeImage` writes, with `bin`'s tables,
+  /// at a device address that is a multiple of `align`.
   std::uint32_t place(const isa::Binary& bin, std::uint64_t imageBytes,
                       const std::function<void(std::uint8_t*)>& writeImage,
                       const std::map<std::string, std::vector<std::uint8_t>>& inputs,
-                      std::uint64_t cycle_budget, std::uint64_t window_bytes);
+                      std::uint64_t cycle_budget, std::uint64_t window_bytes, std::uint64_t align);
   /// Reads `job`'s completion (and outputs) once the head has passed it.
   std::optional<Completion> collect(std::uint32_t job, std::chrono::milliseconds timeout);
 
