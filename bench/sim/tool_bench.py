@@ -61,7 +61,7 @@ def speed(cycles, seconds):
 
 def line(name, tool, wall, engine, cycles, repeat):
     outside = max(0.0, wall - engine) / wall if wall > 0 else 0.0
-    print("%-13s %-23s whole process %.3f s (median of %d), engine %.3f s, outside the "
+    print("%-18s %-23s whole process %.3f s (median of %d), engine %.3f s, outside the "
           "engine %.3f s = %4.1f %%, %d cycles, %s simulated cycles/s end to end (engine %s)"
           % (name, tool, wall, repeat, engine, wall - engine, 100 * outside, cycles,
              speed(cycles, wall), speed(cycles, engine)))
@@ -101,13 +101,13 @@ def main():
                 try:
                     wall, engine, cycles = measure(cmd, report, max(1, repeat))
                 except (RuntimeError, OSError, ValueError, KeyError) as e:
-                    print("%-13s %-23s failed: %s" % (name, tool, e))
+                    print("%-18s %-23s failed: %s" % (name, tool, e))
                     status = 1
                     continue
                 outside = line(name, tool, wall, engine, cycles, max(1, repeat))
                 if name == a.goal and tool == "ember-sim":
                     met = wall <= GOAL_SECONDS and outside <= GOAL_OUTSIDE
-                    print("%-13s goal (issue 46): whole process <= %.1f s and <= %d %% outside "
+                    print("%-18s goal (issue 46): whole process <= %.1f s and <= %d %% outside "
                           "the engine: %s" % (name, GOAL_SECONDS, 100 * GOAL_OUTSIDE,
                                               "met" if met else "not met"))
     return status
