@@ -1,12 +1,13 @@
 """ember-dse on Dask: figures for docs/dse.md (issue 44). Prints; never fails on time.
 
-1. Scaling and overhead: one 27-point sweep over three small CNNs (16 x 16 inputs) with
+1. Scaling and overhead: 27- and 81-point sweeps over three small CNNs (16 x 16 inputs) with
    the process pool (--jobs 1, 2) and a local Dask cluster (1, 2 workers), each Dask run
    on an empty cache; the overhead of Dask against the pool at equal workers, whole
    sweeps and per point. A sweep's time is a fixed part (starting the driver, importing
    and quantizing the models, connecting) plus a part per run; the per-point figure is
-   the marginal one, (T(27 points) - T(9 points)) / 54 runs for each path, so the fixed
-   part of a sweep does not count as a cost per point.
+   the marginal one, (T(81 points) - T(27 points)) / 162 runs for each path, so the fixed
+   part of a sweep does not count as a cost per point; each sweep runs five times, the
+   pool's and Dask's in turn (so both see the same load), and the medians are compared.
 2. Search vs grid: a 210-point grid (array x act SRAM x weight SRAM) over the three
    models, exhaustively, then `ember-dse search` (NSGA-II, seeded) with 25% of the
    evaluations on an empty cache; the hypervolume of both fronts (cycles, energy, SRAM
@@ -28,7 +29,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 GRID27 = ["--axis", "array=4,8,16", "--axis", "queue_depth=4,8,32",
           "--axis", "dram_bytes_per_cycle=8,16,32"]
-GRID9 = ["--axis", "array=4,8,16", "--axis", "queue_depth=4,8,32"]
+GRID81 = GRID27 + ["--axis", "/hardware/dma/latency_cycles=50,100,200"]
+REPEAT = 5
 GRID210 = ["--axis", "array=4,8,16,32,64", "--axis", "act_kib=4,8,16,32,64,128",
            "--axis", "weight_kib=4,8,16,32,64,128,256"]
 
@@ -121,46 +123,51 @@ def warm_cluster(work, jobs):
     return addr, procs
 
 
-def sweep_times(base, work, tag, pool_jobs=None, addr=None):
-    """Wall times of the 9- and 27-point sweeps on the pool (--jobs) or a running cluster."""
-    times = {}
-    for name, grid in (("9", GRID9), ("27", GRID27)):
-        where = os.path.join(work, f"{tag}-{name}")
-        if addr:
-            cmd = base + grid + ["--scheduler", addr, "--cache", where + "-cache"]
-        else:
-            cmd = base + grid + ["--jobs", str(pool_jobs)]
-        times[name] = timed(cmd, where)[0]
-    return times
+def sweep_time(base, grid, where, pool_jobs=None, addr=None):
+    """Wall time of one sweep on the pool (--jobs) or on a running cluster (a fresh cache
+    folder, so every run is evaluated)."""
+    shutil.rmtree(where, ignore_errors=True)
+    if addr:
+        return timed(base + grid + ["--scheduler", addr, "--cache", where + "-cache"], where)[0]
+    return timed(base + grid + ["--jobs", str(pool_jobs)], where)[0]
 
 
 def scaling(dse, models, work):
+    """Per worker count: the pool's and the running cluster's 27- and 81-point sweeps, run
+    in turn REPEAT times so that both paths see the same load, medians compared."""
     base = [dse] + models + ["--no-table", "--no-progress", "--out", "out"]
-    print("1. a 27-point sweep x 3 models (81 runs); per point: (T(27) - T(9)) / 54 runs")
+    runs = (81 - 27) * len(models)
+    print(f"1. 27- and 81-point sweeps x {len(models)} models; per point: (T(81) - T(27)) / "
+          f"{runs} runs, medians of {REPEAT} alternating repetitions")
     for jobs in (1, 2):
-        pool = sweep_times(base, work, f"pool{jobs}", pool_jobs=jobs)
         cold = timed(base + GRID27 + ["--jobs", str(jobs), "--scheduler", "local", "--cache",
                                       os.path.join(work, f"cache-l{jobs}")],
                      os.path.join(work, f"local{jobs}"))[0]
         addr, procs = warm_cluster(work, jobs)
+        t = {k: [] for k in ("pool27", "pool81", "dask27", "dask81")}
         try:  # the first sweep loads the models into the workers; the next ones are measured
-            timed(base + GRID27 + ["--scheduler", addr, "--cache",
-                                   os.path.join(work, f"cache-w{jobs}a")],
-                  os.path.join(work, f"warm{jobs}a"))
-            warm = sweep_times(base, work, f"warm{jobs}", addr=addr)
+            sweep_time(base, GRID27, os.path.join(work, f"warm{jobs}"), addr=addr)
+            for rep in range(REPEAT):
+                for name, grid in (("27", GRID27), ("81", GRID81)):
+                    where = os.path.join(work, f"{jobs}-{rep}-{name}")
+                    t["pool" + name].append(sweep_time(base, grid, where + "p", pool_jobs=jobs))
+                    t["dask" + name].append(sweep_time(base, grid, where + "d", addr=addr))
         finally:
             for p in procs:
                 p.kill()
                 p.wait()
-        per_pool = (pool["27"] - pool["9"]) / 54
-        per_warm = (warm["27"] - warm["9"]) / 54
-        print(f"   {jobs} worker(s): process pool {pool['27']:.1f} s; Dask, a local cluster "
-              f"started by the sweep {cold:.1f} s; Dask, running workers {warm['27']:.1f} s "
-              f"({100 * (warm['27'] - pool['27']) / pool['27']:+.0f}% against the pool, whole "
-              f"sweep)")
-        print(f"      per point: pool {per_pool * 1000:.1f} ms, Dask {per_warm * 1000:.1f} ms "
-              f"({100 * (per_warm - per_pool) / per_pool:+.1f}%); fixed part of a sweep: pool "
-              f"{pool['9'] - 27 * per_pool:.2f} s, Dask {warm['9'] - 27 * per_warm:.2f} s")
+        med = {k: float(np.median(v)) for k, v in t.items()}
+        per_pool = (med["pool81"] - med["pool27"]) / runs
+        per_dask = (med["dask81"] - med["dask27"]) / runs
+        spread = max(max(v) - min(v) for v in t.values())
+        print(f"   {jobs} worker(s): 81 points: process pool {med['pool81']:.2f} s; Dask, running "
+              f"workers {med['dask81']:.2f} s ({100 * (med['dask81'] - med['pool81']) / med['pool81']:+.0f}% "
+              f"whole sweep); Dask, a local cluster started by a 27-point sweep {cold:.1f} s")
+        print(f"      per point: pool {per_pool * 1000:.1f} ms, Dask {per_dask * 1000:.1f} ms "
+              f"({100 * (per_dask - per_pool) / per_pool:+.1f}%); fixed part of a sweep: pool "
+              f"{med['pool27'] - 27 * len(models) * per_pool:.2f} s, Dask "
+              f"{med['dask27'] - 27 * len(models) * per_dask:.2f} s; largest spread of a "
+              f"repeated sweep {spread:.2f} s")
 
 
 def main():

@@ -71,9 +71,25 @@ def file_sha256(path):
 def point_key(description, model_sha, options):
     """The cache key of one row: description (canonical JSON), model bytes, options
     (calibrate, check, input_shapes) and build_id()."""
-    blob = json.dumps({"description": description, "model": model_sha,
+    text = json.dumps(description, **_CANON)
+    return _key(hashlib.sha256(text.encode()).hexdigest(), model_sha, options)
+
+
+def _key(description_sha, model_sha, options):
+    """point_key from the description's SHA-256 (of its canonical JSON), which a sweep
+    computes once per point rather than once per model."""
+    blob = json.dumps({"description": description_sha, "model": model_sha,
                        "options": options, "ember": build_id()}, **_CANON)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _point_text(p, description_text):
+    """The JSON text of a valid point as `_ember.dse_evaluate` reads it (the description
+    in its own field order, which an encoding may depend on), built once per point and
+    sent to the workers as text (no per-run serialisation)."""
+    head = json.dumps({"index": p["index"], "settings": [], "file": p["file"],
+                       "invalid": ""}, **_CANON)
+    return head[:-1] + ',"description":' + description_text + "}"
 
 
 class Cache:
@@ -120,14 +136,15 @@ def _worker_model(model, options):
 
 
 def evaluate_point(point, model, options, cache_folder, key):
-    """The task: the row of `model` on `point` (a valid point's dict), from the cache or
-    computed and cached. Pure: the same arguments give the same row."""
+    """The task: the row of `model` on `point` (a valid point's dict, or its JSON text),
+    from the cache or computed and cached. Pure: the same arguments give the same row."""
     cache = Cache(cache_folder)
     row = cache.get(key)
     if row is not None:
         return row, True
     m = _worker_model(model, options)
-    row = json.loads(_ember.dse_evaluate(json.dumps(point), m, options["check"]))
+    text = point if isinstance(point, str) else json.dumps(point)
+    row = json.loads(_ember.dse_evaluate(text, m, options["check"]))
     cache.put(key, row)
     return row, False
 
@@ -199,12 +216,16 @@ def run_points(points, models, *, client=None, scheduler="", jobs=1, cache=None,
               for m in models]
     rows, todo = {}, {}
     for p in points:
+        if not p.get("invalid"):
+            canon = json.dumps(p["description"], **_CANON)
+            sha = hashlib.sha256(canon.encode()).hexdigest()
+            p = dict(p, text=_point_text(p, json.dumps(p["description"])))  # its field order
         for m in models:
             slot = (p["index"], m["name"])
             if p.get("invalid"):
                 rows[slot] = _blank_row(p["index"], m["name"], "invalid", p["invalid"])
                 continue
-            key = point_key(p["description"], m["sha256"], options)
+            key = _key(sha, m["sha256"], options)
             hit = store.get(key)
             if hit is not None:
                 rows[slot] = hit
@@ -283,9 +304,7 @@ def _run_tasks(client, todo, options, cache_folder, retries, progress):
         tasks = []
         for key in batch:
             p, m, _ = todo[key]
-            point = {"index": p["index"], "settings": [], "file": p["file"], "invalid": "",
-                     "description": p["description"]}
-            tasks.append((point, {"path": m["path"], "sha256": m["sha256"]}, key))
+            tasks.append((p["text"], {"path": m["path"], "sha256": m["sha256"]}, key))
         f = client.submit(evaluate_batch, tasks, options, cache_folder,
                           key="ember-dse-" + batch[0] + "-" + str(len(batch)),
                           retries=retries, pure=False)
