@@ -75,6 +75,10 @@ void registerBuiltinPasses() {
        "between such convolutions carried into rank 4 with them",
        runConv1dToConv2d},
       {"split-to-slices", "Split -> one Slice per result", runSplitToSlices},
+      {"patches-to-sequence",
+       "Reshape [1, C, H, W] -> [1, C, H*W] + Transpose(0, 2, 1) (a ViT's patch embedding), and "
+       "back, -> Reshapes around a channel-keeping Transpose(3, 1, 2, 0)",
+       runPatchesToSequence},
       {"lower", "rewrite high-level nodes the backend asks for (shouldLower) into primitives",
        runLower},
   };
@@ -129,6 +133,7 @@ std::vector<std::string> defaultPipeline() {
           "cse",
           "conv1d-to-conv2d",
           "split-to-slices",
+          "patches-to-sequence",
           "sink-permutation",
           "matmul-bias-to-gemm",
           "merge-reshape",

@@ -162,6 +162,42 @@ const VecCase kCases[] = {
        NodeValue p = g.constant("pos", std::move(pos));
        g.output("y", g.node(NodeKind::Add, "embed", {x, p}, {}, {2, 5, 24}, 0.07f, 2));
      }},
+    {"class_token_sequence",
+     [](G& g) {
+       // A vision transformer's tokens: a constant class token concatenated before the
+       // patches along the tokens (40 channels: the last block partial), positions added
+       // and the class token taken back (Gather of index 0 -> [1, C]); two sequences with a
+       // run of tokens sliced and their last two tokens gathered by negative indices (a
+       // strided copy per sequence), and a Concat of two computed sequences along the tokens.
+       NodeValue x = g.input("x", {1, 6, 40}, 0.05f, 3);
+       Tensor cls(ElemKind::Int8, {1, 1, 40});
+       for (int64_t i = 0; i < cls.size(); ++i)
+         cls.data<int8_t>()[i] = static_cast<int8_t>((i * 53) % 255 - 127);
+       cls.mutableType().quant = perTensor(0.05f, 3);
+       Attrs tokens;
+       tokens.set("axis", int64_t(1));
+       NodeValue cat = g.node(NodeKind::Concat, "cls", {g.constant("cls.token", std::move(cls)), x},
+                              tokens, {1, 7, 40}, 0.05f, 3);
+       Tensor pos(ElemKind::Int8, {1, 7, 40});
+       for (int64_t i = 0; i < pos.size(); ++i)
+         pos.data<int8_t>()[i] = static_cast<int8_t>((i * 29) % 255 - 127);
+       pos.mutableType().quant = perTensor(0.02f, -6);
+       NodeValue p = g.node(NodeKind::Add, "pos", {cat, g.constant("pos", std::move(pos))}, {},
+                            {1, 7, 40}, 0.07f, 2);
+       Tensor first(ElemKind::Int64, {});
+       first.data<int64_t>()[0] = 0;
+       g.output("y", g.node(NodeKind::Gather, "first", {p, g.constant("first", std::move(first))},
+                            tokens, {1, 40}, 0.07f, 2));
+       NodeValue s = g.input("s", {2, 9, 24}, 0.1f, -4);
+       Attrs run = ints({{"starts", {0, 2, 0}}, {"ends", {2, 7, 24}}, {"steps", {1, 1, 1}}});
+       NodeValue mid = g.node(NodeKind::Slice, "mid", {s}, run, {2, 5, 24}, 0.1f, -4);
+       Tensor last(ElemKind::Int64, {2});
+       last.data<int64_t>()[0] = -2;
+       last.data<int64_t>()[1] = -1;
+       NodeValue tail = g.node(NodeKind::Gather, "tail", {s, g.constant("last", std::move(last))},
+                               tokens, {2, 2, 24}, 0.1f, -4);
+       g.output("z", g.node(NodeKind::Concat, "both", {mid, tail}, tokens, {2, 7, 24}, 0.1f, -4));
+     }},
     {"softmax_lines",
      [](G& g) {
        // Softmax on the normalize instruction: along a sequence's channels (two blocks on

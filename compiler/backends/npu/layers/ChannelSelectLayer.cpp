@@ -8,6 +8,10 @@
 // channel shuffle (a Gather after pass channel-shuffle-to-gather) run this way. A
 // selection of whole blocks (a run of channels starting at a block boundary, e.g. the
 // query/key/value thirds of a transformer's fused projection) is a row copy by DMA.
+// A run of tokens of sequences [B, T, C] (channels last: rows (b, t, cb)) is a row copy
+// too: a Slice along axis 1 with step 1, or a Gather along axis 1 of one index (a vision
+// transformer's class token, x[:, 0] -> [B, C]) or of consecutive indices, copies the
+// run's K * CB rows of every sequence by a strided DMA.
 #include "../ConvCore.h"
 #include "../Stream.h"
 #include "ember/graph/AttrViews.h"
@@ -50,6 +54,72 @@ std::string sourcesOf(const Node& n, std::vector<int64_t>* src) {
   return "";
 }
 
+/// A run of tokens of a sequence: the first token and how many.
+struct TokenRun {
+  int64_t first = 0, count = 0;
+};
+
+/// Whether `n` selects along the tokens (axis 1) of a rank-3 input; then `run` or `why`
+/// says which tokens or why they are not a run the NPU copies.
+bool selectsTokens(const Node& n, TokenRun* run, std::string* why) {
+  const Shape& x = n.input(0).dims();
+  if (x.size() != 3)
+    return false;
+  const Shape& y = n.resultType(0).dims;
+  if (n.kind() == NodeKind::Slice) {
+    const SliceAttrs sl = sliceOf(n.attrs());
+    const std::vector<int64_t> starts = sl.starts.value();
+    const std::vector<int64_t> steps = sl.stepsOr(x.size());
+    if (starts[1] == 0 && steps[1] == 1 && y[1] == x[1])
+      return false; // not a selection of tokens
+    for (size_t i : {size_t(0), size_t(2)})
+      if (starts[i] != 0 || steps[i] != 1 || y[i] != x[i])
+        return false;
+    if (steps[1] != 1)
+      *why = "a slice of tokens with a step other than 1";
+    *run = {starts[1] < 0 ? starts[1] + x[1] : starts[1], y[1]};
+    return true;
+  }
+  int64_t ax = axisOf(n.attrs()).axis;
+  if (ax < 0)
+    ax += 3;
+  if (ax != 1)
+    return false;
+  const NodeValue idx = n.input(1);
+  if (idx.node->kind() != NodeKind::Constant || idx.dims().size() > 1) {
+    *why = "the token indices are not a constant scalar or vector";
+    return true;
+  }
+  const Tensor& t = idx.node->payload();
+  for (int64_t k = 0; k < t.size(); ++k) {
+    int64_t i = t.getAsInt(k);
+    i = i < 0 ? i + x[1] : i;
+    if (k == 0)
+      run->first = i;
+    else if (i != run->first + k)
+      *why = "the token indices are not consecutive";
+  }
+  run->count = t.size();
+  return true;
+}
+
+/// The run's rows of every sequence copied by a strided DMA.
+LayerInfo emitTokenCopy(const Node& n, const TokenRun& run, LayerCtx& ctx) {
+  const int64_t L = ctx.t.lanes(), T = n.input(0).dims()[1], B = n.input(0).dims()[0];
+  const DramTensor &x = ctx.tensor(n.input(0)), &y = ctx.tensor(resultOf(n));
+  LayerInfo info;
+  StreamSpec st;
+  st.inputs = {x.at(L, run.first, 0, 0, 0)};
+  st.output = y.at(L, 0, 0, 0, 0);
+  st.rows = B * run.count * x.CB;
+  st.groupRows = run.count * x.CB;
+  st.inGroupStride = T * x.CB;
+  st.inPlace = true;
+  emitStream(st, ctx, info);
+  info.tiling = "copies of tokens";
+  return info;
+}
+
 /// The input block of the first selected channel when the selection is a run of whole
 /// blocks (src[k] = first + k, first a multiple of L, ending on a block boundary or at the
 /// input's last channel, so even the padding lanes come from the input's), else -1.
@@ -83,6 +153,12 @@ public:
   std::string check(const Node& n, const Target& t) const override {
     if (auto r = checkCodesMove(n); !r.empty())
       return r;
+    TokenRun run;
+    std::string why;
+    if (selectsTokens(n, &run, &why))
+      return !why.empty() ? why
+                          : checkStream(t, 2, 1, true, 0, 0, 0,
+                                        run.count * ceilDiv(n.input(0).dims()[2], t.lanes()));
     std::vector<int64_t> src;
     if (auto r = sourcesOf(n, &src); !r.empty())
       return r;
@@ -92,6 +168,10 @@ public:
   }
 
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
+    TokenRun run;
+    std::string why;
+    if (selectsTokens(n, &run, &why))
+      return emitTokenCopy(n, run, ctx);
     std::vector<int64_t> src;
     sourcesOf(n, &src);
     const int64_t L = ctx.t.lanes();

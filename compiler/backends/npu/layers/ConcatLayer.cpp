@@ -6,6 +6,9 @@
 // the inputs are first copied block-aligned into a layer temporary, and a 1x1
 // convolution on the MAC array whose one-hot weights pick each output lane's channel
 // (multiplier 1, zero points folded: the codes come out unchanged) writes the result.
+// Sequences [B, T, C] (rows (b, t, cb), channels last) also concatenate along the tokens
+// (axis 1: a vision transformer's class token before its patches): each input's T_i * CB
+// rows of every sequence are one run of rows in the result, copied by DMA.
 #include "../ConvCore.h"
 #include "../Stream.h"
 #include "ember/graph/AttrViews.h"
@@ -53,18 +56,53 @@ ConvJob shiftJob(const ConcatShape& s, int64_t L, int32_t zp) {
   return laneMoveJob(s.N, s.H, s.W, s.tempBlocks * L, src, L, zp);
 }
 
+/// The normalized axis of Concat `n`.
+int64_t concatAxis(const Node& n) {
+  const int64_t rank = int64_t(n.resultType(0).rank());
+  const int64_t axis = axisOf(n.attrs()).axis;
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// A Concat of sequences [B, T, C] along the tokens.
+bool alongTokens(const Node& n) {
+  return n.resultType(0).rank() == 3 && concatAxis(n) == 1;
+}
+
+/// Each input's rows of every sequence copied to their run of the result's rows.
+LayerInfo emitTokenConcat(const Node& n, LayerCtx& ctx) {
+  const int64_t L = ctx.t.lanes();
+  const Shape& yd = n.resultType(0).dims;
+  const DramTensor& y = ctx.tensor(resultOf(n));
+  LayerInfo info;
+  int64_t tOff = 0;
+  for (size_t i = 0; i < n.numInputs(); ++i) {
+    const DramTensor& x = ctx.tensor(n.input(i));
+    const int64_t T = n.input(i).dims()[1];
+    for (int64_t b = 0; b < yd[0]; ++b) {
+      StreamSpec st;
+      st.inputs = {x.at(L, b * T, 0, 0, 0)};
+      st.output = y.at(L, b * yd[1] + tOff, 0, 0, 0);
+      st.rows = T * x.CB;
+      st.inPlace = true;
+      emitStream(st, ctx, info);
+    }
+    tOff += T;
+  }
+  info.tiling = "copies of tokens";
+  return info;
+}
+
 class ConcatLayer : public Layer {
 public:
   std::string check(const Node& n, const Target& t) const override {
     if (auto r = checkActivation(resultOf(n), "the result"); !r.empty())
       return r;
     const int64_t rank = int64_t(n.resultType(0).rank());
-    int64_t axis = axisOf(n.attrs()).axis;
-    if (axis < 0)
-      axis += rank;
-    if (axis != channelAxis(size_t(rank)))
+    const int64_t axis = concatAxis(n);
+    if (axis != channelAxis(size_t(rank)) && !alongTokens(n))
       return "only concatenation along channels (axis " +
-             std::to_string(channelAxis(size_t(rank))) + ") runs on the NPU";
+             std::to_string(channelAxis(size_t(rank))) +
+             ") or along the tokens of sequences runs on the NPU";
     for (size_t i = 0; i < n.numInputs(); ++i) {
       if (auto r = checkActivation(n.input(i), "an input"); !r.empty())
         return r;
@@ -74,6 +112,8 @@ public:
     }
     if (auto r = checkStream(t, 2, 1, true); !r.empty())
       return r;
+    if (alongTokens(n))
+      return "";
     const ConcatShape s = shapeOf(n, t.lanes());
     if (s.aligned)
       return "";
@@ -82,11 +122,15 @@ public:
   }
 
   uint64_t tempBytes(const Node& n, const Target& t) const override {
+    if (alongTokens(n))
+      return 0;
     const ConcatShape s = shapeOf(n, t.lanes());
     return s.aligned ? 0 : uint64_t(s.N * s.tempBlocks * s.H * s.W * t.lanes());
   }
 
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
+    if (alongTokens(n))
+      return emitTokenConcat(n, ctx);
     const int64_t L = ctx.t.lanes();
     const DramTensor& y = ctx.tensor(resultOf(n));
     const ConcatShape s = shapeOf(n, L);

@@ -109,6 +109,14 @@ size_t runConv1dToConv2d(Function& f, const PassContext& ctx = {});
 /// `split-to-slices`: a Split becomes one Slice per result.
 size_t runSplitToSlices(Function& f, const PassContext& ctx = {});
 
+/// `patches-to-sequence`: with one image, Reshape(x [1, C, H, W] -> [1, C, H*W]) followed by
+/// Transpose(0, 2, 1) (a vision transformer's patch embedding) becomes Reshape [1, C, 1, H*W]
+/// -> Transpose(3, 1, 2, 0) -> Reshape [1, H*W, C], and Transpose(0, 2, 1) of a sequence
+/// [1, T, C] followed by a Reshape to [1, C, H, W] (H*W = T) becomes Reshape [T, C, 1, 1] ->
+/// Transpose(3, 1, 2, 0) -> Reshape [1, C, H, W]: the same values through a transpose that
+/// keeps the channel axis, which the NPU runs as a row permutation.
+size_t runPatchesToSequence(Function& f, const PassContext& ctx = {});
+
 /// `lower`: rewrites every node for which ctx.backend->shouldLower(node) is true and a
 /// lowering exists into primitives: Gemm -> (Transpose) MatMul (Mul) (Add);
 /// LayerNormalization -> ReduceMean/Sub/Mul/Add/Sqrt/Div; BatchNormalization -> Mul +
