@@ -36,12 +36,9 @@ void checkCompileToolOptions(const CompileToolOptions& o) {
       throw UsageError("--system pipelines a model over NPUs (not --backend cpu)");
     if (!o.isa.empty())
       throw UsageError("--system names every device's description; --isa goes with one NPU");
-    if (!o.output.empty())
-      throw UsageError("-o", "a system's package is not written yet: --system prints the "
-                             "pipeline with --partition-report (docs/systems.md)");
-    if (!o.partitionReport)
-      throw UsageError("--system needs --partition-report (the pipeline's stages are what it "
-                       "prints; docs/systems.md)");
+    if (o.output.empty() && !o.partitionReport)
+      throw UsageError("--system needs -o OUT.pkg (the pipeline's package) or "
+                       "--partition-report (its stages; docs/systems.md)");
     return;
   }
   if (o.backend == "cpu") {
@@ -174,7 +171,16 @@ int pipelineTool(const CompileToolOptions& o) {
   printQuantizeStats(o, c.stats);
   const partition::PipelinePlan p =
       partition::pipelineModel(*c.quantized, c.plan, sys, o.partition.npu);
-  std::fputs(partition::formatPipelineReport(p).c_str(), stdout);
+  if (o.partitionReport)
+    std::fputs(partition::formatPipelineReport(p).c_str(), stdout);
+  if (o.output.empty())
+    return 0;
+  const partition::Plan plan = partition::pipelineSegments(*c.quantized, p, sys, o.partition.npu);
+  partition::writePackage(o.output, plan, sys.devices().front().isa);
+  if (!o.quiet)
+    std::printf("wrote package %s: %zu NPU stage(s) for system %s (%s)\n", o.output.c_str(),
+                plan.npuSegments(), sys.name().c_str(),
+                partition::placementSummaryLine(plan).c_str());
   return 0;
 }
 

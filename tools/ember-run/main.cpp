@@ -3,6 +3,7 @@
 #include "ember/cli/Cli.h"
 #include "ember/cli/InputOptions.h"
 #include "ember/cli/PartitionOptions.h"
+#include "ember/cli/ServeOptions.h"
 #include "ember/session/RunTool.h"
 
 #include <string>
@@ -124,6 +125,7 @@ void declareOptions(CLI::App& app, RunOptions& o, std::vector<std::string>& inpu
   addCycleBudget(app, o);
   app.add_flag("--quiet", o.quiet, "print only errors and the timing line");
   cli::addPartitionOptions(app, o.partition);
+  cli::addServeOptions(app, o.serve);
   cli::addInputOptions(app, o.modelInputs, cli::InputOptionSet::ShapesAndBinds);
 }
 

@@ -39,6 +39,7 @@ examples:
   emberc MODEL.onnx -o OUT.elf [options]
   emberc MODEL.onnx -o OUT.pkg --partition-report
   emberc MODEL.onnx --system isa/systems/ember-v1-x4.json --partition-report
+  emberc MODEL.onnx --system isa/systems/ember-v1-x4.json -o OUT.pkg
   emberc MODEL.onnx -o OUT.elf --input-shape input=1x3x224x224   (a dynamic batch)
   emberc MODEL.onnx --backend cpu --emit-bundle DIR [--bundle-name NAME] [options]
 
@@ -96,7 +97,9 @@ void declareOptions(CLI::App& app, CompileToolOptions& o) {
   app.add_option("--system", o.system,
                  "pipeline the model over a system of NPUs (isa/systems/*.json,\n"
                  "docs/systems.md): with --partition-report, print each stage's\n"
-                 "device, layers, cycles and boundary bytes, and the imbalance")
+                 "device, layers, cycles and boundary bytes, and the imbalance;\n"
+                 "with -o OUT.pkg, write the pipeline's package (one NPU binary per\n"
+                 "stage; ember-run OUT.pkg --system SYS.json --requests N serves it)")
       ->type_name("SYS.json");
   app.add_option("--dump-lir", o.dumpLir,
                  "write the low-level IR the NPU compiled from (each NPU\n"

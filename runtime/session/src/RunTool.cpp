@@ -47,7 +47,10 @@ instruction timings and counters): inputs are placed in DRAM from the binary's I
 the per-layer cycle/energy report is printed, and outputs are written in the binary's
 element type. Given a package (emberc's output for a model the NPU cannot run whole,
 docs/package.md), runs its NPU segments on the NPU device and its host segments on their
-backend, and prints a table per segment.
+backend, and prints a table per segment. With --requests N, serves N requests of a
+binary or package in simulated time, on one NPU or over a system of NPUs (--system:
+a pipeline package's stages one per device, a binary replicated), and prints the
+throughput, the latency percentiles and each device's utilisation (docs/systems.md).
 
 On int8 paths (--precision int8, sim) float inputs are quantized as QuantizeLinear
 does: values beyond the input's range saturate (+Inf to the largest code, -Inf to the
@@ -59,6 +62,7 @@ examples:
   ember-run MODEL.onnx --input-shape input=3x3x224x224 --bind scales=s.npy --random-input 1
   ember-run BIN.elf [--device sim|rtl] [--compare sim,rtl] [options]
   ember-run PACKAGE [--device sim|rtl] [--compare sim,rtl] [options]
+  ember-run PACKAGE --system SYS.json --requests 256 --concurrency 16 --random-input 1
 
 An input dimension the model leaves unknown (a dynamic batch) is taken from --input-shape,
 else from the shape of the input's --input file (docs/compiler/importer.md, "Input shapes
@@ -628,6 +632,9 @@ int runTool(const RunOptions& o) {
                              "in --compare) and an ONNX model");
   if (isNpuBinaryFile(o.model) || partition::isPackageFile(o.model))
     driver::refuseInputOptions(o.modelInputs, o.model);
+  checkServeOptions(o);
+  if (o.serve.requests > 0)
+    return serveTool(o);
   if (isNpuBinaryFile(o.model))
     return runBinary(o);
   if (partition::isPackageFile(o.model))

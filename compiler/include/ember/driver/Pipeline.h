@@ -139,6 +139,16 @@ PipelineProblem pipelineProblem(const Function& f, const isa::SystemDescription&
 PipelinePlan pipelineModel(const Function& quantized, const Plan& plan,
                            const isa::SystemDescription& sys, const npu::CompileOptions& opts);
 
+/// The pipeline as a plan to package (`emberc --system SYS -o OUT.pkg`, docs/systems.md
+/// section 3): the model inputs' QuantizeLinear nodes in a host segment ("interp") first,
+/// then one NPU segment per stage, compiled for its device's description, then the model
+/// outputs' DequantizeLinear nodes in a host segment. Throws ember::Error when the devices
+/// run different descriptions (one package holds one description's binaries), when a
+/// stage holds nothing but the host's quantization, or when a stage does not compile
+/// (naming the stage and its device).
+Plan pipelineSegments(const Function& quantized, const PipelinePlan& pp,
+                      const isa::SystemDescription& sys, const npu::CompileOptions& opts);
+
 /// `emberc --system SYS --partition-report`: every stage (device, layers, first and last
 /// layer, cycles: layers + link, boundary bytes in and out, DRAM bytes), the bottleneck,
 /// the imbalance against the ideal and each stage's share of the bottleneck, and the

@@ -7,6 +7,7 @@
 
 #include "ember/driver/Driver.h"
 #include "ember/driver/Partition.h"
+#include "ember/session/ServeTool.h"
 
 #include <cstdint>
 #include <optional>
@@ -41,6 +42,8 @@ struct RunOptions {
   /// --cycle-budget N: the NPU devices' (sim, rtl) cycle budget per run or segment; 0: the
   /// program's default budget, as ember-sim (platform::defaultCycleBudget).
   uint64_t cycleBudget = 0;
+  /// --requests N and the other serving options: serve the binary or package (ServeTool.h).
+  ServeOptions serve;
 };
 
 /// Runs `o.model` (an ONNX model, NPU binary or package) as ember-run does: prints the

@@ -1,0 +1,125 @@
+#pragma once
+/// \file
+/// Serving concurrent requests over NPU devices, in simulated time (docs/systems.md
+/// section 4). A request goes through a pipeline of stages; each stage runs on one of
+/// the devices given for it (one device per stage: a pipeline; several: replicas,
+/// load-balanced). The schedule is event-driven over simulated cycles: clients issue
+/// requests, a bounded queue admits them (back-pressure: a client blocks, or gets a
+/// "busy" refusal naming the queue depth), a free device takes the oldest request ready
+/// for its stage, and a stage occupies its device for its input's transfer over the
+/// device's host link, the NPU's cycles and its output's transfer. The NPU cycles come
+/// from the caller (the simulation of each stage's binary); this file only schedules.
+
+#include "ember/isa/system.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ember::session {
+
+/// A device as the schedule sees it: its name and its host link.
+struct ServeDevice {
+  std::string name;
+  isa::LinkDesc link;
+};
+
+/// What stage k of request r costs: the NPU's cycles, and the bytes it reads from and
+/// writes to the host over its device's link.
+struct StageCost {
+  uint64_t npuCycles = 0;
+  uint64_t inBytes = 0, outBytes = 0;
+};
+
+/// What a client is told when the queue is full.
+enum class WhenFull {
+  Block,  ///< it waits until a request leaves (its latency counts the wait)
+  Refuse, ///< it is refused ("busy") and issues its next request when one leaves
+};
+
+/// "block" or "refuse".
+const char* whenFullName(WhenFull w);
+/// Parses "block" / "refuse" (ember::UsageError naming the choices otherwise).
+WhenFull parseWhenFull(const std::string& s);
+
+/// The load: `concurrency` clients, each with one request outstanding at a time (a
+/// client issues its next request the cycle its previous one completes), `requests` in
+/// all; at most `queueDepth` requests admitted (waiting for a stage or running) at once.
+struct ServeConfig {
+  size_t requests = 1;
+  size_t concurrency = 1;
+  size_t queueDepth = 0; ///< 0: as many as `concurrency` (nothing ever waits for a slot).
+  WhenFull whenFull = WhenFull::Block;
+  size_t depth() const { return queueDepth ? queueDepth : concurrency; }
+};
+
+/// Devices, stages (the devices each stage may run on) and the cost of every stage run.
+struct ServeProblem {
+  std::vector<ServeDevice> devices;
+  std::vector<std::vector<size_t>> stageDevices; ///< Per stage: indices into `devices`.
+  std::function<StageCost(size_t request, size_t stage)> cost;
+  uint64_t clockHz = 1000000000;
+};
+
+/// One stage run: request, stage, device and its cycles (link in, NPU, link out).
+struct StageSpan {
+  size_t request = 0, stage = 0, device = 0;
+  uint64_t start = 0, npuStart = 0, npuEnd = 0, end = 0;
+};
+
+/// One request: issued by `client` at `issued`, admitted at `admitted`, done at `done`.
+struct RequestFigures {
+  size_t client = 0;
+  uint64_t issued = 0, admitted = 0, done = 0;
+  bool refused = false;
+  uint64_t latency() const { return done - issued; }
+};
+
+/// What one device did over the schedule.
+struct DeviceFigures {
+  std::string name;
+  uint64_t busyCycles = 0; ///< Link and NPU cycles of its stage runs.
+  uint64_t npuCycles = 0, linkCycles = 0;
+  uint64_t idleCycles = 0; ///< Makespan minus busy: waiting for a request's stage.
+  size_t runs = 0;
+  double utilisation = 0; ///< busyCycles / makespan.
+};
+
+/// The schedule and its figures.
+struct ServeResult {
+  ServeConfig config;
+  uint64_t clockHz = 0;
+  size_t completed = 0, refused = 0;
+  size_t maxAdmitted = 0;   ///< Most requests admitted at once (never above the depth).
+  size_t waitedForSlot = 0; ///< Requests that waited for a queue slot (WhenFull::Block).
+  uint64_t makespan = 0;    ///< Cycle the last request completes.
+  /// Latency (issue to completion) of the completed requests, nearest-rank percentiles.
+  uint64_t p50 = 0, p95 = 0, p99 = 0, maxLatency = 0;
+  double meanLatency = 0;
+  double throughputPerSecond = 0; ///< completed / (makespan / clockHz)
+  std::vector<RequestFigures> requests;
+  std::vector<StageSpan> spans; ///< In start order.
+  std::vector<DeviceFigures> devices;
+};
+
+/// Schedules `c.requests` requests of `p` (ember::Error for a stage without devices, a
+/// device index out of range, zero clients). Every request is completed or refused:
+/// completed + refused == requests.
+ServeResult schedule(const ServeProblem& p, const ServeConfig& c);
+
+/// The nearest-rank percentile `pct` (0 < pct <= 100) of `values` (sorted in place): the
+/// smallest value with at least pct% of the values at or below it; 0 for none.
+uint64_t nearestRank(std::vector<uint64_t>& values, double pct);
+
+/// The human summary: throughput, latency percentiles, one line per device.
+std::string formatServeResult(const ServeResult& r);
+
+/// The serving report as JSON text (docs/systems.md section 4): requests, completed,
+/// refused, throughput_per_s, latency_cycles {p50, p95, p99, mean, max}, makespan, the
+/// load, and per device busy / NPU / link / idle cycles, utilisation and stalls.
+/// `extra` (a JSON object's text, or empty) is merged in (the program and its stages).
+std::string serveResultJson(const ServeResult& r, const std::string& extra = "");
+
+} // namespace ember::session

@@ -1,0 +1,44 @@
+#pragma once
+/// \file
+/// `ember-run PROGRAM --requests N --concurrency C [--system SYS.json]`: serving concurrent
+/// requests in simulated time (docs/systems.md section 4). The program (an NPU binary,
+/// or a package: a pipeline emberc --system wrote, or any package of NPU segments) runs
+/// on the SystemC model once per distinct input, which gives every stage's NPU cycles
+/// and outputs; the schedule (Serve.h) then serves the requests over the devices.
+
+#include <cstddef>
+#include <string>
+
+namespace ember::session {
+
+/// The serving options of ember-run (RunOptions::serve).
+struct ServeOptions {
+  size_t requests = 0; ///< 0: no serving (an ordinary run).
+  size_t concurrency = 1;
+  size_t queueDepth = 0; ///< 0: as many as `concurrency`.
+  std::string whenFull = "block";
+  /// The system of NPUs (isa/systems/*.json): a package of K NPU stages runs stage k on
+  /// device k (K devices), a binary or a one-stage package is replicated over every
+  /// device. Empty: one NPU of the program's description.
+  std::string system;
+  /// Distinct inputs simulated (request r takes input r mod D); 0: min(requests, 4).
+  size_t distinctInputs = 0;
+  /// An NPU binary of the whole model on one NPU: every distinct input is run on it too
+  /// and every output must agree bit for bit (int8 codes against the dequantized output
+  /// as the model's DequantizeLinear computes it).
+  std::string reference;
+};
+
+struct RunOptions;
+
+/// Refuses (ember::UsageError) serving options without --requests, and --requests with
+/// what serving does not do (--compare, a device other than sim, --trace, --html).
+void checkServeOptions(const RunOptions& o);
+
+/// Serves `o.model` as `o.serve` says: prints the stages, the schedule's summary and, with
+/// `o.reportJson`, writes the serving report (JSON). `--out DIR` writes input K's outputs
+/// to DIR/K/NAME.npy. Returns 0; throws ember::Error for what the user can fix (naming
+/// device, stage and bytes where they matter).
+int serveTool(const RunOptions& o);
+
+} // namespace ember::session

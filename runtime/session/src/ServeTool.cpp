@@ -1,0 +1,402 @@
+// ember-run --requests: a program served over one NPU or a system, in simulated time.
+#include "ember/session/ServeTool.h"
+
+#include "ember/driver/Execute.h"
+#include "ember/driver/Package.h"
+#include "ember/driver/Pipeline.h"
+#include "ember/isa/binary.h"
+#include "ember/isa/system.h"
+#include "ember/runtime/Run.h"
+#include "ember/runtime/Runtime.h"
+#include "ember/session/Devices.h"
+#include "ember/session/RunTool.h"
+#include "ember/session/RunUtil.h"
+#include "ember/session/Serve.h"
+#include "ember/support/AtomicFile.h"
+#include "ember/support/Error.h"
+#include "ember/support/Npy.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+namespace ember::session {
+
+namespace {
+
+using Outputs = std::vector<std::pair<std::string, Tensor>>;
+using Decls = std::vector<std::pair<std::string, Type>>;
+
+/// One distinct input's run: every stage's cost and the model's outputs.
+struct Sample {
+  std::vector<StageCost> stages;
+  Outputs outputs;
+};
+
+uint64_t dtypeBytes(isa::DType t) {
+  return t == isa::DType::Int32 || t == isa::DType::Float32 ? 4 : 1;
+}
+
+/// The bytes a binary's inputs or outputs take over the host link: their logical
+/// elements in the I/O entry's type (int8 codes for int8 entries), as the partitioner counts.
+uint64_t ioBytes(const isa::Binary& bin, isa::IoDir dir) {
+  uint64_t bytes = 0;
+  for (const isa::IoEntry& e : bin.io)
+    if (e.dir == dir) {
+      uint64_t n = 1;
+      for (int64_t d : e.shape)
+        n *= uint64_t(d);
+      bytes += n * dtypeBytes(e.dtype);
+    }
+  return bytes;
+}
+
+runtime::RunRequest quietRequest(const std::string& label) {
+  runtime::RunRequest req = npuEngine("sim");
+  req.tool = "ember-run";
+  req.device = "sim";
+  req.binary = label;
+  req.table = false;
+  req.progress = false;
+  return req;
+}
+
+/// The program served: an NPU binary (one stage) or a package (one stage per NPU
+/// segment; its host segments, the quantization of float inputs and dequantization of
+/// float outputs, run on the host between them and are not timed).
+class Program {
+public:
+  Program(const std::string& path, const isa::IsaDescription& desc, uint64_t cycleBudget)
+      : path_(path), desc_(desc), budget_(cycleBudget) {
+    if (isNpuBinaryFile(path)) {
+      bin_ = isa::readElf(path, desc_);
+      for (const isa::IoEntry& e : bin_->io)
+        if (e.dir == isa::IoDir::Input)
+          inputs_.emplace_back(e.name,
+                               Type(ElemKind::Float32, Shape(e.shape.begin(), e.shape.end())));
+      stages_ = 1;
+      return;
+    }
+    plan_ = std::make_unique<partition::Plan>(partition::loadPackage(path, desc_));
+    DeviceOptions dopts;
+    dopts.cycleBudget = budget_;
+    exec_ = std::make_unique<partition::PlanExecutor>(
+        *plan_, npuSegmentRunner("sim", npuEngine("sim"), desc_, dopts, path, false, reports_));
+    inputs_ = plan_->inputs;
+    stages_ = plan_->npuSegments();
+    if (stages_ == 0)
+      throw Error(path, "the package has no NPU segment: nothing to serve on NPUs");
+  }
+  size_t stages() const { return stages_; }
+  /// Each stage's DRAM: its job window (runtime::jobWindowBytes: constants, I/O, scratch).
+  std::vector<uint64_t> stageDramBytes() const {
+    if (bin_)
+      return {runtime::jobWindowBytes(*bin_)};
+    std::vector<uint64_t> out;
+    for (const partition::Segment& s : plan_->segments)
+      if (s.npu)
+        out.push_back(runtime::jobWindowBytes(s.npu->binary));
+    return out;
+  }
+  const Decls& inputs() const { return inputs_; }
+  Sample run(const TensorMap& in);
+
+private:
+  std::string path_;
+  isa::IsaDescription desc_;
+  uint64_t budget_;
+  std::optional<isa::Binary> bin_;
+  std::unique_ptr<partition::Plan> plan_;
+  std::unique_ptr<partition::PlanExecutor> exec_;
+  std::vector<platform::Report> reports_;
+  Decls inputs_;
+  size_t stages_ = 0;
+};
+
+Sample Program::run(const TensorMap& in) {
+  Sample s;
+  if (bin_) {
+    runtime::RunRequest req = quietRequest(path_);
+    req.input_tensors = in;
+    req.options.cycle_budget = budget_;
+    runtime::RunResult r = runtime::runLoadedBinary(*bin_, desc_, req, std::cerr);
+    if (r.status != 0)
+      throw NpuFault(path_, "the NPU program faulted: " +
+                                (r.report.fault ? r.report.fault->message()
+                                                : "status " + std::to_string(r.status)));
+    s.stages.push_back(StageCost{r.report.cycles, ioBytes(*bin_, isa::IoDir::Input),
+                                 ioBytes(*bin_, isa::IoDir::Output)});
+    s.outputs = std::move(r.outputs);
+    return s;
+  }
+  reports_.clear();
+  std::vector<partition::SegmentRun> runs;
+  TensorMap out = exec_->run(in, &runs);
+  for (const partition::SegmentRun& r : runs)
+    if (r.backend == "npu")
+      s.stages.push_back(StageCost{r.npuCycles, r.inBytes, r.outBytes});
+  for (const auto& [name, index] : plan_->outputs)
+    s.outputs.emplace_back(name, out.at(name));
+  return s;
+}
+
+/// The inputs of distinct input `k`: the --input files (the same for every k), else
+/// deterministic random values from --random-input SEED + k.
+TensorMap inputsFor(const RunOptions& o, const Decls& decls, size_t k) {
+  TensorMap in;
+  for (size_t i = 0; i < decls.size(); ++i) {
+    const auto& [name, type] = decls[i];
+    bool given = false;
+    for (const auto& [n, file] : o.inputs)
+      if (n == name) {
+        Tensor t = readNpy(file);
+        if (t.dims() != type.dims)
+          throw Error("--input " + name + "=" + file, "the file holds " + t.type().toString() +
+                                                          ", the program's input is " +
+                                                          type.toString());
+        in.emplace(name, std::move(t));
+        given = true;
+      }
+    if (!given && !o.randomSeed)
+      throw Error(o.model, "no value for input '" + name + "' (" + type.toString() +
+                               "): give --input NAME=FILE.npy or --random-input SEED");
+    if (!given)
+      in.emplace(name, randomTensor(type, *o.randomSeed + k, i));
+  }
+  return in;
+}
+
+/// Whether output `got` is bit for bit the reference's `ref`: the same tensor, or the
+/// dequantized value of the reference's int8 codes as a DequantizeLinear computes it.
+std::string compareOutput(const Tensor& got, const Tensor& ref, const isa::IoEntry* io) {
+  Tensor want = ref;
+  if (got.kind() == ElemKind::Float32 && ref.kind() != ElemKind::Float32 && io)
+    want = partition::dequantizeCodes(ref, float(io->scale), io->zero_point, got.dims());
+  if (want.kind() != got.kind() || want.size() != got.size())
+    return "the reference holds " + want.type().toString() + ", the program " +
+           got.type().toString();
+  const size_t n = size_t(got.sizeInBytes()) / size_t(got.size() ? got.size() : 1);
+  int64_t diff = 0, first = -1;
+  for (int64_t i = 0; i < got.size(); ++i)
+    if (std::memcmp(got.raw() + size_t(i) * n, want.raw() + size_t(i) * n, n) != 0) {
+      ++diff;
+      first = first < 0 ? i : first;
+    }
+  if (diff == 0)
+    return "";
+  return std::to_string(diff) + " of " + std::to_string(got.size()) +
+         " elements differ (first at flat index " + std::to_string(first) + ": " +
+         std::to_string(got.getAsDouble(first)) + " vs " + std::to_string(want.getAsDouble(first)) +
+         ")";
+}
+
+/// --reference BIN.elf: distinct input `k`'s outputs against one NPU's whole binary.
+void checkReference(const RunOptions& o, const isa::IsaDescription& desc, const TensorMap& in,
+                    const Sample& s, size_t k) {
+  const isa::Binary bin = isa::readElf(o.serve.reference, desc);
+  runtime::RunRequest req = quietRequest(o.serve.reference);
+  req.input_tensors = in;
+  runtime::RunResult r = runtime::runLoadedBinary(bin, desc, req, std::cerr);
+  if (r.status != 0)
+    throw NpuFault("--reference " + o.serve.reference, "the NPU program faulted");
+  for (const auto& [name, got] : s.outputs) {
+    const Tensor* ref = nullptr;
+    for (const auto& [n, t] : r.outputs)
+      ref = n == name ? &t : ref;
+    const isa::IoEntry* io = nullptr;
+    for (const isa::IoEntry& e : r.io)
+      io = e.name == name && e.dir == isa::IoDir::Output ? &e : io;
+    if (!ref)
+      throw Error("--reference " + o.serve.reference, "the binary has no output '" + name + "'");
+    if (std::string why = compareOutput(got, *ref, io); !why.empty())
+      throw Error("--reference " + o.serve.reference,
+                  "input " + std::to_string(k) + ", output '" + name + "': not bit-exact: " + why);
+  }
+}
+
+/// Refuses stages that do not fit their devices' DRAMs: a device holds every stage it
+/// may run (a replica: the whole program), the devices on one DRAM hold theirs together.
+void checkDrams(const isa::SystemDescription& sys, const ServeProblem& p,
+                const std::vector<uint64_t>& stageBytes) {
+  std::vector<uint64_t> perDram(sys.drams().size(), 0);
+  for (size_t d = 0; d < p.devices.size(); ++d) {
+    uint64_t need = 0;
+    size_t last = 0;
+    for (size_t k = 0; k < p.stageDevices.size(); ++k)
+      for (size_t dev : p.stageDevices[k])
+        if (dev == d) {
+          need += stageBytes.at(k);
+          last = k;
+        }
+    const isa::SystemDram& dram = sys.dramOf(d);
+    if (need > dram.size_bytes)
+      throw Error(sys.file(), "stage " + std::to_string(last) + " needs " +
+                                  partition::formatBytes(need) + " of DRAM, device " +
+                                  p.devices[d].name + " has " +
+                                  partition::formatBytes(dram.size_bytes));
+    perDram[sys.devices()[d].dram] += need;
+  }
+  for (size_t i = 0; i < perDram.size(); ++i)
+    if (perDram[i] > sys.drams()[i].size_bytes)
+      throw Error(sys.file(), "the stages on DRAM '" + sys.drams()[i].id + "' need " +
+                                  partition::formatBytes(perDram[i]) + " together, it has " +
+                                  partition::formatBytes(sys.drams()[i].size_bytes));
+}
+
+/// The devices and each stage's devices: a system's (K stages on K devices, or one
+/// stage replicated over all), else one NPU of the program's description.
+void placeStages(const RunOptions& o, const isa::IsaDescription& desc,
+                 const std::vector<uint64_t>& stageBytes, ServeProblem& p) {
+  const size_t stages = stageBytes.size();
+  if (o.serve.system.empty()) {
+    const auto& l = desc.hw().host_link;
+    p.devices.push_back(ServeDevice{"npu0", isa::LinkDesc{l.bytes_per_cycle, l.latency_cycles}});
+    p.stageDevices.assign(stages, std::vector<size_t>{0});
+    p.clockHz = desc.hw().clock_hz;
+    return;
+  }
+  const isa::SystemDescription sys = isa::SystemDescription::loadFile(o.serve.system);
+  const size_t n = sys.devices().size();
+  for (size_t d = 0; d < n; ++d) {
+    const isa::SystemDevice& dev = sys.devices()[d];
+    if (dev.isa.hash() != desc.hash())
+      throw Error(o.serve.system + ": device " + dev.name,
+                  "runs '" + dev.isa.name() + "', the program is built for '" + desc.name() +
+                      "' (the executor runs one description's program on every device)");
+    p.devices.push_back(ServeDevice{dev.name, dev.host_link});
+  }
+  p.clockHz = sys.clockHz();
+  if (stages == n) {
+    for (size_t k = 0; k < n; ++k)
+      p.stageDevices.push_back({k});
+  } else if (stages == 1) {
+    p.stageDevices.push_back({});
+    for (size_t d = 0; d < n; ++d)
+      p.stageDevices[0].push_back(d);
+  } else {
+    throw Error(o.model, "has " + std::to_string(stages) + " NPU stages, system '" + sys.name() +
+                             "' has " + std::to_string(n) +
+                             " devices: a pipeline takes one stage per device (emberc --system " +
+                             o.serve.system + " -o OUT.pkg), a binary is replicated over all");
+  }
+  checkDrams(sys, p, stageBytes);
+}
+
+/// The stages' table and the report's "stages" entry.
+std::string describeStages(const ServeProblem& p, const std::vector<Sample>& samples,
+                           nlohmann::json& j) {
+  std::string out;
+  j = nlohmann::json::array();
+  for (size_t k = 0; k < p.stageDevices.size(); ++k) {
+    const StageCost& c = samples.front().stages[k];
+    std::string names;
+    nlohmann::json devs = nlohmann::json::array(), cycles = nlohmann::json::array();
+    for (size_t d : p.stageDevices[k]) {
+      names += (names.empty() ? "" : " ") + p.devices[d].name;
+      devs.push_back(p.devices[d].name);
+    }
+    for (const Sample& s : samples)
+      cycles.push_back(s.stages[k].npuCycles);
+    const isa::LinkDesc& l = p.devices[p.stageDevices[k].front()].link;
+    const uint64_t link = l.transferCycles(c.inBytes) + l.transferCycles(c.outBytes);
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "stage %zu on %s: %llu NPU cycles (input 0), %llu bytes in, %llu bytes out, "
+                  "%llu link cycles\n",
+                  k, names.c_str(), static_cast<unsigned long long>(c.npuCycles),
+                  static_cast<unsigned long long>(c.inBytes),
+                  static_cast<unsigned long long>(c.outBytes),
+                  static_cast<unsigned long long>(link));
+    out += buf;
+    j.push_back({{"index", k},
+                 {"devices", devs},
+                 {"npu_cycles", cycles},
+                 {"in_bytes", c.inBytes},
+                 {"out_bytes", c.outBytes},
+                 {"link_cycles", link}});
+  }
+  return out;
+}
+
+void writeOutputs(const std::string& dir, size_t k, const Outputs& outs) {
+  const std::filesystem::path d = std::filesystem::path(dir) / std::to_string(k);
+  std::filesystem::create_directories(d);
+  for (const auto& [name, t] : outs)
+    writeNpy((d / (npyFileStem(name) + ".npy")).string(), t);
+}
+
+} // namespace
+
+void checkServeOptions(const RunOptions& o) {
+  const ServeOptions& so = o.serve;
+  if (so.requests == 0) {
+    if (!so.system.empty() || !so.reference.empty() || so.queueDepth || so.distinctInputs ||
+        so.concurrency != 1 || so.whenFull != "block")
+      throw UsageError("--concurrency, --queue-depth, --when-full, --system, --distinct-inputs "
+                       "and --reference go with --requests N (serving)");
+    return;
+  }
+  if (!o.compare.empty() || (o.deviceGiven && o.device != "sim"))
+    throw UsageError("--requests", "serves on the SystemC model (sim): not with --compare or "
+                                   "--device " +
+                                       o.device);
+  if (!o.traceJson.empty() || !o.html.empty())
+    throw UsageError("--requests", "writes the serving report (--report R.json); --trace and "
+                                   "--html are for a single run");
+}
+
+int serveTool(const RunOptions& o) {
+  const ServeOptions& so = o.serve;
+  if (!isNpuBinaryFile(o.model) && !partition::isPackageFile(o.model))
+    throw UsageError("--requests", "serves an NPU binary or package: compile " + o.model +
+                                       " with emberc first (-o OUT.elf; --system SYS.json -o "
+                                       "OUT.pkg for a pipeline)");
+  checkRunPaths({{o.reportJson, "--report"}, {o.outDir, "--out", true}},
+                {o.model, so.reference, so.system});
+  const isa::IsaDescription desc =
+      so.system.empty() ? isa::IsaDescription::loadDefault(o.isa)
+                        : isa::SystemDescription::loadFile(so.system).devices().front().isa;
+  Program prog(o.model, desc, o.cycleBudget);
+  ServeProblem p;
+  placeStages(o, desc, prog.stageDramBytes(), p);
+  size_t distinct = so.distinctInputs ? so.distinctInputs : std::min<size_t>(so.requests, 4);
+  if (!o.randomSeed)
+    distinct = 1; // every input comes from a file: one input
+  std::vector<Sample> samples;
+  for (size_t k = 0; k < distinct; ++k) {
+    const TensorMap in = inputsFor(o, prog.inputs(), k);
+    samples.push_back(prog.run(in));
+    if (!so.reference.empty())
+      checkReference(o, desc, in, samples.back(), k);
+    if (!o.outDir.empty())
+      writeOutputs(o.outDir, k, samples.back().outputs);
+  }
+  p.cost = [&](size_t r, size_t k) { return samples[r % samples.size()].stages.at(k); };
+  ServeConfig c;
+  c.requests = so.requests;
+  c.concurrency = so.concurrency;
+  c.queueDepth = so.queueDepth;
+  c.whenFull = parseWhenFull(so.whenFull);
+  const ServeResult r = schedule(p, c);
+  nlohmann::json extra = {{"program", o.model},
+                          {"system", so.system},
+                          {"distinct_inputs", distinct},
+                          {"reference", so.reference}};
+  const std::string stageText = describeStages(p, samples, extra["stages"]);
+  if (!o.quiet)
+    std::fputs(stageText.c_str(), stdout);
+  if (!so.reference.empty())
+    std::printf("reference: the outputs of %zu distinct input(s) are bit-exact with %s (one NPU)\n",
+                distinct, so.reference.c_str());
+  std::fputs(formatServeResult(r).c_str(), stdout);
+  if (!o.reportJson.empty())
+    writeFileAtomic(o.reportJson, serveResultJson(r, extra.dump()));
+  return 0;
+}
+
+} // namespace ember::session

@@ -1,0 +1,186 @@
+// The serving schedule (ember/session/Serve.h) against closed forms worked out by hand
+// in each test: pipelines, replicas, host links, back-pressure, nothing lost.
+#include "ember/session/Serve.h"
+
+#include "ember/support/Error.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+using namespace ember;
+using namespace ember::session;
+
+namespace {
+
+/// `devices` devices with free links; stage k runs on `stageDevices[k]` and costs
+/// `cycles[k]` NPU cycles, no bytes.
+ServeProblem problem(size_t devices, std::vector<std::vector<size_t>> stageDevices,
+                     std::vector<uint64_t> cycles) {
+  ServeProblem p;
+  for (size_t d = 0; d < devices; ++d)
+    p.devices.push_back(ServeDevice{"npu" + std::to_string(d), isa::LinkDesc{1, 0}});
+  p.stageDevices = std::move(stageDevices);
+  p.cost = [cycles](size_t, size_t k) { return StageCost{cycles.at(k), 0, 0}; };
+  return p;
+}
+
+ServeConfig load(size_t requests, size_t concurrency, size_t depth = 0,
+                 WhenFull w = WhenFull::Block) {
+  ServeConfig c;
+  c.requests = requests;
+  c.concurrency = concurrency;
+  c.queueDepth = depth;
+  c.whenFull = w;
+  return c;
+}
+
+std::vector<uint64_t> latencies(const ServeResult& r) {
+  std::vector<uint64_t> out;
+  for (const RequestFigures& q : r.requests)
+    out.push_back(q.refused ? 0 : q.latency());
+  return out;
+}
+
+} // namespace
+
+// Two stages of a = 100 and b = 60 cycles on two devices, 5 requests all at once: stage 0
+// runs back to back (request r ends it at 100 (r + 1)), stage 1 follows at once (b <= a):
+// done at 100 (r + 1) + 60, makespan N a + b = 560.
+TEST(Serve, PipelineOfTwoStagesOverlapsRequests) {
+  const ServeResult r = schedule(problem(2, {{0}, {1}}, {100, 60}), load(5, 5));
+  EXPECT_EQ(r.completed, 5u);
+  EXPECT_EQ(r.refused, 0u);
+  EXPECT_EQ(r.makespan, 560u);
+  EXPECT_EQ(latencies(r), (std::vector<uint64_t>{160, 260, 360, 460, 560}));
+  EXPECT_EQ(r.p50, 360u); // nearest rank: the 3rd of 5
+  EXPECT_EQ(r.p95, 560u);
+  EXPECT_EQ(r.p99, 560u);
+  EXPECT_EQ(r.devices[0].busyCycles, 500u);
+  EXPECT_EQ(r.devices[1].busyCycles, 300u);
+  EXPECT_EQ(r.devices[1].idleCycles, 260u);
+  EXPECT_DOUBLE_EQ(r.devices[0].utilisation, 500.0 / 560.0);
+  EXPECT_DOUBLE_EQ(r.throughputPerSecond, 5 * 1e9 / 560.0);
+}
+
+// One client: no overlap, N (a + b).
+TEST(Serve, OneClientRunsRequestsOneAfterAnother) {
+  const ServeResult r = schedule(problem(2, {{0}, {1}}, {100, 60}), load(5, 1));
+  EXPECT_EQ(r.makespan, 800u);
+  EXPECT_EQ(latencies(r), (std::vector<uint64_t>(5, 160)));
+}
+
+// The slower second stage is the bottleneck: makespan a + N b = 60 + 4 * 100.
+TEST(Serve, TheSlowestStageSetsTheRate) {
+  const ServeResult r = schedule(problem(2, {{0}, {1}}, {60, 100}), load(4, 4));
+  EXPECT_EQ(r.makespan, 460u);
+  EXPECT_EQ(latencies(r), (std::vector<uint64_t>{160, 260, 360, 460}));
+}
+
+// A link of 4 bytes/cycle and 10 cycles latency: 40 bytes in take 10 + 10, 8 bytes out
+// 10 + 2, so a stage of 100 NPU cycles holds its device 132 cycles; 3 requests, 396.
+TEST(Serve, HostLinkTransfersHoldTheDevice) {
+  ServeProblem p;
+  p.devices.push_back(ServeDevice{"npu0", isa::LinkDesc{4, 10}});
+  p.stageDevices = {{0}};
+  p.cost = [](size_t, size_t) { return StageCost{100, 40, 8}; };
+  const ServeResult r = schedule(p, load(3, 1));
+  EXPECT_EQ(r.makespan, 396u);
+  EXPECT_EQ(r.devices[0].npuCycles, 300u);
+  EXPECT_EQ(r.devices[0].linkCycles, 96u);
+  EXPECT_EQ(r.spans[1].start, 132u);
+  EXPECT_EQ(r.spans[1].npuStart, 152u);
+  EXPECT_EQ(r.spans[1].npuEnd, 252u);
+  EXPECT_DOUBLE_EQ(r.devices[0].utilisation, 1.0);
+}
+
+// Replicas: one stage on four devices, 10 requests at once: rounds of four, ceil(10 / 4)
+// rounds of 100 cycles; the least busy free device takes the next request (npu0, npu1
+// run a third one).
+TEST(Serve, ReplicasShareTheRequests) {
+  const ServeResult r = schedule(problem(4, {{0, 1, 2, 3}}, {100}), load(10, 10));
+  EXPECT_EQ(r.makespan, 300u);
+  EXPECT_EQ(r.devices[0].runs, 3u);
+  EXPECT_EQ(r.devices[1].runs, 3u);
+  EXPECT_EQ(r.devices[2].runs, 2u);
+  EXPECT_EQ(r.devices[3].runs, 2u);
+  EXPECT_EQ(r.p50, 200u); // 100 x 4, 200 x 4, 300 x 2: the 5th
+  EXPECT_EQ(r.p99, 300u);
+}
+
+// A queue of depth 1 with four clients that block: the device serves one request at a
+// time; request k completes at 100 (k + 1). The first four are issued at 0; request
+// k >= 4 is issued when request k - 4 completes, at 100 (k - 3): latency 400.
+TEST(Serve, AFullQueueBlocksTheCaller) {
+  const ServeResult r = schedule(problem(1, {{0}}, {100}), load(8, 4, 1, WhenFull::Block));
+  EXPECT_EQ(r.completed, 8u);
+  EXPECT_EQ(r.refused, 0u);
+  EXPECT_EQ(r.maxAdmitted, 1u);
+  EXPECT_EQ(r.waitedForSlot, 7u);
+  EXPECT_EQ(r.makespan, 800u);
+  EXPECT_EQ(latencies(r), (std::vector<uint64_t>{100, 200, 300, 400, 400, 400, 400, 400}));
+}
+
+// Depth 1, two clients, refusal: each completion lets the refused client in, and the
+// completing client's next request is refused in turn: requests 1, 3, 5 refused.
+TEST(Serve, AFullQueueRefusesAndLosesNothing) {
+  const ServeResult r = schedule(problem(1, {{0}}, {100}), load(6, 2, 1, WhenFull::Refuse));
+  EXPECT_EQ(r.completed, 3u);
+  EXPECT_EQ(r.refused, 3u);
+  EXPECT_EQ(r.makespan, 300u);
+  for (size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(r.requests[i].refused, i % 2 == 1) << "request " << i;
+}
+
+// Two stages on one device: the later stage goes first, so request 0 finishes before
+// request 1 starts: makespan 2 (a + b), latencies 160 and 320.
+TEST(Serve, StagesSharingADeviceFinishRequestsFirst) {
+  const ServeResult r = schedule(problem(1, {{0}, {0}}, {100, 60}), load(2, 2));
+  EXPECT_EQ(r.makespan, 320u);
+  EXPECT_EQ(latencies(r), (std::vector<uint64_t>{160, 320}));
+}
+
+// 64 clients, 256 requests over a 4-stage pipeline of 100, 90, 90, 90 cycles: every
+// request completes, at most 64 are admitted, stage 0 never waits for work (64
+// outstanding), and the shorter stages follow at once: request r completes at
+// 100 (r + 1) + 3 * 90, the last at 256 * 100 + 270.
+TEST(Serve, SixtyFourOutstandingLoseNothing) {
+  const ServeResult r =
+      schedule(problem(4, {{0}, {1}, {2}, {3}}, {100, 90, 90, 90}), load(256, 64));
+  EXPECT_EQ(r.completed, 256u);
+  EXPECT_EQ(r.refused, 0u);
+  EXPECT_EQ(r.maxAdmitted, 64u);
+  EXPECT_EQ(r.makespan, 256u * 100 + 3 * 90);
+}
+
+TEST(Serve, RefusesBadProblems) {
+  EXPECT_THROW(schedule(problem(1, {{0}}, {1}), load(1, 0)), UsageError);
+  EXPECT_THROW(schedule(problem(1, {{}}, {1}), load(1, 1)), Error);
+  EXPECT_THROW(schedule(problem(1, {}, {}), load(1, 1)), Error);
+  EXPECT_THROW(parseWhenFull("drop"), UsageError);
+}
+
+TEST(Serve, NearestRankPercentiles) {
+  std::vector<uint64_t> v{5, 1, 3, 2, 4};
+  EXPECT_EQ(nearestRank(v, 50), 3u);
+  EXPECT_EQ(nearestRank(v, 1), 1u);
+  EXPECT_EQ(nearestRank(v, 100), 5u);
+  std::vector<uint64_t> none;
+  EXPECT_EQ(nearestRank(none, 50), 0u);
+}
+
+TEST(Serve, ReportJsonCarriesTheFigures) {
+  const ServeResult r = schedule(problem(2, {{0}, {1}}, {100, 60}), load(5, 5));
+  const nlohmann::json j = nlohmann::json::parse(serveResultJson(r, R"({"program": "x"})"));
+  EXPECT_EQ(j.at("program"), "x");
+  EXPECT_EQ(j.at("requests"), 5);
+  EXPECT_EQ(j.at("completed"), 5);
+  EXPECT_EQ(j.at("refused"), 0);
+  EXPECT_EQ(j.at("latency_cycles").at("p50"), 360);
+  EXPECT_EQ(j.at("latency_cycles").at("p99"), 560);
+  EXPECT_DOUBLE_EQ(j.at("throughput_per_s").get<double>(), 5 * 1e9 / 560.0);
+  ASSERT_EQ(j.at("devices").size(), 2u);
+  EXPECT_EQ(j.at("devices")[1].at("busy_cycles"), 300);
+  EXPECT_EQ(j.at("devices")[1].at("stalls").at("idle_cycles"), 260);
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Serving end to end (docs/systems.md section 4) on a small model: emberc writes the
+whole-model binary and a two-stage pipeline package (--system), ember-run serves both
+(--requests, --concurrency, --report) with every output checked bit-exact against the
+whole binary (--reference), and the report's figures are checked here against closed
+forms: the link cycles from the bytes and the description's host link, the makespan of
+N requests issued at once (one NPU: N s; a pipeline of stages s0, s1: s0 + s1 +
+(N - 1) max(s0, s1); replicas on four devices: ceil(N / 4) s), and back-pressure
+(refusals counted, nothing lost). Exits non-zero on the first difference."""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+
+def run(cmd):
+    print("$ " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(p.stdout, flush=True)
+    if p.returncode != 0:
+        sys.exit(f"exit status {p.returncode}")
+    return p.stdout
+
+
+def expect(cond, what):
+    if not cond:
+        sys.exit("FAILED: " + what)
+    print("ok: " + what)
+
+
+def link_cycles(nbytes, link):
+    if nbytes == 0:
+        return 0
+    return link["latency_cycles"] + math.ceil(nbytes / link["bytes_per_cycle"])
+
+
+def stage_cycles(stage, link):
+    npu = stage["npu_cycles"][0]
+    want = link_cycles(stage["in_bytes"], link) + link_cycles(stage["out_bytes"], link)
+    expect(stage["link_cycles"] == want,
+           f"stage {stage['index']}: link cycles {stage['link_cycles']} == {want} "
+           f"({stage['in_bytes']} bytes in, {stage['out_bytes']} out)")
+    return npu + want
+
+
+def serve(args, program, extra, report, n, c):
+    run([args.ember_run, program, "--requests", str(n), "--concurrency", str(c),
+         "--random-input", "1", "--distinct-inputs", "1", "--report", report] + extra)
+    with open(report) as f:
+        r = json.load(f)
+    expect(r["completed"] + r["refused"] == n, f"{report}: completed + refused == {n}")
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--emberc", required=True)
+    ap.add_argument("--ember-run", required=True)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--calibrate", required=True)
+    ap.add_argument("--isa", required=True, help="the devices' description (its host_link)")
+    ap.add_argument("--system2", required=True, help="two devices of --isa")
+    ap.add_argument("--system4", required=True, help="four devices of --isa")
+    ap.add_argument("--work", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    with open(args.isa) as f:
+        link = json.load(f)["hardware"]["host_link"]
+    elf = os.path.join(args.work, "whole.elf")
+    pkg = os.path.join(args.work, "pipe2.pkg")
+    run([args.emberc, args.model, "--calibrate", args.calibrate, "-o", elf, "--quiet"])
+    out = run([args.emberc, args.model, "--calibrate", args.calibrate, "--system", args.system2,
+               "-o", pkg])
+    expect("2 NPU stage(s)" in out, "the package holds two NPU stages")
+
+    n = 12
+    one = serve(args, elf, [], os.path.join(args.work, "one.json"), n, n)
+    s = stage_cycles(one["stages"][0], link)
+    expect(one["makespan_cycles"] == n * s, f"one NPU: makespan {one['makespan_cycles']} == {n} x {s}")
+    expect(one["latency_cycles"]["p99"] == n * s, "one NPU: the last request waits for all")
+
+    ref = ["--reference", elf]
+    pipe = serve(args, pkg, ["--system", args.system2] + ref, os.path.join(args.work, "pipe.json"), n, n)
+    s0, s1 = (stage_cycles(st, link) for st in pipe["stages"])
+    want = s0 + s1 + (n - 1) * max(s0, s1)
+    expect(pipe["makespan_cycles"] == want,
+           f"pipeline: makespan {pipe['makespan_cycles']} == {s0} + {s1} + {n - 1} x {max(s0, s1)}")
+    expect([d["name"] for d in pipe["devices"]] == ["npu0", "npu1"], "pipeline: devices npu0, npu1")
+    expect(pipe["devices"][0]["busy_cycles"] == n * s0, "pipeline: npu0 busy N s0")
+
+    rep = serve(args, elf, ["--system", args.system4] + ref, os.path.join(args.work, "rep.json"), n, n)
+    expect(rep["makespan_cycles"] == math.ceil(n / 4) * s, f"replicas: makespan == ceil({n} / 4) x {s}")
+    expect(all(d["runs"] == n // 4 for d in rep["devices"]), "replicas: three requests each")
+
+    busy = serve(args, elf, ["--queue-depth", "2", "--when-full", "refuse"],
+                 os.path.join(args.work, "busy.json"), 8, 4)
+    expect(busy["refused"] > 0 and busy["completed"] > 0 and busy["max_admitted"] == 2,
+           f"refuse: {busy['completed']} completed, {busy['refused']} refused, at most 2 admitted")
+    block = serve(args, elf, ["--queue-depth", "2"], os.path.join(args.work, "block.json"), 8, 4)
+    expect(block["completed"] == 8 and block["refused"] == 0 and block["max_admitted"] == 2,
+           "block: all 8 completed, none refused, at most 2 admitted")
+    expect(block["makespan_cycles"] == 8 * s, "block: one NPU, 8 s")
+    print("serve e2e: all checks passed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+// ember-run's serving options (ember/cli/ServeOptions.h).
+#include "ember/cli/ServeOptions.h"
+
+#include "ember/cli/Cli.h"
+
+#include <cstdint>
+
+namespace ember::cli {
+
+void addServeOptions(CLI::App& app, session::ServeOptions& o) {
+  const char* group = "Serving (docs/systems.md section 4)";
+  app.add_option("--requests", o.requests,
+                 "serve N requests of the binary or package in simulated time: each\n"
+                 "stage's NPU cycles simulated, the requests scheduled over the devices;\n"
+                 "prints throughput, p50/p95/p99 latency and per-device utilisation")
+      ->type_name("N")
+      ->group(group)
+      ->check(wholeNumber(1, 100000000));
+  app.add_option("--concurrency", o.concurrency,
+                 "clients, each with one request outstanding (default 1)")
+      ->type_name("C")
+      ->group(group)
+      ->check(wholeNumber(1, 1000000));
+  app.add_option("--queue-depth", o.queueDepth,
+                 "at most Q requests admitted at once (default: --concurrency)")
+      ->type_name("Q")
+      ->group(group)
+      ->check(wholeNumber(1, 1000000));
+  app.add_option("--when-full", o.whenFull,
+                 "block (default: the client waits for a slot) or refuse (it is\n"
+                 "told busy and issues its next request when one completes)")
+      ->type_name("POLICY")
+      ->group(group)
+      ->check(CLI::IsMember({"block", "refuse"}));
+  app.add_option("--system", o.system,
+                 "serve over a system of NPUs (isa/systems/*.json): a package of K\n"
+                 "NPU stages runs stage k on device k, a binary is replicated over\n"
+                 "every device (default: one NPU of the program's description)")
+      ->type_name("SYS.json")
+      ->group(group);
+  app.add_option("--distinct-inputs", o.distinctInputs,
+                 "inputs simulated (request r takes input r mod D; with\n"
+                 "--random-input SEED input k is SEED + k); default min(N, 4)")
+      ->type_name("D")
+      ->group(group)
+      ->check(wholeNumber(1, 100000));
+  app.add_option("--reference", o.reference,
+                 "run every distinct input on this whole-model NPU binary too and\n"
+                 "require bit-exact outputs")
+      ->type_name("BIN.elf")
+      ->group(group);
+}
+
+} // namespace ember::cli
