@@ -84,9 +84,8 @@ def _key(description_sha, model_sha, options):
 
 
 def _point_text(p, description_text):
-    """The JSON text of a valid point as `_ember.dse_evaluate` reads it (the description
-    in its own field order, which an encoding may depend on), built once per point and
-    sent to the workers as text (no per-run serialisation)."""
+    """The JSON text of a valid point as `_ember.dse_evaluate` reads it, built once per
+    point and sent to the workers as text (no per-run serialisation)."""
     head = json.dumps({"index": p["index"], "settings": [], "file": p["file"],
                        "invalid": ""}, **_CANON)
     return head[:-1] + ',"description":' + description_text + "}"
@@ -149,6 +148,41 @@ def evaluate_point(point, model, options, cache_folder, key):
     return row, False
 
 
+def evaluate_area(point_text, area):
+    """The task of ember-dse --area on Dask: the area record of one valid point (what
+    OUT/area/pN.json holds), read from the area cache or synthesized by Yosys on this
+    worker. Yosys and Ember's RTL sources are found on the worker's machine (`area`:
+    yosys, rtl, cache as --yosys, --rtl and --area-cache give them)."""
+    return json.loads(_ember.dse_area(point_text, json.dumps(area)))
+
+
+def _failed_area(exc):
+    kind = getattr(exc, "kind", type(exc).__name__)
+    return {"key": "", "state": "failed", "cells": 0, "flip_flops": 0, "sram_bits": 0,
+            "seconds": 0.0, "cached": False, "area": {},
+            "message": f"the worker synthesizing it raised {kind}: {exc}"}
+
+
+def _submit_areas(client, points, area, retries):
+    """One area task per valid point (the area is the description's, not a model's),
+    submitted before the rows: a synthesis takes minutes, a row milliseconds."""
+    request = {k: area.get(k, "") for k in ("yosys", "rtl", "cache")}
+    return {client.submit(evaluate_area, p["text"], request, retries=retries, pure=False,
+                          key=f"ember-dse-area-{p['index']}-{p['sha'][:16]}"): p["index"]
+            for p in points}
+
+
+def _collect_areas(futures):
+    from distributed import as_completed
+    out = {}
+    for f in as_completed(list(futures)):
+        try:
+            out[futures[f]] = f.result()
+        except Exception as e:  # lost again and again, or the tools missing on a worker
+            out[futures[f]] = _failed_area(e)
+    return out
+
+
 def _blank_row(point, model, status, message):
     return {"point": point, "model": model, "status": status, "message": message,
             "cycles": 0, "npu_seconds": 0.0, "energy_uj": 0.0, "mac_utilization": 0.0,
@@ -201,25 +235,28 @@ def _failure_row(index, name, exc):
 
 def run_points(points, models, *, client=None, scheduler="", jobs=1, cache=None,
                check=False, calibrate="random:8", input_shapes=None, retries=2,
-               progress=False, stats=None):
+               progress=False, stats=None, area=None, areas=None):
     """Rows of every (point, model): invalid points give `invalid` rows, rows in the cache
     are read, the rest are Dask tasks (one per distinct key: equal points run once) on
     `client` (else a Client of `scheduler`, else a local cluster of `jobs` workers), tried
     `retries` more times when a worker is lost. `points` are dicts (index, file,
     invalid, description), `models` dicts (path, name). Returns the rows in point, then
-    model order; `stats` (a dict) receives total, cached, evaluated, workers."""
+    model order; `stats` (a dict) receives total, cached, evaluated, workers. With
+    `area` (yosys, rtl, cache), `areas` (a dict) receives each valid point's area
+    record by point index, synthesized on the workers (evaluate_area)."""
     cache_folder = os.path.abspath(cache or default_cache())
     store = Cache(cache_folder)
     options = {"calibrate": calibrate, "check": bool(check),
                "input_shapes": {k: list(v) for k, v in (input_shapes or {}).items()}}
     models = [dict(m, path=os.path.abspath(m["path"]), sha256=file_sha256(m["path"]))
               for m in models]
-    rows, todo = {}, {}
+    rows, todo, valid = {}, {}, []
     for p in points:
         if not p.get("invalid"):
             canon = json.dumps(p["description"], **_CANON)
             sha = hashlib.sha256(canon.encode()).hexdigest()
-            p = dict(p, text=_point_text(p, json.dumps(p["description"])))  # its field order
+            p = dict(p, text=_point_text(p, canon), sha=sha)
+            valid.append(p)
         for m in models:
             slot = (p["index"], m["name"])
             if p.get("invalid"):
@@ -234,7 +271,7 @@ def run_points(points, models, *, client=None, scheduler="", jobs=1, cache=None,
     cached = sum(1 for s, r in rows.items() if r["status"] != "invalid")
     total = sum(1 for p in points if not p.get("invalid")) * len(models)
     workers = 0
-    if todo:
+    if todo or (area and valid):
         own = None
         if client is None:
             _quiet_dask()
@@ -245,8 +282,12 @@ def run_points(points, models, *, client=None, scheduler="", jobs=1, cache=None,
                 own = client = _local_client(jobs)
         try:
             workers = len(client.scheduler_info().get("workers", {}))
-            rows.update(_run_tasks(client, todo, options, cache_folder, retries,
-                                   _Progress(progress, total, cached, client)))
+            pending = _submit_areas(client, valid, area, retries) if area else {}
+            if todo:
+                rows.update(_run_tasks(client, todo, options, cache_folder, retries,
+                                       _Progress(progress, total, cached, client)))
+            if pending:
+                areas.update(_collect_areas(pending))
         finally:
             if own is not None:
                 cluster = getattr(own, "cluster", None)
@@ -378,19 +419,26 @@ def search(models, **kwargs):
     return _search(models, **kwargs)
 
 
+def _write_json(path, value):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(value, f)
+    os.replace(tmp, path)
+
+
 def _run_plan(plan_file, rows_file):
     """ember-dse --scheduler's engine: the plan's rows to `rows_file` (JSON)."""
     with open(plan_file) as f:
         plan = json.load(f)
-    stats = {}
+    stats, area, areas = {}, plan.get("area"), {}
     rows = run_points(plan["points"], plan["models"], scheduler=plan["scheduler"],
                       jobs=plan["jobs"], cache=plan["cache"], check=plan["check"],
                       calibrate=plan["calibrate"], input_shapes=plan["input_shapes"],
-                      retries=plan["retries"], progress=plan["progress"], stats=stats)
-    tmp = rows_file + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(rows, f)
-    os.replace(tmp, rows_file)
+                      retries=plan["retries"], progress=plan["progress"], stats=stats,
+                      area=area, areas=areas)
+    if area:  # a record per point, null for an invalid one
+        _write_json(area["file"], [areas.get(p["index"]) for p in plan["points"]])
+    _write_json(rows_file, rows)
     where = plan["scheduler"] or f"a local cluster of {plan['jobs']}"
     print(_summary(stats, where) + ("; resumed" if plan.get("resume") else ""), flush=True)
     return 0

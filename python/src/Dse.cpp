@@ -2,6 +2,7 @@
 // text: the same toJson/fromJson the tool's child processes use for their rows.
 #include "Dse.h"
 
+#include "ember/session/dse/Area.h"
 #include "ember/session/dse/Points.h"
 #include "ember/session/dse/Report.h"
 #include "ember/session/dse/Sweep.h"
@@ -81,6 +82,18 @@ std::string evaluate(const std::string& pointJson, const DseModel& model, bool c
   return dse::toJson(dse::evaluateModel(p, desc, *model.model, check)).dump();
 }
 
+/// The area record (toJson) of `pointJson` (a valid point) synthesized on this machine
+/// with the tools and cache of `requestJson` ({"yosys", "rtl", "cache"}).
+std::string area(const std::string& pointJson, const std::string& requestJson) {
+  const json r = json::parse(requestJson);
+  dse::AreaRequest request;
+  request.yosys = r.value("yosys", request.yosys);
+  request.rtlDir = r.value("rtl", std::string());
+  request.cacheDir = r.value("cache", std::string());
+  return dse::toJson(dse::synthesizeAreaHere(dse::pointFromJson(json::parse(pointJson)), request))
+      .dump();
+}
+
 /// Writes OUT/dse.csv and OUT/dse.html of `pointsJson` and `rowsJson` (rows in point,
 /// then model order; the Pareto marks are set here) and returns the terminal table.
 std::string report(const std::string& pointsJson, const std::string& rowsJson,
@@ -137,6 +150,13 @@ void bindDse(py::module_& m) {
         return evaluate(point, model, check);
       },
       py::arg("point"), py::arg("model"), py::arg("check"));
+  m.def(
+      "dse_area",
+      [](const std::string& point, const std::string& request) {
+        py::gil_scoped_release release;
+        return area(point, request);
+      },
+      py::arg("point"), py::arg("request"));
   m.def(
       "dse_report",
       [](const std::string& points, const std::string& rows, const std::string& title,

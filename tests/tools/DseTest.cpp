@@ -502,6 +502,42 @@ TEST(DseArea, SynthesizesOncePerKeyCachesAndNamesFailures) {
   std::filesystem::remove_all(dir);
 }
 
+// A worker's record (ember-dse --area on Dask) reads back as the area it was made from,
+// and a record missing a field is refused naming it.
+TEST(DseArea, WorkerRecordsReadBack) {
+  PointArea a;
+  a.state = PointArea::State::Ok;
+  a.cells = 1234;
+  a.flipFlops = 56;
+  a.sramBits = 7890;
+  a.seconds = 1.5;
+  a.cached = true;
+  a.key = "k1";
+  a.detail = {{"npu", {{"cells", 1234}}}};
+  const PointArea b = areaFromJson(toJson(a));
+  EXPECT_EQ(b.state, PointArea::State::Ok);
+  EXPECT_EQ(b.cells, 1234u);
+  EXPECT_EQ(b.flipFlops, 56u);
+  EXPECT_EQ(b.sramBits, 7890u);
+  EXPECT_EQ(b.seconds, 1.5);
+  EXPECT_TRUE(b.cached);
+  EXPECT_EQ(b.key, "k1");
+  EXPECT_EQ(b.detail, a.detail);
+  a.state = PointArea::State::Failed;
+  a.message = "Yosys not found";
+  EXPECT_EQ(areaFromJson(toJson(a)).state, PointArea::State::Failed);
+  EXPECT_EQ(areaFromJson(toJson(a)).message, "Yosys not found");
+  EXPECT_EQ(areaFromJson(toJson(skippedArea())).state, PointArea::State::Skipped);
+  json broken = toJson(a);
+  broken.erase("flip_flops");
+  try {
+    (void)areaFromJson(broken);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("flip_flops"), std::string::npos) << e.what();
+  }
+}
+
 TEST(DseArea, MissingYosysIsNamed) {
   AreaRequest r;
   r.yosys = "ember-no-such-yosys";

@@ -3,8 +3,9 @@
 ember-dse run's byte for byte (rows sorted; host_seconds, the wall time each run took on
 the machine that ran it, blanked in both). Then the same sweep with one worker killed
 mid-sweep (every row present once, the same CSV), a sweep interrupted after some points
-and resumed with --resume (only the rest evaluated, counted from the cache), and
-ember.dse.sweep(client=...) from Python. Every process it starts is killed at the end.
+and resumed with --resume (only the rest evaluated, counted from the cache),
+ember.dse.sweep(client=...) from Python, and --area with each point's synthesis on a
+worker (a stand-in for area.py: Yosys takes minutes per point). Every process it starts is killed at the end.
 
 usage: dse_dask_check.py EMBER_DSE WORK_DIR
 """
@@ -221,6 +222,72 @@ def search_on_the_cluster(dse, models, work, scheduler, log):
           f"{sum(r['front'] == '1' for r in rows)} beside the 27 grid points")
 
 
+AREA_STANDIN = """import json, os, sys
+# A stand-in for rtl/cmake/area.py (area.py YOSYS OUT.json SPEC): figures from the
+# description's text; the command line of the process that ran it goes to ../calls.txt.
+yosys, out, spec = sys.argv[1:4]
+text = open(spec.split("=", 1)[1].split(":", 1)[0]).read()
+here = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(here, "..", "calls.txt"), "a") as log:
+    log.write(open(f"/proc/{os.getppid()}/cmdline").read().replace(chr(0), " ") + chr(10))
+json.dump({"p": {"sram_bits": {"act": 8 * len(text)},
+                 "npu": {"cells": sum(map(ord, text)), "flip_flops": len(text) % 97,
+                         "seconds": 0.25}}}, open(out, "w"))
+"""
+
+
+def standin_area_flow(work):
+    """--rtl and --yosys of a stand-in flow (area.py above, a Yosys that only says its
+    version): the Yosys synthesis itself takes minutes per point."""
+    rtl = os.path.join(work, "rtl-standin")
+    os.makedirs(os.path.join(rtl, "cmake"), exist_ok=True)
+    os.makedirs(os.path.join(rtl, "src"), exist_ok=True)
+    with open(os.path.join(rtl, "cmake", "area.py"), "w") as f:
+        f.write(AREA_STANDIN)
+    with open(os.path.join(rtl, "src", "sources.txt"), "w") as f:
+        f.write("standin\n")
+    with open(os.path.join(rtl, "src", "standin.sv"), "w") as f:
+        f.write("module standin; endmodule\n")
+    yosys = os.path.join(work, "yosys-standin")
+    with open(yosys, "w") as f:
+        f.write("#!/bin/sh\necho 'Yosys 0.0 (stand-in)'\n")
+    os.chmod(yosys, 0o755)
+    return rtl, yosys
+
+
+def area_on_the_workers(dse, models, work, scheduler, log):
+    """--area with --scheduler: each point's area is synthesized on a worker (the flow's
+    parent process is a dask worker, not ember-dse), with the same CSV as a local --area
+    sweep's and OUT/area/pN.json per point."""
+    rtl, yosys = standin_area_flow(work)
+    calls = os.path.join(rtl, "calls.txt")
+    for name, extra, runner in (("area-local", ["--jobs", "2"], "ember-dse"),
+                                ("area-dask", ["--scheduler", scheduler, "--cache",
+                                               os.path.join(work, "cache")], "dask_worker")):
+        if os.path.exists(calls):
+            os.remove(calls)
+        run_dse(dse, models, os.path.join(work, name),
+                extra + ["--area", "--rtl", rtl, "--yosys", yosys, "--area-cache",
+                         os.path.join(work, name + "-cache")], log)
+        with open(calls) as f:
+            who = f.read().splitlines()
+        if len(who) != 27 or not all(runner in w for w in who):
+            sys.exit(f"FAIL: {name}: the area flow ran {len(who)} times (want 27, each by "
+                     f"{runner}):\n" + "\n".join(who[:5]))
+    local = normalised(os.path.join(work, "area-local", "out", "dse.csv"))
+    dask = normalised(os.path.join(work, "area-dask", "out", "dse.csv"))
+    if "npu_cells" not in local.splitlines()[0]:
+        sys.exit(f"FAIL: --area: no area column in the CSV:\n{local.splitlines()[0]}")
+    if dask != local:
+        sys.exit(f"FAIL: --area on Dask: the CSV differs from the local run's:\n--- local\n"
+                 f"{local}--- Dask\n{dask}")
+    n = len(os.listdir(os.path.join(work, "area-dask", "out", "area")))
+    if n != 27:
+        sys.exit(f"FAIL: --area on Dask: {n} area records in OUT/area, want 27")
+    print("ok: --area on Dask: 27 syntheses, each by a dask worker; the local run's CSV "
+          "(area columns included); 27 records in OUT/area")
+
+
 def main():
     try:
         import distributed  # noqa: F401 (python3-distributed)
@@ -251,6 +318,7 @@ def main():
           "(each worker imports and quantizes the models once)")
     check_same(want, python_sweep(models, work, scheduler), "ember.dse.sweep(client=...)")
     search_on_the_cluster(dse, models, work, scheduler, log)
+    area_on_the_workers(dse, models, work, scheduler, log)
     check_same(want, interrupted_and_resumed(dse, models, work, scheduler, log), "--resume")
     check_same(want, sweep_killing_a_worker(dse, models, work, scheduler, workers[0], log),
                "one worker killed mid-sweep")

@@ -8,6 +8,7 @@
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <sstream>
 
@@ -344,6 +346,62 @@ json toJson(const PointArea& a) {
           {"area", a.detail.is_null() ? json::object() : a.detail}};
 }
 
+PointArea skippedArea() {
+  PointArea a;
+  a.message = "not synthesized: the description is invalid";
+  return a;
+}
+
+PointArea areaFromJson(const json& j) {
+  PointArea a;
+  try {
+    const std::string state = j.at("state").get<std::string>();
+    a.state = state == "ok"        ? PointArea::State::Ok
+              : state == "skipped" ? PointArea::State::Skipped
+                                   : PointArea::State::Failed;
+    a.key = j.at("key").get<std::string>();
+    a.cells = j.at("cells").get<std::uint64_t>();
+    a.flipFlops = j.at("flip_flops").get<std::uint64_t>();
+    a.sramBits = j.at("sram_bits").get<std::uint64_t>();
+    a.seconds = j.at("seconds").get<double>();
+    a.cached = j.at("cached").get<bool>();
+    a.message = j.at("message").get<std::string>();
+    a.detail = j.value("area", json::object());
+  } catch (const json::exception& e) {
+    throw Error(kWhat, std::string("an area record from a worker is malformed: ") + e.what());
+  }
+  return a;
+}
+
+PointArea synthesizeAreaHere(const Point& point, const AreaRequest& request) {
+  static std::mutex mu;
+  static std::map<std::string, AreaTools> found; // by request: `yosys -V` and the hash once
+  const std::string id = request.yosys + '\n' + request.rtlDir + '\n' + request.cacheDir;
+  AreaTools tools;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = found.find(id);
+    if (it == found.end())
+      it = found.emplace(id, findAreaTools(request)).first;
+    tools = it->second;
+  }
+  std::string scratch = (fs::temp_directory_path() / "ember-area-XXXXXX").string();
+  if (!::mkdtemp(scratch.data()))
+    throw Error(kWhat, "cannot make a scratch folder in " + fs::temp_directory_path().string() +
+                           ": " + std::strerror(errno));
+  std::vector<PointArea> a;
+  try {
+    a = synthesizeAreas({point}, tools, 1, scratch, {});
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(scratch, ec);
+    throw;
+  }
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
+  return a.front();
+}
+
 std::string defaultAreaCache() {
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
     return (fs::path(x) / "ember" / "area").string();
@@ -397,7 +455,7 @@ std::vector<PointArea> synthesizeAreas(const std::vector<Point>& points, const A
   for (std::size_t i = 0; i < points.size(); ++i) {
     const Point& p = points[i];
     if (!p.invalid.empty()) {
-      out[i].message = "not synthesized: the description is invalid";
+      out[i] = skippedArea();
       ++done;
       continue;
     }

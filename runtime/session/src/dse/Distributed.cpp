@@ -47,6 +47,20 @@ json readJson(const std::string& file) {
   return j;
 }
 
+/// The points' areas from the engine's list (a record per point, null for an invalid
+/// one).
+std::vector<PointArea> areasOf(const std::vector<Point>& points, const json& list,
+                               const std::string& file) {
+  if (!list.is_array() || list.size() != points.size())
+    throw Error(file, "holds no area per point (" + std::to_string(points.size()) + " points)");
+  std::vector<PointArea> out(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    out[i] =
+        !points[i].invalid.empty() || list[i].is_null() ? skippedArea() : areaFromJson(list[i]);
+  }
+  return out;
+}
+
 } // namespace
 
 std::string defaultDseCache() {
@@ -63,7 +77,7 @@ std::vector<std::string> pythonCommand() {
 
 std::vector<Result> runOnDask(const std::vector<Point>& points,
                               const std::vector<std::pair<std::string, std::string>>& models,
-                              const DaskRequest& r) {
+                              const DaskRequest& r, std::vector<PointArea>* areas) {
   const std::filesystem::path dir = std::filesystem::path(r.out) / ".dse";
   std::filesystem::create_directories(dir);
   json plan;
@@ -87,6 +101,12 @@ std::vector<Result> runOnDask(const std::vector<Point>& points,
   plan["input_shapes"] = r.inputShapes;
   const std::string planFile = (dir / "plan.json").string();
   const std::string rowsFile = (dir / "rows.json").string();
+  const std::string areasFile = (dir / "areas.json").string();
+  if (r.area)
+    plan["area"] = {{"yosys", r.area->yosys},
+                    {"rtl", r.area->rtlDir},
+                    {"cache", r.area->cacheDir},
+                    {"file", areasFile}};
   writeFileAtomic(planFile, plan.dump());
   std::filesystem::remove(rowsFile);
   std::vector<std::string> cmd = pythonCommand();
@@ -112,6 +132,8 @@ std::vector<Result> runOnDask(const std::vector<Point>& points,
   std::vector<Result> rows;
   for (const json& row : readJson(rowsFile))
     rows.push_back(resultFromJson(row));
+  if (r.area && areas)
+    *areas = areasOf(points, readJson(areasFile), areasFile);
   std::filesystem::remove_all(dir);
   return rows;
 }

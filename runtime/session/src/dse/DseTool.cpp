@@ -120,15 +120,12 @@ AreaProgress areaProgressLine(const DseOptions& o, std::chrono::steady_clock::ti
   };
 }
 
-/// --area: every point's area, OUT/area/pN.json written, one summary line printed.
-std::vector<PointArea> runArea(const DseOptions& o, const AreaTools& tools,
-                               const std::vector<Point>& points) {
-  const auto t0 = std::chrono::steady_clock::now();
+/// --area: OUT/area/pN.json of every point written, one summary line printed (`where`:
+/// the cache and who synthesized).
+void reportArea(const DseOptions& o, const std::vector<Point>& points,
+                const std::vector<PointArea>& area, const std::string& where,
+                std::chrono::steady_clock::time_point t0) {
   const std::filesystem::path out(o.out);
-  const std::string scratch = (out / ".area").string();
-  std::vector<PointArea> area =
-      synthesizeAreas(points, tools, o.jobs, scratch, areaProgressLine(o, t0));
-  std::filesystem::remove_all(scratch);
   std::filesystem::create_directories(out / "area");
   std::size_t synthesized = 0, cached = 0, failed = 0;
   double yosys = 0;
@@ -145,7 +142,18 @@ std::vector<PointArea> runArea(const DseOptions& o, const AreaTools& tools,
   }
   std::printf("area: %zu points synthesized (%.1f s of Yosys), %zu from the cache %s, %zu "
               "failed; %.1f s\n",
-              synthesized, yosys, cached, tools.cacheDir.c_str(), failed, secondsSince(t0));
+              synthesized, yosys, cached, where.c_str(), failed, secondsSince(t0));
+}
+
+/// --area on this machine: every point's area by ember-dse's own process pool.
+std::vector<PointArea> runArea(const DseOptions& o, const AreaTools& tools,
+                               const std::vector<Point>& points) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string scratch = (std::filesystem::path(o.out) / ".area").string();
+  std::vector<PointArea> area =
+      synthesizeAreas(points, tools, o.jobs, scratch, areaProgressLine(o, t0));
+  std::filesystem::remove_all(scratch);
+  reportArea(o, points, area, tools.cacheDir, t0);
   return area;
 }
 
@@ -221,7 +229,16 @@ int dseTool(const DseOptions& o, const std::vector<std::string>& args) {
   if (dask) {
     if (o.resume.empty())
       saveSweepArgs(o.out, args);
-    d.rows = runOnDask(points, named, daskRequest(o));
+    DaskRequest request = daskRequest(o);
+    if (areaTools) // synthesized on the workers, in the cache folder of --area-cache
+      request.area = o.areaRequest;
+    d.rows = runOnDask(points, named, request, &d.area);
+    if (areaTools)
+      reportArea(o, points, d.area,
+                 (o.areaRequest.cacheDir.empty() ? std::string("(the workers' default)")
+                                                 : o.areaRequest.cacheDir) +
+                     ", on the Dask workers",
+                 t0);
   } else {
     const std::string scratch = (std::filesystem::path(o.out) / ".rows").string();
     d.rows = runPoints(points, models, o.check, o.jobs, scratch, progressLine(o, t0));
@@ -229,7 +246,8 @@ int dseTool(const DseOptions& o, const std::vector<std::string>& args) {
   }
   markPareto(d.rows);
   if (areaTools) {
-    d.area = runArea(o, *areaTools, points);
+    if (!dask)
+      d.area = runArea(o, *areaTools, points);
     markAreaPareto(d.rows, d.area);
   }
   d.columns = settingColumns(points);

@@ -76,6 +76,9 @@ struct PointArea {
 /// "ok", "failed", "skipped".
 const char* areaStateName(PointArea::State s);
 
+/// The area of an invalid point: Skipped, saying so.
+PointArea skippedArea();
+
 /// Progress of synthesizeAreas: points settled, points in all, from the cache, running.
 using AreaProgress = std::function<void(std::size_t done, std::size_t total, std::size_t cached,
                                         std::size_t running)>;
@@ -91,5 +94,17 @@ std::vector<PointArea> synthesizeAreas(const std::vector<Point>& points, const A
 
 /// The JSON cache record of a synthesized area (what OUT/area/pN.json holds too).
 nlohmann::json toJson(const PointArea& a);
+
+/// The PointArea of a toJson record (a Dask worker's answer). Throws ember::Error naming
+/// the field when the record lacks one.
+PointArea areaFromJson(const nlohmann::json& j);
+
+/// The area of one valid point on this machine, as a Dask worker computes it for
+/// ember-dse --area --scheduler: the tools of `request` found here (once per request and
+/// process), the synthesis in a scratch folder of its own under the system's temporary
+/// folder, the cache of `request` read and written as a local sweep does. Never throws
+/// for the point's own failure (the area is Failed with the reason); throws
+/// ember::Error when the tools are missing on this machine.
+PointArea synthesizeAreaHere(const Point& point, const AreaRequest& request);
 
 } // namespace ember::dse

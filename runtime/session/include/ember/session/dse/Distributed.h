@@ -7,10 +7,12 @@
 /// rows come back as the tool's own Result JSON, so the CSV, the page and the table are
 /// written by the same code as a local run's.
 
+#include "ember/session/dse/Area.h"
 #include "ember/session/dse/Sweep.h"
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +31,9 @@ struct DaskRequest {
   std::string calibrate = "random:8";
   std::map<std::string, std::vector<int64_t>> inputShapes;
   std::string out; ///< OUT: the plan and the rows go to OUT/.dse
+  /// --area: each valid point's area synthesized on a worker (Yosys and the RTL sources
+  /// found on that machine, the cache folder shared like `cache`).
+  std::optional<AreaRequest> area;
 };
 
 /// $XDG_CACHE_HOME/ember/dse, else ~/.cache/ember/dse.
@@ -39,11 +44,12 @@ std::string defaultDseCache();
 std::vector<std::string> pythonCommand();
 
 /// Rows of every (point, model) in point, then model order (Invalid rows for invalid
-/// points without a task); `models` holds (ONNX path, name) pairs. Throws ember::Error
-/// when the engine fails (its message is on stderr).
+/// points without a task); `models` holds (ONNX path, name) pairs. With `request.area`,
+/// `areas` receives every point's area (indexed like `points`; invalid points Skipped).
+/// Throws ember::Error when the engine fails (its message is on stderr).
 std::vector<Result> runOnDask(const std::vector<Point>& points,
                               const std::vector<std::pair<std::string, std::string>>& models,
-                              const DaskRequest& request);
+                              const DaskRequest& request, std::vector<PointArea>* areas = nullptr);
 
 /// Replaces this process with `python3 -m ember.dse ARGS` (ember-dse search). Throws
 /// ember::Error when the Python cannot be started.
