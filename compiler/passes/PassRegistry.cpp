@@ -55,6 +55,14 @@ void registerBuiltinPasses() {
        "Reshape to [N, g, C/g, H, W] + Transpose(0, 2, 1, 3, 4) + Reshape back -> Gather of "
        "channels",
        runChannelShuffleToGather},
+      {"collapse-batch-axes",
+       "below a LayerNorm over the last axis of rank > 3: last-axis nodes of rank > 3 on "
+       "[P, C] (MatMuls of two values on [P, M, K]) between Reshapes",
+       runCollapseBatchAxes},
+      {"moves-to-gather",
+       "a Reshape/Transpose/Slice/Concat chain through rank > 3 that moves whole rows of a "
+       "rank <= 3 value -> Reshape + Gather of rows + Reshape",
+       runMovesToGather},
       {"spatial-mean-to-pool",
        "ReduceMean / ReduceSum over the spatial axes of an NCHW value -> GlobalAveragePool (x H*W "
        "for a sum) (+ Reshape)",
@@ -146,6 +154,10 @@ std::vector<std::string> defaultPipeline() {
           "convtranspose-to-depthtospace",
           "spatial-mean-to-pool",
           "channel-shuffle-to-gather",
+          "collapse-batch-axes",
+          "merge-reshape",
+          "moves-to-gather",
+          "merge-reshape",
           "lower",
           "constant-fold",
           "fold-batchnorm",

@@ -176,6 +176,8 @@ public:
 const Layer* findLayer(NodeKind k);
 /// Registers the layer of kind `k` (called by the per-file registration functions).
 void registerLayer(NodeKind k, std::shared_ptr<const Layer> l);
+/// The layer registered so far for `k` (for a registration that wraps it), or nullptr.
+std::shared_ptr<const Layer> registeredLayer(NodeKind k);
 
 // Per-file registration functions (LayerRegistry.cpp calls each once).
 void registerConvLayers();
@@ -193,6 +195,8 @@ void registerConcatLayers();
 void registerPadLayers();
 void registerReshapeLayers();
 void registerChannelSelectLayers();
+/// Wraps the Gather layer registered before it: a Gather of rows of [R, C] (axis 0).
+void registerRowGatherLayers();
 void registerTransposeLayers();
 void registerNormalizeLayers();
 void registerUpsampleLayers();

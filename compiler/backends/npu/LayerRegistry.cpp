@@ -30,6 +30,7 @@ void registerAll() {
   registerPadLayers();
   registerReshapeLayers();
   registerChannelSelectLayers();
+  registerRowGatherLayers(); // after the channel selection, which it wraps
   registerTransposeLayers();
   registerNormalizeLayers();
   registerUpsampleLayers();
@@ -38,6 +39,10 @@ void registerAll() {
 
 void registerLayer(NodeKind k, std::shared_ptr<const Layer> l) {
   table().at(static_cast<size_t>(k)) = std::move(l);
+}
+
+std::shared_ptr<const Layer> registeredLayer(NodeKind k) {
+  return table().at(static_cast<size_t>(k));
 }
 
 const Layer* findLayer(NodeKind k) {

@@ -84,6 +84,21 @@ size_t runSpatialMeanToPool(Function& f, const PassContext& ctx = {});
 /// one Gather of the channels with constant indices: the same values, no rank-5 value.
 size_t runChannelShuffleToGather(Function& f, const PassContext& ctx = {});
 
+/// `collapse-batch-axes`: downstream of a LayerNormalization over the last axis of a value
+/// of rank > 3 (a windowed transformer's [N, H, W, C] tokens), every node of rank > 3 that
+/// works along the last axis (LayerNorm, Softmax, element-wise ops, MatMul, Concat along the
+/// last axis, the Transpose of the last two axes) runs on its value with the leading axes
+/// merged ([P, C], or [P, M, K] for a MatMul of two values), between Reshapes; a constant
+/// operand that varies along more than the last axis is broadcast to the full shape.
+size_t runCollapseBatchAxes(Function& f, const PassContext& ctx = {});
+
+/// `moves-to-gather`: a chain of Reshape / Transpose / Slice / Concat / Gather (constant
+/// indices) / Pad (by nothing) from one value of rank <= 3 to a value of rank <= 3 through
+/// values of rank > 3 that moves whole runs of u values of its source (u divides the
+/// source's last axis; found by running the chain on the source's element indices)
+/// becomes Reshape(source, [rows, u]) -> Gather(axis 0, constant rows) -> Reshape.
+size_t runMovesToGather(Function& f, const PassContext& ctx = {});
+
 /// `fuse-activation`: Relu, or Clip, whose producer is a single-use float Conv, Gemm,
 /// MatMul or Add becomes the producer's `activation` attribute (FusedActivation.h).
 size_t runFuseActivation(Function& f, const PassContext& ctx = {});
