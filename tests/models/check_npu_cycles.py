@@ -5,7 +5,9 @@
       --key MODEL/DESC --cycles tests/models/npu_cycles.json --out DIR [--update]
 
 1. ember-run --compare interp,sim --precision int8 exits 0 and reports the NPU's outputs
-   equal to the interpreter's bit for bit (the "sim yes 0" row);
+   equal to the interpreter's bit for bit (the "sim yes 0" row; with --devices
+   interp,cpu,sim the cpu backend's too, and with --fallback none the NPU runs the whole
+   model: ember-run refuses it otherwise);
 2. the simulated cycles (the JSON report's "cycles") equal the figure checked in under
    KEY in the cycles file: a change of the compiler, the simulator or the timing model
    that moves any zoo model's cycles fails here, so refactorings show that they change
@@ -31,19 +33,25 @@ def main():
     ap.add_argument("--cycles", required=True, help="the checked-in cycles file (JSON)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--update", action="store_true")
+    ap.add_argument("--devices", default="interp,sim",
+                    help="the devices compared (interp first, sim among them)")
+    ap.add_argument("--fallback", help="ember-run's --fallback (none: the NPU runs all)")
     args = ap.parse_args()
 
     os.makedirs(args.out, exist_ok=True)
     report = os.path.join(args.out, "report.json")
-    cmd = [args.ember_run, args.model, "--input", args.input, "--compare", "interp,sim",
+    cmd = [args.ember_run, args.model, "--input", args.input, "--compare", args.devices,
            "--precision", "int8", "--isa", args.isa, "--quiet", "--report", report]
+    if args.fallback:
+        cmd += ["--fallback", args.fallback]
     print("+", " ".join(cmd), flush=True)
     run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     print(run.stdout)
     if run.returncode != 0:
         sys.exit(f"FAIL: ember-run exited {run.returncode}")
-    if not re.search(r"\bsim +yes +0 ", run.stdout):
-        sys.exit("FAIL: no 'sim yes 0' row: the NPU's outputs differ from the int8 interpreter's")
+    for dev in args.devices.split(",")[1:]:
+        if not re.search(rf"\b{dev} +yes +0 ", run.stdout):
+            sys.exit(f"FAIL: no '{dev} yes 0' row: its outputs differ from the int8 interpreter's")
     with open(report) as f:
         cycles = json.load(f)["cycles"]
 
