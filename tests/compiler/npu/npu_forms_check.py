@@ -214,6 +214,17 @@ class ConvNextBlocks(nn.Module):
         return self.down(self.norm2d(self.down_ln, x))
 
 
+def swin_tiny():
+    """torchvision's SwinTransformer at a small size: 4x4 patches of a 32 x 32 image (8 x 8
+    tokens of 32 channels), 4 x 4 windows, a plain and a shifted block (1 head of 32), patch
+    merging, two blocks of 2 heads of 32 on 4 x 4 tokens (one window, no shift), the
+    LayerNorm, pooling and a 10-class head. After collapse-batch-axes and moves-to-gather
+    its window shuffles are Gathers of rows."""
+    from torchvision.models.swin_transformer import SwinTransformer
+    return SwinTransformer(patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[1, 2],
+                           window_size=[4, 4], num_classes=10)
+
+
 # name: (module factory, input shape, most segments, least % of MACs on the NPU)
 MODELS = {
     "unet": (UNet, (1, 3, 32, 32), 1, 99.9),
@@ -233,11 +244,13 @@ MODELS = {
     "prelu_cnn": (PReluCnn, (1, 3, 16, 16), 1, 99.9),
     "activations_cnn": (ActivationsCnn, (1, 3, 16, 16), 1, 99.9),
     "convnext_blocks": (ConvNextBlocks, (1, 3, 32, 28), 1, 99.9),
+    "swin_tiny": (swin_tiny, (1, 3, 32, 32), 1, 99.9),
 }
 
 # Models whose float result on the cpu device (the default pass pipeline, where
-# sink-permutation rewrites the graph) is also checked against PyTorch's.
-FLOAT_CHECKED = {"convnext_blocks"}
+# sink-permutation, collapse-batch-axes and moves-to-gather rewrite the graph) is also
+# checked against PyTorch's.
+FLOAT_CHECKED = {"convnext_blocks", "swin_tiny"}
 
 
 def export(name, out):
