@@ -193,6 +193,27 @@ bool collapse(Function& f, Node* n, Form form) {
   return true;
 }
 
+/// Whether the channels of a token value stay the last axis through `n`: a node of rank
+/// <= 3 (a sequence's Gemm), a node with a collapsed form, a node that moves values other
+/// than a Transpose, or a Transpose that keeps the last axis last.
+bool keepsChannelsLast(const Node& n) {
+  const size_t r = n.resultType().dims.size();
+  if (r <= 3 || formOf(n) != Form::None)
+    return true;
+  switch (n.kind()) {
+  case NodeKind::Reshape:
+  case NodeKind::Slice:
+  case NodeKind::Concat:
+  case NodeKind::Gather:
+  case NodeKind::Pad:
+    return true;
+  case NodeKind::Transpose:
+    return transposeOf(n.attrs()).resolved(r).back() == int64_t(r) - 1;
+  default:
+    return false;
+  }
+}
+
 // ---------------------------------------------------------------- moves-to-gather
 
 bool isMove(const Node* n) {
@@ -370,13 +391,15 @@ bool imageTokens(Function& f, Node* t) {
 } // namespace
 
 size_t runCollapseBatchAxes(Function& f, const PassContext&) {
-  // The nodes downstream of a LayerNormalization over the last axis of rank > 3.
+  // The nodes downstream of a LayerNormalization over the last axis of rank > 3 while the
+  // channels stay the last axis (a Transpose that moves them, back to an NCHW image, ends
+  // the region: the image's nodes are not rewritten).
   std::set<const Node*> down;
   for (const auto& p : f.nodes()) {
     const Node* n = p.get();
     bool d = n->kind() == NodeKind::LayerNormalization && formOf(*n) == Form::Rows;
     for (const NodeValue& v : n->inputs())
-      d = d || (v && down.count(v.node));
+      d = d || (v && down.count(v.node) && keepsChannelsLast(*n));
     if (d)
       down.insert(n);
   }

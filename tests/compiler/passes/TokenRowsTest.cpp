@@ -98,6 +98,23 @@ TEST(TokenRows, ImagesAndSequencesAreLeftAlone) {
   EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runMovesToGather(f); }), 0u);
 }
 
+TEST(TokenRows, AnImageAfterTheTokensIsLeftAlone) {
+  // Channels-last LayerNorm between two Transposes, then an NCHW residual Add and a Softmax
+  // along W: only the LayerNorm is collapsed; the Transpose back to NCHW ends the region.
+  G g;
+  NodeValue x = g.input("x", {1, 8, 5, 6});
+  NodeValue t = transpose(g, "last", x, {0, 2, 3, 1});
+  NodeValue y = transpose(g, "first", layerNorm(g, "ln", t, 8), {0, 3, 1, 2});
+  y = g.node(NodeKind::Add, "res", {y, x});
+  g.output("y", g.node(NodeKind::Softmax, "sm", {y}, attrs({{"axis", int64_t(-1)}})));
+  EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runCollapseBatchAxes(f); }), 1u);
+  for (const auto& n : g.f->nodes()) {
+    if (n->kind() == NodeKind::Add || n->kind() == NodeKind::Softmax) {
+      EXPECT_EQ(n->resultType().dims, (Shape{1, 8, 5, 6})) << n->name();
+    }
+  }
+}
+
 TEST(TokenRows, AChainThatMovesValuesWithinRowsKeepsItsTranspose) {
   // [4, 6, 8] -> [1, 4, 6, 8] -> Transpose (0, 1, 3, 2) -> [4, 8, 6]: no whole row of 8
   // stays together, so no Gather (a unit below 8 is not taken).
