@@ -126,6 +126,9 @@ const ConvCase kConvCases[] = {
     {"depthwise_s2", 1, 32, 9, 9, 32, 3, 3, 2, 1, 1, 1, 1, 1, 32, "clip"},
     {"asymmetric_pads", 1, 5, 7, 9, 40, 3, 3, 1, 0, 1, 2, 0, 1, 1, ""},
     {"batch2", 2, 17, 5, 6, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, ""},
+    // A ViT's patch embedding: stride 16 is past the gemm's stride field (4 bits), so it
+    // runs only as the 1 x 1 convolution on the host's patches of the graph input.
+    {"patchify_k16_s16", 1, 3, 32, 48, 40, 16, 16, 16, 0, 0, 0, 0, 1, 1, ""},
 };
 
 class ConvOnNpu : public ::testing::TestWithParam<std::tuple<ConvCase, bool>> {};

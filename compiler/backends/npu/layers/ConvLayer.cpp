@@ -5,6 +5,7 @@
 #include "ember/isa/roles.h"
 
 #include "ember/quantization/Numerics.h"
+#include "ember/support/Error.h"
 
 #include <algorithm>
 #include <limits>
@@ -201,6 +202,13 @@ ConvJob patchJob(const ConvJob& j, bool withData) {
   return b;
 }
 
+/// True when `n` reads a graph input (a QuantizeLinear of a placeholder), which the host
+/// may lay out for it (Layer::hostLayout).
+bool readsGraphInput(const Node& n) {
+  const Node* q = n.input(0).node;
+  return q->kind() == NodeKind::QuantizeLinear && q->input(0).node->kind() == NodeKind::Placeholder;
+}
+
 /// The patches of `j`'s input when it has few channels (2 C <= L, as for packing: Nchwc
 /// leaves most lanes idle), they take fewer weight blocks than its channel blocks times
 /// taps and every field fits the I/O table's; else all zero. With more channels patches
@@ -279,7 +287,15 @@ public:
     const Shape filter(wd.begin() + 2, wd.end());
     if (windowOf(n.attrs(), 2, &filter).autoPad != "NOTSET")
       return "auto_pad is not resolved into pads";
-    return checkConvJob(convJobOf(n, t, false), t, 2);
+    const ConvJob j = convJobOf(n, t, false);
+    const std::string why = checkConvJob(j, t, 2);
+    // A convolution the array cannot walk (a ViT's 16 x 16 patch embedding: stride 16 past
+    // the gemm's stride field) still runs as the 1 x 1 convolution on the host's patches
+    // when it reads a graph input (emit refuses it if the host did not write them).
+    if (!why.empty() && readsGraphInput(n) && patchesOf(j, t).kernel_h &&
+        checkConvJob(patchJob(j, false), t, 2).empty())
+      return "";
+    return why;
   }
 
   std::string checkResidual(const Node& n, const Target& t) const override {
@@ -316,6 +332,10 @@ public:
           "host-packed " + std::to_string(pk.P) + "x" + std::to_string(j.C) + "ch, " + info.tiling;
       return info;
     }
+    if (const std::string why = checkConvJob(convJobOf(n, ctx.t, false), ctx.t, 2); !why.empty())
+      throw Error(nodeRef(n), "NPU backend: " + why +
+                                  ", and its input is not laid out as patches by the host (it "
+                                  "is so only when this convolution is the input's one reader)");
     const Packing pk = usablePacking(j, ctx.t);
     if (!pk.P)
       return emitConv(j, ctx);
