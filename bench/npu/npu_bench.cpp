@@ -2,19 +2,22 @@
 // simulated; per model and description: compile time, simulated cycles, MAC utilisation,
 // roofline efficiency, and the cost model's estimate beside the simulation.
 //
-//   npu_bench --models DIR [--isa FILE.json]... [--json FILE] [--layers] MODEL...
+//   npu_bench --models DIR [--isa FILE.json]... [--json FILE] [--layers] [--no-fuse-lut] MODEL...
 //
 // --json also writes the figures as an array with one object per model and description
 // (model, description, compile_s, cycles, useful_mac_utilization, array_mac_utilization,
 // roofline_efficiency, estimated_cycles, host_s; on a fault: model, description, fault),
 // for bench/scoreboard/scoreboard.py. --layers also prints, per layer in program order, its
 // simulated cycles beside its ideal cycles and what bounds them (the array or DRAM): where
-// a model's roofline efficiency goes.
+// a model's roofline efficiency goes. --no-fuse-lut compiles every Lut as a layer of its own
+// (CompileOptions::fuseLut), for comparisons.
 //
 // Roofline efficiency (issue 5): for each layer, ideal cycles = max(MACs / peak MACs per
 // cycle, compulsory DRAM bytes / DRAM bytes per cycle), where the compulsory bytes are the
-// layer's int8 inputs and result and its constants, each moved once; efficiency = sum of
-// ideal cycles / simulated cycles. Figures only: nothing here fails on time. The bound is
+// layer's int8 inputs and result and its constants, each moved once (a fused layer, "conv +
+// add" or "conv + lut", counts the inputs and results of its nodes but the value that
+// passes between them, which never reaches DRAM); efficiency = sum of ideal cycles /
+// simulated cycles. Figures only: nothing here fails on time. The bound is
 // platform::roofline, the one the report's layer rows use; the report's rows apply it to
 // the MACs the array did and the DRAM bytes the program moved, this bench to the model's
 // useful MACs and its compulsory bytes.
@@ -46,15 +49,47 @@ double seconds(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// The nodes of layer `name`: the node of that name, or the nodes a fused layer names
+/// ("conv + add", a residual Add or a Lut fused into its producer); empty when any is
+/// missing.
+std::vector<const Node*> layerNodes(const Function& q, const std::string& name) {
+  if (const Node* n = q.findNode(name))
+    return {n};
+  std::vector<const Node*> group;
+  for (size_t at = 0;;) {
+    const size_t end = name.find(" + ", at);
+    const Node* n = q.findNode(name.substr(at, end == std::string::npos ? end : end - at));
+    if (!n)
+      return {};
+    group.push_back(n);
+    if (end == std::string::npos)
+      return group;
+    at = end + 3;
+  }
+}
+
 /// Bytes a layer must move at least once: its non-constant inputs, its constants and its
-/// result.
-double compulsoryBytes(const Node& n) {
+/// result; for a fused layer, the inputs and results of its nodes that do not pass from
+/// one of them to another (a fused producer's result never leaves the NPU).
+double compulsoryBytes(const Function& q, const std::string& name) {
+  const std::vector<const Node*> group = layerNodes(q, name);
+  auto inGroup = [&](const Node* n) {
+    return std::find(group.begin(), group.end(), n) != group.end();
+  };
   double b = 0;
-  for (const auto& in : n.inputs())
-    if (in)
-      b += double(in.type().sizeInBytes());
-  for (unsigned r = 0; r < n.numResults(); ++r)
-    b += double(n.resultType(r).sizeInBytes());
+  for (const Node* n : group) {
+    for (const auto& in : n->inputs())
+      if (in && !inGroup(in.node))
+        b += double(in.type().sizeInBytes());
+    for (unsigned r = 0; r < n->numResults(); ++r) {
+      bool internal = false;
+      for (const Node* m : group)
+        for (const auto& in : m->inputs())
+          internal = internal || (in.node == n && in.resNo == r);
+      if (!internal)
+        b += double(n->resultType(r).sizeInBytes());
+    }
+  }
   return b;
 }
 
@@ -68,9 +103,8 @@ void printLayers(const Function& q, const npu::CompileResult& c, const platform:
   for (const auto& l : c.summary.layers)
     macs[l.name] = l.macs;
   for (const auto& l : report.layers) {
-    const Node* n = q.findNode(l.name);
     const platform::Roofline rf = platform::roofline(
-        double(macs[l.name]), n ? compulsoryBytes(*n) : 0, double(l.cycles), peak, bw);
+        double(macs[l.name]), compulsoryBytes(q, l.name), double(l.cycles), peak, bw);
     const std::string name =
         l.name.size() > 60 ? "..." + l.name.substr(l.name.size() - 57) : l.name;
     std::printf("  %-60s %10llu %10.0f %5s %6.1f%% %10.0f\n", name.c_str(),
@@ -80,7 +114,8 @@ void printLayers(const Function& q, const npu::CompileResult& c, const platform:
 }
 
 void benchModel(const std::string& dir, const std::string& model,
-                const std::vector<std::string>& isas, bool layers, nlohmann::json& json) {
+                const std::vector<std::string>& isas, bool layers, const npu::CompileOptions& copts,
+                nlohmann::json& json) {
   const std::string path = dir + "/" + model + "/model.onnx";
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Module> m = importOnnxFile(path);
@@ -91,7 +126,7 @@ void benchModel(const std::string& dir, const std::string& model,
   for (const std::string& isaPath : isas) {
     isa::IsaDescription desc = isa::IsaDescription::loadDefault(isaPath);
     auto t1 = std::chrono::steady_clock::now();
-    npu::CompileResult c = npu::compile(*q, desc);
+    npu::CompileResult c = npu::compile(*q, desc, copts);
     const double compile = seconds(t1);
     // The input, quantized as the graph's QuantizeLinear does, blocked by the simulator.
     sim::Simulator simulator(desc);
@@ -124,10 +159,8 @@ void benchModel(const std::string& dir, const std::string& model,
     const double peak = double(desc.peakMacsPerCycle());
     const double bw = desc.dramBytesPerCycle();
     double ideal = 0;
-    for (const auto& l : c.summary.layers) {
-      const Node* n = q->findNode(l.name);
-      ideal += platform::roofline(double(l.macs), n ? compulsoryBytes(*n) : 0, 0, peak, bw).bound;
-    }
+    for (const auto& l : c.summary.layers)
+      ideal += platform::roofline(double(l.macs), compulsoryBytes(*q, l.name), 0, peak, bw).bound;
     const double cycles = double(r.report.cycles);
     // Useful MACs (the model's) per cycle over the peak; the array's own count also holds
     // the zero MACs of depthwise (diagonal) weight blocks and channel padding.
@@ -159,6 +192,7 @@ int main(int argc, char** argv) {
   std::string dir, jsonPath;
   std::vector<std::string> isas, models;
   bool layers = false;
+  npu::CompileOptions copts;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if ((a == "--models" || a == "--isa") && i + 1 < argc)
@@ -167,12 +201,14 @@ int main(int argc, char** argv) {
       jsonPath = argv[++i];
     else if (a == "--layers")
       layers = true;
+    else if (a == "--no-fuse-lut")
+      copts.fuseLut = false;
     else if (!a.empty() && a[0] != '-')
       models.push_back(a);
     else {
       std::fprintf(stderr,
                    "usage: npu_bench --models DIR [--isa FILE.json]... [--json FILE] [--layers] "
-                   "MODEL...\n");
+                   "[--no-fuse-lut] MODEL...\n");
       return 1;
     }
   }
@@ -186,7 +222,7 @@ int main(int argc, char** argv) {
   nlohmann::json json = nlohmann::json::array();
   try {
     for (const auto& m : models)
-      benchModel(dir, m, isas, layers, json);
+      benchModel(dir, m, isas, layers, copts, json);
     if (!jsonPath.empty())
       platform::writeJsonFile(jsonPath, json);
   } catch (const std::exception& e) {

@@ -95,6 +95,25 @@ std::map<const Node*, const Node*> residualFusions(const Function& f, const Targ
   return out;
 }
 
+/// Luts fused into the layer producing their input (producer -> Lut): the producer's
+/// requantize is followed by the table (Layer::checkEpilogueLut) and it writes the Lut's
+/// result; nothing else may read its own. Added to `out` (the residual fusions), which
+/// takes a producer once.
+void addLutFusions(const Function& f, const Target& t, const CompileOptions& opts,
+                   std::map<const Node*, const Node*>& out) {
+  if (!opts.fuseLut)
+    return;
+  for (const auto& n : f.nodes()) {
+    if (n->kind() != NodeKind::Lut)
+      continue;
+    const Node* p = n->input(0).node;
+    const Layer* l = findLayer(p->kind());
+    if (!l || out.count(p) || f.numUses(p) != 1 || !l->checkEpilogueLut(*p, t).empty())
+      continue;
+    out[p] = n.get();
+  }
+}
+
 /// Transposes that a MatMul of two activations reads through (its b, used by nothing
 /// else): the MatMul gathers its weight blocks from the Transpose's input directly
 /// (ActMatMul.cpp), since b transposed back is that input. Attention's keys.
@@ -110,10 +129,14 @@ std::set<const Node*> absorbedTransposes(const Function& f, const Target& t) {
   return out;
 }
 
-/// A layer as the compile loop emits it: a node, with the residual Add fused into it.
+/// A layer as the compile loop emits it: a node, with the residual Add or the Lut fused
+/// into it (at most one of them).
 struct LayerJob {
   const Node* node;
   const Node* residualAdd;
+  const Node* lut = nullptr;
+  /// The value the layer writes: the fused node's result, else its own.
+  NodeValue result() const { return resultOf(residualAdd ? *residualAdd : lut ? *lut : *node); }
 };
 
 /// The estimated cycles of layer `l` alone reading resident value `in` and writing
@@ -127,6 +150,7 @@ double layerTrial(const LayerJob& l, const LayerCtx& ctx, Residency* in, Residen
   LayerCtx trial{ctx.t, scratch, consts, ctx.opts, tensors, ctx.temp, l.residualAdd, ctx.absorbed};
   trial.readsResident = in;
   trial.writesResident = out;
+  trial.epilogueLut = l.lut;
   try {
     scratch.beginLayer("trial");
     findLayer(l.node->kind())->emit(*l.node, trial);
@@ -160,9 +184,9 @@ std::optional<Residency> residencyOf(const Function& f, const LayerJob& p, const
   auto macLayer = [](const Node& n) {
     return n.kind() == NodeKind::Conv || n.kind() == NodeKind::Gemm || n.kind() == NodeKind::MatMul;
   };
-  const NodeValue v = resultOf(*p.node);
+  const NodeValue v = p.result();
   if (!ctx.opts.crossLayerResidency || p.residualAdd || !macLayer(*p.node) || !macLayer(*c.node) ||
-      f.numUses(p.node) != 1 || c.node->input(0) != v)
+      f.numUses(v.node) != 1 || c.node->input(0) != v)
     return std::nullopt;
   const DramTensor& d = ctx.tensor(v);
   const std::array<int64_t, 4> pad = paddingOf(*c.node);
@@ -242,12 +266,14 @@ std::pair<LayerInfo, LayerTiming> emitLayer(const Node& n, size_t i, size_t laye
   }
 }
 
-/// The summary row of layer `name` (node `n`, "+Add" when a residual Add is fused in).
-LayerSummary layerSummary(const std::string& name, const Node& n, bool fusedAdd,
+/// The summary row of layer `name` (node `n`, "+Add" / "+Lut" when a residual Add or a Lut
+/// is fused in).
+LayerSummary layerSummary(const std::string& name, const Node& n, const LayerCtx& ctx,
                           const LayerInfo& info, const LayerTiming& lt) {
   LayerSummary ls;
   ls.name = name;
-  ls.kind = std::string(n.kindName()) + (fusedAdd ? "+Add" : "");
+  ls.kind =
+      std::string(n.kindName()) + (ctx.residualAdd ? "+Add" : "") + (ctx.epilogueLut ? "+Lut" : "");
   ls.tiles = lt.steps;
   ls.instructions = lt.instructions;
   ls.cycles = lt.cycles;
@@ -349,7 +375,8 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   if (const std::vector<std::string> bad = unsupportedNodes(f, isa); !bad.empty())
     throwUnsupported(f, bad);
 
-  const std::map<const Node*, const Node*> fused = residualFusions(f, t, opts);
+  std::map<const Node*, const Node*> fused = residualFusions(f, t, opts);
+  addLutFusions(f, t, opts, fused);
   std::map<const Node*, const Node*> producerOf; // fused Add -> its producer
   for (const auto& [producer, add] : fused)
     producerOf[add] = producer;
@@ -370,11 +397,14 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
   const size_t layers = work.size();
   for (const OutputCopy& c : plan.copies)
     work.push_back(c.node);
-  // A fused residual Add is emitted as its producer, which writes the Add's result.
+  // A fused residual Add or Lut is emitted as its producer, which writes its result.
   auto jobOf = [&](size_t i) {
     const auto fusedWith = producerOf.find(work[i]);
-    return fusedWith == producerOf.end() ? LayerJob{work[i], nullptr}
-                                         : LayerJob{fusedWith->second, work[i]};
+    if (fusedWith == producerOf.end())
+      return LayerJob{work[i], nullptr};
+    if (work[i]->kind() == NodeKind::Lut)
+      return LayerJob{fusedWith->second, nullptr, work[i]};
+    return LayerJob{fusedWith->second, work[i]};
   };
   auto tempOf = [&](const Node* n) { return plan.temps.count(n) ? plan.temps.at(n) : 0; };
   std::optional<Residency> reads; // the resident value this layer reads
@@ -387,11 +417,13 @@ CompileResult compile(const Function& f, const isa::IsaDescription& isa,
     ctx.readsResident = reads ? &*reads : nullptr;
     ctx.writesResident = writes ? &*writes : nullptr;
     ctx.residualAdd = job.residualAdd;
-    const std::string name = n.name() + (ctx.residualAdd ? " + " + ctx.residualAdd->name() : "");
+    ctx.epilogueLut = job.lut;
+    const Node* with = job.residualAdd ? job.residualAdd : job.lut;
+    const std::string name = n.name() + (with ? " + " + with->name() : "");
     prog.beginLayer(name);
     ctx.temp = tempOf(&n);
     const auto [info, lt] = emitLayer(n, i, layers, work.size(), plan, ctx, reads, writes);
-    sum.layers.push_back(layerSummary(name, n, ctx.residualAdd != nullptr, info, lt));
+    sum.layers.push_back(layerSummary(name, n, ctx, info, lt));
     sum.macs += info.macs;
     for (int m = 0; m < 4; ++m)
       peak[m] = std::max(peak[m], info.sram[m]);

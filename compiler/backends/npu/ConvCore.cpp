@@ -294,12 +294,14 @@ std::vector<isa::Instruction> tileRows(const Program& p, const ActView& view, co
 
 /// Where a tile's output goes: its accumulators from acc row `acc0`, its output slot at act
 /// row `outAddr`, requantization parameters from param row `pslot`, the residual tile at act
-/// row `resAddr` (< 0: none; qadd scalars at param row `qaddParam`).
+/// row `resAddr` (< 0: none; qadd scalars at param row `qaddParam`), the fused Lut's table
+/// `lutTable` (< 0: none).
 struct TileOutput {
   int64_t kb0, ktl, outAddr, acc0, pslot, resAddr, qaddParam;
   /// Act rows between the output's lines and between its blocks: the tile's own (tw and
   /// th * tw) in its output slot, the tensor's in a resident output (ConvJob::outRes).
   int64_t line, block;
+  int64_t lutTable = -1;
 };
 
 /// The requantize of output block `kbl` of a tile into its output slot.
@@ -310,11 +312,20 @@ isa::Instruction requantOf(const ConvJob& j, const Program& p, const Tile& tile,
                    o.pslot + 2 * kbl, j.zpOut, j.lo, j.hi, tile.tw, tile.th);
 }
 
-/// The requantize of output block `kbl` of a tile (and the qadd of its fused residual).
+/// The fused Lut of output block `kbl` of a tile, in place in its output rows.
+isa::Instruction lutOf(const Program& p, const Tile& tile, const TileOutput& o, int64_t kbl) {
+  const Program::Walk rows{o.outAddr + kbl * o.block, 1, o.line};
+  return p.lut(o.lutTable, rows, rows, tile.tw, tile.th);
+}
+
+/// The requantize of output block `kbl` of a tile (and the qadd of its fused residual, or
+/// its fused Lut).
 void blockOutput(const ConvJob& j, const Program& p, const Tile& tile, const TileOutput& o,
                  int64_t kbl, std::vector<isa::Instruction>& out) {
   const int64_t P = tile.th * tile.tw;
   out.push_back(requantOf(j, p, tile, o, kbl));
+  if (o.lutTable >= 0)
+    out.push_back(lutOf(p, tile, o, kbl));
   if (o.resAddr >= 0)
     for (const auto& c : Program::rowChunks(*p.target().quantizedAdd(), P)) {
       const int64_t r = kbl * P + c[0];
@@ -330,8 +341,11 @@ void emitOutput(const ConvJob& j, const Program& p, const Tile& tile, const Tile
                 bool computes) {
   const int64_t P = tile.th * tile.tw;
   if (computes)
-    for (int64_t kbl = 0; kbl < o.ktl; ++kbl)
+    for (int64_t kbl = 0; kbl < o.ktl; ++kbl) {
       s.computes.push_back(requantOf(j, p, tile, o, kbl));
+      if (o.lutTable >= 0)
+        s.computes.push_back(lutOf(p, tile, o, kbl));
+    }
   if (o.resAddr >= 0) {
     for (auto& in : tileRows(p, j.residual->view, tile, o.kb0, o.ktl, o.resAddr, true))
       s.loads.push_back(in);
@@ -452,6 +466,25 @@ std::string checkResidualJob(ConvJob j, const Target& t) {
   return checkConvJob(j, t, 2);
 }
 
+std::string checkLutJob(ConvJob j, const Target& t) {
+  if (j.residual)
+    return "a job with a fused residual Add takes no Lut";
+  j.lut = EpilogueLut{};
+  return checkConvJob(j, t, 2);
+}
+
+void attachLut(ConvJob& j, LayerCtx& ctx, ActView (*view)(const DramTensor&)) {
+  if (!ctx.epilogueLut)
+    return;
+  const Node& lut = *ctx.epilogueLut;
+  const Tensor& tab = lut.input(1).node->payload();
+  EpilogueLut e;
+  e.table.assign(tab.raw(), tab.raw() + 256);
+  e.zp = zeroPointOf(resultOf(lut));
+  j.lut = std::move(e);
+  j.out = view(ctx.tensor(resultOf(lut)));
+}
+
 void attachResidual(ConvJob& j, const NodeValue& result, LayerCtx& ctx,
                     ActView (*view)(const DramTensor&)) {
   if (!ctx.residualAdd)
@@ -482,6 +515,7 @@ double trialCycles(const ConvJob& j, const ConvTiling& tl, LayerCtx& ctx) {
   ConstPool consts(0);
   LayerCtx trial{ctx.t,       scratch,  consts,          ctx.opts,
                  ctx.tensors, ctx.temp, ctx.residualAdd, ctx.absorbed};
+  trial.epilogueLut = ctx.epilogueLut;
   try {
     scratch.beginLayer("trial");
     emitConvWith(j, tl, trial);
@@ -598,6 +632,8 @@ LayerInfo convInfo(const ConvJob& j, const ConvTiling& tl) {
                    (tl.tapHalo ? " tap-halo" : "");
   if (j.residual)
     info.tiling += " +residual";
+  if (j.lut)
+    info.tiling += " +lut";
   if (j.inRes)
     info.tiling += " in-sram";
   if (j.outRes)
@@ -640,11 +676,12 @@ public:
       : j_(j), tl_(tl), ctx_(ctx), t_(ctx.t), p_(ctx.prog), KB_(ceilDiv(j.K, t_.lanes())),
         D_(p_.depth()), cc_(packConsts(j, t_, tl, ctx.consts)),
         residualParams_(j.residual ? ctx.consts.addInt32(j.residual->params) : 0),
-        WR_(t_.rowBytes(Mem::Weight)), AR_(t_.rowBytes(Mem::Acc)), PR_(t_.rowBytes(Mem::Param)),
-        split_(tl.splitsReduction()), inSlot_(tl.inRows), outSlot_(tl.kt * tl.th * tl.tw),
-        outBase_(D_ * inSlot_), biasBase_(tl.kt * tl.th * tl.tw),
-        resSlot_(residualRows(j, t_, outSlot_)), outStride_(outSlot_ + resSlot_),
-        qaddParam_(D_ * 2 * tl.kt), size2Ld_(Target::maxOf(t_.dmaLoad(), isa::role::kSize2)),
+        lutConst_(j.lut ? ctx.consts.add(j.lut->table) : 0), WR_(t_.rowBytes(Mem::Weight)),
+        AR_(t_.rowBytes(Mem::Acc)), PR_(t_.rowBytes(Mem::Param)), split_(tl.splitsReduction()),
+        inSlot_(tl.inRows), outSlot_(tl.kt * tl.th * tl.tw), outBase_(D_ * inSlot_),
+        biasBase_(tl.kt * tl.th * tl.tw), resSlot_(residualRows(j, t_, outSlot_)),
+        outStride_(outSlot_ + resSlot_), qaddParam_(D_ * 2 * tl.kt),
+        size2Ld_(Target::maxOf(t_.dmaLoad(), isa::role::kSize2)),
         size1Ld_(Target::maxOf(t_.dmaLoad(), isa::role::kSize1)),
         slotHolds_(size_t(D_), {-1, -1, -1, -1, -1, -1, -1}), weightHolds_(size_t(D_), {-1, -1}) {}
 
@@ -683,9 +720,12 @@ private:
       weightHolds_[size_t(slot)] = {k.ktile, int64_t(ci)};
     }
     if (step_ == 0 && j_.outRes && j_.outRes->bordered())
-      fillBorder(*j_.outRes, j_.zpOut, ctx_, s);
+      fillBorder(*j_.outRes, j_.lut ? j_.lut->zp : j_.zpOut, ctx_, s); // the stored value's
     if (step_ == 0 && j_.residual)
       for (auto& in : p_.loadRows(Mem::Param, qaddParam_, residualParams_, 2))
+        s.loads.push_back(in);
+    if (step_ == 0 && j_.lut)
+      for (auto& in : p_.loadRows(Mem::Param, tl_.lutRow, lutConst_, lutTableRows(t_)))
         s.loads.push_back(in);
     if (first && !tl_.biasDma)
       for (auto& in : p_.loadRows(Mem::Acc, k.bslot, cc_.bias + uint64_t(k.kb0 * AR_), k.ktl))
@@ -736,9 +776,17 @@ private:
   }
 
   /// Where the tile's output blocks go: the resident output's rows, or the output slot
-  /// at outAddr (a fused residual's tile resSlot_ rows after it).
+  /// at outAddr (a fused residual's tile resSlot_ rows after it), and the fused Lut's table.
   TileOutput tileOutput(const OutputBlocks& k, const Tile& tile, int64_t acc0,
                         int64_t outAddr) const {
+    TileOutput o = plainOutput(k, tile, acc0, outAddr);
+    o.lutTable = tl_.lutTable;
+    return o;
+  }
+
+  /// tileOutput without the Lut.
+  TileOutput plainOutput(const OutputBlocks& k, const Tile& tile, int64_t acc0,
+                         int64_t outAddr) const {
     if (j_.outRes)
       return TileOutput{k.kb0,
                         k.ktl,
@@ -792,6 +840,7 @@ private:
   const int64_t KB_, D_;
   const ConvConsts cc_;
   const uint64_t residualParams_;
+  const uint64_t lutConst_;    ///< DRAM offset of the fused Lut's table.
   const int64_t WR_, AR_, PR_; ///< Row bytes of the weight, acc and param SRAMs.
   const bool split_;           ///< The tiling splits the reduction into chunks.
   /// Rows of an input slot (0: resident input) and an output slot; where the output

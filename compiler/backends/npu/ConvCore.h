@@ -48,6 +48,17 @@ struct ResidualAdd {
   std::vector<int32_t> params; ///< The qadd's two param rows (qaddParamRows).
 };
 
+/// An activation that is a function of one int8 value (a Lut node: h-swish, SiLU,
+/// sigmoid, ...) fused into a job's epilogue (docs/compiler/npu-layers.md, "Activations
+/// fused into the requantize"): after a tile is requantized into y, one `lut` per output
+/// block maps y to T[y + 128] in place, and the tile stores the Lut's result to
+/// ConvJob::out. The table is loaded once, in the layer's first step, at the param rows of
+/// the first table the lut instruction selects above the job's M, S (and qadd) rows.
+struct EpilogueLut {
+  std::vector<uint8_t> table; ///< 256 entries, T[x + 128] (empty in a job only checked).
+  int32_t zp = 0; ///< The Lut result's zero point (a resident output's border holds it).
+};
+
 /// One convolution as the NPU computes it.
 struct ConvJob {
   int64_t N = 1, C = 0, H = 1, W = 1; ///< Input.
@@ -66,6 +77,8 @@ struct ConvJob {
   /// The fused residual Add, if any (its params are empty in a job built only to check
   /// or price a tiling).
   std::optional<ResidualAdd> residual;
+  /// The fused Lut activation, if any (never with a residual).
+  std::optional<EpilogueLut> lut;
   /// Cross-layer residency (Layer.h): the input is read from the act SRAM (no input
   /// loads) / the output is written there (no stores); tiles use the act rows below it.
   std::optional<ActResident> inRes, outRes;
@@ -93,6 +106,8 @@ struct ConvTiling {
   /// 2.12): one weight block per output block (row t = tap t), one instruction per output
   /// block and tile, no reduction chunks. Else depthwise runs as diagonal gemm blocks.
   bool dw = false;
+  /// The lut table a fused Lut (ConvJob::lut) uses, at param rows from lutRow; -1: none.
+  int64_t lutTable = -1, lutRow = 0;
   /// Pipeline depth of the layer: the program's, or 1 when no tiling fits its SRAMs
   /// twice (the layer then runs single-buffered, Program::setLayerDepth).
   int depth = 2;
@@ -215,6 +230,23 @@ std::string checkResidualJob(ConvJob j, const Target& t);
 /// ConvJob::out, both addressed as `view` addresses a tensor (the job's own convention).
 void attachResidual(ConvJob& j, const NodeValue& result, LayerCtx& ctx,
                     ActView (*view)(const DramTensor&) = &ActView::of);
+
+/// "" when `j` (built without data) can take a fused Lut activation in its epilogue (some
+/// tiling fits with the table in the param SRAM, every lut field holds the tile's walk);
+/// else why not.
+std::string checkLutJob(ConvJob j, const Target& t);
+
+/// When ctx.epilogueLut is set, makes `j` write that Lut's result: sets ConvJob::lut (the
+/// table) and ConvJob::out, addressed as `view` addresses a tensor.
+void attachLut(ConvJob& j, LayerCtx& ctx, ActView (*view)(const DramTensor&) = &ActView::of);
+
+/// The first table the description's lut instruction selects whose param rows start at or
+/// above row `from`, or -1 when its table field cannot reach one inside the param SRAM.
+int64_t lutTableFrom(const Target& t, int64_t from);
+/// Param row of table `table` of the lut instruction (properties.table_offset honoured).
+int64_t lutTableRow(const Target& t, int64_t table);
+/// Param rows a 256-entry table takes.
+int64_t lutTableRows(const Target& t);
 
 /// Emits the job as steps of the current layer; returns the summary figures.
 LayerInfo emitConv(const ConvJob& j, LayerCtx& ctx);

@@ -55,6 +55,24 @@ int64_t residualRows(const ConvJob& j, const Target& t, int64_t outRows) {
   return outRows + (banks > 1 && outRows % banks == 0 ? 1 : 0);
 }
 
+int64_t lutTableRows(const Target& t) {
+  return ceilDiv(256, t.rowBytes(Mem::Param));
+}
+
+int64_t lutTableRow(const Target& t, int64_t table) {
+  return 256 * (t.lut().table_offset + table) / t.rowBytes(Mem::Param);
+}
+
+int64_t lutTableFrom(const Target& t, int64_t from) {
+  const int64_t PR = t.rowBytes(Mem::Param), last = Target::maxOf(t.lut(), isa::role::kTable);
+  for (int64_t table = 0; table <= last; ++table) {
+    const int64_t byte = 256 * (t.lut().table_offset + table), row = byte / PR;
+    if (byte % PR == 0 && row >= from && row + lutTableRows(t) <= t.rows(Mem::Param))
+      return table;
+  }
+  return -1;
+}
+
 std::pair<int64_t, int64_t> chunkBlocks(const ConvJob& j, int64_t L, int64_t kb,
                                         const ReductionChunk& ch) {
   const auto r = inputBlocks(j, L, kb);
@@ -226,6 +244,14 @@ bool fits(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats
   if (c.biasDma && biasDmaLoads(t, c) == 0)
     return false;
   c.paramRows = g.D * 2 * c.kt + (j.residual ? 2 : 0);
+  c.lutTable = -1;
+  if (j.lut) { // the fused Lut's table above the M, S rows
+    c.lutTable = lutTableFrom(t, c.paramRows);
+    if (c.lutTable < 0)
+      return false;
+    c.lutRow = lutTableRow(t, c.lutTable);
+    c.paramRows = c.lutRow + lutTableRows(t);
+  }
   if (c.actRows > t.rows(Mem::Act) || c.wgtRows > t.rows(Mem::Weight) ||
       c.accRows > t.rows(Mem::Acc) || c.paramRows > t.rows(Mem::Param))
     return false;
@@ -271,8 +297,10 @@ TilePrice tileCost(const ConvJob& j, const Target& t, const Geometry& g, const C
   // A fused residual: a qadd over the tile's rows and a load of the residual tile.
   // The bias: a vmov per output block, or one dma.ld of the tile's accumulators.
   // The requantize (and qadd) is what a deferred tail moves into the next step.
+  // A fused Lut: a lut over the tile's rows after the requantize.
   const double tailVec = t.vectorCycles(t.requant(), c.th, c.tw) +
-                         (j.residual ? t.vectorCycles(*t.quantizedAdd(), c.th, c.tw) : 0.0);
+                         (j.residual ? t.vectorCycles(*t.quantizedAdd(), c.th, c.tw) : 0.0) +
+                         (j.lut ? t.vectorCycles(t.lut(), c.th, c.tw) : 0.0);
   const double perTile =
       (c.biasDma ? 0.0 : t.vectorCycles(t.vecUnary("copy"), c.th, c.tw)) + tailVec;
   const int64_t biasRows = c.biasDma ? c.kt * c.th * c.tw : 0;
@@ -444,17 +472,23 @@ struct Priced {
 std::vector<Priced> tilingsAt(const ConvJob& j, const Target& t, int depth,
                               const CompileOptions& opts) {
   const Geometry g = geometry(j, t, depth);
-  const int64_t n0max = minMax(t, {{&t.gemm(), isa::role::kN0},
-                                   {&t.requant(), isa::role::kN0},
-                                   {&t.vecUnary("copy"), isa::role::kN0},
-                                   {&t.dmaStore(), isa::role::kSize0},
-                                   {&t.gemm(), isa::role::kAccS1},
-                                   {&t.requant(), isa::role::kSrcS1},
-                                   {&t.requant(), isa::role::kDstS1}});
+  const int64_t n0lut = j.lut ? minMax(t, {{&t.lut(), isa::role::kN0},
+                                           {&t.lut(), isa::role::kSrcS1},
+                                           {&t.lut(), isa::role::kDstS1}})
+                              : std::numeric_limits<int64_t>::max();
+  const int64_t n0max = std::min(n0lut, minMax(t, {{&t.gemm(), isa::role::kN0},
+                                                   {&t.requant(), isa::role::kN0},
+                                                   {&t.vecUnary("copy"), isa::role::kN0},
+                                                   {&t.dmaStore(), isa::role::kSize0},
+                                                   {&t.gemm(), isa::role::kAccS1},
+                                                   {&t.requant(), isa::role::kSrcS1},
+                                                   {&t.requant(), isa::role::kDstS1}}));
   int64_t n1max = minMax(t, {{&t.gemm(), isa::role::kN1},
                              {&t.requant(), isa::role::kN1},
                              {&t.vecUnary("copy"), isa::role::kN1},
                              {&t.dmaStore(), isa::role::kSize1}});
+  if (j.lut) // the fused Lut walks the tile as the requantize does
+    n1max = std::min(n1max, Target::maxOf(t.lut(), isa::role::kN1));
   if (opts.maxTileHeight > 0)
     n1max = std::min(n1max, opts.maxTileHeight);
   int64_t ktmax = std::min(g.KB, Target::maxOf(t.dmaStore(), isa::role::kSize2));

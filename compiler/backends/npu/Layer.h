@@ -130,6 +130,10 @@ struct LayerCtx {
   /// Nodes not emitted because their one consumer reads through them (Compile.cpp: a
   /// Transpose whose result is a MatMul's b); null for none.
   const std::set<const Node*>* absorbed = nullptr;
+  /// The Lut fused into the layer being emitted (Compile.cpp), or nullptr: its input is
+  /// the layer's result, which then never reaches DRAM; the layer writes the Lut's result,
+  /// the table applied in its epilogue (Layer::checkEpilogueLut).
+  const Node* epilogueLut = nullptr;
   /// Cross-layer residency of the layer being emitted: the resident value it reads (its
   /// input) and the one it writes (its result); null: none.
   Residency* readsResident = nullptr;
@@ -167,6 +171,12 @@ public:
   /// LayerCtx::residualAdd in emit().
   virtual std::string checkResidual(const Node& /*n*/, const Target& /*t*/) const {
     return "the layer has no epilogue to fuse an Add into";
+  }
+  /// "" when a Lut of `n`'s result (a function of one int8 value: h-swish, SiLU, sigmoid,
+  /// ...) can be applied in `n`'s epilogue, right after its requantize, else why not.
+  /// Layers that say "" read LayerCtx::epilogueLut in emit().
+  virtual std::string checkEpilogueLut(const Node& /*n*/, const Target& /*t*/) const {
+    return "the layer has no requantize to fuse a Lut into";
   }
   /// Emits the node (between Program::beginLayer and endLayer).
   virtual LayerInfo emit(const Node& n, LayerCtx& ctx) const = 0;

@@ -302,6 +302,10 @@ public:
     return checkResidualJob(convJobOf(n, t, false), t);
   }
 
+  std::string checkEpilogueLut(const Node& n, const Target& t) const override {
+    return checkLutJob(convJobOf(n, t, false), t);
+  }
+
   uint64_t tempBytes(const Node& n, const Target& t) const override {
     const ConvJob j = convJobOf(n, t, false);
     const Packing pk = usablePacking(j, t);
@@ -311,6 +315,7 @@ public:
     ConvJob j = convJobOf(n, ctx.t, true, &ctx.tensor(n.input(0)));
     j.out = ActView::of(ctx.tensor(resultOf(n)));
     attachResidual(j, resultOf(n), ctx);
+    attachLut(j, ctx);
     if (ctx.tensor(n.input(0)).patches.kernel_h) {
       // The host wrote every output pixel's window: a 1 x 1 convolution on them.
       ConvJob b = patchJob(j, true);

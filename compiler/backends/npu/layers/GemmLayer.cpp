@@ -47,6 +47,12 @@ public:
     return checkResidualJob(jobOf(n, t, false), t);
   }
 
+  std::string checkEpilogueLut(const Node& n, const Target& t) const override {
+    if (isActMatMul(n))
+      return "a MatMul of two activations has no per-channel requantize to fuse a Lut into";
+    return checkLutJob(jobOf(n, t, false), t);
+  }
+
   uint64_t tempBytes(const Node& n, const Target& t) const override {
     return isActMatMul(n) ? actMatMulTempBytes(n, t) : 0;
   }
@@ -58,6 +64,7 @@ public:
     j.in = rowsView(ctx.tensor(n.input(0)));
     j.out = rowsView(ctx.tensor(resultOf(n)));
     attachResidual(j, resultOf(n), ctx, &rowsView);
+    attachLut(j, ctx, &rowsView);
     return emitConv(j, ctx);
   }
 

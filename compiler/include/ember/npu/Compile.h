@@ -39,6 +39,11 @@ struct CompileOptions {
   /// operands, when the description has a quantized-add (docs/compiler/npu-layers.md).
   /// Off: every Add is a layer of its own (for comparisons).
   bool fuseResidual = true;
+  /// Apply a Lut (an activation of one value: h-swish, SiLU, sigmoid, ...) in the epilogue
+  /// of the convolution / Gemm producing its input when nothing else reads that input
+  /// (docs/compiler/npu-layers.md, "Activations fused into the requantize"). Off: every
+  /// Lut is a layer of its own (for comparisons).
+  bool fuseLut = true;
   /// Let the host lay out a graph input that only a convolution with few input channels
   /// reads (the RGB stem) packed, neighbouring pixels side by side in a row
   /// (isa::Layout::Packed), or as each output pixel's window (isa::Layout::Patches),
