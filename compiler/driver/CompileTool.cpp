@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ void checkCompileToolOptions(const CompileToolOptions& o) {
   if (o.model.empty() && !o.printPipeline && !o.opTable && o.opTableCheck.empty() &&
       o.opTableUpdate.empty())
     throw UsageError("no model given");
+  if (!o.stageCycles.empty() && o.system.empty())
+    throw UsageError("--stage-cycles costs the pipeline of --system SYS.json");
   if (!o.system.empty()) {
     if (o.backend == "cpu")
       throw UsageError("--system pipelines a model over NPUs (not --backend cpu)");
@@ -118,7 +121,8 @@ int emitCpuBundle(const CompileToolOptions& o, Function& f) {
 /// Refuses, before any work, output paths that are folders, in missing folders, or
 /// one of the inputs (`emberc m.onnx -o m.onnx`).
 void checkOutputs(const CompileToolOptions& o) {
-  std::vector<std::string> inputs{o.model, isa::IsaDescription::resolvedPath(o.isa), o.loadProfile};
+  std::vector<std::string> inputs{o.model, isa::IsaDescription::resolvedPath(o.isa), o.loadProfile,
+                                  o.system, o.stageCycles};
   if (o.calibrate.rfind("random:", 0) != 0)
     inputs.push_back(o.calibrate);
   for (const auto& [name, file] : o.inputs.bindFiles)
@@ -169,8 +173,14 @@ int pipelineTool(const CompileToolOptions& o) {
   const CompiledModel c =
       compileModel(o.model, sys.devices().front().isa, quantizeRequest(o), o.partition, o.inputs);
   printQuantizeStats(o, c.stats);
-  const partition::PipelinePlan p =
-      partition::pipelineModel(*c.quantized, c.plan, sys, o.partition.npu);
+  std::optional<partition::MeasuredCycles> measured;
+  if (!o.stageCycles.empty())
+    measured = partition::readMeasuredCycles(o.stageCycles);
+  const partition::PipelinePlan p = partition::pipelineModel(
+      *c.quantized, c.plan, sys, o.partition.npu, measured ? &*measured : nullptr);
+  if (measured && !o.quiet)
+    std::printf("layer cycles: simulated on %s (%s, %.0f cycles), not the compiler's estimates\n",
+                measured->isaName.c_str(), o.stageCycles.c_str(), measured->total);
   if (o.partitionReport)
     std::fputs(partition::formatPipelineReport(p).c_str(), stdout);
   if (o.output.empty())

@@ -2,7 +2,10 @@
 // quantized function and its NPU compiles, the pipelined plan, and its report.
 #include "ember/driver/Pipeline.h"
 
+#include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -38,13 +41,14 @@ std::vector<PipelineDevice> problemDevices(const isa::SystemDescription& sys) {
   return out;
 }
 
-/// Every item's cycles on one device: its layer's cycles (by name) plus a share of the
-/// cycles no layer names, by result elements (as Partitioner::npuNodeSeconds).
+/// Every item's cycles on one device: its layer's cycles (by name; a layer the compiler
+/// fused, "PRODUCER + ADD", counts for its producer) plus a share of the cycles no layer
+/// names, by result elements (as Partitioner::npuNodeSeconds).
 void assignCycles(PipelineProblem& p, const std::vector<const Node*>& nodes, size_t device,
                   const npu::CompileSummary& s) {
   std::map<std::string, double> byName;
-  for (const npu::LayerSummary& l : s.layers)
-    byName[l.name] += l.cycles;
+  for (const npu::LayerSummary& l : s.layers) // a fused layer "conv + add": the producer's
+    byName[l.name.substr(0, l.name.find(" + "))] += l.cycles;
   double named = 0, elems = 0;
   for (size_t t = 0; t < nodes.size(); ++t) {
     auto it = byName.find(nodes[t]->name());
@@ -167,8 +171,55 @@ PipelineProblem pipelineProblem(const Function& f, const isa::SystemDescription&
   return p;
 }
 
+MeasuredCycles readMeasuredCycles(const std::string& reportPath) {
+  MeasuredCycles m;
+  m.file = reportPath;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(readFileBytes(reportPath));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(reportPath, std::string("not a simulation report (JSON): ") + e.what());
+  }
+  auto need = [&](const char* key, bool (nlohmann::json::*is)() const) -> const nlohmann::json& {
+    if (!j.is_object() || !j.contains(key) || !(j.at(key).*is)())
+      throw Error(reportPath, std::string("not a simulation report: no valid '") + key +
+                                  "' (write one with ember-sim BIN.elf --report R.json)");
+    return j.at(key);
+  };
+  m.isaName = need("isa", &nlohmann::json::is_string).get<std::string>();
+  m.total = need("cycles", &nlohmann::json::is_number).get<double>();
+  const nlohmann::json& layers = need("layers", &nlohmann::json::is_array);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const nlohmann::json& l = layers[i];
+    if (!l.is_object() || !l.contains("name") || !l.at("name").is_string() ||
+        !l.contains("cycles") || !l.at("cycles").is_number())
+      throw Error(reportPath, "/layers/" + std::to_string(i) + ": no name and cycles");
+    m.layers[l.at("name").get<std::string>()] += l.at("cycles").get<double>();
+  }
+  return m;
+}
+
+namespace {
+
+/// The summary of `s`'s description with the measured cycles in place of its estimates.
+npu::CompileSummary measuredSummary(const npu::CompileSummary& s, const MeasuredCycles& m) {
+  npu::CompileSummary out = s;
+  out.layers.clear();
+  for (const auto& [name, cycles] : m.layers) {
+    npu::LayerSummary l;
+    l.name = name;
+    l.cycles = cycles;
+    out.layers.push_back(l);
+  }
+  out.cycles = m.total;
+  return out;
+}
+
+} // namespace
+
 PipelinePlan pipelineModel(const Function& quantized, const Plan& plan,
-                           const isa::SystemDescription& sys, const npu::CompileOptions& opts) {
+                           const isa::SystemDescription& sys, const npu::CompileOptions& opts,
+                           const MeasuredCycles* measured) {
   if (!plan.whole)
     throw Error(plan.source.empty() ? plan.functionName : plan.source,
                 "--system pipelines a model the NPU runs whole, but on " + plan.isaName +
@@ -179,12 +230,23 @@ PipelinePlan pipelineModel(const Function& quantized, const Plan& plan,
   std::map<std::string, std::shared_ptr<npu::CompileResult>> compiled;
   compiled[sys.devices().front().isa.hashHex()] = plan.segments.front().npu;
   std::vector<const npu::CompileSummary*> summaries;
+  npu::CompileSummary fromRun;
+  bool used = false;
   for (const isa::SystemDevice& d : sys.devices()) {
     auto& r = compiled[d.isa.hashHex()];
     if (!r)
       r = std::make_shared<npu::CompileResult>(npu::compile(quantized, d.isa, opts));
     summaries.push_back(&r->summary);
+    if (measured && d.isa.name() == measured->isaName) {
+      if (!used)
+        fromRun = measuredSummary(r->summary, *measured);
+      used = true;
+      summaries.back() = &fromRun;
+    }
   }
+  if (measured && !used)
+    throw Error(measured->file, "was simulated on '" + measured->isaName +
+                                    "', which no device of " + sys.file() + " runs");
   PipelinePlan out;
   out.systemName = sys.name();
   out.functionName = quantized.name();

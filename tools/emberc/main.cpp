@@ -101,6 +101,11 @@ void declareOptions(CLI::App& app, CompileToolOptions& o) {
                  "with -o OUT.pkg, write the pipeline's package (one NPU binary per\n"
                  "stage; ember-run OUT.pkg --system SYS.json --requests N serves it)")
       ->type_name("SYS.json");
+  app.add_option("--stage-cycles", o.stageCycles,
+                 "with --system: cost the layers with the cycles a simulation measured\n"
+                 "(R.json: ember-sim BIN.elf --report R.json, the whole model on the\n"
+                 "devices' description) instead of the compiler's estimates")
+      ->type_name("R.json");
   app.add_option("--dump-lir", o.dumpLir,
                  "write the low-level IR the NPU compiled from (each NPU\n"
                  "segment's: a layer per compute instruction, in order)")

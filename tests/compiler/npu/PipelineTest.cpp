@@ -8,6 +8,7 @@
 #include "ember/driver/Pipeline.h"
 
 #include "GraphBuilder.h"
+#include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
 
 #include <gtest/gtest.h>
@@ -339,6 +340,51 @@ TEST(PipelineProblem, BuiltFromAFunctionAndItsCompileSummaries) {
     EXPECT_EQ(p.devices[3].sharesWithNext, false);
     EXPECT_EQ(p.devices[0].dramBytes, uint64_t(shared ? 4 : 1) << 30);
   }
+}
+
+// --stage-cycles: a simulation report's layers (a fused name summed as given), its total
+// and its description; a file without them is refused with its name and the key.
+TEST(PipelineProblem, MeasuredCyclesFromAReport) {
+  const std::string dir = std::string(EMBER_BINARY_DIR) + "/tests/compiler/npu";
+  const std::string good = dir + "/measured_report.json", bad = dir + "/measured_bad.json";
+  writeFileAtomic(good, R"({"isa": "ember-v1", "cycles": 650, "layers": [)"
+                        R"({"name": "a", "cycles": 100}, {"name": "b + c", "cycles": 500},)"
+                        R"({"name": "a", "cycles": 7}]})");
+  const partition::MeasuredCycles m = partition::readMeasuredCycles(good);
+  EXPECT_EQ(m.isaName, "ember-v1");
+  EXPECT_EQ(m.total, 650);
+  EXPECT_EQ(m.layers.at("a"), 107);
+  EXPECT_EQ(m.layers.at("b + c"), 500);
+  writeFileAtomic(bad, R"({"isa": "ember-v1", "cycles": 650})");
+  try {
+    partition::readMeasuredCycles(bad);
+    FAIL() << "a report without layers was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("measured_bad.json: not a simulation report: no valid "
+                                         "'layers'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A layer the compiler fused ("b + c": the producer b with the Add c after it) counts for
+// its producer; only the cycles no layer names are spread (50 / 3 each).
+TEST(PipelineProblem, AFusedLayerCountsForItsProducer) {
+  test::GraphBuilder g;
+  const NodeValue x = g.input("x", {1, 16});
+  const NodeValue a = g.node(NodeKind::Relu, "a", {x});
+  const NodeValue b = g.node(NodeKind::Relu, "b", {a});
+  g.output("y", g.node(NodeKind::Add, "c", {b, a}));
+  npu::CompileSummary s;
+  s.cycles = 650;
+  s.layers = {{"a", "Relu", 1, 1, 100, 0, ""}, {"b + c", "Relu", 1, 1, 500, 0, ""}};
+  const auto sys = isa::SystemDescription::loadFile(std::string(EMBER_SOURCE_DIR) +
+                                                    "/isa/systems/ember-v1-x4.json");
+  const PipelineProblem p = partition::pipelineProblem(*g.f, sys, {&s, &s, &s, &s});
+  ASSERT_EQ(p.items.size(), 3u);
+  EXPECT_NEAR(p.items[0].cycles[0], 100 + 50.0 / 3, 1e-9);
+  EXPECT_NEAR(p.items[1].cycles[0], 500 + 50.0 / 3, 1e-9);
+  EXPECT_NEAR(p.items[2].cycles[0], 50.0 / 3, 1e-9);
 }
 
 } // namespace

@@ -21,9 +21,11 @@ struct CompileToolOptions {
   partition::PartitionOptions partition;
   InputBindings inputs; ///< --input-shape, --bind
   std::string opTableCheck, opTableUpdate;
-  /// --system SYS.json: pipeline the model over a system's NPUs (docs/systems.md) and
-  /// print the stages with --partition-report (no output file yet).
+  /// --system SYS.json: pipeline the model over a system's NPUs (docs/systems.md): print
+  /// the stages with --partition-report, write the pipeline's package with -o.
   std::string system;
+  /// --stage-cycles R.json: cost the pipeline's layers with a simulation report's cycles.
+  std::string stageCycles;
   bool printPipeline = false, partitionReport = false, opTable = false, quiet = false;
 };
 

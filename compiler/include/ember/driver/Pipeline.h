@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -130,14 +131,32 @@ struct PipelinePlan {
 PipelineProblem pipelineProblem(const Function& f, const isa::SystemDescription& sys,
                                 const std::vector<const npu::CompileSummary*>& summaries);
 
+/// Per-layer cycles a simulation measured (`emberc --system SYS --stage-cycles R.json`,
+/// R.json the report of the whole model's binary run on the devices' description:
+/// `ember-sim BIN --report R.json`): layer name -> cycles, the run's total, and the
+/// description it ran on.
+struct MeasuredCycles {
+  std::string file, isaName;
+  double total = 0;
+  std::map<std::string, double> layers;
+};
+
+/// Reads a simulation report's "isa", "cycles" and "layers" [{"name", "cycles"}]
+/// (ember::Error naming the file and the key when they are missing or malformed).
+MeasuredCycles readMeasuredCycles(const std::string& reportPath);
+
 /// Compiles `quantized` whole for every distinct description of `sys` but the first
 /// device's, whose compile is `plan`'s (`plan` must be the partition of `quantized` for
 /// device 0's description, as compileModel gives it), builds the problem and finds the
 /// optimal pipeline; a refusal names the system file. Throws ember::Error when the NPU does not run
 /// the model whole
 /// (`plan` has host segments): the pipeline's stages are NPU stages.
+/// With `measured`, the devices of the description it names are costed with its layers'
+/// cycles (cycles no layer names spread as above) instead of the compiler's estimates
+/// (ember::Error when no device runs that description).
 PipelinePlan pipelineModel(const Function& quantized, const Plan& plan,
-                           const isa::SystemDescription& sys, const npu::CompileOptions& opts);
+                           const isa::SystemDescription& sys, const npu::CompileOptions& opts,
+                           const MeasuredCycles* measured = nullptr);
 
 /// The pipeline as a plan to package (`emberc --system SYS -o OUT.pkg`, docs/systems.md
 /// section 3): the model inputs' QuantizeLinear nodes in a host segment ("interp") first,
