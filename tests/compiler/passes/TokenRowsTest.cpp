@@ -36,6 +36,10 @@ size_t count(const Function& f, NodeKind k) {
                               [k](const auto& n) { return n->kind() == k; }));
 }
 
+std::vector<int64_t> steps5() {
+  return {1, 1, 1, 1, 1};
+}
+
 size_t runTokenPasses(Function& f) {
   return runPipeline(
              f, {"collapse-batch-axes", "merge-reshape", "moves-to-gather", "merge-reshape", "dce"})
@@ -112,6 +116,48 @@ TEST(TokenRows, AnImageAfterTheTokensIsLeftAlone) {
     if (n->kind() == NodeKind::Add || n->kind() == NodeKind::Softmax) {
       EXPECT_EQ(n->resultType().dims, (Shape{1, 8, 5, 6})) << n->name();
     }
+  }
+}
+
+TEST(TokenRows, RandomChainsOfRowMovesBecomeOneGather) {
+  // 60 seeded chains from x [a*b*c, C] through [1, a, b, c, C]: a Transpose of the three
+  // middle axes, a Slice (step 1 or 2) and a roll (two Slices and a Concat) along random
+  // middle axes, back to [rows, C]: one Gather (or a Reshape) each, no value of rank > 3.
+  std::mt19937 rng(42);
+  auto pick = [&rng](int64_t n) { return int64_t(rng() % uint64_t(n)); };
+  for (int iter = 0; iter < 60; ++iter) {
+    SCOPED_TRACE(iter);
+    G g;
+    const int64_t C = 16 * (1 + pick(3));
+    Shape d = {1, 2 + pick(3), 2 + pick(3), 2 + pick(3), C};
+    NodeValue x = g.input("x", {d[1] * d[2] * d[3], C});
+    NodeValue y = reshape(g, "r5", x, {d.begin(), d.end()});
+    std::vector<int64_t> perm = {1, 2, 3};
+    std::shuffle(perm.begin(), perm.end(), rng);
+    y = transpose(g, "t", y, {0, perm[0], perm[1], perm[2], 4});
+    d = {1, d[size_t(perm[0])], d[size_t(perm[1])], d[size_t(perm[2])], C};
+    const size_t ax = size_t(1 + pick(3));
+    std::vector<int64_t> starts(5, 0), ends(d.begin(), d.end()), steps(5, 1);
+    starts[ax] = pick(2);
+    steps[ax] = 1 + pick(2);
+    y = slice(g, "s", y, starts, ends, steps);
+    d = y.dims();
+    const size_t rx = size_t(1 + pick(3));
+    const int64_t k = d[rx] > 1 ? 1 + pick(d[rx] - 1) : 0;
+    if (k > 0) {
+      std::vector<int64_t> s0(5, 0), e0(d.begin(), d.end()), s1(5, 0), e1(d.begin(), d.end());
+      s0[rx] = k;
+      e1[rx] = k;
+      y = g.node(NodeKind::Concat, "roll",
+                 {slice(g, "a", y, s0, e0, steps5()), slice(g, "b", y, s1, e1, steps5())},
+                 attrs({{"axis", int64_t(rx)}}));
+    }
+    const int64_t rows = y.type().size() / C;
+    g.output("y", g.node(NodeKind::Relu, "relu", {reshape(g, "r2", y, {rows, C})}));
+    EXPECT_EQ(checkPassKeepsResults(g, [](Function& f) { return runMovesToGather(f); }), 1u);
+    runPipeline(*g.f, {"merge-reshape", "dce"});
+    EXPECT_LE(maxRank(*g.f), 3);
+    EXPECT_LE(count(*g.f, NodeKind::Gather), 1u);
   }
 }
 
