@@ -145,6 +145,17 @@ def vit_mini():
     return model
 
 
+def swin_mini():
+    """torchvision's SwinTransformer on 32 x 32 images: 4 x 4 patches (8 x 8 tokens), two
+    stages of two blocks (width 32 and 64, 2 and 4 heads), 4 x 4 windows: a shifted window
+    block (cyclic shift, window mask) in the first stage, patch merging between them."""
+    model = torchvision.models.SwinTransformer(patch_size=[4, 4], embed_dim=32, depths=[2, 2],
+                                               num_heads=[2, 4], window_size=[4, 4],
+                                               num_classes=10)
+    _randomize_norms(model, torch.Generator().manual_seed(4245))
+    return model
+
+
 def _cbr(cin, cout, stride=1, dilation=1):
     return nn.Sequential(nn.Conv2d(cin, cout, 3, stride=stride, padding=dilation,
                                    dilation=dilation, bias=False),
@@ -335,6 +346,7 @@ MODELS = {
     "lenet": (LeNet, (1, 1, 28, 28), 13, True, "other"),
     "convnext_mini": (convnext_mini, (1, 3, 32, 32), 17, True, "mini"),
     "vit_mini": (vit_mini, (1, 3, 32, 32), 17, True, "mini"),
+    "swin_mini": (swin_mini, (1, 3, 32, 32), 17, True, "mini"),
     "deeplab_mini": (randomized(DeepLabMini), (1, 3, 32, 32), 17, True, "mini"),
     "unet_mini": (randomized(UNetMini), (1, 3, 32, 32), 17, True, "mini"),
     "fpn_mini": (randomized(FpnMini), (1, 3, 32, 32), 17, True, "mini"),
