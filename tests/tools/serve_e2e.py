@@ -12,6 +12,7 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -103,6 +104,21 @@ def main():
     expect(block["completed"] == 8 and block["refused"] == 0 and block["max_admitted"] == 2,
            "block: all 8 completed, none refused, at most 2 admitted")
     expect(block["makespan_cycles"] == 8 * s, "block: one NPU, 8 s")
+    # A device whose DRAM cannot hold its stage: the refusal names stage, bytes, device.
+    small = os.path.join(args.work, "x2-64k.json")
+    with open(small, "w") as f:
+        json.dump({"name": "x2-64k", "description": "two ember-v1 with 64 KiB DRAMs", "drams": [
+            {"id": f"d{i}", "size_bytes": 65536, "bytes_per_cycle": 32, "latency_cycles": 100,
+             "arbitration": "round-robin"} for i in range(2)],
+            "devices": [{"name": f"npu{i}", "description": os.path.abspath(args.isa),
+                         "dram": f"d{i}"} for i in range(2)]}, f)
+    p = subprocess.run([args.ember_run, pkg, "--system", small, "--requests", "2",
+                        "--random-input", "1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    print(p.stdout)
+    expect(p.returncode == 1 and re.search(r"x2-64k.json: stage ([01]) needs [0-9.]+ KiB of "
+                                           r"DRAM, device npu\1 has 64 KiB", p.stdout),
+           "a stage larger than its device's DRAM is refused, naming stage, bytes and device")
     print("serve e2e: all checks passed")
 
 
