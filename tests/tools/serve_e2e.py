@@ -84,6 +84,10 @@ def main():
     expect(one["latency_cycles"]["p99"] == n * s, "one NPU: the last request waits for all")
 
     ref = ["--reference", elf]
+    model = serve(args, args.model, ["--calibrate", args.calibrate] + ref,
+                  os.path.join(args.work, "model.json"), n, n)
+    expect(model["makespan_cycles"] == one["makespan_cycles"],
+           "the ONNX model compiled by ember-run: the same schedule as its binary, bit-exact")
     pipe = serve(args, pkg, ["--system", args.system2] + ref, os.path.join(args.work, "pipe.json"), n, n)
     s0, s1 = (stage_cycles(st, link) for st in pipe["stages"])
     want = s0 + s1 + (n - 1) * max(s0, s1)

@@ -10,8 +10,8 @@ namespace ember::cli {
 void addServeOptions(CLI::App& app, session::ServeOptions& o) {
   const char* group = "Serving (docs/systems.md section 4)";
   app.add_option("--requests", o.requests,
-                 "serve N requests of the binary or package in simulated time: each\n"
-                 "stage's NPU cycles simulated, the requests scheduled over the devices;\n"
+                 "serve N requests of the model, binary or package in simulated time:\n"
+                 "each stage simulated, the requests scheduled over the devices;\n"
                  "prints throughput, p50/p95/p99 latency and per-device utilisation")
       ->type_name("N")
       ->group(group)

@@ -1,6 +1,7 @@
 // ember-run --requests: a program served over one NPU or a system, in simulated time.
 #include "ember/session/ServeTool.h"
 
+#include "ember/driver/Driver.h"
 #include "ember/driver/Execute.h"
 #include "ember/driver/Package.h"
 #include "ember/driver/Pipeline.h"
@@ -66,31 +67,31 @@ runtime::RunRequest quietRequest(const std::string& label) {
   return req;
 }
 
-/// The program served: an NPU binary (one stage) or a package (one stage per NPU
-/// segment; its host segments, the quantization of float inputs and dequantization of
-/// float outputs, run on the host between them and are not timed).
+/// The program served: an NPU binary (one stage), a package (one stage per NPU segment;
+/// its host segments, the quantization of float inputs and dequantization of float
+/// outputs, run on the host between them and are not timed), or an ONNX model compiled
+/// for the description as ember-run's sim device compiles it (whole: one binary; else its
+/// plan's segments, as a package's).
 class Program {
 public:
-  Program(const std::string& path, const isa::IsaDescription& desc, uint64_t cycleBudget)
-      : path_(path), desc_(desc), budget_(cycleBudget) {
-    if (isNpuBinaryFile(path)) {
-      bin_ = isa::readElf(path, desc_);
-      for (const isa::IoEntry& e : bin_->io)
-        if (e.dir == isa::IoDir::Input)
-          inputs_.emplace_back(e.name,
-                               Type(ElemKind::Float32, Shape(e.shape.begin(), e.shape.end())));
-      stages_ = 1;
-      return;
+  Program(const RunOptions& o, const isa::IsaDescription& desc)
+      : path_(o.model), desc_(desc), budget_(o.cycleBudget) {
+    if (isNpuBinaryFile(path_)) {
+      useBinary(isa::readElf(path_, desc_));
+    } else if (partition::isPackageFile(path_)) {
+      owned_ = std::make_unique<partition::Plan>(partition::loadPackage(path_, desc_));
+      usePlan(*owned_);
+    } else {
+      driver::QuantizeRequest q;
+      q.calibrate = o.calibrate;
+      q.calibration = o.calibration;
+      model_ = std::make_unique<driver::CompiledModel>(
+          driver::compileModel(path_, desc_, q, o.partition, o.modelInputs));
+      if (model_->plan.whole)
+        useBinary(model_->plan.segments.front().npu->binary);
+      else
+        usePlan(model_->plan);
     }
-    plan_ = std::make_unique<partition::Plan>(partition::loadPackage(path, desc_));
-    DeviceOptions dopts;
-    dopts.cycleBudget = budget_;
-    exec_ = std::make_unique<partition::PlanExecutor>(
-        *plan_, npuSegmentRunner("sim", npuEngine("sim"), desc_, dopts, path, false, reports_));
-    inputs_ = plan_->inputs;
-    stages_ = plan_->npuSegments();
-    if (stages_ == 0)
-      throw Error(path, "the package has no NPU segment: nothing to serve on NPUs");
   }
   size_t stages() const { return stages_; }
   /// Each stage's DRAM: its job window (runtime::jobWindowBytes: constants, I/O, scratch).
@@ -107,11 +108,33 @@ public:
   Sample run(const TensorMap& in);
 
 private:
+  void useBinary(isa::Binary bin) {
+    bin_ = std::move(bin);
+    for (const isa::IoEntry& e : bin_->io)
+      if (e.dir == isa::IoDir::Input)
+        inputs_.emplace_back(e.name,
+                             Type(ElemKind::Float32, Shape(e.shape.begin(), e.shape.end())));
+    stages_ = 1;
+  }
+  void usePlan(const partition::Plan& plan) {
+    plan_ = &plan;
+    DeviceOptions dopts;
+    dopts.cycleBudget = budget_;
+    exec_ = std::make_unique<partition::PlanExecutor>(
+        plan, npuSegmentRunner("sim", npuEngine("sim"), desc_, dopts, path_, false, reports_));
+    inputs_ = plan.inputs;
+    stages_ = plan.npuSegments();
+    if (stages_ == 0)
+      throw Error(path_, "runs no segment on the NPU: nothing to serve on NPUs");
+  }
+
   std::string path_;
   isa::IsaDescription desc_;
   uint64_t budget_;
   std::optional<isa::Binary> bin_;
-  std::unique_ptr<partition::Plan> plan_;
+  std::unique_ptr<driver::CompiledModel> model_; ///< An ONNX model's compile.
+  std::unique_ptr<partition::Plan> owned_;       ///< A package's plan.
+  const partition::Plan* plan_ = nullptr;
   std::unique_ptr<partition::PlanExecutor> exec_;
   std::vector<platform::Report> reports_;
   Decls inputs_;
@@ -352,16 +375,12 @@ void checkServeOptions(const RunOptions& o) {
 
 int serveTool(const RunOptions& o) {
   const ServeOptions& so = o.serve;
-  if (!isNpuBinaryFile(o.model) && !partition::isPackageFile(o.model))
-    throw UsageError("--requests", "serves an NPU binary or package: compile " + o.model +
-                                       " with emberc first (-o OUT.elf; --system SYS.json -o "
-                                       "OUT.pkg for a pipeline)");
   checkRunPaths({{o.reportJson, "--report"}, {o.outDir, "--out", true}},
                 {o.model, so.reference, so.system});
   const isa::IsaDescription desc =
       so.system.empty() ? isa::IsaDescription::loadDefault(o.isa)
                         : isa::SystemDescription::loadFile(so.system).devices().front().isa;
-  Program prog(o.model, desc, o.cycleBudget);
+  Program prog(o, desc);
   ServeProblem p;
   placeStages(o, desc, prog.stageDramBytes(), p);
   size_t distinct = so.distinctInputs ? so.distinctInputs : std::min<size_t>(so.requests, 4);

@@ -1,10 +1,11 @@
 #pragma once
 /// \file
 /// `ember-run PROGRAM --requests N --concurrency C [--system SYS.json]`: serving concurrent
-/// requests in simulated time (docs/systems.md section 4). The program (an NPU binary,
-/// or a package: a pipeline emberc --system wrote, or any package of NPU segments) runs
-/// on the SystemC model once per distinct input, which gives every stage's NPU cycles
-/// and outputs; the schedule (Serve.h) then serves the requests over the devices.
+/// requests in simulated time (docs/systems.md section 4). The program (an ONNX model,
+/// compiled for one NPU as the sim device compiles it; an NPU binary; or a package: a
+/// pipeline emberc --system wrote, or any package of NPU segments) runs on the SystemC
+/// model once per distinct input, which gives every stage's NPU cycles and outputs; the
+/// schedule (Serve.h) then serves the requests over the devices.
 
 #include <cstddef>
 #include <string>
