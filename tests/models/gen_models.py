@@ -147,9 +147,10 @@ def vit_mini():
 
 def swin_mini():
     """torchvision's SwinTransformer on 32 x 32 images: 4 x 4 patches (8 x 8 tokens), two
-    stages of two blocks (width 32 and 64, 2 and 4 heads), 4 x 4 windows: a shifted window
-    block (cyclic shift, window mask) in the first stage, patch merging between them."""
-    model = torchvision.models.SwinTransformer(patch_size=[4, 4], embed_dim=32, depths=[2, 2],
+    stages of two blocks (width 64 and 128, 2 and 4 heads of 32 channels, whole lane blocks
+    on both descriptions), 4 x 4 windows: a shifted window block (cyclic shift, window
+    mask) in the first stage, patch merging between them."""
+    model = torchvision.models.SwinTransformer(patch_size=[4, 4], embed_dim=64, depths=[2, 2],
                                                num_heads=[2, 4], window_size=[4, 4],
                                                num_classes=10)
     _randomize_norms(model, torch.Generator().manual_seed(4245))
@@ -232,11 +233,12 @@ class FpnMini(nn.Module):
 
 class ConformerMini(nn.Module):
     """A Conformer block on one sequence [1, T, C]: half-step feed-forward (LayerNorm,
-    Linear, SiLU, Linear), multi-head self-attention, the convolution module (LayerNorm,
+    Linear, SiLU, Linear), multi-head self-attention (2 heads of 32 channels, whole lane
+    blocks on both descriptions), the convolution module (LayerNorm,
     pointwise Conv1d, GLU, depthwise Conv1d, BatchNorm, SiLU, pointwise Conv1d), a second
     half-step feed-forward and a final LayerNorm."""
 
-    def __init__(self, d=64, heads=4, k=7):
+    def __init__(self, d=64, heads=2, k=7):
         super().__init__()
 
         def ff():
