@@ -48,16 +48,18 @@ void appendWeightBlock(const ConvJob& j, int64_t L, int64_t kb, int64_t cb, int6
   }
 }
 
-/// The depthwise weight block of output block kb appended to `out`: row t holds kernel
-/// tap t of the block's channels (byte t * L + c: channel kb * L + c),
-/// docs/isa/instructions.md 2.12.
-void appendDepthwiseBlock(const ConvJob& j, int64_t L, int64_t kb, std::vector<uint8_t>& out) {
-  const int64_t taps = j.KH * j.KW;
+/// The depthwise weight block of output block kb and kernel rows [kh0, kh0 + kh)
+/// appended to `out`: row t holds tap t of those rows of the block's channels (byte t * L
+/// + c: channel kb * L + c), docs/isa/instructions.md 2.12.
+void appendDepthwiseBlock(const ConvJob& j, int64_t L, int64_t kb, int64_t kh0, int64_t kh,
+                          std::vector<uint8_t>& out) {
+  const int64_t taps = j.KH * j.KW, first = kh0 * j.KW;
   const size_t at = out.size();
   out.resize(at + size_t(L * L), 0);
   for (int64_t c = 0; c < L && kb * L + c < j.K; ++c)
-    for (int64_t tap = 0; tap < taps; ++tap)
-      out[at + size_t(tap * L + c)] = static_cast<uint8_t>(j.w[size_t((kb * L + c) * taps + tap)]);
+    for (int64_t t = 0; t < kh * j.KW; ++t)
+      out[at + size_t(t * L + c)] =
+          static_cast<uint8_t>(j.w[size_t((kb * L + c) * taps + first + t)]);
 }
 
 ConvConsts packConsts(const ConvJob& j, const Target& t, const ConvTiling& tl, ConstPool& pool) {
@@ -75,9 +77,9 @@ ConvConsts packConsts(const ConvJob& j, const Target& t, const ConvTiling& tl, C
         cp.kbOff.push_back(blocks - cp.wOff);
         const auto r = chunkBlocks(j, L, kb, ch);
         for (int64_t cb = r.first; cb < r.second; ++cb) {
-          if (tl.dw) {
-            appendDepthwiseBlock(j, L, kb, wbytes);
-            ++blocks;
+          if (tl.dw) { // one block per group of kernel rows
+            for (int64_t kh0 = 0; kh0 < j.KH; kh0 += tl.dwRows, ++blocks)
+              appendDepthwiseBlock(j, L, kb, kh0, std::min(tl.dwRows, j.KH - kh0), wbytes);
             continue;
           }
           for (int64_t tap = ch.t0; tap < ch.t1; ++tap, ++blocks)
@@ -121,22 +123,26 @@ struct Tile {
 struct GemmNest {
   int64_t act, acc, wgt, blocks, plane, wp, th, tw, t0, t1, kh0, kw0;
   bool background = false; ///< Emit the description's background gemm (rule E6).
-  bool dw = false;         ///< One depthwise instruction (ConvTiling::dw).
+  bool dw = false;         ///< Depthwise instructions (ConvTiling::dw).
+  int64_t dwRows = 0;      ///< Kernel rows per depthwise instruction (ConvTiling::dwRows).
 };
 
-/// The depthwise instruction of one output block of a tile (docs/isa/instructions.md section 2.12).
-isa::Instruction depthwiseOf(const ConvJob& j, const Program& p, const GemmNest& g) {
+/// The depthwise instruction of one output block of a tile and kernel rows [kh0, kh0 +
+/// kh), whose weight block is the `group`-th of the block's (docs/isa/instructions.md
+/// section 2.12).
+isa::Instruction depthwiseOf(const ConvJob& j, const Program& p, const GemmNest& g, int64_t kh0,
+                             int64_t kh, int64_t group) {
   isa::Instruction in = p.make(*p.target().depthwise());
-  Program::set(in, isa::role::kActAddr, g.act);
+  Program::set(in, isa::role::kActAddr, g.act + kh0 * j.dH * g.wp);
   Program::set(in, isa::role::kAccAddr, g.acc);
-  Program::set(in, isa::role::kWgtAddr, g.wgt);
+  Program::set(in, isa::role::kWgtAddr, g.wgt + group);
   Program::set(in, isa::role::kN0, g.tw);
   Program::set(in, isa::role::kN1, g.th);
   Program::set(in, isa::role::kActS0, j.sW);
   Program::set(in, isa::role::kActS1, j.sH * g.wp);
   Program::set(in, isa::role::kAccS0, 1);
   Program::set(in, isa::role::kAccS1, g.tw);
-  Program::set(in, isa::role::kKh, j.KH);
+  Program::set(in, isa::role::kKh, kh);
   Program::set(in, isa::role::kKw, j.KW);
   Program::set(in, isa::role::kTapS0, j.dW);
   Program::set(in, isa::role::kTapS1, j.dH * g.wp);
@@ -167,7 +173,8 @@ void appendGemms(const ConvJob& j, const Program& p, const GemmNest& g,
                  std::vector<isa::Instruction>& out) {
   const Target& t = p.target();
   if (g.dw) {
-    out.push_back(depthwiseOf(j, p, g));
+    for (int64_t kh0 = 0, group = 0; kh0 < j.KH; kh0 += g.dwRows, ++group)
+      out.push_back(depthwiseOf(j, p, g, kh0, std::min(g.dwRows, j.KH - kh0), group));
     return;
   }
   const int64_t n2max = Target::maxOf(t.gemm(), isa::role::kN2);
@@ -434,6 +441,7 @@ bool emitChunkComputes(const ConvJob& j, const ConvTiling& tl, const Program& p,
                  c.span.kw0};
       g.background = overlap;
       g.dw = tl.dw;
+      g.dwRows = tl.dwRows;
       std::vector<isa::Instruction> gemms;
       appendGemms(j, p, g, gemms);
       s.computes.push_back(std::move(gemms.front()));

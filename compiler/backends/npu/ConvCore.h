@@ -106,6 +106,12 @@ struct ConvTiling {
   /// 2.12): one weight block per output block (row t = tap t), one instruction per output
   /// block and tile, no reduction chunks. Else depthwise runs as diagonal gemm blocks.
   bool dw = false;
+  /// With dw: kernel rows per depthwise instruction (depthwiseRows); a kernel of more taps
+  /// than the array has rows takes one instruction per group of rows, each with its own
+  /// weight block, adding into the same accumulators.
+  int64_t dwRows = 0;
+  /// Depthwise instructions (and weight blocks) per output block.
+  int64_t dwGroups(const ConvJob& j) const { return dwRows > 0 ? ceilDiv(j.KH, dwRows) : 1; }
   /// The lut table a fused Lut (ConvJob::lut) uses, at param rows from lutRow; -1: none.
   int64_t lutTable = -1, lutRow = 0;
   /// Pipeline depth of the layer: the program's, or 1 when no tiling fits its SRAMs
@@ -132,8 +138,12 @@ struct ReductionChunk {
 };
 
 /// Whether `j` can run on the description's depthwise instruction: one input channel
-/// per output channel (group = C = K), at most one tap per MAC array row.
+/// per output channel (group = C = K), one kernel row's taps at most the MAC array's rows.
 bool depthwiseJob(const ConvJob& j, const Target& t);
+
+/// Kernel rows of `j` one depthwise instruction takes: as many whole rows as the array
+/// has rows for (all KH when KH x KW taps fit), at most the kh field's; 0 without one.
+int64_t depthwiseRows(const ConvJob& j, const Target& t);
 
 /// The chunks of output blocks [kb0, kb1) under tiling `c` (one chunk unless
 /// c.splitsReduction()); chunks no output block reads are left out.

@@ -20,11 +20,18 @@ std::pair<int64_t, int64_t> inputBlocks(const ConvJob& j, int64_t L, int64_t kb)
   return {c0 / L, ceilDiv(c1, L)};
 }
 
+int64_t depthwiseRows(const ConvJob& j, const Target& t) {
+  const isa::InstrDesc* d = t.depthwise();
+  if (!d)
+    return 0;
+  const int64_t rows = int64_t(t.isa().hw().mac.rows) / std::max<int64_t>(j.KW, 1);
+  return std::min({j.KH, rows, Target::maxOf(*d, isa::role::kKh)});
+}
+
 bool depthwiseJob(const ConvJob& j, const Target& t) {
   const isa::InstrDesc* d = t.depthwise();
   return d && j.group > 1 && j.group == j.C && j.K == j.C && j.blocks.empty() &&
-         j.KH * j.KW <= int64_t(t.isa().hw().mac.rows) &&
-         j.KH <= Target::maxOf(*d, isa::role::kKh) && j.KW <= Target::maxOf(*d, isa::role::kKw) &&
+         depthwiseRows(j, t) >= 1 && j.KW <= Target::maxOf(*d, isa::role::kKw) &&
          j.sW <= Target::maxOf(*d, isa::role::kActS0) &&
          j.dW <= Target::maxOf(*d, isa::role::kTapS0) && 1 <= Target::maxOf(*d, isa::role::kAccS0);
 }
@@ -121,7 +128,7 @@ std::vector<ReductionChunk> reductionChunks(const ConvJob& j, int64_t L, int64_t
         const auto r = chunkBlocks(j, L, kb, whole);
         if (r.first == r.second)
           continue;
-        ch.weights += (r.second - r.first) * (c.dw ? 1 : ch.t1 - ch.t0);
+        ch.weights += (r.second - r.first) * (c.dw ? c.dwGroups(j) : ch.t1 - ch.t0);
         ch.cbLo = std::min(ch.cbLo, r.first);
         ch.cbHi = std::max(ch.cbHi, r.second);
       }
@@ -195,7 +202,7 @@ ChunkStats chunkStats(const ConvJob& j, int64_t L, int64_t KB, int64_t n2max, co
       for (int64_t kb = kb0; kb < kb1; ++kb) {
         const auto r = chunkBlocks(j, L, kb, ch);
         const int64_t b = r.second - r.first;
-        st.perOutput = std::max(st.perOutput, b * (c.dw ? 1 : ch.t1 - ch.t0));
+        st.perOutput = std::max(st.perOutput, b * (c.dw ? c.dwGroups(j) : ch.t1 - ch.t0));
         if (b > 0)
           st.gemms += double(times) * double(allTaps ? b * j.KH * kwChunks : rows * kwChunks);
       }
@@ -322,8 +329,12 @@ TilePrice tileCost(const ConvJob& j, const Target& t, const Geometry& g, const C
     const int64_t perKb = cb.second - cb.first;
     double gemms = double(perKb * j.KH * ceilDiv(j.KW, n2)) * gemm;
     if (c.dw) {
-      // One depthwise instruction per output block (rule DW1: the taps' act banks).
-      gemms = t.depthwiseCycles(c.th * c.tw, j.KH, j.KW, j.dW, j.dH * Wp);
+      // One depthwise instruction per output block and group of kernel rows (rule DW1:
+      // the taps' act banks).
+      gemms = 0;
+      for (int64_t kh0 = 0; kh0 < j.KH; kh0 += c.dwRows)
+        gemms +=
+            t.depthwiseCycles(c.th * c.tw, std::min(c.dwRows, j.KH - kh0), j.KW, j.dW, j.dH * Wp);
     } else if (gemmBlocksInner(j, t, perKb, plane)) {
       // appendGemms' other nest: n2 walks the input blocks, one gemm per kernel tap and
       // group of up to n2 blocks (a 1x1 convolution: one weight load, fill and drain
@@ -512,6 +523,7 @@ std::vector<Priced> tilingsAt(const ConvJob& j, const Target& t, int depth,
           for (size_t i = from; i < to; ++i) {
             ConvTiling c;
             c.dw = dw;
+            c.dwRows = dw ? depthwiseRows(j, t) : 0;
             c.kt = kt;
             c.th = th;
             c.tw = tw;

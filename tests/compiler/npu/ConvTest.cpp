@@ -5,6 +5,7 @@
 #include "NpuTestUtil.h"
 
 #include "ember/graph/attrs/FusedActivation.h"
+#include "ember/isa/roles.h"
 #include "ember/quantization/Numerics.h"
 
 #include <cmath>
@@ -124,6 +125,11 @@ const ConvCase kConvCases[] = {
     {"groups3_unaligned", 1, 12, 6, 6, 18, 3, 3, 1, 1, 1, 1, 1, 1, 3, ""},
     {"depthwise", 1, 24, 8, 8, 24, 3, 3, 1, 1, 1, 1, 1, 1, 24, "relu"},
     {"depthwise_s2", 1, 32, 9, 9, 32, 3, 3, 2, 1, 1, 1, 1, 1, 32, "clip"},
+    // More taps than ember-v1's 16 array rows: one depthwise instruction per group of
+    // kernel rows (5x5: 3 + 2 rows; 7x7: 2 + 2 + 2 + 1).
+    {"depthwise_k5", 1, 40, 14, 14, 40, 5, 5, 1, 2, 2, 2, 2, 1, 40, ""},
+    {"depthwise_k5_s2", 1, 24, 11, 11, 24, 5, 5, 2, 2, 2, 2, 2, 1, 24, "relu"},
+    {"depthwise_k7", 1, 16, 9, 9, 16, 7, 7, 1, 3, 3, 3, 3, 1, 16, ""},
     {"asymmetric_pads", 1, 5, 7, 9, 40, 3, 3, 1, 0, 1, 2, 0, 1, 1, ""},
     {"batch2", 2, 17, 5, 6, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, ""},
     // A ViT's patch embedding: stride 16 is past the gemm's stride field (4 bits), so it
@@ -158,6 +164,40 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ConvOnNpu,
                            return std::string(std::get<0>(p.param).name) +
                                   (std::get<1>(p.param) ? "_large" : "_ref");
                          });
+
+TEST(ConvOnNpu, DepthwiseKernelsLargerThanTheArrayRunInGroupsOfKernelRows) {
+  // ember-v1's array has 16 rows: a 5x5 depthwise kernel (25 taps) takes a dwconv of 3
+  // kernel rows (15 taps) and one of 2 (10 taps) per output block, each with its weight
+  // block, both adding into the block's accumulators; before, it ran as diagonal gemm
+  // blocks (one array row of each column doing work), as it still does without the
+  // depthwise instruction.
+  const ConvCase& c =
+      *std::find_if(std::begin(kConvCases), std::end(kConvCases),
+                    [](const ConvCase& k) { return std::string(k.name) == "depthwise_k5"; });
+  Built b = buildConv(c);
+  const CompileResult r = compile(*b.g->f, refIsa());
+  const isa::IsaDescription noDw = without(refIsa(), "depthwise");
+  const CompileResult gemms = compile(*b.g->f, noDw);
+  std::map<int64_t, size_t> byRows; // dwconv instructions by kernel rows
+  for (const auto& in : r.binary.code)
+    if (in.desc().cls->id == isa::SemanticClass::Depthwise) {
+      EXPECT_EQ(in.get(isa::role::kKw), 5);
+      ++byRows[in.get(isa::role::kKh)];
+    }
+  EXPECT_EQ(byRows.size(), 2u);
+  EXPECT_GT(byRows[3], 0u);
+  EXPECT_EQ(byRows[3], byRows[2]);
+  auto in = randomInputs(r.binary, 3);
+  SimOut s = simulate(r.binary, refIsa(), in), sg = simulate(gemms.binary, noDw, in);
+  const Node& conv = *b.conv;
+  const auto want = referenceConv(c, in["x"], conv.input(1).node->payload(),
+                                  conv.input(2).node->payload(), conv, b.OH, b.OW);
+  EXPECT_EQ(mismatches(s.outputs["y"], want), 0u);
+  EXPECT_EQ(mismatches(sg.outputs["y"], want), 0u);
+  EXPECT_LT(s.report.cycles, sg.report.cycles);
+  std::printf("[ depthwise 5x5 on ember-v1 ] %llu cycles in kernel-row groups, %llu as gemms\n",
+              (unsigned long long)s.report.cycles, (unsigned long long)sg.report.cycles);
+}
 
 TEST(ConvOnNpu, ForcedSmallTilesWithAndWithoutDoubleBuffering) {
   const ConvCase c{"tiles", 1, 40, 11, 13, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, "relu"};
