@@ -184,3 +184,26 @@ TEST(Serve, ReportJsonCarriesTheFigures) {
   EXPECT_EQ(j.at("devices")[1].at("busy_cycles"), 300);
   EXPECT_EQ(j.at("devices")[1].at("stalls").at("idle_cycles"), 260);
 }
+
+// The trace: per stage run its link-in, NPU and link-out slices on its device's track
+// (the link of HostLinkTransfersHoldTheDevice: 20, 100 and 12 cycles); at 1 GHz request 1's
+// NPU slice starts at 152 cycles = 0.152 us and lasts 0.1 us. A blocked request's wait
+// is a slice on the "requests" track.
+TEST(Serve, TraceHasASlicePerLinkAndNpuRun) {
+  ServeProblem p;
+  p.devices.push_back(ServeDevice{"npu0", isa::LinkDesc{4, 10}});
+  p.stageDevices = {{0}};
+  p.cost = [](size_t, size_t) { return StageCost{100, 40, 8}; };
+  const nlohmann::json t = nlohmann::json::parse(serveTraceJson(schedule(p, load(3, 1))));
+  const nlohmann::json& ev = t.at("traceEvents");
+  ASSERT_EQ(ev.size(), 2u + 9u); // two track names, three slices per request
+  EXPECT_EQ(ev[0].at("args").at("name"), "npu0");
+  EXPECT_EQ(ev[1].at("args").at("name"), "requests");
+  const nlohmann::json& npu1 = ev[2 + 3 + 1];
+  EXPECT_EQ(npu1.at("name"), "r1 s0 npu");
+  EXPECT_DOUBLE_EQ(npu1.at("ts").get<double>(), 0.152);
+  EXPECT_DOUBLE_EQ(npu1.at("dur").get<double>(), 0.1);
+  const nlohmann::json blocked = nlohmann::json::parse(serveTraceJson(schedule(p, load(2, 2, 1))));
+  EXPECT_EQ(blocked.at("traceEvents").back().at("name"), "r1 waits for a slot");
+  EXPECT_DOUBLE_EQ(blocked.at("traceEvents").back().at("dur").get<double>(), 0.132);
+}

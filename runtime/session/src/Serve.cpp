@@ -293,4 +293,39 @@ std::string serveResultJson(const ServeResult& r, const std::string& extra) {
   return j.dump(1) + "\n";
 }
 
+std::string serveTraceJson(const ServeResult& r) {
+  const double us = r.clockHz ? 1e6 / double(r.clockHz) : 1e-3;
+  nlohmann::json events = nlohmann::json::array();
+  auto slice = [&](const std::string& name, size_t tid, uint64_t from, uint64_t to,
+                   const nlohmann::json& args) {
+    if (to > from)
+      events.push_back({{"name", name},
+                        {"ph", "X"},
+                        {"pid", 0},
+                        {"tid", tid},
+                        {"ts", double(from) * us},
+                        {"dur", double(to - from) * us},
+                        {"args", args}});
+  };
+  for (size_t d = 0; d <= r.devices.size(); ++d)
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", d},
+                      {"args", {{"name", d < r.devices.size() ? r.devices[d].name : "requests"}}}});
+  for (const StageSpan& s : r.spans) {
+    const std::string id = "r" + std::to_string(s.request) + " s" + std::to_string(s.stage);
+    const nlohmann::json args = {{"request", s.request}, {"stage", s.stage}};
+    slice(id + " link in", s.device, s.start, s.npuStart, args);
+    slice(id + " npu", s.device, s.npuStart, s.npuEnd, args);
+    slice(id + " link out", s.device, s.npuEnd, s.end, args);
+  }
+  for (size_t q = 0; q < r.requests.size(); ++q) {
+    const RequestFigures& f = r.requests[q];
+    slice("r" + std::to_string(q) + " waits for a slot", r.devices.size(), f.issued, f.admitted,
+          {{"request", q}});
+  }
+  return nlohmann::json({{"traceEvents", events}, {"displayTimeUnit", "ns"}}).dump() + "\n";
+}
+
 } // namespace ember::session

@@ -368,14 +368,14 @@ void checkServeOptions(const RunOptions& o) {
     throw UsageError("--requests", "serves on the SystemC model (sim): not with --compare or "
                                    "--device " +
                                        o.device);
-  if (!o.traceJson.empty() || !o.html.empty())
-    throw UsageError("--requests", "writes the serving report (--report R.json); --trace and "
-                                   "--html are for a single run");
+  if (!o.html.empty())
+    throw UsageError("--requests", "writes the serving report (--report R.json) and the "
+                                   "schedule's trace (--trace T.json); --html is for one run");
 }
 
 int serveTool(const RunOptions& o) {
   const ServeOptions& so = o.serve;
-  checkRunPaths({{o.reportJson, "--report"}, {o.outDir, "--out", true}},
+  checkRunPaths({{o.reportJson, "--report"}, {o.traceJson, "--trace"}, {o.outDir, "--out", true}},
                 {o.model, so.reference, so.system});
   const isa::IsaDescription desc =
       so.system.empty() ? isa::IsaDescription::loadDefault(o.isa)
@@ -415,6 +415,8 @@ int serveTool(const RunOptions& o) {
   std::fputs(formatServeResult(r).c_str(), stdout);
   if (!o.reportJson.empty())
     writeFileAtomic(o.reportJson, serveResultJson(r, extra.dump()));
+  if (!o.traceJson.empty())
+    writeFileAtomic(o.traceJson, serveTraceJson(r));
   return 0;
 }
 

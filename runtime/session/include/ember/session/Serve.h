@@ -122,4 +122,9 @@ std::string formatServeResult(const ServeResult& r);
 /// `extra` (a JSON object's text, or empty) is merged in (the program and its stages).
 std::string serveResultJson(const ServeResult& r, const std::string& extra = "");
 
+/// The schedule as a Chrome / Perfetto trace (JSON text): one track per device, each
+/// stage run as its link-in, NPU and link-out slices ("r12 s0 npu"), times in
+/// microseconds at the clock; a "requests" track holds each request's wait for a slot.
+std::string serveTraceJson(const ServeResult& r);
+
 } // namespace ember::session
