@@ -4,10 +4,15 @@
 // CB consecutive NCHWc rows, so every selected row moves whole: a copy by DMA, codes
 // unchanged (docs/numerics.md section 4.4). The indices are cut into runs of consecutive
 // rows, and runs of one length whose starts advance by one stride into one strided row
-// stream each (StreamSpec::groupRows / inGroupStride). Every other Gather goes to the layer
+// stream each (StreamSpec::groupRows / inGroupStride); or, when every row of x is taken at
+// most once and that needs fewer streams, x's runs of consecutive rows whose result rows
+// lie one stride apart are scattered (StreamSpec::outGroupStride, one stream per channel
+// block: a transformer's merge of its heads). Every other Gather goes to the layer
 // registered before this one (channel selection).
 #include "../Stream.h"
 #include "ember/graph/AttrViews.h"
+
+#include <optional>
 
 namespace ember::npu {
 
@@ -27,17 +32,68 @@ bool isRowGather(const Node& n) {
          n.input(1).dims().size() == 1;
 }
 
-std::vector<RowGroup> groupsOf(const Node& n) {
+/// The row indices of `n`, negative ones counted from the end.
+std::vector<int64_t> rowsOf(const Node& n) {
   const Tensor& t = n.input(1).node->payload();
   const int64_t R = n.input(0).dims()[0];
-  std::vector<RowGroup> runs;
+  std::vector<int64_t> idx(size_t(t.size()));
   for (int64_t k = 0; k < t.size(); ++k) {
-    int64_t i = t.getAsInt(k);
-    i = i < 0 ? i + R : i;
+    const int64_t i = t.getAsInt(k);
+    idx[size_t(k)] = i < 0 ? i + R : i;
+  }
+  return idx;
+}
+
+/// Consecutive rows of x, from `first`, whose result rows lie `stride` apart from `out`.
+struct Scatter {
+  int64_t first = 0, len = 0, out = 0, stride = 1;
+};
+
+/// The scatter form of a gather that takes each row of x at most once, or nullopt.
+std::optional<std::vector<Scatter>> scatterOf(const std::vector<int64_t>& idx, int64_t R) {
+  std::vector<int64_t> dest(size_t(R), -1);
+  for (size_t k = 0; k < idx.size(); ++k) {
+    if (dest[size_t(idx[k])] >= 0)
+      return std::nullopt;
+    dest[size_t(idx[k])] = int64_t(k);
+  }
+  std::vector<Scatter> runs;
+  for (int64_t i = 0; i < R; ++i) {
+    const int64_t d = dest[size_t(i)];
+    if (d < 0)
+      continue;
+    if (!runs.empty()) {
+      Scatter& r = runs.back();
+      const int64_t step = d - (r.out + (r.len - 1) * r.stride);
+      if (r.first + r.len == i && step > 0 && (r.len == 1 || step == r.stride)) {
+        r.stride = step;
+        ++r.len;
+        continue;
+      }
+    }
+    runs.push_back({i, 1, d, 1});
+  }
+  return runs;
+}
+
+/// Streams of the scatter form: a run landing on consecutive rows is one copy, else one
+/// strided stream per channel block.
+int64_t scatterStreams(const std::vector<Scatter>& runs, int64_t CB) {
+  int64_t n = 0;
+  for (const Scatter& r : runs)
+    n += r.len > 1 && r.stride > 1 ? CB : 1;
+  return n;
+}
+
+std::vector<RowGroup> groupsOf(const Node& n) {
+  std::vector<RowGroup> runs;
+  const std::vector<int64_t> idx = rowsOf(n);
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const int64_t i = idx[k];
     if (!runs.empty() && runs.back().first + runs.back().len == i)
       ++runs.back().len;
     else
-      runs.push_back({i, 1, 0, 1, k});
+      runs.push_back({i, 1, 0, 1, int64_t(k)});
   }
   std::vector<RowGroup> groups;
   for (const RowGroup& r : runs) {
@@ -83,19 +139,41 @@ public:
   LayerInfo emit(const Node& n, LayerCtx& ctx) const override {
     if (!isRowGather(n))
       return other_->emit(n, ctx);
-    const int64_t L = ctx.t.lanes();
     const DramTensor &x = ctx.tensor(n.input(0)), &y = ctx.tensor(resultOf(n));
-    const int64_t CB = x.CB;
     const int64_t tile = streamTileRows(ctx.t, ctx.prog.depth(), 1, true);
+    const std::vector<RowGroup> groups = groupsOf(n);
+    const auto scatter = scatterOf(rowsOf(n), n.input(0).dims()[0]);
     LayerInfo info;
+    if (scatter && scatterStreams(*scatter, x.CB) < gatherStreams(groups, x.CB, tile)) {
+      const int64_t streams = emitScatter(*scatter, x, y, ctx, info);
+      info.tiling = std::to_string(streams) + " row streams (scatter of rows)";
+      return info;
+    }
+    const int64_t streams = emitGather(groups, x, y, tile, ctx, info);
+    info.tiling = std::to_string(streams) + " row streams (gather of rows)";
+    return info;
+  }
+
+private:
+  static int64_t gatherStreams(const std::vector<RowGroup>& groups, int64_t CB, int64_t tile) {
+    int64_t n = 0;
+    for (const RowGroup& g : groups)
+      n += g.count > 1 && g.len * CB <= tile ? 1 : g.count;
+    return n;
+  }
+
+  /// The result's runs gathered: a group of runs one stride apart in x is one stream.
+  static int64_t emitGather(const std::vector<RowGroup>& groups, const DramTensor& x,
+                            const DramTensor& y, int64_t tile, LayerCtx& ctx, LayerInfo& info) {
+    const int64_t L = ctx.t.lanes(), CB = x.CB;
     int64_t streams = 0;
-    for (const RowGroup& g : groupsOf(n)) {
-      StreamSpec s;
-      s.inPlace = true;
-      s.inputs = {x.offset + uint64_t(g.first * CB * L)};
-      s.output = y.offset + uint64_t(g.out * CB * L);
-      s.rows = g.count * g.len * CB;
+    for (const RowGroup& g : groups) {
       if (g.count > 1 && g.len * CB <= tile) {
+        StreamSpec s;
+        s.inPlace = true;
+        s.inputs = {x.offset + uint64_t(g.first * CB * L)};
+        s.output = y.offset + uint64_t(g.out * CB * L);
+        s.rows = g.count * g.len * CB;
         s.groupRows = g.len * CB;
         s.inGroupStride = g.stride * CB;
         emitStream(s, ctx, info);
@@ -106,8 +184,37 @@ public:
         emitRowCopy(x.offset + uint64_t((g.first + c * g.stride) * CB * L),
                     y.offset + uint64_t((g.out + c * g.len) * CB * L), g.len * CB, ctx, info);
     }
-    info.tiling = std::to_string(streams) + " row streams (gather of rows)";
-    return info;
+    return streams;
+  }
+
+  /// x's runs scattered: a run whose rows land a stride apart is one stream per channel
+  /// block (its rows CB apart in x, stride * CB apart in the result).
+  static int64_t emitScatter(const std::vector<Scatter>& runs, const DramTensor& x,
+                             const DramTensor& y, LayerCtx& ctx, LayerInfo& info) {
+    const int64_t L = ctx.t.lanes(), CB = x.CB;
+    int64_t streams = 0;
+    for (const Scatter& r : runs) {
+      if (r.len == 1 || r.stride == 1) {
+        emitRowCopy(x.offset + uint64_t(r.first * CB * L), y.offset + uint64_t(r.out * CB * L),
+                    r.len * CB, ctx, info);
+        ++streams;
+        continue;
+      }
+      for (int64_t cb = 0; cb < CB; ++cb, ++streams) {
+        StreamSpec s;
+        s.inPlace = true;
+        s.inputs = {x.offset + uint64_t((r.first * CB + cb) * L)};
+        s.output = y.offset + uint64_t((r.out * CB + cb) * L);
+        s.rows = r.len;
+        if (CB > 1) {
+          s.groupRows = 1;
+          s.inGroupStride = CB;
+        }
+        s.outGroupStride = r.stride * CB;
+        emitStream(s, ctx, info);
+      }
+    }
+    return streams;
   }
 
 private:
