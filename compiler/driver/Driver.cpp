@@ -80,6 +80,7 @@ OnnxImportOptions importOptions(const InputBindings& b) {
     return cli ? "bind it to a constant with --bind " + name + "=FILE.npy"
                : "bind it to a constant with bind={'" + name + "': array}";
   };
+  o.declaredDims = b.declaredDims;
   return o;
 }
 
@@ -133,15 +134,19 @@ Function* quantizeFunction(Function& f, const QuantizeRequest& r, quant::Quantiz
   quant::QuantizeOptions qo;
   qo.method = quant::parseCalibrationMethod(r.calibration);
   runPipeline(f, defaultPipeline());
-  quant::Profile profile;
-  if (!r.loadProfile.empty()) {
-    profile = quant::Profile::load(r.loadProfile);
-  } else {
-    profile = quant::profileFunction(f, quant::loadCalibration(f, r.calibrate));
+  std::shared_ptr<const quant::Profile> profile = r.profile;
+  if (!profile && !r.loadProfile.empty())
+    profile = std::make_shared<quant::Profile>(quant::Profile::load(r.loadProfile));
+  if (!profile) {
+    auto calibrated = std::make_shared<quant::Profile>(
+        quant::profileFunction(f, quant::loadCalibration(f, r.calibrate)));
     if (!r.dumpProfile.empty())
-      profile.save(r.dumpProfile);
+      calibrated->save(r.dumpProfile);
+    profile = std::move(calibrated);
   }
-  return quant::quantize(f, profile, qo, stats);
+  if (r.profileUsed)
+    *r.profileUsed = profile;
+  return quant::quantize(f, *profile, qo, stats);
 }
 
 CompiledModel compileModel(const std::string& path, const isa::IsaDescription& isa,

@@ -138,6 +138,29 @@ py::array normalized(const std::string& where, py::array a, const char* to = nul
   return out;
 }
 
+/// Whether `dims` differs from the program's shape only where the model leaves a
+/// dimension unknown.
+bool otherShapeFits(const InputSpec& spec, const std::vector<int64_t>& dims) {
+  if (spec.modelDims.size() != dims.size() || dims.size() != spec.shape.size())
+    return false;
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] != spec.shape[i] && (spec.modelDims[i] >= 0 || dims[i] < 1))
+      return false;
+  return true;
+}
+
+/// "; the model declares float32[?, 16] (another size where it says ?)", when it leaves a
+/// dimension unknown.
+std::string freeText(const InputSpec& spec) {
+  if (std::none_of(spec.modelDims.begin(), spec.modelDims.end(), [](int64_t d) { return d < 0; }))
+    return "";
+  std::string s;
+  for (std::size_t i = 0; i < spec.modelDims.size(); ++i)
+    s += (i ? ", " : "") +
+         (spec.modelDims[i] < 0 ? std::string("?") : std::to_string(spec.modelDims[i]));
+  return "; the model declares " + spec.dtype + "[" + s + "] (another size where it says ?)";
+}
+
 /// One copy of the validated, native-order array `a` into a Tensor of kind `k`.
 Tensor copyOf(const py::array& a, ElemKind k) {
   Tensor t(k, dimsOf(a));
@@ -166,11 +189,13 @@ Tensor checkedInput(const std::string& where, py::handle value, const InputSpec&
   ElemKind k = kindOf(where, a);
   const std::vector<int64_t> dims = dimsOf(a);
   const int64_t want = countOf(spec.shape), have = countOf(dims);
-  const bool fits = spec.exactShape ? dims == spec.shape : (have >= 0 && have == want);
+  const bool fits = (spec.exactShape ? dims == spec.shape : (have >= 0 && have == want)) ||
+                    otherShapeFits(spec, dims);
   if (!fits)
     throw Error(where, "has shape " + shapeText(dims) + ", the program's input '" + spec.name +
                            "' is " + spec.dtype + shapeText(spec.shape) +
-                           (spec.exactShape ? "" : " (or the same elements in another shape)"));
+                           (spec.exactShape ? "" : " (or the same elements in another shape)") +
+                           freeText(spec));
   const char* to = nullptr;
   if (k == ElemKind::Float64 && spec.dtype == "float32") { // NumPy's default float
     to = "float32";
@@ -203,8 +228,13 @@ TensorMap checkedInputs(const py::dict& inputs, const session::Session& p,
   const std::string dev = device.empty() && !devices.empty() ? devices.front() : device;
   const bool onNpu = dev == "sim" || dev == "rtl";
   std::vector<InputSpec> specs;
-  for (const session::ValueInfo& v : p.inputs())
-    specs.push_back(InputSpec{v.name, v.dtype, v.shape, !onNpu, p.precision() == "int8"});
+  for (const session::ValueInfo& v : p.inputs()) {
+    auto declared = p.modelDims().find(v.name);
+    specs.push_back(
+        InputSpec{v.name, v.dtype, v.shape, !onNpu,
+                  declared == p.modelDims().end() ? std::vector<int64_t>{} : declared->second,
+                  p.precision() == "int8"});
+  }
   TensorMap m;
   for (const auto& [key, value] : inputs) {
     const std::string name = py::str(key);

@@ -27,6 +27,11 @@ struct InputSpec {
   /// element count must match and the device checks the layout (the NPU's runtime
   /// accepts [N, C] for an [N, C, 1, 1] input).
   bool exactShape = true;
+  /// The model's declared dimensions (-1 where it leaves one unknown), for a program
+  /// compiled from a model: a shape that differs from `shape` only in unknown dimensions
+  /// is taken too (the program compiles itself again for it; session::Session::compile).
+  /// Empty: the shape is fixed.
+  std::vector<int64_t> modelDims;
   /// Refuse NaN (an int8 program: NaN has no integer code).
   bool refuseNaN = false;
 };

@@ -268,6 +268,44 @@ def test_input_shapes_decide_a_dynamic_batch(dynamic_cnn_model, rng):
     assert one.inputs[0]["shape"] == (1, 16, 8, 8)
 
 
+def _numpy_cnn(model_file, x):
+    """The dynamic CNN of conftest in float with NumPy (its weights read from the file)."""
+    import onnx
+    from onnx import numpy_helper
+    w = {i.name: numpy_helper.to_array(i) for i in onnx.load(model_file).graph.initializer}
+    pad = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    c = np.zeros((x.shape[0], 16, 8, 8), np.float64)
+    for i in range(3):
+        for j in range(3):
+            c += np.einsum("nchw,oc->nohw", pad[:, :, i:i + 8, j:j + 8], w["w"][:, :, i, j])
+    return np.maximum(c, 0).mean(axis=(2, 3)) @ w["fw"].T
+
+
+def test_a_program_runs_other_batches_with_its_calibration(dynamic_cnn_model, rng):
+    prog = ember.compile(dynamic_cnn_model, input_shapes={"x": (1, 16, 8, 8)})
+    x3 = rng.uniform(-1, 1, (3, 16, 8, 8)).astype(np.float32)
+    want = _numpy_cnn(dynamic_cnn_model, x3)
+    for device in ("sim", "interp", "cpu"):
+        y3 = prog.run({"x": x3}, device=device)["y"]  # compiled for batch 3 on first use
+        assert y3.shape == (3, 10)
+        for n in range(3):  # each image as the batch-1 program computes it, bit for bit
+            assert np.array_equal(y3[n:n + 1], prog.run({"x": x3[n:n + 1]}, device=device)["y"])
+        assert np.abs(y3 - want).max() < 0.05 * np.abs(want).max(), device
+        assert np.array_equal(y3, prog.run({"x": x3}, device=device)["y"])  # kept, same
+    check = prog.cross_check({"x": x3}, ["interp", "cpu", "sim"])
+    assert check["agree"], check["table"]
+    assert prog.inputs[0]["shape"] == (1, 16, 8, 8)  # the program itself is unchanged
+    for device in ("sim", "interp"):  # a dimension the model fixes, refused before a copy
+        with pytest.raises(ember.Error) as e:
+            prog.run({"x": np.zeros((2, 4, 8, 8), np.float32)}, device=device)
+        msg = str(e.value)
+        assert "input 'x': has shape [2, 4, 8, 8], the program's input 'x' is " \
+            "float32[1, 16, 8, 8]" in msg, msg
+        assert "the model declares float32[?, 16, 8, 8] (another size where it says ?)" in msg
+    fixed = ember.compile(dynamic_cnn_model, target="interp", input_shapes={"x": (1, 16, 8, 8)})
+    assert fixed.run({"x": x3})["y"].shape == (3, 10)  # float programs too
+
+
 def test_an_unknown_dimension_names_input_shapes(dynamic_cnn_model):
     with pytest.raises(ember.Error) as e:
         ember.compile(dynamic_cnn_model)

@@ -168,6 +168,15 @@ void checkUserEntries(const onnx::GraphProto& g, const OnnxImportOptions& o,
     }
 }
 
+std::vector<int64_t> declaredDims(const onnx::ValueInfoProto& vi, std::size_t rank) {
+  if (!hasShape(vi))
+    return std::vector<int64_t>(rank, -1);
+  std::vector<int64_t> dims;
+  for (int i = 0; i < shapeOf(vi).dim_size(); ++i)
+    dims.push_back(shapeOf(vi).dim(i).has_dim_value() ? shapeOf(vi).dim(i).dim_value() : -1);
+  return dims;
+}
+
 Shape inputShape(const onnx::ValueInfoProto& vi, const OnnxImportOptions& o,
                  const std::string& where, bool& overrodeFixed) {
   const bool declared = hasShape(vi);

@@ -35,6 +35,10 @@ void checkUserEntries(const onnx::GraphProto& g, const OnnxImportOptions& o,
 /// whose dimensions nothing decides is an ember::Error naming `where` with the caller's
 /// advice (OnnxImportOptions::shapeAdvice). Sets `overrodeFixed` when an inputShapes
 /// entry replaced a dimension the model fixes.
+/// The input's dimensions as the model declares them, -1 for an unknown one (all `rank`
+/// of them when the model gives no shape).
+std::vector<int64_t> declaredDims(const onnx::ValueInfoProto& vi, std::size_t rank);
+
 Shape inputShape(const onnx::ValueInfoProto& vi, const OnnxImportOptions& o,
                  const std::string& where, bool& overrodeFixed);
 

@@ -450,6 +450,8 @@ Type ModelImporter::inputType(const onnx::ValueInfoProto& vi) {
   const onnx::TypeProto::Tensor& tt = vi.type().tensor_type();
   ElemKind kind = onnxElemKind(tt.elem_type(), where);
   const Shape dims = onnx_inputs::inputShape(vi, opts_, where, declaredShapesStale_);
+  if (opts_.declaredDims)
+    (*opts_.declaredDims)[vi.name()] = onnx_inputs::declaredDims(vi, dims.size());
   int64_t n = 1;
   for (int64_t d : dims) {
     if (d < 0)

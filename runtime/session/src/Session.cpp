@@ -32,6 +32,11 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 Session::~Session() = default;
 
 std::unique_ptr<Session> Session::compile(const std::string& model, const CompileOptions& a) {
+  return compileWith(model, a, nullptr);
+}
+
+std::unique_ptr<Session> Session::compileWith(const std::string& model, const CompileOptions& a,
+                                              std::shared_ptr<const quant::Profile> profile) {
   if (!contains({"npu", "cpu", "interp"}, a.target))
     throw UsageError("target", "expects npu, cpu or interp, got '" + a.target + "'");
   std::unique_ptr<Session> p(new Session);
@@ -49,6 +54,7 @@ std::unique_ptr<Session> Session::compile(const std::string& model, const Compil
   inputs.spelling = a.spelling;
   inputs.shapes = a.inputShapes;
   inputs.bound = a.bind;
+  inputs.declaredDims = &p->modelDims_;
   p->module_ = driver::importModel(model, inputs);
   for (const auto& ph : p->module_->placeholders())
     p->declaredInputs_.push_back(ph->name());
@@ -56,6 +62,9 @@ std::unique_ptr<Session> Session::compile(const std::string& model, const Compil
   driver::QuantizeRequest q;
   q.calibrate = a.calibrate;
   q.calibration = a.calibration;
+  q.profile = std::move(profile);
+  q.profileUsed = &p->profile_;
+  p->options_ = a;
   p->function_ = driver::prepareFunction(fn, p->precision_ == "int8", a.target != "interp", q);
   p->floatFunction_ = &fn;
   if (a.target == "npu") {
@@ -136,8 +145,57 @@ std::string Session::checkedDevice(const std::string& device) const {
   throw UsageError("device '" + dev + "'", "this program runs on " + list);
 }
 
+Session* Session::variantFor(const TensorMap& inputs) {
+  if (!options_)
+    return nullptr;
+  std::map<std::string, Shape> shapes;
+  std::string key;
+  bool differs = false;
+  for (const ValueInfo& v : this->inputs()) {
+    auto it = inputs.find(v.name);
+    if (it == inputs.end())
+      continue; // usedInputs names what is missing
+    const Shape& dims = it->second.dims();
+    auto declared = modelDims_.find(v.name);
+    if (dims.size() != v.shape.size() || declared == modelDims_.end() ||
+        declared->second.size() != dims.size())
+      return nullptr; // not another batch: the NPU takes [N, C] for [N, C, 1, 1]
+    for (std::size_t i = 0; i < dims.size(); ++i)
+      if (dims[i] != v.shape[i] && declared->second[i] >= 0)
+        return nullptr; // a dimension the model fixes: refused as a wrong shape
+    differs |= dims != Shape(v.shape.begin(), v.shape.end());
+    shapes[v.name] = dims;
+    key += v.name + "=" + driver::shapeArgument(dims) + ";";
+  }
+  if (!differs)
+    return nullptr;
+  std::unique_ptr<Session>& s = variants_[key];
+  if (!s) {
+    CompileOptions o = *options_;
+    for (const auto& [name, dims] : shapes)
+      o.inputShapes[name] = dims;
+    try { // the same calibration: the int8 parameters of this program
+      s = compileWith(source_, o, profile_);
+    } catch (const Error& e) {
+      std::string compiled;
+      for (const ValueInfo& v : this->inputs())
+        compiled += (compiled.empty() ? "" : ", ") + v.name + " " +
+                    driver::shapeArgument(Shape(v.shape.begin(), v.shape.end()));
+      throw Error(source_, "the inputs' shapes differ from the program's (" + compiled +
+                               "), and it cannot be compiled for theirs: " + e.what());
+    }
+    s->tool_ = tool_;
+  }
+  return s.get();
+}
+
 TensorMap Session::run(const TensorMap& inputs, const std::string& device) {
   const std::string dev = checkedDevice(device);
+  if (Session* v = variantFor(inputs)) {
+    TensorMap out = v->run(inputs, dev);
+    lastReports_ = v->lastReports_;
+    return out;
+  }
   const TensorMap used = usedInputs(inputs);
   lastReports_.clear();
   if (dev == "sim" || dev == "rtl") {
@@ -163,6 +221,11 @@ CrossCheck Session::crossCheck(const TensorMap& inputs, const std::vector<std::s
     if (contains(devs, dev))
       throw UsageError("devices", "'" + d + "' is listed twice");
     devs.push_back(dev);
+  }
+  if (Session* v = variantFor(inputs)) {
+    CrossCheck c = v->crossCheck(inputs, devs);
+    lastReports_ = v->lastReports_;
+    return c;
   }
   CrossCheck c;
   std::vector<std::vector<platform::Report>> npu;

@@ -26,6 +26,11 @@ struct QuantizeRequest {
   std::string loadProfile;
   /// Save the calibration profile here ("" = not saved).
   std::string dumpProfile;
+  /// Quantize with this profile (in memory) instead of calibrating: a program compiled
+  /// again for other input shapes keeps its calibration (session::Session).
+  std::shared_ptr<const quant::Profile> profile;
+  /// Receives the profile the function was quantized with, when set.
+  std::shared_ptr<const quant::Profile>* profileUsed = nullptr;
 };
 
 /// How messages name the input options of InputBindings.
@@ -54,6 +59,9 @@ struct InputBindings {
   /// Whether the tool takes input files (ember-run): the message for an unknown
   /// dimension then offers them too.
   bool takesInputFiles = false;
+  /// Receives, when set, each graph input's declared dimensions (-1 where the model
+  /// leaves one unknown; OnnxImportOptions::declaredDims).
+  std::map<std::string, std::vector<int64_t>>* declaredDims = nullptr;
 };
 
 /// Refuses input shapes and bindings for a file that is not an ONNX model (an NPU binary or

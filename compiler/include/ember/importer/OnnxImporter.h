@@ -55,6 +55,10 @@ struct OnnxImportOptions {
   std::function<std::string(const std::string& input)> bindAdvice;
   /// Name of the function created in the module.
   std::string functionName = "main";
+  /// Receives, when set, each run-time graph input's dimensions as the model declares
+  /// them, -1 where it leaves one unknown (a dynamic batch): what a caller may vary when
+  /// it compiles the model again for other shapes.
+  std::map<std::string, std::vector<int64_t>>* declaredDims = nullptr;
 };
 
 /// Imports the ONNX file at `path`; throws ember::Error naming the file and the node.

@@ -59,7 +59,10 @@ struct CrossCheck {
 
 class Session {
 public:
-  /// Imports, optimises, quantizes (int8) and compiles `model` (an ONNX file).
+  /// Imports, optimises, quantizes (int8) and compiles `model` (an ONNX file). A program
+  /// compiled from a model runs inputs of other shapes too where the model leaves
+  /// dimensions unknown (a dynamic batch): it is compiled again for those shapes, with
+  /// this compile's calibration, once per distinct set of shapes (kept for later runs).
   static std::unique_ptr<Session> compile(const std::string& model, const CompileOptions& opts);
   /// Loads an NPU binary (ELF) or a package that emberc (or save) wrote, for the
   /// description `isa` ("" = the default).
@@ -88,6 +91,10 @@ public:
   std::vector<std::string> devices() const;
   std::vector<ValueInfo> inputs() const;
   std::vector<ValueInfo> outputs() const;
+  /// Compiled programs: each input's dimensions as the model declares them, -1 where it
+  /// leaves one unknown; inputs may differ from inputs() there (the program compiles
+  /// itself again for them). Empty for a loaded binary or package (fixed shapes).
+  const std::map<std::string, std::vector<int64_t>>& modelDims() const { return modelDims_; }
   /// Whether the NPU runs the whole model (save writes an ELF, else a package).
   bool wholeOnNpu() const { return binary_ || (plan_ && plan_->whole); }
   /// npu programs: the placement's summary line and full report ("" otherwise).
@@ -106,11 +113,18 @@ public:
 
 private:
   Session() = default;
+  /// compile(), quantizing with `profile` instead of calibrating when it is set.
+  static std::unique_ptr<Session> compileWith(const std::string& model, const CompileOptions& opts,
+                                              std::shared_ptr<const quant::Profile> profile);
   /// The inputs the program reads; every unknown and every missing name at once
   /// (ember::Error). Inputs the model declares but no output depends on are dropped.
   TensorMap usedInputs(const TensorMap& inputs) const;
   /// `device` ("" = the default) if this program runs on it, else UsageError.
   std::string checkedDevice(const std::string& device) const;
+  /// The program compiled for the shapes of `inputs` when they differ from this one's
+  /// (compiled on first use, then kept); nullptr when they agree or the program was
+  /// loaded from a file (whose shapes are fixed).
+  Session* variantFor(const TensorMap& inputs);
   TensorMap runBinary(const TensorMap& inputs, const std::string& device);
   TensorMap runHost(const Function& f, const TensorMap& inputs, const std::string& device);
 
@@ -125,6 +139,10 @@ private:
   std::map<std::string, std::unique_ptr<PlanSession>> npu_;
   std::map<std::string, std::unique_ptr<CompiledFunction>> host_;
   std::vector<platform::Report> lastReports_;
+  std::optional<CompileOptions> options_;                    ///< compiled programs: how
+  std::shared_ptr<const quant::Profile> profile_;            ///< int8 programs: the calibration
+  std::map<std::string, std::unique_ptr<Session>> variants_; ///< by input shapes
+  std::map<std::string, std::vector<int64_t>> modelDims_;
 };
 
 } // namespace ember::session
