@@ -200,18 +200,11 @@ bool keepsChannelsLast(const Node& n) {
   const size_t r = n.resultType().dims.size();
   if (r <= 3 || formOf(n) != Form::None)
     return true;
-  switch (n.kind()) {
-  case NodeKind::Reshape:
-  case NodeKind::Slice:
-  case NodeKind::Concat:
-  case NodeKind::Gather:
-  case NodeKind::Pad:
-    return true;
-  case NodeKind::Transpose:
+  const NodeKind k = n.kind(); // a membership test: any other kind (a new one too) is not
+  if (k == NodeKind::Transpose)
     return transposeOf(n.attrs()).resolved(r).back() == int64_t(r) - 1;
-  default:
-    return false;
-  }
+  return k == NodeKind::Reshape || k == NodeKind::Slice || k == NodeKind::Concat ||
+         k == NodeKind::Gather || k == NodeKind::Pad;
 }
 
 // ---------------------------------------------------------------- moves-to-gather
@@ -219,19 +212,13 @@ bool keepsChannelsLast(const Node& n) {
 bool isMove(const Node* n) {
   if (!allPlainFloat(*n) || n->numResults() != 1)
     return false;
-  switch (n->kind()) {
-  case NodeKind::Reshape:
-  case NodeKind::Transpose:
-  case NodeKind::Slice:
-  case NodeKind::Concat:
-    return true;
-  case NodeKind::Gather:
+  const NodeKind k = n->kind(); // a membership test: any other kind (a new one too) is not
+  if (k == NodeKind::Gather)
     return isConstant(n->input(1));
-  case NodeKind::Pad:
+  if (k == NodeKind::Pad)
     return n->input(0).dims() == n->resultType().dims;
-  default:
-    return false;
-  }
+  return k == NodeKind::Reshape || k == NodeKind::Transpose || k == NodeKind::Slice ||
+         k == NodeKind::Concat;
 }
 
 /// The data inputs of move `n` (Gather's and Pad's other operands are constants).
