@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Exports the torchvision models of docs/results/bench_partition.md section 8.1 (not in
+"""Exports the torchvision models of docs/results/hand/bench_partition.md (section 8.1; not in
 the zoo): random weights (torch.manual_seed(0)), opset 17, and one random input
 (torch.randn, after the weights) as DIR/MODEL/input.npy, the float output as
 DIR/MODEL/expected.npy. A classifier head that torchvision zero-initialises (vit_b_16's
