@@ -18,6 +18,7 @@ with PYTHONPATH=BUILD/python (docs/python.md).
 from collections.abc import Mapping as _Mapping
 import json as _json
 import os as _os
+import tempfile as _tempfile
 
 import numpy as _np
 
@@ -36,9 +37,10 @@ def _path(p):
 class Program:
     """A compiled (or loaded) model. Create it with ember.compile or ember.load."""
 
-    def __init__(self, core):
+    def __init__(self, core, isa=""):
         self._core = core
         self._reports = []
+        self._isa = isa  # the description's path ("": the default), for serve()
 
     @property
     def target(self):
@@ -140,6 +142,27 @@ class Program:
         activity and the placement (as ember-run --html)."""
         self._core.write_html(_path(path))
 
+    def serve(self, requests, concurrency=1, system=None, queue_depth=None, when_full="block",
+              distinct_inputs=None, seed=0, reference=None):
+        """Serves `requests` requests of this NPU program in simulated time, as ember-run
+        --requests does (docs/systems.md section 4): each distinct input (default
+        min(requests, 4), random from `seed` + k) is simulated, then `concurrency` clients
+        are scheduled over one NPU or, with `system` (isa/systems/*.json), over its
+        devices (a pipeline package stage by stage, a whole binary replicated). At most
+        `queue_depth` requests are admitted (default: concurrency); a full queue blocks or
+        refuses (`when_full`). `reference`: an NPU binary every output must match bit for
+        bit. Returns the serving report as a dict: requests, completed, refused,
+        throughput_per_s, latency_cycles {p50, p95, p99, mean, max}, devices, stages."""
+        if self.target != "npu":
+            raise UsageError(f"serve: runs NPU programs (this one's target is {self.target})")
+        with _tempfile.TemporaryDirectory() as d:
+            path = _os.path.join(d, "program.elf" if self.whole_on_npu else "program.pkg")
+            self.save(path)
+            text = _ember.serve(path, self._isa, int(requests), int(concurrency),
+                                int(queue_depth or 0), when_full, _path(system),
+                                int(distinct_inputs or 0), int(seed), _path(reference))
+        return _json.loads(text)
+
     def save(self, path):
         """Writes what emberc writes: the NPU binary (ELF) when the NPU runs the whole
         model, else a package. Atomic: a failed save leaves no file."""
@@ -217,12 +240,12 @@ def compile(model, target="npu", isa=None, precision=None, calibrate="random:8",
                                   _path(calibrate), calibration, fallback or "",
                                   list(host_kinds), list(host_nodes),
                                   _input_shapes(input_shapes), _bind(bind))
-    return Program(core)
+    return Program(core, _path(isa))
 
 
 def load(path, isa=None):
     """Loads an NPU binary (ELF) or package written by emberc or Program.save."""
-    return Program(_ember.Program.load(_path(path), _path(isa)))
+    return Program(_ember.Program.load(_path(path), _path(isa)), _path(isa))
 
 
 def compare(a, b, atol=0.0):

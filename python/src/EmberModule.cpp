@@ -7,6 +7,8 @@
 
 #include "ember/isa/description.h"
 #include "ember/session/Devices.h"
+#include "ember/session/RunTool.h"
+#include "ember/session/ServeTool.h"
 #include "ember/session/Session.h"
 #include "ember/support/Error.h"
 
@@ -240,6 +242,34 @@ void bindIsa(py::module_& m) {
   m.def("default_isa_path", &isa::IsaDescription::defaultPath);
 }
 
+/// Program.serve: a saved program served in simulated time (ember/session/ServeTool.h).
+void bindServe(py::module_& m) {
+  m.def(
+      "serve",
+      [](const std::string& path, const std::string& isa, size_t requests, size_t concurrency,
+         size_t queueDepth, const std::string& whenFull, const std::string& system, size_t distinct,
+         uint64_t seed, const std::string& reference) {
+        session::RunOptions o;
+        o.model = path;
+        o.isa = isa;
+        o.randomSeed = seed;
+        o.serve.requests = requests;
+        o.serve.concurrency = concurrency;
+        o.serve.queueDepth = queueDepth;
+        o.serve.whenFull = whenFull;
+        o.serve.system = system;
+        o.serve.distinctInputs = distinct;
+        o.serve.reference = reference;
+        py::gil_scoped_release release;
+        session::checkServeOptions(o);
+        return session::serve(o).reportJson;
+      },
+      py::arg("path"), py::arg("isa"), py::arg("requests"), py::arg("concurrency"),
+      py::arg("queue_depth"), py::arg("when_full"), py::arg("system"), py::arg("distinct"),
+      py::arg("seed"), py::arg("reference"),
+      "Serves the program at `path` (as ember-run --requests); returns the report's JSON.");
+}
+
 } // namespace
 
 PYBIND11_MODULE(_ember, m) {
@@ -248,6 +278,7 @@ PYBIND11_MODULE(_ember, m) {
   bindErrors(m);
   bindProgram(m);
   bindIsa(m);
+  bindServe(m);
   m.def("backends", &backendNames, "The backends of this build (interp, cpu, npu).");
   python::bindDse(m);
 }

@@ -373,7 +373,7 @@ void checkServeOptions(const RunOptions& o) {
                                    "schedule's trace (--trace T.json); --html is for one run");
 }
 
-int serveTool(const RunOptions& o) {
+ServeOutcome serve(const RunOptions& o) {
   const ServeOptions& so = o.serve;
   checkRunPaths({{o.reportJson, "--report"}, {o.traceJson, "--trace"}, {o.outDir, "--out", true}},
                 {o.model, so.reference, so.system});
@@ -406,17 +406,27 @@ int serveTool(const RunOptions& o) {
                           {"system", so.system},
                           {"distinct_inputs", distinct},
                           {"reference", so.reference}};
-  const std::string stageText = describeStages(p, samples, extra["stages"]);
-  if (!o.quiet)
-    std::fputs(stageText.c_str(), stdout);
+  ServeOutcome out;
+  out.stages = describeStages(p, samples, extra["stages"]);
   if (!so.reference.empty())
-    std::printf("reference: the outputs of %zu distinct input(s) are bit-exact with %s (one NPU)\n",
-                distinct, so.reference.c_str());
-  std::fputs(formatServeResult(r).c_str(), stdout);
-  if (!o.reportJson.empty())
-    writeFileAtomic(o.reportJson, serveResultJson(r, extra.dump()));
+    out.summary = "reference: the outputs of " + std::to_string(distinct) +
+                  " distinct input(s) are bit-exact with " + so.reference + " (one NPU)\n";
+  out.summary += formatServeResult(r);
+  out.reportJson = serveResultJson(r, extra.dump());
   if (!o.traceJson.empty())
-    writeFileAtomic(o.traceJson, serveTraceJson(r));
+    out.traceJson = serveTraceJson(r);
+  return out;
+}
+
+int serveTool(const RunOptions& o) {
+  const ServeOutcome r = serve(o);
+  if (!o.quiet)
+    std::fputs(r.stages.c_str(), stdout);
+  std::fputs(r.summary.c_str(), stdout);
+  if (!o.reportJson.empty())
+    writeFileAtomic(o.reportJson, r.reportJson);
+  if (!o.traceJson.empty())
+    writeFileAtomic(o.traceJson, r.traceJson);
   return 0;
 }
 

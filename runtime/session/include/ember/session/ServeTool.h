@@ -36,6 +36,16 @@ struct RunOptions;
 /// what serving does not do (--compare, a device other than sim, --trace, --html).
 void checkServeOptions(const RunOptions& o);
 
+/// What serving produced: the stages' table and the summary ember-run prints, the
+/// serving report (JSON, as --report writes it) and, with `o.traceJson`, the trace.
+struct ServeOutcome {
+  std::string stages, summary, reportJson, traceJson;
+};
+
+/// Serves `o.model` as `o.serve` says and returns the outcome (writes only --out's
+/// outputs): the logic of serveTool, for the Python package's Program.serve.
+ServeOutcome serve(const RunOptions& o);
+
 /// Serves `o.model` as `o.serve` says: prints the stages, the schedule's summary and, with
 /// `o.reportJson`, writes the serving report (JSON). `--out DIR` writes input K's outputs
 /// to DIR/K/NAME.npy. Returns 0; throws ember::Error for what the user can fix (naming
