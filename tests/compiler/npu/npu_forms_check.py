@@ -70,14 +70,16 @@ class FpnNeck(nn.Module):
 
 
 class Upsample(nn.Module):
-    """Conv, one upsampling (nearest by `factor`, or a k = s = 2 ConvTranspose with a bias
-    from 5 to 7 channels), Conv."""
+    """Conv, one upsampling (nearest by `factor`, or a ConvTranspose with a bias from 5 to 7
+    channels: kernel, stride, padding, output padding `ct`, k = s = 2 by default), Conv."""
 
-    def __init__(self, factor=None):
+    def __init__(self, factor=None, ct=(2, 2, 0, 0)):
         super().__init__()
         self.factor = factor
         self.c1 = nn.Conv2d(3, 5, 3, padding=1)
-        self.up = None if factor else nn.ConvTranspose2d(5, 7, 2, stride=2)
+        k, s, p, op = ct
+        self.up = None if factor else nn.ConvTranspose2d(5, 7, k, stride=s, padding=p,
+                                                         output_padding=op)
         self.c2 = nn.Conv2d(5 if factor else 7, 3, 3, padding=1)
 
     def forward(self, x):
@@ -233,6 +235,10 @@ MODELS = {
     "nearest_h2": (lambda: Upsample((2, 1)), (1, 3, 12, 10), 1, 99.9),
     "nearest_x3": (lambda: Upsample((3, 3)), (1, 3, 12, 10), 1, 99.9),
     "convtranspose_k2": (Upsample, (1, 3, 12, 10), 1, 99.9),
+    # Kernel != stride (phase decomposition into one Conv + DepthToSpace, no crop): the
+    # GAN / U-Net k = 4, s = 2, p = 1 and k = 3, s = 2, p = 1, output_padding = 1.
+    "convtranspose_k4s2p1": (lambda: Upsample(ct=(4, 2, 1, 0)), (1, 3, 12, 10), 1, 99.9),
+    "convtranspose_k3s2p1op1": (lambda: Upsample(ct=(3, 2, 1, 1)), (1, 3, 12, 10), 1, 99.9),
     # Lines longer than a dma.st field (260 pixels), tiles of more lines than one (80 x 2).
     "nearest_wide": (lambda: Upsample((2, 2)), (1, 3, 3, 260), 1, 99.9),
     "nearest_tall": (lambda: Upsample((2, 2)), (1, 3, 80, 2), 1, 99.9),
