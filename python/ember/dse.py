@@ -244,6 +244,8 @@ def run_points(points, models, *, client=None, scheduler="", jobs=1, cache=None,
     model order; `stats` (a dict) receives total, cached, evaluated, workers. With
     `area` (yosys, rtl, cache), `areas` (a dict) receives each valid point's area
     record by point index, synthesized on the workers (evaluate_area)."""
+    if area and areas is None:
+        raise ValueError("run_points: area= needs areas= (a dict that receives the records)")
     cache_folder = os.path.abspath(cache or default_cache())
     store = Cache(cache_folder)
     options = {"calibrate": calibrate, "check": bool(check),

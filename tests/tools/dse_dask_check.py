@@ -284,8 +284,22 @@ def area_on_the_workers(dse, models, work, scheduler, log):
     n = len(os.listdir(os.path.join(work, "area-dask", "out", "area")))
     if n != 27:
         sys.exit(f"FAIL: --area on Dask: {n} area records in OUT/area, want 27")
+    # A Yosys no machine has: the driver does not look for it, each point's area fails on
+    # its worker naming it, and the rows are those of the sweep without --area.
+    run_dse(dse, models, os.path.join(work, "area-missing"),
+            ["--scheduler", scheduler, "--cache", os.path.join(work, "cache"), "--area",
+             "--rtl", rtl, "--yosys", "/nonexistent/yosys", "--area-cache",
+             os.path.join(work, "area-missing-cache")], log)
+    with open(os.path.join(work, "area-missing", "out", "dse.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    bad = [r for r in rows if r["area_status"] != "failed" or
+           "Yosys not found: /nonexistent/yosys" not in r["area_message"]]
+    if len(rows) != 54 or bad:
+        sys.exit(f"FAIL: --area on Dask without Yosys: {len(rows)} rows, {len(bad)} not a "
+                 f"failed area naming the Yosys: {bad[:1]}")
     print("ok: --area on Dask: 27 syntheses, each by a dask worker; the local run's CSV "
-          "(area columns included); 27 records in OUT/area")
+          "(area columns included); 27 records in OUT/area; a Yosys no machine has: 54 rows, "
+          "each area failed naming it")
 
 
 def main():

@@ -190,6 +190,7 @@ Session* Session::variantFor(const TensorMap& inputs) {
 }
 
 TensorMap Session::run(const TensorMap& inputs, const std::string& device) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   const std::string dev = checkedDevice(device);
   if (Session* v = variantFor(inputs)) {
     TensorMap out = v->run(inputs, dev);
@@ -212,6 +213,7 @@ TensorMap Session::run(const TensorMap& inputs, const std::string& device) {
 }
 
 CrossCheck Session::crossCheck(const TensorMap& inputs, const std::vector<std::string>& devices) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   if (devices.size() < 2)
     throw UsageError("devices", "a cross-check compares at least two devices, got " +
                                     std::to_string(devices.size()));

@@ -204,11 +204,13 @@ int dseTool(const DseOptions& o, const std::vector<std::string>& args) {
   checkRunPaths({{o.out, "--out", true}}, o.models);
   const std::string basePath = o.base.empty() ? isa::IsaDescription::defaultPath() : o.base;
   const isa::IsaDescription base = isa::IsaDescription::loadFile(basePath);
-  std::optional<AreaTools> areaTools; // found before any work: a missing tool stops the sweep
-  if (o.area)
+  const bool dask = !o.scheduler.empty() || !o.cache.empty() || !o.resume.empty();
+  // Found before any work, so a missing tool stops the sweep; on Dask each worker finds
+  // its own (a worker without them gives its points a failed area).
+  std::optional<AreaTools> areaTools;
+  if (o.area && !dask)
     areaTools = findAreaTools(o.areaRequest);
   std::vector<Point> points = makePoints(pointOptions(o), base.json(), o.out);
-  const bool dask = !o.scheduler.empty() || !o.cache.empty() || !o.resume.empty();
   std::vector<Model> models;
   std::map<std::string, std::string> modelPaths;
   std::vector<std::pair<std::string, std::string>> named; // (path, name)
@@ -230,10 +232,10 @@ int dseTool(const DseOptions& o, const std::vector<std::string>& args) {
     if (o.resume.empty())
       saveSweepArgs(o.out, args);
     DaskRequest request = daskRequest(o);
-    if (areaTools) // synthesized on the workers, in the cache folder of --area-cache
+    if (o.area) // synthesized on the workers, in the cache folder of --area-cache
       request.area = o.areaRequest;
     d.rows = runOnDask(points, named, request, &d.area);
-    if (areaTools)
+    if (o.area)
       reportArea(o, points, d.area,
                  (o.areaRequest.cacheDir.empty() ? std::string("(the workers' default)")
                                                  : o.areaRequest.cacheDir) +
@@ -245,8 +247,8 @@ int dseTool(const DseOptions& o, const std::vector<std::string>& args) {
     std::filesystem::remove_all(scratch);
   }
   markPareto(d.rows);
-  if (areaTools) {
-    if (!dask)
+  if (o.area) {
+    if (areaTools)
       d.area = runArea(o, *areaTools, points);
     markAreaPareto(d.rows, d.area);
   }

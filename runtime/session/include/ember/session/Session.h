@@ -19,6 +19,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -143,6 +144,9 @@ private:
   std::shared_ptr<const quant::Profile> profile_;            ///< int8 programs: the calibration
   std::map<std::string, std::unique_ptr<Session>> variants_; ///< by input shapes
   std::map<std::string, std::vector<int64_t>> modelDims_;
+  /// run and crossCheck fill the maps above lazily: callers on several threads (Python
+  /// releases the GIL) take turns.
+  std::recursive_mutex mu_;
 };
 
 } // namespace ember::session
