@@ -96,6 +96,23 @@ def main():
     expect([d["name"] for d in pipe["devices"]] == ["npu0", "npu1"], "pipeline: devices npu0, npu1")
     expect(pipe["devices"][0]["busy_cycles"] == n * s0, "pipeline: npu0 busy N s0")
 
+    # Two devices on one DRAM: the value between the stages stays there (no link), as the
+    # partitioner counts; the model's input and output still cross.
+    shared = os.path.join(args.work, "x2-shared.json")
+    with open(shared, "w") as f:
+        json.dump({"name": "x2-shared", "description": "two ember-v1 on one DRAM",
+                   "drams": [{"id": "d", "size_bytes": 1 << 30, "bytes_per_cycle": 32,
+                              "latency_cycles": 100, "arbitration": "round-robin"}],
+                   "devices": [{"name": f"npu{i}", "description": os.path.abspath(args.isa),
+                                "dram": "d"} for i in range(2)]}, f)
+    sh = serve(args, pkg, ["--system", shared] + ref, os.path.join(args.work, "shared.json"), n, n)
+    t0, t1 = sh["stages"]
+    expect(t0["in_bytes"] == pipe["stages"][0]["in_bytes"] and t0["out_bytes"] == 0
+           and t1["in_bytes"] == 0 and t1["out_bytes"] == pipe["stages"][1]["out_bytes"],
+           "shared DRAM: the value between the stages crosses no link")
+    u0, u1 = (stage_cycles(st, link) for st in sh["stages"])
+    expect(sh["makespan_cycles"] == u0 + u1 + (n - 1) * max(u0, u1), "shared DRAM: makespan")
+
     rep = serve(args, elf, ["--system", args.system4] + ref, os.path.join(args.work, "rep.json"), n, n)
     expect(rep["makespan_cycles"] == math.ceil(n / 4) * s, f"replicas: makespan == ceil({n} / 4) x {s}")
     expect(all(d["runs"] == n // 4 for d in rep["devices"]), "replicas: three requests each")

@@ -19,12 +19,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <tuple>
 
 namespace ember::session {
 
@@ -106,6 +108,11 @@ public:
   }
   const Decls& inputs() const { return inputs_; }
   Sample run(const TensorMap& in);
+  /// Each stage's bytes in and out over its link when a value between neighbouring stages
+  /// whose devices share a DRAM (`sharesWithNext[k]`: stage k's with stage k + 1's) stays
+  /// in that DRAM, as the partitioner counts (docs/systems.md section 3).
+  std::vector<std::pair<uint64_t, uint64_t>>
+  linkBytes(const std::vector<bool>& sharesWithNext) const;
 
 private:
   void useBinary(isa::Binary bin) {
@@ -166,6 +173,41 @@ Sample Program::run(const TensorMap& in) {
   for (const auto& [name, index] : plan_->outputs)
     s.outputs.emplace_back(name, out.at(name));
   return s;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>>
+Program::linkBytes(const std::vector<bool>& sharesWithNext) const {
+  std::vector<int> stageOf(plan_->segments.size(), -1);
+  int k = 0;
+  for (size_t s = 0; s < plan_->segments.size(); ++s)
+    if (plan_->segments[s].npu)
+      stageOf[s] = k++;
+  auto stays = [&](int from, int to) {
+    return from >= 0 && to == from + 1 && sharesWithNext.at(size_t(from));
+  };
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (size_t s = 0; s < plan_->segments.size(); ++s) {
+    if (stageOf[s] < 0)
+      continue;
+    const partition::Segment& seg = plan_->segments[s];
+    uint64_t in = 0, o = 0;
+    for (size_t i : seg.inputs) {
+      const int producer = plan_->values[i].producer;
+      if (!(producer >= 0 && stays(stageOf[size_t(producer)], stageOf[s])))
+        in += plan_->values[i].bytes();
+    }
+    for (size_t i : seg.outputs) {
+      bool host = false;
+      for (const auto& [name, v] : plan_->outputs)
+        host = host || v == i;
+      for (size_t r = 0; r < plan_->segments.size(); ++r)
+        for (size_t j : plan_->segments[r].inputs)
+          host = host || (j == i && !stays(stageOf[s], stageOf[r]));
+      o += host ? plan_->values[i].bytes() : 0;
+    }
+    out.emplace_back(in, o);
+  }
+  return out;
 }
 
 /// The inputs of distinct input `k`: the --input files (the same for every k), else
@@ -273,15 +315,17 @@ void checkDrams(const isa::SystemDescription& sys, const ServeProblem& p,
 
 /// The devices and each stage's devices: a system's (K stages on K devices, or one
 /// stage replicated over all), else one NPU of the program's description.
-void placeStages(const RunOptions& o, const isa::IsaDescription& desc,
-                 const std::vector<uint64_t>& stageBytes, ServeProblem& p) {
+/// Returns, for a pipeline, whether each stage's device shares its DRAM with the next
+/// stage's (empty otherwise).
+std::vector<bool> placeStages(const RunOptions& o, const isa::IsaDescription& desc,
+                              const std::vector<uint64_t>& stageBytes, ServeProblem& p) {
   const size_t stages = stageBytes.size();
   if (o.serve.system.empty()) {
     const auto& l = desc.hw().host_link;
     p.devices.push_back(ServeDevice{"npu0", isa::LinkDesc{l.bytes_per_cycle, l.latency_cycles}});
     p.stageDevices.assign(stages, std::vector<size_t>{0});
     p.clockHz = desc.hw().clock_hz;
-    return;
+    return {};
   }
   const isa::SystemDescription sys = isa::SystemDescription::loadFile(o.serve.system);
   const size_t n = sys.devices().size();
@@ -308,6 +352,10 @@ void placeStages(const RunOptions& o, const isa::IsaDescription& desc,
                              o.serve.system + " -o OUT.pkg), a binary is replicated over all");
   }
   checkDrams(sys, p, stageBytes);
+  std::vector<bool> shares;
+  for (size_t k = 0; stages == n && n > 1 && k < n; ++k)
+    shares.push_back(k + 1 < n && sys.devices()[k].dram == sys.devices()[k + 1].dram);
+  return shares;
 }
 
 /// The stages' table and the report's "stages" entry.
@@ -316,7 +364,7 @@ std::string describeStages(const ServeProblem& p, const std::vector<Sample>& sam
   std::string out;
   j = nlohmann::json::array();
   for (size_t k = 0; k < p.stageDevices.size(); ++k) {
-    const StageCost& c = samples.front().stages[k];
+    const StageCost c = p.cost(0, k);
     std::string names;
     nlohmann::json devs = nlohmann::json::array(), cycles = nlohmann::json::array();
     for (size_t d : p.stageDevices[k]) {
@@ -382,7 +430,10 @@ ServeOutcome serve(const RunOptions& o) {
                         : isa::SystemDescription::loadFile(so.system).devices().front().isa;
   Program prog(o, desc);
   ServeProblem p;
-  placeStages(o, desc, prog.stageDramBytes(), p);
+  const std::vector<bool> shares = placeStages(o, desc, prog.stageDramBytes(), p);
+  std::vector<std::pair<uint64_t, uint64_t>> link;
+  if (std::find(shares.begin(), shares.end(), true) != shares.end())
+    link = prog.linkBytes(shares);
   size_t distinct = so.distinctInputs ? so.distinctInputs : std::min<size_t>(so.requests, 4);
   if (!o.randomSeed)
     distinct = 1; // every input comes from a file: one input
@@ -395,7 +446,12 @@ ServeOutcome serve(const RunOptions& o) {
     if (!o.outDir.empty())
       writeOutputs(o.outDir, k, samples.back().outputs);
   }
-  p.cost = [&](size_t r, size_t k) { return samples[r % samples.size()].stages.at(k); };
+  p.cost = [&](size_t r, size_t k) {
+    StageCost c = samples[r % samples.size()].stages.at(k);
+    if (!link.empty())
+      std::tie(c.inBytes, c.outBytes) = link.at(k);
+    return c;
+  };
   ServeConfig c;
   c.requests = so.requests;
   c.concurrency = so.concurrency;
