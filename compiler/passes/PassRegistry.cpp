@@ -75,8 +75,9 @@ void registerBuiltinPasses() {
        "Gemm on a flattened [N, C, H, W] map (H*W > 1) -> Conv with an H x W kernel + Reshape",
        runFlattenGemmToConv},
       {"convtranspose-to-depthtospace",
-       "ConvTranspose with kernel = stride (b x b, no padding) -> 1 x 1 Conv to b*b*Cout channels "
-       "+ DepthToSpace(b, DCR)",
+       "ConvTranspose of stride s (any kernel, pads, output padding; one group, dilation 1) -> "
+       "Conv over its phase sub-kernels to s*s*Cout channels + DepthToSpace(s, DCR) (+ a crop "
+       "Slice when an output length is not a multiple of s)",
        runConvTransposeToDepthToSpace},
       {"conv1d-to-conv2d",
        "Conv on [N, C, T] -> Conv on [N, C, 1, T] (1 x k kernel), the element-wise nodes "

@@ -67,10 +67,12 @@ size_t runMatMulBiasToGemm(Function& f, const PassContext& ctx = {});
 /// flattening of the activations.
 size_t runFlattenGemmToConv(Function& f, const PassContext& ctx = {});
 
-/// `convtranspose-to-depthtospace`: a ConvTranspose whose b x b kernel equals its stride
-/// (no padding, dilation 1, no output padding, one group, constant weights) becomes a 1 x 1
-/// Conv producing b * b * Cout channels and a DepthToSpace(b, DCR): every output pixel
-/// comes from one input pixel and one tap, so the sums are the same.
+/// `convtranspose-to-depthtospace`: a 2-D ConvTranspose of stride s >= 2 on both axes (any
+/// kernel, pads and output padding; dilation 1, one group, constant weights) becomes one
+/// Conv producing s * s * Cout channels (phase (a_h, a_w) of output channel co: the
+/// ConvTranspose's taps that reach output pixels s q + a, zero elsewhere in the common
+/// window), a DepthToSpace(s, DCR) and, only when an output length is not a multiple of s, a
+/// Slice keeping its first pixels: the same sums. k = s with no pads gives a 1 x 1 Conv.
 size_t runConvTransposeToDepthToSpace(Function& f, const PassContext& ctx = {});
 
 /// `spatial-mean-to-pool`: ReduceMean over axes {2, 3} of a rank-4 float value becomes
