@@ -94,6 +94,11 @@ bool selectsTokens(const Node& n, TokenRun* run, std::string* why) {
   for (int64_t k = 0; k < t.size(); ++k) {
     int64_t i = t.getAsInt(k);
     i = i < 0 ? i + x[1] : i;
+    if (i < 0 || i >= x[1]) {
+      *why = "token index " + std::to_string(t.getAsInt(k)) + " is outside the " +
+             std::to_string(x[1]) + " tokens";
+      return true;
+    }
     if (k == 0)
       run->first = i;
     else if (i != run->first + k)
