@@ -67,6 +67,7 @@ def main():
     ap.add_argument("--ember-run", required=True)
     ap.add_argument("--models-dir", required=True)
     ap.add_argument("--system", required=True, help="four ember-v1 NPUs (ember-v1-x4.json)")
+    ap.add_argument("--shared-system", help="four ember-v1 NPUs on one DRAM (optional)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--requests", type=int, default=256)
     ap.add_argument("--distinct", type=int, default=2, help="distinct inputs simulated per run")
@@ -91,6 +92,7 @@ def main():
         row("1 NPU", clients, one, clock)
         row("x4 pipe", clients, pipe, clock)
         ratios[clients] = pipe["throughput_per_s"] / one["throughput_per_s"]
+        ratios_base = one["throughput_per_s"]
     for clients, ratio in ratios.items():
         print(f"  throughput x4 pipeline / one NPU at {clients} outstanding: {ratio:.2f}x "
               "(goal >= 3.6x)")
@@ -107,6 +109,17 @@ def main():
     print(f"  64 clients, queue depth 48, block when full: {q['completed']} completed, "
           f"{q['refused']} refused, {q['waited_for_slot']} waited for a slot, at most "
           f"{q['max_admitted']} admitted, p99 {q['latency_cycles']['p99'] * 1e3 / clock:.3f} ms")
+
+    if args.shared_system:
+        spkg = os.path.join(args.out, "resnet50_x4_shared.pkg")
+        compile_model(args, "resnet50", spkg, args.shared_system)
+        sh = serve(args, spkg, os.path.join(args.out, "x4_shared_16.json"), args.requests, 16,
+                   ["--system", args.shared_system] + ref)
+        print("\nResNet-50 pipelined over four NPUs on one DRAM (values between stages stay in "
+              "it; DRAM contention NOT modelled, an upper bound):")
+        header()
+        row("x4 shared", 16, sh, clock)
+        print(f"  throughput / one NPU: {sh['throughput_per_s'] / ratios_base:.2f}x")
 
     r18 = os.path.join(args.out, "resnet18.elf")
     compile_model(args, "resnet18", r18)
