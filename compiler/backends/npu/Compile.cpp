@@ -58,7 +58,13 @@ std::string whyUnsupported(const Function& f, const Node& n, const Target& t) {
     if (n.input(i) && n.input(i).kind() == ElemKind::Float32 &&
         !(n.input(i).node->kind() == NodeKind::Constant && l->takesFloatConstant(i)))
       return "float32 operand (the node was not quantized)";
-  return l->check(n, t);
+  if (std::string why = l->check(n, t); !why.empty())
+    return why;
+  if (l->needsHostLayout(n, t) && f.numUses(n.input(0).node) != 1)
+    return "it runs only on its input laid out by the host (patches), which the host writes "
+           "only for a graph input this node alone reads; here the input has " +
+           std::to_string(f.numUses(n.input(0).node)) + " readers";
+  return "";
 }
 
 /// The row copy of an output that is an input unchanged (DMA in, DMA out).

@@ -150,6 +150,10 @@ public:
   virtual ~Layer() = default;
   /// "" when the NPU can run `n` exactly; otherwise the reason.
   virtual std::string check(const Node& n, const Target& t) const = 0;
+  /// True when `n` (which check() accepts) runs only on an input the host lays out for it
+  /// (hostLayout): the host does so only for a graph input that `n` alone reads
+  /// (DramPlan), which the compile checks with the function at hand.
+  virtual bool needsHostLayout(const Node& /*n*/, const Target& /*t*/) const { return false; }
   /// True when input `i` may be a float32 constant that the layer turns into parameters
   /// itself (LayerNormalization's scale and bias); other float operands are refused.
   virtual bool takesFloatConstant(size_t /*i*/) const { return false; }

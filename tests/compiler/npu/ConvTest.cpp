@@ -678,6 +678,21 @@ TEST(GemmOnNpu, BitExactAgainstReference) {
   }
 }
 
+TEST(NpuRefusal, APatchOnlyConvolutionWhoseInputHasAnotherReaderIsNotPlaced) {
+  // A ViT's 16 x 16 stride-16 patch embedding runs only on the host's patches of its
+  // input, which the host writes only when the convolution is the input's one reader: with
+  // a second reader the convolution is refused at placement (it goes to the host) rather
+  // than failing the compile.
+  const ConvCase c{"patchify", 1, 3, 32, 48, 40, 16, 16, 16, 0, 0, 0, 0, 1, 1, ""};
+  Built b = buildConv(c);
+  EXPECT_TRUE(unsupportedNodes(*b.g->f, refIsa()).empty());
+  b.g->output("z", b.conv->input(0)); // the quantized input is an output too
+  const auto bad = unsupportedNodes(*b.g->f, refIsa());
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_NE(bad[0].find("Conv"), std::string::npos) << bad[0];
+  EXPECT_NE(bad[0].find("here the input has 2 readers"), std::string::npos) << bad[0];
+}
+
 TEST(NpuRefusal, ListsEveryUnsupportedNodeInOneError) {
   G g;
   NodeValue x = g.input("x", {1, 16, 4, 4}, 0.1f, 0);

@@ -298,6 +298,10 @@ public:
     return why;
   }
 
+  bool needsHostLayout(const Node& n, const Target& t) const override {
+    return !checkConvJob(convJobOf(n, t, false), t, 2).empty(); // the host's patches only
+  }
+
   std::string checkResidual(const Node& n, const Target& t) const override {
     return checkResidualJob(convJobOf(n, t, false), t);
   }
