@@ -298,6 +298,7 @@ def main():
     ap.add_argument("--ember-run", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--devices", default="interp,cpu,sim")
+    ap.add_argument("--isa", help="the NPU description (default: emberc's and ember-run's)")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
     out = pathlib.Path(a.out)
@@ -305,8 +306,10 @@ def main():
     for name in a.models:
         d = export(name, out)
         _, _, most_segments, least_macs = MODELS[name]
+        isa = ["--isa", a.isa] if a.isa else []
         r = subprocess.run([a.emberc, d / "model.onnx", "-o", d / "out.bin", "--calibrate",
-                            d / "input.npy", "--partition-report"], capture_output=True, text=True)
+                            d / "input.npy", "--partition-report"] + isa,
+                           capture_output=True, text=True)
         g = PLACEMENT.search(r.stdout)
         if r.returncode != 0 or not g:
             failed.append(f"{name}: emberc failed: {r.stderr.strip()}")
@@ -319,7 +322,7 @@ def main():
         if name in FLOAT_CHECKED and "cpu" in a.devices.split(","):
             failed += float_check(a.ember_run, name, d)
         r = subprocess.run([a.ember_run, d / "model.onnx", "--input", f"input={d / 'input.npy'}",
-                            "--compare", a.devices],
+                            "--compare", a.devices] + isa,
                            capture_output=True, text=True)
         print(r.stdout[-1500:])
         devices = [x for x in a.devices.split(",") if x != "interp"]
