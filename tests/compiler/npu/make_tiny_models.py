@@ -6,7 +6,7 @@
                      normalises along the channels only: refused, or on the host)
   tiny_reducesum.onnx  Conv+Relu, ReduceSum over H and W, Gemm (global sum pooling)
 and [1, 3, 4, 4] models for the messages: identity, passthrough (the input is the output),
-const_out, bigpad (a Conv the NPU cannot pad), gather_oob (an index out of range).
+const_out, bigpad (a Conv the NPU cannot pad, after a Relu), gather_oob (an index out of range).
 """
 import argparse
 import os
@@ -106,8 +106,10 @@ def main():
     onnx.save(small("const_out", [helper.make_node("Relu", ["x"], ["y"], name="relu")],
                     [vi("y", [1, 3, 4, 4]), vi("c", [2])], [numpy_helper.from_array(np.ones(2, np.float32), "c")]),
               os.path.join(args.out, "const_out.onnx"))
-    # A Conv the NPU cannot pad (pads 5 > what dma.ld pads).
-    onnx.save(small("bigpad", [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_bigpad",
+    # A Conv the NPU cannot pad (pads 5 > what dma.ld pads), after a Relu: on a graph input
+    # the host would write its padded patches (and the NPU would run it).
+    onnx.save(small("bigpad", [helper.make_node("Relu", ["x"], ["r"], name="relu_bigpad"),
+                               helper.make_node("Conv", ["r", "w"], ["y"], name="conv_bigpad",
                                                 pads=[5, 5, 5, 5])],
                     [vi("y", [1, 4, 12, 12])], [numpy_helper.from_array(np.full((4, 3, 3, 3), 0.1, np.float32), "w")]),
               os.path.join(args.out, "bigpad.onnx"))

@@ -1,6 +1,7 @@
 // Lut (docs/numerics.md section 4.6): the 256-byte table is loaded into the parameter
 // SRAM at the first table the `lut` instruction can select (table 0 + table_offset),
 // then y = T[x + 128] row by row, in place in the input tile.
+#include "../ConvCore.h"
 #include "../Stream.h"
 
 namespace ember::npu {
@@ -16,8 +17,7 @@ public:
     if (tab.node->kind() != NodeKind::Constant || tab.type().kind != ElemKind::Int8 ||
         tab.type().size() != 256)
       return "the table must be a constant int8[256]";
-    const int64_t row = tableRow(t);
-    if ((row + 256 / t.rowBytes(Mem::Param)) > t.rows(Mem::Param))
+    if (lutTableRow(t, 0) + lutTableRows(t) > t.rows(Mem::Param))
       return "the description's lut table lies outside the param SRAM";
     return checkStream(t, 2, 1, true);
   }
@@ -28,7 +28,7 @@ public:
     const NodeValue x = n.input(0), y = resultOf(n);
     const Tensor& tab = n.input(1).node->payload();
     const uint64_t tC = ctx.consts.add(std::vector<uint8_t>(tab.raw(), tab.raw() + 256));
-    const int64_t row = tableRow(t), rows = ceilDiv(256, t.rowBytes(Mem::Param));
+    const int64_t row = lutTableRow(t, 0), rows = lutTableRows(t);
     StreamSpec s;
     s.inputs = {ctx.tensor(x).offset};
     s.output = ctx.tensor(y).offset;
@@ -48,12 +48,6 @@ public:
     emitStream(s, ctx, info);
     info.sram[3] = row + rows;
     return info;
-  }
-
-private:
-  /// Param row of table 0 of the description's lut instruction.
-  static int64_t tableRow(const Target& t) {
-    return 256 * t.lut().table_offset / t.rowBytes(Mem::Param);
   }
 };
 
