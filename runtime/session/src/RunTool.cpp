@@ -48,7 +48,7 @@ the per-layer cycle/energy report is printed, and outputs are written in the bin
 element type. Given a package (emberc's output for a model the NPU cannot run whole,
 docs/package.md), runs its NPU segments on the NPU device and its host segments on their
 backend, and prints a table per segment. With --requests N, serves N requests of a
-binary or package in simulated time, on one NPU or over a system of NPUs (--system:
+binary, package or model in simulated time, on one NPU or over a system of NPUs (--system:
 a pipeline package's stages one per device, a binary replicated), and prints the
 throughput, the latency percentiles and each device's utilisation (docs/systems.md).
 

@@ -33,7 +33,7 @@ struct ServeOptions {
 struct RunOptions;
 
 /// Refuses (ember::UsageError) serving options without --requests, and --requests with
-/// what serving does not do (--compare, a device other than sim, --trace, --html).
+/// what serving does not do (--compare, a device other than sim, --html).
 void checkServeOptions(const RunOptions& o);
 
 /// What serving produced: the stages' table and the summary ember-run prints, the
