@@ -56,16 +56,13 @@ std::vector<const Node*> layerNodes(const Function& q, const std::string& name) 
   if (const Node* n = q.findNode(name))
     return {n};
   std::vector<const Node*> group;
-  for (size_t at = 0;;) {
-    const size_t end = name.find(" + ", at);
-    const Node* n = q.findNode(name.substr(at, end == std::string::npos ? end : end - at));
+  for (const std::string& part : npu::layerNodeNames(name)) {
+    const Node* n = q.findNode(part);
     if (!n)
       return {};
     group.push_back(n);
-    if (end == std::string::npos)
-      return group;
-    at = end + 3;
   }
+  return group;
 }
 
 /// Bytes a layer must move at least once: its non-constant inputs, its constants and its

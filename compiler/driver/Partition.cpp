@@ -316,17 +316,16 @@ double Partitioner::boundarySeconds(const Type& t) const {
 }
 
 /// Every NPU node's share of its region's estimated cycles, in seconds: the cycles of the
-/// compiled layer of its name, and the cycles no layer names (edge conversions, fused
-/// work) spread over the region's nodes by their result elements.
+/// compiled layer of its name (a fused layer, "CONV + ADD", counting for its producer:
+/// npu::cyclesByNode), and the cycles no layer names (edge conversions) spread over the
+/// region's nodes by their result elements.
 std::map<const Node*, double> Partitioner::npuNodeSeconds(const Plan& p) const {
   std::map<const Node*, double> out;
   const double clock = double(isa_.hw().clock_hz);
   for (const Segment& s : p.segments) {
     if (s.backend != "npu" || !s.npu)
       continue;
-    std::map<std::string, double> byName;
-    for (const npu::LayerSummary& l : s.npu->summary.layers)
-      byName[l.name] += l.cycles;
+    const std::map<std::string, double> byName = npu::cyclesByNode(s.npu->summary);
     double named = 0, elems = 0;
     for (const Node* n : s.nodes) {
       auto it = byName.find(n->name());

@@ -46,9 +46,7 @@ std::vector<PipelineDevice> problemDevices(const isa::SystemDescription& sys) {
 /// names, by result elements (as Partitioner::npuNodeSeconds).
 void assignCycles(PipelineProblem& p, const std::vector<const Node*>& nodes, size_t device,
                   const npu::CompileSummary& s) {
-  std::map<std::string, double> byName;
-  for (const npu::LayerSummary& l : s.layers) // a fused layer "conv + add": the producer's
-    byName[l.name.substr(0, l.name.find(" + "))] += l.cycles;
+  const std::map<std::string, double> byName = npu::cyclesByNode(s);
   double named = 0, elems = 0;
   for (size_t t = 0; t < nodes.size(); ++t) {
     auto it = byName.find(nodes[t]->name());

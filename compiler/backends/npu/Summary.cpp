@@ -31,6 +31,24 @@ std::string pad(const std::string& s, size_t w) {
 }
 } // namespace
 
+std::vector<std::string> layerNodeNames(const std::string& layerName) {
+  std::vector<std::string> names;
+  for (size_t at = 0;;) {
+    const size_t end = layerName.find(" + ", at);
+    names.push_back(layerName.substr(at, end == std::string::npos ? end : end - at));
+    if (end == std::string::npos)
+      return names;
+    at = end + 3;
+  }
+}
+
+std::map<std::string, double> cyclesByNode(const CompileSummary& s) {
+  std::map<std::string, double> out;
+  for (const LayerSummary& l : s.layers)
+    out[layerNodeNames(l.name).front()] += l.cycles;
+  return out;
+}
+
 std::string formatSummary(const CompileSummary& s) {
   std::ostringstream o;
   o << "NPU compile summary (" << s.isaName << ")\n";

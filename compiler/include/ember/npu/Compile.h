@@ -15,6 +15,7 @@
 #include "ember/support/Error.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -111,6 +112,15 @@ struct CompileSummary {
 /// A readable multi-line table of the summary (layers, tiles, instructions, SRAM use,
 /// estimated cycles, binary size, compile time).
 std::string formatSummary(const CompileSummary& s);
+
+/// The names of the graph nodes a layer of the summary stands for: its own name, or the
+/// nodes of a layer the compiler fused, "PRODUCER + ADD" or "CONV + LUT", in that order
+/// (the producer first).
+std::vector<std::string> layerNodeNames(const std::string& layerName);
+
+/// Each layer's estimated cycles by the node it counts for: a fused layer's for its
+/// producer (what cost models that weigh nodes read).
+std::map<std::string, double> cyclesByNode(const CompileSummary& s);
 
 /// What `compile` produces.
 struct CompileResult {
