@@ -430,7 +430,8 @@ inline std::vector<OpCase> opCases() {
         NodeKind::Resize, "up", {v},
         resizeAttrs("linear", "align_corners", "round_prefer_floor", {1, 8, 12, 12}, {1, 1, 2, 2}));
   }));
-  // A ConvTranspose whose taps overlap (k = 3, s = 2) has no int8 form: float.
+  // A ConvTranspose whose taps overlap (k = 3, s = 2): convtranspose-to-depthtospace makes
+  // it a Conv of its phases and a DepthToSpace (int8 from there).
   c.push_back(betweenConvs("ConvConvTransposeConv", [](GraphBuilder& g, NodeValue v) {
     return g.node(NodeKind::ConvTranspose, "up",
                   {v, g.constant("wt", {8, 4, 3, 3}), g.constant("bt", {4})},
