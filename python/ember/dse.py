@@ -71,8 +71,11 @@ def file_sha256(path):
 def point_key(description, model_sha, options):
     """The cache key of one row: description (canonical JSON), model bytes, options
     (calibrate, check, input_shapes) and build_id()."""
-    text = json.dumps(description, **_CANON)
-    return _key(hashlib.sha256(text.encode()).hexdigest(), model_sha, options)
+    return _key(_sha256(json.dumps(description, **_CANON)), model_sha, options)
+
+
+def _sha256(text):
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _key(description_sha, model_sha, options):
@@ -111,10 +114,16 @@ class Cache:
     def put(self, key, row):
         path = self._file(key)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-        with open(tmp, "w") as f:
-            json.dump(row, f, **_CANON)
-        os.replace(tmp, path)
+        _write_json(path, row)
+
+
+def _write_json(path, value):
+    """`value` as canonical JSON in `path`, atomically (a temporary file of this process,
+    then a rename: any number of writers may race on one path)."""
+    tmp = f"{path}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(value, f, **_CANON)
+    os.replace(tmp, path)
 
 
 _MODELS = {}
@@ -256,7 +265,7 @@ def run_points(points, models, *, client=None, scheduler="", jobs=1, cache=None,
     for p in points:
         if not p.get("invalid"):
             canon = json.dumps(p["description"], **_CANON)
-            sha = hashlib.sha256(canon.encode()).hexdigest()
+            sha = _sha256(canon)
             p = dict(p, text=_point_text(p, canon), sha=sha)
             valid.append(p)
         for m in models:
@@ -419,13 +428,6 @@ def search(models, **kwargs):
     which documents the arguments)."""
     from .dse_search import search as _search
     return _search(models, **kwargs)
-
-
-def _write_json(path, value):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(value, f)
-    os.replace(tmp, path)
 
 
 def _run_plan(plan_file, rows_file):
