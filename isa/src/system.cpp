@@ -71,6 +71,10 @@ public:
         ck_.fail("/drams/" + std::to_string(i),
                  "DRAM '" + d_.drams[i].id +
                      "' has no device attached (no /devices/N/dram names it)");
+    for (const SystemDram& r : d_.drams)
+      if (r.shared())
+        for (size_t i : r.devices)
+          checkSharedTiming(r, i);
   }
 
 private:
@@ -94,6 +98,27 @@ private:
       r.arbitration = j["arbitration"].get<std::string>();
       d_.drams.push_back(std::move(r));
     }
+  }
+
+  // A shared DRAM is one channel in the joint simulation (docs/systems.md section 5):
+  // each device times its DMAs (rules D1, D2) with its description's DRAM bandwidth and
+  // latency, so they must be the DRAM's.
+  void checkSharedTiming(const SystemDram& r, size_t i) {
+    const SystemDevice& dev = d_.devices[i];
+    const HardwareDesc& hw = dev.isa.hw();
+    auto refuse = [&](const char* what, const char* key, std::uint64_t mine, std::uint64_t its) {
+      ck_.fail("/devices/" + std::to_string(i) + "/dram",
+               "device '" + dev.name + "' has DRAM " + what + " " + std::to_string(mine) + " (" +
+                   key + ") but the DRAM '" + r.id + "' it shares has " + std::to_string(its) +
+                   ": the devices of a shared DRAM time their DMAs with its bandwidth and "
+                   "latency (one channel)");
+    };
+    if (hw.dram.bytes_per_cycle != r.bytes_per_cycle)
+      refuse("bytes_per_cycle", "hardware/dram/bytes_per_cycle", hw.dram.bytes_per_cycle,
+             r.bytes_per_cycle);
+    if (hw.dma.latency_cycles != r.latency_cycles)
+      refuse("latency_cycles", "hardware/dma/latency_cycles", hw.dma.latency_cycles,
+             r.latency_cycles);
   }
 
   std::string dramIds() const {

@@ -75,52 +75,67 @@ void Npu::raise(FaultKind k, const std::string& engine, std::int64_t index, std:
 }
 
 void Npu::run() {
+  std::optional<u64> c = begin();
+  u64 at = 0;
+  while (c) {
+    if (!sleep(*c - at))
+      return;
+    at = *c;
+    c = step(at);
+  }
+}
+
+std::optional<u64> Npu::begin() {
   t0_ = sc_core::sc_time_stamp().value() / unit_;
-  u64 c = fetchDone_ ? 0 : fetchAt_;
   if (fetchDone_) {
     finished_ = true;
-    return;
+    return std::nullopt;
   }
-  if (c > budget_)
-    return raise(FaultKind::CycleBudget, "fetch", 0,
-                 "cycle budget of " + std::to_string(budget_) +
-                     " cycles ends before the first instruction is fetched",
-                 budget_, budget_ + 1);
-  if (!sleep(c))
-    return;
-  for (;;) {
-    if (!cycle(c))
-      return;
-    updateDrained();
-    if (fetchDone_ && eng_[0].drained && eng_[1].drained && eng_[2].drained && c >= arrayFree_) {
-      st_.last_cycle = std::max(st_.last_cycle, c); // E6: DONE waits for the array
-      finished_ = true;
-      return;
-    }
-    if (!checkStarvation(c))
-      return;
-    const std::optional<u64> n = nextCycle(c);
-    if (!n)
-      return describeDeadlock(c);
-    if (*n > budget_) {
-      std::int64_t oldest = -1;
-      std::string engine = "fetch";
-      for (int e = 0; e < 3; ++e)
-        if (eng_[e].phase != Phase::Idle &&
-            (oldest < 0 || std::int64_t(eng_[e].cur.index) < oldest)) {
-          oldest = eng_[e].cur.index;
-          engine = kEngineNames[e];
-        }
-      return raise(FaultKind::CycleBudget, engine, oldest,
-                   "cycle budget of " + std::to_string(budget_) + " cycles exceeded after " +
-                       std::to_string(st_.retired) + " of " + std::to_string(st_.instructions) +
-                       " instructions retired",
-                   budget_, budget_ + 1);
-    }
-    if (!sleep(*n - c))
-      return;
-    c = *n;
+  const u64 c = fetchAt_;
+  if (c > budget_) {
+    raise(FaultKind::CycleBudget, "fetch", 0,
+          "cycle budget of " + std::to_string(budget_) +
+              " cycles ends before the first instruction is fetched",
+          budget_, budget_ + 1);
+    return std::nullopt;
   }
+  return c;
+}
+
+std::optional<u64> Npu::step(u64 c) {
+  booked_ = false;
+  if (!cycle(c))
+    return std::nullopt;
+  updateDrained();
+  if (fetchDone_ && eng_[0].drained && eng_[1].drained && eng_[2].drained && c >= arrayFree_) {
+    st_.last_cycle = std::max(st_.last_cycle, c); // E6: DONE waits for the array
+    finished_ = true;
+    return std::nullopt;
+  }
+  if (!checkStarvation(c))
+    return std::nullopt;
+  const std::optional<u64> n = nextCycle(c);
+  if (!n) {
+    describeDeadlock(c);
+    return std::nullopt;
+  }
+  if (*n > budget_) {
+    std::int64_t oldest = -1;
+    std::string engine = "fetch";
+    for (int e = 0; e < 3; ++e)
+      if (eng_[e].phase != Phase::Idle &&
+          (oldest < 0 || std::int64_t(eng_[e].cur.index) < oldest)) {
+        oldest = eng_[e].cur.index;
+        engine = kEngineNames[e];
+      }
+    raise(FaultKind::CycleBudget, engine, oldest,
+          "cycle budget of " + std::to_string(budget_) + " cycles exceeded after " +
+              std::to_string(st_.retired) + " of " + std::to_string(st_.instructions) +
+              " instructions retired",
+          budget_, budget_ + 1);
+    return std::nullopt;
+  }
+  return n;
 }
 
 bool Npu::cycle(u64 c) {
@@ -239,10 +254,12 @@ bool Npu::tryStart(int e, u64 c) {
   // Duration first: an instruction that would end past the budget stops the run before
   // its data effect is computed, so host time stays bounded by the budget.
   isa::timing::Duration t;
-  isa::timing::Channel probe = channel_;
-  if (s.cur.cls == Cls::DmaLoad || s.cur.cls == Cls::DmaStore)
-    t = isa::timing::dmaOnChannel(isa::timing::dmaPhases(isa_, in), c, probe);
-  else
+  isa::timing::Channel probe = *channel_;
+  std::optional<isa::timing::DmaPhases> dma;
+  if (s.cur.cls == Cls::DmaLoad || s.cur.cls == Cls::DmaStore) {
+    dma = isa::timing::dmaPhases(isa_, in);
+    t = isa::timing::dmaOnChannel(*dma, c, probe);
+  } else
     t = isa::timing::idle(isa_, in);
   // E6: a background array instruction holds its engine for its issue cycles; the array
   // runs it for t.
@@ -273,7 +290,15 @@ bool Npu::tryStart(int e, u64 c) {
       --tokens_[f];
       popped_ = true;
     }
-  channel_ = probe; // D3: the channel is booked in start order, load before store
+  if (dma && dma->uses_channel) {
+    // D3: the channel is booked in start order, load before store; on a shared DRAM the
+    // wait beyond this device's own last booking is arbitration (M2, docs/systems.md).
+    const u64 ready = c + dma->head, own = std::max(ready, ownFree_);
+    arbitrationStall_ += t.memory_stall - (own - ready);
+    ownFree_ = probe.free_at;
+    booked_ = true;
+  }
+  *channel_ = probe;
   s.slice.start = c;
   s.slice.memory_stall = t.memory_stall;
   s.end = c + t.cycles;

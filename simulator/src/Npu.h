@@ -35,9 +35,25 @@ public:
   /// `abort`, when given, stops the run at its next wait once requested (a reset).
   Npu(const isa::IsaDescription& isa, const Job& job, const Options& opts, std::uint64_t budget,
       Machine& m, RunState& st, const AbortSignal* abort = nullptr);
+  Npu(const Npu&) = delete; // channel_ may point into it
+  Npu& operator=(const Npu&) = delete;
 
   /// Runs the job to its end, its fault or an abort; call from a SystemC thread.
   void run();
+  /// Step by step instead of run() (several engines in one thread, sim::runTogether):
+  /// begin() at the job's cycle 0 gives the first cycle to evaluate, step(c) evaluates
+  /// cycle c and gives the next one; nothing once the run has ended (finished or fault).
+  /// The caller advances SystemC time to each cycle before evaluating it.
+  std::optional<std::uint64_t> begin();
+  std::optional<std::uint64_t> step(std::uint64_t c);
+  /// Books DMAs on `ch` (a DRAM channel other engines share, in the same time base: they
+  /// all begin in one cycle) instead of this engine's own channel. Call before begin().
+  void shareChannel(isa::timing::Channel& ch) { channel_ = &ch; }
+  /// The last step() booked the DRAM channel (a DMA started).
+  bool bookedChannel() const { return booked_; }
+  /// Cycles DMAs waited for the channel beyond this engine's own bookings: the waits for
+  /// other engines on a shared channel (0 on a channel of its own).
+  std::uint64_t arbitrationStall() const { return arbitrationStall_; }
   /// Every instruction up to the halt (or the end of the stream) retired.
   bool finished() const { return finished_; }
   /// The run was stopped by the abort event.
@@ -110,7 +126,11 @@ private:
   std::array<EngineState, 3> eng_;
   std::array<u64, 4> tokens_{};
   std::vector<Ended> ended_; ///< Of the current cycle.
-  isa::timing::Channel channel_;
+  isa::timing::Channel ownChannel_;
+  isa::timing::Channel* channel_ = &ownChannel_;
+  u64 ownFree_ = 0;          ///< The end of this engine's last channel booking.
+  u64 arbitrationStall_ = 0; ///< See arbitrationStall().
+  bool booked_ = false;      ///< The current cycle booked the channel.
   // Fetch.
   std::size_t next_ = 0;      ///< Next instruction of the stream.
   std::size_t count_ = 0;     ///< Instructions in the stream.

@@ -108,6 +108,23 @@ TEST(System, RefusesDramBeyondTheDevicesWindow) {
                    "holds 8 GiB but 'ember-v1.json' addresses only 4 GiB");
 }
 
+TEST(System, RefusesASharedDramOfAnotherBandwidthOrLatencyThanItsDevices) {
+  json j = privateSystem(2);
+  j["devices"][1]["dram"] = "dram0";
+  j["drams"].erase(1);
+  EXPECT_NO_THROW(load(j)); // ember-v1: 32 B/cycle, 100 cycles, as dram0
+  j["drams"][0]["bytes_per_cycle"] = 64;
+  EXPECT_ISA_ERROR(load(j), "/devices/0/dram",
+                   "device 'npu0' has DRAM bytes_per_cycle 32 (hardware/dram/bytes_per_cycle) "
+                   "but the DRAM 'dram0' it shares has 64");
+  j["drams"][0]["bytes_per_cycle"] = 32;
+  j["drams"][0]["latency_cycles"] = 90;
+  EXPECT_ISA_ERROR(load(j), "/devices/0/dram", "latency_cycles 100 (hardware/dma/latency_cycles)");
+  j = privateSystem(1); // a private DRAM is not simulated jointly: not checked
+  j["drams"][0]["bytes_per_cycle"] = 64;
+  EXPECT_NO_THROW(load(j));
+}
+
 TEST(System, RefusesSchemaViolations) {
   json j = privateSystem(1);
   j["devices"][0].erase("dram");
