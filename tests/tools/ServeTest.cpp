@@ -1,6 +1,7 @@
 // The serving schedule (ember/session/Serve.h) against closed forms worked out by hand
 // in each test: pipelines, replicas, host links, back-pressure, nothing lost.
 #include "ember/session/Serve.h"
+#include "ember/session/ServeHtml.h"
 
 #include "ember/support/Error.h"
 
@@ -206,4 +207,63 @@ TEST(Serve, TraceHasASlicePerLinkAndNpuRun) {
   const nlohmann::json blocked = nlohmann::json::parse(serveTraceJson(schedule(p, load(2, 2, 1))));
   EXPECT_EQ(blocked.at("traceEvents").back().at("name"), "r1 waits for a slot");
   EXPECT_DOUBLE_EQ(blocked.at("traceEvents").back().at("dur").get<double>(), 0.132);
+}
+
+namespace {
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t i = s.find(what); i != std::string::npos; i = s.find(what, i + 1))
+    ++n;
+  return n;
+}
+
+/// The text of device `name`'s row on the page's timeline.
+std::string deviceRow(const std::string& page, const std::string& name) {
+  const size_t from = page.find("<g class='device' data-device='" + name + "'>");
+  if (from == std::string::npos)
+    return "";
+  return page.substr(from, page.find("</g>", from) - from);
+}
+
+} // namespace
+
+// The page's timeline for the link problem of HostLinkTransfersHoldTheDevice with three
+// requests at once: npu0's row holds three link-in, NPU and link-out bars; request 1
+// waits for request 0's whole run (132 cycles) and then runs its NPU from 152 to 252.
+TEST(Serve, HtmlTimelineHasTheDevicesRuns) {
+  ServeProblem p;
+  p.devices.push_back(ServeDevice{"npu0", isa::LinkDesc{4, 10}});
+  p.stageDevices = {{0}};
+  p.cost = [](size_t, size_t) { return StageCost{100, 40, 8}; };
+  const std::string page = serveHtml(schedule(p, load(3, 3)), "t <x>", "stage 0 on npu0");
+  const std::string row = deviceRow(page, "npu0");
+  EXPECT_EQ(count(row, "<rect class='in'"), 3u);
+  EXPECT_EQ(count(row, "<rect class='npu'"), 3u);
+  EXPECT_EQ(count(row, "<rect class='out'"), 3u);
+  EXPECT_NE(row.find("r1 s0 npu: 100 cycles (152 .. 252); waited 132 cycles for npu0"),
+            std::string::npos);
+  EXPECT_NE(page.find("<h1>t &lt;x&gt;</h1>"), std::string::npos);
+  EXPECT_EQ(page.find("<script"), std::string::npos);
+  // r1 waits 0..132 and r2 0..264 for the device: two at once at most, two waits.
+  EXPECT_NE(page.find("waiting for a device: up to 2 at once, 2 waits"), std::string::npos);
+  EXPECT_EQ(page.find("waiting for a slot: up to"), std::string::npos);
+}
+
+// A two-stage pipeline (100 and 60 cycles, five requests at once): npu0 runs stage 0 five
+// times, npu1 stage 1 five times; requests 1..4 wait 100 r for npu0 (at most four at once),
+// none waits for npu1 (r is ready at 100 (r + 1), npu1 is free from 100 r + 60). A queue
+// of depth 1 makes request 1 wait for a slot.
+TEST(Serve, HtmlTimelineHasARowPerDeviceAndTheQueue) {
+  const std::string page =
+      serveHtml(schedule(problem(2, {{0}, {1}}, {100, 60}), load(5, 5)), "pipe", "");
+  EXPECT_EQ(count(deviceRow(page, "npu0"), "<rect class='npu'"), 5u);
+  EXPECT_EQ(count(deviceRow(page, "npu1"), "<rect class='npu'"), 5u);
+  EXPECT_NE(deviceRow(page, "npu1").find("r4 s1 npu: 60 cycles (500 .. 560); waited 0 cycles"),
+            std::string::npos);
+  EXPECT_NE(page.find("waiting for a device: up to 4 at once, 4 waits"), std::string::npos);
+  const std::string queued =
+      serveHtml(schedule(problem(1, {{0}}, {100}), load(2, 2, 1)), "queue", "");
+  EXPECT_NE(queued.find("waiting for a slot: up to 1 at once, 1 waits"), std::string::npos);
+  EXPECT_THROW(serveHtml(ServeResult{}, "none", ""), Error);
 }

@@ -116,7 +116,8 @@ void declareOptions(CLI::App& app, RunOptions& o, std::vector<std::string>& inpu
       ->default_str("0");
   app.add_option("--html", o.html,
                  "(sim, rtl) write the report as one self-contained HTML page:\n"
-                 "cycles, utilisation, roofline, energy, engines, placement\n"
+                 "cycles, utilisation, roofline, energy, engines, placement;\n"
+                 "with --requests: the serving figures and a per-device timeline\n"
                  "(docs/simulator.md)")
       ->type_name("R.html")
       ->check(cli::pathValue());

@@ -13,6 +13,7 @@
 #include "ember/session/RunTool.h"
 #include "ember/session/RunUtil.h"
 #include "ember/session/Serve.h"
+#include "ember/session/ServeHtml.h"
 #include "ember/support/AtomicFile.h"
 #include "ember/support/Error.h"
 #include "ember/support/Npy.h"
@@ -416,14 +417,14 @@ void checkServeOptions(const RunOptions& o) {
     throw UsageError("--requests", "serves on the SystemC model (sim): not with --compare or "
                                    "--device " +
                                        o.device);
-  if (!o.html.empty())
-    throw UsageError("--requests", "writes the serving report (--report R.json) and the "
-                                   "schedule's trace (--trace T.json); --html is for one run");
 }
 
 ServeOutcome serve(const RunOptions& o) {
   const ServeOptions& so = o.serve;
-  checkRunPaths({{o.reportJson, "--report"}, {o.traceJson, "--trace"}, {o.outDir, "--out", true}},
+  checkRunPaths({{o.reportJson, "--report"},
+                 {o.traceJson, "--trace"},
+                 {o.html, "--html"},
+                 {o.outDir, "--out", true}},
                 {o.model, so.reference, so.system});
   const isa::IsaDescription desc =
       so.system.empty() ? isa::IsaDescription::loadDefault(o.isa)
@@ -471,6 +472,11 @@ ServeOutcome serve(const RunOptions& o) {
   out.reportJson = serveResultJson(r, extra.dump());
   if (!o.traceJson.empty())
     out.traceJson = serveTraceJson(r);
+  if (!o.html.empty())
+    out.html = serveHtml(r,
+                         "Serving " + std::filesystem::path(o.model).filename().string() +
+                             (so.system.empty() ? "" : " over " + so.system),
+                         out.stages);
   return out;
 }
 
@@ -483,6 +489,11 @@ int serveTool(const RunOptions& o) {
     writeFileAtomic(o.reportJson, r.reportJson);
   if (!o.traceJson.empty())
     writeFileAtomic(o.traceJson, r.traceJson);
+  if (!o.html.empty()) {
+    writeFileAtomic(o.html, r.html);
+    if (!o.quiet)
+      std::printf("html report: %s\n", o.html.c_str());
+  }
   return 0;
 }
 

@@ -33,13 +33,14 @@ struct ServeOptions {
 struct RunOptions;
 
 /// Refuses (ember::UsageError) serving options without --requests, and --requests with
-/// what serving does not do (--compare, a device other than sim, --html).
+/// what serving does not do (--compare, a device other than sim).
 void checkServeOptions(const RunOptions& o);
 
 /// What serving produced: the stages' table and the summary ember-run prints, the
-/// serving report (JSON, as --report writes it) and, with `o.traceJson`, the trace.
+/// serving report (JSON, as --report writes it), with `o.traceJson` the trace and with
+/// `o.html` the page with the per-device timeline (ServeHtml.h).
 struct ServeOutcome {
-  std::string stages, summary, reportJson, traceJson;
+  std::string stages, summary, reportJson, traceJson, html;
 };
 
 /// Serves `o.model` as `o.serve` says and returns the outcome (writes only --out's
