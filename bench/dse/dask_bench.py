@@ -8,12 +8,15 @@
    the marginal one, (T(81 points) - T(27 points)) / 162 runs for each path, so the fixed
    part of a sweep does not count as a cost per point; each sweep runs five times, the
    pool's and Dask's in turn (so both see the same load), and the medians are compared.
+   Beside wall time, each sweep's CPU time: every process it used (the driver and its
+   children, and the running scheduler and workers, nannies included), which other
+   load on the machine disturbs far less than wall time.
 2. Search vs grid: a 210-point grid (array x act SRAM x weight SRAM) over the three
    models, exhaustively, then `ember-dse search` (NSGA-II, seeded) with 25% of the
    evaluations on an empty cache; the hypervolume of both fronts (cycles, energy, SRAM
    bytes, normalised to the grid's ranges, reference point 1.1) and both wall times.
 
-usage: dask_bench.py EMBER_DSE WORK_DIR
+usage: dask_bench.py EMBER_DSE WORK_DIR [--search-only | --scaling-only]
 """
 
 import csv
@@ -63,13 +66,38 @@ def make_models(folder, size=16):
     return paths
 
 
-def timed(cmd, cwd):
+def cluster_cpu(procs):
+    """CPU seconds (user + system) so far of `procs` and all their descendants."""
+    import psutil
+    total = 0.0
+    for p in procs:
+        try:
+            top = psutil.Process(p.pid)
+            for q in [top] + top.children(recursive=True):
+                t = q.cpu_times()
+                total += t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def children_cpu():
+    """CPU seconds of this process's finished children (and theirs)."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd, cwd, cluster=()):
+    """(wall seconds, output, CPU seconds of the command and of the `cluster` processes)."""
     os.makedirs(cwd, exist_ok=True)
+    c0 = children_cpu() + cluster_cpu(cluster)
     t0 = time.monotonic()
     r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if r.returncode:
         sys.exit(f"failed: {' '.join(cmd)}\n{r.stdout}")
-    return time.monotonic() - t0, r.stdout
+    wall = time.monotonic() - t0
+    return wall, r.stdout, children_cpu() + cluster_cpu(cluster) - c0
 
 
 def objectives_of_grid(csv_file):
@@ -102,20 +130,25 @@ def hypervolume(points, lo, hi):
     return WFG().compute(norm, np.full(3, 1.1))
 
 
-def warm_cluster(work, jobs):
-    """A scheduler and `jobs` workers of one thread; returns (address, processes)."""
+def warm_cluster(work, jobs, env=None):
+    """A scheduler and `jobs` workers of one thread, with `env` added to their environment
+    (default: ember.dse.SWEEP_ENV, Dask's housekeeping as a sweep's cluster sets it);
+    returns (address, processes)."""
     import socket
+    from ember.dse import SWEEP_ENV
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     addr = f"tcp://127.0.0.1:{port}"
-    py, log = "/usr/bin/python3", open(os.path.join(work, f"cluster{jobs}.log"), "w")
+    py, log = "/usr/bin/python3", open(os.path.join(work, f"cluster{jobs}.log"), "a")
+    env = dict(os.environ, **(SWEEP_ENV if env is None else env))
     procs = [subprocess.Popen([py, "-m", "distributed.cli.dask_scheduler", "--host",
                                "127.0.0.1", "--port", str(port), "--no-dashboard"],
-                              stdout=log, stderr=log)]
+                              stdout=log, stderr=log, env=env)]
     procs += [subprocess.Popen([py, "-m", "distributed.cli.dask_worker", addr, "--nthreads", "1",
                                 "--no-dashboard", "--local-directory",
-                                os.path.join(work, f"w{jobs}{i}")], stdout=log, stderr=log)
+                                os.path.join(work, f"w{jobs}{i}")], stdout=log, stderr=log,
+                               env=env)
               for i in range(jobs)]
     from distributed import Client
     with Client(addr, timeout=60) as c:
@@ -123,22 +156,48 @@ def warm_cluster(work, jobs):
     return addr, procs
 
 
-def sweep_time(base, grid, where, pool_jobs=None, addr=None):
-    """Wall time of one sweep on the pool (--jobs) or on a running cluster (a fresh cache
-    folder, so every run is evaluated)."""
+def sweep_time(base, grid, where, pool_jobs=None, addr=None, cluster=()):
+    """(wall, CPU) seconds of one sweep on the pool (--jobs) or on a running cluster (a
+    fresh cache folder, so every run is evaluated)."""
     shutil.rmtree(where, ignore_errors=True)
     if addr:
-        return timed(base + grid + ["--scheduler", addr, "--cache", where + "-cache"], where)[0]
-    return timed(base + grid + ["--jobs", str(pool_jobs)], where)[0]
+        w, _, c = timed(base + grid + ["--scheduler", addr, "--cache", where + "-cache"], where,
+                        cluster)
+    else:
+        w, _, c = timed(base + grid + ["--jobs", str(pool_jobs)], where)
+    return w, c
+
+
+def stop(procs):
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+def idle_cost(work, seconds=10):
+    """The CPU an idle scheduler and worker (its nanny included) spend per second, with
+    Dask's default housekeeping and with a sweep's (ember.dse.SWEEP_ENV)."""
+    print(f"0. an idle scheduler and one worker, CPU over {seconds} s:")
+    for name, env in (("Dask's defaults", {}), ("ember.dse.SWEEP_ENV", None)):
+        _, procs = warm_cluster(work, 1, env)
+        try:
+            time.sleep(2)
+            c0 = cluster_cpu(procs)
+            time.sleep(seconds)
+            used = cluster_cpu(procs) - c0
+        finally:
+            stop(procs)
+        print(f"   {name}: {100 * used / seconds:.1f}% of a core")
 
 
 def scaling(dse, models, work):
     """Per worker count: the pool's and the running cluster's 27- and 81-point sweeps, run
-    in turn REPEAT times so that both paths see the same load, medians compared."""
+    in turn REPEAT times so that both paths see the same load, medians compared, in wall
+    time and in CPU time."""
     base = [dse] + models + ["--no-table", "--no-progress", "--out", "out"]
     runs = (81 - 27) * len(models)
     print(f"1. 27- and 81-point sweeps x {len(models)} models; per point: (T(81) - T(27)) / "
-          f"{runs} runs, medians of {REPEAT} alternating repetitions")
+          f"{runs} runs, medians of {REPEAT} alternating repetitions; wall and CPU time")
     for jobs in (1, 2):
         cold = timed(base + GRID27 + ["--jobs", str(jobs), "--scheduler", "local", "--cache",
                                       os.path.join(work, f"cache-l{jobs}")],
@@ -146,28 +205,35 @@ def scaling(dse, models, work):
         addr, procs = warm_cluster(work, jobs)
         t = {k: [] for k in ("pool27", "pool81", "dask27", "dask81")}
         try:  # the first sweep loads the models into the workers; the next ones are measured
-            sweep_time(base, GRID27, os.path.join(work, f"warm{jobs}"), addr=addr)
+            sweep_time(base, GRID27, os.path.join(work, f"warm{jobs}"), addr=addr, cluster=procs)
             for rep in range(REPEAT):
                 for name, grid in (("27", GRID27), ("81", GRID81)):
                     where = os.path.join(work, f"{jobs}-{rep}-{name}")
                     t["pool" + name].append(sweep_time(base, grid, where + "p", pool_jobs=jobs))
-                    t["dask" + name].append(sweep_time(base, grid, where + "d", addr=addr))
+                    t["dask" + name].append(sweep_time(base, grid, where + "d", addr=addr,
+                                                       cluster=procs))
         finally:
-            for p in procs:
-                p.kill()
-                p.wait()
-        med = {k: float(np.median(v)) for k, v in t.items()}
-        per_pool = (med["pool81"] - med["pool27"]) / runs
-        per_dask = (med["dask81"] - med["dask27"]) / runs
-        spread = max(max(v) - min(v) for v in t.values())
-        print(f"   {jobs} worker(s): 81 points: process pool {med['pool81']:.2f} s; Dask, running "
-              f"workers {med['dask81']:.2f} s ({100 * (med['dask81'] - med['pool81']) / med['pool81']:+.0f}% "
-              f"whole sweep); Dask, a local cluster started by a 27-point sweep {cold:.1f} s")
-        print(f"      per point: pool {per_pool * 1000:.1f} ms, Dask {per_dask * 1000:.1f} ms "
-              f"({100 * (per_dask - per_pool) / per_pool:+.1f}%); fixed part of a sweep: pool "
-              f"{med['pool27'] - 27 * len(models) * per_pool:.2f} s, Dask "
-              f"{med['dask27'] - 27 * len(models) * per_dask:.2f} s; largest spread of a "
-              f"repeated sweep {spread:.2f} s")
+            stop(procs)
+        report_scaling(jobs, t, runs, len(models), cold)
+
+
+def report_scaling(jobs, t, runs, n_models, cold):
+    """Prints one worker count's medians: whole sweeps, per point (wall and CPU)."""
+    wall = {k: float(np.median([w for w, _ in v])) for k, v in t.items()}
+    cpu = {k: float(np.median([c for _, c in v])) for k, v in t.items()}
+    spread = max(max(w for w, _ in v) - min(w for w, _ in v) for v in t.values())
+    print(f"   {jobs} worker(s): 81 points: process pool {wall['pool81']:.2f} s; Dask, running "
+          f"workers {wall['dask81']:.2f} s "
+          f"({100 * (wall['dask81'] - wall['pool81']) / wall['pool81']:+.0f}% whole sweep); "
+          f"Dask, a local cluster started by a 27-point sweep {cold:.1f} s")
+    for what, m in (("wall", wall), ("CPU", cpu)):
+        pool = (m["pool81"] - m["pool27"]) / runs
+        dask = (m["dask81"] - m["dask27"]) / runs
+        print(f"      per point, {what}: pool {pool * 1000:.2f} ms, Dask {dask * 1000:.2f} ms "
+              f"({100 * (dask - pool) / pool:+.1f}%); fixed part of a sweep: pool "
+              f"{m['pool27'] - 27 * n_models * pool:.2f} s, Dask "
+              f"{m['dask27'] - 27 * n_models * dask:.2f} s")
+    print(f"      largest wall spread of a repeated sweep {spread:.2f} s")
 
 
 def main():
@@ -176,7 +242,10 @@ def main():
     models = make_models(os.path.join(work, "models"))
     base = [dse] + models + ["--no-table", "--no-progress", "--out", "out"]
     if "--search-only" not in sys.argv:
+        idle_cost(work)
         scaling(dse, models, work)
+    if "--scaling-only" in sys.argv:
+        return 0
     print("2. search vs grid: 210 points x 3 models")
     t_grid, _ = timed(base + GRID210 + ["--jobs", "2", "--scheduler", "local", "--cache",
                                         os.path.join(work, "cache-grid")],

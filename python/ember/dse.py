@@ -112,17 +112,29 @@ class Cache:
             return None
 
     def put(self, key, row):
+        """Stores `row`: a dict, or the JSON text of one (as `_ember.dse_evaluate` gives
+        it, stored as it is)."""
         path = self._file(key)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        folder = os.path.dirname(path)
+        if folder not in _MADE:  # one mkdir per folder and process, not one per row
+            os.makedirs(folder, exist_ok=True)
+            _MADE.add(folder)
         _write_json(path, row)
 
 
+_MADE = set()
+
+
 def _write_json(path, value):
-    """`value` as canonical JSON in `path`, atomically (a temporary file of this process,
-    then a rename: any number of writers may race on one path)."""
+    """`value` as canonical JSON (or, given a str, that JSON text) in `path`, atomically (a
+    temporary file of this process, then a rename: any number of writers may race on one
+    path)."""
     tmp = f"{path}.{os.getpid()}.{time.monotonic_ns()}.tmp"
     with open(tmp, "w") as f:
-        json.dump(value, f, **_CANON)
+        if isinstance(value, str):
+            f.write(value)
+        else:
+            json.dump(value, f, **_CANON)
     os.replace(tmp, path)
 
 
@@ -146,13 +158,20 @@ def _worker_model(model, options):
 def evaluate_point(point, model, options, cache_folder, key):
     """The task: the row of `model` on `point` (a valid point's dict, or its JSON text),
     from the cache or computed and cached. Pure: the same arguments give the same row."""
+    row, cached = _evaluate_text(point, model, options, cache_folder, key)
+    return (json.loads(row) if isinstance(row, str) else row), cached
+
+
+def _evaluate_text(point, model, options, cache_folder, key):
+    """evaluate_point's (row, cached), a computed row as the JSON text the library wrote
+    (cached as it is and sent as text: no decoding and encoding again per run)."""
     cache = Cache(cache_folder)
     row = cache.get(key)
     if row is not None:
         return row, True
     m = _worker_model(model, options)
     text = point if isinstance(point, str) else json.dumps(point)
-    row = json.loads(_ember.dse_evaluate(text, m, options["check"]))
+    row = _ember.dse_evaluate(text, m, options["check"])
     cache.put(key, row)
     return row, False
 
@@ -198,10 +217,25 @@ def _blank_row(point, model, status, message):
             "sram": [], "host_seconds": 0.0}
 
 
+# Dask's housekeeping, set for a sweep's cluster: its defaults (the worker's statistical
+# profiler every 10 ms, an event-loop check every 20 ms, the nanny's memory check every
+# 100 ms, a system monitor every 500 ms) cost an idle scheduler and worker about 10% of a
+# core; with these about 1.3% (docs/dse.md section 6). The same settings as environment
+# variables, for `dask-scheduler` and `dask-worker` started by hand: SWEEP_ENV.
+SWEEP_CONFIG = {"distributed.worker.profile.enabled": False,
+                "distributed.admin.tick.interval": "1s",
+                "distributed.worker.memory.monitor-interval": "1s",
+                "distributed.admin.system-monitor.interval": "2s"}
+SWEEP_ENV = {"DASK_" + k.upper().replace(".", "__").replace("-", "_"): str(v)
+             for k, v in SWEEP_CONFIG.items()}
+
+
 def _local_client(jobs):
+    import dask
     from distributed import Client, LocalCluster
-    cluster = LocalCluster(n_workers=max(1, jobs), threads_per_worker=1, processes=True,
-                           dashboard_address=None)
+    with dask.config.set(SWEEP_CONFIG):  # the nannies pass it on to their workers
+        cluster = LocalCluster(n_workers=max(1, jobs), threads_per_worker=1, processes=True,
+                               dashboard_address=None)
     return Client(cluster)
 
 
@@ -318,14 +352,14 @@ def run_points(points, models, *, client=None, scheduler="", jobs=1, cache=None,
 
 def evaluate_batch(tasks, options, cache_folder):
     """Several tasks in one Dask task (one scheduling round trip for all of them): a list
-    of ("row", row) or ("error", type name, message) in the order of `tasks`, each a
-    (point, model, key) as evaluate_point takes. A point's failure is its own entry; a
-    lost worker loses the batch, which Dask runs again elsewhere (cached rows return at
-    once)."""
+    of ("row", row: a dict or its JSON text) or ("error", type name, message) in the order
+    of `tasks`, each a (point, model, key) as evaluate_point takes. A point's failure is
+    its own entry; a lost worker loses the batch, which Dask runs again elsewhere (cached
+    rows return at once)."""
     out = []
     for point, model, key in tasks:
         try:
-            out.append(("row", evaluate_point(point, model, options, cache_folder, key)[0]))
+            out.append(("row", _evaluate_text(point, model, options, cache_folder, key)[0]))
         except Exception as e:  # a point's failure is its row, not the batch's
             out.append(("error", type(e).__name__, str(e)))
     return out
@@ -370,6 +404,8 @@ def _run_tasks(client, todo, options, cache_folder, retries, progress):
             results = [("error", e) for _ in batch]
         for key, res in zip(batch, results):
             slots = todo[key][2]
+            if res[0] == "row" and isinstance(res[1], str):
+                res = ("row", json.loads(res[1]))
             for s in slots:
                 if res[0] == "row":
                     rows[s] = res[1]

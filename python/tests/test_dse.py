@@ -29,6 +29,25 @@ def test_cache_round_trip(tmp_path):
     c.put("ab" * 32, {"status": "ok", "cycles": 7})
     assert c.get("ab" * 32) == {"status": "ok", "cycles": 7}
     assert (tmp_path / "cache" / "ab" / ("ab" * 32 + ".json")).exists()
+    c.put("ab" * 31 + "cd", '{"cycles":8,"status":"ok"}')  # a row as the library writes it
+    assert c.get("ab" * 31 + "cd") == {"status": "ok", "cycles": 8}
+    assert sorted(p.name for p in (tmp_path / "cache" / "ab").iterdir()) == \
+        ["ab" * 32 + ".json", "ab" * 31 + "cd.json"]  # no temporary file left
+
+
+def test_batch_rows_travel_as_the_librarys_text(tmp_path, monkeypatch):
+    """A Dask task returns a computed row as the library's JSON text and caches that text;
+    evaluate_point and a second batch (from the cache) give the same row as a dict."""
+    text = '{"cycles":12,"energy_uj":0.5,"status":"ok"}'
+    monkeypatch.setattr(dse._ember, "dse_evaluate", lambda point, model, check: text)
+    monkeypatch.setattr(dse, "_worker_model", lambda model, options: None)
+    opts = {"calibrate": "random:8", "check": False, "input_shapes": {}}
+    task = ('{"index":0}', {"path": "m.onnx", "sha256": "m" * 64}, "ef" * 32)
+    first = dse.evaluate_batch([task], opts, str(tmp_path))
+    assert first == [("row", text)]
+    again = dse.evaluate_batch([task], opts, str(tmp_path))
+    assert again == [("row", json.loads(text))]
+    assert dse.evaluate_point(*task[:2], opts, str(tmp_path), task[2]) == (json.loads(text), True)
 
 
 def test_points_are_ember_dse_points(tmp_path):
