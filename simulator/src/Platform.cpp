@@ -411,11 +411,7 @@ private:
         st.last_cycle = std::max(st.last_cycle, st.fault->cycle);
       const double host =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      // The slices go into the report as they are (finish would copy them).
-      std::vector<Slice> slices = std::move(st.slices);
-      Report report = st.finish(p_.isa, host);
-      report.slices = std::move(slices);
-      until(std::move(report), machine.dram().takeImage(), window, windowSize);
+      until(st.finish(p_.isa, host), machine.dram().takeImage(), window, windowSize);
     }
   }
 

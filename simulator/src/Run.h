@@ -34,8 +34,9 @@ struct RunState {
   /// Accounts one retired instruction.
   void retire(const isa::IsaDescription& isa, const isa::Instruction& insn, const Counts& c,
               Slice s, bool keepSlice);
-  /// Builds the report at the end of the run.
-  Report finish(const isa::IsaDescription& isa, double hostSeconds) const;
+  /// Builds the report at the end of the run; the slices move into it (one per retired
+  /// instruction: too many to copy), so `slices` is empty after.
+  Report finish(const isa::IsaDescription& isa, double hostSeconds);
 };
 
 } // namespace ember::sim::detail

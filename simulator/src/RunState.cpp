@@ -4,6 +4,7 @@
 
 #include "PlatformTypes.h"
 #include <algorithm>
+#include <utility>
 
 namespace ember::sim::detail {
 
@@ -29,7 +30,7 @@ void RunState::retire(const isa::IsaDescription& isa, const isa::Instruction& in
     slices.push_back(std::move(s));
 }
 
-Report RunState::finish(const isa::IsaDescription& isa, double hostSeconds) const {
+Report RunState::finish(const isa::IsaDescription& isa, double hostSeconds) {
   Report r;
   const auto& hw = isa.hw();
   r.isa_name = isa.name();
@@ -57,7 +58,7 @@ Report RunState::finish(const isa::IsaDescription& isa, double hostSeconds) cons
   }
   platform::addEnergy(r, isa, meter);
   r.layers = layers.layers(isa);
-  r.slices = slices;
+  r.slices = std::move(slices);
   r.fault = fault;
   r.host_seconds = hostSeconds;
   return r;

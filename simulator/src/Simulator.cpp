@@ -111,6 +111,8 @@ Result Simulator::run(const Job& job, const Options& opts) const {
   auto t0 = std::chrono::steady_clock::now();
   Result res;
   detail::RunState st(isa_, job);
+  if (opts.record_slices) // one per retired instruction: no reallocation while it runs
+    st.slices.reserve(std::size_t(st.instructions));
   const u64 budget = opts.cycle_budget ? std::min(opts.cycle_budget, kMaxCycleBudget)
                                        : platform::defaultCycleBudget(isa_, job);
   detail::inSystemC([&] {
