@@ -7,11 +7,13 @@
 For each binary, runs `ember-sim BIN.elf --no-table --no-progress --report R.json` and,
 with --run, `ember-run BIN.elf --device D --quiet --report R.json` for each device of
 --devices (default sim), R times (default 5; --rtl-repeat, default 1, for the RTL), and
-prints the median wall time of the whole process beside the engine's own time, the
-report's host_seconds (the simulation alone, what sim_bench --elf measures), the share of
+prints the median wall time of the whole process and its CPU time (user + sys, the
+median; on a shared machine the CPU time is the steadier figure) beside the engine's own
+time, the report's host_seconds (the simulation alone, what sim_bench --elf measures), the share of
 the process spent outside the engine (starting the tool, reading and checking the binary,
 the runtime, the job ring, the firmware's checks and copies, I/O and the report) and the
-simulated cycles per second, end to end and of the engine. For the binary named by --goal
+simulated cycles per second, end to end and of the engine; first the host's load average.
+For the binary named by --goal
 (ResNet-50), also the goal of issue 46 item 4: ember-sim's whole process at most 0.5 s
 and at most 25 % of it outside the engine. Prints figures; never fails on time (exit 1
 only when a tool fails or writes no report).
@@ -30,27 +32,32 @@ GOAL_OUTSIDE = 0.25
 
 
 def run_once(cmd, report):
-    """Wall seconds of one run of `cmd`, and its report's host_seconds and cycles."""
+    """Wall and CPU (user + sys) seconds of one run of `cmd`, and its report's host_seconds
+    and cycles."""
     if os.path.exists(report):
         os.remove(report)
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    wall = time.perf_counter() - t0
-    if p.returncode != 0:
-        raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()))
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            err.seek(0)
+            raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode,
+                                                    err.read().decode(errors="replace").strip()))
     with open(report) as f:
         r = json.load(f)
-    return wall, float(r["host_seconds"]), int(r["cycles"])
+    return wall, usage.ru_utime + usage.ru_stime, float(r["host_seconds"]), int(r["cycles"])
 
 
 def measure(cmd, report, repeat):
-    """Medians of `repeat` runs: wall seconds, engine seconds; and the cycles."""
+    """Medians of `repeat` runs: wall seconds, CPU seconds, engine seconds; and the cycles."""
     runs = [run_once(cmd, report) for _ in range(repeat)]
-    cycles = {c for _, _, c in runs}
+    cycles = {r[3] for r in runs}
     if len(cycles) != 1:
         raise RuntimeError("%s: cycles differ between runs: %s" % (" ".join(cmd), sorted(cycles)))
-    return (statistics.median(w for w, _, _ in runs), statistics.median(h for _, h, _ in runs),
-            cycles.pop())
+    return tuple(statistics.median(r[i] for r in runs) for i in range(3)) + (cycles.pop(),)
 
 
 def speed(cycles, seconds):
@@ -59,11 +66,11 @@ def speed(cycles, seconds):
     return "%.1f M" % (v / 1e6) if v >= 1e6 else "%.0f k" % (v / 1e3)
 
 
-def line(name, tool, wall, engine, cycles, repeat):
+def line(name, tool, wall, cpu, engine, cycles, repeat):
     outside = max(0.0, wall - engine) / wall if wall > 0 else 0.0
-    print("%-18s %-23s whole process %.3f s (median of %d), engine %.3f s, outside the "
-          "engine %.3f s = %4.1f %%, %d cycles, %s simulated cycles/s end to end (engine %s)"
-          % (name, tool, wall, repeat, engine, wall - engine, 100 * outside, cycles,
+    print("%-18s %-23s whole process %.3f s (median of %d; CPU %.3f s), engine %.3f s, outside "
+          "the engine %.3f s = %4.1f %%, %d cycles, %s simulated cycles/s end to end (engine %s)"
+          % (name, tool, wall, repeat, cpu, engine, wall - engine, 100 * outside, cycles,
              speed(cycles, wall), speed(cycles, engine)))
     return outside
 
@@ -83,6 +90,8 @@ def main():
         ap.error("give --sim, --run or both")
     isa = ["--isa", a.isa] if a.isa else []
     status = 0
+    print("host load average: %.2f %.2f %.2f (1, 5, 15 min) on %d CPUs"
+          % (os.getloadavg() + (os.cpu_count() or 1,)))
     with tempfile.TemporaryDirectory(prefix="tool_bench_") as tmp:
         report = os.path.join(tmp, "report.json")
         for spec in a.binaries:
@@ -99,12 +108,12 @@ def main():
                               a.rtl_repeat if dev == "rtl" else a.repeat))
             for tool, cmd, repeat in tools:
                 try:
-                    wall, engine, cycles = measure(cmd, report, max(1, repeat))
+                    wall, cpu, engine, cycles = measure(cmd, report, max(1, repeat))
                 except (RuntimeError, OSError, ValueError, KeyError) as e:
                     print("%-18s %-23s failed: %s" % (name, tool, e))
                     status = 1
                     continue
-                outside = line(name, tool, wall, engine, cycles, max(1, repeat))
+                outside = line(name, tool, wall, cpu, engine, cycles, max(1, repeat))
                 if name == a.goal and tool == "ember-sim":
                     met = wall <= GOAL_SECONDS and outside <= GOAL_OUTSIDE
                     print("%-18s goal (issue 46): whole process <= %.1f s and <= %d %% outside "
