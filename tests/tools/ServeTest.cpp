@@ -267,3 +267,126 @@ TEST(Serve, HtmlTimelineHasARowPerDeviceAndTheQueue) {
   EXPECT_NE(queued.find("waiting for a slot: up to 1 at once, 1 waits"), std::string::npos);
   EXPECT_THROW(serveHtml(ServeResult{}, "none", ""), Error);
 }
+
+namespace {
+
+ServeConfig batched(ServeConfig c, size_t batch, uint64_t deadline) {
+  c.batch = batch;
+  c.batchDeadline = deadline;
+  return c;
+}
+
+} // namespace
+
+// Batches of B = 4, no deadline, 8 requests at once on one device of 100 cycles a
+// request: two batches of four back to back, 400 cycles each: four requests done at 400,
+// four at 800.
+TEST(Serve, BatchesRunTheirRequestsBackToBack) {
+  const ServeResult r = schedule(problem(1, {{0}}, {100}), batched(load(8, 8), 4, 0));
+  EXPECT_EQ(r.makespan, 800u);
+  EXPECT_EQ(latencies(r), (std::vector<uint64_t>{400, 400, 400, 400, 800, 800, 800, 800}));
+  EXPECT_EQ(r.batches, 2u);
+  EXPECT_DOUBLE_EQ(r.meanBatchSize, 4.0);
+  EXPECT_EQ(r.devices[0].runs, 8u);
+  EXPECT_EQ(r.devices[0].batches, 2u);
+  EXPECT_EQ(r.devices[0].npuCycles, 800u);
+  const nlohmann::json j = nlohmann::json::parse(serveResultJson(r));
+  EXPECT_EQ(j.at("batch"), 4);
+  EXPECT_EQ(j.at("batches"), 2);
+  EXPECT_DOUBLE_EQ(j.at("mean_batch_size").get<double>(), 4.0);
+  EXPECT_EQ(j.at("devices")[0].at("batches"), 2);
+}
+
+// A batch of three over a link of 4 bytes/cycle and 10 cycles latency (40 bytes in, 8
+// out, 100 NPU cycles a request): one transfer in, 10 + 120 / 4 = 40 cycles, 300 NPU
+// cycles, one transfer out, 10 + 24 / 4 = 16: 356 cycles, against 3 x 132 = 396 one by
+// one (HostLinkTransfersHoldTheDevice). The trace has one slice of each kind for it.
+TEST(Serve, ABatchSharesOneLinkTransferEachWay) {
+  ServeProblem p;
+  p.devices.push_back(ServeDevice{"npu0", isa::LinkDesc{4, 10}});
+  p.stageDevices = {{0}};
+  p.cost = [](size_t, size_t) { return StageCost{100, 40, 8}; };
+  const ServeResult r = schedule(p, batched(load(3, 3), 3, 0));
+  EXPECT_EQ(r.makespan, 356u);
+  EXPECT_EQ(latencies(r), (std::vector<uint64_t>{356, 356, 356}));
+  EXPECT_EQ(r.devices[0].linkCycles, 56u);
+  ASSERT_EQ(r.spans.size(), 3u);
+  EXPECT_EQ(r.spans[2].npuStart, 40u);
+  EXPECT_EQ(r.spans[2].npuEnd, 340u);
+  EXPECT_EQ(r.spans[2].batchSize, 3u);
+  const nlohmann::json ev = nlohmann::json::parse(serveTraceJson(r)).at("traceEvents");
+  ASSERT_EQ(ev.size(), 2u + 3u);
+  EXPECT_EQ(ev[3].at("name"), "r0+r1+r2 s0 npu");
+  EXPECT_EQ(ev[3].at("args").at("batch"), nlohmann::json::array({0, 1, 2}));
+  const std::string page = serveHtml(r, "batch", "");
+  EXPECT_EQ(count(deviceRow(page, "npu0"), "<rect class='npu'"), 1u);
+  EXPECT_NE(page.find("r0+r1+r2 s0 npu: 300 cycles (40 .. 340); the longest waited 0 cycles"),
+            std::string::npos);
+}
+
+// One client, B = 4, deadline 50: each request is alone; it waits the deadline, then
+// runs its 100 cycles: latency 150, makespan 3 x 150.
+TEST(Serve, ALoneRequestWaitsForTheDeadline) {
+  const ServeResult r = schedule(problem(1, {{0}}, {100}), batched(load(3, 1), 4, 50));
+  EXPECT_EQ(r.makespan, 450u);
+  EXPECT_EQ(latencies(r), (std::vector<uint64_t>{150, 150, 150}));
+  EXPECT_EQ(r.spans[0].start, 50u);
+  EXPECT_EQ(r.batches, 3u);
+  EXPECT_DOUBLE_EQ(r.meanBatchSize, 1.0);
+}
+
+// B = 2, deadline 150, three requests at once: r0 and r1 run as a batch from 0 to 200;
+// r2 has been ready since 0, so its deadline (150) has passed when the device frees at
+// 200 and it runs alone, 200 to 300 (not at 350: the deadline counts from when the
+// request is ready, not from when the device is free).
+TEST(Serve, TheDeadlineCountsFromWhenTheRequestIsReady) {
+  const ServeResult r = schedule(problem(1, {{0}}, {100}), batched(load(3, 3), 2, 150));
+  EXPECT_EQ(r.makespan, 300u);
+  EXPECT_EQ(latencies(r), (std::vector<uint64_t>{200, 200, 300}));
+}
+
+// Stage 0 on two replicas (r2 costs 30 cycles, the others 100), stage 1 (10 cycles) on
+// npu2; B = 2, deadline 100, three requests at once. At 0 npu0 takes r0 + r1 (200
+// cycles, to 200); r2 waits for its deadline, 100, and runs alone on npu1 to 130. At
+// stage 1, r2 is ready at 130 (deadline 230); r0 and r1 arrive at 200, before it: r2 + r0
+// run as a batch, 200 to 220. r1, ready at 200, waits to its deadline 300: 300 to 310.
+// Latencies 220, 310, 220; four batches for six stage runs: mean 1.5.
+TEST(Serve, ARequestArrivingBeforeTheDeadlineJoinsTheBatch) {
+  ServeProblem p = problem(3, {{0, 1}, {2}}, {0, 10});
+  p.cost = [](size_t r, size_t k) { return StageCost{k == 1 ? 10u : r == 2 ? 30u : 100u, 0, 0}; };
+  const ServeResult r = schedule(p, batched(load(3, 3), 2, 100));
+  EXPECT_EQ(latencies(r), (std::vector<uint64_t>{220, 310, 220}));
+  EXPECT_EQ(r.makespan, 310u);
+  EXPECT_EQ(r.batches, 4u);
+  EXPECT_DOUBLE_EQ(r.meanBatchSize, 1.5);
+  EXPECT_EQ(r.devices[2].batches, 2u);
+  EXPECT_EQ(r.devices[2].runs, 3u);
+  EXPECT_EQ(r.devices[1].busyCycles, 30u);
+}
+
+// Two replicas whose NPU cycles come from a joint simulation (a shared DRAM): device 0
+// takes 100 cycles a run (10 of them waiting for the other device's transfers), device 1
+// 150 (40); the cost alone (80) is not used. Six requests, two clients: device 0 runs
+// r0 [0, 100), r2 [100, 200), r4 [200, 300); device 1 r1 [0, 150), r3 [150, 300); at 300
+// both are free and equally busy, so r5 goes to device 0 (the lower index): [300, 400).
+TEST(Serve, JointCyclesReplaceTheStageCostPerDevice) {
+  ServeProblem p = problem(2, {{0, 1}}, {80});
+  p.joint.npu = {{100}, {150}};
+  p.joint.arbitration = {{10}, {40}};
+  const ServeResult r = schedule(p, load(6, 2));
+  EXPECT_EQ(r.makespan, 400u);
+  EXPECT_EQ(r.devices[0].runs, 4u);
+  EXPECT_EQ(r.devices[0].npuCycles, 400u);
+  EXPECT_EQ(r.devices[0].arbitrationStallCycles, 40u);
+  EXPECT_EQ(r.devices[1].runs, 2u);
+  EXPECT_EQ(r.devices[1].npuCycles, 300u);
+  EXPECT_EQ(r.devices[1].arbitrationStallCycles, 80u);
+  const nlohmann::json j = nlohmann::json::parse(serveResultJson(r));
+  EXPECT_EQ(j["devices"][1]["stalls"]["dram_arbitration_cycles"], 80u);
+  EXPECT_NE(formatServeResult(r).find("DRAM arbitration stall"), std::string::npos);
+  // Without joint cycles: the cost's, and no arbitration column.
+  const ServeResult alone = schedule(problem(2, {{0, 1}}, {80}), load(6, 2));
+  EXPECT_EQ(alone.makespan, 240u); // three rounds of two
+  EXPECT_EQ(alone.devices[0].arbitrationStallCycles, 0u);
+  EXPECT_EQ(formatServeResult(alone).find("DRAM arbitration stall"), std::string::npos);
+}

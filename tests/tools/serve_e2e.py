@@ -5,8 +5,9 @@ whole-model binary and a two-stage pipeline package (--system), ember-run serves
 whole binary (--reference), and the report's figures are checked here against closed
 forms: the link cycles from the bytes and the description's host link, the makespan of
 N requests issued at once (one NPU: N s; a pipeline of stages s0, s1: s0 + s1 +
-(N - 1) max(s0, s1); replicas on four devices: ceil(N / 4) s), and back-pressure
-(refusals counted, nothing lost). Exits non-zero on the first difference."""
+(N - 1) max(s0, s1); replicas on four devices: ceil(N / 4) s; batches of four: N / 4 batches of four NPU
+runs with one link transfer each way), and back-pressure (refusals counted, nothing
+lost). Exits non-zero on the first difference."""
 
 import argparse
 import json
@@ -82,6 +83,17 @@ def main():
     s = stage_cycles(one["stages"][0], link)
     expect(one["makespan_cycles"] == n * s, f"one NPU: makespan {one['makespan_cycles']} == {n} x {s}")
     expect(one["latency_cycles"]["p99"] == n * s, "one NPU: the last request waits for all")
+
+    # Batches of 4, no deadline: three batches of four back-to-back runs, each batch's
+    # inputs in one transfer over the link and its outputs in one.
+    b = serve(args, elf, ["--batch", "4"], os.path.join(args.work, "batch.json"), n, n)
+    st = one["stages"][0]
+    per = (4 * st["npu_cycles"][0] + link_cycles(4 * st["in_bytes"], link)
+           + link_cycles(4 * st["out_bytes"], link))
+    expect(b["batches"] == 3 and b["mean_batch_size"] == 4, "batch 4: three batches of four")
+    expect(b["makespan_cycles"] == 3 * per,
+           f"batch 4: makespan {b['makespan_cycles']} == 3 x (4 npu + link(4 in) + link(4 out)) "
+           f"= 3 x {per}, under one by one's {n * s}")
 
     ref = ["--reference", elf]
     model = serve(args, args.model, ["--calibrate", args.calibrate] + ref,

@@ -32,6 +32,19 @@ void addServeOptions(CLI::App& app, session::ServeOptions& o) {
       ->type_name("POLICY")
       ->group(group)
       ->check(CLI::IsMember({"block", "refuse"}));
+  app.add_option("--batch", o.batch,
+                 "a free device takes up to B requests ready for its stage at once:\n"
+                 "B back-to-back runs, inputs and outputs in one link transfer each\n"
+                 "(default 1)")
+      ->type_name("B")
+      ->group(group)
+      ->check(wholeNumber(1, 4096));
+  app.add_option("--batch-deadline", o.batchDeadline,
+                 "with fewer than B ready, wait at most this many cycles after the\n"
+                 "oldest became ready, then take what is ready (default 0)")
+      ->type_name("CYCLES")
+      ->group(group)
+      ->check(wholeNumber(0, 1000000000000));
   app.add_option("--system", o.system,
                  "serve over a system of NPUs (isa/systems/*.json): a package of K\n"
                  "NPU stages runs stage k on device k, a binary is replicated over\n"

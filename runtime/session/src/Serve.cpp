@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <deque>
 #include <queue>
+#include <set>
 #include <tuple>
 
 namespace ember::session {
@@ -52,9 +53,10 @@ public:
   ServeResult run();
 
 private:
+  /// A batch's end: its spans are [span, span + count).
   struct End {
     uint64_t cycle;
-    size_t order, span;
+    size_t order, span, count;
     bool operator>(const End& o) const {
       return std::tie(cycle, order) > std::tie(o.cycle, o.order);
     }
@@ -63,7 +65,9 @@ private:
   void admit(size_t request, uint64_t t);
   void complete(size_t request, uint64_t t);
   void dispatch(uint64_t t);
-  void start(size_t request, size_t stage, size_t device, uint64_t t);
+  void makeReady(size_t request, size_t stage, uint64_t t);
+  bool takeBatch(size_t stage, uint64_t t, std::vector<size_t>& batch);
+  void start(const std::vector<size_t>& batch, size_t stage, size_t device, uint64_t t);
   void finish();
 
   const ServeProblem& p_;
@@ -74,12 +78,15 @@ private:
   std::deque<size_t> waitingClients_; ///< Clients refused, waiting for a slot (Refuse).
   std::vector<std::deque<size_t>> ready_;
   std::vector<bool> freeDevice_;
+  std::vector<uint64_t> readySince_; ///< Per request: when it became ready for its stage.
+  std::set<uint64_t> wakes_;         ///< Batch deadlines to dispatch at.
   std::priority_queue<End, std::vector<End>, std::greater<End>> ends_;
 };
 
 void Scheduler::issue(size_t client, uint64_t t) {
   const size_t request = next_++;
   r_.requests.push_back(RequestFigures{client, t, t, t, false});
+  readySince_.push_back(t);
   admit(request, t);
 }
 
@@ -91,7 +98,7 @@ void Scheduler::admit(size_t request, uint64_t t) {
     q.admitted = t;
     if (t > q.issued)
       ++r_.waitedForSlot;
-    ready_[0].push_back(request);
+    makeReady(request, 0, t);
   } else if (c_.whenFull == WhenFull::Block) {
     blocked_.push_back(request);
   } else {
@@ -122,10 +129,32 @@ void Scheduler::complete(size_t request, uint64_t t) {
     issue(q.client, t);
 }
 
+void Scheduler::makeReady(size_t request, size_t stage, uint64_t t) {
+  readySince_[request] = t;
+  ready_[stage].push_back(request);
+}
+
+/// The next batch of `stage` (the oldest ready requests, up to ServeConfig::batch), or
+/// false while fewer are ready and the oldest's deadline is still ahead (a wake-up is
+/// set for it).
+bool Scheduler::takeBatch(size_t stage, uint64_t t, std::vector<size_t>& batch) {
+  std::deque<size_t>& q = ready_[stage];
+  const size_t most = std::max<size_t>(1, c_.batch);
+  const uint64_t deadline = readySince_[q.front()] + c_.batchDeadline;
+  if (q.size() < most && t < deadline) {
+    wakes_.insert(deadline);
+    return false;
+  }
+  batch.assign(q.begin(), q.begin() + std::ptrdiff_t(std::min(most, q.size())));
+  q.erase(q.begin(), q.begin() + std::ptrdiff_t(batch.size()));
+  return true;
+}
+
 /// Later stages first (a request in flight finishes before a new one starts when they
-/// share a device); within a stage, the oldest ready request on the free device that
-/// has been busy least (then the lowest index): the replicas' load balance.
+/// share a device); within a stage, the oldest ready requests (a batch) on the free device
+/// that has been busy least (then the lowest index): the replicas' load balance.
 void Scheduler::dispatch(uint64_t t) {
+  std::vector<size_t> batch;
   for (size_t k = ready_.size(); k-- > 0;) {
     while (!ready_[k].empty()) {
       size_t best = SIZE_MAX;
@@ -133,30 +162,42 @@ void Scheduler::dispatch(uint64_t t) {
         if (freeDevice_[d] &&
             (best == SIZE_MAX || r_.devices[d].busyCycles < r_.devices[best].busyCycles))
           best = d;
-      if (best == SIZE_MAX)
+      if (best == SIZE_MAX || !takeBatch(k, t, batch))
         break;
-      const size_t request = ready_[k].front();
-      ready_[k].pop_front();
-      start(request, k, best, t);
+      start(batch, k, best, t);
     }
   }
 }
 
-void Scheduler::start(size_t request, size_t stage, size_t device, uint64_t t) {
-  const StageCost cost = p_.cost(request, stage);
+/// A batch's run: its requests' NPU cycles back to back, their inputs in one transfer
+/// over the device's link before, their outputs in one after.
+void Scheduler::start(const std::vector<size_t>& batch, size_t stage, size_t device, uint64_t t) {
+  StageCost cost{0, 0, 0};
+  for (size_t request : batch) {
+    const StageCost c = p_.cost(request, stage);
+    cost.npuCycles += c.npuCycles;
+    cost.inBytes += c.inBytes;
+    cost.outBytes += c.outBytes;
+  }
   const isa::LinkDesc& link = p_.devices[device].link;
-  StageSpan s{request, stage, device, t};
+  StageSpan s{batch.front(), stage, device, t};
   s.npuStart = t + link.transferCycles(cost.inBytes);
   s.npuEnd = s.npuStart + cost.npuCycles;
   s.end = s.npuEnd + link.transferCycles(cost.outBytes);
+  s.batch = r_.batches++;
+  s.batchSize = batch.size();
   DeviceFigures& d = r_.devices[device];
   d.busyCycles += s.end - s.start;
   d.npuCycles += cost.npuCycles;
   d.linkCycles += (s.end - s.start) - cost.npuCycles;
-  ++d.runs;
+  d.runs += batch.size();
+  ++d.batches;
   freeDevice_[device] = false;
-  ends_.push(End{s.end, r_.spans.size(), r_.spans.size()});
-  r_.spans.push_back(s);
+  ends_.push(End{s.end, r_.spans.size(), r_.spans.size(), batch.size()});
+  for (size_t request : batch) {
+    s.request = request;
+    r_.spans.push_back(s);
+  }
 }
 
 /// Makespan, latency percentiles, throughput and the devices' idle time.
@@ -177,6 +218,7 @@ void Scheduler::finish() {
   r_.maxLatency = lat.empty() ? 0 : lat.back();
   if (r_.makespan > 0)
     r_.throughputPerSecond = double(r_.completed) * double(p_.clockHz) / double(r_.makespan);
+  r_.meanBatchSize = r_.batches ? double(r_.spans.size()) / double(r_.batches) : 0;
   for (DeviceFigures& d : r_.devices) {
     d.idleCycles = r_.makespan - std::min(r_.makespan, d.busyCycles);
     d.utilisation = r_.makespan ? double(d.busyCycles) / double(r_.makespan) : 0;
@@ -187,16 +229,22 @@ ServeResult Scheduler::run() {
   for (size_t client = 0; client < c_.concurrency && next_ < c_.requests; ++client)
     issue(client, 0);
   dispatch(0);
-  while (!ends_.empty()) {
-    const uint64_t t = ends_.top().cycle;
+  while (!ends_.empty() || !wakes_.empty()) {
+    uint64_t t = wakes_.empty() ? UINT64_MAX : *wakes_.begin();
+    if (!ends_.empty())
+      t = std::min(t, ends_.top().cycle);
+    wakes_.erase(wakes_.begin(), wakes_.upper_bound(t));
     while (!ends_.empty() && ends_.top().cycle == t) {
-      const StageSpan s = r_.spans[ends_.top().span];
+      const End e = ends_.top();
       ends_.pop();
-      freeDevice_[s.device] = true;
-      if (s.stage + 1 < ready_.size())
-        ready_[s.stage + 1].push_back(s.request);
-      else
-        complete(s.request, t);
+      freeDevice_[r_.spans[e.span].device] = true;
+      for (size_t i = e.span; i < e.span + e.count; ++i) {
+        const StageSpan s = r_.spans[i];
+        if (s.stage + 1 < ready_.size())
+          makeReady(s.request, s.stage + 1, t);
+        else
+          complete(s.request, t);
+      }
     }
     dispatch(t);
   }
@@ -248,6 +296,14 @@ std::string formatServeResult(const ServeResult& r) {
   out += buf;
   out += "latency: p50 " + cyclesText(r.p50, r.clockHz) + ", p95 " + cyclesText(r.p95, r.clockHz) +
          ", p99 " + cyclesText(r.p99, r.clockHz) + "\n";
+  if (r.config.batch > 1) {
+    std::snprintf(buf, sizeof buf,
+                  "batching: up to %zu requests, deadline %llu cycles: %zu batches, mean size "
+                  "%.2f\n",
+                  r.config.batch, static_cast<unsigned long long>(r.config.batchDeadline),
+                  r.batches, r.meanBatchSize);
+    out += buf;
+  }
   std::snprintf(buf, sizeof buf, "  %-10s %6s %14s %14s %12s %14s %8s\n", "device", "runs",
                 "busy cycles", "NPU cycles", "link cycles", "idle cycles", "util %");
   out += buf;
@@ -275,6 +331,10 @@ std::string serveResultJson(const ServeResult& r, const std::string& extra) {
   j["clock_hz"] = r.clockHz;
   j["makespan_cycles"] = r.makespan;
   j["throughput_per_s"] = r.throughputPerSecond;
+  j["batch"] = r.config.batch;
+  j["batch_deadline_cycles"] = r.config.batchDeadline;
+  j["batches"] = r.batches;
+  j["mean_batch_size"] = r.meanBatchSize;
   j["latency_cycles"] = {{"p50", r.p50},
                          {"p95", r.p95},
                          {"p99", r.p99},
@@ -284,6 +344,7 @@ std::string serveResultJson(const ServeResult& r, const std::string& extra) {
   for (const DeviceFigures& d : r.devices)
     devs.push_back({{"name", d.name},
                     {"runs", d.runs},
+                    {"batches", d.batches},
                     {"busy_cycles", d.busyCycles},
                     {"npu_cycles", d.npuCycles},
                     {"link_cycles", d.linkCycles},
@@ -313,9 +374,20 @@ std::string serveTraceJson(const ServeResult& r) {
                       {"pid", 0},
                       {"tid", d},
                       {"args", {{"name", d < r.devices.size() ? r.devices[d].name : "requests"}}}});
-  for (const StageSpan& s : r.spans) {
-    const std::string id = "r" + std::to_string(s.request) + " s" + std::to_string(s.stage);
-    const nlohmann::json args = {{"request", s.request}, {"stage", s.stage}};
+  for (size_t i = 0; i < r.spans.size(); ++i) {
+    const StageSpan& s = r.spans[i];
+    if (i > 0 && r.spans[i - 1].batch == s.batch)
+      continue; // one slice per batch, named by its requests
+    std::string id = "r" + std::to_string(s.request);
+    nlohmann::json args = {{"request", s.request}, {"stage", s.stage}};
+    if (s.batchSize > 1) {
+      args["batch"] = nlohmann::json::array();
+      for (size_t j = i; j < i + s.batchSize; ++j) {
+        id += j > i ? "+r" + std::to_string(r.spans[j].request) : "";
+        args["batch"].push_back(r.spans[j].request);
+      }
+    }
+    id += " s" + std::to_string(s.stage);
     slice(id + " link in", s.device, s.start, s.npuStart, args);
     slice(id + " npu", s.device, s.npuStart, s.npuEnd, args);
     slice(id + " link out", s.device, s.npuEnd, s.end, args);

@@ -84,14 +84,21 @@ void bar(std::ostringstream& o, const Frame& f, size_t row, const char* cls, con
     << "'><title>" << htmlEscape(tip) << "</title></rect>";
 }
 
-/// The devices' rows: every stage run (up to kServeHtmlMaxRuns) as its three bars.
+/// The devices' rows: every stage run (a batch: one, up to kServeHtmlMaxRuns) as its
+/// three bars.
 std::string deviceRows(const ServeResult& r, const Frame& f) {
   const std::vector<uint64_t> ready = readyCycles(r);
   std::vector<std::ostringstream> rows(r.devices.size());
   const size_t drawn = std::min(r.spans.size(), kServeHtmlMaxRuns);
-  for (size_t i = 0; i < drawn; ++i) {
+  for (size_t i = 0; i < drawn; i += r.spans[i].batchSize) {
     const StageSpan& s = r.spans[i];
-    const std::string id = "r" + std::to_string(s.request) + " s" + std::to_string(s.stage);
+    std::string id = "r" + std::to_string(s.request);
+    uint64_t waited = 0;
+    for (size_t j = i; j < i + s.batchSize && j < r.spans.size(); ++j) {
+      id += j > i ? "+r" + std::to_string(r.spans[j].request) : "";
+      waited = std::max(waited, s.start - ready[j]);
+    }
+    id += " s" + std::to_string(s.stage);
     auto cycles = [](uint64_t a, uint64_t b) {
       return std::to_string(b - a) + " cycles (" + std::to_string(a) + " .. " + std::to_string(b) +
              ")";
@@ -100,8 +107,9 @@ std::string deviceRows(const ServeResult& r, const Frame& f) {
     bar(o, f, s.device, "in", kLinkIn, s.start, s.npuStart,
         id + " link in: " + cycles(s.start, s.npuStart));
     bar(o, f, s.device, "npu", kStageColors[s.stage % 8], s.npuStart, s.npuEnd,
-        id + " npu: " + cycles(s.npuStart, s.npuEnd) + "; waited " +
-            std::to_string(s.start - ready[i]) + " cycles for " + r.devices[s.device].name);
+        id + " npu: " + cycles(s.npuStart, s.npuEnd) + "; " +
+            (s.batchSize > 1 ? "the longest waited " : "waited ") + std::to_string(waited) +
+            " cycles for " + r.devices[s.device].name);
     bar(o, f, s.device, "out", kLinkOut, s.npuEnd, s.end,
         id + " link out: " + cycles(s.npuEnd, s.end));
   }

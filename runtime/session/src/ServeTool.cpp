@@ -408,11 +408,14 @@ void checkServeOptions(const RunOptions& o) {
   const ServeOptions& so = o.serve;
   if (so.requests == 0) {
     if (!so.system.empty() || !so.reference.empty() || so.queueDepth || so.distinctInputs ||
-        so.concurrency != 1 || so.whenFull != "block")
-      throw UsageError("--concurrency, --queue-depth, --when-full, --system, --distinct-inputs "
-                       "and --reference go with --requests N (serving)");
+        so.concurrency != 1 || so.whenFull != "block" || so.batch != 1 || so.batchDeadline)
+      throw UsageError("--concurrency, --queue-depth, --when-full, --system, --distinct-inputs, "
+                       "--batch, --batch-deadline and --reference go with --requests N (serving)");
     return;
   }
+  if (so.batchDeadline && so.batch < 2)
+    throw UsageError("--batch-deadline", "is how long a device waits to fill a batch: it goes "
+                                         "with --batch B, B >= 2");
   if (!o.compare.empty() || (o.deviceGiven && o.device != "sim"))
     throw UsageError("--requests", "serves on the SystemC model (sim): not with --compare or "
                                    "--device " +
@@ -458,6 +461,8 @@ ServeOutcome serve(const RunOptions& o) {
   c.concurrency = so.concurrency;
   c.queueDepth = so.queueDepth;
   c.whenFull = parseWhenFull(so.whenFull);
+  c.batch = so.batch;
+  c.batchDeadline = so.batchDeadline;
   const ServeResult r = schedule(p, c);
   nlohmann::json extra = {{"program", o.model},
                           {"system", so.system},

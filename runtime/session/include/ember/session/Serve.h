@@ -52,6 +52,13 @@ struct ServeConfig {
   size_t concurrency = 1;
   size_t queueDepth = 0; ///< 0: as many as `concurrency` (nothing ever waits for a slot).
   WhenFull whenFull = WhenFull::Block;
+  /// Batching: a free device takes up to `batch` requests ready for its stage at once;
+  /// with fewer ready it waits until `batchDeadline` cycles after the oldest of them
+  /// became ready, then takes what is ready. A batch runs as `batch` back-to-back runs of
+  /// the stage's binary whose inputs cross the host link in one transfer and whose
+  /// outputs cross in one (one link latency each way instead of one per request).
+  size_t batch = 1;
+  uint64_t batchDeadline = 0;
   size_t depth() const { return queueDepth ? queueDepth : concurrency; }
 };
 
@@ -63,10 +70,13 @@ struct ServeProblem {
   uint64_t clockHz = 1000000000;
 };
 
-/// One stage run: request, stage, device and its cycles (link in, NPU, link out).
+/// One request's stage run: request, stage, device and its cycles (link in, NPU, link
+/// out). The requests of one batch have one span each, with the batch's cycles.
 struct StageSpan {
   size_t request = 0, stage = 0, device = 0;
   uint64_t start = 0, npuStart = 0, npuEnd = 0, end = 0;
+  size_t batch = 0;     ///< The batch's index (in start order over the schedule).
+  size_t batchSize = 1; ///< Requests in the batch.
 };
 
 /// One request: issued by `client` at `issued`, admitted at `admitted`, done at `done`.
@@ -83,8 +93,9 @@ struct DeviceFigures {
   uint64_t busyCycles = 0; ///< Link and NPU cycles of its stage runs.
   uint64_t npuCycles = 0, linkCycles = 0;
   uint64_t idleCycles = 0; ///< Makespan minus busy: waiting for a request's stage.
-  size_t runs = 0;
-  double utilisation = 0; ///< busyCycles / makespan.
+  size_t runs = 0;         ///< Stage runs of requests (a batch of B counts B).
+  size_t batches = 0;      ///< Batches it ran (each a run of one request without batching).
+  double utilisation = 0;  ///< busyCycles / makespan.
 };
 
 /// The schedule and its figures.
@@ -99,6 +110,8 @@ struct ServeResult {
   uint64_t p50 = 0, p95 = 0, p99 = 0, maxLatency = 0;
   double meanLatency = 0;
   double throughputPerSecond = 0; ///< completed / (makespan / clockHz)
+  size_t batches = 0;             ///< Batches run over every stage.
+  double meanBatchSize = 0;       ///< Stage runs of requests / batches.
   std::vector<RequestFigures> requests;
   std::vector<StageSpan> spans; ///< In start order.
   std::vector<DeviceFigures> devices;

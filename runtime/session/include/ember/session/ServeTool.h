@@ -18,6 +18,10 @@ struct ServeOptions {
   size_t concurrency = 1;
   size_t queueDepth = 0; ///< 0: as many as `concurrency`.
   std::string whenFull = "block";
+  /// Batching (ServeConfig::batch): up to `batch` ready requests of a stage at once,
+  /// waiting at most `batchDeadline` cycles after the oldest is ready.
+  size_t batch = 1;
+  uint64_t batchDeadline = 0;
   /// The system of NPUs (isa/systems/*.json): a package of K NPU stages runs stage k on
   /// device k (K devices), a binary or a one-stage package is replicated over every
   /// device. Empty: one NPU of the program's description.

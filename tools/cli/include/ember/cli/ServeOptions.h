@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// ember-run's serving options (--requests, --concurrency, --queue-depth, --when-full,
-/// --system, --distinct-inputs, --reference; docs/systems.md section 4), declared for its
-/// CLI11 command line and `--help`.
+/// --batch, --batch-deadline, --system, --distinct-inputs, --reference; docs/systems.md
+/// section 4), declared for its CLI11 command line and `--help`.
 
 #include "ember/session/ServeTool.h"
 
