@@ -88,6 +88,10 @@ void registerBuiltinPasses() {
        "Reshape [1, C, H, W] -> [1, C, H*W] + Transpose(0, 2, 1) (a ViT's patch embedding), and "
        "back, -> Reshapes around a channel-keeping Transpose(3, 1, 2, 0)",
        runPatchesToSequence},
+      {"sink-token-concat",
+       "a Concat of [B, T, C] tokens with a constant part (a ViT's class token) moved below the "
+       "LayerNorms, element-wise ops and one-token Gathers that read it, each run per part",
+       runSinkTokenConcat},
       {"lower", "rewrite high-level nodes the backend asks for (shouldLower) into primitives",
        runLower},
   };
@@ -159,6 +163,7 @@ std::vector<std::string> defaultPipeline() {
           "merge-reshape",
           "moves-to-gather",
           "merge-reshape",
+          "sink-token-concat",
           "lower",
           "constant-fold",
           "fold-batchnorm",

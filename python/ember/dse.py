@@ -239,6 +239,18 @@ def _local_client(jobs):
     return Client(cluster)
 
 
+def _client(scheduler, jobs):
+    """A Client of `scheduler`: an address (tcp://HOST:PORT), or the path of a scheduler
+    file (`dask-scheduler --scheduler-file F`, as batch systems start it); with none, a
+    local cluster of `jobs` workers."""
+    if not scheduler:
+        return _local_client(jobs)
+    from distributed import Client
+    if "://" not in scheduler and os.path.isfile(scheduler):
+        return Client(scheduler_file=scheduler)
+    return Client(scheduler)
+
+
 def _quiet_dask():
     import logging
     for name in ("distributed", "distributed.worker", "distributed.scheduler",
@@ -320,11 +332,7 @@ def run_points(points, models, *, client=None, scheduler="", jobs=1, cache=None,
         own = None
         if client is None:
             _quiet_dask()
-            if scheduler:
-                from distributed import Client
-                own = client = Client(scheduler)
-            else:
-                own = client = _local_client(jobs)
+            own = client = _client(scheduler, jobs)
         try:
             workers = len(client.scheduler_info().get("workers", {}))
             pending = _submit_areas(client, valid, area, retries) if area else {}

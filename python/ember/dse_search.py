@@ -160,8 +160,7 @@ def search(models, base=None, axes=(), trials=40, seed=1, population=8, out="dse
     own = None
     if client is None:
         _dse._quiet_dask()
-        from distributed import Client
-        own = client = Client(scheduler) if scheduler else _dse._local_client(jobs)
+        own = client = _dse._client(scheduler, jobs)
     t0, points, rows, results = time.monotonic(), [], [], []
     try:
         while len(points) < trials:

@@ -4,11 +4,12 @@ NumPy (independent of Ember's own code):
 
   run_and_compare.py --ember-run BIN --model M.onnx --out DIR \\
       [--input NAME=FILE.npy ...] [--expected OUTPUT_FILE_STEM=REF.npy ...] \\
-      [--device interp] [--rel 1e-4] [--exact]
+      [--device interp] [--rel 1e-4 | --exact | --min-cosine C] [--extra ARG ...]
 
 Passes when ember-run exits 0 and, for every expected output, DIR/STEM.npy exists, has
 the reference's dtype and shape, and max |out - ref| <= rel * max(1, max |ref|)
-(--exact: bit-equal).
+(--exact: bit-equal; --min-cosine: the cosine similarity of out and ref, both flattened,
+is at least C, for an int8 run against the float reference).
 """
 import argparse
 import os
@@ -29,6 +30,8 @@ def main():
     ap.add_argument("--expected", action="append", default=[])
     ap.add_argument("--rel", type=float, default=1e-4)
     ap.add_argument("--exact", action="store_true")
+    ap.add_argument("--min-cosine", type=float, default=None,
+                    help="compare by cosine similarity (at least this) instead of --rel")
     ap.add_argument("--extra", action="append", default=[], help="extra ember-run argument")
     args = ap.parse_args()
 
@@ -61,6 +64,13 @@ def main():
         if args.exact:
             good = np.array_equal(out, ref)
             print(f"{stem}: exact comparison {'ok' if good else 'MISMATCH'}")
+        elif args.min_cosine is not None:
+            a, b = out.astype(np.float64).ravel(), ref.astype(np.float64).ravel()
+            den = float(np.linalg.norm(a) * np.linalg.norm(b))
+            cos = float(a @ b) / den if den > 0 else float("nan")
+            good = bool(cos >= args.min_cosine)
+            print(f"{stem}: cosine similarity {cos:.6f}, at least {args.min_cosine}: "
+                  f"{'ok' if good else 'MISMATCH'}")
         else:
             err = float(np.max(np.abs(out.astype(np.float64) - ref))) if ref.size else 0.0
             if np.isnan(out).any() != np.isnan(ref).any():

@@ -317,8 +317,9 @@ def main():
     want = normalised(os.path.join(work, "local", "out", "dse.csv"))
     port = free_port()
     scheduler = f"tcp://127.0.0.1:{port}"
+    scheduler_file = os.path.join(work, "scheduler.json")  # as Slurm jobs find it
     start([PY, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
-           str(port), "--no-dashboard"], log)
+           str(port), "--no-dashboard", "--scheduler-file", scheduler_file], log)
     workers = [start([PY, "-m", "distributed.cli.dask_worker", scheduler, "--nthreads", "1",
                       "--no-nanny", "--no-dashboard", "--name", f"w{i}", "--local-directory",
                       os.path.join(work, f"w{i}")], log) for i in range(2)]
@@ -326,8 +327,10 @@ def main():
     with Client(scheduler, timeout=60) as c:
         c.wait_for_workers(2, timeout=60)
     out, t_dask = run_dse(dse, models, os.path.join(work, "dask"),
-                          ["--scheduler", scheduler, "--cache", os.path.join(work, "cache")], log)
-    check_same(want, os.path.join(work, "dask", "out", "dse.csv"), "2 Dask workers")
+                          ["--scheduler", scheduler_file, "--cache", os.path.join(work, "cache")],
+                          log)
+    check_same(want, os.path.join(work, "dask", "out", "dse.csv"),
+               "2 Dask workers, the scheduler named by its scheduler file")
     print(f"time: local --jobs 2 {t_local:.1f} s, Dask 2 workers {t_dask:.1f} s "
           "(each worker imports and quantizes the models once)")
     check_same(want, python_sweep(models, work, scheduler), "ember.dse.sweep(client=...)")

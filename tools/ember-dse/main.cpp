@@ -83,8 +83,10 @@ void declareOptions(CLI::App& app, DseOptions& o) {
       ->type_name("DIR");
   app.add_option("--scheduler", o.scheduler,
                  "compute the rows on a Dask cluster: a scheduler's address\n"
-                 "(tcp://HOST:PORT), or 'local' for a local cluster of --jobs\n"
-                 "workers (python3 -m ember.dse; docs/dse.md)")
+                 "(tcp://HOST:PORT) or scheduler file (dask-scheduler\n"
+                 "--scheduler-file, as Slurm jobs start it), or 'local' for a\n"
+                 "local cluster of --jobs workers (python3 -m ember.dse;\n"
+                 "docs/dse.md)")
       ->type_name("ADDR");
   app.add_option("--cache", o.cache,
                  "the Dask engine's cache of rows, shared by its workers (default\n"

@@ -134,6 +134,15 @@ size_t runSplitToSlices(Function& f, const PassContext& ctx = {});
 /// keeps the channel axis, which the NPU runs as a row permutation.
 size_t runPatchesToSequence(Function& f, const PassContext& ctx = {});
 
+/// `sink-token-concat`: a Concat along the tokens of [B, T, C] sequences with a constant
+/// part and a computed one (a vision transformer's class token before its patches) moves
+/// below its readers that work on each token alone -- LayerNormalization over the last
+/// axis, Add / Sub / Mul / Div (the other operand taken per part: a Slice of the tokens,
+/// or whole when it broadcasts along them), a Gather of one token -- which then run once
+/// per part, and on below their readers in turn. Constant parts are folded (in float), and
+/// every part gets its own int8 range.
+size_t runSinkTokenConcat(Function& f, const PassContext& ctx = {});
+
 /// `lower`: rewrites every node for which ctx.backend->shouldLower(node) is true and a
 /// lowering exists into primitives: Gemm -> (Transpose) MatMul (Mul) (Add);
 /// LayerNormalization -> ReduceMean/Sub/Mul/Add/Sqrt/Div; BatchNormalization -> Mul +
