@@ -122,12 +122,37 @@ def main():
     expect(t0["in_bytes"] == pipe["stages"][0]["in_bytes"] and t0["out_bytes"] == 0
            and t1["in_bytes"] == 0 and t1["out_bytes"] == pipe["stages"][1]["out_bytes"],
            "shared DRAM: the value between the stages crosses no link")
-    u0, u1 = (stage_cycles(st, link) for st in sh["stages"])
+    # Both devices on one DRAM: each stage's NPU cycles are the joint simulation's
+    # (docs/systems.md section 4), never fewer than alone; the schedule uses them.
+    jc = sh["dram_contention"]["stages"]
+    u0, u1 = (stage_cycles(st, link) - st["npu_cycles"][0] + jc[k]["devices"][0]["npu_cycles"]
+              for k, st in enumerate(sh["stages"]))
+    for k in (0, 1):
+        expect(jc[k]["alone_npu_cycles"] == sh["stages"][k]["npu_cycles"][0]
+               and jc[k]["devices"][0]["npu_cycles"] >= jc[k]["alone_npu_cycles"],
+               f"shared DRAM: stage {k} together >= alone")
     expect(sh["makespan_cycles"] == u0 + u1 + (n - 1) * max(u0, u1), "shared DRAM: makespan")
 
     rep = serve(args, elf, ["--system", args.system4] + ref, os.path.join(args.work, "rep.json"), n, n)
     expect(rep["makespan_cycles"] == math.ceil(n / 4) * s, f"replicas: makespan == ceil({n} / 4) x {s}")
     expect(all(d["runs"] == n // 4 for d in rep["devices"]), "replicas: three requests each")
+
+    # Replicas on four devices sharing one DRAM, four clients: each device serves its own
+    # client, three runs of its joint NPU cycles plus the link; the report's per-device
+    # NPU cycles and arbitration stalls are three times the joint simulation's.
+    x4s = os.path.join(os.path.dirname(args.system4), "ember-v1-x4-shared.json")
+    rs = serve(args, elf, ["--system", x4s], os.path.join(args.work, "rep_shared.json"), n, 4)
+    dc = rs["dram_contention"]["stages"][0]
+    expect(dc["alone_npu_cycles"] == one["stages"][0]["npu_cycles"][0],
+           "shared replicas: alone = one NPU's cycles")
+    lk = s - one["stages"][0]["npu_cycles"][0]
+    for d, jd in zip(rs["devices"], dc["devices"]):
+        expect(d["runs"] == 3 and d["npu_cycles"] == 3 * jd["npu_cycles"]
+               and d["stalls"]["dram_arbitration_cycles"] == 3 * jd["arbitration_stall_cycles"],
+               f"shared replicas: {d['name']} runs 3 x its joint figures")
+    slowest = max(jd["npu_cycles"] for jd in dc["devices"])
+    expect(slowest > dc["alone_npu_cycles"], "shared replicas: four devices at once contend")
+    expect(rs["makespan_cycles"] == 3 * (slowest + lk), "shared replicas: makespan 3 x slowest")
 
     busy = serve(args, elf, ["--queue-depth", "2", "--when-full", "refuse"],
                  os.path.join(args.work, "busy.json"), 8, 4)

@@ -179,6 +179,11 @@ void Scheduler::start(const std::vector<size_t>& batch, size_t stage, size_t dev
     cost.inBytes += c.inBytes;
     cost.outBytes += c.outBytes;
   }
+  uint64_t waited = 0;
+  if (!p_.joint.empty()) {
+    cost.npuCycles = batch.size() * p_.joint.npu.at(device).at(stage);
+    waited = batch.size() * p_.joint.arbitration.at(device).at(stage);
+  }
   const isa::LinkDesc& link = p_.devices[device].link;
   StageSpan s{batch.front(), stage, device, t};
   s.npuStart = t + link.transferCycles(cost.inBytes);
@@ -189,6 +194,7 @@ void Scheduler::start(const std::vector<size_t>& batch, size_t stage, size_t dev
   DeviceFigures& d = r_.devices[device];
   d.busyCycles += s.end - s.start;
   d.npuCycles += cost.npuCycles;
+  d.arbitrationStallCycles += waited;
   d.linkCycles += (s.end - s.start) - cost.npuCycles;
   d.runs += batch.size();
   ++d.batches;
@@ -304,16 +310,23 @@ std::string formatServeResult(const ServeResult& r) {
                   r.batches, r.meanBatchSize);
     out += buf;
   }
-  std::snprintf(buf, sizeof buf, "  %-10s %6s %14s %14s %12s %14s %8s\n", "device", "runs",
-                "busy cycles", "NPU cycles", "link cycles", "idle cycles", "util %");
+  bool waits = false;
+  for (const DeviceFigures& d : r.devices)
+    waits = waits || d.arbitrationStallCycles > 0;
+  std::snprintf(buf, sizeof buf, "  %-10s %6s %14s %14s %12s %14s %8s%s\n", "device", "runs",
+                "busy cycles", "NPU cycles", "link cycles", "idle cycles", "util %",
+                waits ? "  DRAM arbitration stall" : "");
   out += buf;
   for (const DeviceFigures& d : r.devices) {
-    std::snprintf(buf, sizeof buf, "  %-10s %6zu %14llu %14llu %12llu %14llu %8.1f\n",
-                  d.name.c_str(), d.runs, static_cast<unsigned long long>(d.busyCycles),
+    std::snprintf(buf, sizeof buf, "  %-10s %6zu %14llu %14llu %12llu %14llu %8.1f", d.name.c_str(),
+                  d.runs, static_cast<unsigned long long>(d.busyCycles),
                   static_cast<unsigned long long>(d.npuCycles),
                   static_cast<unsigned long long>(d.linkCycles),
                   static_cast<unsigned long long>(d.idleCycles), 100.0 * d.utilisation);
     out += buf;
+    if (waits)
+      out += "  " + std::to_string(d.arbitrationStallCycles);
+    out += "\n";
   }
   return out;
 }
@@ -342,14 +355,16 @@ std::string serveResultJson(const ServeResult& r, const std::string& extra) {
                          {"max", r.maxLatency}};
   nlohmann::json devs = nlohmann::json::array();
   for (const DeviceFigures& d : r.devices)
-    devs.push_back({{"name", d.name},
-                    {"runs", d.runs},
-                    {"batches", d.batches},
-                    {"busy_cycles", d.busyCycles},
-                    {"npu_cycles", d.npuCycles},
-                    {"link_cycles", d.linkCycles},
-                    {"utilisation", d.utilisation},
-                    {"stalls", {{"idle_cycles", d.idleCycles}}}});
+    devs.push_back(
+        {{"name", d.name},
+         {"runs", d.runs},
+         {"batches", d.batches},
+         {"busy_cycles", d.busyCycles},
+         {"npu_cycles", d.npuCycles},
+         {"link_cycles", d.linkCycles},
+         {"utilisation", d.utilisation},
+         {"stalls",
+          {{"idle_cycles", d.idleCycles}, {"dram_arbitration_cycles", d.arbitrationStallCycles}}}});
   j["devices"] = devs;
   return j.dump(1) + "\n";
 }

@@ -18,6 +18,8 @@
 #include "ember/support/Error.h"
 #include "ember/support/Npy.h"
 
+#include "ServeJoint.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -108,6 +110,16 @@ public:
     return out;
   }
   const Decls& inputs() const { return inputs_; }
+  /// Each stage's NPU binary.
+  std::vector<const isa::Binary*> stageBinaries() const {
+    if (bin_)
+      return {&*bin_};
+    std::vector<const isa::Binary*> out;
+    for (const partition::Segment& s : plan_->segments)
+      if (s.npu)
+        out.push_back(&s.npu->binary);
+    return out;
+  }
   Sample run(const TensorMap& in);
   /// Each stage's bytes in and out over its link when a value between neighbouring stages
   /// whose devices share a DRAM (`sharesWithNext[k]`: stage k's with stage k + 1's) stays
@@ -456,6 +468,20 @@ ServeOutcome serve(const RunOptions& o) {
       std::tie(c.inBytes, c.outBytes) = link.at(k);
     return c;
   };
+  // A shared DRAM: the stages' NPU cycles with every device running at once.
+  nlohmann::json contentionJson;
+  std::string contention;
+  if (!so.system.empty()) {
+    const isa::SystemDescription sys = isa::SystemDescription::loadFile(so.system);
+    if (detail::hasSharedDram(sys)) {
+      p.joint = detail::jointStageCycles(sys, prog.stageBinaries(), p.stageDevices, o.cycleBudget,
+                                         o.model);
+      std::vector<uint64_t> alone;
+      for (const StageCost& k : samples.front().stages)
+        alone.push_back(k.npuCycles);
+      contention = detail::describeContention(sys, p.joint, p.stageDevices, alone, contentionJson);
+    }
+  }
   ServeConfig c;
   c.requests = so.requests;
   c.concurrency = so.concurrency;
@@ -468,12 +494,14 @@ ServeOutcome serve(const RunOptions& o) {
                           {"system", so.system},
                           {"distinct_inputs", distinct},
                           {"reference", so.reference}};
+  if (!contentionJson.is_null())
+    extra["dram_contention"] = contentionJson;
   ServeOutcome out;
   out.stages = describeStages(p, samples, extra["stages"]);
   if (!so.reference.empty())
     out.summary = "reference: the outputs of " + std::to_string(distinct) +
                   " distinct input(s) are bit-exact with " + so.reference + " (one NPU)\n";
-  out.summary += formatServeResult(r);
+  out.summary += contention + formatServeResult(r);
   out.reportJson = serveResultJson(r, extra.dump());
   if (!o.traceJson.empty())
     out.traceJson = serveTraceJson(r);

@@ -62,12 +62,26 @@ struct ServeConfig {
   size_t depth() const { return queueDepth ? queueDepth : concurrency; }
 };
 
+/// A stage's NPU cycles on each device measured with every device of the system in one
+/// simulation (sim::runTogether: contention on shared DRAMs, docs/systems.md section 4).
+struct JointCycles {
+  /// [device][stage]: the stage's NPU cycles on that device and the cycles its DMAs
+  /// waited for another device's transfer (rule M4); unused where the device does not
+  /// run the stage.
+  std::vector<std::vector<uint64_t>> npu, arbitration;
+  bool empty() const { return npu.empty(); }
+};
+
 /// Devices, stages (the devices each stage may run on) and the cost of every stage run.
 struct ServeProblem {
   std::vector<ServeDevice> devices;
   std::vector<std::vector<size_t>> stageDevices; ///< Per stage: indices into `devices`.
   std::function<StageCost(size_t request, size_t stage)> cost;
   uint64_t clockHz = 1000000000;
+  /// When not empty, a stage run on device d takes joint.npu[d][stage] NPU cycles instead
+  /// of cost()'s (its bytes stay cost()'s) and adds joint.arbitration[d][stage] to the
+  /// device's arbitration stall.
+  JointCycles joint;
 };
 
 /// One request's stage run: request, stage, device and its cycles (link in, NPU, link
@@ -93,9 +107,12 @@ struct DeviceFigures {
   uint64_t busyCycles = 0; ///< Link and NPU cycles of its stage runs.
   uint64_t npuCycles = 0, linkCycles = 0;
   uint64_t idleCycles = 0; ///< Makespan minus busy: waiting for a request's stage.
-  size_t runs = 0;         ///< Stage runs of requests (a batch of B counts B).
-  size_t batches = 0;      ///< Batches it ran (each a run of one request without batching).
-  double utilisation = 0;  ///< busyCycles / makespan.
+  /// Of its NPU cycles, those its DMAs waited for another device on a shared DRAM
+  /// (ServeProblem::joint; 0 without it).
+  uint64_t arbitrationStallCycles = 0;
+  size_t runs = 0;        ///< Stage runs of requests (a batch of B counts B).
+  size_t batches = 0;     ///< Batches it ran (each a run of one request without batching).
+  double utilisation = 0; ///< busyCycles / makespan.
 };
 
 /// The schedule and its figures.
