@@ -146,6 +146,21 @@ PipelineAssignment greedySplit(const PipelineProblem& p) {
   return a;
 }
 
+/// The first DRAM that `a`'s stages overfill (their bytes summed per DRAM: a private
+/// DRAM holds one stage), as "npu1's DRAM: 9.1 MiB of 8 MiB", or "" when all fit.
+std::string overfilledDram(const PipelineProblem& p, const PipelineAssignment& a) {
+  std::map<size_t, uint64_t> need;
+  for (const PipelineStage& s : a.stages)
+    need[p.devices[s.device].dram] += s.figures.dramBytes();
+  for (const PipelineStage& s : a.stages) {
+    const PipelineDevice& dev = p.devices[s.device];
+    if (need[dev.dram] > dev.dramBytes)
+      return dev.name + "'s DRAM: " + formatBytes(need[dev.dram]) + " of " +
+             formatBytes(dev.dramBytes);
+  }
+  return "";
+}
+
 } // namespace
 
 std::vector<std::string> PipelinePlan::stageNodes(size_t k) const {
@@ -315,11 +330,17 @@ std::string formatPipelineReport(const PipelinePlan& p) {
                 fastest > 0 ? a.bottleneck / fastest : 0.0);
   o += buf;
   const PipelineAssignment g = greedySplit(pr);
+  const std::string over = overfilledDram(pr, g);
   std::snprintf(buf, sizeof buf,
-                "the optimum vs a greedy split at equal shares of %s's cycles: %.0f cycles, "
-                "%+.1f%% over the optimum\n",
-                pr.devices.front().name.c_str(), g.bottleneck, pct(g.bottleneck, a.bottleneck));
+                "the optimum vs a greedy split at equal shares of %s's cycles: %.0f cycles, ",
+                pr.devices.front().name.c_str(), g.bottleneck);
   o += buf;
+  if (over.empty()) {
+    std::snprintf(buf, sizeof buf, "%+.1f%% over the optimum\n", pct(g.bottleneck, a.bottleneck));
+    o += buf;
+  } else {
+    o += "which does not fit (" + over + ")\n";
+  }
   return o;
 }
 
