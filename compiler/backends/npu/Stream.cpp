@@ -104,12 +104,13 @@ int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info) {
     }
     if (s.compute)
       s.compute(ss, st);
-    for (auto& in :
-         s.stores ? s.stores(ss, r0)
-         : s.outGroupStride > 0
-             ? p.storeGroups(Mem::Act, ss.outAct, s.output + uint64_t(r0 * s.outGroupStride * L), 1,
-                             n, s.outGroupStride)
-             : p.storeRows(Mem::Act, ss.outAct, s.output + uint64_t(r0 * L), n))
+    const int64_t og = std::max<int64_t>(1, g); // rows per stored group
+    for (auto& in : s.stores ? s.stores(ss, r0)
+                    : s.outGroupStride > 0
+                        ? p.storeGroups(Mem::Act, ss.outAct,
+                                        s.output + uint64_t(r0 / og * s.outGroupStride * L), og,
+                                        ceilDiv(n, og), s.outGroupStride)
+                        : p.storeRows(Mem::Act, ss.outAct, s.output + uint64_t(r0 * L), n))
       st.stores.push_back(in);
     p.commitStep(std::move(st));
   }
@@ -123,6 +124,58 @@ void emitRowCopy(uint64_t from, uint64_t to, int64_t rows, LayerCtx& ctx, LayerI
   s.rows = rows;
   s.inPlace = true;
   emitStream(s, ctx, info);
+}
+
+namespace {
+
+/// Whether the runs of `r` lie back to back on the input side, and on the result side.
+bool denseIn(const RowRuns& r) {
+  return r.count <= 1 || r.inStride == r.len;
+}
+bool denseOut(const RowRuns& r) {
+  return r.count <= 1 || r.outStride == r.len;
+}
+
+} // namespace
+
+int64_t rowRunStreams(const RowRuns& r, const Target& t, int depth) {
+  if (r.len <= 0 || r.count <= 0)
+    return 0;
+  if ((denseIn(r) && denseOut(r)) || r.len <= streamTileRows(t, depth, 1, true))
+    return 1;
+  return r.count;
+}
+
+int64_t emitRowRuns(const RowRuns& r, LayerCtx& ctx, LayerInfo& info) {
+  const int64_t streams = rowRunStreams(r, ctx.t, ctx.prog.depth());
+  const int64_t L = ctx.t.lanes();
+  if (streams == 0)
+    return 0;
+  if (denseIn(r) && denseOut(r)) {
+    emitRowCopy(r.from, r.to, r.len * r.count, ctx, info);
+    return 1;
+  }
+  if (streams > 1) { // a run does not fit a tile: each one a contiguous copy, in tiles
+    for (int64_t i = 0; i < r.count; ++i)
+      emitRowCopy(r.from + uint64_t(i * r.inStride * L), r.to + uint64_t(i * r.outStride * L),
+                  r.len, ctx, info);
+    return streams;
+  }
+  StreamSpec s;
+  s.inputs = {r.from};
+  s.output = r.to;
+  s.rows = r.len * r.count;
+  s.inPlace = true;
+  // Groups on the input side when the runs lie apart there, or when the result's groups
+  // need the tiles to hold whole runs.
+  if (!denseIn(r) || (!denseOut(r) && r.len > 1)) {
+    s.groupRows = r.len;
+    s.inGroupStride = r.inStride;
+  }
+  if (!denseOut(r))
+    s.outGroupStride = r.outStride;
+  emitStream(s, ctx, info);
+  return 1;
 }
 
 } // namespace ember::npu

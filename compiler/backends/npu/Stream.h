@@ -37,8 +37,9 @@ struct StreamSpec {
   /// `inGroupStride` rows apart in DRAM (the result stays contiguous): a copy of some
   /// channel blocks of every image. Tiles then hold whole groups.
   int64_t groupRows = 0, inGroupStride = 0;
-  /// When > 0 each result row lands `outGroupStride` rows after the previous one in DRAM
-  /// (a scatter of the stream's rows; the inputs stay contiguous or grouped).
+  /// When > 0 the result is stored in groups of `groupRows` rows (one row when groupRows is
+  /// 0), each group `outGroupStride` rows after the previous one in DRAM (a scatter of the
+  /// stream's rows or runs; the inputs stay contiguous or grouped).
   int64_t outGroupStride = 0;
   /// When true the input tiles lie a number of rows apart that is not a multiple of the
   /// act banks, so an instruction reading row i of two inputs in one step (qadd) pays no
@@ -72,5 +73,23 @@ int64_t emitStream(const StreamSpec& s, LayerCtx& ctx, LayerInfo& info);
 /// that is another value's bytes, a Reshape or Transpose that moves nothing but must land
 /// in the output region).
 void emitRowCopy(uint64_t from, uint64_t to, int64_t rows, LayerCtx& ctx, LayerInfo& info);
+
+/// `count` runs of `len` rows each, copied through act by DMA with the codes unchanged:
+/// run i is read from DRAM byte `from` + i * `inStride` rows and written to DRAM byte `to`
+/// + i * `outStride` rows. What Concat, the channel and token selections, the gather and
+/// scatter of rows and the spatial Slice copy.
+struct RowRuns {
+  uint64_t from = 0, to = 0;
+  int64_t len = 0, count = 1, inStride = 0, outStride = 0;
+};
+
+/// The row streams emitRowRuns emits for `r` at pipeline depth `depth`: one when the runs
+/// make one contiguous block of rows on both sides or when a run fits a stream tile
+/// (one strided stream: StreamSpec::groupRows / inGroupStride / outGroupStride), else one
+/// contiguous copy per run.
+int64_t rowRunStreams(const RowRuns& r, const Target& t, int depth);
+
+/// Emits the copy of `r` (rowRunStreams' streams); returns how many streams it emitted.
+int64_t emitRowRuns(const RowRuns& r, LayerCtx& ctx, LayerInfo& info);
 
 } // namespace ember::npu

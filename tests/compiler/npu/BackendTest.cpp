@@ -27,6 +27,31 @@ TEST(NpuBackend, SupportsAnswersPerNode) {
   }
 }
 
+TEST(NpuBackend, SpatialSliceOfStepOneOnly) {
+  // A constant Slice of lines and columns runs on the NPU (strided row copies); one with
+  // a step of 2 (no run of pixels) does not, and says why.
+  auto be = createNpuBackend();
+  G g;
+  NodeValue x = g.input("x", {1, 16, 8, 8}, 0.1f, 0);
+  Attrs a = ember::test::ints(
+      {{"starts", {0, 0, 1, 2}}, {"ends", {1, 16, 5, 7}}, {"steps", {1, 1, 1, 1}}});
+  NodeValue w = g.node(NodeKind::Slice, "window", {x}, a, {1, 16, 4, 5}, 0.1f, 0);
+  Attrs s2 = ember::test::ints(
+      {{"starts", {0, 0, 0, 0}}, {"ends", {1, 16, 8, 8}}, {"steps", {1, 1, 2, 1}}});
+  NodeValue h = g.node(NodeKind::Slice, "every_other", {x}, s2, {1, 16, 4, 8}, 0.1f, 0);
+  g.output("w", w);
+  g.output("h", h);
+  EXPECT_TRUE(be->supports(*w.node));
+  EXPECT_FALSE(be->supports(*h.node));
+  try {
+    compile(*g.f, refIsa());
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("every_other"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("step other than 1"), std::string::npos) << e.what();
+  }
+}
+
 TEST(NpuSummary, TableListsLayersAndTotals) {
   G g;
   NodeValue x = g.input("x", {1, 16, 8, 8}, 0.1f, 0);

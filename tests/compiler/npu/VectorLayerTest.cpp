@@ -355,6 +355,24 @@ const VecCase kCases[] = {
            ints({{"starts", {0, 64, 0, 0}}, {"ends", {2, 80, 3, 3}}, {"steps", {1, 1, 1, 1}}});
        g.output("t", g.node(NodeKind::Slice, "tail", {x}, ta, {2, 16, 3, 3}, 0.1f, 7));
      }},
+    {"slice_pixels",
+     [](G& g) {
+       // Constant Slices of lines and columns (steps 1, N and C whole), copied by strided
+       // DMA: a window of two images of three blocks (one partial),
+       // the crop of the last line (whole width), columns of every line.
+       NodeValue x = g.input("x", {2, 40, 9, 11}, 0.05f, -3);
+       Attrs wa =
+           ints({{"starts", {0, 0, 3, 2}}, {"ends", {2, 40, 8, 9}}, {"steps", {1, 1, 1, 1}}});
+       g.output("w", g.node(NodeKind::Slice, "window", {x}, wa, {2, 40, 5, 7}, 0.05f, -3));
+       NodeValue l = g.input("l", {1, 20, 12, 8}, 0.1f, 6);
+       Attrs la =
+           ints({{"starts", {0, 0, 0, 0}}, {"ends", {1, 20, 11, 8}}, {"steps", {1, 1, 1, 1}}});
+       g.output("lines", g.node(NodeKind::Slice, "crop", {l}, la, {1, 20, 11, 8}, 0.1f, 6));
+       NodeValue c = g.input("c", {1, 5, 7, 13}, 0.02f, 0);
+       Attrs ca =
+           ints({{"starts", {0, 0, 0, 3}}, {"ends", {1, 5, 7, 10}}, {"steps", {1, 1, 1, 1}}});
+       g.output("cols", g.node(NodeKind::Slice, "cols", {c}, ca, {1, 5, 7, 7}, 0.02f, 0));
+     }},
     {"mul_same_shape",
      [](G& g) {
        NodeValue a = g.input("a", {1, 20, 7, 9}, 0.05f, 3);

@@ -89,6 +89,21 @@ class Upsample(nn.Module):
         return self.c2(y)
 
 
+class Window(nn.Module):
+    """Conv to 20 channels (two NCHWc blocks), a constant spatial Slice `x[:, :, lines,
+    columns]` (steps 1), Conv: the crop or window of a feature map that segmentation and
+    detection exports take."""
+
+    def __init__(self, lines, columns, c=20):
+        super().__init__()
+        self.lines, self.columns = lines, columns
+        self.c1 = nn.Conv2d(3, c, 3, padding=1)
+        self.c2 = nn.Conv2d(c, 3, 3, padding=1)
+
+    def forward(self, x):
+        return self.c2(self.c1(x)[:, :, self.lines, self.columns])
+
+
 class SegHead(nn.Module):
     """A segmentation head as DeepLab / FCN end: two stride-2 convolutions, a 1 x 1
     classifier of 21 classes, bilinear upsampling by 4 back to the input's size
@@ -239,6 +254,17 @@ MODELS = {
     # GAN / U-Net k = 4, s = 2, p = 1 and k = 3, s = 2, p = 1, output_padding = 1.
     "convtranspose_k4s2p1": (lambda: Upsample(ct=(4, 2, 1, 0)), (1, 3, 12, 10), 1, 99.9),
     "convtranspose_k3s2p1op1": (lambda: Upsample(ct=(3, 2, 1, 1)), (1, 3, 12, 10), 1, 99.9),
+    # An output length not a multiple of the stride (k = 3, s = 2, p = 1: 2 H - 1 lines and
+    # 2 W - 1 columns): the phase Conv, the DepthToSpace and a crop Slice, also of lines of
+    # 599 pixels.
+    "convtranspose_k3s2p1": (lambda: Upsample(ct=(3, 2, 1, 0)), (1, 3, 12, 10), 1, 99.9),
+    "convtranspose_k3s2p1_wide": (lambda: Upsample(ct=(3, 2, 1, 0)), (1, 3, 2, 300), 1, 99.9),
+    # Spatial Slices: a window of lines and columns (negative starts, two images), lines of
+    # the whole width (two planes of 95 x 64 pixels, more rows than a stream tile of
+    # ember-v1 holds), columns of every line.
+    "slice_window": (lambda: Window(slice(-5, -1), slice(2, 7)), (2, 3, 8, 10), 1, 99.9),
+    "slice_lines": (lambda: Window(slice(3, -2), slice(None)), (1, 3, 100, 64), 1, 99.9),
+    "slice_columns": (lambda: Window(slice(None), slice(1, 6)), (1, 3, 6, 9), 1, 99.9),
     # Lines longer than a dma.st field (260 pixels), tiles of more lines than one (80 x 2).
     "nearest_wide": (lambda: Upsample((2, 2)), (1, 3, 3, 260), 1, 99.9),
     "nearest_tall": (lambda: Upsample((2, 2)), (1, 3, 80, 2), 1, 99.9),
@@ -259,6 +285,42 @@ MODELS = {
 FLOAT_CHECKED = {"convnext_blocks", "swin_tiny"}
 
 
+# Models whose chains of Slices (PyTorch exports one per sliced axis) are merged into one
+# Slice over all their axes before the test, so that one node crops lines and columns.
+ONE_SLICE = {"slice_window"}
+
+
+def merge_slices(path):
+    """Rewrites the ONNX model at `path`: a Slice whose data is another Slice's result (used
+    only there) becomes one Slice over both sets of axes (constant starts, ends, axes,
+    steps, as PyTorch exports them in Constant nodes)."""
+    import onnx
+    from onnx import helper, numpy_helper
+    m = onnx.load(path)
+    g = m.graph
+    const = {n.output[0]: numpy_helper.to_array(n.attribute[0].t)
+             for n in g.node if n.op_type == "Constant"}
+    by_output = {o: n for n in g.node for o in n.output}
+    for n in list(g.node):
+        first = by_output.get(n.input[0]) if n.op_type == "Slice" else None
+        if first is None or first.op_type != "Slice":
+            continue
+        if sum(n.input[0] in x.input for x in g.node) != 1:
+            continue
+        parts = [np.concatenate([const[first.input[i]], const[n.input[i]]]) for i in range(1, 5)]
+        names = []
+        for i, p in enumerate(parts):
+            names.append(f"{n.name}_merged_{i}")
+            g.initializer.append(numpy_helper.from_array(p.astype(np.int64), names[-1]))
+        merged = helper.make_node("Slice", [first.input[0]] + names, list(n.output),
+                                  name=n.name)
+        g.node.insert(list(g.node).index(n), merged)
+        g.node.remove(n)
+        g.node.remove(first)
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
+
+
 def export(name, out):
     torch.manual_seed(0)
     make, shape, _, _ = MODELS[name]
@@ -272,6 +334,8 @@ def export(name, out):
     d.mkdir(parents=True, exist_ok=True)
     torch.onnx.export(m, x, str(d / "model.onnx"), input_names=["input"],
                       output_names=["output"], opset_version=17)
+    if name in ONE_SLICE:
+        merge_slices(str(d / "model.onnx"))
     np.save(d / "input.npy", x.numpy())
     np.save(d / "expected.npy", m(x).detach().numpy())
     return d

@@ -11,7 +11,9 @@
 // A run of tokens of sequences [B, T, C] (channels last: rows (b, t, cb)) is a row copy
 // too: a Slice along axis 1 with step 1, or a Gather along axis 1 of one index (a vision
 // transformer's class token, x[:, 0] -> [B, C]) or of consecutive indices, copies the
-// run's K * CB rows of every sequence by a strided DMA.
+// run's K * CB rows of every sequence by a strided DMA. A Slice of the lines and/or columns
+// of an image (step 1, N and C whole: the crop after pass convtranspose-to-depthtospace, a
+// window of a feature map) copies the window's runs of pixels by strided DMA as well.
 #include "../ConvCore.h"
 #include "../Stream.h"
 #include "ember/graph/AttrViews.h"
@@ -113,15 +115,57 @@ LayerInfo emitTokenCopy(const Node& n, const TokenRun& run, LayerCtx& ctx) {
   const int64_t L = ctx.t.lanes(), T = n.input(0).dims()[1], B = n.input(0).dims()[0];
   const DramTensor &x = ctx.tensor(n.input(0)), &y = ctx.tensor(resultOf(n));
   LayerInfo info;
-  StreamSpec st;
-  st.inputs = {x.at(L, run.first, 0, 0, 0)};
-  st.output = y.at(L, 0, 0, 0, 0);
-  st.rows = B * run.count * x.CB;
-  st.groupRows = run.count * x.CB;
-  st.inGroupStride = T * x.CB;
-  st.inPlace = true;
-  emitStream(st, ctx, info);
+  emitRowRuns({x.at(L, run.first, 0, 0, 0), y.at(L, 0, 0, 0, 0), run.count * x.CB, B, T * x.CB,
+               run.count * x.CB},
+              ctx, info);
   info.tiling = "copies of tokens";
+  return info;
+}
+
+/// The first line and column of a window of an image's pixels.
+struct PixelBox {
+  int64_t h0 = 0, w0 = 0;
+};
+
+/// Whether `n` is a Slice of a rank-4 value along H and/or W, N and C whole (a crop after
+/// pass convtranspose-to-depthtospace, a segmentation head's window); then `box` says
+/// where the window starts, or `why` why it is not one the NPU copies.
+bool selectsPixels(const Node& n, PixelBox* box, std::string* why) {
+  const Shape& x = n.input(0).dims();
+  const Shape& y = n.resultType(0).dims;
+  if (n.kind() != NodeKind::Slice || x.size() != 4 || (y[2] == x[2] && y[3] == x[3]))
+    return false;
+  const SliceAttrs sl = sliceOf(n.attrs());
+  const std::vector<int64_t> starts = sl.starts.value();
+  const std::vector<int64_t> steps = sl.stepsOr(x.size());
+  if (starts[0] != 0 || steps[0] != 1 || y[0] != x[0] || starts[1] != 0 || steps[1] != 1 ||
+      y[1] != x[1])
+    return false; // a selection of images or channels as well
+  if (steps[2] != 1 || steps[3] != 1)
+    *why = "a slice of lines or columns with a step other than 1";
+  *box = {starts[2], starts[3]}; // normalised: the graph verifier's rule
+  return true;
+}
+
+/// The window's rows copied by strided DMA: lines of whole width are one run per channel
+/// plane, a window of every line one run per line of the tensor, else each plane's lines.
+LayerInfo emitPixelCopy(const Node& n, const PixelBox& b, LayerCtx& ctx) {
+  const int64_t L = ctx.t.lanes();
+  const DramTensor &x = ctx.tensor(n.input(0)), &y = ctx.tensor(resultOf(n));
+  LayerInfo info;
+  int64_t streams = 0;
+  if (y.W == x.W)
+    streams = emitRowRuns(
+        {x.at(L, 0, 0, b.h0, 0), y.offset, y.H * x.W, x.N * x.CB, x.H * x.W, y.H * y.W}, ctx, info);
+  else if (y.H == x.H)
+    streams =
+        emitRowRuns({x.at(L, 0, 0, 0, b.w0), y.offset, y.W, x.N * x.CB * x.H, x.W, y.W}, ctx, info);
+  else
+    for (int64_t i = 0; i < x.N; ++i)
+      for (int64_t cb = 0; cb < x.CB; ++cb)
+        streams += emitRowRuns(
+            {x.at(L, i, cb, b.h0, b.w0), y.at(L, i, cb, 0, 0), y.W, y.H, x.W, y.W}, ctx, info);
+  info.tiling = std::to_string(streams) + " row streams (slice of pixels)";
   return info;
 }
 
@@ -164,6 +208,9 @@ public:
       return !why.empty() ? why
                           : checkStream(t, 2, 1, true, 0, 0, 0,
                                         run.count * ceilDiv(n.input(0).dims()[2], t.lanes()));
+    PixelBox box;
+    if (selectsPixels(n, &box, &why))
+      return !why.empty() ? why : checkStream(t, 2, 1, true);
     std::vector<int64_t> src;
     if (auto r = sourcesOf(n, &src); !r.empty())
       return r;
@@ -177,20 +224,17 @@ public:
     std::string why;
     if (selectsTokens(n, &run, &why))
       return emitTokenCopy(n, run, ctx);
+    if (PixelBox box; selectsPixels(n, &box, &why))
+      return emitPixelCopy(n, box, ctx);
     std::vector<int64_t> src;
     sourcesOf(n, &src);
     const int64_t L = ctx.t.lanes();
     if (const int64_t cb = copyFrom(n, src, ctx.t); cb >= 0) {
       const DramTensor &x = ctx.tensor(n.input(0)), &y = ctx.tensor(resultOf(n));
       LayerInfo info;
-      StreamSpec st;
-      st.inputs = {x.at(L, 0, cb, 0, 0)};
-      st.output = y.at(L, 0, 0, 0, 0);
-      st.rows = y.N * y.CB * y.H * y.W;
-      st.groupRows = y.CB * y.H * y.W;
-      st.inGroupStride = x.CB * x.H * x.W;
-      st.inPlace = true;
-      emitStream(st, ctx, info);
+      const int64_t image = y.CB * y.H * y.W;
+      emitRowRuns({x.at(L, 0, cb, 0, 0), y.at(L, 0, 0, 0, 0), image, y.N, x.CB * x.H * x.W, image},
+                  ctx, info);
       info.tiling = "copies of whole blocks";
       return info;
     }

@@ -78,14 +78,8 @@ LayerInfo emitTokenConcat(const Node& n, LayerCtx& ctx) {
   for (size_t i = 0; i < n.numInputs(); ++i) {
     const DramTensor& x = ctx.tensor(n.input(i));
     const int64_t T = n.input(i).dims()[1];
-    for (int64_t b = 0; b < yd[0]; ++b) {
-      StreamSpec st;
-      st.inputs = {x.at(L, b * T, 0, 0, 0)};
-      st.output = y.at(L, b * yd[1] + tOff, 0, 0, 0);
-      st.rows = T * x.CB;
-      st.inPlace = true;
-      emitStream(st, ctx, info);
-    }
+    emitRowRuns({x.offset, y.at(L, tOff, 0, 0, 0), T * x.CB, yd[0], T * x.CB, yd[1] * y.CB}, ctx,
+                info);
     tOff += T;
   }
   info.tiling = "copies of tokens";
@@ -145,14 +139,9 @@ public:
     int64_t cbOff = 0;
     for (size_t i = 0; i < n.numInputs(); ++i) {
       const DramTensor& x = ctx.tensor(n.input(i));
-      for (int64_t b = 0; b < x.N; ++b) {
-        StreamSpec st;
-        st.inputs = {x.at(L, b, 0, 0, 0)};
-        st.output = dst.at(L, b, cbOff, 0, 0);
-        st.rows = x.CB * x.H * x.W;
-        st.inPlace = true;
-        emitStream(st, ctx, info);
-      }
+      const int64_t image = x.CB * x.H * x.W; // rows of one image of x
+      emitRowRuns({x.offset, dst.at(L, 0, cbOff, 0, 0), image, x.N, image, dst.CB * x.H * x.W}, ctx,
+                  info);
       cbOff += x.CB;
     }
     info.tiling = "copies";

@@ -140,50 +140,66 @@ public:
     if (!isRowGather(n))
       return other_->emit(n, ctx);
     const DramTensor &x = ctx.tensor(n.input(0)), &y = ctx.tensor(resultOf(n));
-    const int64_t tile = streamTileRows(ctx.t, ctx.prog.depth(), 1, true);
     const std::vector<RowGroup> groups = groupsOf(n);
     const auto scatter = scatterOf(rowsOf(n), n.input(0).dims()[0]);
     LayerInfo info;
-    if (scatter && scatterStreams(*scatter, x.CB) < gatherStreams(groups, x.CB, tile)) {
+    if (scatter &&
+        scatterStreams(*scatter, x.CB) < gatherStreams(groups, x, y, ctx.t, ctx.prog.depth())) {
       const int64_t streams = emitScatter(*scatter, x, y, ctx, info);
       info.tiling = std::to_string(streams) + " row streams (scatter of rows)";
       return info;
     }
-    const int64_t streams = emitGather(groups, x, y, tile, ctx, info);
+    const int64_t streams = emitGather(groups, x, y, ctx, info);
     info.tiling = std::to_string(streams) + " row streams (gather of rows)";
     return info;
   }
 
 private:
-  static int64_t gatherStreams(const std::vector<RowGroup>& groups, int64_t CB, int64_t tile) {
+  /// The gather's group `g` of runs as rows of x (CB rows per row of x) and of the result.
+  static RowRuns runsOf(const RowGroup& g, const DramTensor& x, const DramTensor& y, int64_t L) {
+    const int64_t CB = x.CB;
+    return {x.offset + uint64_t(g.first * CB * L),
+            y.offset + uint64_t(g.out * CB * L),
+            g.len * CB,
+            g.count,
+            g.stride * CB,
+            g.len * CB};
+  }
+
+  /// x's run `r` of the scatter, channel block `cb` (the whole rows when r lands on
+  /// consecutive rows: then cb is 0).
+  static RowRuns runsOf(const Scatter& r, int64_t cb, const DramTensor& x, const DramTensor& y,
+                        int64_t L) {
+    const int64_t CB = x.CB;
+    if (r.len == 1 || r.stride == 1)
+      return {x.offset + uint64_t(r.first * CB * L),
+              y.offset + uint64_t(r.out * CB * L),
+              r.len * CB,
+              1,
+              0,
+              0};
+    return {x.offset + uint64_t((r.first * CB + cb) * L),
+            y.offset + uint64_t((r.out * CB + cb) * L),
+            1,
+            r.len,
+            CB,
+            r.stride * CB};
+  }
+
+  static int64_t gatherStreams(const std::vector<RowGroup>& groups, const DramTensor& x,
+                               const DramTensor& y, const Target& t, int depth) {
     int64_t n = 0;
     for (const RowGroup& g : groups)
-      n += g.count > 1 && g.len * CB <= tile ? 1 : g.count;
+      n += rowRunStreams(runsOf(g, x, y, t.lanes()), t, depth);
     return n;
   }
 
   /// The result's runs gathered: a group of runs one stride apart in x is one stream.
   static int64_t emitGather(const std::vector<RowGroup>& groups, const DramTensor& x,
-                            const DramTensor& y, int64_t tile, LayerCtx& ctx, LayerInfo& info) {
-    const int64_t L = ctx.t.lanes(), CB = x.CB;
+                            const DramTensor& y, LayerCtx& ctx, LayerInfo& info) {
     int64_t streams = 0;
-    for (const RowGroup& g : groups) {
-      if (g.count > 1 && g.len * CB <= tile) {
-        StreamSpec s;
-        s.inPlace = true;
-        s.inputs = {x.offset + uint64_t(g.first * CB * L)};
-        s.output = y.offset + uint64_t(g.out * CB * L);
-        s.rows = g.count * g.len * CB;
-        s.groupRows = g.len * CB;
-        s.inGroupStride = g.stride * CB;
-        emitStream(s, ctx, info);
-        ++streams;
-        continue;
-      }
-      for (int64_t c = 0; c < g.count; ++c, ++streams) // each run contiguous
-        emitRowCopy(x.offset + uint64_t((g.first + c * g.stride) * CB * L),
-                    y.offset + uint64_t((g.out + c * g.len) * CB * L), g.len * CB, ctx, info);
-    }
+    for (const RowGroup& g : groups)
+      streams += emitRowRuns(runsOf(g, x, y, ctx.t.lanes()), ctx, info);
     return streams;
   }
 
@@ -191,29 +207,10 @@ private:
   /// block (its rows CB apart in x, stride * CB apart in the result).
   static int64_t emitScatter(const std::vector<Scatter>& runs, const DramTensor& x,
                              const DramTensor& y, LayerCtx& ctx, LayerInfo& info) {
-    const int64_t L = ctx.t.lanes(), CB = x.CB;
     int64_t streams = 0;
-    for (const Scatter& r : runs) {
-      if (r.len == 1 || r.stride == 1) {
-        emitRowCopy(x.offset + uint64_t(r.first * CB * L), y.offset + uint64_t(r.out * CB * L),
-                    r.len * CB, ctx, info);
-        ++streams;
-        continue;
-      }
-      for (int64_t cb = 0; cb < CB; ++cb, ++streams) {
-        StreamSpec s;
-        s.inPlace = true;
-        s.inputs = {x.offset + uint64_t((r.first * CB + cb) * L)};
-        s.output = y.offset + uint64_t((r.out * CB + cb) * L);
-        s.rows = r.len;
-        if (CB > 1) {
-          s.groupRows = 1;
-          s.inGroupStride = CB;
-        }
-        s.outGroupStride = r.stride * CB;
-        emitStream(s, ctx, info);
-      }
-    }
+    for (const Scatter& r : runs)
+      for (int64_t cb = 0; cb < (r.len == 1 || r.stride == 1 ? 1 : x.CB); ++cb)
+        streams += emitRowRuns(runsOf(r, cb, x, y, ctx.t.lanes()), ctx, info);
     return streams;
   }
 
