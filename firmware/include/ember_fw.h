@@ -27,6 +27,11 @@
 #define ember_hal_dram EMBER_FW_NAME(ember_hal_dram)
 #define ember_hal_idle EMBER_FW_NAME(ember_hal_idle)
 #define ember_hal_notify_host EMBER_FW_NAME(ember_hal_notify_host)
+#define ember_hal_spend EMBER_FW_NAME(ember_hal_spend)
+#define ember_fw_validate_by EMBER_FW_NAME(ember_fw_validate_by)
+#define ember_check_digests_by EMBER_FW_NAME(ember_check_digests_by)
+#define ember_fw_copy EMBER_FW_NAME(ember_fw_copy)
+#define ember_fw_dma_crc EMBER_FW_NAME(ember_fw_dma_crc)
 #define ember_fw_validate EMBER_FW_NAME(ember_fw_validate)
 #define ember_fw_isa_hash EMBER_FW_NAME(ember_fw_isa_hash)
 #define ember_check_digests EMBER_FW_NAME(ember_check_digests)
@@ -53,6 +58,15 @@ uint8_t* ember_hal_dram(uint64_t addr, uint64_t size);
 void ember_hal_idle(void);
 /* Raises the host's interrupt: a completion was written. */
 void ember_hal_notify_host(void);
+/* The core's own instructions: `cycles` of work the firmware charges at the description's
+ * costs (EMBER_CONTROL_JOB_CYCLES, EMBER_CONTROL_CHECK_CYCLES_PER_INSN). A platform that
+ * models the core's time lets them pass; on a real core they pass anyway (rv32: nothing). */
+void ember_hal_spend(uint64_t cycles);
+
+/* ---- CRC-32C of image bytes ---- */
+/* A CRC-32C of `n` bytes at `p` continuing `crc` (0 for a fresh one), with `ctx` the
+ * caller's: how the digest check computes its CRCs. */
+typedef uint32_t (*ember_crc_fn)(const uint8_t* p, uint32_t n, uint32_t crc, const void* ctx);
 
 /* ---- Validation ---- */
 /* What validation found out about a job, for starting it. */
@@ -68,12 +82,27 @@ typedef struct ember_fw_job {
  * overflow-safe arithmetic, touching nothing. Returns EMBER_RULE_NONE and fills `job`,
  * or the first rule (EMBER_RULE_*) the job breaks. */
 uint32_t ember_fw_validate(const ember_job_slot* slot, ember_fw_job* job);
+/* ember_fw_validate with the digest check's CRCs computed by `crc` (NULL: by the core). */
+uint32_t ember_fw_validate_by(const ember_job_slot* slot, ember_fw_job* job, ember_crc_fn crc,
+                              const void* ctx);
 
 /* The SHA-256 of the description this firmware was built for (32 bytes). */
 const uint8_t* ember_fw_isa_hash(void);
 
 /* Digests of a binary in memory (firmware/src/ember_digest.c): 0 when all match. */
 int ember_check_digests(const uint8_t* img, uint32_t size);
+/* The same with every CRC computed by `crc` (NULL: by the core). */
+int ember_check_digests_by(const uint8_t* img, uint32_t size, ember_crc_fn crc, const void* ctx);
+
+/* ---- The copy DMA (firmware/src/copy.c, registers COPY_*) ---- */
+/* Streams `n` bytes of device DRAM from `src` through the copy DMA and writes them to
+ * `dst`, or with `check` only reads them; waits until it is done. Returns the CRC-32C of
+ * the bytes continuing `seed`, in *crc; 0, or -1 when the DMA found the range outside
+ * device DRAM. */
+int ember_fw_copy(uint64_t src, uint64_t dst, uint32_t n, int check, uint32_t seed, uint32_t* crc);
+/* An ember_crc_fn over the copy DMA: `ctx` points at two uint64_t, the image's address as
+ * core memory (a pointer converted) and its device DRAM address. */
+uint32_t ember_fw_dma_crc(const uint8_t* p, uint32_t n, uint32_t crc, const void* ctx);
 
 /* ---- The ring loop ---- */
 /* Takes the next job if the host submitted one, validates it, runs it under its cycle

@@ -96,6 +96,16 @@ static uint32_t rd64(const uint8_t* p, uint32_t size) {
 }
 
 int ember_check_digests(const uint8_t* img, uint32_t size) {
+  return ember_check_digests_by(img, size, 0, 0);
+}
+
+/* The CRC of the check: the caller's, else the core's. */
+static uint32_t crc_of(const uint8_t* p, uint32_t n, uint32_t crc, ember_crc_fn fn,
+                       const void* ctx) {
+  return fn ? fn(p, n, crc, ctx) : crc32c(p, n, crc);
+}
+
+int ember_check_digests_by(const uint8_t* img, uint32_t size, ember_crc_fn fn, const void* ctx) {
   if (size < 64 || rd32(img) != 0x464C457Fu || rd32(img + 48) != 2) /* magic, format 2 */
     return -1;
   uint32_t shoff = rd64(img + 40, size), shnum = img[60] | img[61] << 8;
@@ -115,9 +125,9 @@ int ember_check_digests(const uint8_t* img, uint32_t size) {
   if (str > size || strsz > size - str || dsz < 20 || rd32(img + dig) != 1 ||
       dsz != 20 + 32 * rd32(img + dig + 4) || rd32(img + dig + 4) != shnum - 2)
     return -2;
-  if (crc32c(img + dig, dsz - 4, 0) != rd32(img + dig + dsz - 4))
+  if (crc_of(img + dig, dsz - 4, 0, fn, ctx) != rd32(img + dig + dsz - 4))
     return -3; /* the table itself */
-  if (crc32c(sh, shnum * 64, crc32c(img, 64, 0)) != rd32(img + dig + 8))
+  if (crc_of(sh, shnum * 64, crc_of(img, 64, 0, fn, ctx), fn, ctx) != rd32(img + dig + 8))
     return -4; /* ELF header + section headers */
   for (uint32_t i = 1; i < shnum; ++i) {
     uint32_t off = rd64(sh + i * 64 + 24, size), sz = rd64(sh + i * 64 + 32, size);
@@ -129,7 +139,7 @@ int ember_check_digests(const uint8_t* img, uint32_t size) {
       while (k < 16 && name + k < strsz && e[k] == img[str + name + k] && e[k])
         ++k;
       found = name + k < strsz && k < 16 && e[k] == 0 && img[str + name + k] == 0 &&
-              rd64(e + 16, size) == sz && rd32(e + 24) == crc32c(img + off, sz, 0);
+              rd64(e + 16, size) == sz && rd32(e + 24) == crc_of(img + off, sz, 0, fn, ctx);
     }
     if (!found)
       return -5; /* section i: no entry, or its size or CRC differs */

@@ -26,13 +26,13 @@ static void reset_npu(void) {
                       EMBER_REG_IRQ_STATUS_DONE_MASK | EMBER_REG_IRQ_STATUS_FAULT_MASK);
 }
 
-/* Runs a validated job; fills the completion's status and figures. */
+/* Runs a validated job; fills the completion's status and figures. The constants go into
+ * the window through the copy DMA (at most 4 GiB: they lie inside the binary). */
 static void run_job(const ember_job_slot* s, const ember_fw_job* job, ember_completion* c) {
-  if (job->const_size) {
-    uint8_t* dst = ember_hal_dram(s->window_base + job->const_offset, job->const_size);
-    const uint8_t* src = ember_hal_dram(job->const_addr, job->const_size);
-    ember_memcpy(dst, src, (size_t)job->const_size);
-  }
+  uint32_t crc = 0;
+  if (job->const_size)
+    (void)ember_fw_copy(job->const_addr, s->window_base + job->const_offset,
+                        (uint32_t)job->const_size, 0, 0, &crc);
   reset_npu();
   ember_hal_reg_write(EMBER_REG_INSN_BASE_LO, lo32(job->text_addr));
   ember_hal_reg_write(EMBER_REG_INSN_BASE_HI, hi32(job->text_addr));
@@ -91,16 +91,24 @@ int ember_fw_step(uint32_t* head) {
   if (!s || !out)
     return 0; /* no ring the core can reach: nothing to answer to */
   c.job_id = s->job_id;
+  ember_hal_spend(EMBER_CONTROL_JOB_CYCLES); /* the firmware's own work on every job */
   ember_fw_job job;
+  job.insn_count = 0;
   uint32_t rule = EMBER_RULE_NONE;
+  /* The digest check's CRCs stream through the copy DMA (the image's core address, its
+   * DRAM address). */
+  const uint64_t at[2] = {(uint64_t)(uintptr_t)ember_hal_dram(s->binary_addr, s->binary_size),
+                          s->binary_addr};
   if (size == 0 || (size & (size - 1)) || tail - *head > size)
     rule = EMBER_RULE_RING_INDEX;
   else
-    rule = ember_fw_validate(s, &job);
+    rule = ember_fw_validate_by(s, &job, ember_fw_dma_crc, at);
   if (rule != EMBER_RULE_NONE) {
     c.status = EMBER_JOB_REFUSED;
     c.detail = rule;
   } else {
+    /* The DMA_EXTENT rule read every instruction word. */
+    ember_hal_spend((uint64_t)job.insn_count * EMBER_CONTROL_CHECK_CYCLES_PER_INSN);
     run_job(s, &job, &c);
   }
   ember_memcpy(out, &c, sizeof c);

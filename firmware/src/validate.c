@@ -188,6 +188,11 @@ static uint32_t check_memmap(const uint8_t* img, section mm, uint64_t window, ui
 }
 
 uint32_t ember_fw_validate(const ember_job_slot* s, ember_fw_job* job) {
+  return ember_fw_validate_by(s, job, 0, 0);
+}
+
+uint32_t ember_fw_validate_by(const ember_job_slot* s, ember_fw_job* job, ember_crc_fn crc,
+                              const void* ctx) {
   uint64_t end, wend;
   if (s->magic != EMBER_SLOT_MAGIC)
     return EMBER_RULE_SLOT_MAGIC;
@@ -209,7 +214,7 @@ uint32_t ember_fw_validate(const ember_job_slot* s, ember_fw_job* job) {
   uint32_t rule = read_sections(img, s->binary_size, &text, &cnst, &mm, &isa);
   if (rule)
     return rule;
-  if (ember_check_digests(img, (uint32_t)s->binary_size) != 0)
+  if (ember_check_digests_by(img, (uint32_t)s->binary_size, crc, ctx) != 0)
     return EMBER_RULE_DIGEST;
   if ((rule = check_isa(img, isa)) != EMBER_RULE_NONE)
     return rule;

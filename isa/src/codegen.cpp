@@ -82,6 +82,8 @@ std::vector<std::pair<std::string, std::uint64_t>> params(const IsaDescription& 
       {"FETCH_LATENCY_CYCLES", h.fetch.latency_cycles},
       {"CONTROL_REGISTER_ACCESS_CYCLES", h.control.register_access_cycles},
       {"CONTROL_TICK_CYCLES", h.control.tick_cycles},
+      {"CONTROL_JOB_CYCLES", h.control.job_cycles},
+      {"CONTROL_CHECK_CYCLES_PER_INSN", h.control.check_cycles_per_instruction},
       {"INSN_BITS", isa.encoding().instruction_bits},
       {"INSN_BYTES", isa.encoding().bytes()},
       {"OPCODE_LSB", isa.encoding().opcode.lsb},
@@ -238,6 +240,8 @@ void mdHardware(std::ostringstream& o, const IsaDescription& isa) {
     << " cycles (then one instruction per cycle) |\n";
   o << "| control core register access / timer tick | " << h.control.register_access_cycles
     << " cycles / " << h.control.tick_cycles << " cycles |\n";
+  o << "| firmware work per job / per checked instruction | " << h.control.job_cycles
+    << " cycles / " << h.control.check_cycles_per_instruction << " cycles |\n";
   o << "| host link bandwidth / latency | " << h.host_link.bytes_per_cycle << " B/cycle / "
     << h.host_link.latency_cycles << " cycles (a partitioned model's boundary tensors) |\n";
   o << "| roofline ridge | " << num(isa.ridgePoint()) << " MAC per DRAM byte |\n";

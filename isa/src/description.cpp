@@ -201,6 +201,9 @@ private:
     hw.fetch.latency_cycles = h["fetch"]["latency_cycles"].get<std::uint64_t>();
     hw.control.register_access_cycles = h["control"]["register_access_cycles"].get<std::uint64_t>();
     hw.control.tick_cycles = h["control"]["tick_cycles"].get<std::uint64_t>();
+    hw.control.job_cycles = h["control"].value("job_cycles", std::uint64_t(0));
+    hw.control.check_cycles_per_instruction =
+        h["control"].value("check_cycles_per_instruction", std::uint64_t(0));
     hw.host_link.bytes_per_cycle = h["host_link"]["bytes_per_cycle"].get<std::uint64_t>();
     hw.host_link.latency_cycles = h["host_link"]["latency_cycles"].get<std::uint64_t>();
     const json& q = h["queues"];

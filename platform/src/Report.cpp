@@ -192,6 +192,10 @@ std::string formatTable(const Report& r) {
   o += "  MACs              " + std::to_string(r.macs) + "  (utilisation " +
        pct(r.mac_utilization) + " of " + std::to_string(r.peak_macs_per_cycle) + "/cycle)\n";
   o += "  fetch stalled     " + std::to_string(r.fetch_stall) + " cycles on full queues\n";
+  if (r.platform)
+    o += "  platform cycles   " + std::to_string(r.platform->total) + " = link " +
+         std::to_string(r.platform->link) + " + firmware " + std::to_string(r.platform->firmware) +
+         " + NPU " + std::to_string(r.platform->npu) + "\n";
   if (r.fault)
     o += "  FAULT             " + r.fault->message() + "\n";
   o += "\n  engine    instrs        busy   token-stall  memory-stall        idle\n";
@@ -225,6 +229,11 @@ nlohmann::json toJson(const Report& r) {
   json j;
   j["isa"] = r.isa_name;
   j["cycles"] = r.cycles;
+  if (r.platform)
+    j["platform_cycles"] = {{"total", r.platform->total},
+                            {"link", r.platform->link},
+                            {"firmware", r.platform->firmware},
+                            {"npu", r.platform->npu}};
   j["clock_hz"] = r.clock_hz;
   j["seconds"] = r.seconds;
   j["instructions"] = r.instructions;

@@ -12,6 +12,7 @@
 
 #include "ember/isa/error.h"
 #include "ember/platform/ControlPlatform.h"
+#include "ember/platform/CopyDma.h"
 #include "ember/rtl/NpuHarness.h"
 
 #include <algorithm>
@@ -77,7 +78,12 @@ public:
         ctx_(std::make_unique<VerilatedContext>()), top_(std::make_unique<M>(ctx_.get())),
         port_(isa.hw().dma.latency_cycles), access_(isa.hw().control.register_access_cycles),
         tick_(isa.hw().control.tick_cycles), ctrl_(socReg(isa, "CTRL")),
-        start_(socField(isa, "CTRL", "START")), reset_(socField(isa, "CTRL", "RESET")) {
+        start_(socField(isa, "CTRL", "START")), reset_(socField(isa, "CTRL", "RESET")),
+        copyCtrl_(socReg(isa, "COPY_CTRL")), copyStart_(socField(isa, "COPY_CTRL", "START")),
+        copyCheck_(socField(isa, "COPY_CTRL", "CHECK")),
+        copyBusy_(socField(isa, "COPY_STATUS", "BUSY")),
+        copyDone_(socField(isa, "COPY_STATUS", "DONE")),
+        copyError_(socField(isa, "COPY_STATUS", "ERROR")), copy_(isa) {
     M& t = *top_;
     // Power-on reset (no platform cycles): a falling edge of rst_ni, one clock, release.
     t.clk_i = 0;
@@ -89,6 +95,10 @@ public:
     t.dram_rsp_valid_i = 0;
     t.ring_head_i = 0;
     t.budget_i = 0;
+    t.copy_busy_i = 0;
+    t.copy_done_i = 0;
+    t.copy_error_i = 0;
+    t.copy_crc_i = 0;
     t.eval();
     t.rst_ni = 0;
     t.eval();
@@ -106,6 +116,10 @@ public:
       cycle(false, false, 0, 0);
   }
   u64 now() const override { return now_; }
+  void spend(u64 cycles) override {
+    for (u64 i = 0; i < cycles; ++i)
+      cycle(false, false, 0, 0);
+  }
   std::optional<platform::Report> takeReport() override {
     std::optional<platform::Report> r = std::move(handout_);
     handout_.reset();
@@ -125,6 +139,9 @@ private:
   u32 access(bool we, u32 off, u32 v) {
     if (we && off == ctrl_ && (v & start_) && !(v & reset_) && top_->ready_o)
       load();
+    if (we && off == copyCtrl_ && (v & copyStart_)) // the copy DMA, as the SystemC platform's
+      copy_.start(now_, mem_.dram, mem_.bytes, top_->copy_src_o, top_->copy_dst_o, top_->copy_len_o,
+                  top_->copy_seed_o, (v & copyCheck_) != 0);
     cycle(true, we, off, v);
     const bool err = top_->reg_err_o;
     const u32 data = top_->reg_rdata_o;
@@ -184,6 +201,11 @@ private:
     t.reg_we_i = we;
     t.reg_addr_i = addr;
     t.reg_wdata_i = wdata;
+    const u32 cs = copy_.status(now_);
+    t.copy_busy_i = (cs & copyBusy_) != 0;
+    t.copy_done_i = (cs & copyDone_) != 0;
+    t.copy_error_i = (cs & copyError_) != 0;
+    t.copy_crc_i = copy_.crc(now_);
     port_.respond(t, now_);
     const u64 c = t.cyc_o;
     t.eval();
@@ -227,6 +249,8 @@ private:
   DramPort port_;
   const u64 access_, tick_;
   const u32 ctrl_, start_, reset_;
+  const u32 copyCtrl_, copyStart_, copyCheck_, copyBusy_, copyDone_, copyError_;
+  platform::CopyDma copy_; ///< The copy DMA behind COPY_* (platform/CopyDma.h).
   u64 now_ = 0, starts_ = 0;
   platform::Options opts_;                  ///< Of the running job (the collector reads it).
   std::optional<ReportCollector> rc_;       ///< While a job runs.

@@ -18,6 +18,10 @@
 // - IRQ_STATUS.DONE/FAULT are set on the rising edge of DONE/FAULT; irq_o is CTRL.IRQ_EN
 //   and a pending cause, up in the cycle DONE or FAULT first shows (a read of IRQ_STATUS
 //   issued in that cycle sees the new cause too).
+// - COPY_*: the copy DMA's registers are stored here; the platform sees a COPY_CTRL write
+//   on the register port, reads COPY_SRC/DST/LEN/SEED from copy_*_o, runs the transfer
+//   (platform/CopyDma.h, the same model as the SystemC platform's) and drives
+//   COPY_STATUS and COPY_CRC through copy_busy_i/done_i/error_i and copy_crc_i.
 module ember_soc #(
     parameter int unsigned IMEM_WORDS = 1 << 17,
     localparam int unsigned IAW = $clog2(IMEM_WORDS)
@@ -44,6 +48,16 @@ module ember_soc #(
     output logic [31:0] insn_count_o,
     output logic [63:0] dram_base_o,   // the NPU's DRAM addresses are relative to it
     output logic ready_o,              // a START would start a job now
+    // The copy DMA's registers (COPY_*): the platform runs the transfer a COPY_CTRL write
+    // with START asks for and drives its state back (docs/rtl/npu.md section 5.5).
+    output logic [63:0] copy_src_o,
+    output logic [63:0] copy_dst_o,
+    output logic [31:0] copy_len_o,
+    output logic [31:0] copy_seed_o,
+    input  logic copy_busy_i,
+    input  logic copy_done_i,
+    input  logic copy_error_i,
+    input  logic [31:0] copy_crc_i,
     output logic start_o,              // the job starts: its cycle 0 is the next cycle
     // The instruction buffer's write port (the platform's backdoor load before START).
     input  logic prog_we_i,
@@ -105,6 +119,10 @@ module ember_soc #(
   logic [7:0] code_w;
   logic [1:0] engine_w;
   logic [31:0] pc_w;
+  logic [31:0] copy_src_lo, copy_src_hi, copy_dst_lo, copy_dst_hi;
+  logic unused_copy_src_lo_wr, unused_copy_src_hi_wr, unused_copy_dst_lo_wr;
+  logic unused_copy_dst_hi_wr, unused_copy_len_wr, unused_copy_seed_wr;
+  logic unused_copy_ctrl_start, unused_copy_ctrl_check, unused_copy_ctrl_wr;
 
   ember_regs u_regs (
       .clk_i, .rst_ni, .req_i(reg_req_i), .we_i(reg_we_i), .addr_i(reg_addr_i),
@@ -132,13 +150,25 @@ module ember_soc #(
       .cycles_lo_i(cycles_w[31:0]), .cycles_hi_i(cycles_w[63:32]),
       .load_busy_cycles_i(cnt_busy_o[31:0]), .compute_busy_cycles_i(cnt_busy_o[64 +: 32]),
       .store_busy_cycles_i(cnt_busy_o[128 +: 32]),
-      .macs_lo_i(cnt_macs_o[31:0]), .macs_hi_i(cnt_macs_o[63:32]));
+      .macs_lo_i(cnt_macs_o[31:0]), .macs_hi_i(cnt_macs_o[63:32]),
+      .copy_src_lo_o(copy_src_lo), .copy_src_lo_wr_o(unused_copy_src_lo_wr),
+      .copy_src_hi_o(copy_src_hi), .copy_src_hi_wr_o(unused_copy_src_hi_wr),
+      .copy_dst_lo_o(copy_dst_lo), .copy_dst_lo_wr_o(unused_copy_dst_lo_wr),
+      .copy_dst_hi_o(copy_dst_hi), .copy_dst_hi_wr_o(unused_copy_dst_hi_wr),
+      .copy_len_o, .copy_len_wr_o(unused_copy_len_wr),
+      .copy_seed_o, .copy_seed_wr_o(unused_copy_seed_wr),
+      .copy_ctrl_start_o(unused_copy_ctrl_start), .copy_ctrl_check_o(unused_copy_ctrl_check),
+      .copy_ctrl_wr_o(unused_copy_ctrl_wr),
+      .copy_status_busy_i(copy_busy_i), .copy_status_done_i(copy_done_i),
+      .copy_status_error_i(copy_error_i), .copy_crc_i);
   // START and RESET act on the write itself (below), not on the stored CTRL.
   assign unused_ctrl_start = ctrl_start;
   assign unused_ctrl_reset = ctrl_reset;
   assign ring_base_o = {ring_base_hi, ring_base_lo};
   assign insn_base_o = {insn_base_hi, insn_base_lo};
   assign dram_base_o = {dram_base_hi, dram_base_lo};
+  assign copy_src_o = {copy_src_hi, copy_src_lo};
+  assign copy_dst_o = {copy_dst_hi, copy_dst_lo};
 
   // ---- CTRL writes: START and RESET ----
   logic ctrl_write, reset_w, npu_rst_q, ready_q;
@@ -194,6 +224,9 @@ module ember_soc #(
   assign pc_w = fault_o ? fault_index_o : 32'd0;
 
   // ---- The NPU ----
+  // Its DRAM channel is its own (ember_npu_pair shares one between two NPUs).
+  logic [63:0] unused_chan, unused_arb;
+  logic unused_booked;
   ember_npu #(.IMEM_WORDS(IMEM_WORDS)) u_npu (
       .clk_i, .rst_ni(npu_rst_n), .prog_we_i, .prog_addr_i, .prog_data_i, .start_i(start_o),
       .ninsn_i(insn_count_o), .budget_i, .window_i({dram_size_hi, dram_size_lo}),
@@ -204,5 +237,6 @@ module ember_soc #(
       .fault_cycle_o, .cycles_o, .ret_o, .ret_index_o, .ret_dispatch_o, .ret_take_o,
       .ret_start_o, .ret_end_o, .ret_mstall_o, .cnt_busy_o, .cnt_token_o, .cnt_memory_o,
       .cnt_insns_o, .cnt_fetch_stall_o, .cnt_macs_o, .cnt_dram_read_o, .cnt_dram_write_o,
-      .overrun_o, .isa_hash_o);
+      .overrun_o, .isa_hash_o, .chan_i(64'd0), .chan_o(unused_chan), .chan_booked_o(unused_booked),
+      .cnt_arb_o(unused_arb));
 endmodule : ember_soc

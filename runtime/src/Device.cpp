@@ -151,6 +151,9 @@ void notifyHost() {
 void idle() {
   current->idle();
 }
+void spend(std::uint64_t cycles) {
+  current->bus->spend(cycles);
+}
 std::uint8_t* dram(std::uint64_t a, std::uint64_t n) {
   const std::uint64_t size = current->opts.dram_bytes;
   if (a > size || n > size - a)

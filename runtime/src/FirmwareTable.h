@@ -16,6 +16,7 @@ void setRingHead(std::uint32_t head);
 std::uint8_t* dram(std::uint64_t addr, std::uint64_t size);
 void idle();
 void notifyHost();
+void spend(std::uint64_t cycles);
 } // namespace hal
 
 namespace detail {
@@ -54,6 +55,9 @@ const std::vector<Firmware>& firmwares();
   }                                                                                                \
   void P##ember_hal_notify_host(void) {                                                            \
     ember::runtime::hal::notifyHost();                                                             \
+  }                                                                                                \
+  void P##ember_hal_spend(std::uint64_t c) {                                                       \
+    ember::runtime::hal::spend(c);                                                                 \
   }                                                                                                \
   }
 #define EMBER_RT_ENTRY(P)                                                                          \

@@ -337,6 +337,8 @@ platform::Result runThroughRing(const isa::IsaDescription& desc, const isa::Bina
     throw isa::Error(req.binary, "the NPU firmware", "ended the job with " + c->describe());
   platform::Result res;
   res.report = std::move(*c->report);
+  res.report.platform =
+      platform::JobCycles{c->platform_cycles, c->link_cycles, c->firmware_cycles, c->npu_cycles};
   for (const auto& io : bin.io)
     if (io.dir == isa::IoDir::Output && c->outputs.count(io.name))
       res.dram.write(io.dram_offset, c->outputs.at(io.name));
@@ -539,7 +541,9 @@ int runJobs(const std::vector<std::string>& binaries, const RunRequest& req, std
     while (!(c = session.wait(ids[done], std::chrono::seconds(60))))
       err << req.tool << ": " << jobName(done) << " still running\n";
     out << "job " << done << " " << binaries[done] << ": " << c->describe() << ", "
-        << c->npuCycles() << " cycles (" << c->platform_cycles << " on the platform)\n";
+        << c->npuCycles() << " cycles (" << c->platform_cycles << " on the platform: link "
+        << c->link_cycles << " + firmware " << c->firmware_cycles << " + NPU " << c->npu_cycles
+        << ")\n";
     if (c->report && c->report->fault)
       err << req.tool << ": " << jobName(done) << ": " << c->report->fault->message() << "\n";
     // The run's status is the first unfinished job's, as its single run's would be: 1 for

@@ -2,6 +2,7 @@
 #include "ember/runtime/Runtime.h"
 
 #include "ember/isa/error.h"
+#include "ember/isa/system.h"
 #include "ember/platform/Io.h"
 
 #include <algorithm>
@@ -145,7 +146,11 @@ std::uint32_t Session::place(const isa::Binary& bin, std::uint64_t imageBytes,
   s.cycle_budget = cycle_budget ? cycle_budget : platform::kMaxCycleBudget;
   const u64 slot = dev_.ringBase() + u64(tail_ % dev_.ringSlots()) * EMBER_RING_RECORD_BYTES;
   std::memcpy(dev_.dram(slot, sizeof s), &s, sizeof s);
-  inflight_[tail_] = InFlight{bin.io, winBase, windowSize, next_};
+  u64 upload = imageBytes; // the image and every input (a missing one's zeros too)
+  for (const auto& io : bin.io)
+    if (io.dir == isa::IoDir::Input)
+      upload += io.size_bytes;
+  inflight_[tail_] = InFlight{bin.io, winBase, windowSize, next_, upload};
   dev_.ringDoorbell(++tail_);
   return tail_ - 1;
 }
@@ -176,15 +181,23 @@ std::optional<Completion> Session::collect(std::uint32_t job, std::chrono::milli
       dev_.ringBase() + (u64(dev_.ringSlots()) + job % dev_.ringSlots()) * EMBER_RING_RECORD_BYTES;
   std::memcpy(&c.record, dev_.dram(at, sizeof c.record), sizeof c.record);
   c.report = dev_.takeReport(job);
-  c.platform_cycles = dev_.takeJobCycles(job).value_or(0);
-  if (c.ok()) {
-    const InFlight& f = it->second;
+  const u64 span = dev_.takeJobCycles(job).value_or(0);
+  const InFlight& f = it->second;
+  u64 download = 0;
+  if (c.ok())
     for (const auto& io : f.io)
       if (io.dir == isa::IoDir::Output) {
         const std::uint8_t* p = dev_.dram(f.window_base + io.dram_offset, io.size_bytes);
         c.outputs[io.name].assign(p, p + io.size_bytes);
+        download += io.size_bytes;
       }
-  }
+  const isa::LinkDesc link{dev_.isa().hw().host_link.bytes_per_cycle,
+                           dev_.isa().hw().host_link.latency_cycles};
+  auto transfer = [&](u64 bytes) { return link.transferCycles(bytes); };
+  c.npu_cycles = c.record.status == EMBER_JOB_REFUSED ? 0 : std::min(span, c.npuCycles());
+  c.firmware_cycles = span - c.npu_cycles;
+  c.link_cycles = transfer(f.upload_bytes) + transfer(download);
+  c.platform_cycles = c.link_cycles + c.firmware_cycles + c.npu_cycles;
   return c;
 }
 

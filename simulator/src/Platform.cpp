@@ -10,6 +10,7 @@
 #include "Run.h"
 #include "ember/isa/error.h"
 #include "ember/isa/registers.h"
+#include "ember/platform/CopyDma.h"
 
 #include <systemc>
 #include <tlm>
@@ -72,11 +73,24 @@ struct RegMap {
     busyCycles[2] = off("STORE_BUSY_CYCLES");
     hash[0] = off("ISA_HASH_LO");
     hash[1] = off("ISA_HASH_HI");
+    copySrc[0] = off("COPY_SRC_LO");
+    copySrc[1] = off("COPY_SRC_HI");
+    copyDst[0] = off("COPY_DST_LO");
+    copyDst[1] = off("COPY_DST_HI");
+    copyLen = off("COPY_LEN");
+    copySeed = off("COPY_SEED");
+    copyCtrl = off("COPY_CTRL");
+    copyStart = mask("COPY_CTRL", "START");
+    copyCheck = mask("COPY_CTRL", "CHECK");
+    copyStatus = off("COPY_STATUS");
+    copyCrc = off("COPY_CRC");
   }
 
   u32 ctrl, start, reset, irqEn, status, busy, done, fault, engineBusy[3], irqStatus, irqDone,
       irqFault, faultCode, codeLsb, engineLsb, faultPc, insn[2], insnCount, dramBase[2],
       dramSize[2], cycles[2], macs[2], busyCycles[3], hash[2];
+  u32 copySrc[2], copyDst[2], copyLen, copySeed, copyCtrl, copyStart, copyCheck, copyStatus,
+      copyCrc; ///< The copy DMA's (platform/CopyDma.h).
 
 private:
   static constexpr const char* kUser = "the platform (docs/firmware.md section 6)";
@@ -101,7 +115,7 @@ sc_core::sc_time cyclesTime(u64 n) {
 struct Platform::Impl {
   Impl(isa::IsaDescription d, std::uint8_t* m, u64 n, JobEngine e, JobPrepare pr)
       : isa(std::move(d)), map(isa), sim(isa), dram(m), dramBytes(n), engine(std::move(e)),
-        prepare(std::move(pr)) {
+        prepare(std::move(pr)), copy(isa) {
     for (const auto& r : isa.registers()) {
       regs[r.offset] = r.reset;
       if (r.access == "ro")
@@ -120,6 +134,7 @@ struct Platform::Impl {
   u64 dramBytes;
   JobEngine engine;
   JobPrepare prepare;
+  platform::CopyDma copy;            ///< The copy DMA behind the COPY_* registers.
   std::map<u32, u32> regs;           ///< Every register of the map; the live ones are computed.
   std::set<u32> readOnly, writeOnly; ///< Offsets of `ro` and `wo` registers.
   enum class State { Idle, Running, Done, Fault } state = State::Idle;
@@ -268,6 +283,10 @@ private:
                                                            : 0);
     if (off == m.irqStatus)
       return p_.irqStatus;
+    if (off == m.copyStatus)
+      return p_.copy.status(clock());
+    if (off == m.copyCrc)
+      return p_.copy.crc(clock());
     if (off == m.faultCode || off == m.faultPc) {
       if (p_.state != State::Fault)
         return 0;
@@ -294,6 +313,11 @@ private:
     if (p_.readOnly.count(off))
       return;
     p_.regs[off] = v; // CTRL too is stored as written; START and RESET act on the write
+    if (off == m.copyCtrl && (v & m.copyStart)) {
+      auto reg64 = [&](const u32(&o)[2]) { return u64(p_.regs[o[0]]) | u64(p_.regs[o[1]]) << 32; };
+      p_.copy.start(clock(), p_.dram, p_.dramBytes, reg64(m.copySrc), reg64(m.copyDst),
+                    p_.regs[m.copyLen], p_.regs[m.copySeed], (v & m.copyCheck) != 0);
+    }
     if (off != m.ctrl)
       return;
     if (v & m.reset) {
@@ -455,6 +479,10 @@ public:
   }
   std::uint64_t now() const override {
     return p_.clockBase + sc_core::sc_time_stamp().value() / unit();
+  }
+  void spend(std::uint64_t cycles) override {
+    if (cycles)
+      sc_core::wait(cyclesTime(cycles));
   }
 
 private:

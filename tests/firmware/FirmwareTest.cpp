@@ -76,6 +76,9 @@ void ember_hal_notify_host(void) {
 void ember_hal_idle(void) {
   dev->idle();
 }
+void ember_hal_spend(std::uint64_t c) {
+  dev->bus->spend(c);
+}
 std::uint8_t* ember_hal_dram(std::uint64_t a, std::uint64_t n) {
   if (a > dev->dram.size() || n > dev->dram.size() - a)
     return nullptr;

@@ -4,11 +4,14 @@
 #include "ember/runtime/Runtime.h"
 
 #include "ember/isa/assembler.h"
+#include "ember/isa/binary.h"
 #include "ember/isa/error.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 
 namespace {
 
@@ -31,6 +34,45 @@ ember::isa::Binary doubler() {
       "  dma.st pop_prev sram=act sram_addr=8 dram_addr=0x1000 size0=4 size1=1 size2=1\n"
       "  finish\n",
       isa(), "double.s");
+}
+
+std::uint64_t le(const std::vector<std::uint8_t>& b, std::size_t at, int n) {
+  std::uint64_t v = 0;
+  for (int i = n - 1; i >= 0; --i)
+    v = v << 8 | b[at + std::size_t(i)];
+  return v;
+}
+
+/// The cycles the firmware's job costs at least and at most, derived by hand from
+/// docs/firmware.md section 6 and the ELF image's section table (read here, not by the
+/// firmware): its own work (job_cycles + check_cycles_per_instruction per instruction),
+/// one copy-DMA check stream per CRC of the digest check (latency + ceil(n / DRAM
+/// bytes per cycle) each: the digest table less its CRC, the ELF header, the section
+/// headers, every other section), the constants' copy (latency + 2 * ceil(n / DRAM bytes
+/// per cycle)); at most 64 register accesses of the ring and 8 per DMA transfer (7
+/// accesses and the poll's last wait) more.
+std::pair<std::uint64_t, std::uint64_t> firmwareBounds(const ember::isa::Binary& bin) {
+  const auto img = ember::isa::serializeElf(bin, isa());
+  const auto& hw = isa().hw();
+  auto stream = [&](std::uint64_t n) {
+    return hw.dma.latency_cycles + (n + hw.dram.bytes_per_cycle - 1) / hw.dram.bytes_per_cycle;
+  };
+  const std::uint64_t shoff = le(img, 40, 8), shnum = le(img, 60, 2);
+  std::uint64_t lo = hw.control.job_cycles +
+                     bin.code.size() * hw.control.check_cycles_per_instruction,
+                dmas = 0;
+  for (std::uint64_t i = 1; i < shnum; ++i) {
+    const std::size_t sh = std::size_t(shoff + 64 * i);
+    const std::uint64_t type = le(img, sh + 4, 4), size = le(img, sh + 32, 8);
+    lo += type == 0x8000EB07u ? stream(size - 4) + stream(64) + stream(shnum * 64) : stream(size);
+    dmas += type == 0x8000EB07u ? 3 : 1;
+    if (type == 0x8000EB02u && size) { // .ember.const: copied into the window too
+      lo += stream(size) - hw.dma.latency_cycles + stream(size);
+      ++dmas;
+    }
+  }
+  const std::uint64_t a = hw.control.register_access_cycles;
+  return {lo, lo + 64 * a + dmas * 8 * a};
 }
 
 std::vector<std::uint8_t> bytes(int seed) {
@@ -57,12 +99,46 @@ TEST(Runtime, JobsInFlightCompleteInOrderWithTheModelsOutputs) {
     ASSERT_TRUE(c->report.has_value());
     EXPECT_EQ(c->report->cycles, ref.report.cycles);
     EXPECT_EQ(c->record.cycles, ref.report.cycles);
-    // The platform times the core's register traffic: the ring costs some dozens of
-    // register accesses per job (the IRQ wakes the core when the job ends, no tick wait).
-    EXPECT_GT(c->platform_cycles, c->record.cycles);
-    EXPECT_LT(c->platform_cycles - c->record.cycles,
-              64 * isa().hw().control.register_access_cycles);
+    // platform = link + firmware + NPU. The link: the image and the 64 input bytes up,
+    // the 64 output bytes down, each latency + ceil(bytes / bytes_per_cycle).
+    const auto& link = isa().hw().host_link;
+    const std::uint64_t up = ember::isa::serializeElf(bin, isa()).size() + 64;
+    EXPECT_EQ(c->link_cycles, link.latency_cycles +
+                                  (up + link.bytes_per_cycle - 1) / link.bytes_per_cycle +
+                                  link.latency_cycles + 64 / link.bytes_per_cycle);
+    EXPECT_EQ(c->npu_cycles, ref.report.cycles);
+    // The firmware: its own work and the digest check's DMA streams, then some dozens of
+    // register accesses (the IRQ wakes the core when the job ends, no tick wait).
+    const auto [lo, hi] = firmwareBounds(bin);
+    EXPECT_GE(c->firmware_cycles, lo);
+    EXPECT_LT(c->firmware_cycles, hi);
+    EXPECT_EQ(c->platform_cycles, c->link_cycles + c->firmware_cycles + c->npu_cycles);
   }
+}
+
+TEST(Runtime, TheConstantsAreCopiedByTheDmaAndTheirCopyIsTimed) {
+  // tests/isa/data/conv_tile.s: 4 KiB of constants (weights, biases, requantization).
+  std::ifstream in(EMBER_SOURCE_DIR "/tests/isa/data/conv_tile.s");
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto bin = ember::isa::assemble(text.str(), isa(), "conv_tile.s");
+  ASSERT_FALSE(bin.constants.empty());
+  std::vector<std::uint8_t> x(1024);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] = std::uint8_t(i * 29 + 3);
+  ember::runtime::Device dev(isa(), {});
+  ember::runtime::Session s(dev);
+  auto c = s.wait(s.submit(bin, {{"x", x}}, 1000000), 10s);
+  ASSERT_TRUE(c.has_value());
+  ASSERT_TRUE(c->ok()) << c->describe();
+  // The outputs need the constants in the window: the model's own, bit for bit.
+  ember::platform::Result ref = ember::sim::Simulator(isa()).run(bin, {{"x", x}});
+  EXPECT_EQ(c->outputs.at("y"), ref.dram.read(0x20000, 256));
+  EXPECT_EQ(c->npu_cycles, ref.report.cycles);
+  const auto [lo, hi] = firmwareBounds(bin);
+  EXPECT_GE(c->firmware_cycles, lo);
+  EXPECT_LT(c->firmware_cycles, hi);
+  EXPECT_EQ(c->platform_cycles, c->link_cycles + c->firmware_cycles + c->npu_cycles);
 }
 
 TEST(Runtime, WaitNeverHangs) {

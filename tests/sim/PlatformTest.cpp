@@ -306,3 +306,60 @@ TEST(Platform, AnEngineMayNotStartASimulationOfItsOwn) {
     EXPECT_NE(std::string(e.what()).find("inside another"), std::string::npos) << e.what();
   }
 }
+
+TEST(Platform, TheCopyDmaStreamsAtTheDescriptionsBandwidthAndComputesCrc32c) {
+  // ember-v1 with register accesses of 2 cycles: DMA latency 100, DRAM 32 bytes a cycle.
+  Fixture f(withControl(2, u64(1) << 20), "finish\n");
+  const char kNine[] = "123456789"; // CRC-32C check value 0xE3069283 (RFC 3720, B.4)
+  std::memcpy(f.dram.data() + 0x200000, kNine, 9);
+  for (u32 i = 0; i < 100; ++i)
+    f.dram[0x300000 + i] = std::uint8_t(i * 7 + 1);
+  Platform p(f.isa, f.dram.data(), f.dram.size());
+  const u32 status = reg(f.isa, "COPY_STATUS"), busy = bit(f.isa, "COPY_STATUS", "BUSY"),
+            done = bit(f.isa, "COPY_STATUS", "DONE"), error = bit(f.isa, "COPY_STATUS", "ERROR");
+  const u32 start = bit(f.isa, "COPY_CTRL", "START"), check = bit(f.isa, "COPY_CTRL", "CHECK");
+  // Programs a transfer; `at` is the cycle of its START write, `first` the state a read
+  // right after it sees; returns the cycle of the first poll (one every 2 cycles from
+  // T + 4) that sees DONE.
+  auto transfer = [&](CoreBus& b, u64 src, u64 dst, u32 len, u32 ctrl, u64& at, u32& first) {
+    b.write(reg(f.isa, "COPY_SRC_LO"), u32(src));
+    b.write(reg(f.isa, "COPY_SRC_HI"), u32(src >> 32));
+    b.write(reg(f.isa, "COPY_DST_LO"), u32(dst));
+    b.write(reg(f.isa, "COPY_DST_HI"), 0);
+    b.write(reg(f.isa, "COPY_LEN"), len);
+    b.write(reg(f.isa, "COPY_SEED"), 0);
+    at = b.now();
+    b.write(reg(f.isa, "COPY_CTRL"), ctrl);
+    first = b.read(status);
+    u64 issued = 0;
+    do
+      issued = b.now();
+    while (!(b.read(status) & done));
+    return issued;
+  };
+  u64 t1 = 0, t2 = 0, t3 = 0, d1 = 0, d2 = 0, d3 = 0;
+  u32 first1 = 0, first2 = 0, first3 = 0, crc1 = 0, st2 = 0, st3 = 0;
+  p.run([&](CoreBus& b) {
+    d1 = transfer(b, 0x200000, 0, 9, start | check, t1, first1);
+    crc1 = b.read(reg(f.isa, "COPY_CRC"));
+    d2 = transfer(b, 0x300000, 0x400000, 100, start, t2, first2);
+    st2 = b.read(status);
+    d3 = transfer(b, f.dram.size() - 4, 0, 9, start | check, t3, first3); // past DRAM
+    st3 = b.read(status);
+  });
+  EXPECT_EQ(first1, busy);
+  EXPECT_EQ(crc1, 0xE3069283u);
+  // A CHECK of 9 bytes: DONE at T + 1 + 100 + ceil(9 / 32) = T + 102, seen by the first poll
+  // at or after it (polls at T + 4, T + 6, ...).
+  EXPECT_EQ(d1, t1 + 102);
+  // A copy of 100 bytes: T + 1 + 100 + 2 * ceil(100 / 32) = T + 109, polled at T + 110.
+  EXPECT_EQ(first2, busy);
+  EXPECT_EQ(d2, t2 + 110);
+  EXPECT_EQ(st2, done);
+  for (u32 i = 0; i < 100; ++i)
+    ASSERT_EQ(f.dram[0x400000 + i], std::uint8_t(i * 7 + 1)) << i;
+  // Outside device DRAM: nothing moves, DONE | ERROR the cycle after the write.
+  EXPECT_EQ(first3, done | error);
+  EXPECT_EQ(d3, t3 + 4);
+  EXPECT_EQ(st3, done | error);
+}

@@ -49,7 +49,8 @@ EXPECTED = {
     "budget": (3, "fault cycle-budget"),
 }
 JOB_LINE = re.compile(r"^job (\d+) (\S+): (done|refused: (\w+)|fault: ([a-z-]+) at instruction \d+"
-                      r"|timeout), (\d+) cycles \((\d+) on the platform\)$", re.M)
+                      r"|timeout), (\d+) cycles \((\d+) on the platform: link (\d+) \+ firmware (\d+) "
+                      r"\+ NPU (\d+)\)$", re.M)
 
 failures = []
 
@@ -82,7 +83,8 @@ def job_verdicts(out):
     for m in JOB_LINE.finditer(out):
         kind = ("done" if m.group(3) == "done" else "refused " + m.group(4) if m.group(4)
                 else "fault " + m.group(5) if m.group(5) else "timeout")
-        v[int(m.group(1))] = (kind, int(m.group(6)), int(m.group(7)))
+        v[int(m.group(1))] = (kind, int(m.group(6)), int(m.group(7)),
+                              (int(m.group(8)), int(m.group(9)), int(m.group(10))))
     return v
 
 
@@ -157,8 +159,16 @@ def main():
     for k, name in enumerate(names):
         got = jobs.get(k, ("missing",))[0]
         expect(got == EXPECTED[name][1], f"--jobs job {k} ({name}): {got} == {EXPECTED[name][1]}")
-    for k, (kind, npu, plat) in jobs.items():
+    for k, (kind, npu, plat, (link, fw, npu_part)) in jobs.items():
         expect(plat >= npu, f"job {k} ({kind}): platform cycles {plat} >= NPU cycles {npu}")
+        # docs/firmware.md section 6: platform = link + firmware + NPU, the NPU's part its
+        # cycles (none for a refused job), the firmware's at least its job_cycles.
+        expect(plat == link + fw + npu_part,
+               f"job {k} ({kind}): {plat} == link {link} + firmware {fw} + NPU {npu_part}")
+        expect(npu_part == (0 if kind.startswith("refused") else npu),
+               f"job {k} ({kind}): NPU part {npu_part} is its NPU cycles {npu}")
+        expect(fw >= 500 and link > 0, f"job {k} ({kind}): firmware {fw} >= 500 (ember-v1's "
+               f"job_cycles), link {link} > 0")
     expect(jobs.get(2, ("", 0, 0))[1] > 0, "the budget job ran on the NPU")
     expect(re.search(r"job 2 \(\S*budget\.elf\): fault cycle-budget at cycle", err) is not None,
            "the budget job's fault record names the job: " + " ".join(err.strip().splitlines()[-1:]))

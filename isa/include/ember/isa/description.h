@@ -114,6 +114,12 @@ struct HardwareDesc {
     std::uint64_t register_access_cycles = 1;
     /// Period of the control core's timer: an idle core wakes at the IRQ or the next tick.
     std::uint64_t tick_cycles = 1;
+    /// Cycles of the firmware's own instructions per job it takes (docs/firmware.md
+    /// section 6); 0 when the description leaves them out.
+    std::uint64_t job_cycles = 0;
+    /// Cycles of the firmware's own instructions per instruction word its DMA_EXTENT
+    /// rule reads.
+    std::uint64_t check_cycles_per_instruction = 0;
   } control;
   /// The host <-> NPU link a partitioned model's boundary tensors cross (docs/isa/tables.md):
   /// B bytes take latency_cycles + ceil(B / bytes_per_cycle) cycles.

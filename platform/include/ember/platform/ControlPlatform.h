@@ -29,6 +29,9 @@ public:
   virtual void idle() = 0;
   /// The platform clock: cycles simulated since the platform was made.
   virtual std::uint64_t now() const = 0;
+  /// The core's own instructions: lets `cycles` platform cycles pass with no bus traffic
+  /// (the firmware's work charged at the description's hardware.control costs).
+  virtual void spend(std::uint64_t cycles) = 0;
 
 protected:
   ~CoreBus() = default;

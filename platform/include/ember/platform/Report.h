@@ -118,6 +118,15 @@ struct Slice {
   std::string name;               ///< Mnemonic.
 };
 
+/// A job's cycles through a device's job ring (docs/firmware.md section 6): total =
+/// link + firmware + npu.
+struct JobCycles {
+  std::uint64_t total = 0;    ///< platform_cycles.
+  std::uint64_t link = 0;     ///< The host link: the upload and the outputs' download.
+  std::uint64_t firmware = 0; ///< The control core: its work, copy DMA, register traffic.
+  std::uint64_t npu = 0;      ///< The NPU's cycles.
+};
+
 /// Everything one run measured.
 struct Report {
   std::string isa_name;
@@ -137,6 +146,8 @@ struct Report {
   std::vector<Slice> slices; ///< Retired (or in-flight at a fault) instructions.
   std::optional<Fault> fault;
   double host_seconds = 0; ///< Wall-clock time of the simulation.
+  /// Set for a run through a device's job ring: the job's platform cycles and their split.
+  std::optional<JobCycles> platform;
 };
 
 /// Fills `r.memories` (every SRAM of the description, then "dram": bytes, peak, use and

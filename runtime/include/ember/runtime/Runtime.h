@@ -87,9 +87,20 @@ struct Completion {
   ember_completion record{};                                ///< As the firmware wrote it.
   std::map<std::string, std::vector<std::uint8_t>> outputs; ///< DRAM-layout bytes (DONE).
   std::optional<platform::Report> report;                   ///< The engine's report (DONE).
-  /// Simulated cycles from the control core taking the job to its completion record:
-  /// the NPU's cycles plus what the ring and the firmware cost.
+  /// Simulated cycles of the job (docs/firmware.md section 6): link_cycles +
+  /// firmware_cycles + npu_cycles.
   std::uint64_t platform_cycles = 0;
+  /// The host link (the description's hardware.host_link; a transfer of B bytes takes
+  /// latency_cycles + ceil(B / bytes_per_cycle)): the upload of the binary's image and the
+  /// inputs (every input of the I/O table: a missing one's zeros are sent too), and for a
+  /// DONE job the download of its outputs.
+  std::uint64_t link_cycles = 0;
+  /// The control core from taking the job's slot to publishing its completion, less the
+  /// NPU's cycles: validation (the digest check's DMA streams, the firmware's own work),
+  /// the constants' copy DMA, register traffic, waiting for the NPU's end, recovery.
+  std::uint64_t firmware_cycles = 0;
+  /// The NPU's cycles (npuCycles(); 0 for a refused job).
+  std::uint64_t npu_cycles = 0;
   bool ok() const { return record.status == EMBER_JOB_DONE; }
   /// Cycles the NPU ran: `record.cycles`, except for a fault signalled before its
   /// record's cycle (a cycle-budget fault found as the instruction that would pass the
@@ -140,6 +151,7 @@ private:
   struct InFlight {
     std::vector<isa::IoEntry> io; ///< The binary's I/O table (its outputs are collected).
     std::uint64_t window_base = 0, window_size = 0, region_end = 0;
+    std::uint64_t upload_bytes = 0; ///< The binary's image and the inputs.
   };
   /// submit: the image of `imageBytes` bytes that `writeImage` writes, with `bin`'s tables,
   /// at a device address that is a multiple of `align`.
