@@ -10,7 +10,11 @@
 // duration T, from its start s to a = s + T (the array's end, a_q), while a background
 // one holds the compute engine for its issue cycles only; a gemm, a depthwise, a compute
 // sync and the halt start only from cycle a on.
-module ember_control (
+module ember_control #(
+    // 1: the DRAM channel is shared with other NPUs (docs/rtl/npu.md section 5.6): its
+    // free cycle comes in on chan_i and leaves on chan_o; 0: this NPU's own register.
+    parameter bit SHARED = 1'b0
+) (
     input  logic clk_i,
     input  logic rst_ni,
     input  logic start_i,              // pulse: the job starts, cycle 0 is the next cycle
@@ -68,7 +72,15 @@ module ember_control (
     output logic [63:0] cnt_fetch_stall_o,
     output logic [63:0] cnt_macs_o,
     output logic [63:0] cnt_dram_read_o,
-    output logic [63:0] cnt_dram_write_o
+    output logic [63:0] cnt_dram_write_o,
+    // The shared DRAM channel (SHARED = 1; rules M1-M4 of docs/systems.md section 5): the
+    // channel's free cycle this cycle starts with, the value after this NPU's bookings of
+    // the cycle, whether it booked, and its arbitration stall (M4). SHARED = 0: chan_i is
+    // not read, the three outputs are 0.
+    input  logic [63:0] chan_i,
+    output logic [63:0] chan_o,
+    output logic booked_o,
+    output logic [63:0] cnt_arb_o
 );
 
   localparam logic [1:0] IDLE = 2'd0, WAITPOP = 2'd1, BUSY = 2'd2, WAITPUSH = 2'd3;
@@ -394,10 +406,14 @@ module ember_control (
 
   // E2 start, per engine: once every FIFO it pops from holds a token, counting this
   // cycle's pushes; then the duration (overflow, budget) and the operand checks decide.
-  // The load engine books the DRAM channel before the store engine (D2).
-  assign chan_in_w[0] = chan_q;
-  assign chan_in_w[1] = chan_q;
-  assign chan_in_w[2] = (start_w[0] && books_w[0]) ? chan_out_w[0] : chan_q;
+  // The load engine books the DRAM channel before the store engine (D2). A shared
+  // channel's free cycle comes from the arbiter (M1, M3), after the bookings of the NPUs
+  // that go before this one in the cycle.
+  logic [63:0] chan_w;
+  assign chan_w = SHARED ? chan_i : chan_q;
+  assign chan_in_w[0] = chan_w;
+  assign chan_in_w[1] = chan_w;
+  assign chan_in_w[2] = (start_w[0] && books_w[0]) ? chan_out_w[0] : chan_w;
   logic st_flt[3];
   logic [2:0] st_fk[3];
   logic [63:0] st_fc[3];
@@ -518,6 +534,43 @@ module ember_control (
       if (32'(qcnt_w[e]) + (qpush_w[e] ? 32'd1 : 32'd0) - (qpop_w[e] ? 32'd1 : 32'd0) != 0
           || ph_d[e] != IDLE)
         fin_d = 1'b0;
+  end
+
+  // ---- The DRAM channel after this cycle's bookings (M1-M4) ----
+  // A cycle's bookings stand when the cycle does (running, no fault): the channel's free
+  // cycle after the load's and then the store's booking.
+  logic unused_chan_i;
+  assign unused_chan_i = ^chan_i;  // not read by an NPU with its own channel
+  if (SHARED) begin : g_arb
+    logic commit_w, bk0_w, bk2_w;
+    assign commit_w = run_q && !start_i && !flt_w;
+    assign bk0_w = commit_w && start_w[0] && books_w[0];
+    assign bk2_w = commit_w && start_w[2] && books_w[2];
+    // M4: a DMA's wait beyond this NPU's own previous booking (own_q, the end of its last
+    // transfer; the load's, for a store that books in the same cycle) is arbitration.
+    logic [63:0] own_q, arb_c, own2_w, arb0_w, arb2_w, rdy0_w, rdy2_w;
+    assign rdy0_w = cyc_q + th_w[0][2+4*64 +: 64];  // s + head (D2)
+    assign rdy2_w = cyc_q + th_w[2][2+4*64 +: 64];
+    assign own2_w = bk0_w ? chan_out_w[0] : own_q;
+    assign arb0_w = beg_w[0] - (own_q > rdy0_w ? own_q : rdy0_w);
+    assign arb2_w = beg_w[2] - (own2_w > rdy2_w ? own2_w : rdy2_w);
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        own_q <= '0;
+        arb_c <= '0;
+      end else begin
+        if (bk0_w || bk2_w) own_q <= chan_o;
+        arb_c <= arb_c + (bk0_w ? arb0_w : 64'd0) + (bk2_w ? arb2_w : 64'd0);
+      end
+    end
+    assign chan_o = bk2_w ? chan_out_w[2] : bk0_w ? chan_out_w[0] : chan_w;
+    assign booked_o = bk0_w || bk2_w;
+    assign cnt_arb_o = arb_c;
+  end else begin : g_noarb
+    // Its own register (chan_q, below): no port logic, the NPU's area unchanged.
+    assign chan_o = '0;
+    assign booked_o = 1'b0;
+    assign cnt_arb_o = '0;
   end
 
   assign start0_o = start_w[0] && !flt_w;

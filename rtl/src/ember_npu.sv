@@ -8,6 +8,8 @@
 // ever did).
 module ember_npu #(
     parameter int unsigned IMEM_WORDS = 1 << 17,
+    // 1: the DRAM channel is shared with other NPUs through chan_* (ember_npu_pair).
+    parameter bit SHARED_CHAN = 1'b0,
     localparam int unsigned IAW = $clog2(IMEM_WORDS)
 ) (
     input  logic clk_i,
@@ -57,6 +59,13 @@ module ember_npu #(
     output logic [63:0] cnt_dram_read_o,
     output logic [63:0] cnt_dram_write_o,
     output logic overrun_o,  // a datapath was still busy when its engine started again
+    // The shared DRAM channel (SHARED_CHAN; docs/rtl/npu.md section 5.6): its free cycle
+    // before and after this NPU's bookings of the cycle, whether it booked, and the
+    // arbitration stall (rule M4). SHARED_CHAN = 0: chan_i is not read, the outputs are 0.
+    input  logic [63:0] chan_i,
+    output logic [63:0] chan_o,
+    output logic chan_booked_o,
+    output logic [63:0] cnt_arb_o,
     output logic [63:0] isa_hash_o  // the description's hash (its first 8 bytes)
 );
 
@@ -120,7 +129,7 @@ module ember_npu #(
   logic start0_w, start1_w, start2_w;
   logic [63:0] begin0_w, xfer0_w, begin2_w, xfer2_w;
 
-  ember_control u_control (
+  ember_control #(.SHARED(SHARED_CHAN)) u_control (
       .clk_i, .rst_ni, .start_i, .ninsn_i(ninsn_q), .budget_i(budget_q),
       .imem_addr_o(imem_addr_w), .imem_data_i(imem_data_w),
       .f0_o(f0_w), .f1_o(f1_w), .f2_o(f2_w), .cls0_o(cls0_w), .cls1_o(cls1_w), .cls2_o(cls2_w),
@@ -132,7 +141,8 @@ module ember_npu #(
       .cyc_o, .done_o, .fault_o, .fault_kind_o, .fault_engine_o, .fault_index_o,
       .fault_cycle_o, .cycles_o, .ret_o, .ret_index_o, .ret_dispatch_o, .ret_take_o,
       .ret_start_o, .ret_end_o, .ret_mstall_o, .cnt_busy_o, .cnt_token_o, .cnt_memory_o,
-      .cnt_insns_o, .cnt_fetch_stall_o, .cnt_macs_o, .cnt_dram_read_o, .cnt_dram_write_o);
+      .cnt_insns_o, .cnt_fetch_stall_o, .cnt_macs_o, .cnt_dram_read_o, .cnt_dram_write_o,
+      .chan_i, .chan_o, .booked_o(chan_booked_o), .cnt_arb_o);
 
   // ---- Load DMA ----
   logic ld_chk, ld_busy, ld_re, ld_vld, ld_wr;
