@@ -134,6 +134,18 @@ def main():
     devices = ["sim"] + (["rtl"] if re.search(r"^\s+rtl\s", help_text, re.M) else [])
     print("ember-run devices:", devices)
 
+    # A single run's JSON report carries the job's platform cycles and their split, the
+    # NPU's part its cycles (docs/simulator.md, the report's keys).
+    report = os.path.join(out_dir, "valid.report.json")
+    rc, _, err = run([ember_sim, elf["valid"], "--no-table", "--report", report])
+    with open(report) as f:
+        r = json.load(f)
+    pc = r.get("platform_cycles", {})
+    expect(rc == 0 and pc.get("total") == pc.get("link", -1) + pc.get("firmware", -1) +
+           pc.get("npu", -1) and pc.get("npu") == r["cycles"] and pc.get("firmware", 0) >= 500,
+           f"ember-sim --report: platform_cycles {pc} adds up, its NPU part the cycles "
+           f"{r['cycles']}")
+
     # Each program alone: every way of running it gives the expected verdict.
     names = list(PROGRAMS)
     for name in names:
