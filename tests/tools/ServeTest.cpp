@@ -322,6 +322,8 @@ TEST(Serve, ABatchSharesOneLinkTransferEachWay) {
   EXPECT_EQ(count(deviceRow(page, "npu0"), "<rect class='npu'"), 1u);
   EXPECT_NE(page.find("r0+r1+r2 s0 npu: 300 cycles (40 .. 340); the longest waited 0 cycles"),
             std::string::npos);
+  EXPECT_NE(page.find("deadline 0 cycles: 1 batches, mean size 3.00"), std::string::npos);
+  EXPECT_NE(page.find("<td>npu0</td><td>3</td><td>1</td><td>356</td>"), std::string::npos);
 }
 
 // One client, B = 4, deadline 50: each request is alone; it waits the deadline, then

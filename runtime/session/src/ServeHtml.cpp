@@ -204,12 +204,18 @@ std::string tables(const ServeResult& r) {
     << r.refused << "</td><td>" << fmt("%.1f", r.throughputPerSecond) << " inferences/s</td><td>"
     << timeText(r.p50, r.clockHz) << "</td><td>" << timeText(r.p95, r.clockHz) << "</td><td>"
     << timeText(r.p99, r.clockHz) << "</td><td>" << r.makespan << " cycles</td></tr></table>";
-  o << "<h2>Devices</h2><table><tr><th>device</th><th>runs</th><th>busy cycles</th><th>NPU "
+  if (r.config.batch > 1)
+    o << "<p class='batching'>Batches of up to " << r.config.batch << " requests, deadline "
+      << r.config.batchDeadline << " cycles: " << r.batches << " batches, mean size "
+      << fmt("%.2f", r.meanBatchSize) << ".</p>";
+  o << "<h2>Devices</h2><table><tr><th>device</th><th>runs</th><th>batches</th><th>busy "
+       "cycles</th><th>NPU "
        "cycles</th><th>link cycles</th><th>idle cycles</th><th>utilisation</th></tr>";
   for (const DeviceFigures& d : r.devices)
-    o << "<tr><td>" << htmlEscape(d.name) << "</td><td>" << d.runs << "</td><td>" << d.busyCycles
-      << "</td><td>" << d.npuCycles << "</td><td>" << d.linkCycles << "</td><td>" << d.idleCycles
-      << "</td><td>" << fmt("%.1f%%", 100 * d.utilisation) << "</td></tr>";
+    o << "<tr><td>" << htmlEscape(d.name) << "</td><td>" << d.runs << "</td><td>" << d.batches
+      << "</td><td>" << d.busyCycles << "</td><td>" << d.npuCycles << "</td><td>" << d.linkCycles
+      << "</td><td>" << d.idleCycles << "</td><td>" << fmt("%.1f%%", 100 * d.utilisation)
+      << "</td></tr>";
   o << "</table>";
   return o.str();
 }
