@@ -219,14 +219,17 @@ bool feedsInt8Compute(const NodeValue& v, const Quantizer& q) {
 }
 
 /// Softmax (section 4.10): the input's codes through the 2^16-scaled exp table; the
-/// result has the parameters of the range [0, 1]. Only when the input already is int8 or
-/// is a graph input: quantizing a value a float node computed just to normalise it would
-/// add error and a node.
+/// result has the parameters of the range [0, 2^-k] that holds its calibrated largest
+/// value (softmaxResultParams). Only when the input already is int8 or is a graph input:
+/// quantizing a value a float node computed just to normalise it would add error and a
+/// node.
 bool softmaxRule(const Node& n, Quantizer& q) {
   if (!int8OrInput(n.input(0), q) || n.input(0).dims().empty())
     return false;
-  const QuantParams yq = softmaxResultParams();
   const NodeValue y = const_cast<Node&>(n).result();
+  const std::optional<QuantParams> cal = q.paramsOf(y); // calibrated: lo = 0, zp = -128
+  const QuantParams yq = softmaxResultParams(
+      cal ? double(cal->scales[0]) * (127.0 - double(cal->zeroPoints[0])) : 1.0);
   Node* made = q.createInt8(K::Softmax, n.name(), {q.int8Of(n.input(0))}, n.attrs(),
                             {int8Type(y.dims(), yq)});
   q.setInt8(y, made->result());

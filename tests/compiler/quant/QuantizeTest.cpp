@@ -38,6 +38,20 @@ double cosine(const Tensor& a, const Tensor& b) {
   return ab / std::sqrt(aa * bb);
 }
 
+/// The Softmax result's parameters for the calibrated largest probability of its value in
+/// `p` (numerics.md 4.10), worked out here: [0, 1] halved while the half still holds it.
+QuantParams softmaxParamsFor(const Profile& p, const Node& softmax) {
+  const TensorProfile* tp = p.find(profileKey(softmax, 0));
+  EXPECT_NE(tp, nullptr) << softmax.name();
+  double range = 1;
+  for (int k = 0; tp && k < 16 && range / 2 >= tp->max; ++k)
+    range /= 2;
+  QuantParams q;
+  q.scales = {float(range / 255)};
+  q.zeroPoints = {-128};
+  return q;
+}
+
 std::vector<std::string> kinds(const Function& f) {
   std::vector<std::string> out;
   for (const auto& n : f.nodes())
@@ -94,8 +108,9 @@ TEST(Quantize, SmallCnnHasTheQuantizedForm) {
   EXPECT_EQ(st.int8Nodes, 5u);
   EXPECT_EQ(st.quantizes, 1u);
   EXPECT_EQ(st.dequantizes, 2u);
-  // The probabilities have the parameters of [0, 1].
-  EXPECT_EQ(q->findNode("softmax__1")->resultType().quant, softmaxResultParams());
+  // The probabilities have the parameters of [0, 2^-k] holding their calibrated largest.
+  EXPECT_EQ(q->findNode("softmax__1")->resultType().quant,
+            softmaxParamsFor(p, *c.f->findNode("softmax")));
   const Node* conv = q->findNode("conv__1");
   ASSERT_NE(conv, nullptr);
   // Weights: int8 per output channel (axis 0), |w| <= 127 and the channel maximum at 127;
@@ -329,7 +344,7 @@ TEST(Quantize, AttentionIsInt8FromEndToEnd) {
   EXPECT_EQ(q->findNode("scaled__1")->kind(), NodeKind::Mul);
   const Node* probs = q->findNode("probs__1");
   ASSERT_NE(probs, nullptr);
-  EXPECT_EQ(probs->resultType().quant, softmaxResultParams());
+  EXPECT_EQ(probs->resultType().quant, softmaxParamsFor(p, *a.f->findNode("probs")));
   EXPECT_EQ(q->findNode("context__1")->input(1).node->kind(), NodeKind::QuantizeLinear);
   const Node* norm = q->findNode("norm__1");
   ASSERT_NE(norm, nullptr);
@@ -388,6 +403,33 @@ TEST(Quantize, SoftmaxOfAGraphInputIsInt8AndOfAFloatResultStaysFloat) {
     const bool ofFloat = n->input(0).node->kind() == NodeKind::LogSoftmax;
     EXPECT_EQ(n->resultType().kind, ofFloat ? ElemKind::Float32 : ElemKind::Int8) << n->name();
   }
+}
+
+TEST(Quantize, SoftmaxRangeHoldsItsCalibratedLargestProbability) {
+  // Rows of 8 equal scores: every probability is 1/8, so the range is [0, 1/8] (three
+  // halvings of [0, 1]) and 1/8 is code 127: T[0] = 2^16, q = 2^16 * 2^16 / (8 * 2^16) =
+  // 2^13, y = 2^13 * 255 / (2^-3 * 2^16) - 128 = 127. A classifier's certain class keeps
+  // [0, 1].
+  Module m;
+  Function* f = m.createFunction("main");
+  NodeValue x = m.createPlaceholder("x", Type(ElemKind::Float32, {4, 1}))->result();
+  NodeValue zeros = m.createConstant("zeros", Tensor(ElemKind::Float32, {1, 8}))->result();
+  NodeValue rows = f->create(NodeKind::Add, "rows", {x, zeros})->result();
+  f->addOutput("y", f->create(NodeKind::Softmax, "sm", {rows})->result());
+  Profile p = profileFunction(*f, calibration(*f, 4));
+  Function* q = quantize(*f, p, {});
+  const Node* sm = q->findNode("sm__1");
+  ASSERT_NE(sm, nullptr);
+  EXPECT_EQ(sm->resultType().quant.scales, std::vector<float>{float(0.125 / 255)});
+  EXPECT_EQ(sm->resultType().quant.zeroPoints, std::vector<int32_t>{-128});
+  TensorMap in;
+  in["x"] = randomTensor({4, 1}, 5);
+  const Tensor y = Interpreter(*q).run(in).at("y");
+  for (int64_t i = 0; i < y.size(); ++i)
+    EXPECT_FLOAT_EQ(y.data<float>()[i], 0.125f);
+  EXPECT_EQ(softmaxResultParams(0.9).scales, std::vector<float>{float(1.0 / 255)});
+  EXPECT_EQ(softmaxResultParams(0.5).scales, std::vector<float>{float(0.5 / 255)});
+  EXPECT_EQ(softmaxResultParams(0.0).scales, std::vector<float>{float(1.0 / 255)});
 }
 
 } // namespace

@@ -29,11 +29,24 @@ inline Multiplier softmaxMultiplier(float sY) {
   return quantizeMultiplier(1.0 / (double(sY) * 65536.0));
 }
 
-/// The parameters the quantizer gives a Softmax result: those calibration chooses for
-/// the range [0, 1] (s = 1/255, zp = -128), so a certain class is code 127.
-inline QuantParams softmaxResultParams() {
+/// The most a Softmax result's range is narrowed: [0, 2^-16].
+constexpr int kMaxSoftmaxRangeHalvings = 16;
+
+/// The parameters the quantizer gives a Softmax result whose calibrated largest value is
+/// `maxProbability`: the range [0, 2^-k] (s = 2^-k / 255, zp = -128) with the largest k
+/// (at most kMaxSoftmaxRangeHalvings) for which it still holds that value. A certain class
+/// (a largest probability above 1/2) keeps [0, 1], so it is code 127; the near-uniform
+/// attention of a long sequence (probabilities about 1/T) gets steps up to 2^k times finer,
+/// with at least the calibrated largest value of headroom. Without a calibrated value
+/// (1 by default, or not a positive number): [0, 1].
+inline QuantParams softmaxResultParams(double maxProbability = 1.0) {
+  // 1e-6: the float rounding of the calibrated scale maxProbability may come from.
+  const double hold = maxProbability * (1 - 1e-6);
+  double range = 1.0;
+  for (int k = 0; hold > 0 && k < kMaxSoftmaxRangeHalvings && range / 2 >= hold; ++k)
+    range /= 2;
   QuantParams q;
-  q.scales = {static_cast<float>(1.0 / 255.0)};
+  q.scales = {static_cast<float>(range / 255.0)};
   q.zeroPoints = {-128};
   return q;
 }
