@@ -25,7 +25,7 @@ std::string entryName(size_t s, const Segment& seg) {
   return "seg" + std::to_string(s) + (seg.backend == "npu" ? ".elf" : ".graph");
 }
 
-json manifestOf(const Plan& p) {
+json manifestOf(const Plan& p, const isa::IsaDescription& isa) {
   json m;
   m["format"] = "ember-package";
   m["version"] = isa::kPackageVersion;
@@ -61,6 +61,12 @@ json manifestOf(const Plan& p) {
               {"elements", seg.elements}};
     if (seg.npu)
       j["estimated_cycles"] = seg.npu->summary.cycles;
+    // Only a segment of another description names it: single-description packages keep
+    // their bytes.
+    if (seg.npu && seg.isa && seg.isa->hash() != isa.hash()) {
+      j["isa"] = seg.isa->name();
+      j["isa_hash"] = isa::toHex(seg.isa->hash());
+    }
     segs.push_back(j);
   }
   m["segments"] = segs;
@@ -181,10 +187,32 @@ PartitionOptions estimateRates(const JsonReader& r, const json& m) {
   return o;
 }
 
+/// An NPU segment's own description ("isa", "isa_hash": a system of unequal devices),
+/// found among `others`; null when the segment runs the package's description.
+std::shared_ptr<const isa::IsaDescription>
+segmentIsa(const JsonReader& r, const json& j, const std::string& path,
+           const isa::IsaDescription& isa, const std::vector<isa::IsaDescription>& others,
+           const std::string& entry) {
+  if (!j.contains("isa_hash"))
+    return nullptr;
+  const std::string hash = r.str(j, "isa_hash", path);
+  const std::string name = r.str(j, "isa", path);
+  if (hash == isa::toHex(isa.hash()))
+    return nullptr;
+  for (const isa::IsaDescription& d : others)
+    if (isa::toHex(d.hash()) == hash)
+      return std::make_shared<const isa::IsaDescription>(d);
+  r.fail(path + "/isa_hash",
+         "segment " + entry + " is built for NPU description '" + name + "' (hash " +
+             hash.substr(0, 16) + "...), not '" + isa.name() +
+             "': this package is a pipeline over a system of unequal devices; run it with "
+             "--system SYS.json (the system it was compiled for)");
+}
+
 /// One segment: its manifest entry and its package entry.
 Segment readSegment(const JsonReader& r, const json& j, size_t s, const Plan& p,
                     const isa::Package& pkg, const isa::IsaDescription& isa,
-                    const std::string& file) {
+                    const std::vector<isa::IsaDescription>& others, const std::string& file) {
   const std::string path = "/segments/" + std::to_string(s);
   Segment seg;
   seg.backend = r.str(j, "backend", path);
@@ -213,8 +241,10 @@ Segment readSegment(const JsonReader& r, const json& j, size_t s, const Plan& p,
     r.fail(path + "/entry", "the package has no entry '" + entry + "'");
   const std::string where = file + ":" + entry;
   if (seg.backend == "npu") {
+    seg.isa = segmentIsa(r, j, path, isa, others, entry);
     seg.npu = std::make_shared<npu::CompileResult>();
-    seg.npu->binary = isa::parseElf(e->data.data(), e->data.size(), isa, where);
+    seg.npu->binary =
+        isa::parseElf(e->data.data(), e->data.size(), seg.isa ? *seg.isa : isa, where);
     if (j.contains("estimated_cycles"))
       seg.npu->summary.cycles = r.number(j.at("estimated_cycles"), path + "/estimated_cycles");
     seg.npu->summary.macs = seg.macs;
@@ -267,11 +297,12 @@ std::vector<uint8_t> packageBytes(const Plan& p, const isa::IsaDescription& isa)
     throw InternalError("package", "a model the NPU runs whole is written as an NPU binary");
   isa::Package pkg;
   pkg.isa_hash = isa.hash();
-  const std::string manifest = manifestOf(p).dump(1);
+  const std::string manifest = manifestOf(p, isa).dump(1);
   pkg.entries.push_back({"manifest.json", std::vector<uint8_t>(manifest.begin(), manifest.end())});
   for (size_t s = 0; s < p.segments.size(); ++s) {
     const Segment& seg = p.segments[s];
-    pkg.entries.push_back({entryName(s, seg), seg.npu ? isa::serializeElf(seg.npu->binary, isa)
+    const isa::IsaDescription& d = seg.isa ? *seg.isa : isa;
+    pkg.entries.push_back({entryName(s, seg), seg.npu ? isa::serializeElf(seg.npu->binary, d)
                                                       : serializeFunction(*seg.function)});
   }
   return isa::serializePackage(pkg);
@@ -291,7 +322,7 @@ bool isPackageFile(const std::string& path) {
 }
 
 Plan parsePackage(const uint8_t* data, size_t size, const isa::IsaDescription& isa,
-                  const std::string& file) {
+                  const std::string& file, const std::vector<isa::IsaDescription>& others) {
   const isa::Package pkg = isa::parsePackage(data, size, file);
   if (pkg.isa_hash != isa.hash())
     throw Error(file, "built for another NPU description (hash " +
@@ -325,7 +356,7 @@ Plan parsePackage(const uint8_t* data, size_t size, const isa::IsaDescription& i
   readValues(r, m, p);
   const json& segs = r.array(m, "segments", "");
   for (size_t s = 0; s < segs.size(); ++s)
-    p.segments.push_back(readSegment(r, segs[s], s, p, pkg, isa, file));
+    p.segments.push_back(readSegment(r, segs[s], s, p, pkg, isa, others, file));
   for (size_t i = 0; i < p.values.size(); ++i)
     if (p.values[i].producer >= 0) {
       const Segment& seg = p.segments[size_t(p.values[i].producer)];
@@ -348,9 +379,11 @@ Plan parsePackage(const uint8_t* data, size_t size, const isa::IsaDescription& i
   return p;
 }
 
-Plan loadPackage(const std::string& path, const isa::IsaDescription& isa) {
+Plan loadPackage(const std::string& path, const isa::IsaDescription& isa,
+                 const std::vector<isa::IsaDescription>& others) {
   const std::string bytes = readFileBytes(path);
-  return parsePackage(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), isa, path);
+  return parsePackage(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), isa, path,
+                      others);
 }
 
 } // namespace ember::partition

@@ -26,18 +26,6 @@ bool dequantizesOutput(const Function& f, const Node& n) {
   return asOutput > 0 && f.numUses(&n) == asOutput;
 }
 
-/// Refuses a system whose devices do not all run one description: one package holds the
-/// binaries of one description.
-void requireOneDescription(const isa::SystemDescription& sys) {
-  const isa::SystemDevice& first = sys.devices().front();
-  for (const isa::SystemDevice& d : sys.devices())
-    if (d.isa.hash() != first.isa.hash())
-      throw Error(sys.file() + ": device " + d.name,
-                  "runs '" + d.isa.name() + "', device " + first.name + " '" + first.isa.name() +
-                      "': a package holds one description's binaries (a system of unequal "
-                      "devices is pipelined with --partition-report only, for now)");
-}
-
 /// The segments: the model inputs' quantization on the host, one NPU segment per
 /// stage, the model outputs' dequantization on the host.
 std::vector<Segment> pipelineSegmentNodes(const Function& f, const PipelinePlan& pp) {
@@ -90,7 +78,8 @@ std::vector<Segment> pipelineSegmentNodes(const Function& f, const PipelinePlan&
 
 Plan pipelineSegments(const Function& quantized, const PipelinePlan& pp,
                       const isa::SystemDescription& sys, const npu::CompileOptions& opts) {
-  requireOneDescription(sys);
+  // The package's description is the first device's; a stage on a device of another
+  // description carries its own (Segment::isa), which the package records.
   const isa::IsaDescription& isa = sys.devices().front().isa;
   Plan p;
   p.function = &quantized;
@@ -115,6 +104,8 @@ Plan pipelineSegments(const Function& quantized, const PipelinePlan& pp,
       throw Error(sys.file() + ": stage " + std::to_string(stage) + " (device " + dev.name + ")",
                   std::string("does not compile: ") + e.what());
     }
+    if (dev.isa.hash() != isa.hash())
+      seg.isa = std::make_shared<const isa::IsaDescription>(dev.isa);
     ++stage;
   }
   for (const auto& up : quantized.nodes()) {

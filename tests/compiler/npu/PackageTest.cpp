@@ -21,7 +21,7 @@ using partition::Plan;
 struct Partitioned {
   Chain ch;
   Plan plan;
-  explicit Partitioned(unsigned seed) : ch(seed) {
+  explicit Partitioned(unsigned seed, const isa::IsaDescription& isa = refIsa()) : ch(seed) {
     buildRandomChain(ch);
     partition::PartitionOptions o;
     o.costModel = false;
@@ -31,7 +31,7 @@ struct Partitioned {
       if (n->kind() != NodeKind::QuantizeLinear && n->kind() != NodeKind::DequantizeLinear &&
           (k++ == 1 || k == 4))
         o.hostNodes.insert(n->name());
-    plan = partition::partition(*ch.g.f, refIsa(), o);
+    plan = partition::partition(*ch.g.f, isa, o);
   }
 };
 
@@ -104,6 +104,50 @@ TEST(Package, CorruptStaleTruncatedAndForeignPackagesAreRefused) {
   missing.entries.pop_back();
   EXPECT_NE(refusal(isa::serializePackage(missing), refIsa()).find("has no entry"),
             std::string::npos);
+}
+
+/// A system of unequal devices (docs/package.md): an NPU segment compiled for
+/// ember-v1-large in an ember-v1 package names its description in the manifest, is
+/// refused without that description (naming segment, description and --system), and with
+/// it loads, carries it, and runs bit-exact; a single-description package names none.
+TEST(Package, SegmentOfAnotherDescriptionNeedsIt) {
+  Partitioned p(2), large(2, largeIsa());
+  const std::vector<uint8_t> single = partition::packageBytes(p.plan, refIsa());
+  EXPECT_EQ(std::string(single.begin(), single.end()).find("isa_hash"), std::string::npos);
+  size_t last = 0;
+  for (size_t s = 0; s < p.plan.segments.size(); ++s)
+    if (p.plan.segments[s].npu)
+      last = s;
+  ASSERT_TRUE(large.plan.segments.at(last).npu);
+  p.plan.segments[last].npu = large.plan.segments[last].npu;
+  p.plan.segments[last].isa = std::make_shared<const isa::IsaDescription>(largeIsa());
+  const std::vector<uint8_t> bytes = partition::packageBytes(p.plan, refIsa());
+  EXPECT_EQ(partition::packageBytes(p.plan, refIsa()), bytes) << "not reproducible";
+  const std::string n = std::to_string(last);
+  const std::string why = refusal(bytes, refIsa());
+  EXPECT_NE(why.find("m.pkg:manifest.json: /segments/" + n + "/isa_hash: segment seg" + n +
+                     ".elf is built for NPU description 'ember-v1-large' (hash " +
+                     isa::toHex(largeIsa().hash()).substr(0, 16) + "...), not 'ember-v1'"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("run it with --system SYS.json"), std::string::npos) << why;
+  Plan loaded =
+      partition::parsePackage(bytes.data(), bytes.size(), refIsa(), "m.pkg", {largeIsa()});
+  for (size_t s = 0; s < loaded.segments.size(); ++s)
+    if (s == last)
+      EXPECT_TRUE(loaded.segments[s].isa && loaded.segments[s].isa->hash() == largeIsa().hash());
+    else
+      EXPECT_EQ(loaded.segments[s].isa, nullptr) << s;
+  partition::NpuRunner ref = simRunner(refIsa()), big = simRunner(largeIsa());
+  partition::PlanExecutor ex(
+      loaded, [&](const partition::Segment& s, const TensorMap& in, partition::SegmentRun& run) {
+        return (s.isa ? big : ref)(s, in, run);
+      });
+  const Function& f = *p.ch.g.f;
+  const auto codes = randomCodes(f, 5);
+  EXPECT_EQ(
+      mismatches(outputCodes(f, ex.run(floatFeeds(f, codes))).at("y"), interpret(f, codes).at("y")),
+      0u);
 }
 
 /// The package with its manifest edited by `edit` (the container's CRCs recomputed, so

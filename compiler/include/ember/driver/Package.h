@@ -17,8 +17,10 @@
 
 namespace ember::partition {
 
-/// The package's bytes (deterministic). Throws ember::Error for a whole plan (write the
-/// NPU binary instead) or what the format cannot carry (a constant model output).
+/// The package's bytes (deterministic), for description `isa`; an NPU segment with its own
+/// description (Segment::isa, another hash) is serialised for it and the manifest names it.
+/// Throws ember::Error for a whole plan (write the NPU binary instead) or what the format
+/// cannot carry (a constant model output).
 std::vector<uint8_t> packageBytes(const Plan& plan, const isa::IsaDescription& isa);
 /// Writes the package atomically.
 void writePackage(const std::string& path, const Plan& plan, const isa::IsaDescription& isa);
@@ -29,8 +31,11 @@ bool isPackageFile(const std::string& path);
 /// description's hash compared (a package for another description is refused), every
 /// NPU binary parsed and every host segment rebuilt and type-checked. The plan has no
 /// partitioned function (Plan::function is null) and runs with PlanExecutor.
-Plan loadPackage(const std::string& path, const isa::IsaDescription& isa);
+/// `others`: the descriptions an NPU segment may be compiled for besides `isa` (a system's
+/// devices'); a segment whose description is neither is refused, naming it and --system.
+Plan loadPackage(const std::string& path, const isa::IsaDescription& isa,
+                 const std::vector<isa::IsaDescription>& others = {});
 Plan parsePackage(const uint8_t* data, size_t size, const isa::IsaDescription& isa,
-                  const std::string& file);
+                  const std::string& file, const std::vector<isa::IsaDescription>& others = {});
 
 } // namespace ember::partition

@@ -91,6 +91,9 @@ struct Segment {
   Function* function = nullptr;
   /// NPU segments: the compiled binary and its summary.
   std::shared_ptr<npu::CompileResult> npu;
+  /// NPU segments of a system of unequal devices: the description the binary is compiled
+  /// for when it is not the plan's (null: the plan's own; docs/package.md).
+  std::shared_ptr<const isa::IsaDescription> isa;
   int64_t macs = 0;
   int64_t elements = 0; ///< Result elements of its nodes (the host's element-wise work).
   double npuSeconds = 0, hostSeconds = 0; ///< The estimates the cost model compared.

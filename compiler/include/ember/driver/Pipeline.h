@@ -161,10 +161,10 @@ PipelinePlan pipelineModel(const Function& quantized, const Plan& plan,
 /// The pipeline as a plan to package (`emberc --system SYS -o OUT.pkg`, docs/systems.md
 /// section 3): the model inputs' QuantizeLinear nodes in a host segment ("interp") first,
 /// then one NPU segment per stage, compiled for its device's description, then the model
-/// outputs' DequantizeLinear nodes in a host segment. Throws ember::Error when the devices
-/// run different descriptions (one package holds one description's binaries), when a
-/// stage holds nothing but the host's quantization, or when a stage does not compile
-/// (naming the stage and its device).
+/// outputs' DequantizeLinear nodes in a host segment. The plan's description is the first
+/// device's; a stage on a device of another description carries it (Segment::isa). Throws
+/// ember::Error when a stage holds nothing but the host's quantization, or when a stage
+/// does not compile (naming the stage and its device).
 Plan pipelineSegments(const Function& quantized, const PipelinePlan& pp,
                       const isa::SystemDescription& sys, const npu::CompileOptions& opts);
 
