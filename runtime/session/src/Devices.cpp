@@ -105,6 +105,7 @@ partition::NpuRunner npuSegmentRunner(const std::string& device, const runtime::
   return [=, &desc, &reports](const partition::Segment& s, const TensorMap& in,
                               partition::SegmentRun& run) {
     const size_t index = reports.size();
+    const isa::IsaDescription& d = s.isa ? *s.isa : desc;
     runtime::RunRequest req;
     req.engine = engine.engine;
     req.platform = engine.platform;
@@ -113,13 +114,13 @@ partition::NpuRunner npuSegmentRunner(const std::string& device, const runtime::
     req.device = engine.device;
     req.options.cycle_budget = opts.cycleBudget;
     req.binary =
-        label + (whole ? "" : " NPU segment " + std::to_string(index)) + " (" + desc.name() + ")";
+        label + (whole ? "" : " NPU segment " + std::to_string(index)) + " (" + d.name() + ")";
     req.input_tensors = in;
     // A partitioned plan's segments go into one report (PlanReport.h), written by the caller.
     req.report_json = whole ? opts.reportJson : "";
     req.trace_json = whole ? opts.traceJson : "";
     req.table = false;
-    runtime::RunResult r = runtime::runLoadedBinary(s.npu->binary, desc, req, std::cerr);
+    runtime::RunResult r = runtime::runLoadedBinary(s.npu->binary, d, req, std::cerr);
     if (r.status != 0)
       throw NpuFault("device '" + device + "'", "the NPU program faulted" +
                                                     (whole ? "" : " in " + req.binary) + ": " +

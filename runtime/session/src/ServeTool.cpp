@@ -84,7 +84,14 @@ public:
     if (isNpuBinaryFile(path_)) {
       useBinary(isa::readElf(path_, desc_));
     } else if (partition::isPackageFile(path_)) {
-      owned_ = std::make_unique<partition::Plan>(partition::loadPackage(path_, desc_));
+      // A pipeline over unequal devices holds binaries of the system's other descriptions.
+      std::vector<isa::IsaDescription> others;
+      if (!o.serve.system.empty()) {
+        const isa::SystemDescription sys = isa::SystemDescription::loadFile(o.serve.system);
+        for (const isa::SystemDevice& d : sys.devices())
+          others.push_back(d.isa);
+      }
+      owned_ = std::make_unique<partition::Plan>(partition::loadPackage(path_, desc_, others));
       usePlan(*owned_);
     } else {
       driver::QuantizeRequest q;
@@ -110,6 +117,17 @@ public:
     return out;
   }
   const Decls& inputs() const { return inputs_; }
+  /// Each stage's NPU description: a package segment's own (unequal devices), else the
+  /// program's.
+  std::vector<const isa::IsaDescription*> stageDescriptions() const {
+    if (bin_)
+      return {&desc_};
+    std::vector<const isa::IsaDescription*> out;
+    for (const partition::Segment& s : plan_->segments)
+      if (s.npu)
+        out.push_back(s.isa ? s.isa.get() : &desc_);
+    return out;
+  }
   /// Each stage's NPU binary.
   std::vector<const isa::Binary*> stageBinaries() const {
     if (bin_)
@@ -327,10 +345,12 @@ void checkDrams(const isa::SystemDescription& sys, const ServeProblem& p,
 }
 
 /// The devices and each stage's devices: a system's (K stages on K devices, or one
-/// stage replicated over all), else one NPU of the program's description.
+/// stage replicated over all), else one NPU of the program's description. Device k must
+/// run stage k's description (`stageIsa`; every device the replicated stage's).
 /// Returns, for a pipeline, whether each stage's device shares its DRAM with the next
 /// stage's (empty otherwise).
 std::vector<bool> placeStages(const RunOptions& o, const isa::IsaDescription& desc,
+                              const std::vector<const isa::IsaDescription*>& stageIsa,
                               const std::vector<uint64_t>& stageBytes, ServeProblem& p) {
   const size_t stages = stageBytes.size();
   if (o.serve.system.empty()) {
@@ -344,10 +364,13 @@ std::vector<bool> placeStages(const RunOptions& o, const isa::IsaDescription& de
   const size_t n = sys.devices().size();
   for (size_t d = 0; d < n; ++d) {
     const isa::SystemDevice& dev = sys.devices()[d];
-    if (dev.isa.hash() != desc.hash())
+    const size_t k = stages == n ? d : 0;
+    const isa::IsaDescription& want = *stageIsa.at(k);
+    if ((stages == n || stages == 1) && dev.isa.hash() != want.hash())
       throw Error(o.serve.system + ": device " + dev.name,
-                  "runs '" + dev.isa.name() + "', the program is built for '" + desc.name() +
-                      "' (the executor runs one description's program on every device)");
+                  "runs '" + dev.isa.name() + "', stage " + std::to_string(k) + " of " + o.model +
+                      " is built for '" + want.name() +
+                      "' (stage k runs on device k; a replicated stage on every device)");
     p.devices.push_back(ServeDevice{dev.name, dev.host_link});
   }
   p.clockHz = sys.clockHz();
@@ -446,7 +469,8 @@ ServeOutcome serve(const RunOptions& o) {
                         : isa::SystemDescription::loadFile(so.system).devices().front().isa;
   Program prog(o, desc);
   ServeProblem p;
-  const std::vector<bool> shares = placeStages(o, desc, prog.stageDramBytes(), p);
+  const std::vector<bool> shares =
+      placeStages(o, desc, prog.stageDescriptions(), prog.stageDramBytes(), p);
   std::vector<std::pair<uint64_t, uint64_t>> link;
   if (std::find(shares.begin(), shares.end(), true) != shares.end())
     link = prog.linkBytes(shares);

@@ -86,7 +86,9 @@ bool isNpuBinaryFile(const std::string& path);
 /// appending each segment's report to `reports`
 /// (which must outlive the runner). `label` names the model in messages. Only a whole
 /// plan's run writes `opts.reportJson` / `traceJson` here; a partitioned plan's one
-/// report is writePlanReports' (PlanReport.h), after every segment ran.
+/// report is writePlanReports' (PlanReport.h), after every segment ran. A segment with
+/// its own description (Segment::isa: a system of unequal devices) runs on that one,
+/// every other on `desc`.
 partition::NpuRunner npuSegmentRunner(const std::string& device, const runtime::RunRequest& engine,
                                       const isa::IsaDescription& desc, const DeviceOptions& opts,
                                       const std::string& label, bool whole,
