@@ -4,6 +4,7 @@
 #include "ember/support/Html.h"
 
 #include "ember/support/Error.h"
+#include "ember/support/Format.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,23 +21,17 @@ std::string esc(const std::string& s) {
   return htmlEscape(s);
 }
 
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-
 /// 12345678 -> "12.3 M".
 std::string human(double v) {
   if (v != 0 && std::fabs(v) < 1)
-    return fmt("%.2g", v);
+    return formatNumber("%.2g", v);
   const char* units[] = {"", " k", " M", " G", " T"};
   int u = 0;
   while (std::fabs(v) >= 1000 && u < 4) {
     v /= 1000;
     ++u;
   }
-  return fmt(u ? "%.1f" : "%.0f", v) + units[u];
+  return formatNumber(u ? "%.1f" : "%.0f", v) + units[u];
 }
 
 const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
@@ -67,7 +62,7 @@ std::string barChart(const std::vector<std::pair<std::string, double>>& bars,
     const double w = barW * bars[i].second / top;
     o << "<text x='" << labelW - 6 << "' y='" << y + 12 << "' text-anchor='end'>"
       << esc(bars[i].first.size() > 40 ? bars[i].first.substr(0, 38) + "…" : bars[i].first)
-      << "</text><rect x='" << labelW << "' y='" << y + 2 << "' width='" << fmt("%.1f", w)
+      << "</text><rect x='" << labelW << "' y='" << y + 2 << "' width='" << formatNumber("%.1f", w)
       << "' height='" << rowH - 4 << "' fill='" << color << "'><title>" << esc(bars[i].first)
       << ": " << esc(i < notes.size() ? notes[i] : "") << "</title></rect><text x='"
       << labelW + w + 4 << "' y='" << y + 12 << "'>" << esc(i < notes.size() ? notes[i] : "")
@@ -116,16 +111,17 @@ std::string roofline(const std::vector<Row>& rows, double peak, double dramBytes
     o << "<polyline fill='none' stroke='#c00' stroke-width='2' points='" << px(xmin) << ","
       << py(xmin * dramBytesPerCycle) << " " << px(ridge) << "," << py(peak) << " " << px(xmax)
       << "," << py(peak) << "'/><text x='" << px(ridge) + 4 << "' y='" << py(peak) - 6 << "'>peak "
-      << human(peak) << " MACs/cycle, ridge " << fmt("%.1f", ridge) << " MACs/byte</text>";
+      << human(peak) << " MACs/cycle, ridge " << formatNumber("%.1f", ridge) << " MACs/byte</text>";
   }
   for (const auto& r : rows) {
     if (!r.layer->macs || !r.layer->dram_bytes || !r.layer->cycles)
       continue;
     const double x = double(r.layer->macs) / double(r.layer->dram_bytes);
     const double y = double(r.layer->macs) / double(r.layer->cycles);
-    o << "<circle cx='" << fmt("%.1f", px(x)) << "' cy='" << fmt("%.1f", py(y)) << "' r='4' fill='"
-      << kPalette[r.segment % 10] << "' fill-opacity='0.75'><title>" << esc(r.name) << ": "
-      << fmt("%.2f", x) << " MACs/byte, " << fmt("%.1f", y) << " MACs/cycle</title></circle>";
+    o << "<circle cx='" << formatNumber("%.1f", px(x)) << "' cy='" << formatNumber("%.1f", py(y))
+      << "' r='4' fill='" << kPalette[r.segment % 10] << "' fill-opacity='0.75'><title>"
+      << esc(r.name) << ": " << formatNumber("%.2f", x) << " MACs/byte, " << formatNumber("%.1f", y)
+      << " MACs/cycle</title></circle>";
   }
   o << "</svg>";
   return o.str();
@@ -162,10 +158,10 @@ std::string engineChart(const std::vector<Report>& reports) {
       << "</text>";
     for (int k = 0; k < 4; ++k) {
       const double w = (W - L - 10) * v[k] / total;
-      o << "<rect x='" << fmt("%.1f", x) << "' y='" << y + 4 << "' width='" << fmt("%.1f", w)
-        << "' height='" << rowH - 8 << "' fill='" << colors[k] << "'><title>" << esc(order[i])
-        << " " << parts[k] << ": " << human(v[k]) << " cycles (" << fmt("%.1f", 100 * v[k] / total)
-        << "%)</title></rect>";
+      o << "<rect x='" << formatNumber("%.1f", x) << "' y='" << y + 4 << "' width='"
+        << formatNumber("%.1f", w) << "' height='" << rowH - 8 << "' fill='" << colors[k]
+        << "'><title>" << esc(order[i]) << " " << parts[k] << ": " << human(v[k]) << " cycles ("
+        << formatNumber("%.1f", 100 * v[k] / total) << "%)</title></rect>";
       x += w;
     }
   }
@@ -191,9 +187,9 @@ std::string layerTable(const std::vector<Row>& rows) {
     const LayerReport& l = *r.layer;
     o << "<tr><td>" << esc(r.name) << "</td><td>" << l.cycles << "</td><td>"
       << human(double(l.macs)) << "</td><td>" << human(double(l.dram_bytes)) << "</td><td>"
-      << esc(l.bound) << "</td><td>" << fmt("%.0f", l.mac_bound_cycles) << "</td><td>"
-      << fmt("%.0f", l.dram_bound_cycles) << "</td><td>"
-      << fmt("%.1f%%", 100.0 * l.roofline_efficiency) << "</td><td>" << esc(layerStall(l))
+      << esc(l.bound) << "</td><td>" << formatNumber("%.0f", l.mac_bound_cycles) << "</td><td>"
+      << formatNumber("%.0f", l.dram_bound_cycles) << "</td><td>"
+      << formatNumber("%.1f%%", 100.0 * l.roofline_efficiency) << "</td><td>" << esc(layerStall(l))
       << "</td>";
     for (const auto& e : l.engines)
       o << "<td>" << e.token_stall << " / " << e.memory_stall << "</td>";
@@ -209,8 +205,8 @@ std::string layerSections(const std::vector<Row>& rows) {
   std::vector<std::string> effNote;
   for (const auto& r : rows) {
     eff.push_back({r.name, 100.0 * r.layer->roofline_efficiency});
-    effNote.push_back(fmt("%.1f%% of its ", 100.0 * r.layer->roofline_efficiency) + r.layer->bound +
-                      " bound");
+    effNote.push_back(formatNumber("%.1f%% of its ", 100.0 * r.layer->roofline_efficiency) +
+                      r.layer->bound + " bound");
   }
   return "<h2>Roofline efficiency per layer</h2><p class='k'>Each layer's bound (the larger "
          "of its MACs at the array's peak and its DRAM bytes at the description's bandwidth) "
@@ -271,10 +267,10 @@ std::string toHtml(const std::vector<Report>& reports, const HtmlReportOptions& 
   o << "<h1>" << esc(opt.title) << "</h1>";
   o << "<table><tr><th>description</th><th>cycles</th><th>time</th><th>MACs</th><th>MAC "
        "utilisation</th><th>energy</th><th>NPU segments</th></tr><tr><td>"
-    << esc(first.isa_name) << "</td><td>" << cycles << "</td><td>" << fmt("%.3f", seconds * 1e3)
-    << " ms</td><td>" << human(double(macs)) << "</td><td>"
-    << fmt("%.1f%%", cycles && peak ? 100.0 * double(macs) / (double(cycles) * peak) : 0.0)
-    << "</td><td>" << fmt("%.1f", energy * 1e-6) << " µJ</td><td>" << reports.size()
+    << esc(first.isa_name) << "</td><td>" << cycles << "</td><td>"
+    << formatNumber("%.3f", seconds * 1e3) << " ms</td><td>" << human(double(macs)) << "</td><td>"
+    << formatNumber("%.1f%%", cycles && peak ? 100.0 * double(macs) / (double(cycles) * peak) : 0.0)
+    << "</td><td>" << formatNumber("%.1f", energy * 1e-6) << " µJ</td><td>" << reports.size()
     << "</td></tr></table>";
   if (!opt.placement.empty())
     o << "<p class='k'>" << esc(opt.placement) << "</p>";
@@ -283,27 +279,28 @@ std::string toHtml(const std::vector<Report>& reports, const HtmlReportOptions& 
   std::vector<std::string> cycNote, utilNote, enNote;
   for (const auto& r : rows) {
     cyc.push_back({r.name, double(r.layer->cycles)});
-    cycNote.push_back(human(double(r.layer->cycles)) + " cycles (" +
-                      fmt("%.1f%%", cycles ? 100.0 * double(r.layer->cycles) / double(cycles) : 0) +
-                      ")");
+    cycNote.push_back(
+        human(double(r.layer->cycles)) + " cycles (" +
+        formatNumber("%.1f%%", cycles ? 100.0 * double(r.layer->cycles) / double(cycles) : 0) +
+        ")");
     util.push_back({r.name, 100.0 * r.layer->mac_utilization});
-    utilNote.push_back(fmt("%.1f%%", 100.0 * r.layer->mac_utilization));
+    utilNote.push_back(formatNumber("%.1f%%", 100.0 * r.layer->mac_utilization));
     en.push_back({r.name, r.layer->energy_pj});
-    enNote.push_back(fmt("%.2f µJ", r.layer->energy_pj * 1e-6));
+    enNote.push_back(formatNumber("%.2f µJ", r.layer->energy_pj * 1e-6));
   }
   o << "<h2>Cycles per layer</h2>" << barChart(cyc, cycNote, "#4e79a7");
   o << "<h2>MAC utilisation per layer</h2>" << barChart(util, utilNote, "#59a14f", 100.0);
   o << "<h2>Roofline</h2><p class='k'>Each layer with MACs: its MACs per DRAM byte against the "
        "MACs per cycle it achieved; the red line is the description's roof (DRAM bandwidth "
-    << fmt("%.0f", dramBpc) << " B/cycle up to the ridge, then " << fmt("%.0f", peak)
-    << " MACs/cycle).</p>" << roofline(rows, peak, dramBpc);
+    << formatNumber("%.0f", dramBpc) << " B/cycle up to the ridge, then "
+    << formatNumber("%.0f", peak) << " MACs/cycle).</p>" << roofline(rows, peak, dramBpc);
   o << layerSections(rows);
   std::vector<std::pair<std::string, double>> comp;
   std::vector<std::string> compNote;
   for (const auto& [name, pj] : byComponent) {
     comp.push_back({name, pj});
-    compNote.push_back(fmt("%.2f µJ", pj * 1e-6) +
-                       fmt(" (%.1f%%)", energy ? 100 * pj / energy : 0));
+    compNote.push_back(formatNumber("%.2f µJ", pj * 1e-6) +
+                       formatNumber(" (%.1f%%)", energy ? 100 * pj / energy : 0));
   }
   o << "<h2>Energy by component</h2>" << barChart(comp, compNote, "#f28e2b");
   o << "<h2>Energy by layer</h2>" << barChart(en, enNote, "#e15759");

@@ -5,6 +5,7 @@
 #include "ember/isa/binary.h"
 #include "ember/isa/energy.h"
 #include "ember/support/Error.h"
+#include "ember/support/Format.h"
 
 #include <algorithm>
 #include <cmath>
@@ -43,14 +44,8 @@ std::string Fault::message() const {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 std::string pct(double v) {
-  return fmt("%.1f%%", v * 100.0);
+  return formatNumber("%.1f%%", v * 100.0);
 }
 
 std::string pad(std::string s, std::size_t w, bool right = true) {
@@ -61,20 +56,20 @@ std::string pad(std::string s, std::size_t w, bool right = true) {
 
 std::string humanBytes(std::uint64_t b) {
   if (b >= (1ull << 30))
-    return fmt("%.2f GiB", double(b) / double(1ull << 30));
+    return formatNumber("%.2f GiB", double(b) / double(1ull << 30));
   if (b >= (1ull << 20))
-    return fmt("%.2f MiB", double(b) / double(1ull << 20));
+    return formatNumber("%.2f MiB", double(b) / double(1ull << 20));
   if (b >= (1ull << 10))
-    return fmt("%.2f KiB", double(b) / 1024.0);
+    return formatNumber("%.2f KiB", double(b) / 1024.0);
   return std::to_string(b) + " B";
 }
 
 std::string energyStr(double pj) {
   if (pj >= 1e6)
-    return fmt("%.3f uJ", pj / 1e6);
+    return formatNumber("%.3f uJ", pj / 1e6);
   if (pj >= 1e3)
-    return fmt("%.3f nJ", pj / 1e3);
-  return fmt("%.1f pJ", pj);
+    return formatNumber("%.3f nJ", pj / 1e3);
+  return formatNumber("%.1f pJ", pj);
 }
 
 const char* kEngineNames[3] = {"load", "compute", "store"};
@@ -92,7 +87,7 @@ std::string layerTable(const Report& r) {
     o += "  " + pad(l.name, w, false) + pad(std::to_string(l.cycles), 11) +
          pad(std::to_string(l.macs), 12) + pad(pct(l.mac_utilization), 10) +
          pad(std::to_string(l.dram_bytes), 13) + pad(energyStr(l.energy_pj), 12) + pad(l.bound, 7) +
-         pad(fmt("%.0f", l.bound_cycles), 11) + pad(pct(l.roofline_efficiency), 7) + "  " +
+         pad(formatNumber("%.0f", l.bound_cycles), 11) + pad(pct(l.roofline_efficiency), 7) + "  " +
          layerStall(l) + "\n";
   return o;
 }
@@ -185,8 +180,9 @@ std::string formatTable(const Report& r) {
   checkFinite(r);
   std::string o;
   o += "Ember NPU simulation (" + r.isa_name + ")\n";
-  o += "  cycles            " + std::to_string(r.cycles) + "  (" + fmt("%.3f us", r.seconds * 1e6) +
-       " at " + fmt("%.0f MHz", double(r.clock_hz) / 1e6) + ")\n";
+  o += "  cycles            " + std::to_string(r.cycles) + "  (" +
+       formatNumber("%.3f us", r.seconds * 1e6) + " at " +
+       formatNumber("%.0f MHz", double(r.clock_hz) / 1e6) + ")\n";
   o += "  instructions      " + std::to_string(r.retired) + " of " +
        std::to_string(r.instructions) + " retired\n";
   o += "  MACs              " + std::to_string(r.macs) + "  (utilisation " +
@@ -210,13 +206,14 @@ std::string formatTable(const Report& r) {
   o += "\n  memory        read     written   peak B/cycle  utilisation      energy\n";
   for (const auto& m : r.memories)
     o += "  " + pad(m.name, 8, false) + pad(humanBytes(m.bytes_read), 10) +
-         pad(humanBytes(m.bytes_written), 12) + pad(fmt("%.0f", m.peak_bytes_per_cycle), 15) +
-         pad(pct(m.utilization), 13) + pad(energyStr(m.energy_pj), 12) + "\n";
+         pad(humanBytes(m.bytes_written), 12) +
+         pad(formatNumber("%.0f", m.peak_bytes_per_cycle), 15) + pad(pct(m.utilization), 13) +
+         pad(energyStr(m.energy_pj), 12) + "\n";
   o += "\n  energy component          pJ   share\n";
   for (const auto& e : r.energy)
-    o += "  " + pad(e.component, 14, false) + pad(fmt("%.1f", e.pj), 14) +
+    o += "  " + pad(e.component, 14, false) + pad(formatNumber("%.1f", e.pj), 14) +
          pad(pct(r.energy_total_pj > 0 ? e.pj / r.energy_total_pj : 0), 8) + "\n";
-  o += "  " + pad("total", 14, false) + pad(fmt("%.1f", r.energy_total_pj), 14) + "  (" +
+  o += "  " + pad("total", 14, false) + pad(formatNumber("%.1f", r.energy_total_pj), 14) + "  (" +
        energyStr(r.energy_total_pj) + ")\n";
   if (!r.layers.empty())
     o += "\n" + layerTable(r);

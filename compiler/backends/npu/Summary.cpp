@@ -4,6 +4,7 @@
 #include "ember/isa/description.h"
 #include "ember/quantization/Numerics.h"
 #include "ember/support/Error.h"
+#include "ember/support/Format.h"
 
 #include <cstdio>
 #include <map>
@@ -12,17 +13,11 @@
 namespace ember::npu {
 
 namespace {
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 std::string human(uint64_t bytes) {
   if (bytes >= (1u << 20))
-    return fmt("%.2f MiB", double(bytes) / double(1u << 20));
+    return formatNumber("%.2f MiB", double(bytes) / double(1u << 20));
   if (bytes >= 1024)
-    return fmt("%.1f KiB", double(bytes) / 1024.0);
+    return formatNumber("%.1f KiB", double(bytes) / 1024.0);
   return std::to_string(bytes) + " B";
 }
 
@@ -59,25 +54,26 @@ std::string formatSummary(const CompileSummary& s) {
                             ? double(l.macs) / (l.cycles * double(s.peakMacsPerCycle))
                             : 0.0;
     o << pad(l.name, 28) << pad(l.kind, 18) << pad(std::to_string(l.tiles), 7)
-      << pad(std::to_string(l.instructions), 8) << pad(fmt("%.0f", l.cycles), 13)
-      << pad(std::to_string(l.macs), 12) << pad(fmt("%.1f%%", 100.0 * util), 9) << l.tiling << "\n";
+      << pad(std::to_string(l.instructions), 8) << pad(formatNumber("%.0f", l.cycles), 13)
+      << pad(std::to_string(l.macs), 12) << pad(formatNumber("%.1f%%", 100.0 * util), 9) << l.tiling
+      << "\n";
   }
   o << "layers: " << s.layers.size() << ", instructions: " << s.instructions << ", MACs: " << s.macs
     << "\n";
-  o << "estimated cycles: " << fmt("%.0f", s.cycles);
+  o << "estimated cycles: " << formatNumber("%.0f", s.cycles);
   if (s.clockHz)
-    o << " (" << fmt("%.3f", s.cycles / double(s.clockHz) * 1e3) << " ms at "
-      << fmt("%.0f", double(s.clockHz) / 1e6) << " MHz)";
+    o << " (" << formatNumber("%.3f", s.cycles / double(s.clockHz) * 1e3) << " ms at "
+      << formatNumber("%.0f", double(s.clockHz) / 1e6) << " MHz)";
   if (s.cycles > 0 && s.peakMacsPerCycle)
     o << ", MAC utilisation "
-      << fmt("%.1f%%", 100.0 * double(s.macs) / (s.cycles * double(s.peakMacsPerCycle)));
+      << formatNumber("%.1f%%", 100.0 * double(s.macs) / (s.cycles * double(s.peakMacsPerCycle)));
   o << "\nSRAM peak use:";
   for (const auto& m : s.sram)
     o << " " << m.name << " " << m.peakRows << "/" << m.rows << " rows"
-      << fmt(" (%.0f%%)", m.rows ? 100.0 * double(m.peakRows) / double(m.rows) : 0.0);
+      << formatNumber(" (%.0f%%)", m.rows ? 100.0 * double(m.peakRows) / double(m.rows) : 0.0);
   o << "\nDRAM: constants " << human(s.constantBytes) << ", scratch " << human(s.scratchBytes)
     << ", I/O " << human(s.ioBytes) << "; binary " << human(s.binaryBytes) << "\n";
-  o << "compile time: " << fmt("%.3f", s.compileSeconds) << " s\n";
+  o << "compile time: " << formatNumber("%.3f", s.compileSeconds) << " s\n";
   return o.str();
 }
 

@@ -4,6 +4,7 @@
 #include "ember/session/RunUtil.h"
 
 #include "ember/support/Error.h"
+#include "ember/support/Format.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,12 +15,6 @@
 namespace ember::session {
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string cell(const std::string& s, size_t w) {
   return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' ');
@@ -86,7 +81,7 @@ CompareResult compareRuns(const std::vector<std::string>& outputNames,
         double tol = exact ? 0.0 : 1e-4 * std::max(1.0, maxAbs(rit->second));
         bool ok = err <= tol;
         verdict = ok ? "yes" : "NO";
-        diff = fmt("%.3g", err);
+        diff = formatNumber("%.3g", err);
         if (!ok)
           res.mismatch.push_back("output '" + name + "' on " + d.device);
       }
@@ -95,20 +90,21 @@ CompareResult compareRuns(const std::vector<std::string>& outputNames,
       if (floatRef && it != d.outputs.end()) {
         auto fit = floatRef->find(name);
         if (fit != floatRef->end())
-          line += cell(fmt("%.6f", cosineSimilarity(fit->second, it->second)), 17) +
-                  fmt("%.1f%%", 100.0 * top1Agreement(fit->second, it->second));
+          line += cell(formatNumber("%.6f", cosineSimilarity(fit->second, it->second)), 17) +
+                  formatNumber("%.1f%%", 100.0 * top1Agreement(fit->second, it->second));
       }
       t += line + "\n";
     }
   }
   for (const DeviceOutputs& d : runs) {
-    t += "  " + cell(d.device, 8) + fmt("run %.3f s", d.runSeconds);
+    t += "  " + cell(d.device, 8) + formatNumber("run %.3f s", d.runSeconds);
     if (d.npu) {
       const platform::Report& r = *d.npu;
-      t += fmt(", NPU %.0f cycles", double(r.cycles)) + fmt(" (%.3f ms", r.seconds * 1e3) +
-           fmt(" at %.0f MHz)", double(r.clock_hz) / 1e6) +
-           fmt(", energy %.3f uJ", r.energy_total_pj / 1e6) +
-           fmt(", MAC utilisation %.1f%%", 100.0 * r.mac_utilization);
+      t += formatNumber(", NPU %.0f cycles", double(r.cycles)) +
+           formatNumber(" (%.3f ms", r.seconds * 1e3) +
+           formatNumber(" at %.0f MHz)", double(r.clock_hz) / 1e6) +
+           formatNumber(", energy %.3f uJ", r.energy_total_pj / 1e6) +
+           formatNumber(", MAC utilisation %.1f%%", 100.0 * r.mac_utilization);
     }
     t += "\n";
   }

@@ -2,6 +2,7 @@
 #include "ember/session/ServeHtml.h"
 
 #include "ember/support/Error.h"
+#include "ember/support/Format.h"
 #include "ember/support/Html.h"
 
 #include <algorithm>
@@ -15,12 +16,6 @@
 namespace ember::session {
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
 
 const char* kStageColors[] = {"#4e79a7", "#e15759", "#59a14f", "#b07aa1",
                               "#edc948", "#76b7b2", "#ff9da7", "#f28e2b"};
@@ -41,7 +36,7 @@ struct Frame {
 std::string timeText(uint64_t t, uint64_t clockHz) {
   if (!clockHz)
     return std::to_string(t) + " cycles";
-  return fmt("%.6g ms", double(t) * 1e3 / double(clockHz));
+  return formatNumber("%.6g ms", double(t) * 1e3 / double(clockHz));
 }
 
 /// The time axis: about eight ticks at 1, 2 or 5 times a power of ten cycles.
@@ -53,9 +48,10 @@ std::string axis(const Frame& f, size_t rows, uint64_t clockHz) {
   const int bottom = f.rowY(rows);
   for (double t = 0; t <= f.makespan + 0.5; t += step) {
     const double x = f.x(uint64_t(t));
-    o << "<line x1='" << fmt("%.1f", x) << "' x2='" << fmt("%.1f", x) << "' y1='" << f.top - 4
-      << "' y2='" << bottom << "' stroke='#e4e4e4'/><text x='" << fmt("%.1f", x) << "' y='"
-      << f.top - 8 << "' text-anchor='middle'>" << timeText(uint64_t(t), clockHz) << "</text>";
+    o << "<line x1='" << formatNumber("%.1f", x) << "' x2='" << formatNumber("%.1f", x) << "' y1='"
+      << f.top - 4 << "' y2='" << bottom << "' stroke='#e4e4e4'/><text x='"
+      << formatNumber("%.1f", x) << "' y='" << f.top - 8 << "' text-anchor='middle'>"
+      << timeText(uint64_t(t), clockHz) << "</text>";
   }
   return o.str();
 }
@@ -79,8 +75,8 @@ void bar(std::ostringstream& o, const Frame& f, size_t row, const char* cls, con
   if (to <= from)
     return;
   const double x0 = f.x(from), w = std::max(0.6, f.x(to) - x0);
-  o << "<rect class='" << cls << "' x='" << fmt("%.2f", x0) << "' y='" << f.rowY(row) + 3
-    << "' width='" << fmt("%.2f", w) << "' height='" << f.rowH - 6 << "' fill='" << color
+  o << "<rect class='" << cls << "' x='" << formatNumber("%.2f", x0) << "' y='" << f.rowY(row) + 3
+    << "' width='" << formatNumber("%.2f", w) << "' height='" << f.rowH - 6 << "' fill='" << color
     << "'><title>" << htmlEscape(tip) << "</title></rect>";
 }
 
@@ -141,15 +137,16 @@ std::string countRow(const Frame& f, size_t row, const std::string& label, const
   o << "<g class='" << cls << "'><text x='" << f.left - 8 << "' y='" << f.rowY(row) + f.rowH / 2 + 4
     << "' text-anchor='end'>" << htmlEscape(label) << " (max " << most << ")</text>";
   if (most > 0) {
-    o << "<path fill='#f1ce63' stroke='#b6992d' d='M" << fmt("%.2f", f.x(0)) << "," << base;
+    o << "<path fill='#f1ce63' stroke='#b6992d' d='M" << formatNumber("%.2f", f.x(0)) << ","
+      << base;
     n = 0;
     for (const auto& [t, d] : delta) {
       const double x = f.x(t);
-      o << " L" << fmt("%.2f", x) << ","
-        << fmt("%.1f", base - double(h) * double(n) / double(most));
+      o << " L" << formatNumber("%.2f", x) << ","
+        << formatNumber("%.1f", base - double(h) * double(n) / double(most));
       n += d;
-      o << " L" << fmt("%.2f", x) << ","
-        << fmt("%.1f", base - double(h) * double(n) / double(most));
+      o << " L" << formatNumber("%.2f", x) << ","
+        << formatNumber("%.1f", base - double(h) * double(n) / double(most));
     }
     o << " Z'><title>" << htmlEscape(label) << ": up to " << most << " at once, " << count
       << " waits</title></path>";
@@ -201,20 +198,21 @@ std::string tables(const ServeResult& r) {
        "</th></tr><tr><td>"
     << r.config.requests << "</td><td>" << r.config.concurrency << "</td><td>" << r.config.depth()
     << " (" << whenFullName(r.config.whenFull) << ")</td><td>" << r.completed << "</td><td>"
-    << r.refused << "</td><td>" << fmt("%.1f", r.throughputPerSecond) << " inferences/s</td><td>"
-    << timeText(r.p50, r.clockHz) << "</td><td>" << timeText(r.p95, r.clockHz) << "</td><td>"
-    << timeText(r.p99, r.clockHz) << "</td><td>" << r.makespan << " cycles</td></tr></table>";
+    << r.refused << "</td><td>" << formatNumber("%.1f", r.throughputPerSecond)
+    << " inferences/s</td><td>" << timeText(r.p50, r.clockHz) << "</td><td>"
+    << timeText(r.p95, r.clockHz) << "</td><td>" << timeText(r.p99, r.clockHz) << "</td><td>"
+    << r.makespan << " cycles</td></tr></table>";
   if (r.config.batch > 1)
     o << "<p class='batching'>Batches of up to " << r.config.batch << " requests, deadline "
       << r.config.batchDeadline << " cycles: " << r.batches << " batches, mean size "
-      << fmt("%.2f", r.meanBatchSize) << ".</p>";
+      << formatNumber("%.2f", r.meanBatchSize) << ".</p>";
   o << "<h2>Devices</h2><table><tr><th>device</th><th>runs</th><th>batches</th><th>busy "
        "cycles</th><th>NPU "
        "cycles</th><th>link cycles</th><th>idle cycles</th><th>utilisation</th></tr>";
   for (const DeviceFigures& d : r.devices)
     o << "<tr><td>" << htmlEscape(d.name) << "</td><td>" << d.runs << "</td><td>" << d.batches
       << "</td><td>" << d.busyCycles << "</td><td>" << d.npuCycles << "</td><td>" << d.linkCycles
-      << "</td><td>" << d.idleCycles << "</td><td>" << fmt("%.1f%%", 100 * d.utilisation)
+      << "</td><td>" << d.idleCycles << "</td><td>" << formatNumber("%.1f%%", 100 * d.utilisation)
       << "</td></tr>";
   o << "</table>";
   return o.str();
@@ -236,7 +234,8 @@ std::string serveHtml(const ServeResult& r, const std::string& title, const std:
        "right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}pre{background:"
        "#f7f7f7;padding:8px;overflow:auto}.k{color:#666}</style></head><body><h1>"
     << htmlEscape(title) << "</h1>" << tables(r);
-  o << "<h2>Timeline</h2><p class='k'>Simulated time at " << fmt("%.0f", double(r.clockHz) / 1e6)
+  o << "<h2>Timeline</h2><p class='k'>Simulated time at "
+    << formatNumber("%.0f", double(r.clockHz) / 1e6)
     << " MHz. Each device's stage runs: its input over the host link, the NPU, its output "
        "over the link (hover a bar for the request, the stage, the cycles and the request's "
        "wait for the device). Below, how many requests wait for a queue slot and how many "

@@ -1,5 +1,6 @@
 // What a sweep prints and writes: Pareto front, table, CSV, HTML (Report.h).
 #include "ember/session/dse/Report.h"
+#include "ember/support/Format.h"
 #include "ember/support/Html.h"
 
 #include <algorithm>
@@ -87,12 +88,6 @@ std::vector<std::string> settingColumns(const std::vector<Point>& points) {
 }
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string setting(const Point& p, const std::string& name) {
   for (const auto& [n, v] : p.settings)
@@ -192,9 +187,9 @@ std::string formatTable(const SweepData& d) {
     l.push_back(statusName(r.status));
     const bool ok = r.status == Status::Ok;
     l.push_back(ok ? std::to_string(r.cycles) : "-");
-    l.push_back(ok ? fmt("%.1f", r.energyUj) : "-");
-    l.push_back(ok ? fmt("%.1f%%", 100 * r.macUtilization) : "-");
-    l.push_back(ok ? fmt("%.0f%%", peakPercent(r)) : "-");
+    l.push_back(ok ? formatNumber("%.1f", r.energyUj) : "-");
+    l.push_back(ok ? formatNumber("%.1f%%", 100 * r.macUtilization) : "-");
+    l.push_back(ok ? formatNumber("%.0f%%", peakPercent(r)) : "-");
     l.push_back(r.pareto ? "*" : "");
     if (withArea) {
       const PointArea* a = areaOf(d, r.point);
@@ -278,9 +273,9 @@ std::string toCsv(const SweepData& d) {
     f.push_back(r.model);
     f.push_back(statusName(r.status));
     f.push_back(ok ? std::to_string(r.cycles) : "");
-    f.push_back(ok ? fmt("%.3f", r.npuSeconds * 1e6) : "");
-    f.push_back(ok ? fmt("%.4f", r.energyUj) : "");
-    f.push_back(ok ? fmt("%.5f", r.macUtilization) : "");
+    f.push_back(ok ? formatNumber("%.3f", r.npuSeconds * 1e6) : "");
+    f.push_back(ok ? formatNumber("%.4f", r.energyUj) : "");
+    f.push_back(ok ? formatNumber("%.5f", r.macUtilization) : "");
     for (const std::string& s : srams) {
       const SramPeak* found = nullptr;
       for (const SramPeak& x : r.sram)
@@ -289,7 +284,7 @@ std::string toCsv(const SweepData& d) {
       f.push_back(found ? std::to_string(found->peakBytes) : "");
       f.push_back(found ? std::to_string(found->sizeBytes) : "");
     }
-    f.push_back(ok ? fmt("%.1f", peakPercent(r)) : "");
+    f.push_back(ok ? formatNumber("%.1f", peakPercent(r)) : "");
     const PointArea* a = areaOf(d, r.point);
     if (withArea) {
       const bool aok = areaOk(a);
@@ -298,11 +293,11 @@ std::string toCsv(const SweepData& d) {
       f.push_back(aok ? std::to_string(a->flipFlops) : "");
       f.push_back(aok ? std::to_string(a->sramBits) : "");
       f.push_back(r.paretoArea ? "1" : "0");
-      f.push_back(aok ? fmt("%.1f", a->seconds) : "");
+      f.push_back(aok ? formatNumber("%.1f", a->seconds) : "");
       f.push_back(aok ? (a->cached ? "1" : "0") : "");
     }
     f.push_back(r.pareto ? "1" : "0");
-    f.push_back(fmt("%.3f", r.hostSeconds));
+    f.push_back(formatNumber("%.3f", r.hostSeconds));
     f.push_back(p ? p->file : "");
     f.push_back(r.message);
     if (withArea)
@@ -352,7 +347,7 @@ Scale scaleOf(const std::vector<double>& v) {
 }
 
 std::string utilColour(double u) {
-  return "hsl(" + fmt("%.0f", 120.0 * std::clamp(u, 0.0, 1.0)) + ",70%,42%)";
+  return "hsl(" + formatNumber("%.0f", 120.0 * std::clamp(u, 0.0, 1.0)) + ",70%,42%)";
 }
 
 std::string settingsText(const Point* p) {
@@ -384,22 +379,24 @@ std::string scatter(const SweepData& d, const std::vector<const Result*>& rows,
     ys.push_back(c.y(*r));
   }
   const Scale sx = scaleOf(xs), sy = scaleOf(ys);
-  std::string s = "<svg width=\"" + fmt("%.0f", W) + "\" height=\"" + fmt("%.0f", H) +
+  std::string s = "<svg width=\"" + formatNumber("%.0f", W) + "\" height=\"" +
+                  formatNumber("%.0f", H) +
                   "\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"11\">\n";
-  s += "<rect x=\"" + fmt("%.0f", L) + "\" y=\"" + fmt("%.0f", T) + "\" width=\"" +
-       fmt("%.0f", W - L - R) + "\" height=\"" + fmt("%.0f", H - T - B) +
-       "\" fill=\"#fafafa\" stroke=\"#999\"/>\n";
+  s += "<rect x=\"" + formatNumber("%.0f", L) + "\" y=\"" + formatNumber("%.0f", T) +
+       "\" width=\"" + formatNumber("%.0f", W - L - R) + "\" height=\"" +
+       formatNumber("%.0f", H - T - B) + "\" fill=\"#fafafa\" stroke=\"#999\"/>\n";
   for (int k = 0; k <= 4; ++k) {
     const double t = k / 4.0;
     const double x = L + t * (W - L - R), y = H - B - t * (H - T - B);
-    s += "<text x=\"" + fmt("%.1f", x) + "\" y=\"" + fmt("%.0f", H - B + 16) +
-         "\" text-anchor=\"middle\">" + fmt("%.3g", sx.value(t)) + "</text>\n";
-    s += "<text x=\"" + fmt("%.0f", L - 6) + "\" y=\"" + fmt("%.1f", y + 4) +
-         "\" text-anchor=\"end\">" + fmt("%.3g", sy.value(t)) + "</text>\n";
+    s += "<text x=\"" + formatNumber("%.1f", x) + "\" y=\"" + formatNumber("%.0f", H - B + 16) +
+         "\" text-anchor=\"middle\">" + formatNumber("%.3g", sx.value(t)) + "</text>\n";
+    s += "<text x=\"" + formatNumber("%.0f", L - 6) + "\" y=\"" + formatNumber("%.1f", y + 4) +
+         "\" text-anchor=\"end\">" + formatNumber("%.3g", sy.value(t)) + "</text>\n";
   }
-  s += "<text x=\"" + fmt("%.0f", L + (W - L - R) / 2) + "\" y=\"" + fmt("%.0f", H - 12) +
-       "\" text-anchor=\"middle\">cycles" + (sx.log ? " (log)" : "") + "</text>\n";
-  s += "<text transform=\"translate(16," + fmt("%.0f", T + (H - T - B) / 2) +
+  s += "<text x=\"" + formatNumber("%.0f", L + (W - L - R) / 2) + "\" y=\"" +
+       formatNumber("%.0f", H - 12) + "\" text-anchor=\"middle\">cycles" +
+       (sx.log ? " (log)" : "") + "</text>\n";
+  s += "<text transform=\"translate(16," + formatNumber("%.0f", T + (H - T - B) / 2) +
        ") rotate(-90)\" text-anchor=\"middle\">" + esc(c.yLabel) + (sy.log ? " (log)" : "") +
        "</text>\n";
   std::vector<std::pair<double, double>> front;
@@ -410,18 +407,18 @@ std::string scatter(const SweepData& d, const std::vector<const Result*>& rows,
   if (c.joinFront && front.size() > 1) {
     s += "<polyline fill=\"none\" stroke=\"#333\" stroke-dasharray=\"4 3\" points=\"";
     for (const auto& [x, y] : front)
-      s += fmt("%.1f", x) + "," + fmt("%.1f", y) + " ";
+      s += formatNumber("%.1f", x) + "," + formatNumber("%.1f", y) + " ";
     s += "\"/>\n";
   }
   for (const Result* r : rows) {
     const bool f = c.front(*r);
     const double x = sx.at(double(r->cycles), L, W - R), y = sy.at(c.y(*r), H - B, T);
-    s += "<circle class=\"" + std::string(f ? "pareto" : "pt") + "\" cx=\"" + fmt("%.1f", x) +
-         "\" cy=\"" + fmt("%.1f", y) + "\" r=\"" + fmt("%.1f", c.radius(*r)) + "\" fill=\"" +
-         utilColour(r->macUtilization) + "\"" + (f ? " stroke=\"#000\" stroke-width=\"2\"" : "") +
-         "><title>point " + std::to_string(r->point) + ": " +
-         esc(settingsText(pointOf(d, r->point))) + "\n" + esc(c.detail(*r)) +
-         (f ? " (Pareto)" : "") + "</title></circle>\n";
+    s += "<circle class=\"" + std::string(f ? "pareto" : "pt") + "\" cx=\"" +
+         formatNumber("%.1f", x) + "\" cy=\"" + formatNumber("%.1f", y) + "\" r=\"" +
+         formatNumber("%.1f", c.radius(*r)) + "\" fill=\"" + utilColour(r->macUtilization) + "\"" +
+         (f ? " stroke=\"#000\" stroke-width=\"2\"" : "") + "><title>point " +
+         std::to_string(r->point) + ": " + esc(settingsText(pointOf(d, r->point))) + "\n" +
+         esc(c.detail(*r)) + (f ? " (Pareto)" : "") + "</title></circle>\n";
   }
   return s + "</svg>\n";
 }
@@ -434,8 +431,8 @@ ChartSpec energyChart() {
   c.front = [](const Result& r) { return r.pareto; };
   c.radius = [](const Result& r) { return r.pareto ? 6.0 : 4.5; };
   c.detail = [](const Result& r) {
-    return std::to_string(r.cycles) + " cycles, " + fmt("%.2f", r.energyUj) + " uJ, MAC " +
-           fmt("%.1f", 100 * r.macUtilization) + "%";
+    return std::to_string(r.cycles) + " cycles, " + formatNumber("%.2f", r.energyUj) + " uJ, MAC " +
+           formatNumber("%.1f", 100 * r.macUtilization) + "%";
   };
   return c;
 }
@@ -473,22 +470,24 @@ std::string bars(const std::vector<const Result*>& rows) {
   const double bw = (W - L - R) / double(std::max<std::size_t>(1, rows.size()));
   std::string s = "<svg width=\"640\" height=\"160\" xmlns=\"http://www.w3.org/2000/svg\" "
                   "font-size=\"11\">\n";
-  s += "<text x=\"" + fmt("%.0f", L - 6) + "\" y=\"" + fmt("%.0f", T + 8) +
-       "\" text-anchor=\"end\">100%</text><text x=\"" + fmt("%.0f", L - 6) + "\" y=\"" +
-       fmt("%.0f", H - B) + "\" text-anchor=\"end\">0%</text>\n";
+  s += "<text x=\"" + formatNumber("%.0f", L - 6) + "\" y=\"" + formatNumber("%.0f", T + 8) +
+       "\" text-anchor=\"end\">100%</text><text x=\"" + formatNumber("%.0f", L - 6) + "\" y=\"" +
+       formatNumber("%.0f", H - B) + "\" text-anchor=\"end\">0%</text>\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const double u = std::clamp(rows[i]->macUtilization, 0.0, 1.0);
     const double h = u * (H - T - B);
-    s += "<rect x=\"" + fmt("%.1f", L + i * bw + 1) + "\" y=\"" + fmt("%.1f", H - B - h) +
-         "\" width=\"" + fmt("%.1f", std::max(1.0, bw - 2)) + "\" height=\"" + fmt("%.1f", h) +
+    s += "<rect x=\"" + formatNumber("%.1f", L + i * bw + 1) + "\" y=\"" +
+         formatNumber("%.1f", H - B - h) + "\" width=\"" +
+         formatNumber("%.1f", std::max(1.0, bw - 2)) + "\" height=\"" + formatNumber("%.1f", h) +
          "\" fill=\"" + utilColour(u) + "\"><title>point " + std::to_string(rows[i]->point) +
-         ": MAC " + fmt("%.1f", 100 * u) + "%</title></rect>\n";
+         ": MAC " + formatNumber("%.1f", 100 * u) + "%</title></rect>\n";
     if (rows.size() <= 40)
-      s += "<text x=\"" + fmt("%.1f", L + (i + 0.5) * bw) + "\" y=\"" + fmt("%.0f", H - B + 14) +
-           "\" text-anchor=\"middle\">" + std::to_string(rows[i]->point) + "</text>\n";
+      s += "<text x=\"" + formatNumber("%.1f", L + (i + 0.5) * bw) + "\" y=\"" +
+           formatNumber("%.0f", H - B + 14) + "\" text-anchor=\"middle\">" +
+           std::to_string(rows[i]->point) + "</text>\n";
   }
-  s += "<text x=\"" + fmt("%.0f", L + (W - L - R) / 2) + "\" y=\"" + fmt("%.0f", H - 2) +
-       "\" text-anchor=\"middle\">point (MAC utilisation)</text>\n";
+  s += "<text x=\"" + formatNumber("%.0f", L + (W - L - R) / 2) + "\" y=\"" +
+       formatNumber("%.0f", H - 2) + "\" text-anchor=\"middle\">point (MAC utilisation)</text>\n";
   return s + "</svg>\n";
 }
 
@@ -512,9 +511,10 @@ std::string htmlTable(const SweepData& d) {
       h += "<td>" + esc(p ? setting(*p, c) : "") + "</td>";
     h += "<td class=\"l\">" + esc(r.model) + "</td><td class=\"l" + (ok ? "" : " bad") + "\">" +
          statusName(r.status) + "</td><td>" + (ok ? std::to_string(r.cycles) : "") + "</td><td>" +
-         (ok ? fmt("%.2f", r.energyUj) : "") + "</td><td>" +
-         (ok ? fmt("%.1f%%", 100 * r.macUtilization) : "") + "</td><td>" +
-         (ok ? fmt("%.0f%%", peakPercent(r)) : "") + "</td><td>" + (r.pareto ? "*" : "") + "</td>";
+         (ok ? formatNumber("%.2f", r.energyUj) : "") + "</td><td>" +
+         (ok ? formatNumber("%.1f%%", 100 * r.macUtilization) : "") + "</td><td>" +
+         (ok ? formatNumber("%.0f%%", peakPercent(r)) : "") + "</td><td>" + (r.pareto ? "*" : "") +
+         "</td>";
     const PointArea* a = areaOf(d, r.point);
     std::string areaMessage;
     if (withArea) {
