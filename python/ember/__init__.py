@@ -143,7 +143,7 @@ class Program:
         self._core.write_html(_path(path))
 
     def serve(self, requests, concurrency=1, system=None, queue_depth=None, when_full="block",
-              distinct_inputs=None, seed=0, reference=None):
+              distinct_inputs=None, seed=0, reference=None, batch=1, batch_deadline=0):
         """Serves `requests` requests of this NPU program in simulated time, as ember-run
         --requests does (docs/systems.md section 4): each distinct input (default
         min(requests, 4), random from `seed` + k) is simulated, then `concurrency` clients
@@ -151,8 +151,11 @@ class Program:
         devices (a pipeline package stage by stage, a whole binary replicated). At most
         `queue_depth` requests are admitted (default: concurrency); a full queue blocks or
         refuses (`when_full`). `reference`: an NPU binary every output must match bit for
-        bit. Returns the serving report as a dict: requests, completed, refused,
-        throughput_per_s, latency_cycles {p50, p95, p99, mean, max}, devices, stages."""
+        bit. `batch` > 1: a free device takes up to `batch` ready requests of its stage at
+        once, waiting at most `batch_deadline` cycles after the oldest became ready (as
+        --batch and --batch-deadline). Returns the serving report as a dict: requests,
+        completed, refused, throughput_per_s, latency_cycles {p50, p95, p99, mean, max},
+        devices, stages (and batches, mean_batch_size)."""
         if self.target != "npu":
             raise UsageError(f"serve: runs NPU programs (this one's target is {self.target})")
         with _tempfile.TemporaryDirectory() as d:
@@ -160,7 +163,8 @@ class Program:
             self.save(path)
             text = _ember.serve(path, self._isa, int(requests), int(concurrency),
                                 int(queue_depth or 0), when_full, _path(system),
-                                int(distinct_inputs or 0), int(seed), _path(reference))
+                                int(distinct_inputs or 0), int(seed), _path(reference),
+                                int(batch), int(batch_deadline))
         return _json.loads(text)
 
     def save(self, path):

@@ -248,7 +248,7 @@ void bindServe(py::module_& m) {
       "serve",
       [](const std::string& path, const std::string& isa, size_t requests, size_t concurrency,
          size_t queueDepth, const std::string& whenFull, const std::string& system, size_t distinct,
-         uint64_t seed, const std::string& reference) {
+         uint64_t seed, const std::string& reference, size_t batch, uint64_t batchDeadline) {
         session::RunOptions o;
         o.model = path;
         o.isa = isa;
@@ -260,13 +260,15 @@ void bindServe(py::module_& m) {
         o.serve.system = system;
         o.serve.distinctInputs = distinct;
         o.serve.reference = reference;
+        o.serve.batch = batch;
+        o.serve.batchDeadline = batchDeadline;
         py::gil_scoped_release release;
         session::checkServeOptions(o);
         return session::serve(o).reportJson;
       },
       py::arg("path"), py::arg("isa"), py::arg("requests"), py::arg("concurrency"),
       py::arg("queue_depth"), py::arg("when_full"), py::arg("system"), py::arg("distinct"),
-      py::arg("seed"), py::arg("reference"),
+      py::arg("seed"), py::arg("reference"), py::arg("batch") = 1, py::arg("batch_deadline") = 0,
       "Serves the program at `path` (as ember-run --requests); returns the report's JSON.");
 }
 

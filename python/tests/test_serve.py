@@ -35,6 +35,13 @@ def test_serve_on_one_npu_and_replicated(cnn_model, tmp_path):
     assert [d["runs"] for d in rep["devices"]] == [2, 2, 2, 2]
     busy = prog.serve(6, concurrency=2, queue_depth=1, when_full="refuse")
     assert busy["completed"] + busy["refused"] == 6 and busy["refused"] == 3
+    # Batches of four: the eight requests ready at cycle 0 make two batches, each four runs
+    # back to back with their inputs and their outputs in one link transfer each way.
+    b = prog.serve(8, concurrency=8, batch=4, batch_deadline=1000)
+    st = b["stages"][0]
+    per = 4 * st["npu_cycles"][0] + _link(4 * st["in_bytes"], link) + _link(4 * st["out_bytes"], link)
+    assert b["batches"] == 2 and b["mean_batch_size"] == 4
+    assert b["makespan_cycles"] == 2 * per < one["makespan_cycles"]
 
 
 def test_serve_refuses_host_programs(mlp_model):
