@@ -119,7 +119,11 @@ class Cache:
         if folder not in _MADE:  # one mkdir per folder and process, not one per row
             os.makedirs(folder, exist_ok=True)
             _MADE.add(folder)
-        _write_json(path, row)
+        try:
+            _write_json(path, row)
+        except FileNotFoundError:  # the folder went away while this process lived
+            os.makedirs(folder, exist_ok=True)
+            _write_json(path, row)
 
 
 _MADE = set()

@@ -2,6 +2,7 @@
 the cache's files, ember-dse's points from Python, and the search's Pareto front."""
 
 import json
+import shutil
 
 import pytest
 
@@ -33,6 +34,11 @@ def test_cache_round_trip(tmp_path):
     assert c.get("ab" * 31 + "cd") == {"status": "ok", "cycles": 8}
     assert sorted(p.name for p in (tmp_path / "cache" / "ab").iterdir()) == \
         ["ab" * 32 + ".json", "ab" * 31 + "cd.json"]  # no temporary file left
+    # A worker lives on while its cache folder is removed (a new sweep cleaning up): the
+    # next row still lands, though this process made that folder once already.
+    shutil.rmtree(tmp_path / "cache")
+    c.put("ab" * 32, {"status": "ok", "cycles": 9})
+    assert c.get("ab" * 32) == {"status": "ok", "cycles": 9}
 
 
 def test_batch_rows_travel_as_the_librarys_text(tmp_path, monkeypatch):
