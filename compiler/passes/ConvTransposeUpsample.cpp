@@ -18,7 +18,8 @@
 // pads (0, 1). The sums are the ConvTranspose's (a float sum up to rounding order); the
 // quantizer then makes an int8 Conv and a DepthToSpace that moves codes, which the NPU runs
 // on its MAC array and by DMA (npu-layers.md, "Upsampling"). The crop Slice (e.g. k = 3,
-// s = 2, pads 1, no output padding) runs where Slice on H / W runs (not on the NPU).
+// s = 2, pads 1, no output padding) is a constant spatial Slice, which the NPU runs by
+// strided DMA too (ChannelSelectLayer).
 #include "PassUtil.h"
 
 #include "ember/graph/AttrViews.h"

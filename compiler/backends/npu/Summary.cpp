@@ -86,8 +86,8 @@ std::string routeToNpu(NodeKind k) {
     return "via Lut (int8)"; // the quantizer's table of the function, docs/numerics.md 4.6
   static const std::map<NodeKind, const char*> passes = {
       {NodeKind::Split, "via Slices (split-to-slices)"},
-      {NodeKind::ConvTranspose, "via Conv + DepthToSpace: 2-D, one group, dilation 1, output a "
-                                "multiple of the stride (convtranspose-to-depthtospace)"}};
+      {NodeKind::ConvTranspose, "via Conv + DepthToSpace (+ a crop Slice): 2-D, one group, "
+                                "dilation 1 (convtranspose-to-depthtospace)"}};
   const auto it = passes.find(k);
   return it == passes.end() ? "" : it->second;
 }
