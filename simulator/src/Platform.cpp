@@ -214,6 +214,14 @@ public:
     return (p_.regs.at(p_.map.ctrl) & p_.map.irqEn) &&
            (p_.irqStatus & (p_.map.irqDone | p_.map.irqFault));
   }
+  /// Whether a read of register `off` may run ahead of the kernel's clock (ControlCore's
+  /// local time): COPY_STATUS while no job runs or starts. Its value is then a function
+  /// of the read's cycle alone, and no other process of the platform can run before the
+  /// core's next access that waits, so the firmware's poll of a copy costs no SystemC
+  /// context switch per read and every read still sees its own cycle's value.
+  bool readsAhead(u32 off) const {
+    return off == p_.map.copyStatus && p_.state != State::Running && !startPending_;
+  }
   /// Ends the job loop (and a running job) so the simulation can end.
   void shutdown() {
     shutdown_ = true;
@@ -223,7 +231,9 @@ public:
   std::exception_ptr error; ///< What an engine threw.
 
 private:
-  u64 clock() const { return p_.clockBase + sc_core::sc_time_stamp().value() / unit(); }
+  /// The platform cycle of the transaction being served (the kernel's time plus its
+  /// annotated delay, TLM-2.0 loosely timed), else of the kernel.
+  u64 clock() const { return p_.clockBase + (sc_core::sc_time_stamp().value() + ahead_) / unit(); }
   void stopJob() {
     if (p_.state == State::Running) {
       abort_.requested = true;
@@ -237,8 +247,8 @@ private:
       t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
       return;
     }
-    delay += cyclesTime(p_.isa.hw().control.register_access_cycles);
     u32 v = 0;
+    ahead_ = delay.value(); // the transaction's cycle: the caller's local time
     if (t.is_read()) {
       v = read(u32(a));
       std::memcpy(t.get_data_ptr(), &v, 4);
@@ -246,6 +256,8 @@ private:
       std::memcpy(&v, t.get_data_ptr(), 4);
       write(u32(a), v);
     }
+    ahead_ = 0;
+    delay += cyclesTime(p_.isa.hw().control.register_access_cycles);
     t.set_response_status(tlm::TLM_OK_RESPONSE);
   }
 
@@ -452,6 +464,7 @@ private:
   };
   std::optional<Ended> ended_;
   const detail::RunState* live_ = nullptr; ///< The live engine's counters.
+  u64 ahead_ = 0; ///< Annotated delay (SystemC time units) of the transaction being served.
 };
 
 /// The control core: the caller's program on a SystemC thread, a TLM-2.0 initiator.
@@ -472,15 +485,17 @@ public:
     access(tlm::TLM_WRITE_COMMAND, off, v);
   }
   void idle() override {
+    sync();
     if (npu_.irqLine())
       return; // a pending interrupt: the core does not sleep
     const u64 tick = p_.isa.hw().control.tick_cycles, now = this->now();
     sc_core::wait(cyclesTime((now / tick + 1) * tick - now), npu_.irq);
   }
   std::uint64_t now() const override {
-    return p_.clockBase + sc_core::sc_time_stamp().value() / unit();
+    return p_.clockBase + (sc_core::sc_time_stamp() + local_).value() / unit();
   }
   void spend(std::uint64_t cycles) override {
+    sync();
     if (cycles)
       sc_core::wait(cyclesTime(cycles));
   }
@@ -492,9 +507,20 @@ private:
     } catch (...) {
       error = std::current_exception();
     }
+    sync();
     npu_.shutdown();
   }
+  /// Waits out the core's local time (the reads it ran ahead, NpuBlock::readsAhead): the
+  /// kernel's clock is then where it would be had the core waited after each of them.
+  void sync() {
+    if (local_ != sc_core::SC_ZERO_TIME)
+      sc_core::wait(local_);
+    local_ = sc_core::SC_ZERO_TIME;
+  }
   u32 access(tlm::tlm_command cmd, u32 off, u32 v) {
+    const bool ahead = cmd == tlm::TLM_READ_COMMAND && npu_.readsAhead(off);
+    if (!ahead)
+      sync();
     tlm::tlm_generic_payload t;
     std::uint8_t data[4];
     std::memcpy(data, &v, 4);
@@ -506,14 +532,17 @@ private:
     t.set_byte_enable_ptr(nullptr);
     t.set_dmi_allowed(false);
     t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time delay = local_; // 0 unless the core runs ahead
     socket->b_transport(t, delay);
     if (t.is_response_error())
       throw isa::Error(p_.isa.file(), "/registers",
                        "the control core " +
                            std::string(cmd == tlm::TLM_READ_COMMAND ? "read" : "wrote") +
                            " offset " + std::to_string(off) + ", where the map has no register");
-    sc_core::wait(delay); // the core waits for its bus transaction
+    if (ahead)
+      local_ = delay; // waited at the next access that does not run ahead
+    else
+      sc_core::wait(delay); // the core waits for its bus transaction
     std::memcpy(&v, data, 4);
     return v;
   }
@@ -521,6 +550,8 @@ private:
   Platform::Impl& p_;
   const std::function<void(CoreBus&)>& program_;
   NpuBlock& npu_;
+  /// Time the core has run ahead of the kernel's clock (reads NpuBlock::readsAhead).
+  sc_core::sc_time local_ = sc_core::SC_ZERO_TIME;
 };
 
 } // namespace

@@ -363,3 +363,52 @@ TEST(Platform, TheCopyDmaStreamsAtTheDescriptionsBandwidthAndComputesCrc32c) {
   EXPECT_EQ(d3, t3 + 4);
   EXPECT_EQ(st3, done | error);
 }
+
+TEST(Platform, PollsOfTheCopyDmaEndWhereWaitingAfterEachReadWouldHaveEnded) {
+  // Reads of COPY_STATUS while no job runs take no SystemC wait each (the core runs ahead,
+  // NpuBlock::readsAhead); every read must still see its own cycle and the clock must
+  // stand where waiting 4 cycles after each would have left it: at the end of the run
+  // (the platform's cycles, which carry over to the next run), at idle() and at the
+  // next access.
+  Fixture f(withControl(4, 100), "finish\n");
+  Platform p(f.isa, f.dram.data(), f.dram.size());
+  const u32 status = reg(f.isa, "COPY_STATUS"), done = bit(f.isa, "COPY_STATUS", "DONE");
+  u64 start = 0, seen = 0, after = 0, ended = 0, carried = 0, woke = 0, next = 0;
+  int polls = 0;
+  p.run([&](CoreBus& b) {
+    b.write(reg(f.isa, "COPY_SRC_LO"), 0x1000); // 4
+    b.write(reg(f.isa, "COPY_SRC_HI"), 0);      // 8
+    b.write(reg(f.isa, "COPY_DST_LO"), 0x2000); // 12
+    b.write(reg(f.isa, "COPY_DST_HI"), 0);      // 16
+    b.write(reg(f.isa, "COPY_LEN"), 320);       // 20
+    b.write(reg(f.isa, "COPY_SEED"), 0);        // 24
+    start = b.now();
+    b.write(reg(f.isa, "COPY_CTRL"), bit(f.isa, "COPY_CTRL", "START")); // 28
+    u32 st = 0;
+    do {
+      seen = b.now();
+      st = b.read(status);
+      ++polls;
+    } while (!(st & done));
+    after = b.now(); // the run ends with the last poll
+  });
+  ended = p.cycles();
+  p.run([&](CoreBus& b) {
+    carried = b.now();
+    b.idle(); // the next tick
+    woke = b.now();
+    b.write(reg(f.isa, "COPY_SEED"), 1);
+    next = b.now();
+  });
+  // START written in cycle 24: DONE from 24 + 1 + 100 + 2 * (320 / 32) = 145. Polls issued
+  // at 28, 32, ..., the first at or after 145 is issued at 148: 31 polls.
+  EXPECT_EQ(start, 24u);
+  EXPECT_EQ(polls, 31);
+  EXPECT_EQ(seen, 148u);
+  EXPECT_EQ(after, 152u);
+  EXPECT_EQ(ended, 152u);
+  EXPECT_EQ(carried, 152u);
+  EXPECT_EQ(woke, 200u);
+  EXPECT_EQ(next, 204u);
+  EXPECT_EQ(p.cycles(), 204u);
+}
