@@ -2,6 +2,7 @@
 #   P/lib/libember.so            every Ember library in one shared object
 #   P/include/ember/...          the public headers
 #   P/bin/                       the tools (emberc, ember-run, ember-sim, ...)
+#   P/lib/ember/libember_cpu_plugin.so   the cpu backend the tools load when first used
 #   P/share/ember/isa/           the NPU descriptions and their schema
 #   P/lib/cmake/Ember/           EmberConfig.cmake: find_package(Ember) gives Ember::compiler,
 #                                Ember::platform, Ember::sim, Ember::runtime, Ember::isa, Ember::session
@@ -63,6 +64,9 @@ foreach(tool emberc ember-run ember-sim ember-dse ember-objdump ember-as ember-i
     install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()
 endforeach()
+if(TARGET ember_cpu_plugin) # found by the tools as ../lib/ember/ (ember/cpu/CpuPlugin.h)
+  install(TARGETS ember_cpu_plugin LIBRARY DESTINATION lib/ember)
+endif()
 
 set(_cmakedir ${CMAKE_INSTALL_LIBDIR}/cmake/Ember)
 install(EXPORT EmberTargets NAMESPACE Ember:: DESTINATION ${_cmakedir})

@@ -3,7 +3,7 @@
 // runs through the runtime) joins at run time through registerBackend().
 #include "ember/backend/Backend.h"
 #ifdef EMBER_HAVE_CPU_BACKEND
-#include "ember/cpu/CpuBackend.h"
+#include "ember/cpu/CpuPlugin.h"
 #endif
 #include "ember/interpreter/Interpreter.h"
 #include "ember/support/Error.h"
@@ -23,7 +23,7 @@ struct Registry {
   std::vector<BackendEntry> entries = {
       {"interp", createInterpreterBackend},
 #ifdef EMBER_HAVE_CPU_BACKEND
-      {"cpu", [] { return createCpuBackend(); }},
+      {"cpu", [] { return loadCpuBackend(CpuOptions{}); }},
 #endif
   };
 };

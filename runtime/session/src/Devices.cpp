@@ -11,7 +11,7 @@
 #include "ember/rtl/RtlSim.h"
 #endif
 #ifdef EMBER_HAVE_CPU_BACKEND
-#include "ember/cpu/CpuBackend.h"
+#include "ember/cpu/CpuPlugin.h"
 #endif
 #include "ember/driver/Execute.h"
 #include "ember/npu/Compile.h"
@@ -41,7 +41,7 @@ std::unique_ptr<Backend> deviceBackend(const std::string& name, const DeviceOpti
   if (name == "cpu" && opts.profile) {
     CpuOptions o;
     o.profile = true;
-    return createCpuBackend(o);
+    return loadCpuBackend(o);
   }
 #endif
   if (opts.profile && name != "cpu")
