@@ -102,9 +102,11 @@ private:
   const isa::IsaDescription& isa_;
 };
 
-/// Simulation time of one NPU cycle (the cycle engine's unit).
+/// Simulation time of one NPU cycle (the cycle engine's unit). SystemC fixes its time
+/// resolution when the first sc_time is made, once per process.
 u64 unit() {
-  return sc_core::sc_time(1, sc_core::SC_NS).value();
+  static const u64 u = sc_core::sc_time(1, sc_core::SC_NS).value();
+  return u;
 }
 sc_core::sc_time cyclesTime(u64 n) {
   return sc_core::sc_time::from_value(n * unit());
@@ -521,7 +523,7 @@ private:
     const bool ahead = cmd == tlm::TLM_READ_COMMAND && npu_.readsAhead(off);
     if (!ahead)
       sync();
-    tlm::tlm_generic_payload t;
+    tlm::tlm_generic_payload& t = payload_; // reused: a payload allocates its extensions
     std::uint8_t data[4];
     std::memcpy(data, &v, 4);
     t.set_command(cmd);
@@ -552,6 +554,7 @@ private:
   NpuBlock& npu_;
   /// Time the core has run ahead of the kernel's clock (reads NpuBlock::readsAhead).
   sc_core::sc_time local_ = sc_core::SC_ZERO_TIME;
+  tlm::tlm_generic_payload payload_; ///< The one transaction the core has in flight.
 };
 
 } // namespace
