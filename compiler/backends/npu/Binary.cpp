@@ -1,5 +1,6 @@
 #include "Binary.h"
 
+#include "ember/isa/roles.h"
 #include "ember/quantization/Numerics.h"
 #include "ember/support/Error.h"
 
@@ -170,26 +171,53 @@ BinaryConsts binaryConsts(const BinaryOp& op, const BinaryPlan& plan, const Bina
   return c;
 }
 
-/// A tile of T rows of a with up to B rows of b.
+/// A tile of T rows of a with up to B rows of b, each row of b `copies` times in acc.
 struct BinaryTile {
   int64_t T = 0, B = 0;
+  int64_t copies = 1;
 };
+
+/// Whether the combining instruction `vb` can walk a's rows in pairs against two copies
+/// of one b row (n0 = 2, a's outer stride 2, b's inner stride 1 and outer stride 0), and
+/// the instructions that bring b into acc can write its rows two apart.
+bool pairsFit(const Target& t, const isa::InstrDesc& vb) {
+  using namespace isa::role;
+  if (Target::maxOf(vb, kN0) < 2 || Target::maxOf(vb, kSrc0S1) < 2 ||
+      Target::maxOf(vb, kDstS1) < 2 || Target::maxOf(vb, kSrc1S0) < 1)
+    return false;
+  for (const isa::InstrDesc* d : {&t.vecBinary("sub"), &t.vecBinary("mul"), &t.vecUnary("copy")})
+    if (Target::maxOf(*d, kDstS0) < 2 || Target::maxOf(*d, kDstS1) < 2 * Target::maxOf(*d, kN0))
+      return false;
+  return true;
+}
 
 /// The largest tile that fits: act holds D slots of (T a rows, B b rows, T result rows)
 /// above actBase; acc T rows of a, then B rows of b (plus a spare row keeping them in
-/// different banks) above accBase.
-BinaryTile binaryTile(const Target& t, const BinaryOperands& o, int64_t D, int64_t actBase,
-                      int64_t accBase) {
+/// different banks) above accBase. A broadcast b (one row meeting many rows of a) is held
+/// twice in acc, row k of b at rows 2k and 2k + 1 of its region, when the acc SRAM has
+/// two or more banks, the combining instruction can walk pairs and a tile still fits: a's
+/// row j then meets the copy j mod 2, which lies in the other bank (the two regions start
+/// an odd number of rows apart), so the combining reads never collide (rule V1; with one
+/// copy, every other row of a shares the b row's bank).
+BinaryTile binaryTile(const Target& t, const BinaryOperands& o, const isa::InstrDesc& vb, int64_t D,
+                      int64_t actBase, int64_t accBase) {
   int64_t T = std::min(o.ta->rows(), (t.rows(Mem::Act) - actBase) / (D * 3));
   T = std::min(T, (t.rows(Mem::Acc) - accBase) / 2);
   int64_t B = o.bcast ? std::min(T, T / o.plane + 2) : T;
+  const isa::MemoryDesc& acc = t.isa().memory(isa::mem::kAcc);
+  const int64_t copies = o.bcast && acc.banks >= 2 && acc.read_ports < 2 && pairsFit(t, vb) ? 2 : 1;
+  if (copies == 2) {
+    const int64_t T2 = std::min(T, t.rows(Mem::Acc) - accBase - 2 * B - 1);
+    if (T2 >= 2)
+      return {T2, B, 2};
+  }
   T = std::min(T, t.rows(Mem::Acc) - accBase - B - 1);
   if (T < 1) {
     // An acc SRAM without room for the spare row: tiles of one row (T odd needs none).
     T = 1;
     B = 1;
   }
-  return {T, B};
+  return {T, B, 1};
 }
 
 /// Emits a binary layer step by step: each step loads a tile of a and the rows of b it
@@ -202,8 +230,9 @@ public:
         o_(binaryOperands(n, ctx)), bd_(quant::activationBounds(n, o_.y.type().quant)),
         c_(binaryConsts(op, plan, o_, ctx)), zpRow_(op.scaleOperands ? 2 : 0),
         accBase_(zpRow_ + (plan.zpInAcc ? 2 : 0)), actBase_(plan.zpInAcc ? 0 : 2),
-        tile_(binaryTile(t_, o_, D_, actBase_, accBase_)), slotRows_(2 * tile_.T + tile_.B),
-        vb_(t_.vecBinary(op.combine)), vs_(t_.vecBinary("sub")), vm_(t_.vecBinary("mul")) {}
+        tile_(binaryTile(t_, o_, t_.vecBinary(op.combine), D_, actBase_, accBase_)),
+        slotRows_(2 * tile_.T + tile_.B), vb_(t_.vecBinary(op.combine)), vs_(t_.vecBinary("sub")),
+        vm_(t_.vecBinary("mul")) {}
 
   LayerInfo run() {
     bool first = true;
@@ -218,7 +247,7 @@ public:
                               : "") +
                   (plan_.zpInAcc ? " zero-points-in-acc" : "");
     info.sram[0] = actBase_ + D_ * slotRows_;
-    info.sram[2] = accBase_ + tile_.T + tile_.B + 1;
+    info.sram[2] = accBase_ + tile_.T + tile_.copies * tile_.B + 1;
     info.sram[3] = 2;
     return info;
   }
@@ -249,15 +278,16 @@ private:
     s.computes.push_back(p_.vecBinary("sub", Mem::Acc, Mem::Acc, dst, dst, zw, n0, n1));
   }
 
-  /// `rows` act rows from `act` into acc rows from `acc`, less their zero point (zero
-  /// point row `zpIndex` of the two) and times their multiplier (acc row `zpIndex`) when
-  /// the operands are scaled. Each instruction's own count fields bound the chunks (a
-  /// re-encoded description may give vsub a narrower n0 than vmul).
-  void operandIntoAcc(Step& s, int64_t acc, int64_t act, int64_t zpIndex, int64_t rows) const {
+  /// `rows` act rows from `act` into acc rows from `acc`, `step` rows apart, less their
+  /// zero point (zero point row `zpIndex` of the two) and times their multiplier (acc row
+  /// `zpIndex`) when the operands are scaled. Each instruction's own count fields bound
+  /// the chunks (a re-encoded description may give vsub a narrower n0 than vmul).
+  void operandIntoAcc(Step& s, int64_t acc, int64_t act, int64_t zpIndex, int64_t rows,
+                      int64_t step = 1) const {
     const Program::Walk zw{plan_.zpInAcc ? zpRow_ + zpIndex : zpIndex, 0, 0}, mw{zpIndex, 0, 0};
     const isa::InstrDesc& vc = plan_.zpInAcc ? t_.vecUnary("copy") : vs_;
     for (const auto& c : Program::rowChunks({&vs_, &vc, op_.scaleOperands ? &vm_ : &vs_}, rows)) {
-      const Program::Walk dst{acc + c[0], 1, c[1]};
+      const Program::Walk dst{acc + c[0] * step, step, c[1] * step};
       subtractZp(s, dst, {act + c[0], 1, c[1]}, zw, c[1], c[2]);
       if (op_.scaleOperands)
         s.computes.push_back(p_.vecBinary("mul", Mem::Acc, Mem::Acc, dst, dst, mw, c[1], c[2]));
@@ -271,15 +301,42 @@ private:
     for (int64_t i = 0; i < nr;) {
       const int64_t r = r0 + i;
       const int64_t len = o_.bcast ? std::min(nr - i, (r / o_.plane + 1) * o_.plane - r) : nr - i;
-      for (const auto& c : Program::rowChunks(vb_, len)) {
-        const int64_t at = i + c[0];
-        const Program::Walk bw = o_.bcast ? Program::Walk{accB + r / o_.plane - p0, 0, 0}
-                                          : Program::Walk{accB + at, 1, c[1]};
-        s.computes.push_back(p_.vecBinary(op_.combine, Mem::Acc, Mem::Acc, {accA + at, 1, c[1]},
-                                          {accA + at, 1, c[1]}, bw, c[1], c[2]));
-      }
+      if (tile_.copies == 2)
+        combinePairs(s, i, len, accA, accB + 2 * (r / o_.plane - p0));
+      else
+        for (const auto& c : Program::rowChunks(vb_, len)) {
+          const int64_t at = i + c[0];
+          const Program::Walk bw = o_.bcast ? Program::Walk{accB + r / o_.plane - p0, 0, 0}
+                                            : Program::Walk{accB + at, 1, c[1]};
+          s.computes.push_back(p_.vecBinary(op_.combine, Mem::Acc, Mem::Acc, {accA + at, 1, c[1]},
+                                            {accA + at, 1, c[1]}, bw, c[1], c[2]));
+        }
       i += len;
     }
+  }
+
+  /// Combines a's acc rows [at, at + len) (from accA) with the two copies of one b row
+  /// (acc rows bRow, bRow + 1): a's row j with copy j mod 2, which lies in the other bank
+  /// (binaryTile). Whole pairs go n0 = 2 at a time; an odd first or last row alone.
+  void combinePairs(Step& s, int64_t at, int64_t len, int64_t accA, int64_t bRow) const {
+    const int64_t max1 = Target::maxOf(vb_, isa::role::kN1);
+    auto emit = [&](int64_t j, int64_t n0, int64_t n1, Program::Walk bw) {
+      const Program::Walk aw{accA + j, 1, 2};
+      s.computes.push_back(p_.vecBinary(op_.combine, Mem::Acc, Mem::Acc, aw, aw, bw, n0, n1));
+    };
+    int64_t j = at;
+    const int64_t end = at + len;
+    if (j % 2 == 1 && j < end) {
+      emit(j, 1, 1, {bRow + 1, 0, 0});
+      ++j;
+    }
+    while (end - j >= 2) {
+      const int64_t n1 = std::min(max1, (end - j) / 2);
+      emit(j, 2, n1, {bRow, 1, 0});
+      j += 2 * n1;
+    }
+    if (j < end)
+      emit(j, 1, 1, {bRow, 0, 0});
   }
 
   /// The step of the tile of a from row r0 (the `first` also loads the constants).
@@ -300,7 +357,8 @@ private:
       s.loads.push_back(in);
     for (auto& in : p_.loadRows(Mem::Act, inB, tb.offset + uint64_t(p0 * L_), p1 - p0 + 1))
       s.loads.push_back(in);
-    operandIntoAcc(s, accB, inB, 1, p1 - p0 + 1);
+    for (int64_t k = 0; k < tile_.copies; ++k)
+      operandIntoAcc(s, accB + k, inB, 1, p1 - p0 + 1, tile_.copies);
     operandIntoAcc(s, accA, inA, 0, nr);
     combine(s, r0, nr, accA, accB, p0);
     for (const auto& c : Program::rowChunks(t_.requant(), nr))
