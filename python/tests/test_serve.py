@@ -42,6 +42,11 @@ def test_serve_on_one_npu_and_replicated(cnn_model, tmp_path):
     per = 4 * st["npu_cycles"][0] + _link(4 * st["in_bytes"], link) + _link(4 * st["out_bytes"], link)
     assert b["batches"] == 2 and b["mean_batch_size"] == 4
     assert b["makespan_cycles"] == 2 * per < one["makespan_cycles"]
+    # Python takes the command line's ranges (no batch of 0, no deadline past 10^12 cycles).
+    with pytest.raises(ember.UsageError, match="--batch: 0 is outside 1..4096"):
+        prog.serve(8, batch=0)
+    with pytest.raises(ember.UsageError, match="--batch-deadline"):
+        prog.serve(8, batch=2, batch_deadline=2**64 - 1)
 
 
 def test_serve_refuses_host_programs(mlp_model):

@@ -8,6 +8,7 @@
 namespace ember::cli {
 
 void addServeOptions(CLI::App& app, session::ServeOptions& o) {
+  using L = session::ServeLimits;
   const char* group = "Serving (docs/systems.md section 4)";
   app.add_option("--requests", o.requests,
                  "serve N requests of the model, binary or package in simulated time:\n"
@@ -15,17 +16,17 @@ void addServeOptions(CLI::App& app, session::ServeOptions& o) {
                  "prints throughput, p50/p95/p99 latency and per-device utilisation")
       ->type_name("N")
       ->group(group)
-      ->check(wholeNumber(1, 100000000));
+      ->check(wholeNumber(1, L::maxRequests));
   app.add_option("--concurrency", o.concurrency,
                  "clients, each with one request outstanding (default 1)")
       ->type_name("C")
       ->group(group)
-      ->check(wholeNumber(1, 1000000));
+      ->check(wholeNumber(1, L::maxConcurrency));
   app.add_option("--queue-depth", o.queueDepth,
                  "at most Q requests admitted at once (default: --concurrency)")
       ->type_name("Q")
       ->group(group)
-      ->check(wholeNumber(1, 1000000));
+      ->check(wholeNumber(1, L::maxQueueDepth));
   app.add_option("--when-full", o.whenFull,
                  "block (default: the client waits for a slot) or refuse (it is\n"
                  "told busy and issues its next request when one completes)")
@@ -38,13 +39,13 @@ void addServeOptions(CLI::App& app, session::ServeOptions& o) {
                  "(default 1)")
       ->type_name("B")
       ->group(group)
-      ->check(wholeNumber(1, 4096));
+      ->check(wholeNumber(1, L::maxBatch));
   app.add_option("--batch-deadline", o.batchDeadline,
                  "with fewer than B ready, wait at most this many cycles after the\n"
                  "oldest became ready, then take what is ready (default 0)")
       ->type_name("CYCLES")
       ->group(group)
-      ->check(wholeNumber(0, 1000000000000));
+      ->check(wholeNumber(0, L::maxBatchDeadline));
   app.add_option("--system", o.system,
                  "serve over a system of NPUs (isa/systems/*.json): a package of K\n"
                  "NPU stages runs stage k on device k, a binary is replicated over\n"
@@ -56,7 +57,7 @@ void addServeOptions(CLI::App& app, session::ServeOptions& o) {
                  "--random-input SEED input k is SEED + k); default min(N, 4)")
       ->type_name("D")
       ->group(group)
-      ->check(wholeNumber(1, 100000));
+      ->check(wholeNumber(1, L::maxDistinctInputs));
   app.add_option("--reference", o.reference,
                  "run every distinct input on this whole-model NPU binary too and\n"
                  "require bit-exact outputs")

@@ -140,7 +140,9 @@ void Scheduler::makeReady(size_t request, size_t stage, uint64_t t) {
 bool Scheduler::takeBatch(size_t stage, uint64_t t, std::vector<size_t>& batch) {
   std::deque<size_t>& q = ready_[stage];
   const size_t most = std::max<size_t>(1, c_.batch);
-  const uint64_t deadline = readySince_[q.front()] + c_.batchDeadline;
+  const uint64_t since = readySince_[q.front()];
+  const uint64_t deadline =
+      c_.batchDeadline > UINT64_MAX - since ? UINT64_MAX : since + c_.batchDeadline;
   if (q.size() < most && t < deadline) {
     wakes_.insert(deadline);
     return false;

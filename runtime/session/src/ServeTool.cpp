@@ -448,6 +448,20 @@ void checkServeOptions(const RunOptions& o) {
                        "--batch, --batch-deadline and --reference go with --requests N (serving)");
     return;
   }
+  using L = ServeLimits;
+  const struct {
+    const char* option;
+    uint64_t value, least, most;
+  } ranges[] = {{"--requests", so.requests, 1, L::maxRequests},
+                {"--concurrency", so.concurrency, 1, L::maxConcurrency},
+                {"--queue-depth", so.queueDepth, 0, L::maxQueueDepth}, // 0: the default
+                {"--batch", so.batch, 1, L::maxBatch},
+                {"--batch-deadline", so.batchDeadline, 0, L::maxBatchDeadline},
+                {"--distinct-inputs", so.distinctInputs, 0, L::maxDistinctInputs}};
+  for (const auto& r : ranges)
+    if (r.value < r.least || r.value > r.most)
+      throw UsageError(r.option, std::to_string(r.value) + " is outside " +
+                                     std::to_string(r.least) + ".." + std::to_string(r.most));
   if (so.batchDeadline && so.batch < 2)
     throw UsageError("--batch-deadline", "is how long a device waits to fill a batch: it goes "
                                          "with --batch B, B >= 2");

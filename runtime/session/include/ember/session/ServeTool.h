@@ -8,9 +8,21 @@
 /// schedule (Serve.h) then serves the requests over the devices.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace ember::session {
+
+/// The ranges serving accepts, whether from ember-run's options or from Python's
+/// Program.serve (checkServeOptions checks them; the command line names them in --help).
+struct ServeLimits {
+  static constexpr uint64_t maxRequests = 100000000;
+  static constexpr uint64_t maxConcurrency = 1000000;
+  static constexpr uint64_t maxQueueDepth = 1000000;
+  static constexpr uint64_t maxBatch = 4096;
+  static constexpr uint64_t maxBatchDeadline = 1000000000000; ///< Cycles.
+  static constexpr uint64_t maxDistinctInputs = 100000;
+};
 
 /// The serving options of ember-run (RunOptions::serve).
 struct ServeOptions {
@@ -36,8 +48,9 @@ struct ServeOptions {
 
 struct RunOptions;
 
-/// Refuses (ember::UsageError) serving options without --requests, and --requests with
-/// what serving does not do (--compare, a device other than sim).
+/// Refuses (ember::UsageError) serving options without --requests, values outside
+/// ServeLimits, and --requests with what serving does not do (--compare, a device other
+/// than sim).
 void checkServeOptions(const RunOptions& o);
 
 /// What serving produced: the stages' table and the summary ember-run prints, the
