@@ -205,8 +205,8 @@ segmentIsa(const JsonReader& r, const json& j, const std::string& path,
   r.fail(path + "/isa_hash",
          "segment " + entry + " is built for NPU description '" + name + "' (hash " +
              hash.substr(0, 16) + "...), not '" + isa.name() +
-             "': this package is a pipeline over a system of unequal devices; run it with "
-             "--system SYS.json (the system it was compiled for)");
+             "': this package is a pipeline over a system of unequal devices; serve it on "
+             "the system it was compiled for: ember-run PKG --system SYS.json --requests N");
 }
 
 /// One segment: its manifest entry and its package entry.

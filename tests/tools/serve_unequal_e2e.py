@@ -94,7 +94,7 @@ def main():
     out = run([args.ember_run, pkg, "--random-input", "1"], want_rc=1)
     expect(re.search(r"mixed\.pkg:manifest\.json: /segments/\d+/isa_hash: segment seg\d+\.elf is "
                      r"built for NPU description 'ember-v1-large' \(hash [0-9a-f]{16}\.\.\.\), "
-                     r"not 'ember-v1'.*run it with --system SYS\.json", out),
+                     r"not 'ember-v1'.*ember-run PKG --system SYS\.json --requests N", out),
            "without --system the package is refused, naming the segment, the description "
            "and --system")
 

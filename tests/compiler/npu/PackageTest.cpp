@@ -130,7 +130,7 @@ TEST(Package, SegmentOfAnotherDescriptionNeedsIt) {
                      isa::toHex(largeIsa().hash()).substr(0, 16) + "...), not 'ember-v1'"),
             std::string::npos)
       << why;
-  EXPECT_NE(why.find("run it with --system SYS.json"), std::string::npos) << why;
+  EXPECT_NE(why.find("ember-run PKG --system SYS.json --requests N"), std::string::npos) << why;
   Plan loaded =
       partition::parsePackage(bytes.data(), bytes.size(), refIsa(), "m.pkg", {largeIsa()});
   for (size_t s = 0; s < loaded.segments.size(); ++s)
