@@ -460,7 +460,8 @@ const std::map<NodeKind, RuleEntry>& rules() {
     t[K::Div] = {divRule, "by a scalar constant: int8 Mul by its reciprocal, own params"};
     t[K::Softmax] = {softmaxRule,
                      "when its input is int8 or a graph input: exp table of the input scale, "
-                     "result params of [0, 1]"};
+                     "result params of [0, 2^-k], the smallest power of two holding the "
+                     "calibrated largest probability (numerics.md 4.10)"};
     t[K::LayerNormalization] = {layerNormRule,
                                 "when its input is int8 or a graph input: constant float "
                                 "scale/bias, integer statistics, own params"};

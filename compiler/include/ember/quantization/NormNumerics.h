@@ -36,8 +36,9 @@ constexpr int kMaxSoftmaxRangeHalvings = 16;
 /// `maxProbability`: the range [0, 2^-k] (s = 2^-k / 255, zp = -128) with the largest k
 /// (at most kMaxSoftmaxRangeHalvings) for which it still holds that value. A certain class
 /// (a largest probability above 1/2) keeps [0, 1], so it is code 127; the near-uniform
-/// attention of a long sequence (probabilities about 1/T) gets steps up to 2^k times finer,
-/// with at least the calibrated largest value of headroom. Without a calibrated value
+/// attention of a long sequence (probabilities about 1/T) gets steps up to 2^k times finer;
+/// the range is the smallest such power of two at or above the calibrated largest value, so
+/// a larger probability at run time saturates (docs/numerics.md 4.10). Without a calibrated value
 /// (1 by default, or not a positive number): [0, 1].
 inline QuantParams softmaxResultParams(double maxProbability = 1.0) {
   // 1e-6: the float rounding of the calibrated scale maxProbability may come from.

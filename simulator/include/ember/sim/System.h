@@ -36,7 +36,9 @@ struct DeviceOutcome {
   /// Cycles this device's DMAs waited for the channel while another device held it
   /// (rule M4): part of its engines' memory stall. 0 on a private DRAM.
   std::uint64_t arbitration_stall = 0;
-  std::uint64_t channel_bookings = 0; ///< DMAs that moved DRAM rows.
+  /// Cycles in which this device booked the DRAM channel (a load and a store booking in
+  /// the same cycle count once, as the RTL pair counts them).
+  std::uint64_t channel_bookings = 0;
 };
 
 /// Runs every device's job from cycle 0 in one SystemC simulation, one cycle engine per
