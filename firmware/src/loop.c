@@ -30,9 +30,15 @@ static void reset_npu(void) {
  * the window through the copy DMA (at most 4 GiB: they lie inside the binary). */
 static void run_job(const ember_job_slot* s, const ember_fw_job* job, ember_completion* c) {
   uint32_t crc = 0;
-  if (job->const_size)
-    (void)ember_fw_copy(job->const_addr, s->window_base + job->const_offset,
-                        (uint32_t)job->const_size, 0, 0, &crc);
+  if (job->const_size && ember_fw_copy(job->const_addr, s->window_base + job->const_offset,
+                                       (uint32_t)job->const_size, 0, 0, &crc) < 0) {
+    /* The copy DMA refused the range (outside its DRAM). Validation has checked the
+     * binary and the window against ember_hal_dram's DRAM, so this is a guard against the
+     * two disagreeing: the job is refused, never run without its constants. */
+    c->status = EMBER_JOB_REFUSED;
+    c->detail = EMBER_RULE_WINDOW_RANGE;
+    return;
+  }
   reset_npu();
   ember_hal_reg_write(EMBER_REG_INSN_BASE_LO, lo32(job->text_addr));
   ember_hal_reg_write(EMBER_REG_INSN_BASE_HI, hi32(job->text_addr));
