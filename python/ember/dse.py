@@ -250,8 +250,14 @@ def _client(scheduler, jobs):
     if not scheduler:
         return _local_client(jobs)
     from distributed import Client
-    if "://" not in scheduler and os.path.isfile(scheduler):
-        return Client(scheduler_file=scheduler)
+    if "://" not in scheduler:
+        if os.path.isfile(scheduler):
+            return Client(scheduler_file=scheduler)
+        host, _, port = scheduler.rpartition(":")
+        if not (host and port.isdigit()):  # not HOST:PORT either
+            raise _ember.UsageError(
+                f"--scheduler {scheduler}: no such scheduler file (has the scheduler written "
+                "it yet?) and not an address (tcp://HOST:PORT)")
     return Client(scheduler)
 
 

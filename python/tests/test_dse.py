@@ -73,3 +73,11 @@ def test_points_are_ember_dse_points(tmp_path):
 def test_pareto_front():
     pts = [(1, 5, 1), (2, 2, 1), (5, 1, 1), (3, 3, 1), (2, 2, 1)]
     assert dse_search.pareto(pts) == [True, True, True, False, True]
+
+
+def test_a_missing_scheduler_file_is_named(tmp_path):
+    """--scheduler names a file a batch job's scheduler has not written yet: the error says
+    so, not Dask's "not a valid address"."""
+    pytest.importorskip("distributed")
+    with pytest.raises(ember.UsageError, match="no such scheduler file"):
+        dse._client(str(tmp_path / "scheduler.json"), 1)
