@@ -250,11 +250,10 @@ TEST_P(PlatformEquality, EveryJobCompletesAlikeWithEqualPlatformCycles) {
     EXPECT_EQ(b.record.fault_engine, a.record.fault_engine) << what;
     EXPECT_EQ(b.platform_cycles, a.platform_cycles) << what;
     // Its split: the host link, the firmware (its own work, the copy DMA's streams, the
-    // register traffic) and the NPU, equal, and adding up.
+    // register traffic) and the NPU, equal (Session::collect adds them up).
     EXPECT_EQ(b.link_cycles, a.link_cycles) << what;
     EXPECT_EQ(b.firmware_cycles, a.firmware_cycles) << what;
     EXPECT_EQ(b.npu_cycles, a.npu_cycles) << what;
-    EXPECT_EQ(a.platform_cycles, a.link_cycles + a.firmware_cycles + a.npu_cycles) << what;
     EXPECT_GE(a.firmware_cycles, d.hw().control.job_cycles) << what;
     EXPECT_EQ(b.outputs, a.outputs) << what;
     EXPECT_EQ(b.report.has_value(), a.report.has_value()) << what;

@@ -112,7 +112,6 @@ TEST(Runtime, JobsInFlightCompleteInOrderWithTheModelsOutputs) {
     const auto [lo, hi] = firmwareBounds(bin);
     EXPECT_GE(c->firmware_cycles, lo);
     EXPECT_LT(c->firmware_cycles, hi);
-    EXPECT_EQ(c->platform_cycles, c->link_cycles + c->firmware_cycles + c->npu_cycles);
   }
 }
 
@@ -138,7 +137,6 @@ TEST(Runtime, TheConstantsAreCopiedByTheDmaAndTheirCopyIsTimed) {
   const auto [lo, hi] = firmwareBounds(bin);
   EXPECT_GE(c->firmware_cycles, lo);
   EXPECT_LT(c->firmware_cycles, hi);
-  EXPECT_EQ(c->platform_cycles, c->link_cycles + c->firmware_cycles + c->npu_cycles);
 }
 
 TEST(Runtime, WaitNeverHangs) {
