@@ -9,14 +9,15 @@ with --run, `ember-run BIN.elf --device D --quiet --report R.json` for each devi
 --devices (default sim), R times (default 5; --rtl-repeat, default 1, for the RTL), and
 prints the median wall time of the whole process and its CPU time (user + sys, the
 median; on a shared machine the CPU time is the steadier figure) beside the engine's own
-time, the report's host_seconds (the simulation alone, what sim_bench --elf measures), the share of
-the process spent outside the engine (starting the tool, reading and checking the binary,
-the runtime, the job ring, the firmware's checks and copies, I/O and the report) and the
-simulated cycles per second, end to end and of the engine; first the host's load average.
-For the binary named by --goal
-(ResNet-50), also the goal of issue 46 item 4: ember-sim's whole process at most 0.5 s
-and at most 25 % of it outside the engine. Prints figures; never fails on time (exit 1
-only when a tool fails or writes no report).
+time, the report's host_seconds (the simulation alone, what sim_bench --elf measures),
+the time and share of the process spent outside the engine (each run's, the median:
+starting the tool, reading and checking the binary, the runtime, the job ring, the
+firmware's checks and copies, I/O and the report) and the simulated cycles per second,
+end to end and of the engine; first the host's load average. For the binary named by
+--goal (ResNet-50), also the goal of issue 46 item 4: ember-sim's whole process at most 0.5 s
+and at most 25 % of it outside the engine, and ember-run --device sim's at most 25 %
+outside the engine. Prints figures; never fails on time (exit 1 only when a tool fails or
+writes no report).
 """
 import argparse
 import json
@@ -52,12 +53,17 @@ def run_once(cmd, report):
 
 
 def measure(cmd, report, repeat):
-    """Medians of `repeat` runs: wall seconds, CPU seconds, engine seconds; and the cycles."""
+    """Medians of `repeat` runs: wall seconds, CPU seconds, engine seconds, the seconds
+    outside the engine and its share of the wall time (each run's own, then the median:
+    on a loaded host the engine's time moves with the whole's); and the cycles."""
     runs = [run_once(cmd, report) for _ in range(repeat)]
     cycles = {r[3] for r in runs}
     if len(cycles) != 1:
         raise RuntimeError("%s: cycles differ between runs: %s" % (" ".join(cmd), sorted(cycles)))
-    return tuple(statistics.median(r[i] for r in runs) for i in range(3)) + (cycles.pop(),)
+    medians = tuple(statistics.median(r[i] for r in runs) for i in range(3))
+    outside = statistics.median(max(0.0, r[0] - r[2]) for r in runs)
+    share = statistics.median(max(0.0, r[0] - r[2]) / r[0] if r[0] > 0 else 0.0 for r in runs)
+    return medians + (outside, share, cycles.pop())
 
 
 def speed(cycles, seconds):
@@ -66,13 +72,13 @@ def speed(cycles, seconds):
     return "%.1f M" % (v / 1e6) if v >= 1e6 else "%.0f k" % (v / 1e3)
 
 
-def line(name, tool, wall, cpu, engine, cycles, repeat):
-    outside = max(0.0, wall - engine) / wall if wall > 0 else 0.0
+def line(name, tool, figures, repeat):
+    wall, cpu, engine, outside, share, cycles = figures
     print("%-18s %-23s whole process %.3f s (median of %d; CPU %.3f s), engine %.3f s, outside "
           "the engine %.3f s = %4.1f %%, %d cycles, %s simulated cycles/s end to end (engine %s)"
-          % (name, tool, wall, repeat, cpu, engine, wall - engine, 100 * outside, cycles,
+          % (name, tool, wall, repeat, cpu, engine, outside, 100 * share, cycles,
              speed(cycles, wall), speed(cycles, engine)))
-    return outside
+    return share
 
 
 def main():
@@ -108,17 +114,22 @@ def main():
                               a.rtl_repeat if dev == "rtl" else a.repeat))
             for tool, cmd, repeat in tools:
                 try:
-                    wall, cpu, engine, cycles = measure(cmd, report, max(1, repeat))
+                    figures = measure(cmd, report, max(1, repeat))
                 except (RuntimeError, OSError, ValueError, KeyError) as e:
                     print("%-18s %-23s failed: %s" % (name, tool, e))
                     status = 1
                     continue
-                outside = line(name, tool, wall, cpu, engine, cycles, max(1, repeat))
+                outside = line(name, tool, figures, max(1, repeat))
+                wall = figures[0]
                 if name == a.goal and tool == "ember-sim":
                     met = wall <= GOAL_SECONDS and outside <= GOAL_OUTSIDE
                     print("%-18s goal (issue 46): whole process <= %.1f s and <= %d %% outside "
                           "the engine: %s" % (name, GOAL_SECONDS, 100 * GOAL_OUTSIDE,
                                               "met" if met else "not met"))
+                elif name == a.goal and tool == "ember-run --device sim":
+                    print("%-18s goal (issue 46): ember-run --device sim <= %d %% outside the "
+                          "engine: %s" % (name, 100 * GOAL_OUTSIDE,
+                                          "met" if outside <= GOAL_OUTSIDE else "not met"))
     return status
 
 
