@@ -15,22 +15,8 @@ import math
 import os
 import re
 import subprocess
-import sys
 
-
-def run(cmd):
-    print("$ " + " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    print(p.stdout, flush=True)
-    if p.returncode != 0:
-        sys.exit(f"exit status {p.returncode}")
-    return p.stdout
-
-
-def expect(cond, what):
-    if not cond:
-        sys.exit("FAILED: " + what)
-    print("ok: " + what)
+from checks import expect, run  # this folder is on sys.path
 
 
 def link_cycles(nbytes, link):

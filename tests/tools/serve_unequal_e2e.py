@@ -14,23 +14,8 @@ import json
 import os
 import re
 import struct
-import subprocess
-import sys
 
-
-def run(cmd, want_rc=0):
-    print("$ " + " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    print(p.stdout, flush=True)
-    if p.returncode != want_rc:
-        sys.exit(f"FAILED: exit status {p.returncode}, expected {want_rc}")
-    return p.stdout
-
-
-def expect(cond, what):
-    if not cond:
-        sys.exit("FAILED: " + what)
-    print("ok: " + what)
+from checks import expect, run  # this folder is on sys.path
 
 
 def entries(path):
