@@ -4,7 +4,9 @@
 //
 //   node ort_bench.js --ort MODULE_DIR --model M.onnx --input X.npy
 //        [--threads 1,2] [--iterations N]        one line per thread count:
-//     ort-bench threads=T median_ms=.. min_ms=.. load_s=..
+//     ort-bench threads=T median_ms=.. min_ms=.. cpu_median_ms=.. load_s=..
+//   (cpu_median_ms: the process's CPU time per run, process.cpuUsage(); at one thread
+//   what the run took on a core, whatever else the host runs)
 //   node ort_bench.js --ort MODULE_DIR --model M.onnx --input X.npy --ranges OUT.json
 //     runs the model once and writes {input or output name: [min, max]} (calibration of the QDQ
 //     export: bench_cpu.py's augmented model has every intermediate value as an output)
@@ -72,15 +74,18 @@ async function main() {
       return;
     }
     for (let w = 0; w < 2; ++w) await session.run(feeds);
-    const times = [];
+    const times = [], cpu = [];
     for (let i = 0; i < iterations; ++i) {
-      const r0 = process.hrtime.bigint();
+      const r0 = process.hrtime.bigint(), c0 = process.cpuUsage();
       await session.run(feeds);
       times.push(Number(process.hrtime.bigint() - r0) / 1e6);
+      const c = process.cpuUsage(c0);
+      cpu.push((c.user + c.system) / 1e3);
     }
     times.sort((a, b) => a - b);
+    cpu.sort((a, b) => a - b);
     console.log(`ort-bench threads=${t} median_ms=${times[times.length >> 1].toFixed(3)} ` +
-                `min_ms=${times[0].toFixed(3)} load_s=${loadS.toFixed(3)} version=${ort.env.versions ? ort.env.versions.common : '?'}`);
+                `min_ms=${times[0].toFixed(3)} cpu_median_ms=${cpu[cpu.length >> 1].toFixed(3)} load_s=${loadS.toFixed(3)} version=${ort.env.versions ? ort.env.versions.common : '?'}`);
     await session.release();
   }
 }
