@@ -479,7 +479,8 @@ private:
 // fill no block: K (input channels x taps) not a multiple of 4, output channels and Gemm
 // columns not multiples of 16, positions past the last panel, a 1x1 layer read in place,
 // a grouped and a depthwise layer, Gemm rows not a multiple of the register block, a
-// single-row classifier and a batched MatMul.
+// single-row classifier, a batched MatMul, and small planes whose channels vnni puts in the
+// lanes.
 TEST(CpuInt8, EveryInstructionSetGivesTheSameBytes) {
   G g;
   NodeValue x = g.input("x", {1, 5, 13, 11});
@@ -488,6 +489,8 @@ TEST(CpuInt8, EveryInstructionSetGivesTheSameBytes) {
              ints({{"pads", {1, 1, 1, 1}}, {"strides", {2, 1}}}));
   NodeValue r1 = g.node(NodeKind::Relu, "r1", {c1});
   NodeValue pw = g.node(NodeKind::Conv, "c1x1", {r1, g.constant("w2", {19, 21, 1, 1})});
+  // A widening 1x1 layer on 77 positions: vnni's panels of 16 positions in the lanes.
+  g.output("wide", g.node(NodeKind::Conv, "wide", {r1, g.constant("w11", {40, 21, 1, 1})}));
   Attrs grouped = ints({{"pads", {1, 0, 1, 2}}});
   grouped.set("group", int64_t(3));
   NodeValue gc = g.node(NodeKind::Conv, "grouped",
@@ -507,6 +510,19 @@ TEST(CpuInt8, EveryInstructionSetGivesTheSameBytes) {
            g.node(NodeKind::Gemm, "gemm", {a, g.constant("wg", {37, 45}), g.constant("bg", {45})}));
   NodeValue seq = g.input("seq", {2, 5, 30});
   g.output("mm", g.node(NodeKind::MatMul, "mm", {seq, g.constant("wm", {30, 17})}));
+  // Layers that vnni runs with the channels in the lanes (ember_conv_i8_vnni_t): a 3 x 3
+  // of stride 2 with padding on one side to 7 x 7 and a dilated 3 x 3 to 5 x 5 (three
+  // images, so that two threads split one; 37 -> 45 -> 33 channels; a last tile of 4
+  // positions), a narrowing 1 x 1 on 5 x 5, a widening one on 7 x 7.
+  NodeValue sm = g.input("sm", {3, 37, 14, 13});
+  NodeValue s7 =
+      g.node(NodeKind::Conv, "s7", {sm, g.constant("w7", {45, 37, 3, 3}), g.constant("b7", {45})},
+             ints({{"pads", {1, 1, 0, 1}}, {"strides", {2, 2}}}));
+  NodeValue d5 = g.node(NodeKind::Conv, "d5", {s7, g.constant("w8", {33, 45, 3, 3})},
+                        ints({{"pads", {1, 1, 1, 1}}, {"dilations", {2, 2}}}));
+  g.output("p5", g.node(NodeKind::Conv, "p5",
+                        {d5, g.constant("w9", {30, 33, 1, 1}), g.constant("b9", {30})}));
+  g.output("x7", g.node(NodeKind::Conv, "x7", {s7, g.constant("w10", {60, 45, 1, 1})}));
 
   std::vector<TensorMap> calib;
   for (int i = 0; i < 4; ++i)
@@ -517,7 +533,7 @@ TEST(CpuInt8, EveryInstructionSetGivesTheSameBytes) {
     int8Products += (n->kind() == NodeKind::Conv || n->kind() == NodeKind::Gemm ||
                      n->kind() == NodeKind::MatMul) &&
                     n->resultType().kind == ElemKind::Int8;
-  EXPECT_EQ(int8Products, 7u);
+  EXPECT_EQ(int8Products, 12u);
   const TensorMap in = g.randomInputs();
   const TensorMap ref = createInterpreterBackend()->compile(*q)->run(in);
   const std::vector<std::string> isas = cpuInt8Isas();

@@ -135,6 +135,36 @@ void emitConv3d(const Op& n, CodegenContext& ctx) {
             ctx.scratch(size_t(yt.dims.back()) * 4), ctx.tid(), ctx.nth()});
 }
 
+/// The bytes of an image's quad plane in ember_conv_i8_vnni_t (its quadPlane): the
+/// padded rows the windows reach by columns rounded up to 16, by 4 * ceil(C / 4).
+int64_t quadPlaneBytes(const std::vector<int64_t>& g) {
+  const int64_t C = g[1], OH = g[5], OW = g[6], KH = g[7], KW = g[8];
+  const int64_t Hp = (OH - 1) * g[9] + (KH - 1) * g[13] + 1;
+  const int64_t Wp = ((OW - 1) * g[10] + (KW - 1) * g[14] + 1 + 15) / 16 * 16;
+  return Hp * Wp * 4 * ((C + 3) / 4);
+}
+
+/// A convolution of one group on ember_conv_i8_vnni_t (int8ConvByChannels).
+void emitConvByChannels(const Op& n, CodegenContext& ctx, const std::vector<int64_t>& g,
+                        const std::vector<int32_t>& Mq, const std::vector<int32_t>& Sq,
+                        const quant::Bounds& bd) {
+  const Type &xt = n.input(0).type(), &yt = n.resultType();
+  const OpInput b = n.optionalInput(2);
+  const Int8GemmPacking pk = packInt8ConvByChannels(n.input(1).constantData<int8_t>(),
+                                                    b ? b.constantData<int32_t>() : nullptr, Mq, Sq,
+                                                    g[4], g[1], g[7] * g[8], zpOf(xt));
+  std::vector<llvm::Value*> args = {ctx.addr(n.input(0)), ctx.keep(pk.weights), ctx.keep(pk.fold),
+                                    ctx.keep(pk.M),       ctx.keep(pk.S),       ctx.result(n)};
+  for (int64_t v : g)
+    args.push_back(ctx.i64(v));
+  for (int64_t v : {int64_t(zpOf(xt)), int64_t(zpOf(yt)), int64_t(bd.lo), int64_t(bd.hi)})
+    args.push_back(ctx.i32(v));
+  args.push_back(ctx.scratch(size_t(quadPlaneBytes(g))));
+  args.push_back(ctx.tid());
+  args.push_back(ctx.nth());
+  ctx.call(pk.kernel, args);
+}
+
 void emitConv(const Op& n, CodegenContext& ctx) {
   if (n.input(0).dims().size() == 5)
     return emitConv3d(n, ctx);
@@ -146,6 +176,8 @@ void emitConv(const Op& n, CodegenContext& ctx) {
   const quant::Bounds bd = quant::activationBounds(n.node(), yt.quant);
   std::vector<int32_t> Mq, Sq;
   channelMultipliers(xt, n.input(1), yt, M, &Mq, &Sq);
+  if (int8ConvByChannels(int8Isa(), group, C, M, KH * KW, g[5] * g[6], quadPlaneBytes(g)))
+    return emitConvByChannels(n, ctx, g, Mq, Sq, bd);
   const int8_t* w = n.input(1).constantData<int8_t>();
   const OpInput b = n.optionalInput(2);
   const int32_t* bias = b ? b.constantData<int32_t>() : nullptr;

@@ -132,4 +132,27 @@ Int8GemmPacking packInt8Gemm(const int8_t* b, const int32_t* c, const std::vecto
   return p;
 }
 
+bool int8ConvByChannels(Int8Isa isa, int64_t group, int64_t C, int64_t M, int64_t taps, int64_t P,
+                        int64_t planeBytes) {
+  const int64_t panels = (P + 15) / 16 * 16, tiles = (P + 6) / 7 * 7;
+  const bool wins = taps > 1 || C >= M || panels * 100 >= tiles * 120;
+  return isa == Int8Isa::Vnni && group == 1 && wins && planeBytes <= (int64_t(1) << 20);
+}
+
+Int8GemmPacking packInt8ConvByChannels(const int8_t* w, const int32_t* bias,
+                                       const std::vector<int32_t>& Mq,
+                                       const std::vector<int32_t>& Sq, int64_t M, int64_t cg,
+                                       int64_t taps, int32_t zpx) {
+  const int64_t C4 = (cg + 3) / 4, K = 4 * C4 * taps;
+  std::vector<int8_t> b(size_t(K * M), 0); // [quad (tap, c4)][t][m], zero past cg
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < cg; ++c)
+      for (int64_t tap = 0; tap < taps; ++tap)
+        b[size_t(((tap * C4 + c / 4) * 4 + c % 4) * M + m)] = w[(m * cg + c) * taps + tap];
+  Int8GemmPacking p = packInt8Gemm(b.data(), bias, Mq, Sq, K, M, zpx, Int8Isa::Vnni);
+  p.kernel = "ember_conv_i8_vnni_t";
+  p.scratchBytes = 0;
+  return p;
+}
+
 } // namespace ember::cpu

@@ -44,4 +44,23 @@ Int8GemmPacking packInt8Gemm(const int8_t* b, const int32_t* c, const std::vecto
                              const std::vector<int32_t>& Sq, int64_t K, int64_t N, int32_t zpa,
                              Int8Isa isa);
 
+/// Whether an int8 convolution of one group (C -> M channels, taps = KH * KW, P = OH * OW
+/// output positions) takes the channel-vectorised kernel ember_conv_i8_vnni_t
+/// (AVX512-VNNI only; its image's quad plane, `planeBytes`, within 1 MiB): every kernel
+/// larger than 1 x 1 (it reads the taps in place where ember_conv_i8_vnni gathers them),
+/// 1 x 1 layers that do not widen (C >= M), and widening 1 x 1 layers on planes where its
+/// tiles of 7 positions pad at least 20 % less than the other's panels of 16 (a 7 x 7
+/// plane). Elsewhere its transposed stores of the output cost more than it saves.
+bool int8ConvByChannels(Int8Isa isa, int64_t group, int64_t C, int64_t M, int64_t taps, int64_t P,
+                        int64_t planeBytes);
+
+/// ember_conv_i8_vnni_t's operands: the weights w [M][cg * taps] as ember_gemm_i8_vnni's
+/// B of ceil(cg / 4) * taps quads (tap-major, quad (tap, c4) holding channels 4 c4 .. 4 c4
+/// + 3), fold, multipliers and shifts padded to blocks of 16 channels; scratchBytes is
+/// left to the caller (the quad plane).
+Int8GemmPacking packInt8ConvByChannels(const int8_t* w, const int32_t* bias,
+                                       const std::vector<int32_t>& Mq,
+                                       const std::vector<int32_t>& Sq, int64_t M, int64_t cg,
+                                       int64_t taps, int32_t zpx);
+
 } // namespace ember::cpu

@@ -666,4 +666,206 @@ EMBER_GEMM_QUADS(ember_gemm_i8_avx512bw, kBw)
 EMBER_GEMM_QUADS(ember_gemm_i8_avx2, kAvx2)
 #undef EMBER_GEMM_QUADS
 
+namespace {
+
+/// Output positions (broadcast) and blocks of 16 output channels (the lanes) of a
+/// register tile of the channel-vectorised convolution: seven divides the planes of a
+/// CNN (7, 14, 28, 56 and 112 columns), and 7 x 3 accumulators leave registers for the
+/// three weight vectors.
+constexpr int kTR = 7, kTB = 3;
+
+/// The input plane of one image as unsigned quads, [row][c4][column] (u = x + 128, so
+/// zp_x + 128 outside the input; bytes past the C channels are 128, their weights are
+/// zero), rows [r0, r1) of the padded plane of Wp columns: row r is input row r - ph,
+/// column j input column j - pw (Wp a multiple of 16). Masked-off bytes are never read.
+EMBER_VNNI inline void quadPlane(const int8_t* x, int64_t C, int64_t H, int64_t W, int64_t ph,
+                                 int64_t pw, int64_t r0, int64_t r1, int64_t Wp, int8_t zpx,
+                                 int8_t* out) {
+  const int64_t C4 = (C + 3) / 4;
+  const __m128i padv = _mm_set1_epi8(zpx);
+  const uintptr_t x0 = reinterpret_cast<uintptr_t>(x);
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t ih = r - ph;
+    const bool rowInside = ih >= 0 && ih < H;
+    for (int64_t j0 = 0; j0 < Wp; j0 += kNR) {
+      const int64_t iw0 = j0 - pw;
+      int64_t lo = iw0 < 0 ? -iw0 : 0, hi = W - iw0;
+      lo = lo < kNR ? lo : kNR;
+      hi = hi < kNR ? hi : kNR;
+      hi = hi > lo ? hi : lo;
+      const __mmask16 m = rowInside ? static_cast<__mmask16>(laneRange(lo, hi)) : 0;
+      for (int64_t c4 = 0; c4 < C4; ++c4) {
+        B16 rows[4];
+        for (int t = 0; t < 4; ++t) {
+          const int64_t c = 4 * c4 + t;
+          const void* p = reinterpret_cast<const void*>(x0 + uintptr_t((c * H + ih) * W + iw0));
+          rows[t] = c < C ? (B16)_mm_mask_loadu_epi8(padv, m, p) : B16{} * 0;
+        }
+        const B64 v = interleaveQuad(rows);
+        __builtin_memcpy(out + ((r * C4 + c4) * Wp + j0) * 4, &v, sizeof(v));
+      }
+    }
+  }
+}
+
+/// The np (<= kTR) codes of each of the 16 channels of o[r] (position r's channels) to
+/// y + l * P, channel l's row: an 8 x 16 byte transpose (vpunpck{l,h}bw, vpermw).
+EMBER_VNNI inline void storeTransposed(const B16 o[kTR], int8_t* y, int64_t P, int64_t np,
+                                       int64_t channels) {
+  const B16 z = B16{} * 0;
+  const B32 e01 =
+      __builtin_shufflevector(o[0], o[2], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+                              17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+  const B32 e23 =
+      __builtin_shufflevector(o[4], o[6], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+                              17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+  const B32 o01 =
+      __builtin_shufflevector(o[1], o[3], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+                              17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+  const B32 o23 =
+      __builtin_shufflevector(o[5], z, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+                              18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+#define EMBER_CAT64(a, b)                                                                          \
+  __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,  \
+                          19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36,  \
+                          37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,  \
+                          55, 56, 57, 58, 59, 60, 61, 62, 63)
+  // 128-bit lane k of `even` is position 2k, of `odd` position 2k + 1.
+  const __m512i even = (__m512i)EMBER_CAT64(e01, e23), odd = (__m512i)EMBER_CAT64(o01, o23);
+#undef EMBER_CAT64
+  // Word 8k + l of lo: positions 2k, 2k + 1 of channel l; of hi: of channel 8 + l.
+  const __m512i lo = _mm512_unpacklo_epi8(even, odd), hi = _mm512_unpackhi_epi8(even, odd);
+  int16_t order[32];
+  for (int l = 0; l < 8; ++l)
+    for (int k = 0; k < 4; ++k)
+      order[4 * l + k] = static_cast<int16_t>(8 * k + l);
+  const __m512i idx = _mm512_loadu_si512(order);
+  uint64_t q[16]; // q[l]: byte r is position r of channel l
+  const __m512i tlo = _mm512_permutexvar_epi16(idx, lo), thi = _mm512_permutexvar_epi16(idx, hi);
+  __builtin_memcpy(q, &tlo, 64);
+  __builtin_memcpy(q + 8, &thi, 64);
+  for (int64_t l = 0; l < 16 && l < channels; ++l) {
+    int8_t* row = y + l * P;
+    if (np == kTR) { // two overlapping 4-byte stores
+      __builtin_memcpy(row, &q[l], 4);
+      __builtin_memcpy(row + 3, reinterpret_cast<const char*>(&q[l]) + 3, 4);
+    } else {
+      for (int64_t r = 0; r < np; ++r)
+        row[r] = static_cast<int8_t>(q[l] >> (8 * r));
+    }
+  }
+}
+
+/// One tile: positions [p0, p0 + np) (np <= kTR) by the NB blocks of 16 output channels
+/// from b0 (wp packed [block][K4][16][quad], the K4 quads tap-major as in convQuads), over
+/// the quad plane xq (quadPlane, rows of rowBytes, columns 4 bytes apart).
+template <int NB>
+EMBER_VNNI inline void convTTile(const int8_t* xq, const int8_t* wp, const int32_t* fold,
+                                 const int32_t* Mq, const int32_t* Sq, int8_t* y,
+                                 const libjit::ConvGeom& g, int64_t C4, int64_t Wp, int64_t p0,
+                                 int64_t np, int64_t b0, int32_t zpy, int32_t lo, int32_t hi) {
+  const int64_t P = g.OH * g.OW, K4 = g.KH * g.KW * C4, blockBytes = K4 * 64;
+  const int64_t rowBytes = C4 * Wp * 4, quadBytes = Wp * 4;
+  const int8_t* at[kTR]; // tap (0, 0) of each position (past np: position p0 again)
+  for (int r = 0; r < kTR; ++r) {
+    const int64_t p = p0 + (r < np ? r : 0), oh = p / g.OW, ow = p % g.OW;
+    at[r] = xq + oh * g.sh * rowBytes + ow * g.sw * 4;
+  }
+  __m512i acc[kTR][NB];
+  for (int r = 0; r < kTR; ++r)
+    for (int b = 0; b < NB; ++b)
+      acc[r][b] = _mm512_setzero_si512();
+  const int8_t* w0 = wp + b0 * blockBytes;
+  for (int64_t kh = 0; kh < g.KH; ++kh)
+    for (int64_t kw = 0; kw < g.KW; ++kw) {
+      const int64_t tapAt = kh * g.dh * rowBytes + kw * g.dw * 4;
+      const int8_t* wt = w0 + (kh * g.KW + kw) * C4 * 64;
+      for (int64_t c4 = 0; c4 < C4; ++c4) {
+        __m512i wv[NB];
+        for (int b = 0; b < NB; ++b)
+          wv[b] = _mm512_loadu_si512(wt + b * blockBytes + c4 * 64);
+        for (int r = 0; r < kTR; ++r) {
+          int32_t u;
+          __builtin_memcpy(&u, at[r] + tapAt + c4 * quadBytes, sizeof(u));
+          const __m512i uv = _mm512_set1_epi32(u);
+          for (int b = 0; b < NB; ++b)
+            acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], uv, wv[b]);
+        }
+      }
+    }
+  for (int b = 0; b < NB; ++b) {
+    const int64_t m0 = (b0 + b) * 16;
+    B16 o[kTR];
+    for (int r = 0; r < kTR; ++r)
+      o[r] = requantLanes((U16)acc[r][b], fold + m0, Mq + m0, Sq + m0, zpy, lo, hi);
+    storeTransposed(o, y + m0 * P + p0, P, np, g.M - m0);
+  }
+}
+
+} // namespace
+
+/// The int8 convolution of one group with the output channels in the lanes
+/// (`codegen/Int8Gen.cpp` takes it on AVX512-VNNI where the 16-position panels of
+/// ember_conv_i8_vnni would pad the plane more: 7 x 7 and 14 x 14 planes): each thread
+/// lays its image's input out as quads once (quadPlane, in its scratch of Hp * Wp * 4 *
+/// ceil(C / 4) bytes), then tiles of 7 positions by 48 channels broadcast each position's
+/// quad against the weight vectors, read in place from the plane (no im2col). wp, fold,
+/// Mq and Sq are ember_gemm_i8_vnni's packing of the weights as a [K4 * 4][M] matrix
+/// (the K4 quads tap-major, quad (tap, c4) = input channels 4 c4 .. 4 c4 + 3 of the
+/// tap), padded to blocks of 16 channels. The sums are convQuads' (wrapping int32).
+EMBER_KERNEL __attribute__((target(EMBER_X86_TARGET))) void ember_conv_i8_vnni_t(
+    const int8_t* x, const int8_t* wp, const int32_t* fold, const int32_t* Mq, const int32_t* Sq,
+    int8_t* y, int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t OH, int64_t OW,
+    int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+    int32_t zpx, int32_t zpy, int32_t lo, int32_t hi, int8_t* scratch, int64_t tid, int64_t nth) {
+  const libjit::ConvGeom g{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, 1};
+  const int64_t C4 = (C + 3) / 4, P = OH * OW;
+  const int64_t Hp = (OH - 1) * sh + (KH - 1) * dh + 1;
+  const int64_t Wp = ((OW - 1) * sw + (KW - 1) * dw + 1 + kNR - 1) / kNR * kNR;
+  int8_t* xq = scratch + tid * Hp * Wp * 4 * C4;
+  const int64_t blocks = (M + 15) / 16, groups = (blocks + kTB - 1) / kTB;
+  const int64_t tiles = (P + kTR - 1) / kTR;
+  // Small weights (the large planes): items tile-major, so that each thread lays out only
+  // the padded rows its band of tiles reads; else channel-group-major, so that a group's
+  // weights stay in the cache across the tiles (the plane is small then).
+  const bool bands = blocks * KH * KW * C4 * 64 <= (int64_t(256) << 10);
+  const auto decode = [&](int64_t item, int64_t* n, int64_t* t, int64_t* grp) {
+    *t = bands ? (item / groups) % tiles : item % tiles;
+    *grp = bands ? item % groups : (item / tiles) % groups;
+    *n = item / (tiles * groups);
+  };
+  int64_t begin, end, laid = -1;
+  libjit::threadRange(N * groups * tiles, tid, nth, &begin, &end);
+  for (int64_t item = begin; item < end; ++item) {
+    int64_t n, t, grp;
+    decode(item, &n, &t, &grp);
+    if (n != laid) { // the padded rows that this thread's tiles of image n read
+      int64_t r0 = 0, r1 = Hp;
+      if (bands) {
+        int64_t nb, tb, nl, tl, unused;
+        decode(begin, &nb, &tb, &unused);
+        decode(end - 1, &nl, &tl, &unused);
+        const int64_t first = n == nb ? tb * kTR : 0;
+        const int64_t last = n == nl && (tl + 1) * kTR < P ? (tl + 1) * kTR - 1 : P - 1;
+        r0 = first / OW * sh;
+        r1 = last / OW * sh + (KH - 1) * dh + 1;
+      }
+      quadPlane(x + n * C * H * W, C, H, W, ph, pw, r0, r1, Wp, static_cast<int8_t>(zpx), xq);
+      laid = n;
+    }
+    const int64_t p0 = t * kTR, np = P - p0 < kTR ? P - p0 : kTR, b0 = grp * kTB;
+    int8_t* yn = y + n * M * P;
+    switch (blocks - b0 < kTB ? blocks - b0 : kTB) {
+    case 1:
+      convTTile<1>(xq, wp, fold, Mq, Sq, yn, g, C4, Wp, p0, np, b0, zpy, lo, hi);
+      break;
+    case 2:
+      convTTile<2>(xq, wp, fold, Mq, Sq, yn, g, C4, Wp, p0, np, b0, zpy, lo, hi);
+      break;
+    default:
+      convTTile<kTB>(xq, wp, fold, Mq, Sq, yn, g, C4, Wp, p0, np, b0, zpy, lo, hi);
+    }
+  }
+}
+
 #endif // __x86_64__
