@@ -176,17 +176,9 @@ module ember_control #(
   // The token flags of the instruction an engine holds from an earlier cycle, for the
   // retire phase and the starvation checks (which must not depend on this cycle's take):
   // registered from the engine's decoder at the take (a decoder of the held word would
-  // give the same four bits).
+  // give the same four bits). Bits: 0 pop_prev, 1 pop_next, 2 push_prev, 3 push_next.
+  localparam int unsigned TF_POP_PREV = 0, TF_POP_NEXT = 1, TF_PUSH_PREV = 2, TF_PUSH_NEXT = 3;
   logic [3:0] tf_q[3];
-  logic [ember_npu_pkg::FIELDS_BITS-1:0] fq_w[3];
-  always_comb
-    for (int e = 0; e < 3; e++) begin
-      fq_w[e] = '0;
-      fq_w[e][64*ember_npu_pkg::R_POP_PREV] = tf_q[e][0];
-      fq_w[e][64*ember_npu_pkg::R_POP_NEXT] = tf_q[e][1];
-      fq_w[e][64*ember_npu_pkg::R_PUSH_PREV] = tf_q[e][2];
-      fq_w[e][64*ember_npu_pkg::R_PUSH_NEXT] = tf_q[e][3];
-    end
   // The held instruction's timing: from the queue in its take cycle, else as taken.
   logic [TW-1:0] tq_q[3];
   logic [TW-1:0] th_w[3];
@@ -277,9 +269,16 @@ module ember_control #(
   function automatic int fifoIn(input int e, input bit fromNext);
     fifoIn = fromNext ? (e < 2 ? e * 2 + 1 : -1) : (e > 0 ? (e - 1) * 2 : -1);
   endfunction
-  function automatic logic flag(input logic [ember_npu_pkg::FIELDS_BITS-1:0] f, input int unsigned r);
-    flag = f[64*r +: 64] != 0;
-  endfunction
+  // The token flags of each engine's held instruction this cycle (bits as tf_q), read
+  // from its decoded fields once: a function taking the whole field bus as an argument
+  // costs a copy of the bus (FIELDS_BITS bits) at every call, every cycle, in simulation.
+  logic [3:0] tf_w[3];
+  always_comb
+    for (int e = 0; e < 3; e++)
+      tf_w[e] = {f_w[e][64*ember_npu_pkg::R_PUSH_NEXT +: 64] != 0,
+                 f_w[e][64*ember_npu_pkg::R_PUSH_PREV +: 64] != 0,
+                 f_w[e][64*ember_npu_pkg::R_POP_NEXT +: 64] != 0,
+                 f_w[e][64*ember_npu_pkg::R_POP_PREV +: 64] != 0};
 
   // ---- One cycle, in contract order ----
   // Each phase computes its effects and a fault candidate; a fault anywhere discards the
@@ -349,11 +348,11 @@ module ember_control #(
           fin = 2'(fifoIn(e, nx == 1));
           fout = 2'(fifoOut(e, nx == 1));
           if (!pre_flt && nb >= 0 && nb <= 2) begin
-            if (ph_q[e] == WAITPOP && flag(fq_w[e], nx == 1 ? ember_npu_pkg::R_POP_NEXT : ember_npu_pkg::R_POP_PREV)
+            if (ph_q[e] == WAITPOP && tf_q[e][nx == 1 ? TF_POP_NEXT : TF_POP_PREV]
                 && tok_q[fin] == 0 && drained_q[nb]) begin
               pre_flt = 1'b1; pre_fk = ember_npu_pkg::FK_TOKEN_UNDERFLOW; pre_fe = 2'(e); pre_fi = idx_q[e];
             end
-            if (ph_q[e] == WAITPUSH && flag(fq_w[e], nx == 1 ? ember_npu_pkg::R_PUSH_NEXT : ember_npu_pkg::R_PUSH_PREV)
+            if (ph_q[e] == WAITPUSH && tf_q[e][nx == 1 ? TF_PUSH_NEXT : TF_PUSH_PREV]
                 && tok_q[fout] >= TOKD && drained_q[nb]) begin
               pre_flt = 1'b1; pre_fk = ember_npu_pkg::FK_TOKEN_OVERFLOW; pre_fe = 2'(e); pre_fi = idx_q[e];
             end
@@ -384,8 +383,8 @@ module ember_control #(
     for (int f = 0; f < 4; f++) push_w[f] = 1'b0;
     for (int e = 0; e < 3; e++) begin
       ending_w[e] = run_q && ((ph_q[e] == BUSY && end_q[e] <= cyc_q) || ph_q[e] == WAITPUSH);
-      pn = flag(fq_w[e], ember_npu_pkg::R_PUSH_NEXT);
-      pp = flag(fq_w[e], ember_npu_pkg::R_PUSH_PREV);
+      pn = tf_q[e][TF_PUSH_NEXT];
+      pp = tf_q[e][TF_PUSH_PREV];
       room = (!pn || e == 2 || tok_q[fifoOut(e, 1'b1)] < TOKD)
           && (!pp || e == 0 || tok_q[fifoOut(e, 1'b0)] < TOKD);
       ret_flt[e] = ending_w[e] && ((e == 2 && pn) || (e == 0 && pp));
@@ -435,8 +434,8 @@ module ember_control #(
   for (genvar e = 0; e < 3; e++) begin : g_start
     logic pn, pp, ok;
     always_comb begin
-      pn = flag(f_w[e], ember_npu_pkg::R_POP_NEXT);
-      pp = flag(f_w[e], ember_npu_pkg::R_POP_PREV);
+      pn = tf_w[e][TF_POP_NEXT];
+      pp = tf_w[e][TF_POP_PREV];
       hidx_w[e] = take_w[e] ? qhead_w[e][TW+64 +: 32] : idx_q[e];
       st_flt[e] = 1'b0;
       st_fk[e] = ember_npu_pkg::FK_TOKEN_UNDERFLOW;
@@ -468,8 +467,8 @@ module ember_control #(
   always_comb begin
     for (int f = 0; f < 4; f++) pop_w[f] = 1'b0;
     for (int e = 0; e < 3; e++) begin
-      if (start_v[e] && e < 2 && flag(f_w[e], ember_npu_pkg::R_POP_NEXT)) pop_w[fifoIn(e, 1'b1)] = 1'b1;
-      if (start_v[e] && e > 0 && flag(f_w[e], ember_npu_pkg::R_POP_PREV)) pop_w[fifoIn(e, 1'b0)] = 1'b1;
+      if (start_v[e] && e < 2 && tf_w[e][TF_POP_NEXT]) pop_w[fifoIn(e, 1'b1)] = 1'b1;
+      if (start_v[e] && e > 0 && tf_w[e][TF_POP_PREV]) pop_w[fifoIn(e, 1'b0)] = 1'b1;
     end
   end
 
@@ -659,8 +658,7 @@ module ember_control #(
           if (take_w[e]) begin
             tq_q[e] <= qhead_w[e][TW-1:0];
             word_q[e] <= qhead_w[e][QW-1 -: ember_isa_pkg::INSTR_BITS];
-            tf_q[e] <= {flag(f_w[e], ember_npu_pkg::R_PUSH_NEXT), flag(f_w[e], ember_npu_pkg::R_PUSH_PREV),
-                        flag(f_w[e], ember_npu_pkg::R_POP_NEXT), flag(f_w[e], ember_npu_pkg::R_POP_PREV)};
+            tf_q[e] <= tf_w[e];
             idx_q[e] <= qhead_w[e][TW+64 +: 32];
             disp_q[e] <= qhead_w[e][TW +: 64];
             take_q[e] <= cyc_q;

@@ -220,11 +220,14 @@ module ember_gemm (
     end
   end
   assign busy_o = active_q || mac_q;
-  // Port 0 reads the current act row (tap 0's offset is 0), port t tap t's.
+  // Port 0 reads the current act row (tap 0's offset is 0), port t tap t's; ports 1 and
+  // up only in a depthwise instruction (row 0 otherwise: a gemm reads port 0 alone, and a
+  // simulator skips the tap adders).
   always_comb begin
     act_rows_o = '0;
     act_rows_o[0 +: 32] = 32'(xa_q);
-    for (int t = 1; t < R; t++) act_rows_o[32*t +: 32] = 32'(ripple(xa_q, toff_q[t]));
+    if (dw_q)
+      for (int t = 1; t < R; t++) act_rows_o[32*t +: 32] = 32'(ripple(xa_q, toff_q[t]));
   end
   assign acc_row_o = 32'(CAW'(dw_q ? dacc_q : ca_q));
   // The weight block: the instruction's first in the start cycle (the engine holds it,
@@ -249,14 +252,23 @@ module ember_gemm (
   // times weight byte t * C + c.
   for (genvar k = 0; k < C; k++) begin : g_col
     logic [8*R-1:0] xin, win;
+    // (The same muxes as a per-byte `dw_q ? ... : ...`; a gemm's operands are whole
+    // slices, which a simulator copies word by word.)
     always_comb
-      for (int t = 0; t < R; t++) begin
-        xin[8*t +: 8] = dw_q ? areg_q[t][8*k +: 8] : act_i[8*t +: 8];
-        win[8*t +: 8] = dw_q ? wreg_q[8*(t*C + k) +: 8] : wreg_q[8*(k*R + t) +: 8];
+      if (dw_q)
+        for (int t = 0; t < R; t++) begin
+          xin[8*t +: 8] = areg_q[t][8*k +: 8];
+          win[8*t +: 8] = wreg_q[8*(t*C + k) +: 8];
+        end
+      else begin
+        xin = act_i[0 +: 8*R];
+        win = wreg_q[8*k*R +: 8*R];
       end
+    // Cleared also when no acc row is written (acc_o is read only with acc_we_o): the
+    // same value where it matters, and a simulator skips the products.
     ember_mac_column u_col (
-        .act_i(xin), .wgt_i(win), .acc_i(acc_i[32*k +: 32]), .clear_i(reset_q && !dw_q),
-        .acc_o(acc_o[32*k +: 32]));
+        .act_i(xin), .wgt_i(win), .acc_i(acc_i[32*k +: 32]),
+        .clear_i((reset_q && !dw_q) || !acc_we_o), .acc_o(acc_o[32*k +: 32]));
   end
   assign acc_we_o = dw_q ? mac_q : active_q;
 
@@ -369,13 +381,15 @@ module ember_gemm (
 `ifndef SYNTHESIS
   always_comb begin
     int n;
+    n = 0;
     bank_err_o = 1'b0;
-    for (int b = 0; b < NB; b++) begin
-      n = 0;
-      for (int t = 0; t < R; t++)
-        if (tload[t] && (AM'(act_rows_o[32*t +: 32]) & AM'(NB - 1)) == AM'(b)) n = n + 1;
-      if (n > int'(NP)) bank_err_o = 1'b1;
-    end
+    if (stream_q)  // tload is 0 outside the streaming phase
+      for (int b = 0; b < NB; b++) begin
+        n = 0;
+        for (int t = 0; t < R; t++)
+          if (tload[t] && (AM'(act_rows_o[32*t +: 32]) & AM'(NB - 1)) == AM'(b)) n = n + 1;
+        if (n > int'(NP)) bank_err_o = 1'b1;
+      end
   end
 `else
   assign bank_err_o = 1'b0;

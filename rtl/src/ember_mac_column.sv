@@ -1,7 +1,8 @@
 // One output channel of the MAC array (ember_gemm): acc + sum over c of act[c] * w[c],
 // MAC_ROWS int8 x int8 products, int32 two's-complement accumulation; clear_i gives 0
-// (gemm with reset). Combinational. A module of its own so that synthesis maps one
-// column and counts it MAC_COLS times (docs/rtl/area.md section 8).
+// (gemm with reset, or no acc row written this cycle). Combinational. A module of its
+// own so that synthesis maps one column and counts it MAC_COLS times (docs/rtl/area.md
+// section 8).
 //
 // The products are summed in PW = 17 + log2(MAC_ROWS) bits (their sum lies within
 // +-MAC_ROWS * 2^14, so it is exact there) and then added to acc, sign-extended: the
@@ -21,24 +22,31 @@ module ember_mac_column (
 );
   localparam int unsigned R = ember_isa_pkg::MAC_ROWS;
   localparam int unsigned PW = 17 + (R > 1 ? $clog2(R) : 0);
+  // The sum is computed under `if (!clear_i)`: the same mux as `clear_i ? 0 : sum` for
+  // synthesis, but Verilator's C++ skips the products in a cycle whose column is cleared,
+  // which ember_gemm asks for whenever the array writes no acc row.
   always_comb begin
     logic [PW-1:0] p;
     logic [7:0] a, b;
     logic [6:0] row, na, nb;
     logic s;
-    p = PW'(0) - PW'(R) * PW'(2 * 127 * 128);
-    for (int c = 0; c < R; c++) begin
-      a = act_i[8*c +: 8];
-      b = wgt_i[8*c +: 8];
-      for (int j = 0; j < 7; j++) begin
-        row = a[6:0] & {7{b[j]}};
-        p = p + (PW'(row) << j);
+    {p, a, b, row, na, nb, s} = '0;
+    acc_o = 32'd0;
+    if (!clear_i) begin
+      p = PW'(0) - PW'(R) * PW'(2 * 127 * 128);
+      for (int c = 0; c < R; c++) begin
+        a = act_i[8*c +: 8];
+        b = wgt_i[8*c +: 8];
+        for (int j = 0; j < 7; j++) begin
+          row = a[6:0] & {7{b[j]}};
+          p = p + (PW'(row) << j);
+        end
+        na = ~(a[6:0] & {7{b[7]}});
+        nb = ~(b[6:0] & {7{a[7]}});
+        s = a[7] & b[7];
+        p = p + (PW'(s) << 14) + (PW'(na) << 7) + (PW'(nb) << 7);
       end
-      na = ~(a[6:0] & {7{b[7]}});
-      nb = ~(b[6:0] & {7{a[7]}});
-      s = a[7] & b[7];
-      p = p + (PW'(s) << 14) + (PW'(na) << 7) + (PW'(nb) << 7);
+      acc_o = acc_i + 32'($signed(p));
     end
-    acc_o = clear_i ? 32'd0 : acc_i + 32'($signed(p));
   end
 endmodule : ember_mac_column

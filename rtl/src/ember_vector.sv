@@ -251,11 +251,17 @@ module ember_vector (
   assign we_o = active_q;
 
   // The lanes (ember_vector_lane); lane 0 requantizes for the normalize unit (nrq_i).
+  // The lanes' class: the instruction's while it runs, else lut (a table read), whose
+  // result nobody reads (we_o is low; the norm unit's requantize takes lane 0 with its
+  // own class, its multiplier reads the product, which the class does not select when
+  // prep_i is high): a simulator then skips the idle lanes' requantize arithmetic.
+  logic [ember_isa_pkg::CLS_BITS-1:0] lane_cls;
+  assign lane_cls = active_q ? cls_q : ember_isa_pkg::CLS_LUT;
   for (genvar j = 0; j < L; j++) begin : g_lane
     logic nrq;
     assign nrq = j == 0 && nrq_i;
     ember_vector_lane #(.IB0(IB0), .IB1(IB1), .ZPB(ZPW), .LOB(LOW), .HIB(HIW)) u_lane (
-        .cls_i(nrq ? ember_isa_pkg::CLS_REQUANTIZE : cls_q), .op_i(op_q), .acc_src_i(sacc_q),
+        .cls_i(nrq ? ember_isa_pkg::CLS_REQUANTIZE : lane_cls), .op_i(op_q), .acc_src_i(sacc_q),
         .act0_i(act0_i[8*j +: 8]), .act1_i(act1_i[8*j +: 8]),
         .acc0_i(acc0_i[32*j +: 32]), .acc1_i(acc1_i[32*j +: 32]),
         .imm0_i(imm0_q), .imm1_i(imm1_q), .zp_i(nrq ? ZPW'(nrq_z_i) : zp_q),

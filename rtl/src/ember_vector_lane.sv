@@ -79,10 +79,9 @@ module ember_vector_lane #(
     // Requantize and quantized-add: round right by S, add zp, clamp. Requantize clamps
     // as lo if y < lo, else hi if y > hi; quantized-add as max(lo, min(y, hi)) (the same
     // unless hi < lo: then lo).
-    x = 66'(prod) + (qadd ? 66'(p1) + $signed(qk_i) : 66'sd1 <<< (s_i - 6'd1));
-    r = (x >>> s_i) + 66'(zp_i);
-    yhi = r > 66'(hi_i);
-    ylo = qadd && yhi ? qhilo_i : r < 66'(lo_i);
+    // (Computed in their case only: the same logic, and a simulator skips the 66-bit
+    // arithmetic for the other classes.)
+    {x, r, yhi, ylo} = '0;
     unique case (cls_i)
       ember_isa_pkg::CLS_VECTOR_BINARY:
         unique case (op_i)
@@ -97,8 +96,13 @@ module ember_vector_lane #(
         else if (op_i == ember_isa_pkg::VOP_CLAMP) y = (64'(a) < 64'(imm0_i) ? 64'(imm0_i) : 64'(a)) > 64'(imm1_i) ? 64'(imm1_i)
                                       : (64'(a) < 64'(imm0_i) ? 64'(imm0_i) : 64'(a));
         else y = 64'(a);
-      ember_isa_pkg::CLS_REQUANTIZE, ember_isa_pkg::CLS_QUANTIZED_ADD:
+      ember_isa_pkg::CLS_REQUANTIZE, ember_isa_pkg::CLS_QUANTIZED_ADD: begin
+        x = 66'(prod) + (qadd ? 66'(p1) + $signed(qk_i) : 66'sd1 <<< (s_i - 6'd1));
+        r = (x >>> s_i) + 66'(zp_i);
+        yhi = r > 66'(hi_i);
+        ylo = qadd && yhi ? qhilo_i : r < 66'(lo_i);
         y = ylo ? 64'(lo_i) : yhi ? 64'(hi_i) : 64'(r);
+      end
       default: y = 64'($signed(table_i[8*(a[7:0] ^ 8'h80) +: 8]));  // lut: table[a + 128]
     endcase
     act_o = y < -128 ? 8'h80 : y > 127 ? 8'h7f : y[7:0];
