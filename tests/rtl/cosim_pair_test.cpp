@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include "CosimJob.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -27,21 +29,8 @@ using ember::platform::Job;
 using ember::sim::Arbitration;
 using u64 = std::uint64_t;
 
-const ember::isa::IsaDescription& isa() {
-  static ember::isa::IsaDescription d = ember::isa::IsaDescription::loadFile(EMBER_RTL_ISA_JSON);
-  return d;
-}
-
-Job jobOf(const ember::isa::Binary& bin) {
-  if (!bin.memmap.empty())
-    return ember::platform::makeJob(isa(), bin, {});
-  Job job;
-  const unsigned W = isa().instructionBytes();
-  job.text.resize(bin.code.size() * W);
-  for (std::size_t i = 0; i < bin.code.size(); ++i)
-    bin.code[i].encodeInto(job.text.data() + i * W);
-  return job;
-}
+using ember::rtltest::isa;
+using ember::rtltest::jobOf;
 
 Job asmJob(const std::string& text) {
   return jobOf(ember::isa::assemble(text, isa(), "pair.s"));

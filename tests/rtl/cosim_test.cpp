@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include "CosimJob.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -30,21 +32,8 @@ namespace {
 using ember::platform::Job;
 using u64 = std::uint64_t;
 
-const ember::isa::IsaDescription& isa() {
-  static ember::isa::IsaDescription d = ember::isa::IsaDescription::loadFile(EMBER_RTL_ISA_JSON);
-  return d;
-}
-
-Job jobOf(const ember::isa::Binary& bin) {
-  if (!bin.memmap.empty())
-    return ember::platform::makeJob(isa(), bin, {});
-  Job job;
-  const unsigned W = isa().instructionBytes();
-  job.text.resize(bin.code.size() * W);
-  for (std::size_t i = 0; i < bin.code.size(); ++i)
-    bin.code[i].encodeInto(job.text.data() + i * W);
-  return job;
-}
+using ember::rtltest::isa;
+using ember::rtltest::jobOf;
 
 /// The cycle until which an instruction's data path works: its end, or for a background
 /// array instruction (docs/simulator.md rule E6) the array's end, start + T.
