@@ -60,6 +60,11 @@ TARGETS = [
      "for bit with the int8 interpreter (ember-dse --random --check)"),
     ("bench_ring", "Runtime command ring",
      "host-device command ring throughput"),
+    ("bench_serve", "Serving over several NPUs",
+     "256 requests in simulated time: ResNet-50 pipelined over four ember-v1 NPUs against "
+     "one at 1, 4, 16 and 64 outstanding (throughput, p50/p99 latency, every output "
+     "bit-exact with the one-NPU binary), on private DRAMs and on one shared DRAM; ResNet-18 "
+     "replicated over four (docs/systems.md section 4)"),
 ]
 
 NINJA_PROGRESS = re.compile(r"^\[\d+/\d+\] ")
@@ -209,8 +214,13 @@ def main():
     folder = os.path.basename(a.out)[:-len(".md")]
     os.makedirs(os.path.join(base, folder), exist_ok=True)
     written = pages(a.build, a.source, TARGETS, folder)
+    kept = 0
     for rel, text in sorted(written.items()):
         path = os.path.join(base, rel) if rel else os.path.abspath(a.out)
+        target = os.path.basename(rel)[:-len(".md")] if rel else None
+        if target and read_log(a.build, target) is None and os.path.exists(path):
+            kept += 1  # its bench did not run in this build: the page it has stays
+            continue
         tmp = path + ".tmp"
         with open(tmp, "w") as f:
             f.write(text)
@@ -221,8 +231,9 @@ def main():
         if name.endswith(".md") and os.path.join(folder, name) not in written:
             print("results.py: %s is no bench target's page: remove it if it is a stale one"
                   % os.path.join(os.path.dirname(a.out), folder, name), file=sys.stderr)
-    print("results.py: wrote %s and %d pages in %s/" %
-          (a.out, len(written) - 1, os.path.join(os.path.dirname(a.out), folder)))
+    print("results.py: wrote %s and %d pages in %s/%s" %
+          (a.out, len(written) - 1 - kept, os.path.join(os.path.dirname(a.out), folder),
+           " (kept %d whose bench has no log in this build)" % kept if kept else ""))
 
 
 if __name__ == "__main__":

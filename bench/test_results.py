@@ -23,7 +23,7 @@ with tempfile.TemporaryDirectory() as build:
     checks = [
         ("the NPU page with its output", "resnet18  cycles 123456" in npu
          and npu.startswith("# 4 NPU: cycles, utilisation, roofline\n")),
-        ("a page per target", len(pages) == 11 and "bench.md" in pages
+        ("a page per target", len(pages) == 12 and "bench.md" in pages
          and "bench_ring.md" in pages),
         ("each page links to the index", "[Measured figures](../results.md)" in cpu),
         ("ninja's progress lines left out", "Building CXX" not in npu and "ninja:" not in npu),
@@ -38,6 +38,19 @@ with tempfile.TemporaryDirectory() as build:
          "1. [Issue 15 scoreboard](results/bench.md) (`bench`)" in text
          and "2. [Interpreter vs PyTorch (ResNet-50)](results/bench_interp.md)" in text),
     ]
+    # A page whose bench has no log in this build (a run of some targets only) is kept as
+    # it is, not rewritten as "not run"; a page with a log is rewritten.
+    with open(os.path.join(build, "results", "bench_cpu.md"), "w") as f:
+        f.write("figures of an earlier run\n")
+    with open(os.path.join(build, "results", "bench_npu.md"), "w") as f:
+        f.write("stale\n")
+    subprocess.run([sys.executable, os.path.join(here, "results.py"), "--build", build,
+                    "--out", out], check=True)
+    checks.append(("a page without a log kept",
+                   open(os.path.join(build, "results", "bench_cpu.md")).read()
+                   == "figures of an earlier run\n"))
+    checks.append(("a page with a log rewritten", "resnet18  cycles 123456" in
+                   open(os.path.join(build, "results", "bench_npu.md")).read()))
     bad = [what for what, ok in checks if not ok]
     r = subprocess.run([sys.executable, os.path.join(here, "results.py"), "--build", build,
                         "--run", "--only", "bench_nope", "--out", out], capture_output=True,
