@@ -38,15 +38,23 @@ typedef int32_t I16 __attribute__((vector_size(64)));
 typedef uint32_t U16 __attribute__((vector_size(64)));
 typedef int64_t L16 __attribute__((vector_size(128)));
 
+/// a's lanes, then b's: one vector of twice the lanes.
+EMBER_VNNI inline B32 concat(B16 a, B16 b) {
+  return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+                                 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+}
+EMBER_VNNI inline B64 concat(B32 a, B32 b) {
+  return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+                                 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34,
+                                 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51,
+                                 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63);
+}
+
 /// Four panel rows of NR codes as one vpdpbusd operand: byte 4j + t is row t's code of
 /// lane j, plus 128 (x ^ 0x80).
 EMBER_VNNI inline B64 interleaveQuad(const B16 r[4]) {
-  const B32 lo =
-      __builtin_shufflevector(r[0], r[1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-                              17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
-  const B32 hi =
-      __builtin_shufflevector(r[2], r[3], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-                              17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+  const B32 lo = concat(r[0], r[1]);
+  const B32 hi = concat(r[2], r[3]);
 #define EMBER_LANE(j) j, 16 + j, 32 + j, 48 + j
   B64 v = __builtin_shufflevector(
       lo, hi, EMBER_LANE(0), EMBER_LANE(1), EMBER_LANE(2), EMBER_LANE(3), EMBER_LANE(4),
@@ -713,33 +721,19 @@ EMBER_VNNI inline void quadPlane(const int8_t* x, int64_t C, int64_t H, int64_t 
 EMBER_VNNI inline void storeTransposed(const B16 o[kTR], int8_t* y, int64_t P, int64_t np,
                                        int64_t channels) {
   const B16 z = B16{} * 0;
-  const B32 e01 =
-      __builtin_shufflevector(o[0], o[2], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-                              17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
-  const B32 e23 =
-      __builtin_shufflevector(o[4], o[6], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-                              17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
-  const B32 o01 =
-      __builtin_shufflevector(o[1], o[3], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-                              17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
-  const B32 o23 =
-      __builtin_shufflevector(o[5], z, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
-                              18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
-#define EMBER_CAT64(a, b)                                                                          \
-  __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,  \
-                          19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36,  \
-                          37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,  \
-                          55, 56, 57, 58, 59, 60, 61, 62, 63)
+  const B32 e01 = concat(o[0], o[2]);
+  const B32 e23 = concat(o[4], o[6]);
+  const B32 o01 = concat(o[1], o[3]);
+  const B32 o23 = concat(o[5], z);
   // 128-bit lane k of `even` is position 2k, of `odd` position 2k + 1.
-  const __m512i even = (__m512i)EMBER_CAT64(e01, e23), odd = (__m512i)EMBER_CAT64(o01, o23);
-#undef EMBER_CAT64
+  const __m512i even = (__m512i)concat(e01, e23), odd = (__m512i)concat(o01, o23);
   // Word 8k + l of lo: positions 2k, 2k + 1 of channel l; of hi: of channel 8 + l.
   const __m512i lo = _mm512_unpacklo_epi8(even, odd), hi = _mm512_unpackhi_epi8(even, odd);
-  int16_t order[32];
-  for (int l = 0; l < 8; ++l)
-    for (int k = 0; k < 4; ++k)
-      order[4 * l + k] = static_cast<int16_t>(8 * k + l);
-  const __m512i idx = _mm512_loadu_si512(order);
+  // Word 4l + k of the permutation: word 8k + l (channel l's positions 2k, 2k + 1).
+  static constexpr int16_t kOrder[32] = {0,  8,  16, 24, 1,  9,  17, 25, 2,  10, 18,
+                                         26, 3,  11, 19, 27, 4,  12, 20, 28, 5,  13,
+                                         21, 29, 6,  14, 22, 30, 7,  15, 23, 31};
+  const __m512i idx = _mm512_loadu_si512(kOrder);
   uint64_t q[16]; // q[l]: byte r is position r of channel l
   const __m512i tlo = _mm512_permutexvar_epi16(idx, lo), thi = _mm512_permutexvar_epi16(idx, hi);
   __builtin_memcpy(q, &tlo, 64);
