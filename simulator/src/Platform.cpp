@@ -25,8 +25,9 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
-#include <map>
-#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace ember::sim {
 
@@ -112,21 +113,56 @@ sc_core::sc_time cyclesTime(u64 n) {
   return sc_core::sc_time::from_value(n * unit());
 }
 
+/// The register map's storage by offset, in a flat table (the description's offsets are
+/// word-aligned and below 1 MiB): the firmware polls COPY_STATUS and STATUS hundreds of
+/// thousands of times a job, each read a lookup (a std::map's was most of a poll's cost).
+class RegisterFile {
+public:
+  enum class Access : std::uint8_t { None, ReadWrite, ReadOnly, WriteOnly };
+  void define(u32 off, u32 reset, Access a) {
+    if (off / 4 >= access_.size()) {
+      access_.resize(off / 4 + 1, Access::None);
+      values_.resize(off / 4 + 1, 0);
+    }
+    access_[off / 4] = a;
+    values_[off / 4] = reset;
+  }
+  /// Whether a register of the map sits at byte offset `off`.
+  bool has(u64 off) const {
+    return off % 4 == 0 && off / 4 < access_.size() && access_[off / 4] != Access::None;
+  }
+  Access access(u32 off) const { return has(off) ? access_[off / 4] : Access::None; }
+  /// The stored value of the register at `off`; std::out_of_range where the map has none.
+  u32 at(u32 off) const {
+    if (!has(off))
+      throw std::out_of_range("no register at offset " + std::to_string(off));
+    return values_[off / 4];
+  }
+  u32& at(u32 off) {
+    if (!has(off))
+      throw std::out_of_range("no register at offset " + std::to_string(off));
+    return values_[off / 4];
+  }
+
+private:
+  std::vector<Access> access_;
+  std::vector<u32> values_;
+};
+
 } // namespace
 
 struct Platform::Impl {
   Impl(isa::IsaDescription d, std::uint8_t* m, u64 n, JobEngine e, JobPrepare pr)
       : isa(std::move(d)), map(isa), sim(isa), dram(m), dramBytes(n), engine(std::move(e)),
         prepare(std::move(pr)), copy(isa) {
-    for (const auto& r : isa.registers()) {
-      regs[r.offset] = r.reset;
-      if (r.access == "ro")
-        readOnly.insert(r.offset);
-      else if (r.access == "wo")
-        writeOnly.insert(r.offset);
-    }
-    regs[map.hash[0]] = isa::isaHashWord(isa, 0);
-    regs[map.hash[1]] = isa::isaHashWord(isa, 1);
+    using Access = RegisterFile::Access;
+    for (const auto& r : isa.registers())
+      regs.define(r.offset, r.reset,
+                  r.access == "ro"   ? Access::ReadOnly
+                  : r.access == "wo" ? Access::WriteOnly
+                                     : Access::ReadWrite);
+    regs.at(map.hash[0]) = isa::isaHashWord(isa, 0);
+    regs.at(map.hash[1]) = isa::isaHashWord(isa, 1);
   }
 
   isa::IsaDescription isa;
@@ -136,9 +172,8 @@ struct Platform::Impl {
   u64 dramBytes;
   JobEngine engine;
   JobPrepare prepare;
-  platform::CopyDma copy;            ///< The copy DMA behind the COPY_* registers.
-  std::map<u32, u32> regs;           ///< Every register of the map; the live ones are computed.
-  std::set<u32> readOnly, writeOnly; ///< Offsets of `ro` and `wo` registers.
+  platform::CopyDma copy; ///< The copy DMA behind the COPY_* registers.
+  RegisterFile regs;      ///< Every register of the map; the live ones are computed.
   enum class State { Idle, Running, Done, Fault } state = State::Idle;
   u64 clockBase = 0; ///< Platform cycles simulated before the current simulation.
   u64 jobStart = 0;  ///< Platform cycle of the running job's cycle 0.
@@ -245,7 +280,7 @@ private:
 
   void transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
     const u64 a = t.get_address();
-    if (t.get_data_length() != 4 || a % 4 || !p_.regs.count(u32(a))) {
+    if (t.get_data_length() != 4 || !p_.regs.has(a)) {
       t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
       return;
     }
@@ -314,7 +349,7 @@ private:
       return (u32(f.kind) + 1) << m.codeLsb | e << m.engineLsb; // CODE: 1 + the fault kind
     }
     // As the generated register block: write-only registers read 0.
-    return p_.writeOnly.count(off) ? 0 : p_.regs.at(off);
+    return p_.regs.access(off) == RegisterFile::Access::WriteOnly ? 0 : p_.regs.at(off);
   }
 
   void write(u32 off, u32 v) {
@@ -324,13 +359,15 @@ private:
       p_.irqStatus &= ~v;
       return;
     }
-    if (p_.readOnly.count(off))
+    if (p_.regs.access(off) == RegisterFile::Access::ReadOnly)
       return;
-    p_.regs[off] = v; // CTRL too is stored as written; START and RESET act on the write
+    p_.regs.at(off) = v; // CTRL too is stored as written; START and RESET act on the write
     if (off == m.copyCtrl && (v & m.copyStart)) {
-      auto reg64 = [&](const u32(&o)[2]) { return u64(p_.regs[o[0]]) | u64(p_.regs[o[1]]) << 32; };
+      auto reg64 = [&](const u32(&o)[2]) {
+        return u64(p_.regs.at(o[0])) | u64(p_.regs.at(o[1])) << 32;
+      };
       p_.copy.start(clock(), p_.dram, p_.dramBytes, reg64(m.copySrc), reg64(m.copyDst),
-                    p_.regs[m.copyLen], p_.regs[m.copySeed], (v & m.copyCheck) != 0);
+                    p_.regs.at(m.copyLen), p_.regs.at(m.copySeed), (v & m.copyCheck) != 0);
     }
     if (off != m.ctrl)
       return;
