@@ -176,6 +176,36 @@ std::array<int64_t, 4> paddingOf(const Node& n) {
   return {w.padBegin(0), w.padBegin(1), w.padEnd(0), w.padEnd(1)};
 }
 
+/// Extra columns right of a resident value's lines for a depthwise reader `n` whose
+/// lines are `width` rows apart: the fewest (0 .. banks - 1) that minimise its window's
+/// act bank conflicts (rule DW1: a 3 x 3 window over lines 16 rows apart puts its taps
+/// in 3 banks of 16, three cycles an output, where 19 rows apart puts them in 9). 0 for
+/// other readers, which read one act row a cycle.
+int64_t residentWidthPad(const Node& n, int64_t width, const Target& t) {
+  if (n.kind() != NodeKind::Conv || n.input(0).dims().size() != 4 || !t.depthwise())
+    return 0;
+  const Shape filter(n.input(1).dims().begin() + 2, n.input(1).dims().end());
+  const WindowAttrs w = windowOf(n.attrs(), 2, &filter);
+  const int64_t C = n.input(0).dims()[1];
+  if (w.group == 1 || w.group != C || w.kernel[1] > t.lanes())
+    return 0;
+  // Kernel rows per depthwise instruction (ConvCore's depthwiseRows, whole rows).
+  const int64_t rows = std::max<int64_t>(1, std::min(w.kernel[0], t.lanes() / w.kernel[1]));
+  auto cost = [&](int64_t pitch) {
+    double c = 0;
+    for (int64_t kh0 = 0; kh0 < w.kernel[0]; kh0 += rows)
+      c += t.depthwiseCycles(1024, std::min(rows, w.kernel[0] - kh0), w.kernel[1], w.dilations[1],
+                             w.dilations[0] * pitch);
+    return c;
+  };
+  int64_t best = 0;
+  const int64_t banks = int64_t(t.isa().memory(isa::mem::kAct).banks);
+  for (int64_t e = 1; e < banks; ++e)
+    if (cost(width + e) < cost(width + best))
+      best = e;
+  return best;
+}
+
 /// Cross-layer residency (docs/compiler/npu-layers.md, "Cross-layer residency"): when
 /// layer `c` is the one reader of layer `p`'s result, both are MAC-array layers and that
 /// result (one image, with the border c's padding reads) and what `p` itself reads
@@ -197,6 +227,7 @@ std::optional<Residency> residencyOf(const Function& f, const LayerJob& p, const
   const DramTensor& d = ctx.tensor(v);
   const std::array<int64_t, 4> pad = paddingOf(*c.node);
   Residency r{v, ActResident{0, d.CB, d.H, d.W, pad[0], pad[1], pad[2], pad[3]}};
+  r.at.padR += residentWidthPad(*c.node, r.at.width(), ctx.t);
   // At the top of the act SRAM, unless that overlaps the region p reads: then just below
   // it. The layers' tiles use the rows below the lowest region (ConvTiling's fits).
   const int64_t A = ctx.t.rows(Mem::Act), n = r.at.rows();

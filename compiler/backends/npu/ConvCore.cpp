@@ -388,7 +388,8 @@ bool deferTail(const Target& t, const Step& s, const std::vector<isa::Instructio
 struct ChunkStep {
   const ChunkPlan& cp;
   Tile tile;
-  bool first, last; ///< The tile's first chunk (bias), its last (requantize, store).
+  bool first, last;  ///< The tile's first chunk (bias), its last (requantize, store).
+  int64_t dmaBlocks; ///< Output blocks of the tile whose bias the load engine writes.
   int64_t inAddr, plane, wp, bslot, wslot;
   TapSpan span;
   TileOutput out;
@@ -412,15 +413,18 @@ bool emitChunkComputes(const ConvJob& j, const ConvTiling& tl, const Program& p,
   // next step's first gemm) or follows a join.
   const bool overlap =
       last && (tl.dw ? t.depthwise()->background : t.gemmBackground() && !t.gemmNeedsJoin());
-  std::vector<isa::Instruction> copies;
-  if (c.first && !tl.biasDma)
-    for (int64_t kbl = 0; kbl < ktl; ++kbl)
-      copies.push_back(p.vecUnary("copy", Mem::Acc, Mem::Acc, {kbl * P, 1, tile.tw},
-                                  {c.bslot + kbl, 0, 0}, tile.tw, tile.th));
+  // The bias copies of the blocks whose bias does not come by DMA (biasDmaBlocks), by
+  // output block.
+  std::vector<std::optional<isa::Instruction>> copies(static_cast<size_t>(ktl));
+  if (c.first)
+    for (int64_t kbl = c.dmaBlocks; kbl < ktl; ++kbl)
+      copies[size_t(kbl)] = p.vecUnary("copy", Mem::Acc, Mem::Acc, {o.acc0 + kbl * P, 1, tile.tw},
+                                       {c.bslot + kbl, 0, 0}, tile.tw, tile.th);
   size_t nextCopy = 0;
   auto copyUpTo = [&](int64_t k) { // the bias of blocks up to k, before their gemms
     for (; nextCopy < copies.size() && int64_t(nextCopy) <= (overlap ? k : ktl); ++nextCopy)
-      s.computes.push_back(std::move(copies[nextCopy]));
+      if (copies[nextCopy])
+        s.computes.push_back(std::move(*copies[nextCopy]));
   };
   std::vector<isa::Instruction> pending;
   for (int64_t kbl = 0; kbl < ktl; ++kbl) {
@@ -632,7 +636,7 @@ LayerInfo convInfo(const ConvJob& j, const ConvTiling& tl) {
   info.tiling = "kt=" + std::to_string(tl.kt) + " th=" + std::to_string(tl.th) +
                 " tw=" + std::to_string(tl.tw);
   if (tl.biasDma)
-    info.tiling += " bias-dma";
+    info.tiling += tl.biasByCopy() ? " bias-dma=" + std::to_string(tl.biasDmaBlocks) : " bias-dma";
   if (tl.dw)
     info.tiling += " depthwise";
   if (tl.splitsReduction())
@@ -687,9 +691,9 @@ public:
         lutConst_(j.lut ? ctx.consts.add(j.lut->table) : 0), WR_(t_.rowBytes(Mem::Weight)),
         AR_(t_.rowBytes(Mem::Acc)), PR_(t_.rowBytes(Mem::Param)), split_(tl.splitsReduction()),
         inSlot_(tl.inRows), outSlot_(tl.kt * tl.th * tl.tw), outBase_(D_ * inSlot_),
-        biasBase_(tl.kt * tl.th * tl.tw), resSlot_(residualRows(j, t_, outSlot_)),
-        outStride_(outSlot_ + resSlot_), qaddParam_(D_ * 2 * tl.kt),
-        size2Ld_(Target::maxOf(t_.dmaLoad(), isa::role::kSize2)),
+        biasBase_((tl.biasDma ? D_ : 1) * tl.kt * tl.th * tl.tw),
+        resSlot_(residualRows(j, t_, outSlot_)), outStride_(outSlot_ + resSlot_),
+        qaddParam_(D_ * 2 * tl.kt), size2Ld_(Target::maxOf(t_.dmaLoad(), isa::role::kSize2)),
         size1Ld_(Target::maxOf(t_.dmaLoad(), isa::role::kSize1)),
         slotHolds_(size_t(D_), {-1, -1, -1, -1, -1, -1, -1}), weightHolds_(size_t(D_), {-1, -1}) {}
 
@@ -735,7 +739,7 @@ private:
     if (step_ == 0 && j_.lut)
       for (auto& in : p_.loadRows(Mem::Param, tl_.lutRow, lutConst_, lutTableRows(t_)))
         s.loads.push_back(in);
-    if (first && !tl_.biasDma)
+    if (first && k.ktl > tl_.dmaBiasBlocks(k.ktl))
       for (auto& in : p_.loadRows(Mem::Acc, k.bslot, cc_.bias + uint64_t(k.kb0 * AR_), k.ktl))
         s.loads.push_back(in);
     if (first) {
@@ -767,18 +771,18 @@ private:
   /// accumulators at acc0 (the load engine writes them while the previous tile
   /// computes; every chunk of the tile adds into them).
   void loadBiasByDma(Step& s, const OutputBlocks& k, const Tile& tile, int64_t acc0) const {
-    const int64_t P = tile.th * tile.tw;
+    const int64_t P = tile.th * tile.tw, blocks = tl_.dmaBiasBlocks(k.ktl);
     if (P <= size1Ld_) {
       // Block z's P rows all hold bias row kb0 + z: stride1 0 repeats it, stride2 1
       // moves to the next block's row; the SRAM side is packed (z * P + y).
-      for (int64_t z0 = 0; z0 < k.ktl; z0 += size2Ld_)
+      for (int64_t z0 = 0; z0 < blocks; z0 += size2Ld_)
         s.loads.push_back(p_.dmaLoad(Mem::Acc, acc0 + z0 * P,
                                      cc_.bias + uint64_t((k.kb0 + z0) * AR_), 1, P,
-                                     std::min(size2Ld_, k.ktl - z0), 0, 1));
+                                     std::min(size2Ld_, blocks - z0), 0, 1));
       return;
     }
     // More pixels than size1: per block, tw x th repeats of its row (strides 0, 0).
-    for (int64_t z = 0; z < k.ktl; ++z)
+    for (int64_t z = 0; z < blocks; ++z)
       s.loads.push_back(p_.dmaLoad(Mem::Acc, acc0 + z * P, cc_.bias + uint64_t((k.kb0 + z) * AR_),
                                    1, tile.tw, tile.th, 0, 0));
   }
@@ -827,11 +831,13 @@ private:
     // The accumulators of this tile: one region, or with the bias by DMA the tile's
     // buffer.
     const int64_t acc0 = tl_.biasDma ? (tileNo_ % D_) * outSlot_ : 0;
-    if (ci == 0 && tl_.biasDma)
+    const int64_t dmaBlocks = tl_.dmaBiasBlocks(k.ktl);
+    if (ci == 0 && dmaBlocks > 0)
       loadBiasByDma(s, k, tile, acc0);
     const bool last = ci + 1 == k.chunks.size();
     const TileOutput o = tileOutput(k, tile, acc0, outAddr);
-    const ChunkStep cs{cp, tile, ci == 0, last, at.addr, at.plane, at.wp, k.bslot, wslot, span, o};
+    const ChunkStep cs{cp,       tile,  ci == 0, last,  dmaBlocks, at.addr,
+                       at.plane, at.wp, k.bslot, wslot, span,      o};
     const bool overlap = emitChunkComputes(j_, tl_, p_, cs, s);
     if (last)
       emitOutput(j_, p_, tile, o, s, !overlap);

@@ -20,6 +20,7 @@
 
 #include "ember/quantization/Numerics.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -102,6 +103,20 @@ struct ConvTiling {
   /// are then double-buffered like the act tiles (a buffer per tile, which all the
   /// tile's reduction chunks add into).
   bool biasDma = false;
+  /// With biasDma, the output blocks of a tile whose bias the load engine writes: the
+  /// first `biasDmaBlocks` (0: all); the others get theirs by a vmov from a bias slot, as
+  /// without biasDma. Splitting the bias between the DRAM channel (two beats an int32 acc
+  /// row) and the vector unit (one cycle a row, beside the requantize) balances the two
+  /// where either alone would pace the layer (a thin 1x1 convolution, a depthwise one).
+  int64_t biasDmaBlocks = 0;
+  /// Output blocks among the first `ktl` of a tile whose bias comes by DMA.
+  int64_t dmaBiasBlocks(int64_t ktl) const {
+    return biasDma ? (biasDmaBlocks > 0 ? std::min(biasDmaBlocks, ktl) : ktl) : 0;
+  }
+  /// The share of the accumulators' bias rows that come by DMA.
+  double dmaBiasShare() const { return double(dmaBiasBlocks(kt)) / double(kt); }
+  /// True when some output blocks take their bias by vmov from a bias slot.
+  bool biasByCopy() const { return !biasDma || (biasDmaBlocks > 0 && biasDmaBlocks < kt); }
   /// A depthwise job on the description's depthwise instruction (docs/isa/instructions.md section
   /// 2.12): one weight block per output block (row t = tap t), one instruction per output
   /// block and tile, no reduction chunks. Else depthwise runs as diagonal gemm blocks.
@@ -125,9 +140,10 @@ struct ConvTiling {
 };
 
 /// The dma.ld instructions that start a tile's accumulators from the bias (tiling `c`
-/// with biasDma): ceil(kt / size2) when the tile's th * tw pixels fit size1 (one bias row
-/// repeated by stride1 0, the next block's by stride2 1), else kt (one per output block,
-/// th x tw repeats by strides 0, 0) when tw fits size1 and th size2; 0 when neither fits.
+/// with biasDma, its B = dmaBiasBlocks(kt) blocks): ceil(B / size2) when the tile's th * tw
+/// pixels fit size1 (one bias row repeated by stride1 0, the next block's by stride2 1),
+/// else B (one per output block, th x tw repeats by strides 0, 0) when tw fits size1 and
+/// th size2; 0 when neither fits.
 int64_t biasDmaLoads(const Target& t, const ConvTiling& c);
 
 /// One chunk of the reduction of the output blocks [kb0, kb1): input blocks

@@ -247,7 +247,10 @@ bool fits(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats
   const int64_t resident = t.rows(Mem::Act) - lowest;
   c.actRows = g.D * (c.inRows + (j.outRes ? 0 : outRows) + residualRows(j, t, outRows)) + resident;
   c.wgtRows = g.D * st.maxWgt;
-  c.accRows = c.biasDma ? g.D * c.kt * c.th * c.tw : c.kt * c.th * c.tw + g.D * c.kt;
+  // With the bias by DMA, D accumulator buffers (and the bias slots of the blocks that
+  // copy theirs, biasDmaBlocks); else one accumulator region and D bias slots.
+  c.accRows = c.biasDma ? g.D * c.kt * c.th * c.tw + (c.biasByCopy() ? g.D * c.kt : 0)
+                        : c.kt * c.th * c.tw + g.D * c.kt;
   if (c.biasDma && biasDmaLoads(t, c) == 0)
     return false;
   c.paramRows = g.D * 2 * c.kt + (j.residual ? 2 : 0);
@@ -308,9 +311,10 @@ TilePrice tileCost(const ConvJob& j, const Target& t, const Geometry& g, const C
   const double tailVec = t.vectorCycles(t.requant(), c.th, c.tw) +
                          (j.residual ? t.vectorCycles(*t.quantizedAdd(), c.th, c.tw) : 0.0) +
                          (j.lut ? t.vectorCycles(t.lut(), c.th, c.tw) : 0.0);
+  // Per output block; with the bias split (biasDmaBlocks) the copies' average share.
   const double perTile =
-      (c.biasDma ? 0.0 : t.vectorCycles(t.vecUnary("copy"), c.th, c.tw)) + tailVec;
-  const int64_t biasRows = c.biasDma ? c.kt * c.th * c.tw : 0;
+      (1.0 - c.dmaBiasShare()) * t.vectorCycles(t.vecUnary("copy"), c.th, c.tw) + tailVec;
+  const int64_t biasRows = c.dmaBiasBlocks(c.kt) * c.th * c.tw;
   const int64_t biasLoads = c.biasDma ? biasDmaLoads(t, c) : 0;
   const double Bt =
       biasRows ? double(biasLoads) * t.dmaCycles(t.dmaLoad(), biasRows / biasLoads, Mem::Acc) : 0.0;
@@ -376,7 +380,7 @@ TilePrice tileCost(const ConvJob& j, const Target& t, const Geometry& g, const C
     const double weightLoads = st.maxChunks <= g.D ? double(st.chunks) : chunkSteps;
     const double bus = chunkSteps * inBus + total * (outBus + resBus) + weightLoads * wBus;
     // The bias: kt rows per tile of output blocks into its slot, or by DMA per tile.
-    const double BPk = c.biasDma ? t.dmaCycles(t.dmaLoad(), 2 * c.kt, Mem::Param) : BP;
+    const double BPk = c.biasByCopy() ? BP : t.dmaCycles(t.dmaLoad(), 2 * c.kt, Mem::Param);
     return std::max({chunkSteps * Lt + total * (Rt + Bt) + weightLoads * Wc + ktiles * BPk,
                      total * C, total * St, bus + total * biasBus}) +
            fill;
@@ -423,9 +427,10 @@ std::vector<Reduction> reductionCandidates(const ConvJob& j, int64_t L, int64_t 
 int64_t biasDmaLoads(const Target& t, const ConvTiling& c) {
   const isa::InstrDesc& ld = t.dmaLoad();
   const int64_t size1 = Target::maxOf(ld, isa::role::kSize1);
+  const int64_t blocks = c.dmaBiasBlocks(c.kt);
   if (c.th * c.tw <= size1)
-    return ceilDiv(c.kt, Target::maxOf(ld, isa::role::kSize2));
-  return c.tw <= size1 && c.th <= Target::maxOf(ld, isa::role::kSize2) ? c.kt : 0;
+    return ceilDiv(blocks, Target::maxOf(ld, isa::role::kSize2));
+  return c.tw <= size1 && c.th <= Target::maxOf(ld, isa::role::kSize2) ? blocks : 0;
 }
 
 namespace {
@@ -472,6 +477,20 @@ std::string checkConvJobAt(const ConvJob& j, const Target& t, int depth) {
          need("acc rows", c.accRows, Mem::Acc) + ", " +
          need("param rows", c.paramRows, Mem::Param) + " with " + std::to_string(depth) +
          (depth == 1 ? " buffer" : " buffers") + ", or a field overflows";
+}
+
+/// How a tile of kt output blocks may start its accumulators: -1 the bias by vmov, 0 all
+/// by DMA, and m in [1, kt) the first m blocks by DMA and the others by vmov (ConvTiling::
+/// biasDmaBlocks), m about a quarter, a third, half, two thirds and three quarters of kt.
+std::vector<int64_t> biasSplits(int64_t kt) {
+  std::vector<int64_t> out{-1, 0};
+  for (const auto& [num, den] :
+       {std::pair<int64_t, int64_t>{1, 4}, {1, 3}, {1, 2}, {2, 3}, {3, 4}}) {
+    const int64_t m = (kt * num + den / 2) / den;
+    if (m >= 1 && m < kt && std::find(out.begin(), out.end(), m) == out.end())
+      out.push_back(m);
+  }
+  return out;
 }
 
 /// The tilings that fit at `depth`, each priced by the cost model with the step's tail
@@ -533,8 +552,9 @@ std::vector<Priced> tilingsAt(const ConvJob& j, const Target& t, int depth,
             if (!stats[i])
               stats[i] = chunkStats(j, g.L, g.KB, n2max, c);
             bool fit = false;
-            for (bool biasDma : {false, true}) {
-              c.biasDma = biasDma;
+            for (int64_t m : biasSplits(kt)) {
+              c.biasDma = m >= 0;
+              c.biasDmaBlocks = std::max<int64_t>(m, 0);
               if (!fits(j, t, g, *stats[i], c))
                 continue;
               fit = true;
@@ -595,32 +615,48 @@ ConvTiling chooseConvTiling(const ConvJob& j, const Target& t, int depth,
   return cheapest(tilings(j, t, depth, opts));
 }
 
-std::vector<ConvTiling> convTilingCandidates(const ConvJob& j, const Target& t, int depth,
-                                             const CompileOptions& opts, size_t n) {
-  const std::vector<Priced> all = tilings(j, t, depth, opts);
-  std::vector<ConvTiling> out{cheapest(all)};
-  // Then alternately the next cheapest under the deferred-tail price and under the
-  // joined one, without repeats, up to n.
+namespace {
+/// Up to `n` of `all` for emission on trial, not already in `out`: the cheapest by the
+/// joined-tail price, then alternately the next cheapest under the deferred-tail price
+/// and under the joined one.
+void addCandidates(const std::vector<const Priced*>& all, size_t n, std::vector<ConvTiling>& out) {
   auto same = [](const ConvTiling& a, const ConvTiling& b) {
     return a.kt == b.kt && a.th == b.th && a.tw == b.tw && a.rb == b.rb && a.rt == b.rt &&
-           a.tapHalo == b.tapHalo && a.biasDma == b.biasDma && a.dw == b.dw;
+           a.tapHalo == b.tapHalo && a.biasDma == b.biasDma && a.biasDmaBlocks == b.biasDmaBlocks &&
+           a.dw == b.dw;
   };
-  std::vector<const Priced*> byDeferred, byJoined;
-  for (const Priced& p : all) {
-    byDeferred.push_back(&p);
-    byJoined.push_back(&p);
-  }
+  std::vector<const Priced*> byDeferred = all, byJoined = all;
   std::stable_sort(byDeferred.begin(), byDeferred.end(),
                    [](const Priced* a, const Priced* b) { return a->deferred < b->deferred; });
   std::stable_sort(byJoined.begin(), byJoined.end(),
                    [](const Priced* a, const Priced* b) { return a->c.cycles < b->c.cycles; });
-  for (size_t i = 0; i < all.size() && out.size() < n; ++i)
-    for (const auto* list : {&byDeferred, &byJoined}) {
-      const ConvTiling& c = (*list)[i]->c;
-      if (out.size() < n &&
-          std::none_of(out.begin(), out.end(), [&](const ConvTiling& o) { return same(o, c); }))
-        out.push_back(c);
-    }
+  const size_t limit = out.size() + n;
+  auto add = [&](const ConvTiling& c) {
+    if (out.size() < limit &&
+        std::none_of(out.begin(), out.end(), [&](const ConvTiling& o) { return same(o, c); }))
+      out.push_back(c);
+  };
+  if (!byJoined.empty())
+    add(byJoined.front()->c);
+  for (size_t i = 0; i < all.size() && out.size() < limit; ++i)
+    for (const auto* list : {&byDeferred, &byJoined})
+      add((*list)[i]->c);
+}
+} // namespace
+
+std::vector<ConvTiling> convTilingCandidates(const ConvJob& j, const Target& t, int depth,
+                                             const CompileOptions& opts, size_t n) {
+  const std::vector<Priced> all = tilings(j, t, depth, opts);
+  // The tilings whose bias comes wholly by vmov or wholly by DMA first, then as many
+  // whose bias is split (ConvTiling::biasDmaBlocks): the closed-form price of a split
+  // is the least sure, and the program estimate of each trial decides. One trial (n = 1)
+  // takes the cheapest whole one, as before splits existed.
+  std::vector<const Priced*> whole, split;
+  for (const Priced& p : all)
+    (p.c.biasDma && p.c.biasByCopy() ? split : whole).push_back(&p);
+  std::vector<ConvTiling> out;
+  addCandidates(whole, n, out);
+  addCandidates(split, n > 1 ? n : 0, out);
   return out;
 }
 

@@ -310,6 +310,29 @@ TEST(ConvOnNpu, ReductionInChunksEqualsTheReference) {
     }
 }
 
+TEST(ConvOnNpu, ThinLayersSplitTheBiasBetweenTheDmaAndTheVectorUnit) {
+  // A 1x1 convolution of one input block into six output blocks: per output row the
+  // array works one cycle, the vector unit two (the bias copy and the requantize), and a
+  // bias row by DMA takes two DRAM beats; and a projection of few output blocks. Some blocks of a
+  // tile take their bias by DMA, the others by vmov (tiling `bias-dma=m`), so that neither the
+  // vector unit nor the DRAM channel alone paces the layer. Bit-exact all the same.
+  const ConvCase cases[] = {
+      {"expand_16_96", 1, 16, 56, 56, 96, 1, 1, 1, 0, 0, 0, 0, 1, 1, "clip"},
+      {"project_96_24", 1, 96, 28, 28, 24, 1, 1, 1, 0, 0, 0, 0, 1, 1, ""},
+  };
+  uint32_t seed = 61;
+  for (const ConvCase& c : cases) {
+    const std::string tiling = expectChunkedConvExact(c, refIsa(), {}, seed++);
+    EXPECT_NE(tiling.find("bias-dma="), std::string::npos) << c.name << ": " << tiling;
+  }
+  // Forced small tiles, single-buffered: bit-exact too.
+  CompileOptions o;
+  o.doubleBuffer = false;
+  o.maxTileHeight = 3;
+  expectChunkedConvExact(cases[0], refIsa(), o, seed++);
+  expectChunkedConvExact(cases[1], largeIsa(), o, seed++);
+}
+
 TEST(ConvOnNpu, LargeReductionOnASmallWeightSram) {
   // A VGG-like classifier head as a 7x7 convolution over 512 channels (1,568 weight
   // blocks per output block): ember-v1's weight SRAM holds 512 per buffer.
@@ -631,6 +654,46 @@ TEST(CrossLayerResidency, InvertedResidualsStayInSramWithTheDepthwisePadding) {
                 (unsigned long long)s.report.cycles);
   }
   EXPECT_LT(cycles[1], cycles[0]);
+}
+
+TEST(CrossLayerResidency, ADepthwiseReaderGetsLinesThatSpreadItsTapsOverTheBanks) {
+  // An expansion at 14x14 kept in SRAM for a 3x3 depthwise layer on ember-v1-large (8 act
+  // banks): with a border of 1 its lines would be 16 rows apart, the window's 9 taps in
+  // 3 banks (3 cycles an output, rule DW1); 2 more columns of the zero point make them
+  // 18 apart, at most 2 taps in a bank (2 cycles). Bit-exact against the interpreter.
+  G g;
+  NodeValue x = g.input("x", {1, 32, 14, 14}, 0.05f, -7);
+  Attrs pw;
+  pw.set("kernel_shape", std::vector<int64_t>{1, 1});
+  Attrs dw;
+  dw.set("kernel_shape", std::vector<int64_t>{3, 3});
+  dw.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  dw.set("group", int64_t(192));
+  NodeValue e =
+      g.node(NodeKind::Conv, "expand", {x, g.weights("we", {192, 32, 1, 1}, 0), g.bias("be", 192)},
+             pw, {1, 192, 14, 14}, 0.06f, 9);
+  NodeValue d =
+      g.node(NodeKind::Conv, "dw", {e, g.weights("wd", {192, 1, 3, 3}, 0), g.bias("bd", 192)}, dw,
+             {1, 192, 14, 14}, 0.08f, 3);
+  NodeValue y =
+      g.node(NodeKind::Conv, "project", {d, g.weights("wp", {32, 192, 1, 1}, 0), g.bias("bp", 32)},
+             pw, {1, 32, 14, 14}, 0.1f, -2);
+  g.output("y", y);
+  const CompileResult r = compile(*g.f, largeIsa());
+  ASSERT_EQ(r.summary.layers.size(), 3u);
+  EXPECT_NE(r.summary.layers[1].tiling.find("in-sram"), std::string::npos)
+      << r.summary.layers[1].tiling;
+  const isa::DebugRange& l = r.binary.debug.at(1);
+  size_t dwconvs = 0;
+  for (uint32_t k = l.first; k < l.first + l.count; ++k)
+    if (r.binary.code.at(k).desc().cls->id == isa::SemanticClass::Depthwise) {
+      EXPECT_EQ(r.binary.code.at(k).get(isa::role::kTapS1), 18);
+      ++dwconvs;
+    }
+  EXPECT_GT(dwconvs, 0u);
+  auto in = randomInputs(r.binary, 13);
+  SimOut s = simulate(r.binary, largeIsa(), in);
+  EXPECT_EQ(mismatches(s.outputs["y"], interpret(*g.f, in)["y"]), 0u);
 }
 
 TEST(GemmOnNpu, BitExactAgainstReference) {
