@@ -1,6 +1,7 @@
 // ember-run: import a model, run it on a device, write and summarise its outputs.
 // A thin main: its options, then the application layer (ember/session/RunTool.h).
 #include "ember/cli/Cli.h"
+#include "ember/cli/HugePageHeap.h"
 #include "ember/cli/InputOptions.h"
 #include "ember/cli/PartitionOptions.h"
 #include "ember/cli/ServeOptions.h"
@@ -131,6 +132,9 @@ void declareOptions(CLI::App& app, RunOptions& o, std::vector<std::string>& inpu
 }
 
 } // namespace
+
+// The heap on huge pages before SystemC's constructor zeroes its 3 MiB (HugePageHeap.h).
+EMBER_CLI_HEAP_ON_HUGE_PAGES;
 
 int main(int argc, char** argv) {
   CLI::App app(kDescription, "ember-run");

@@ -2,6 +2,7 @@
 #include "ember/runtime/Run.h"
 
 #include "ember/cli/Cli.h"
+#include "ember/cli/HugePageHeap.h"
 #include "ember/support/Error.h"
 
 #include <iostream>
@@ -70,6 +71,9 @@ std::vector<std::string> splitJobs(const std::string& v) {
 }
 
 } // namespace
+
+// The heap on huge pages before SystemC's constructor zeroes its 3 MiB (HugePageHeap.h).
+EMBER_CLI_HEAP_ON_HUGE_PAGES;
 
 int main(int argc, char** argv) {
   using namespace ember;
