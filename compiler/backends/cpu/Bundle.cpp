@@ -94,10 +94,19 @@ void addEntryPoints(GeneratedModule& g, const std::string& name) {
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", thread));
     auto* env = b.CreateAlloca(llvm::ArrayType::get(ptr, kEnvFields));
     const EnvField fields[] = {kEnvConstants, kEnvIo,      kEnvActivations, kEnvScratch,
-                               kEnvErrors,    kEnvBarrier, kEnvBarrierArg};
+                               kEnvErrors,    kEnvBarrier, kEnvTeam};
     const unsigned args[] = {0, 1, 2, 3, 4, 7, 8};
     for (size_t i = 0; i < 7; ++i)
       b.CreateStore(thread->getArg(args[i]), b.CreateConstInBoundsGEP1_64(ptr, env, fields[i]));
+    // The static schedule of libjit/Schedule.cpp: parts in turn, a barrier per wait.
+    const std::pair<EnvField, const char*> schedule[] = {{kEnvRunNode, "ember_static_run_node"},
+                                                         {kEnvWaitNodes, "ember_static_wait"}};
+    for (const auto& [field, symbol] : schedule) {
+      llvm::Function* f = m.getFunction(symbol);
+      if (!f)
+        throw Error("cpu backend", std::string("libjit has no '") + symbol + "'");
+      b.CreateStore(f, b.CreateConstInBoundsGEP1_64(ptr, env, field));
+    }
     b.CreateCall(m.getFunction(kRunSymbol), {env, thread->getArg(5), thread->getArg(6)});
     b.CreateRetVoid();
   }

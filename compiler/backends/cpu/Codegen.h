@@ -2,10 +2,13 @@
 // Code generation of the cpu backend: one unit per operator family, registered by node
 // kind in a table (CodegenRegistry.cpp), never a switch over kinds. A unit says whether
 // it handles an operation (element kinds, attributes) and emits, into the operation's
-// own LLVM function `void(ptr env, i64 tid, i64 nth)`, calls of libjit kernels with the
-// operation's shapes and attributes as constants. Addresses are never constants: every
-// buffer is a byte offset into one of the regions the environment `env` points to, so
-// the same code runs in the JIT and, linked into a C program, as an AOT bundle.
+// own LLVM function `void(ptr env, i64 chunk, i64 chunks, ptr scratch)`, calls of libjit
+// kernels with the operation's shapes and attributes as constants. The kernels' last two
+// arguments, `tid` and `nth`, are the part `chunk` of `chunks` that one call computes
+// (see ThreadTeam.h: whichever thread takes a part, it computes the same outputs with the
+// same arithmetic), and `scratch` is the calling thread's own scratch buffer. Addresses are never
+// constants: every buffer is a byte offset into one of the regions the environment `env` points to,
+// so the same code runs in the JIT and, linked into a C program, as an AOT bundle.
 
 #include "Op.h"
 
@@ -76,8 +79,16 @@ enum EnvField : unsigned {
   kEnvActivations, ///< activations (the static memory plan of the low-level IR)
   kEnvScratch,     ///< per-thread scratch, threads x scratchPerThread bytes
   kEnvErrors,      ///< int32 run-time error flags, one per error site
-  kEnvBarrier,     ///< void (*)(void*): all threads wait for each other
-  kEnvBarrierArg,  ///< its argument
+  kEnvBarrier,     ///< void (*)(void*): all threads wait for each other (bundles only)
+  kEnvTeam,        ///< the first argument of the three functions: the team, or the
+                   ///< bundle's barrier argument
+  /// void (*)(team, env, i64 node, i64 chunks, chunk function, scratch, i64 tid, i64 nth):
+  /// runs the parts of a node that this thread takes (ThreadTeam::runNodeEntry)
+  kEnvRunNode,
+  /// void (*)(team, barrier, const i64* nodes, i64 count, i64 before, i64 tid, i64 nth):
+  /// returns once the `count` nodes (pairs: node index, chunks) are finished, as far as
+  /// this thread needs (ThreadTeam::waitEntry)
+  kEnvWaitNodes,
   kEnvFields
 };
 
@@ -133,8 +144,12 @@ public:
   llvm::Value* keep(const std::vector<int32_t>& data);
   llvm::Value* keep(const std::vector<int64_t>& data);
   llvm::Value* keep(const std::vector<double>& data);
-  /// The scratch buffer base (each thread uses its own `bytesPerThread` part).
+  /// The calling thread's own scratch buffer, of at least `bytesPerThread` bytes.
   llvm::Value* scratch(size_t bytesPerThread);
+  /// Sets the value scratch() returns (the chunk function's scratch parameter).
+  void setScratch(llvm::Value* scratch) { scratch_ = scratch; }
+  /// The value set by setScratch (null if none).
+  llvm::Value* scratchValue() const { return scratch_; }
   llvm::Value* tid() { return tid_; }
   llvm::Value* nth() { return nth_; }
   llvm::Value* env() { return env_; }
@@ -164,8 +179,12 @@ public:
             const std::vector<size_t>& runtimeArgs = {});
   /// A pointer to a new run-time error flag of the current operation (see CodegenServices).
   llvm::Value* errorFlag(const std::string& reason);
-  /// Every thread waits until all have reached this point (between the steps of a node).
-  void barrier();
+  /// Declares that the operation's steps must run one after the other over all its
+  /// outputs (a fill, then a copy over part of it): the operation is then run as one
+  /// part, by one thread. Emits nothing.
+  void barrier() { onePart_ = true; }
+  /// Whether barrier() was called.
+  bool needsOnePart() const { return onePart_; }
 
 private:
   llvm::Module& m_;
@@ -178,6 +197,8 @@ private:
   AddressFn address_;
   InstanceCache* instances_;
   bool mayAlias_ = false;
+  bool onePart_ = false;
+  llvm::Value* scratch_ = nullptr;
   Residual residual_;
 };
 

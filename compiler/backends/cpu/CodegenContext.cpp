@@ -100,7 +100,9 @@ llvm::Value* CodegenContext::keep(const std::vector<int8_t>& data) {
 
 llvm::Value* CodegenContext::scratch(size_t bytesPerThread) {
   s_.needScratch(bytesPerThread);
-  return field(kEnvScratch);
+  if (!scratch_)
+    throw Error("cpu backend", "scratch asked for outside an operation's chunk function");
+  return scratch_;
 }
 
 void CodegenContext::call(const std::string& name, std::vector<llvm::Value*> args,
@@ -180,11 +182,6 @@ llvm::Value* CodegenContext::errorFlag(const std::string& reason) {
   if (!op_)
     throw Error("cpu backend", "an error flag needs an operation");
   return at(kEnvErrors, s_.errorFlag(nodeRef(*op_), reason) * sizeof(int32_t));
-}
-
-void CodegenContext::barrier() {
-  auto* fnTy = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false);
-  b_.CreateCall(fnTy, field(kEnvBarrier), {field(kEnvBarrierArg)});
 }
 
 } // namespace ember::cpu

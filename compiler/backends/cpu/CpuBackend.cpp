@@ -80,7 +80,6 @@ public:
   const std::vector<CpuOpTime>& profile() const override { return profile_; }
 
 private:
-  ThreadTeam team_;
   AlignedBytes constants_, io_, activations_, scratch_;
   std::vector<int32_t> errorFlags_;
   std::vector<ErrorSite> errors_;
@@ -94,11 +93,15 @@ private:
   std::vector<void (*)(void*, int64_t, int64_t)> ops_;
   std::vector<CpuOpTime> profile_;
   CpuCompileStats stats_;
+  /// Last, so that it is destroyed first: a worker may still be going through the
+  /// generated code of the last run (taking no part of it) when run() has returned.
+  ThreadTeam team_;
 };
 
 Program::Program(const lir::Function& f, const CpuOptions& opts, std::string source)
-    : team_(resolveThreads(opts.threads, "EMBER_NUM_THREADS", 1)), source_(std::move(source)) {
+    : source_(std::move(source)), team_(resolveThreads(opts.threads, "EMBER_NUM_THREADS", 1)) {
   GeneratedModule g = generateModule(f, opts.profile);
+  team_.prepare(g.stats.nodes);
   stats_ = g.stats;
   stats_.threads = team_.size();
   constants_.resize(g.constants.size());
@@ -117,8 +120,10 @@ Program::Program(const lir::Function& f, const CpuOptions& opts, std::string sou
   env_[kEnvActivations] = activations_.data();
   env_[kEnvScratch] = scratch_.data();
   env_[kEnvErrors] = errorFlags_.data();
-  env_[kEnvBarrier] = reinterpret_cast<void*>(&ThreadTeam::barrierEntry);
-  env_[kEnvBarrierArg] = &team_;
+  env_[kEnvBarrier] = nullptr; // the team's schedule waits on completion counts instead
+  env_[kEnvTeam] = &team_;
+  env_[kEnvRunNode] = reinterpret_cast<void*>(&ThreadTeam::runNodeEntry);
+  env_[kEnvWaitNodes] = reinterpret_cast<void*>(&ThreadTeam::waitEntry);
   const JitOptions jo{resolveThreads(opts.compileThreads, "EMBER_JIT_THREADS",
                                      std::max(1, int(std::thread::hardware_concurrency()))),
                       opts.memoryCache, resolveCacheDir(opts.cacheDir)};
@@ -151,8 +156,7 @@ TensorMap Program::run(const TensorMap& inputs) {
   if (ops_.empty()) {
     team_.run(entry_, env_);
   } else {
-    // One team run per operation: the team's own synchronisation stands for ember_run's
-    // barrier between two operations.
+    // One team run per operation, each returning once its operation is finished.
     for (size_t i = 0; i < ops_.size(); ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       team_.run(ops_[i], env_);

@@ -1,6 +1,7 @@
 #include "ModuleGen.h"
 
 #include "Jit.h"
+#include "ThreadTeam.h"
 #include "codegen/Strides.h"
 
 #include "ember/lir/MemoryPlanner.h"
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -83,9 +85,20 @@ private:
   /// Whether two operands share bytes once placed: activations by the memory plan (two
   /// allocations whose lives do not meet may share an offset), others by their buffer.
   bool sharesBytes(const lir::Value* a, const lir::Value* b) const;
-  /// Emits `in`; with `add`, a residual Add fused into it (residualAddAfter).
-  void emitCompute(const lir::Instruction& in, CodegenContext& ctx,
+  /// Emits `in`; with `add`, a residual Add fused into it (residualAddAfter). Returns
+  /// whether the operation must run as one part (CodegenContext::barrier).
+  bool emitCompute(const lir::Instruction& in, CodegenContext& ctx,
                    CodegenContext::InstanceCache& instances, const lir::Instruction* add = nullptr);
+  /// The operands a step (an instruction, with its fused Add) reads or writes.
+  struct Touch {
+    std::vector<const lir::Value*> reads, writes;
+  };
+  static Touch touchOf(const lir::Instruction& in, const lir::Instruction* add);
+  /// Whether two steps may not run at the same time: one writes bytes the other touches.
+  bool conflict(const Touch& a, const Touch& b) const;
+  /// Emits the wait for `nodes` (pairs: node index, parts), which comes before what
+  /// `before` says (ThreadTeam::WaitBefore).
+  void emitWait(CodegenContext& rctx, const std::vector<int64_t>& nodes, int64_t before);
   /// `next` when it is an element-wise Add of `in`'s result (read by nothing else: the
   /// Add writes its result over it, or nothing else touches it) and
   /// another value of the same shape, that `in`'s codegen unit can compute in its
@@ -230,7 +243,7 @@ const lir::Instruction* Generator::residualAddAfter(const lir::Instruction& in,
   return next;
 }
 
-void Generator::emitCompute(const lir::Instruction& in, CodegenContext& ctx,
+bool Generator::emitCompute(const lir::Instruction& in, CodegenContext& ctx,
                             CodegenContext::InstanceCache& instances, const lir::Instruction* add) {
   const Op op = Op::ofInstruction(in);
   const CodegenUnit* unit = findCodegenUnit(op);
@@ -247,6 +260,7 @@ void Generator::emitCompute(const lir::Instruction& in, CodegenContext& ctx,
   CodegenContext octx(ctx.module(), ctx.builder(), *this, ctx.env(), ctx.tid(), ctx.nth(), &op,
                       operandAddress, &instances);
   octx.setOperandsMayAlias(writesOverAnInput(in));
+  octx.setScratch(ctx.scratchValue());
   if (add) {
     const lir::Value* y = in.operand(0).value;
     const lir::Value* other = add->operand(sameBytes(add->operand(1).value, y) ? 2 : 1).value;
@@ -260,7 +274,94 @@ void Generator::emitCompute(const lir::Instruction& in, CodegenContext& ctx,
   } catch (const Error& e) {
     throw Error(nodeRef(op), e.what());
   }
+  return octx.needsOnePart();
 }
+
+Generator::Touch Generator::touchOf(const lir::Instruction& in, const lir::Instruction* add) {
+  Touch t;
+  for (const lir::Instruction* x : {&in, add}) {
+    if (!x)
+      continue;
+    // A copy's destination is its operand 0, like a compute instruction's result.
+    const size_t results = x->valueKind() == lir::ValueKind::Copy ? 1 : x->numResults();
+    for (size_t i = 0; i < x->operands().size(); ++i)
+      if (const lir::Value* v = x->operand(i).value)
+        (i < results ? t.writes : t.reads).push_back(v);
+  }
+  return t;
+}
+
+bool Generator::conflict(const Touch& a, const Touch& b) const {
+  auto writesInto = [&](const Touch& w, const Touch& o) {
+    for (const lir::Value* x : w.writes) {
+      for (const lir::Value* y : o.writes)
+        if (sharesBytes(x, y))
+          return true;
+      for (const lir::Value* y : o.reads)
+        if (sharesBytes(x, y))
+          return true;
+    }
+    return false;
+  };
+  return writesInto(a, b) || writesInto(b, a);
+}
+
+void Generator::emitWait(CodegenContext& rctx, const std::vector<int64_t>& nodes, int64_t before) {
+  llvm::IRBuilder<>& b = rctx.builder();
+  auto* i64 = b.getInt64Ty();
+  auto* ptr = b.getPtrTy();
+  auto* waitTy = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, i64, i64, i64, i64}, false);
+  llvm::Value* list = nodes.empty() ? rctx.nullPtr() : rctx.int64Array(nodes);
+  b.CreateCall(waitTy, rctx.field(kEnvWaitNodes),
+               {rctx.field(kEnvTeam), rctx.field(kEnvBarrier), list,
+                b.getInt64(int64_t(nodes.size() / 2)), b.getInt64(before), rctx.tid(), rctx.nth()});
+}
+
+namespace {
+
+/// Work of one part: about this many multiply-adds or bytes moved (a few microseconds).
+constexpr double kPartWork = 1 << 18;
+/// Parts of the largest nodes: enough that a member that starts late or is descheduled
+/// leaves a small share to the others, few enough that each part stays long.
+constexpr int64_t kMaxParts = 8;
+
+/// How many parts a step is cut into: one per kPartWork of its work (the bytes of its
+/// operands, plus the multiply-adds of a convolution or product), at most kMaxParts, an
+/// even count when more than one. The count depends only on the model, so the parts, and
+/// the bits, are the same for every thread count. $EMBER_CPU_PARTS (a positive integer,
+/// at most 4096) sets every node's count instead: the tests cut small nodes into uneven
+/// parts with it, since the bits must not depend on the parts either.
+int64_t partsOf(const lir::Instruction& in, const lir::Instruction* add) {
+  if (const char* v = std::getenv("EMBER_CPU_PARTS"))
+    if (const int64_t n = std::atoll(v); n > 0)
+      return std::min<int64_t>(n, 4096);
+  double work = 0;
+  for (const lir::Instruction* x : {&in, add})
+    if (x)
+      for (const lir::Operand& o : x->operands())
+        if (o.value)
+          work += double(o.value->sizeInBytes());
+  if (in.valueKind() == lir::ValueKind::Compute) {
+    const Op op = Op::ofInstruction(in);
+    const double outs = double(numElements(op.resultType().dims));
+    const OpInput w = op.optionalInput(1);
+    const NodeKind k = op.kind();
+    if ((k == NodeKind::Conv || k == NodeKind::ConvTranspose) && w && !w.dims().empty() &&
+        w.dims()[0] > 0) {
+      // Conv: each output takes C/group x kernel products; ConvTranspose: each input.
+      const double per = double(numElements(w.dims())) / double(w.dims()[0]);
+      work += (k == NodeKind::Conv ? outs : double(numElements(op.input(0).dims()))) * per;
+    } else if ((k == NodeKind::MatMul || k == NodeKind::Gemm) && op.numInputs() > 1 && w) {
+      const Shape& a = op.input(0).dims();
+      work += outs * double(a.empty() ? 1 : std::max(a.back(), a.size() > 1 ? a[a.size() - 2] : 1));
+    }
+  }
+  int64_t parts = int64_t(work / kPartWork);
+  parts = std::clamp<int64_t>(parts, 1, kMaxParts);
+  return parts > 1 ? (parts + 1) / 2 * 2 : 1;
+}
+
+} // namespace
 
 GeneratedModule Generator::run() {
   const auto t0 = std::chrono::steady_clock::now();
@@ -280,10 +381,31 @@ GeneratedModule Generator::run() {
     }
   auto* i64 = llvm::Type::getInt64Ty(c);
   auto* ptr = llvm::PointerType::get(c, 0);
-  auto* stepTy = llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr, i64, i64}, false);
-  auto* runFn = llvm::Function::Create(stepTy, llvm::GlobalValue::ExternalLinkage, kRunSymbol, m);
+  auto* voidTy = llvm::Type::getVoidTy(c);
+  // ember_run(env, tid, nth); a part of a node: (env, chunk, chunks, scratch).
+  auto* runTy = llvm::FunctionType::get(voidTy, {ptr, i64, i64}, false);
+  auto* partTy = llvm::FunctionType::get(voidTy, {ptr, i64, i64, ptr}, false);
+  auto* runNodeTy =
+      llvm::FunctionType::get(voidTy, {ptr, ptr, i64, i64, ptr, ptr, i64, i64}, false);
+  // Each thread's scratch is scratchPerThread bytes, known once every unit has asked.
+  auto* stride = new llvm::GlobalVariable(m, i64, true, llvm::GlobalValue::InternalLinkage, nullptr,
+                                          "ember_scratch_stride");
+  auto* runFn = llvm::Function::Create(runTy, llvm::GlobalValue::ExternalLinkage, kRunSymbol, m);
   llvm::IRBuilder<> rb(llvm::BasicBlock::Create(c, "entry", runFn));
   CodegenContext rctx(m, rb, *this, runFn->getArg(0), runFn->getArg(1), runFn->getArg(2));
+  // A thread's own scratch: env[scratch] + tid * stride.
+  auto scratchOf = [&](CodegenContext& ctx) {
+    llvm::IRBuilder<>& b = ctx.builder();
+    return b.CreateGEP(b.getInt8Ty(), ctx.field(kEnvScratch),
+                       b.CreateMul(ctx.tid(), b.CreateLoad(i64, stride)));
+  };
+  auto runNode = [&](CodegenContext& ctx, int64_t node, int64_t parts, llvm::Function* fn,
+                     llvm::Value* scratch) {
+    ctx.builder().CreateCall(runNodeTy, ctx.field(kEnvRunNode),
+                             {ctx.field(kEnvTeam), ctx.env(), ctx.i64(node), ctx.i64(parts), fn,
+                              scratch, ctx.tid(), ctx.nth()});
+  };
+  llvm::Value* runScratch = scratchOf(rctx);
   CodegenContext::InstanceCache instances;
   std::vector<const lir::Instruction*> steps;
   for (const auto& in : f_.instructions()) {
@@ -295,6 +417,14 @@ GeneratedModule Generator::run() {
       if (o.value)
         users_[lir::locate(o.value).root].push_back(in.get());
   }
+  // Nodes some part of which may still be running: a node waits for those it conflicts
+  // with (see ThreadTeam.h); every node is waited for by the end of ember_run.
+  struct Pending {
+    int64_t node, parts;
+    Touch touch;
+  };
+  std::vector<Pending> pending;
+  constexpr size_t kMaxPending = 8;
   size_t index = 0;
   for (size_t s = 0; s < steps.size(); ++s) {
     const lir::Instruction* in = steps[s];
@@ -305,33 +435,64 @@ GeneratedModule Generator::run() {
             : nullptr;
     if (add)
       ++s; // the Add is computed by `in`
-    // Profiling exports every operation under a plain symbol the host looks up.
-    const std::string symbol = exportOps_ ? "ember_op_" + std::to_string(index)
-                                          : "op." + std::to_string(index) + "." + in->name();
+    const int64_t node = int64_t(index);
+    const std::string name = "op." + std::to_string(index) + "." + in->name();
     ++index;
-    auto* fn = llvm::Function::Create(stepTy,
-                                      exportOps_ ? llvm::GlobalValue::ExternalLinkage
-                                                 : llvm::GlobalValue::InternalLinkage,
-                                      symbol, m);
-    if (exportOps_)
-      out_.ops.push_back(OpEntry{symbol, in->hasNode() ? in->node().name() : in->name(),
-                                 k == lir::ValueKind::Copy ? "copy"
-                                 : add                     ? std::string(in->opName()) + "+Add"
-                                                           : std::string(in->opName())});
+    auto* fn = llvm::Function::Create(partTy, llvm::GlobalValue::InternalLinkage, name, m);
     fn->addFnAttr(llvm::Attribute::NoInline);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", fn));
     CodegenContext ctx(m, b, *this, fn->getArg(0), fn->getArg(1), fn->getArg(2), nullptr, nullptr,
                        &instances);
+    ctx.setScratch(fn->getArg(3));
+    bool onePart = false;
     if (k == lir::ValueKind::Copy)
       emitCopy(*in, ctx);
     else
-      emitCompute(*in, ctx, instances, add);
+      onePart = emitCompute(*in, ctx, instances, add);
     b.CreateRetVoid();
-    if (index > 1)
-      rctx.barrier();
-    rb.CreateCall(fn, {runFn->getArg(0), runFn->getArg(1), runFn->getArg(2)});
+    const int64_t parts = onePart ? 1 : partsOf(*in, add);
+    Touch touch = touchOf(*in, add);
+    std::vector<int64_t> wait;
+    std::vector<Pending> still;
+    for (Pending& p : pending) {
+      if (pending.size() >= kMaxPending || conflict(p.touch, touch)) {
+        wait.push_back(p.node);
+        wait.push_back(p.parts);
+      } else {
+        still.push_back(std::move(p));
+      }
+    }
+    pending = std::move(still);
+    // Before a node of several parts the helpers wait for what they noted, so the wait
+    // is there even when empty.
+    if (!wait.empty() || parts > 1)
+      emitWait(rctx, wait, parts > 1 ? ThreadTeam::kBeforeParts : ThreadTeam::kBeforeOnePart);
+    runNode(rctx, node, parts, fn, runScratch);
+    pending.push_back(Pending{node, parts, std::move(touch)});
+    if (exportOps_) {
+      // Profiling: the node alone, as `void(env, tid, nth)`, finished when it returns.
+      const std::string symbol = "ember_op_" + std::to_string(node);
+      auto* step = llvm::Function::Create(runTy, llvm::GlobalValue::ExternalLinkage, symbol, m);
+      llvm::IRBuilder<> sb(llvm::BasicBlock::Create(c, "entry", step));
+      CodegenContext sctx(m, sb, *this, step->getArg(0), step->getArg(1), step->getArg(2));
+      runNode(sctx, node, parts, fn, scratchOf(sctx));
+      emitWait(sctx, {node, parts}, ThreadTeam::kAtEnd);
+      sb.CreateRetVoid();
+      out_.ops.push_back(OpEntry{symbol, in->hasNode() ? in->node().name() : in->name(),
+                                 k == lir::ValueKind::Copy ? "copy"
+                                 : add                     ? std::string(in->opName()) + "+Add"
+                                                           : std::string(in->opName())});
+    }
   }
+  std::vector<int64_t> last;
+  for (const Pending& p : pending) {
+    last.push_back(p.node);
+    last.push_back(p.parts);
+  }
+  if (!last.empty())
+    emitWait(rctx, last, ThreadTeam::kAtEnd);
   rb.CreateRetVoid();
+  stride->setInitializer(llvm::ConstantInt::get(i64, out_.scratchPerThread));
   out_.activationBytes = plan_.plan.arenaBytes;
   out_.stats.arenaBytes = plan_.plan.arenaBytes;
   out_.stats.nodes = index;

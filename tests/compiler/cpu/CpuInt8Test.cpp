@@ -27,8 +27,8 @@ using namespace cputest;
 using ember::test::ints;
 
 /// Quantizes g's function, checks the cpu backend runs it int8 and returns the same
-/// bytes as the interpreter (1 and 3 threads); `check` (optional) inspects the quantized
-/// function.
+/// bytes as the interpreter (1 and 3 threads, and every node in 7 parts); `check` (optional)
+/// inspects the quantized function.
 void expectBitExact(G& g, size_t minInt8Nodes, std::vector<NodeKind> int8Kinds = {},
                     const std::function<void(const Function&)>& check = {}) {
   std::vector<TensorMap> calib;
@@ -58,6 +58,10 @@ void expectBitExact(G& g, size_t minInt8Nodes, std::vector<NodeKind> int8Kinds =
         EXPECT_TRUE(got.at(name) == t)
             << name << ", " << threads << " thread(s): " << compare(got, ref, 0);
     }
+    // Every node cut into 7 parts that 3 threads take as they come.
+    const TensorMap parts = runCpuInParts(*q, in, 3, 7);
+    for (const auto& [name, t] : ref)
+      EXPECT_TRUE(parts.at(name) == t) << name << ", 7 parts: " << compare(parts, ref, 0);
   }
 }
 
@@ -551,6 +555,9 @@ TEST(CpuInt8, EveryInstructionSetGivesTheSameBytes) {
         EXPECT_TRUE(got.at(name) == t)
             << isa << ", " << name << ", " << threads << " thread(s): " << compare(got, ref, 0);
     }
+    const TensorMap parts = runCpuInParts(*q, in, 2, 7);
+    for (const auto& [name, t] : ref)
+      EXPECT_TRUE(parts.at(name) == t) << isa << ", " << name << ", 7 parts";
   }
   ScopedInt8Isa unknown("sse9");
   EXPECT_THROW(runCpu(*q, in, 1), Error);

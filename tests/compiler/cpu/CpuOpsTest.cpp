@@ -1,6 +1,7 @@
 // The cpu backend on the shared operator table (tests/compiler/common/OpCases.h) against
-// the float interpreter (within 1e-5 * max(1, max |ref|)) with 1 and 3 threads, which
-// must give identical bits; and what is particular to the cpu backend.
+// the float interpreter (within 1e-5 * max(1, max |ref|)) with 1 and 3 threads, and with
+// 2 threads sharing every node cut into 5 parts, which must all give identical bits; and
+// what is particular to the cpu backend.
 #include "CpuTestUtil.h"
 #include "OpCases.h"
 
@@ -35,6 +36,10 @@ TEST_P(CpuOps, MatchesInterpreterWithAnyThreadCount) {
   const TensorMap three = runCpu(*g.f, in, 3);
   for (const auto& [name, t] : one)
     EXPECT_TRUE(three.at(name) == t) << name << " differs between 1 and 3 threads";
+  // Every node cut into 5 parts that 2 threads take as they come.
+  const TensorMap parts = runCpuInParts(*g.f, in, 2, 5);
+  for (const auto& [name, t] : one)
+    EXPECT_TRUE(parts.at(name) == t) << name << " differs between 1 thread and 5 parts";
 }
 
 INSTANTIATE_TEST_SUITE_P(All, CpuOps, ::testing::ValuesIn(opCases()),

@@ -10,7 +10,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <memory>
 #include <random>
+#include <string>
 
 namespace ember::cputest {
 
@@ -31,6 +34,23 @@ inline std::string compare(const TensorMap& got, const TensorMap& ref, double to
 /// Runs f on the cpu backend with `threads` threads.
 inline TensorMap runCpu(const Function& f, const TensorMap& in, int threads) {
   return createCpuBackend(CpuOptions{threads})->compile(f)->run(in);
+}
+
+/// Runs f on the cpu backend with `threads` threads and every node cut into `parts`
+/// parts ($EMBER_CPU_PARTS while it compiles; ModuleGen.cpp): the threads then share
+/// even the small nodes, unevenly when parts is not a multiple of threads.
+inline TensorMap runCpuInParts(const Function& f, const TensorMap& in, int threads, int parts) {
+  const std::string value = std::to_string(parts);
+  setenv("EMBER_CPU_PARTS", value.c_str(), 1);
+  std::unique_ptr<CompiledFunction> cf;
+  try {
+    cf = createCpuBackend(CpuOptions{threads})->compile(f);
+  } catch (...) {
+    unsetenv("EMBER_CPU_PARTS");
+    throw;
+  }
+  unsetenv("EMBER_CPU_PARTS");
+  return cf->run(in);
 }
 
 } // namespace ember::cputest

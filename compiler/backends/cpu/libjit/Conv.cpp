@@ -166,7 +166,7 @@ inline void convGemm(const float* x, const float* wp, const float* bias, float* 
   constexpr int NR = NV * (sizeof(V) / sizeof(float));
   const int64_t cg = g.C / g.group, mg = g.M / g.group, K = cg * g.KH * g.KW;
   const int64_t P = g.OH * g.OW, panels = (P + NR - 1) / NR, mblocks = (mg + MR - 1) / MR;
-  float* panel = scratch + tid * (K * NR + MR * NR);
+  float* panel = scratch;
   float* tile = panel + K * NR;
   const bool pointwise = g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
                          g.pw == 0 && g.OH == g.H && g.OW == g.W;
@@ -245,7 +245,7 @@ inline void convGemmT(const float* x, const float* wp, const float* bias, float*
   // gathered into `panel` and split into its slices.
   static_assert(MR == ember::jitops::kConvTSlice && GW == ember::jitops::kConvTPanel && NR == 32,
                 "the scratch layout of ConvScratch.h");
-  float* cols = scratch + tid * ember::jitops::convTScratchFloats(K, P);
+  float* cols = scratch;
   float* panel = cols + K * slices * MR;
   float* tile = panel + K * GW;
   int64_t begin, end;
@@ -319,7 +319,7 @@ EMBER_KERNEL void ember_dwconv_f32(EMBER_DWCONV_ARGS) {
   using ember::jitops::kDwMaxTaps;
   using ember::jitops::kDwStep;
   const ember::jitops::DwGeom g = ember::jitops::dwGeom(OH, OW, KH, KW, sh, sw, dh, dw);
-  float* phases = scratch + tid * g.scratchFloats();
+  float* phases = scratch;
   float* out = phases + g.phases * g.plane;
   const int64_t mult = M / C;
   int64_t begin, end;

@@ -177,7 +177,7 @@ template <int MR, int NV> inline void directConv(EMBER_CONV_ARGS) {
   }
   const int64_t bandRows = (OH + bands - 1) / bands;
   bands = (OH + bandRows - 1) / bandRows;
-  float* band = scratch + tid * dg.scratchFloats(cg);
+  float* band = scratch;
   const bool slices = dg.slices; // a 1x1 convolution's band: slices of MR positions
   const int64_t perRow = (OW + MR - 1) / MR;
   int64_t begin, end;

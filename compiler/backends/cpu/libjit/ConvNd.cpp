@@ -254,7 +254,7 @@ EMBER_KERNEL void ember_conv3d_f32(const float* x, const float* w, const float* 
                                    double lo, double hi, float* scratch, int64_t tid, int64_t nth) {
   NdGeom g;
   __builtin_memcpy(&g, geom, sizeof g);
-  float* acc = scratch + tid * ember::jitops::conv3dScratchFloats(g, sum);
+  float* acc = scratch;
   if (ember::jitops::conv3dOnRows(g, sum))
     return conv3dOnRows(g, x, w, bias, y, fused != 0, act, lo, hi, acc, tid, nth);
   const int64_t cg = g.C / g.group, mg = g.M / g.group, K = cg * g.kSize(), OW = g.out[2];
@@ -368,7 +368,7 @@ EMBER_KERNEL void ember_conv_transpose_f32(const float* x, const float* w, const
   NdGeom g;
   __builtin_memcpy(&g, geom, sizeof g);
   const int64_t cg = g.C / g.group, mg = g.M / g.group;
-  float* mine = scratch + tid * ember::jitops::convTransposeScratchFloats(g);
+  float* mine = scratch;
   int64_t begin, end;
   libjit::threadRange(g.N * g.M * g.out[0] * g.out[1], tid, nth, &begin, &end);
   for (int64_t r = begin; r < end; ++r) {

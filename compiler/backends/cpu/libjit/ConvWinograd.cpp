@@ -106,8 +106,7 @@ inline void outputTiles(const float* mo, int64_t TS, int64_t tiles, int64_t ty0,
 EMBER_KERNEL void ember_conv_f32_winograd2x3(EMBER_CONV_ARGS) {
   (void)KH, (void)KW, (void)sh, (void)sw, (void)dh, (void)dw, (void)group;
   const ember::jitops::WinogradGeom g = ember::jitops::winogradGeom(C, OH, OW, nth);
-  const int64_t stride = ember::jitops::winogradGeom(C, OH, OW, 1).scratchFloats(C);
-  float* V = scratch + tid * stride;
+  float* V = scratch;
   float* Mo = V + 16 * C * g.TBp;
   float* pc = Mo + 16 * g.TS * 32;
   const int64_t blocks = (g.th + g.R - 1) / g.R, mblocks = (M + 31) / 32, P = OH * OW;

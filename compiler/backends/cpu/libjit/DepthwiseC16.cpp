@@ -105,7 +105,7 @@ inline void pixelsToRows(const float* src, int64_t n, int32_t act, float lo, flo
 EMBER_KERNEL void ember_dwconv_f32_c16(EMBER_DWCONV_ARGS) {
   (void)M;
   const ember::jitops::DwC16Geom g = ember::jitops::dwC16Geom(OH, OW, KH, KW, sh, sw, dh, dw);
-  float* plane = scratch + tid * g.scratchFloats();
+  float* plane = scratch;
   float* out = plane + g.Hb * g.Wp * 16;
   const int64_t CB = C / 16, P = OH * OW;
   // Columns of the input inside the padded plane (column q holds input column q - pw).

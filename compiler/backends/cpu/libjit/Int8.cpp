@@ -135,7 +135,7 @@ EMBER_KERNEL void ember_conv_i8(const int8_t* x, const int8_t* wp, const int32_t
   const libjit::ConvGeom g{C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, group};
   const int64_t cg = C / group, mg = M / group, K = cg * KH * KW;
   const int64_t P = OH * OW, panels = (P + NR - 1) / NR, mblocks = (mg + MR - 1) / MR;
-  int8_t* panel = scratch + tid * K * NR;
+  int8_t* panel = scratch;
   int64_t begin, end;
   libjit::threadRange(N * group * panels, tid, nth, &begin, &end);
   for (int64_t item = begin; item < end; ++item) {
@@ -180,7 +180,7 @@ EMBER_KERNEL void ember_dwconv_i8(const int8_t* x, const int8_t* w, const int32_
                                   int32_t zpy, int32_t lo, int32_t hi, int32_t* scratch,
                                   int64_t tid, int64_t nth) {
   const int64_t mult = M / C;
-  uint32_t* row = reinterpret_cast<uint32_t*>(scratch) + tid * OW;
+  uint32_t* row = reinterpret_cast<uint32_t*>(scratch);
   int64_t begin, end;
   libjit::threadRange(N * M, tid, nth, &begin, &end);
   for (int64_t item = begin; item < end; ++item) {
@@ -223,7 +223,7 @@ EMBER_KERNEL void ember_gemm_i8(const int8_t* a, const int8_t* b, const int32_t*
     gemmColumnsI8<4>(a, b, fold, Mq, Sq, y, rows, N, K, n0, zpy, lo, hi);
   for (; n0 + 16 <= n1; n0 += 16)
     gemmColumnsI8<1>(a, b, fold, Mq, Sq, y, rows, N, K, n0, zpy, lo, hi);
-  uint32_t* acc = scratch + tid * N;
+  uint32_t* acc = scratch;
   for (int64_t r = 0; r < rows && n0 < n1; ++r) {
     for (int64_t n = n0; n < n1; ++n)
       acc[n] = static_cast<uint32_t>(fold[n]);
@@ -356,7 +356,7 @@ EMBER_KERNEL void ember_maxpool_i8(const int8_t* x, int8_t* y, int64_t planes, i
   const int64_t blocks = (OW + 63) / 64;
   const int64_t pr = (OH - 1) * sh + (KH - 1) * dh + 1;
   const int64_t pc = (blocks * 64 - 1) * sw + (KW - 1) * dw + 1 + 64;
-  int8_t* pad = scratch + tid * pr * pc;
+  int8_t* pad = scratch;
   int64_t begin, end;
   libjit::threadRange(planes, tid, nth, &begin, &end);
   for (int64_t p = begin; p < end; ++p) {
@@ -485,7 +485,7 @@ EMBER_KERNEL void ember_conv3d_i8(const int8_t* x, const int8_t* w, const int32_
   ember::jitops::NdGeom g;
   __builtin_memcpy(&g, geom, sizeof g);
   const int64_t cg = g.C / g.group, mg = g.M / g.group, K = cg * g.kSize(), OW = g.out[2];
-  uint32_t* acc = scratch + tid * OW;
+  uint32_t* acc = scratch;
   int64_t begin, end;
   libjit::threadRange(g.N * g.M * g.out[0] * g.out[1], tid, nth, &begin, &end);
   for (int64_t r = begin; r < end; ++r) {

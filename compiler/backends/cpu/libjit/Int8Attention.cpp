@@ -18,7 +18,7 @@ EMBER_KERNEL void ember_matmul_act_i8(const int8_t* a, const int8_t* b, int8_t* 
                                       int64_t nth) {
   int64_t begin, end;
   libjit::threadRange(batches * rows, tid, nth, &begin, &end);
-  uint32_t* acc = scratch + tid * N;
+  uint32_t* acc = scratch;
   for (int64_t item = begin; item < end; ++item) {
     const int64_t t = item / rows;
     const int8_t* ar = a + item * K;

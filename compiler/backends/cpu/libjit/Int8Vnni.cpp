@@ -365,7 +365,7 @@ convQuads(const int8_t* x, const int8_t* wp, const int32_t* fold, const int32_t*
   const int64_t P = OH * OW, panels = (P + kNR - 1) / kNR, mblocks = (mg + kMR - 1) / kMR;
   // vnni takes panels in pairs (blockVnniPair), the others one by one.
   constexpr int64_t pair = I == kVnni ? 2 : 1;
-  int8_t* rows = scratch + tid * (K + K4 * 4 * pair) * kNR;
+  int8_t* rows = scratch;
   int8_t* panel = rows + K * kNR;
   int64_t begin, end;
   const int64_t pairs = (panels + pair - 1) / pair, units = N * group * pairs;
@@ -620,7 +620,7 @@ EMBER_VNNI inline void gemmQuads(const int8_t* a, const int8_t* bp, const int32_
   constexpr int64_t R = I == kAvx2 ? 2 : kGemmRows, NB = I == kAvx2 ? 1 : kGemmBlocks;
   const int64_t K4 = (K + 3) / 4, blocks = (N + 15) / 16;
   const int64_t rowBlocks = (rows + R - 1) / R, colGroups = (blocks + NB - 1) / NB;
-  int32_t* aq = reinterpret_cast<int32_t*>(scratch) + tid * R * K4;
+  int32_t* aq = reinterpret_cast<int32_t*>(scratch);
   int64_t begin, end, copied = -1;
   libjit::threadRange(rowBlocks * colGroups, tid, nth, &begin, &end);
   for (int64_t item = begin; item < end; ++item) {
@@ -816,7 +816,7 @@ EMBER_KERNEL __attribute__((target(EMBER_X86_TARGET))) void ember_conv_i8_vnni_t
   const int64_t C4 = (C + 3) / 4, P = OH * OW;
   const int64_t Hp = (OH - 1) * sh + (KH - 1) * dh + 1;
   const int64_t Wp = ((OW - 1) * sw + (KW - 1) * dw + 1 + kNR - 1) / kNR * kNR;
-  int8_t* xq = scratch + tid * Hp * Wp * 4 * C4;
+  int8_t* xq = scratch;
   const int64_t blocks = (M + 15) / 16, groups = (blocks + kTB - 1) / kTB;
   const int64_t tiles = (P + kTR - 1) / kTR;
   // Small weights (the large planes): items tile-major, so that each thread lays out only

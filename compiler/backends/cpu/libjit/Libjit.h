@@ -1,9 +1,11 @@
 // Shared helpers of the libjit kernels (compiled to LLVM bitcode by clang, never by the
 // host compiler). Every kernel is an extern "C" function whose shape arguments the
 // generated code passes as constants, so that after inlining LLVM specialises it on the
-// model's static shapes. The last two arguments of every kernel are the calling
-// thread's index and the number of threads: a kernel computes its share of the output
-// (a contiguous range of an outer loop), so results never depend on the thread count.
+// model's static shapes. The last two arguments of every kernel, `tid` and `nth`, are the
+// part of the node that the call computes and the node's number of parts (ThreadTeam.h:
+// whichever thread takes a part): a kernel computes that share of the output (a
+// contiguous range of an outer loop), so results never depend on the part count nor on
+// the thread. A kernel's `scratch` is the calling thread's own, used from its start.
 #pragma once
 
 #include <math.h>
@@ -15,7 +17,7 @@
 
 namespace libjit {
 
-/// The part [*begin, *end) of [0, n) that thread `tid` of `nth` computes.
+/// The part [*begin, *end) of [0, n) that part `tid` of `nth` computes.
 inline void threadRange(int64_t n, int64_t tid, int64_t nth, int64_t* begin, int64_t* end) {
   const int64_t chunk = n / nth, rest = n % nth;
   *begin = tid * chunk + (tid < rest ? tid : rest);

@@ -116,10 +116,10 @@ void maxPoolRows(const float* x, float* y, int64_t begin, int64_t end, int64_t H
 /// changes no maximum, so the bits are those of maxPoolRows.
 void maxPoolPhases(const float* x, float* y, int64_t begin, int64_t end, int64_t H, int64_t W,
                    int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
-                   int64_t ph, int64_t pw, int64_t dh, int64_t dw, float* scratch, int64_t tid) {
+                   int64_t ph, int64_t pw, int64_t dh, int64_t dw, float* scratch) {
   using ember::jitops::kDwStep;
   const ember::jitops::DwGeom g = ember::jitops::dwGeom(OH, OW, KH, KW, sh, sw, dh, dw);
-  float* phases = scratch + tid * g.scratchFloats();
+  float* phases = scratch;
   float* out = phases + g.phases * g.plane;
   for (int64_t p = begin; p < end; ++p) {
     libjit::buildPhases(x + p * H * W, H, W, KH, KW, sh, sw, ph, pw, dh, dw, g, -__builtin_inff(),
@@ -153,7 +153,7 @@ EMBER_KERNEL void ember_pool_f32(int32_t isMax, int32_t includePad, const float*
   if (isMax) {
     // Scratch (for max pools only): ember::jitops::dwGeom(...).scratchFloats() per thread.
     if (ember::jitops::maxPoolOnPhases(W, OW, KW, sh, sw, pw, dw))
-      maxPoolPhases(x, y, begin, end, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, scratch, tid);
+      maxPoolPhases(x, y, begin, end, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, scratch);
     else
       maxPoolRows(x, y, begin, end, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw);
     return;
