@@ -329,12 +329,12 @@ constexpr int64_t kMaxParts = 8;
 /// operands, plus the multiply-adds of a convolution or product), at most kMaxParts, an
 /// even count when more than one. The count depends only on the model, so the parts, and
 /// the bits, are the same for every thread count. $EMBER_CPU_PARTS (a positive integer,
-/// at most 4096) sets every node's count instead: the tests cut small nodes into uneven
-/// parts with it, since the bits must not depend on the parts either.
+/// at most ThreadTeam::kMaxParts) sets every node's count instead: the tests cut small
+/// nodes into uneven parts with it, since the bits must not depend on the parts either.
 int64_t partsOf(const lir::Instruction& in, const lir::Instruction* add) {
   if (const char* v = std::getenv("EMBER_CPU_PARTS"))
     if (const int64_t n = std::atoll(v); n > 0)
-      return std::min<int64_t>(n, 4096);
+      return std::min<int64_t>(n, ThreadTeam::kMaxParts);
   double work = 0;
   for (const lir::Instruction* x : {&in, add})
     if (x)

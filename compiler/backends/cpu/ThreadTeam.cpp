@@ -116,16 +116,19 @@ void ThreadTeam::run(void (*fn)(void*, int64_t, int64_t), void* env) {
   fn(env, 0, threads_);
 }
 
-int64_t ThreadTeam::take(Slot& s, uint64_t epoch, int64_t chunks) {
+int64_t ThreadTeam::take(Slot& s, uint64_t epoch, int64_t chunks, bool fromBack) {
   uint64_t v = s.next.load(std::memory_order_relaxed);
   for (;;) {
     const uint64_t e = v >> kCountBits;
     if (e > epoch)
       return -1; // a later run has begun: this member's run is over
-    const int64_t chunk = e < epoch ? 0 : int64_t(v & kCountMask);
-    if (chunk >= chunks)
+    // The parts left, [front, back): all of them at the first take of this run.
+    uint64_t front = e < epoch ? 0 : (v >> kEndBits) & kEndMask;
+    uint64_t back = e < epoch ? uint64_t(chunks) : v & kEndMask;
+    if (front >= back)
       return -1;
-    const uint64_t next = (epoch << kCountBits) | uint64_t(chunk + 1);
+    const int64_t chunk = int64_t(fromBack ? --back : front++);
+    const uint64_t next = (epoch << kCountBits) | (front << kEndBits) | back;
     if (s.next.compare_exchange_weak(v, next, std::memory_order_acq_rel, std::memory_order_relaxed))
       return chunk;
   }
@@ -163,7 +166,7 @@ void ThreadTeam::runNode(void* env, int64_t node, int64_t chunks, ChunkFn fn, vo
     noted_[size_t(tid)].push_back(1);
     return;
   }
-  for (int64_t c; (c = take(s, epoch, chunks)) >= 0;) {
+  for (int64_t c; (c = take(s, epoch, chunks, tid % 2 == 1)) >= 0;) {
     fn(env, c, chunks, scratch);
     finish(s, epoch, chunks);
   }

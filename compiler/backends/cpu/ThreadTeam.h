@@ -75,8 +75,9 @@ public:
                         int64_t before, int64_t tid, int64_t nth);
 
 private:
-  /// A node's counters: the next part to take and the parts finished, each with its
-  /// epoch in the high bits. One cache line each, so members do not share lines.
+  /// A node's counters: the parts left to take, [front, back), and the parts finished,
+  /// each with its epoch in the high bits. One cache line each, so members do not share
+  /// lines.
   struct alignas(64) Slot {
     std::atomic<uint64_t> next{0};
     char pad0[56];
@@ -85,10 +86,20 @@ private:
   };
   static constexpr unsigned kCountBits = 24;
   static constexpr uint64_t kCountMask = (uint64_t(1) << kCountBits) - 1;
+  /// `next` holds front and back in 12 bits each under the epoch (parts <= kMaxParts).
+  static constexpr unsigned kEndBits = 12;
+  static constexpr uint64_t kEndMask = (uint64_t(1) << kEndBits) - 1;
 
+public:
+  /// The most parts of a node.
+  static constexpr int64_t kMaxParts = int64_t(kEndMask);
+
+private:
   void worker(int tid);
-  /// The next part of `s` for `epoch`, or -1 when none is left.
-  static int64_t take(Slot& s, uint64_t epoch, int64_t chunks);
+  /// The next part of `s` for `epoch`, or -1 when none is left: the first left, or with
+  /// `fromBack` the last, so that two members on time take the two halves in order (each
+  /// core then mostly reads what it wrote in the layer before), and one alone takes all.
+  static int64_t take(Slot& s, uint64_t epoch, int64_t chunks, bool fromBack);
   /// Counts one finished part; wakes sleeping members when it was the last.
   void finish(Slot& s, uint64_t epoch, int64_t chunks);
   static bool finished(const Slot& s, uint64_t epoch, int64_t chunks);
