@@ -606,6 +606,27 @@ TEST(CrossLayerResidency, TheDepthwiseResultStaysInSramForTheProjection) {
   }
 }
 
+/// An inverted residual block without its Add, expand 1x1 (C -> E) -> depthwise 3x3 with
+/// pads 1 -> project 1x1 (E -> C), at HxW; `k` suffixes the names.
+NodeValue invertedResidual(G& g, NodeValue v, const std::string& k, int64_t C, int64_t E,
+                           int64_t HW) {
+  Attrs pw;
+  pw.set("kernel_shape", std::vector<int64_t>{1, 1});
+  Attrs dw;
+  dw.set("kernel_shape", std::vector<int64_t>{3, 3});
+  dw.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  dw.set("group", E);
+  v = g.node(NodeKind::Conv, "expand" + k,
+             {v, g.weights("we" + k, {E, C, 1, 1}, 0), g.bias("be" + k, E)}, pw, {1, E, HW, HW},
+             0.06f, 9);
+  v = g.node(NodeKind::Conv, "dw" + k,
+             {v, g.weights("wd" + k, {E, 1, 3, 3}, 0), g.bias("bd" + k, E)}, dw, {1, E, HW, HW},
+             0.08f, 3);
+  return g.node(NodeKind::Conv, "project" + k,
+                {v, g.weights("wp" + k, {C, E, 1, 1}, 0), g.bias("bp" + k, C)}, pw, {1, C, HW, HW},
+                0.1f, -2);
+}
+
 TEST(CrossLayerResidency, InvertedResidualsStayInSramWithTheDepthwisePadding) {
   // Two inverted residual blocks without the Add (expand 1x1 -> depthwise 3x3, pads 1 ->
   // project 1x1, twice) at 7x7 on ember-v1-large: each result but the last is kept in the
@@ -615,24 +636,8 @@ TEST(CrossLayerResidency, InvertedResidualsStayInSramWithTheDepthwisePadding) {
   // the last stores them.
   G g;
   NodeValue v = g.input("x", {1, 32, 7, 7}, 0.05f, -7);
-  Attrs pw;
-  pw.set("kernel_shape", std::vector<int64_t>{1, 1});
-  Attrs dw;
-  dw.set("kernel_shape", std::vector<int64_t>{3, 3});
-  dw.set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  dw.set("group", int64_t(192));
-  for (int b = 0; b < 2; ++b) {
-    const std::string k = std::to_string(b);
-    v = g.node(NodeKind::Conv, "expand" + k,
-               {v, g.weights("we" + k, {192, 32, 1, 1}, 0), g.bias("be" + k, 192)}, pw,
-               {1, 192, 7, 7}, 0.06f, 9);
-    v = g.node(NodeKind::Conv, "dw" + k,
-               {v, g.weights("wd" + k, {192, 1, 3, 3}, 0), g.bias("bd" + k, 192)}, dw,
-               {1, 192, 7, 7}, 0.08f, 3);
-    v = g.node(NodeKind::Conv, "project" + k,
-               {v, g.weights("wp" + k, {32, 192, 1, 1}, 0), g.bias("bp" + k, 32)}, pw,
-               {1, 32, 7, 7}, 0.1f, -2);
-  }
+  for (int b = 0; b < 2; ++b)
+    v = invertedResidual(g, v, std::to_string(b), 32, 192, 7);
   g.output("y", v);
   uint64_t cycles[2] = {};
   for (bool on : {false, true}) {
@@ -663,21 +668,7 @@ TEST(CrossLayerResidency, ADepthwiseReaderGetsLinesThatSpreadItsTapsOverTheBanks
   // 18 apart, at most 2 taps in a bank (2 cycles). Bit-exact against the interpreter.
   G g;
   NodeValue x = g.input("x", {1, 32, 14, 14}, 0.05f, -7);
-  Attrs pw;
-  pw.set("kernel_shape", std::vector<int64_t>{1, 1});
-  Attrs dw;
-  dw.set("kernel_shape", std::vector<int64_t>{3, 3});
-  dw.set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  dw.set("group", int64_t(192));
-  NodeValue e =
-      g.node(NodeKind::Conv, "expand", {x, g.weights("we", {192, 32, 1, 1}, 0), g.bias("be", 192)},
-             pw, {1, 192, 14, 14}, 0.06f, 9);
-  NodeValue d =
-      g.node(NodeKind::Conv, "dw", {e, g.weights("wd", {192, 1, 3, 3}, 0), g.bias("bd", 192)}, dw,
-             {1, 192, 14, 14}, 0.08f, 3);
-  NodeValue y =
-      g.node(NodeKind::Conv, "project", {d, g.weights("wp", {32, 192, 1, 1}, 0), g.bias("bp", 32)},
-             pw, {1, 32, 14, 14}, 0.1f, -2);
+  NodeValue y = invertedResidual(g, x, "", 32, 192, 14);
   g.output("y", y);
   const CompileResult r = compile(*g.f, largeIsa());
   ASSERT_EQ(r.summary.layers.size(), 3u);
