@@ -99,6 +99,17 @@ private:
   /// Emits the wait for `nodes` (pairs: node index, parts), which comes before what
   /// `before` says (ThreadTeam::WaitBefore).
   void emitWait(CodegenContext& rctx, const std::vector<int64_t>& nodes, int64_t before);
+  /// A node some part of which may still be running (see ThreadTeam.h).
+  struct Pending {
+    int64_t node, parts;
+    Touch touch;
+  };
+  /// The pairs (node, parts) a node that touches `*touch` waits for, taken out of
+  /// `pending`: those it conflicts with, or all once `pending` is full or `touch` is null
+  /// (the end of ember_run).
+  std::vector<int64_t> takeWaits(std::vector<Pending>& pending, const Touch* touch) const;
+  /// The compute and copy instructions in order; fills users_.
+  std::vector<const lir::Instruction*> collectSteps();
   /// `next` when it is an element-wise Add of `in`'s result (read by nothing else: the
   /// Add writes its result over it, or nothing else touches it) and
   /// another value of the same shape, that `in`'s codegen unit can compute in its
@@ -361,7 +372,58 @@ int64_t partsOf(const lir::Instruction& in, const lir::Instruction* add) {
   return parts > 1 ? (parts + 1) / 2 * 2 : 1;
 }
 
+/// Kernels are inlined into the instances that call them, so each call is specialised on
+/// its constant shapes.
+void inlineKernels(llvm::Module& m) {
+  for (llvm::Function& fn : m)
+    if (!fn.isDeclaration() && fn.getName().starts_with("ember_")) {
+      fn.removeFnAttr(llvm::Attribute::NoInline);
+      fn.removeFnAttr(llvm::Attribute::OptimizeNone);
+      fn.addFnAttr(llvm::Attribute::AlwaysInline);
+    }
+}
+
+/// The profile's name of a node's `ember_op_N` symbol: its graph node and operation.
+OpEntry opEntry(const std::string& symbol, const lir::Instruction& in,
+                const lir::Instruction* add) {
+  const std::string op = in.valueKind() == lir::ValueKind::Copy ? "copy"
+                         : add                                  ? std::string(in.opName()) + "+Add"
+                                                                : std::string(in.opName());
+  return OpEntry{symbol, in.hasNode() ? in.node().name() : in.name(), op};
+}
+
 } // namespace
+
+std::vector<int64_t> Generator::takeWaits(std::vector<Pending>& pending, const Touch* touch) const {
+  constexpr size_t kMaxPending = 8;
+  const bool all = !touch || pending.size() >= kMaxPending;
+  std::vector<int64_t> wait;
+  std::vector<Pending> still;
+  for (Pending& p : pending) {
+    if (all || conflict(p.touch, *touch)) {
+      wait.push_back(p.node);
+      wait.push_back(p.parts);
+    } else {
+      still.push_back(std::move(p));
+    }
+  }
+  pending = std::move(still);
+  return wait;
+}
+
+std::vector<const lir::Instruction*> Generator::collectSteps() {
+  std::vector<const lir::Instruction*> steps;
+  for (const auto& in : f_.instructions()) {
+    const lir::ValueKind k = in->valueKind();
+    if (k != lir::ValueKind::Compute && k != lir::ValueKind::Copy)
+      continue;
+    steps.push_back(in.get());
+    for (const lir::Operand& o : in->operands())
+      if (o.value)
+        users_[lir::locate(o.value).root].push_back(in.get());
+  }
+  return steps;
+}
 
 GeneratedModule Generator::run() {
   const auto t0 = std::chrono::steady_clock::now();
@@ -371,14 +433,7 @@ GeneratedModule Generator::run() {
   out_.module = loadLibjit(*out_.context);
   llvm::Module& m = *out_.module;
   llvm::LLVMContext& c = *out_.context;
-  // Kernels are inlined into the instances that call them, so each call is specialised
-  // on its constant shapes.
-  for (llvm::Function& fn : m)
-    if (!fn.isDeclaration() && fn.getName().starts_with("ember_")) {
-      fn.removeFnAttr(llvm::Attribute::NoInline);
-      fn.removeFnAttr(llvm::Attribute::OptimizeNone);
-      fn.addFnAttr(llvm::Attribute::AlwaysInline);
-    }
+  inlineKernels(m);
   auto* i64 = llvm::Type::getInt64Ty(c);
   auto* ptr = llvm::PointerType::get(c, 0);
   auto* voidTy = llvm::Type::getVoidTy(c);
@@ -407,24 +462,10 @@ GeneratedModule Generator::run() {
   };
   llvm::Value* runScratch = scratchOf(rctx);
   CodegenContext::InstanceCache instances;
-  std::vector<const lir::Instruction*> steps;
-  for (const auto& in : f_.instructions()) {
-    const lir::ValueKind k = in->valueKind();
-    if (k != lir::ValueKind::Compute && k != lir::ValueKind::Copy)
-      continue;
-    steps.push_back(in.get());
-    for (const lir::Operand& o : in->operands())
-      if (o.value)
-        users_[lir::locate(o.value).root].push_back(in.get());
-  }
+  const std::vector<const lir::Instruction*> steps = collectSteps();
   // Nodes some part of which may still be running: a node waits for those it conflicts
-  // with (see ThreadTeam.h); every node is waited for by the end of ember_run.
-  struct Pending {
-    int64_t node, parts;
-    Touch touch;
-  };
+  // with; every node is waited for by the end of ember_run.
   std::vector<Pending> pending;
-  constexpr size_t kMaxPending = 8;
   size_t index = 0;
   for (size_t s = 0; s < steps.size(); ++s) {
     const lir::Instruction* in = steps[s];
@@ -452,17 +493,7 @@ GeneratedModule Generator::run() {
     b.CreateRetVoid();
     const int64_t parts = onePart ? 1 : partsOf(*in, add);
     Touch touch = touchOf(*in, add);
-    std::vector<int64_t> wait;
-    std::vector<Pending> still;
-    for (Pending& p : pending) {
-      if (pending.size() >= kMaxPending || conflict(p.touch, touch)) {
-        wait.push_back(p.node);
-        wait.push_back(p.parts);
-      } else {
-        still.push_back(std::move(p));
-      }
-    }
-    pending = std::move(still);
+    const std::vector<int64_t> wait = takeWaits(pending, &touch);
     // Before a node of several parts the helpers wait for what they noted, so the wait
     // is there even when empty.
     if (!wait.empty() || parts > 1)
@@ -478,17 +509,10 @@ GeneratedModule Generator::run() {
       runNode(sctx, node, parts, fn, scratchOf(sctx));
       emitWait(sctx, {node, parts}, ThreadTeam::kAtEnd);
       sb.CreateRetVoid();
-      out_.ops.push_back(OpEntry{symbol, in->hasNode() ? in->node().name() : in->name(),
-                                 k == lir::ValueKind::Copy ? "copy"
-                                 : add                     ? std::string(in->opName()) + "+Add"
-                                                           : std::string(in->opName())});
+      out_.ops.push_back(opEntry(symbol, *in, add));
     }
   }
-  std::vector<int64_t> last;
-  for (const Pending& p : pending) {
-    last.push_back(p.node);
-    last.push_back(p.parts);
-  }
+  const std::vector<int64_t> last = takeWaits(pending, nullptr);
   if (!last.empty())
     emitWait(rctx, last, ThreadTeam::kAtEnd);
   rb.CreateRetVoid();
