@@ -69,7 +69,6 @@ ThreadTeam::~ThreadTeam() {
 
 void ThreadTeam::prepare(size_t nodes) {
   slots_.reset(new Slot[nodes ? nodes : 1]);
-  nodes_ = nodes;
   // A node is noted at most twice (as a node of one part, and in a wait), as a pair.
   noted_.assign(size_t(threads_), {});
   for (auto& n : noted_)

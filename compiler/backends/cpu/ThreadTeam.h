@@ -107,7 +107,6 @@ private:
   int threads_;
   std::vector<std::thread> workers_;
   std::unique_ptr<Slot[]> slots_;
-  size_t nodes_ = 0;
   /// The epoch of the run each member is in (written by that member only).
   std::unique_ptr<std::atomic<uint64_t>[]> memberEpoch_;
   /// Each helper's noted nodes (pairs: node index, chunks), room for every node twice.
