@@ -535,6 +535,7 @@ std::vector<Priced> tilingsAt(const ConvJob& j, const Target& t, int depth,
   // the largest chunks that fit.
   auto search = [&](size_t from, size_t to) {
     for (int64_t kt : tileSizes(g.KB, ktmax)) {
+      const std::vector<int64_t> splits = biasSplits(kt);
       // The chunk figures of each candidate reduction, computed when first needed.
       std::vector<std::optional<ChunkStats>> stats(candidates.size());
       for (int64_t th : tileSizes(j.OH, n1max))
@@ -552,7 +553,7 @@ std::vector<Priced> tilingsAt(const ConvJob& j, const Target& t, int depth,
             if (!stats[i])
               stats[i] = chunkStats(j, g.L, g.KB, n2max, c);
             bool fit = false;
-            for (int64_t m : biasSplits(kt)) {
+            for (int64_t m : splits) {
               c.biasDma = m >= 0;
               c.biasDmaBlocks = std::max<int64_t>(m, 0);
               if (!fits(j, t, g, *stats[i], c))
