@@ -97,11 +97,20 @@ void runAndCheck(ThreadTeam& team, Env& env, int64_t run) {
     ASSERT_EQ(env.b[size_t(c)], s + c) << "run " << run << ", b[" << c << "]";
 }
 
-TEST(CpuThreadTeam, ALateMemberHoldsNobodyUpAndTakesNoPartOfAnEndedRun) {
-  ThreadTeam team(2);
-  team.prepare(2);
+/// A team of two members prepared for the program's two nodes, and its environment.
+struct TwoMembers {
+  TwoMembers() {
+    team.prepare(2);
+    env.team = &team;
+  }
+  ThreadTeam team{2};
   Env env;
-  env.team = &team;
+};
+
+TEST(CpuThreadTeam, ALateMemberHoldsNobodyUpAndTakesNoPartOfAnEndedRun) {
+  TwoMembers t;
+  ThreadTeam& team = t.team;
+  Env& env = t.env;
   // Member 1 is held at the start of run 1 (or joins after it): member 0 computes every
   // part of run 1 alone (were it to wait for member 1, run 1 would never return).
   env.holdMember1.store(true);
@@ -124,10 +133,9 @@ TEST(CpuThreadTeam, ALateMemberHoldsNobodyUpAndTakesNoPartOfAnEndedRun) {
 }
 
 TEST(CpuThreadTeam, AWaitLastsUntilTheLastPartIsFinished) {
-  ThreadTeam team(2);
-  team.prepare(2);
-  Env env;
-  env.team = &team;
+  TwoMembers t;
+  ThreadTeam& team = t.team;
+  Env& env = t.env;
   env.release.store(true);
   // Member 0 holds its first part until member 1 has taken one, in which member 1 sleeps
   // long past member 0's spinning: member 0 then sleeps in the wait for node 0 and is
