@@ -5,13 +5,12 @@
 // are skipped, as in ZooLirTest.
 #include "LirTestUtil.h"
 
+#include "ZooModels.h"
 #include "ember/importer/OnnxImporter.h"
 #include "ember/lir/Stats.h"
 #include "ember/quantization/Quantize.h"
 #include "ember/support/Npy.h"
 
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
 
 namespace ember {
@@ -19,18 +18,11 @@ namespace {
 
 using namespace lirtest;
 
-std::string modelsDir() {
-  if (const char* env = std::getenv("EMBER_MODELS_DIR"))
-    return env;
-  return EMBER_DEFAULT_MODELS_DIR;
-}
-
 class ZooInt8Lir : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ZooInt8Lir, BitIdenticalWithAValidPlan) {
-  const std::string dir = modelsDir() + "/" + GetParam();
-  if (!std::ifstream(dir + "/model.onnx").good() || !std::ifstream(dir + "/input.npy").good())
-    GTEST_SKIP() << "no " << dir << "/model.onnx (run `ninja models` or set EMBER_MODELS_DIR)";
+  const std::string dir = zoo::modelDir(GetParam());
+  EMBER_SKIP_UNLESS_ZOO_FILES(dir, "model.onnx", "input.npy");
   std::unique_ptr<Module> m = importOnnxFile(dir + "/model.onnx");
   ember::Function& f = *m->functions().front();
   ASSERT_EQ(f.inputs().size(), 1u);

@@ -6,14 +6,13 @@
 // models are skipped.
 #include "LirTestUtil.h"
 
+#include "ZooModels.h"
 #include "ember/importer/OnnxImporter.h"
 #include "ember/lir/Stats.h"
 #include "ember/passes/Pass.h"
 #include "ember/passes/Passes.h"
 #include "ember/support/Npy.h"
 
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
 
 namespace ember {
@@ -21,18 +20,11 @@ namespace {
 
 using namespace lirtest;
 
-std::string modelsDir() {
-  if (const char* env = std::getenv("EMBER_MODELS_DIR"))
-    return env;
-  return EMBER_DEFAULT_MODELS_DIR;
-}
-
 class ZooLir : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ZooLir, BitIdenticalWithAValidPlan) {
-  const std::string dir = modelsDir() + "/" + GetParam();
-  if (!std::ifstream(dir + "/model.onnx").good() || !std::ifstream(dir + "/input.npy").good())
-    GTEST_SKIP() << "no " << dir << "/model.onnx (run `ninja models` or set EMBER_MODELS_DIR)";
+  const std::string dir = zoo::modelDir(GetParam());
+  EMBER_SKIP_UNLESS_ZOO_FILES(dir, "model.onnx", "input.npy");
   std::unique_ptr<Module> m = importOnnxFile(dir + "/model.onnx");
   ember::Function& g = *m->functions().front();
   runPipeline(g, defaultPipeline());

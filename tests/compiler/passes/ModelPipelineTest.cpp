@@ -6,12 +6,11 @@
 // not there is skipped.
 #include "PassTestUtil.h"
 
+#include "ZooModels.h"
 #include "ember/importer/OnnxImporter.h"
 #include "ember/support/Npy.h"
 
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -19,16 +18,6 @@ namespace ember {
 namespace {
 
 using namespace passtest;
-
-std::string modelsDir() {
-  if (const char* env = std::getenv("EMBER_MODELS_DIR"))
-    return env;
-  return EMBER_DEFAULT_MODELS_DIR;
-}
-
-bool exists(const std::string& path) {
-  return std::ifstream(path).good();
-}
 
 std::map<std::string, size_t> countKinds(const Function& f) {
   std::map<std::string, size_t> c;
@@ -51,9 +40,8 @@ class ZooPipeline : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(ZooPipeline, DefaultPipelineMatchesPyTorch) {
   const ModelCase mc = GetParam();
-  const std::string dir = modelsDir() + "/" + mc.name;
-  if (!exists(dir + "/model.onnx") || !exists(dir + "/expected.npy"))
-    GTEST_SKIP() << "no " << dir << "/model.onnx (run `ninja models` or set EMBER_MODELS_DIR)";
+  const std::string dir = zoo::modelDir(mc.name);
+  EMBER_SKIP_UNLESS_ZOO_FILES(dir, "model.onnx", "expected.npy");
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Module> m = importOnnxFile(dir + "/model.onnx");
   Function& f = *m->functions().front();

@@ -4,6 +4,7 @@
 // dequantized outputs agree with the float outputs (cosine similarity >= 0.98 for the
 // CNNs). The figures are printed. The zoo folder is $EMBER_MODELS_DIR, else the build's
 // models/ folder; absent models are skipped.
+#include "ZooModels.h"
 #include "ember/graph/Verifier.h"
 #include "ember/importer/OnnxImporter.h"
 #include "ember/interpreter/Interpreter.h"
@@ -14,18 +15,10 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <map>
 
 namespace ember {
 namespace {
-
-std::string modelsDir() {
-  if (const char* env = std::getenv("EMBER_MODELS_DIR"))
-    return env;
-  return EMBER_DEFAULT_MODELS_DIR;
-}
 
 double cosine(const Tensor& a, const Tensor& b) {
   double ab = 0, aa = 0, bb = 0;
@@ -51,9 +44,8 @@ class QuantZoo : public ::testing::TestWithParam<ZooCase> {};
 
 TEST_P(QuantZoo, QuantizedMatchesFloat) {
   const ZooCase zc = GetParam();
-  const std::string dir = modelsDir() + "/" + zc.name;
-  if (!std::ifstream(dir + "/model.onnx").good() || !std::ifstream(dir + "/input.npy").good())
-    GTEST_SKIP() << "no " << dir << "/model.onnx (run `ninja models` or set EMBER_MODELS_DIR)";
+  const std::string dir = zoo::modelDir(zc.name);
+  EMBER_SKIP_UNLESS_ZOO_FILES(dir, "model.onnx", "input.npy");
   std::unique_ptr<Module> m = importOnnxFile(dir + "/model.onnx");
   Function& f = *m->functions().front();
   ASSERT_EQ(f.inputs().size(), 1u);
