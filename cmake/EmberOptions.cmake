@@ -43,3 +43,17 @@ macro(ember_line_tables_only)
     add_compile_options($<$<CONFIG:RelWithDebInfo>:-g1>)
   endif()
 endmacro()
+
+# ember_add_subfolders(): every sub-folder of the current source folder that has a
+# CMakeLists.txt joins the build, in name order (one folder per component,
+# ARCHITECTURE.md section 1): a new component needs no line in its parent.
+function(ember_add_subfolders)
+  file(GLOB children LIST_DIRECTORIES true RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} *)
+  list(SORT children)
+  foreach(child ${children})
+    if(IS_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/${child}
+       AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${child}/CMakeLists.txt)
+      add_subdirectory(${child})
+    endif()
+  endforeach()
+endfunction()
