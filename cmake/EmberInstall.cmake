@@ -3,6 +3,7 @@
 #   P/include/ember/...          the public headers
 #   P/bin/                       the tools (emberc, ember-run, ember-sim, ...)
 #   P/lib/ember/libember_cpu_plugin.so   the cpu backend the tools load when first used
+#   P/lib/ember/libember_onnx_plugin.so  the ONNX importer ember-run loads when first used
 #   P/share/ember/isa/           the NPU descriptions and their schema
 #   P/lib/cmake/Ember/           EmberConfig.cmake: find_package(Ember) gives Ember::compiler,
 #                                Ember::platform, Ember::sim, Ember::runtime, Ember::isa, Ember::session
@@ -66,6 +67,9 @@ foreach(tool emberc ember-run ember-sim ember-dse ember-objdump ember-as ember-i
 endforeach()
 if(TARGET ember_cpu_plugin) # found by the tools as ../lib/ember/ (ember/cpu/CpuPlugin.h)
   install(TARGETS ember_cpu_plugin LIBRARY DESTINATION lib/ember)
+endif()
+if(TARGET ember_onnx_plugin) # the same for the importer (ember/importer/OnnxPlugin.h)
+  install(TARGETS ember_onnx_plugin LIBRARY DESTINATION lib/ember)
 endif()
 
 set(_cmakedir ${CMAKE_INSTALL_LIBDIR}/cmake/Ember)

@@ -2,15 +2,10 @@
 #include "ember/cpu/CpuPlugin.h"
 
 #include "ember/support/Error.h"
+#include "ember/support/PluginModule.h"
 
-#include <dlfcn.h>
-#include <unistd.h>
-
-#include <climits>
-#include <cstdlib>
 #include <mutex>
 #include <string>
-#include <vector>
 
 namespace ember {
 
@@ -19,61 +14,7 @@ namespace ember {
 __attribute__((weak)) std::unique_ptr<Backend> createCpuBackend(const CpuOptions& opts);
 
 namespace {
-
 constexpr const char* kModule = "libember_cpu_plugin.so";
-
-/// Where the module may be, in the order tried.
-std::vector<std::string> candidates() {
-  if (const char* env = std::getenv("EMBER_CPU_PLUGIN"); env && *env)
-    return {env};
-  std::vector<std::string> out;
-  char exe[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) { // an installed program: P/bin/TOOL and P/lib/ember/
-    std::string dir(exe, std::size_t(n));
-    dir = dir.substr(0, dir.find_last_of('/'));
-    out.push_back(dir + "/../lib/ember/" + kModule);
-  }
-#ifdef EMBER_CPU_PLUGIN_BUILD_PATH
-  out.push_back(EMBER_CPU_PLUGIN_BUILD_PATH);
-#endif
-  return out;
-}
-
-struct Loaded {
-  const CpuPluginApi* api = nullptr;
-  std::string error; ///< Why no module loaded.
-};
-
-Loaded load() {
-  Loaded l;
-  for (const std::string& path : candidates()) {
-    if (access(path.c_str(), F_OK) != 0) {
-      l.error += "\n  " + path + ": no such file";
-      continue;
-    }
-    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char* why = dlerror();
-      l.error += "\n  " + path + ": " + (why ? why : "cannot be loaded");
-      continue;
-    }
-    using Entry = const CpuPluginApi* (*)();
-    auto entry = reinterpret_cast<Entry>(dlsym(h, kCpuPluginEntry));
-    const CpuPluginApi* api = entry ? entry() : nullptr;
-    if (!api || api->layout != cpuPluginLayout()) {
-      l.error +=
-          "\n  " + path + ": " +
-          (api ? "built by another build of Ember" : "no entry " + std::string(kCpuPluginEntry));
-      dlclose(h);
-      continue;
-    }
-    l.api = api; // loaded for the life of the process
-    return l;
-  }
-  return l;
-}
-
 } // namespace
 
 std::unique_ptr<Backend> loadCpuBackend(const CpuOptions& opts) {
@@ -81,12 +22,20 @@ std::unique_ptr<Backend> loadCpuBackend(const CpuOptions& opts) {
   if (const Create linked = &createCpuBackend) // null unless linked in
     return linked(opts);
   static std::once_flag once;
-  static Loaded loaded;
-  std::call_once(once, [] { loaded = load(); });
+  static LoadedPluginModule loaded;
+  std::call_once(once, [] {
+#ifdef EMBER_CPU_PLUGIN_BUILD_PATH
+    const char* build = EMBER_CPU_PLUGIN_BUILD_PATH;
+#else
+    const char* build = nullptr;
+#endif
+    loaded =
+        loadPluginModule({kModule, "EMBER_CPU_PLUGIN", kCpuPluginEntry, build, cpuPluginLayout()});
+  });
   if (!loaded.api)
     throw Error("the cpu backend", std::string("its module ") + kModule + " could not be loaded:" +
                                        loaded.error + "\n(set EMBER_CPU_PLUGIN to its path)");
-  return loaded.api->create(opts);
+  return static_cast<const CpuPluginApi*>(loaded.api)->create(opts);
 }
 
 } // namespace ember

@@ -2,7 +2,7 @@
 #include "ember/driver/Driver.h"
 
 #ifdef EMBER_DRIVER_HAVE_ONNX
-#include "ember/importer/OnnxImporter.h"
+#include "ember/importer/OnnxPlugin.h"
 #endif
 #include "ember/passes/Pass.h"
 #include "ember/quantization/Profile.h"
@@ -96,7 +96,8 @@ std::string shapeArgument(const Shape& s) {
 
 std::unique_ptr<Module> importModel(const std::string& path, const InputBindings& inputs) {
 #ifdef EMBER_DRIVER_HAVE_ONNX
-  std::unique_ptr<Module> m = importOnnxFile(path, importOptions(inputs));
+  // The importer linked in, else its module, loaded now (ember/importer/OnnxPlugin.h).
+  std::unique_ptr<Module> m = loadOnnxImporter().importFile(path, importOptions(inputs));
   (void)modelFunction(*m);
   return m;
 #else

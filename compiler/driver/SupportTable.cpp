@@ -4,8 +4,7 @@
 #include "ember/backend/Backend.h"
 #include "ember/graph/OpInfo.h"
 #ifdef EMBER_DRIVER_HAVE_ONNX
-#include "ember/importer/OnnxImporter.h"
-#include "ember/importer/OnnxOpImporter.h"
+#include "ember/importer/OnnxPlugin.h"
 #endif
 #include "ember/npu/Compile.h"
 #include "ember/quantization/Quantize.h"
@@ -26,6 +25,12 @@ std::string operatorSupportTable() {
   std::set<NodeKind> int8;
   for (const auto& r : quant::quantizeRules())
     int8.insert(r.kind);
+#ifdef EMBER_DRIVER_HAVE_ONNX
+  const std::vector<std::string> ops = loadOnnxImporter().supportedOps();
+#else
+  const std::vector<std::string> ops;
+#endif
+  const std::set<std::string> onnxOps(ops.begin(), ops.end());
   std::string out = "| kind | ONNX | traits | int8 rule |";
   std::string rule = "| --- | --- | --- | --- |";
   for (const auto& b : backends) {
@@ -38,11 +43,7 @@ std::string operatorSupportTable() {
     const NodeKind k = static_cast<NodeKind>(i);
     if (k == NodeKind::Placeholder || k == NodeKind::Constant)
       continue;
-#ifdef EMBER_DRIVER_HAVE_ONNX
-    const bool onnx = findOnnxOp(nodeKindName(k)) != nullptr;
-#else
-    const bool onnx = false;
-#endif
+    const bool onnx = onnxOps.count(nodeKindName(k)) != 0;
     std::string row = std::string("| ") + nodeKindName(k) + " | " + (onnx ? "yes" : "-") + " | " +
                       cell(traitNames(k)) + " | ";
     row +=
@@ -53,7 +54,6 @@ std::string operatorSupportTable() {
     out += row + "\n";
   }
 #ifdef EMBER_DRIVER_HAVE_ONNX
-  const std::vector<std::string> ops = supportedOnnxOps();
   out += "\nThe ONNX operators the importer takes (" + std::to_string(ops.size()) + "):";
   for (size_t i = 0; i < ops.size(); ++i)
     out += std::string(i ? ", `" : " `") + ops[i] + "`";

@@ -70,6 +70,13 @@ echo "$version"
 [[ $version == "emberc "*" (default description ember-v1 sha256 "* ]]
 EMBER_ISA=$prefix/share/ember/isa/ember-v1.json "$prefix/bin/emberc" "$work/tiny.onnx" \
   -o "$work/tiny.elf" --quiet
+# The installed ember-run imports a model through the importer's module installed beside
+# it (P/lib/ember/, ember/importer/OnnxPlugin.h), named here so that the build tree's
+# module cannot stand in for it.
+[[ -f $prefix/lib/ember/libember_onnx_plugin.so ]]
+EMBER_ONNX_PLUGIN=$prefix/lib/ember/libember_onnx_plugin.so \
+  EMBER_ISA=$prefix/share/ember/isa/ember-v1.json "$prefix/bin/ember-run" "$work/tiny.onnx" \
+  --random-input 1 --compare interp,sim --quiet
 if [[ -d $prefix/lib/python3/dist-packages/ember ]]; then
   PYTHONPATH=$prefix/lib/python3/dist-packages "$py" -c \
     "import ember; p = ember.load('$work/tiny.elf'); print('python:', p, p.devices)"

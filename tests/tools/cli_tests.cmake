@@ -62,6 +62,43 @@ set_tests_properties(tools.ember_run.unused_declared_input PROPERTIES
 set_tests_properties(tools.ember_run.relu_input tools.ember_run.random_input PROPERTIES
                      FIXTURES_REQUIRED ember_cli_inputs LABELS tools TIMEOUT 60)
 
+# The ONNX importer and the cpu backend are modules ember-run loads on first use
+# (ember/importer/OnnxPlugin.h, ember/cpu/CpuPlugin.h): a binary runs without them, and a
+# module that is absent, not a shared object or another module gives a clear error naming
+# the file (exit 1), never a crash. Sanitizer builds link both in and build no module.
+if(TARGET ember_onnx_plugin AND TARGET emberc)
+  add_test(NAME tools.ember_run.modules_on_demand
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/modules_on_demand.sh $<TARGET_FILE:ember-run>
+                   $<TARGET_FILE:emberc> ${CLI_IN}/relu.onnx ${CLI_OUT}/modules_on_demand)
+  set_tests_properties(tools.ember_run.modules_on_demand PROPERTIES
+                       FIXTURES_REQUIRED ember_cli_inputs LABELS tools TIMEOUT 120)
+endif()
+if(TARGET ember_onnx_plugin)
+  set(_importer "the ONNX importer: its module libember_onnx_plugin.so could not be loaded:")
+  ember_cli_error(onnx_module_absent "${_importer}"
+                  "^  .*/absent/libember_onnx_plugin.so: no such file$"
+                  "^\\(set EMBER_ONNX_PLUGIN to its path\\)$" -- ${CLI_IN}/relu.onnx)
+  ember_cli_error(onnx_module_not_a_shared_object "${_importer}"
+                  "^  .*/relu.onnx: .*relu.onnx: (invalid ELF header|file too short)"
+                  -- ${CLI_IN}/relu.onnx)
+  set_tests_properties(tools.ember_run.error.onnx_module_absent PROPERTIES ENVIRONMENT
+                       "EMBER_ONNX_PLUGIN=${CLI_OUT}/absent/libember_onnx_plugin.so")
+  set_tests_properties(tools.ember_run.error.onnx_module_not_a_shared_object PROPERTIES
+                       ENVIRONMENT "EMBER_ONNX_PLUGIN=${CLI_IN}/relu.onnx")
+  if(TARGET ember_cpu_plugin)
+    ember_cli_error(onnx_module_of_another_part "${_importer}"
+                    "libember_cpu_plugin.so: no entry ember_onnx_plugin_v1" -- ${CLI_IN}/relu.onnx)
+    set_tests_properties(tools.ember_run.error.onnx_module_of_another_part PROPERTIES
+                         ENVIRONMENT "EMBER_ONNX_PLUGIN=$<TARGET_FILE:ember_cpu_plugin>")
+    ember_cli_error(cpu_module_absent
+                    "the cpu backend: its module libember_cpu_plugin.so could not be loaded:"
+                    "^  .*/absent/libember_cpu_plugin.so: no such file$"
+                    -- ${CLI_IN}/relu.onnx --device cpu --random-input 1)
+    set_tests_properties(tools.ember_run.error.cpu_module_absent PROPERTIES ENVIRONMENT
+                         "EMBER_CPU_PLUGIN=${CLI_OUT}/absent/libember_cpu_plugin.so")
+  endif()
+endif()
+
 # int8 on the interpreter and the simulated NPU: bit-exact cross-check, report and trace;
 # the table's layer row carries its roofline (a ReLU moves DRAM bytes and does no MACs).
 add_test(NAME tools.ember_run.int8_compare_sim
