@@ -138,6 +138,25 @@ TEST(CpuBackend, ComputesAResidualAddInTheConvolutionsEpilogue) {
   EXPECT_EQ(opKindsOf("ConvResidualAddConvAlsoOutput"), (V{"Conv", "Add"}));
 }
 
+TEST(CpuBackend, WinogradSplitsOutputChannelsWhenBandsAreFewerThanParts) {
+  // One 14x14 band per image (ConvScratch.h: winogradGeom), four blocks of 32 output
+  // channels (the last one half full): cut into 5 and 7 parts, the items are (image, band,
+  // group of channel blocks), three groups of 1, 1 and 2 blocks; every cut gives the one-thread
+  // bits, which are within the table's tolerance of the interpreter.
+  G g;
+  g.output("y", g.node(NodeKind::Conv, "conv",
+                       {g.input("x", {2, 16, 14, 14}), g.constant("w", {112, 16, 3, 3}),
+                        g.constant("b", {112})},
+                       ints({{"pads", {1, 1, 1, 1}}})));
+  const TensorMap in = g.randomInputs();
+  const TensorMap ref = createInterpreterBackend()->compile(*g.f)->run(in);
+  const TensorMap one = runCpu(*g.f, in, 1);
+  EXPECT_EQ(compare(one, ref, 1e-5), "");
+  for (const auto& [threads, parts] : {std::pair{2, 5}, std::pair{3, 7}, std::pair{2, 2}})
+    EXPECT_TRUE(runCpuInParts(*g.f, in, threads, parts).at("y") == one.at("y"))
+        << parts << " parts on " << threads << " threads";
+}
+
 TEST(CpuBackend, RejectsBadInputs) {
   G g;
   g.output("y", g.node(NodeKind::Relu, "relu", {g.input("x", {2, 3})}));

@@ -210,7 +210,7 @@ Blocking blockingOf(const Geom& g) {
     b = Blocking{};
     b.winograd = true;
     b.kernel = "ember_conv_f32_winograd2x3";
-    b.scratchFloats = jitops::winogradGeom(g.C, g.OH, g.OW, 1).scratchFloats(g.C);
+    b.scratchFloats = jitops::winogradGeom(g.N, g.C, g.M, g.OH, g.OW, 1).scratchFloats(g.C);
   }
   return b;
 }

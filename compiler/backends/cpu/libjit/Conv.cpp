@@ -174,6 +174,9 @@ inline void convGemm(const float* x, const float* wp, const float* bias, float* 
   const int64_t chunks = libjit::weightChunks(units, mblocks, nth);
   int64_t begin, end;
   libjit::threadRange(units * chunks, tid, nth, &begin, &end);
+  // The unit whose panel is in the scratch: a part of several chunks of one unit (a node
+  // cut into more parts than it has units) packs it once.
+  int64_t packed = -1;
   for (int64_t item = begin; item < end; ++item) {
     const int64_t chunk = item % chunks, unit = item / chunks;
     const int64_t pi = unit % panels, ng = unit / panels, grp = ng % g.group, n = ng / g.group;
@@ -185,19 +188,20 @@ inline void convGemm(const float* x, const float* wp, const float* bias, float* 
     const bool inPlace = pointwise && cols == NR;
     const float* b = inPlace ? xg + p0 : panel;
     const int64_t ldb = inPlace ? P : NR;
-    if (!inPlace && pointwise) {
+    if (unit != packed && !inPlace && pointwise) {
       // The last, partial panel of a pointwise layer: its columns of each plane, zeros
       // after them (a plain loop: the gathers below would be most of the instance's code).
       for (int64_t k = 0; k < K; ++k)
 #pragma clang loop vectorize(disable) unroll(disable)
         for (int64_t j = 0; j < NR; ++j)
           panel[k * NR + j] = j < cols ? xg[k * P + p0 + j] : 0.f;
-    } else if (!inPlace) {
+    } else if (unit != packed && !inPlace) {
       if (NR == 32 && (g.sw == 1 || g.sw == 2) && g.KW <= 16)
         packPanel32(xg, g, cg, p0, panel);
       else
         packPanel<NR>(xg, g, cg, p0, 0.f, panel);
     }
+    packed = unit;
     const int64_t mbEnd = (chunk + 1) * mblocks / chunks;
     for (int64_t mb = chunk * mblocks / chunks; mb < mbEnd; ++mb) {
       const int64_t rows = mg - mb * MR < MR ? mg - mb * MR : MR;

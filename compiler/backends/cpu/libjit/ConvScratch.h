@@ -124,28 +124,39 @@ constexpr int64_t kWinogradBandBytes = int64_t(832) << 10;
 
 /// The blocking of the Winograd F(2x2, 3x3) convolution (3x3, stride 1, no dilation, one
 /// group): output tiles of 2x2 positions, th x tw of them; a work item is a block of R
-/// tile rows (TB = R tw tiles). Scratch per thread: V = [16][C][TBp] (the item's
-/// transformed input tiles), Mo = [16][TS][32] (one block of 32 output channels'
-/// products, TS = TB rounded up to the 7-tile slices of the GEMM), and one padded input
+/// tile rows (TB = R tw tiles) of one image by a group of output channels. Scratch per thread: V =
+/// [16][C][TBp] (the item's transformed input tiles), Mo = [16][TS][32] (one block of 32 output
+/// channels' products, TS = TB rounded up to the 7-tile slices of the GEMM), and one padded input
 /// channel of the item (rowsIn x Wp).
 struct WinogradGeom {
   int64_t th = 0, tw = 0, R = 0, TS = 0, TBp = 0, rowsIn = 0, Wp = 0;
+  /// Groups of blocks of 32 output channels: a work item is (image, band of R tile rows,
+  /// group), so that a plane of few bands still makes one item per part while each part
+  /// streams only its group's share of the transformed weights.
+  int64_t mgroups = 1;
   int64_t scratchFloats(int64_t C) const { return 16 * C * TBp + 16 * TS * 32 + rowsIn * Wp + 32; }
 };
 
-inline WinogradGeom winogradGeom(int64_t C, int64_t OH, int64_t OW, int64_t nth) {
+/// The blocking for N images of C -> M channels cut into nth parts. R depends on the plane
+/// and C only (as many tile rows as fit kWinogradBandBytes), so an item's transformed
+/// weights are reused over as many tiles as with one part; when the bands are fewer than
+/// the parts, the output channels are split into groups instead of the bands into thinner
+/// ones (thin bands stream every transformed weight once per band: ResNet-18's 14x14
+/// layers, 4 MB of them, 7 times at 8 parts).
+inline WinogradGeom winogradGeom(int64_t N, int64_t C, int64_t M, int64_t OH, int64_t OW,
+                                 int64_t nth) {
   WinogradGeom g;
   g.th = (OH + 1) / 2;
   g.tw = (OW + 1) / 2;
   const int64_t perRow = 16 * C * g.tw * 4;
   int64_t R = perRow > 0 ? kWinogradBandBytes / perRow : g.th;
   R = R < 1 ? 1 : (R > g.th ? g.th : R);
-  // At least two items per thread when there are several threads.
-  if (nth > 1 && (g.th + R - 1) / R < 2 * nth) {
-    const int64_t want = 2 * nth < g.th ? 2 * nth : g.th;
-    R = (g.th + want - 1) / want;
-  }
   g.R = R;
+  const int64_t items = N * ((g.th + R - 1) / R), mblocks = (M + 31) / 32;
+  if (items < nth) {
+    const int64_t want = (nth + items - 1) / items;
+    g.mgroups = want < mblocks ? want : (mblocks > 0 ? mblocks : 1);
+  }
   g.TS = (R * g.tw + 6) / 7 * 7;
   g.TBp = g.TS + 16; // a row's last 16-tile vector of the input transform spills past TB
   g.rowsIn = 2 * R + 2;

@@ -5,9 +5,10 @@
 // so that the sum over channels takes 16 products per tile and channel pair instead of
 // the direct sum's 36. The weights are transformed and packed at compile time,
 // U[16][block of 32 output channels][c][32]; at run time each thread takes blocks of R
-// tile rows (ConvScratch.h: WinogradGeom), transforms their input tiles into its
-// scratch, V[16][c][tile] (16 tiles of a tile row at a time, from one zero-padded input
-// channel), and for every block of 32 output channels runs the 16 GEMMs with the
+// tile rows by groups of output channels (ConvScratch.h: WinogradGeom), transforms the
+// block's input tiles into its scratch, V[16][c][tile] (16 tiles of a tile row at a time,
+// from one zero-padded input channel), and for every block of 32 output channels of its
+// group runs the 16 GEMMs with the
 // 7-tile x 32-channel register tile of libjit/SumTile.h, then the output transform with
 // the bias, the fused residual Add and the activation. The sums differ from the direct
 // kernel's in rounding only (the transforms add and subtract, G halves).
@@ -102,19 +103,20 @@ inline void outputTiles(const float* mo, int64_t TS, int64_t tiles, int64_t ty0,
 } // namespace
 
 /// 3x3, stride 1, one group (codegen/ConvGen.cpp: blockingOf); wp is U, the transformed
-/// weights. Scratch per thread: jitops::winogradGeom(C, OH, OW, 1).scratchFloats(C).
+/// weights. Scratch per thread: jitops::winogradGeom(N, C, M, OH, OW, 1).scratchFloats(C).
 EMBER_KERNEL void ember_conv_f32_winograd2x3(EMBER_CONV_ARGS) {
   (void)KH, (void)KW, (void)sh, (void)sw, (void)dh, (void)dw, (void)group;
-  const ember::jitops::WinogradGeom g = ember::jitops::winogradGeom(C, OH, OW, nth);
+  const ember::jitops::WinogradGeom g = ember::jitops::winogradGeom(N, C, M, OH, OW, nth);
   float* V = scratch;
   float* Mo = V + 16 * C * g.TBp;
   float* pc = Mo + 16 * g.TS * 32;
   const int64_t blocks = (g.th + g.R - 1) / g.R, mblocks = (M + 31) / 32, P = OH * OW;
   const int64_t plane = C * g.TBp; // floats of one xi's V
   int64_t begin, end;
-  libjit::threadRange(N * blocks, tid, nth, &begin, &end);
+  libjit::threadRange(N * blocks * g.mgroups, tid, nth, &begin, &end);
   for (int64_t item = begin; item < end; ++item) {
-    const int64_t n = item / blocks, ty0 = (item % blocks) * g.R;
+    const int64_t band = item / g.mgroups, mgroup = item % g.mgroups;
+    const int64_t n = band / blocks, ty0 = (band % blocks) * g.R;
     const int64_t rows = g.th - ty0 < g.R ? g.th - ty0 : g.R, tiles = rows * g.tw;
     const int64_t slices = (tiles + 6) / 7;
     // Input transform, one zero-padded channel at a time: padded row i is input row
@@ -129,7 +131,8 @@ EMBER_KERNEL void ember_conv_f32_winograd2x3(EMBER_CONV_ARGS) {
         for (int64_t t = tiles; t < g.TS; ++t)
           V[xi * plane + c * g.TBp + t] = 0.f;
     }
-    for (int64_t mb = 0; mb < mblocks; ++mb) {
+    const int64_t mbEnd = (mgroup + 1) * mblocks / g.mgroups;
+    for (int64_t mb = mgroup * mblocks / g.mgroups; mb < mbEnd; ++mb) {
       for (int xi = 0; xi < 16; ++xi) {
         const float* u = wp + (xi * mblocks + mb) * C * 32;
         for (int64_t s = 0; s < slices; ++s) {

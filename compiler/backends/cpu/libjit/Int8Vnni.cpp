@@ -371,6 +371,9 @@ convQuads(const int8_t* x, const int8_t* wp, const int32_t* fold, const int32_t*
   const int64_t pairs = (panels + pair - 1) / pair, units = N * group * pairs;
   const int64_t chunks = libjit::weightChunks(units, mblocks, nth);
   libjit::threadRange(units * chunks, tid, nth, &begin, &end);
+  // The unit whose panels are in the scratch: a part of several chunks of one unit (a
+  // node cut into more parts than it has units) gathers them once.
+  int64_t gathered = -1;
   for (int64_t item = begin; item < end; ++item) {
     const int64_t chunk = item % chunks, unit = item / chunks;
     const int64_t pi = unit % pairs, ng = unit / pairs, grp = ng % group, n = ng / group;
@@ -380,7 +383,7 @@ convQuads(const int8_t* x, const int8_t* wp, const int32_t* fold, const int32_t*
       const int64_t p0 = (pi * pair + s) * kNR;
       cols[s] = p0 >= P ? 0 : (P - p0 < kNR ? P - p0 : kNR);
       int8_t* ps = panel + s * K4 * 4 * kNR;
-      if (cols[s] == 0)
+      if (cols[s] == 0 || unit == gathered)
         continue;
       if (I != kAvx2 && maskedGather(g)) {
         PanelPlan plan;
@@ -391,6 +394,7 @@ convQuads(const int8_t* x, const int8_t* wp, const int32_t* fold, const int32_t*
         interleavePanel(rows, cg, taps, ps);
       }
     }
+    gathered = unit;
     const int64_t p0 = pi * pair * kNR;
     const int64_t mbEnd = (chunk + 1) * mblocks / chunks;
     for (int64_t mb = chunk * mblocks / chunks; mb < mbEnd; ++mb) {
