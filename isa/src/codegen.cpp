@@ -11,6 +11,7 @@
 #include "ember/isa/error.h"
 
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 namespace ember::isa {
@@ -258,22 +259,48 @@ void mdHardware(std::ostringstream& o, const IsaDescription& isa) {
   o << "\n";
 }
 
+/// The Markdown table of `in`'s fields: role, bits, width, kind and meaning.
+std::string mdFieldTable(const InstrDesc& in) {
+  std::ostringstream o;
+  o << "| Field | Bits | Width | Kind | Meaning |\n|---|---|---|---|---|\n";
+  for (const auto& f : in.fields) {
+    static const char* kinds[] = {"flag",   "count", "stride", "address", "DRAM address",
+                                  "memory", "enum",  "signed", "index"};
+    std::string meaning = f.doc;
+    if (!f.names.empty()) {
+      meaning += " (";
+      for (std::size_t i = 0; i < f.names.size(); ++i)
+        meaning += (i ? ", " : "") + f.names[i].first + "=" + std::to_string(f.names[i].second);
+      meaning += ")";
+    }
+    o << "| " << f.role << " | [" << f.bits.lsb << ", " << f.bits.lsb + f.bits.width << ") | "
+      << f.bits.width << " | " << kinds[int(f.kind)] << " | " << meaning << " |\n";
+  }
+  return o.str();
+}
+
 void mdInstructions(std::ostringstream& o, const IsaDescription& isa) {
   o << "### Instructions\n\n| Mnemonic | Opcode | Class | Engine | Properties | Description |\n"
        "|---|---|---|---|---|---|\n";
   for (const auto& in : isa.instructions()) {
     std::string props;
+    const auto add = [&props](const std::string& p) { props += (props.empty() ? "" : ", ") + p; };
     if (!in.op.empty())
-      props += "op=" + in.op;
+      add("op=" + in.op);
     if (!in.memories.empty()) {
-      props += "memories=";
+      std::string ms = "memories=";
       for (std::size_t i = 0; i < in.memories.size(); ++i)
-        props += (i ? "," : "") + in.memories[i];
+        ms += (i ? "," : "") + in.memories[i];
+      add(ms);
     }
     if (in.cls->allows_table_offset)
-      props += "table_offset=" + std::to_string(in.table_offset);
+      add("table_offset=" + std::to_string(in.table_offset));
     if (in.background)
-      props += "background";
+      add("background");
+    if (in.overwrite)
+      add("overwrite");
+    if (in.bias)
+      add("bias");
     std::string engine = in.field("engine") ? "(engine field)" : engineName(in.cls->engine);
     o << "| `" << in.name << "` | " << in.opcode << " | " << in.cls->name << " | " << engine
       << " | " << props << " | " << in.doc << " |\n";
@@ -281,24 +308,18 @@ void mdInstructions(std::ostringstream& o, const IsaDescription& isa) {
   o << "\n### Encodings\n\nBit 0 is the least significant bit of byte 0 of the "
     << isa.encoding().bytes() << "-byte little-endian instruction word. Bits not listed are "
     << "reserved and must be zero.\n\n";
+  // An instruction whose field table equals an earlier one's (a twin such as gemm.z of
+  // gemm) names that one instead of repeating the table.
+  std::map<std::string, std::string> firstWithTable;
   for (const auto& in : isa.instructions()) {
     o << "#### `" << in.name << "` (opcode " << in.opcode << ", bits [" << isa.encoding().opcode.lsb
-      << ", " << isa.encoding().opcode.lsb + isa.encoding().opcode.width << "))\n\n"
-      << "| Field | Bits | Width | Kind | Meaning |\n|---|---|---|---|---|\n";
-    for (const auto& f : in.fields) {
-      static const char* kinds[] = {"flag",   "count", "stride", "address", "DRAM address",
-                                    "memory", "enum",  "signed", "index"};
-      std::string meaning = f.doc;
-      if (!f.names.empty()) {
-        meaning += " (";
-        for (std::size_t i = 0; i < f.names.size(); ++i)
-          meaning += (i ? ", " : "") + f.names[i].first + "=" + std::to_string(f.names[i].second);
-        meaning += ")";
-      }
-      o << "| " << f.role << " | [" << f.bits.lsb << ", " << f.bits.lsb + f.bits.width << ") | "
-        << f.bits.width << " | " << kinds[int(f.kind)] << " | " << meaning << " |\n";
-    }
-    o << "\n";
+      << ", " << isa.encoding().opcode.lsb + isa.encoding().opcode.width << "))\n\n";
+    const std::string table = mdFieldTable(in);
+    const auto [it, first] = firstWithTable.emplace(table, in.name);
+    if (first)
+      o << table << "\n";
+    else
+      o << "The fields of `" << it->second << "`: the same roles, bits and meanings.\n\n";
   }
 }
 

@@ -169,9 +169,15 @@ std::string svPackageDecodeParams(const IsaDescription& isa) {
     if (in.cls->allows_table_offset)
       o << "  localparam int unsigned " << names.add("TABLE_OFFSET_" + n, in.json_path) << " = 32'd"
         << in.table_offset << ";\n";
-    if (in.cls->on_array) // rule E6: the array runs it in the background
+    if (in.cls->on_array) { // rule E6: the array runs it in the background
       o << "  localparam bit " << names.add("BACKGROUND_" + n, in.json_path) << " = 1'b"
         << (in.background ? 1 : 0) << ";\n";
+      o << "  localparam bit " << names.add("OVERWRITE_" + n, in.json_path) << " = 1'b"
+        << (in.overwrite ? 1 : 0) << ";\n";
+    }
+    if (in.cls->id == SemanticClass::Requantize) // adds param row param_addr + 2
+      o << "  localparam bit " << names.add("BIAS_" + n, in.json_path) << " = 1'b"
+        << (in.bias ? 1 : 0) << ";\n";
   }
   // Structural sizes of the NPU RTL (rtl/src), derived here so that no hand-written file
   // computes with package constants (Yosys 0.23 cannot reference another package's
@@ -256,6 +262,10 @@ std::string unitAndTiming(const InstrDesc& in) {
     o << "        table_off_o = 32'd" << in.table_offset << ";\n";
   if (in.background)
     o << "        bg_o = 1'b1;\n";
+  if (in.overwrite)
+    o << "        ovw_o = 1'b1;\n";
+  if (in.bias)
+    o << "        bias_o = 1'b1;\n";
   return o.str();
 }
 
@@ -324,7 +334,10 @@ std::string generateSvDecoder(const IsaDescription& isa) {
     << "// 0 when the instruction has no such role (has_<role>_o = 0). unit_o is the engine\n"
     << "// whose queue takes the instruction (0 load, 1 compute, 2 store: the class's, or\n"
     << "// the engine field's), t_*_o its timing entries (docs/simulator.md section 2.2),\n"
-    << "// table_off_o a lut's table_offset, bg_o a gemm's properties.background (rule E6).\n"
+    << "// table_off_o a lut's table_offset, bg_o an array instruction's\n"
+    << "// properties.background (rule E6), ovw_o its properties.overwrite (its first\n"
+    << "// accumulation into each acc row writes the products), bias_o a requantize's\n"
+    << "// properties.bias (param row param_addr + 2 added to the accumulators).\n"
     << "module ember_decode (\n"
     << "    input  logic [" << P << "INSTR_BITS-1:0] instr_i,\n"
     << "    output logic valid_o,\n"
@@ -340,7 +353,9 @@ std::string generateSvDecoder(const IsaDescription& isa) {
     << "    output logic [31:0] t_cpl_o,\n"
     << "    output logic [31:0] t_cpe_o,\n"
     << "    output logic [31:0] table_off_o,\n"
-    << "    output logic bg_o";
+    << "    output logic bg_o,\n"
+    << "    output logic ovw_o,\n"
+    << "    output logic bias_o";
   for (const SvRole& r : roles) {
     o << ",\n    output logic [" << P << "ROLE_" << upper(r.name) << "_BITS-1:0] " << lower(r.name)
       << "_o";
@@ -352,7 +367,7 @@ std::string generateSvDecoder(const IsaDescription& isa) {
     << "    cls_o = '0;\n    insn_o = '0;\n    op_o = " << P << "VOP_NONE;\n"
     << "    unit_o = 2'd1;\n    t_issue_o = '0;\n    t_setup_o = '0;\n    t_cpr_o = '0;\n"
     << "    t_pipe_o = '0;\n    t_cpl_o = '0;\n    t_cpe_o = '0;\n    table_off_o = '0;\n"
-    << "    bg_o = 1'b0;\n";
+    << "    bg_o = 1'b0;\n    ovw_o = 1'b0;\n    bias_o = 1'b0;\n";
   for (const SvRole& r : roles) {
     o << "    " << lower(r.name) << "_o = '0;\n";
     if (r.instructions < n)

@@ -368,6 +368,16 @@ private:
         ck_.fail(p + "/properties/background", "class " + c.name + " takes no background");
       in.background = props["background"].get<bool>();
     }
+    if (props.contains("overwrite")) {
+      if (!c.on_array)
+        ck_.fail(p + "/properties/overwrite", "class " + c.name + " takes no overwrite");
+      in.overwrite = props["overwrite"].get<bool>();
+    }
+    if (props.contains("bias")) {
+      if (c.id != SemanticClass::Requantize)
+        ck_.fail(p + "/properties/bias", "class " + c.name + " takes no bias");
+      in.bias = props["bias"].get<bool>();
+    }
   }
 
   void loadTimingEnergy(const json& j, InstrDesc& in, const std::string& p, const char* key,

@@ -96,7 +96,8 @@ void gemm(const IsaDescription& isa, const Instruction& in, const Mems& m, Count
   c.macs = n * isa.hw().mac.rows * isa.hw().mac.cols;
   c.sram_read[std::size_t(m.act)] = n * m.at(isa, m.act).row_bytes;
   c.sram_read[std::size_t(m.weight)] = n2 * m.at(isa, m.weight).row_bytes;
-  c.sram_read[std::size_t(m.acc)] = n * accRow;
+  // properties.overwrite: the i2 = 0 pass writes its products without reading acc.
+  c.sram_read[std::size_t(m.acc)] = (in.desc().overwrite ? n - n0 * n1 : n) * accRow;
   c.sram_write[std::size_t(m.acc)] = n * accRow;
 }
 
@@ -110,7 +111,8 @@ void depthwise(const IsaDescription& isa, const Instruction& in, const Mems& m, 
   c.macs = n * taps * isa.hw().mac.cols;
   c.sram_read[std::size_t(m.act)] = n * taps * m.at(isa, m.act).row_bytes;
   c.sram_read[std::size_t(m.weight)] = m.at(isa, m.weight).row_bytes;
-  c.sram_read[std::size_t(m.acc)] = n * accRow;
+  // properties.overwrite: each output is written, not added to, so acc is not read.
+  c.sram_read[std::size_t(m.acc)] = in.desc().overwrite ? 0 : n * accRow;
   c.sram_write[std::size_t(m.acc)] = n * accRow;
 }
 
@@ -142,8 +144,8 @@ void vector(const IsaDescription& isa, const Instruction& in, SemanticClass cls,
   if (n0 == 0 || n1 == 0)
     return;
   const u64 n = n0 * n1, L = isa.hw().vector.lanes;
-  if (cls == SemanticClass::Requantize)
-    c.sram_read[std::size_t(m.param)] += 2 * m.at(isa, m.param).row_bytes;
+  if (cls == SemanticClass::Requantize) // M and S (and the bias row: properties.bias)
+    c.sram_read[std::size_t(m.param)] += (in.desc().bias ? 3 : 2) * m.at(isa, m.param).row_bytes;
   else if (cls == SemanticClass::Lut)
     c.sram_read[std::size_t(m.param)] += n * L; // one table byte per lane and row
   c.lane_ops = n * L;

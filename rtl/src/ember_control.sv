@@ -32,6 +32,8 @@ module ember_control #(
     output logic [ember_isa_pkg::VOP_BITS-1:0] op1_o,
     output logic [31:0] table_off1_o,
     output logic bg1_o,                // the compute engine's array instruction runs in the background (E6)
+    output logic ovw1_o,               // ... overwrites its first accumulation (properties.overwrite)
+    output logic bias1_o,              // its requantize adds param row param_addr + 2 (properties.bias)
     // Operand checks of the held instructions (from the datapaths).
     input  logic chk0_i,
     input  logic [2:0] kind0_i,
@@ -166,6 +168,7 @@ module ember_control #(
   logic [ember_isa_pkg::VOP_BITS-1:0] op_w[3];
   logic [31:0] toff_w[3];
   logic bg_w[3];
+  logic ovw_w[3], bias_w[3];
   logic [31:0] issue_w[3];
   logic [63:0] dur_w[3] /* verilator split_var */;
   logic [63:0] chan_out_w[3] /* verilator split_var */;
@@ -192,7 +195,8 @@ module ember_control #(
         .insn_o(unused_insn), .unit_o(unused_unit), .t_issue_o(issue_w[e]),
         .t_setup_o(unused_t1), .t_cpr_o(unused_t2), .t_pipe_o(unused_t3),
         .t_cpl_o(unused_t5), .t_cpe_o(unused_t6),
-        .table_off_o(toff_w[e]), .bg_o(bg_w[e]), .f_o(f_w[e]));
+        .table_off_o(toff_w[e]), .bg_o(bg_w[e]), .ovw_o(ovw_w[e]), .bias_o(bias_w[e]),
+        .f_o(f_w[e]));
     // D2 at the start: a DMA's transfer begins at max(start + head, channel free); the
     // wait is a memory stall. th = {base, head, xfer, mstall, macs, dbytes, books, ovf}.
     // E6: a background gemm or depthwise holds its engine for its issue cycles (base, its
@@ -226,6 +230,11 @@ module ember_control #(
   assign op1_o = op_w[1];
   assign table_off1_o = toff_w[1];
   assign bg1_o = bg_w[1];
+  assign ovw1_o = ovw_w[1];
+  assign bias1_o = bias_w[1];
+  // The load and store engines hold no array or requantize instruction.
+  logic unused_props;
+  assign unused_props = ovw_w[0] ^ bias_w[0] ^ ovw_w[2] ^ bias_w[2];
   assign begin0_o = beg_w[0];
   assign xfer0_o = xfer_w[0];
   assign begin2_o = beg_w[2];
@@ -242,7 +251,7 @@ module ember_control #(
     logic [ember_isa_pkg::VOP_BITS-1:0] unused_op;
     logic [ember_isa_pkg::INSN_IDX_BITS-1:0] unused_insn;
     logic [31:0] ti, ts, tc, tp, tl, te, unused_toff;
-    logic unused_bg;
+    logic unused_bg, unused_ovw, unused_bias;
     logic [63:0] base, mst, head, xfer, macs, dbytes;
     logic books, ovf;
     // A gemm's or depthwise's duration here is the full T of G1-G2 or DW1, background or
@@ -251,7 +260,8 @@ module ember_control #(
         .instr_i(imem_data_i), .valid_o(fvalid_w), .cls_o(fcls_w), .op_o(unused_op),
         .insn_o(unused_insn), .unit_o(funit_w), .t_issue_o(ti), .t_setup_o(ts),
         .t_cpr_o(tc), .t_pipe_o(tp), .t_cpl_o(tl), .t_cpe_o(te),
-        .table_off_o(unused_toff), .bg_o(unused_bg), .f_o(ff));
+        .table_off_o(unused_toff), .bg_o(unused_bg), .ovw_o(unused_ovw), .bias_o(unused_bias),
+        .f_o(ff));
     ember_timing u_timing (
         .cls_i(fcls_w), .t_issue_i(ti), .t_setup_i(ts), .t_cpr_i(tc), .t_pipe_i(tp),
         .t_cpl_i(tl), .t_cpe_i(te), .f_i(ff),

@@ -16,6 +16,8 @@ module ember_fields (
     output logic [31:0] t_cpe_o,
     output logic [31:0] table_off_o,
     output logic bg_o,  // a gemm the array runs in the background (rule E6)
+    output logic ovw_o,  // properties.overwrite: the first accumulation writes the products
+    output logic bias_o,  // properties.bias: a requantize adds param row param_addr + 2
     output logic [ember_npu_pkg::FIELDS_BITS-1:0] f_o
 );
 
@@ -155,6 +157,8 @@ module ember_fields (
     .t_cpe_o(t_cpe_o),
     .table_off_o(table_off_o),
     .bg_o(bg_o),
+    .ovw_o(ovw_o),
+    .bias_o(bias_o),
     .pop_prev_o(pop_prev_w),
     .pop_next_o(pop_next_w),
     .push_prev_o(push_prev_w),

@@ -9,7 +9,9 @@
 // read in the start cycle and each next one in the last step of the block before it,
 // into the stationary register, which the columns read. It takes n0 * n1 * n2 cycles,
 // within the contract's duration (rules G1, G2), which adds weight-load, fill and drain
-// cycles this datapath does not need. reset clears acc rows.
+// cycles this datapath does not need. reset clears acc rows. properties.overwrite: the
+// steps of the i2 = 0 pass add the products to 0 instead of the acc row they read (a row
+// two steps share keeps the later step's products, as in the model).
 //
 // depthwise: array row t takes kernel tap t = y * kw + x (act row a + y * tap_s1 + x *
 // tap_s0 of the output's first row a) and column c channel c, so PE (t, c) multiplies
@@ -21,8 +23,9 @@
 // so no bank gives more than read_ports rows a cycle (rule DW1). Each array row has an act
 // read port and a register that takes its tap's row in its cycle; the cycle after an
 // output's C cycles (the first of the next output's) adds the registers' products to its
-// acc row. It takes kh * kw + n0 * n1 * C + 1 cycles after the start, within DW1's T when
-// issue + weight_load + fill + drain >= kh * kw + 2 (docs/rtl/npu.md section 5.1).
+// acc row (properties.overwrite: writes them, the acc row not read). It takes kh * kw +
+// n0 * n1 * C + 1 cycles after the start, within DW1's T when issue + weight_load + fill +
+// drain >= kh * kw + 2 (docs/rtl/npu.md section 5.1).
 module ember_gemm (
     input  logic clk_i,
     input  logic rst_ni,
@@ -30,6 +33,7 @@ module ember_gemm (
     input  logic [ember_npu_pkg::FIELDS_BITS-1:0] f_i,
     /* verilator lint_on UNUSEDSIGNAL */
     input  logic bg_i,  // the instruction runs in the background (properties.background)
+    input  logic ovw_i,  // its first accumulation writes the products (properties.overwrite)
     input  logic dw_i,  // the instruction is a depthwise one (else a gemm)
     output logic chk_fault_o,
     output logic [2:0] chk_kind_o,
@@ -176,7 +180,7 @@ module ember_gemm (
   // ---- Loops and rows ----
   // The current act and acc rows and the bases of their line and block, updated by adding
   // a stride (the rows base + i0 * s0 + i1 * s1 + i2 * s2 modulo 2^AW).
-  logic active_q, reset_q, dw_q;
+  logic active_q, reset_q, dw_q, ovw_q;
   logic [N0B-1:0] n0_q, i0_q;
   logic [N1B-1:0] n1_q, i1_q;
   logic [N2B-1:0] n2_q, i2_q;
@@ -246,6 +250,11 @@ module ember_gemm (
   always_comb
     for (int t = 0; t < R; t++) tload[t] = stream_q && tapv_q[t] && tcyc_q[t] == j_q;
 
+  // properties.overwrite: the columns add the products to 0, not to the acc row, in a
+  // gemm's i2 = 0 pass (i2_q stays 0 through a depthwise instruction: every output).
+  logic acc0;
+  assign acc0 = ovw_q && i2_q == '0;
+
   // ---- The array ----
   // gemm: output channel k sums act lane c times W[k][c] (weight byte k * R + c), the act
   // row from port 0. depthwise: column c sums over rows t tap t's lane c (its register)
@@ -267,7 +276,7 @@ module ember_gemm (
     // Cleared also when no acc row is written (acc_o is read only with acc_we_o): the
     // same value where it matters, and a simulator skips the products.
     ember_mac_column u_col (
-        .act_i(xin), .wgt_i(win), .acc_i(acc_i[32*k +: 32]),
+        .act_i(xin), .wgt_i(win), .acc_i(acc0 ? 32'd0 : acc_i[32*k +: 32]),
         .clear_i((reset_q && !dw_q) || !acc_we_o), .acc_o(acc_o[32*k +: 32]));
   end
   assign acc_we_o = dw_q ? mac_q : active_q;
@@ -277,6 +286,7 @@ module ember_gemm (
       active_q <= 1'b0;
       reset_q <= 1'b0;
       dw_q <= 1'b0;
+      ovw_q <= 1'b0;
       {n0_q, n1_q, n2_q, i0_q, i1_q, i2_q} <= '0;
       {xa_q, xl1_q, xl2_q, xs0_q, xs1_q, xs2_q, ca_q, cl1_q, cl2_q, cs0_q, cs1_q, cs2_q} <= '0;
       {wn_q, ws2_q} <= '0;
@@ -293,6 +303,7 @@ module ember_gemm (
         active_q <= work;
         reset_q <= reset;
         dw_q <= dw_i;
+        ovw_q <= ovw_i;
         n0_q <= n0; n1_q <= n1; n2_q <= dw_i ? N2B'(1) : n2;
         {i0_q, i1_q, i2_q} <= '0;
         xa_q <= XAW'(fld(ember_npu_pkg::R_ACT_ADDR));

@@ -93,7 +93,7 @@ module ember_npu #(
                                    mx(RC > 1 ? ACC_B : 8, RP > 1 ? PAR_B : 8));
   localparam int unsigned WDW = ember_isa_pkg::ROW_BITS + (RMAX - 1) * SW1;
   localparam int unsigned RB = ember_isa_pkg::ROW_BITS;
-  localparam int unsigned PAR_NR = RP + 2 + ember_isa_pkg::TABLE_ROWS;
+  localparam int unsigned PAR_NR = RP + 3 + ember_isa_pkg::TABLE_ROWS;
 
   // ---- Instruction buffer ----
   logic [31:0] imem_addr_w;
@@ -123,7 +123,7 @@ module ember_npu #(
   logic [ember_isa_pkg::CLS_BITS-1:0] cls0_w, cls1_w, cls2_w;
   logic [ember_isa_pkg::VOP_BITS-1:0] op1_w;
   logic [31:0] toff1_w;
-  logic bg1_w;
+  logic bg1_w, ovw1_w, bias1_w;
   logic chk0_w, chk1_w, chk2_w;
   logic [2:0] kind0_w, kind1_w, kind2_w;
   logic start0_w, start1_w, start2_w;
@@ -133,7 +133,7 @@ module ember_npu #(
       .clk_i, .rst_ni, .start_i, .ninsn_i(ninsn_q), .budget_i(budget_q),
       .imem_addr_o(imem_addr_w), .imem_data_i(imem_data_w),
       .f0_o(f0_w), .f1_o(f1_w), .f2_o(f2_w), .cls0_o(cls0_w), .cls1_o(cls1_w), .cls2_o(cls2_w),
-      .op1_o(op1_w), .table_off1_o(toff1_w), .bg1_o(bg1_w),
+      .op1_o(op1_w), .table_off1_o(toff1_w), .bg1_o(bg1_w), .ovw1_o(ovw1_w), .bias1_o(bias1_w),
       .chk0_i(chk0_w), .kind0_i(kind0_w), .chk1_i(chk1_w), .kind1_i(kind1_w),
       .chk2_i(chk2_w), .kind2_i(kind2_w),
       .start0_o(start0_w), .start1_o(start1_w), .start2_o(start2_w),
@@ -211,7 +211,7 @@ module ember_npu #(
   assign dw_cls = cls1_w == ember_isa_pkg::CLS_DEPTHWISE;
   assign arr_cls = cls1_w == ember_isa_pkg::CLS_GEMM || dw_cls;
   ember_gemm u_gemm (
-      .clk_i, .rst_ni, .f_i(f1_w), .bg_i(bg1_w), .dw_i(dw_cls), .chk_fault_o(gm_chk),
+      .clk_i, .rst_ni, .f_i(f1_w), .bg_i(bg1_w), .ovw_i(ovw1_w), .dw_i(dw_cls), .chk_fault_o(gm_chk),
       .chk_kind_o(gm_kind), .start_i(start1_w && arr_cls), .busy_o(gm_busy),
       .act_rows_o(gm_act_rows), .act_i(act_gm), .wgt_row_o(gm_wgt_row), .wgt_i(wgt_r1),
       .acc_row_o(gm_acc_row), .acc_i(acc_gm), .acc_we_o(gm_we), .acc_o(gm_acc),
@@ -220,7 +220,7 @@ module ember_npu #(
   logic vec_cls, norm_cls, vc_chk, vc_busy, vc_we, vc_sacc, vc_dacc;
   logic [2:0] vc_kind;
   logic [31:0] vc_prow, vc_trow, vc_s0, vc_s1, vc_dst;
-  logic [PAR_B-1:0] par_m, par_s;
+  logic [PAR_B-1:0] par_m, par_s, par_b;
   logic [2047:0] par_table;
   logic [ACT_B-1:0] vc_act;
   logic [ACC_B-1:0] vc_acc;
@@ -252,8 +252,8 @@ module ember_npu #(
   assign nm_sel = nm_busy || (start1_w && norm_cls);
   ember_vector u_vector (
       .clk_i, .rst_ni, .f_i(f1_w), .cls_i(cls1_w), .op_i(op1_w), .table_off_i(toff1_w),
-      .chk_fault_o(vc_chk), .chk_kind_o(vc_kind), .start_i(start1_w && vec_cls),
-      .busy_o(vc_busy), .prow_o(vc_prow), .pm_i(par_m), .ps_i(par_s), .trow_o(vc_trow),
+      .bias_i(bias1_w), .chk_fault_o(vc_chk), .chk_kind_o(vc_kind), .start_i(start1_w && vec_cls),
+      .busy_o(vc_busy), .prow_o(vc_prow), .pm_i(par_m), .ps_i(par_s), .pb_i(par_b), .trow_o(vc_trow),
       .table_i(par_table), .src0_row_o(vc_s0), .src1_row_o(vc_s1), .src_acc_o(vc_sacc),
       .act0_i(act_r1), .act1_i(act_r2), .acc0_i(acc_r1), .acc1_i(acc_r2), .we_o(vc_we),
       .dst_acc_o(vc_dacc), .dst_row_o(vc_dst), .act_o(vc_act), .acc_o(vc_acc),
@@ -341,19 +341,21 @@ module ember_npu #(
       .clk_i, .we_i(wgt_dwe), .waddr_i(wgt_dwa), .wdata_i(wgt_dwd),
       .raddr_i({gm_wgt_row[WGT_AW-1:0], wgt_dra}), .rdata_o({wgt_r1, wgt_drd}));
   // param: writes load DMA (r ports); reads store DMA (r ports), requantize's
-  // (quantized-add's) two rows, the lut table.
+  // (quantized-add's) two rows and a bias requantize's third, the lut table.
   logic [PAR_NR*PAR_AW-1:0] par_raddr;
   logic [PAR_NR*PAR_B-1:0] par_rdata;
   always_comb begin
     par_raddr[0 +: RP*PAR_AW] = par_dra;
     par_raddr[RP*PAR_AW +: PAR_AW] = vc_prow[PAR_AW-1:0];
     par_raddr[(RP+1)*PAR_AW +: PAR_AW] = PAR_AW'(vc_prow + 1);
+    par_raddr[(RP+2)*PAR_AW +: PAR_AW] = PAR_AW'(vc_prow + 2);
     for (int t = 0; t < ember_isa_pkg::TABLE_ROWS; t++)
-      par_raddr[(RP+2+t)*PAR_AW +: PAR_AW] = PAR_AW'(vc_trow + 32'(t));
+      par_raddr[(RP+3+t)*PAR_AW +: PAR_AW] = PAR_AW'(vc_trow + 32'(t));
     par_drd = par_rdata[0 +: RP*PAR_B];
     par_m = par_rdata[RP*PAR_B +: PAR_B];
     par_s = par_rdata[(RP+1)*PAR_B +: PAR_B];
-    par_table = par_rdata[(RP+2)*PAR_B +: 2048];
+    par_b = par_rdata[(RP+2)*PAR_B +: PAR_B];
+    par_table = par_rdata[(RP+3)*PAR_B +: 2048];
   end
   ember_sram #(.ROWS(ember_isa_pkg::MEM_PARAM_ROWS), .ROW_BYTES(ember_isa_pkg::MEM_PARAM_ROW_BYTES), .NR(PAR_NR), .NW(RP)) u_par (
       .clk_i, .we_i(par_dwe), .waddr_i(par_dwa), .wdata_i(par_dwd), .raddr_i(par_raddr),

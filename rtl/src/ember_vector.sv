@@ -2,8 +2,10 @@
 // n0 x n1 row steps (i0 innermost), one step a cycle, VECTOR_LANES lanes of int64 (act
 // lanes sign-extended int8, acc lanes int32; results saturate to int8 into act and wrap
 // to int32 into acc). Requantize's multiplier and shift rows, quantized-add's eight
-// scalars (lanes 0..3 of the same two rows) and lut's 256-byte table are read from the
-// param SRAM in the start cycle and held. The contract's duration (rule V1) adds the
+// scalars (lanes 0..3 of the same two rows), a bias requantize's bias row (param_addr + 2,
+// properties.bias: added to the acc lanes, wrapping, before the multiply) and lut's
+// 256-byte table are read from the param SRAM in the start cycle and held. The
+// contract's duration (rule V1) adds the
 // issue, bank-conflict and pipeline cycles around these n0 * n1 steps. The arithmetic
 // is docs/numerics.md's NPU part, the same as simulator/src/Vector.cpp.
 module ember_vector (
@@ -15,15 +17,19 @@ module ember_vector (
     input  logic [ember_isa_pkg::CLS_BITS-1:0] cls_i,
     input  logic [ember_isa_pkg::VOP_BITS-1:0] op_i,
     input  logic [31:0] table_off_i,
+    input  logic bias_i,  // a requantize with properties.bias
     output logic chk_fault_o,
     output logic [2:0] chk_kind_o,
     input  logic start_i,
     output logic busy_o,
-    // Param SRAM reads in the start cycle: rows param_addr and param_addr + 1, and the
-    // TABLE_ROWS rows of the lut table.
+    // Param SRAM reads in the start cycle: rows param_addr, param_addr + 1 and
+    // param_addr + 2, and the TABLE_ROWS rows of the lut table.
     output logic [31:0] prow_o,
     input  logic [8*ember_isa_pkg::MEM_PARAM_ROW_BYTES-1:0] pm_i,
     input  logic [8*ember_isa_pkg::MEM_PARAM_ROW_BYTES-1:0] ps_i,
+    /* verilator lint_off UNUSEDSIGNAL */  // a row wider than the lanes: its first 4L bytes
+    input  logic [8*ember_isa_pkg::MEM_PARAM_ROW_BYTES-1:0] pb_i,
+    /* verilator lint_on UNUSEDSIGNAL */
     output logic [31:0] trow_o,
     input  logic [2048-1:0] table_i,
     // Source rows (memory by src mem), destination row.
@@ -186,6 +192,8 @@ module ember_vector (
   assign qp1_w = 128'(ps_i);
   assign qs_w = $signed(qp0_w[64 +: 32]);
   assign qs_bad_w = qs_w < 1 || qs_w > 62;
+  logic rqb_w;  // a bias requantize (properties.bias): three param rows
+  assign rqb_w = bias_i && cls_i == ember_isa_pkg::CLS_REQUANTIZE;
 
   always_comb begin
     chk_fault_o = 1'b1;
@@ -197,7 +205,8 @@ module ember_vector (
              || KL'(last(b_a, b_s0, b_s1)) >= rowsOf(src_acc_w))
       chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
     else if ((cls_i == ember_isa_pkg::CLS_REQUANTIZE || qadd_w)
-             && 64'(f_i[64*ember_npu_pkg::R_PARAM_ADDR +: PAB]) >= 64'(ember_isa_pkg::MEM_PARAM_ROWS) - 1)
+             && 65'(f_i[64*ember_npu_pkg::R_PARAM_ADDR +: PAB]) + (rqb_w ? 65'd3 : 65'd2)
+                > 65'(ember_isa_pkg::MEM_PARAM_ROWS))  // M, S (and the bias) rows
       chk_kind_o = ember_npu_pkg::FK_SRAM_RANGE;
     else if (cls_i == ember_isa_pkg::CLS_REQUANTIZE && s_bad_w) chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
     else if (qadd_w && qs_bad_w) chk_kind_o = ember_npu_pkg::FK_BAD_OPERAND;
@@ -223,6 +232,7 @@ module ember_vector (
   logic signed [HIW-1:0] hi_q;
   logic [32*L-1:0] m_q;  // requantize's multipliers (quantized-add: M0 in every lane)
   logic [6*L-1:0] s_q;  // requantize's shifts: 1..62 when it starts (the operand check)
+  logic [32*L-1:0] b_q;  // a bias requantize's bias (param_addr + 2), else 0
   // quantized-add: in its start cycle (prep_w; the lanes are idle then, or the engine
   // would have overrun) the multipliers of lanes 0 and 1 compute zp0 * M0 and zp1 * M1,
   // and k = 2^(S-1) - zp0 * M0 - zp1 * M1 is held for the row steps.
@@ -266,7 +276,8 @@ module ember_vector (
         .acc0_i(acc0_i[32*j +: 32]), .acc1_i(acc1_i[32*j +: 32]),
         .imm0_i(imm0_q), .imm1_i(imm1_q), .zp_i(nrq ? ZPW'(nrq_z_i) : zp_q),
         .lo_i(nrq ? LOW'(nrq_lo_i) : lo_q), .hi_i(nrq ? HIW'(nrq_hi_i) : hi_q),
-        .m_i(m_q[32*j +: 32]), .s_i(nrq ? nrq_s_i : s_q[6*j +: 6]), .qm1_i(qm1_q), .qk_i(qk_q),
+        .m_i(m_q[32*j +: 32]), .s_i(nrq ? nrq_s_i : s_q[6*j +: 6]), .bias_i(b_q[32*j +: 32]),
+        .qm1_i(qm1_q), .qk_i(qk_q),
         .qhilo_i(qhilo_q), .prep_i(prep_w || (j == 0 && nmul_en_i)),
         .pa_i(j == 0 ? (nmul_en_i ? nmul_a_i : qp1_w[0 +: 32]) : j == 1 ? qp1_w[32 +: 32] : '0),
         .pb_i(j == 0 ? (nmul_en_i ? nmul_b_i : qp0_w[0 +: 32]) : j == 1 ? qp0_w[32 +: 32] : '0),
@@ -288,7 +299,7 @@ module ember_vector (
       op_q <= '0;
       {n0_q, n1_q, i0_q, i1_q, da_q, ds0_q, ds1_q, aa_q, as0_q, as1_q, ba_q, bs0_q, bs1_q} <= '0;
       {imm0_q, imm1_q, zp_q, lo_q, hi_q} <= '0;
-      {m_q, s_q} <= '0;
+      {m_q, s_q, b_q} <= '0;
       {qhilo_q, qm1_q, qk_q} <= '0;
       table_q <= '0;
     end else if (start_i) begin
@@ -319,6 +330,7 @@ module ember_vector (
         m_q <= pm_i[32*L-1:0];
         for (int j = 0; j < L; j++) s_q[6*j +: 6] <= ps_i[32*j +: 6];
       end
+      b_q <= rqb_w ? pb_i[32*L-1:0] : '0;
       qhilo_q <= $signed(qp1_w[96 +: 32]) < $signed(qp1_w[64 +: 32]);
       qm1_q <= qp0_w[32 +: 32];
       qk_q <= qk_w;

@@ -25,6 +25,7 @@ module ember_vector_lane #(
     input  logic signed [HIB-1:0] hi_i,
     input  logic [31:0] m_i,                // requantize's multiplier M (quantized-add: M0)
     input  logic [5:0] s_i,                 // requantize's shift S (1..62 when it starts; quantized-add: S)
+    input  logic [31:0] bias_i,             // added to an acc source, wrapping (properties.bias; else 0)
     // quantized-add: M1, k = 2^(S-1) - zp0 * M0 - zp1 * M1 and whether hi < lo (zp, lo
     // and hi arrive on zp_i, lo_i, hi_i). ember_vector computes k in the start cycle
     // (prep_i, the lanes idle) from the products pa_i * pb_i of lanes 0 and 1 (prod_o).
@@ -66,7 +67,8 @@ module ember_vector_lane #(
     logic signed [65:0] x, r;
     logic qadd, ylo, yhi;
     qadd = cls_i == ember_isa_pkg::CLS_QUANTIZED_ADD;
-    a = acc_src_i ? $signed(acc0_i) : 32'($signed(act0_i));
+    // An acc source plus the held bias (0 but for a bias requantize): int32 wrap-around.
+    a = acc_src_i ? $signed(acc0_i + bias_i) : 32'($signed(act0_i));
     b = acc_src_i ? $signed(acc1_i) : 32'($signed(act1_i));
     y = 64'(a);
     // One multiplier: vmul's a * b, requantize's a * M, quantized-add's a * M0 (and in its

@@ -237,9 +237,28 @@ std::optional<ExecFault> Machine::gemm(const Instruction& insn) {
   guard_.act[1] = lastAct;
   guard_.weight[0] = wA;
   guard_.weight[1] = lastW;
+  // properties.overwrite: each step of the first pass writes its products (a row
+  // cleared just before it is summed into, so a row two steps share keeps the later).
+  // When the steps' rows are distinct, clearing them all first is the same.
+  const bool distinct = aS0 != 0 && (n1 == 1 || aS1 >= n0 * aS0);
   for (u64 i2 = 0; i2 < n2; ++i2) {
     mac_.load(reinterpret_cast<const std::int8_t*>(weight_->bytes.data() +
                                                    (wA + i2 * wS2) * wd.row_bytes));
+    if (i2 == 0 && insn.desc().overwrite && distinct) {
+      for (u64 i1 = 0; i1 < n1; ++i1)
+        for (u64 i0 = 0; i0 < n0; ++i0)
+          std::memset(acc_->bytes.data() + (accA + i0 * aS0 + i1 * aS1) * cd.row_bytes, 0,
+                      cd.row_bytes);
+    } else if (i2 == 0 && insn.desc().overwrite) {
+      for (u64 i1 = 0; i1 < n1; ++i1)
+        for (u64 i0 = 0; i0 < n0; ++i0) {
+          auto* out = acc_->bytes.data() + (accA + i0 * aS0 + i1 * aS1) * cd.row_bytes;
+          std::memset(out, 0, cd.row_bytes);
+          mac_.rows(act_->bytes.data() + (actA + i0 * xS0 + i1 * xS1) * ad.row_bytes, 0, 0, out, 0,
+                    0, 1, 1);
+        }
+      continue;
+    }
     mac_.rows(act_->bytes.data() + (actA + i2 * xS2) * ad.row_bytes, xS0 * ad.row_bytes,
               xS1 * ad.row_bytes, acc_->bytes.data() + (accA + i2 * aS2) * cd.row_bytes,
               aS0 * cd.row_bytes, aS1 * cd.row_bytes, n0, n1);
@@ -288,7 +307,10 @@ std::optional<ExecFault> Machine::depthwise(const Instruction& insn) {
     for (u64 i0 = 0; i0 < n0; ++i0) {
       const u64 base = actA + i0 * xS0 + i1 * xS1;
       auto* out = acc_->bytes.data() + (accA + i0 * aS0 + i1 * aS1) * cd.row_bytes;
-      std::memcpy(sum.data(), out, std::size_t(L) * 4);
+      if (insn.desc().overwrite) // properties.overwrite: the products, not added
+        std::fill(sum.begin(), sum.end(), 0);
+      else
+        std::memcpy(sum.data(), out, std::size_t(L) * 4);
       for (u64 y = 0; y < kh; ++y)
         for (u64 x = 0; x < kw; ++x) {
           const auto* a = reinterpret_cast<const std::int8_t*>(

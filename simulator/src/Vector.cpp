@@ -155,6 +155,26 @@ struct QuantizedAdd {
   }
 };
 
+/// The requantize's n1 x n0 rows from `src` (acc) to `dst` (act); with a bias row `B`
+/// (properties.bias, else empty) each accumulator plus its lane's bias first, int32
+/// wrap-around.
+void requantRows(const RequantKernel& rq, const std::vector<std::int32_t>& B, const Operand& src,
+                 const Operand& dst, u64 n0, u64 n1, unsigned L) {
+  std::vector<std::int32_t> a(B.size());
+  for (u64 i1 = 0; i1 < n1; ++i1)
+    for (u64 i0 = 0; i0 < n0; ++i0) {
+      const std::uint8_t* row = src.base + src.row(i0, i1) * src.mem->row_bytes;
+      if (!B.empty()) {
+        std::memcpy(a.data(), row, std::size_t(L) * 4);
+        for (unsigned l = 0; l < L; ++l)
+          a[l] = static_cast<std::int32_t>(static_cast<std::uint32_t>(a[l]) +
+                                           static_cast<std::uint32_t>(B[l]));
+        row = reinterpret_cast<const std::uint8_t*>(a.data());
+      }
+      rq.row(row, dst.base + dst.row(i0, i1) * dst.mem->row_bytes);
+    }
+}
+
 } // namespace
 
 std::optional<ExecFault> Machine::quantizedAdd(const Instruction& insn) {
@@ -249,16 +269,21 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls) {
       return f;
   }
   // Parameters read once per instruction.
-  std::vector<std::int32_t> M(L), S(L);
+  std::vector<std::int32_t> M(L), S(L), B;
   std::int32_t zp = 0, lo = 0, hi = 0;
   const std::uint8_t* table = nullptr;
   const auto& pd = *param_->desc;
   if (cls == Cls::Requantize) {
     u64 prow = U(insn, isa::role::kParamAddr);
-    if (prow >= pd.rows() - 1)
-      return ExecFault{FaultKind::SramOutOfRange, "param_addr reaches param row " +
-                                                      std::to_string(prow + 1) + ", beyond its " +
-                                                      std::to_string(pd.rows()) + " rows"};
+    const u64 prows = insn.desc().bias ? 3 : 2; // M, S (and the bias)
+    if (prow + prows > pd.rows())
+      return ExecFault{FaultKind::SramOutOfRange,
+                       "param_addr reaches param row " + std::to_string(prow + prows - 1) +
+                           ", beyond its " + std::to_string(pd.rows()) + " rows"};
+    if (insn.desc().bias) {
+      B.resize(L);
+      std::memcpy(B.data(), param_->bytes.data() + (prow + 2) * pd.row_bytes, std::size_t(L) * 4);
+    }
     std::memcpy(M.data(), param_->bytes.data() + prow * pd.row_bytes, std::size_t(L) * 4);
     std::memcpy(S.data(), param_->bytes.data() + (prow + 1) * pd.row_bytes, std::size_t(L) * 4);
     for (unsigned j = 0; j < L; ++j)
@@ -283,16 +308,11 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls) {
   if (cls == Cls::VectorUnary && op == "shift" && (imm0 < -31 || imm0 > 31))
     return ExecFault{FaultKind::BadOperand,
                      "shift amount imm0 = " + std::to_string(imm0) + " is outside -31..31"};
-  if (cls == Cls::Requantize) { // acc rows in, act rows out
-    const RequantKernel rq(L, HostKernels::Vnni, M.data(), S.data(), zp, lo, hi);
-    const Operand& src = srcs[0];
-    for (u64 i1 = 0; i1 < n1; ++i1)
-      for (u64 i0 = 0; i0 < n0; ++i0)
-        rq.row(src.base + src.row(i0, i1) * src.mem->row_bytes,
-               dst.base + dst.row(i0, i1) * dst.mem->row_bytes);
-  } else {
+  if (cls == Cls::Requantize) // acc rows in, act rows out
+    requantRows(RequantKernel(L, HostKernels::Vnni, M.data(), S.data(), zp, lo, hi), B, srcs[0],
+                dst, n0, n1, L);
+  else
     rows(cls, Lanes{opOf(cls, op), imm0, imm1, table}, srcs, dst, n0, n1, L);
-  }
   return std::nullopt;
 }
 

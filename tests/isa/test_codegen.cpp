@@ -93,8 +93,18 @@ TEST(Codegen, MarkdownTablesAndSplice) {
   std::string t = generateMarkdownTables(reference());
   for (const char* s :
        {"### Encodings", "#### `gemm`", "| act_addr | [10, 24) | 14 | address |", "### Energy (pJ)",
-        "### Registers", "| roofline ridge | 8 MAC per DRAM byte |"})
+        "### Registers", "| roofline ridge | 8 MAC per DRAM byte |",
+        "| `gemm.bgz` | 22 | gemm | compute | background, overwrite |",
+        "| `requant.b` | 24 | requantize | compute | bias |"})
     EXPECT_NE(t.find(s), std::string::npos) << s;
+  // A twin with gemm's very fields names gemm's table instead of repeating it; gemm.bg's
+  // table is printed once, at gemm's.
+  const std::size_t z = t.find("#### `gemm.z` (opcode 21");
+  ASSERT_NE(z, std::string::npos);
+  EXPECT_EQ(t.find("\n\nThe fields of `gemm`: the same roles, bits and meanings.", z),
+            t.find("\n\n", z));
+  EXPECT_EQ(t.find("| act_addr | [10, 24) | 14 | address |"),
+            t.rfind("| act_addr | [10, 24) | 14 | address |"));
   std::string doc = std::string("intro\n") + kMdBeginMarker + "\nold\n" + kMdEndMarker + "\ntail\n";
   std::string out = spliceMarkdown(doc, t, "doc.md");
   EXPECT_EQ(extractMarkdown(out, "doc.md"), t);

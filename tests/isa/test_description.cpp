@@ -259,6 +259,20 @@ const std::vector<Malformed>& cases() {
          insn(j, "gemm")["properties"] = {{"table_offset", 1}};
        },
        "/instructions/2/properties/table_offset", "takes no table_offset"},
+      {"BackgroundOnVector", [](json& j) { insn(j, "vadd")["properties"]["background"] = true; },
+       "/instructions/3/properties/background", "class vector-binary takes no background"},
+      {"OverwriteOnRequantize",
+       [](json& j) {
+         insn(j, "requant")["properties"] = {{"overwrite", true}};
+       },
+       "/instructions/11/properties/overwrite", "class requantize takes no overwrite"},
+      {"BiasOnGemm",
+       [](json& j) {
+         insn(j, "gemm")["properties"] = {{"bias", true}};
+       },
+       "/instructions/2/properties/bias", "class gemm takes no bias"},
+      {"BiasOnDepthwise", [](json& j) { insn(j, "dwconv")["properties"]["bias"] = true; },
+       "/instructions/19/properties/bias", "class depthwise takes no bias"},
       {"DmaWithoutMemories", [](json& j) { insn(j, "dma.ld").erase("properties"); },
        "/instructions/0/properties", "needs properties.memories"},
       {"LutBeyondParam", [](json& j) { insn(j, "lut")["properties"]["table_offset"] = 20; },

@@ -115,7 +115,7 @@ i64 Generator::pickMemory(const Instruction& in, const std::string& role, bool a
 
 // Loop counts n0..n2 and, for every SRAM operand "<p>_addr", strides "<p>_s<l>" and an
 // address such that the last row it reaches is inside its memory (requantize's
-// param_addr also reads the next row).
+// param_addr also reads the next row, a bias requantize's the two next).
 void Generator::loops(Instruction& in) {
   const isa::InstrDesc& d = in.desc();
   for (const char* n : {isa::role::kN0, isa::role::kN1, isa::role::kN2})
@@ -134,7 +134,8 @@ void Generator::loops(Instruction& in) {
                                                       : &isa_.memory(spec->memory);
     const std::string p = f.role.substr(0, f.role.size() - 5); // "<p>_addr"
     const u64 rows = mem->rows();
-    u64 last = f.role == isa::role::kParamAddr ? 1 : 0;
+    const u64 paramLast = d.bias ? 2 : 1;
+    u64 last = f.role == isa::role::kParamAddr ? paramLast : 0;
     for (int l = 0; l < 3; ++l) {
       const std::string s = p + "_s" + std::to_string(l), n = "n" + std::to_string(l);
       if (!in.has(s) || !in.has(n))
@@ -147,7 +148,7 @@ void Generator::loops(Instruction& in) {
       for (int l = 0; l < 3; ++l)
         if (in.has(p + "_s" + std::to_string(l)))
           set(in, p + "_s" + std::to_string(l), 0);
-      last = f.role == isa::role::kParamAddr ? 1 : 0;
+      last = f.role == isa::role::kParamAddr ? paramLast : 0;
     }
     set(in, f.role, e_.range(0, i64(rows - 1 - last)));
   }

@@ -8,6 +8,10 @@
 #include "ember/isa/description.h"
 #include "ember/platform/Job.h"
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 namespace ember::rtltest {
 
 /// The description of this executable's Verilated model, loaded once.
@@ -28,5 +32,15 @@ inline platform::Job jobOf(const isa::Binary& bin) {
     bin.code[i].encodeInto(job.text.data() + i * W);
   return job;
 }
+
+/// Runs `job` on the SystemC model and on this executable's Verilated model and reports
+/// the first difference ("" when equal): fault record, every instruction's cycles, the
+/// counters, the layer rows, and for a race-free program (`*raced` says whether it was
+/// one) the DRAM window (cosim_test.cpp).
+std::string cosim(platform::Job job, std::uint64_t budget = 0, bool* raced = nullptr);
+/// cosim() of the assembly program `text`, DRAM starting with `image`.
+std::string cosimAsm(const std::string& text, std::vector<std::uint8_t> image = {});
+/// `n` pseudo-random bytes (xorshift from `seed`).
+std::vector<std::uint8_t> randomBytes(std::size_t n, unsigned seed);
 
 } // namespace ember::rtltest

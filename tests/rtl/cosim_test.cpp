@@ -110,10 +110,12 @@ std::string layerDiff(const std::vector<ember::platform::LayerReport>& a,
   return "";
 }
 
-/// Runs `job` on both models and reports the first difference ("" when equal). Outputs
-/// are compared only for race-free programs (`*raced` says whether it was one); the layer
-/// rows of the reports always (a job without a debug map gets everyFifthOutside's).
-std::string cosim(Job job, u64 budget = 0, bool* raced = nullptr) {
+} // namespace
+
+// Shared with the other directed programs of this executable (CosimJob.h).
+namespace ember::rtltest {
+
+std::string cosim(Job job, u64 budget, bool* raced) {
   if (job.debug.empty())
     job.debug = everyFifthOutside(job);
   ember::sim::Simulator sim(isa());
@@ -200,7 +202,7 @@ std::string cosim(Job job, u64 budget = 0, bool* raced = nullptr) {
   return d.str();
 }
 
-std::string cosimAsm(const std::string& text, std::vector<std::uint8_t> image = {}) {
+std::string cosimAsm(const std::string& text, std::vector<std::uint8_t> image) {
   ember::isa::Binary bin = ember::isa::assemble(text, isa(), "cosim.s");
   Job job = jobOf(bin);
   if (!image.empty())
@@ -219,6 +221,14 @@ std::vector<std::uint8_t> randomBytes(std::size_t n, unsigned seed) {
   }
   return v;
 }
+
+} // namespace ember::rtltest
+
+namespace {
+
+using ember::rtltest::cosim;
+using ember::rtltest::cosimAsm;
+using ember::rtltest::randomBytes;
 
 // ---- Directed programs: one per rule of the contract (docs/simulator.md section 2) ----
 

@@ -166,6 +166,8 @@ protected:
     expect("table_off_o", top_->table_off_o,
            d && d->cls->allows_table_offset ? std::uint64_t(std::uint32_t(d->table_offset)) : 0);
     expect("bg_o", top_->bg_o, d && d->background);
+    expect("ovw_o", top_->ovw_o, d && d->overwrite);
+    expect("bias_o", top_->bias_o, d && d->bias);
     for (const Role& r : roles_) {
       int i = d ? d->fieldIndex(r.name) : -1;
       std::uint64_t want = 0;

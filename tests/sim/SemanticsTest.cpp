@@ -323,6 +323,227 @@ TEST(SimSemantics, LutMapsThroughParamTable) {
   }
 }
 
+/// Bytes a run read from memory `name` (the report's counters, from the energy model).
+std::uint64_t bytesRead(const Result& r, const std::string& name) {
+  for (const auto& m : r.report.memories)
+    if (m.name == name)
+      return m.bytes_read;
+  ADD_FAILURE() << "no memory " << name;
+  return 0;
+}
+
+/// The int32 products of act pixel `m` of input block `cb` (act row cb * 20 + m) with
+/// weight block `cb` (at DRAM 0x1000 + cb * 256), output channel `k`: the gemm tests' data.
+std::int64_t blockProducts(const std::vector<std::uint8_t>& image, int cb, int m, int k) {
+  std::int64_t sum = 0;
+  for (int c = 0; c < 16; ++c)
+    sum += std::int64_t(static_cast<std::int8_t>(image[std::size_t((cb * 20 + m) * 16 + c)])) *
+           static_cast<std::int8_t>(image[std::size_t(0x1000 + cb * 256 + k * 16 + c)]);
+  return sum;
+}
+
+// properties.overwrite on a gemm (docs/isa/instructions.md section 2.3): the i2 = 0 pass
+// writes its products over whatever acc holds, the later passes add. gemm.z and gemm.bgz
+// over acc rows full of other values give what reset + gemm gives, and the sum of products
+// written out here; a plain gemm takes as many cycles as gemm.z.
+TEST(SimSemantics, OverwritingGemmIsResetPlusGemm) {
+  const auto& isa = refIsa();
+  auto image = randomBytes(0x4000, 11); // acc's starting rows come from DRAM 0x3000
+  const std::string loads =
+      "dma.ld sram=act sram_addr=0 dram_addr=0 size0=40 size1=1 size2=1\n"
+      "dma.ld sram=weight sram_addr=0 dram_addr=0x1000 size0=2 size1=1 size2=1\n"
+      "dma.ld sram=acc sram_addr=0 dram_addr=0x3000 size0=20 size1=1 size2=1 push_next\n";
+  const std::string nest =
+      " act_addr=0 acc_addr=0 wgt_addr=0 n0=20 n1=1 n2=2 act_s0=1 act_s2=20 acc_s0=1 wgt_s2=1";
+  const std::string store = "sync engine=compute push_next\n"
+                            "dma.st sram=acc sram_addr=0 dram_addr=0x2000 size0=20 size1=1 "
+                            "size2=1 pop_prev push_prev\nfinish pop_next\n";
+  const Result reset = run(isa,
+                           loads + "gemm reset acc_addr=0 n0=20 n1=1 n2=1 acc_s0=1 pop_prev\ngemm" +
+                               nest + "\n" + store,
+                           image);
+  const Result plain = run(isa, loads + "gemm" + nest + " pop_prev\n" + store, image);
+  for (const char* mnemonic : {"gemm.z", "gemm.bgz"}) {
+    const Result r = run(isa, loads + mnemonic + nest + " pop_prev\n" + store, image);
+    ASSERT_TRUE(r.ok()) << mnemonic << ": " << r.report.fault->message();
+    ASSERT_TRUE(reset.ok()) << reset.report.fault->message();
+    for (int m = 0; m < 20; ++m)
+      for (int k = 0; k < 16; ++k) {
+        const std::size_t at = std::size_t(0x2000 + (m * 16 + k) * 4);
+        const std::int64_t want = blockProducts(image, 0, m, k) + blockProducts(image, 1, m, k);
+        EXPECT_EQ(i32At(r.dram, at), wrap(want)) << mnemonic << " " << m << "," << k;
+        EXPECT_EQ(i32At(reset.dram, at), wrap(want)) << m << "," << k;
+      }
+    EXPECT_EQ(r.report.cycles, plain.report.cycles) << mnemonic; // rule G1 unchanged
+    EXPECT_EQ(r.report.macs, std::uint64_t(20 * 2 * 256)) << mnemonic;
+    // acc is read by the second pass (20 rows of 64 bytes) and the store, not the first.
+    EXPECT_EQ(bytesRead(r, "acc"), std::uint64_t(20 * 64 + 20 * 64)) << mnemonic;
+    EXPECT_EQ(bytesRead(plain, "acc"), std::uint64_t(2 * 20 * 64 + 20 * 64));
+  }
+  // Two steps of the first pass on one row (acc_s0 = 0): each writes, so the row holds
+  // the later step's products; the second pass adds both pixels of block 1.
+  const Result shared =
+      run(isa,
+          loads +
+              "gemm.z act_addr=0 acc_addr=0 wgt_addr=0 n0=2 n1=1 n2=2 act_s0=1 act_s2=20 "
+              "acc_s0=0 wgt_s2=1 pop_prev\n" +
+              store,
+          image);
+  ASSERT_TRUE(shared.ok()) << shared.report.fault->message();
+  for (int k = 0; k < 16; ++k)
+    EXPECT_EQ(i32At(shared.dram, std::size_t(0x2000 + k * 4)),
+              wrap(blockProducts(image, 0, 1, k) + blockProducts(image, 1, 0, k) +
+                   blockProducts(image, 1, 1, k)))
+        << k;
+}
+
+// properties.overwrite on the depthwise class (section 2.12): each output is the sum of
+// its taps, whatever acc held. The data of DepthwiseSumsTheTapsOfEachChannel, with acc
+// rows that a dwconv would have added to.
+TEST(SimSemantics, OverwritingDepthwiseWritesTheSumOfTaps) {
+  const auto& isa = refIsa();
+  const int L = 16, Wd = 9, kh = 3, kw = 3, n0 = 3, n1 = 2;
+  auto image = randomBytes(0x4000, 12);
+  for (int i = 0; i < 96; ++i) // acc's 6 rows: values a dwconv would add to
+    putI32(image, std::size_t(0x2000 + i * 4), static_cast<std::int32_t>(i * 7919 - 100000));
+  const std::string prog =
+      "dma.ld sram=act sram_addr=0 dram_addr=0 size0=54 size1=1 size2=1\n"
+      "dma.ld sram=acc sram_addr=0 dram_addr=0x2000 size0=6 size1=1 size2=1\n"
+      "dma.ld sram=weight sram_addr=3 dram_addr=0x1000 size0=1 size1=1 size2=1 push_next\n"
+      "dwconv.z act_addr=0 acc_addr=0 wgt_addr=3 n0=3 n1=2 act_s0=2 act_s1=18 acc_s0=1 acc_s1=3 "
+      "kh=3 kw=3 tap_s0=1 tap_s1=9 pop_prev\n"
+      "sync engine=compute push_next\n"
+      "dma.st sram=acc sram_addr=0 dram_addr=0x3000 size0=6 size1=1 size2=1 pop_prev push_prev\n"
+      "finish pop_next\n";
+  Result r = run(isa, prog, image);
+  ASSERT_TRUE(r.ok()) << r.report.fault->message();
+  for (int oy = 0; oy < n1; ++oy)
+    for (int ox = 0; ox < n0; ++ox)
+      for (int c = 0; c < L; ++c) {
+        std::int64_t want = 0;
+        for (int y = 0; y < kh; ++y)
+          for (int x = 0; x < kw; ++x) {
+            const int pixel = (2 * oy + y) * Wd + 2 * ox + x;
+            want += std::int64_t(static_cast<std::int8_t>(image[std::size_t(pixel * L + c)])) *
+                    static_cast<std::int8_t>(image[std::size_t(0x1000 + (y * kw + x) * L + c)]);
+          }
+        EXPECT_EQ(i32At(r.dram, std::size_t(0x3000 + ((oy * n0 + ox) * L + c) * 4)), wrap(want))
+            << oy << "," << ox << "," << c;
+      }
+  EXPECT_EQ(bytesRead(r, "acc"), std::uint64_t(6 * 64)); // the store only
+}
+
+/// docs/isa/instructions.md section 2.6 for one lane: (a * M + 2^(S-1)) >> S, plus the
+/// zero point, clamped to [lo, hi].
+std::int64_t requantRef(std::int64_t a, std::int64_t M, std::int64_t S, int zp, int lo, int hi) {
+  return std::clamp<std::int64_t>(((a * M + (std::int64_t(1) << (S - 1))) >> S) + zp, lo, hi);
+}
+
+// properties.bias (section 2.6): requant.b adds param row param_addr + 2 to each
+// accumulator, int32 wrapping, before the multiply. Accumulators and biases at the int32
+// extremes so that the sum wraps both ways.
+TEST(SimSemantics, BiasRequantizeAddsTheBiasRowWrapping) {
+  const auto& isa = refIsa();
+  std::vector<std::uint8_t> image(0x4000, 0);
+  std::mt19937 rng(13);
+  for (int i = 0; i < 48; ++i) // 3 acc rows
+    putI32(image, std::size_t(i * 4), static_cast<std::int32_t>(rng()));
+  const std::int32_t accs[] = {INT32_MIN, INT32_MAX, INT32_MAX, INT32_MIN, INT32_MAX, -1};
+  const std::int32_t biases[] = {-1, 1, INT32_MAX, INT32_MIN, INT32_MIN, INT32_MIN};
+  std::vector<std::int32_t> M(16), S(16), B(16);
+  for (int l = 0; l < 16; ++l) {
+    M[std::size_t(l)] = static_cast<std::int32_t>((rng() % 0x7FFFFFFEu) + 1);
+    S[std::size_t(l)] = static_cast<std::int32_t>(20 + rng() % 43);
+    B[std::size_t(l)] = l < 6 ? biases[l] : static_cast<std::int32_t>(rng());
+    if (l < 6)
+      putI32(image, std::size_t(l * 4), accs[l]);
+    putI32(image, std::size_t(0x400 + l * 4), M[std::size_t(l)]);
+    putI32(image, std::size_t(0x440 + l * 4), S[std::size_t(l)]);
+    putI32(image, std::size_t(0x480 + l * 4), B[std::size_t(l)]);
+  }
+  const std::string prog =
+      "dma.ld sram=acc sram_addr=0 dram_addr=0 size0=3 size1=1 size2=1\n"
+      "dma.ld sram=param sram_addr=6 dram_addr=0x400 size0=3 size1=1 size2=1 push_next\n"
+      "requant.b dst_addr=20 src_addr=0 param_addr=6 zero_point=5 lo=-128 hi=127 n0=3 n1=1 "
+      "dst_s0=1 src_s0=1 pop_prev push_next\n"
+      "dma.st sram=act sram_addr=20 dram_addr=0x1000 size0=3 size1=1 size2=1 pop_prev push_prev\n"
+      "finish pop_next\n";
+  Result r = run(isa, prog, image);
+  ASSERT_TRUE(r.ok()) << r.report.fault->message();
+  bool wrapped = false;
+  for (int i = 0; i < 48; ++i) {
+    const std::size_t l = std::size_t(i % 16);
+    const std::int64_t sum = std::int64_t(i32At(image, std::size_t(i * 4))) + B[l];
+    const std::int64_t a = sum >= (std::int64_t(1) << 31)   ? sum - (std::int64_t(1) << 32)
+                           : sum < -(std::int64_t(1) << 31) ? sum + (std::int64_t(1) << 32)
+                                                            : sum;
+    wrapped = wrapped || a != sum;
+    EXPECT_EQ(static_cast<std::int8_t>(r.dram[std::size_t(0x1000 + i)]),
+              requantRef(a, M[l], S[l], 5, -128, 127))
+        << "element " << i;
+  }
+  EXPECT_TRUE(wrapped);
+  EXPECT_EQ(bytesRead(r, "param"), std::uint64_t(3 * 64)); // M, S and the bias rows
+  // The bias row must lie in the param SRAM: param_addr 126 reaches row 128 of 128.
+  Result beyond = run(isa, "requant.b dst_addr=0 src_addr=0 param_addr=126 n0=1 n1=1\nfinish\n");
+  ASSERT_FALSE(beyond.ok());
+  EXPECT_EQ(beyond.report.fault->kind, ember::platform::FaultKind::SramOutOfRange);
+}
+
+// The compiler's two ways to a biased convolution output (docs/compiler/npu-layers.md):
+// vmov of the bias row into acc, gemm, requant; and gemm.z, requant.b with the bias in the
+// third param row. Biases near the int32 extremes make the sums wrap; both give the int8
+// outputs computed here.
+TEST(SimSemantics, BiasInTheRequantizeEqualsTheBiasCopy) {
+  const auto& isa = refIsa();
+  auto image = randomBytes(0x4000, 14);
+  std::mt19937 rng(15);
+  std::vector<std::int32_t> M(16), S(16), B(16);
+  for (int l = 0; l < 16; ++l) {
+    M[std::size_t(l)] = static_cast<std::int32_t>((rng() % 0x7FFFFFFEu) + 1);
+    S[std::size_t(l)] = static_cast<std::int32_t>(30 + rng() % 33);
+    B[std::size_t(l)] = l % 2 ? INT32_MIN + 20000 : INT32_MAX - 20000;
+    putI32(image, std::size_t(0x3000 + l * 4), M[std::size_t(l)]);
+    putI32(image, std::size_t(0x3040 + l * 4), S[std::size_t(l)]);
+    putI32(image, std::size_t(0x3080 + l * 4), B[std::size_t(l)]);
+  }
+  const std::string loads =
+      "dma.ld sram=act sram_addr=0 dram_addr=0 size0=40 size1=1 size2=1\n"
+      "dma.ld sram=weight sram_addr=0 dram_addr=0x1000 size0=2 size1=1 size2=1\n"
+      "dma.ld sram=acc sram_addr=30 dram_addr=0x3080 size0=1 size1=1 size2=1\n"
+      "dma.ld sram=param sram_addr=4 dram_addr=0x3000 size0=3 size1=1 size2=1 push_next\n";
+  const std::string nest =
+      " act_addr=0 acc_addr=0 wgt_addr=0 n0=20 n1=1 n2=2 act_s0=1 act_s2=20 acc_s0=1 wgt_s2=1";
+  const std::string rq =
+      " dst_addr=100 src_addr=0 param_addr=4 zero_point=-3 lo=-128 hi=127 n0=20 n1=1 dst_s0=1 "
+      "src_s0=1 push_next\n"
+      "dma.st sram=act sram_addr=100 dram_addr=0x2000 size0=20 size1=1 size2=1 pop_prev "
+      "push_prev\nfinish pop_next\n";
+  const Result copy = run(isa,
+                          loads +
+                              "vmov dst_mem=acc src_mem=acc dst_addr=0 src_addr=30 n0=20 n1=1 "
+                              "dst_s0=1 src_s0=0 pop_prev\ngemm" +
+                              nest + "\nrequant" + rq,
+                          image);
+  const Result fused = run(isa, loads + "gemm.z" + nest + " pop_prev\nrequant.b" + rq, image);
+  ASSERT_TRUE(copy.ok()) << copy.report.fault->message();
+  ASSERT_TRUE(fused.ok()) << fused.report.fault->message();
+  int wraps = 0;
+  for (int m = 0; m < 20; ++m)
+    for (int k = 0; k < 16; ++k) {
+      const std::int64_t sum = std::int64_t(B[std::size_t(k)]) + blockProducts(image, 0, m, k) +
+                               blockProducts(image, 1, m, k);
+      wraps += wrap(sum) != sum;
+      const std::int64_t want =
+          requantRef(wrap(sum), M[std::size_t(k)], S[std::size_t(k)], -3, -128, 127);
+      const std::size_t at = std::size_t(0x2000 + m * 16 + k);
+      EXPECT_EQ(static_cast<std::int8_t>(copy.dram[at]), want) << m << "," << k;
+      EXPECT_EQ(static_cast<std::int8_t>(fused.dram[at]), want) << m << "," << k;
+    }
+  EXPECT_GT(wraps, 0);
+  EXPECT_LT(fused.report.cycles, copy.report.cycles); // one vector pass fewer
+}
+
 TEST(SimSemantics, LargeVariantRunsGemmWith32Lanes) {
   const auto& isa = largeIsa();
   const int M = 8;

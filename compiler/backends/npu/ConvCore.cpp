@@ -10,6 +10,14 @@ namespace ember::npu {
 
 namespace {
 
+/// `in` as an instruction of `d` (a twin of its description with the same roles).
+isa::Instruction retarget(const isa::Instruction& in, const isa::InstrDesc& d) {
+  isa::Instruction out(d);
+  for (const auto& f : in.desc().fields)
+    out.set(f.role, in.get(f.role));
+  return out;
+}
+
 /// One reduction chunk of a tile of output blocks as packed: its weights start at
 /// weight block `wOff` of the job's constants, output block kb0 + i's at + kbOff[i].
 struct ChunkPlan {
@@ -23,9 +31,9 @@ struct ChunkPlan {
 /// tap; only the blocks an output block reads), zp-folded bias rows and requantization
 /// rows (M row then S row per output block).
 struct ConvConsts {
-  uint64_t weights = 0, bias = 0, params = 0;
-  std::vector<std::vector<ChunkPlan>> tiles; ///< Per tile of kt output blocks.
-  int64_t maxWgt = 0;                        ///< Weight blocks of the largest chunk.
+  uint64_t weights = 0, bias = 0, params = 0; ///< bias: unused with Target::biasInRequant.
+  std::vector<std::vector<ChunkPlan>> tiles;  ///< Per tile of kt output blocks.
+  int64_t maxWgt = 0;                         ///< Weight blocks of the largest chunk.
 };
 
 /// Weight block (output block kb, input block cb, kernel tap `tap`) appended to `out`.
@@ -91,11 +99,13 @@ ConvConsts packConsts(const ConvJob& j, const Target& t, const ConvTiling& tl, C
     }
   }
   c.weights = pool.add(wbytes);
-  std::vector<int32_t> bias(size_t(KB * L), 0), params(size_t(KB * 2 * L), 0);
+  // Per output block: M, S (and with the bias in the requantize, the bias) rows.
+  const int64_t PB = t.paramRowsPerBlock();
+  std::vector<int32_t> bias(size_t(KB * L), 0), params(size_t(KB * PB * L), 0);
   for (int64_t kb = 0; kb < KB; ++kb)
     for (int64_t k = 0; k < L; ++k) {
       const int64_t kg = kb * L + k;
-      params[size_t((2 * kb + 1) * L + k)] = 1; // padding lanes: M = 0, S = 1
+      params[size_t((PB * kb + 1) * L + k)] = 1; // padding lanes: M = 0, S = 1
       if (kg >= j.K)
         continue;
       int64_t sumW = 0;
@@ -104,10 +114,13 @@ ConvConsts packConsts(const ConvJob& j, const Target& t, const ConvTiling& tl, C
       const uint32_t b = static_cast<uint32_t>(j.bias.empty() ? 0 : j.bias[size_t(kg)]) -
                          static_cast<uint32_t>(int64_t(j.zpIn) * sumW);
       bias[size_t(kg)] = static_cast<int32_t>(b);
-      params[size_t(2 * kb * L + k)] = j.mult[size_t(kg)].M;
-      params[size_t((2 * kb + 1) * L + k)] = j.mult[size_t(kg)].S;
+      params[size_t(PB * kb * L + k)] = j.mult[size_t(kg)].M;
+      params[size_t((PB * kb + 1) * L + k)] = j.mult[size_t(kg)].S;
+      if (PB == 3)
+        params[size_t((PB * kb + 2) * L + k)] = static_cast<int32_t>(b);
     }
-  c.bias = pool.addInt32(bias);
+  if (!t.biasInRequant()) // else the bias is the param slots' third row, never an acc row
+    c.bias = pool.addInt32(bias);
   c.params = pool.addInt32(params);
   return c;
 }
@@ -315,8 +328,11 @@ struct TileOutput {
 isa::Instruction requantOf(const ConvJob& j, const Program& p, const Tile& tile,
                            const TileOutput& o, int64_t kbl) {
   const int64_t P = tile.th * tile.tw;
-  return p.requant({o.outAddr + kbl * o.block, 1, o.line}, {o.acc0 + kbl * P, 1, tile.tw},
-                   o.pslot + 2 * kbl, j.zpOut, j.lo, j.hi, tile.tw, tile.th);
+  const Target& t = p.target();
+  isa::Instruction in =
+      p.requant({o.outAddr + kbl * o.block, 1, o.line}, {o.acc0 + kbl * P, 1, tile.tw},
+                o.pslot + t.paramRowsPerBlock() * kbl, j.zpOut, j.lo, j.hi, tile.tw, tile.th);
+  return t.biasInRequant() ? retarget(in, t.requantBias()) : in;
 }
 
 /// The fused Lut of output block `kbl` of a tile, in place in its output rows.
@@ -416,7 +432,7 @@ bool emitChunkComputes(const ConvJob& j, const ConvTiling& tl, const Program& p,
   // The bias copies of the blocks whose bias does not come by DMA (biasDmaBlocks), by
   // output block.
   std::vector<std::optional<isa::Instruction>> copies(static_cast<size_t>(ktl));
-  if (c.first)
+  if (c.first && !t.biasInRequant())
     for (int64_t kbl = c.dmaBlocks; kbl < ktl; ++kbl)
       copies[size_t(kbl)] = p.vecUnary("copy", Mem::Acc, Mem::Acc, {o.acc0 + kbl * P, 1, tile.tw},
                                        {c.bslot + kbl, 0, 0}, tile.tw, tile.th);
@@ -430,6 +446,19 @@ bool emitChunkComputes(const ConvJob& j, const ConvTiling& tl, const Program& p,
   for (int64_t kbl = 0; kbl < ktl; ++kbl) {
     const auto r = chunkBlocks(j, L, kb0 + kbl, cp.ch);
     copyUpTo(kbl);
+    if (r.first >= r.second && c.first && t.biasInRequant()) {
+      // No input block in this chunk: the accumulators start at 0 (the requantize adds
+      // the bias).
+      Program::GemmLoops z;
+      z.reset = true;
+      z.acc = o.acc0 + kbl * P;
+      z.n0 = tile.tw;
+      z.n1 = tile.th;
+      z.n2 = 1;
+      z.accS0 = 1;
+      z.accS1 = tile.tw;
+      s.computes.push_back(p.gemm(z));
+    }
     if (r.first < r.second) {
       GemmNest g{c.inAddr + (r.first - cp.ch.cbLo) * c.plane,
                  o.acc0 + kbl * P,
@@ -448,6 +477,8 @@ bool emitChunkComputes(const ConvJob& j, const ConvTiling& tl, const Program& p,
       g.dwRows = tl.dwRows;
       std::vector<isa::Instruction> gemms;
       appendGemms(j, p, g, gemms);
+      if (c.first && t.biasInRequant()) // the block's first accumulation writes
+        gemms.front() = retarget(gemms.front(), t.overwriting(gemms.front().desc()));
       s.computes.push_back(std::move(gemms.front()));
       for (auto& in : pending)
         s.computes.push_back(std::move(in));
@@ -693,7 +724,8 @@ public:
         inSlot_(tl.inRows), outSlot_(tl.kt * tl.th * tl.tw), outBase_(D_ * inSlot_),
         biasBase_((tl.biasDma ? D_ : 1) * tl.kt * tl.th * tl.tw),
         resSlot_(residualRows(j, t_, outSlot_)), outStride_(outSlot_ + resSlot_),
-        qaddParam_(D_ * 2 * tl.kt), size2Ld_(Target::maxOf(t_.dmaLoad(), isa::role::kSize2)),
+        qaddParam_(D_ * t_.paramRowsPerBlock() * tl.kt),
+        size2Ld_(Target::maxOf(t_.dmaLoad(), isa::role::kSize2)),
         size1Ld_(Target::maxOf(t_.dmaLoad(), isa::role::kSize1)),
         slotHolds_(size_t(D_), {-1, -1, -1, -1, -1, -1, -1}), weightHolds_(size_t(D_), {-1, -1}) {}
 
@@ -703,7 +735,7 @@ public:
                            std::min(KB_, kb0 + tl_.kt) - kb0,
                            ktile,
                            biasBase_ + (ktile % D_) * tl_.kt,
-                           (ktile % D_) * 2 * tl_.kt,
+                           (ktile % D_) * t_.paramRowsPerBlock() * tl_.kt,
                            cc_.tiles[size_t(ktile)]};
       bool first = true;
       for (const Tile& tile : spatialTiles(j_, tl_))
@@ -739,12 +771,13 @@ private:
     if (step_ == 0 && j_.lut)
       for (auto& in : p_.loadRows(Mem::Param, tl_.lutRow, lutConst_, lutTableRows(t_)))
         s.loads.push_back(in);
-    if (first && k.ktl > tl_.dmaBiasBlocks(k.ktl))
+    if (first && !t_.biasInRequant() && k.ktl > tl_.dmaBiasBlocks(k.ktl))
       for (auto& in : p_.loadRows(Mem::Acc, k.bslot, cc_.bias + uint64_t(k.kb0 * AR_), k.ktl))
         s.loads.push_back(in);
     if (first) {
+      const int64_t PB = t_.paramRowsPerBlock();
       for (auto& in :
-           p_.loadRows(Mem::Param, k.pslot, cc_.params + uint64_t(2 * k.kb0 * PR_), 2 * k.ktl))
+           p_.loadRows(Mem::Param, k.pslot, cc_.params + uint64_t(PB * k.kb0 * PR_), PB * k.ktl))
         s.loads.push_back(in);
     }
   }
@@ -830,7 +863,7 @@ private:
     const InputAt at = loadInput(s, tile, cp, h, slot, inAddr);
     // The accumulators of this tile: one region, or with the bias by DMA the tile's
     // buffer.
-    const int64_t acc0 = tl_.biasDma ? (tileNo_ % D_) * outSlot_ : 0;
+    const int64_t acc0 = tl_.biasDma || t_.biasInRequant() ? (tileNo_ % D_) * outSlot_ : 0;
     const int64_t dmaBlocks = tl_.dmaBiasBlocks(k.ktl);
     if (ci == 0 && dmaBlocks > 0)
       loadBiasByDma(s, k, tile, acc0);

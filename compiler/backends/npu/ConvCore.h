@@ -7,6 +7,8 @@
 // spatial tile (th output rows x tw output columns): load the input tile with its halo
 // (padding = zp_x), initialise the accumulators with the zp-folded bias, one gemm per
 // (output block, input block, kernel row), requantize into the output buffer, store.
+// With a bias requantize (Target::biasInRequant) nothing initialises the accumulators:
+// each block's first gemm overwrites them and the requantize adds the bias.
 //
 // Reduction tiling: when the weights of a tile's output blocks do not fit the weight
 // SRAM at once, the reduction (input-channel blocks x kernel taps) is cut into chunks of

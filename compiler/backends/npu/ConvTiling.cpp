@@ -249,11 +249,12 @@ bool fits(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats
   c.wgtRows = g.D * st.maxWgt;
   // With the bias by DMA, D accumulator buffers (and the bias slots of the blocks that
   // copy theirs, biasDmaBlocks); else one accumulator region and D bias slots.
-  c.accRows = c.biasDma ? g.D * c.kt * c.th * c.tw + (c.biasByCopy() ? g.D * c.kt : 0)
-                        : c.kt * c.th * c.tw + g.D * c.kt;
+  c.accRows = c.biasDma           ? g.D * c.kt * c.th * c.tw + (c.biasByCopy() ? g.D * c.kt : 0)
+              : t.biasInRequant() ? g.D * c.kt * c.th * c.tw
+                                  : c.kt * c.th * c.tw + g.D * c.kt;
   if (c.biasDma && biasDmaLoads(t, c) == 0)
     return false;
-  c.paramRows = g.D * 2 * c.kt + (j.residual ? 2 : 0);
+  c.paramRows = g.D * t.paramRowsPerBlock() * c.kt + (j.residual ? 2 : 0);
   c.lutTable = -1;
   if (j.lut) { // the fused Lut's table above the M, S rows
     c.lutTable = lutTableFrom(t, c.paramRows);
@@ -300,20 +301,23 @@ TilePrice tileCost(const ConvJob& j, const Target& t, const Geometry& g, const C
   const int64_t inRows = st.maxCB * validH * validW / dmaIn;
   const double Lt = j.inRes ? 0.0 : double(dmaIn) * t.dmaCycles(t.dmaLoad(), inRows, Mem::Act);
   const double Wc = t.dmaCycles(t.dmaLoad(), st.maxWgt, Mem::Weight);
-  const double BP =
-      t.dmaCycles(t.dmaLoad(), c.kt, Mem::Acc) + t.dmaCycles(t.dmaLoad(), 2 * c.kt, Mem::Param);
+  const int64_t PB = t.paramRowsPerBlock();
+  const double BP = (t.biasInRequant() ? 0.0 : t.dmaCycles(t.dmaLoad(), c.kt, Mem::Acc)) +
+                    t.dmaCycles(t.dmaLoad(), PB * c.kt, Mem::Param);
   const double Wt = Wc + BP;
   const int64_t n2 = Target::maxOf(t.gemm(), isa::role::kN2);
   // A fused residual: a qadd over the tile's rows and a load of the residual tile.
   // The bias: a vmov per output block, or one dma.ld of the tile's accumulators.
   // The requantize (and qadd) is what a deferred tail moves into the next step.
   // A fused Lut: a lut over the tile's rows after the requantize.
-  const double tailVec = t.vectorCycles(t.requant(), c.th, c.tw) +
-                         (j.residual ? t.vectorCycles(*t.quantizedAdd(), c.th, c.tw) : 0.0) +
-                         (j.lut ? t.vectorCycles(t.lut(), c.th, c.tw) : 0.0);
+  const double tailVec =
+      t.vectorCycles(t.biasInRequant() ? t.requantBias() : t.requant(), c.th, c.tw) +
+      (j.residual ? t.vectorCycles(*t.quantizedAdd(), c.th, c.tw) : 0.0) +
+      (j.lut ? t.vectorCycles(t.lut(), c.th, c.tw) : 0.0);
   // Per output block; with the bias split (biasDmaBlocks) the copies' average share.
-  const double perTile =
-      (1.0 - c.dmaBiasShare()) * t.vectorCycles(t.vecUnary("copy"), c.th, c.tw) + tailVec;
+  const double perTile = (t.biasInRequant() ? 0.0 : 1.0 - c.dmaBiasShare()) *
+                             t.vectorCycles(t.vecUnary("copy"), c.th, c.tw) +
+                         tailVec;
   const int64_t biasRows = c.dmaBiasBlocks(c.kt) * c.th * c.tw;
   const int64_t biasLoads = c.biasDma ? biasDmaLoads(t, c) : 0;
   const double Bt =
@@ -380,7 +384,7 @@ TilePrice tileCost(const ConvJob& j, const Target& t, const Geometry& g, const C
     const double weightLoads = st.maxChunks <= g.D ? double(st.chunks) : chunkSteps;
     const double bus = chunkSteps * inBus + total * (outBus + resBus) + weightLoads * wBus;
     // The bias: kt rows per tile of output blocks into its slot, or by DMA per tile.
-    const double BPk = c.biasByCopy() ? BP : t.dmaCycles(t.dmaLoad(), 2 * c.kt, Mem::Param);
+    const double BPk = c.biasByCopy() ? BP : t.dmaCycles(t.dmaLoad(), PB * c.kt, Mem::Param);
     return std::max({chunkSteps * Lt + total * (Rt + Bt) + weightLoads * Wc + ktiles * BPk,
                      total * C, total * St, bus + total * biasBus}) +
            fill;
@@ -535,7 +539,10 @@ std::vector<Priced> tilingsAt(const ConvJob& j, const Target& t, int depth,
   // the largest chunks that fit.
   auto search = [&](size_t from, size_t to) {
     for (int64_t kt : tileSizes(g.KB, ktmax)) {
-      const std::vector<int64_t> splits = biasSplits(kt);
+      // With the bias in the requantize (Target::biasInRequant) nothing initialises the
+      // accumulators.
+      const std::vector<int64_t> splits =
+          t.biasInRequant() ? std::vector<int64_t>{-1} : biasSplits(kt);
       // The chunk figures of each candidate reduction, computed when first needed.
       std::vector<std::optional<ChunkStats>> stats(candidates.size());
       for (int64_t th : tileSizes(j.OH, n1max))

@@ -10,6 +10,17 @@
 namespace ember::npu {
 
 namespace {
+/// Whether every field of `d` that `plain` has holds at least the plain one's values (so
+/// `d` can stand in for `plain` wherever the compiler sized an instruction by its fields).
+bool holds(const isa::InstrDesc& d, const isa::InstrDesc& plain) {
+  for (const auto& f : plain.fields) {
+    const isa::FieldDesc* g = d.field(f.role);
+    if (!g || g->maxValue() < f.maxValue() || g->minValue() > f.minValue())
+      return false;
+  }
+  return true;
+}
+
 const char* memName(Mem m) {
   switch (m) {
   case Mem::Act:
@@ -43,6 +54,8 @@ Target::Target(const isa::IsaDescription& isa) : isa_(isa) {
   for (const auto& d : isa_.instructions()) {
     if (!qadd_ && d.cls && d.cls->id == isa::SemanticClass::QuantizedAdd)
       qadd_ = &d;
+    if (d.overwrite || d.bias)
+      continue; // findBiasInRequant
     if (!dw_ && d.cls && d.cls->id == isa::SemanticClass::Depthwise)
       dw_ = &d;
     if (d.cls && d.cls->id == isa::SemanticClass::Gemm) {
@@ -54,18 +67,45 @@ Target::Target(const isa::IsaDescription& isa) : isa_(isa) {
   }
   // The background gemm replaces gemm() inside convolutions, whose tiling reads gemm()'s
   // field limits: it is used only if its every field holds what gemm()'s holds.
-  if (gemmBg_ && gemmBg_ != gemm_)
-    for (const auto& f : gemm_->fields) {
-      const isa::FieldDesc* g = gemmBg_->field(f.role);
-      if (!g || g->maxValue() < f.maxValue() || g->minValue() > f.minValue()) {
-        gemmBg_ = nullptr;
-        break;
-      }
-    }
+  if (gemmBg_ && gemmBg_ != gemm_ && !holds(*gemmBg_, *gemm_))
+    gemmBg_ = nullptr;
+  findBiasInRequant();
   for (const char* op : {"add", "sub", "mul", "max"})
     vecBinary(op);
   for (const char* op : {"clamp", "copy"})
     vecUnary(op);
+}
+
+void Target::findBiasInRequant() {
+  const isa::InstrDesc* rq = nullptr;
+  for (const auto& d : isa_.instructions()) {
+    if (!d.cls)
+      continue;
+    const isa::SemanticClass c = d.cls->id;
+    if (d.bias && !rq && c == isa::SemanticClass::Requantize && holds(d, *requant_))
+      rq = &d;
+    if (!d.overwrite)
+      continue;
+    if (c == isa::SemanticClass::Gemm && !d.background && !gemmZ_ && holds(d, *gemm_))
+      gemmZ_ = &d;
+    if (c == isa::SemanticClass::Gemm && d.background && gemmBg_ && !gemmBgZ_ && holds(d, *gemmBg_))
+      gemmBgZ_ = &d;
+    if (c == isa::SemanticClass::Depthwise && dw_ && d.background == dw_->background && !dwZ_ &&
+        holds(d, *dw_))
+      dwZ_ = &d;
+  }
+  if (rq && gemmZ_ && !gemm_->background && (!gemmBg_ || gemmBgZ_) && (!dw_ || dwZ_))
+    requantBias_ = rq;
+}
+
+const isa::InstrDesc& Target::overwriting(const isa::InstrDesc& d) const {
+  if (&d == gemm_ && gemmZ_)
+    return *gemmZ_;
+  if (&d == gemmBg_ && gemmBgZ_)
+    return *gemmBgZ_;
+  if (&d == dw_ && dwZ_)
+    return *dwZ_;
+  throw Error("NPU backend", "no overwriting instruction for " + d.name);
 }
 
 const isa::InstrDesc* Target::normalize(const std::string& op) const {
@@ -76,9 +116,11 @@ const isa::InstrDesc* Target::normalize(const std::string& op) const {
 }
 
 const isa::InstrDesc* Target::findClass(const std::string& cls, const std::string& op) const {
-  // The first instruction of the class (file order); a LUT prefers table_offset 0.
+  // The first instruction of the class (file order); a LUT prefers table_offset 0. An
+  // overwriting array instruction or a bias requantize is not the plain one (it is used
+  // only as findBiasInRequant's twin).
   for (const auto& d : isa_.instructions())
-    if (d.cls && d.cls->name == cls && (op.empty() || d.op == op))
+    if (d.cls && d.cls->name == cls && (op.empty() || d.op == op) && !d.overwrite && !d.bias)
       return &d;
   throw Error("NPU description '" + isa_.name() + "'", "has no instruction of class '" + cls + "'" +
                                                            (op.empty() ? "" : " with op " + op) +

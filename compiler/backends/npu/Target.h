@@ -49,6 +49,18 @@ public:
   /// compute sync (a join), so that it behaves as a foreground one.
   bool gemmNeedsJoin() const { return gemm_->background; }
   const isa::InstrDesc& requant() const { return *requant_; }
+  /// Whether convolutions take their bias in the requantize (properties.bias) and start
+  /// their accumulators with an overwriting gemm or depthwise instruction
+  /// (properties.overwrite) instead of copying the bias into them: the description has a
+  /// bias requantize and an overwriting instruction for every array instruction the
+  /// convolutions emit, each holding what the plain one's fields hold.
+  bool biasInRequant() const { return requantBias_ != nullptr; }
+  /// The requantize with properties.bias (biasInRequant()).
+  const isa::InstrDesc& requantBias() const { return *requantBias_; }
+  /// The overwriting twin of gemm(), gemmBackground() or depthwise() (biasInRequant()).
+  const isa::InstrDesc& overwriting(const isa::InstrDesc& d) const;
+  /// Param rows of one output block's requantization: M, S (and the bias).
+  int64_t paramRowsPerBlock() const { return biasInRequant() ? 3 : 2; }
   const isa::InstrDesc& lut() const { return *lut_; }
   const isa::InstrDesc& sync() const { return *sync_; }
   const isa::InstrDesc& halt() const { return *halt_; }
@@ -106,6 +118,12 @@ private:
   const isa::InstrDesc* qadd_ = nullptr;
   const isa::InstrDesc* gemmBg_ = nullptr;
   const isa::InstrDesc* dw_ = nullptr;
+  const isa::InstrDesc* requantBias_ = nullptr; ///< Set only when biasInRequant().
+  /// The overwriting twins of gemm_, gemmBg_ and dw_ (properties.overwrite), if any.
+  const isa::InstrDesc *gemmZ_ = nullptr, *gemmBgZ_ = nullptr, *dwZ_ = nullptr;
+  /// Finds the twins above and the bias requantize; sets requantBias_ only when every
+  /// array instruction a convolution emits has its twin (biasInRequant()).
+  void findBiasInRequant();
 };
 
 } // namespace ember::npu

@@ -315,22 +315,72 @@ TEST(ConvOnNpu, ThinLayersSplitTheBiasBetweenTheDmaAndTheVectorUnit) {
   // array works one cycle, the vector unit two (the bias copy and the requantize), and a
   // bias row by DMA takes two DRAM beats; and a projection of few output blocks. Some blocks of a
   // tile take their bias by DMA, the others by vmov (tiling `bias-dma=m`), so that neither the
-  // vector unit nor the DRAM channel alone paces the layer. Bit-exact all the same.
+  // vector unit nor the DRAM channel alone paces the layer. Bit-exact all the same. This
+  // is the path of a description without the bias requantize (ThinLayersTakeTheBias...).
+  const isa::IsaDescription plain = withoutProperty(refIsa(), "bias");
   const ConvCase cases[] = {
       {"expand_16_96", 1, 16, 56, 56, 96, 1, 1, 1, 0, 0, 0, 0, 1, 1, "clip"},
       {"project_96_24", 1, 96, 28, 28, 24, 1, 1, 1, 0, 0, 0, 0, 1, 1, ""},
   };
   uint32_t seed = 61;
   for (const ConvCase& c : cases) {
-    const std::string tiling = expectChunkedConvExact(c, refIsa(), {}, seed++);
+    const std::string tiling = expectChunkedConvExact(c, plain, {}, seed++);
     EXPECT_NE(tiling.find("bias-dma="), std::string::npos) << c.name << ": " << tiling;
   }
   // Forced small tiles, single-buffered: bit-exact too.
   CompileOptions o;
   o.doubleBuffer = false;
   o.maxTileHeight = 3;
+  expectChunkedConvExact(cases[0], plain, o, seed++);
+  expectChunkedConvExact(cases[1], withoutProperty(largeIsa(), "bias"), o, seed++);
+}
+
+/// How many instructions of `r`'s program are `mnemonic`.
+size_t countOf(const CompileResult& r, const std::string& mnemonic) {
+  size_t n = 0;
+  for (const auto& in : r.binary.code)
+    n += in.desc().name == mnemonic;
+  return n;
+}
+
+TEST(ConvOnNpu, ThinLayersTakeTheBiasInTheRequantize) {
+  // With requant.b and the overwriting gemm.z / gemm.bgz / dwconv.z (ember-v1 and
+  // ember-v1-large as shipped) no instruction puts the bias into the accumulators: each
+  // output block's first gemm writes, its requantize adds the bias (docs/compiler/
+  // npu-layers.md). The vector unit does one row per output row instead of two, so the
+  // thin layers run faster than with the bias copies; bit-exact all the same, also with
+  // small single-buffered tiles and when the reduction is cut into chunks.
+  const ConvCase cases[] = {
+      {"expand_16_96", 1, 16, 56, 56, 96, 1, 1, 1, 0, 0, 0, 0, 1, 1, "clip"},
+      {"project_96_24", 1, 96, 28, 28, 24, 1, 1, 1, 0, 0, 0, 0, 1, 1, ""},
+      {"depthwise_s2", 1, 32, 14, 14, 32, 3, 3, 2, 1, 1, 1, 1, 1, 32, "relu"},
+  };
+  uint32_t seed = 71;
+  for (const isa::IsaDescription* isa : {&refIsa(), &largeIsa()})
+    for (const ConvCase& c : cases) {
+      Built b = buildConv(c);
+      const CompileResult r = compile(*b.g->f, *isa, {});
+      // (The binary's instructions point into their description: it must outlive them.)
+      const isa::IsaDescription plain = withoutProperty(*isa, "bias");
+      const CompileResult old = compile(*b.g->f, plain, {});
+      const std::string what = std::string(c.name) + " on " + isa->name();
+      EXPECT_EQ(countOf(r, "vmov"), 0u) << what;
+      EXPECT_EQ(countOf(r, "requant"), 0u) << what;
+      EXPECT_GT(countOf(r, "requant.b"), 0u) << what;
+      EXPECT_GT(countOf(r, c.group > 1 ? "dwconv.z" : "gemm.z") + countOf(r, "gemm.bgz"), 0u)
+          << what;
+      EXPECT_GT(countOf(old, "requant"), 0u) << what;
+      auto in = randomInputs(r.binary, seed);
+      const uint64_t cycles = simulate(r.binary, *isa, in).report.cycles;
+      EXPECT_LT(cycles, simulate(old.binary, plain, in).report.cycles) << what;
+      EXPECT_EQ(expectChunkedConvExact(c, *isa, {}, seed++).find("bias-dma"), std::string::npos)
+          << what;
+    }
+  CompileOptions o;
+  o.doubleBuffer = false;
+  o.maxTileHeight = 3;
   expectChunkedConvExact(cases[0], refIsa(), o, seed++);
-  expectChunkedConvExact(cases[1], largeIsa(), o, seed++);
+  expectChunkedConvExact(cases[2], largeIsa(), o, seed++);
 }
 
 TEST(ConvOnNpu, LargeReductionOnASmallWeightSram) {
@@ -379,16 +429,24 @@ TEST(ConvOnNpu, OneWeightBlockOrOneAccRowRunsSingleBuffered) {
   // One weight block, or one accumulator row, cannot serve two buffers: the layer runs
   // single-buffered (Program::setLayerDepth), with one accumulator row the bias loaded
   // into it by DMA. Bit-exact all the same.
+  // Without the bias requantize (withoutProperty "bias"): with one accumulator row the
+  // bias comes by DMA; with it, nothing initialises the accumulators.
   const ConvCase c{"k3", 1, 40, 6, 6, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, "relu"};
   const std::string w = expectChunkedConvExact(c, refIsaWithRows({{"weight", 1}}), {}, 41);
   EXPECT_NE(w.find("single-buffered"), std::string::npos) << w;
-  const std::string a = expectChunkedConvExact(c, refIsaWithRows({{"acc", 1}}), {}, 42);
+  const auto oneAcc = refIsaWithRows({{"acc", 1}});
+  const std::string a = expectChunkedConvExact(c, withoutProperty(oneAcc, "bias"), {}, 42);
   EXPECT_NE(a.find("single-buffered"), std::string::npos) << a;
   EXPECT_NE(a.find("bias-dma"), std::string::npos) << a;
+  const std::string z = expectChunkedConvExact(c, oneAcc, {}, 44);
+  EXPECT_NE(z.find("single-buffered"), std::string::npos) << z;
+  EXPECT_EQ(z.find("bias-dma"), std::string::npos) << z;
   // Both at once, and a tiny act SRAM too: one weight block, one acc row, 2 act rows.
   const auto least = refIsaWithRows({{"weight", 1}, {"acc", 1}, {"act", 2}});
-  const std::string l = expectChunkedConvExact(c, least, {}, 43);
+  const std::string l = expectChunkedConvExact(c, withoutProperty(least, "bias"), {}, 43);
   EXPECT_NE(l.find("bias-dma rb=1 rt=1 tap-halo single-buffered"), std::string::npos) << l;
+  const std::string lz = expectChunkedConvExact(c, least, {}, 45);
+  EXPECT_NE(lz.find("rb=1 rt=1 tap-halo single-buffered"), std::string::npos) << lz;
 }
 
 TEST(ConvOnNpu, AnActSramBelowTwoRowsIsRefusedWithTheFigures) {

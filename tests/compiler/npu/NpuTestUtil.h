@@ -69,6 +69,19 @@ inline isa::IsaDescription without(const isa::IsaDescription& base, const std::s
   return isa::IsaDescription::loadString(j.dump(), base.name() + " without " + cls);
 }
 
+/// `base` without its instructions that have `properties.<prop>` (e.g. "bias": without
+/// the bias requantize the backend copies the bias into the accumulators, as it must for
+/// a description that lacks the instruction).
+inline isa::IsaDescription withoutProperty(const isa::IsaDescription& base,
+                                           const std::string& prop) {
+  nlohmann::json j = base.json();
+  auto& v = j["instructions"];
+  for (auto it = v.begin(); it != v.end();)
+    it =
+        it->contains("properties") && (*it)["properties"].value(prop, false) ? v.erase(it) : it + 1;
+  return isa::IsaDescription::loadString(j.dump(), base.name() + " without " + prop);
+}
+
 using ember::test::perTensor;
 
 /// The shared test graph builder (tests/compiler/common/GraphBuilder.h) in the NPU

@@ -58,6 +58,13 @@ struct InstrDesc {
   /// properties.background (gemm): the array runs it while the compute engine goes on
   /// (docs/simulator.md rule E6), so a requantize can overlap the next block's gemm.
   bool background = false;
+  /// properties.overwrite (gemm, depthwise): the first accumulation into each acc row
+  /// (gemm: in its i2 = 0 pass; depthwise: every output) writes the products instead of
+  /// adding them, so no instruction has to initialise the accumulators.
+  bool overwrite = false;
+  /// properties.bias (requantize): adds the int32 row param_addr + 2 to each accumulator
+  /// (wrapping) before the multiply: the per-channel bias of an overwriting gemm.
+  bool bias = false;
   std::string doc;
   EncodingDesc encoding; ///< Copy of the description's encoding.
   std::string json_path; ///< e.g. "/instructions/3", for messages.

@@ -83,7 +83,7 @@ struct ClassSpec {
   bool needs_memories = false;              ///< Requires `properties.memories`.
   bool allows_table_offset = false;         ///< Accepts `properties.table_offset`.
   /// Runs on the MAC array (docs/simulator.md rule E6: a gemm, a compute sync and finish
-  /// wait for the array); accepts `properties.background`.
+  /// wait for the array); accepts `properties.background` and `properties.overwrite`.
   bool on_array = false;
   std::string doc; ///< One line for generated docs.
   /// Optional extra validation for this class (called after the generic checks).
