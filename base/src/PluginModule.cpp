@@ -4,8 +4,12 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include "ember/support/Error.h"
+
 #include <climits>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 
 namespace ember {
 
@@ -53,6 +57,23 @@ LoadedPluginModule loadPluginModule(const PluginModuleSpec& spec) {
     return l;
   }
   return l;
+}
+
+const void* requirePluginModule(const PluginModuleSpec& spec, const char* what) {
+  static std::mutex mutex;
+  static std::map<std::string, LoadedPluginModule> loaded; // by module file name
+  LoadedPluginModule l;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = loaded.find(spec.file);
+    if (it == loaded.end())
+      it = loaded.emplace(spec.file, loadPluginModule(spec)).first;
+    l = it->second;
+  }
+  if (!l.api)
+    throw Error(what, std::string("its module ") + spec.file + " could not be loaded:" + l.error +
+                          "\n(set " + spec.envVar + " to its path)");
+  return l.api;
 }
 
 } // namespace ember

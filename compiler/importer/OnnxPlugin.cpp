@@ -1,10 +1,8 @@
 // The loader of the ONNX importer's module (ember/importer/OnnxPlugin.h).
 #include "ember/importer/OnnxPlugin.h"
 
-#include "ember/support/Error.h"
 #include "ember/support/PluginModule.h"
 
-#include <mutex>
 #include <string>
 
 namespace ember {
@@ -52,22 +50,15 @@ const OnnxPluginApi* linkedImporter() {
 const OnnxPluginApi& loadOnnxImporter() {
   if (const OnnxPluginApi* linked = linkedImporter())
     return *linked;
-  static std::once_flag once;
-  static LoadedPluginModule loaded;
-  std::call_once(once, [] {
 #ifdef EMBER_ONNX_PLUGIN_BUILD_PATH
-    const char* build = EMBER_ONNX_PLUGIN_BUILD_PATH;
+  const char* build = EMBER_ONNX_PLUGIN_BUILD_PATH;
 #else
-    const char* build = nullptr;
+  const char* build = nullptr;
 #endif
-    loaded = loadPluginModule(
-        {kModule, "EMBER_ONNX_PLUGIN", kOnnxPluginEntry, build, onnxPluginLayout()});
-  });
-  if (!loaded.api)
-    throw Error("the ONNX importer", std::string("its module ") + kModule +
-                                         " could not be loaded:" + loaded.error +
-                                         "\n(set EMBER_ONNX_PLUGIN to its path)");
-  return *static_cast<const OnnxPluginApi*>(loaded.api);
+  const void* api = requirePluginModule(
+      {kModule, "EMBER_ONNX_PLUGIN", kOnnxPluginEntry, build, onnxPluginLayout()},
+      "the ONNX importer");
+  return *static_cast<const OnnxPluginApi*>(api);
 }
 
 } // namespace ember

@@ -42,4 +42,12 @@ struct LoadedPluginModule {
 /// entry, built by another build of Ember).
 LoadedPluginModule loadPluginModule(const PluginModuleSpec& spec);
 
+/// The module's entry table for a caller that cannot go on without it: loaded by
+/// loadPluginModule on the first call for `spec.file` and kept for the life of the
+/// process, so later calls (from any thread) cost a lookup and see the same table or the
+/// same failure. A module that does not load throws ember::Error where `what` (e.g. "the
+/// cpu backend") names the part, listing every file tried and why, and naming
+/// `spec.envVar` as the way to point at the module.
+const void* requirePluginModule(const PluginModuleSpec& spec, const char* what);
+
 } // namespace ember
