@@ -149,6 +149,10 @@ int main(int argc, char** argv) {
       o.modelInputs.feedFiles.insert(o.inputs.back());
     }
     o.modelInputs.takesInputFiles = true;
+    // A run on the NPU alone (no host device computing on threads of its own, no serving
+    // of several devices at once): one heap for every thread (HugePageHeap.h).
+    if ((o.device == "sim" || o.device == "rtl") && o.compare.empty() && o.serve.requests == 0)
+      cli::heapOneArena();
     return runTool(o);
   });
 }

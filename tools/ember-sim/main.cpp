@@ -77,6 +77,7 @@ EMBER_CLI_HEAP_ON_HUGE_PAGES;
 
 int main(int argc, char** argv) {
   using namespace ember;
+  cli::heapOneArena(); // its threads simulate by turns (HugePageHeap.h)
   CLI::App app(kDescription, "ember-sim");
   cli::setup(app, cli::Description::Selectable);
   runtime::RunRequest req;
