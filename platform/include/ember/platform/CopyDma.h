@@ -33,6 +33,12 @@ public:
   /// COPY_CRC in cycle `now`: the CRC-32C of the last finished transfer.
   std::uint32_t crc(std::uint64_t now) const;
   bool busy(std::uint64_t now) const { return started_ && now < doneAt_; }
+  /// The first cycle after `now` in which status() may differ from status(now) with no
+  /// START in between: a busy transfer's end, else never (UINT64_MAX). The SystemC
+  /// platform answers the firmware's polls up to it without asking again.
+  std::uint64_t statusSteadyUntil(std::uint64_t now) const {
+    return busy(now) ? doneAt_ : ~std::uint64_t(0);
+  }
 
 private:
   const isa::IsaDescription& isa_;
