@@ -83,7 +83,8 @@ public:
         copyCheck_(socField(isa, "COPY_CTRL", "CHECK")),
         copyBusy_(socField(isa, "COPY_STATUS", "BUSY")),
         copyDone_(socField(isa, "COPY_STATUS", "DONE")),
-        copyError_(socField(isa, "COPY_STATUS", "ERROR")), copy_(isa) {
+        copyError_(socField(isa, "COPY_STATUS", "ERROR")), copyStatus_(socReg(isa, "COPY_STATUS")),
+        copy_(isa) {
     M& t = *top_;
     // Power-on reset (no platform cycles): a falling edge of rst_ni, one clock, release.
     t.clk_i = 0;
@@ -108,16 +109,42 @@ public:
   }
   ~SocDriver() override { top_->final(); }
 
-  u32 read(u32 off) override { return access(false, off, 0); }
+  u32 read(u32 off) override {
+    if (off == steady_.off && now_ < steady_.until) {
+      // COPY_STATUS polled again while the NPU is idle in reset state and the copy DMA's
+      // status cannot change yet: the SoC would answer as it did, and nothing in it moves
+      // (ember_control's state changes only on start_i or while it runs; the register
+      // block answers the same read with the same inputs), so its cycles are not
+      // evaluated one by one. The firmware polls so through the constants' copy and the
+      // digest check (448,338 platform cycles of MobileNetV3-Small).
+      now_ += access_;
+      return steady_.value;
+    }
+    return access(false, off, 0);
+  }
   void write(u32 off, u32 v) override { access(true, off, v); }
   void idle() override {
+    steady_.off = kNoRegister;
     const u64 next = (now_ / tick_ + 1) * tick_;
     while (!top_->irq_o && now_ < next)
       cycle(false, false, 0, 0);
   }
   u64 now() const override { return now_; }
   void spend(u64 cycles) override {
-    for (u64 i = 0; i < cycles; ++i)
+    steady_.off = kNoRegister;
+    u64 i = 0;
+    if (quiet()) {
+      // The core's own instructions with the NPU idle in reset state and the copy DMA's
+      // inputs steady throughout: no input of the SoC changes, so neither does its state
+      // (as in read()); the clock moves on. The cycle before the end is clocked, so the
+      // model has seen the idle bus (e.g. after a read) before the next access.
+      const u64 steadyFor = copy_.statusSteadyUntil(now_) - now_;
+      if (cycles > 1 && steadyFor >= cycles) {
+        now_ += cycles - 1;
+        i = cycles - 1;
+      }
+    }
+    for (; i < cycles; ++i)
       cycle(false, false, 0, 0);
   }
   std::optional<platform::Report> takeReport() override {
@@ -137,6 +164,8 @@ private:
 
   /// A register access in cycle now(): the request, its answer, the core's wait.
   u32 access(bool we, u32 off, u32 v) {
+    steady_.off = kNoRegister;
+    const u64 at = now_;
     if (we && off == ctrl_ && (v & start_) && !(v & reset_) && top_->ready_o)
       load();
     if (we && off == copyCtrl_ && (v & copyStart_)) // the copy DMA, as the SystemC platform's
@@ -155,8 +184,14 @@ private:
                            std::to_string(off) + ", where the map has no register");
     for (u64 i = 1; i < access_; ++i)
       cycle(false, false, 0, 0);
+    if (!we && off == copyStatus_ && quiet())
+      steady_ = {off, data, copy_.statusSteadyUntil(at)};
     return data;
   }
+
+  /// No job runs or is collected, the NPU is in reset state and no IRQ is up: the SoC's
+  /// state moves only with its inputs (the bus request, the copy DMA's status).
+  bool quiet() const { return !rc_ && top_->ready_o && !top_->irq_o; }
 
   /// The job START is about to start: its instruction words into the instruction buffer
   /// through the prog_* port (a backdoor: no platform cycles; the NPU is idle in reset
@@ -250,7 +285,15 @@ private:
   const u64 access_, tick_;
   const u32 ctrl_, start_, reset_;
   const u32 copyCtrl_, copyStart_, copyCheck_, copyBusy_, copyDone_, copyError_;
+  const u32 copyStatus_;
   platform::CopyDma copy_; ///< The copy DMA behind COPY_* (platform/CopyDma.h).
+  static constexpr u32 kNoRegister = ~u32(0);
+  /// The last read of COPY_STATUS with the NPU idle (read()), kNoRegister after any other
+  /// access: its answer and the first cycle in which the answer may differ.
+  struct Steady {
+    u32 off = kNoRegister, value = 0;
+    u64 until = 0;
+  } steady_;
   u64 now_ = 0, starts_ = 0;
   platform::Options opts_;                  ///< Of the running job (the collector reads it).
   std::optional<ReportCollector> rc_;       ///< While a job runs.
