@@ -185,6 +185,15 @@ public:
   void barrier() { onePart_ = true; }
   /// Whether barrier() was called.
   bool needsOnePart() const { return onePart_; }
+  /// Declares that every part of the operation repeats some of its work (a Winograd
+  /// band's input transform, a direct 1x1 band's copy, an int8 quad plane's layout: done
+  /// once by each part that takes a share of the band's output channels), so that it is
+  /// cut into at most `n` parts (at least 2; one part is barrier()'s). Only a matter of
+  /// speed: the bits do not depend on the parts, and $EMBER_CPU_PARTS still forces any
+  /// count.
+  void limitParts(int64_t n) { partLimit_ = n < 2 ? 2 : n; }
+  /// The limit set by limitParts, 0 when none.
+  int64_t partLimit() const { return partLimit_; }
 
 private:
   llvm::Module& m_;
@@ -198,6 +207,7 @@ private:
   InstanceCache* instances_;
   bool mayAlias_ = false;
   bool onePart_ = false;
+  int64_t partLimit_ = 0;
   llvm::Value* scratch_ = nullptr;
   Residual residual_;
 };

@@ -134,7 +134,7 @@ Program::Program(const lir::Function& f, const CpuOptions& opts, std::string sou
   entry_ = reinterpret_cast<void (*)(void*, int64_t, int64_t)>(jit_->lookup(kRunSymbol));
   for (const OpEntry& op : g.ops) {
     ops_.push_back(reinterpret_cast<void (*)(void*, int64_t, int64_t)>(jit_->lookup(op.symbol)));
-    profile_.push_back(CpuOpTime{op.name, op.kind, 0});
+    profile_.push_back(CpuOpTime{op.name, op.kind, 0, op.parts});
   }
 }
 

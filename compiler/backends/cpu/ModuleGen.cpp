@@ -86,9 +86,11 @@ private:
   /// allocations whose lives do not meet may share an offset), others by their buffer.
   bool sharesBytes(const lir::Value* a, const lir::Value* b) const;
   /// Emits `in`; with `add`, a residual Add fused into it (residualAddAfter). Returns
-  /// whether the operation must run as one part (CodegenContext::barrier).
-  bool emitCompute(const lir::Instruction& in, CodegenContext& ctx,
-                   CodegenContext::InstanceCache& instances, const lir::Instruction* add = nullptr);
+  /// the operation's part limit: 1 when it must run as one part (CodegenContext::barrier),
+  /// else the unit's CodegenContext::limitParts, 0 when none.
+  int64_t emitCompute(const lir::Instruction& in, CodegenContext& ctx,
+                      CodegenContext::InstanceCache& instances,
+                      const lir::Instruction* add = nullptr);
   /// The operands a step (an instruction, with its fused Add) reads or writes.
   struct Touch {
     std::vector<const lir::Value*> reads, writes;
@@ -254,8 +256,9 @@ const lir::Instruction* Generator::residualAddAfter(const lir::Instruction& in,
   return next;
 }
 
-bool Generator::emitCompute(const lir::Instruction& in, CodegenContext& ctx,
-                            CodegenContext::InstanceCache& instances, const lir::Instruction* add) {
+int64_t Generator::emitCompute(const lir::Instruction& in, CodegenContext& ctx,
+                               CodegenContext::InstanceCache& instances,
+                               const lir::Instruction* add) {
   const Op op = Op::ofInstruction(in);
   const CodegenUnit* unit = findCodegenUnit(op);
   if (!unit)
@@ -285,7 +288,7 @@ bool Generator::emitCompute(const lir::Instruction& in, CodegenContext& ctx,
   } catch (const Error& e) {
     throw Error(nodeRef(op), e.what());
   }
-  return octx.needsOnePart();
+  return octx.needsOnePart() ? 1 : octx.partLimit();
 }
 
 Generator::Touch Generator::touchOf(const lir::Instruction& in, const lir::Instruction* add) {
@@ -342,7 +345,8 @@ constexpr int64_t kMaxParts = 8;
 /// the bits, are the same for every thread count. $EMBER_CPU_PARTS (a positive integer,
 /// at most ThreadTeam::kMaxParts) sets every node's count instead: the tests cut small
 /// nodes into uneven parts with it, since the bits must not depend on the parts either.
-int64_t partsOf(const lir::Instruction& in, const lir::Instruction* add) {
+/// Otherwise a unit's limit (CodegenContext::limitParts; 0 = none) caps the count.
+int64_t partsOf(const lir::Instruction& in, const lir::Instruction* add, int64_t limit) {
   if (const char* v = std::getenv("EMBER_CPU_PARTS"))
     if (const int64_t n = std::atoll(v); n > 0)
       return std::min<int64_t>(n, ThreadTeam::kMaxParts);
@@ -369,7 +373,8 @@ int64_t partsOf(const lir::Instruction& in, const lir::Instruction* add) {
   }
   int64_t parts = int64_t(work / kPartWork);
   parts = std::clamp<int64_t>(parts, 1, kMaxParts);
-  return parts > 1 ? (parts + 1) / 2 * 2 : 1;
+  parts = parts > 1 ? (parts + 1) / 2 * 2 : 1;
+  return limit > 0 ? std::min(parts, limit) : parts;
 }
 
 /// Kernels are inlined into the instances that call them, so each call is specialised on
@@ -384,12 +389,12 @@ void inlineKernels(llvm::Module& m) {
 }
 
 /// The profile's name of a node's `ember_op_N` symbol: its graph node and operation.
-OpEntry opEntry(const std::string& symbol, const lir::Instruction& in,
-                const lir::Instruction* add) {
+OpEntry opEntry(const std::string& symbol, const lir::Instruction& in, const lir::Instruction* add,
+                int64_t parts) {
   const std::string op = in.valueKind() == lir::ValueKind::Copy ? "copy"
                          : add                                  ? std::string(in.opName()) + "+Add"
                                                                 : std::string(in.opName());
-  return OpEntry{symbol, in.hasNode() ? in.node().name() : in.name(), op};
+  return OpEntry{symbol, in.hasNode() ? in.node().name() : in.name(), op, parts};
 }
 
 } // namespace
@@ -485,13 +490,13 @@ GeneratedModule Generator::run() {
     CodegenContext ctx(m, b, *this, fn->getArg(0), fn->getArg(1), fn->getArg(2), nullptr, nullptr,
                        &instances);
     ctx.setScratch(fn->getArg(3));
-    bool onePart = false;
+    int64_t limit = 0;
     if (k == lir::ValueKind::Copy)
       emitCopy(*in, ctx);
     else
-      onePart = emitCompute(*in, ctx, instances, add);
+      limit = emitCompute(*in, ctx, instances, add);
     b.CreateRetVoid();
-    const int64_t parts = onePart ? 1 : partsOf(*in, add);
+    const int64_t parts = limit == 1 ? 1 : partsOf(*in, add, limit);
     Touch touch = touchOf(*in, add);
     const std::vector<int64_t> wait = takeWaits(pending, &touch);
     // Before a node of several parts the helpers wait for what they noted, so the wait
@@ -509,7 +514,7 @@ GeneratedModule Generator::run() {
       runNode(sctx, node, parts, fn, scratchOf(sctx));
       emitWait(sctx, {node, parts}, ThreadTeam::kAtEnd);
       sb.CreateRetVoid();
-      out_.ops.push_back(opEntry(symbol, *in, add));
+      out_.ops.push_back(opEntry(symbol, *in, add, parts));
     }
   }
   const std::vector<int64_t> last = takeWaits(pending, nullptr);

@@ -43,6 +43,7 @@ struct ErrorSite {
 struct OpEntry {
   std::string symbol; ///< `void(ptr env, i64 tid, i64 nth)`
   std::string name, kind;
+  int64_t parts = 1; ///< the parts the operation is cut into (ModuleGen.cpp: partsOf)
 };
 
 /// The generated code and what a host needs to run it.

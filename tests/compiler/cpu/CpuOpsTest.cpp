@@ -8,7 +8,9 @@
 #include "ember/backend/Backend.h"
 #include "ember/support/Error.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -155,6 +157,39 @@ TEST(CpuBackend, WinogradSplitsOutputChannelsWhenBandsAreFewerThanParts) {
   for (const auto& [threads, parts] : {std::pair{2, 5}, std::pair{3, 7}, std::pair{2, 2}})
     EXPECT_TRUE(runCpuInParts(*g.f, in, threads, parts).at("y") == one.at("y"))
         << parts << " parts on " << threads << " threads";
+}
+
+/// The part counts of a one-Conv graph's operations (CpuOpTime::parts).
+int64_t convParts(const Shape& x, const Shape& w, const std::vector<int64_t>& strides,
+                  const std::vector<int64_t>& pads) {
+  G g;
+  g.output("y", g.node(NodeKind::Conv, "conv",
+                       {g.input("x", x), g.constant("w", w), g.constant("b", {w[0]})},
+                       ints({{"strides", strides}, {"pads", pads}})));
+  CpuOptions o;
+  o.profile = true;
+  auto cf = createCpuBackend(o)->compile(*g.f);
+  const auto& ops = dynamic_cast<const CpuCompiledFunction&>(*cf).profile();
+  return ops.size() == 1 ? ops[0].parts : -1;
+}
+
+TEST(CpuBackend, PartsStopAtTheBandsWhenEachPartRepeatsWork) {
+  // Work enough for eight parts in each (ModuleGen.cpp: partsOf); a Winograd band's input
+  // transform and a direct 1x1 band's copy are done again by every part that takes some of
+  // the band's output channels, so those stop at their bands (ConvScratch.h), at least two.
+  const std::vector<std::string> isas = cpuInt8Isas();
+  if (std::find(isas.begin(), isas.end(), "avx512bw") == isas.end())
+    GTEST_SKIP() << "the Winograd and direct kernels are taken on AVX-512 hosts only";
+  if (std::getenv("EMBER_CPU_PARTS"))
+    GTEST_SKIP() << "$EMBER_CPU_PARTS forces every count";
+  // Winograd on 14x14, 256 channels: one band -> 2 parts; on 56x56, 64 channels: 4 bands.
+  EXPECT_EQ(convParts({1, 256, 14, 14}, {256, 256, 3, 3}, {1, 1}, {1, 1, 1, 1}), 2);
+  EXPECT_EQ(convParts({1, 64, 56, 56}, {64, 64, 3, 3}, {1, 1}, {1, 1, 1, 1}), 4);
+  // Direct 1x1 on 7x7, 2048 -> 512 (one band) and 14x14, 1024 -> 256 (two bands).
+  EXPECT_EQ(convParts({1, 2048, 7, 7}, {512, 2048, 1, 1}, {1, 1}, {0, 0, 0, 0}), 2);
+  EXPECT_EQ(convParts({1, 1024, 14, 14}, {256, 1024, 1, 1}, {1, 1}, {0, 0, 0, 0}), 2);
+  // A direct 3x3 of stride 2 repeats little per part: eight.
+  EXPECT_EQ(convParts({1, 128, 28, 28}, {256, 128, 3, 3}, {2, 2}, {1, 1, 1, 1}), 8);
 }
 
 TEST(CpuBackend, RejectsBadInputs) {

@@ -285,6 +285,20 @@ void emitConv(const Op& n, CodegenContext& ctx) {
   const FusedActivation act = residual ? residual->activation : FusedActivation::of(n.node());
   const bool depthwise = g.C == g.group && g.group > 1;
   const Blocking blk = blockingOf(g);
+  if (blk.winograd) {
+    // A part that takes a group of output channels transforms its band's inputs again:
+    // no more parts than bands (at least two), so the inputs are transformed once per
+    // band, or twice for a plane of one band (ResNet's 14x14 layers), not once per part.
+    const jitops::WinogradGeom wg = jitops::winogradGeom(g.N, g.C, g.M, g.OH, g.OW, 1);
+    ctx.limitParts(g.N * ((wg.th + wg.R - 1) / wg.R));
+  }
+  if (blk.direct && g.KH * g.KW == 1) {
+    // Likewise a 1x1 layer's band of slices is copied by every part that takes some of its
+    // output channels: no more parts than bands (at least two).
+    const jitops::DirectGeom dg =
+        jitops::directGeom(g.C / g.group, g.OH, g.OW, g.KH, g.KW, g.sh, g.sw, g.dh, g.dw);
+    ctx.limitParts(g.N * g.group * ((g.OH + dg.bandRows - 1) / dg.bandRows));
+  }
   std::vector<llvm::Value*> args = {ctx.addr(n.input(0))};
   if (depthwise)
     args.push_back(ctx.addr(n.input(1)));

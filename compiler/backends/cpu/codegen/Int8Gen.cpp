@@ -10,6 +10,7 @@
 #include "Int8Packing.h"
 #include "Jit.h"
 #include "Strides.h"
+#include "libjit/ConvScratch.h"
 
 #include "ember/graph/AttrViews.h"
 #include "ember/quantization/Numerics.h"
@@ -163,6 +164,10 @@ void emitConvByChannels(const Op& n, CodegenContext& ctx, const std::vector<int6
   args.push_back(ctx.tid());
   args.push_back(ctx.nth());
   ctx.call(pk.kernel, args);
+  // Split by channel groups, every part lays out its image's whole quad plane: two parts
+  // per image, not eight (ResNet-50's layer4 at two threads laid it out eight times).
+  if (!jitops::int8ConvByChannelsOnBands(g[1], g[4], g[7] * g[8]))
+    ctx.limitParts(2 * g[0]);
 }
 
 void emitConv(const Op& n, CodegenContext& ctx) {

@@ -164,6 +164,17 @@ inline WinogradGeom winogradGeom(int64_t N, int64_t C, int64_t M, int64_t OH, in
   return g;
 }
 
+/// Whether ember_conv_i8_vnni_t (Int8Vnni.cpp) splits a convolution of C -> M channels
+/// and `taps` kernel taps by bands of tiles: when its packed weights (blocks of 16
+/// channels by ceil(C / 4) quads per tap, 64 bytes each) take at most 256 KiB (the large
+/// planes), so that each part lays out only the rows its band reads. Otherwise by groups of
+/// output channels, so that a group's weights stay in the cache across the tiles, and
+/// every part lays out the image's whole quad plane (codegen/Int8Gen.cpp then cuts the
+/// node into few parts).
+inline bool int8ConvByChannelsOnBands(int64_t C, int64_t M, int64_t taps) {
+  return (M + 15) / 16 * taps * ((C + 3) / 4) * 64 <= (int64_t(256) << 10);
+}
+
 /// The outputs of a max pool's row that ember_pool_f32 computes 16 at a time
 /// (libjit/Pool.cpp): those whose taps all lie inside the row, at strides 1 and 2.
 struct MaxPoolRowBlocks {

@@ -17,6 +17,7 @@
 // attributes below only let this file compile to bitcode for any x86-64 host (the JIT
 // gives every function the host's features).
 #include "ConvPanel.h"
+#include "ConvScratch.h"
 #include "Libjit.h"
 
 #if defined(__x86_64__)
@@ -826,7 +827,7 @@ EMBER_KERNEL __attribute__((target(EMBER_X86_TARGET))) void ember_conv_i8_vnni_t
   // Small weights (the large planes): items tile-major, so that each thread lays out only
   // the padded rows its band of tiles reads; else channel-group-major, so that a group's
   // weights stay in the cache across the tiles (the plane is small then).
-  const bool bands = blocks * KH * KW * C4 * 64 <= (int64_t(256) << 10);
+  const bool bands = ember::jitops::int8ConvByChannelsOnBands(C, M, KH * KW);
   const auto decode = [&](int64_t item, int64_t* n, int64_t* t, int64_t* grp) {
     *t = bands ? (item / groups) % tiles : item % tiles;
     *grp = bands ? item % groups : (item / tiles) % groups;

@@ -13,6 +13,7 @@
 
 #include "ember/backend/Backend.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ struct CpuOpTime {
   std::string name;   ///< the graph node's name ("copy" operations: the copied value's)
   std::string kind;   ///< its kind (Conv, Gemm, ...) or "copy"
   double seconds = 0; ///< wall time of its last run, all threads
+  /// The parts it is cut into, fixed at compile time by the model alone (the threads take
+  /// them; docs/compiler/cpu-backend.md, "Threads").
+  int64_t parts = 1;
 };
 
 /// Timings of one compilation, for tools and benches.
