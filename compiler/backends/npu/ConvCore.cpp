@@ -800,6 +800,19 @@ private:
     return at;
   }
 
+  /// A depthwise tile's input `h` widened on the right by depthwisePitchPad (image
+  /// columns, or padding within what dma.ld's pad_right field holds) so its lines put
+  /// the window's taps in more act banks; `h` itself for other jobs or a resident input.
+  Halo widenForBanks(Halo h) const {
+    if (!tl_.dw || j_.inRes)
+      return h;
+    const int64_t padMax = Target::maxOf(t_.dmaLoad(), isa::role::kPadRight);
+    const int64_t room =
+        j_.W - 1 + padMax - std::max(h.x1, j_.W - 1) + std::max<int64_t>(0, j_.W - 1 - h.x1);
+    h.x1 += depthwisePitchPad(j_, t_, h.width(), room);
+    return h;
+  }
+
   /// With the bias by DMA, the first chunk's load of the bias into the tile's
   /// accumulators at acc0 (the load engine writes them while the previous tile
   /// computes; every chunk of the tile adds into them).
@@ -859,7 +872,7 @@ private:
     loadConstants(s, k, ci, slot, wslot, first);
     // Input tile with its halo (of the chunk's taps with tapHalo).
     const TapSpan span = chunkSpan(j_, tl_, cp.ch);
-    const Halo h = haloOf(j_, span, tile.oy0, tile.th, tile.ox0, tile.tw);
+    const Halo h = widenForBanks(haloOf(j_, span, tile.oy0, tile.th, tile.ox0, tile.tw));
     const InputAt at = loadInput(s, tile, cp, h, slot, inAddr);
     // The accumulators of this tile: one region, or with the bias by DMA the tile's
     // buffer.

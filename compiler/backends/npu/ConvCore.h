@@ -163,6 +163,18 @@ bool depthwiseJob(const ConvJob& j, const Target& t);
 /// has rows for (all KH when KH x KW taps fit), at most the kh field's; 0 without one.
 int64_t depthwiseRows(const ConvJob& j, const Target& t);
 
+/// Cycles one output of depthwise job `j` takes over all its kernel-row groups (rule DW1)
+/// when its input lines lie `pitch` act rows apart: the bank conflicts of its taps.
+double depthwiseTapCost(const ConvJob& j, const Target& t, int64_t pitch);
+
+/// Extra act rows (at most `room`, fewer than the act banks) to put between the lines of
+/// a depthwise tile `width` rows wide so that the window's taps fall in the fewest rows
+/// of one bank (rule DW1); 0 when none does better. The tile's input is loaded that much
+/// wider (image columns, or padding past the image's right edge), which no tap reads: a
+/// 7-wide tile of a 3 x 3 window (lines 9 rows apart, two taps in a bank of ember-v1's 16)
+/// loaded 10 wide takes one cycle an output instead of two.
+int64_t depthwisePitchPad(const ConvJob& j, const Target& t, int64_t width, int64_t room);
+
 /// The chunks of output blocks [kb0, kb1) under tiling `c` (one chunk unless
 /// c.splitsReduction()); chunks no output block reads are left out.
 std::vector<ReductionChunk> reductionChunks(const ConvJob& j, int64_t L, int64_t kb0, int64_t kb1,

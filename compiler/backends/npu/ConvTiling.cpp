@@ -231,11 +231,90 @@ std::vector<int64_t> tileSizes(int64_t n, int64_t cap) {
   return std::vector<int64_t>(s.rbegin(), s.rend());
 }
 
+} // namespace
+
+double depthwiseTapCost(const ConvJob& j, const Target& t, int64_t pitch) {
+  double c = 0;
+  const int64_t rows = std::max<int64_t>(1, depthwiseRows(j, t));
+  for (int64_t kh0 = 0; kh0 < j.KH; kh0 += rows)
+    c += t.depthwiseCycles(1024, std::min(rows, j.KH - kh0), j.KW, j.dW, j.dH * pitch);
+  return c;
+}
+
+int64_t depthwisePitchPad(const ConvJob& j, const Target& t, int64_t width, int64_t room) {
+  const int64_t banks = int64_t(t.isa().memory(isa::mem::kAct).banks);
+  int64_t best = 0;
+  double bestCost = depthwiseTapCost(j, t, width);
+  for (int64_t e = 1; e < banks && e <= room; ++e)
+    if (const double c = depthwiseTapCost(j, t, width + e); c < bestCost) {
+      best = e;
+      bestCost = c;
+    }
+  return best;
+}
+
+namespace {
+
+/// The input tile of a tiling: haloSize's, and for a depthwise job whose input is loaded
+/// (not resident) each tile's lines widened by depthwisePitchPad (the emitter's room
+/// permitting; the full tile's pitch is `Wp`, the wider of the full and the last tile's
+/// `plane`).
+HaloSize tilingHalo(const ConvJob& j, const Target& t, const ChunkStats& st, const ConvTiling& c) {
+  HaloSize h = haloSize(j, st, c.th, c.tw);
+  if (!c.dw || j.inRes)
+    return h;
+  const int64_t unlimited = std::numeric_limits<int64_t>::max();
+  h.Wp += depthwisePitchPad(j, t, h.Wp, unlimited);
+  h.plane = h.Hp * h.Wp;
+  if (const int64_t rest = j.OW % c.tw) {
+    const int64_t w = haloSize(j, st, c.th, rest).Wp;
+    h.plane = std::max(h.plane, h.Hp * (w + depthwisePitchPad(j, t, w, unlimited)));
+  }
+  return h;
+}
+
+/// Tile widths for a depthwise job on the depthwise instruction: for each count n of
+/// tiles across the image, the narrowest width giving n tiles whose input lines (the
+/// last, narrower tile's too) put the window's taps in the fewest act banks' worth of
+/// cycles over a line of outputs (rule DW1). tileSizes' widths ceil(OW / n) alone miss
+/// these: a 14-wide image's 14 (lines 16 rows apart), 7 (9) and 5 (7) put two or three
+/// taps in a bank of ember-v1's 16, so before these the layer took 4-wide tiles and
+/// paid the instruction's fixed weight load, fill and drain on every 56 outputs; 11 (13
+/// rows apart, the last tile 3 wide and 5 apart) gives two tiles a line at one cycle an
+/// output.
+std::vector<int64_t> depthwiseWidths(const ConvJob& j, const Target& t, int64_t cap) {
+  std::set<int64_t> s;
+  const int64_t top = std::min(j.OW, cap);
+  // Tap cycles of a tile `tw` outputs wide, per line.
+  auto line = [&](int64_t tw) {
+    int64_t Wp = (tw - 1) * j.sW + (j.KW - 1) * j.dW + 1;
+    Wp = j.inRes ? j.inRes->width() : Wp + depthwisePitchPad(j, t, Wp, j.W);
+    return double(tw) * depthwiseTapCost(j, t, Wp);
+  };
+  for (int64_t n = 1; n <= j.OW; ++n) {
+    const int64_t lo = ceilDiv(j.OW, n);
+    const int64_t hi = std::min(top, n == 1 ? j.OW : ceilDiv(j.OW, n - 1) - 1);
+    int64_t best = -1;
+    double bestCost = 0;
+    for (int64_t tw = lo; tw <= hi; ++tw) {
+      const int64_t full = j.OW / tw, rest = j.OW % tw;
+      const double c = double(full) * line(tw) + (rest ? line(rest) : 0.0);
+      if (best < 0 || c < bestCost) {
+        best = tw;
+        bestCost = c;
+      }
+    }
+    if (best > 0)
+      s.insert(best);
+  }
+  return std::vector<int64_t>(s.rbegin(), s.rend());
+}
+
 /// Fills the SRAM needs of a tiling whose chunks need `st`; false if it does not fit or
 /// a field overflows.
 bool fits(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats& st,
           ConvTiling& c) {
-  const auto [Hp, Wp, plane] = haloSize(j, st, c.th, c.tw);
+  const auto [Hp, Wp, plane] = tilingHalo(j, t, st, c);
   const int64_t outRows = c.kt * c.th * c.tw;
   c.inRows = j.inRes ? 0 : st.maxCB * plane;
   // A resident input or output (ConvJob::inRes, outRes) takes no slots: the tiles use the
@@ -294,7 +373,7 @@ struct TilePrice {
 TilePrice tileCost(const ConvJob& j, const Target& t, const Geometry& g, const ChunkStats& st,
                    const ConvTiling& c) {
   const int64_t L = g.L;
-  const auto [Hp, Wp, plane] = haloSize(j, st, c.th, c.tw);
+  const auto [Hp, Wp, plane] = tilingHalo(j, t, st, c);
   const int64_t validH = std::min(Hp, j.H), validW = std::min(Wp, j.W);
   const int64_t size2 = Target::maxOf(t.dmaLoad(), isa::role::kSize2);
   const int64_t dmaIn = ceilDiv(st.maxCB, size2);
@@ -340,9 +419,10 @@ TilePrice tileCost(const ConvJob& j, const Target& t, const Geometry& g, const C
       // One depthwise instruction per output block and group of kernel rows (rule DW1:
       // the taps' act banks).
       gemms = 0;
+      const int64_t pitch = j.inRes ? j.inRes->width() : Wp;
       for (int64_t kh0 = 0; kh0 < j.KH; kh0 += c.dwRows)
-        gemms +=
-            t.depthwiseCycles(c.th * c.tw, std::min(c.dwRows, j.KH - kh0), j.KW, j.dW, j.dH * Wp);
+        gemms += t.depthwiseCycles(c.th * c.tw, std::min(c.dwRows, j.KH - kh0), j.KW, j.dW,
+                                   j.dH * pitch);
     } else if (gemmBlocksInner(j, t, perKb, plane)) {
       // appendGemms' other nest: n2 walks the input blocks, one gemm per kernel tap and
       // group of up to n2 blocks (a 1x1 convolution: one weight load, fill and drain
@@ -538,6 +618,7 @@ std::vector<Priced> tilingsAt(const ConvJob& j, const Target& t, int depth,
   // The tilings whose reduction is one of candidates [from, to); for each (kt, th, tw)
   // the largest chunks that fit.
   auto search = [&](size_t from, size_t to) {
+    const std::vector<int64_t> widths = dw ? depthwiseWidths(j, t, n0max) : tileSizes(j.OW, n0max);
     for (int64_t kt : tileSizes(g.KB, ktmax)) {
       // With the bias in the requantize (Target::biasInRequant) nothing initialises the
       // accumulators.
@@ -546,7 +627,7 @@ std::vector<Priced> tilingsAt(const ConvJob& j, const Target& t, int depth,
       // The chunk figures of each candidate reduction, computed when first needed.
       std::vector<std::optional<ChunkStats>> stats(candidates.size());
       for (int64_t th : tileSizes(j.OH, n1max))
-        for (int64_t tw : tileSizes(j.OW, n0max))
+        for (int64_t tw : widths)
           for (size_t i = from; i < to; ++i) {
             ConvTiling c;
             c.dw = dw;
