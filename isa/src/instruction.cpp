@@ -106,12 +106,16 @@ Instruction Instruction::decode(const IsaDescription& isa, const std::uint8_t* b
   if (!d)
     throw Error(file, where, "unknown opcode " + std::to_string(opcode));
   Instruction insn(*d);
-  std::vector<std::uint8_t> used(e.bytes(), 0);
-  depositBits(used.data(), e.opcode.lsb, e.opcode.width, ~std::uint64_t(0));
+  // The bits the opcode and the fields cover: on the stack for a word of up to 64 bytes
+  // (every instruction word read, in the reader's check and at each fetch).
+  std::uint8_t small[64] = {};
+  std::vector<std::uint8_t> large(e.bytes() > sizeof(small) ? e.bytes() : 0, 0);
+  std::uint8_t* used = large.empty() ? small : large.data();
+  depositBits(used, e.opcode.lsb, e.opcode.width, ~std::uint64_t(0));
   for (std::size_t i = 0; i < d->fields.size(); ++i) {
     const FieldDesc& f = d->fields[i];
     std::uint64_t raw = extractBits(bytes, f.bits.lsb, f.bits.width);
-    depositBits(used.data(), f.bits.lsb, f.bits.width, ~std::uint64_t(0));
+    depositBits(used, f.bits.lsb, f.bits.width, ~std::uint64_t(0));
     std::int64_t v;
     if (f.is_signed && f.bits.width < 64 && ((raw >> (f.bits.width - 1)) & 1u))
       v = static_cast<std::int64_t>(raw | (~std::uint64_t(0) << f.bits.width));
