@@ -7,6 +7,8 @@
 #include "ember/cli/ServeOptions.h"
 #include "ember/session/RunTool.h"
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -131,6 +133,18 @@ void declareOptions(CLI::App& app, RunOptions& o, std::vector<std::string>& inpu
   cli::addInputOptions(app, o.modelInputs, cli::InputOptionSet::ShapesAndBinds);
 }
 
+/// Whether `path` is a regular file that starts with the ELF magic (an NPU binary, not a
+/// model or package). Anything else (a FIFO is not opened) is left to runTool's checks.
+bool isElfFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return false;
+  std::ifstream f(path, std::ios::binary);
+  char magic[4] = {};
+  return f.read(magic, 4) && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' &&
+         magic[3] == 'F';
+}
+
 } // namespace
 
 // The heap on huge pages before SystemC's constructor zeroes its 3 MiB (HugePageHeap.h).
@@ -149,9 +163,11 @@ int main(int argc, char** argv) {
       o.modelInputs.feedFiles.insert(o.inputs.back());
     }
     o.modelInputs.takesInputFiles = true;
-    // A run on the NPU alone (no host device computing on threads of its own, no serving
-    // of several devices at once): one heap for every thread (HugePageHeap.h).
-    if ((o.device == "sim" || o.device == "rtl") && o.compare.empty() && o.serve.requests == 0)
+    // A run on the NPU alone (an NPU binary: no host segment computing on threads of its
+    // own; no serving of several devices at once): one heap for every thread
+    // (HugePageHeap.h).
+    if ((o.device == "sim" || o.device == "rtl") && o.compare.empty() && o.serve.requests == 0 &&
+        isElfFile(o.model))
       cli::heapOneArena();
     return runTool(o);
   });
