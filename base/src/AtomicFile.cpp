@@ -44,7 +44,9 @@ std::string parentOf(const std::string& path) {
 constexpr int kSlots = 16;
 struct TempSlot {
   std::atomic<int> state{0}; // 0 free, 1 being filled or emptied, 2 live
-  char path[PATH_MAX];
+  // Initialised, so that the table is constant-initialised in .bss: no start-up code
+  // writes its 16 pages.
+  char path[PATH_MAX] = {};
 };
 TempSlot g_slots[kSlots];
 
