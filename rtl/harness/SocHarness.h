@@ -202,10 +202,7 @@ private:
     const unsigned W = isa_.instructionBytes();
     const u64 text = t.insn_base_o, n = t.insn_count_o;
     const u64 count = std::min(n, text < mem_.bytes ? (mem_.bytes - text) / W : 0);
-    if (count > (u64(1) << 17))
-      throw std::runtime_error("the RTL's instruction buffer holds 131072 instructions; the "
-                               "job has " +
-                               std::to_string(count));
+    checkInstructionBufferFits(count, "the job");
     platform::Job job;
     job.text.assign(mem_.dram + text, mem_.dram + text + count * W);
     opts_ = platform::Options{};

@@ -1359,6 +1359,17 @@ TEST(Cosim, Faults) {
   for (std::size_t i = 0; i < isa().instructionBytes(); ++i)
     bad.text[i] = 0xff;
   EXPECT_EQ(cosim(bad), "");
+  // A program longer than the instruction buffer (ember_npu's IMEM_WORDS) is refused.
+  Job huge = jobOf(ember::isa::assemble("finish\n", isa(), "h.s"));
+  huge.text.resize(std::size_t(131073) * isa().instructionBytes());
+  try {
+    ember::rtl::runVerilated<EMBER_RTL_MODEL>(isa(), huge, {}, 1000);
+    ADD_FAILURE() << "a program of 131073 instructions ran";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("holds 131072 instructions; the program has 131073"),
+              std::string::npos)
+        << e.what();
+  }
   // E6: a background gemm that pushes a token is a bad operand, raised in the cycle it
   // would start, before its loops are looked at (n0 = 0): here it waits for the array
   // until the first one's end, fetch latency + T (the assembler may refuse the flag: set

@@ -41,6 +41,20 @@ struct RtlResult {
   double host_seconds = 0;
 };
 
+/// The instructions the Verilated instruction buffer holds: the default IMEM_WORDS of
+/// ember_npu, ember_npu_pair and ember_soc, with which every harness builds them.
+inline constexpr std::uint64_t kInstructionBufferWords = std::uint64_t(1) << 17;
+
+/// Refuses a program of `n` instructions that the instruction buffer cannot hold, rather
+/// than letting the load wrap around it; `what` names it in the message ("the program",
+/// "program 1").
+inline void checkInstructionBufferFits(std::uint64_t n, const std::string& what) {
+  if (n > kInstructionBufferWords)
+    throw std::runtime_error("the RTL's instruction buffer holds " +
+                             std::to_string(kInstructionBufferWords) + " instructions; " + what +
+                             " has " + std::to_string(n));
+}
+
 namespace detail {
 
 /// Bytes of a Verilated port (VlWide or a scalar) as 32-bit words.
@@ -270,10 +284,7 @@ RtlResult runVerilated(const isa::IsaDescription& isa, const platform::Job& job,
   const u64 window = opts.dram_window_bytes ? opts.dram_window_bytes : isa.hw().dram.size_bytes;
   const unsigned W = isa.instructionBytes();
   const u64 n = W ? job.text.size() / W : 0;
-  if (n > (u64(1) << 17))
-    throw std::runtime_error("the RTL's instruction buffer holds 131072 instructions; the "
-                             "program has " +
-                             std::to_string(n));
+  checkInstructionBufferFits(n, "the program");
 
   auto tick = [&] {
     top->clk_i = 1;

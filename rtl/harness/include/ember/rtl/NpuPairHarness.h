@@ -107,10 +107,7 @@ runVerilatedPair(const isa::IsaDescription& isa, const std::array<const platform
   std::array<u64, 2> n{};
   for (int k = 0; k < 2; ++k) {
     n[k] = W ? jobs[k]->text.size() / W : 0;
-    if (n[k] > (u64(1) << 17))
-      throw std::runtime_error("the RTL's instruction buffer holds 131072 instructions; "
-                               "program " +
-                               std::to_string(k) + " has " + std::to_string(n[k]));
+    checkInstructionBufferFits(n[k], "program " + std::to_string(k));
   }
   detail::resetAndLoadPair(*top, npu, jobs, n, W, round_robin);
   std::array<platform::DramImage, 2> dram = {jobs[0]->dram, jobs[1]->dram};
