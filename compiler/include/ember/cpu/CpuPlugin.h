@@ -23,9 +23,12 @@ struct CpuPluginApi {
 /// The module's entry: `const CpuPluginApi* ember_cpu_plugin_v1()`.
 constexpr const char* kCpuPluginEntry = "ember_cpu_plugin_v1";
 
-/// A number both sides compute from the layout of what crosses between them.
+/// A number both sides compute from the layout of what crosses between them: the options
+/// in, the entry table, and the profile and compile figures that tools read back through
+/// the backend (a program and a module that disagree on those are refused, not run).
 constexpr unsigned long cpuPluginLayout() {
-  return sizeof(CpuOptions) * 1000003ul + sizeof(CpuPluginApi) * 1009ul + sizeof(std::string);
+  return sizeof(CpuOptions) * 1000003ul + sizeof(CpuPluginApi) * 1009ul + sizeof(std::string) +
+         sizeof(CpuOpTime) * 7919ul + sizeof(CpuCompileStats) * 104729ul;
 }
 
 /// The cpu backend with options `opts`: createCpuBackend when this program links it, else
