@@ -145,7 +145,7 @@ void vector(const IsaDescription& isa, const Instruction& in, SemanticClass cls,
     return;
   const u64 n = n0 * n1, L = isa.hw().vector.lanes;
   if (cls == SemanticClass::Requantize) // M and S (and the bias row: properties.bias)
-    c.sram_read[std::size_t(m.param)] += (in.desc().bias ? 3 : 2) * m.at(isa, m.param).row_bytes;
+    c.sram_read[std::size_t(m.param)] += in.desc().paramRows() * m.at(isa, m.param).row_bytes;
   else if (cls == SemanticClass::Lut)
     c.sram_read[std::size_t(m.param)] += n * L; // one table byte per lane and row
   c.lane_ops = n * L;

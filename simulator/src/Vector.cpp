@@ -275,7 +275,7 @@ std::optional<ExecFault> Machine::vector(const Instruction& insn, Cls cls) {
   const auto& pd = *param_->desc;
   if (cls == Cls::Requantize) {
     u64 prow = U(insn, isa::role::kParamAddr);
-    const u64 prows = insn.desc().bias ? 3 : 2; // M, S (and the bias)
+    const u64 prows = insn.desc().paramRows(); // M, S (and the bias)
     if (prow + prows > pd.rows())
       return ExecFault{FaultKind::SramOutOfRange,
                        "param_addr reaches param row " + std::to_string(prow + prows - 1) +

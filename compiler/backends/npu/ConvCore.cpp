@@ -116,7 +116,7 @@ ConvConsts packConsts(const ConvJob& j, const Target& t, const ConvTiling& tl, C
       bias[size_t(kg)] = static_cast<int32_t>(b);
       params[size_t(PB * kb * L + k)] = j.mult[size_t(kg)].M;
       params[size_t((PB * kb + 1) * L + k)] = j.mult[size_t(kg)].S;
-      if (PB == 3)
+      if (t.biasInRequant()) // the requantize's bias row, after M and S
         params[size_t((PB * kb + 2) * L + k)] = static_cast<int32_t>(b);
     }
   if (!t.biasInRequant()) // else the bias is the param slots' third row, never an acc row
@@ -806,9 +806,9 @@ private:
   Halo widenForBanks(Halo h) const {
     if (!tl_.dw || j_.inRes)
       return h;
-    const int64_t padMax = Target::maxOf(t_.dmaLoad(), isa::role::kPadRight);
-    const int64_t room =
-        j_.W - 1 + padMax - std::max(h.x1, j_.W - 1) + std::max<int64_t>(0, j_.W - 1 - h.x1);
+    // The image's columns right of the halo, and what pad_right holds beyond those the
+    // halo already pads.
+    const int64_t room = Target::maxOf(t_.dmaLoad(), isa::role::kPadRight) + (j_.W - 1 - h.x1);
     h.x1 += depthwisePitchPad(j_, t_, h.width(), room);
     return h;
   }

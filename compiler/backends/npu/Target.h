@@ -60,7 +60,9 @@ public:
   /// The overwriting twin of gemm(), gemmBackground() or depthwise() (biasInRequant()).
   const isa::InstrDesc& overwriting(const isa::InstrDesc& d) const;
   /// Param rows of one output block's requantization: M, S (and the bias).
-  int64_t paramRowsPerBlock() const { return biasInRequant() ? 3 : 2; }
+  int64_t paramRowsPerBlock() const {
+    return (biasInRequant() ? requantBias_ : requant_)->paramRows();
+  }
   const isa::InstrDesc& lut() const { return *lut_; }
   const isa::InstrDesc& sync() const { return *sync_; }
   const isa::InstrDesc& halt() const { return *halt_; }

@@ -65,6 +65,10 @@ struct InstrDesc {
   /// properties.bias (requantize): adds the int32 row param_addr + 2 to each accumulator
   /// (wrapping) before the multiply: the per-channel bias of an overwriting gemm.
   bool bias = false;
+  /// Param rows a requantize reads from param_addr on (docs/isa/instructions.md section
+  /// 2.6): M and S, then the bias row with properties.bias. One definition for the
+  /// simulator, the energy model and the compiler's parameter slots.
+  unsigned paramRows() const { return bias ? 3u : 2u; }
   std::string doc;
   EncodingDesc encoding; ///< Copy of the description's encoding.
   std::string json_path; ///< e.g. "/instructions/3", for messages.
