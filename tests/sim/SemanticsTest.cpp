@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
 using namespace simtest;
 using ember::platform::Result;
@@ -427,6 +428,28 @@ std::int64_t requantRef(std::int64_t a, std::int64_t M, std::int64_t S, int zp, 
   return std::clamp<std::int64_t>(((a * M + (std::int64_t(1) << (S - 1))) >> S) + zp, lo, hi);
 }
 
+/// Per-lane requantize parameters of the bias tests: M in [1, 2^31 - 1], S in [sLo, 62]
+/// and the bias bias(l), drawn lane by lane in that order and written to the image as
+/// the param rows M at `at`, S at at + 0x40 and the bias at at + 0x80.
+struct LaneParams {
+  std::vector<std::int32_t> M, S, B;
+};
+LaneParams putLaneParams(std::vector<std::uint8_t>& image, std::size_t at, std::mt19937& rng,
+                         int sLo, const std::function<std::int32_t(int)>& bias) {
+  LaneParams p{std::vector<std::int32_t>(16), std::vector<std::int32_t>(16),
+               std::vector<std::int32_t>(16)};
+  for (int l = 0; l < 16; ++l) {
+    const std::size_t i = std::size_t(l);
+    p.M[i] = static_cast<std::int32_t>((rng() % 0x7FFFFFFEu) + 1);
+    p.S[i] = static_cast<std::int32_t>(sLo + rng() % std::uint32_t(63 - sLo));
+    p.B[i] = bias(l);
+    putI32(image, at + i * 4, p.M[i]);
+    putI32(image, at + 0x40 + i * 4, p.S[i]);
+    putI32(image, at + 0x80 + i * 4, p.B[i]);
+  }
+  return p;
+}
+
 // properties.bias (section 2.6): requant.b adds param row param_addr + 2 to each
 // accumulator, int32 wrapping, before the multiply. Accumulators and biases at the int32
 // extremes so that the sum wraps both ways.
@@ -438,17 +461,11 @@ TEST(SimSemantics, BiasRequantizeAddsTheBiasRowWrapping) {
     putI32(image, std::size_t(i * 4), static_cast<std::int32_t>(rng()));
   const std::int32_t accs[] = {INT32_MIN, INT32_MAX, INT32_MAX, INT32_MIN, INT32_MAX, -1};
   const std::int32_t biases[] = {-1, 1, INT32_MAX, INT32_MIN, INT32_MIN, INT32_MIN};
-  std::vector<std::int32_t> M(16), S(16), B(16);
-  for (int l = 0; l < 16; ++l) {
-    M[std::size_t(l)] = static_cast<std::int32_t>((rng() % 0x7FFFFFFEu) + 1);
-    S[std::size_t(l)] = static_cast<std::int32_t>(20 + rng() % 43);
-    B[std::size_t(l)] = l < 6 ? biases[l] : static_cast<std::int32_t>(rng());
-    if (l < 6)
-      putI32(image, std::size_t(l * 4), accs[l]);
-    putI32(image, std::size_t(0x400 + l * 4), M[std::size_t(l)]);
-    putI32(image, std::size_t(0x440 + l * 4), S[std::size_t(l)]);
-    putI32(image, std::size_t(0x480 + l * 4), B[std::size_t(l)]);
-  }
+  for (int l = 0; l < 6; ++l)
+    putI32(image, std::size_t(l * 4), accs[l]);
+  const auto [M, S, B] = putLaneParams(image, 0x400, rng, 20, [&](int l) {
+    return l < 6 ? biases[l] : static_cast<std::int32_t>(rng());
+  });
   const std::string prog =
       "dma.ld sram=acc sram_addr=0 dram_addr=0 size0=3 size1=1 size2=1\n"
       "dma.ld sram=param sram_addr=6 dram_addr=0x400 size0=3 size1=1 size2=1 push_next\n"
@@ -486,15 +503,8 @@ TEST(SimSemantics, BiasInTheRequantizeEqualsTheBiasCopy) {
   const auto& isa = refIsa();
   auto image = randomBytes(0x4000, 14);
   std::mt19937 rng(15);
-  std::vector<std::int32_t> M(16), S(16), B(16);
-  for (int l = 0; l < 16; ++l) {
-    M[std::size_t(l)] = static_cast<std::int32_t>((rng() % 0x7FFFFFFEu) + 1);
-    S[std::size_t(l)] = static_cast<std::int32_t>(30 + rng() % 33);
-    B[std::size_t(l)] = l % 2 ? INT32_MIN + 20000 : INT32_MAX - 20000;
-    putI32(image, std::size_t(0x3000 + l * 4), M[std::size_t(l)]);
-    putI32(image, std::size_t(0x3040 + l * 4), S[std::size_t(l)]);
-    putI32(image, std::size_t(0x3080 + l * 4), B[std::size_t(l)]);
-  }
+  const auto [M, S, B] = putLaneParams(
+      image, 0x3000, rng, 30, [](int l) { return l % 2 ? INT32_MIN + 20000 : INT32_MAX - 20000; });
   const std::string loads =
       "dma.ld sram=act sram_addr=0 dram_addr=0 size0=40 size1=1 size2=1\n"
       "dma.ld sram=weight sram_addr=0 dram_addr=0x1000 size0=2 size1=1 size2=1\n"
