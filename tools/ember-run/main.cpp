@@ -5,10 +5,10 @@
 #include "ember/cli/InputOptions.h"
 #include "ember/cli/PartitionOptions.h"
 #include "ember/cli/ServeOptions.h"
+#include "ember/session/Devices.h"
 #include "ember/session/RunTool.h"
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -133,16 +133,12 @@ void declareOptions(CLI::App& app, RunOptions& o, std::vector<std::string>& inpu
   cli::addInputOptions(app, o.modelInputs, cli::InputOptionSet::ShapesAndBinds);
 }
 
-/// Whether `path` is a regular file that starts with the ELF magic (an NPU binary, not a
-/// model or package). Anything else (a FIFO is not opened) is left to runTool's checks.
-bool isElfFile(const std::string& path) {
+/// Whether `path` is a regular file holding an NPU binary (session::isNpuBinaryFile),
+/// not a model or package. Anything else is left to runTool's checks (a FIFO is not
+/// opened here, so that runTool reads it whole).
+bool isNpuBinaryRegularFile(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    return false;
-  std::ifstream f(path, std::ios::binary);
-  char magic[4] = {};
-  return f.read(magic, 4) && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' &&
-         magic[3] == 'F';
+  return std::filesystem::is_regular_file(path, ec) && session::isNpuBinaryFile(path);
 }
 
 } // namespace
@@ -167,7 +163,7 @@ int main(int argc, char** argv) {
     // own; no serving of several devices at once): one heap for every thread
     // (HugePageHeap.h).
     if ((o.device == "sim" || o.device == "rtl") && o.compare.empty() && o.serve.requests == 0 &&
-        isElfFile(o.model))
+        isNpuBinaryRegularFile(o.model))
       cli::heapOneArena();
     return runTool(o);
   });
